@@ -1,0 +1,5 @@
+//! slurmdash: watch and drive Slurm jobs on a remote cluster over SSH.
+
+pub mod config;
+pub mod remote;
+pub mod slurm;
