@@ -1,5 +1,6 @@
 //! slurmdash: watch and drive Slurm jobs on a remote cluster over SSH.
 
+pub mod cli;
 pub mod config;
 pub mod remote;
 pub mod slurm;
