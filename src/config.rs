@@ -1,1 +1,477 @@
-pub mod placeholder {}
+//! Configuration: the embedded defaults, the user's TOML file and the environment
+//! variables that TAO-style tooling already sets (SLURM_HOSTNAME, SLURM_USER, ...).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// The example shipped with the project; a test proves it parses.
+pub const EXAMPLE: &str = include_str!("../config.example.toml");
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Cluster used when `--cluster` is not given.
+    pub default_cluster: Option<String>,
+    pub clusters: BTreeMap<String, ClusterConfig>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct ClusterConfig {
+    /// Login hosts (or ~/.ssh/config aliases), tried in order.
+    pub hosts: Vec<String>,
+    pub user: Option<String>,
+    pub port: Option<u16>,
+    pub key_path: Option<PathBuf>,
+    /// An ssh_config file passed to ssh with `-F` instead of ~/.ssh/config.
+    pub ssh_config: Option<PathBuf>,
+    /// Attach to (or create) the ControlMaster socket at this path.
+    pub control_path: Option<PathBuf>,
+    /// Open the master in the terminal first so that password/2FA prompts can be answered.
+    pub interactive_login: bool,
+    /// Run Slurm commands on this machine instead of over SSH (slurmdash on the login node).
+    pub local: bool,
+    pub partition: Option<String>,
+    pub account: Option<String>,
+    pub results_root: Option<String>,
+    pub poll_interval_secs: u64,
+    pub connect_timeout_secs: u64,
+    pub command_timeout_secs: u64,
+}
+
+impl Default for ClusterConfig {
+    fn default() -> Self {
+        Self {
+            hosts: Vec::new(),
+            user: None,
+            port: None,
+            key_path: None,
+            ssh_config: None,
+            control_path: None,
+            interactive_login: false,
+            local: false,
+            partition: None,
+            account: None,
+            results_root: None,
+            poll_interval_secs: 5,
+            connect_timeout_secs: 10,
+            command_timeout_secs: 30,
+        }
+    }
+}
+
+impl ClusterConfig {
+    pub fn poll_interval(&self) -> Duration {
+        Duration::from_secs(self.poll_interval_secs)
+    }
+    pub fn connect_timeout(&self) -> Duration {
+        Duration::from_secs(self.connect_timeout_secs)
+    }
+    pub fn command_timeout(&self) -> Duration {
+        Duration::from_secs(self.command_timeout_secs)
+    }
+}
+
+/// A cluster picked from the config, with environment overrides applied.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cluster {
+    pub name: String,
+    pub settings: ClusterConfig,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {reason}")]
+    Read { path: PathBuf, reason: String },
+    #[error("config file {path}: {reason}")]
+    Parse { path: PathBuf, reason: String },
+    #[error("config file {path}: key `{key}`: {reason}")]
+    Invalid {
+        path: PathBuf,
+        key: String,
+        reason: String,
+    },
+    #[error(
+        "no cluster configured: create {path} (see config.example.toml) or set SLURM_HOSTNAME=login1[,login2]"
+    )]
+    NoCluster { path: PathBuf },
+    #[error("no cluster named `{name}` in {path}; known clusters: {known}")]
+    UnknownCluster {
+        name: String,
+        path: PathBuf,
+        known: String,
+    },
+}
+
+/// The environment variables slurmdash reads, passed in explicitly so tests need not touch
+/// the process environment.
+#[derive(Debug, Clone, Default)]
+pub struct Env {
+    vars: BTreeMap<String, String>,
+}
+
+impl Env {
+    pub const NAMES: [&'static str; 6] = [
+        "SLURM_USER",
+        "SLURM_HOSTNAME",
+        "SLURM_PARTITION",
+        "SSH_KEY_PATH",
+        "SLURM_ACCOUNT",
+        "SLURM_BASE_RESULTS_DIR",
+    ];
+
+    pub fn from_process() -> Self {
+        let vars = Self::NAMES
+            .iter()
+            .filter_map(|n| std::env::var(n).ok().map(|v| (n.to_string(), v)))
+            .collect();
+        Self { vars }
+    }
+
+    pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
+        let vars = pairs
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Self { vars }
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.vars
+            .get(name)
+            .map(|v| v.trim())
+            .filter(|v| !v.is_empty())
+    }
+}
+
+/// Where the config is read from when `--config` is not given:
+/// `$XDG_CONFIG_HOME/slurmdash/config.toml` (or `~/.config/slurmdash/config.toml`).
+pub fn default_path() -> PathBuf {
+    directories::ProjectDirs::from("", "", "slurmdash")
+        .map(|d| d.config_dir().join("config.toml"))
+        .unwrap_or_else(|| PathBuf::from("slurmdash.toml"))
+}
+
+/// A loaded config together with the file it came from (for messages).
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub path: PathBuf,
+    pub config: Config,
+}
+
+impl Loaded {
+    /// Reads `explicit` (must exist) or the default path (may be absent).
+    pub fn load(explicit: Option<&Path>) -> Result<Self, ConfigError> {
+        let (path, must_exist) = match explicit {
+            Some(p) => (p.to_path_buf(), true),
+            None => (default_path(), false),
+        };
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !must_exist => {
+                return Ok(Self {
+                    path,
+                    config: Config::default(),
+                })
+            }
+            Err(e) => {
+                return Err(ConfigError::Read {
+                    path,
+                    reason: e.to_string(),
+                })
+            }
+        };
+        let config = parse(&text, &path)?;
+        Ok(Self { path, config })
+    }
+
+    /// Picks the cluster (`--cluster`, else `default_cluster`, else the only one) and
+    /// applies the environment overrides. With no config at all, SLURM_HOSTNAME alone
+    /// defines a cluster named `default`.
+    pub fn cluster(&self, name: Option<&str>, env: &Env) -> Result<Cluster, ConfigError> {
+        let clusters = &self.config.clusters;
+        let wanted = name
+            .map(str::to_string)
+            .or_else(|| self.config.default_cluster.clone());
+        let (name, mut settings) = match wanted {
+            Some(n) => match clusters.get(&n) {
+                Some(c) => (n, c.clone()),
+                None if clusters.is_empty() && env.get("SLURM_HOSTNAME").is_some() => {
+                    (n, ClusterConfig::default())
+                }
+                None => {
+                    return Err(ConfigError::UnknownCluster {
+                        name: n,
+                        path: self.path.clone(),
+                        known: known_names(clusters),
+                    })
+                }
+            },
+            None => match clusters.iter().next() {
+                Some((n, c)) if clusters.len() == 1 => (n.clone(), c.clone()),
+                Some(_) => {
+                    return Err(ConfigError::Invalid {
+                        path: self.path.clone(),
+                        key: "default_cluster".into(),
+                        reason: format!(
+                            "several clusters are configured ({}): set default_cluster or pass --cluster",
+                            known_names(clusters)
+                        ),
+                    })
+                }
+                None => ("default".to_string(), ClusterConfig::default()),
+            },
+        };
+        apply_env(&mut settings, env);
+        for p in [
+            &mut settings.key_path,
+            &mut settings.ssh_config,
+            &mut settings.control_path,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            *p = expand_tilde(p);
+        }
+        if settings.hosts.is_empty() && !settings.local {
+            return Err(ConfigError::NoCluster {
+                path: self.path.clone(),
+            });
+        }
+        Ok(Cluster { name, settings })
+    }
+}
+
+fn known_names(clusters: &BTreeMap<String, ClusterConfig>) -> String {
+    if clusters.is_empty() {
+        "none".into()
+    } else {
+        clusters.keys().cloned().collect::<Vec<_>>().join(", ")
+    }
+}
+
+fn apply_env(c: &mut ClusterConfig, env: &Env) {
+    if let Some(h) = env.get("SLURM_HOSTNAME") {
+        c.hosts = split_hosts(h);
+    }
+    if let Some(u) = env.get("SLURM_USER") {
+        c.user = Some(u.to_string());
+    }
+    if let Some(p) = env.get("SLURM_PARTITION") {
+        c.partition = Some(p.to_string());
+    }
+    if let Some(a) = env.get("SLURM_ACCOUNT") {
+        c.account = Some(a.to_string());
+    }
+    if let Some(k) = env.get("SSH_KEY_PATH") {
+        c.key_path = Some(PathBuf::from(k));
+    }
+    if let Some(b) = env.get("SLURM_BASE_RESULTS_DIR") {
+        c.results_root = Some(format!("{}/results", b.trim_end_matches('/')));
+    }
+}
+
+/// `~/x` -> `$HOME/x`, as ssh does for IdentityFile.
+pub fn expand_tilde(p: &Path) -> PathBuf {
+    match (p.strip_prefix("~"), std::env::var_os("HOME")) {
+        (Ok(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => p.to_path_buf(),
+    }
+}
+
+fn split_hosts(s: &str) -> Vec<String> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|h| !h.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Parses and validates config text; errors name `path` and the offending key.
+pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+    let config: Config = toml::from_str(text).map_err(|e| ConfigError::Parse {
+        path: path.to_path_buf(),
+        reason: e.to_string().trim_end().to_string(),
+    })?;
+    validate(&config, path)?;
+    Ok(config)
+}
+
+fn validate(config: &Config, path: &Path) -> Result<(), ConfigError> {
+    let invalid = |key: String, reason: &str| ConfigError::Invalid {
+        path: path.to_path_buf(),
+        key,
+        reason: reason.to_string(),
+    };
+    if let Some(d) = &config.default_cluster {
+        if !config.clusters.contains_key(d) {
+            return Err(invalid(
+                "default_cluster".into(),
+                &format!(
+                    "names `{d}`, which is not a [clusters.*] table (known: {})",
+                    known_names(&config.clusters)
+                ),
+            ));
+        }
+    }
+    for (name, c) in &config.clusters {
+        let key = |k: &str| format!("clusters.{name}.{k}");
+        if c.hosts.is_empty() && !c.local {
+            return Err(invalid(
+                key("hosts"),
+                "must list at least one login host (or set local = true)",
+            ));
+        }
+        if let Some(h) = c.hosts.iter().find(|h| h.trim().is_empty() || h.contains(' ')) {
+            return Err(invalid(
+                key("hosts"),
+                &format!("`{h}` is not a host name or ssh alias"),
+            ));
+        }
+        if c.poll_interval_secs == 0 {
+            return Err(invalid(key("poll_interval_secs"), "must be at least 1"));
+        }
+        if c.connect_timeout_secs == 0 {
+            return Err(invalid(key("connect_timeout_secs"), "must be at least 1"));
+        }
+        if c.command_timeout_secs == 0 {
+            return Err(invalid(key("command_timeout_secs"), "must be at least 1"));
+        }
+        if let Some(r) = &c.results_root {
+            if !r.starts_with('/') {
+                return Err(invalid(
+                    key("results_root"),
+                    "must be an absolute path on the cluster",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p() -> PathBuf {
+        PathBuf::from("/home/u/.config/slurmdash/config.toml")
+    }
+
+    #[test]
+    fn shipped_example_parses_and_has_a_usable_default_cluster() {
+        let cfg = parse(EXAMPLE, Path::new("config.example.toml")).expect("example parses");
+        let loaded = Loaded {
+            path: p(),
+            config: cfg,
+        };
+        let c = loaded.cluster(None, &Env::default()).expect("default cluster");
+        assert!(!c.settings.hosts.is_empty());
+    }
+
+    #[test]
+    fn unknown_key_names_the_file_and_the_key() {
+        let err = parse("[clusters.a]\nhosts=['x']\nhostz = 1\n", &p()).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("config.toml"), "{msg}");
+        assert!(msg.contains("hostz"), "{msg}");
+        assert!(msg.contains("line 3"), "{msg}");
+    }
+
+    #[test]
+    fn wrong_type_names_the_key() {
+        let err = parse("[clusters.a]\nhosts = 'login1'\n", &p()).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("hosts") && msg.contains("expected"), "{msg}");
+    }
+
+    #[test]
+    fn semantic_errors_name_the_dotted_key() {
+        let err = parse("[clusters.a]\nhosts = []\n", &p()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "config file /home/u/.config/slurmdash/config.toml: key `clusters.a.hosts`: must list at least one login host (or set local = true)"
+        );
+        let err = parse(
+            "[clusters.a]\nhosts=['h']\npoll_interval_secs = 0\n",
+            &p(),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("clusters.a.poll_interval_secs"));
+        let err = parse("default_cluster='b'\n[clusters.a]\nhosts=['h']\n", &p()).unwrap_err();
+        assert!(err.to_string().contains("`default_cluster`"));
+        let err = parse(
+            "[clusters.a]\nhosts=['h']\nresults_root='results'\n",
+            &p(),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("clusters.a.results_root"));
+    }
+
+    #[test]
+    fn env_overrides_apply_to_the_selected_cluster() {
+        let cfg = parse(
+            "default_cluster='a'\n[clusters.a]\nhosts=['h1']\nuser='me'\n[clusters.b]\nhosts=['h2']\n",
+            &p(),
+        )
+        .expect("parses");
+        let loaded = Loaded { path: p(), config: cfg };
+        let env = Env::from_pairs([
+            ("SLURM_HOSTNAME", "login1, login2"),
+            ("SLURM_USER", "alice"),
+            ("SLURM_PARTITION", "polar"),
+            ("SLURM_ACCOUNT", "vision"),
+            ("SSH_KEY_PATH", "/k/id"),
+            ("SLURM_BASE_RESULTS_DIR", "/lustre/fsw/alice/"),
+        ]);
+        let c = loaded.cluster(None, &env).expect("cluster");
+        assert_eq!(c.name, "a");
+        assert_eq!(c.settings.hosts, vec!["login1", "login2"]);
+        assert_eq!(c.settings.user.as_deref(), Some("alice"));
+        assert_eq!(c.settings.partition.as_deref(), Some("polar"));
+        assert_eq!(c.settings.account.as_deref(), Some("vision"));
+        assert_eq!(c.settings.key_path, Some(PathBuf::from("/k/id")));
+        assert_eq!(
+            c.settings.results_root.as_deref(),
+            Some("/lustre/fsw/alice/results")
+        );
+        let b = loaded.cluster(Some("b"), &Env::default()).expect("b");
+        assert_eq!(b.settings.hosts, vec!["h2"]);
+    }
+
+    #[test]
+    fn environment_alone_defines_a_cluster() {
+        let loaded = Loaded {
+            path: p(),
+            config: Config::default(),
+        };
+        let c = loaded
+            .cluster(None, &Env::from_pairs([("SLURM_HOSTNAME", "login1")]))
+            .expect("cluster from env");
+        assert_eq!(c.name, "default");
+        assert_eq!(c.settings.hosts, vec!["login1"]);
+        let err = loaded.cluster(None, &Env::default()).unwrap_err();
+        assert!(err.to_string().contains("SLURM_HOSTNAME"), "{err}");
+    }
+
+    #[test]
+    fn unknown_and_ambiguous_clusters_are_explained() {
+        let cfg = parse("[clusters.a]\nhosts=['h']\n[clusters.b]\nhosts=['h']\n", &p())
+            .expect("parses");
+        let loaded = Loaded { path: p(), config: cfg };
+        let err = loaded.cluster(Some("c"), &Env::default()).unwrap_err();
+        assert!(err.to_string().contains("known clusters: a, b"), "{err}");
+        let err = loaded.cluster(None, &Env::default()).unwrap_err();
+        assert!(err.to_string().contains("--cluster"), "{err}");
+    }
+
+    #[test]
+    fn missing_default_file_is_empty_but_missing_explicit_file_is_an_error() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let missing = dir.path().join("nope.toml");
+        let err = Loaded::load(Some(&missing)).unwrap_err();
+        assert!(err.to_string().contains("nope.toml"), "{err}");
+    }
+}
