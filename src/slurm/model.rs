@@ -1,1 +1,334 @@
+//! What the parsers produce. Raw text is kept where the dashboard may want
+//! to show Slurm's own words.
 
+use chrono::NaiveDateTime;
+
+pub use super::jobid::{ArrayPart, ArraySpec, JobId};
+pub use super::state::{JobState, StateField, Status};
+pub use super::time::SlurmDuration;
+
+/// One squeue row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Job {
+    pub id: JobId,
+    /// %F: the array's leader id (the job id itself for non-array jobs).
+    pub array_job_id: Option<u64>,
+    /// %K as printed: `7`, `0-99`, `1,3,5-7%2`; None for `N/A`.
+    pub array_task: Option<String>,
+    pub name: String,
+    pub user: String,
+    pub account: String,
+    pub partition: String,
+    pub state: JobState,
+    /// None when Slurm says `None`.
+    pub reason: Option<String>,
+    pub time_used: SlurmDuration,
+    pub time_limit: SlurmDuration,
+    pub nodes: u32,
+    pub cpus: u32,
+    /// e.g. `4G`, `500M`, `0`.
+    pub min_memory: Option<String>,
+    /// %b (tres-per-node), e.g. `gres:gpu:2`; None for `N/A`.
+    pub tres_per_node: Option<String>,
+    pub node_list: Option<String>,
+    pub submit_time: Option<NaiveDateTime>,
+    /// Actual start, or the scheduler's estimate for a pending job.
+    pub start_time: Option<NaiveDateTime>,
+    pub work_dir: String,
+    pub qos: String,
+    pub priority: Option<u64>,
+}
+
+impl Job {
+    pub fn status(&self) -> Status {
+        self.state.status()
+    }
+
+    /// GPUs the job asked for in total (per node × nodes).
+    pub fn gpus(&self) -> u32 {
+        self.tres_per_node
+            .as_deref()
+            .map(|t| gpus_in_tres(t).saturating_mul(self.nodes.max(1)))
+            .unwrap_or(0)
+    }
+}
+
+/// One `squeue --start` row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StartEstimate {
+    pub id: JobId,
+    pub partition: String,
+    pub user: String,
+    pub state: JobState,
+    /// None when the scheduler has no estimate yet (`N/A`).
+    pub start_time: Option<NaiveDateTime>,
+    pub nodes: u32,
+    /// %Y: nodes the scheduler expects to use; None for `(null)`.
+    pub sched_nodes: Option<String>,
+    pub reason: Option<String>,
+    pub name: String,
+}
+
+/// A job as described by `scontrol show job` or `sacct`. Fields Slurm did
+/// not report are None; `fields` keeps every key=value seen, in order, for
+/// a raw view.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct JobDetail {
+    pub id: Option<JobId>,
+    pub name: String,
+    pub user: Option<String>,
+    pub uid: Option<u32>,
+    pub account: Option<String>,
+    pub partition: Option<String>,
+    pub qos: Option<String>,
+    pub state: Option<JobState>,
+    pub cancelled_by: Option<u32>,
+    pub reason: Option<String>,
+    /// (exit code, signal) from `ExitCode=1:0`.
+    pub exit_code: Option<(i32, i32)>,
+    pub derived_exit_code: Option<(i32, i32)>,
+    pub submit_time: Option<NaiveDateTime>,
+    pub eligible_time: Option<NaiveDateTime>,
+    pub start_time: Option<NaiveDateTime>,
+    pub end_time: Option<NaiveDateTime>,
+    pub elapsed: Option<SlurmDuration>,
+    pub time_limit: Option<SlurmDuration>,
+    pub priority: Option<u64>,
+    pub nodes: Option<u32>,
+    pub cpus: Option<u32>,
+    pub node_list: Option<String>,
+    pub batch_host: Option<String>,
+    /// `cpu=4,mem=4G,node=1,billing=4,gres/gpu=2` (allocated, else requested).
+    pub tres: Option<String>,
+    pub tres_per_node: Option<String>,
+    pub min_memory: Option<String>,
+    pub work_dir: Option<String>,
+    pub stdout: Option<String>,
+    pub stderr: Option<String>,
+    pub stdin: Option<String>,
+    pub command: Option<String>,
+    pub array_job_id: Option<u64>,
+    /// `ArrayTaskId=` as printed: `7` or `0-99` for the pending remainder.
+    pub array_task: Option<String>,
+    pub het_job_id: Option<u64>,
+    pub het_offset: Option<u32>,
+    pub dependency: Option<String>,
+    pub requeue: Option<bool>,
+    pub restarts: Option<u32>,
+    pub fields: Vec<(String, String)>,
+}
+
+impl JobDetail {
+    pub fn status(&self) -> Option<Status> {
+        self.state.as_ref().map(JobState::status)
+    }
+
+    pub fn field(&self, key: &str) -> Option<&str> {
+        self.fields
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// GPUs from the allocated/requested TRES, else per-node request × nodes.
+    pub fn gpus(&self) -> u32 {
+        if let Some(n) = self.tres.as_deref().map(gpus_in_tres).filter(|n| *n > 0) {
+            return n;
+        }
+        self.tres_per_node
+            .as_deref()
+            .map(|t| gpus_in_tres(t).saturating_mul(self.nodes.unwrap_or(1).max(1)))
+            .unwrap_or(0)
+    }
+}
+
+/// One partition from `scontrol show partition`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Partition {
+    pub name: String,
+    pub is_default: bool,
+    pub state: String,
+    pub max_time: SlurmDuration,
+    pub default_time: SlurmDuration,
+    pub nodes: String,
+    pub total_cpus: u32,
+    pub total_nodes: u32,
+    pub max_nodes: Option<u32>,
+    pub priority_tier: Option<u32>,
+    pub tres: Option<String>,
+    pub fields: Vec<(String, String)>,
+}
+
+impl Partition {
+    pub fn field(&self, key: &str) -> Option<&str> {
+        self.fields
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Per partition and node state, from sinfo.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PartitionUsage {
+    /// Without sinfo's `*` default marker.
+    pub partition: String,
+    pub is_default: bool,
+    /// `up`, `down`, `drain`, `inact`.
+    pub avail: String,
+    pub time_limit: SlurmDuration,
+    pub nodes: u32,
+    /// `idle`, `mixed`, `allocated`, `drained`, ... (sinfo may add `*`, `~`, `#`).
+    pub node_state: String,
+    pub cpus_alloc: u32,
+    pub cpus_idle: u32,
+    pub cpus_other: u32,
+    pub cpus_total: u32,
+    /// e.g. `gpu:8`, `(null)` → None.
+    pub gres: Option<String>,
+    pub gres_used: Option<String>,
+    pub node_list: String,
+}
+
+impl PartitionUsage {
+    pub fn gpus_total(&self) -> u32 {
+        self.gres.as_deref().map(gpus_in_gres_list).unwrap_or(0) * self.nodes.max(1)
+    }
+    pub fn gpus_used(&self) -> u32 {
+        self.gres_used
+            .as_deref()
+            .map(gpus_in_gres_list)
+            .unwrap_or(0)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SprioRow {
+    pub id: JobId,
+    pub partition: String,
+    pub user: String,
+    pub priority: u64,
+    pub age: f64,
+    pub fairshare: f64,
+    pub job_size: f64,
+    pub partition_factor: f64,
+    pub qos: f64,
+    pub nice: i64,
+    pub tres: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SshareRow {
+    pub account: String,
+    /// None for the account's own row.
+    pub user: Option<String>,
+    pub raw_shares: Option<u64>,
+    pub norm_shares: Option<f64>,
+    pub raw_usage: Option<u64>,
+    pub effective_usage: Option<f64>,
+    pub fairshare: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubmitReply {
+    pub job_id: u64,
+    pub cluster: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CancelOutcome {
+    Cancelled,
+    /// Slurm no longer knows the id (finished and purged, or never existed).
+    AlreadyGone,
+    /// The job had already finished or is completing.
+    AlreadyFinished,
+    Failed(String),
+}
+
+/// GPUs in one TRES/GRES string: `gres:gpu:2`, `gres/gpu=4`,
+/// `gpu:a100:2`, `gres/gpu:a100=2`, `cpu=4,mem=8G,gres/gpu=2`.
+/// Typed entries next to an untyped total (`gres/gpu=2,gres/gpu:a100=2`)
+/// are not double counted.
+pub fn gpus_in_tres(tres: &str) -> u32 {
+    let mut untyped: Option<u32> = None;
+    let mut typed: u32 = 0;
+    for item in tres.split(',') {
+        let item = item.trim();
+        let item = item
+            .strip_prefix("gres/")
+            .or_else(|| item.strip_prefix("gres:"))
+            .unwrap_or(item);
+        let Some(rest) = item.strip_prefix("gpu") else {
+            continue;
+        };
+        // rest: "", ":2", "=4", ":a100:2", ":a100=2", "(IDX:0-1)" forms
+        let rest = rest.split('(').next().unwrap_or("");
+        let (is_typed, count) = if let Some(n) = rest.strip_prefix('=') {
+            (false, n.parse::<u32>().ok())
+        } else if let Some(r) = rest.strip_prefix(':') {
+            match r.rsplit_once(['=', ':']) {
+                Some((_ty, n)) => (true, n.parse::<u32>().ok()),
+                None => match r.parse::<u32>() {
+                    Ok(n) => (false, Some(n)),
+                    Err(_) => (true, Some(1)),
+                },
+            }
+        } else if rest.is_empty() {
+            (false, Some(1))
+        } else {
+            continue;
+        };
+        let n = count.unwrap_or(0);
+        if is_typed {
+            typed = typed.saturating_add(n);
+        } else {
+            untyped = Some(untyped.unwrap_or(0).saturating_add(n));
+        }
+    }
+    untyped.unwrap_or(typed)
+}
+
+/// Like [`gpus_in_tres`] for sinfo's GRES lists, which may include socket
+/// info: `gpu:8(S:0)`, `gpu:a100:4(S:0-1),gpu:v100:2`.
+pub fn gpus_in_gres_list(gres: &str) -> u32 {
+    // Commas also appear inside `(S:0,1)`: drop parenthesised parts first.
+    let mut clean = String::with_capacity(gres.len());
+    let mut depth = 0u32;
+    for c in gres.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            _ if depth == 0 => clean.push(c),
+            _ => {}
+        }
+    }
+    let mut total = 0u32;
+    for item in clean.split(',') {
+        total = total.saturating_add(gpus_in_tres(item));
+    }
+    total
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gpu_counts_from_every_spelling() {
+        assert_eq!(gpus_in_tres("gres:gpu:2"), 2);
+        assert_eq!(gpus_in_tres("gres/gpu=4"), 4);
+        assert_eq!(gpus_in_tres("gpu:a100:2"), 2);
+        assert_eq!(gpus_in_tres("gres/gpu:a100=2"), 2);
+        assert_eq!(gpus_in_tres("cpu=4,mem=8G,node=1,billing=4,gres/gpu=2"), 2);
+        assert_eq!(gpus_in_tres("gres/gpu=2,gres/gpu:a100=2"), 2);
+        assert_eq!(gpus_in_tres("gres:gpu"), 1);
+        assert_eq!(gpus_in_tres("cpu=4,mem=8G"), 0);
+        assert_eq!(gpus_in_tres("N/A"), 0);
+        assert_eq!(gpus_in_tres("gres:gpumem:10"), 0);
+        assert_eq!(gpus_in_gres_list("gpu:8(S:0)"), 8);
+        assert_eq!(gpus_in_gres_list("gpu:a100:4(S:0,1),gpu:v100:2"), 6);
+        assert_eq!(gpus_in_gres_list("gpu:2(IDX:0-1)"), 2);
+        assert_eq!(gpus_in_gres_list("(null)"), 0);
+    }
+}

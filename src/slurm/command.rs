@@ -1,0 +1,402 @@
+//! Argv builders. Each returns the program and its arguments as separate
+//! strings, never a shell line; the transport escapes them.
+
+use chrono::NaiveDateTime;
+
+use super::jobid::JobId;
+use super::state::JobState;
+use super::time::SlurmDuration;
+
+/// Between fields. A control character: it cannot be typed into a job name
+/// through any normal path and squeue/sinfo/sacct print it verbatim.
+pub const FIELD_SEP: char = '\x1f';
+/// Ends every squeue record, so a record can be told apart from a newline
+/// inside a job name.
+pub const RECORD_END: char = '\x1e';
+
+/// squeue `-o` fields, in order. The job name is last: the parser splits
+/// with a bounded `splitn`, so even a name holding the separator survives.
+pub const SQUEUE_FIELDS: &[&str] = &[
+    "%i", "%F", "%K", "%u", "%a", "%P", "%T", "%r", "%M", "%l", "%D", "%C", "%m", "%b", "%N", "%V",
+    "%S", "%q", "%Q", "%Z", "%j",
+];
+
+pub const SQUEUE_START_FIELDS: &[&str] = &["%i", "%P", "%u", "%T", "%S", "%D", "%Y", "%r", "%j"];
+
+pub const SACCT_FIELDS: &[&str] = &[
+    "JobID",
+    "JobIDRaw",
+    "User",
+    "UID",
+    "Account",
+    "Partition",
+    "QOS",
+    "State",
+    "Reason",
+    "ExitCode",
+    "DerivedExitCode",
+    "Submit",
+    "Eligible",
+    "Start",
+    "End",
+    "Elapsed",
+    "Timelimit",
+    "Priority",
+    "NNodes",
+    "NCPUS",
+    "NodeList",
+    "ReqTRES",
+    "AllocTRES",
+    "ReqMem",
+    "WorkDir",
+    "JobName",
+];
+
+pub const SINFO_FIELDS: &[&str] = &[
+    "Partition",
+    "Available",
+    "Time",
+    "Nodes",
+    "StateLong",
+    "CPUsState",
+    "Gres",
+    "GresUsed",
+    "NodeList",
+];
+
+pub const SPRIO_FIELDS: &[&str] = &[
+    "%i", "%r", "%u", "%Y", "%A", "%F", "%J", "%P", "%Q", "%N", "%T",
+];
+
+pub const SSHARE_FIELDS: &[&str] = &[
+    "Account",
+    "User",
+    "RawShares",
+    "NormShares",
+    "RawUsage",
+    "EffectvUsage",
+    "FairShare",
+];
+
+fn percent_format(fields: &[&str]) -> String {
+    let mut f = fields.join(&FIELD_SEP.to_string());
+    f.push(RECORD_END);
+    f
+}
+
+pub fn squeue_format() -> String {
+    percent_format(SQUEUE_FIELDS)
+}
+
+/// Whose jobs.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Scope {
+    #[default]
+    Me,
+    User(String),
+    /// Every user, hidden partitions included.
+    All,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SqueueQuery {
+    pub scope: Scope,
+    pub partitions: Vec<String>,
+    pub accounts: Vec<String>,
+    pub states: Vec<JobState>,
+    pub jobs: Vec<JobId>,
+    /// `-r`: one row per array task instead of collapsed pending arrays.
+    pub expand_arrays: bool,
+}
+
+fn scope_args(args: &mut Vec<String>, scope: &Scope) {
+    match scope {
+        Scope::Me => args.push("--me".into()),
+        Scope::User(u) => args.push(format!("--user={u}")),
+        Scope::All => args.push("--all".into()),
+    }
+}
+
+fn filters(args: &mut Vec<String>, q: &SqueueQuery) {
+    scope_args(args, &q.scope);
+    if !q.partitions.is_empty() {
+        args.push(format!("--partition={}", q.partitions.join(",")));
+    }
+    if !q.accounts.is_empty() {
+        args.push(format!("--account={}", q.accounts.join(",")));
+    }
+    if !q.states.is_empty() {
+        let s: Vec<&str> = q.states.iter().map(JobState::long_name).collect();
+        args.push(format!("--states={}", s.join(",")));
+    }
+    if !q.jobs.is_empty() {
+        args.push(format!("--jobs={}", join_ids(&q.jobs)));
+    }
+    if q.expand_arrays {
+        args.push("--array".into());
+    }
+}
+
+fn join_ids(ids: &[JobId]) -> String {
+    ids.iter().map(JobId::as_str).collect::<Vec<_>>().join(",")
+}
+
+/// The poll: one squeue, parsed by `parse::squeue::parse_squeue`.
+pub fn squeue(q: &SqueueQuery) -> Vec<String> {
+    let mut args = vec!["squeue".to_string(), "--noheader".into()];
+    filters(&mut args, q);
+    args.push(format!("--format={}", squeue_format()));
+    args
+}
+
+/// Start estimates of pending jobs; parsed by `parse::squeue::parse_squeue_start`.
+pub fn squeue_start(q: &SqueueQuery) -> Vec<String> {
+    let mut args = vec!["squeue".to_string(), "--noheader".into(), "--start".into()];
+    filters(&mut args, q);
+    args.push(format!("--format={}", percent_format(SQUEUE_START_FIELDS)));
+    args
+}
+
+fn sacct_base() -> Vec<String> {
+    vec![
+        "sacct".to_string(),
+        "--noheader".into(),
+        "--parsable2".into(),
+        format!("--delimiter={FIELD_SEP}"),
+        "--allocations".into(),
+        format!("--format={}", SACCT_FIELDS.join(",")),
+    ]
+}
+
+/// Accounting records for these jobs (finished ones included).
+pub fn sacct_jobs(ids: &[JobId]) -> Vec<String> {
+    let mut args = sacct_base();
+    args.push(format!("--jobs={}", join_ids(ids)));
+    args
+}
+
+/// Jobs that were eligible, running or finished since `since` (cluster time).
+pub fn sacct_since(since: NaiveDateTime, scope: &Scope) -> Vec<String> {
+    let mut args = sacct_base();
+    args.push(format!("--starttime={}", since.format("%Y-%m-%dT%H:%M:%S")));
+    args.push("--endtime=now".into());
+    match scope {
+        Scope::Me => {}
+        Scope::User(u) => args.push(format!("--user={u}")),
+        Scope::All => args.push("--allusers".into()),
+    }
+    args
+}
+
+/// `details` adds `-d` (per-node CPU/GRES lines, batch host).
+pub fn scontrol_show_job(id: &JobId, details: bool) -> Vec<String> {
+    let mut args = vec!["scontrol".to_string()];
+    if details {
+        args.push("--details".into());
+    }
+    args.extend(["show".into(), "job".into(), id.as_str().to_string()]);
+    args
+}
+
+pub fn scontrol_show_partition() -> Vec<String> {
+    vec!["scontrol".into(), "show".into(), "partition".into()]
+}
+
+pub fn sinfo() -> Vec<String> {
+    let fmt: Vec<String> = SINFO_FIELDS
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            if i + 1 == SINFO_FIELDS.len() {
+                format!("{f}:0{RECORD_END}")
+            } else {
+                format!("{f}:0{FIELD_SEP}")
+            }
+        })
+        .collect();
+    vec![
+        "sinfo".into(),
+        "--noheader".into(),
+        format!("--Format={}", fmt.join(",")),
+    ]
+}
+
+/// Priority factors; empty `ids` means every pending job in `scope`.
+/// sprio has no `--me`: `Scope::Me` lists everyone's pending jobs (the
+/// ranking is what matters); filter by user on our side.
+pub fn sprio(ids: &[JobId], scope: &Scope) -> Vec<String> {
+    let mut args = vec!["sprio".to_string(), "--noheader".into()];
+    if !ids.is_empty() {
+        // sprio's --jobs takes an optional argument: it must be attached.
+        args.push(format!("--jobs={}", join_ids(ids)));
+    } else {
+        match scope {
+            Scope::User(u) => args.push(format!("--user={u}")),
+            Scope::Me | Scope::All => {}
+        }
+    }
+    args.push(format!("--format={}", percent_format(SPRIO_FIELDS)));
+    args
+}
+
+/// Fair share for `scope` (sshare lists the caller's own associations by default).
+pub fn sshare(scope: &Scope) -> Vec<String> {
+    let mut args = vec![
+        "sshare".to_string(),
+        "--noheader".into(),
+        "--parsable2".into(),
+        format!("--format={}", SSHARE_FIELDS.join(",")),
+    ];
+    match scope {
+        Scope::Me => {}
+        Scope::User(u) => args.push(format!("--users={u}")),
+        Scope::All => args.push("--all".into()),
+    }
+    args
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SbatchOptions {
+    pub job_name: Option<String>,
+    pub partition: Option<String>,
+    pub account: Option<String>,
+    pub qos: Option<String>,
+    pub time: Option<SlurmDuration>,
+    pub nodes: Option<u32>,
+    pub ntasks: Option<u32>,
+    pub cpus_per_task: Option<u32>,
+    /// As Slurm takes it: `4G`, `500M`.
+    pub mem: Option<String>,
+    /// `gpu:2`, `gpu:a100:1`.
+    pub gres: Option<String>,
+    pub array: Option<String>,
+    pub output: Option<String>,
+    pub error: Option<String>,
+    pub chdir: Option<String>,
+    pub dependency: Option<String>,
+    pub hold: bool,
+    /// Passed through before the script, e.g. `--exclusive`.
+    pub extra: Vec<String>,
+    pub script_args: Vec<String>,
+}
+
+/// Always `--parsable`: the reply is `ID` or `ID;cluster`.
+pub fn sbatch(script: &str, o: &SbatchOptions) -> Vec<String> {
+    let mut a = vec!["sbatch".to_string(), "--parsable".into()];
+    let mut opt = |name: &str, v: &Option<String>| {
+        if let Some(v) = v {
+            a.push(format!("--{name}={v}"));
+        }
+    };
+    opt("job-name", &o.job_name);
+    opt("partition", &o.partition);
+    opt("account", &o.account);
+    opt("qos", &o.qos);
+    opt("time", &o.time.map(|t| t.to_slurm()));
+    opt("nodes", &o.nodes.map(|n| n.to_string()));
+    opt("ntasks", &o.ntasks.map(|n| n.to_string()));
+    opt("cpus-per-task", &o.cpus_per_task.map(|n| n.to_string()));
+    opt("mem", &o.mem);
+    opt("gres", &o.gres);
+    opt("array", &o.array);
+    opt("output", &o.output);
+    opt("error", &o.error);
+    opt("chdir", &o.chdir);
+    opt("dependency", &o.dependency);
+    if o.hold {
+        a.push("--hold".into());
+    }
+    a.extend(o.extra.iter().cloned());
+    a.push(script.to_string());
+    a.extend(o.script_args.iter().cloned());
+    a
+}
+
+pub fn scancel(ids: &[JobId]) -> Vec<String> {
+    let mut a = vec!["scancel".to_string()];
+    a.extend(ids.iter().map(|i| i.as_str().to_string()));
+    a
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn squeue_defaults_to_own_jobs_and_one_argv_per_option() {
+        let a = squeue(&SqueueQuery::default());
+        assert_eq!(&a[..3], &["squeue", "--noheader", "--me"]);
+        let fmt = a.last().unwrap();
+        assert!(fmt.starts_with("--format=%i\x1f%F\x1f"));
+        assert!(fmt.ends_with("%j\x1e"));
+        assert_eq!(fmt.matches('\x1f').count(), SQUEUE_FIELDS.len() - 1);
+    }
+
+    #[test]
+    fn squeue_filters_are_pushed_to_slurm() {
+        let q = SqueueQuery {
+            scope: Scope::All,
+            partitions: vec!["short".into(), "long".into()],
+            accounts: vec!["ml".into()],
+            states: vec![JobState::Pending, JobState::Running],
+            jobs: vec!["12_[1-3]".parse().unwrap()],
+            expand_arrays: true,
+        };
+        let a = squeue(&q);
+        for want in [
+            "--all",
+            "--partition=short,long",
+            "--account=ml",
+            "--states=PENDING,RUNNING",
+            "--jobs=12_[1-3]",
+            "--array",
+        ] {
+            assert!(a.iter().any(|x| x == want), "{want} in {a:?}");
+        }
+        let a = squeue(&SqueueQuery {
+            scope: Scope::User("bob".into()),
+            ..Default::default()
+        });
+        assert!(a.contains(&"--user=bob".to_string()));
+    }
+
+    #[test]
+    fn sbatch_keeps_hostile_values_in_one_argument() {
+        let o = SbatchOptions {
+            job_name: Some("-x; rm -rf / 'q' \"d\"".into()),
+            time: Some(SlurmDuration::from_secs(4 * 3600)),
+            gres: Some("gpu:2".into()),
+            hold: true,
+            ..Default::default()
+        };
+        let a = sbatch("/home/u/my script.sh", &o);
+        assert_eq!(a[0..2], ["sbatch", "--parsable"]);
+        assert!(a.contains(&"--job-name=-x; rm -rf / 'q' \"d\"".to_string()));
+        assert!(a.contains(&"--time=4:00:00".to_string()));
+        assert!(a.contains(&"--hold".to_string()));
+        assert_eq!(a.last().unwrap(), "/home/u/my script.sh");
+    }
+
+    #[test]
+    fn other_builders() {
+        let ids: Vec<JobId> = vec!["5".parse().unwrap(), "6_2".parse().unwrap()];
+        assert_eq!(scancel(&ids), ["scancel", "5", "6_2"]);
+        assert_eq!(
+            scontrol_show_job(&ids[1], true),
+            ["scontrol", "--details", "show", "job", "6_2"]
+        );
+        let s = sacct_jobs(&ids);
+        assert!(s.contains(&"--jobs=5,6_2".to_string()));
+        assert!(s.contains(&"--delimiter=\x1f".to_string()));
+        let since = chrono::NaiveDate::from_ymd_opt(2026, 11, 23)
+            .unwrap()
+            .and_hms_opt(8, 0, 0)
+            .unwrap();
+        assert!(sacct_since(since, &Scope::All)
+            .contains(&"--starttime=2026-11-23T08:00:00".to_string()));
+        assert!(sprio(&ids, &Scope::Me).contains(&"--jobs=5,6_2".to_string()));
+        assert!(sshare(&Scope::All).contains(&"--all".to_string()));
+        assert!(sinfo()[2].contains("GresUsed:0\x1f"));
+    }
+}

@@ -1,0 +1,288 @@
+//! Job ids as Slurm prints them: `123`, `123_7`, `123_[0-99]`,
+//! `123_[1,3,5-7%2]`, `123+0`, and sacct steps `123.batch`, `123_4.0`.
+
+use std::fmt;
+use std::str::FromStr;
+
+use super::error::ValueError;
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct JobId {
+    raw: String,
+    base: u64,
+    array: Option<ArrayPart>,
+    het_offset: Option<u32>,
+    step: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ArrayPart {
+    Task(u32),
+    /// Pending tasks still collapsed in one row.
+    Pending(ArraySpec),
+}
+
+/// `0-99`, `1,3,5-7%2`, `0-15:4`: the text inside `[...]` of a collapsed
+/// array row (or after `--array=`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ArraySpec {
+    /// (first, last, step)
+    pub ranges: Vec<(u32, u32, u32)>,
+    /// The `%N` throttle.
+    pub max_running: Option<u32>,
+}
+
+impl ArraySpec {
+    pub fn parse(s: &str) -> Result<ArraySpec, ValueError> {
+        let err = || ValueError::new("array spec", s);
+        let (list, max_running) = match s.split_once('%') {
+            Some((l, m)) => (l, Some(m.parse::<u32>().map_err(|_| err())?)),
+            None => (s, None),
+        };
+        let mut ranges = Vec::new();
+        for part in list.split(',') {
+            let (range, step) = match part.split_once(':') {
+                Some((r, st)) => (r, st.parse::<u32>().map_err(|_| err())?),
+                None => (part, 1),
+            };
+            let (a, b) = match range.split_once('-') {
+                Some((a, b)) => (
+                    a.parse::<u32>().map_err(|_| err())?,
+                    b.parse::<u32>().map_err(|_| err())?,
+                ),
+                None => {
+                    let a = range.parse::<u32>().map_err(|_| err())?;
+                    (a, a)
+                }
+            };
+            if b < a || step == 0 {
+                return Err(err());
+            }
+            ranges.push((a, b, step));
+        }
+        Ok(ArraySpec {
+            ranges,
+            max_running,
+        })
+    }
+
+    pub fn task_count(&self) -> u64 {
+        self.ranges
+            .iter()
+            .map(|&(a, b, s)| u64::from(b - a) / u64::from(s) + 1)
+            .sum()
+    }
+}
+
+impl fmt::Display for ArraySpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, &(a, b, s)) in self.ranges.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            if a == b {
+                write!(f, "{a}")?;
+            } else {
+                write!(f, "{a}-{b}")?;
+            }
+            if s != 1 {
+                write!(f, ":{s}")?;
+            }
+        }
+        if let Some(m) = self.max_running {
+            write!(f, "%{m}")?;
+        }
+        Ok(())
+    }
+}
+
+impl JobId {
+    pub fn new(base: u64) -> JobId {
+        JobId {
+            raw: base.to_string(),
+            base,
+            array: None,
+            het_offset: None,
+            step: None,
+        }
+    }
+
+    /// The text Slurm printed; what to hand back to scancel/scontrol.
+    pub fn as_str(&self) -> &str {
+        &self.raw
+    }
+    /// The number before any `_`, `+` or `.`: the array or het leader.
+    pub fn base(&self) -> u64 {
+        self.base
+    }
+    pub fn array(&self) -> Option<&ArrayPart> {
+        self.array.as_ref()
+    }
+    pub fn array_task(&self) -> Option<u32> {
+        match self.array {
+            Some(ArrayPart::Task(t)) => Some(t),
+            _ => None,
+        }
+    }
+    pub fn array_pending(&self) -> Option<&ArraySpec> {
+        match &self.array {
+            Some(ArrayPart::Pending(s)) => Some(s),
+            _ => None,
+        }
+    }
+    pub fn het_offset(&self) -> Option<u32> {
+        self.het_offset
+    }
+    pub fn step(&self) -> Option<&str> {
+        self.step.as_deref()
+    }
+    /// The job without its step (`123_4.batch` → `123_4`).
+    pub fn without_step(&self) -> JobId {
+        match self.raw.split_once('.') {
+            Some((head, _)) => JobId {
+                raw: head.to_string(),
+                step: None,
+                ..self.clone()
+            },
+            None => self.clone(),
+        }
+    }
+}
+
+impl FromStr for JobId {
+    type Err = ValueError;
+
+    fn from_str(s: &str) -> Result<JobId, ValueError> {
+        let err = || ValueError::new("job id", s);
+        let digits_end = s
+            .bytes()
+            .position(|b| !b.is_ascii_digit())
+            .unwrap_or(s.len());
+        if digits_end == 0 || digits_end > 19 {
+            return Err(err());
+        }
+        let base: u64 = s[..digits_end].parse().map_err(|_| err())?;
+        let mut rest = &s[digits_end..];
+        let mut array = None;
+        let mut het_offset = None;
+        if let Some(r) = rest.strip_prefix('_') {
+            if let Some(inner) = r.strip_prefix('[') {
+                let close = inner.find(']').ok_or_else(err)?;
+                array = Some(ArrayPart::Pending(
+                    ArraySpec::parse(&inner[..close]).map_err(|_| err())?,
+                ));
+                rest = &inner[close + 1..];
+            } else {
+                let end = r
+                    .bytes()
+                    .position(|b| !b.is_ascii_digit())
+                    .unwrap_or(r.len());
+                let t = r[..end].parse::<u32>().map_err(|_| err())?;
+                array = Some(ArrayPart::Task(t));
+                rest = &r[end..];
+            }
+        } else if let Some(r) = rest.strip_prefix('+') {
+            let end = r
+                .bytes()
+                .position(|b| !b.is_ascii_digit())
+                .unwrap_or(r.len());
+            het_offset = Some(r[..end].parse::<u32>().map_err(|_| err())?);
+            rest = &r[end..];
+        }
+        let step = match rest {
+            "" => None,
+            _ => {
+                let st = rest.strip_prefix('.').ok_or_else(err)?;
+                let ok = !st.is_empty()
+                    && st
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'+');
+                if !ok {
+                    return Err(err());
+                }
+                Some(st.to_string())
+            }
+        };
+        Ok(JobId {
+            raw: s.to_string(),
+            base,
+            array,
+            het_offset,
+            step,
+        })
+    }
+}
+
+impl fmt::Display for JobId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.raw)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn id(s: &str) -> JobId {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn plain_task_het_step() {
+        assert_eq!(id("123").base(), 123);
+        assert_eq!(id("123_7").array_task(), Some(7));
+        assert_eq!(id("123_7").base(), 123);
+        assert_eq!(id("123+1").het_offset(), Some(1));
+        assert_eq!(id("123.batch").step(), Some("batch"));
+        assert_eq!(id("123_4.0").array_task(), Some(4));
+        assert_eq!(id("123_4.0").without_step().to_string(), "123_4");
+        assert_eq!(id("123+0.extern").het_offset(), Some(0));
+    }
+
+    #[test]
+    fn collapsed_arrays() {
+        let j = id("123_[4-99]");
+        let spec = j.array_pending().unwrap();
+        assert_eq!(spec.task_count(), 96);
+        let j = id("123_[1,3,5-7%2]");
+        let spec = j.array_pending().unwrap();
+        assert_eq!(spec.ranges, vec![(1, 1, 1), (3, 3, 1), (5, 7, 1)]);
+        assert_eq!(spec.max_running, Some(2));
+        assert_eq!(spec.task_count(), 5);
+        assert_eq!(spec.to_string(), "1,3,5-7%2");
+        assert_eq!(ArraySpec::parse("0-15:4").unwrap().task_count(), 4);
+    }
+
+    #[test]
+    fn display_round_trips() {
+        for s in [
+            "123",
+            "123_7",
+            "123_[0-99]",
+            "123_[1,3,5-7%2]",
+            "123+0",
+            "9.batch",
+        ] {
+            assert_eq!(id(s).to_string(), s);
+        }
+    }
+
+    #[test]
+    fn rejects_garbage() {
+        for s in [
+            "",
+            "abc",
+            "12a",
+            "123_",
+            "123_[",
+            "123_[5-1]",
+            "123+",
+            "123.",
+            "_1",
+            "1_[1]x",
+        ] {
+            assert!(s.parse::<JobId>().is_err(), "{s}");
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! Pure parsers: `&str -> Result<T, ParseError>`. A malformed line is an
+//! error naming the line, never a silently dropped row.
+
+pub mod keyvalue;
+pub mod sacct;
+pub mod sbatch;
+pub mod scancel;
+pub mod scontrol;
+pub mod sinfo;
+pub mod sprio;
+pub mod squeue;
+pub mod sshare;
+
+pub use sacct::parse_sacct;
+pub use sbatch::parse_sbatch;
+pub use scancel::parse_scancel;
+pub use scontrol::{parse_scontrol_jobs, parse_scontrol_partitions};
+pub use sinfo::parse_sinfo;
+pub use sprio::parse_sprio;
+pub use squeue::{parse_squeue, parse_squeue_start};
+pub use sshare::parse_sshare;
+
+use chrono::NaiveDateTime;
+
+use super::command::{FIELD_SEP, RECORD_END};
+use super::error::{ParseError, ValueError};
+use super::jobid::JobId;
+use super::time::{parse_time, SlurmDuration};
+
+/// One record of a `RECORD_END`-terminated output, with the 1-based line
+/// it starts on.
+pub(crate) struct Record<'a> {
+    pub line: usize,
+    pub text: &'a str,
+}
+
+/// Splits output whose records end with `RECORD_END` + newline. Text after
+/// the last terminator other than whitespace means a cut-off record.
+pub(crate) fn terminated_records<'a>(
+    command: &'static str,
+    out: &'a str,
+) -> Result<Vec<Record<'a>>, ParseError> {
+    let mut recs = Vec::new();
+    let mut line = 1;
+    let mut rest = out;
+    while let Some(end) = rest.find(RECORD_END) {
+        let mut text = &rest[..end];
+        if let Some(t) = text
+            .strip_prefix("\r\n")
+            .or_else(|| text.strip_prefix('\n'))
+        {
+            line += 1;
+            text = t;
+        }
+        recs.push(Record { line, text });
+        line += text.matches('\n').count();
+        rest = &rest[end + RECORD_END.len_utf8()..];
+    }
+    if !rest.trim().is_empty() {
+        let start = line + usize::from(rest.starts_with('\n'));
+        return Err(ParseError::new(
+            command,
+            start,
+            "record without terminator (output cut off, or format not applied)",
+            rest.trim_start_matches(['\r', '\n']),
+        ));
+    }
+    Ok(recs)
+}
+
+/// Plain newline-separated records, blank lines skipped.
+pub(crate) fn lines(out: &str) -> impl Iterator<Item = Record<'_>> {
+    out.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, text)| Record { line: i + 1, text })
+}
+
+/// Fields of one record, split with a bounded `splitn` so the last field
+/// may contain the separator.
+pub(crate) struct Row<'a> {
+    pub command: &'static str,
+    pub line: usize,
+    pub text: &'a str,
+    pub fields: Vec<&'a str>,
+}
+
+impl<'a> Row<'a> {
+    pub fn split(
+        command: &'static str,
+        rec: &Record<'a>,
+        sep: char,
+        n: usize,
+        last_is_free: bool,
+    ) -> Result<Row<'a>, ParseError> {
+        let fields: Vec<&str> = if last_is_free {
+            rec.text.splitn(n, sep).collect()
+        } else {
+            rec.text.split(sep).collect()
+        };
+        if fields.len() != n {
+            return Err(ParseError::new(
+                command,
+                rec.line,
+                format!("expected {n} fields, found {}", fields.len()),
+                rec.text,
+            ));
+        }
+        Ok(Row {
+            command,
+            line: rec.line,
+            text: rec.text,
+            fields,
+        })
+    }
+
+    pub fn split_fields(
+        command: &'static str,
+        rec: &Record<'a>,
+        n: usize,
+    ) -> Result<Row<'a>, ParseError> {
+        Row::split(command, rec, FIELD_SEP, n, true)
+    }
+
+    pub fn err(&self, what: impl Into<String>) -> ParseError {
+        ParseError::new(self.command, self.line, what, self.text)
+    }
+
+    fn wrap<T>(&self, name: &str, r: Result<T, ValueError>) -> Result<T, ParseError> {
+        r.map_err(|e| self.err(format!("field {name}: {e}")))
+    }
+
+    pub fn str(&self, i: usize) -> &'a str {
+        self.fields.get(i).copied().unwrap_or("")
+    }
+
+    pub fn string(&self, i: usize) -> String {
+        self.str(i).to_string()
+    }
+
+    /// None for Slurm's "no value" words.
+    pub fn opt(&self, i: usize) -> Option<String> {
+        non_empty(self.str(i))
+    }
+
+    pub fn job_id(&self, i: usize, name: &str) -> Result<JobId, ParseError> {
+        self.wrap(name, self.str(i).trim().parse::<JobId>())
+    }
+
+    pub fn time(&self, i: usize, name: &str) -> Result<Option<NaiveDateTime>, ParseError> {
+        self.wrap(name, parse_time(self.str(i)))
+    }
+
+    pub fn duration(&self, i: usize, name: &str) -> Result<SlurmDuration, ParseError> {
+        self.wrap(name, SlurmDuration::parse(self.str(i)))
+    }
+
+    pub fn num<T: std::str::FromStr>(&self, i: usize, name: &str) -> Result<T, ParseError> {
+        let s = self.str(i).trim();
+        s.parse::<T>()
+            .map_err(|_| self.err(format!("field {name}: not a number: {s:?}")))
+    }
+
+    pub fn opt_num<T: std::str::FromStr>(
+        &self,
+        i: usize,
+        name: &str,
+    ) -> Result<Option<T>, ParseError> {
+        match non_empty(self.str(i)) {
+            None => Ok(None),
+            Some(_) => self.num(i, name).map(Some),
+        }
+    }
+}
+
+pub(crate) fn non_empty(s: &str) -> Option<String> {
+    let t = s.trim();
+    match t {
+        "" | "N/A" | "(null)" | "None" | "n/a" => None,
+        _ => Some(t.to_string()),
+    }
+}

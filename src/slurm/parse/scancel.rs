@@ -1,0 +1,103 @@
+use crate::slurm::jobid::JobId;
+use crate::slurm::model::CancelOutcome;
+
+/// Classifies scancel's stderr per requested id. scancel prints one
+/// `scancel: error: Kill job error on job id ID: MESSAGE` line per failed
+/// id; ids with no line were cancelled. A failure that names no id (e.g.
+/// controller unreachable) applies to every id without its own line when
+/// the exit status is non-zero.
+pub fn parse_scancel(ids: &[JobId], stderr: &str, exit_status: i32) -> Vec<(JobId, CancelOutcome)> {
+    let mut per_id: Vec<(String, CancelOutcome)> = Vec::new();
+    let mut general: Vec<&str> = Vec::new();
+    for line in stderr.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        match id_and_message(line) {
+            Some((id, msg)) => per_id.push((id.to_string(), classify(msg))),
+            None => general.push(line),
+        }
+    }
+    ids.iter()
+        .map(|id| {
+            let hit = per_id
+                .iter()
+                .find(|(s, _)| s == id.as_str())
+                .or_else(|| per_id.iter().find(|(s, _)| same_job(s, id)));
+            let outcome = match hit {
+                Some((_, o)) => o.clone(),
+                None if exit_status != 0 && per_id.is_empty() && !general.is_empty() => {
+                    classify(&general.join("; "))
+                }
+                None if exit_status != 0 && per_id.is_empty() => {
+                    CancelOutcome::Failed(format!("scancel exited with status {exit_status}"))
+                }
+                None => CancelOutcome::Cancelled,
+            };
+            (id.clone(), outcome)
+        })
+        .collect()
+}
+
+fn same_job(s: &str, id: &JobId) -> bool {
+    s.parse::<JobId>().map(|p| p == *id).unwrap_or(false)
+}
+
+fn id_and_message(line: &str) -> Option<(&str, &str)> {
+    let at = line.find("job id ")?;
+    let rest = &line[at + "job id ".len()..];
+    let (id, msg) = rest.split_once(':')?;
+    let id = id.trim();
+    if id.is_empty() || !id.as_bytes()[0].is_ascii_digit() {
+        return None;
+    }
+    Some((id, msg.trim()))
+}
+
+fn classify(msg: &str) -> CancelOutcome {
+    let m = msg.to_ascii_lowercase();
+    if m.contains("invalid job id") || m.contains("unknown job") || m.contains("does not exist") {
+        CancelOutcome::AlreadyGone
+    } else if m.contains("already completing or completed") || m.contains("already complete") {
+        CancelOutcome::AlreadyFinished
+    } else {
+        CancelOutcome::Failed(msg.to_string())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn ids(v: &[&str]) -> Vec<JobId> {
+        v.iter().map(|s| s.parse().unwrap()).collect()
+    }
+
+    #[test]
+    fn classifies_each_id() {
+        let err = "scancel: error: Kill job error on job id 5: Invalid job id specified\n\
+                   scancel: error: Kill job error on job id 6: Job/step already completing or completed\n\
+                   scancel: error: Kill job error on job id 8: Access/permission denied\n";
+        let out = parse_scancel(&ids(&["5", "6", "7", "8"]), err, 1);
+        let got: Vec<_> = out.into_iter().map(|(_, o)| o).collect();
+        assert_eq!(
+            got,
+            vec![
+                CancelOutcome::AlreadyGone,
+                CancelOutcome::AlreadyFinished,
+                CancelOutcome::Cancelled,
+                CancelOutcome::Failed("Access/permission denied".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn unattributed_failure_applies_to_all() {
+        let out = parse_scancel(
+            &ids(&["5"]),
+            "scancel: error: Unable to contact slurm controller\n",
+            1,
+        );
+        assert!(matches!(out[0].1, CancelOutcome::Failed(_)));
+        let out = parse_scancel(&ids(&["5"]), "", 0);
+        assert_eq!(out[0].1, CancelOutcome::Cancelled);
+    }
+}
