@@ -1,1 +1,287 @@
+//! Transport to the cluster: run a command, read part of a file.
+//!
+//! [`SshRemote`] talks to a login node through one SSH ControlMaster, [`LocalRemote`] runs on
+//! the login node itself, and [`FakeRemote`] scripts answers for tests. Everything above this
+//! layer sees only the [`Remote`] trait.
 
+mod failover;
+pub mod fake;
+pub mod local;
+mod readfile;
+pub mod ssh;
+
+use std::time::Duration;
+
+pub use failover::{backoff_delay, parse_host_list, try_in_order, Attempt};
+pub use fake::FakeRemote;
+pub use local::LocalRemote;
+pub use readfile::{parse_read_output, read_file_argv, ReadOutcome, READ_SCRIPT};
+pub use ssh::{
+    control_master_alive, default_control_path, interactive_login, HostKeyCheck, SshOptions,
+    SshRemote,
+};
+
+/// What a remote command printed and how it exited. A non-zero `code` is the command's own
+/// failure (e.g. `squeue` rejecting an option), not a transport error.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunOutput {
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    /// `None` when the process was killed by a signal and no code is known.
+    pub code: Option<i32>,
+}
+
+impl RunOutput {
+    pub fn success(&self) -> bool {
+        self.code == Some(0)
+    }
+    pub fn stdout_lossy(&self) -> String {
+        String::from_utf8_lossy(&self.stdout).into_owned()
+    }
+    pub fn stderr_lossy(&self) -> String {
+        String::from_utf8_lossy(&self.stderr).into_owned()
+    }
+}
+
+/// Where to start reading a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadPos {
+    /// From this byte offset (the next unread byte of a log being followed).
+    Offset(u64),
+    /// The last N bytes (capped by `max_bytes`).
+    Tail(u64),
+}
+
+/// Bytes read from a remote file. `data` starts at `offset`. `size` is the file size when it
+/// was read: `size < offset` means the file was truncated or replaced since the caller's last
+/// read, and the caller should restart (e.g. from `ReadPos::Tail`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FileChunk {
+    pub offset: u64,
+    pub data: Vec<u8>,
+    pub size: u64,
+}
+
+impl FileChunk {
+    /// True when the file is now shorter than the offset that was asked for.
+    pub fn truncated(&self) -> bool {
+        self.size < self.offset
+    }
+    /// Offset to pass next time to continue where this chunk ended.
+    pub fn next_offset(&self) -> u64 {
+        self.offset + self.data.len() as u64
+    }
+}
+
+/// A transport failure: the command did not run to completion on the cluster, or the file
+/// could not be read. Every message names the host and what to try next.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RemoteError {
+    #[error("cannot connect to {host}: {reason} (check that plain `ssh` to it works in a terminal: keys, agent, known_hosts; for password or 2FA logins run `slurmdash login` first)")]
+    Connect { host: String, reason: String },
+    #[error("`{command}` on {host} did not finish within {secs:.1}s and was abandoned (the cluster may be slow; retry or raise the timeout)")]
+    Timeout {
+        command: String,
+        host: String,
+        secs: f64,
+    },
+    #[error("{path} does not exist on {host} (the job may not have started writing it yet)")]
+    NotFound { path: String, host: String },
+    #[error("permission denied reading {path} on {host} (is the file, or a directory above it, readable by your cluster user?)")]
+    PermissionDenied { path: String, host: String },
+    #[error("{path} on {host} is not a regular file (a directory or device cannot be tailed)")]
+    NotRegularFile { path: String, host: String },
+    #[error("the connection to {host} dropped while running `{command}`: {reason} (it may or may not have run; slurmdash reconnects on the next command)")]
+    Disconnected {
+        command: String,
+        host: String,
+        reason: String,
+    },
+    #[error("running `{command}` on {host} failed: {reason}")]
+    Other {
+        command: String,
+        host: String,
+        reason: String,
+    },
+}
+
+impl RemoteError {
+    /// Errors after which the same request may succeed later without user action.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            RemoteError::Connect { .. }
+                | RemoteError::Timeout { .. }
+                | RemoteError::Disconnected { .. }
+        )
+    }
+}
+
+/// Connection state, for the status bar.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum ConnState {
+    #[default]
+    NotConnected,
+    Connecting {
+        host: String,
+        attempt: u32,
+    },
+    Connected {
+        host: String,
+    },
+    Reconnecting {
+        attempt: u32,
+        last_error: String,
+    },
+    Failed {
+        reason: String,
+    },
+}
+
+/// Counters since the remote was created (shown as remote commands per minute).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RemoteStats {
+    /// Commands started on the cluster (one `ssh` channel each).
+    pub execs: u64,
+    /// Bytes received: stdout plus stderr.
+    pub bytes_in: u64,
+    /// Bytes sent: argv plus stdin.
+    pub bytes_out: u64,
+    /// Wall time of the last completed command, connection set-up excluded.
+    pub last_rtt: Option<Duration>,
+    /// SSH connections (ControlMasters) opened or attached.
+    pub connects: u64,
+}
+
+#[async_trait::async_trait]
+pub trait Remote: Send + Sync {
+    /// Runs `argv` on the cluster; each element arrives as one argument, unchanged.
+    async fn run(
+        &self,
+        argv: &[String],
+        stdin: Option<&[u8]>,
+        timeout: Duration,
+    ) -> Result<RunOutput, RemoteError>;
+
+    /// Reads at most `max_bytes` of `path` with one remote command.
+    async fn read_file(
+        &self,
+        path: &str,
+        pos: ReadPos,
+        max_bytes: u64,
+    ) -> Result<FileChunk, RemoteError>;
+
+    /// The login host in use, if connected.
+    fn host(&self) -> Option<String>;
+    fn state(&self) -> ConnState;
+    fn stats(&self) -> RemoteStats;
+}
+
+/// `argv` as a shell would show it, shortened for error messages.
+pub fn display_argv(argv: &[String]) -> String {
+    let joined = shlex::try_join(argv.iter().map(String::as_str))
+        .unwrap_or_else(|_| argv.join(" ").replace('\0', "\\0"));
+    const MAX: usize = 160;
+    if joined.chars().count() > MAX {
+        let cut: String = joined.chars().take(MAX).collect();
+        format!("{cut}…")
+    } else {
+        joined
+    }
+}
+
+/// Maps a failed read to the right error, or builds the chunk.
+pub(crate) fn chunk_from_outcome(
+    outcome: ReadOutcome,
+    path: &str,
+    host: &str,
+    command: &str,
+) -> Result<FileChunk, RemoteError> {
+    let (path, host) = (path.to_string(), host.to_string());
+    match outcome {
+        ReadOutcome::Chunk(c) => Ok(c),
+        ReadOutcome::NotFound => Err(RemoteError::NotFound { path, host }),
+        ReadOutcome::Denied => Err(RemoteError::PermissionDenied { path, host }),
+        ReadOutcome::NotRegular => Err(RemoteError::NotRegularFile { path, host }),
+        ReadOutcome::Garbage(reason) => Err(RemoteError::Other {
+            command: command.to_string(),
+            host,
+            reason,
+        }),
+    }
+}
+
+/// Runs the read script through `remote.run` and interprets what it printed.
+pub(crate) async fn read_via_run<R: Remote + ?Sized>(
+    remote: &R,
+    host: &str,
+    path: &str,
+    pos: ReadPos,
+    max_bytes: u64,
+    timeout: Duration,
+) -> Result<FileChunk, RemoteError> {
+    let argv = read_file_argv(path, pos, max_bytes);
+    let out = remote.run(&argv, None, timeout).await?;
+    let command = format!("read {path}");
+    let outcome = parse_read_output(&out.stdout, max_bytes);
+    if let ReadOutcome::Garbage(reason) = &outcome {
+        let reason = format!(
+            "{reason}; exit code {:?}; stderr: {}",
+            out.code,
+            out.stderr_lossy().trim()
+        );
+        return Err(RemoteError::Other {
+            command,
+            host: host.to_string(),
+            reason,
+        });
+    }
+    chunk_from_outcome(outcome, path, host, &command)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_argv_quotes_and_shortens() {
+        let argv = vec!["echo".to_string(), "a b".to_string()];
+        assert_eq!(display_argv(&argv), "echo 'a b'");
+        let long = vec!["x".repeat(500)];
+        assert!(display_argv(&long).ends_with('…'));
+    }
+
+    #[test]
+    fn errors_name_host_and_next_step() {
+        let e = RemoteError::Connect {
+            host: "login1".into(),
+            reason: "Connection refused".into(),
+        };
+        let s = e.to_string();
+        assert!(s.contains("login1") && s.contains("slurmdash login"), "{s}");
+        let t = RemoteError::Timeout {
+            command: "squeue -u me".into(),
+            host: "login2".into(),
+            secs: 5.0,
+        };
+        assert!(t.to_string().contains("`squeue -u me` on login2"));
+        assert!(t.is_transient());
+    }
+
+    #[test]
+    fn chunk_helpers() {
+        let c = FileChunk {
+            offset: 10,
+            data: b"abc".to_vec(),
+            size: 13,
+        };
+        assert_eq!(c.next_offset(), 13);
+        assert!(!c.truncated());
+        let t = FileChunk {
+            offset: 100,
+            data: vec![],
+            size: 5,
+        };
+        assert!(t.truncated());
+    }
+}

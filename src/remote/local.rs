@@ -1,0 +1,227 @@
+//! [`LocalRemote`]: slurmdash running on the login node itself. Commands are spawned
+//! directly (no shell), so arguments need no escaping at all.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use tokio::io::AsyncWriteExt;
+
+use super::{
+    display_argv, read_via_run, ConnState, FileChunk, ReadPos, Remote, RemoteError, RemoteStats,
+    RunOutput,
+};
+
+pub struct LocalRemote {
+    host: String,
+    read_timeout: Duration,
+    stats: Mutex<RemoteStats>,
+}
+
+impl Default for LocalRemote {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LocalRemote {
+    pub fn new() -> Self {
+        let host = std::env::var("HOSTNAME")
+            .ok()
+            .filter(|h| !h.is_empty())
+            .or_else(|| {
+                std::fs::read_to_string("/etc/hostname")
+                    .ok()
+                    .map(|s| s.trim().to_string())
+            })
+            .unwrap_or_else(|| "localhost".into());
+        Self {
+            host,
+            read_timeout: Duration::from_secs(20),
+            stats: Mutex::new(RemoteStats::default()),
+        }
+    }
+
+    fn bump(&self, f: impl FnOnce(&mut RemoteStats)) {
+        f(&mut self.stats.lock().unwrap_or_else(|p| p.into_inner()));
+    }
+}
+
+#[async_trait::async_trait]
+impl Remote for LocalRemote {
+    async fn run(
+        &self,
+        argv: &[String],
+        stdin: Option<&[u8]>,
+        timeout: Duration,
+    ) -> Result<RunOutput, RemoteError> {
+        let command = display_argv(argv);
+        let host = self.host.clone();
+        let Some((prog, args)) = argv.split_first() else {
+            return Err(RemoteError::Other {
+                command,
+                host,
+                reason: "empty command".into(),
+            });
+        };
+        let mut cmd = tokio::process::Command::new(prog);
+        cmd.args(args)
+            .stdin(if stdin.is_some() {
+                std::process::Stdio::piped()
+            } else {
+                std::process::Stdio::null()
+            })
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        let t0 = Instant::now();
+        let mut child = match cmd.spawn() {
+            Ok(c) => c,
+            // Same as a remote shell: command not found is exit code 127, not a transport error.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(RunOutput {
+                    stdout: Vec::new(),
+                    stderr: format!("{prog}: command not found\n").into_bytes(),
+                    code: Some(127),
+                })
+            }
+            Err(e) => {
+                return Err(RemoteError::Other {
+                    command,
+                    host,
+                    reason: e.to_string(),
+                })
+            }
+        };
+        self.bump(|s| {
+            s.execs += 1;
+            s.bytes_out += stdin.map_or(0, |d| d.len() as u64);
+        });
+        let input = child.stdin.take();
+        let data = stdin.map(<[u8]>::to_vec);
+        let work = async move {
+            let write = async move {
+                if let (Some(mut w), Some(d)) = (input, data) {
+                    let _ = w.write_all(&d).await;
+                }
+            };
+            let (_, out) = tokio::join!(write, child.wait_with_output());
+            out
+        };
+        match tokio::time::timeout(timeout, work).await {
+            Err(_) => Err(RemoteError::Timeout {
+                command,
+                host,
+                secs: timeout.as_secs_f64(),
+            }),
+            Ok(Err(e)) => Err(RemoteError::Other {
+                command,
+                host,
+                reason: e.to_string(),
+            }),
+            Ok(Ok(out)) => {
+                self.bump(|s| {
+                    s.bytes_in += (out.stdout.len() + out.stderr.len()) as u64;
+                    s.last_rtt = Some(t0.elapsed());
+                });
+                Ok(RunOutput {
+                    stdout: out.stdout,
+                    stderr: out.stderr,
+                    code: out.status.code(),
+                })
+            }
+        }
+    }
+
+    async fn read_file(
+        &self,
+        path: &str,
+        pos: ReadPos,
+        max_bytes: u64,
+    ) -> Result<FileChunk, RemoteError> {
+        read_via_run(self, &self.host, path, pos, max_bytes, self.read_timeout).await
+    }
+
+    fn host(&self) -> Option<String> {
+        Some(self.host.clone())
+    }
+
+    fn state(&self) -> ConnState {
+        ConnState::Connected {
+            host: self.host.clone(),
+        }
+    }
+
+    fn stats(&self) -> RemoteStats {
+        self.stats.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[tokio::test]
+    async fn runs_with_exact_args_stdin_and_codes() {
+        let r = LocalRemote::new();
+        let hostile = ["a b", "$(touch /tmp/pwned)", ";", "'\"", "é\n"];
+        let mut argv = s(&["printf", "%s|"]);
+        argv.extend(s(&hostile));
+        let out = r
+            .run(&argv, None, Duration::from_secs(5))
+            .await
+            .expect("printf");
+        assert_eq!(out.stdout_lossy(), format!("{}|", hostile.join("|")));
+        let out = r
+            .run(&s(&["cat"]), Some(b"in\xffput"), Duration::from_secs(5))
+            .await
+            .expect("cat");
+        assert_eq!(out.stdout, b"in\xffput");
+        let out = r
+            .run(&s(&["sh", "-c", "exit 3"]), None, Duration::from_secs(5))
+            .await
+            .expect("exit");
+        assert_eq!(out.code, Some(3));
+        let out = r
+            .run(&s(&["no-such-cmd-xyz"]), None, Duration::from_secs(5))
+            .await
+            .expect("missing command is an exit code");
+        assert_eq!(out.code, Some(127));
+        let e = r
+            .run(&s(&["sleep", "5"]), None, Duration::from_millis(200))
+            .await
+            .expect_err("timeout");
+        assert!(matches!(e, RemoteError::Timeout { .. }), "{e}");
+        assert_eq!(r.stats().execs, 4);
+    }
+
+    #[tokio::test]
+    async fn reads_files_locally() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("log");
+        std::fs::write(&p, b"hello\xffworld").expect("write");
+        let r = LocalRemote::new();
+        let path = p.to_str().expect("utf8");
+        let c = r
+            .read_file(path, ReadPos::Tail(5), 100)
+            .await
+            .expect("tail");
+        assert_eq!(
+            (c.offset, c.data.as_slice(), c.size),
+            (6, &b"world"[..], 11)
+        );
+        let c = r
+            .read_file(path, ReadPos::Offset(99), 10)
+            .await
+            .expect("past end");
+        assert!(c.truncated());
+        let e = r
+            .read_file(&format!("{path}.missing"), ReadPos::Offset(0), 10)
+            .await
+            .expect_err("missing");
+        assert!(matches!(e, RemoteError::NotFound { .. }), "{e}");
+    }
+}

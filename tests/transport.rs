@@ -1,0 +1,548 @@
+//! The SSH transport against the dev cluster's real sshd (`scripts/dev-cluster up`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use slurmdash::remote::{
+    ssh::control_master_pid, ConnState, HostKeyCheck, ReadPos, Remote, RemoteError, SshOptions,
+    SshRemote,
+};
+
+const T: Duration = Duration::from_secs(20);
+
+fn dev_config() -> PathBuf {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join(".dev-cluster/ssh/config");
+    assert!(
+        p.is_file(),
+        "{} is missing: run `scripts/dev-cluster up` first (these tests need the dev cluster's sshd)",
+        p.display()
+    );
+    p
+}
+
+fn opts(hosts: &[&str], config: &Path) -> SshOptions {
+    let mut o = SshOptions::new(hosts.iter().map(|s| s.to_string()).collect());
+    o.ssh_config = Some(config.to_path_buf());
+    o.connect_timeout = Duration::from_secs(3);
+    o
+}
+
+fn dev() -> SshRemote {
+    SshRemote::new(opts(&["slurmdash-dev"], &dev_config())).expect("remote")
+}
+
+fn s(v: &[&str]) -> Vec<String> {
+    v.iter().map(|x| x.to_string()).collect()
+}
+
+async fn ok(r: &SshRemote, argv: &[&str], stdin: Option<&[u8]>) -> slurmdash::remote::RunOutput {
+    r.run(&s(argv), stdin, T)
+        .await
+        .unwrap_or_else(|e| panic!("{argv:?}: {e}"))
+}
+
+/// A scratch directory on the cluster, removed at the end by the caller.
+async fn remote_tmpdir(r: &SshRemote) -> String {
+    let out = ok(r, &["mktemp", "-d", "/tmp/sdtransport.XXXXXX"], None).await;
+    assert!(out.success(), "mktemp: {}", out.stderr_lossy());
+    out.stdout_lossy().trim().to_string()
+}
+
+/// TCP connections from `pid` to the dev sshd, as `ss` lists them.
+fn ssh_connections_of(pid: u32) -> usize {
+    let out = Command::new("ss")
+        .args(["-Htnp", "state", "established", "dport", "= :22022"])
+        .output()
+        .expect("ss");
+    let needle = format!("pid={pid},");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.contains(&needle))
+        .count()
+}
+
+#[tokio::test]
+async fn hostile_arguments_round_trip_byte_exact() {
+    let r = dev();
+    let marker = format!("/tmp/sd-pwned-{}", std::process::id());
+    let hostile = [
+        "a b",
+        &format!("$(touch {marker})"),
+        &format!("`touch {marker}`"),
+        ";",
+        "; touch x &&",
+        "'",
+        "\"",
+        "it's \"quoted\"",
+        "ünïcødé ✓ 日本",
+        "line1\nline2",
+        "",
+        "*",
+        "!event",
+        "$HOME",
+        "--",
+        "-n",
+        "back\\slash",
+        "tab\there",
+    ];
+    let mut argv = vec!["printf", "%s\\0"];
+    argv.extend(hostile.iter().copied());
+    let out = ok(&r, &argv, None).await;
+    let mut want = Vec::new();
+    for h in hostile {
+        want.extend_from_slice(h.as_bytes());
+        want.push(0);
+    }
+    assert_eq!(out.stdout, want, "stderr: {}", out.stderr_lossy());
+    assert!(out.success());
+    assert!(
+        !Path::new(&marker).exists(),
+        "an argument was executed by the remote shell"
+    );
+}
+
+#[tokio::test]
+async fn stdin_reaches_the_command_binary_intact() {
+    let r = dev();
+    let data: Vec<u8> = (0..(1 << 20)).map(|i| (i % 251) as u8).collect();
+    let out = ok(&r, &["cat"], Some(&data)).await;
+    assert_eq!(out.stdout.len(), data.len());
+    assert!(out.stdout == data, "stdin came back altered");
+    let out = ok(&r, &["wc", "-c"], Some(b"\xff\xfe\0x")).await;
+    assert_eq!(out.stdout_lossy().trim(), "4");
+    let st = r.stats();
+    assert!(st.bytes_out >= data.len() as u64 && st.bytes_in >= data.len() as u64);
+    assert!(st.last_rtt.is_some());
+}
+
+#[tokio::test]
+async fn exit_codes_are_not_transport_errors() {
+    let r = dev();
+    let out = ok(&r, &["sh", "-c", "echo out; echo err >&2; exit 3"], None).await;
+    assert_eq!(
+        (
+            out.code,
+            out.stdout_lossy().as_str(),
+            out.stderr_lossy().as_str()
+        ),
+        (Some(3), "out\n", "err\n")
+    );
+    assert!(!out.success());
+    // 255 is also ssh's own failure code: with a healthy master it is the command's.
+    assert_eq!(
+        ok(&r, &["sh", "-c", "exit 255"], None).await.code,
+        Some(255)
+    );
+    let out = ok(&r, &["no-such-command-xyz"], None).await;
+    assert_eq!(out.code, Some(127), "{}", out.stderr_lossy());
+    assert_eq!(r.stats().connects, 1);
+}
+
+#[tokio::test]
+async fn timeout_abandons_the_command_and_the_session_survives() {
+    let r = dev();
+    ok(&r, &["true"], None).await;
+    let t0 = Instant::now();
+    let e = r
+        .run(&s(&["sleep", "30"]), None, Duration::from_secs(1))
+        .await
+        .expect_err("must time out");
+    let took = t0.elapsed();
+    assert!(matches!(e, RemoteError::Timeout { .. }), "{e}");
+    assert!(e.to_string().contains("sleep 30") && e.to_string().contains("slurmdash-dev"));
+    assert!(took < Duration::from_secs(10), "timeout took {took:?}");
+    assert_eq!(
+        ok(&r, &["echo", "still"], None).await.stdout_lossy(),
+        "still\n"
+    );
+    assert_eq!(r.stats().connects, 1);
+    println!("timeout returned after {took:?}");
+}
+
+#[tokio::test]
+async fn read_file_offset_tail_truncation_and_errors() {
+    let r = dev();
+    let dir = remote_tmpdir(&r).await;
+    let path = format!("{dir}/log $(touch x); 'q'");
+    let mut content = b"line one\n".to_vec();
+    content.extend_from_slice(&[0xff, 0xfe, 0x00, 0x80, b'\n']);
+    content.extend_from_slice("héllo\n".as_bytes());
+    let w = ok(
+        &r,
+        &["sh", "-c", "cat > \"$1\"", "sh", &path],
+        Some(&content),
+    )
+    .await;
+    assert!(w.success(), "{}", w.stderr_lossy());
+    let size = content.len() as u64;
+
+    let c = r
+        .read_file(&path, ReadPos::Offset(0), 1 << 20)
+        .await
+        .expect("all");
+    assert_eq!((c.offset, c.size), (0, size));
+    assert!(c.data == content, "binary content altered");
+
+    let c = r
+        .read_file(&path, ReadPos::Offset(5), 4)
+        .await
+        .expect("slice");
+    assert_eq!((c.offset, c.data.as_slice()), (5, &b"one\n"[..]));
+    assert_eq!(c.next_offset(), 9);
+
+    let c = r
+        .read_file(&path, ReadPos::Tail(7), 1 << 20)
+        .await
+        .expect("tail");
+    assert_eq!(
+        (c.offset, c.data.as_slice()),
+        (size - 7, "héllo\n".as_bytes())
+    );
+
+    let c = r
+        .read_file(&path, ReadPos::Offset(size), 100)
+        .await
+        .expect("at end");
+    assert!(c.data.is_empty() && !c.truncated());
+
+    // The log was rotated/truncated behind the reader: size < offset is visible.
+    ok(&r, &["sh", "-c", "printf new > \"$1\"", "sh", &path], None).await;
+    let c = r
+        .read_file(&path, ReadPos::Offset(size), 100)
+        .await
+        .expect("truncated");
+    assert!(c.truncated(), "{c:?}");
+    assert_eq!(c.size, 3);
+
+    let e = r
+        .read_file(&format!("{dir}/missing"), ReadPos::Offset(0), 10)
+        .await
+        .expect_err("missing");
+    assert!(matches!(e, RemoteError::NotFound { .. }), "{e}");
+
+    let secret = format!("{dir}/secret");
+    ok(
+        &r,
+        &[
+            "sh",
+            "-c",
+            "echo s > \"$1\" && chmod 000 \"$1\"",
+            "sh",
+            &secret,
+        ],
+        None,
+    )
+    .await;
+    let e = r
+        .read_file(&secret, ReadPos::Offset(0), 10)
+        .await
+        .expect_err("denied");
+    assert!(matches!(e, RemoteError::PermissionDenied { .. }), "{e}");
+
+    let closed = format!("{dir}/closed");
+    ok(
+        &r,
+        &[
+            "sh",
+            "-c",
+            "mkdir \"$1\" && echo s > \"$1/f\" && chmod 000 \"$1\"",
+            "sh",
+            &closed,
+        ],
+        None,
+    )
+    .await;
+    let e = r
+        .read_file(&format!("{closed}/f"), ReadPos::Offset(0), 10)
+        .await
+        .expect_err("dir denied");
+    assert!(matches!(e, RemoteError::PermissionDenied { .. }), "{e}");
+
+    let e = r
+        .read_file(&dir, ReadPos::Offset(0), 10)
+        .await
+        .expect_err("dir");
+    assert!(matches!(e, RemoteError::NotRegularFile { .. }), "{e}");
+    assert!(e.to_string().contains(&dir));
+
+    ok(&r, &["chmod", "-R", "u+rwx", &dir], None).await;
+    ok(&r, &["rm", "-rf", &dir], None).await;
+}
+
+#[tokio::test]
+async fn tail_of_a_1gb_file_reads_only_the_end() {
+    let r = dev();
+    let dir = remote_tmpdir(&r).await;
+    let big = format!("{dir}/big");
+    let mk = ok(
+        &r,
+        &[
+            "sh",
+            "-c",
+            "truncate -s 1G \"$1\" && printf END >> \"$1\"",
+            "sh",
+            &big,
+        ],
+        None,
+    )
+    .await;
+    assert!(mk.success(), "{}", mk.stderr_lossy());
+    let t0 = Instant::now();
+    let c = r
+        .read_file(&big, ReadPos::Tail(3), 1 << 20)
+        .await
+        .expect("tail");
+    let took = t0.elapsed();
+    assert_eq!(
+        (c.offset, c.data.as_slice(), c.size),
+        ((1 << 30), &b"END"[..], (1 << 30) + 3)
+    );
+    let c = r
+        .read_file(&big, ReadPos::Offset(1 << 30), 2)
+        .await
+        .expect("offset");
+    assert_eq!(c.data, b"EN");
+    println!("tail of a 1 GiB file: {took:?}");
+    ok(&r, &["rm", "-rf", &dir], None).await;
+}
+
+#[tokio::test]
+async fn many_commands_share_one_master_and_one_tcp_connection() {
+    let r = dev();
+    let t0 = Instant::now();
+    ok(&r, &["true"], None).await;
+    let first = t0.elapsed();
+    let ctl = r.control_path().expect("control path");
+    let pid = control_master_pid(&ctl).await.expect("master pid");
+    assert_eq!(ssh_connections_of(pid), 1);
+    let t1 = Instant::now();
+    for i in 0..30 {
+        let out = ok(&r, &["echo", &i.to_string()], None).await;
+        assert_eq!(out.stdout_lossy(), format!("{i}\n"));
+    }
+    let per = t1.elapsed() / 30;
+    let shared = std::sync::Arc::new(r);
+    let mut set = tokio::task::JoinSet::new();
+    for i in 0..10 {
+        let r = shared.clone();
+        set.spawn(async move { r.run(&s(&["echo", &i.to_string()]), None, T).await });
+    }
+    while let Some(out) = set.join_next().await {
+        assert!(out.expect("task").expect("concurrent run").success());
+    }
+    let r = shared;
+    assert_eq!(
+        control_master_pid(&ctl).await,
+        Some(pid),
+        "master was replaced"
+    );
+    assert_eq!(ssh_connections_of(pid), 1, "more than one TCP connection");
+    let st = r.stats();
+    assert_eq!((st.connects, st.execs), (1, 41));
+    assert_eq!(
+        r.state(),
+        ConnState::Connected {
+            host: "slurmdash-dev".into()
+        }
+    );
+    println!("first command (connect + exec): {first:?}; later commands: {per:?} each");
+}
+
+/// An ssh config with the dev hosts plus a refusing and a silent host.
+fn failover_config(dir: &Path, silent_port: u16) -> PathBuf {
+    let cfg = dir.join("config");
+    let text = format!(
+        "Include {dev}\n\nHost sd-refuse\n  HostName 127.0.0.1\n  Port 1\n\n\
+         Host sd-silent\n  HostName 127.0.0.1\n  Port {silent_port}\n\n\
+         Host sd-unknown-key\n  HostName 127.0.0.1\n  Port 22022\n  User sduser\n  UserKnownHostsFile {kh}\n  BatchMode yes\n",
+        kh = dir.join("empty_known_hosts").display(),
+        dev = dev_config().display()
+    );
+    std::fs::write(dir.join("empty_known_hosts"), "").expect("known_hosts");
+    std::fs::write(&cfg, text).expect("config");
+    cfg
+}
+
+/// Accepts TCP connections and never says a word.
+async fn silent_listener() -> (u16, tokio::task::JoinHandle<()>) {
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let port = l.local_addr().expect("addr").port();
+    let h = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((sock, _)) = l.accept().await {
+            held.push(sock);
+        }
+    });
+    (port, h)
+}
+
+#[tokio::test]
+async fn failover_skips_refusing_and_silent_hosts() {
+    dev_config();
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (port, listener) = silent_listener().await;
+    let cfg = failover_config(tmp.path(), port);
+    let mut o = opts(&["sd-refuse", "sd-silent", "slurmdash-dev"], &cfg);
+    o.connect_timeout = Duration::from_secs(2);
+    let r = SshRemote::new(o).expect("remote");
+    let t0 = Instant::now();
+    let out = ok(&r, &["hostname"], None).await;
+    let took = t0.elapsed();
+    assert!(out.success());
+    assert_eq!(r.host().as_deref(), Some("slurmdash-dev"));
+    assert!(
+        took < Duration::from_secs(2 + 3),
+        "failover took {took:?}, more than connect_timeout + 3 s"
+    );
+    assert!(
+        took >= Duration::from_millis(1500),
+        "silent host was not tried? {took:?}"
+    );
+    println!("failover refuse+silent(2s)+good: {took:?}");
+
+    // Refusing host alone: fails at once with a message naming it; next try backs off.
+    let r = SshRemote::new(opts(&["sd-refuse"], &cfg)).expect("remote");
+    let t0 = Instant::now();
+    let e = r.run(&s(&["true"]), None, T).await.expect_err("refused");
+    println!("refused host failed after {:?}", t0.elapsed());
+    assert!(t0.elapsed() < Duration::from_secs(2));
+    assert!(
+        matches!(e, RemoteError::Connect { .. }) && e.to_string().contains("sd-refuse"),
+        "{e}"
+    );
+    assert!(
+        matches!(r.state(), ConnState::Reconnecting { attempt: 1, .. }),
+        "{:?}",
+        r.state()
+    );
+    listener.abort();
+}
+
+#[tokio::test]
+async fn unknown_host_key_is_refused_not_accepted() {
+    dev_config();
+    let tmp = tempfile::tempdir().expect("tmp");
+    let cfg = failover_config(tmp.path(), 1);
+    let mut o = opts(&["sd-unknown-key"], &cfg);
+    o.host_key_check = HostKeyCheck::Strict;
+    let r = SshRemote::new(o).expect("remote");
+    let e = r
+        .run(&s(&["true"]), None, T)
+        .await
+        .expect_err("must refuse");
+    assert!(
+        e.to_string().contains("Host key verification failed"),
+        "{e}"
+    );
+    assert!(
+        matches!(r.state(), ConnState::Failed { .. }),
+        "{:?}",
+        r.state()
+    );
+    let kh = std::fs::read_to_string(tmp.path().join("empty_known_hosts")).expect("kh");
+    assert!(kh.is_empty(), "a host key was learnt silently");
+}
+
+#[tokio::test]
+async fn killed_master_is_replaced_on_the_next_command() {
+    let r = dev();
+    ok(&r, &["true"], None).await;
+    let ctl = r.control_path().expect("ctl");
+    let pid = control_master_pid(&ctl).await.expect("pid");
+    let killed = Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let out = ok(&r, &["echo", "back"], None).await;
+    assert_eq!(out.stdout_lossy(), "back\n");
+    assert_eq!(r.stats().connects, 2);
+    let new_pid = control_master_pid(&r.control_path().expect("ctl"))
+        .await
+        .expect("pid");
+    assert_ne!(new_pid, pid);
+
+    // A master told to exit (`ssh -O exit`) is replaced the same way.
+    let ctl = r.control_path().expect("ctl");
+    let st = Command::new("ssh")
+        .arg("-S")
+        .arg(&ctl)
+        .args(["-O", "exit", "none"])
+        .output()
+        .expect("ssh -O exit");
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    assert_eq!(
+        ok(&r, &["echo", "again"], None).await.stdout_lossy(),
+        "again\n"
+    );
+    assert_eq!(r.stats().connects, 3);
+    assert_eq!(
+        r.state(),
+        ConnState::Connected {
+            host: "slurmdash-dev".into()
+        }
+    );
+}
+
+#[tokio::test]
+async fn attaches_to_a_master_started_outside() {
+    let cfg = dev_config();
+    let tmp = tempfile::tempdir().expect("tmp");
+    let sock = tmp.path().join("login.sock");
+    // What `slurmdash login` does in the user's terminal, minus the prompts.
+    let st = Command::new("ssh")
+        .args(["-M", "-N", "-f", "-o", "ControlPersist=yes", "-S"])
+        .arg(&sock)
+        .arg("-F")
+        .arg(&cfg)
+        .arg("slurmdash-dev")
+        .status()
+        .expect("ssh -M");
+    assert!(st.success());
+    let pid = control_master_pid(&sock).await.expect("master pid");
+
+    let mut o = opts(&["slurmdash-dev"], &cfg);
+    o.control_path = Some(sock.clone());
+    let r = SshRemote::new(o.clone()).expect("remote");
+    for _ in 0..5 {
+        ok(&r, &["true"], None).await;
+    }
+    assert_eq!(r.control_path(), Some(sock.clone()));
+    assert_eq!(
+        control_master_pid(&sock).await,
+        Some(pid),
+        "did not reuse the user's master"
+    );
+    assert_eq!(ssh_connections_of(pid), 1);
+    drop(r);
+    assert_eq!(
+        control_master_pid(&sock).await,
+        Some(pid),
+        "dropping the remote closed the user's master"
+    );
+
+    // The user's master dies: a key-based login can stand in at the same socket.
+    Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .expect("kill");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let r = SshRemote::new(o).expect("remote");
+    assert_eq!(ok(&r, &["echo", "x"], None).await.stdout_lossy(), "x\n");
+    let new_pid = control_master_pid(&sock).await.expect("replacement master");
+    assert_ne!(new_pid, pid);
+    Command::new("ssh")
+        .arg("-S")
+        .arg(&sock)
+        .args(["-O", "exit", "none"])
+        .output()
+        .expect("exit");
+}
