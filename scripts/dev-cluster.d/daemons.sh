@@ -1,0 +1,172 @@
+# shellcheck shell=bash
+# Starting each daemon and waiting until it really serves. Sourced, never run.
+# Every daemon runs in the foreground of its own session (see start_daemon), as root,
+# so files under a 0700 parent directory never block it.
+
+# shellcheck disable=SC2034 # used by scripts/dev-cluster
+DAEMONS=(munged mariadbd slurmdbd slurmctld slurmd sshd)
+
+munge_works() { munge -n </dev/null 2>/dev/null | unmunge >/dev/null 2>&1; }
+
+# munged serves the default socket (/run/munge/munge.socket.2) because every Slurm
+# client, including the test users' over ssh, talks to that one. If a munged that we
+# did not start already serves it, we use it and leave it alone.
+up_munged() {
+	is_alive munged && return 0
+	if munge_works; then
+		say "munged: using the munged already serving /run/munge/munge.socket.2 (not ours)"
+		return 0
+	fi
+	say "starting munged"
+	start_daemon munged munged --foreground --force \
+		--key-file="$DC/secrets/munge.key" \
+		--seed-file="$DC/state/munge/munged.seed" \
+		--pid-file="$RUN/munged.daemon.pid"
+	wait_ready munged 10 "munge -n | unmunge" munge_works
+}
+
+db() { mariadb --no-defaults --socket="$DB_SOCKET" -u root; }
+
+up_mariadbd() {
+	if ! is_alive mariadbd; then
+		if [[ ! -e $DC/state/mysql.initialized || ! -d $DB_DIR/mysql ]]; then
+			say "initialising MariaDB datadir $DB_DIR"
+			rm -rf "$DB_DIR"
+			mkdir -p "$DB_DIR"
+			chmod 700 "$DB_DIR"
+			mariadb-install-db --no-defaults --datadir="$DB_DIR" --user=root \
+				--auth-root-authentication-method=socket --skip-test-db \
+				>>"$(log_file mariadbd)" 2>&1 ||
+				die_daemon mariadbd "mariadb-install-db failed"
+			touch "$DC/state/mysql.initialized"
+		fi
+		check_port mariadbd "$DB_PORT"
+		say "starting mariadbd (127.0.0.1:$DB_PORT)"
+		# No daemonize flag: start_daemon runs it via setsid in the background.
+		start_daemon mariadbd mariadbd --no-defaults --user=root \
+			--datadir="$DB_DIR" --socket="$DB_SOCKET" --pid-file="$RUN/mariadbd.daemon.pid" \
+			--port="$DB_PORT" --bind-address=127.0.0.1 --skip-name-resolve \
+			--innodb-buffer-pool-size=1G --innodb-log-file-size=64M \
+			--innodb-lock-wait-timeout=900 --innodb-flush-log-at-trx-commit=2 \
+			--max-connections=200
+		wait_ready mariadbd 30 "mariadb-admin ping on $DB_SOCKET" \
+			mariadb-admin --no-defaults --socket="$DB_SOCKET" -u root ping
+	fi
+	# slurmdbd's DB user, for both host names (localhost and 127.0.0.1). Idempotent.
+	local h sql="CREATE DATABASE IF NOT EXISTS slurm_acct_db;"
+	for h in localhost 127.0.0.1; do
+		sql+="CREATE USER IF NOT EXISTS 'slurm'@'$h' IDENTIFIED BY '$DB_PASSWORD';"
+		sql+="ALTER USER 'slurm'@'$h' IDENTIFIED BY '$DB_PASSWORD';"
+		sql+="GRANT ALL ON slurm_acct_db.* TO 'slurm'@'$h';"
+	done
+	# (on stdin, so the password never shows in ps)
+	db <<<"$sql" 2>>"$(log_file mariadbd)" || die_daemon mariadbd "creating the slurm DB user failed"
+}
+
+sacctmgr_works() { sacctmgr -n -P show cluster format=cluster; }
+
+up_slurmdbd() {
+	is_alive slurmdbd && return 0
+	check_port slurmdbd 6819
+	say "starting slurmdbd"
+	start_daemon slurmdbd slurmdbd -D
+	wait_ready slurmdbd 30 "sacctmgr show cluster" sacctmgr_works
+}
+
+# Cluster, accounts and users in slurmdbd (sacctmgr -i, only what is missing).
+setup_accounting() {
+	local have
+	have=$(sacctmgr -n -P show assoc format=cluster,account,user 2>&1) ||
+		die_daemon slurmdbd "sacctmgr show assoc failed: $have"
+	have=$'\n'$have$'\n'
+	local -a todo=()
+	[[ $have == *$'\n'"$CLUSTER|root|"$'\n'* ]] ||
+		todo+=("add cluster $CLUSTER")
+	[[ $have == *$'\n'"$CLUSTER|research|"$'\n'* ]] ||
+		todo+=("add account research cluster=$CLUSTER description=research organization=slurmdash fairshare=60")
+	[[ $have == *$'\n'"$CLUSTER|vision|"$'\n'* ]] ||
+		todo+=("add account vision cluster=$CLUSTER description=vision organization=slurmdash fairshare=40")
+	[[ $have == *$'\n'"$CLUSTER|research|sduser"$'\n'* && $have == *$'\n'"$CLUSTER|vision|sduser"$'\n'* ]] ||
+		todo+=("add user sduser cluster=$CLUSTER account=research,vision defaultaccount=research")
+	[[ $have == *$'\n'"$CLUSTER|research|sdother"$'\n'* ]] ||
+		todo+=("add user sdother cluster=$CLUSTER account=research defaultaccount=research")
+	((${#todo[@]} == 0)) && return 0
+	say "setting up accounting: cluster $CLUSTER, accounts research+vision, users sduser+sdother"
+	local cmd out
+	for cmd in "${todo[@]}"; do
+		# shellcheck disable=SC2086 # the words of a fixed sacctmgr command
+		out=$(sacctmgr -i $cmd 2>&1) || {
+			# "Nothing new added" exits 1 when a part already exists: not an error.
+			[[ $out == *"Nothing new added"* || $out == *"already exists"* ]] ||
+				die_daemon slurmdbd "sacctmgr -i $cmd failed: $out"
+		}
+	done
+}
+
+up_slurmctld() {
+	is_alive slurmctld && return 0
+	check_port slurmctld 6817
+	say "starting slurmctld"
+	start_daemon slurmctld slurmctld -D
+	wait_ready slurmctld 30 "sinfo answers" sinfo -h -o %P
+}
+
+node_state() { scontrol -o show node "$NODE" 2>/dev/null | grep -o 'State=[^ ]*' | cut -d= -f2; }
+
+up_slurmd() {
+	if ! is_alive slurmd; then
+		check_port slurmd 6818
+		say "starting slurmd"
+		start_daemon slurmd slurmd -D
+	fi
+	# Wait until the node is usable. A node left DOWN/DRAIN by a previous run (the state
+	# is saved) is resumed; one still NOT_RESPONDING has not registered yet.
+	local st deadline resumed=0
+	deadline=$(($(now_ms) + 30000))
+	while :; do
+		st=$(node_state || true)
+		case "+$st+" in
+		*+NOT_RESPONDING+* | ++) ;;
+		*+DRAIN+* | *+DOWN+* | *+FAIL+* | *+INVAL+*)
+			if ((resumed == 0 || $(now_ms) > resumed + 3000)); then
+				say "node $NODE is $st: resuming it"
+				scontrol update nodename="$NODE" state=resume >/dev/null 2>&1 || true
+				resumed=$(now_ms)
+			fi
+			;;
+		+IDLE+* | +MIXED+* | +ALLOCATED+* | +COMPLETING+*)
+			NODE_STATE=$st
+			return 0
+			;;
+		esac
+		is_alive slurmd || die_daemon slurmd "exited while starting (node state: ${st:-unknown})"
+		if (($(now_ms) > deadline)); then
+			local reason
+			reason=$(scontrol -o show node "$NODE" 2>/dev/null | grep -o 'Reason=.*' || true)
+			die_daemon slurmd "node $NODE not usable after 30s: state ${st:-unknown} ${reason}"
+		fi
+		sleep 0.2
+	done
+}
+
+ssh_alias_works() { ssh -F "$SSH_DIR/config" "$1" true </dev/null; }
+
+up_sshd() {
+	if ! is_alive sshd; then
+		check_port sshd "$SSH_PORT"
+		say "starting sshd (127.0.0.1:$SSH_PORT)"
+		/usr/sbin/sshd -t -f "$DC/sshd/sshd_config" >>"$(log_file sshd)" 2>&1 ||
+			die_daemon sshd "sshd -t rejected $DC/sshd/sshd_config"
+		start_daemon sshd /usr/sbin/sshd -D -e -f "$DC/sshd/sshd_config"
+		wait_ready sshd 15 "ssh $SSH_ALIAS true" ssh_alias_works "$SSH_ALIAS"
+	fi
+	# (the main alias is also checked end to end by check_end_to_end)
+	wait_ready sshd 15 "ssh $SSH_ALIAS-other true" ssh_alias_works "$SSH_ALIAS-other"
+}
+
+# End to end: a Slurm client run as the test user over ssh reaches slurmctld.
+check_end_to_end() {
+	local out
+	out=$(ssh -F "$SSH_DIR/config" "$SSH_ALIAS" sinfo -h -o %P </dev/null 2>&1) ||
+		die "ssh $SSH_ALIAS sinfo failed: $out (ssh config $SSH_DIR/config, sshd log $(log_file sshd))"
+}
