@@ -5,7 +5,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use slurmdash::remote::{
-    ssh::control_master_pid, ConnState, HostKeyCheck, ReadPos, Remote, RemoteError, SshOptions,
+    control_master_pid, ConnState, HostKeyCheck, ReadPos, Remote, RemoteError, SshOptions,
     SshRemote,
 };
 

@@ -7,6 +7,7 @@
 mod failover;
 pub mod fake;
 pub mod local;
+mod master;
 mod readfile;
 pub mod ssh;
 
@@ -15,11 +16,12 @@ use std::time::Duration;
 pub use failover::{backoff_delay, parse_host_list, try_in_order, Attempt};
 pub use fake::FakeRemote;
 pub use local::LocalRemote;
-pub use readfile::{parse_read_output, read_file_argv, ReadOutcome, READ_SCRIPT};
-pub use ssh::{
-    control_master_alive, default_control_path, interactive_login, HostKeyCheck, SshOptions,
-    SshRemote,
+pub use master::{
+    control_master_alive, control_master_pid, default_control_path, interactive_login,
+    HostKeyCheck, SshOptions,
 };
+pub use readfile::{parse_read_output, read_file_argv, ReadOutcome, READ_SCRIPT};
+pub use ssh::SshRemote;
 
 /// What a remote command printed and how it exited. A non-zero `code` is the command's own
 /// failure (e.g. `squeue` rejecting an option), not a transport error.

@@ -1,0 +1,439 @@
+//! Options of an SSH connection and the system `ssh` processes around it: starting a
+//! ControlMaster (in BatchMode for slurmdash, in the terminal for [`interactive_login`]),
+//! checking and stopping one by its socket.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use super::RemoteError;
+
+/// How host keys are checked. Checking is never switched off by slurmdash.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HostKeyCheck {
+    /// Whatever the user's ssh config says; in BatchMode an unknown host is refused.
+    #[default]
+    FromSshConfig,
+    /// `StrictHostKeyChecking=yes`: the key must already be in known_hosts.
+    Strict,
+    /// `StrictHostKeyChecking=accept-new`: learn unknown hosts, refuse changed keys.
+    AcceptNew,
+}
+
+#[derive(Debug, Clone)]
+pub struct SshOptions {
+    /// Login hosts or ~/.ssh/config aliases, tried in order.
+    pub hosts: Vec<String>,
+    pub user: Option<String>,
+    pub port: Option<u16>,
+    /// Use only this key (`-i KEY -o IdentitiesOnly=yes`); otherwise ssh's own choice, agent included.
+    pub key_path: Option<PathBuf>,
+    /// An ssh config file used instead of ~/.ssh/config (`ssh -F`).
+    pub ssh_config: Option<PathBuf>,
+    /// Attach to the ControlMaster at this socket (made by [`interactive_login`] or by hand).
+    pub control_path: Option<PathBuf>,
+    /// Per host: TCP connect plus SSH banner (`ConnectTimeout`).
+    pub connect_timeout: Duration,
+    pub host_key_check: HostKeyCheck,
+    /// Keepalive of the master; a dead network ends it after three silent intervals.
+    pub server_alive_interval: Duration,
+    /// How long a master started by slurmdash lingers after its last command (it outlives a crash,
+    /// not forever).
+    pub control_persist: Duration,
+    /// Timeout of the remote command behind `read_file`.
+    pub read_timeout: Duration,
+}
+
+impl Default for SshOptions {
+    fn default() -> Self {
+        Self {
+            hosts: Vec::new(),
+            user: None,
+            port: None,
+            key_path: None,
+            ssh_config: None,
+            control_path: None,
+            connect_timeout: Duration::from_secs(10),
+            host_key_check: HostKeyCheck::default(),
+            server_alive_interval: Duration::from_secs(15),
+            control_persist: Duration::from_secs(600),
+            read_timeout: Duration::from_secs(20),
+        }
+    }
+}
+
+impl SshOptions {
+    pub fn new(hosts: Vec<String>) -> Self {
+        Self {
+            hosts,
+            ..Self::default()
+        }
+    }
+
+    /// Arguments of `ssh` that start a ControlMaster for `host` at `ctl`. `log` is given for
+    /// background masters (BatchMode, errors to that file); `None` means an interactive login
+    /// whose prompts and errors go to the terminal.
+    pub fn master_args(&self, host: &str, ctl: &Path, log: Option<&Path>) -> Vec<OsString> {
+        let mut a: Vec<OsString> = Vec::new();
+        let mut opt = |s: String| {
+            a.push("-o".into());
+            a.push(s.into());
+        };
+        let persist = match log {
+            Some(_) => format!("{}s", self.control_persist.as_secs().max(1)),
+            None => "yes".to_string(),
+        };
+        opt(format!("ControlPersist={persist}"));
+        let secs = self.connect_timeout.as_secs_f64().ceil().max(1.0) as u64;
+        opt(format!("ConnectTimeout={secs}"));
+        let alive = self.server_alive_interval.as_secs().max(1);
+        opt(format!("ServerAliveInterval={alive}"));
+        opt("ServerAliveCountMax=3".into());
+        match self.host_key_check {
+            HostKeyCheck::FromSshConfig => {}
+            HostKeyCheck::Strict => opt("StrictHostKeyChecking=yes".into()),
+            HostKeyCheck::AcceptNew => opt("StrictHostKeyChecking=accept-new".into()),
+        }
+        if log.is_some() {
+            opt("BatchMode=yes".into());
+        }
+        if self.key_path.is_some() {
+            opt("IdentitiesOnly=yes".into());
+        }
+        let mut out: Vec<OsString> = ["-M", "-N", "-f", "-S"].map(OsString::from).into();
+        out.push(ctl.into());
+        if let Some(log) = log {
+            out.push("-E".into());
+            out.push(log.into());
+        }
+        out.extend(a);
+        if let Some(f) = &self.ssh_config {
+            out.extend(["-F".into(), f.into()]);
+        }
+        if let Some(p) = self.port {
+            out.extend(["-p".into(), p.to_string().into()]);
+        }
+        if let Some(u) = &self.user {
+            out.extend(["-l".into(), u.into()]);
+        }
+        if let Some(k) = &self.key_path {
+            out.extend(["-i".into(), k.into()]);
+        }
+        out.push("--".into());
+        out.push(host.into());
+        out
+    }
+}
+
+/// Where [`interactive_login`] puts the socket for `host` unless told otherwise:
+/// `~/.ssh/slurmdash-<host>.sock`.
+pub fn default_control_path(host: &str) -> PathBuf {
+    let safe: String = host
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-@".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let base = std::env::var_os("HOME")
+        .map(|h| PathBuf::from(h).join(".ssh"))
+        .unwrap_or_else(std::env::temp_dir);
+    base.join(format!("slurmdash-{safe}.sock"))
+}
+
+fn check_args(ctl: &Path) -> [OsString; 5] {
+    [
+        "-S".into(),
+        ctl.into(),
+        "-O".into(),
+        "check".into(),
+        "none".into(),
+    ]
+}
+
+/// True if a ControlMaster answers on `ctl` (`ssh -O check`). Blocking; for use before the TUI.
+pub fn control_master_alive(ctl: &Path) -> bool {
+    std::process::Command::new("ssh")
+        .args(check_args(ctl))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Process id of the ControlMaster on `ctl`, from `ssh -O check` ("Master running (pid=N)").
+pub async fn control_master_pid(ctl: &Path) -> Option<u32> {
+    let out = tokio::process::Command::new("ssh")
+        .args(check_args(ctl))
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&out.stderr);
+    let rest = &text[text.find("pid=")? + 4..];
+    rest[..rest.find(')')?].trim().parse().ok()
+}
+
+/// Starts a ControlMaster in the user's terminal, before the TUI takes the screen, so that
+/// password, OTP and host-key prompts can be answered. Hosts are tried in order. Returns the
+/// socket to put in `SshOptions::control_path`. A master already alive there is reused.
+pub fn interactive_login(opts: &SshOptions) -> Result<PathBuf, RemoteError> {
+    let first = opts.hosts.first().ok_or_else(no_hosts_error)?;
+    let ctl = opts
+        .control_path
+        .clone()
+        .unwrap_or_else(|| default_control_path(first));
+    if control_master_alive(&ctl) {
+        return Ok(ctl);
+    }
+    if let Some(dir) = ctl.parent() {
+        make_private_dir(dir).map_err(|e| connect_err(first, e))?;
+    }
+    let _ = std::fs::remove_file(&ctl);
+    let mut errors = Vec::new();
+    for host in &opts.hosts {
+        let status = std::process::Command::new("ssh")
+            .args(opts.master_args(host, &ctl, None))
+            .status();
+        match status {
+            Ok(s) if s.success() && control_master_alive(&ctl) => return Ok(ctl),
+            Ok(s) => errors.push(format!("{host}: ssh exited with {s}")),
+            Err(e) => errors.push(format!("{host}: cannot run ssh: {e}")),
+        }
+    }
+    Err(RemoteError::Connect {
+        host: opts.hosts.join(","),
+        reason: errors.join("; "),
+    })
+}
+
+pub(crate) fn no_hosts_error() -> RemoteError {
+    RemoteError::Connect {
+        host: "(none)".into(),
+        reason: "no login host configured".into(),
+    }
+}
+
+pub(crate) fn connect_err(host: &str, e: impl std::fmt::Display) -> RemoteError {
+    RemoteError::Connect {
+        host: host.into(),
+        reason: e.to_string(),
+    }
+}
+
+fn make_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    if dir.is_dir() {
+        return Ok(());
+    }
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
+/// A fresh 0700 directory for our sockets and master logs (short path: sockets are
+/// limited to ~100 bytes).
+pub(crate) fn new_private_dir() -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    let base = std::env::temp_dir();
+    loop {
+        let n = SEQ.fetch_add(1, Ordering::Relaxed);
+        let dir = base.join(format!("sd-{}-{n}", std::process::id()));
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// The last few meaningful lines of an ssh error log.
+pub(crate) fn tail_of_log(text: &str) -> String {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("Warning: Permanently added"))
+        .collect();
+    let start = lines.len().saturating_sub(3);
+    lines[start..].join(" / ")
+}
+
+/// Errors that waiting will not fix (the state shows Failed instead of Reconnecting).
+pub(crate) fn looks_permanent(reason: &str) -> bool {
+    [
+        "Permission denied",
+        "Host key verification failed",
+        "IDENTIFICATION HAS CHANGED",
+    ]
+    .iter()
+    .any(|s| reason.contains(s))
+}
+
+/// stderr of a mux client that never reached the master: nothing ran on the cluster.
+pub(crate) fn mux_never_connected(stderr: &[u8]) -> bool {
+    let s = String::from_utf8_lossy(stderr);
+    s.contains("Control socket connect(") || s.contains("Could not resolve hostname none")
+}
+
+pub(crate) async fn master_alive(ctl: &Path) -> bool {
+    tokio::process::Command::new("ssh")
+        .args(check_args(ctl))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .status()
+        .await
+        .is_ok_and(|s| s.success())
+}
+
+/// Runs `ssh -M -N -f` in BatchMode for `host` at `ctl` and waits until it has authenticated
+/// and forked into the background. Errors are the last lines of the master's log.
+pub(crate) async fn launch_batch_master(
+    opts: &SshOptions,
+    host: &str,
+    ctl: &Path,
+    log: &Path,
+) -> Result<(), String> {
+    let _ = std::fs::remove_file(ctl);
+    let mut child = tokio::process::Command::new("ssh")
+        .args(opts.master_args(host, ctl, Some(log)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("cannot run ssh: {e}"))?;
+    // ConnectTimeout bounds TCP and banner; this also bounds a stuck key exchange or auth.
+    let limit = opts.connect_timeout * 2 + Duration::from_secs(2);
+    let status = match tokio::time::timeout(limit, child.wait()).await {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) => return Err(format!("waiting for ssh: {e}")),
+        Err(_) => {
+            let _ = child.kill().await;
+            return Err(format!("no login within {:.0}s", limit.as_secs_f64()));
+        }
+    };
+    if status.success() {
+        return Ok(());
+    }
+    let msg = tail_of_log(&std::fs::read_to_string(log).unwrap_or_default());
+    Err(if msg.is_empty() {
+        format!("ssh exited with {status}")
+    } else {
+        msg
+    })
+}
+
+fn exit_args(ctl: &Path) -> [OsString; 5] {
+    [
+        "-S".into(),
+        ctl.into(),
+        "-O".into(),
+        "exit".into(),
+        "none".into(),
+    ]
+}
+
+/// Asks the master on `ctl` to exit (at most 2 s).
+pub(crate) async fn exit_master(ctl: &Path) {
+    let exit = tokio::process::Command::new("ssh")
+        .args(exit_args(ctl))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .status();
+    let _ = tokio::time::timeout(Duration::from_secs(2), exit).await;
+}
+
+/// [`exit_master`] for `Drop`.
+pub(crate) fn exit_master_blocking(ctl: &Path) {
+    let _ = std::process::Command::new("ssh")
+        .args(exit_args(ctl))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strs(v: &[OsString]) -> Vec<String> {
+        v.iter().map(|s| s.to_string_lossy().into_owned()).collect()
+    }
+
+    #[test]
+    fn batch_master_args() {
+        let mut o = SshOptions::new(vec!["login1".into()]);
+        o.user = Some("me".into());
+        o.port = Some(2222);
+        o.key_path = Some("/k/id".into());
+        o.ssh_config = Some("/c/config".into());
+        o.host_key_check = HostKeyCheck::Strict;
+        o.connect_timeout = Duration::from_millis(1500);
+        let a = strs(&o.master_args("login1", Path::new("/s/m0"), Some(Path::new("/s/l"))));
+        let s = a.join(" ");
+        assert!(s.starts_with("-M -N -f -S /s/m0 -E /s/l "), "{s}");
+        for want in [
+            "-o BatchMode=yes",
+            "-o ConnectTimeout=2",
+            "-o StrictHostKeyChecking=yes",
+            "-o IdentitiesOnly=yes",
+            "-F /c/config",
+            "-p 2222",
+            "-l me",
+            "-i /k/id",
+            "-o ControlPersist=600s",
+        ] {
+            assert!(s.contains(want), "missing {want} in {s}");
+        }
+        assert_eq!(&a[a.len() - 2..], ["--", "login1"]);
+    }
+
+    #[test]
+    fn interactive_master_args_allow_prompts() {
+        let o = SshOptions::new(vec!["h".into()]);
+        let s = strs(&o.master_args("h", Path::new("/s/c"), None)).join(" ");
+        assert!(!s.contains("BatchMode"), "{s}");
+        assert!(!s.contains("StrictHostKeyChecking"), "{s}");
+        assert!(s.contains("ControlPersist=yes"));
+        assert!(!s.contains("-E "));
+    }
+
+    #[test]
+    fn control_path_is_sanitized() {
+        let p = default_control_path("me@login/1 x");
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+        assert_eq!(name, "slurmdash-me@login_1_x.sock");
+    }
+
+    #[test]
+    fn classifies_errors() {
+        assert!(looks_permanent("sduser@h: Permission denied (publickey)."));
+        assert!(!looks_permanent(
+            "connect to host h port 22: Connection refused"
+        ));
+        assert!(mux_never_connected(
+            b"Control socket connect(/x): No such file or directory\r\nssh: Could not resolve hostname none"
+        ));
+        assert!(!mux_never_connected(b"some remote stderr"));
+        assert_eq!(
+            tail_of_log("Warning: Permanently added x\n\na\nb\nc\nd\n"),
+            "b / c / d"
+        );
+    }
+}
