@@ -44,6 +44,9 @@ pub struct SshOptions {
     pub control_persist: Duration,
     /// Timeout of the remote command behind `read_file`.
     pub read_timeout: Duration,
+    /// Run commands under the login node's `timeout` so that one we give up on also stops
+    /// there (used only if `timeout --version` works on the node).
+    pub kill_remote_on_timeout: bool,
 }
 
 impl Default for SshOptions {
@@ -60,6 +63,7 @@ impl Default for SshOptions {
             server_alive_interval: Duration::from_secs(15),
             control_persist: Duration::from_secs(600),
             read_timeout: Duration::from_secs(20),
+            kill_remote_on_timeout: true,
         }
     }
 }

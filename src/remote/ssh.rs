@@ -31,6 +31,8 @@ struct Live {
     ctl: PathBuf,
     /// Started by us: closed when the SshRemote is dropped.
     owned: bool,
+    /// The login node has `timeout`, so commands are wrapped to die there when we give up.
+    remote_timeout: bool,
 }
 
 #[derive(Default)]
@@ -175,8 +177,10 @@ impl SshRemote {
     async fn open(&self, attempt: u32, first: bool) -> Result<Live, String> {
         if let Some(ctl) = &self.opts.control_path {
             if master_alive(ctl).await {
+                let session = Session::resume(ctl.clone().into_boxed_path(), None);
                 return Ok(Live {
-                    session: Session::resume(ctl.clone().into_boxed_path(), None),
+                    remote_timeout: self.probe_timeout(&session).await,
+                    session,
                     host: self.opts.hosts[0].clone(),
                     ctl: ctl.clone(),
                     owned: false,
@@ -190,8 +194,11 @@ impl SshRemote {
                     attempt,
                 });
             }
-            self.launch(&host).await.map(|(ctl, log, owned)| Live {
-                session: Session::resume(ctl.clone().into_boxed_path(), Some(log.into())),
+            let (ctl, log, owned) = self.launch(&host).await?;
+            let session = Session::resume(ctl.clone().into_boxed_path(), Some(log.into()));
+            Ok(Live {
+                remote_timeout: self.probe_timeout(&session).await,
+                session,
                 host,
                 ctl,
                 owned,
@@ -208,6 +215,21 @@ impl SshRemote {
                 Err(reason)
             }
         }
+    }
+
+    /// Whether `timeout` exists on the login node (one exec per connection).
+    async fn probe_timeout(&self, session: &Session) -> bool {
+        if !self.opts.kill_remote_on_timeout {
+            return false;
+        }
+        let mut cmd = session.command("timeout");
+        cmd.arg("--version")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let probe = tokio::time::timeout(self.opts.connect_timeout, cmd.status()).await;
+        self.shared().stats.execs += 1;
+        matches!(probe, Ok(Ok(s)) if s.success())
     }
 
     /// Runs `ssh -M -N -f` in BatchMode and waits until it has authenticated and forked.
@@ -246,6 +268,14 @@ impl SshRemote {
         stdin: Option<&[u8]>,
         timeout: Duration,
     ) -> Exec {
+        let wrapped;
+        let argv = match remote_timeout_argv(live.remote_timeout, argv, timeout) {
+            Some(w) => {
+                wrapped = w;
+                &wrapped
+            }
+            None => argv,
+        };
         let mut cmd = live.session.command(argv[0].as_str());
         cmd.args(&argv[1..])
             .stdin(if stdin.is_some() {
@@ -321,6 +351,23 @@ impl SshRemote {
             code,
         })
     }
+}
+
+/// `timeout -k 5s <T+1>s argv…`: a command we stopped waiting for also ends on the login node
+/// (closing the channel alone leaves e.g. a hung `squeue` running there, since no pty means
+/// no SIGHUP).
+fn remote_timeout_argv(enabled: bool, argv: &[String], timeout: Duration) -> Option<Vec<String>> {
+    if !enabled || timeout > Duration::from_secs(86_400) {
+        return None;
+    }
+    let mut w = vec![
+        "timeout".to_string(),
+        "-k".into(),
+        "5s".into(),
+        format!("{:.1}s", timeout.as_secs_f64() + 1.0),
+    ];
+    w.extend(argv.iter().cloned());
+    Some(w)
 }
 
 #[async_trait::async_trait]
@@ -428,6 +475,16 @@ impl Drop for SshRemote {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn remote_timeout_wraps_argv_unchanged() {
+        let argv = vec!["squeue".to_string(), "-o".into(), "%i|%j".into()];
+        let w = remote_timeout_argv(true, &argv, Duration::from_millis(2500)).expect("wrapped");
+        assert_eq!(w[..4], ["timeout", "-k", "5s", "3.5s"]);
+        assert_eq!(w[4..], argv[..]);
+        assert!(remote_timeout_argv(false, &argv, Duration::from_secs(1)).is_none());
+        assert!(remote_timeout_argv(true, &argv, Duration::MAX).is_none());
+    }
 
     #[test]
     fn new_needs_a_host() {
