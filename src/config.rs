@@ -325,7 +325,11 @@ fn validate(config: &Config, path: &Path) -> Result<(), ConfigError> {
                 "must list at least one login host (or set local = true)",
             ));
         }
-        if let Some(h) = c.hosts.iter().find(|h| h.trim().is_empty() || h.contains(' ')) {
+        if let Some(h) = c
+            .hosts
+            .iter()
+            .find(|h| h.trim().is_empty() || h.contains(' '))
+        {
             return Err(invalid(
                 key("hosts"),
                 &format!("`{h}` is not a host name or ssh alias"),
@@ -367,7 +371,9 @@ mod tests {
             path: p(),
             config: cfg,
         };
-        let c = loaded.cluster(None, &Env::default()).expect("default cluster");
+        let c = loaded
+            .cluster(None, &Env::default())
+            .expect("default cluster");
         assert!(!c.settings.hosts.is_empty());
     }
 
@@ -394,19 +400,11 @@ mod tests {
             err.to_string(),
             "config file /home/u/.config/slurmdash/config.toml: key `clusters.a.hosts`: must list at least one login host (or set local = true)"
         );
-        let err = parse(
-            "[clusters.a]\nhosts=['h']\npoll_interval_secs = 0\n",
-            &p(),
-        )
-        .unwrap_err();
+        let err = parse("[clusters.a]\nhosts=['h']\npoll_interval_secs = 0\n", &p()).unwrap_err();
         assert!(err.to_string().contains("clusters.a.poll_interval_secs"));
         let err = parse("default_cluster='b'\n[clusters.a]\nhosts=['h']\n", &p()).unwrap_err();
         assert!(err.to_string().contains("`default_cluster`"));
-        let err = parse(
-            "[clusters.a]\nhosts=['h']\nresults_root='results'\n",
-            &p(),
-        )
-        .unwrap_err();
+        let err = parse("[clusters.a]\nhosts=['h']\nresults_root='results'\n", &p()).unwrap_err();
         assert!(err.to_string().contains("clusters.a.results_root"));
     }
 
@@ -417,7 +415,10 @@ mod tests {
             &p(),
         )
         .expect("parses");
-        let loaded = Loaded { path: p(), config: cfg };
+        let loaded = Loaded {
+            path: p(),
+            config: cfg,
+        };
         let env = Env::from_pairs([
             ("SLURM_HOSTNAME", "login1, login2"),
             ("SLURM_USER", "alice"),
@@ -458,9 +459,15 @@ mod tests {
 
     #[test]
     fn unknown_and_ambiguous_clusters_are_explained() {
-        let cfg = parse("[clusters.a]\nhosts=['h']\n[clusters.b]\nhosts=['h']\n", &p())
-            .expect("parses");
-        let loaded = Loaded { path: p(), config: cfg };
+        let cfg = parse(
+            "[clusters.a]\nhosts=['h']\n[clusters.b]\nhosts=['h']\n",
+            &p(),
+        )
+        .expect("parses");
+        let loaded = Loaded {
+            path: p(),
+            config: cfg,
+        };
         let err = loaded.cluster(Some("c"), &Env::default()).unwrap_err();
         assert!(err.to_string().contains("known clusters: a, b"), "{err}");
         let err = loaded.cluster(None, &Env::default()).unwrap_err();

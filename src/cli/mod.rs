@@ -1,1 +1,119 @@
+//! The command line: global options, subcommands, and the shared set-up of config and
+//! transport. Every subcommand uses the same Slurm layer and transport as the dashboard.
 
+mod cancel;
+mod connect;
+mod doctor;
+mod jobs;
+mod login;
+mod logs;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use color_eyre::eyre::{Result, WrapErr};
+
+use crate::config::{Cluster, Env, Loaded};
+use crate::remote::{display_argv, Remote, RunOutput};
+
+pub use connect::connect;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "slurmdash",
+    version,
+    about = "Watch and drive Slurm jobs on a remote cluster over SSH"
+)]
+pub struct Cli {
+    /// Config file (default: $XDG_CONFIG_HOME/slurmdash/config.toml).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Cluster from the config (default: default_cluster).
+    #[arg(long, global = true, value_name = "NAME")]
+    pub cluster: Option<String>,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check that SSH, the Slurm commands and the results root work; exit 0 only if all pass.
+    Doctor,
+    /// Print one snapshot of the queue (own jobs by default).
+    Jobs(jobs::JobsArgs),
+    /// Cancel jobs. A job that is already gone or finished counts as cancelled.
+    Cancel(cancel::CancelArgs),
+    /// Print (and follow) a job's output.
+    Logs(logs::LogsArgs),
+    /// Open the SSH connection in this terminal (answer password/2FA prompts here); later
+    /// commands and the dashboard reuse it.
+    Login,
+}
+
+pub async fn run(cli: Cli) -> Result<ExitCode> {
+    let cluster = load_cluster(&cli)?;
+    match cli.command {
+        Some(Command::Doctor) => doctor::run(&cluster).await,
+        Some(Command::Jobs(args)) => jobs::run(&cluster, &args).await,
+        Some(Command::Cancel(args)) => cancel::run(&cluster, &args).await,
+        Some(Command::Logs(args)) => logs::run(&cluster, &args).await,
+        Some(Command::Login) => login::run(&cluster),
+        None => {
+            eprintln!(
+                "slurmdash: the dashboard is not built yet; showing `slurmdash jobs` instead"
+            );
+            jobs::run(&cluster, &jobs::JobsArgs::default()).await
+        }
+    }
+}
+
+fn load_cluster(cli: &Cli) -> Result<Cluster> {
+    let loaded = Loaded::load(cli.config.as_deref())?;
+    let cluster = loaded
+        .cluster(cli.cluster.as_deref(), &Env::from_process())
+        .wrap_err("choosing the cluster")?;
+    Ok(cluster)
+}
+
+/// Runs `argv` on the cluster and returns its stdout; a non-zero exit becomes an error that
+/// names the command, the host and what the command printed.
+pub(crate) async fn run_checked(
+    remote: &dyn Remote,
+    cluster: &Cluster,
+    argv: &[String],
+) -> Result<String> {
+    let out = remote
+        .run(argv, None, cluster.settings.command_timeout())
+        .await?;
+    check_output(remote, argv, out)
+}
+
+pub(crate) fn check_output(remote: &dyn Remote, argv: &[String], out: RunOutput) -> Result<String> {
+    if out.success() {
+        return Ok(out.stdout_lossy());
+    }
+    let host = remote.host().unwrap_or_else(|| "the cluster".into());
+    let code = out
+        .code
+        .map_or_else(|| "killed by a signal".to_string(), |c| format!("exit {c}"));
+    let stderr = out.stderr_lossy();
+    let said = stderr.trim();
+    color_eyre::eyre::bail!(
+        "`{}` on {host} failed ({code}){}",
+        display_argv(argv),
+        if said.is_empty() {
+            String::new()
+        } else {
+            format!(": {said}")
+        }
+    )
+}
+
+/// Text from the cluster made safe to print on a terminal: control characters (escape
+/// sequences included) become `?`.
+pub(crate) fn printable(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
+}

@@ -1,0 +1,54 @@
+use std::process::ExitCode;
+
+use clap::Args;
+use color_eyre::eyre::{eyre, Result};
+
+use super::connect;
+use crate::config::Cluster;
+use crate::slurm::command;
+use crate::slurm::model::{CancelOutcome, JobId};
+use crate::slurm::parse::parse_scancel;
+
+#[derive(Debug, Args)]
+pub struct CancelArgs {
+    /// Job ids (`123`, `123_7` for one array task, `123+1` for a het component).
+    #[arg(required = true, value_name = "ID")]
+    pub ids: Vec<String>,
+}
+
+pub async fn run(cluster: &Cluster, args: &CancelArgs) -> Result<ExitCode> {
+    let ids = args
+        .ids
+        .iter()
+        .map(|s| {
+            s.parse::<JobId>()
+                .map_err(|e| eyre!("`{s}` is not a Slurm job id: {e}"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let remote = connect(cluster)?;
+    let argv = command::scancel(&ids);
+    let out = remote
+        .run(&argv, None, cluster.settings.command_timeout())
+        .await?;
+    let code = out.code.unwrap_or(-1);
+    let mut failed = false;
+    for (id, outcome) in parse_scancel(&ids, &out.stderr_lossy(), code) {
+        let line = match outcome {
+            CancelOutcome::Cancelled => "cancelled".to_string(),
+            CancelOutcome::AlreadyGone => {
+                "already gone (Slurm no longer knows it); counts as cancelled".to_string()
+            }
+            CancelOutcome::AlreadyFinished => "already finished; counts as cancelled".to_string(),
+            CancelOutcome::Failed(msg) => {
+                failed = true;
+                format!("NOT cancelled: {msg}")
+            }
+        };
+        println!("{id}: {line}");
+    }
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,52 @@
+//! Builds the transport for a configured cluster.
+
+use std::sync::Arc;
+
+use color_eyre::eyre::{Result, WrapErr};
+
+use crate::config::Cluster;
+use crate::remote::{
+    control_master_alive, default_control_path, interactive_login, LocalRemote, Remote, SshOptions,
+    SshRemote,
+};
+
+pub fn ssh_options(cluster: &Cluster) -> SshOptions {
+    let s = &cluster.settings;
+    SshOptions {
+        hosts: s.hosts.clone(),
+        user: s.user.clone(),
+        port: s.port,
+        key_path: s.key_path.clone(),
+        ssh_config: s.ssh_config.clone(),
+        control_path: s.control_path.clone(),
+        connect_timeout: s.connect_timeout(),
+        ..SshOptions::default()
+    }
+}
+
+/// The remote for `cluster`: local commands, or SSH through one ControlMaster. With
+/// `interactive_login`, the master is opened first in this terminal so that password and
+/// 2FA prompts can be answered, and every later command reuses it; a master left open by
+/// `slurmdash login` is picked up the same way.
+pub fn connect(cluster: &Cluster) -> Result<Arc<dyn Remote>> {
+    if cluster.settings.local {
+        return Ok(Arc::new(LocalRemote::new()));
+    }
+    let mut opts = ssh_options(cluster);
+    if cluster.settings.interactive_login {
+        let socket = interactive_login(&opts)
+            .wrap_err_with(|| format!("logging in to cluster `{}`", cluster.name))?;
+        opts.control_path = Some(socket);
+    } else if opts.control_path.is_none() {
+        // A master opened earlier by `slurmdash login` is reused.
+        if let Some(first) = opts.hosts.first() {
+            let socket = default_control_path(first);
+            if control_master_alive(&socket) {
+                opts.control_path = Some(socket);
+            }
+        }
+    }
+    let remote = SshRemote::new(opts)
+        .wrap_err_with(|| format!("setting up SSH for cluster `{}`", cluster.name))?;
+    Ok(Arc::new(remote))
+}

@@ -1,0 +1,147 @@
+use std::process::ExitCode;
+
+use clap::Args;
+use color_eyre::eyre::{Result, WrapErr};
+use serde_json::{json, Value};
+
+use super::{connect, printable, run_checked};
+use crate::config::Cluster;
+use crate::slurm::command::{self, Scope, SqueueQuery};
+use crate::slurm::model::{Job, JobState};
+use crate::slurm::parse::parse_squeue;
+use crate::slurm::time::format_time;
+
+#[derive(Debug, Args, Default)]
+pub struct JobsArgs {
+    /// Every user's jobs, not only your own.
+    #[arg(long)]
+    pub all: bool,
+    /// Only jobs in this partition (repeatable).
+    #[arg(long, value_name = "P")]
+    pub partition: Vec<String>,
+    /// Only jobs charged to this account (repeatable).
+    #[arg(long, value_name = "A")]
+    pub account: Vec<String>,
+    /// Print JSON (one array of job objects) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn query(args: &JobsArgs) -> SqueueQuery {
+    SqueueQuery {
+        scope: if args.all { Scope::All } else { Scope::Me },
+        partitions: args.partition.clone(),
+        accounts: args.account.clone(),
+        ..SqueueQuery::default()
+    }
+}
+
+pub async fn run(cluster: &Cluster, args: &JobsArgs) -> Result<ExitCode> {
+    let remote = connect(cluster)?;
+    let argv = command::squeue(&query(args));
+    let out = run_checked(remote.as_ref(), cluster, &argv).await?;
+    let jobs = parse_squeue(&out).wrap_err("reading squeue's output")?;
+    if args.json {
+        let v: Vec<Value> = jobs.iter().map(job_json).collect();
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        print!("{}", table(&jobs));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn job_json(j: &Job) -> Value {
+    json!({
+        "id": j.id.as_str(),
+        "name": j.name,
+        "user": j.user,
+        "account": j.account,
+        "partition": j.partition,
+        "state": j.state.long_name(),
+        "status": format!("{:?}", j.status()),
+        "reason": j.reason,
+        "time_used": j.time_used.to_slurm(),
+        "time_limit": j.time_limit.to_slurm(),
+        "nodes": j.nodes,
+        "cpus": j.cpus,
+        "gpus": j.gpus(),
+        "node_list": j.node_list,
+        "submit_time": j.submit_time.map(|t| t.format("%Y-%m-%dT%H:%M:%S").to_string()),
+        "start_time": j.start_time.map(|t| t.format("%Y-%m-%dT%H:%M:%S").to_string()),
+        "work_dir": j.work_dir,
+        "qos": j.qos,
+    })
+}
+
+const NAME_WIDTH: usize = 28;
+
+fn clip(s: &str, width: usize) -> String {
+    let s = printable(s);
+    if s.chars().count() <= width {
+        s
+    } else {
+        let mut t: String = s.chars().take(width.saturating_sub(1)).collect();
+        t.push('…');
+        t
+    }
+}
+
+/// The plain-text queue: one row per job, pending jobs with their reason and start
+/// estimate, running ones with their nodes.
+pub fn table(jobs: &[Job]) -> String {
+    let mut rows: Vec<[String; 8]> = vec![[
+        "JOBID".into(),
+        "NAME".into(),
+        "PARTITION".into(),
+        "STATE".into(),
+        "TIME/LIMIT".into(),
+        "NODES".into(),
+        "GPUS".into(),
+        "REASON / NODELIST".into(),
+    ]];
+    for j in jobs {
+        let where_ = if j.state == JobState::Pending {
+            let reason = j.reason.clone().unwrap_or_else(|| "-".into());
+            match j.start_time {
+                Some(t) => format!("{reason} (start {})", format_time(&Some(t))),
+                None => reason,
+            }
+        } else {
+            j.node_list.clone().unwrap_or_default()
+        };
+        rows.push([
+            j.id.as_str().to_string(),
+            clip(&j.name, NAME_WIDTH),
+            printable(&j.partition),
+            j.state.long_name().to_string(),
+            format!("{}/{}", j.time_used.to_slurm(), j.time_limit.to_slurm()),
+            j.nodes.to_string(),
+            j.gpus().to_string(),
+            printable(&where_),
+        ]);
+    }
+    let mut widths = [0usize; 8];
+    for r in &rows {
+        for (w, c) in widths.iter_mut().zip(r.iter()) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for r in &rows {
+        let mut line = String::new();
+        for (i, (c, w)) in r.iter().zip(widths.iter()).enumerate() {
+            if i + 1 == r.len() {
+                line.push_str(c);
+            } else {
+                line.push_str(c);
+                line.push_str(&" ".repeat(w - c.chars().count() + 2));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    if jobs.is_empty() {
+        out.push_str("(no jobs)\n");
+    }
+    out
+}

@@ -1,0 +1,193 @@
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Args;
+use color_eyre::eyre::{eyre, Result, WrapErr};
+
+use super::{connect, run_checked};
+use crate::config::Cluster;
+use crate::remote::{ReadPos, Remote, RemoteError};
+use crate::slurm::command::{self, Scope, SqueueQuery};
+use crate::slurm::logpath::{default_pattern, resolve_log_path, LogContext};
+use crate::slurm::model::{JobDetail, JobId, JobState};
+use crate::slurm::parse::{parse_sacct, parse_scontrol_jobs, parse_squeue};
+
+#[derive(Debug, Args)]
+pub struct LogsArgs {
+    /// Job id.
+    #[arg(value_name = "ID")]
+    pub id: String,
+    /// Print stderr instead of stdout.
+    #[arg(long)]
+    pub err: bool,
+    /// Keep printing new output until the job ends.
+    #[arg(long, short)]
+    pub follow: bool,
+}
+
+/// Bytes fetched per remote read.
+const CHUNK: u64 = 4 << 20;
+const FOLLOW_EVERY: Duration = Duration::from_secs(1);
+
+/// Where a job's output is, as far as Slurm still says.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogLocation {
+    pub path: String,
+    /// Set when the path is a guess (Slurm no longer reports it).
+    pub note: Option<String>,
+    pub state: Option<JobState>,
+}
+
+pub async fn run(cluster: &Cluster, args: &LogsArgs) -> Result<ExitCode> {
+    let id: JobId = args
+        .id
+        .parse()
+        .map_err(|e| eyre!("`{}` is not a Slurm job id: {e}", args.id))?;
+    let remote = connect(cluster)?;
+    let loc = locate(remote.as_ref(), cluster, &id, args.err).await?;
+    if let Some(note) = &loc.note {
+        eprintln!("slurmdash: {note}");
+    }
+    let mut finished = loc.state.as_ref().is_none_or(JobState::is_finished);
+    let mut offset = 0u64;
+    let mut waiting_said = false;
+    let mut tick = 0u32;
+    let mut stdout = std::io::stdout().lock();
+    loop {
+        match remote
+            .read_file(&loc.path, ReadPos::Offset(offset), CHUNK)
+            .await
+        {
+            Ok(chunk) if chunk.truncated() => {
+                eprintln!(
+                    "slurmdash: {} shrank to {} bytes (truncated or replaced); reading it again from the start",
+                    loc.path, chunk.size
+                );
+                offset = 0;
+                continue;
+            }
+            Ok(chunk) => {
+                stdout.write_all(&chunk.data)?;
+                stdout.flush()?;
+                offset = chunk.next_offset();
+                if offset < chunk.size {
+                    continue;
+                }
+            }
+            Err(RemoteError::NotFound { .. }) if args.follow && !finished => {
+                if !waiting_said {
+                    eprintln!(
+                        "slurmdash: waiting for {} (job is {})",
+                        loc.path,
+                        loc.state
+                            .as_ref()
+                            .map_or("not started", |s| s.long_name())
+                            .to_lowercase()
+                    );
+                    waiting_said = true;
+                }
+            }
+            Err(e) => {
+                return Err(e).wrap_err_with(|| format!("reading the output of job {id}"));
+            }
+        }
+        if !args.follow || finished {
+            break;
+        }
+        tokio::time::sleep(FOLLOW_EVERY).await;
+        tick += 1;
+        if tick % 5 == 0 {
+            // One last read after the job ended picks up its final lines.
+            finished = job_finished(remote.as_ref(), cluster, &id).await;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn job_finished(remote: &dyn Remote, cluster: &Cluster, id: &JobId) -> bool {
+    let q = SqueueQuery {
+        scope: Scope::All,
+        jobs: vec![id.clone()],
+        ..SqueueQuery::default()
+    };
+    match run_checked(remote, cluster, &command::squeue(&q)).await {
+        Ok(out) => match parse_squeue(&out) {
+            Ok(jobs) => jobs.iter().all(|j| j.state.is_finished()),
+            Err(_) => false,
+        },
+        // squeue rejects ids it no longer knows.
+        Err(_) => true,
+    }
+}
+
+/// Finds the job's stdout (or stderr) path: from `scontrol show job` while slurmctld knows the
+/// job, else from sacct's work dir and Slurm's default file name.
+pub async fn locate(
+    remote: &dyn Remote,
+    cluster: &Cluster,
+    id: &JobId,
+    stderr: bool,
+) -> Result<LogLocation> {
+    let argv = command::scontrol_show_job(id, false);
+    let out = remote
+        .run(&argv, None, cluster.settings.command_timeout())
+        .await?;
+    if out.success() {
+        let details = parse_scontrol_jobs(&out.stdout_lossy())
+            .wrap_err("reading `scontrol show job` output")?;
+        if let Some(d) = details.first() {
+            let pattern = if stderr {
+                d.stderr.clone().or_else(|| d.stdout.clone())
+            } else {
+                d.stdout.clone()
+            };
+            let is_task = d.array_task.is_some();
+            let (pattern, note) = match pattern {
+                Some(p) => (p, None),
+                None => (
+                    default_pattern(is_task).to_string(),
+                    Some("Slurm reports no output path; trying its default file name".into()),
+                ),
+            };
+            return Ok(LogLocation {
+                path: resolve_log_path(&pattern, &context(d, id)),
+                note,
+                state: d.state.clone(),
+            });
+        }
+    }
+    let out = run_checked(
+        remote,
+        cluster,
+        &command::sacct_jobs(std::slice::from_ref(id)),
+    )
+    .await?;
+    let details = parse_sacct(&out).wrap_err("reading sacct's output")?;
+    let d = details.first().ok_or_else(|| {
+        eyre!("job {id} is unknown to both slurmctld and the accounting database (sacct)")
+    })?;
+    let pattern = default_pattern(d.array_task.is_some());
+    let path = resolve_log_path(pattern, &context(d, id));
+    Ok(LogLocation {
+        note: Some(format!(
+            "job {id} has left the controller, which alone knows its output path; trying Slurm's default {path}"
+        )),
+        path,
+        state: d.state.clone(),
+    })
+}
+
+fn context(d: &JobDetail, id: &JobId) -> LogContext {
+    let job_id = d.id.as_ref().map_or(id.base(), JobId::base);
+    let task = d.array_task.as_deref().and_then(|t| t.parse().ok());
+    LogContext {
+        job_id,
+        array_job_id: task.and(d.array_job_id),
+        array_task_id: task,
+        job_name: d.name.clone(),
+        user: d.user.clone().unwrap_or_default(),
+        node: d.batch_host.clone(),
+        work_dir: d.work_dir.clone().unwrap_or_default(),
+    }
+}
