@@ -312,8 +312,10 @@ pub fn sbatch(script: &str, o: &SbatchOptions) -> Vec<String> {
     a
 }
 
+/// `--verbose`: without it scancel says nothing about ids that are unknown
+/// or already finished (and exits 0 either way).
 pub fn scancel(ids: &[JobId]) -> Vec<String> {
-    let mut a = vec!["scancel".to_string()];
+    let mut a = vec!["scancel".to_string(), "--verbose".into()];
     a.extend(ids.iter().map(|i| i.as_str().to_string()));
     a
 }
@@ -381,7 +383,7 @@ mod tests {
     #[test]
     fn other_builders() {
         let ids: Vec<JobId> = vec!["5".parse().unwrap(), "6_2".parse().unwrap()];
-        assert_eq!(scancel(&ids), ["scancel", "5", "6_2"]);
+        assert_eq!(scancel(&ids), ["scancel", "--verbose", "5", "6_2"]);
         assert_eq!(
             scontrol_show_job(&ids[1], true),
             ["scontrol", "--details", "show", "job", "6_2"]

@@ -22,6 +22,35 @@ pub struct LogContext {
     pub work_dir: String,
 }
 
+impl LogContext {
+    /// From `scontrol show job` / sacct. None without a job id or work dir.
+    pub fn from_detail(d: &crate::slurm::model::JobDetail) -> Option<LogContext> {
+        let id = d.id.as_ref()?;
+        let task = id.array_task();
+        let array_job_id = task.map(|_| d.array_job_id.unwrap_or(id.base()));
+        // For an array task the real job id is not in `A_T`; scontrol's
+        // JobId= is kept in the raw fields.
+        let job_id = d
+            .field("JobId")
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(id.base());
+        Some(LogContext {
+            job_id,
+            array_job_id,
+            array_task_id: task,
+            job_name: d.name.clone(),
+            user: d.user.clone().unwrap_or_default(),
+            node: d.batch_host.clone().or_else(|| {
+                d.node_list
+                    .as_deref()
+                    .filter(|n| !n.contains(['[', ',']))
+                    .map(str::to_string)
+            }),
+            work_dir: d.work_dir.clone()?,
+        })
+    }
+}
+
 /// Slurm's default when no `--output` was given.
 pub fn default_pattern(is_array_task: bool) -> &'static str {
     if is_array_task {

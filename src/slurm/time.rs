@@ -58,7 +58,7 @@ impl SlurmDuration {
         match s {
             "UNLIMITED" | "infinite" | "INFINITE" => return Ok(SlurmDuration::Unlimited),
             "Partition_Limit" => return Ok(SlurmDuration::PartitionLimit),
-            "" | "N/A" | "INVALID" | "NOT_SET" | "None" | "(null)" => {
+            "" | "N/A" | "INVALID" | "NOT_SET" | "None" | "NONE" | "(null)" => {
                 return Ok(SlurmDuration::Unknown)
             }
             _ => {}

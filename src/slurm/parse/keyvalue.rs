@@ -118,6 +118,18 @@ mod tests {
     }
 
     #[test]
+    fn underscored_reason_from_real_scontrol() {
+        // Captured from 22.05: squeue %r prints this reason with spaces,
+        // scontrol with underscores.
+        let b = "JobId=71 JobName=gpu-two\n   JobState=PENDING Reason=Nodes_required_for_job_are_DOWN,_DRAINED_or_reserved_for_jobs_in_higher_priority_partitions Dependency=(null)\n";
+        let kv = parse_block(b);
+        assert_eq!(
+            get(&kv, "Reason"),
+            "Nodes_required_for_job_are_DOWN,_DRAINED_or_reserved_for_jobs_in_higher_priority_partitions"
+        );
+    }
+
+    #[test]
     fn complex_keys() {
         let kv = parse_block(
             "X=1\n   AllocNode:Sid=h:12 ReqB:S:C:T=0:0:*:* Socks/Node=* TRES=cpu=1,mem=1G\n",

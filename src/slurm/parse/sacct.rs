@@ -1,4 +1,4 @@
-use super::{lines, non_empty, Row};
+use super::{non_empty, Record, Row};
 use crate::slurm::command::{FIELD_SEP, SACCT_FIELDS};
 use crate::slurm::error::ParseError;
 use crate::slurm::model::JobDetail;
@@ -12,11 +12,42 @@ pub(crate) fn exit_code(s: &str) -> Option<(i32, i32)> {
     Some((a.parse().ok()?, b.parse().ok()?))
 }
 
+/// sacct has no record terminator and prints a newline inside a job name
+/// raw. The name is the last field, so a line without any separator right
+/// after a complete row continues that row's name.
+fn records(out: &str) -> Result<Vec<Record<'_>>, ParseError> {
+    // (line number, byte start, byte end) of each record
+    let mut spans: Vec<(usize, usize, usize)> = Vec::new();
+    let mut offset = 0;
+    for (i, line) in out.split_inclusive('\n').enumerate() {
+        let start = offset;
+        offset += line.len();
+        let text = line.trim_end_matches(['\n', '\r']);
+        if !text.contains(FIELD_SEP) {
+            if let (Some(last), false) = (spans.last_mut(), text.is_empty()) {
+                last.2 = start + text.len();
+                continue;
+            }
+            if text.trim().is_empty() {
+                continue;
+            }
+        }
+        spans.push((i + 1, start, start + text.len()));
+    }
+    Ok(spans
+        .into_iter()
+        .map(|(line, a, b)| Record {
+            line,
+            text: &out[a..b],
+        })
+        .collect())
+}
+
 /// Output of `command::sacct_jobs` / `sacct_since`: one JobDetail per row
 /// (allocations only, so no `.batch`/`.extern` steps unless asked for).
 pub fn parse_sacct(out: &str) -> Result<Vec<JobDetail>, ParseError> {
     let mut rows = Vec::new();
-    for rec in lines(out) {
+    for rec in records(out)? {
         let r = Row::split(CMD, &rec, FIELD_SEP, SACCT_FIELDS.len(), true)?;
         let st = StateField::parse(r.str(7));
         let mut d = JobDetail {
@@ -66,4 +97,34 @@ pub fn parse_sacct(out: &str) -> Result<Vec<JobDetail>, ParseError> {
         rows.push(d);
     }
     Ok(rows)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn row(id: &str, name: &str) -> String {
+        let mut f = vec![""; SACCT_FIELDS.len()];
+        f[0] = id;
+        f[7] = "COMPLETED";
+        f[25] = name;
+        f.join("\x1f")
+    }
+
+    #[test]
+    fn newline_in_name_joins_continuation_lines() {
+        let out = format!("{}\n{}\n", row("5", "a\nb\nc"), row("6", "x"));
+        let rows = parse_sacct(&out).unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].name, "a\nb\nc");
+        assert_eq!(rows[1].name, "x");
+    }
+
+    #[test]
+    fn short_row_is_an_error() {
+        let out = format!("{}\n5\x1f6\n", row("5", "a"));
+        let e = parse_sacct(&out).unwrap_err();
+        assert_eq!(e.line, 2);
+    }
 }

@@ -1,15 +1,20 @@
 use crate::slurm::jobid::JobId;
 use crate::slurm::model::CancelOutcome;
 
-/// Classifies scancel's stderr per requested id. scancel prints one
-/// `scancel: error: Kill job error on job id ID: MESSAGE` line per failed
-/// id; ids with no line were cancelled. A failure that names no id (e.g.
-/// controller unreachable) applies to every id without its own line when
-/// the exit status is non-zero.
+/// Classifies the stderr of `command::scancel` (`--verbose`) per requested
+/// id. scancel prints `scancel: error: Kill job error on job id ID: MESSAGE`
+/// per failed id; ids with no such line were cancelled. Slurm 22.05 exits 0
+/// for unknown and finished ids, 1 for a malformed id, and Slurm's errno
+/// & 0xff (210 for "Access/permission denied") for refusals. A failure that
+/// names no id (bad syntax, controller unreachable) applies to every id
+/// without its own line when the exit status is non-zero.
 pub fn parse_scancel(ids: &[JobId], stderr: &str, exit_status: i32) -> Vec<(JobId, CancelOutcome)> {
     let mut per_id: Vec<(String, CancelOutcome)> = Vec::new();
     let mut general: Vec<&str> = Vec::new();
     for line in stderr.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if line.starts_with("scancel: Terminating job") || line.starts_with("scancel: Signal ") {
+            continue;
+        }
         match id_and_message(line) {
             Some((id, msg)) => per_id.push((id.to_string(), classify(msg))),
             None => general.push(line),
@@ -24,7 +29,7 @@ pub fn parse_scancel(ids: &[JobId], stderr: &str, exit_status: i32) -> Vec<(JobI
             let outcome = match hit {
                 Some((_, o)) => o.clone(),
                 None if exit_status != 0 && per_id.is_empty() && !general.is_empty() => {
-                    classify(&general.join("; "))
+                    CancelOutcome::Failed(general.join("; "))
                 }
                 None if exit_status != 0 && per_id.is_empty() => {
                     CancelOutcome::Failed(format!("scancel exited with status {exit_status}"))

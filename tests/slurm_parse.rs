@@ -1,0 +1,606 @@
+//! Parsers against REAL output captured from the dev cluster by
+//! `scripts/capture-fixtures` (Slurm 22.05), plus property tests that no
+//! input makes a parser panic.
+#![allow(clippy::unwrap_used)]
+
+use std::path::PathBuf;
+
+use proptest::prelude::*;
+use slurmdash::slurm::jobid::JobId;
+use slurmdash::slurm::model::{gpus_in_tres, CancelOutcome, Status};
+use slurmdash::slurm::parse::*;
+use slurmdash::slurm::state::JobState;
+use slurmdash::slurm::time::SlurmDuration;
+
+fn fixture(name: &str) -> String {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/slurm")
+        .join(name);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn status_of(name: &str) -> i32 {
+    fixture(&format!("{name}.status")).trim().parse().unwrap()
+}
+
+fn all_parsers(s: &str) {
+    let _ = parse_squeue(s);
+    let _ = parse_squeue_start(s);
+    let _ = parse_sacct(s);
+    let _ = parse_scontrol_jobs(s);
+    let _ = parse_scontrol_partitions(s);
+    let _ = parse_sinfo(s);
+    let _ = parse_sprio(s);
+    let _ = parse_sshare(s);
+    let _ = parse_sbatch(s);
+    let ids: Vec<JobId> = vec!["1".parse().unwrap()];
+    let _ = parse_scancel(&ids, s, 1);
+    let _ = s.parse::<JobId>();
+    let _ = SlurmDuration::parse(s);
+    let _ = JobState::parse(s);
+    let _ = gpus_in_tres(s);
+    let _ = slurmdash::slurm::time::parse_time(s);
+    let ctx = slurmdash::slurm::logpath::LogContext::default();
+    let _ = slurmdash::slurm::logpath::resolve_log_path(s, &ctx);
+}
+
+const FIXTURES: &[&str] = &[
+    "squeue_me.out",
+    "squeue_me_r.out",
+    "squeue_start.out",
+    "scontrol_job_running.out",
+    "scontrol_job_array.out",
+    "scontrol_partition.out",
+    "sinfo.out",
+    "sprio.out",
+    "sshare.out",
+    "sacct_finished.out",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn no_parser_panics_on_arbitrary_text(s in "\\PC*") {
+        all_parsers(&s);
+    }
+
+    #[test]
+    fn no_parser_panics_on_separator_soup(s in "[0-9_\\[\\]%+.:=/ \\-\u{1f}\u{1e}\nA-Za-z()|,;]{0,200}") {
+        all_parsers(&s);
+    }
+
+    #[test]
+    fn no_parser_panics_on_mutated_real_output(
+        which in 0..FIXTURES.len(),
+        cut in any::<prop::sample::Index>(),
+        at in any::<prop::sample::Index>(),
+        insert in "[\u{1f}\u{1e}\n=| A-Za-z0-9:-]{0,8}",
+    ) {
+        let real = fixture(FIXTURES[which]);
+        let mut chars: Vec<char> = real.chars().collect();
+        if !chars.is_empty() {
+            let i = at.index(chars.len());
+            chars.splice(i..i, insert.chars());
+            let c = cut.index(chars.len());
+            chars.remove(c);
+        }
+        let s: String = chars.into_iter().collect();
+        all_parsers(&s);
+        // Truncation anywhere must also be safe.
+        let t: String = real.chars().take(cut.index(real.chars().count().max(1))).collect();
+        all_parsers(&t);
+    }
+
+    #[test]
+    fn duration_round_trips(secs in 0u64..10_000_000) {
+        let d = SlurmDuration::from_secs(secs);
+        prop_assert_eq!(SlurmDuration::parse(&d.to_slurm()).unwrap(), d);
+    }
+}
+
+// ---------------------------------------------------------------- squeue
+
+const WEIRD: &str = "we|ird, \"double\" 'single' ünïcødé 名前";
+
+fn squeue_me() -> Vec<slurmdash::slurm::model::Job> {
+    parse_squeue(&fixture("squeue_me.out")).unwrap()
+}
+
+fn by_name<'a>(
+    jobs: &'a [slurmdash::slurm::model::Job],
+    name: &str,
+) -> &'a slurmdash::slurm::model::Job {
+    jobs.iter()
+        .find(|j| j.name == name)
+        .unwrap_or_else(|| panic!("no job named {name:?}"))
+}
+
+#[test]
+fn squeue_hostile_names_survive() {
+    let jobs = squeue_me();
+    let w = by_name(&jobs, WEIRD);
+    assert_eq!(w.status(), Status::Running);
+    assert_eq!(w.user, "sduser");
+    assert_eq!(w.partition, "short");
+    assert_eq!(w.node_list.as_deref(), Some("vm"));
+    // A newline in a job name is printed raw; the record terminator keeps the row whole.
+    let nl = by_name(&jobs, "line\nbreak");
+    assert_eq!(nl.reason.as_deref(), Some("JobHeldUser"));
+    let sp = by_name(&jobs, "in-spaced-dir");
+    assert!(sp.work_dir.ends_with("/dir with space"), "{}", sp.work_dir);
+}
+
+#[test]
+fn squeue_pending_reasons_and_limits() {
+    let jobs = squeue_me();
+    assert_eq!(
+        by_name(&jobs, "held-job").reason.as_deref(),
+        Some("JobHeldUser")
+    );
+    assert_eq!(by_name(&jobs, "held-job").priority, Some(0));
+    let over = by_name(&jobs, "over-maxtime");
+    assert_eq!(over.reason.as_deref(), Some("PartitionTimeLimit"));
+    assert_eq!(over.time_limit.known().unwrap().as_secs(), 7200);
+    let hog2 = by_name(&jobs, "cpu hog 2");
+    assert_eq!(hog2.state, JobState::Pending);
+    assert_eq!(hog2.reason.as_deref(), Some("Resources"));
+    assert_eq!(hog2.cpus, 8);
+    assert!(hog2.start_time.is_some(), "backfill estimate");
+    assert_eq!(
+        by_name(&jobs, "cpu hog 3").reason.as_deref(),
+        Some("Priority")
+    );
+    let hog1 = by_name(&jobs, "cpu hog 1");
+    assert_eq!(hog1.status(), Status::Running);
+    assert_eq!(hog1.min_memory.as_deref(), Some("100M"));
+    assert!(hog1.time_used.known().is_some());
+    assert_eq!(hog1.time_limit.to_slurm(), "20:00");
+}
+
+#[test]
+fn squeue_gpu_request() {
+    let jobs = squeue_me();
+    let g = by_name(&jobs, "gpu-two");
+    assert_eq!(g.tres_per_node.as_deref(), Some("gres:gpu:2"));
+    assert_eq!(g.gpus(), 2);
+    assert_eq!(by_name(&jobs, "cpu hog 1").gpus(), 0);
+}
+
+#[test]
+fn squeue_arrays_and_het_jobs() {
+    let jobs = squeue_me();
+    let arr: Vec<_> = jobs.iter().filter(|j| j.name == "array-job").collect();
+    let collapsed: Vec<_> = arr
+        .iter()
+        .filter(|j| j.id.array_pending().is_some())
+        .collect();
+    assert_eq!(collapsed.len(), 1);
+    let spec = collapsed[0].id.array_pending().unwrap();
+    assert_eq!(spec.max_running, Some(4));
+    assert_eq!(spec.task_count(), 96);
+    assert_eq!(collapsed[0].array_task.as_deref(), Some("4-99%4"));
+    let mut tasks: Vec<u32> = arr.iter().filter_map(|j| j.id.array_task()).collect();
+    tasks.sort();
+    assert_eq!(tasks, vec![0, 1, 2, 3]);
+    let base = collapsed[0].id.base();
+    assert!(arr
+        .iter()
+        .all(|j| j.id.base() == base && j.array_job_id == Some(base)));
+
+    let het: Vec<_> = jobs.iter().filter(|j| j.name == "het-job").collect();
+    let mut offs: Vec<u32> = het.iter().filter_map(|j| j.id.het_offset()).collect();
+    offs.sort();
+    assert_eq!(offs, vec![0, 1]);
+    assert_eq!(het[0].id.base(), het[1].id.base());
+}
+
+#[test]
+fn squeue_expanded_arrays_have_one_row_per_task() {
+    let jobs = parse_squeue(&fixture("squeue_me_r.out")).unwrap();
+    let arr: Vec<_> = jobs.iter().filter(|j| j.name == "array-job").collect();
+    assert_eq!(arr.len(), 100);
+    assert!(arr.iter().all(|j| j.id.array_task().is_some()));
+}
+
+#[test]
+fn squeue_all_and_filters() {
+    let all = parse_squeue(&fixture("squeue_all.out")).unwrap();
+    assert!(all.iter().any(|j| j.user == "sdother"));
+    let pend = parse_squeue(&fixture("squeue_pending.out")).unwrap();
+    assert!(!pend.is_empty());
+    assert!(pend.iter().all(|j| j.state == JobState::Pending));
+    assert!(pend
+        .iter()
+        .all(|j| j.partition == "short" || j.partition == "polar"));
+}
+
+#[test]
+fn squeue_start_estimates() {
+    let rows = parse_squeue_start(&fixture("squeue_start.out")).unwrap();
+    let hog2 = rows.iter().find(|r| r.name == "cpu hog 2").unwrap();
+    assert!(hog2.start_time.is_some());
+    assert_eq!(hog2.sched_nodes.as_deref(), Some("vm"));
+    let held = rows.iter().find(|r| r.name == "held-job").unwrap();
+    assert_eq!(held.start_time, None);
+    assert_eq!(held.sched_nodes, None);
+}
+
+#[test]
+fn squeue_default_format_is_not_ours() {
+    // The human format has no record terminator: rejected, not misread.
+    let e = parse_squeue(&fixture("squeue_default.out")).unwrap_err();
+    assert_eq!(e.command, "squeue");
+}
+
+#[test]
+fn synthetic_20k_squeue_parses() {
+    let big = slurmdash::slurm::synth::squeue_rows(&fixture("squeue_me.out"), 20_000);
+    let jobs = parse_squeue(&big).unwrap();
+    assert_eq!(jobs.len(), 20_000);
+    let mut ids: Vec<&str> = jobs.iter().map(|j| j.id.as_str()).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 20_000);
+    assert!(jobs.iter().any(|j| j.name == WEIRD));
+}
+
+// -------------------------------------------------------------- scontrol
+
+fn one_job(name: &str) -> slurmdash::slurm::model::JobDetail {
+    let jobs = parse_scontrol_jobs(&fixture(name)).unwrap();
+    assert_eq!(jobs.len(), 1, "{name}");
+    jobs.into_iter().next().unwrap()
+}
+
+#[test]
+fn scontrol_running_job_with_hostile_name() {
+    let d = one_job("scontrol_job_running.out");
+    assert_eq!(d.name, WEIRD);
+    assert_eq!(d.state, Some(JobState::Running));
+    assert_eq!(d.user.as_deref(), Some("sduser"));
+    assert_eq!(d.uid, Some(1001));
+    assert_eq!(d.account.as_deref(), Some("research"));
+    assert_eq!(d.qos.as_deref(), Some("normal"));
+    assert_eq!(d.exit_code, Some((0, 0)));
+    assert_eq!(d.requeue, Some(true));
+    assert_eq!(d.restarts, Some(0));
+    assert_eq!(d.cpus, Some(1));
+    assert_eq!(d.nodes, Some(1));
+    assert_eq!(d.batch_host.as_deref(), Some("vm"));
+    assert_eq!(d.time_limit.unwrap().known().unwrap().as_secs(), 1200);
+    assert!(d.start_time.is_some() && d.end_time.is_some());
+    assert_eq!(d.tres.as_deref(), Some("cpu=1,mem=50M,node=1,billing=1"));
+    // 22.05 expands %x and %j in StdOut itself.
+    let wd = d.work_dir.clone().unwrap();
+    let id = d.id.clone().unwrap();
+    assert_eq!(d.stdout, Some(format!("{wd}/logs/{WEIRD}-{id}.out")));
+    assert_eq!(d.command, None, "--wrap jobs have Command=(null)");
+}
+
+#[test]
+fn scontrol_pending_held_and_overtime() {
+    let d = one_job("scontrol_job_pending.out");
+    assert_eq!(d.reason.as_deref(), Some("Priority"));
+    assert_eq!(d.node_list, None);
+    assert_eq!(d.name, "cpu hog 3");
+    let h = one_job("scontrol_job_held.out");
+    assert_eq!(h.reason.as_deref(), Some("JobHeldUser"));
+    assert_eq!(h.priority, Some(0));
+    let o = one_job("scontrol_job_overtime.out");
+    assert_eq!(o.reason.as_deref(), Some("PartitionTimeLimit"));
+    assert_eq!(o.time_limit.unwrap().to_slurm(), "2:00:00");
+    let s = one_job("scontrol_job_spacedir.out");
+    assert!(s.work_dir.unwrap().ends_with("/dir with space"));
+    assert!(s.stdout.unwrap().contains("/dir with space/slurm-"));
+    let n = one_job("scontrol_job_newline.out");
+    assert_eq!(n.name, "line\nbreak");
+    assert_eq!(n.reason.as_deref(), Some("JobHeldUser"));
+}
+
+#[test]
+fn scontrol_gpu_in_second_partition() {
+    let d = one_job("scontrol_job_gpu_polar.out");
+    assert_eq!(d.partition.as_deref(), Some("polar"));
+    assert_eq!(d.gpus(), 1);
+    assert_eq!(d.dependency, None);
+}
+
+#[test]
+fn scontrol_gpu_job_with_details() {
+    let d = one_job("scontrol_job_gpu_d.out");
+    assert_eq!(d.tres_per_node.as_deref(), Some("gres:gpu:2"));
+    assert_eq!(d.gpus(), 2);
+    assert_eq!(d.state, Some(JobState::Running));
+    let err = d.stderr.unwrap();
+    assert!(
+        err.ends_with(&format!("/logs/gpu-{}.err", d.id.unwrap())),
+        "{err}"
+    );
+    // -d adds a per-node line with GRES indices.
+    assert!(
+        d.fields
+            .iter()
+            .any(|(k, v)| k == "GRES" && v.contains("gpu")),
+        "{:?}",
+        d.fields
+    );
+}
+
+#[test]
+fn scontrol_array_lists_pending_rest_and_tasks() {
+    let jobs = parse_scontrol_jobs(&fixture("scontrol_job_array.out")).unwrap();
+    assert_eq!(jobs.len(), 5);
+    let rest = &jobs[0];
+    assert_eq!(rest.array_task.as_deref(), Some("4-99%4"));
+    assert_eq!(
+        rest.id
+            .as_ref()
+            .unwrap()
+            .array_pending()
+            .unwrap()
+            .task_count(),
+        96
+    );
+    // Slurm expands %a of the not-yet-split record to NO_VAL.
+    assert!(rest.stdout.as_deref().unwrap().ends_with("_4294967294.out"));
+    let tasks: Vec<u32> = jobs[1..]
+        .iter()
+        .map(|j| j.id.as_ref().unwrap().array_task().unwrap())
+        .collect();
+    assert_eq!(tasks, vec![3, 2, 1, 0]);
+    for t in &jobs[1..] {
+        let id = t.id.as_ref().unwrap();
+        assert_eq!(t.array_job_id, Some(id.base()));
+        let want = format!("/logs/arr-{}_{}.out", id.base(), id.array_task().unwrap());
+        assert!(t.stdout.as_deref().unwrap().ends_with(&want));
+    }
+}
+
+#[test]
+fn scontrol_het_components() {
+    let jobs = parse_scontrol_jobs(&fixture("scontrol_job_het.out")).unwrap();
+    assert_eq!(jobs.len(), 2);
+    let ids: Vec<String> = jobs
+        .iter()
+        .map(|j| j.id.as_ref().unwrap().to_string())
+        .collect();
+    let base = jobs[0].het_job_id.unwrap();
+    assert_eq!(ids, vec![format!("{base}+0"), format!("{base}+1")]);
+    assert_eq!(
+        jobs[1].field("HetJobIdSet"),
+        Some(format!("{base}-{}", base + 1).as_str())
+    );
+}
+
+#[test]
+fn scontrol_finished_job_is_gone() {
+    for name in ["scontrol_job_finished", "scontrol_job_invalid"] {
+        assert!(parse_scontrol_jobs(&fixture(&format!("{name}.out")))
+            .unwrap()
+            .is_empty());
+        assert_eq!(status_of(name), 1);
+        assert!(fixture(&format!("{name}.err")).contains("Invalid job id specified"));
+    }
+}
+
+#[test]
+fn scontrol_partitions() {
+    let parts = parse_scontrol_partitions(&fixture("scontrol_partition.out")).unwrap();
+    let names: Vec<&str> = parts.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, vec!["short", "polar", "long"]);
+    let limits: Vec<String> = parts.iter().map(|p| p.max_time.to_slurm()).collect();
+    assert_eq!(limits, vec!["30:00", "4:00:00", "2-00:00:00"]);
+    assert!(parts[0].is_default && !parts[1].is_default);
+    assert_eq!(parts[0].state, "UP");
+    assert_eq!(parts[0].total_cpus, 16);
+    assert_eq!(parts[0].total_nodes, 1);
+    assert_eq!(parts[0].nodes, "vm");
+    assert_eq!(parts[0].max_nodes, None, "UNLIMITED");
+    assert_eq!(parts[0].default_time, SlurmDuration::Unknown, "NONE");
+    assert_eq!(gpus_in_tres(parts[0].tres.as_deref().unwrap()), 8);
+}
+
+// ------------------------------------------------- sinfo, sprio, sshare
+
+#[test]
+fn sinfo_partitions_and_gpus() {
+    let rows = parse_sinfo(&fixture("sinfo.out")).unwrap();
+    assert_eq!(rows.len(), 3);
+    let running_gpus: u32 = parse_squeue(&fixture("squeue_all.out"))
+        .unwrap()
+        .iter()
+        .filter(|j| j.state == JobState::Running)
+        .map(|j| j.gpus())
+        .sum();
+    assert!(running_gpus >= 2);
+    assert!(rows[0].is_default && rows[0].partition == "short");
+    assert_eq!(rows[2].time_limit.to_slurm(), "2-00:00:00");
+    for r in &rows {
+        assert_eq!(r.avail, "up");
+        assert_eq!(r.cpus_total, 16);
+        assert_eq!(r.cpus_alloc + r.cpus_idle + r.cpus_other, 16);
+        assert_eq!(r.gpus_total(), 8);
+        assert_eq!(
+            r.gpus_used(),
+            running_gpus,
+            "GresUsed = GPUs of running jobs"
+        );
+    }
+}
+
+#[test]
+fn sprio_factors() {
+    let rows = parse_sprio(&fixture("sprio.out")).unwrap();
+    assert!(!rows.is_empty());
+    assert!(rows.iter().all(|r| r.priority > 0 && r.user == "sduser"));
+    let two = parse_sprio(&fixture("sprio_jobs.out")).unwrap();
+    assert_eq!(two.len(), 2);
+    assert!(two
+        .iter()
+        .all(|r| r.partition == "short" && r.fairshare > 0.0));
+}
+
+#[test]
+fn sshare_rows() {
+    let rows = parse_sshare(&fixture("sshare.out")).unwrap();
+    assert_eq!(rows[0].account, "root");
+    assert_eq!(rows[0].user, None);
+    let mine = rows
+        .iter()
+        .find(|r| r.account == "research" && r.user.as_deref() == Some("sduser"))
+        .unwrap();
+    assert_eq!(mine.raw_shares, Some(1));
+    assert!(mine.fairshare.is_some());
+    let all = parse_sshare(&fixture("sshare_all.out")).unwrap();
+    assert!(all.iter().any(|r| r.user.as_deref() == Some("sdother")));
+}
+
+// ----------------------------------------------------------------- sacct
+
+#[test]
+fn sacct_finished_jobs() {
+    let rows = parse_sacct(&fixture("sacct_finished.out")).unwrap();
+    let get = |n: &str| rows.iter().find(|r| r.name == n).unwrap();
+    let ok = get("done-ok");
+    assert_eq!(ok.state, Some(JobState::Completed));
+    assert_eq!(ok.status(), Some(Status::Complete));
+    assert_eq!(ok.exit_code, Some((0, 0)));
+    assert!(ok.elapsed.unwrap().known().unwrap().as_secs() < 10);
+    assert_eq!(ok.time_limit.unwrap().to_slurm(), "1:00");
+    assert_eq!(ok.node_list.as_deref(), Some("vm"));
+    assert_eq!(gpus_in_tres(ok.tres.as_deref().unwrap()), 0);
+    let bad = get("done-fail");
+    assert_eq!(bad.status(), Some(Status::Error));
+    assert_eq!(bad.exit_code, Some((3, 0)));
+    let c = get("to-cancel");
+    assert_eq!(c.status(), Some(Status::Canceled));
+    assert_eq!(get("line\nbreak done").state, Some(JobState::Completed));
+    let p = get("cancelled-while-pending");
+    assert_eq!(p.state, Some(JobState::Cancelled));
+    assert_eq!(p.cancelled_by, Some(1001));
+}
+
+#[test]
+fn sacct_since_and_steps() {
+    let since = parse_sacct(&fixture("sacct_since.out")).unwrap();
+    // slurmdbd stores names with `"` turned into a backquote, and this
+    // cluster's database charset turns the CJK characters into `?`: match
+    // squeue and sacct rows by id, never by name.
+    assert!(!since.iter().any(|r| r.name == WEIRD));
+    assert!(since
+        .iter()
+        .any(|r| r.name == "we|ird, `double` 'single' ünïcødé ??"));
+    // sacct prints a newline in a name raw; the continuation line is joined.
+    assert!(since.iter().any(|r| r.name == "line\nbreak done"));
+    assert!(since
+        .iter()
+        .any(|r| r.id.as_ref().unwrap().array_pending().is_some()));
+    assert!(since.iter().any(|r| r.cancelled_by == Some(1001)));
+    let steps = parse_sacct(&fixture("sacct_steps.out")).unwrap();
+    assert!(steps
+        .iter()
+        .any(|r| r.id.as_ref().unwrap().step() == Some("batch")));
+    assert!(steps.iter().any(|r| r.het_offset == Some(1)));
+}
+
+// --------------------------------------------------------- sbatch, scancel
+
+#[test]
+fn sbatch_replies() {
+    let plain = parse_sbatch(&fixture("sbatch_plain.out")).unwrap();
+    let parsable = parse_sbatch(&fixture("sbatch_parsable.out")).unwrap();
+    assert_eq!(parsable.job_id, plain.job_id + 1);
+    assert_eq!(parsable.cluster, None);
+    assert!(parse_sbatch(&fixture("sbatch_rejected.out")).is_err());
+    assert_eq!(status_of("sbatch_rejected"), 1);
+    assert!(
+        fixture("sbatch_rejected.err").contains("Requested node configuration is not available")
+    );
+}
+
+/// The ids scancel was given, from its own `Terminating job N` lines.
+fn scancel_case(name: &str) -> Vec<CancelOutcome> {
+    let err = fixture(&format!("{name}.err"));
+    let ids: Vec<JobId> = err
+        .lines()
+        .filter_map(|l| l.strip_prefix("scancel: Terminating job "))
+        .map(|s| s.trim().parse().unwrap())
+        .collect();
+    assert!(!ids.is_empty(), "{name}");
+    parse_scancel(&ids, &err, status_of(name))
+        .into_iter()
+        .map(|(_, o)| o)
+        .collect()
+}
+
+#[test]
+fn scancel_outcomes_from_real_stderr() {
+    assert_eq!(
+        scancel_case("scancel_finished"),
+        vec![CancelOutcome::AlreadyGone]
+    );
+    assert_eq!(
+        scancel_case("scancel_nonexistent"),
+        vec![CancelOutcome::AlreadyGone]
+    );
+    assert_eq!(
+        scancel_case("scancel_mixed"),
+        vec![
+            CancelOutcome::AlreadyGone,
+            CancelOutcome::AlreadyGone,
+            CancelOutcome::Cancelled
+        ]
+    );
+    assert_eq!(
+        scancel_case("scancel_completing"),
+        vec![CancelOutcome::AlreadyFinished]
+    );
+    assert_eq!(status_of("scancel_denied"), 210);
+    assert_eq!(
+        scancel_case("scancel_denied"),
+        vec![CancelOutcome::Failed("Access/permission denied".into())]
+    );
+    // Without --verbose scancel says nothing and exits 0 for an unknown id.
+    assert_eq!(status_of("scancel_quiet_nonexistent"), 0);
+    assert_eq!(fixture("scancel_quiet_nonexistent.out"), "");
+    let bad = parse_scancel(
+        &["12".parse().unwrap()],
+        &fixture("scancel_bad_syntax.err"),
+        status_of("scancel_bad_syntax"),
+    );
+    assert_eq!(
+        bad[0].1,
+        CancelOutcome::Failed("scancel: error: Invalid job id 12x".into())
+    );
+}
+
+// --------------------------------------------------------------- log paths
+
+#[test]
+fn log_patterns_resolve_to_what_slurm_expanded() {
+    use slurmdash::slurm::logpath::{resolve_log_path, LogContext};
+    // scontrol 22.05 already expands StdOut; resolving the submitted
+    // pattern must give the same path.
+    let d = one_job("scontrol_job_running.out");
+    let ctx = LogContext::from_detail(&d).unwrap();
+    assert_eq!(Some(resolve_log_path("logs/%x-%j.out", &ctx)), d.stdout);
+    // ...except %N, which scontrol leaves for us: resolving its StdOut
+    // once more gives the file slurmstepd writes.
+    let g = one_job("scontrol_job_gpu_d.out");
+    let ctx = LogContext::from_detail(&g).unwrap();
+    let out = g.stdout.clone().unwrap();
+    assert!(out.ends_with("-sduser-%N.out"), "{out}");
+    let want = resolve_log_path("logs/gpu-%j-%u-%N.out", &ctx);
+    assert!(want.ends_with("-sduser-vm.out"), "{want}");
+    assert_eq!(resolve_log_path(&out, &ctx), want);
+    assert_eq!(Some(resolve_log_path("logs/gpu-%j.err", &ctx)), g.stderr);
+    let jobs = parse_scontrol_jobs(&fixture("scontrol_job_array.out")).unwrap();
+    for t in &jobs {
+        let ctx = LogContext::from_detail(t).unwrap();
+        assert_eq!(Some(resolve_log_path("logs/arr-%A_%a.out", &ctx)), t.stdout);
+    }
+    let h = one_job("scontrol_job_held.out");
+    let ctx = LogContext::from_detail(&h).unwrap();
+    assert_eq!(Some(resolve_log_path("slurm-%j.out", &ctx)), h.stdout);
+}
