@@ -1,0 +1,251 @@
+//! The command line against the dev cluster over real SSH: jobs, logs, cancel, sacct.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use serde_json::Value;
+use slurmdash::remote::{ReadPos, Remote};
+
+fn jobs_json() -> Vec<Value> {
+    let out = slurmdash(&["jobs", "--json"]);
+    assert!(out.status.success(), "jobs --json: {}", text(&out.stderr));
+    serde_json::from_slice::<Vec<Value>>(&out.stdout).expect("jobs --json is a JSON array")
+}
+
+fn job_in(jobs: &[Value], id: u64) -> Option<Value> {
+    jobs.iter().find(|j| j["id"] == id.to_string()).cloned()
+}
+
+#[tokio::test]
+async fn a_submitted_job_shows_in_jobs_runs_and_ends_completed_in_sacct() {
+    let r = remote();
+    let dir = scratch(&r, "lifecycle").await;
+    let name = "life|cycle, \"quoted\" 'name' ✓";
+    let id = sbatch(
+        &r,
+        &[
+            "-J",
+            name,
+            "-c",
+            "1",
+            "-t",
+            "1",
+            "-D",
+            &dir,
+            "--wrap",
+            "echo started; sleep 6; echo finished",
+        ],
+    )
+    .await;
+
+    // Listed by `slurmdash jobs` with its odd name intact, pending or running.
+    let seen = wait_for(
+        "the job in `jobs --json`",
+        Duration::from_secs(20),
+        || async { job_in(&jobs_json(), id) },
+    )
+    .await;
+    assert_eq!(seen["name"], name);
+    assert!(
+        ["PENDING", "RUNNING", "CONFIGURING"].contains(&seen["state"].as_str().unwrap_or("")),
+        "{seen}"
+    );
+    let table = text(&slurmdash(&["jobs"]).stdout);
+    assert!(table.contains(&id.to_string()), "{table}");
+
+    wait_for("the job to run", Duration::from_secs(60), || async {
+        job_in(&jobs_json(), id).filter(|j| j["state"] == "RUNNING")
+    })
+    .await;
+
+    // After it ends and leaves squeue (MinJobAge), sacct has it as COMPLETED.
+    wait_for(
+        "the job to leave squeue",
+        Duration::from_secs(90),
+        || async { job_in(&jobs_json(), id).is_none().then_some(()) },
+    )
+    .await;
+    assert_eq!(sacct_state(&r, id).await, "COMPLETED");
+    let logs = slurmdash(&["logs", &id.to_string()]);
+    assert_eq!(text(&logs.stdout), "started\nfinished\n");
+
+    // Once slurmctld forgets the job (MinJobAge), squeue and scontrol reject its id.
+    wait_for(
+        "slurmctld to forget the job",
+        Duration::from_secs(60),
+        || async {
+            let out = run(&r, &["scontrol", "show", "job", &id.to_string()]).await;
+            (!out.success()).then_some(())
+        },
+    )
+    .await;
+
+    // Slurm no longer reports the output path; `logs` falls back to the work dir from
+    // sacct and Slurm's default file name, and says so.
+    let logs = slurmdash(&["logs", &id.to_string()]);
+    assert!(
+        logs.status.success(),
+        "{:?} {}",
+        logs.status,
+        text(&logs.stderr)
+    );
+    assert_eq!(text(&logs.stdout), "started\nfinished\n");
+    assert!(
+        text(&logs.stderr).contains(&format!("{dir}/slurm-{id}.out")),
+        "{}",
+        text(&logs.stderr)
+    );
+    run(&r, &["rm", "-rf", &dir]).await;
+}
+
+#[tokio::test]
+async fn output_of_a_running_job_is_read_incrementally_and_followed_to_the_end() {
+    let r = remote();
+    let dir = scratch(&r, "follow").await;
+    let out_path_pattern = format!("{dir}/progress-%j.out");
+    let id = sbatch(
+        &r,
+        &[
+            "-J",
+            "progress",
+            "-c",
+            "1",
+            "-t",
+            "1",
+            "-o",
+            &out_path_pattern,
+            "--wrap",
+            "for i in 1 2 3 4 5 6; do echo line $i; sleep 1; done",
+        ],
+    )
+    .await;
+    let path = format!("{dir}/progress-{id}.out");
+
+    // First read: whatever is there; later reads fetch only bytes past the offset.
+    let first = wait_for("the first line", Duration::from_secs(60), || async {
+        r.read_file(&path, ReadPos::Offset(0), 1 << 20)
+            .await
+            .ok()
+            .filter(|c| !c.data.is_empty())
+    })
+    .await;
+    let mut offset = first.next_offset();
+    let mut all = first.data.clone();
+    let mut reads_with_new_bytes = 1;
+    while !text(&all).contains("line 6") {
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        let c = r
+            .read_file(&path, ReadPos::Offset(offset), 1 << 20)
+            .await
+            .expect("read");
+        assert_eq!(c.offset, offset, "a read starts where the last one ended");
+        assert!(c.size >= offset);
+        assert_eq!(c.data.len() as u64, c.size - offset, "only the new bytes");
+        if !c.data.is_empty() {
+            reads_with_new_bytes += 1;
+        }
+        offset = c.next_offset();
+        all.extend_from_slice(&c.data);
+    }
+    assert!(reads_with_new_bytes >= 2, "the file grew between reads");
+    let expected: String = (1..=6).map(|i| format!("line {i}\n")).collect();
+    assert_eq!(text(&all), expected);
+
+    // `slurmdash logs` prints the whole file; `--follow` also ends by itself once the
+    // job has finished.
+    let logs = slurmdash(&["logs", &id.to_string()]);
+    assert!(
+        logs.status.success(),
+        "{:?} {}",
+        logs.status,
+        text(&logs.stderr)
+    );
+    assert_eq!(text(&logs.stdout), expected);
+    let id2 = sbatch(
+        &r,
+        &[
+            "-J",
+            "follow-me",
+            "-c",
+            "1",
+            "-t",
+            "1",
+            "-o",
+            &format!("{dir}/f-%j.out"),
+            "-e",
+            &format!("{dir}/f-%j.err"),
+            "--wrap",
+            "sleep 2; for i in a b c; do echo out $i; echo err $i >&2; sleep 1; done",
+        ],
+    )
+    .await;
+    let followed = tokio::task::spawn_blocking(move || {
+        slurmdash(&["logs", "--follow", "--err", &id2.to_string()])
+    })
+    .await
+    .expect("join");
+    assert!(followed.status.success(), "{}", text(&followed.stderr));
+    assert_eq!(text(&followed.stdout), "err a\nerr b\nerr c\n");
+    run(&r, &["rm", "-rf", &dir]).await;
+}
+
+#[tokio::test]
+async fn cancel_a_pending_job_and_treat_finished_and_unknown_ids_as_cancelled() {
+    let r = remote();
+    let pending = sbatch(
+        &r,
+        &[
+            "-J",
+            "to-cancel",
+            "--hold",
+            "-c",
+            "1",
+            "-t",
+            "1",
+            "--wrap",
+            "true",
+        ],
+    )
+    .await;
+    let done = sbatch(&r, &["-J", "quick", "-c", "1", "-t", "1", "--wrap", "true"]).await;
+    wait_for(
+        "the quick job to finish",
+        Duration::from_secs(60),
+        || async {
+            let s = sacct_state(&r, done).await;
+            (s == "COMPLETED").then_some(())
+        },
+    )
+    .await;
+
+    let out = slurmdash(&["cancel", &pending.to_string()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains(&format!("{pending}: cancelled")),
+        "{}",
+        text(&out.stdout)
+    );
+    wait_for("CANCELLED in sacct", Duration::from_secs(30), || async {
+        sacct_state(&r, pending)
+            .await
+            .starts_with("CANCELLED")
+            .then_some(())
+    })
+    .await;
+
+    let missing = "987654321";
+    let out = slurmdash(&["cancel", &done.to_string(), missing]);
+    let said = text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "finished/unknown ids count as cancelled: {said}"
+    );
+    assert!(said.contains(&format!("{done}: already")), "{said}");
+    assert!(said.contains(&format!("{missing}: already gone")), "{said}");
+
+    let out = slurmdash(&["cancel", "12x"]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("`12x` is not a Slurm job id"));
+}
