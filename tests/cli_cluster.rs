@@ -15,7 +15,9 @@ fn jobs_json() -> Vec<Value> {
 }
 
 fn job_in(jobs: &[Value], id: u64) -> Option<Value> {
-    jobs.iter().find(|j| j["id"] == id.to_string()).cloned()
+    jobs.iter()
+        .find(|j| j["id"].as_str() == Some(id.to_string().as_str()))
+        .cloned()
 }
 
 #[tokio::test]

@@ -97,7 +97,7 @@ pub async fn run(cluster: &Cluster, args: &LogsArgs) -> Result<ExitCode> {
         }
         tokio::time::sleep(FOLLOW_EVERY).await;
         tick += 1;
-        if tick % 5 == 0 {
+        if tick.is_multiple_of(5) {
             // One last read after the job ended picks up its final lines.
             finished = job_finished(remote.as_ref(), cluster, &id).await;
         }
