@@ -604,3 +604,18 @@ fn log_patterns_resolve_to_what_slurm_expanded() {
     let ctx = LogContext::from_detail(&h).unwrap();
     assert_eq!(Some(resolve_log_path("slurm-%j.out", &ctx)), h.stdout);
 }
+
+#[test]
+fn squeue_cuts_long_array_ids_and_we_still_parse_them() {
+    let jobs = parse_squeue(&fixture("squeue_long_array.out")).unwrap();
+    assert_eq!(jobs.len(), 1);
+    let j = &jobs[0];
+    assert!(!j.id.as_str().ends_with(']'), "squeue cut it: {}", j.id);
+    let spec = j.id.array_pending().unwrap();
+    assert!(spec.truncated);
+    // i*i*7 mod 997 for i in 1..=60, sorted: 7,11,18,28-29,...
+    assert_eq!(spec.ranges[0], (7, 7, 1));
+    assert_eq!(spec.ranges[3], (28, 29, 1));
+    assert_eq!(j.array_job_id, Some(j.id.base()));
+    assert!(j.array_task.as_deref().unwrap().ends_with("..."));
+}

@@ -320,6 +320,13 @@ pub fn scancel(ids: &[JobId]) -> Vec<String> {
     a
 }
 
+/// One POSIX shell line from argv, each word quoted as needed, for the
+/// rare case where several commands must share one SSH exec (join the lines
+/// with `;` or `&&`). Fails only on a NUL byte, which no shell can carry.
+pub fn shell_line(argv: &[String]) -> Result<String, shlex::QuoteError> {
+    shlex::try_join(argv.iter().map(String::as_str))
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -378,6 +385,20 @@ mod tests {
         assert!(a.contains(&"--time=4:00:00".to_string()));
         assert!(a.contains(&"--hold".to_string()));
         assert_eq!(a.last().unwrap(), "/home/u/my script.sh");
+    }
+
+    #[test]
+    fn shell_line_quotes_hostile_words() {
+        let o = SbatchOptions {
+            job_name: Some("a'b \"c\" $(rm -rf ~) `x` | ; ünï".into()),
+            ..Default::default()
+        };
+        let argv = sbatch("/tmp/my script.sh", &o);
+        let line = shell_line(&argv).unwrap();
+        assert_eq!(shlex::split(&line).unwrap(), argv);
+        let q = shell_line(&squeue(&SqueueQuery::default())).unwrap();
+        assert_eq!(shlex::split(&q).unwrap(), squeue(&SqueueQuery::default()));
+        assert!(shell_line(&["a\0b".to_string()]).is_err());
     }
 
     #[test]

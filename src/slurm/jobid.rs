@@ -30,10 +30,38 @@ pub struct ArraySpec {
     pub ranges: Vec<(u32, u32, u32)>,
     /// The `%N` throttle.
     pub max_running: Option<u32>,
+    /// squeue cut the expression (it keeps 64 bytes unless
+    /// SLURM_BITSTR_LEN says otherwise): `ranges` holds the complete
+    /// elements before the cut.
+    pub truncated: bool,
 }
 
 impl ArraySpec {
     pub fn parse(s: &str) -> Result<ArraySpec, ValueError> {
+        let mut spec = ArraySpec::parse_complete(s)?;
+        spec.truncated = false;
+        Ok(spec)
+    }
+
+    /// Like `parse`, for an expression squeue may have cut anywhere
+    /// (`2,9,22,` or `2,9,23...`): the last, possibly partial, element is dropped.
+    pub fn parse_truncated(s: &str) -> Result<ArraySpec, ValueError> {
+        let body = s.strip_suffix("...").unwrap_or(s);
+        let cut = body.rfind(',').map(|i| &body[..i]).unwrap_or("");
+        let mut spec = if cut.is_empty() {
+            ArraySpec {
+                ranges: Vec::new(),
+                max_running: None,
+                truncated: true,
+            }
+        } else {
+            ArraySpec::parse_complete(cut)?
+        };
+        spec.truncated = true;
+        Ok(spec)
+    }
+
+    fn parse_complete(s: &str) -> Result<ArraySpec, ValueError> {
         let err = || ValueError::new("array spec", s);
         let (list, max_running) = match s.split_once('%') {
             Some((l, m)) => (l, Some(m.parse::<u32>().map_err(|_| err())?)),
@@ -63,6 +91,7 @@ impl ArraySpec {
         Ok(ArraySpec {
             ranges,
             max_running,
+            truncated: false,
         })
     }
 
@@ -91,6 +120,9 @@ impl fmt::Display for ArraySpec {
         }
         if let Some(m) = self.max_running {
             write!(f, "%{m}")?;
+        }
+        if self.truncated {
+            f.write_str(",...")?;
         }
         Ok(())
     }
@@ -167,11 +199,25 @@ impl FromStr for JobId {
         let mut het_offset = None;
         if let Some(r) = rest.strip_prefix('_') {
             if let Some(inner) = r.strip_prefix('[') {
-                let close = inner.find(']').ok_or_else(err)?;
-                array = Some(ArrayPart::Pending(
-                    ArraySpec::parse(&inner[..close]).map_err(|_| err())?,
-                ));
-                rest = &inner[close + 1..];
+                match inner.find(']') {
+                    Some(close) => {
+                        let body = &inner[..close];
+                        let spec = if body.ends_with("...") {
+                            ArraySpec::parse_truncated(body)
+                        } else {
+                            ArraySpec::parse(body)
+                        };
+                        array = Some(ArrayPart::Pending(spec.map_err(|_| err())?));
+                        rest = &inner[close + 1..];
+                    }
+                    // squeue's %i cut inside the brackets: nothing follows.
+                    None => {
+                        array = Some(ArrayPart::Pending(
+                            ArraySpec::parse_truncated(inner).map_err(|_| err())?,
+                        ));
+                        rest = "";
+                    }
+                }
             } else {
                 let end = r
                     .bytes()
@@ -255,6 +301,23 @@ mod tests {
     }
 
     #[test]
+    fn truncated_collapsed_arrays_from_real_squeue() {
+        // Real 22.05 output for a 60-element array: %i cut at 64 bytes with
+        // no closing bracket, %K cut with "...".
+        let j = id("170_[2,9,22,26,29,31,64,96,104,");
+        let spec = j.array_pending().unwrap();
+        assert!(spec.truncated);
+        assert_eq!(spec.ranges.len(), 9);
+        assert_eq!(j.base(), 170);
+        assert_eq!(j.to_string(), "170_[2,9,22,26,29,31,64,96,104,");
+        let k = ArraySpec::parse_truncated("2,9,22,226,23...").unwrap();
+        assert_eq!(k.ranges.len(), 4);
+        let j = id("170_[2,9,23...]");
+        assert_eq!(j.array_pending().unwrap().ranges.len(), 2);
+        assert!(id("170_[").array_pending().unwrap().ranges.is_empty());
+    }
+
+    #[test]
     fn display_round_trips() {
         for s in [
             "123",
@@ -275,7 +338,6 @@ mod tests {
             "abc",
             "12a",
             "123_",
-            "123_[",
             "123_[5-1]",
             "123+",
             "123.",
