@@ -5,7 +5,6 @@
 
 use std::path::PathBuf;
 
-use proptest::prelude::*;
 use slurmdash::slurm::jobid::JobId;
 use slurmdash::slurm::model::{gpus_in_tres, CancelOutcome, Status};
 use slurmdash::slurm::parse::*;
@@ -21,82 +20,6 @@ fn fixture(name: &str) -> String {
 
 fn status_of(name: &str) -> i32 {
     fixture(&format!("{name}.status")).trim().parse().unwrap()
-}
-
-fn all_parsers(s: &str) {
-    let _ = parse_squeue(s);
-    let _ = parse_squeue_start(s);
-    let _ = parse_sacct(s);
-    let _ = parse_scontrol_jobs(s);
-    let _ = parse_scontrol_partitions(s);
-    let _ = parse_sinfo(s);
-    let _ = parse_sprio(s);
-    let _ = parse_sshare(s);
-    let _ = parse_sbatch(s);
-    let ids: Vec<JobId> = vec!["1".parse().unwrap()];
-    let _ = parse_scancel(&ids, s, 1);
-    let _ = s.parse::<JobId>();
-    let _ = SlurmDuration::parse(s);
-    let _ = JobState::parse(s);
-    let _ = gpus_in_tres(s);
-    let _ = slurmdash::slurm::time::parse_time(s);
-    let ctx = slurmdash::slurm::logpath::LogContext::default();
-    let _ = slurmdash::slurm::logpath::resolve_log_path(s, &ctx);
-}
-
-const FIXTURES: &[&str] = &[
-    "squeue_me.out",
-    "squeue_me_r.out",
-    "squeue_start.out",
-    "scontrol_job_running.out",
-    "scontrol_job_array.out",
-    "scontrol_partition.out",
-    "sinfo.out",
-    "sprio.out",
-    "sshare.out",
-    "sacct_finished.out",
-];
-
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
-
-    #[test]
-    fn no_parser_panics_on_arbitrary_text(s in "\\PC*") {
-        all_parsers(&s);
-    }
-
-    #[test]
-    fn no_parser_panics_on_separator_soup(s in "[0-9_\\[\\]%+.:=/ \\-\u{1f}\u{1e}\nA-Za-z()|,;]{0,200}") {
-        all_parsers(&s);
-    }
-
-    #[test]
-    fn no_parser_panics_on_mutated_real_output(
-        which in 0..FIXTURES.len(),
-        cut in any::<prop::sample::Index>(),
-        at in any::<prop::sample::Index>(),
-        insert in "[\u{1f}\u{1e}\n=| A-Za-z0-9:-]{0,8}",
-    ) {
-        let real = fixture(FIXTURES[which]);
-        let mut chars: Vec<char> = real.chars().collect();
-        if !chars.is_empty() {
-            let i = at.index(chars.len());
-            chars.splice(i..i, insert.chars());
-            let c = cut.index(chars.len());
-            chars.remove(c);
-        }
-        let s: String = chars.into_iter().collect();
-        all_parsers(&s);
-        // Truncation anywhere must also be safe.
-        let t: String = real.chars().take(cut.index(real.chars().count().max(1))).collect();
-        all_parsers(&t);
-    }
-
-    #[test]
-    fn duration_round_trips(secs in 0u64..10_000_000) {
-        let d = SlurmDuration::from_secs(secs);
-        prop_assert_eq!(SlurmDuration::parse(&d.to_slurm()).unwrap(), d);
-    }
 }
 
 // ---------------------------------------------------------------- squeue

@@ -2,6 +2,9 @@
 //! error naming the line, never a silently dropped row.
 
 pub mod keyvalue;
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod props;
 pub mod sacct;
 pub mod sbatch;
 pub mod scancel;
