@@ -168,6 +168,17 @@ impl JobId {
     pub fn step(&self) -> Option<&str> {
         self.step.as_deref()
     }
+    /// What to hand scancel. A het component other than `+0` cannot be
+    /// cancelled alone (22.05: "Operation not permitted on individual
+    /// component of heterogeneous job", exit 60); the leader id cancels
+    /// every component.
+    pub fn cancel_target(&self) -> JobId {
+        match self.het_offset {
+            Some(_) => JobId::new(self.base),
+            None => self.without_step(),
+        }
+    }
+
     /// The job without its step (`123_4.batch` → `123_4`).
     pub fn without_step(&self) -> JobId {
         match self.raw.split_once('.') {
@@ -284,6 +295,8 @@ mod tests {
         assert_eq!(id("123_4.0").array_task(), Some(4));
         assert_eq!(id("123_4.0").without_step().to_string(), "123_4");
         assert_eq!(id("123+0.extern").het_offset(), Some(0));
+        assert_eq!(id("123+1").cancel_target().to_string(), "123");
+        assert_eq!(id("123_4.batch").cancel_target().to_string(), "123_4");
     }
 
     #[test]

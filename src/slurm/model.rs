@@ -202,6 +202,50 @@ impl PartitionUsage {
     }
 }
 
+/// One partition from sinfo rows (which sinfo splits by node state).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PartitionSummary {
+    pub partition: String,
+    pub is_default: bool,
+    pub avail: String,
+    pub time_limit: SlurmDuration,
+    /// (node state, node count), in sinfo's order.
+    pub nodes_by_state: Vec<(String, u32)>,
+    pub cpus_alloc: u32,
+    pub cpus_idle: u32,
+    pub cpus_total: u32,
+    pub gpus_total: u32,
+    pub gpus_used: u32,
+}
+
+/// Folds sinfo rows into one summary per partition, in first-seen order.
+pub fn summarize_partitions(rows: &[PartitionUsage]) -> Vec<PartitionSummary> {
+    let mut out: Vec<PartitionSummary> = Vec::new();
+    for r in rows {
+        let i = match out.iter().position(|p| p.partition == r.partition) {
+            Some(i) => i,
+            None => {
+                out.push(PartitionSummary {
+                    partition: r.partition.clone(),
+                    is_default: r.is_default,
+                    avail: r.avail.clone(),
+                    time_limit: r.time_limit,
+                    ..PartitionSummary::default()
+                });
+                out.len() - 1
+            }
+        };
+        let p = &mut out[i];
+        p.nodes_by_state.push((r.node_state.clone(), r.nodes));
+        p.cpus_alloc += r.cpus_alloc;
+        p.cpus_idle += r.cpus_idle;
+        p.cpus_total += r.cpus_total;
+        p.gpus_total += r.gpus_total();
+        p.gpus_used += r.gpus_used();
+    }
+    out
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct SprioRow {
     pub id: JobId,

@@ -95,6 +95,14 @@ mod tests {
     }
 
     #[test]
+    fn het_component_refusal_from_real_stderr() {
+        let err = "scancel: Terminating job 251+1\n\
+                   scancel: error: Kill job error on job id 251+1: Operation not permitted on individual component of heterogeneous job\n";
+        let out = parse_scancel(&ids(&["251+1"]), err, 60);
+        assert!(matches!(&out[0].1, CancelOutcome::Failed(m) if m.contains("heterogeneous")));
+    }
+
+    #[test]
     fn unattributed_failure_applies_to_all() {
         let out = parse_scancel(
             &ids(&["5"]),
