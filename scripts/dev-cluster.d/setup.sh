@@ -4,7 +4,7 @@
 # Sourced by scripts/dev-cluster, never run.
 
 PACKAGES=(slurm-wlm slurmdbd munge mariadb-server mariadb-client openssh-server
-	openssh-client tmux)
+	openssh-client tmux iproute2 procps)
 
 ensure_packages() {
 	local p missing=()

@@ -25,6 +25,18 @@ pub async fn run(cluster: &Cluster, args: &CancelArgs) -> Result<ExitCode> {
                 .map_err(|e| eyre!("`{s}` is not a Slurm job id: {e}"))
         })
         .collect::<Result<Vec<_>>>()?;
+    // A heterogeneous job is cancelled as a whole: Slurm refuses single components.
+    let mut targets: Vec<JobId> = Vec::new();
+    for id in &ids {
+        let t = id.cancel_target();
+        if t != *id {
+            println!("{id}: part of heterogeneous job {t}, which is cancelled as a whole");
+        }
+        if !targets.contains(&t) {
+            targets.push(t);
+        }
+    }
+    let ids = targets;
     let remote = connect(cluster)?;
     let argv = command::scancel(&ids);
     let out = remote

@@ -179,15 +179,10 @@ pub async fn locate(
 }
 
 fn context(d: &JobDetail, id: &JobId) -> LogContext {
-    let job_id = d.id.as_ref().map_or(id.base(), JobId::base);
-    let task = d.array_task.as_deref().and_then(|t| t.parse().ok());
-    LogContext {
-        job_id,
-        array_job_id: task.and(d.array_job_id),
-        array_task_id: task,
+    LogContext::from_detail(d).unwrap_or_else(|| LogContext {
+        job_id: id.base(),
         job_name: d.name.clone(),
         user: d.user.clone().unwrap_or_default(),
-        node: d.batch_host.clone(),
-        work_dir: d.work_dir.clone().unwrap_or_default(),
-    }
+        ..LogContext::default()
+    })
 }
