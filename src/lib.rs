@@ -2,5 +2,9 @@
 
 pub mod cli;
 pub mod config;
+pub mod logview;
+pub mod queue;
 pub mod remote;
 pub mod slurm;
+pub mod ui;
+pub mod worker;

@@ -1,0 +1,3 @@
+//! Background work: receives commands, sends messages. Never touches UI state.
+
+pub mod tailer;
