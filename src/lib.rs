@@ -2,6 +2,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod keymap;
 pub mod logview;
 pub mod queue;
 pub mod remote;
