@@ -1,1 +1,352 @@
+//! Follows one log file: a tail read first, then only the bytes past the last offset, every
+//! `every`. One read in flight; a missing file is polled more slowly; transport errors back
+//! off. The App stops it by aborting the JoinHandle.
 
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::task::JoinHandle;
+
+use crate::logview::{Stream, TailEvent, TailKind};
+use crate::remote::{FileChunk, ReadPos, Remote, RemoteError};
+use crate::slurm::model::JobId;
+
+/// Bytes read when opening a file: a few thousand lines, whatever the file's size.
+pub const TAIL_BYTES: u64 = 256 << 10;
+/// Most bytes read per tick. Further behind than this, the tailer skips to the end.
+pub const MAX_CHUNK: u64 = 1 << 20;
+/// A missing file is checked every `every * MISSING_SLOWDOWN`.
+const MISSING_SLOWDOWN: u32 = 3;
+/// Transport errors double the delay up to `every * MAX_BACKOFF`.
+const MAX_BACKOFF: u32 = 8;
+
+impl From<TailEvent> for crate::action::Msg {
+    fn from(ev: TailEvent) -> Self {
+        crate::action::Msg::Tail(ev)
+    }
+}
+
+/// Starts following `path`. Events go to `tx` (a `TailEvent` or the App's `Msg`).
+pub fn spawn_tailer<T>(
+    remote: Arc<dyn Remote>,
+    job: JobId,
+    stream: Stream,
+    path: String,
+    every: Duration,
+    tx: UnboundedSender<T>,
+) -> JoinHandle<()>
+where
+    T: From<TailEvent> + Send + 'static,
+{
+    tokio::spawn(async move {
+        let mut st = TailState::default();
+        loop {
+            let (kinds, slowdown) = step(remote.as_ref(), &path, &mut st).await;
+            for kind in kinds {
+                let ev = TailEvent {
+                    job: job.clone(),
+                    stream,
+                    path: path.clone(),
+                    kind,
+                };
+                if tx.send(T::from(ev)).is_err() {
+                    return;
+                }
+            }
+            tokio::time::sleep(every * slowdown).await;
+        }
+    })
+}
+
+#[derive(Debug, Default)]
+struct TailState {
+    /// Offset of the next unread byte; `None`: start with a tail read.
+    next: Option<u64>,
+    /// The failure last reported, so that a repeated one is not sent again.
+    problem: Option<TailKind>,
+    failures: u32,
+}
+
+/// One tick: the events to send and the multiple of `every` to wait before the next.
+async fn step(remote: &dyn Remote, path: &str, st: &mut TailState) -> (Vec<TailKind>, u32) {
+    let mut out = Vec::new();
+    // A truncated file or a skip ahead costs one more read (a tail read), never more.
+    for _ in 0..2 {
+        let pos = st
+            .next
+            .map_or(ReadPos::Tail(TAIL_BYTES + 1), ReadPos::Offset);
+        let chunk = match remote.read_file(path, pos, MAX_CHUNK).await {
+            Ok(c) => c,
+            Err(e) => return failed(e, st),
+        };
+        st.failures = 0;
+        let recovered = st.problem.take().is_some();
+        match st.next {
+            Some(off) if chunk.truncated() || chunk.size - off > MAX_CHUNK => {
+                st.next = None;
+                continue;
+            }
+            Some(_) => {
+                st.next = Some(chunk.next_offset());
+                if !chunk.data.is_empty() || recovered {
+                    out.push(TailKind::Data {
+                        bytes: chunk.data,
+                        size: chunk.size,
+                    });
+                }
+            }
+            None => {
+                st.next = Some(chunk.next_offset());
+                out.extend(from_tail(chunk));
+            }
+        }
+        break;
+    }
+    (out, 1)
+}
+
+/// A tail read: Reset, then the data from the first complete line (one byte more than
+/// `TAIL_BYTES` was read so that a tail starting exactly at a line start keeps that line).
+fn from_tail(chunk: FileChunk) -> Vec<TailKind> {
+    let skip = if chunk.offset == 0 {
+        0
+    } else {
+        chunk
+            .data
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(0, |i| i + 1)
+    };
+    let mut out = vec![TailKind::Reset {
+        offset: chunk.offset + skip as u64,
+        size: chunk.size,
+    }];
+    if skip < chunk.data.len() {
+        let mut data = chunk.data;
+        data.drain(..skip);
+        out.push(TailKind::Data {
+            bytes: data,
+            size: chunk.size,
+        });
+    }
+    out
+}
+
+fn failed(e: RemoteError, st: &mut TailState) -> (Vec<TailKind>, u32) {
+    st.failures = st.failures.saturating_add(1);
+    let (kind, slowdown) = match &e {
+        RemoteError::NotFound { .. } => (TailKind::Missing, MISSING_SLOWDOWN),
+        RemoteError::PermissionDenied { .. } => (TailKind::Denied(e.to_string()), MAX_BACKOFF),
+        RemoteError::NotRegularFile { .. } => (TailKind::NotRegular(e.to_string()), MAX_BACKOFF),
+        _ => {
+            let shift = st.failures.saturating_sub(1).min(3);
+            (
+                TailKind::Error(e.to_string()),
+                (1u32 << shift).min(MAX_BACKOFF),
+            )
+        }
+    };
+    if !matches!(kind, TailKind::Error(_)) {
+        // The file may come back as another file: start again from its tail.
+        st.next = None;
+    }
+    let out = if st.problem.as_ref() == Some(&kind) {
+        Vec::new()
+    } else {
+        vec![kind.clone()]
+    };
+    st.problem = Some(kind);
+    (out, slowdown)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::remote::FakeRemote;
+    use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
+
+    const P: &str = "/scratch/slurm-7.out";
+    // Real time (tokio's test-util is not enabled): assertions only bound counts from above.
+    const EVERY: Duration = Duration::from_millis(10);
+
+    fn start(fake: &Arc<FakeRemote>) -> (JoinHandle<()>, UnboundedReceiver<TailEvent>) {
+        let (tx, rx) = unbounded_channel::<TailEvent>();
+        let remote: Arc<dyn Remote> = fake.clone();
+        let h = spawn_tailer(remote, JobId::new(7), Stream::Stdout, P.into(), EVERY, tx);
+        (h, rx)
+    }
+
+    async fn next(rx: &mut UnboundedReceiver<TailEvent>) -> TailKind {
+        let ev = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+            .await
+            .expect("event in time")
+            .expect("event");
+        assert_eq!(
+            (ev.job, ev.stream, ev.path.as_str()),
+            (JobId::new(7), Stream::Stdout, P)
+        );
+        ev.kind
+    }
+
+    fn data(s: &str, size: usize) -> TailKind {
+        TailKind::Data {
+            bytes: s.as_bytes().to_vec(),
+            size: size as u64,
+        }
+    }
+
+    #[tokio::test]
+    async fn opens_at_the_tail_then_reads_only_new_bytes() {
+        let fake = Arc::new(FakeRemote::default());
+        let mut content: String = (0..40_000).map(|i| format!("line {i:05}\n")).collect();
+        content.push_str("partial");
+        fake.set_file(P, content.clone());
+        let (h, mut rx) = start(&fake);
+        let size = content.len() as u64;
+        let TailKind::Reset { offset, size: s } = next(&mut rx).await else {
+            panic!("reset first")
+        };
+        assert_eq!(s, size);
+        assert!(size - offset <= TAIL_BYTES, "read only the tail");
+        let TailKind::Data { bytes, .. } = next(&mut rx).await else {
+            panic!("data")
+        };
+        let text = String::from_utf8(bytes).expect("utf8");
+        assert!(
+            text.starts_with("line "),
+            "first partial line dropped: {:?}",
+            &text[..20]
+        );
+        assert!(text.ends_with("line 39999\npartial"));
+        assert_eq!(offset + text.len() as u64, size);
+
+        content.push_str(" done\nline 40000\n");
+        fake.set_file(P, content.clone());
+        assert_eq!(
+            next(&mut rx).await,
+            data(" done\nline 40000\n", content.len())
+        );
+        let reads = fake.reads();
+        assert_eq!(
+            reads[0],
+            (P.to_string(), ReadPos::Tail(TAIL_BYTES + 1), MAX_CHUNK)
+        );
+        assert!(
+            reads[1..].iter().all(|r| r.1 == ReadPos::Offset(size)),
+            "{reads:?}"
+        );
+        // Quiet ticks read from the end and send nothing.
+        tokio::time::sleep(EVERY * 3).await;
+        assert!(rx.try_recv().is_err());
+        let last = fake.reads().last().cloned().expect("read");
+        assert_eq!(last.1, ReadPos::Offset(content.len() as u64));
+        h.abort();
+        let _ = h.await;
+        let n = fake.reads().len();
+        tokio::time::sleep(EVERY * 5).await;
+        assert_eq!(fake.reads().len(), n, "aborted tailer stops reading");
+    }
+
+    #[tokio::test]
+    async fn truncated_file_is_read_again_from_its_end() {
+        let fake = Arc::new(FakeRemote::default());
+        fake.set_file(P, "first run\nmore\n");
+        let (_h, mut rx) = start(&fake);
+        assert_eq!(
+            next(&mut rx).await,
+            TailKind::Reset {
+                offset: 0,
+                size: 15
+            }
+        );
+        assert_eq!(next(&mut rx).await, data("first run\nmore\n", 15));
+        fake.set_file(P, "rerun\n");
+        assert_eq!(next(&mut rx).await, TailKind::Reset { offset: 0, size: 6 });
+        assert_eq!(next(&mut rx).await, data("rerun\n", 6));
+    }
+
+    #[tokio::test]
+    async fn missing_file_is_polled_slowly_until_it_appears() {
+        let fake = Arc::new(FakeRemote::default());
+        let (_h, mut rx) = start(&fake);
+        assert_eq!(next(&mut rx).await, TailKind::Missing);
+        tokio::time::sleep(EVERY * 12).await;
+        let polls = fake.reads().len();
+        assert!((1..=6).contains(&polls), "{polls} reads in 12 ticks");
+        assert!(rx.try_recv().is_err(), "Missing is reported once");
+        fake.set_file(P, "started\n");
+        assert_eq!(next(&mut rx).await, TailKind::Reset { offset: 0, size: 8 });
+        assert_eq!(next(&mut rx).await, data("started\n", 8));
+    }
+
+    #[tokio::test]
+    async fn transport_error_is_reported_once_and_retried() {
+        let fake = Arc::new(FakeRemote::default());
+        fake.set_file(P, "a\n");
+        let (_h, mut rx) = start(&fake);
+        next(&mut rx).await;
+        next(&mut rx).await;
+        let err = RemoteError::Disconnected {
+            command: "read".into(),
+            host: "login1".into(),
+            reason: "broken pipe".into(),
+        };
+        fake.set_file_error(P, err.clone());
+        assert_eq!(next(&mut rx).await, TailKind::Error(err.to_string()));
+        let before = fake.reads().len();
+        tokio::time::sleep(EVERY * 20).await;
+        let retries = fake.reads().len() - before;
+        assert!(
+            (1..=8).contains(&retries),
+            "backs off, never spins: {retries}"
+        );
+        assert!(rx.try_recv().is_err());
+        fake.set_file(P, "a\nb\n");
+        // Recovery is reported even before new bytes, then reading resumes at the offset.
+        assert_eq!(next(&mut rx).await, data("b\n", 4));
+        assert_eq!(fake.reads().last().map(|r| r.1), Some(ReadPos::Offset(2)));
+    }
+
+    #[tokio::test]
+    async fn denied_and_not_regular_carry_the_message() {
+        let fake = Arc::new(FakeRemote::default());
+        let e = RemoteError::PermissionDenied {
+            path: P.into(),
+            host: "login1".into(),
+        };
+        fake.set_file_error(P, e.clone());
+        let (_h, mut rx) = start(&fake);
+        assert_eq!(next(&mut rx).await, TailKind::Denied(e.to_string()));
+        let e = RemoteError::NotRegularFile {
+            path: P.into(),
+            host: "login1".into(),
+        };
+        fake.set_file_error(P, e.clone());
+        assert_eq!(next(&mut rx).await, TailKind::NotRegular(e.to_string()));
+    }
+
+    #[tokio::test]
+    async fn far_behind_skips_to_the_end() {
+        let fake = Arc::new(FakeRemote::default());
+        fake.set_file(P, "start\n");
+        let (_h, mut rx) = start(&fake);
+        next(&mut rx).await;
+        next(&mut rx).await;
+        let mut big = b"start\n".to_vec();
+        for i in 0..300_000 {
+            big.extend_from_slice(format!("burst {i}\n").as_bytes());
+        }
+        let size = big.len() as u64;
+        assert!(size > 3 * MAX_CHUNK);
+        fake.set_file(P, big);
+        let TailKind::Reset { offset, .. } = next(&mut rx).await else {
+            panic!("skip ahead with a reset")
+        };
+        assert!(size - offset <= TAIL_BYTES);
+        let TailKind::Data { bytes, .. } = next(&mut rx).await else {
+            panic!("data")
+        };
+        assert!(bytes.ends_with(b"burst 299999\n"));
+    }
+}
