@@ -1,1 +1,471 @@
+//! The queue pane's state: jobs folded into rows, filtered and sorted when
+//! they change (never per frame), and a selection that follows its job.
+//! Pure: the App owns one `QueueView` and drawing only reads it.
 
+mod column;
+pub mod format;
+mod rows;
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests;
+
+use std::cmp::Ordering;
+use std::collections::HashSet;
+
+pub use column::{arrow as column_arrow, name_suffix, Column, Width};
+pub use rows::{QueueRow, RowKind, MAX_EXPANDED_TASKS};
+
+use crate::slurm::command::Scope;
+use crate::slurm::model::{Job, JobId, JobState};
+use rows::{build_rows, RowKey};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Sort {
+    /// None: squeue's own order.
+    pub column: Option<Column>,
+    pub descending: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct QueueView {
+    columns: Vec<Column>,
+    jobs: Vec<Job>,
+    loaded: bool,
+    /// Every row after folding arrays, in squeue's order.
+    all: Vec<QueueRow>,
+    /// Indices into `all`: the rows shown, filtered and sorted.
+    order: Vec<usize>,
+    filter: String,
+    sort: Sort,
+    expanded: HashSet<u64>,
+    /// Position in `order`.
+    cursor: usize,
+    selected: Option<RowKey>,
+    offset: usize,
+    /// Body rows on screen, as last told by the App (0: unknown).
+    viewport: usize,
+    /// Widths of the data-sized columns, measured when the rows change.
+    widths: Vec<(Column, u16)>,
+    scope: Scope,
+}
+
+impl Default for QueueView {
+    fn default() -> Self {
+        QueueView::new(Column::defaults())
+    }
+}
+
+impl QueueView {
+    pub fn new(columns: Vec<Column>) -> QueueView {
+        QueueView {
+            columns: if columns.is_empty() {
+                Column::defaults()
+            } else {
+                columns
+            },
+            jobs: Vec::new(),
+            loaded: false,
+            all: Vec::new(),
+            order: Vec::new(),
+            filter: String::new(),
+            sort: Sort::default(),
+            expanded: HashSet::new(),
+            cursor: 0,
+            selected: None,
+            offset: 0,
+            viewport: 0,
+            widths: Vec::new(),
+            scope: Scope::Me,
+        }
+    }
+
+    /// Whose jobs the queue holds, for the "no jobs" text.
+    pub fn set_scope(&mut self, scope: Scope) {
+        self.scope = scope;
+    }
+
+    pub fn scope(&self) -> &Scope {
+        &self.scope
+    }
+
+    pub fn columns(&self) -> &[Column] {
+        &self.columns
+    }
+
+    pub fn set_columns(&mut self, columns: Vec<Column>) {
+        if columns.is_empty() {
+            return;
+        }
+        if let Some(c) = self.sort.column {
+            if !columns.contains(&c) {
+                self.sort = Sort::default();
+            }
+        }
+        self.columns = columns;
+        self.measure();
+        self.reorder();
+    }
+
+    /// A fresh squeue result. Keeps the selected job selected wherever it
+    /// moved; if it is gone, the row now at the same position is selected.
+    pub fn set_jobs(&mut self, jobs: Vec<Job>) {
+        self.jobs = jobs;
+        self.loaded = true;
+        let present: HashSet<u64> = self.jobs.iter().map(|j| j.id.base()).collect();
+        self.expanded.retain(|b| present.contains(b));
+        self.rebuild();
+    }
+
+    /// False until the first `set_jobs`: the pane says "loading" rather
+    /// than "no jobs".
+    pub fn is_loaded(&self) -> bool {
+        self.loaded
+    }
+
+    pub fn jobs(&self) -> &[Job] {
+        &self.jobs
+    }
+
+    /// Case-insensitive substring of id, name, state (long or short) or
+    /// partition. An empty string clears the filter.
+    pub fn set_filter(&mut self, filter: &str) {
+        let f = filter.trim().to_lowercase();
+        if f == self.filter {
+            return;
+        }
+        self.filter = f;
+        self.reorder();
+    }
+
+    pub fn filter(&self) -> &str {
+        &self.filter
+    }
+
+    pub fn sort(&self) -> Sort {
+        self.sort
+    }
+
+    /// squeue order → first column → … → last column → squeue order.
+    pub fn cycle_sort(&mut self) {
+        let next = match self.sort.column {
+            None => self.columns.first().copied(),
+            Some(c) => {
+                let i = self.columns.iter().position(|x| *x == c);
+                i.and_then(|i| self.columns.get(i + 1)).copied()
+            }
+        };
+        self.sort = Sort {
+            column: next,
+            descending: false,
+        };
+        self.reorder();
+    }
+
+    pub fn sort_by(&mut self, column: Option<Column>, descending: bool) {
+        self.sort = Sort { column, descending };
+        self.reorder();
+    }
+
+    pub fn reverse_sort(&mut self) {
+        self.sort.descending = !self.sort.descending;
+        self.reorder();
+    }
+
+    /// On a collapsed array row: list its tasks. On a task of an expanded
+    /// array: fold it back. Returns whether anything changed.
+    pub fn toggle_expand(&mut self) -> bool {
+        let Some(row) = self.selected_row() else {
+            return false;
+        };
+        let Some(base) = row.array_id() else {
+            return false;
+        };
+        if row.is_collapsed() {
+            let too_many = row
+                .job
+                .id
+                .array_pending()
+                .is_some_and(|s| s.task_count() > MAX_EXPANDED_TASKS);
+            if too_many || !self.expanded.insert(base) {
+                return false;
+            }
+        } else if self.expanded.remove(&base) {
+            self.selected = Some(RowKey::Array(base));
+        } else {
+            return false;
+        }
+        self.rebuild();
+        true
+    }
+
+    pub fn is_expanded(&self, array_id: u64) -> bool {
+        self.expanded.contains(&array_id)
+    }
+
+    fn rebuild(&mut self) {
+        self.all = build_rows(&self.jobs, &self.expanded);
+        self.measure();
+        self.reorder();
+    }
+
+    fn measure(&mut self) {
+        // Data-sized columns do not depend on the time: any `now` will do.
+        let now = chrono::NaiveDateTime::default();
+        self.widths = self
+            .columns
+            .iter()
+            .filter_map(|&c| column::data_width(c, &self.all, now).map(|w| (c, w)))
+            .collect();
+    }
+
+    /// Filter, sort, then find the selection again.
+    fn reorder(&mut self) {
+        let f = self.filter.as_str();
+        self.order = (0..self.all.len())
+            .filter(|&i| f.is_empty() || self.all[i].haystack.contains(f))
+            .collect();
+        let all = &self.all;
+        let Sort { column, descending } = self.sort;
+        if let Some(col) = column {
+            // Stable: equal rows keep squeue's order. Missing values last.
+            self.order
+                .sort_by(|&a, &b| match col.compare(&all[a], &all[b]) {
+                    Some(o) if descending => o.reverse(),
+                    Some(o) => o,
+                    None => missing_last(&all[a], &all[b], col),
+                });
+        } else if descending {
+            self.order.reverse();
+        }
+        self.reselect();
+    }
+
+    fn reselect(&mut self) {
+        let found = self.selected.as_ref().and_then(|key| {
+            self.order
+                .iter()
+                .position(|&i| &self.all[i].key == key)
+                .or_else(|| match key {
+                    // A task that was folded into its array: select the array.
+                    RowKey::Job(id) => self.order.iter().position(|&i| {
+                        let r = &self.all[i];
+                        r.is_collapsed() && r.job.id.base() == id.base()
+                    }),
+                    RowKey::Array(_) => None,
+                })
+        });
+        self.cursor = match found {
+            Some(p) => p,
+            None => self.cursor.min(self.order.len().saturating_sub(1)),
+        };
+        self.selected = self.selected_row().map(|r| r.key.clone());
+        self.scroll_to_cursor();
+    }
+
+    // ---- rows ----
+
+    /// Rows shown (after filter), in display order.
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// Rows before filtering.
+    pub fn total(&self) -> usize {
+        self.all.len()
+    }
+
+    pub fn row(&self, i: usize) -> Option<&QueueRow> {
+        self.order.get(i).map(|&k| &self.all[k])
+    }
+
+    pub fn rows(&self) -> impl ExactSizeIterator<Item = &QueueRow> + '_ {
+        self.order.iter().map(|&k| &self.all[k])
+    }
+
+    /// Cells for `col`; None for a column sharing the leftover width.
+    pub fn column_width(&self, col: Column) -> Option<u16> {
+        match col.width() {
+            Width::Fixed(w) => Some(w),
+            Width::Flex => None,
+            Width::Data { min, .. } => Some(
+                self.widths
+                    .iter()
+                    .find(|(c, _)| *c == col)
+                    .map_or(min, |(_, w)| *w),
+            ),
+        }
+    }
+
+    /// Jobs per state over the whole queue (not the filter), a collapsed
+    /// array counting each task: for "12 PD · 3 R · 1 CG".
+    pub fn counts_by_state(&self) -> Vec<(JobState, usize)> {
+        let mut counts: Vec<(JobState, usize)> = Vec::new();
+        for j in &self.jobs {
+            let n =
+                j.id.array_pending()
+                    .map(|s| s.task_count() as usize)
+                    .unwrap_or(1);
+            match counts.iter_mut().find(|(s, _)| *s == j.state) {
+                Some((_, c)) => *c += n,
+                None => counts.push((j.state.clone(), n)),
+            }
+        }
+        let rank = |s: &JobState| {
+            JobState::ALL
+                .iter()
+                .position(|x| x == s)
+                .unwrap_or(JobState::ALL.len())
+        };
+        counts.sort_by_key(|(s, _)| rank(s));
+        counts
+    }
+
+    /// As [`Self::counts_by_state`] with Slurm's short codes (`PD`, `R`).
+    pub fn state_counts(&self) -> Vec<(String, usize)> {
+        self.counts_by_state()
+            .into_iter()
+            .map(|(s, n)| (s.short_code().to_string(), n))
+            .collect()
+    }
+
+    /// `12 PD · 3 R · 1 CG`; empty for an empty queue.
+    pub fn counts_label(&self) -> String {
+        self.counts_by_state()
+            .iter()
+            .map(|(s, n)| format!("{n} {}", s.short_code()))
+            .collect::<Vec<_>>()
+            .join(" · ")
+    }
+
+    // ---- selection ----
+
+    pub fn selected_index(&self) -> Option<usize> {
+        (!self.order.is_empty()).then_some(self.cursor)
+    }
+
+    pub fn selected_row(&self) -> Option<&QueueRow> {
+        self.row(self.cursor)
+    }
+
+    /// The selection is an array row that `toggle_expand` would open or fold.
+    pub fn selected_is_collapsed(&self) -> bool {
+        self.selected_row().is_some_and(QueueRow::is_collapsed)
+    }
+
+    /// The selection is a task of an array the user expanded.
+    pub fn selected_is_expanded(&self) -> bool {
+        self.selected_row()
+            .and_then(QueueRow::array_id)
+            .is_some_and(|a| self.expanded.contains(&a))
+    }
+
+    /// For a collapsed row, its squeue record (id `123_[4-99]`, which
+    /// scancel and scontrol accept).
+    pub fn selected_job(&self) -> Option<&Job> {
+        self.selected_row().map(|r| &r.job)
+    }
+
+    pub fn selected_id(&self) -> Option<&JobId> {
+        self.selected_job().map(|j| &j.id)
+    }
+
+    /// Selects the row of this job if it is shown.
+    pub fn select_id(&mut self, id: &JobId) -> bool {
+        let found = self.rows().position(|r| &r.job.id == id);
+        match found {
+            Some(i) => {
+                self.select_index(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub fn select_index(&mut self, i: usize) {
+        if self.order.is_empty() {
+            return;
+        }
+        self.cursor = i.min(self.order.len() - 1);
+        self.selected = self.selected_row().map(|r| r.key.clone());
+        self.scroll_to_cursor();
+    }
+
+    /// A click on body row `row` (0 = first row under the header) of a
+    /// table showing `height` body rows.
+    pub fn click(&mut self, row: usize, height: usize) {
+        self.set_viewport(height);
+        let i = self.offset_for(height) + row;
+        if i < self.order.len() {
+            self.select_index(i);
+        }
+    }
+
+    pub fn select_next(&mut self) {
+        self.select_index(self.cursor.saturating_add(1));
+    }
+
+    pub fn select_prev(&mut self) {
+        self.select_index(self.cursor.saturating_sub(1));
+    }
+
+    pub fn select_first(&mut self) {
+        self.select_index(0);
+    }
+
+    pub fn select_last(&mut self) {
+        self.select_index(usize::MAX);
+    }
+
+    /// `height`: body rows on screen (see `ui::queue::body_height`).
+    pub fn page_down(&mut self, height: usize) {
+        self.set_viewport(height);
+        self.select_index(self.cursor.saturating_add(height.max(1)));
+    }
+
+    pub fn page_up(&mut self, height: usize) {
+        self.set_viewport(height);
+        self.select_index(self.cursor.saturating_sub(height.max(1)));
+    }
+
+    // ---- scrolling ----
+
+    /// The number of body rows the table shows; call when the terminal is
+    /// resized so that moving the selection scrolls smoothly.
+    pub fn set_viewport(&mut self, height: usize) {
+        self.viewport = height;
+        self.scroll_to_cursor();
+    }
+
+    fn scroll_to_cursor(&mut self) {
+        self.offset = window_start(self.offset, self.cursor, self.viewport, self.order.len());
+    }
+
+    /// First row to draw in a body of `height` rows: the remembered scroll
+    /// position, moved just enough to show the selection. Reads only.
+    pub fn offset_for(&self, height: usize) -> usize {
+        window_start(self.offset, self.cursor, height, self.order.len())
+    }
+}
+
+fn window_start(offset: usize, cursor: usize, height: usize, len: usize) -> usize {
+    if height == 0 {
+        return offset.min(cursor);
+    }
+    let mut off = offset.min(len.saturating_sub(height));
+    if cursor < off {
+        off = cursor;
+    } else if cursor >= off + height {
+        off = cursor + 1 - height;
+    }
+    off
+}
+
+fn missing_last(a: &QueueRow, b: &QueueRow, col: Column) -> Ordering {
+    // compare() returned None: at least one side lacks the value.
+    let has = |r: &QueueRow| col.compare(r, r).is_some();
+    has(b).cmp(&has(a))
+}

@@ -1,1 +1,236 @@
+//! The queue table. Only the rows on screen are laid out, so a 20,000-job
+//! queue draws as fast as a 20-job one.
 
+use chrono::NaiveDateTime;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Widget};
+use unicode_width::UnicodeWidthStr;
+
+use super::theme::Theme;
+use crate::queue::format::{fit, never_starts};
+use crate::queue::{name_suffix, Column, QueueRow, QueueView};
+use crate::slurm::command::Scope;
+use crate::slurm::model::Status;
+
+pub struct QueueWidget<'a> {
+    pub view: &'a QueueView,
+    pub theme: &'a Theme,
+    pub now: NaiveDateTime,
+    pub focused: bool,
+}
+
+/// Body rows of a queue pane `area_height` tall (borders and header off).
+/// What `QueueView::set_viewport`, `page_down` and `click` expect.
+pub fn body_height(area_height: u16) -> usize {
+    usize::from(area_height.saturating_sub(3))
+}
+
+/// Narrowest a shared-width column (name, work dir) gets before columns
+/// on the right are dropped.
+const MIN_FLEX: u16 = 12;
+
+/// (column, x offset, width) for a row `width` cells wide. Columns that do
+/// not fit are dropped from the right; the name is never dropped.
+fn column_layout(view: &QueueView, width: u16) -> Vec<(Column, u16, u16)> {
+    let fixed = |c: Column| view.column_width(c);
+    let mut shown: Vec<Column> = view.columns().to_vec();
+    loop {
+        let gaps = shown.len().saturating_sub(1) as u16;
+        let fixed_sum: u16 = shown.iter().filter_map(|c| fixed(*c)).sum();
+        let flex = shown.iter().filter(|c| fixed(**c).is_none()).count() as u16;
+        let need = fixed_sum + gaps + flex * MIN_FLEX;
+        if need <= width || shown.len() <= 1 {
+            break;
+        }
+        match shown
+            .iter()
+            .rposition(|c| !matches!(c, Column::Name | Column::Id))
+        {
+            Some(i) => {
+                shown.remove(i);
+            }
+            None => break,
+        }
+    }
+    let gaps = shown.len().saturating_sub(1) as u16;
+    let fixed_sum: u16 = shown.iter().filter_map(|c| fixed(*c)).sum();
+    let flex = shown.iter().filter(|c| fixed(**c).is_none()).count() as u16;
+    let spare = width.saturating_sub(fixed_sum + gaps);
+    let mut flex_left = flex;
+    let mut spare_left = spare;
+    let mut x = 0u16;
+    let mut out = Vec::with_capacity(shown.len());
+    for c in shown {
+        let w = match fixed(c) {
+            Some(w) => w,
+            None => {
+                let w = spare_left / flex_left.max(1);
+                flex_left = flex_left.saturating_sub(1);
+                spare_left -= w;
+                w
+            }
+        };
+        let w = w.min(width.saturating_sub(x));
+        out.push((c, x, w));
+        x = x.saturating_add(w + 1);
+    }
+    out
+}
+
+impl QueueWidget<'_> {
+    fn title(&self) -> Line<'static> {
+        let v = self.view;
+        let mut spans = vec![Span::styled(
+            if v.filter().is_empty() {
+                format!(" jobs {} ", v.len())
+            } else {
+                format!(" jobs {}/{} ", v.len(), v.total())
+            },
+            self.theme.title(),
+        )];
+        if !v.filter().is_empty() {
+            spans.push(Span::raw(format!(" filter: {} ", v.filter())));
+        }
+        let sort = v.sort();
+        if sort.column.is_none() && sort.descending {
+            spans.push(Span::styled(" squeue order reversed ", self.theme.dim()));
+        }
+        Line::from(spans)
+    }
+
+    fn empty_text(&self) -> String {
+        let v = self.view;
+        if !v.is_loaded() {
+            return "loading the queue…".to_string();
+        }
+        if v.total() > 0 {
+            return format!("no jobs match “{}” (Esc clears the filter)", v.filter());
+        }
+        match v.scope() {
+            Scope::Me => "no jobs of yours in the queue".to_string(),
+            Scope::User(u) => format!("no jobs of {u} in the queue"),
+            Scope::All => "no jobs in the queue".to_string(),
+        }
+    }
+
+    fn draw_row(
+        &self,
+        buf: &mut Buffer,
+        y: u16,
+        x0: u16,
+        layout: &[(Column, u16, u16)],
+        row: &QueueRow,
+    ) {
+        let t = self.theme;
+        for &(col, x, w) in layout {
+            if w == 0 {
+                continue;
+            }
+            let x = x0 + x;
+            let text = col.text(row, self.now);
+            let style = match col {
+                Column::State => t.status_style(row.job.status()),
+                Column::Where | Column::Reason
+                    if row.job.status() == Status::Pending
+                        && row.job.reason.as_deref().is_some_and(never_starts) =>
+                {
+                    t.warn()
+                }
+                Column::Submitted | Column::Waited => t.dim(),
+                _ => Style::new(),
+            };
+            if col == Column::Name {
+                if let Some(suffix) = name_suffix(row) {
+                    let sw = suffix.width().min(usize::from(w));
+                    let main = fit(&text, usize::from(w) - sw);
+                    let (nx, _) = buf.set_stringn(x, y, &main, usize::from(w), style);
+                    let left = usize::from(w.saturating_sub(nx - x));
+                    buf.set_stringn(nx, y, &suffix, left, t.dim());
+                    continue;
+                }
+            }
+            let text = fit(&text, usize::from(w));
+            let x = if col.right_aligned() {
+                x + w.saturating_sub(text.width() as u16)
+            } else {
+                x
+            };
+            buf.set_stringn(x, y, &text, usize::from(w), style);
+        }
+    }
+}
+
+impl Widget for QueueWidget<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let t = self.theme;
+        let v = self.view;
+        let height = body_height(area.height);
+        let offset = v.offset_for(height);
+        let mut block = Block::bordered()
+            .border_style(t.border(self.focused))
+            .title(self.title());
+        if v.len() > height && height > 0 {
+            let pos = v.selected_index().map_or(0, |i| i + 1);
+            block = block.title_bottom(Line::from(format!(" {pos}/{} ", v.len())).right_aligned());
+        }
+        let inner = block.inner(area);
+        block.render(area, buf);
+        if inner.height == 0 || inner.width == 0 {
+            return;
+        }
+        if v.is_empty() {
+            let msg = self.empty_text();
+            let y = inner.y + inner.height / 2;
+            let x = inner.x + inner.width.saturating_sub(msg.width() as u16) / 2;
+            buf.set_stringn(x, y, &msg, usize::from(inner.width), t.dim());
+            return;
+        }
+        let layout = column_layout(v, inner.width);
+        let header = Rect { height: 1, ..inner };
+        buf.set_style(header, t.header());
+        let sort = v.sort();
+        for &(col, x, w) in &layout {
+            let label = match sort.column {
+                Some(c) if c == col => {
+                    format!(
+                        "{}{}",
+                        col.label(),
+                        crate::queue::column_arrow(sort.descending)
+                    )
+                }
+                _ => col.label().to_string(),
+            };
+            let label = fit(&label, usize::from(w));
+            let x = if col.right_aligned() {
+                x + w.saturating_sub(label.width() as u16)
+            } else {
+                x
+            };
+            buf.set_stringn(inner.x + x, inner.y, &label, usize::from(w), t.header());
+        }
+        let selected = v.selected_index();
+        for (n, i) in (offset..v.len()).take(height).enumerate() {
+            let Some(row) = v.row(i) else { break };
+            let y = inner.y + 1 + n as u16;
+            if selected == Some(i) {
+                buf.set_style(
+                    Rect {
+                        y,
+                        height: 1,
+                        ..inner
+                    },
+                    t.selected(self.focused),
+                );
+            }
+            self.draw_row(buf, y, inner.x, &layout, row);
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+#[path = "queue_tests.rs"]
+mod tests;

@@ -1,0 +1,185 @@
+//! Short human texts for times and cells. `now` is always passed in: the
+//! cluster's local time, like every Slurm timestamp.
+
+use std::borrow::Cow;
+
+use chrono::NaiveDateTime;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+use crate::slurm::model::{Job, JobState, SlurmDuration};
+
+fn secs_between(from: NaiveDateTime, to: NaiveDateTime) -> i64 {
+    (to - from).num_seconds()
+}
+
+fn human_secs(secs: u64) -> String {
+    SlurmDuration::from_secs(secs).human()
+}
+
+/// `in 2h13m` for a time still ahead; `now` within a minute; `5m late`
+/// when the estimate has passed without the job starting.
+pub fn human_until(t: NaiveDateTime, now: NaiveDateTime) -> String {
+    let s = secs_between(now, t);
+    if s >= 60 {
+        format!("in {}", human_secs(s as u64))
+    } else if s > -60 {
+        "now".to_string()
+    } else {
+        format!("{} late", human_secs(s.unsigned_abs()))
+    }
+}
+
+/// `3h ago`; `just now` for anything under a second or in the future
+/// (clock skew between laptop and cluster).
+pub fn human_ago(t: NaiveDateTime, now: NaiveDateTime) -> String {
+    let s = secs_between(t, now);
+    if s < 1 {
+        "just now".to_string()
+    } else {
+        format!("{} ago", human_secs(s as u64))
+    }
+}
+
+/// How long the job waited in the queue: until now while pending, until its
+/// start once started. None without a submit time.
+pub fn waited(job: &Job, now: NaiveDateTime) -> Option<String> {
+    let submit = job.submit_time?;
+    let end = if job.state.status() == crate::slurm::model::Status::Pending {
+        now
+    } else {
+        job.start_time?
+    };
+    Some(human_secs(secs_between(submit, end).max(0) as u64))
+}
+
+/// `12s/20m`; a pending job has used nothing yet: `-/20m`.
+pub fn time_used_limit(job: &Job) -> String {
+    let used = if job.state == JobState::Pending {
+        "-".to_string()
+    } else {
+        job.time_used.human()
+    };
+    format!("{used}/{}", job.time_limit.human())
+}
+
+/// Control characters (a newline in a job name) would break a table row.
+pub fn one_line(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return Cow::Borrowed(s);
+    }
+    Cow::Owned(
+        s.chars()
+            .map(|c| match c {
+                '\n' => '↵',
+                '\t' => ' ',
+                c if c.is_control() => '�',
+                c => c,
+            })
+            .collect(),
+    )
+}
+
+/// Cuts `s` to `width` terminal cells, marking the cut with `…`.
+pub fn fit(s: &str, width: usize) -> Cow<'_, str> {
+    if s.width() <= width {
+        return Cow::Borrowed(s);
+    }
+    if width == 0 {
+        return Cow::Borrowed("");
+    }
+    let mut out = String::new();
+    let mut w = 0;
+    for c in s.chars() {
+        let cw = c.width().unwrap_or(0);
+        if w + cw > width - 1 {
+            break;
+        }
+        w += cw;
+        out.push(c);
+    }
+    out.push('…');
+    Cow::Owned(out)
+}
+
+/// What a pending reason means for the user, for Slurm's common codes.
+pub fn reason_hint(reason: &str) -> Option<&'static str> {
+    Some(match reason {
+        "Priority" => "jobs with higher priority are ahead of it",
+        "Resources" => "next in line, waiting for nodes/GPUs to free up",
+        "Dependency" => "waiting for the jobs it depends on",
+        "DependencyNeverSatisfied" => "its dependency failed: it will never start",
+        "JobHeldUser" => "held by its owner (scontrol release to let it run)",
+        "JobHeldAdmin" => "held by an administrator",
+        "BeginTime" => "asked not to start before its begin time",
+        "PartitionTimeLimit" => "time limit above the partition's maximum: it will never start",
+        "PartitionNodeLimit" => "asks for more nodes than the partition allows",
+        "PartitionDown" | "PartitionInactive" => "the partition is not accepting jobs",
+        "JobArrayTaskLimit" => "the array's %N throttle is reached",
+        "ReqNodeNotAvail" => "a requested node is down, drained or reserved",
+        "Reservation" => "waiting for its reservation to start",
+        "QOSMaxGRESPerUser" | "AssocMaxGRESPerUser" | "QOSGrpGRES" | "AssocGrpGRES" => {
+            "a GPU (GRES) limit of the QOS/account is reached"
+        }
+        "QOSMaxJobsPerUserLimit" | "AssocMaxJobsLimit" | "QOSGrpJobsLimit" => {
+            "the limit on running jobs is reached"
+        }
+        "QOSMaxCpuPerUserLimit" | "AssocGrpCpuLimit" | "QOSGrpCpuLimit" => {
+            "the CPU limit of the QOS/account is reached"
+        }
+        "AssocGrpBillingMinutes" | "AssocGrpCPUMinutesLimit" | "QOSGrpBillingMinutes" => {
+            "the account's allocation (billing minutes) is used up"
+        }
+        "launch failed requeued held" => "launch failed; requeued and held",
+        "BadConstraints" => "constraints no node can satisfy",
+        "InvalidQOS" | "InvalidAccount" => "the QOS/account is not valid for this user",
+        "NodeDown" => "a node it needs is down",
+        _ => return None,
+    })
+}
+
+/// Reasons for which the job will not start unless the user changes it.
+pub fn never_starts(reason: &str) -> bool {
+    matches!(
+        reason,
+        "DependencyNeverSatisfied"
+            | "PartitionTimeLimit"
+            | "PartitionNodeLimit"
+            | "BadConstraints"
+            | "InvalidQOS"
+            | "InvalidAccount"
+            | "JobHeldUser"
+            | "JobHeldAdmin"
+            | "launch failed requeued held"
+    )
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str) -> NaiveDateTime {
+        NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S").unwrap()
+    }
+
+    #[test]
+    fn until_and_ago() {
+        let now = t("2026-11-23T10:00:00");
+        assert_eq!(human_until(t("2026-11-23T12:13:00"), now), "in 2h13m");
+        assert_eq!(human_until(t("2026-11-23T10:00:30"), now), "now");
+        assert_eq!(human_until(t("2026-11-23T09:55:00"), now), "5m late");
+        assert_eq!(human_until(t("2026-11-25T14:00:00"), now), "in 2d4h");
+        assert_eq!(human_ago(t("2026-11-23T07:00:00"), now), "3h ago");
+        assert_eq!(human_ago(t("2026-11-23T09:59:15"), now), "45s ago");
+        assert_eq!(human_ago(t("2026-11-23T10:00:05"), now), "just now");
+    }
+
+    #[test]
+    fn fit_marks_the_cut_and_counts_wide_chars() {
+        assert_eq!(fit("abcdef", 6), "abcdef");
+        assert_eq!(fit("abcdef", 4), "abc…");
+        assert_eq!(fit("名前名前", 5), "名前…");
+        assert_eq!(fit("abc", 0), "");
+        assert_eq!(one_line("line\nbreak"), "line↵break");
+    }
+}

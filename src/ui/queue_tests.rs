@@ -1,0 +1,188 @@
+use chrono::NaiveDateTime;
+use insta::assert_snapshot;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Color;
+use ratatui::widgets::Widget;
+
+use super::*;
+use crate::queue::{Column, QueueView};
+use crate::slurm::parse::parse_squeue;
+use crate::slurm::synth::squeue_rows;
+
+const ME: &str = include_str!("../../tests/fixtures/slurm/squeue_me.out");
+const ALL: &str = include_str!("../../tests/fixtures/slurm/squeue_all.out");
+
+pub(crate) fn now() -> NaiveDateTime {
+    NaiveDateTime::parse_from_str("2026-11-23T09:20:10", "%Y-%m-%dT%H:%M:%S").unwrap()
+}
+
+/// The screen as a user reads it: wide characters once, trailing blanks off.
+pub(crate) fn text(buf: &Buffer) -> String {
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        let mut line = String::new();
+        let mut skip = 0usize;
+        for x in 0..buf.area.width {
+            let c = &buf[(x, y)];
+            if skip == 0 {
+                line.push_str(c.symbol());
+            }
+            skip = skip
+                .max(unicode_width::UnicodeWidthStr::width(c.symbol()))
+                .saturating_sub(1);
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn render(view: &QueueView, color: bool, w: u16, h: u16) -> Buffer {
+    let theme = Theme::new(color);
+    let mut buf = Buffer::empty(Rect::new(0, 0, w, h));
+    QueueWidget {
+        view,
+        theme: &theme,
+        now: now(),
+        focused: true,
+    }
+    .render(buf.area, &mut buf);
+    buf
+}
+
+fn view(out: &str) -> QueueView {
+    let mut v = QueueView::default();
+    v.set_jobs(parse_squeue(out).unwrap());
+    v
+}
+
+#[test]
+fn queue_fixture() {
+    let v = view(ME);
+    assert_snapshot!(text(&render(&v, true, 120, 24)));
+}
+
+#[test]
+fn queue_sorted_by_start() {
+    let mut v = view(ME);
+    v.sort_by(Some(Column::Start), false);
+    assert_snapshot!(text(&render(&v, true, 120, 24)));
+}
+
+#[test]
+fn queue_sorted_by_name_reversed() {
+    let mut v = view(ME);
+    v.sort_by(Some(Column::Name), true);
+    assert_snapshot!(text(&render(&v, true, 120, 24)));
+}
+
+#[test]
+fn queue_filtered() {
+    let mut v = view(ME);
+    v.set_filter("hog");
+    assert_snapshot!(text(&render(&v, true, 120, 10)));
+}
+
+#[test]
+fn queue_filter_matches_nothing() {
+    let mut v = view(ME);
+    v.set_filter("zzz");
+    assert_snapshot!(text(&render(&v, true, 80, 7)));
+}
+
+#[test]
+fn queue_empty_and_loading() {
+    let loading = QueueView::default();
+    let mut mine = QueueView::default();
+    mine.set_jobs(Vec::new());
+    let mut all = QueueView::default();
+    all.set_scope(crate::slurm::command::Scope::All);
+    all.set_jobs(Vec::new());
+    let screens = [loading, mine, all]
+        .iter()
+        .map(|v| text(&render(v, true, 60, 5)))
+        .collect::<Vec<_>>()
+        .join("");
+    assert_snapshot!(screens);
+}
+
+#[test]
+fn queue_expanded_array() {
+    let mut v = view(ME);
+    let i = v
+        .rows()
+        .position(|r| r.job.id.as_str() == "236_[4-99%4]")
+        .unwrap();
+    v.select_index(i);
+    v.toggle_expand();
+    assert_snapshot!(text(&render(&v, true, 120, 14)));
+}
+
+#[test]
+fn queue_all_users_narrow() {
+    let mut v = QueueView::new(vec![
+        Column::Id,
+        Column::Name,
+        Column::User,
+        Column::State,
+        Column::Time,
+        Column::Gpus,
+        Column::Where,
+        Column::Start,
+    ]);
+    v.set_jobs(parse_squeue(ALL).unwrap());
+    assert_snapshot!(text(&render(&v, true, 72, 12)));
+}
+
+#[test]
+fn queue_20000_jobs_scrolled_far_down() {
+    let mut v = view(&squeue_rows(ME, 20_000));
+    let h = body_height(20);
+    v.set_viewport(h);
+    v.select_index(15_000);
+    v.select_next();
+    v.select_next();
+    assert_snapshot!(text(&render(&v, true, 120, 20)));
+}
+
+#[test]
+fn without_colour_no_cell_has_a_colour() {
+    let mut v = view(ME);
+    v.sort_by(Some(Column::State), false);
+    let buf = render(&v, false, 120, 24);
+    for c in buf.content() {
+        assert_eq!((c.fg, c.bg), (Color::Reset, Color::Reset), "{c:?}");
+    }
+    // The selection is still visible (reversed), and so is the header.
+    assert_snapshot!(text(&buf));
+}
+
+#[test]
+fn with_colour_states_are_coloured() {
+    let v = view(ME);
+    let buf = render(&v, true, 120, 24);
+    let find = |word: &str| {
+        let t = text(&buf);
+        let y = t.lines().position(|l| l.contains(word)).unwrap() as u16;
+        let x = t.lines().nth(y as usize).unwrap().find(word).unwrap() as u16;
+        buf[(x, y)].fg
+    };
+    assert_eq!(find("RUNNING"), Color::Green);
+    assert_eq!(find("PENDING"), Color::Yellow);
+}
+
+#[test]
+fn column_names_in_config() {
+    #[derive(serde::Deserialize)]
+    struct C {
+        columns: Vec<Column>,
+    }
+    let c: C = toml::from_str(
+        r#"columns = ["id", "name", "partition", "state", "time", "nodes", "gpus", "where", "start", "waited", "submitted", "node_list", "work_dir", "qos"]"#,
+    )
+    .unwrap();
+    assert_eq!(c.columns[..11], Column::defaults()[..]);
+    assert_eq!(c.columns[11], Column::NodeList);
+    assert!(toml::from_str::<C>(r#"columns = ["nope"]"#).is_err());
+}
