@@ -347,14 +347,14 @@ impl LogPane {
 
     /// `n`: the next matching line (wraps around).
     pub fn next_match(&mut self, vp: Viewport) {
-        if let Some(seq) = self.search.as_mut().and_then(Search::next) {
+        if let Some(seq) = self.search.as_mut().and_then(Search::next_match) {
             self.reveal(seq, vp);
         }
     }
 
     /// `N`: the previous matching line (wraps around).
     pub fn prev_match(&mut self, vp: Viewport) {
-        if let Some(seq) = self.search.as_mut().and_then(Search::prev) {
+        if let Some(seq) = self.search.as_mut().and_then(Search::prev_match) {
             self.reveal(seq, vp);
         }
     }

@@ -151,7 +151,7 @@ impl Search {
         self.current_seq()
     }
 
-    pub fn next(&mut self) -> Option<u64> {
+    pub fn next_match(&mut self) -> Option<u64> {
         let n = self.matches.len();
         if n == 0 {
             return None;
@@ -160,7 +160,7 @@ impl Search {
         self.current_seq()
     }
 
-    pub fn prev(&mut self) -> Option<u64> {
+    pub fn prev_match(&mut self) -> Option<u64> {
         let n = self.matches.len();
         if n == 0 {
             return None;
@@ -197,7 +197,7 @@ mod tests {
         b.push(b"loss 1\nacc\nloss 2\nlo");
         let mut s = Search::new("LOSS", &b);
         assert_eq!(s.count(), 2);
-        assert_eq!(s.next(), Some(0));
+        assert_eq!(s.next_match(), Some(0));
         b.push(b"ss 3\n");
         s.update(&b);
         assert_eq!(s.count(), 3);
@@ -205,10 +205,10 @@ mod tests {
         s.update(&b);
         assert_eq!(s.count(), 2, "lines 0 and 1 dropped");
         assert_eq!(s.current_seq(), Some(2));
-        assert_eq!(s.prev(), Some(3));
+        assert_eq!(s.prev_match(), Some(3));
         b.clear();
         s.update(&b);
         assert_eq!(s.count(), 0);
-        assert_eq!(s.next(), None);
+        assert_eq!(s.next_match(), None);
     }
 }
