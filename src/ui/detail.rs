@@ -1,1 +1,433 @@
+//! The job detail pane: everything known about the selected job, from the
+//! squeue row at once and from scontrol/sacct once loaded.
 
+use chrono::NaiveDateTime;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Paragraph, Widget};
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+use super::theme::Theme;
+use crate::queue::format::{human_ago, human_until, never_starts, one_line, reason_hint};
+use crate::slurm::model::{Job, JobDetail, JobState, SlurmDuration, Status};
+
+pub struct DetailWidget<'a> {
+    /// The queue's row; None for a job no longer in the queue.
+    pub job: Option<&'a Job>,
+    pub detail: Option<&'a JobDetail>,
+    pub loading: bool,
+    pub error: Option<&'a str>,
+    pub theme: &'a Theme,
+    pub now: NaiveDateTime,
+    pub focused: bool,
+}
+
+/// A [`DetailWidget`] scrolled down by `scroll` lines (clamped to the content).
+pub struct ScrolledDetail<'a> {
+    pub widget: DetailWidget<'a>,
+    pub scroll: u16,
+}
+
+impl<'a> DetailWidget<'a> {
+    pub fn scrolled(self, scroll: u16) -> ScrolledDetail<'a> {
+        ScrolledDetail {
+            widget: self,
+            scroll,
+        }
+    }
+}
+
+const LABEL_W: usize = 12;
+
+fn time_fmt(t: NaiveDateTime) -> String {
+    t.format("%Y-%m-%d %H:%M:%S").to_string()
+}
+
+fn exit_text((code, signal): (i32, i32)) -> String {
+    match signal {
+        0 => code.to_string(),
+        s => format!("{code}, killed by signal {s}"),
+    }
+}
+
+/// Greedy word wrap to `width` cells; words longer than a line are cut.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut lines = Vec::new();
+    let mut cur = String::new();
+    let mut cur_w = 0;
+    for word in text.split_inclusive(' ') {
+        let ww = word.trim_end().width();
+        if cur_w > 0 && cur_w + ww > width {
+            lines.push(cur.trim_end().to_string());
+            cur.clear();
+            cur_w = 0;
+        }
+        for c in word.chars() {
+            let cw = c.width().unwrap_or(0);
+            if cur_w + cw > width && c != ' ' {
+                lines.push(std::mem::take(&mut cur));
+                cur_w = 0;
+            }
+            cur.push(c);
+            cur_w += cw;
+        }
+    }
+    if !cur.trim_end().is_empty() || lines.is_empty() {
+        lines.push(cur.trim_end().to_string());
+    }
+    lines
+}
+
+struct Lines<'t> {
+    out: Vec<Line<'static>>,
+    width: usize,
+    theme: &'t Theme,
+}
+
+impl Lines<'_> {
+    fn field(&mut self, label: &str, value: &str, style: Style) {
+        if value.is_empty() {
+            return;
+        }
+        let value = one_line(value);
+        let avail = self.width.saturating_sub(LABEL_W + 1).max(8);
+        for (i, part) in wrap(&value, avail).into_iter().enumerate() {
+            let head = if i == 0 {
+                format!("{label:<LABEL_W$} ")
+            } else {
+                " ".repeat(LABEL_W + 1)
+            };
+            self.out.push(Line::from(vec![
+                Span::styled(head, self.theme.label()),
+                Span::styled(part, style),
+            ]));
+        }
+    }
+
+    fn plain(&mut self, label: &str, value: &str) {
+        self.field(label, value, Style::new());
+    }
+
+    fn note(&mut self, text: &str, style: Style) {
+        for part in wrap(text, self.width.max(8)) {
+            self.out.push(Line::styled(part, style));
+        }
+    }
+
+    fn gap(&mut self) {
+        if self.out.last().is_some_and(|l| l.width() > 0) {
+            self.out.push(Line::default());
+        }
+    }
+}
+
+impl DetailWidget<'_> {
+    fn title(&self) -> String {
+        let id = self.job.map(|j| j.id.to_string()).or_else(|| {
+            self.detail
+                .and_then(|d| d.id.as_ref())
+                .map(|i| i.to_string())
+        });
+        let name = self
+            .job
+            .map(|j| j.name.as_str())
+            .or(self.detail.map(|d| d.name.as_str()))
+            .unwrap_or("");
+        match id {
+            Some(id) => format!(" job {id} · {} ", one_line(name)),
+            None => " job ".to_string(),
+        }
+    }
+
+    /// The content at `width` cells, before scrolling.
+    pub fn lines(&self, width: u16) -> Vec<Line<'static>> {
+        let t = self.theme;
+        let mut l = Lines {
+            out: Vec::new(),
+            width: usize::from(width),
+            theme: t,
+        };
+        if let Some(e) = self.error {
+            l.note(&format!("could not load details: {e}"), t.error());
+            l.gap();
+        }
+        let (j, d) = (self.job, self.detail);
+        if j.is_none() && d.is_none() {
+            if self.error.is_none() {
+                l.note("no job selected", t.dim());
+            }
+            return l.out;
+        }
+        let dd = d.cloned().unwrap_or_default();
+        let state = dd
+            .state
+            .clone()
+            .or_else(|| j.map(|j| j.state.clone()))
+            .unwrap_or(JobState::Unknown("?".into()));
+        let status = state.status();
+        let pending = status == Status::Pending;
+
+        // What it is doing, and why it waits.
+        let mut raw = state.long_name().to_string();
+        if let Some(uid) = dd.cancelled_by {
+            raw.push_str(&format!(" by {uid}"));
+        }
+        l.field(
+            "State",
+            &format!("{} ({raw})", status_word(status)),
+            t.status_style(status),
+        );
+        let reason = dd
+            .reason
+            .clone()
+            .or_else(|| j.and_then(|j| j.reason.clone()))
+            .filter(|r| r != "None");
+        if let Some(r) = reason {
+            let style = if pending && never_starts(&r) {
+                t.warn()
+            } else {
+                Style::new()
+            };
+            let text = match (pending, reason_hint(&r)) {
+                (true, Some(h)) => format!("{r}: {h}"),
+                _ => r,
+            };
+            l.field("Reason", &text, style);
+        }
+        if let Some(code) = dd.exit_code.filter(|_| state.is_finished()) {
+            let style = if code != (0, 0) {
+                t.error()
+            } else {
+                Style::new()
+            };
+            l.field("Exit code", &exit_text(code), style);
+        }
+        if let Some(code) = dd.derived_exit_code.filter(|c| *c != (0, 0)) {
+            l.field("Derived exit", &exit_text(code), t.error());
+        }
+        l.gap();
+
+        // When.
+        let submit = dd.submit_time.or(j.and_then(|j| j.submit_time));
+        let start = dd.start_time.or(j.and_then(|j| j.start_time));
+        let at = |t0: NaiveDateTime, rel: String| format!("{} ({rel})", time_fmt(t0));
+        if let Some(s) = submit {
+            l.plain("Submitted", &at(s, human_ago(s, self.now)));
+        }
+        if let Some(e) = dd.eligible_time.filter(|e| Some(*e) != submit) {
+            l.plain("Eligible", &time_fmt(e));
+        }
+        // sacct reports the end as the start of a job that ended while
+        // pending ("None assigned" nodes): it never ran.
+        let never_ran = state.is_finished()
+            && d.is_some_and(|d| d.node_list.as_deref().is_none_or(|n| n == "None assigned"));
+        match (pending, start) {
+            (true, Some(s)) => l.plain("Est. start", &at(s, human_until(s, self.now))),
+            (true, None) => l.field("Est. start", "not yet estimated by the scheduler", t.dim()),
+            (false, _) if never_ran => l.field("Started", "never (ended while pending)", t.dim()),
+            (false, Some(s)) => l.plain("Started", &at(s, human_ago(s, self.now))),
+            (false, None) => {}
+        }
+        if let (false, false, Some(s), Some(sub)) = (pending, never_ran, start, submit) {
+            let secs = (s - sub).num_seconds().max(0) as u64;
+            l.plain("Waited", &SlurmDuration::from_secs(secs).human());
+        } else if let (true, Some(sub)) = (pending, submit) {
+            let secs = (self.now - sub).num_seconds().max(0) as u64;
+            l.plain("Waiting", &SlurmDuration::from_secs(secs).human());
+        }
+        if let Some(e) = dd.end_time.filter(|_| !pending) {
+            let label = if state.is_finished() {
+                "Ended"
+            } else {
+                "Ends by"
+            };
+            let rel = if e > self.now {
+                human_until(e, self.now)
+            } else {
+                human_ago(e, self.now)
+            };
+            l.plain(label, &at(e, rel));
+        }
+        let elapsed = dd.elapsed.or(j.map(|j| j.time_used));
+        let limit = dd.time_limit.or(j.map(|j| j.time_limit));
+        if let Some(lim) = limit {
+            let text = match elapsed.filter(|_| !pending) {
+                Some(e) => format!("{} of {}", e.to_slurm(), lim.to_slurm()),
+                None => lim.to_slurm(),
+            };
+            l.plain(if pending { "Time limit" } else { "Elapsed" }, &text);
+        }
+        l.gap();
+
+        // Where and with what.
+        let pick = |a: &Option<String>, b: Option<&str>| a.clone().or(b.map(str::to_string));
+        l.plain(
+            "Partition",
+            &pick(&dd.partition, j.map(|j| j.partition.as_str())).unwrap_or_default(),
+        );
+        let account = pick(&dd.account, j.map(|j| j.account.as_str())).unwrap_or_default();
+        let qos = pick(&dd.qos, j.map(|j| j.qos.as_str())).unwrap_or_default();
+        l.plain("Account/QOS", &format!("{account} / {qos}"));
+        if let Some(p) = dd.priority.or(j.and_then(|j| j.priority)) {
+            l.plain("Priority", &p.to_string());
+        }
+        if let Some(u) = dd.user.clone().or(j.map(|j| j.user.clone())) {
+            l.plain("User", &u);
+        }
+        let nodes = dd.nodes.or(j.map(|j| j.nodes)).unwrap_or(0);
+        let node_list = pick(&dd.node_list, j.and_then(|j| j.node_list.as_deref()))
+            .filter(|n| !n.is_empty() && n != "None assigned");
+        let mut where_ = format!("{nodes}");
+        if let Some(n) = &node_list {
+            where_.push_str(&format!(": {n}"));
+        } else if let Some(s) = dd.field("SchedNodeList").filter(|s| !s.is_empty()) {
+            where_.push_str(&format!(", expected on {s}"));
+        }
+        l.plain("Nodes", &where_);
+        let cpus = dd.cpus.or(j.map(|j| j.cpus)).unwrap_or(0);
+        let mem = pick(&dd.min_memory, j.and_then(|j| j.min_memory.as_deref()));
+        let gpus = match d {
+            Some(d) => d.gpus().max(j.map_or(0, Job::gpus)),
+            None => j.map_or(0, Job::gpus),
+        };
+        let mut res = vec![format!("{cpus} CPU{}", plural(cpus))];
+        if let Some(m) = mem {
+            res.push(format!("{m} memory"));
+        }
+        if gpus > 0 {
+            res.push(format!("{gpus} GPU{}", plural(gpus)));
+        }
+        l.plain("Resources", &res.join(" · "));
+        if let Some(tres) = dd.tres.as_deref() {
+            l.field("TRES", tres, t.dim());
+        } else if let Some(tpn) = j.and_then(|j| j.tres_per_node.as_deref()) {
+            l.field("TRES/node", tpn, t.dim());
+        }
+        l.gap();
+
+        // Files.
+        let work_dir = pick(&dd.work_dir, j.map(|j| j.work_dir.as_str())).unwrap_or_default();
+        l.plain("Work dir", &work_dir);
+        let out = dd.stdout.clone();
+        l.plain("Stdout", out.as_deref().unwrap_or(""));
+        if dd.stderr.is_some() && dd.stderr != out {
+            l.plain("Stderr", dd.stderr.as_deref().unwrap_or(""));
+        } else if dd.stderr.is_some() {
+            l.field("Stderr", "same file as stdout", t.dim());
+        }
+        match dd.command.as_deref() {
+            Some(c) => l.plain("Command", c),
+            None if dd.field("BatchFlag") == Some("1") => {
+                l.field("Script", "given to sbatch on stdin (no file)", t.dim())
+            }
+            None => {}
+        }
+        l.gap();
+
+        // Arrays, het jobs, dependencies, requeue.
+        let array_job = dd.array_job_id.or(j.and_then(|j| j.array_job_id));
+        let task = dd
+            .array_task
+            .clone()
+            .or(j.and_then(|j| j.array_task.clone()));
+        if let (Some(a), Some(task)) = (array_job, task) {
+            let id = dd.id.as_ref().or(j.map(|j| &j.id));
+            let text = match id.and_then(|i| i.array_pending()) {
+                Some(spec) => format!(
+                    "tasks {task} of array {a} ({}{} pending)",
+                    spec.task_count(),
+                    if spec.truncated { "+" } else { "" }
+                ),
+                None => match dd.field("JobId").filter(|own| own.parse() != Ok(a)) {
+                    Some(own) => format!("task {task} of array {a} (job id {own})"),
+                    None => format!("task {task} of array {a}"),
+                },
+            };
+            l.plain("Array", &text);
+        }
+        let het = dd.het_offset.or(j.and_then(|j| j.id.het_offset()));
+        if let Some(off) = het {
+            let leader = dd.het_job_id.or(j.map(|j| j.id.base())).unwrap_or(0);
+            l.plain("Het job", &format!("component +{off} of {leader}"));
+        }
+        if let Some(dep) = dd.dependency.as_deref().filter(|d| *d != "(null)") {
+            l.plain("Dependency", dep);
+        }
+        if dd.requeue.is_some() || dd.restarts.is_some() {
+            let rq = match dd.requeue {
+                Some(true) => "requeue on failure",
+                Some(false) => "no requeue",
+                None => "",
+            };
+            let rs = dd.restarts.map(|n| format!("{n} restart{}", plural(n)));
+            let text: Vec<&str> = [Some(rq), rs.as_deref()]
+                .into_iter()
+                .flatten()
+                .filter(|s| !s.is_empty())
+                .collect();
+            l.plain("Requeue", &text.join(", "));
+        }
+        while l.out.last().is_some_and(|x| x.width() == 0) {
+            l.out.pop();
+        }
+        if self.loading {
+            l.gap();
+            l.note("loading details…", t.dim());
+        }
+        l.out
+    }
+
+    fn render_at(self, area: Rect, buf: &mut Buffer, scroll: u16) {
+        let t = self.theme;
+        let block = Block::bordered()
+            .border_style(t.border(self.focused))
+            .title(Span::styled(self.title(), t.title()));
+        let inner = block.inner(area);
+        let lines = self.lines(inner.width);
+        let max = (lines.len() as u16).saturating_sub(inner.height);
+        Paragraph::new(lines)
+            .block(block)
+            .scroll((scroll.min(max), 0))
+            .render(area, buf);
+    }
+}
+
+fn plural(n: u32) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+fn status_word(s: Status) -> &'static str {
+    match s {
+        Status::Pending => "Pending",
+        Status::Running => "Running",
+        Status::Complete => "Complete",
+        Status::Error => "Error",
+        Status::Canceled => "Canceled",
+        Status::Paused => "Paused",
+        Status::Unknown => "Unknown",
+    }
+}
+
+impl Widget for DetailWidget<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        self.render_at(area, buf, 0);
+    }
+}
+
+impl Widget for ScrolledDetail<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        self.widget.render_at(area, buf, self.scroll);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+#[path = "detail_tests.rs"]
+mod tests;

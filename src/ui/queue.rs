@@ -233,4 +233,4 @@ impl Widget for QueueWidget<'_> {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 #[path = "queue_tests.rs"]
-mod tests;
+pub(crate) mod tests;

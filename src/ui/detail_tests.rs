@@ -1,0 +1,229 @@
+use insta::assert_snapshot;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Color;
+use ratatui::widgets::Widget;
+
+use super::*;
+use crate::slurm::model::JobDetail;
+use crate::slurm::parse::{parse_sacct, parse_scontrol_jobs, parse_squeue};
+use crate::ui::queue::tests::{now, text};
+
+const ME: &str = include_str!("../../tests/fixtures/slurm/squeue_me.out");
+
+fn job(id: &str) -> Job {
+    parse_squeue(ME)
+        .unwrap()
+        .into_iter()
+        .find(|j| j.id.as_str() == id)
+        .unwrap()
+}
+
+fn scontrol(out: &str) -> Vec<JobDetail> {
+    parse_scontrol_jobs(out).unwrap()
+}
+
+struct Case<'a> {
+    job: Option<&'a Job>,
+    detail: Option<&'a JobDetail>,
+    loading: bool,
+    error: Option<&'a str>,
+    color: bool,
+}
+
+fn render(c: Case, w: u16, h: u16) -> Buffer {
+    let theme = Theme::new(c.color);
+    let mut buf = Buffer::empty(Rect::new(0, 0, w, h));
+    DetailWidget {
+        job: c.job,
+        detail: c.detail,
+        loading: c.loading,
+        error: c.error,
+        theme: &theme,
+        now: now(),
+        focused: true,
+    }
+    .render(buf.area, &mut buf);
+    buf
+}
+
+fn show(job: Option<&Job>, detail: Option<&JobDetail>) -> String {
+    let c = Case {
+        job,
+        detail,
+        loading: false,
+        error: None,
+        color: true,
+    };
+    text(&render(c, 80, 34))
+}
+
+#[test]
+fn detail_pending() {
+    let j = job("248");
+    let d = scontrol(include_str!(
+        "../../tests/fixtures/slurm/scontrol_job_pending.out"
+    ));
+    assert_snapshot!(show(Some(&j), Some(&d[0])));
+}
+
+#[test]
+fn detail_pending_that_will_never_start() {
+    let j = job("242");
+    let d = scontrol(include_str!(
+        "../../tests/fixtures/slurm/scontrol_job_overtime.out"
+    ));
+    assert_snapshot!(show(Some(&j), Some(&d[0])));
+}
+
+#[test]
+fn detail_running_with_gpus() {
+    let j = job("233");
+    let d = scontrol(include_str!(
+        "../../tests/fixtures/slurm/scontrol_job_gpu_d.out"
+    ));
+    assert_snapshot!(show(Some(&j), Some(&d[0])));
+}
+
+#[test]
+fn detail_running_odd_name() {
+    let j = job("235");
+    let d = scontrol(include_str!(
+        "../../tests/fixtures/slurm/scontrol_job_running.out"
+    ));
+    assert_snapshot!(show(Some(&j), Some(&d[0])));
+}
+
+#[test]
+fn detail_finished_from_sacct() {
+    let d = parse_sacct(include_str!(
+        "../../tests/fixtures/slurm/sacct_finished.out"
+    ))
+    .unwrap();
+    let failed = d.iter().find(|d| d.name == "done-fail").unwrap();
+    let cancelled = d
+        .iter()
+        .find(|d| d.name == "cancelled-while-pending")
+        .unwrap();
+    let both = format!(
+        "{}{}",
+        show(None, Some(failed)),
+        show(None, Some(cancelled))
+    );
+    assert_snapshot!(both);
+}
+
+#[test]
+fn detail_array_task_and_collapsed_array() {
+    let d = scontrol(include_str!(
+        "../../tests/fixtures/slurm/scontrol_job_array.out"
+    ));
+    let task = d
+        .iter()
+        .find(|d| d.array_task.as_deref() == Some("3"))
+        .unwrap();
+    let rest = d
+        .iter()
+        .find(|d| d.state == Some(JobState::Pending))
+        .unwrap();
+    let t = job("236_3");
+    let c = job("236_[4-99%4]");
+    let both = format!(
+        "{}{}",
+        show(Some(&t), Some(task)),
+        show(Some(&c), Some(rest))
+    );
+    assert_snapshot!(both);
+}
+
+#[test]
+fn detail_het_component() {
+    let j = job("249+1");
+    assert_snapshot!(show(Some(&j), None));
+}
+
+#[test]
+fn detail_loading_from_the_queue_row_only() {
+    let j = job("247");
+    let c = Case {
+        job: Some(&j),
+        detail: None,
+        loading: true,
+        error: None,
+        color: true,
+    };
+    assert_snapshot!(text(&render(c, 60, 24)));
+}
+
+#[test]
+fn detail_error_and_nothing_selected() {
+    let j = job("248");
+    let err = Case {
+        job: Some(&j),
+        detail: None,
+        loading: false,
+        error: Some("scontrol: error: Invalid job id specified (exit 1)"),
+        color: true,
+    };
+    let none = Case {
+        job: None,
+        detail: None,
+        loading: false,
+        error: None,
+        color: true,
+    };
+    let both = format!(
+        "{}{}",
+        text(&render(err, 50, 26)),
+        text(&render(none, 50, 4))
+    );
+    assert_snapshot!(both);
+}
+
+#[test]
+fn detail_long_values_wrap_under_their_label() {
+    let j = job("239");
+    let d = scontrol(include_str!(
+        "../../tests/fixtures/slurm/scontrol_job_spacedir.out"
+    ));
+    let c = Case {
+        job: Some(&j),
+        detail: Some(&d[0]),
+        loading: false,
+        error: None,
+        color: false,
+    };
+    let buf = render(c, 44, 40);
+    for cell in buf.content() {
+        assert_eq!((cell.fg, cell.bg), (Color::Reset, Color::Reset));
+    }
+    assert_snapshot!(text(&buf));
+}
+
+#[test]
+fn scrolling_is_clamped_to_the_content() {
+    let j = job("248");
+    let d = scontrol(include_str!(
+        "../../tests/fixtures/slurm/scontrol_job_pending.out"
+    ));
+    let theme = Theme::new(true);
+    let w = |scroll| {
+        let mut buf = Buffer::empty(Rect::new(0, 0, 60, 10));
+        DetailWidget {
+            job: Some(&j),
+            detail: Some(&d[0]),
+            loading: false,
+            error: None,
+            theme: &theme,
+            now: now(),
+            focused: false,
+        }
+        .scrolled(scroll)
+        .render(buf.area, &mut buf);
+        text(&buf)
+    };
+    assert!(w(0).contains("State"));
+    assert!(!w(3).contains("State"));
+    assert_eq!(w(1000), w(u16::MAX));
+    assert!(w(1000).contains("Requeue"));
+}
