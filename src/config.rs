@@ -16,6 +16,8 @@ pub struct Config {
     /// Cluster used when `--cluster` is not given.
     pub default_cluster: Option<String>,
     pub clusters: BTreeMap<String, ClusterConfig>,
+    /// Key bindings: `[keys.global]`, `[keys.queue]`, `[keys.detail]`, `[keys.log]`.
+    pub keys: crate::keymap::KeyConfig,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
@@ -316,6 +318,13 @@ fn validate(config: &Config, path: &Path) -> Result<(), ConfigError> {
                 ),
             ));
         }
+    }
+    if let Err(e) = crate::keymap::Keymap::with_overrides(&config.keys) {
+        return Err(ConfigError::Invalid {
+            path: path.to_path_buf(),
+            key: "keys".into(),
+            reason: e,
+        });
     }
     for (name, c) in &config.clusters {
         let key = |k: &str| format!("clusters.{name}.{k}");

@@ -1,11 +1,15 @@
 //! slurmdash: watch and drive Slurm jobs on a remote cluster over SSH.
 
+pub mod action;
+pub mod app;
 pub mod cli;
 pub mod config;
+pub mod dashboard;
 pub mod keymap;
 pub mod logview;
 pub mod queue;
 pub mod remote;
 pub mod slurm;
+pub mod tui;
 pub mod ui;
 pub mod worker;

@@ -50,3 +50,25 @@ pub fn connect(cluster: &Cluster) -> Result<Arc<dyn Remote>> {
         .wrap_err_with(|| format!("setting up SSH for cluster `{}`", cluster.name))?;
     Ok(Arc::new(remote))
 }
+
+/// Like [`connect`], but never prompts: used from inside the dashboard, where the terminal
+/// belongs to the UI. A cluster that needs an interactive login must have a live master.
+pub fn connect_quiet(cluster: &Cluster) -> Result<Arc<dyn Remote>> {
+    if cluster.settings.interactive_login {
+        let opts = ssh_options(cluster);
+        let socket = opts
+            .control_path
+            .clone()
+            .or_else(|| opts.hosts.first().map(|h| default_control_path(h)));
+        if !socket.as_deref().is_some_and(control_master_alive) {
+            color_eyre::eyre::bail!(
+                "cluster `{}` needs an interactive login: quit and run `slurmdash --cluster {} login` first",
+                cluster.name,
+                cluster.name
+            );
+        }
+    }
+    let mut c = cluster.clone();
+    c.settings.interactive_login = false;
+    connect(&c)
+}

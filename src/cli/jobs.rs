@@ -1,15 +1,15 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use color_eyre::eyre::{Result, WrapErr};
+use color_eyre::eyre::{eyre, Result};
 use serde_json::{json, Value};
 
-use super::{connect, printable, run_checked};
+use super::{connect, printable};
 use crate::config::Cluster;
-use crate::slurm::command::{self, Scope, SqueueQuery};
+use crate::slurm::command::{Scope, SqueueQuery};
 use crate::slurm::model::{Job, JobState};
-use crate::slurm::parse::parse_squeue;
 use crate::slurm::time::format_time;
+use crate::worker::fetch;
 
 #[derive(Debug, Args, Default)]
 pub struct JobsArgs {
@@ -38,9 +38,13 @@ pub fn query(args: &JobsArgs) -> SqueueQuery {
 
 pub async fn run(cluster: &Cluster, args: &JobsArgs) -> Result<ExitCode> {
     let remote = connect(cluster)?;
-    let argv = command::squeue(&query(args));
-    let out = run_checked(remote.as_ref(), cluster, &argv).await?;
-    let jobs = parse_squeue(&out).wrap_err("reading squeue's output")?;
+    let jobs = fetch::queue(
+        remote.as_ref(),
+        &query(args),
+        cluster.settings.command_timeout(),
+    )
+    .await
+    .map_err(|e| eyre!(e))?;
     if args.json {
         let v: Vec<Value> = jobs.iter().map(job_json).collect();
         println!("{}", serde_json::to_string_pretty(&v)?);

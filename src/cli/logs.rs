@@ -11,7 +11,8 @@ use crate::remote::{ReadPos, Remote, RemoteError};
 use crate::slurm::command::{self, Scope, SqueueQuery};
 use crate::slurm::logpath::{default_pattern, resolve_log_path, LogContext};
 use crate::slurm::model::{JobDetail, JobId, JobState};
-use crate::slurm::parse::{parse_sacct, parse_scontrol_jobs, parse_squeue};
+use crate::slurm::parse::parse_squeue;
+use crate::worker::fetch::{self, DetailSource};
 
 #[derive(Debug, Args)]
 pub struct LogsArgs {
@@ -129,51 +130,33 @@ pub async fn locate(
     id: &JobId,
     stderr: bool,
 ) -> Result<LogLocation> {
-    let argv = command::scontrol_show_job(id, false);
-    let out = remote
-        .run(&argv, None, cluster.settings.command_timeout())
-        .await?;
-    if out.success() {
-        let details = parse_scontrol_jobs(&out.stdout_lossy())
-            .wrap_err("reading `scontrol show job` output")?;
-        if let Some(d) = details.first() {
-            let pattern = if stderr {
-                d.stderr.clone().or_else(|| d.stdout.clone())
-            } else {
-                d.stdout.clone()
-            };
-            let is_task = d.array_task.is_some();
-            let (pattern, note) = match pattern {
-                Some(p) => (p, None),
-                None => (
-                    default_pattern(is_task).to_string(),
-                    Some("Slurm reports no output path; trying its default file name".into()),
-                ),
-            };
-            return Ok(LogLocation {
-                path: resolve_log_path(&pattern, &context(d, id)),
-                note,
-                state: d.state.clone(),
-            });
-        }
-    }
-    let out = run_checked(
-        remote,
-        cluster,
-        &command::sacct_jobs(std::slice::from_ref(id)),
-    )
-    .await?;
-    let details = parse_sacct(&out).wrap_err("reading sacct's output")?;
-    let d = details.first().ok_or_else(|| {
-        eyre!("job {id} is unknown to both slurmctld and the accounting database (sacct)")
-    })?;
-    let pattern = default_pattern(d.array_task.is_some());
-    let path = resolve_log_path(pattern, &context(d, id));
+    let (d, source) = fetch::detail(remote, id, cluster.settings.command_timeout())
+        .await
+        .map_err(|e| eyre!(e))?;
+    let ctx = context(&d, id);
+    let default = default_pattern(d.array_task.is_some());
+    let pattern = if stderr {
+        d.stderr.clone().or_else(|| d.stdout.clone())
+    } else {
+        d.stdout.clone()
+    };
+    let (pattern, note) = match (pattern, source) {
+        (Some(p), _) => (p, None),
+        (None, DetailSource::Scontrol) => (
+            default.to_string(),
+            Some("Slurm reports no output path; trying its default file name".to_string()),
+        ),
+        (None, DetailSource::Sacct) => (
+            default.to_string(),
+            Some(format!(
+                "job {id} has left the controller, which alone knows its output path; trying Slurm's default {}",
+                resolve_log_path(default, &ctx)
+            )),
+        ),
+    };
     Ok(LogLocation {
-        note: Some(format!(
-            "job {id} has left the controller, which alone knows its output path; trying Slurm's default {path}"
-        )),
-        path,
+        path: resolve_log_path(&pattern, &ctx),
+        note,
         state: d.state.clone(),
     })
 }

@@ -12,12 +12,14 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use color_eyre::eyre::{Result, WrapErr};
+use color_eyre::eyre::{eyre, Result, WrapErr};
 
 use crate::config::{Cluster, Env, Loaded};
+use crate::dashboard::{self, Session};
+use crate::keymap::Keymap;
 use crate::remote::{display_argv, Remote, RunOutput};
 
-pub use connect::connect;
+pub use connect::{connect, connect_quiet};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -32,6 +34,15 @@ pub struct Cli {
     /// Cluster from the config (default: default_cluster).
     #[arg(long, global = true, value_name = "NAME")]
     pub cluster: Option<String>,
+    /// Dashboard: every user's jobs, not only your own.
+    #[arg(long)]
+    pub all: bool,
+    /// Dashboard: only jobs in this partition (repeatable).
+    #[arg(long, value_name = "P")]
+    pub partition: Vec<String>,
+    /// Dashboard: only jobs charged to this account (repeatable).
+    #[arg(long, value_name = "A")]
+    pub account: Vec<String>,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -52,7 +63,10 @@ pub enum Command {
 }
 
 pub async fn run(cli: Cli) -> Result<ExitCode> {
-    let cluster = load_cluster(&cli)?;
+    let loaded = Loaded::load(cli.config.as_deref())?;
+    let cluster = loaded
+        .cluster(cli.cluster.as_deref(), &Env::from_process())
+        .wrap_err("choosing the cluster")?;
     match cli.command {
         Some(Command::Doctor) => doctor::run(&cluster).await,
         Some(Command::Jobs(args)) => jobs::run(&cluster, &args).await,
@@ -60,20 +74,29 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Logs(args)) => logs::run(&cluster, &args).await,
         Some(Command::Login) => login::run(&cluster),
         None => {
-            eprintln!(
-                "slurmdash: the dashboard is not built yet; showing `slurmdash jobs` instead"
-            );
-            jobs::run(&cluster, &jobs::JobsArgs::default()).await
+            let args = jobs::JobsArgs {
+                all: cli.all,
+                partition: cli.partition.clone(),
+                account: cli.account.clone(),
+                json: false,
+            };
+            let keymap = Keymap::with_overrides(&loaded.config.keys)
+                .map_err(|e| eyre!("config file {}: {e}", loaded.path.display()))?;
+            let remote = connect(&cluster)?;
+            let session = Session {
+                query: jobs::query(&args),
+                scope: if args.all {
+                    "all users".into()
+                } else {
+                    "your jobs".into()
+                },
+                cluster,
+                remote,
+            };
+            dashboard::run(&loaded, session, keymap).await?;
+            Ok(ExitCode::SUCCESS)
         }
     }
-}
-
-fn load_cluster(cli: &Cli) -> Result<Cluster> {
-    let loaded = Loaded::load(cli.config.as_deref())?;
-    let cluster = loaded
-        .cluster(cli.cluster.as_deref(), &Env::from_process())
-        .wrap_err("choosing the cluster")?;
-    Ok(cluster)
 }
 
 /// Runs `argv` on the cluster and returns its stdout; a non-zero exit becomes an error that

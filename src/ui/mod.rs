@@ -1,6 +1,135 @@
-//! Drawing. Every pane only reads state.
+//! Drawing. Every pane only reads state; `layout` is shared with mouse handling so a click
+//! lands where the user sees the row.
 
 pub mod detail;
+pub mod help;
 pub mod log;
 pub mod queue;
+pub mod status;
 pub mod theme;
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::Frame;
+
+use crate::app::App;
+use crate::keymap::Pane;
+use crate::logview::Stream;
+
+/// Where each pane goes for a terminal of `size`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Areas {
+    pub queue: Rect,
+    pub detail: Option<Rect>,
+    pub log: Option<Rect>,
+    /// The second log stream, when the terminal is tall enough to show both.
+    pub log2: Option<Rect>,
+    pub status: Rect,
+}
+
+/// Rows from which stdout and stderr are both shown.
+const BOTH_LOGS_FROM: u16 = 48;
+
+pub fn layout(size: (u16, u16), app: &App) -> Areas {
+    let full = Rect::new(0, 0, size.0, size.1);
+    let [main, status] = Layout::vertical([Constraint::Min(3), Constraint::Length(2)]).areas(full);
+    let none = Areas {
+        queue: Rect::default(),
+        detail: None,
+        log: None,
+        log2: None,
+        status,
+    };
+    if app.zoom {
+        return match app.focus {
+            Pane::Queue => Areas {
+                queue: main,
+                ..none
+            },
+            Pane::Detail => Areas {
+                detail: Some(main),
+                ..none
+            },
+            Pane::Log => Areas {
+                log: Some(main),
+                ..none
+            },
+        };
+    }
+    let [queue, bottom] =
+        Layout::vertical([Constraint::Percentage(45), Constraint::Percentage(55)]).areas(main);
+    let [detail, logs] =
+        Layout::horizontal([Constraint::Percentage(38), Constraint::Percentage(62)]).areas(bottom);
+    let (log, log2) = if size.1 >= BOTH_LOGS_FROM {
+        let [a, b] =
+            Layout::vertical([Constraint::Percentage(60), Constraint::Percentage(40)]).areas(logs);
+        (a, Some(b))
+    } else {
+        (logs, None)
+    };
+    Areas {
+        queue,
+        detail: Some(detail),
+        log: Some(log),
+        log2,
+        status,
+    }
+}
+
+pub fn draw(f: &mut Frame, app: &App) {
+    let size = f.area();
+    let areas = layout((size.width, size.height), app);
+    if areas.queue.height > 0 {
+        f.render_widget(
+            queue::QueueWidget {
+                view: &app.queue,
+                theme: &app.theme,
+                now: app.now,
+                focused: app.focus == Pane::Queue,
+            },
+            areas.queue,
+        );
+    }
+    if let Some(r) = areas.detail {
+        f.render_widget(
+            detail::DetailWidget {
+                job: app.queue.selected_job(),
+                detail: app.detail.detail.as_ref(),
+                loading: app.detail.loading,
+                error: app.detail.error.as_deref(),
+                theme: &app.theme,
+                now: app.now,
+                focused: app.focus == Pane::Detail,
+            },
+            r,
+        );
+    }
+    let focused_log = app.focus == Pane::Log;
+    let (first, second) = match app.logs.shown {
+        Stream::Stdout => (&app.logs.stdout, &app.logs.stderr),
+        Stream::Stderr => (&app.logs.stderr, &app.logs.stdout),
+    };
+    if let Some(r) = areas.log {
+        f.render_widget(
+            log::LogWidget {
+                pane: first,
+                focused: focused_log,
+                color: app.theme.color,
+            },
+            r,
+        );
+    }
+    if let Some(r) = areas.log2 {
+        f.render_widget(
+            log::LogWidget {
+                pane: second,
+                focused: false,
+                color: app.theme.color,
+            },
+            r,
+        );
+    }
+    f.render_widget(status::StatusWidget { app }, areas.status);
+    if app.help {
+        f.render_widget(help::HelpWidget { app }, size);
+    }
+}

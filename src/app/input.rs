@@ -1,0 +1,134 @@
+//! The one-line input at the bottom: `/` filter, `:` command, `/` log search.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::App;
+use crate::action::Cmd;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputKind {
+    Filter,
+    Command,
+    Search,
+}
+
+impl InputKind {
+    pub fn prompt(self) -> &'static str {
+        match self {
+            InputKind::Filter => "/",
+            InputKind::Command => ":",
+            InputKind::Search => "search /",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Input {
+    pub kind: InputKind,
+    pub text: String,
+}
+
+impl Input {
+    pub fn new(kind: InputKind, text: &str) -> Input {
+        Input {
+            kind,
+            text: text.to_string(),
+        }
+    }
+}
+
+/// Commands accepted on the `:` line, for the help overlay.
+pub const COMMANDS: &[(&str, &str)] = &[
+    ("q, quit", "quit"),
+    ("r, refresh", "refresh now"),
+    ("cluster NAME", "switch to another configured cluster"),
+    ("filter TEXT", "filter the queue"),
+];
+
+impl App {
+    pub(super) fn on_input_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
+        let Some(input) = self.input.as_mut() else {
+            return Vec::new();
+        };
+        let kind = input.kind;
+        match k.code {
+            KeyCode::Esc => {
+                self.input = None;
+                if kind == InputKind::Filter {
+                    self.queue.set_filter("");
+                    return self.selection_changed();
+                }
+                Vec::new()
+            }
+            KeyCode::Enter => {
+                let text = input.text.clone();
+                self.input = None;
+                match kind {
+                    InputKind::Filter => Vec::new(),
+                    InputKind::Search => {
+                        let vp = self.log_viewport();
+                        self.logs.current_mut().set_search(&text, vp);
+                        Vec::new()
+                    }
+                    InputKind::Command => self.run_command(&text),
+                }
+            }
+            KeyCode::Backspace => {
+                input.text.pop();
+                self.after_edit(kind)
+            }
+            KeyCode::Char('u') if k.modifiers.contains(KeyModifiers::CONTROL) => {
+                input.text.clear();
+                self.after_edit(kind)
+            }
+            KeyCode::Char(c) if !k.modifiers.contains(KeyModifiers::CONTROL) => {
+                input.text.push(c);
+                self.after_edit(kind)
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// The filter applies as the user types.
+    fn after_edit(&mut self, kind: InputKind) -> Vec<Cmd> {
+        if kind != InputKind::Filter {
+            return Vec::new();
+        }
+        let text = self
+            .input
+            .as_ref()
+            .map(|i| i.text.clone())
+            .unwrap_or_default();
+        self.queue.set_filter(&text);
+        self.selection_changed()
+    }
+
+    pub fn run_command(&mut self, line: &str) -> Vec<Cmd> {
+        let mut words = line.split_whitespace();
+        let head = words.next().unwrap_or("");
+        let rest: Vec<&str> = words.collect();
+        match (head, rest.as_slice()) {
+            ("", _) => Vec::new(),
+            ("q" | "quit", _) => {
+                self.quit = true;
+                vec![Cmd::Quit]
+            }
+            ("r" | "refresh", _) => self.poll(),
+            ("cluster", [name]) => vec![Cmd::SwitchCluster((*name).to_string())],
+            ("cluster", _) => {
+                self.status.note = Some(":cluster needs one name, e.g. :cluster polar".into());
+                Vec::new()
+            }
+            ("filter", words) => {
+                self.queue.set_filter(&words.join(" "));
+                self.selection_changed()
+            }
+            (other, _) => {
+                self.status.note = Some(format!(
+                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT; ? lists keys)"
+                ));
+                Vec::new()
+            }
+        }
+    }
+}

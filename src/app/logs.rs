@@ -1,0 +1,119 @@
+//! The selected job's two log panes (stdout and stderr) and which files they tail.
+
+use crate::logview::{LogPane, Stream, TailEvent};
+use crate::slurm::logpath::{default_pattern, resolve_log_path, LogContext};
+use crate::slurm::model::{JobDetail, JobId, JobState};
+use crate::worker::fetch::DetailSource;
+
+pub struct LogState {
+    pub stdout: LogPane,
+    pub stderr: LogPane,
+    pub shown: Stream,
+    pub job: Option<JobId>,
+    /// Paths being tailed, to restart a tail only when its target changes.
+    pub paths: Option<(String, String)>,
+    /// Set when the paths are Slurm's default names guessed after the job left slurmctld.
+    pub guessed: bool,
+}
+
+impl Default for LogState {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LogState {
+    pub fn new() -> LogState {
+        LogState {
+            stdout: LogPane::new(Stream::Stdout),
+            stderr: LogPane::new(Stream::Stderr),
+            shown: Stream::Stdout,
+            job: None,
+            paths: None,
+            guessed: false,
+        }
+    }
+
+    pub fn reset(&mut self, job: Option<JobId>, state: Option<JobState>) {
+        *self = LogState {
+            shown: self.shown,
+            ..LogState::new()
+        };
+        self.job = job;
+        self.set_job_state(state);
+    }
+
+    pub fn set_job_state(&mut self, state: Option<JobState>) {
+        let pending = state.as_ref() == Some(&JobState::Pending);
+        self.stdout.set_job_pending(pending);
+        self.stderr.set_job_pending(pending);
+    }
+
+    pub fn show(&mut self, s: Stream) {
+        self.shown = s;
+    }
+
+    pub fn current(&self) -> &LogPane {
+        match self.shown {
+            Stream::Stdout => &self.stdout,
+            Stream::Stderr => &self.stderr,
+        }
+    }
+
+    pub fn current_mut(&mut self) -> &mut LogPane {
+        match self.shown {
+            Stream::Stdout => &mut self.stdout,
+            Stream::Stderr => &mut self.stderr,
+        }
+    }
+
+    /// Events for a job that is no longer selected are dropped.
+    pub fn apply(&mut self, ev: TailEvent) {
+        if self.job.as_ref() != Some(&ev.job) {
+            return;
+        }
+        match ev.stream {
+            Stream::Stdout => self.stdout.apply(ev),
+            Stream::Stderr => self.stderr.apply(ev),
+        }
+    }
+
+    /// The files to tail for `detail`, or None when they are already being tailed.
+    pub fn targets(
+        &mut self,
+        id: &JobId,
+        detail: &JobDetail,
+        source: DetailSource,
+    ) -> Option<Vec<(JobId, Stream, String)>> {
+        let (out, err, guessed) = log_paths(detail, source)?;
+        self.set_job_state(detail.state.clone());
+        if self.paths.as_ref() == Some(&(out.clone(), err.clone())) {
+            return None;
+        }
+        self.paths = Some((out.clone(), err.clone()));
+        self.guessed = guessed;
+        self.stdout.set_path(&out);
+        self.stderr.set_path(&err);
+        Some(vec![
+            (id.clone(), Stream::Stdout, out),
+            (id.clone(), Stream::Stderr, err),
+        ])
+    }
+}
+
+/// stdout and stderr paths with Slurm's filename patterns resolved; stderr defaults to
+/// stdout as in Slurm. The flag says the paths are guesses (sacct does not keep them).
+pub fn log_paths(detail: &JobDetail, source: DetailSource) -> Option<(String, String, bool)> {
+    let ctx = LogContext::from_detail(detail)?;
+    let guessed = detail.stdout.is_none() && source == DetailSource::Sacct;
+    let out_pattern = detail
+        .stdout
+        .clone()
+        .unwrap_or_else(|| default_pattern(detail.array_task.is_some()).to_string());
+    let err_pattern = detail.stderr.clone().unwrap_or_else(|| out_pattern.clone());
+    Some((
+        resolve_log_path(&out_pattern, &ctx),
+        resolve_log_path(&err_pattern, &ctx),
+        guessed,
+    ))
+}

@@ -1,0 +1,245 @@
+//! The event loop: one `select!` over terminal events, worker messages and timers. It
+//! hands messages to `App::update`, runs the commands that come back as background tasks,
+//! and draws only when something changed. No remote call ever runs on this path.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use color_eyre::eyre::{Result, WrapErr};
+use crossterm::event::{Event, EventStream};
+use futures_util::StreamExt;
+use tokio::sync::mpsc::{self, UnboundedSender};
+use tokio::task::JoinHandle;
+use tokio::time::MissedTickBehavior;
+
+use crate::action::{Cmd, Msg};
+use crate::app::App;
+use crate::config::{Cluster, Loaded};
+use crate::keymap::Keymap;
+use crate::queue::QueueView;
+use crate::remote::Remote;
+use crate::slurm::command::SqueueQuery;
+use crate::slurm::model::JobId;
+use crate::tui;
+use crate::ui::theme::Theme;
+use crate::worker::{fetch, tailer};
+
+/// What the dashboard shows and how it reaches the cluster.
+pub struct Session {
+    pub cluster: Cluster,
+    pub remote: Arc<dyn Remote>,
+    pub query: SqueueQuery,
+    pub scope: String,
+}
+
+fn now() -> chrono::NaiveDateTime {
+    chrono::Local::now().naive_local()
+}
+
+/// Runs background work for the App, one queue poll and one detail fetch at a time.
+struct Workers {
+    tx: UnboundedSender<Msg>,
+    remote: Arc<dyn Remote>,
+    query: SqueueQuery,
+    timeout: Duration,
+    tails: Vec<JoinHandle<()>>,
+    detail_busy: bool,
+    detail_next: Option<JobId>,
+    tail_every: Duration,
+}
+
+impl Workers {
+    fn run(&mut self, cmd: Cmd) {
+        match cmd {
+            Cmd::PollQueue => {
+                let (tx, remote, query, timeout) = (
+                    self.tx.clone(),
+                    self.remote.clone(),
+                    self.query.clone(),
+                    self.timeout,
+                );
+                tokio::spawn(async move {
+                    let started = Instant::now();
+                    let result = fetch::queue(remote.as_ref(), &query, timeout).await;
+                    let _ = tx.send(Msg::Conn {
+                        state: remote.state(),
+                        host: remote.host(),
+                    });
+                    let _ = tx.send(Msg::Queue {
+                        result,
+                        at: now(),
+                        took: started.elapsed(),
+                    });
+                });
+            }
+            Cmd::FetchDetail(id) => {
+                if self.detail_busy {
+                    self.detail_next = Some(id);
+                } else {
+                    self.fetch_detail(id);
+                }
+            }
+            Cmd::Tail(targets) => {
+                for t in self.tails.drain(..) {
+                    t.abort();
+                }
+                for (job, stream, path) in targets {
+                    self.tails.push(tailer::spawn_tailer(
+                        self.remote.clone(),
+                        job,
+                        stream,
+                        path,
+                        self.tail_every,
+                        self.tx.clone(),
+                    ));
+                }
+            }
+            Cmd::Quit | Cmd::Suspend | Cmd::SwitchCluster(_) => {}
+        }
+    }
+
+    fn fetch_detail(&mut self, id: JobId) {
+        self.detail_busy = true;
+        let (tx, remote, timeout) = (self.tx.clone(), self.remote.clone(), self.timeout);
+        tokio::spawn(async move {
+            let result = fetch::detail(remote.as_ref(), &id, timeout).await;
+            let _ = tx.send(Msg::Detail {
+                id,
+                result: Box::new(result),
+            });
+        });
+    }
+
+    /// A detail result arrived: start the newest request that waited behind it.
+    fn detail_done(&mut self) {
+        self.detail_busy = false;
+        if let Some(id) = self.detail_next.take() {
+            self.fetch_detail(id);
+        }
+    }
+
+    fn stop(&mut self) {
+        for t in self.tails.drain(..) {
+            t.abort();
+        }
+    }
+}
+
+pub async fn run(loaded: &Loaded, session: Session, keymap: Keymap) -> Result<()> {
+    let mut session = session;
+    tui::install_panic_hook();
+    let mut term = tui::enter().wrap_err("opening the terminal")?;
+    let result = event_loop(&mut term, loaded, &mut session, keymap).await;
+    tui::leave();
+    result
+}
+
+fn new_app(session: &Session, keymap: Keymap, size: (u16, u16)) -> App {
+    let theme = Theme::from_env();
+    let mut app = App::new(
+        &session.cluster.name,
+        &session.scope,
+        keymap,
+        theme,
+        QueueView::default(),
+        session.cluster.settings.poll_interval(),
+        now(),
+    );
+    app.size = size;
+    app
+}
+
+async fn event_loop(
+    term: &mut tui::Term,
+    loaded: &Loaded,
+    session: &mut Session,
+    keymap: Keymap,
+) -> Result<()> {
+    let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
+    let size = term
+        .size()
+        .map(|s| (s.width, s.height))
+        .unwrap_or((120, 40));
+    let mut app = new_app(session, keymap.clone(), size);
+    let mut workers = new_workers(session, tx.clone());
+    let mut events = EventStream::new();
+    let mut clock = tokio::time::interval(Duration::from_secs(1));
+    clock.set_missed_tick_behavior(MissedTickBehavior::Skip);
+    let mut poll = tokio::time::interval(session.cluster.settings.poll_interval());
+    poll.set_missed_tick_behavior(MissedTickBehavior::Skip);
+    let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .wrap_err("listening for SIGTERM")?;
+    let mut dirty = true;
+    loop {
+        if dirty {
+            term.draw(|f| crate::ui::draw(f, &app))
+                .wrap_err("drawing the screen")?;
+            dirty = false;
+        }
+        let msg = tokio::select! {
+            ev = events.next() => match ev {
+                Some(Ok(Event::Key(k))) => Msg::Key(k),
+                Some(Ok(Event::Mouse(m))) => Msg::Mouse(m),
+                Some(Ok(Event::Resize(w, h))) => Msg::Resize(w, h),
+                Some(Ok(_)) => continue,
+                Some(Err(e)) => return Err(e).wrap_err("reading the terminal"),
+                None => return Ok(()),
+            },
+            Some(msg) = rx.recv() => msg,
+            _ = clock.tick() => Msg::Tick(now()),
+            _ = poll.tick() => Msg::PollDue,
+            _ = sigterm.recv() => return Ok(()),
+        };
+        if matches!(msg, Msg::Detail { .. }) {
+            workers.detail_done();
+        }
+        for cmd in app.update(msg) {
+            match cmd {
+                Cmd::Quit => {
+                    workers.stop();
+                    return Ok(());
+                }
+                Cmd::Suspend => {
+                    tui::suspend(term).wrap_err("resuming after ctrl-z")?;
+                }
+                Cmd::SwitchCluster(name) => match switch(loaded, &name) {
+                    Ok(s) => {
+                        workers.stop();
+                        *session = s;
+                        app = new_app(session, keymap.clone(), app.size);
+                        workers = new_workers(session, tx.clone());
+                        poll = tokio::time::interval(session.cluster.settings.poll_interval());
+                        poll.set_missed_tick_behavior(MissedTickBehavior::Skip);
+                    }
+                    Err(e) => app.status.note = Some(format!("{e:#}")),
+                },
+                other => workers.run(other),
+            }
+        }
+        dirty = true;
+    }
+}
+
+fn new_workers(session: &Session, tx: UnboundedSender<Msg>) -> Workers {
+    Workers {
+        tx,
+        remote: session.remote.clone(),
+        query: session.query.clone(),
+        timeout: session.cluster.settings.command_timeout(),
+        tails: Vec::new(),
+        detail_busy: false,
+        detail_next: None,
+        tail_every: Duration::from_secs(2).min(session.cluster.settings.poll_interval()),
+    }
+}
+
+fn switch(loaded: &Loaded, name: &str) -> Result<Session> {
+    let cluster = loaded.cluster(Some(name), &crate::config::Env::from_process())?;
+    let remote = crate::cli::connect_quiet(&cluster)?;
+    Ok(Session {
+        query: SqueueQuery::default(),
+        scope: "your jobs".into(),
+        cluster,
+        remote,
+    })
+}

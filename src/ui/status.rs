@@ -1,0 +1,108 @@
+//! The two bottom lines: where we are connected, how fresh the data is, counts per state,
+//! and the input line or the last error.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+use crate::app::App;
+use crate::remote::ConnState;
+
+pub struct StatusWidget<'a> {
+    pub app: &'a App,
+}
+
+/// "updated 3s ago" and whether that is stale (more than three poll intervals).
+pub fn freshness(app: &App) -> (String, bool) {
+    let every = app.status.poll_interval.as_secs().max(1);
+    match app.status.last_ok {
+        None if app.status.polling => ("loading…".into(), false),
+        None => ("not updated yet".into(), true),
+        Some(t) => {
+            let age = (app.now - t).num_seconds().max(0);
+            let text = if age < 60 {
+                format!("updated {age}s ago")
+            } else if age < 3600 {
+                format!("updated {}m ago", age / 60)
+            } else {
+                format!("updated {}h ago", age / 3600)
+            };
+            (text, age as u64 > 3 * every + 2)
+        }
+    }
+}
+
+fn conn_text(c: &ConnState, host: Option<&str>) -> (String, bool) {
+    match c {
+        ConnState::NotConnected => ("connecting…".into(), false),
+        ConnState::Connecting { host, attempt } if *attempt > 1 => {
+            (format!("connecting to {host} (attempt {attempt})"), true)
+        }
+        ConnState::Connecting { host, .. } => (format!("connecting to {host}"), false),
+        ConnState::Connected { host: h } => (format!("{} connected", host.unwrap_or(h)), false),
+        ConnState::Reconnecting { attempt, .. } => {
+            (format!("reconnecting, attempt {attempt}"), true)
+        }
+        ConnState::Failed { reason } => (format!("failed: {reason}"), true),
+    }
+}
+
+impl Widget for StatusWidget<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let app = self.app;
+        let t = &app.theme;
+        let sep = Span::styled(" · ", t.dim());
+        let (conn, conn_bad) = conn_text(&app.status.conn, app.status.host.as_deref());
+        let (fresh, stale) = freshness(app);
+        let mut spans = vec![
+            Span::styled(format!(" {} ", app.cluster), t.title()),
+            Span::styled(
+                conn,
+                if conn_bad {
+                    t.error()
+                } else {
+                    Style::default()
+                },
+            ),
+            sep.clone(),
+            Span::styled(fresh, if stale { t.warn() } else { Style::default() }),
+            Span::styled(
+                format!(" (every {}s)", app.status.poll_interval.as_secs()),
+                t.dim(),
+            ),
+        ];
+        if app.status.polling {
+            spans.push(Span::styled(" ⟳", t.dim()));
+        }
+        spans.push(sep.clone());
+        let counts = app.queue.state_counts();
+        if counts.is_empty() {
+            spans.push(Span::raw(format!("no jobs ({})", app.scope)));
+        } else {
+            let text: Vec<String> = counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
+            spans.push(Span::raw(text.join(" · ")));
+        }
+        let line1 = Line::from(spans);
+
+        let line2 = if let Some(input) = &app.input {
+            Line::from(vec![
+                Span::styled(input.kind.prompt().to_string(), t.title()),
+                Span::raw(input.text.clone()),
+                Span::styled("█", Style::default().add_modifier(Modifier::SLOW_BLINK)),
+                Span::styled("   enter: apply · esc: cancel", t.dim()),
+            ])
+        } else if let Some(note) = &app.status.note {
+            Line::from(Span::styled(format!(" {note}"), t.warn()))
+        } else if let Some(err) = &app.status.last_error {
+            Line::from(Span::styled(format!(" error: {err}"), t.error()))
+        } else {
+            Line::from(Span::styled(
+                " ? help · q quit · / filter · s sort · tab pane · enter zoom · o/e stdout/stderr · : command",
+                t.dim(),
+            ))
+        };
+        Paragraph::new(vec![line1, line2]).render(area, buf);
+    }
+}

@@ -1,0 +1,97 @@
+//! One remote round trip each: the queue, and one job's detail. Shared by the dashboard's
+//! workers and the command line.
+
+use std::time::Duration;
+
+use crate::remote::{display_argv, Remote, RunOutput};
+use crate::slurm::command::{self, SqueueQuery};
+use crate::slurm::model::{Job, JobDetail, JobId};
+use crate::slurm::parse::{parse_sacct, parse_scontrol_jobs, parse_squeue};
+
+/// Where a job's detail came from: slurmctld knows running and recently ended jobs; after
+/// MinJobAge only the accounting database (sacct) does, without the output paths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DetailSource {
+    Scontrol,
+    Sacct,
+}
+
+fn failure(remote: &dyn Remote, argv: &[String], out: &RunOutput) -> String {
+    let host = remote.host().unwrap_or_else(|| "the cluster".into());
+    let code = out
+        .code
+        .map_or_else(|| "killed by a signal".to_string(), |c| format!("exit {c}"));
+    let said = out.stderr_lossy();
+    let said = said.trim();
+    let mut argv0 = display_argv(argv);
+    if argv0.len() > 80 {
+        argv0 = format!("{}…", argv0.chars().take(79).collect::<String>());
+    }
+    if said.is_empty() {
+        format!("`{argv0}` on {host} failed ({code})")
+    } else {
+        format!("`{argv0}` on {host} failed ({code}): {said}")
+    }
+}
+
+/// Runs squeue for `query` and parses it. Errors are user-facing sentences naming the
+/// command.
+pub async fn queue(
+    remote: &dyn Remote,
+    query: &SqueueQuery,
+    timeout: Duration,
+) -> Result<Vec<Job>, String> {
+    let argv = command::squeue(query);
+    let out = remote
+        .run(&argv, None, timeout)
+        .await
+        .map_err(|e| e.to_string())?;
+    if !out.success() {
+        return Err(failure(remote, &argv, &out));
+    }
+    parse_squeue(&out.stdout_lossy())
+        .map_err(|e| format!("squeue printed something unexpected: {e}"))
+}
+
+/// `scontrol show job` while slurmctld knows the job, else sacct.
+pub async fn detail(
+    remote: &dyn Remote,
+    id: &JobId,
+    timeout: Duration,
+) -> Result<(JobDetail, DetailSource), String> {
+    let argv = command::scontrol_show_job(id, false);
+    let out = remote
+        .run(&argv, None, timeout)
+        .await
+        .map_err(|e| e.to_string())?;
+    if out.success() {
+        let details = parse_scontrol_jobs(&out.stdout_lossy())
+            .map_err(|e| format!("scontrol printed something unexpected: {e}"))?;
+        let wanted = details
+            .iter()
+            .find(|d| d.id.as_ref() == Some(id))
+            .or_else(|| details.first());
+        if let Some(d) = wanted {
+            return Ok((d.clone(), DetailSource::Scontrol));
+        }
+    }
+    let argv = command::sacct_jobs(std::slice::from_ref(id));
+    let out = remote
+        .run(&argv, None, timeout)
+        .await
+        .map_err(|e| e.to_string())?;
+    if !out.success() {
+        return Err(failure(remote, &argv, &out));
+    }
+    let details = parse_sacct(&out.stdout_lossy())
+        .map_err(|e| format!("sacct printed something unexpected: {e}"))?;
+    let wanted = details
+        .iter()
+        .find(|d| d.id.as_ref() == Some(id))
+        .or_else(|| details.first())
+        .cloned()
+        .ok_or_else(|| {
+            format!("job {id} is unknown to both slurmctld and the accounting database (sacct)")
+        })?;
+    Ok((wanted, DetailSource::Sacct))
+}

@@ -1,0 +1,250 @@
+//! The real binary in a real terminal (tmux) against the dev cluster, read back with
+//! capture-pane as a person would see it.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::*;
+
+struct Tmux {
+    name: String,
+}
+
+impl Tmux {
+    /// Starts slurmdash in a detached 200x50 tmux session. When slurmdash exits, the pane
+    /// prints `EXITED:<code>` and stays open so the test can read the restored terminal.
+    fn start(config: &Path, extra: &[&str]) -> Tmux {
+        let name = format!("sdtest-{}-{}", std::process::id(), rand_suffix());
+        let bin = env!("CARGO_BIN_EXE_slurmdash");
+        let mut cmd = format!("{bin} --config {}", config.display());
+        for a in extra {
+            cmd.push(' ');
+            cmd.push_str(a);
+        }
+        cmd.push_str("; echo EXITED:$?; sleep 60");
+        let ok = Command::new("tmux")
+            .args(["new-session", "-d", "-s", &name, "-x", "200", "-y", "50"])
+            .arg(format!("env -u NO_COLOR TERM=xterm-256color sh -c '{cmd}'"))
+            .status()
+            .expect("tmux");
+        assert!(ok.success(), "tmux new-session failed");
+        Tmux { name }
+    }
+
+    fn screen(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["capture-pane", "-p", "-t", &self.name])
+            .output()
+            .expect("capture-pane");
+        text(&out.stdout)
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        for k in keys {
+            let ok = Command::new("tmux")
+                .args(["send-keys", "-t", &self.name, k])
+                .status()
+                .expect("send-keys");
+            assert!(ok.success());
+            std::thread::sleep(Duration::from_millis(150));
+        }
+    }
+
+    fn alternate_screen_on(&self) -> bool {
+        let out = Command::new("tmux")
+            .args(["display-message", "-p", "-t", &self.name, "#{alternate_on}"])
+            .output()
+            .expect("display-message");
+        text(&out.stdout).trim() == "1"
+    }
+
+    /// Waits until the screen satisfies `f`; on timeout panics showing the last screen.
+    fn wait(&self, what: &str, limit: Duration, f: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let s = self.screen();
+            if f(&s) {
+                return s;
+            }
+            assert!(
+                start.elapsed() < limit,
+                "timed out after {limit:?} waiting for {what}; the screen was:\n{s}"
+            );
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &self.name])
+            .status();
+    }
+}
+
+fn rand_suffix() -> u32 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0)
+}
+
+/// The dev cluster's config with a 2 s poll interval.
+fn fast_config(dir: &Path) -> PathBuf {
+    let mut cfg = std::fs::read_to_string(dev_config()).expect("dev config");
+    cfg.push_str("poll_interval_secs = 2\n");
+    let p = dir.join("slurmdash.toml");
+    std::fs::write(&p, cfg).expect("write config");
+    p
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dashboard_shows_states_reasons_estimates_live_logs_and_restores_the_terminal() {
+    let r = remote();
+    let dir = scratch(&r, "tui").await;
+    let tag = format!("tui{}", rand_suffix() % 100_000);
+    let held = sbatch(
+        &r,
+        &[
+            "-J",
+            &format!("{tag}-held"),
+            "--hold",
+            "-c",
+            "1",
+            "-t",
+            "1",
+            "--wrap",
+            "true",
+        ],
+    )
+    .await;
+    let later = sbatch(
+        &r,
+        &[
+            "-J",
+            &format!("{tag}-later"),
+            "--begin=now+2hours",
+            "-c",
+            "1",
+            "-t",
+            "1",
+            "--wrap",
+            "true",
+        ],
+    )
+    .await;
+    let marker = format!("marker-{tag}");
+    let running = sbatch(
+        &r,
+        &[
+            "-J",
+            &format!("{tag}-talker"),
+            "-c",
+            "1",
+            "-t",
+            "2",
+            "-o",
+            &format!("{dir}/talker-%j.out"),
+            "--wrap",
+            &format!("i=0; while [ $i -lt 90 ]; do i=$((i+1)); echo {marker} $i; sleep 1; done"),
+        ],
+    )
+    .await;
+    wait_for("the talker to run", Duration::from_secs(60), || async {
+        let out = run(
+            &r,
+            &["squeue", "-h", "-o", "%T", "-j", &running.to_string()],
+        )
+        .await;
+        (out.stdout_lossy().trim() == "RUNNING").then_some(())
+    })
+    .await;
+
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let cfg = fast_config(tmp.path());
+    let t = Tmux::start(&cfg, &[]);
+
+    // The queue lists all three with their states; pending ones with their reasons, and the
+    // one that may not start before its begin time with an estimate.
+    let s = t.wait("the three jobs", Duration::from_secs(20), |s| {
+        [held, later, running]
+            .iter()
+            .all(|id| s.contains(&id.to_string()))
+    });
+    let line = |id: u64| {
+        s.lines()
+            .find(|l| l.contains(&id.to_string()))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(
+        line(held).contains("PENDING") && line(held).contains("JobHeldUser"),
+        "{s}"
+    );
+    assert!(
+        line(later).contains("PENDING") && line(later).contains("BeginTime"),
+        "{s}"
+    );
+    assert!(
+        line(later).contains("in 1h") || line(later).contains("in 2h"),
+        "{s}"
+    );
+    assert!(line(running).contains("RUNNING"), "{s}");
+
+    // Select the running job by filtering on its name: its output appears in the log pane
+    // and keeps growing.
+    t.keys(&["/"]);
+    t.keys(&[&format!("{tag}-talker"), "Enter"]);
+    let s = t.wait(
+        "the job's output in the log pane",
+        Duration::from_secs(15),
+        |s| s.contains(&format!("{marker} ")),
+    );
+    let last_seen = |s: &str| {
+        s.lines()
+            .filter_map(|l| l.split(&format!("{marker} ")).nth(1))
+            .filter_map(|rest| rest.split_whitespace().next()?.parse::<u32>().ok())
+            .max()
+            .unwrap_or(0)
+    };
+    let first = last_seen(&s);
+    // A new line printed by the job shows within two poll intervals (2 s each), plus slack.
+    t.wait("a newer output line", Duration::from_secs(8), |s| {
+        last_seen(s) > first
+    });
+
+    // The help overlay lists the bindings of the focused pane.
+    t.keys(&["?"]);
+    let s = t.wait("the help overlay", Duration::from_secs(5), |s| {
+        s.contains("keys in the queue pane")
+    });
+    assert!(
+        s.contains("filter jobs by id, name, state, partition"),
+        "{s}"
+    );
+    t.keys(&["Escape"]);
+
+    // q quits and gives the terminal back.
+    t.keys(&["q"]);
+    let s = t.wait("slurmdash to exit", Duration::from_secs(10), |s| {
+        s.contains("EXITED:")
+    });
+    assert!(s.contains("EXITED:0"), "{s}");
+    assert!(!t.alternate_screen_on(), "the alternate screen is still on");
+
+    run(
+        &r,
+        &[
+            "scancel",
+            &held.to_string(),
+            &later.to_string(),
+            &running.to_string(),
+        ],
+    )
+    .await;
+    run(&r, &["rm", "-rf", &dir]).await;
+}
