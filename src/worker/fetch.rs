@@ -59,6 +59,12 @@ pub async fn detail(
     id: &JobId,
     timeout: Duration,
 ) -> Result<(JobDetail, DetailSource), String> {
+    // A collapsed pending array (`123_[4-99]`) is asked for by its array job id.
+    let asked = match id.array_pending() {
+        Some(_) => JobId::new(id.base()),
+        None => id.clone(),
+    };
+    let id = &asked;
     let argv = command::scontrol_show_job(id, false);
     let out = remote
         .run(&argv, None, timeout)
