@@ -1,1 +1,301 @@
+//! App::update driven through messages only: no terminal, no cluster.
 
+use std::time::Duration;
+
+use chrono::NaiveDate;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::*;
+use crate::logview::{Stream, TailEvent, TailKind};
+use crate::slurm::model::JobState;
+use crate::slurm::parse::{parse_scontrol_jobs, parse_squeue};
+
+const SQUEUE: &str = include_str!("../../tests/fixtures/slurm/squeue_me.out");
+const SCONTROL_RUNNING: &str = include_str!("../../tests/fixtures/slurm/scontrol_job_running.out");
+
+fn now() -> NaiveDateTime {
+    NaiveDate::from_ymd_opt(2026, 11, 23)
+        .and_then(|d| d.and_hms_opt(12, 0, 0))
+        .expect("valid time")
+}
+
+fn app() -> App {
+    App::new(
+        "dev",
+        "your jobs",
+        Keymap::default(),
+        Theme::new(false),
+        QueueView::default(),
+        Duration::from_secs(5),
+        now(),
+    )
+}
+
+fn jobs() -> Vec<Job> {
+    parse_squeue(SQUEUE).expect("fixture parses")
+}
+
+fn loaded(jobs: Vec<Job>) -> Msg {
+    Msg::Queue {
+        result: Ok(jobs),
+        at: now(),
+        took: Duration::from_millis(20),
+    }
+}
+
+fn key(c: char) -> Msg {
+    Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
+}
+
+fn code(c: KeyCode) -> Msg {
+    Msg::Key(KeyEvent::new(c, KeyModifiers::NONE))
+}
+
+fn id(s: &str) -> JobId {
+    s.parse().expect("job id")
+}
+
+fn fetches(cmds: &[Cmd]) -> Vec<JobId> {
+    cmds.iter()
+        .filter_map(|c| match c {
+            Cmd::FetchDetail(id) => Some(id.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn only_one_queue_poll_is_in_flight() {
+    let mut a = app();
+    assert_eq!(a.update(Msg::PollDue), vec![Cmd::PollQueue]);
+    assert!(
+        a.update(Msg::PollDue).is_empty(),
+        "second poll while one runs"
+    );
+    assert!(a.update(key('r')).is_empty(), "refresh key while one runs");
+    a.update(loaded(jobs()));
+    assert_eq!(a.update(key('r')), vec![Cmd::PollQueue]);
+}
+
+#[test]
+fn first_queue_selects_a_job_and_asks_for_its_detail() {
+    let mut a = app();
+    a.update(Msg::PollDue);
+    let cmds = a.update(loaded(jobs()));
+    let selected = a.queue.selected_id().cloned().expect("a job is selected");
+    assert_eq!(fetches(&cmds), vec![selected.clone()]);
+    assert!(a.detail.loading);
+    assert_eq!(a.status.last_ok, Some(now()));
+    assert_eq!(a.logs.job, Some(selected));
+}
+
+#[test]
+fn selection_follows_the_job_id_across_refreshes() {
+    let mut a = app();
+    a.update(loaded(jobs()));
+    a.update(key('j'));
+    a.update(key('j'));
+    let chosen = a.queue.selected_id().cloned().expect("selected");
+    let mut reordered = jobs();
+    reordered.reverse();
+    let cmds = a.update(loaded(reordered));
+    assert_eq!(a.queue.selected_id(), Some(&chosen));
+    assert!(fetches(&cmds).is_empty(), "same job, no new detail fetch");
+}
+
+#[test]
+fn a_failed_refresh_keeps_the_jobs_and_shows_the_error() {
+    let mut a = app();
+    a.update(loaded(jobs()));
+    let before = a.queue.len();
+    a.update(Msg::PollDue);
+    a.update(Msg::Queue {
+        result: Err("`squeue` on login1 failed (exit 1): slurm_load_jobs error".into()),
+        at: now(),
+        took: Duration::from_secs(1),
+    });
+    assert_eq!(a.queue.len(), before);
+    assert!(a
+        .status
+        .last_error
+        .as_deref()
+        .is_some_and(|e| e.contains("squeue")));
+    assert!(!a.status.polling);
+    a.update(loaded(jobs()));
+    assert_eq!(a.status.last_error, None, "cleared by the next success");
+}
+
+#[test]
+fn detail_for_a_job_no_longer_selected_is_dropped() {
+    let mut a = app();
+    a.update(loaded(jobs()));
+    let detail = parse_scontrol_jobs(SCONTROL_RUNNING).expect("fixture")[0].clone();
+    let other = id("999999");
+    let cmds = a.update(Msg::Detail {
+        id: other,
+        result: Box::new(Ok((detail, DetailSource::Scontrol))),
+    });
+    assert!(cmds.is_empty());
+    assert!(a.detail.detail.is_none());
+}
+
+#[test]
+fn detail_of_the_selected_job_starts_tailing_its_resolved_log_paths() {
+    let mut a = app();
+    a.update(loaded(jobs()));
+    let detail = parse_scontrol_jobs(SCONTROL_RUNNING).expect("fixture")[0].clone();
+    let jid = detail.id.clone().expect("id");
+    a.update(Msg::Key(KeyEvent::new(
+        KeyCode::Char('/'),
+        KeyModifiers::NONE,
+    )));
+    for c in jid.as_str().chars() {
+        a.update(key(c));
+    }
+    a.update(code(KeyCode::Enter));
+    assert_eq!(a.queue.selected_id(), Some(&jid));
+    let cmds = a.update(Msg::Detail {
+        id: jid.clone(),
+        result: Box::new(Ok((detail.clone(), DetailSource::Scontrol))),
+    });
+    let stdout = detail.stdout.clone().expect("StdOut in fixture");
+    let Some(Cmd::Tail(targets)) = cmds.first() else {
+        panic!("expected a tail command, got {cmds:?}");
+    };
+    assert_eq!(targets.len(), 2);
+    assert_eq!(targets[0], (jid.clone(), Stream::Stdout, stdout));
+    assert!(!targets[0].2.contains('%'), "patterns resolved");
+
+    // The same detail again does not restart the tails.
+    let again = a.update(Msg::Detail {
+        id: jid,
+        result: Box::new(Ok((detail, DetailSource::Scontrol))),
+    });
+    assert!(again.is_empty());
+}
+
+#[test]
+fn log_lines_for_another_job_are_dropped() {
+    let mut a = app();
+    a.update(loaded(jobs()));
+    a.logs.stdout.set_path("/x");
+    let ev = |job: JobId| TailEvent {
+        job,
+        stream: Stream::Stdout,
+        path: "/x".into(),
+        kind: TailKind::Data {
+            bytes: b"hello\n".to_vec(),
+            size: 6,
+        },
+    };
+    a.update(Msg::Tail(ev(id("999999"))));
+    assert_eq!(a.logs.stdout.buffer().len(), 0);
+    let selected = a.queue.selected_id().cloned().expect("selected");
+    a.update(Msg::Tail(ev(selected)));
+    assert_eq!(a.logs.stdout.buffer().len(), 1);
+}
+
+#[test]
+fn filter_applies_while_typing_and_escape_clears_it() {
+    let mut a = app();
+    a.update(loaded(jobs()));
+    let all = a.queue.len();
+    a.update(key('/'));
+    assert!(a.input.is_some());
+    for c in "array".chars() {
+        a.update(key(c));
+    }
+    let filtered = a.queue.len();
+    assert!(filtered < all && filtered > 0, "{filtered} of {all}");
+    assert!(a.queue.rows().all(|r| r.job.name.contains("array")));
+    a.update(code(KeyCode::Enter));
+    assert!(a.input.is_none());
+    assert_eq!(a.queue.len(), filtered, "enter keeps the filter");
+    a.update(code(KeyCode::Esc));
+    assert_eq!(a.queue.len(), all, "esc clears it");
+}
+
+#[test]
+fn command_line_switches_cluster_quits_and_explains_unknown_commands() {
+    let mut a = app();
+    a.update(key(':'));
+    for c in "cluster polar".chars() {
+        a.update(key(c));
+    }
+    assert_eq!(
+        a.update(code(KeyCode::Enter)),
+        vec![Cmd::SwitchCluster("polar".into())]
+    );
+    a.update(key(':'));
+    for c in "frobnicate".chars() {
+        a.update(key(c));
+    }
+    a.update(code(KeyCode::Enter));
+    assert!(a
+        .status
+        .note
+        .as_deref()
+        .is_some_and(|n| n.contains(":frobnicate")));
+    assert_eq!(a.update(key('q')), vec![Cmd::Quit]);
+    assert!(a.quit);
+}
+
+#[test]
+fn help_opens_and_any_key_closes_it_without_acting() {
+    let mut a = app();
+    a.update(key('?'));
+    assert!(a.help);
+    assert!(
+        a.update(key('q')).is_empty(),
+        "q closes help, does not quit"
+    );
+    assert!(!a.help && !a.quit);
+}
+
+#[test]
+fn tab_cycles_focus_and_keys_go_to_the_focused_pane() {
+    let mut a = app();
+    a.update(loaded(jobs()));
+    let first = a.queue.selected_id().cloned();
+    a.update(code(KeyCode::Tab));
+    a.update(code(KeyCode::Tab));
+    assert_eq!(a.focus, Pane::Log);
+    a.update(key('j'));
+    assert_eq!(
+        a.queue.selected_id().cloned(),
+        first,
+        "j scrolls the log, not the queue"
+    );
+    a.update(key('w'));
+    assert!(a.logs.current().wrap());
+    a.update(key('e'));
+    assert_eq!(a.logs.shown, Stream::Stderr);
+}
+
+#[test]
+fn a_job_that_starts_running_is_fetched_again() {
+    let mut a = app();
+    let mut js = jobs();
+    a.update(loaded(js.clone()));
+    let sel = a.queue.selected_id().cloned().expect("selected");
+    let mut detail = parse_scontrol_jobs(SCONTROL_RUNNING).expect("fixture")[0].clone();
+    detail.id = Some(sel.clone());
+    let job = js.iter().find(|j| j.id == sel).expect("job").clone();
+    detail.state = Some(job.state.clone());
+    a.update(Msg::Detail {
+        id: sel.clone(),
+        result: Box::new(Ok((detail, DetailSource::Scontrol))),
+    });
+    assert!(
+        a.update(loaded(js.clone())).is_empty(),
+        "unchanged state: nothing to do"
+    );
+    for j in js.iter_mut().filter(|j| j.id == sel) {
+        j.state = if j.state == JobState::Running {
+            JobState::Completing
+        } else {
+            JobState::Running
+        };
+    }
+    assert_eq!(fetches(&a.update(loaded(js))), vec![sel]);
+}
