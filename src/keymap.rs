@@ -329,11 +329,16 @@ mod tests {
 
     #[test]
     fn key_strings_parse_and_print_back() {
-        for s in ["j", "G", "ctrl-d", "enter", "esc", "pgdn", "space", "f1", "?", "/", "backtab", "alt-x"] {
+        for s in [
+            "j", "G", "ctrl-d", "enter", "esc", "pgdn", "space", "f1", "?", "/", "backtab", "alt-x",
+        ] {
             assert_eq!(Key::parse(s).expect(s).to_string(), s);
         }
         assert_eq!(Key::parse("shift-g").expect("shift-g").to_string(), "G");
-        assert_eq!(Key::parse("shift-tab").expect("shift-tab").to_string(), "backtab");
+        assert_eq!(
+            Key::parse("shift-tab").expect("shift-tab").to_string(),
+            "backtab"
+        );
         assert_eq!(Key::parse("Ctrl-D").expect("Ctrl-D").to_string(), "ctrl-d");
         assert!(Key::parse("ctrl-").is_err());
         assert!(Key::parse("hyper-x").unwrap_err().contains("not a key"));
@@ -359,8 +364,9 @@ mod tests {
 
     #[test]
     fn config_overrides_rebind_and_errors_name_the_key() {
-        let cfg: KeyConfig = toml::from_str("[global]\nx = \"quit\"\n[log]\n\"ctrl-f\" = \"page_down\"\n")
-            .expect("toml");
+        let cfg: KeyConfig =
+            toml::from_str("[global]\nx = \"quit\"\n[log]\n\"ctrl-f\" = \"page_down\"\n")
+                .expect("toml");
         let map = Keymap::with_overrides(&cfg).expect("valid");
         let x = ev(KeyCode::Char('x'), KeyModifiers::NONE);
         assert_eq!(map.action(Pane::Queue, &x), Some(Action::Quit));
@@ -378,10 +384,16 @@ mod tests {
     fn help_lists_every_binding_of_the_pane() {
         let map = Keymap::default();
         let log = map.bindings(Pane::Log);
-        let search = log.iter().find(|(a, _)| *a == Action::Search).expect("search");
+        let search = log
+            .iter()
+            .find(|(a, _)| *a == Action::Search)
+            .expect("search");
         assert_eq!(search.1, vec!["/"]);
         let down = log.iter().find(|(a, _)| *a == Action::Down).expect("down");
         assert!(down.1.contains(&"j".to_string()) && down.1.contains(&"down".to_string()));
-        assert!(map.bindings(Pane::Queue).iter().all(|(a, _)| *a != Action::Search));
+        assert!(map
+            .bindings(Pane::Queue)
+            .iter()
+            .all(|(a, _)| *a != Action::Search));
     }
 }
