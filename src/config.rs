@@ -18,6 +18,15 @@ pub struct Config {
     pub clusters: BTreeMap<String, ClusterConfig>,
     /// Key bindings: `[keys.global]`, `[keys.queue]`, `[keys.detail]`, `[keys.log]`.
     pub keys: crate::keymap::KeyConfig,
+    pub ui: UiConfig,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct UiConfig {
+    /// Queue columns in order (default: id, name, partition, state, time, nodes, gpus,
+    /// where, start, waited, submitted).
+    pub columns: Option<Vec<crate::queue::Column>>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
@@ -319,6 +328,13 @@ fn validate(config: &Config, path: &Path) -> Result<(), ConfigError> {
             ));
         }
     }
+    if config.ui.columns.as_ref().is_some_and(Vec::is_empty) {
+        return Err(ConfigError::Invalid {
+            path: path.to_path_buf(),
+            key: "ui.columns".into(),
+            reason: "must name at least one column".into(),
+        });
+    }
     if let Err(e) = crate::keymap::Keymap::with_overrides(&config.keys) {
         return Err(ConfigError::Invalid {
             path: path.to_path_buf(),
@@ -415,6 +431,18 @@ mod tests {
         assert!(err.to_string().contains("`default_cluster`"));
         let err = parse("[clusters.a]\nhosts=['h']\nresults_root='results'\n", &p()).unwrap_err();
         assert!(err.to_string().contains("clusters.a.results_root"));
+    }
+
+    #[test]
+    fn columns_and_keys_are_checked_at_load() {
+        let cfg = parse("[ui]\ncolumns = [\"id\", \"gpus\"]\n", &p()).expect("valid");
+        assert_eq!(cfg.ui.columns.map(|c| c.len()), Some(2));
+        let err = parse("[ui]\ncolumns = [\"id\", \"bogus\"]\n", &p()).unwrap_err();
+        assert!(err.to_string().contains("bogus"), "{err}");
+        let err = parse("[ui]\ncolumns = []\n", &p()).unwrap_err();
+        assert!(err.to_string().contains("ui.columns"), "{err}");
+        let err = parse("[keys.queue]\n\"hyper-x\" = \"quit\"\n", &p()).unwrap_err();
+        assert!(err.to_string().contains("keys.queue"), "{err}");
     }
 
     #[test]

@@ -30,6 +30,7 @@ pub struct Session {
     pub remote: Arc<dyn Remote>,
     pub query: SqueueQuery,
     pub scope: String,
+    pub columns: Option<Vec<crate::queue::Column>>,
 }
 
 fn now() -> chrono::NaiveDateTime {
@@ -136,12 +137,16 @@ pub async fn run(loaded: &Loaded, session: Session, keymap: Keymap) -> Result<()
 
 fn new_app(session: &Session, keymap: Keymap, size: (u16, u16)) -> App {
     let theme = Theme::from_env();
+    let queue = match &session.columns {
+        Some(c) => QueueView::new(c.clone()),
+        None => QueueView::default(),
+    };
     let mut app = App::new(
         &session.cluster.name,
         &session.scope,
         keymap,
         theme,
-        QueueView::default(),
+        queue,
         session.cluster.settings.poll_interval(),
         now(),
     );
@@ -239,6 +244,7 @@ fn switch(loaded: &Loaded, name: &str) -> Result<Session> {
     Ok(Session {
         query: SqueueQuery::default(),
         scope: "your jobs".into(),
+        columns: loaded.config.ui.columns.clone(),
         cluster,
         remote,
     })

@@ -90,6 +90,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
                 } else {
                     "your jobs".into()
                 },
+                columns: loaded.config.ui.columns.clone(),
                 cluster,
                 remote,
             };
