@@ -1,0 +1,179 @@
+//! The whole screen on ratatui's TestBackend: every pane together, the status bar in its
+//! states and the help overlay, from real fixture output and a fixed clock.
+
+use std::time::Duration;
+
+use chrono::{NaiveDate, NaiveDateTime};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::backend::TestBackend;
+use ratatui::Terminal;
+
+use slurmdash::action::Msg;
+use slurmdash::app::App;
+use slurmdash::keymap::Keymap;
+use slurmdash::logview::{TailEvent, TailKind};
+use slurmdash::queue::QueueView;
+use slurmdash::remote::ConnState;
+use slurmdash::slurm::parse::{parse_scontrol_jobs, parse_squeue};
+use slurmdash::ui::theme::Theme;
+use slurmdash::worker::fetch::DetailSource;
+
+const SQUEUE: &str = include_str!("fixtures/slurm/squeue_me.out");
+const SCONTROL_RUNNING: &str = include_str!("fixtures/slurm/scontrol_job_running.out");
+
+fn now() -> NaiveDateTime {
+    // Shortly after the fixtures were captured, so ages read like a live session.
+    let jobs = parse_squeue(SQUEUE).expect("fixture");
+    jobs.iter()
+        .filter_map(|j| j.submit_time)
+        .max()
+        .map(|t| t + chrono::Duration::seconds(95))
+        .unwrap_or_else(|| {
+            NaiveDate::from_ymd_opt(2026, 11, 23)
+                .and_then(|d| d.and_hms_opt(12, 0, 0))
+                .expect("time")
+        })
+}
+
+fn app(w: u16, h: u16) -> App {
+    let mut a = App::new(
+        "dev",
+        "your jobs",
+        Keymap::default(),
+        Theme::new(false),
+        QueueView::default(),
+        Duration::from_secs(5),
+        now(),
+    );
+    a.size = (w, h);
+    a.update(Msg::Conn {
+        state: ConnState::Connected {
+            host: "login1".into(),
+        },
+        host: Some("login1".into()),
+    });
+    a.update(Msg::Queue {
+        result: Ok(parse_squeue(SQUEUE).expect("fixture")),
+        at: now() - chrono::Duration::seconds(3),
+        took: Duration::from_millis(20),
+    });
+    a
+}
+
+fn key(a: &mut App, code: KeyCode) {
+    a.update(Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)));
+}
+
+fn render(a: &App) -> String {
+    let mut t = Terminal::new(TestBackend::new(a.size.0, a.size.1)).expect("terminal");
+    t.draw(|f| slurmdash::ui::draw(f, a)).expect("draw");
+    let buf = t.backend().buffer();
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        for x in 0..buf.area.width {
+            out.push_str(buf[(x, y)].symbol());
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The running fixture job selected, its detail loaded and a few log lines tailed.
+fn with_running_job(a: &mut App) {
+    let detail = parse_scontrol_jobs(SCONTROL_RUNNING).expect("fixture")[0].clone();
+    let id = detail.id.clone().expect("id");
+    key(a, KeyCode::Char('/'));
+    for c in id.as_str().chars() {
+        key(a, KeyCode::Char(c));
+    }
+    key(a, KeyCode::Enter);
+    let cmds = a.update(Msg::Detail {
+        id: id.clone(),
+        result: Box::new(Ok((detail, DetailSource::Scontrol))),
+    });
+    let Some(slurmdash::action::Cmd::Tail(targets)) = cmds.first() else {
+        panic!("no tail started: {cmds:?}");
+    };
+    let (job, stream, path) = targets[0].clone();
+    a.update(Msg::Tail(TailEvent {
+        job,
+        stream,
+        path,
+        kind: TailKind::Data {
+            bytes: b"epoch 1 loss=0.93\nepoch 2 loss=0.71\r\x1b[32mepoch 3 loss=0.52\x1b[0m\n"
+                .to_vec(),
+            size: 56,
+        },
+    }));
+}
+
+#[test]
+fn whole_screen_with_a_running_job_selected() {
+    let mut a = app(140, 40);
+    with_running_job(&mut a);
+    let s = render(&a);
+    assert!(s.contains("epoch 3 loss=0.52"), "{s}");
+    assert!(
+        !s.contains("epoch 2"),
+        "a \\r-overwritten line shows its latest state"
+    );
+    assert!(s.contains("login1 connected"), "{s}");
+    assert!(s.contains("updated 3s ago"), "{s}");
+    insta::assert_snapshot!(s);
+}
+
+#[test]
+fn tall_terminal_shows_stdout_and_stderr_together() {
+    let mut a = app(140, 50);
+    with_running_job(&mut a);
+    let s = render(&a);
+    assert!(s.contains("stdout") && s.contains("stderr"), "{s}");
+}
+
+#[test]
+fn help_overlay_lists_the_bindings_of_the_focused_pane() {
+    let mut a = app(120, 44);
+    key(&mut a, KeyCode::Tab);
+    key(&mut a, KeyCode::Tab);
+    key(&mut a, KeyCode::Char('?'));
+    let s = render(&a);
+    assert!(s.contains("keys in the log pane"), "{s}");
+    assert!(s.contains("search the log"), "{s}");
+    assert!(
+        !s.contains("filter jobs by id"),
+        "queue-only binding shown in the log pane"
+    );
+    insta::assert_snapshot!(s);
+}
+
+#[test]
+fn status_bar_shows_stale_data_reconnecting_and_the_failed_command() {
+    let mut a = app(120, 30);
+    a.update(Msg::Tick(now() + chrono::Duration::seconds(60)));
+    a.update(Msg::Conn {
+        state: ConnState::Reconnecting {
+            attempt: 3,
+            last_error: "master died".into(),
+        },
+        host: None,
+    });
+    a.update(Msg::PollDue);
+    a.update(Msg::Queue {
+        result: Err(
+            "`squeue --me` on login1 failed (exit 1): slurm_load_jobs error: Socket timed out"
+                .into(),
+        ),
+        at: now(),
+        took: Duration::from_secs(10),
+    });
+    let s = render(&a);
+    let status: Vec<&str> = s.lines().rev().take(2).collect();
+    let status = format!("{}\n{}", status[1], status[0]);
+    assert!(status.contains("reconnecting, attempt 3"), "{status}");
+    assert!(status.contains("updated 1m ago"), "{status}");
+    assert!(
+        status.contains("error: `squeue --me` on login1 failed"),
+        "{status}"
+    );
+    insta::assert_snapshot!(status);
+}
