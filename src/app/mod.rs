@@ -111,6 +111,9 @@ impl App {
             Msg::Mouse(m) => self.on_mouse(m),
             Msg::Resize(w, h) => {
                 self.size = (w, h);
+                let queue = crate::ui::layout(self.size, self).queue;
+                self.queue
+                    .set_viewport(crate::ui::queue::body_height(queue.height));
                 Vec::new()
             }
             Msg::Tick(now) => {
@@ -284,7 +287,9 @@ impl App {
             }
             Action::Zoom => self.zoom = !self.zoom,
             Action::Select => {
-                if self.focus == Pane::Queue && self.queue.selected_is_collapsed() {
+                if self.focus == Pane::Queue
+                    && (self.queue.selected_is_collapsed() || self.queue.selected_is_expanded())
+                {
                     self.queue.toggle_expand();
                     return self.selection_changed();
                 }

@@ -82,7 +82,12 @@ impl JobState {
     /// Never fails: accepts long names, short codes, `CANCELLED by N`,
     /// a trailing `+`, surrounding space; anything else is `Unknown`.
     pub fn parse(s: &str) -> JobState {
-        StateField::parse(s).state
+        // Fast path: a bare word (what squeue prints) needs no decoration
+        // handling; no state word contains " by " or ends with '+'.
+        match JobState::from_word(s.trim()) {
+            Some(st) => st,
+            None => StateField::parse(s).state,
+        }
     }
 
     pub fn status(&self) -> Status {

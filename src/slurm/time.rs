@@ -4,7 +4,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use chrono::NaiveDateTime;
+use chrono::{NaiveDate, NaiveDateTime};
 
 use super::error::ValueError;
 
@@ -13,10 +13,37 @@ pub fn parse_time(s: &str) -> Result<Option<NaiveDateTime>, ValueError> {
     let s = s.trim();
     match s {
         "" | "N/A" | "Unknown" | "None" | "INVALID" | "(null)" | "NONE" => Ok(None),
-        _ => NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S")
-            .map(Some)
-            .map_err(|_| ValueError::new("time", s)),
+        _ => match parse_iso_fast(s) {
+            Some(t) => Ok(Some(t)),
+            None => NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S")
+                .map(Some)
+                .map_err(|_| ValueError::new("time", s)),
+        },
     }
+}
+
+/// The exact 19-byte `YYYY-MM-DDTHH:MM:SS` form Slurm prints, without
+/// chrono's format-string machinery. None for anything else (including
+/// invalid dates and leap seconds), which then takes chrono's path so the
+/// result is unchanged.
+fn parse_iso_fast(s: &str) -> Option<NaiveDateTime> {
+    let b: &[u8; 19] = s.as_bytes().try_into().ok()?;
+    if b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let digit = |i: usize| -> Option<u32> {
+        let d = b[i].wrapping_sub(b'0');
+        (d < 10).then_some(u32::from(d))
+    };
+    let two = |i: usize| -> Option<u32> { Some(digit(i)? * 10 + digit(i + 1)?) };
+    let year = two(0)? * 100 + two(2)?;
+    let (month, day) = (two(5)?, two(8)?);
+    let (hour, min, sec) = (two(11)?, two(14)?, two(17)?);
+    if sec >= 60 {
+        return None;
+    }
+    let year = i32::try_from(year).ok()?;
+    NaiveDate::from_ymd_opt(year, month, day)?.and_hms_opt(hour, min, sec)
 }
 
 pub fn format_time(t: &Option<NaiveDateTime>) -> String {
@@ -88,14 +115,20 @@ impl SlurmDuration {
             }
             None => (rest, 0),
         };
-        let parts: Vec<&str> = rest.split(':').collect();
-        let secs = match (days, parts.as_slice()) {
-            (Some(d), [h]) => d * 86400 + num(h)? * 3600,
-            (Some(d), [h, m]) => d * 86400 + num(h)? * 3600 + num(m)? * 60,
-            (Some(d), [h, m, sec]) => d * 86400 + num(h)? * 3600 + num(m)? * 60 + num(sec)?,
-            (None, [m]) => num(m)? * 60,
-            (None, [m, sec]) => num(m)? * 60 + num(sec)?,
-            (None, [h, m, sec]) => num(h)? * 3600 + num(m)? * 60 + num(sec)?,
+        let mut parts = rest.split(':');
+        let p = [parts.next(), parts.next(), parts.next()];
+        if parts.next().is_some() {
+            return Err(err());
+        }
+        let secs = match (days, p) {
+            (Some(d), [Some(h), None, None]) => d * 86400 + num(h)? * 3600,
+            (Some(d), [Some(h), Some(m), None]) => d * 86400 + num(h)? * 3600 + num(m)? * 60,
+            (Some(d), [Some(h), Some(m), Some(sec)]) => {
+                d * 86400 + num(h)? * 3600 + num(m)? * 60 + num(sec)?
+            }
+            (None, [Some(m), None, None]) => num(m)? * 60,
+            (None, [Some(m), Some(sec), None]) => num(m)? * 60 + num(sec)?,
+            (None, [Some(h), Some(m), Some(sec)]) => num(h)? * 3600 + num(m)? * 60 + num(sec)?,
             _ => return Err(err()),
         };
         Ok(SlurmDuration::Known(

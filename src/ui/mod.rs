@@ -99,7 +99,8 @@ pub fn draw(f: &mut Frame, app: &App) {
                 theme: &app.theme,
                 now: app.now,
                 focused: app.focus == Pane::Detail,
-            },
+            }
+            .scrolled(app.detail.scroll),
             r,
         );
     }

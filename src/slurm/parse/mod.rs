@@ -1,6 +1,7 @@
 //! Pure parsers: `&str -> Result<T, ParseError>`. A malformed line is an
 //! error naming the line, never a silently dropped row.
 
+mod fields;
 pub mod keyvalue;
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
@@ -26,6 +27,7 @@ pub use sshare::parse_sshare;
 use chrono::NaiveDateTime;
 
 use super::command::{FIELD_SEP, RECORD_END};
+use fields::{split_on, Fields};
 use super::error::{ParseError, ValueError};
 use super::jobid::JobId;
 use super::time::{parse_time, SlurmDuration};
@@ -56,7 +58,7 @@ pub(crate) fn terminated_records<'a>(
             text = t;
         }
         recs.push(Record { line, text });
-        line += text.matches('\n').count();
+        line += text.bytes().filter(|&b| b == b'\n').count();
         rest = &rest[end + RECORD_END.len_utf8()..];
     }
     if !rest.trim().is_empty() {
@@ -85,7 +87,7 @@ pub(crate) struct Row<'a> {
     pub command: &'static str,
     pub line: usize,
     pub text: &'a str,
-    pub fields: Vec<&'a str>,
+    pub fields: Fields<'a>,
 }
 
 impl<'a> Row<'a> {
@@ -96,11 +98,7 @@ impl<'a> Row<'a> {
         n: usize,
         last_is_free: bool,
     ) -> Result<Row<'a>, ParseError> {
-        let fields: Vec<&str> = if last_is_free {
-            rec.text.splitn(n, sep).collect()
-        } else {
-            rec.text.split(sep).collect()
-        };
+        let fields = split_on(rec.text, sep, n, last_is_free);
         if fields.len() != n {
             return Err(ParseError::new(
                 command,
