@@ -12,3 +12,15 @@ pub mod synth;
 pub mod time;
 
 pub use error::ParseError;
+
+/// `str::trim`, skipping the Unicode scan when both ends are plainly not
+/// whitespace (the usual case for a Slurm field).
+pub(crate) fn trim(s: &str) -> &str {
+    let solid = |b: Option<&u8>| b.is_some_and(|&b| b > b' ' && b.is_ascii());
+    let b = s.as_bytes();
+    if solid(b.first()) && solid(b.last()) {
+        s
+    } else {
+        s.trim()
+    }
+}

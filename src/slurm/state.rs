@@ -84,7 +84,7 @@ impl JobState {
     pub fn parse(s: &str) -> JobState {
         // Fast path: a bare word (what squeue prints) needs no decoration
         // handling; no state word contains " by " or ends with '+'.
-        match JobState::from_word(s.trim()) {
+        match JobState::from_word(super::trim(s)) {
             Some(st) => st,
             None => StateField::parse(s).state,
         }

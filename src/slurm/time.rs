@@ -10,7 +10,7 @@ use super::error::ValueError;
 
 /// `2026-11-23T08:12:44` → Some; `N/A`, `Unknown`, `None`, `INVALID`, `(null)`, empty → None.
 pub fn parse_time(s: &str) -> Result<Option<NaiveDateTime>, ValueError> {
-    let s = s.trim();
+    let s = super::trim(s);
     match s {
         "" | "N/A" | "Unknown" | "None" | "INVALID" | "(null)" | "NONE" => Ok(None),
         _ => match parse_iso_fast(s) {
@@ -81,7 +81,7 @@ impl SlurmDuration {
     /// `MM:SS`, `M:SS.mmm` (sacct CPU times), and bare minutes (`30`, as in
     /// `TimelimitRaw` and in `--time` input).
     pub fn parse(s: &str) -> Result<Self, ValueError> {
-        let s = s.trim();
+        let s = super::trim(s);
         match s {
             "UNLIMITED" | "infinite" | "INFINITE" => return Ok(SlurmDuration::Unlimited),
             "Partition_Limit" => return Ok(SlurmDuration::PartitionLimit),

@@ -27,10 +27,11 @@ pub use sshare::parse_sshare;
 use chrono::NaiveDateTime;
 
 use super::command::{FIELD_SEP, RECORD_END};
-use fields::{split_on, Fields};
 use super::error::{ParseError, ValueError};
 use super::jobid::JobId;
 use super::time::{parse_time, SlurmDuration};
+use super::trim;
+use fields::{split_on, Fields};
 
 /// One record of a `RECORD_END`-terminated output, with the 1-based line
 /// it starts on.
@@ -145,7 +146,7 @@ impl<'a> Row<'a> {
     }
 
     pub fn job_id(&self, i: usize, name: &str) -> Result<JobId, ParseError> {
-        self.wrap(name, self.str(i).trim().parse::<JobId>())
+        self.wrap(name, trim(self.str(i)).parse::<JobId>())
     }
 
     pub fn time(&self, i: usize, name: &str) -> Result<Option<NaiveDateTime>, ParseError> {
@@ -157,7 +158,7 @@ impl<'a> Row<'a> {
     }
 
     pub fn num<T: std::str::FromStr>(&self, i: usize, name: &str) -> Result<T, ParseError> {
-        let s = self.str(i).trim();
+        let s = trim(self.str(i));
         s.parse::<T>()
             .map_err(|_| self.err(format!("field {name}: not a number: {s:?}")))
     }
@@ -167,17 +168,20 @@ impl<'a> Row<'a> {
         i: usize,
         name: &str,
     ) -> Result<Option<T>, ParseError> {
-        match non_empty(self.str(i)) {
-            None => Ok(None),
-            Some(_) => self.num(i, name).map(Some),
+        if is_no_value(self.str(i)) {
+            Ok(None)
+        } else {
+            self.num(i, name).map(Some)
         }
     }
 }
 
 pub(crate) fn non_empty(s: &str) -> Option<String> {
-    let t = s.trim();
-    match t {
-        "" | "N/A" | "(null)" | "None" | "n/a" => None,
-        _ => Some(t.to_string()),
-    }
+    let t = trim(s);
+    (!is_no_value(t)).then(|| t.to_string())
+}
+
+/// One of Slurm's "no value" words (or blank), as `non_empty` sees them.
+fn is_no_value(s: &str) -> bool {
+    matches!(trim(s), "" | "N/A" | "(null)" | "None" | "n/a")
 }
