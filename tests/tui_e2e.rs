@@ -248,3 +248,52 @@ async fn dashboard_shows_states_reasons_estimates_live_logs_and_restores_the_ter
     .await;
     run(&r, &["rm", "-rf", &dir]).await;
 }
+
+#[test]
+fn resizing_reflows_and_sigterm_restores_the_terminal() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let cfg = fast_config(tmp.path());
+    let t = Tmux::start(&cfg, &[]);
+    t.wait("the dashboard", Duration::from_secs(20), |s| {
+        s.contains("updated")
+    });
+    assert!(t.alternate_screen_on());
+    let ok = Command::new("tmux")
+        .args(["resize-window", "-t", &t.name, "-x", "100", "-y", "30"])
+        .status()
+        .expect("resize");
+    assert!(ok.success());
+    let s = t.wait("the layout at 100 columns", Duration::from_secs(5), |s| {
+        s.lines()
+            .next()
+            .is_some_and(|l| l.trim_end().chars().count() == 100)
+    });
+    assert!(s.lines().count() <= 30, "{s}");
+
+    let pid = Command::new("pgrep")
+        .args([
+            "-n",
+            "-f",
+            &format!(
+                "^{} --config {}",
+                env!("CARGO_BIN_EXE_slurmdash"),
+                cfg.display()
+            ),
+        ])
+        .output()
+        .expect("pgrep");
+    let pid = text(&pid.stdout).trim().to_string();
+    assert!(!pid.is_empty(), "slurmdash process not found");
+    let ok = Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("kill");
+    assert!(ok.success());
+    let s = t.wait(
+        "slurmdash to exit on SIGTERM",
+        Duration::from_secs(10),
+        |s| s.contains("EXITED:"),
+    );
+    assert!(s.contains("EXITED:0"), "{s}");
+    assert!(!t.alternate_screen_on(), "the alternate screen is still on");
+}
