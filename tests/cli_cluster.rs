@@ -251,3 +251,62 @@ async fn cancel_a_pending_job_and_treat_finished_and_unknown_ids_as_cancelled() 
     assert!(!out.status.success());
     assert!(text(&out.stderr).contains("`12x` is not a Slurm job id"));
 }
+
+#[tokio::test]
+async fn own_jobs_by_default_all_users_and_partition_filters_on_request() {
+    let r = remote();
+    let mut o = slurmdash::remote::SshOptions::new(vec!["slurmdash-dev-other".into()]);
+    o.ssh_config = Some(ssh_config());
+    let other = slurmdash::remote::SshRemote::new(o).expect("remote");
+    let theirs = sbatch(
+        &other,
+        &[
+            "-J", "not-mine", "--hold", "-c", "1", "-t", "1", "--wrap", "true",
+        ],
+    )
+    .await;
+    let mine = sbatch(
+        &r,
+        &[
+            "-J",
+            "mine-polar",
+            "-p",
+            "polar",
+            "--hold",
+            "-c",
+            "1",
+            "-t",
+            "1",
+            "--wrap",
+            "true",
+        ],
+    )
+    .await;
+
+    let ids = |args: &[&str]| -> Vec<String> {
+        let out = slurmdash(args);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        serde_json::from_slice::<Vec<Value>>(&out.stdout)
+            .expect("json")
+            .iter()
+            .filter_map(|j| j["id"].as_str().map(str::to_string))
+            .collect()
+    };
+    let own = ids(&["jobs", "--json"]);
+    assert!(
+        own.contains(&mine.to_string()) && !own.contains(&theirs.to_string()),
+        "{own:?}"
+    );
+    let all = ids(&["jobs", "--all", "--json"]);
+    assert!(
+        all.contains(&mine.to_string()) && all.contains(&theirs.to_string()),
+        "{all:?}"
+    );
+    let short = ids(&["jobs", "--partition", "short", "--json"]);
+    assert!(!short.contains(&mine.to_string()), "{short:?}");
+    let polar = ids(&["jobs", "--partition", "polar", "--json"]);
+    assert!(polar.contains(&mine.to_string()), "{polar:?}");
+
+    run(&other, &["scancel", &theirs.to_string()]).await;
+    run(&r, &["scancel", &mine.to_string()]).await;
+}

@@ -11,8 +11,9 @@ use crate::slurm::model::{Job, JobState};
 use crate::slurm::time::format_time;
 use crate::worker::fetch;
 
-#[derive(Debug, Args, Default)]
-pub struct JobsArgs {
+/// Which jobs to list; shared by `jobs` and the dashboard. The filters run in squeue.
+#[derive(Debug, Args, Default, Clone)]
+pub struct QueueArgs {
     /// Every user's jobs, not only your own.
     #[arg(long)]
     pub all: bool,
@@ -22,25 +23,33 @@ pub struct JobsArgs {
     /// Only jobs charged to this account (repeatable).
     #[arg(long, value_name = "A")]
     pub account: Vec<String>,
+}
+
+impl QueueArgs {
+    pub fn query(&self) -> SqueueQuery {
+        SqueueQuery {
+            scope: if self.all { Scope::All } else { Scope::Me },
+            partitions: self.partition.clone(),
+            accounts: self.account.clone(),
+            ..SqueueQuery::default()
+        }
+    }
+}
+
+#[derive(Debug, Args, Default)]
+pub struct JobsArgs {
+    #[command(flatten)]
+    pub queue: QueueArgs,
     /// Print JSON (one array of job objects) instead of a table.
     #[arg(long)]
     pub json: bool,
-}
-
-pub fn query(args: &JobsArgs) -> SqueueQuery {
-    SqueueQuery {
-        scope: if args.all { Scope::All } else { Scope::Me },
-        partitions: args.partition.clone(),
-        accounts: args.account.clone(),
-        ..SqueueQuery::default()
-    }
 }
 
 pub async fn run(cluster: &Cluster, args: &JobsArgs) -> Result<ExitCode> {
     let remote = connect(cluster)?;
     let jobs = fetch::queue(
         remote.as_ref(),
-        &query(args),
+        &args.queue.query(),
         cluster.settings.command_timeout(),
     )
     .await

@@ -34,15 +34,9 @@ pub struct Cli {
     /// Cluster from the config (default: default_cluster).
     #[arg(long, global = true, value_name = "NAME")]
     pub cluster: Option<String>,
-    /// Dashboard: every user's jobs, not only your own.
-    #[arg(long)]
-    pub all: bool,
-    /// Dashboard: only jobs in this partition (repeatable).
-    #[arg(long, value_name = "P")]
-    pub partition: Vec<String>,
-    /// Dashboard: only jobs charged to this account (repeatable).
-    #[arg(long, value_name = "A")]
-    pub account: Vec<String>,
+    /// Which jobs the dashboard shows.
+    #[command(flatten)]
+    pub queue: jobs::QueueArgs,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -74,17 +68,12 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Logs(args)) => logs::run(&cluster, &args).await,
         Some(Command::Login) => login::run(&cluster),
         None => {
-            let args = jobs::JobsArgs {
-                all: cli.all,
-                partition: cli.partition.clone(),
-                account: cli.account.clone(),
-                json: false,
-            };
+            let args = &cli.queue;
             let keymap = Keymap::with_overrides(&loaded.config.keys)
                 .map_err(|e| eyre!("config file {}: {e}", loaded.path.display()))?;
             let remote = connect(&cluster)?;
             let session = Session {
-                query: jobs::query(&args),
+                query: args.query(),
                 scope: if args.all {
                     "all users".into()
                 } else {
