@@ -55,7 +55,12 @@ async fn a_submitted_job_shows_in_jobs_runs_and_ends_completed_in_sacct() {
         "{seen}"
     );
     let table = text(&slurmdash(&["jobs"]).stdout);
-    assert!(table.contains(&id.to_string()), "{table}");
+    assert!(
+        table
+            .lines()
+            .any(|l| l.split_whitespace().next() == Some(id.to_string().as_str())),
+        "{table}"
+    );
 
     wait_for("the job to run", Duration::from_secs(60), || async {
         job_in(&jobs_json(), id).filter(|j| j["state"] == "RUNNING")
@@ -225,7 +230,9 @@ async fn cancel_a_pending_job_and_treat_finished_and_unknown_ids_as_cancelled() 
     let out = slurmdash(&["cancel", &pending.to_string()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
-        text(&out.stdout).contains(&format!("{pending}: cancelled")),
+        text(&out.stdout)
+            .lines()
+            .any(|l| l == format!("{pending}: cancelled")),
         "{}",
         text(&out.stdout)
     );

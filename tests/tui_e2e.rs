@@ -175,9 +175,13 @@ async fn dashboard_shows_states_reasons_estimates_live_logs_and_restores_the_ter
             .iter()
             .all(|id| s.contains(&id.to_string()))
     });
+    // The row whose first cell is exactly the id (small ids also occur inside other rows).
     let line = |id: u64| {
         s.lines()
-            .find(|l| l.contains(&id.to_string()))
+            .find(|l| {
+                l.trim_start_matches(['│', ' ']).split_whitespace().next()
+                    == Some(id.to_string().as_str())
+            })
             .unwrap_or_default()
             .to_string()
     };
