@@ -207,7 +207,7 @@ async fn event_loop(
                 Cmd::Suspend => {
                     tui::suspend(term).wrap_err("resuming after ctrl-z")?;
                 }
-                Cmd::SwitchCluster(name) => match switch(loaded, &name) {
+                Cmd::SwitchCluster(name) => match switch(loaded, &name, session) {
                     Ok(s) => {
                         workers.stop();
                         *session = s;
@@ -238,12 +238,13 @@ fn new_workers(session: &Session, tx: UnboundedSender<Msg>) -> Workers {
     }
 }
 
-fn switch(loaded: &Loaded, name: &str) -> Result<Session> {
+/// A session on another cluster, showing the same scope (own jobs, --all, filters).
+fn switch(loaded: &Loaded, name: &str, current: &Session) -> Result<Session> {
     let cluster = loaded.cluster(Some(name), &crate::config::Env::from_process())?;
     let remote = crate::cli::connect_quiet(&cluster)?;
     Ok(Session {
-        query: SqueueQuery::default(),
-        scope: "your jobs".into(),
+        query: current.query.clone(),
+        scope: current.scope.clone(),
         columns: loaded.config.ui.columns.clone(),
         cluster,
         remote,
