@@ -151,8 +151,8 @@ impl Column {
 
     /// The text of one cell. For `Name` the array task count is added by
     /// [`name_suffix`] so that truncation keeps it visible.
-    pub fn text<'a>(self, row: &'a QueueRow, now: NaiveDateTime) -> Cow<'a, str> {
-        let j = &row.job;
+    pub fn text<'a>(self, row: &QueueRow<'a>, now: NaiveDateTime) -> Cow<'a, str> {
+        let j: &'a Job = row.job;
         let pending = j.status() == Status::Pending;
         match self {
             Column::Id => Cow::Borrowed(j.id.as_str()),
@@ -194,7 +194,7 @@ impl Column {
     /// Orders two rows by this column, ascending; a missing value compares
     /// as None (the caller puts those last in either direction).
     pub fn compare(self, a: &QueueRow, b: &QueueRow) -> Option<Ordering> {
-        let (x, y) = (&a.job, &b.job);
+        let (x, y) = (a.job, b.job);
         fn opt<T: Ord>(a: Option<T>, b: Option<T>) -> Option<Ordering> {
             match (a, b) {
                 (Some(a), Some(b)) => Some(a.cmp(&b)),
@@ -327,14 +327,17 @@ pub fn arrow(descending: bool) -> &'static str {
 }
 
 /// Width of a data-sized column over every row; None for the others.
-pub fn data_width(col: Column, rows: &[QueueRow], now: NaiveDateTime) -> Option<u16> {
+pub fn data_width<'a>(
+    col: Column,
+    rows: impl Iterator<Item = QueueRow<'a>>,
+    now: NaiveDateTime,
+) -> Option<u16> {
     use unicode_width::UnicodeWidthStr;
     let Width::Data { min, max } = col.width() else {
         return None;
     };
     let w = rows
-        .iter()
-        .map(|r| col.text(r, now).width())
+        .map(|r| col.text(&r, now).width())
         .max()
         .unwrap_or(0)
         .max(col.label().len() + 1);

@@ -17,7 +17,7 @@ pub use rows::{QueueRow, RowKind, MAX_EXPANDED_TASKS};
 
 use crate::slurm::command::Scope;
 use crate::slurm::model::{Job, JobId, JobState};
-use rows::{build_rows, RowKey};
+use rows::{build_rows, Haystack, RowKey, Rows};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Sort {
@@ -32,7 +32,10 @@ pub struct QueueView {
     jobs: Vec<Job>,
     loaded: bool,
     /// Every row after folding arrays, in squeue's order.
-    all: Vec<QueueRow>,
+    all: Rows,
+    /// The filter's text of every row in `all`: built when a filter is
+    /// first set, dropped when the rows change.
+    haystack: Option<Haystack>,
     /// Indices into `all`: the rows shown, filtered and sorted.
     order: Vec<usize>,
     filter: String,
@@ -65,7 +68,8 @@ impl QueueView {
             },
             jobs: Vec::new(),
             loaded: false,
-            all: Vec::new(),
+            all: Rows::default(),
+            haystack: None,
             order: Vec::new(),
             filter: String::new(),
             sort: Sort::default(),
@@ -109,6 +113,9 @@ impl QueueView {
     /// A fresh squeue result. Keeps the selected job selected wherever it
     /// moved; if it is gone, the row now at the same position is selected.
     pub fn set_jobs(&mut self, jobs: Vec<Job>) {
+        // The old rows refer to the old jobs: drop them before building anew.
+        self.all = Rows::default();
+        self.haystack = None;
         self.jobs = jobs;
         self.loaded = true;
         let present: HashSet<u64> = self.jobs.iter().map(|j| j.id.base()).collect();
@@ -203,6 +210,8 @@ impl QueueView {
     }
 
     fn rebuild(&mut self) {
+        self.all = Rows::default();
+        self.haystack = None;
         self.all = build_rows(&self.jobs, &self.expanded);
         self.measure();
         self.reorder();
@@ -214,26 +223,36 @@ impl QueueView {
         self.widths = self
             .columns
             .iter()
-            .filter_map(|&c| column::data_width(c, &self.all, now).map(|w| (c, w)))
+            .filter_map(|&c| column::data_width(c, self.all.iter(&self.jobs), now).map(|w| (c, w)))
             .collect();
     }
 
     /// Filter, sort, then find the selection again.
     fn reorder(&mut self) {
         let f = self.filter.as_str();
-        self.order = (0..self.all.len())
-            .filter(|&i| f.is_empty() || self.all[i].haystack.contains(f))
-            .collect();
-        let all = &self.all;
+        if f.is_empty() {
+            self.order = (0..self.all.len()).collect();
+        } else {
+            let (all, jobs) = (&self.all, &self.jobs);
+            let hay = self
+                .haystack
+                .get_or_insert_with(|| Haystack::build(all.iter(jobs)));
+            self.order = (0..self.all.len())
+                .filter(|&i| hay.contains(i, f))
+                .collect();
+        }
+        let (all, jobs) = (&self.all, &self.jobs);
         let Sort { column, descending } = self.sort;
         if let Some(col) = column {
             // Stable: equal rows keep squeue's order. Missing values last.
-            self.order
-                .sort_by(|&a, &b| match col.compare(&all[a], &all[b]) {
+            self.order.sort_by(|&a, &b| {
+                let (a, b) = (all.at(jobs, a), all.at(jobs, b));
+                match col.compare(&a, &b) {
                     Some(o) if descending => o.reverse(),
                     Some(o) => o,
-                    None => missing_last(&all[a], &all[b], col),
-                });
+                    None => missing_last(&a, &b, col),
+                }
+            });
         } else if descending {
             self.order.reverse();
         }
@@ -242,15 +261,13 @@ impl QueueView {
 
     fn reselect(&mut self) {
         let found = self.selected.as_ref().and_then(|key| {
-            self.order
-                .iter()
-                .position(|&i| &self.all[i].key == key)
+            self.rows()
+                .position(|r| key.matches(&r))
                 .or_else(|| match key {
                     // A task that was folded into its array: select the array.
-                    RowKey::Job(id) => self.order.iter().position(|&i| {
-                        let r = &self.all[i];
-                        r.is_collapsed() && r.job.id.base() == id.base()
-                    }),
+                    RowKey::Job(id) => self
+                        .rows()
+                        .position(|r| r.is_collapsed() && r.job.id.base() == id.base()),
                     RowKey::Array(_) => None,
                 })
         });
@@ -258,7 +275,7 @@ impl QueueView {
             Some(p) => p,
             None => self.cursor.min(self.order.len().saturating_sub(1)),
         };
-        self.selected = self.selected_row().map(|r| r.key.clone());
+        self.selected = self.selected_row().map(|r| RowKey::of(&r));
         self.scroll_to_cursor();
     }
 
@@ -278,12 +295,12 @@ impl QueueView {
         self.all.len()
     }
 
-    pub fn row(&self, i: usize) -> Option<&QueueRow> {
-        self.order.get(i).map(|&k| &self.all[k])
+    pub fn row(&self, i: usize) -> Option<QueueRow<'_>> {
+        self.order.get(i).map(|&k| self.all.at(&self.jobs, k))
     }
 
-    pub fn rows(&self) -> impl ExactSizeIterator<Item = &QueueRow> + '_ {
-        self.order.iter().map(|&k| &self.all[k])
+    pub fn rows(&self) -> impl ExactSizeIterator<Item = QueueRow<'_>> + '_ {
+        self.order.iter().map(|&k| self.all.at(&self.jobs, k))
     }
 
     /// Cells for `col`; None for a column sharing the leftover width.
@@ -347,26 +364,26 @@ impl QueueView {
         (!self.order.is_empty()).then_some(self.cursor)
     }
 
-    pub fn selected_row(&self) -> Option<&QueueRow> {
+    pub fn selected_row(&self) -> Option<QueueRow<'_>> {
         self.row(self.cursor)
     }
 
     /// The selection is an array row that `toggle_expand` would open or fold.
     pub fn selected_is_collapsed(&self) -> bool {
-        self.selected_row().is_some_and(QueueRow::is_collapsed)
+        self.selected_row().is_some_and(|r| r.is_collapsed())
     }
 
     /// The selection is a task of an array the user expanded.
     pub fn selected_is_expanded(&self) -> bool {
         self.selected_row()
-            .and_then(QueueRow::array_id)
+            .and_then(|r| r.array_id())
             .is_some_and(|a| self.expanded.contains(&a))
     }
 
     /// For a collapsed row, its squeue record (id `123_[4-99]`, which
     /// scancel and scontrol accept).
     pub fn selected_job(&self) -> Option<&Job> {
-        self.selected_row().map(|r| &r.job)
+        self.selected_row().map(|r| r.job)
     }
 
     pub fn selected_id(&self) -> Option<&JobId> {
@@ -375,7 +392,7 @@ impl QueueView {
 
     /// Selects the row of this job if it is shown.
     pub fn select_id(&mut self, id: &JobId) -> bool {
-        let found = self.rows().position(|r| &r.job.id == id);
+        let found = self.rows().position(|r| r.job.id == *id);
         match found {
             Some(i) => {
                 self.select_index(i);
@@ -390,7 +407,7 @@ impl QueueView {
             return;
         }
         self.cursor = i.min(self.order.len() - 1);
-        self.selected = self.selected_row().map(|r| r.key.clone());
+        self.selected = self.selected_row().map(|r| RowKey::of(&r));
         self.scroll_to_cursor();
     }
 

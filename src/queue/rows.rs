@@ -9,15 +9,38 @@ use crate::slurm::model::{ArraySpec, Job, JobId, JobState};
 /// useful list: such an array stays collapsed.
 pub const MAX_EXPANDED_TASKS: u64 = 10_000;
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct QueueRow {
+/// One row of the table, borrowed from the view: `job` is either one of
+/// the squeue records or a synthetic record (a folded array, a task of an
+/// expanded array) the view keeps beside them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct QueueRow<'a> {
     /// For a collapsed row: the collapsed squeue record, or (from `squeue -r`)
     /// the first task with the id rewritten to `123_[4-99]`.
-    pub job: Job,
+    pub job: &'a Job,
     pub kind: RowKind,
-    pub(crate) key: RowKey,
-    /// Lowercased id, name, state and partition for the filter.
-    pub(crate) haystack: String,
+}
+
+/// Where a row's job lives: by index, so that no squeue record is held twice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Src {
+    /// Index into the view's squeue records.
+    Job(u32),
+    /// Index into the view's synthetic records.
+    Synth(u32),
+}
+
+/// A row as the view stores it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Row {
+    pub(crate) src: Src,
+    pub(crate) kind: RowKind,
+}
+
+/// The rows of one queue and the records they refer to.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Rows {
+    pub(crate) rows: Vec<Row>,
+    pub(crate) synth: Vec<Job>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,31 +67,77 @@ pub(crate) enum RowKey {
     Array(u64),
 }
 
-impl QueueRow {
-    fn new(job: Job, kind: RowKind) -> QueueRow {
-        let key = match kind {
-            RowKind::Collapsed { .. } => RowKey::Array(job.id.base()),
-            _ => RowKey::Job(job.id.clone()),
-        };
-        let mut haystack = String::with_capacity(48 + job.name.len());
-        for part in [
-            job.id.as_str(),
-            &job.name,
-            job.state.long_name(),
-            job.state.short_code(),
-            &job.partition,
-        ] {
-            haystack.push_str(part);
-            haystack.push('\0');
-        }
-        QueueRow {
-            job,
-            kind,
-            key,
-            haystack: haystack.to_lowercase(),
+impl RowKey {
+    /// What the selection follows for this row.
+    pub(crate) fn of(row: &QueueRow<'_>) -> RowKey {
+        match row.kind {
+            RowKind::Collapsed { .. } => RowKey::Array(row.job.id.base()),
+            _ => RowKey::Job(row.job.id.clone()),
         }
     }
 
+    /// `RowKey::of(row) == *self`, without cloning the id.
+    pub(crate) fn matches(&self, row: &QueueRow<'_>) -> bool {
+        match (self, row.kind) {
+            (RowKey::Array(a), RowKind::Collapsed { .. }) => *a == row.job.id.base(),
+            (RowKey::Job(id), RowKind::Job | RowKind::Task { .. }) => *id == row.job.id,
+            _ => false,
+        }
+    }
+}
+
+/// Lowercased id, name, state and partition of every row, for the filter:
+/// one string and the end of each row's part, built only while a filter is
+/// set.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Haystack {
+    text: String,
+    ends: Vec<u32>,
+}
+
+impl Haystack {
+    pub(crate) fn build<'a>(rows: impl Iterator<Item = QueueRow<'a>>) -> Haystack {
+        let mut h = Haystack::default();
+        let mut part = String::new();
+        for r in rows {
+            let j = r.job;
+            part.clear();
+            for p in [
+                j.id.as_str(),
+                &j.name,
+                j.state.long_name(),
+                j.state.short_code(),
+                &j.partition,
+            ] {
+                part.push_str(p);
+                part.push('\0');
+            }
+            if part.is_ascii() {
+                part.make_ascii_lowercase();
+                h.text.push_str(&part);
+            } else {
+                h.text.push_str(&part.to_lowercase());
+            }
+            h.ends.push(u32::try_from(h.text.len()).unwrap_or(u32::MAX));
+        }
+        h.text.shrink_to_fit();
+        h
+    }
+
+    /// Whether row `i`'s text contains `needle` (already lowercased).
+    pub(crate) fn contains(&self, i: usize, needle: &str) -> bool {
+        let start = match i.checked_sub(1) {
+            Some(p) => self.ends.get(p).map_or(usize::MAX, |&e| e as usize),
+            None => 0,
+        };
+        let end = self.ends.get(i).map_or(0, |&e| e as usize);
+        self.text
+            .get(start..end)
+            .is_some_and(|t| t.contains(needle))
+    }
+}
+
+impl QueueRow<'_> {
     pub fn is_collapsed(&self) -> bool {
         matches!(self.kind, RowKind::Collapsed { .. })
     }
@@ -87,7 +156,7 @@ fn is_pending_task(j: &Job) -> bool {
 
 /// Rows in squeue's order. A group of pending tasks takes the place of its
 /// first task; an expanded array lists its tasks instead.
-pub(crate) fn build_rows(jobs: &[Job], expanded: &HashSet<u64>) -> Vec<QueueRow> {
+pub(crate) fn build_rows(jobs: &[Job], expanded: &HashSet<u64>) -> Rows {
     // (array id, reason) -> indices of its pending tasks, for `squeue -r` output.
     let mut groups: HashMap<(u64, Option<&str>), Vec<usize>> = HashMap::new();
     for (i, j) in jobs.iter().enumerate() {
@@ -98,7 +167,14 @@ pub(crate) fn build_rows(jobs: &[Job], expanded: &HashSet<u64>) -> Vec<QueueRow>
                 .push(i);
         }
     }
-    let mut rows = Vec::with_capacity(jobs.len());
+    let mut out = Rows {
+        rows: Vec::with_capacity(jobs.len()),
+        synth: Vec::new(),
+    };
+    let real = |i: usize, kind: RowKind| Row {
+        src: Src::Job(u32::try_from(i).unwrap_or(u32::MAX)),
+        kind,
+    };
     for (i, j) in jobs.iter().enumerate() {
         if is_pending_task(j) {
             let members = groups
@@ -111,9 +187,10 @@ pub(crate) fn build_rows(jobs: &[Job], expanded: &HashSet<u64>) -> Vec<QueueRow>
                 } else {
                     RowKind::Task { synthetic: false }
                 };
-                rows.push(QueueRow::new(j.clone(), kind));
+                out.rows.push(real(i, kind));
             } else if members.first() == Some(&i) {
-                rows.push(fold_tasks(jobs, members));
+                let (job, kind) = fold_tasks(jobs, members);
+                out.push_synth(job, kind);
             }
             continue;
         }
@@ -123,7 +200,9 @@ pub(crate) fn build_rows(jobs: &[Job], expanded: &HashSet<u64>) -> Vec<QueueRow>
                     && spec.task_count() <= MAX_EXPANDED_TASKS
                     && !spec.ranges.is_empty();
                 if expand {
-                    rows.extend(task_rows(j, spec));
+                    for job in task_jobs(j, spec) {
+                        out.push_synth(job, RowKind::Task { synthetic: true });
+                    }
                 }
                 // A cut list cannot be expanded honestly: the collapsed
                 // record stays below the tasks that are known.
@@ -132,17 +211,48 @@ pub(crate) fn build_rows(jobs: &[Job], expanded: &HashSet<u64>) -> Vec<QueueRow>
                         tasks: spec.task_count(),
                         truncated: spec.truncated,
                     };
-                    rows.push(QueueRow::new(j.clone(), kind));
+                    out.rows.push(real(i, kind));
                 }
             }
-            None => rows.push(QueueRow::new(j.clone(), RowKind::Job)),
+            None => out.rows.push(real(i, RowKind::Job)),
         }
     }
-    rows
+    out.rows.shrink_to_fit();
+    out
+}
+
+impl Rows {
+    fn push_synth(&mut self, job: Job, kind: RowKind) {
+        let k = u32::try_from(self.synth.len()).unwrap_or(u32::MAX);
+        self.synth.push(job);
+        self.rows.push(Row {
+            src: Src::Synth(k),
+            kind,
+        });
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Row `i` with its record: a squeue record from `jobs` (the ones the
+    /// rows were built from) or a synthetic one. Panics if `i` is out of range.
+    pub(crate) fn at<'a>(&'a self, jobs: &'a [Job], i: usize) -> QueueRow<'a> {
+        let r = self.rows[i];
+        let job = match r.src {
+            Src::Job(k) => &jobs[k as usize],
+            Src::Synth(k) => &self.synth[k as usize],
+        };
+        QueueRow { job, kind: r.kind }
+    }
+
+    pub(crate) fn iter<'a>(&'a self, jobs: &'a [Job]) -> impl Iterator<Item = QueueRow<'a>> + 'a {
+        (0..self.rows.len()).map(move |i| self.at(jobs, i))
+    }
 }
 
 /// One row standing for several pending tasks printed one per line.
-fn fold_tasks(jobs: &[Job], members: &[usize]) -> QueueRow {
+fn fold_tasks(jobs: &[Job], members: &[usize]) -> (Job, RowKind) {
     let mut tasks: Vec<u32> = members
         .iter()
         .filter_map(|&i| jobs[i].id.array_task())
@@ -161,13 +271,11 @@ fn fold_tasks(jobs: &[Job], members: &[usize]) -> QueueRow {
         job.id = id;
     }
     job.array_task = Some(spec_text);
-    QueueRow::new(
-        job,
-        RowKind::Collapsed {
-            tasks: tasks.len() as u64,
-            truncated: false,
-        },
-    )
+    let kind = RowKind::Collapsed {
+        tasks: tasks.len() as u64,
+        truncated: false,
+    };
+    (job, kind)
 }
 
 fn compress(tasks: &[u32]) -> Vec<(u32, u32, u32)> {
@@ -182,7 +290,7 @@ fn compress(tasks: &[u32]) -> Vec<(u32, u32, u32)> {
 }
 
 /// The tasks of a collapsed record, each as a pending job of its own.
-fn task_rows<'a>(record: &'a Job, spec: &'a ArraySpec) -> impl Iterator<Item = QueueRow> + 'a {
+fn task_jobs<'a>(record: &'a Job, spec: &'a ArraySpec) -> impl Iterator<Item = Job> + 'a {
     let base = record.id.base();
     spec.ranges
         .iter()
@@ -192,6 +300,6 @@ fn task_rows<'a>(record: &'a Job, spec: &'a ArraySpec) -> impl Iterator<Item = Q
             let mut job = record.clone();
             job.id = id;
             job.array_task = Some(t.to_string());
-            Some(QueueRow::new(job, RowKind::Task { synthetic: true }))
+            Some(job)
         })
 }

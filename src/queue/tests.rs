@@ -43,7 +43,7 @@ fn collapsed_record_is_one_row_with_its_task_count() {
             truncated: false
         }
     );
-    assert_eq!(name_suffix(arr).unwrap(), " (96 tasks)");
+    assert_eq!(name_suffix(&arr).unwrap(), " (96 tasks)");
     // Running tasks stay individual rows.
     for t in ["236_0", "236_1", "236_2", "236_3"] {
         let r = v.rows().find(|r| r.job.id.as_str() == t).unwrap();
@@ -68,7 +68,7 @@ fn pending_tasks_printed_one_per_line_are_folded() {
         .count();
     assert_eq!(pending_236, 96);
     let v = view(ME_R);
-    let arr: Vec<&QueueRow> = v.rows().filter(|r| r.is_collapsed()).collect();
+    let arr: Vec<QueueRow> = v.rows().filter(|r| r.is_collapsed()).collect();
     let a236 = arr.iter().find(|r| r.job.id.base() == 236).unwrap();
     assert_eq!(a236.job.id.as_str(), "236_[4-99]");
     assert_eq!(
@@ -101,7 +101,7 @@ fn expand_lists_the_tasks_and_folds_back() {
     assert!(v.selected_is_collapsed());
     assert!(v.toggle_expand());
     assert_eq!(v.len(), 20 - 1 + 96);
-    let tasks: Vec<&QueueRow> = v
+    let tasks: Vec<QueueRow> = v
         .rows()
         .filter(|r| r.kind == RowKind::Task { synthetic: true })
         .collect();
@@ -158,7 +158,7 @@ fn expanding_tasks_from_squeue_r_shows_the_real_rows() {
     let mut v = view(ME_R);
     select(&mut v, "236_[4-99]");
     assert!(v.toggle_expand());
-    let tasks: Vec<&QueueRow> = v
+    let tasks: Vec<QueueRow> = v
         .rows()
         .filter(|r| r.kind == RowKind::Task { synthetic: false })
         .collect();
@@ -213,17 +213,17 @@ fn sort_by_every_column_both_ways() {
         for desc in [false, true] {
             v.sort_by(Some(col), desc);
             assert_eq!(sel(&v), "233", "{col:?} keeps the selection");
-            let rows: Vec<&QueueRow> = v.rows().collect();
+            let rows: Vec<QueueRow> = v.rows().collect();
             assert_eq!(rows.len(), 20);
             for w in rows.windows(2) {
-                match col.compare(w[0], w[1]) {
+                match col.compare(&w[0], &w[1]) {
                     Some(o) => {
                         let o = if desc { o.reverse() } else { o };
                         assert_ne!(o, Ordering::Greater, "{col:?} desc={desc}");
                     }
                     // Missing values only after present ones.
                     None => assert!(
-                        col.compare(w[1], w[1]).is_none(),
+                        col.compare(&w[1], &w[1]).is_none(),
                         "{col:?}: a value after a missing one"
                     ),
                 }

@@ -7,6 +7,7 @@ pub mod jobid;
 pub mod logpath;
 pub mod model;
 pub mod parse;
+pub mod shared;
 pub mod state;
 pub mod synth;
 pub mod time;

@@ -4,10 +4,12 @@
 use chrono::NaiveDateTime;
 
 pub use super::jobid::{ArrayPart, ArraySpec, JobId};
+pub use super::shared::SharedStr;
 pub use super::state::{JobState, StateField, Status};
 pub use super::time::SlurmDuration;
 
-/// One squeue row.
+/// One squeue row. The fields that repeat across a queue (user, account,
+/// partition, QoS, working directory) share their text between rows.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Job {
     pub id: JobId,
@@ -16,9 +18,9 @@ pub struct Job {
     /// %K as printed: `7`, `0-99`, `1,3,5-7%2`; None for `N/A`.
     pub array_task: Option<String>,
     pub name: String,
-    pub user: String,
-    pub account: String,
-    pub partition: String,
+    pub user: SharedStr,
+    pub account: SharedStr,
+    pub partition: SharedStr,
     pub state: JobState,
     /// None when Slurm says `None`.
     pub reason: Option<String>,
@@ -34,8 +36,8 @@ pub struct Job {
     pub submit_time: Option<NaiveDateTime>,
     /// Actual start, or the scheduler's estimate for a pending job.
     pub start_time: Option<NaiveDateTime>,
-    pub work_dir: String,
-    pub qos: String,
+    pub work_dir: SharedStr,
+    pub qos: SharedStr,
     pub priority: Option<u64>,
 }
 

@@ -274,7 +274,7 @@ impl DetailWidget<'_> {
         if let Some(p) = dd.priority.or(j.and_then(|j| j.priority)) {
             l.plain("Priority", &p.to_string());
         }
-        if let Some(u) = dd.user.clone().or(j.map(|j| j.user.clone())) {
+        if let Some(u) = dd.user.clone().or(j.map(|j| j.user.to_string())) {
             l.plain("User", &u);
         }
         let nodes = dd.nodes.or(j.map(|j| j.nodes)).unwrap_or(0);

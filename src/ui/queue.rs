@@ -225,7 +225,7 @@ impl Widget for QueueWidget<'_> {
                     t.selected(self.focused),
                 );
             }
-            self.draw_row(buf, y, inner.x, &layout, row);
+            self.draw_row(buf, y, inner.x, &layout, &row);
         }
     }
 }

@@ -2,6 +2,7 @@ use super::{terminated_records, Row};
 use crate::slurm::command::{SQUEUE_FIELDS, SQUEUE_START_FIELDS};
 use crate::slurm::error::ParseError;
 use crate::slurm::model::{Job, StartEstimate};
+use crate::slurm::shared::Interner;
 use crate::slurm::state::JobState;
 
 const CMD: &str = "squeue";
@@ -10,6 +11,7 @@ const CMD: &str = "squeue";
 pub fn parse_squeue(out: &str) -> Result<Vec<Job>, ParseError> {
     let recs = terminated_records(CMD, out)?;
     let mut jobs = Vec::with_capacity(recs.len());
+    let mut shared = Interner::default();
     for rec in &recs {
         let r = Row::split_fields(CMD, rec, SQUEUE_FIELDS.len())?;
         let array_job_id = r.opt_num::<u64>(1, "array job id (%F)")?;
@@ -17,9 +19,9 @@ pub fn parse_squeue(out: &str) -> Result<Vec<Job>, ParseError> {
             id: r.job_id(0, "job id (%i)")?,
             array_job_id,
             array_task: r.opt(2),
-            user: r.string(3),
-            account: r.string(4),
-            partition: r.string(5),
+            user: shared.get(r.str(3)),
+            account: shared.get(r.str(4)),
+            partition: shared.get(r.str(5)),
             state: JobState::parse(r.str(6)),
             reason: r.opt(7),
             time_used: r.duration(8, "time used (%M)")?,
@@ -31,9 +33,9 @@ pub fn parse_squeue(out: &str) -> Result<Vec<Job>, ParseError> {
             node_list: r.opt(14),
             submit_time: r.time(15, "submit time (%V)")?,
             start_time: r.time(16, "start time (%S)")?,
-            qos: r.string(17),
+            qos: shared.get(r.str(17)),
             priority: r.opt_num(18, "priority (%Q)")?,
-            work_dir: r.string(19),
+            work_dir: shared.get(r.str(19)),
             name: r.string(20),
         });
     }
