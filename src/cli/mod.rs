@@ -17,7 +17,7 @@ use color_eyre::eyre::{eyre, Result, WrapErr};
 use crate::config::{Cluster, Env, Loaded};
 use crate::dashboard::{self, Session};
 use crate::keymap::Keymap;
-use crate::remote::{display_argv, Remote, RunOutput};
+use crate::remote::{Remote, RunOutput};
 
 pub use connect::{connect, connect_quiet};
 
@@ -106,21 +106,7 @@ pub(crate) fn check_output(remote: &dyn Remote, argv: &[String], out: RunOutput)
     if out.success() {
         return Ok(out.stdout_lossy());
     }
-    let host = remote.host().unwrap_or_else(|| "the cluster".into());
-    let code = out
-        .code
-        .map_or_else(|| "killed by a signal".to_string(), |c| format!("exit {c}"));
-    let stderr = out.stderr_lossy();
-    let said = stderr.trim();
-    color_eyre::eyre::bail!(
-        "`{}` on {host} failed ({code}){}",
-        display_argv(argv),
-        if said.is_empty() {
-            String::new()
-        } else {
-            format!(": {said}")
-        }
-    )
+    Err(eyre!(crate::worker::fetch::failure(remote, argv, &out)))
 }
 
 /// Text from the cluster made safe to print on a terminal: control characters (escape

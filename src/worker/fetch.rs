@@ -16,7 +16,9 @@ pub enum DetailSource {
     Sacct,
 }
 
-fn failure(remote: &dyn Remote, argv: &[String], out: &RunOutput) -> String {
+/// A failed command as one sentence naming the command (shortened), the host, the exit
+/// status and what the command printed on stderr.
+pub fn failure(remote: &dyn Remote, argv: &[String], out: &RunOutput) -> String {
     let host = remote.host().unwrap_or_else(|| "the cluster".into());
     let code = out
         .code
