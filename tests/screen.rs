@@ -127,7 +127,11 @@ fn tall_terminal_shows_stdout_and_stderr_together() {
     let mut a = app(140, 50);
     with_running_job(&mut a);
     let s = render(&a);
-    assert!(s.contains("stdout") && s.contains("stderr"), "{s}");
+    assert!(s.contains("┌ stdout ") && s.contains("┌ stderr "), "{s}");
+    let mut short = app(140, 40);
+    with_running_job(&mut short);
+    let s = render(&short);
+    assert!(s.contains("┌ stdout ") && !s.contains("┌ stderr "), "{s}");
 }
 
 #[test]

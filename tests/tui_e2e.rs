@@ -93,6 +93,14 @@ fn rand_suffix() -> u32 {
         .unwrap_or(0)
 }
 
+/// The queue row whose first cell is exactly `id` (small ids also occur inside other rows).
+fn row(screen: &str, id: u64) -> Option<&str> {
+    let id = id.to_string();
+    screen
+        .lines()
+        .find(|l| l.trim_start_matches(['│', ' ']).split_whitespace().next() == Some(id.as_str()))
+}
+
 /// The dev cluster's config with a 2 s poll interval.
 fn fast_config(dir: &Path) -> PathBuf {
     let mut cfg = std::fs::read_to_string(dev_config()).expect("dev config");
@@ -175,16 +183,7 @@ async fn dashboard_shows_states_reasons_estimates_live_logs_and_restores_the_ter
             .iter()
             .all(|id| s.contains(&id.to_string()))
     });
-    // The row whose first cell is exactly the id (small ids also occur inside other rows).
-    let line = |id: u64| {
-        s.lines()
-            .find(|l| {
-                l.trim_start_matches(['│', ' ']).split_whitespace().next()
-                    == Some(id.to_string().as_str())
-            })
-            .unwrap_or_default()
-            .to_string()
-    };
+    let line = |id: u64| row(&s, id).unwrap_or_default().to_string();
     assert!(
         line(held).contains("PENDING") && line(held).contains("JobHeldUser"),
         "{s}"
