@@ -10,6 +10,7 @@ pub mod logview;
 pub mod queue;
 pub mod remote;
 pub mod slurm;
+pub mod triage;
 pub mod tui;
 pub mod ui;
 pub mod worker;

@@ -10,6 +10,7 @@ use chrono::NaiveDateTime;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
 
 pub use input::{Input, InputKind, COMMANDS};
+pub use logs::log_paths;
 pub use logs::LogState;
 
 use crate::action::{Cmd, Msg};

@@ -2,3 +2,4 @@
 
 pub mod fetch;
 pub mod tailer;
+pub mod triage;
