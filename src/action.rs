@@ -34,6 +34,11 @@ pub enum Msg {
         state: ConnState,
         host: Option<String>,
     },
+    /// A finished job's triage; `Ok(None)` when it turned out not to have finished.
+    Triaged {
+        id: JobId,
+        result: Box<Result<Option<crate::worker::triage::TriageReport>, String>>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -45,4 +50,11 @@ pub enum Cmd {
     Quit,
     Suspend,
     SwitchCluster(String),
+    /// Classify a finished job (reads its log tails and status.json).
+    Triage {
+        id: JobId,
+        detail: Box<JobDetail>,
+        source: DetailSource,
+        results_dir: Option<String>,
+    },
 }

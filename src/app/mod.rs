@@ -3,6 +3,7 @@
 
 mod input;
 mod logs;
+mod triage;
 
 use std::time::Duration;
 
@@ -12,6 +13,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKi
 pub use input::{Input, InputKind, COMMANDS};
 pub use logs::log_paths;
 pub use logs::LogState;
+pub use triage::{TriageStatus, TriageView};
 
 use crate::action::{Cmd, Msg};
 use crate::keymap::{Action, Keymap, Pane};
@@ -31,6 +33,8 @@ pub struct DetailState {
     pub loading: bool,
     pub error: Option<String>,
     pub scroll: u16,
+    /// Why a finished job ended as it did (asked for after its detail arrived).
+    pub triage: Option<TriageView>,
 }
 
 /// What the status bar shows.
@@ -135,6 +139,7 @@ impl App {
                 }
                 Vec::new()
             }
+            Msg::Triaged { id, result } => self.on_triaged(id, *result),
         }
     }
 
@@ -219,10 +224,13 @@ impl App {
         match result {
             Ok((detail, source)) => {
                 let tails = self.logs.targets(&id, &detail, source);
+                let triage = self.triage_after_detail(&id, &detail, source);
                 self.detail.detail = Some(detail);
                 self.detail.source = Some(source);
                 self.detail.error = None;
-                tails.map(|t| vec![Cmd::Tail(t)]).unwrap_or_default()
+                let mut cmds = tails.map(|t| vec![Cmd::Tail(t)]).unwrap_or_default();
+                cmds.extend(triage);
+                cmds
             }
             Err(e) => {
                 self.detail.error = Some(e);
