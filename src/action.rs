@@ -39,6 +39,8 @@ pub enum Msg {
         id: JobId,
         result: Box<Result<Option<crate::worker::triage::TriageReport>, String>>,
     },
+    /// sacct records of jobs that left the queue (their final states).
+    FinalStates(Result<Vec<JobDetail>, String>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -57,4 +59,8 @@ pub enum Cmd {
         source: DetailSource,
         results_dir: Option<String>,
     },
+    /// Look up the final states of jobs that left the queue (sacct).
+    FinalStates(Vec<JobId>),
+    /// Ring the bell / show a desktop notification, as configured (done by the dashboard).
+    Notify(crate::notify::Notification),
 }

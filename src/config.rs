@@ -21,6 +21,8 @@ pub struct Config {
     pub ui: UiConfig,
     /// `[triage]`: extra log patterns for failure classes.
     pub triage: crate::triage::TriageConfig,
+    /// `[notify]`: bell and desktop notifications on job changes.
+    pub notify: crate::notify::NotifyConfig,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
@@ -532,6 +534,10 @@ mod tests {
             .infra
             .last_match("LustreError: Lustre: scratch has evicted us")
             .is_some());
+        assert_eq!(cfg.notify.desktop, crate::notify::Desktop::Auto);
+        assert!(!cfg.notify.bell);
+        let err = parse("[notify]\ndesktop = \"smoke\"\n", &p()).unwrap_err();
+        assert!(err.to_string().contains("desktop"), "{err}");
         let err = parse("[triage]\noom_patterns = [\"ok\", \"(unclosed\"]\n", &p()).unwrap_err();
         assert!(
             err.to_string().contains("key `triage.oom_patterns[1]`"),

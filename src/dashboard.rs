@@ -48,6 +48,7 @@ struct Workers {
     detail_next: Option<JobId>,
     tail_every: Duration,
     patterns: Arc<crate::triage::Patterns>,
+    notify: crate::notify::Settings,
 }
 
 impl Workers {
@@ -120,6 +121,14 @@ impl Workers {
                     });
                 });
             }
+            Cmd::FinalStates(ids) => {
+                let (tx, remote, timeout) = (self.tx.clone(), self.remote.clone(), self.timeout);
+                tokio::spawn(async move {
+                    let result = fetch::final_states(remote.as_ref(), &ids, timeout).await;
+                    let _ = tx.send(Msg::FinalStates(result));
+                });
+            }
+            Cmd::Notify(n) => crate::notify::deliver(&n, &self.notify),
         }
     }
 
@@ -175,7 +184,25 @@ fn new_app(session: &Session, keymap: Keymap, size: (u16, u16)) -> App {
         now(),
     );
     app.size = size;
+    app.events.own = own_jobs(session);
     app
+}
+
+/// Which listed jobs are the user's own, for job-change events.
+fn own_jobs(session: &Session) -> crate::app::Own {
+    use crate::slurm::command::Scope;
+    let me = session
+        .cluster
+        .settings
+        .user
+        .clone()
+        .or_else(|| std::env::var("USER").ok());
+    match (&session.query.scope, me) {
+        (Scope::Me, _) => crate::app::Own::Listed,
+        (Scope::User(u), Some(me)) if *u == me => crate::app::Own::Listed,
+        (Scope::All, Some(me)) => crate::app::Own::User(me),
+        _ => crate::app::Own::Nobody,
+    }
 }
 
 async fn event_loop(
@@ -264,6 +291,7 @@ fn new_workers(session: &Session, tx: UnboundedSender<Msg>, loaded: &Loaded) -> 
             crate::triage::Patterns::new(&loaded.config.triage)
                 .unwrap_or_else(|_| crate::triage::Patterns::builtin()),
         ),
+        notify: crate::notify::Settings::from_config(&loaded.config.notify),
     }
 }
 

@@ -7,6 +7,7 @@ pub mod config;
 pub mod dashboard;
 pub mod keymap;
 pub mod logview;
+pub mod notify;
 pub mod queue;
 pub mod remote;
 pub mod slurm;

@@ -43,6 +43,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("r, refresh", "refresh now"),
     ("cluster NAME", "switch to another configured cluster"),
     ("filter TEXT", "filter the queue"),
+    ("events", "the log of job changes (esc closes)"),
 ];
 
 impl App {
@@ -123,9 +124,14 @@ impl App {
                 self.queue.set_filter(&words.join(" "));
                 self.selection_changed()
             }
+            ("events", _) => {
+                self.events.open = true;
+                self.events.scroll = 0;
+                Vec::new()
+            }
             (other, _) => {
                 self.status.note = Some(format!(
-                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT; ? lists keys)"
+                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, events; ? lists keys)"
                 ));
                 Vec::new()
             }

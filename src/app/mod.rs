@@ -1,6 +1,7 @@
 //! The one owner of UI state. `update` takes a message and returns work for the workers;
 //! it does no I/O and never awaits, so every behaviour here is unit-testable.
 
+mod events;
 mod input;
 mod logs;
 mod triage;
@@ -10,6 +11,7 @@ use std::time::Duration;
 use chrono::NaiveDateTime;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
 
+pub use events::{notifications, Event, EventKind, Events, Own};
 pub use input::{Input, InputKind, COMMANDS};
 pub use logs::log_paths;
 pub use logs::LogState;
@@ -70,6 +72,8 @@ pub struct App {
     /// Terminal size, for paging and mouse hits (set from resize events, never by drawing).
     pub size: (u16, u16),
     pub quit: bool,
+    /// Changes of own jobs: the `:events` log and notifications.
+    pub events: Events,
 }
 
 impl App {
@@ -107,6 +111,7 @@ impl App {
             now,
             size: (120, 40),
             quit: false,
+            events: Events::default(),
         }
     }
 
@@ -140,6 +145,7 @@ impl App {
                 Vec::new()
             }
             Msg::Triaged { id, result } => self.on_triaged(id, *result),
+            Msg::FinalStates(result) => self.on_final_states(result),
         }
     }
 
@@ -163,11 +169,13 @@ impl App {
                 self.status.last_ok = Some(at);
                 self.status.last_took = Some(took);
                 self.status.last_error = None;
+                let events = self.track_jobs(&jobs);
                 self.queue.set_jobs(jobs);
                 let mut cmds = self.selection_changed();
                 if cmds.is_empty() {
                     cmds = self.refetch_if_state_changed();
                 }
+                cmds.extend(events);
                 cmds
             }
             Err(e) => {
@@ -225,11 +233,13 @@ impl App {
             Ok((detail, source)) => {
                 let tails = self.logs.targets(&id, &detail, source);
                 let triage = self.triage_after_detail(&id, &detail, source);
+                let refined = self.final_states_known(std::slice::from_ref(&detail));
                 self.detail.detail = Some(detail);
                 self.detail.source = Some(source);
                 self.detail.error = None;
                 let mut cmds = tails.map(|t| vec![Cmd::Tail(t)]).unwrap_or_default();
                 cmds.extend(triage);
+                cmds.extend(refined);
                 cmds
             }
             Err(e) => {
@@ -253,6 +263,9 @@ impl App {
         }
         if self.input.is_some() {
             return self.on_input_key(k);
+        }
+        if self.events.open {
+            return self.on_events_key(k);
         }
         match self.keymap.action(self.focus, &k) {
             Some(a) => self.on_action(a),

@@ -2,6 +2,7 @@
 //! lands where the user sees the row.
 
 pub mod detail;
+pub mod events;
 pub mod help;
 pub mod log;
 pub mod queue;
@@ -132,6 +133,21 @@ pub fn draw(f: &mut Frame, app: &App) {
         );
     }
     f.render_widget(status::StatusWidget { app }, areas.status);
+    if app.events.open {
+        let over = Rect::new(
+            0,
+            0,
+            size.width,
+            size.height.saturating_sub(areas.status.height),
+        );
+        f.render_widget(
+            events::EventsWidget {
+                events: &app.events,
+                theme: &app.theme,
+            },
+            over,
+        );
+    }
     if app.help {
         f.render_widget(help::HelpWidget { app }, size);
     }

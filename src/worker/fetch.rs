@@ -103,3 +103,20 @@ pub async fn detail(
         })?;
     Ok((wanted, DetailSource::Sacct))
 }
+
+/// sacct records of jobs that left the queue: their final states (one command for all).
+pub async fn final_states(
+    remote: &dyn Remote,
+    ids: &[JobId],
+    timeout: Duration,
+) -> Result<Vec<JobDetail>, String> {
+    let argv = command::sacct_jobs(ids);
+    let out = remote
+        .run(&argv, None, timeout)
+        .await
+        .map_err(|e| e.to_string())?;
+    if !out.success() {
+        return Err(failure(remote, &argv, &out));
+    }
+    parse_sacct(&out.stdout_lossy()).map_err(|e| format!("sacct printed something unexpected: {e}"))
+}

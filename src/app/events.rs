@@ -1,0 +1,392 @@
+//! Changes of the user's own jobs between queue refreshes, kept as an event log (the
+//! `:events` view), shown on the status bar and handed to the dashboard as notifications.
+//!
+//! Detection is pure: it compares each refresh's job list with the previous one by job id.
+//! squeue drops a job as soon as it ends, so a job that vanishes without a final state is
+//! logged as "left the queue" and refined once its final state is known: from a later job
+//! list that carries it (sacct rows merged into the queue), from a detail fetch, or from
+//! the sacct lookup the App asks for (`Cmd::FinalStates`).
+
+use std::collections::{HashMap, VecDeque};
+
+use chrono::NaiveDateTime;
+
+use crate::action::Cmd;
+use crate::notify::Notification;
+use crate::slurm::model::{Job, JobDetail, JobId, JobState, Status};
+
+use super::App;
+
+/// Events kept for the `:events` view.
+pub const EVENT_LOG_CAP: usize = 1000;
+/// sacct lookups for a vanished job before it stays "left the queue".
+const FINAL_LOOKUPS: u32 = 12;
+/// More changes than this in one refresh become one summary notification.
+const NOTIFY_EACH_UP_TO: usize = 3;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EventKind {
+    Started,
+    Completed,
+    Failed,
+    Cancelled,
+    Requeued,
+    /// Gone from squeue, final state not known yet.
+    LeftQueue,
+    /// slurmdash re-submitted a job (reported by the retry logic through `push_event`).
+    Retried,
+    /// The user cancelled it from slurmdash.
+    CancelledByYou,
+    Note,
+}
+
+impl EventKind {
+    pub fn word(self) -> &'static str {
+        match self {
+            EventKind::Started => "started",
+            EventKind::Completed => "completed",
+            EventKind::Failed => "failed",
+            EventKind::Cancelled => "cancelled",
+            EventKind::Requeued => "requeued",
+            EventKind::LeftQueue => "left the queue",
+            EventKind::Retried => "retried",
+            EventKind::CancelledByYou => "cancelled by you",
+            EventKind::Note => "note",
+        }
+    }
+
+    /// Worth a bell / desktop notification (the rest only goes to the log and status bar).
+    pub fn notifies(self) -> bool {
+        !matches!(self, EventKind::LeftQueue | EventKind::Note)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    pub at: NaiveDateTime,
+    pub job: Option<JobId>,
+    pub name: String,
+    pub kind: EventKind,
+    /// The whole line as the log shows it (without the time).
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Seen {
+    state: JobState,
+    name: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Vanished {
+    name: String,
+    lookups: u32,
+}
+
+/// Whose jobs count as "own" for events.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Own {
+    /// The queue lists only the user's jobs (`squeue --me`).
+    #[default]
+    Listed,
+    /// The queue lists other users too: only this user's jobs count.
+    User(String),
+    /// Not the user's queue (e.g. `--user=someone`): no events.
+    Nobody,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Events {
+    pub log: VecDeque<Event>,
+    pub own: Own,
+    /// The `:events` view is open, scrolled this many lines up from the newest.
+    pub open: bool,
+    pub scroll: usize,
+    prev: HashMap<JobId, Seen>,
+    vanished: HashMap<JobId, Vanished>,
+    baseline: bool,
+}
+
+fn kind_for(old: Option<&JobState>, new: &JobState) -> Option<EventKind> {
+    let (o, n) = (old.map(JobState::status), new.status());
+    if o == Some(n) {
+        return None;
+    }
+    Some(match n {
+        Status::Running if o == Some(Status::Pending) || o.is_none() => EventKind::Started,
+        Status::Pending if o == Some(Status::Running) => EventKind::Requeued,
+        Status::Complete => EventKind::Completed,
+        Status::Error => EventKind::Failed,
+        Status::Canceled => EventKind::Cancelled,
+        _ => return None,
+    })
+}
+
+fn line(kind: EventKind, id: &JobId, name: &str, state: Option<&JobState>, extra: &str) -> String {
+    let name = crate::queue::format::one_line(name);
+    let mut s = format!("job {id} {name} {}", kind.word());
+    match (kind, state) {
+        (EventKind::Failed | EventKind::Cancelled, Some(st)) => {
+            s.push_str(&format!(" ({})", st.long_name()));
+        }
+        (EventKind::LeftQueue, _) => s.push_str(" (final state not known yet)"),
+        _ => {}
+    }
+    if !extra.is_empty() {
+        s.push(' ');
+        s.push_str(extra);
+    }
+    s
+}
+
+fn event(
+    at: NaiveDateTime,
+    kind: EventKind,
+    id: &JobId,
+    name: &str,
+    state: Option<&JobState>,
+    extra: &str,
+) -> Event {
+    Event {
+        at,
+        job: Some(id.clone()),
+        name: name.to_string(),
+        kind,
+        text: line(kind, id, name, state, extra),
+    }
+}
+
+impl Events {
+    fn is_own(&self, j: &Job) -> bool {
+        match &self.own {
+            Own::Listed => true,
+            Own::User(u) => j.user.as_str() == u,
+            Own::Nobody => false,
+        }
+    }
+
+    /// Compares a refresh's jobs with the previous ones. The first list only sets the
+    /// baseline: jobs that were already running at start are not news.
+    pub fn on_jobs(&mut self, jobs: &[Job], at: NaiveDateTime) -> Vec<Event> {
+        let mut out = Vec::new();
+        let mut next = HashMap::with_capacity(jobs.len());
+        let own: Vec<&Job> = jobs.iter().filter(|j| self.is_own(j)).collect();
+        for j in own {
+            let old = self.prev.get(&j.id).map(|s| &s.state);
+            if self.baseline {
+                let kind = match old {
+                    Some(o) => kind_for(Some(o), &j.state),
+                    // Back with its final state after leaving squeue.
+                    None if self.vanished.contains_key(&j.id) && j.state.is_finished() => {
+                        kind_for(None, &j.state)
+                    }
+                    // New and already running (submitted and started between refreshes, or
+                    // an array task split off its pending array).
+                    None if j.state.status() == Status::Running => Some(EventKind::Started),
+                    None => None,
+                };
+                if let Some(k) = kind {
+                    let extra = match (k, j.node_list.as_deref()) {
+                        (EventKind::Started, Some(n)) if !n.is_empty() => format!("on {n}"),
+                        _ => String::new(),
+                    };
+                    out.push(event(at, k, &j.id, &j.name, Some(&j.state), &extra));
+                }
+            }
+            if j.state.is_finished() {
+                self.vanished.remove(&j.id);
+            }
+            next.insert(
+                j.id.clone(),
+                Seen {
+                    state: j.state.clone(),
+                    name: j.name.clone(),
+                },
+            );
+        }
+        if self.baseline {
+            let mut gone: Vec<(&JobId, &Seen)> = self.prev.iter().collect();
+            gone.sort_by_key(|(id, _)| (id.base(), id.to_string()));
+            for (id, seen) in gone {
+                // A collapsed pending array (`12_[3-9]`) changes id as tasks start.
+                if next.contains_key(id) || seen.state.is_finished() || id.array_pending().is_some()
+                {
+                    continue;
+                }
+                out.push(event(at, EventKind::LeftQueue, id, &seen.name, None, ""));
+                self.vanished.insert(
+                    id.clone(),
+                    Vanished {
+                        name: seen.name.clone(),
+                        lookups: 0,
+                    },
+                );
+            }
+        }
+        self.prev = next;
+        self.baseline = true;
+        out
+    }
+
+    /// Jobs that left the queue and whose final state is still wanted.
+    pub fn unresolved(&self) -> Vec<JobId> {
+        let mut ids: Vec<JobId> = self
+            .vanished
+            .iter()
+            .filter(|(_, v)| v.lookups < FINAL_LOOKUPS)
+            .map(|(id, _)| id.clone())
+            .collect();
+        ids.sort_by_key(|i| i.to_string());
+        ids
+    }
+
+    pub fn count_lookup(&mut self, ids: &[JobId]) {
+        for id in ids {
+            if let Some(v) = self.vanished.get_mut(id) {
+                v.lookups += 1;
+            }
+        }
+    }
+
+    /// A final state learned for a job (sacct, a detail fetch): refines "left the queue".
+    pub fn on_final(&mut self, id: &JobId, state: &JobState, at: NaiveDateTime) -> Option<Event> {
+        if !state.is_finished() {
+            return None;
+        }
+        let v = self.vanished.remove(id)?;
+        let kind = kind_for(None, state)?;
+        Some(event(at, kind, id, &v.name, Some(state), ""))
+    }
+
+    pub fn push(&mut self, e: Event) {
+        self.log.push_back(e);
+        while self.log.len() > EVENT_LOG_CAP {
+            self.log.pop_front();
+        }
+    }
+}
+
+/// The notification for the events of one refresh: each alone, or a summary when many
+/// jobs changed at once (an array finishing).
+pub fn notifications(events: &[Event], cluster: &str) -> Vec<Notification> {
+    let notable: Vec<&Event> = events.iter().filter(|e| e.kind.notifies()).collect();
+    if notable.len() <= NOTIFY_EACH_UP_TO {
+        return notable
+            .iter()
+            .map(|e| Notification {
+                title: format!("slurmdash · {cluster}"),
+                body: e.text.clone(),
+                urgent: matches!(e.kind, EventKind::Failed),
+            })
+            .collect();
+    }
+    let mut counts: Vec<(EventKind, usize)> = Vec::new();
+    for e in &notable {
+        match counts.iter_mut().find(|(k, _)| *k == e.kind) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((e.kind, 1)),
+        }
+    }
+    let parts: Vec<String> = counts
+        .iter()
+        .map(|(k, n)| format!("{n} {}", k.word()))
+        .collect();
+    vec![Notification {
+        title: format!("slurmdash · {cluster}"),
+        body: format!("{} jobs changed: {}", notable.len(), parts.join(", ")),
+        urgent: notable.iter().any(|e| e.kind == EventKind::Failed),
+    }]
+}
+
+impl App {
+    /// Records events: the log, the status bar, and notifications for the dashboard.
+    fn record(&mut self, events: Vec<Event>) -> Vec<Cmd> {
+        if events.is_empty() {
+            return Vec::new();
+        }
+        if let Some(last) = events.last() {
+            self.status.note = Some(format!("{} {}", last.at.format("%H:%M:%S"), last.text));
+        }
+        let cmds = notifications(&events, &self.cluster)
+            .into_iter()
+            .map(Cmd::Notify)
+            .collect();
+        for e in events {
+            self.events.push(e);
+        }
+        cmds
+    }
+
+    /// An event from elsewhere in the App (e.g. "retry submitted", "cancelled by you"):
+    /// logged, shown on the status bar, notified as configured. Returns the commands to run.
+    pub fn push_event(
+        &mut self,
+        job: Option<&JobId>,
+        name: &str,
+        kind: EventKind,
+        text: &str,
+    ) -> Vec<Cmd> {
+        let e = Event {
+            at: self.now,
+            job: job.cloned(),
+            name: name.to_string(),
+            kind,
+            text: text.to_string(),
+        };
+        self.record(vec![e])
+    }
+
+    /// Called with every successful queue refresh, before the list replaces the old one.
+    pub(super) fn track_jobs(&mut self, jobs: &[Job]) -> Vec<Cmd> {
+        let events = self.events.on_jobs(jobs, self.now);
+        let mut cmds = self.record(events);
+        let ids = self.events.unresolved();
+        if !ids.is_empty() {
+            self.events.count_lookup(&ids);
+            cmds.push(Cmd::FinalStates(ids));
+        }
+        cmds
+    }
+
+    /// Final states looked up with sacct for jobs that left the queue.
+    pub(super) fn on_final_states(&mut self, result: Result<Vec<JobDetail>, String>) -> Vec<Cmd> {
+        let Ok(details) = result else {
+            // Tried again on the next refresh (up to FINAL_LOOKUPS times).
+            return Vec::new();
+        };
+        self.final_states_known(&details)
+    }
+
+    /// Refines "left the queue" events with final states from anywhere (sacct rows, details).
+    pub fn final_states_known(&mut self, details: &[JobDetail]) -> Vec<Cmd> {
+        let now = self.now;
+        let events: Vec<Event> = details
+            .iter()
+            .filter_map(|d| self.events.on_final(d.id.as_ref()?, d.state.as_ref()?, now))
+            .collect();
+        self.record(events)
+    }
+
+    pub(super) fn on_events_key(&mut self, k: crossterm::event::KeyEvent) -> Vec<Cmd> {
+        use crossterm::event::KeyCode;
+        let page = usize::from(self.size.1.saturating_sub(4)).max(1);
+        let max = self.events.log.len().saturating_sub(1);
+        let s = &mut self.events.scroll;
+        match k.code {
+            KeyCode::Esc | KeyCode::Char('q') => self.events.open = false,
+            KeyCode::Up | KeyCode::Char('k') => *s = (*s + 1).min(max),
+            KeyCode::Down | KeyCode::Char('j') => *s = s.saturating_sub(1),
+            KeyCode::PageUp => *s = (*s + page).min(max),
+            KeyCode::PageDown => *s = s.saturating_sub(page),
+            KeyCode::Char('g') | KeyCode::Home => *s = max,
+            KeyCode::Char('G') | KeyCode::End => *s = 0,
+            _ => {}
+        }
+        Vec::new()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+#[path = "events_tests.rs"]
+mod tests;

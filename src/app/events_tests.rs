@@ -1,0 +1,295 @@
+//! Job-change detection and the events log, driven through App::update.
+
+use std::time::Duration;
+
+use chrono::{NaiveDate, NaiveDateTime};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::*;
+use crate::action::Msg;
+use crate::keymap::Keymap;
+use crate::queue::QueueView;
+use crate::slurm::model::SharedStr;
+use crate::slurm::parse::parse_squeue;
+use crate::ui::theme::Theme;
+
+fn t0() -> NaiveDateTime {
+    NaiveDate::from_ymd_opt(2026, 11, 23)
+        .and_then(|d| d.and_hms_opt(12, 0, 0))
+        .unwrap()
+}
+
+fn app() -> App {
+    App::new(
+        "dev",
+        "your jobs",
+        Keymap::default(),
+        Theme::new(false),
+        QueueView::default(),
+        Duration::from_secs(5),
+        t0(),
+    )
+}
+
+/// A job from the squeue fixture with another id, state and nodes.
+fn job(id: &str, name: &str, state: JobState) -> Job {
+    let mut j = parse_squeue(include_str!("../../tests/fixtures/slurm/squeue_me.out"))
+        .unwrap()
+        .remove(0);
+    j.id = id.parse().unwrap();
+    j.name = name.into();
+    j.node_list = (state.status() == Status::Running).then(|| "vm".to_string());
+    j.state = state;
+    j
+}
+
+fn refresh(a: &mut App, jobs: Vec<Job>) -> Vec<Cmd> {
+    a.update(Msg::Queue {
+        result: Ok(jobs),
+        at: t0(),
+        took: Duration::from_millis(1),
+    })
+}
+
+fn notes(cmds: &[Cmd]) -> Vec<String> {
+    cmds.iter()
+        .filter_map(|c| match c {
+            Cmd::Notify(n) => Some(n.body.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn lookups(cmds: &[Cmd]) -> Vec<Vec<JobId>> {
+    cmds.iter()
+        .filter_map(|c| match c {
+            Cmd::FinalStates(ids) => Some(ids.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn texts(a: &App) -> Vec<String> {
+    a.events.log.iter().map(|e| e.text.clone()).collect()
+}
+
+fn sacct(id: &str, state: JobState) -> JobDetail {
+    JobDetail {
+        id: Some(id.parse().unwrap()),
+        state: Some(state),
+        ..JobDetail::default()
+    }
+}
+
+#[test]
+fn jobs_already_in_the_queue_at_start_are_not_news() {
+    let mut a = app();
+    let cmds = refresh(
+        &mut a,
+        vec![
+            job("10", "train", JobState::Running),
+            job("11", "eval", JobState::Pending),
+        ],
+    );
+    assert!(notes(&cmds).is_empty());
+    assert!(a.events.log.is_empty());
+    assert_eq!(a.status.note, None);
+}
+
+#[test]
+fn start_then_leaving_the_queue_then_the_final_state_from_sacct() {
+    let mut a = app();
+    refresh(&mut a, vec![job("10", "train", JobState::Pending)]);
+    let cmds = refresh(&mut a, vec![job("10", "train", JobState::Running)]);
+    assert_eq!(notes(&cmds), vec!["job 10 train started on vm"]);
+    assert_eq!(
+        a.status.note.as_deref(),
+        Some("12:00:00 job 10 train started on vm")
+    );
+    // squeue drops the job as soon as it ends.
+    let cmds = refresh(&mut a, vec![]);
+    assert!(notes(&cmds).is_empty(), "leaving the queue is not notified");
+    assert_eq!(lookups(&cmds), vec![vec!["10".parse::<JobId>().unwrap()]]);
+    assert_eq!(
+        texts(&a).last().map(String::as_str),
+        Some("job 10 train left the queue (final state not known yet)")
+    );
+    let cmds = a.update(Msg::FinalStates(Ok(vec![sacct("10", JobState::Failed)])));
+    assert_eq!(notes(&cmds), vec!["job 10 train failed (FAILED)"]);
+    assert!(matches!(&cmds[0], Cmd::Notify(n) if n.urgent));
+    // Resolved: no more lookups.
+    assert!(lookups(&refresh(&mut a, vec![])).is_empty());
+}
+
+#[test]
+fn an_unfinished_sacct_record_keeps_asking_but_not_forever() {
+    let mut a = app();
+    refresh(&mut a, vec![job("10", "train", JobState::Running)]);
+    refresh(&mut a, vec![]);
+    let cmds = a.update(Msg::FinalStates(Ok(vec![sacct(
+        "10",
+        JobState::Completing,
+    )])));
+    assert!(cmds.is_empty());
+    let mut asked = 1;
+    for _ in 0..30 {
+        asked += lookups(&refresh(&mut a, vec![])).len();
+    }
+    assert_eq!(asked, 12);
+}
+
+#[test]
+fn final_states_in_the_job_list_are_transitions_too() {
+    let mut a = app();
+    refresh(
+        &mut a,
+        vec![
+            job("10", "a", JobState::Running),
+            job("11", "b", JobState::Running),
+            job("12", "c", JobState::Running),
+        ],
+    );
+    // E.g. rows merged from sacct for jobs that left squeue.
+    let cmds = refresh(
+        &mut a,
+        vec![
+            job("10", "a", JobState::Completed),
+            job("11", "b", JobState::Cancelled),
+            job("12", "c", JobState::Pending),
+        ],
+    );
+    assert_eq!(
+        notes(&cmds),
+        vec![
+            "job 10 a completed",
+            "job 11 b cancelled (CANCELLED)",
+            "job 12 c requeued"
+        ]
+    );
+    assert!(lookups(&cmds).is_empty());
+}
+
+#[test]
+fn a_vanished_job_that_comes_back_finished_is_refined() {
+    let mut a = app();
+    refresh(&mut a, vec![job("10", "a", JobState::Running)]);
+    refresh(&mut a, vec![]);
+    let cmds = refresh(&mut a, vec![job("10", "a", JobState::Timeout)]);
+    assert_eq!(notes(&cmds), vec!["job 10 a failed (TIMEOUT)"]);
+    // A detail fetch (sacct) of a vanished job refines it as well.
+    refresh(&mut a, vec![job("20", "b", JobState::Running)]);
+    refresh(&mut a, vec![]);
+    let n = a.final_states_known(&[sacct("20", JobState::Completed)]);
+    assert_eq!(notes(&n), vec!["job 20 b completed"]);
+}
+
+#[test]
+fn pending_arrays_change_id_without_leaving_and_tasks_start() {
+    let mut a = app();
+    refresh(&mut a, vec![job("30_[0-9]", "arr", JobState::Pending)]);
+    let cmds = refresh(
+        &mut a,
+        vec![
+            job("30_0", "arr", JobState::Running),
+            job("30_[1-9]", "arr", JobState::Pending),
+        ],
+    );
+    assert_eq!(notes(&cmds), vec!["job 30_0 arr started on vm"]);
+    assert!(lookups(&cmds).is_empty());
+    assert!(!texts(&a).iter().any(|t| t.contains("left the queue")));
+}
+
+#[test]
+fn only_own_jobs_count() {
+    let mut a = app();
+    a.events.own = Own::User("sduser".into());
+    let mut other = job("41", "theirs", JobState::Pending);
+    other.user = SharedStr::from("sdother");
+    refresh(
+        &mut a,
+        vec![job("40", "mine", JobState::Pending), other.clone()],
+    );
+    other.state = JobState::Running;
+    let cmds = refresh(&mut a, vec![job("40", "mine", JobState::Running), other]);
+    assert_eq!(notes(&cmds), vec!["job 40 mine started on vm"]);
+    a.events.own = Own::Nobody;
+    assert!(notes(&refresh(&mut a, vec![])).is_empty());
+}
+
+#[test]
+fn many_changes_at_once_make_one_summary_notification() {
+    let mut a = app();
+    let ids: Vec<String> = (0..20).map(|i| format!("50_{i}")).collect();
+    refresh(
+        &mut a,
+        ids.iter()
+            .map(|i| job(i, "sweep", JobState::Running))
+            .collect(),
+    );
+    let mut done: Vec<Job> = ids
+        .iter()
+        .map(|i| job(i, "sweep", JobState::Completed))
+        .collect();
+    done[3].state = JobState::Failed;
+    let cmds = refresh(&mut a, done);
+    assert_eq!(
+        notes(&cmds),
+        vec!["20 jobs changed: 19 completed, 1 failed"]
+    );
+    assert_eq!(a.events.log.len(), 20, "each change is still logged");
+}
+
+#[test]
+fn push_event_logs_shows_and_notifies() {
+    let mut a = app();
+    let id: JobId = "60".parse().unwrap();
+    let cmds = a.push_event(
+        Some(&id),
+        "train",
+        EventKind::Retried,
+        "retry 2/10 of job 60 train submitted as 61",
+    );
+    assert_eq!(
+        notes(&cmds),
+        vec!["retry 2/10 of job 60 train submitted as 61"]
+    );
+    assert_eq!(
+        a.events.log.back().map(|e| e.kind),
+        Some(EventKind::Retried)
+    );
+    assert!(a
+        .status
+        .note
+        .as_deref()
+        .unwrap_or("")
+        .contains("retry 2/10"));
+}
+
+#[test]
+fn events_command_opens_the_view_and_esc_or_q_close_it() {
+    let mut a = app();
+    let k = |c: KeyCode| Msg::Key(KeyEvent::new(c, KeyModifiers::NONE));
+    a.update(k(KeyCode::Char(':')));
+    for c in "events".chars() {
+        a.update(k(KeyCode::Char(c)));
+    }
+    a.update(k(KeyCode::Enter));
+    assert!(a.events.open);
+    a.update(k(KeyCode::Esc));
+    assert!(!a.events.open);
+    a.run_command("events");
+    assert!(a.events.open);
+    let cmds = a.update(k(KeyCode::Char('q')));
+    assert!(!a.events.open);
+    assert!(!a.quit && cmds.is_empty(), "q closes the view, not the app");
+}
+
+#[test]
+fn the_log_is_capped() {
+    let mut a = app();
+    for i in 0..(EVENT_LOG_CAP + 10) {
+        a.push_event(None, "", EventKind::Note, &format!("n{i}"));
+    }
+    assert_eq!(a.events.log.len(), EVENT_LOG_CAP);
+    assert_eq!(a.events.log.front().map(|e| e.text.as_str()), Some("n10"));
+}
