@@ -1,0 +1,174 @@
+//! Job-change events in the real binary, in a real terminal (tmux), against the dev cluster:
+//! a job goes PENDING → RUNNING → COMPLETED and another fails; the status bar and the
+//! `:events` view say so, and the desktop notification escape (OSC 9) reaches the terminal.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::*;
+
+struct Tmux {
+    name: String,
+}
+
+impl Tmux {
+    fn start(config: &Path, raw_log: &Path) -> Tmux {
+        let name = format!("sdevents-{}-{}", std::process::id(), nanos());
+        let bin = env!("CARGO_BIN_EXE_slurmdash");
+        let cmd = format!("{bin} --config {}; sleep 60", config.display());
+        let ok = Command::new("tmux")
+            .args(["new-session", "-d", "-s", &name, "-x", "200", "-y", "50"])
+            .arg(format!("env -u NO_COLOR TERM=xterm-256color sh -c '{cmd}'"))
+            .status()
+            .expect("tmux");
+        assert!(ok.success(), "tmux new-session failed");
+        // Everything the program writes, before tmux interprets it.
+        let ok = Command::new("tmux")
+            .args(["pipe-pane", "-o", "-t", &name])
+            .arg(format!("cat >> {}", raw_log.display()))
+            .status()
+            .expect("pipe-pane");
+        assert!(ok.success());
+        Tmux { name }
+    }
+
+    fn screen(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["capture-pane", "-p", "-t", &self.name])
+            .output()
+            .expect("capture-pane");
+        text(&out.stdout)
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        for k in keys {
+            let ok = Command::new("tmux")
+                .args(["send-keys", "-t", &self.name, k])
+                .status()
+                .expect("send-keys");
+            assert!(ok.success());
+            std::thread::sleep(Duration::from_millis(150));
+        }
+    }
+
+    fn wait(&self, what: &str, limit: Duration, f: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let s = self.screen();
+            if f(&s) {
+                return s;
+            }
+            assert!(
+                start.elapsed() < limit,
+                "timed out after {limit:?} waiting for {what}; the screen was:\n{s}"
+            );
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &self.name])
+            .status();
+    }
+}
+
+fn nanos() -> u32 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0)
+}
+
+/// The dev config with a 2 s poll and OSC 9 desktop notifications.
+fn config(dir: &Path) -> PathBuf {
+    let mut cfg = std::fs::read_to_string(dev_config()).expect("dev config");
+    cfg.push_str("poll_interval_secs = 2\n\n[notify]\ndesktop = \"osc9\"\n");
+    let p = dir.join("slurmdash.toml");
+    std::fs::write(&p, cfg).expect("write config");
+    p
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn job_changes_reach_the_status_bar_the_events_view_and_the_terminal() {
+    let r = remote();
+    let dir = scratch(&r, "events").await;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let raw = tmp.path().join("raw.out");
+    let tag = format!("ev{}", nanos() % 100_000);
+    let ui = Tmux::start(&config(tmp.path()), &raw);
+    ui.wait("the dashboard", Duration::from_secs(30), |s| {
+        s.contains("your jobs") || s.contains("no jobs")
+    });
+    // Pending for a few seconds (begin time), then runs briefly and completes.
+    let ok = sbatch(
+        &r,
+        &[
+            "--chdir",
+            &dir,
+            "-J",
+            &tag,
+            "-c",
+            "1",
+            "--mem=50M",
+            "--begin=now+6",
+            "--wrap",
+            "sleep 5",
+        ],
+    )
+    .await;
+    let bad_name = format!("{tag}-bad");
+    let bad = sbatch(
+        &r,
+        &[
+            "--chdir",
+            &dir,
+            "-J",
+            &bad_name,
+            "-c",
+            "1",
+            "--mem=50M",
+            "--begin=now+6",
+            "--wrap",
+            "sleep 3; exit 1",
+        ],
+    )
+    .await;
+    let done = format!("job {ok} {tag} completed");
+    let failed = format!("job {bad} {bad_name} failed (FAILED)");
+    let started = format!("job {ok} {tag} started");
+    let limit = Duration::from_secs(120);
+    // The latest change is on the status bar (its last two lines) until the next key.
+    ui.wait("an event on the status bar", limit, |s| {
+        let bar: Vec<&str> = s.lines().rev().take(2).collect();
+        bar.iter()
+            .any(|l| l.contains(&started) || l.contains(&done))
+    });
+    ui.keys(&[":", "events", "Enter"]);
+    // Both left squeue at once; their final states came from sacct.
+    let s = ui.wait("both jobs' final events in :events", limit, |s| {
+        s.contains(&done) && s.contains(&failed)
+    });
+    assert!(s.contains(&started), "{s}");
+    assert!(s.contains("esc closes"), "{s}");
+    ui.keys(&["Escape"]);
+    ui.wait("the queue again", Duration::from_secs(10), |s| {
+        !s.contains("esc closes")
+    });
+    let bytes = std::fs::read(&raw).expect("raw pane output");
+    let raw_text = String::from_utf8_lossy(&bytes);
+    for want in [&started, &done, &failed] {
+        let osc = format!("]9;slurmdash · dev: {want}");
+        assert!(
+            raw_text.contains(&osc),
+            "no OSC 9 for {want:?} in the terminal output"
+        );
+    }
+    assert_eq!(sacct_state(&r, ok).await, "COMPLETED");
+    assert_eq!(sacct_state(&r, bad).await, "FAILED");
+}
