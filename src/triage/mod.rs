@@ -64,6 +64,8 @@ pub enum Evidence {
         state: JobState,
         cancelled_by: Option<u32>,
     },
+    /// Slurm's reason for the end (`Reason=Prolog`, `NodeDown`, ...).
+    Reason(String),
     /// A non-zero exit code `code:signal` and no log line that says more.
     ExitCode { code: i32, signal: i32 },
     /// A log line matched a pattern.
@@ -89,6 +91,7 @@ impl fmt::Display for Evidence {
                 cancelled_by: Some(uid),
             } => write!(f, "state {} by uid {uid}", state.long_name()),
             Evidence::State { state, .. } => write!(f, "state {}", state.long_name()),
+            Evidence::Reason(r) => write!(f, "reason {r}"),
             Evidence::ExitCode { code, signal: 0 } => write!(f, "exit code {code}"),
             Evidence::ExitCode { code, signal } => {
                 write!(f, "exit code {code}, signal {signal}")
@@ -119,6 +122,8 @@ pub struct TriageInput<'a> {
     /// (exit code, signal) as Slurm reports `ExitCode=`.
     pub exit_code: Option<(i32, i32)>,
     pub cancelled_by: Option<u32>,
+    /// Slurm's `Reason=` for the job, if any.
+    pub reason: Option<&'a str>,
     pub stdout: &'a str,
     pub stderr: &'a str,
     /// The text of status.json, when the job has one.
@@ -138,6 +143,7 @@ impl<'a> TriageInput<'a> {
             state: d.state.as_ref()?,
             exit_code: d.exit_code,
             cancelled_by: d.cancelled_by,
+            reason: d.reason.as_deref(),
             stdout,
             stderr,
             status_json,
@@ -197,7 +203,21 @@ fn log_match(list: &PatternList, input: &TriageInput<'_>) -> Option<(Stream, Lin
         .or_else(|| list.last_match(input.stdout).map(|m| (Stream::Stdout, m)))
 }
 
+/// `Reason=` values with which Slurm says the system, not the program, ended a FAILED job.
+const INFRA_REASONS: &[&str] = &["NodeDown", "Prolog", "SystemFailure", "JobLaunchFailure"];
+
 fn failed(input: &TriageInput<'_>, patterns: &Patterns) -> Triage {
+    if let Some(r) = input
+        .reason
+        .map(str::trim)
+        .filter(|r| INFRA_REASONS.contains(r))
+    {
+        return Triage {
+            class: Class::Infra,
+            evidence: Evidence::Reason(r.to_string()),
+            suggestion: INFRA_HINT.to_string(),
+        };
+    }
     // OOM before infra: a rank killed for memory makes its peers print NCCL network errors.
     let lists = [
         (&patterns.oom, Class::Oom, OOM_HINT),

@@ -17,6 +17,7 @@ fn failed_with(stderr: &str, stdout: &str) -> Triage {
             state: &JobState::Failed,
             exit_code: Some((1, 0)),
             cancelled_by: None,
+            reason: Some("NonZeroExitCode"),
             stdout,
             stderr,
             status_json: None,
@@ -127,6 +128,7 @@ fn by_state(state: JobState) -> Option<Triage> {
             state: &state,
             exit_code: Some((0, 9)),
             cancelled_by: Some(1001),
+            reason: None,
             stdout: "",
             // An infra line does not change a state that already says what happened.
             stderr: fixture!("nccl_ib.err"),
@@ -178,6 +180,7 @@ fn completed_with(status: Option<&str>) -> Triage {
             state: &JobState::Completed,
             exit_code: Some((0, 0)),
             cancelled_by: None,
+            reason: None,
             stdout: "",
             stderr: "",
             status_json: status,
@@ -297,6 +300,7 @@ fn a_real_time_limit_kill_is_a_timeout_not_infra() {
             state: &JobState::Timeout,
             exit_code: Some((0, 0)),
             cancelled_by: None,
+            reason: None,
             stdout: "sleeping\n",
             stderr: fixture!("timeout.err"),
             status_json: None,
@@ -311,4 +315,29 @@ fn a_real_time_limit_kill_is_a_timeout_not_infra() {
         .infra
         .last_match(fixture!("timeout.err"))
         .is_none());
+}
+
+#[test]
+fn slurm_reasons_that_blame_the_system_are_infra() {
+    for (reason, class) in [
+        ("Prolog", Class::Infra),
+        ("NodeDown", Class::Infra),
+        ("NonZeroExitCode", Class::Program),
+        ("RaisedSignal:9", Class::Program),
+    ] {
+        let t = classify(
+            &TriageInput {
+                state: &JobState::Failed,
+                exit_code: Some((1, 0)),
+                cancelled_by: None,
+                reason: Some(reason),
+                stdout: "",
+                stderr: "",
+                status_json: None,
+            },
+            &Patterns::builtin(),
+        )
+        .expect("finished");
+        assert_eq!(t.class, class, "{reason}");
+    }
 }

@@ -177,6 +177,14 @@ impl DetailWidget<'_> {
         if let Some(uid) = dd.cancelled_by {
             raw.push_str(&format!(" by {uid}"));
         }
+        // COMPLETED with a status.json that reports a failure is an Error.
+        let status = match super::triage::refined_status(self.triage, &state) {
+            Some(refined) => {
+                raw.push_str(", status.json");
+                refined
+            }
+            None => status,
+        };
         l.field(
             "State",
             &format!("{} ({raw})", status_word(status)),

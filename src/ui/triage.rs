@@ -5,7 +5,7 @@ use ratatui::style::Style;
 
 use super::theme::Theme;
 use crate::app::{TriageStatus, TriageView};
-use crate::slurm::model::Status;
+use crate::slurm::model::{JobState, Status};
 use crate::triage::Class;
 
 fn describe(c: Class) -> &'static str {
@@ -26,6 +26,18 @@ fn class_style(c: Class, t: &Theme) -> Style {
         Class::Cancelled => t.status_style(Status::Canceled),
         Class::Infra => t.warn(),
         _ => t.error(),
+    }
+}
+
+/// The status to show instead of Complete when status.json turned COMPLETED into Error.
+pub fn refined_status(view: Option<&TriageView>, state: &JobState) -> Option<Status> {
+    match &view?.status {
+        TriageStatus::Done(r)
+            if *state == JobState::Completed && r.triage.class == Class::Error =>
+        {
+            Some(Status::Error)
+        }
+        _ => None,
     }
 }
 
@@ -66,7 +78,7 @@ mod tests {
     use ratatui::widgets::Widget;
 
     use super::*;
-    use crate::slurm::model::{JobDetail, JobState};
+    use crate::slurm::model::JobDetail;
     use crate::slurm::parse::parse_sacct;
     use crate::triage::{classify, Patterns, TriageInput};
     use crate::ui::detail::DetailWidget;
@@ -139,6 +151,32 @@ mod tests {
             .map(|v| render(&d, Some(v)))
             .collect::<String>();
         assert_snapshot!(all);
+    }
+
+    #[test]
+    fn detail_completed_refined_by_status_json() {
+        let mut d = failed_job();
+        d.state = Some(JobState::Completed);
+        d.exit_code = Some((0, 0));
+        let input = TriageInput::from_detail(
+            &d,
+            "",
+            "",
+            Some("{\"status\": \"FAILURE\", \"message\": \"no label files\"}"),
+        )
+        .unwrap();
+        let v = TriageView {
+            state: JobState::Completed,
+            status: TriageStatus::Done(Box::new(TriageReport {
+                triage: classify(&input, &Patterns::builtin()).unwrap(),
+                status_path: Some("/res/j1/status.json".into()),
+                notes: vec![],
+            })),
+        };
+        let shown = render(&d, Some(&v));
+        assert!(shown.contains("Error (COMPLETED, status.json)"), "{shown}");
+        assert_snapshot!(shown);
+        assert!(render(&d, None).contains("Complete (COMPLETED)"));
     }
 
     #[test]
