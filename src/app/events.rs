@@ -21,6 +21,8 @@ use super::App;
 pub const EVENT_LOG_CAP: usize = 1000;
 /// sacct lookups for a vanished job before it stays "left the queue".
 const FINAL_LOOKUPS: u32 = 12;
+/// Failures triaged automatically per batch of final states (each reads up to two log tails).
+const AUTO_TRIAGE: usize = 5;
 /// More changes than this in one refresh become one summary notification.
 const NOTIFY_EACH_UP_TO: usize = 3;
 
@@ -358,13 +360,56 @@ impl App {
     }
 
     /// Refines "left the queue" events with final states from anywhere (sacct rows, details).
+    /// Failures are then triaged (a few per batch) so the log can say why.
     pub fn final_states_known(&mut self, details: &[JobDetail]) -> Vec<Cmd> {
         let now = self.now;
-        let events: Vec<Event> = details
-            .iter()
-            .filter_map(|d| self.events.on_final(d.id.as_ref()?, d.state.as_ref()?, now))
-            .collect();
-        self.record(events)
+        let mut events = Vec::new();
+        let mut triage = Vec::new();
+        for d in details {
+            let (Some(id), Some(state)) = (d.id.as_ref(), d.state.as_ref()) else {
+                continue;
+            };
+            let Some(e) = self.events.on_final(id, state, now) else {
+                continue;
+            };
+            let selected_triaging =
+                self.detail.id.as_ref() == Some(id) && self.detail.triage.is_some();
+            if e.kind == EventKind::Failed && !selected_triaging && triage.len() < AUTO_TRIAGE {
+                triage.push(Cmd::Triage {
+                    id: id.clone(),
+                    detail: Box::new(d.clone()),
+                    source: crate::worker::fetch::DetailSource::Sacct,
+                    results_dir: self.results_dir(id),
+                });
+            }
+            events.push(e);
+        }
+        let mut cmds = self.record(events);
+        cmds.extend(triage);
+        cmds
+    }
+
+    /// A triage arrived: the job's latest failure event says the class and the evidence.
+    pub(super) fn annotate_failure(&mut self, id: &JobId, r: &crate::worker::triage::TriageReport) {
+        let Some(e) = self
+            .events
+            .log
+            .iter_mut()
+            .rev()
+            .find(|e| e.job.as_ref() == Some(id) && e.kind == EventKind::Failed)
+        else {
+            return;
+        };
+        if e.text.contains(" · ERR_") {
+            return;
+        }
+        let old = e.text.clone();
+        e.text = format!("{old} · {} ({})", r.triage.class, r.triage.evidence);
+        if let Some(note) = self.status.note.as_mut() {
+            if note.ends_with(&old) {
+                *note = format!("{}{}", &note[..note.len() - old.len()], e.text);
+            }
+        }
     }
 
     pub(super) fn on_events_key(&mut self, k: crossterm::event::KeyEvent) -> Vec<Cmd> {

@@ -293,3 +293,55 @@ fn the_log_is_capped() {
     assert_eq!(a.events.log.len(), EVENT_LOG_CAP);
     assert_eq!(a.events.log.front().map(|e| e.text.as_str()), Some("n10"));
 }
+
+#[test]
+fn failures_learned_from_sacct_are_triaged_and_the_log_says_why() {
+    use crate::triage::{Class, Evidence, Triage};
+    use crate::worker::triage::TriageReport;
+    let mut a = app();
+    refresh(&mut a, vec![job("10", "train", JobState::Running)]);
+    refresh(&mut a, vec![]);
+    let cmds = a.update(Msg::FinalStates(Ok(vec![sacct("10", JobState::Failed)])));
+    let asked: Vec<&JobId> = cmds
+        .iter()
+        .filter_map(|c| match c {
+            Cmd::Triage { id, .. } => Some(id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(asked, vec![&"10".parse::<JobId>().unwrap()]);
+    a.update(Msg::Triaged {
+        id: "10".parse().unwrap(),
+        result: Box::new(Ok(Some(TriageReport {
+            triage: Triage {
+                class: Class::Infra,
+                evidence: Evidence::Reason("NodeDown".into()),
+                suggestion: "resubmit".into(),
+            },
+            status_path: None,
+            notes: vec![],
+        }))),
+    });
+    let want = "job 10 train failed (FAILED) · ERR_INFRA (reason NodeDown)";
+    assert_eq!(texts(&a).last().map(String::as_str), Some(want));
+    assert!(a.status.note.as_deref().unwrap_or("").ends_with(want));
+    // Completions are not triaged; a batch of failures is triaged a few at a time.
+    refresh(
+        &mut a,
+        (0..9)
+            .map(|i| job(&format!("7{i}"), "x", JobState::Running))
+            .collect(),
+    );
+    refresh(&mut a, vec![]);
+    let mut details: Vec<JobDetail> = (0..8)
+        .map(|i| sacct(&format!("7{i}"), JobState::Failed))
+        .collect();
+    details.push(sacct("78", JobState::Completed));
+    let cmds = a.update(Msg::FinalStates(Ok(details)));
+    assert_eq!(
+        cmds.iter()
+            .filter(|c| matches!(c, Cmd::Triage { .. }))
+            .count(),
+        5
+    );
+}

@@ -64,6 +64,9 @@ impl App {
         id: JobId,
         result: Result<Option<TriageReport>, String>,
     ) -> Vec<Cmd> {
+        if let Ok(Some(r)) = &result {
+            self.annotate_failure(&id, r);
+        }
         if self.detail.id.as_ref() != Some(&id) {
             return Vec::new(); // no longer selected
         }
