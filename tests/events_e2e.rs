@@ -157,7 +157,9 @@ async fn job_changes_reach_the_status_bar_the_events_view_and_the_terminal() {
     assert!(s.contains(&started), "{s}");
     // The failure was triaged from its real log (read over SSH) and the log says why.
     let why = format!("{failed} · ERR_PROGRAM (exit code 1)");
-    ui.wait("the failure's triage in :events", limit, |s| s.contains(&why));
+    ui.wait("the failure's triage in :events", limit, |s| {
+        s.contains(&why)
+    });
     assert!(s.contains("esc closes"), "{s}");
     ui.keys(&["Escape"]);
     ui.wait("the queue again", Duration::from_secs(10), |s| {
