@@ -20,7 +20,7 @@ fn tail_of_training_log() -> String {
             i % 100,
             2.0 / (1.0 + i as f64 / 1000.0)
         ));
-        if i % 97 == 0 {
+        if i.is_multiple_of(97) {
             s.push_str(LOG);
         }
         i += 1;
