@@ -1,10 +1,14 @@
 //! Prints how long classifying a FAILED job takes on two full 64 KiB log tails with no
 //! matching line (the worst case: every line is checked against every pattern), and how
-//! long building the patterns takes. Run with `cargo bench --bench triage`. Figures only.
+//! long building the patterns takes; and how long job-change detection takes on a
+//! 20,000-job queue. Run with `cargo bench --bench triage`. Figures only.
 
 use std::time::{Duration, Instant};
 
+use slurmdash::app::Events;
 use slurmdash::slurm::model::JobState;
+use slurmdash::slurm::parse::parse_squeue;
+use slurmdash::slurm::synth::squeue_rows;
 use slurmdash::triage::{classify, Class, Patterns, TriageInput};
 
 const LOG: &str = include_str!("../tests/fixtures/triage/program_lookalikes.out");
@@ -64,5 +68,41 @@ fn main() {
         best.as_secs_f64() * 1e3,
         total.as_secs_f64() * 1e3 / runs as f64,
         build.as_secs_f64() * 1e3
+    );
+    events_bench();
+}
+
+fn events_bench() {
+    let n = 20_000;
+    let real = include_str!("../tests/fixtures/slurm/squeue_all.out");
+    let jobs = parse_squeue(&squeue_rows(real, n)).expect("synthetic squeue parses");
+    let mut changed = jobs.clone();
+    for j in &mut changed {
+        j.state = match j.state {
+            JobState::Pending => JobState::Running,
+            _ => JobState::Completed,
+        };
+    }
+    let at = chrono::NaiveDate::from_ymd_opt(2026, 11, 23)
+        .and_then(|d| d.and_hms_opt(12, 0, 0))
+        .expect("valid time");
+    let runs = 10;
+    let (mut same, mut all) = (Duration::MAX, Duration::MAX);
+    for _ in 0..runs {
+        let mut e = Events::default();
+        e.on_jobs(&jobs, at);
+        let t = Instant::now();
+        let none = e.on_jobs(&jobs, at);
+        same = same.min(t.elapsed());
+        assert!(none.is_empty());
+        let t = Instant::now();
+        let evs = e.on_jobs(&changed, at);
+        all = all.min(t.elapsed());
+        assert!(!evs.is_empty());
+    }
+    println!(
+        "job-change detection, {n} jobs: unchanged refresh best {:.2} ms, every job changed best {:.2} ms",
+        same.as_secs_f64() * 1e3,
+        all.as_secs_f64() * 1e3
     );
 }

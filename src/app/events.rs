@@ -77,7 +77,34 @@ pub struct Event {
 struct Seen {
     state: JobState,
     name: String,
+    /// The refresh that last listed the job.
+    generation: u64,
 }
+
+/// FNV-1a: job ids come from our own cluster, so no hash flooding to guard against, and a
+/// 20,000-job refresh does 20,000 lookups on the UI thread.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for b in bytes {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<Fnv>>;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Vanished {
@@ -104,9 +131,10 @@ pub struct Events {
     /// The `:events` view is open, scrolled this many lines up from the newest.
     pub open: bool,
     pub scroll: usize,
-    prev: HashMap<JobId, Seen>,
+    prev: FastMap<JobId, Seen>,
     vanished: HashMap<JobId, Vanished>,
     baseline: bool,
+    generation: u64,
 }
 
 fn kind_for(old: Option<&JobState>, new: &JobState) -> Option<EventKind> {
@@ -170,51 +198,71 @@ impl Events {
     /// Compares a refresh's jobs with the previous ones. The first list only sets the
     /// baseline: jobs that were already running at start are not news.
     pub fn on_jobs(&mut self, jobs: &[Job], at: NaiveDateTime) -> Vec<Event> {
+        // Updated in place: an unchanged refresh only looks ids up.
+        self.generation += 1;
+        let (generation, baseline) = (self.generation, self.baseline);
         let mut out = Vec::new();
-        let mut next = HashMap::with_capacity(jobs.len());
-        let own: Vec<&Job> = jobs.iter().filter(|j| self.is_own(j)).collect();
-        for j in own {
-            let old = self.prev.get(&j.id).map(|s| &s.state);
-            if self.baseline {
-                let kind = match old {
-                    Some(o) => kind_for(Some(o), &j.state),
-                    // Back with its final state after leaving squeue.
-                    None if self.vanished.contains_key(&j.id) && j.state.is_finished() => {
-                        kind_for(None, &j.state)
-                    }
-                    // New and already running (submitted and started between refreshes, or
-                    // an array task split off its pending array).
-                    None if j.state.status() == Status::Running => Some(EventKind::Started),
-                    None => None,
-                };
-                if let Some(k) = kind {
-                    let extra = match (k, j.node_list.as_deref()) {
-                        (EventKind::Started, Some(n)) if !n.is_empty() => format!("on {n}"),
-                        _ => String::new(),
-                    };
-                    out.push(event(at, k, &j.id, &j.name, Some(&j.state), &extra));
-                }
+        for j in jobs {
+            if !self.is_own(j) {
+                continue;
             }
-            if j.state.is_finished() {
+            let kind = match self.prev.get_mut(&j.id) {
+                Some(seen) => {
+                    let kind = kind_for(Some(&seen.state), &j.state);
+                    if seen.state != j.state {
+                        seen.state = j.state.clone();
+                    }
+                    if seen.name != j.name {
+                        seen.name.clone_from(&j.name);
+                    }
+                    seen.generation = generation;
+                    kind
+                }
+                None => {
+                    self.prev.insert(
+                        j.id.clone(),
+                        Seen {
+                            state: j.state.clone(),
+                            name: j.name.clone(),
+                            generation,
+                        },
+                    );
+                    if self.vanished.contains_key(&j.id) && j.state.is_finished() {
+                        // Back with its final state after leaving squeue.
+                        kind_for(None, &j.state)
+                    } else if j.state.status() == Status::Running {
+                        // New and already running (submitted and started between
+                        // refreshes, or an array task split off its pending array).
+                        Some(EventKind::Started)
+                    } else {
+                        None
+                    }
+                }
+            };
+            if let Some(k) = kind.filter(|_| baseline) {
+                let extra = match (k, j.node_list.as_deref()) {
+                    (EventKind::Started, Some(n)) if !n.is_empty() => format!("on {n}"),
+                    _ => String::new(),
+                };
+                out.push(event(at, k, &j.id, &j.name, Some(&j.state), &extra));
+            }
+            if j.state.is_finished() && !self.vanished.is_empty() {
                 self.vanished.remove(&j.id);
             }
-            next.insert(
-                j.id.clone(),
-                Seen {
-                    state: j.state.clone(),
-                    name: j.name.clone(),
-                },
-            );
         }
-        if self.baseline {
-            let mut gone: Vec<(&JobId, &Seen)> = self.prev.iter().collect();
-            gone.sort_by_key(|(id, _)| (id.base(), id.to_string()));
+        if baseline {
+            // A collapsed pending array (`12_[3-9]`) changes id as tasks start: not gone.
+            let mut gone: Vec<(&JobId, &Seen)> = self
+                .prev
+                .iter()
+                .filter(|(id, s)| {
+                    s.generation != generation
+                        && !s.state.is_finished()
+                        && id.array_pending().is_none()
+                })
+                .collect();
+            gone.sort_by(|a, b| (a.0.base(), a.0.as_str()).cmp(&(b.0.base(), b.0.as_str())));
             for (id, seen) in gone {
-                // A collapsed pending array (`12_[3-9]`) changes id as tasks start.
-                if next.contains_key(id) || seen.state.is_finished() || id.array_pending().is_some()
-                {
-                    continue;
-                }
                 out.push(event(at, EventKind::LeftQueue, id, &seen.name, None, ""));
                 self.vanished.insert(
                     id.clone(),
@@ -225,7 +273,7 @@ impl Events {
                 );
             }
         }
-        self.prev = next;
+        self.prev.retain(|_, s| s.generation == generation);
         self.baseline = true;
         out
     }
