@@ -90,13 +90,13 @@ fn events_bench() {
     let (mut same, mut all) = (Duration::MAX, Duration::MAX);
     for _ in 0..runs {
         let mut e = Events::default();
-        e.on_jobs(&jobs, at);
+        e.on_jobs(&[], &jobs, at);
         let t = Instant::now();
-        let none = e.on_jobs(&jobs, at);
+        let none = e.on_jobs(&jobs, &jobs, at);
         same = same.min(t.elapsed());
         assert!(none.is_empty());
         let t = Instant::now();
-        let evs = e.on_jobs(&changed, at);
+        let evs = e.on_jobs(&jobs, &changed, at);
         all = all.min(t.elapsed());
         assert!(!evs.is_empty());
     }
