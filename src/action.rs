@@ -8,7 +8,8 @@ use crossterm::event::{KeyEvent, MouseEvent};
 
 use crate::logview::{Stream, TailEvent};
 use crate::remote::ConnState;
-use crate::slurm::model::{Job, JobDetail, JobId};
+use crate::slurm::model::{CancelOutcome, Job, JobDetail, JobId, Partition};
+use crate::slurm::ops::{JobEdit, JobOp, OpReport};
 use crate::worker::fetch::DetailSource;
 
 #[derive(Debug, Clone)]
@@ -34,6 +35,18 @@ pub enum Msg {
         state: ConnState,
         host: Option<String>,
     },
+    /// A job action finished (or could not run).
+    OpDone {
+        op: JobOp,
+        result: Result<OpReport, String>,
+    },
+    /// `scontrol update` of one job finished.
+    Edited {
+        id: JobId,
+        edit: JobEdit,
+        result: Result<Vec<(JobId, CancelOutcome)>, String>,
+    },
+    Partitions(Result<Vec<Partition>, String>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -45,4 +58,8 @@ pub enum Cmd {
     Quit,
     Suspend,
     SwitchCluster(String),
+    /// One scancel / scontrol for all the op's jobs.
+    Op(JobOp),
+    Edit(JobId, JobEdit),
+    FetchPartitions,
 }

@@ -21,12 +21,23 @@ pub struct Config {
     pub ui: UiConfig,
 }
 
-#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct UiConfig {
     /// Queue columns in order (default: id, name, partition, state, time, nodes, gpus,
     /// where, start, waited, submitted).
     pub columns: Option<Vec<crate::queue::Column>>,
+    /// `D` cancels without asking; false makes `D` ask like `d`.
+    pub quick_cancel: bool,
+}
+
+impl Default for UiConfig {
+    fn default() -> Self {
+        UiConfig {
+            columns: None,
+            quick_cancel: true,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
@@ -51,6 +62,8 @@ pub struct ClusterConfig {
     pub poll_interval_secs: u64,
     pub connect_timeout_secs: u64,
     pub command_timeout_secs: u64,
+    /// Refuse every action that changes jobs (also `--read-only`).
+    pub read_only: bool,
 }
 
 impl Default for ClusterConfig {
@@ -70,6 +83,7 @@ impl Default for ClusterConfig {
             poll_interval_secs: 5,
             connect_timeout_secs: 10,
             command_timeout_secs: 30,
+            read_only: false,
         }
     }
 }

@@ -22,7 +22,7 @@ use crate::slurm::command::SqueueQuery;
 use crate::slurm::model::JobId;
 use crate::tui;
 use crate::ui::theme::Theme;
-use crate::worker::{fetch, tailer};
+use crate::worker::{fetch, ops, tailer};
 
 /// What the dashboard shows and how it reaches the cluster.
 pub struct Session {
@@ -31,6 +31,9 @@ pub struct Session {
     pub query: SqueueQuery,
     pub scope: String,
     pub columns: Option<Vec<crate::queue::Column>>,
+    pub quick_cancel: bool,
+    /// `--read-only`: kept when switching clusters.
+    pub force_read_only: bool,
 }
 
 fn now() -> chrono::NaiveDateTime {
@@ -95,6 +98,28 @@ impl Workers {
                     ));
                 }
             }
+            Cmd::Op(op) => {
+                let (tx, remote, timeout) = (self.tx.clone(), self.remote.clone(), self.timeout);
+                tokio::spawn(async move {
+                    let result = ops::run(remote.as_ref(), &op, timeout).await;
+                    let _ = tx.send(Msg::OpDone { op, result });
+                });
+            }
+            Cmd::Edit(id, edit) => {
+                let (tx, remote, timeout) = (self.tx.clone(), self.remote.clone(), self.timeout);
+                tokio::spawn(async move {
+                    let result = ops::edit(remote.as_ref(), &id, &edit, timeout).await;
+                    let _ = tx.send(Msg::Edited { id, edit, result });
+                });
+            }
+            Cmd::FetchPartitions => {
+                let (tx, remote, timeout) = (self.tx.clone(), self.remote.clone(), self.timeout);
+                tokio::spawn(async move {
+                    let _ = tx.send(Msg::Partitions(
+                        ops::partitions(remote.as_ref(), timeout).await,
+                    ));
+                });
+            }
             Cmd::Quit | Cmd::Suspend | Cmd::SwitchCluster(_) => {}
         }
     }
@@ -151,6 +176,8 @@ fn new_app(session: &Session, keymap: Keymap, size: (u16, u16)) -> App {
         now(),
     );
     app.size = size;
+    app.read_only = session.force_read_only || session.cluster.settings.read_only;
+    app.quick_cancel = session.quick_cancel;
     app
 }
 
@@ -246,6 +273,8 @@ fn switch(loaded: &Loaded, name: &str, current: &Session) -> Result<Session> {
         query: current.query.clone(),
         scope: current.scope.clone(),
         columns: loaded.config.ui.columns.clone(),
+        quick_cancel: current.quick_cancel,
+        force_read_only: current.force_read_only,
         cluster,
         remote,
     })

@@ -1,23 +1,27 @@
 //! The one owner of UI state. `update` takes a message and returns work for the workers;
 //! it does no I/O and never awaits, so every behaviour here is unit-testable.
 
+mod edit;
 mod input;
 mod logs;
+mod ops;
 
 use std::time::Duration;
 
 use chrono::NaiveDateTime;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
 
+pub use edit::{EditForm, EDIT_FIELDS};
 pub use input::{Input, InputKind, COMMANDS};
 pub use logs::LogState;
+pub use ops::{Choice, Confirm};
 
 use crate::action::{Cmd, Msg};
 use crate::keymap::{Action, Keymap, Pane};
 use crate::logview::layout::Viewport;
 use crate::queue::QueueView;
 use crate::remote::ConnState;
-use crate::slurm::model::{Job, JobDetail, JobId};
+use crate::slurm::model::{Job, JobDetail, JobId, Partition};
 use crate::ui::theme::Theme;
 use crate::worker::fetch::DetailSource;
 
@@ -65,6 +69,18 @@ pub struct App {
     /// Terminal size, for paging and mouse hits (set from resize events, never by drawing).
     pub size: (u16, u16),
     pub quit: bool,
+    /// No action that changes jobs (`--read-only`, `read_only = true`).
+    pub read_only: bool,
+    /// `D` cancels without asking (`[ui] quick_cancel`).
+    pub quick_cancel: bool,
+    /// A question on the bottom line (confirm a cancel, ...).
+    pub confirm: Option<Confirm>,
+    /// The edit form of a pending job, when open.
+    pub edit: Option<EditForm>,
+    /// Partitions with their limits, fetched the first time a form needs them.
+    pub partitions: Option<Result<Vec<Partition>, String>>,
+    /// An action finished while a poll was in flight: poll again when it returns.
+    pub poll_again: bool,
 }
 
 impl App {
@@ -102,6 +118,12 @@ impl App {
             now,
             size: (120, 40),
             quit: false,
+            read_only: false,
+            quick_cancel: true,
+            confirm: None,
+            edit: None,
+            partitions: None,
+            poll_again: false,
         }
     }
 
@@ -134,6 +156,13 @@ impl App {
                 }
                 Vec::new()
             }
+            Msg::OpDone { op, result } => self.on_op_done(op, result),
+            Msg::Edited { id, edit, result } => self.on_edited(id, edit, result),
+            Msg::Partitions(result) => {
+                self.partitions = Some(result);
+                self.check_edit();
+                Vec::new()
+            }
         }
     }
 
@@ -162,10 +191,16 @@ impl App {
                 if cmds.is_empty() {
                     cmds = self.refetch_if_state_changed();
                 }
+                if std::mem::take(&mut self.poll_again) {
+                    cmds.extend(self.poll());
+                }
                 cmds
             }
             Err(e) => {
                 self.status.last_error = Some(e);
+                if std::mem::take(&mut self.poll_again) {
+                    return self.poll();
+                }
                 Vec::new()
             }
         }
@@ -242,6 +277,12 @@ impl App {
             self.help = false;
             return Vec::new();
         }
+        if self.confirm.is_some() {
+            return self.on_confirm_key(k);
+        }
+        if self.edit.is_some() {
+            return self.on_edit_key(k);
+        }
         if self.input.is_some() {
             return self.on_input_key(k);
         }
@@ -304,6 +345,8 @@ impl App {
             Action::Escape => {
                 if self.zoom {
                     self.zoom = false;
+                } else if self.queue.clear_marks() {
+                    self.status.note = Some("marks cleared".into());
                 } else if !self.queue.filter().is_empty() {
                     self.queue.set_filter("");
                     return self.selection_changed();
@@ -329,6 +372,30 @@ impl App {
                 return self.move_in_focus(a, page)
             }
             Action::PageUp | Action::PageDown => return self.move_in_focus(a, page),
+            Action::Cancel
+            | Action::CancelNow
+            | Action::Hold
+            | Action::Release
+            | Action::Requeue
+            | Action::Prioritize => return self.on_job_action(a),
+            Action::Edit => return self.open_edit(),
+            Action::Mark => {
+                if self.queue.toggle_mark() {
+                    self.queue.select_next();
+                    return self.selection_changed();
+                }
+            }
+            Action::MarkRange => {
+                let n = self.queue.mark_range();
+                self.status.note = Some(format!(
+                    "marked {n} rows ({} in all)",
+                    self.queue.mark_count()
+                ));
+            }
+            Action::MarkAll => {
+                let n = self.queue.mark_all_shown();
+                self.status.note = Some(format!("marked {n} rows (esc clears)"));
+            }
         }
         Vec::new()
     }
@@ -419,5 +486,8 @@ impl App {
     }
 }
 
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod ops_tests;
 #[cfg(test)]
 mod tests;

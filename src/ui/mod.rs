@@ -2,6 +2,7 @@
 //! lands where the user sees the row.
 
 pub mod detail;
+pub mod edit;
 pub mod help;
 pub mod log;
 pub mod queue;
@@ -130,6 +131,16 @@ pub fn draw(f: &mut Frame, app: &App) {
         );
     }
     f.render_widget(status::StatusWidget { app }, areas.status);
+    if let Some(form) = &app.edit {
+        f.render_widget(
+            edit::EditWidget {
+                form,
+                theme: &app.theme,
+                partitions: app.partitions.as_ref(),
+            },
+            size,
+        );
+    }
     if app.help {
         f.render_widget(help::HelpWidget { app }, size);
     }

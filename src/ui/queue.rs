@@ -94,6 +94,12 @@ impl QueueWidget<'_> {
         if !v.filter().is_empty() {
             spans.push(Span::raw(format!(" filter: {} ", v.filter())));
         }
+        if v.mark_count() > 0 {
+            spans.push(Span::styled(
+                format!(" {} marked ", v.mark_count()),
+                self.theme.warn(),
+            ));
+        }
         let sort = v.sort();
         if sort.column.is_none() && sort.descending {
             spans.push(Span::styled(" squeue order reversed ", self.theme.dim()));
@@ -130,8 +136,13 @@ impl QueueWidget<'_> {
                 continue;
             }
             let x = x0 + x;
-            let text = col.text(row, self.now);
+            let busy = self.view.busy(&row.job.id);
+            let text = match (col, busy) {
+                (Column::State, Some(label)) => std::borrow::Cow::Borrowed(label),
+                _ => col.text(row, self.now),
+            };
             let style = match col {
+                Column::State if busy.is_some() => t.warn(),
                 Column::State => t.status_style(row.job.status()),
                 Column::Where | Column::Reason
                     if row.job.status() == Status::Pending
@@ -226,6 +237,10 @@ impl Widget for QueueWidget<'_> {
                 );
             }
             self.draw_row(buf, y, inner.x, &layout, &row);
+            if v.is_marked(&row.job.id) {
+                // The mark sits on the left border, so no column loses width.
+                buf.set_string(area.x, y, "*", t.warn());
+            }
         }
     }
 }
