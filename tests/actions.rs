@@ -179,10 +179,7 @@ async fn cancelling_a_finished_and_an_unknown_job_counts_as_success() {
         ],
     )
     .await;
-    let op = JobOp::new(
-        OpKind::Cancel,
-        [done, 99_999_999, held].map(|n| JobId::new(n)),
-    );
+    let op = JobOp::new(OpKind::Cancel, [done, 99_999_999, held].map(JobId::new));
     let report = ops::run(&r, &op, T).await.expect("scancel ran");
     assert!(report.failed().is_empty(), "{}", report.summary());
     let summary = report.summary();
