@@ -135,24 +135,43 @@ impl Registry {
     }
 
     fn write(&self, f: &File1) -> Result<(), RegistryError> {
-        let path = self.path();
-        let tmp = self
-            .dir
-            .join(format!(".registry.json.{}.tmp", std::process::id()));
         let bytes = serde_json::to_vec_pretty(f).map_err(|e| RegistryError::Io {
-            path: path.clone(),
+            path: self.path(),
             reason: e.to_string(),
         })?;
+        self.write_atomic("registry.json", &bytes)
+    }
+
+    /// Temp file in the same directory, fsync, rename over `name`, fsync the directory.
+    fn write_atomic(&self, name: &str, bytes: &[u8]) -> Result<(), RegistryError> {
+        fs::create_dir_all(&self.dir).map_err(|e| self.io("creating the directory", e))?;
+        let tmp = self.dir.join(format!(".{name}.{}.tmp", std::process::id()));
         let mut file = File::create(&tmp).map_err(|e| self.io("creating a temp file", e))?;
-        file.write_all(&bytes)
+        file.write_all(bytes)
             .and_then(|_| file.sync_all())
             .map_err(|e| self.io("writing a temp file", e))?;
         drop(file);
-        fs::rename(&tmp, &path).map_err(|e| self.io("renaming the temp file", e))?;
+        fs::rename(&tmp, self.dir.join(name)).map_err(|e| self.io("renaming the temp file", e))?;
         if let Ok(d) = File::open(&self.dir) {
             let _ = d.sync_all();
         }
         Ok(())
+    }
+
+    /// Remembers the last launch's values (the form re-opens with them).
+    pub fn save_last<T: Serialize>(&self, value: &T) -> Result<(), RegistryError> {
+        let bytes = serde_json::to_vec_pretty(value).map_err(|e| RegistryError::Io {
+            path: self.dir.join("last-launch.json"),
+            reason: e.to_string(),
+        })?;
+        let _lock = self.lock()?;
+        self.write_atomic("last-launch.json", &bytes)
+    }
+
+    /// The last launch's values; None when there are none (or they no longer parse).
+    pub fn load_last<T: serde::de::DeserializeOwned>(&self) -> Option<T> {
+        let b = fs::read(self.dir.join("last-launch.json")).ok()?;
+        serde_json::from_slice(&b).ok()
     }
 
     /// Records a new launch (replacing an entry with the same local id).

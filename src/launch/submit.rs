@@ -237,6 +237,9 @@ pub async fn submit(
             "job {job_id} is queued but was not recorded locally: {e}"
         ));
     }
+    if let Err(e) = t.registry.save_last(&p.spec) {
+        warnings.push(format!("the form's last-used values were not saved: {e}"));
+    }
     let meta = format!("{}/meta/registry.json", l.job_dir);
     if let Err(e) = stage::write_file(remote, &meta, entry.to_json().as_bytes(), to).await {
         warnings.push(format!(
