@@ -19,6 +19,10 @@ pub struct Config {
     /// Key bindings: `[keys.global]`, `[keys.queue]`, `[keys.detail]`, `[keys.log]`.
     pub keys: crate::keymap::KeyConfig,
     pub ui: UiConfig,
+    /// Defaults for launching jobs (`[launch]`): the form's and `submit`'s starting values.
+    pub launch: crate::launch::LaunchSpec,
+    /// Named launch presets (`[templates.NAME]`), each over `[launch]`.
+    pub templates: BTreeMap<String, toml::Table>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
@@ -355,6 +359,11 @@ fn validate(config: &Config, path: &Path) -> Result<(), ConfigError> {
             key: "keys".into(),
             reason: e,
         });
+    }
+    for name in config.templates.keys() {
+        if let Err(e) = crate::launch::spec::from_config(config, Some(name)) {
+            return Err(invalid(format!("templates.{name}"), &e));
+        }
     }
     for (name, c) in &config.clusters {
         let key = |k: &str| format!("clusters.{name}.{k}");

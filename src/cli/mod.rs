@@ -7,6 +7,7 @@ mod doctor;
 mod jobs;
 mod login;
 mod logs;
+mod submit;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -57,6 +58,9 @@ pub enum Command {
     /// Open the SSH connection in this terminal (answer password/2FA prompts here); later
     /// commands and the dashboard reuse it.
     Login,
+    /// Launch a job (the dashboard's `n` form from the command line), e.g.
+    /// `slurmdash submit --template train-8gpu --set time=2h -- python train.py`.
+    Submit(submit::SubmitArgs),
 }
 
 pub async fn run(cli: Cli) -> Result<ExitCode> {
@@ -73,6 +77,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Cancel(args)) => cancel::run(&cluster, &args).await,
         Some(Command::Logs(args)) => logs::run(&cluster, &args).await,
         Some(Command::Login) => login::run(&cluster),
+        Some(Command::Submit(args)) => submit::run(&loaded, &cluster, &args).await,
         None => {
             let args = &cli.queue;
             let keymap = Keymap::with_overrides(&loaded.config.keys)
