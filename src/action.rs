@@ -47,6 +47,11 @@ pub enum Msg {
         result: Result<Vec<(JobId, CancelOutcome)>, String>,
     },
     Partitions(Result<Vec<Partition>, String>),
+    /// A finished job's triage; `Ok(None)` when it turned out not to have finished.
+    Triaged {
+        id: JobId,
+        result: Box<Result<Option<crate::worker::triage::TriageReport>, String>>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -62,4 +67,11 @@ pub enum Cmd {
     Op(JobOp),
     Edit(JobId, JobEdit),
     FetchPartitions,
+    /// Classify a finished job (reads its log tails and status.json).
+    Triage {
+        id: JobId,
+        detail: Box<JobDetail>,
+        source: DetailSource,
+        results_dir: Option<String>,
+    },
 }

@@ -23,6 +23,8 @@ pub struct Config {
     pub launch: crate::launch::LaunchSpec,
     /// Named launch presets (`[templates.NAME]`), each over `[launch]`.
     pub templates: BTreeMap<String, toml::Table>,
+    /// `[triage]`: extra log patterns for failure classes.
+    pub triage: crate::triage::TriageConfig,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
@@ -365,6 +367,9 @@ fn validate(config: &Config, path: &Path) -> Result<(), ConfigError> {
             return Err(invalid(format!("templates.{name}"), &e));
         }
     }
+    if let Err(e) = crate::triage::Patterns::new(&config.triage) {
+        return Err(invalid(e.key, &e.reason));
+    }
     for (name, c) in &config.clusters {
         let key = |k: &str| format!("clusters.{name}.{k}");
         if c.hosts.is_empty() && !c.local {
@@ -540,5 +545,20 @@ mod tests {
         let missing = dir.path().join("nope.toml");
         let err = Loaded::load(Some(&missing)).unwrap_err();
         assert!(err.to_string().contains("nope.toml"), "{err}");
+    }
+
+    #[test]
+    fn triage_patterns_extend_the_builtins_and_bad_ones_name_their_key() {
+        let cfg = parse(EXAMPLE, Path::new("config.example.toml")).expect("example parses");
+        let pats = crate::triage::Patterns::new(&cfg.triage).expect("example patterns compile");
+        assert!(pats
+            .infra
+            .last_match("LustreError: Lustre: scratch has evicted us")
+            .is_some());
+        let err = parse("[triage]\noom_patterns = [\"ok\", \"(unclosed\"]\n", &p()).unwrap_err();
+        assert!(
+            err.to_string().contains("key `triage.oom_patterns[1]`"),
+            "{err}"
+        );
     }
 }

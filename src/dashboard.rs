@@ -50,6 +50,7 @@ struct Workers {
     detail_busy: bool,
     detail_next: Option<JobId>,
     tail_every: Duration,
+    patterns: Arc<crate::triage::Patterns>,
 }
 
 impl Workers {
@@ -121,6 +122,29 @@ impl Workers {
                 });
             }
             Cmd::Quit | Cmd::Suspend | Cmd::SwitchCluster(_) => {}
+            Cmd::Triage {
+                id,
+                detail,
+                source,
+                results_dir,
+            } => {
+                let (tx, remote, patterns) =
+                    (self.tx.clone(), self.remote.clone(), self.patterns.clone());
+                tokio::spawn(async move {
+                    let result = crate::worker::triage::triage_job(
+                        remote.as_ref(),
+                        &detail,
+                        source,
+                        results_dir.as_deref(),
+                        &patterns,
+                    )
+                    .await;
+                    let _ = tx.send(Msg::Triaged {
+                        id,
+                        result: Box::new(result),
+                    });
+                });
+            }
         }
     }
 
@@ -193,7 +217,7 @@ async fn event_loop(
         .map(|s| (s.width, s.height))
         .unwrap_or((120, 40));
     let mut app = new_app(session, keymap.clone(), size);
-    let mut workers = new_workers(session, tx.clone());
+    let mut workers = new_workers(session, tx.clone(), loaded);
     let mut events = EventStream::new();
     let mut clock = tokio::time::interval(Duration::from_secs(1));
     clock.set_missed_tick_behavior(MissedTickBehavior::Skip);
@@ -239,7 +263,7 @@ async fn event_loop(
                         workers.stop();
                         *session = s;
                         app = new_app(session, keymap.clone(), app.size);
-                        workers = new_workers(session, tx.clone());
+                        workers = new_workers(session, tx.clone(), loaded);
                         poll = tokio::time::interval(session.cluster.settings.poll_interval());
                         poll.set_missed_tick_behavior(MissedTickBehavior::Skip);
                     }
@@ -252,7 +276,7 @@ async fn event_loop(
     }
 }
 
-fn new_workers(session: &Session, tx: UnboundedSender<Msg>) -> Workers {
+fn new_workers(session: &Session, tx: UnboundedSender<Msg>, loaded: &Loaded) -> Workers {
     Workers {
         tx,
         remote: session.remote.clone(),
@@ -262,6 +286,11 @@ fn new_workers(session: &Session, tx: UnboundedSender<Msg>) -> Workers {
         detail_busy: false,
         detail_next: None,
         tail_every: Duration::from_secs(2).min(session.cluster.settings.poll_interval()),
+        // The config was validated at load; built-ins alone if it somehow was not.
+        patterns: Arc::new(
+            crate::triage::Patterns::new(&loaded.config.triage)
+                .unwrap_or_else(|_| crate::triage::Patterns::builtin()),
+        ),
     }
 }
 

@@ -12,6 +12,7 @@ pub mod queue;
 pub mod registry;
 pub mod remote;
 pub mod slurm;
+pub mod triage;
 pub mod tui;
 pub mod ui;
 pub mod worker;

@@ -5,6 +5,7 @@ mod edit;
 mod input;
 mod logs;
 mod ops;
+mod triage;
 
 use std::time::Duration;
 
@@ -13,8 +14,10 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKi
 
 pub use edit::{EditForm, EDIT_FIELDS};
 pub use input::{Input, InputKind, COMMANDS};
+pub use logs::log_paths;
 pub use logs::LogState;
 pub use ops::{Choice, Confirm};
+pub use triage::{TriageStatus, TriageView};
 
 use crate::action::{Cmd, Msg};
 use crate::keymap::{Action, Keymap, Pane};
@@ -34,6 +37,8 @@ pub struct DetailState {
     pub loading: bool,
     pub error: Option<String>,
     pub scroll: u16,
+    /// Why a finished job ended as it did (asked for after its detail arrived).
+    pub triage: Option<TriageView>,
 }
 
 /// What the status bar shows.
@@ -163,6 +168,7 @@ impl App {
                 self.check_edit();
                 Vec::new()
             }
+            Msg::Triaged { id, result } => self.on_triaged(id, *result),
         }
     }
 
@@ -253,10 +259,13 @@ impl App {
         match result {
             Ok((detail, source)) => {
                 let tails = self.logs.targets(&id, &detail, source);
+                let triage = self.triage_after_detail(&id, &detail, source);
                 self.detail.detail = Some(detail);
                 self.detail.source = Some(source);
                 self.detail.error = None;
-                tails.map(|t| vec![Cmd::Tail(t)]).unwrap_or_default()
+                let mut cmds = tails.map(|t| vec![Cmd::Tail(t)]).unwrap_or_default();
+                cmds.extend(triage);
+                cmds
             }
             Err(e) => {
                 self.detail.error = Some(e);

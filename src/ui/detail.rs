@@ -22,6 +22,8 @@ pub struct DetailWidget<'a> {
     pub theme: &'a Theme,
     pub now: NaiveDateTime,
     pub focused: bool,
+    /// The triage of a finished job, shown under its state.
+    pub triage: Option<&'a crate::app::TriageView>,
 }
 
 /// A [`DetailWidget`] scrolled down by `scroll` lines (clamped to the content).
@@ -207,6 +209,13 @@ impl DetailWidget<'_> {
         }
         if let Some(code) = dd.derived_exit_code.filter(|c| *c != (0, 0)) {
             l.field("Derived exit", &exit_text(code), t.error());
+        }
+        for (label, value, style) in self
+            .triage
+            .map(|v| super::triage::rows(v, t))
+            .unwrap_or_default()
+        {
+            l.field(label, &value, style);
         }
         l.gap();
 

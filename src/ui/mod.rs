@@ -8,6 +8,7 @@ pub mod log;
 pub mod queue;
 pub mod status;
 pub mod theme;
+pub mod triage;
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::Frame;
@@ -100,6 +101,7 @@ pub fn draw(f: &mut Frame, app: &App) {
                 theme: &app.theme,
                 now: app.now,
                 focused: app.focus == Pane::Detail,
+                triage: app.detail.triage.as_ref(),
             }
             .scrolled(app.detail.scroll),
             r,

@@ -3,3 +3,4 @@
 pub mod fetch;
 pub mod ops;
 pub mod tailer;
+pub mod triage;
