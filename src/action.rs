@@ -7,10 +7,12 @@ use chrono::NaiveDateTime;
 use crossterm::event::{KeyEvent, MouseEvent};
 
 use crate::logview::{Stream, TailEvent};
+use crate::registry::Entry;
 use crate::remote::ConnState;
 use crate::slurm::model::{CancelOutcome, Job, JobDetail, JobId, Partition};
 use crate::slurm::ops::{JobEdit, JobOp, OpReport};
 use crate::worker::fetch::DetailSource;
+use crate::worker::retry::RetryEvent;
 
 #[derive(Debug, Clone)]
 pub enum Msg {
@@ -47,6 +49,8 @@ pub enum Msg {
         result: Result<Vec<(JobId, CancelOutcome)>, String>,
     },
     Partitions(Result<Vec<Partition>, String>),
+    /// The retry check ran: what it did and the launches of this cluster afterwards.
+    Retries(Result<(Vec<RetryEvent>, Vec<Entry>), String>),
     /// A finished job's triage; `Ok(None)` when it turned out not to have finished.
     Triaged {
         id: JobId,
@@ -67,6 +71,8 @@ pub enum Cmd {
     Op(JobOp),
     Edit(JobId, JobEdit),
     FetchPartitions,
+    /// Look for finished launches; re-submit infrastructure failures.
+    CheckRetries,
     /// Classify a finished job (reads its log tails and status.json).
     Triage {
         id: JobId,

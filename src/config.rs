@@ -25,6 +25,8 @@ pub struct Config {
     pub templates: BTreeMap<String, toml::Table>,
     /// `[triage]`: extra log patterns for failure classes.
     pub triage: crate::triage::TriageConfig,
+    /// `[retry]`: automatic re-submission of launches that failed on infrastructure.
+    pub retry: crate::retry::RetryPolicy,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]

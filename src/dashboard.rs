@@ -51,6 +51,10 @@ struct Workers {
     detail_next: Option<JobId>,
     tail_every: Duration,
     patterns: Arc<crate::triage::Patterns>,
+    registry: Arc<crate::registry::Registry>,
+    cluster: String,
+    retry: crate::retry::RetryPolicy,
+    read_only: bool,
 }
 
 impl Workers {
@@ -121,6 +125,35 @@ impl Workers {
                     ));
                 });
             }
+            Cmd::CheckRetries => {
+                let (tx, remote, patterns, registry) = (
+                    self.tx.clone(),
+                    self.remote.clone(),
+                    self.patterns.clone(),
+                    self.registry.clone(),
+                );
+                let (cluster, policy, timeout, read_only) = (
+                    self.cluster.clone(),
+                    self.retry,
+                    self.timeout,
+                    self.read_only,
+                );
+                tokio::spawn(async move {
+                    let secret = |n: &str| std::env::var(n).ok();
+                    let check = crate::worker::retry::RetryCheck {
+                        remote: remote.as_ref(),
+                        registry: &registry,
+                        cluster: &cluster,
+                        policy,
+                        patterns: &patterns,
+                        timeout,
+                        secret: &secret,
+                        allow_submit: !read_only,
+                    };
+                    let result = crate::worker::retry::check(&check).await;
+                    let _ = tx.send(Msg::Retries(result));
+                });
+            }
             Cmd::Quit | Cmd::Suspend | Cmd::SwitchCluster(_) => {}
             Cmd::Triage {
                 id,
@@ -184,7 +217,7 @@ pub async fn run(loaded: &Loaded, session: Session, keymap: Keymap) -> Result<()
     result
 }
 
-fn new_app(session: &Session, keymap: Keymap, size: (u16, u16)) -> App {
+fn new_app(session: &Session, loaded: &Loaded, keymap: Keymap, size: (u16, u16)) -> App {
     let theme = Theme::from_env();
     let queue = match &session.columns {
         Some(c) => QueueView::new(c.clone()),
@@ -202,6 +235,7 @@ fn new_app(session: &Session, keymap: Keymap, size: (u16, u16)) -> App {
     app.size = size;
     app.read_only = session.force_read_only || session.cluster.settings.read_only;
     app.quick_cancel = session.quick_cancel;
+    app.retry.policy = loaded.config.retry;
     app
 }
 
@@ -216,7 +250,7 @@ async fn event_loop(
         .size()
         .map(|s| (s.width, s.height))
         .unwrap_or((120, 40));
-    let mut app = new_app(session, keymap.clone(), size);
+    let mut app = new_app(session, loaded, keymap.clone(), size);
     let mut workers = new_workers(session, tx.clone(), loaded);
     let mut events = EventStream::new();
     let mut clock = tokio::time::interval(Duration::from_secs(1));
@@ -262,7 +296,7 @@ async fn event_loop(
                     Ok(s) => {
                         workers.stop();
                         *session = s;
-                        app = new_app(session, keymap.clone(), app.size);
+                        app = new_app(session, loaded, keymap.clone(), app.size);
                         workers = new_workers(session, tx.clone(), loaded);
                         poll = tokio::time::interval(session.cluster.settings.poll_interval());
                         poll.set_missed_tick_behavior(MissedTickBehavior::Skip);
@@ -291,6 +325,10 @@ fn new_workers(session: &Session, tx: UnboundedSender<Msg>, loaded: &Loaded) -> 
             crate::triage::Patterns::new(&loaded.config.triage)
                 .unwrap_or_else(|_| crate::triage::Patterns::builtin()),
         ),
+        registry: Arc::new(crate::registry::Registry::open_default()),
+        cluster: session.cluster.name.clone(),
+        retry: loaded.config.retry,
+        read_only: session.force_read_only || session.cluster.settings.read_only,
     }
 }
 

@@ -11,6 +11,7 @@ pub mod logview;
 pub mod queue;
 pub mod registry;
 pub mod remote;
+pub mod retry;
 pub mod slurm;
 pub mod triage;
 pub mod tui;

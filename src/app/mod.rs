@@ -5,6 +5,7 @@ mod edit;
 mod input;
 mod logs;
 mod ops;
+mod retry;
 mod triage;
 
 use std::time::Duration;
@@ -17,6 +18,7 @@ pub use input::{Input, InputKind, COMMANDS};
 pub use logs::log_paths;
 pub use logs::LogState;
 pub use ops::{Choice, Confirm};
+pub use retry::{RetryState, RETRY_CHECK_SECS};
 pub use triage::{TriageStatus, TriageView};
 
 use crate::action::{Cmd, Msg};
@@ -86,6 +88,10 @@ pub struct App {
     pub partitions: Option<Result<Vec<Partition>, String>>,
     /// An action finished while a poll was in flight: poll again when it returns.
     pub poll_again: bool,
+    /// Automatic retries: policy and whether a check runs.
+    pub retry: RetryState,
+    /// Launched jobs (by Slurm job id) and their place in their chain of attempts.
+    pub chains: std::collections::HashMap<u64, crate::retry::Chain>,
 }
 
 impl App {
@@ -129,6 +135,8 @@ impl App {
             edit: None,
             partitions: None,
             poll_again: false,
+            retry: RetryState::default(),
+            chains: std::collections::HashMap::new(),
         }
     }
 
@@ -145,7 +153,7 @@ impl App {
             }
             Msg::Tick(now) => {
                 self.now = now;
-                Vec::new()
+                self.retry_tick()
             }
             Msg::PollDue => self.poll(),
             Msg::Queue { result, at, took } => self.on_queue(result, at, took),
@@ -169,6 +177,7 @@ impl App {
                 Vec::new()
             }
             Msg::Triaged { id, result } => self.on_triaged(id, *result),
+            Msg::Retries(result) => self.on_retries(result),
         }
     }
 

@@ -300,3 +300,104 @@ fn edit_is_for_pending_jobs_and_shows_slurms_refusal() {
     a.update(code(KeyCode::Esc));
     assert!(a.edit.is_none());
 }
+
+mod retries {
+    use super::*;
+    use crate::registry::{Attempt, Entry};
+    use crate::worker::retry::RetryEvent;
+
+    fn entry(ids: &[u64]) -> Entry {
+        let at = chrono::Utc::now();
+        Entry {
+            local_id: "L1".into(),
+            cluster: "dev".into(),
+            job_id: *ids.last().unwrap(),
+            job_dir: "/r/results/L1".into(),
+            name: "train".into(),
+            submitted_at: at,
+            template: None,
+            script: "/r/results/L1/sbatch/job_L1.sbatch".into(),
+            attempts: ids
+                .iter()
+                .enumerate()
+                .map(|(i, id)| Attempt {
+                    job_id: *id,
+                    submitted_at: at,
+                    state: (i + 1 < ids.len()).then(|| "NODE_FAIL ERR_INFRA".to_string()),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_check_runs_at_start_then_every_30_seconds_one_at_a_time() {
+        let mut a = ready();
+        let t0 = a.now;
+        assert_eq!(a.update(Msg::Tick(t0)), vec![Cmd::CheckRetries]);
+        assert!(
+            a.update(Msg::Tick(t0 + chrono::Duration::seconds(40)))
+                .is_empty(),
+            "one in flight"
+        );
+        a.update(Msg::Retries(Ok((Vec::new(), Vec::new()))));
+        assert!(
+            a.update(Msg::Tick(t0 + chrono::Duration::seconds(20)))
+                .is_empty(),
+            "not due"
+        );
+        assert_eq!(
+            a.update(Msg::Tick(t0 + chrono::Duration::seconds(31))),
+            vec![Cmd::CheckRetries]
+        );
+    }
+
+    #[test]
+    fn a_resubmission_is_announced_badged_and_shown_at_once() {
+        let mut a = ready();
+        a.update(Msg::Tick(a.now));
+        let ev = RetryEvent::Resubmitted {
+            local_id: "L1".into(),
+            failed: 237,
+            new: 248,
+            attempt: 2,
+            max_attempts: 11,
+        };
+        let cmds = a.update(Msg::Retries(Ok((vec![ev], vec![entry(&[237, 248])]))));
+        assert!(cmds.contains(&Cmd::PollQueue), "{cmds:?}");
+        assert_eq!(
+            a.status.note.as_deref(),
+            Some("job 237 failed on infrastructure: resubmitted as 248 (attempt 2/11)")
+        );
+        assert_eq!(a.queue.badge(&id("248")), Some("↻2/11"));
+        assert_eq!(
+            a.queue.badge(&id("237")),
+            None,
+            "the first attempt has no badge"
+        );
+        let c = a.chains.get(&248).unwrap();
+        assert_eq!(
+            c.previous,
+            vec![(237, Some("NODE_FAIL ERR_INFRA".to_string()))]
+        );
+    }
+
+    #[test]
+    fn not_retried_is_said_once() {
+        let mut a = ready();
+        let ev = RetryEvent::NotRetried {
+            local_id: "L1".into(),
+            job_id: 237,
+            reason: "this session is read-only".into(),
+        };
+        a.update(Msg::Retries(Ok((vec![ev.clone()], vec![entry(&[237])]))));
+        assert!(a
+            .status
+            .last_error
+            .clone()
+            .unwrap()
+            .contains("not resubmitted: this session is read-only"));
+        a.status.last_error = None;
+        a.update(Msg::Retries(Ok((vec![ev], vec![entry(&[237])]))));
+        assert!(a.status.last_error.is_none());
+    }
+}

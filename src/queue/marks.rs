@@ -1,8 +1,8 @@
-//! Marks for bulk actions and the "cancelling…" state of rows with an action in flight.
-//! Both are kept by job id, so they follow their rows through sorting and refreshes;
+//! Marks for bulk actions, the "cancelling…" state of rows with an action in flight, and
+//! badges after job names. All are kept by job id, so they follow their rows through sorting and refreshes;
 //! a mark on a job that left the queue is dropped.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use super::QueueView;
 use crate::slurm::model::JobId;
@@ -123,6 +123,18 @@ impl QueueView {
 
     pub fn busy(&self, id: &JobId) -> Option<&'static str> {
         self.busy.get(id).copied()
+    }
+
+    /// Words shown after the names of these jobs (plain job ids), replacing earlier ones.
+    pub fn set_badges(&mut self, badges: HashMap<u64, String>) {
+        self.badges = badges;
+    }
+
+    pub fn badge(&self, id: &JobId) -> Option<&str> {
+        if id.array().is_some() || id.het_offset().is_some() {
+            return None;
+        }
+        self.badges.get(&id.base()).map(String::as_str)
     }
 }
 

@@ -57,6 +57,8 @@ pub struct QueueView {
     mark_anchor: Option<JobId>,
     /// Jobs with an action in flight, and what the row says meanwhile.
     busy: HashMap<JobId, &'static str>,
+    /// Extra words after a job's name (e.g. `↻2/11` for a retried launch), by job id.
+    badges: HashMap<u64, String>,
 }
 
 impl Default for QueueView {
@@ -90,6 +92,7 @@ impl QueueView {
             marks: HashSet::new(),
             mark_anchor: None,
             busy: HashMap::new(),
+            badges: HashMap::new(),
         }
     }
 

@@ -102,6 +102,11 @@ pub fn draw(f: &mut Frame, app: &App) {
                 now: app.now,
                 focused: app.focus == Pane::Detail,
                 triage: app.detail.triage.as_ref(),
+                chain: app
+                    .queue
+                    .selected_job()
+                    .filter(|j| j.id.array().is_none())
+                    .and_then(|j| app.chains.get(&j.id.base())),
             }
             .scrolled(app.detail.scroll),
             r,

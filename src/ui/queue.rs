@@ -154,7 +154,12 @@ impl QueueWidget<'_> {
                 _ => Style::new(),
             };
             if col == Column::Name {
-                if let Some(suffix) = name_suffix(row) {
+                let suffix = match (name_suffix(row), self.view.badge(&row.job.id)) {
+                    (Some(s), Some(b)) => Some(format!("{s} {b}")),
+                    (None, Some(b)) => Some(format!(" {b}")),
+                    (s, None) => s,
+                };
+                if let Some(suffix) = suffix {
                     let sw = suffix.width().min(usize::from(w));
                     let main = fit(&text, usize::from(w) - sw);
                     let (nx, _) = buf.set_stringn(x, y, &main, usize::from(w), style);

@@ -2,5 +2,6 @@
 
 pub mod fetch;
 pub mod ops;
+pub mod retry;
 pub mod tailer;
 pub mod triage;
