@@ -110,6 +110,28 @@ impl App {
                 crate::queue::RowKind::Collapsed { tasks, .. } => tasks,
                 _ => 0,
             };
+            let truncated = matches!(
+                row.kind,
+                crate::queue::RowKind::Collapsed {
+                    truncated: true,
+                    ..
+                }
+            );
+            if truncated {
+                // squeue cut the task list: only the whole array can be named exactly.
+                self.confirm = Some(Confirm {
+                    prompt: format!(
+                        "{kind} the whole array {} (squeue did not list every pending task)?",
+                        job.id.base()
+                    ),
+                    choices: vec![Choice {
+                        key: 'y',
+                        label: format!("whole array {}", job.id.base()),
+                        op: whole,
+                    }],
+                });
+                return Vec::new();
+            }
             self.confirm = Some(Confirm {
                 prompt: format!("{kind} array {}?", job.id.base()),
                 choices: vec![

@@ -175,7 +175,13 @@ fn a_collapsed_array_asks_whole_array_or_pending_tasks() {
     a.update(key('d'));
     assert_eq!(ops(&a.update(key('a')))[0].ids, vec![id("236")]);
     a.update(key('d'));
-    assert_eq!(ops(&a.update(key('p')))[0].ids, vec![id("236_[4-99%4]")]);
+    assert_eq!(
+        ops(&a.update(key('p')))[0].ids,
+        vec![id("236_[4-99]")],
+        "the %4 throttle is not part of what scancel takes"
+    );
+    // The row shows the action although the id sent differs from the one shown.
+    assert_eq!(a.queue.busy(&id("236_[4-99%4]")), Some("cancelling…"));
 }
 
 #[test]
@@ -400,4 +406,32 @@ mod retries {
         a.update(Msg::Retries(Ok((vec![ev], vec![entry(&[237])]))));
         assert!(a.status.last_error.is_none());
     }
+}
+
+#[test]
+fn a_truncated_array_row_offers_only_the_whole_array() {
+    let mut a = ready();
+    let i = a
+        .queue
+        .rows()
+        .position(|r| {
+            matches!(
+                r.kind,
+                crate::queue::RowKind::Collapsed {
+                    truncated: true,
+                    ..
+                }
+            )
+        })
+        .expect("the fixture has a truncated array row");
+    a.queue.select_index(i);
+    let base = a.queue.selected_id().unwrap().base();
+    a.update(key('d'));
+    let c = a.confirm.clone().unwrap();
+    assert!(
+        c.prompt.contains("squeue did not list every pending task"),
+        "{}",
+        c.prompt
+    );
+    assert_eq!(ops(&a.update(key('y')))[0].ids, vec![JobId::new(base)]);
 }

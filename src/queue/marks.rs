@@ -121,8 +121,16 @@ impl QueueView {
         }
     }
 
+    /// Also for a row whose printed id differs from the id the action was sent for
+    /// (`123_[4-99%4]` is cancelled as `123_[4-99]`).
     pub fn busy(&self, id: &JobId) -> Option<&'static str> {
-        self.busy.get(id).copied()
+        if self.busy.is_empty() {
+            return None;
+        }
+        self.busy
+            .get(id)
+            .or_else(|| self.busy.get(&id.cancel_target()))
+            .copied()
     }
 
     /// Words shown after the names of these jobs (plain job ids), replacing earlier ones.
