@@ -433,3 +433,72 @@ async fn read_only_refuses_to_change_anything() {
     assert_eq!(squeue_field(&r, held, "%r").await, "JobHeldUser");
     run(&r, &["scancel", &held.to_string()]).await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn on_a_folded_array_p_cancels_only_the_pending_tasks() {
+    let r = remote();
+    let name = tag("arr");
+    let id = sbatch(
+        &r,
+        &[
+            "--array=0-5%2",
+            "-J",
+            &name,
+            "-c",
+            "1",
+            "--mem=20M",
+            "-t",
+            "5",
+            "--wrap",
+            "sleep 120",
+        ],
+    )
+    .await;
+    wait_for("two tasks to run", Duration::from_secs(90), || async {
+        let out = run(
+            &r,
+            &[
+                "squeue",
+                "-h",
+                "-r",
+                "-j",
+                &id.to_string(),
+                "-t",
+                "R",
+                "-o",
+                "%i",
+            ],
+        )
+        .await;
+        (out.stdout_lossy().lines().count() == 2).then_some(())
+    })
+    .await;
+
+    let mut a = app_with_queue(&r).await;
+    press(&mut a, KeyCode::Char('/'), KeyModifiers::NONE);
+    typed(&mut a, &name);
+    press(&mut a, KeyCode::Enter, KeyModifiers::NONE);
+    let i = a
+        .queue
+        .rows()
+        .position(|row| row.is_collapsed())
+        .expect("a folded row for the pending tasks");
+    a.queue.select_index(i);
+    press(&mut a, KeyCode::Char('d'), KeyModifiers::NONE);
+    let cmds = press(&mut a, KeyCode::Char('p'), KeyModifiers::NONE);
+    let [Cmd::Op(op)] = cmds.as_slice() else {
+        panic!("{cmds:?}")
+    };
+    let report = ops::run(&r, op, T).await.expect("scancel ran");
+    assert!(report.failed().is_empty(), "{}", report.summary());
+    let left = run(
+        &r,
+        &["squeue", "-h", "-r", "-j", &id.to_string(), "-o", "%i %T"],
+    )
+    .await
+    .stdout_lossy();
+    let states: Vec<&str> = left.lines().collect();
+    assert_eq!(states.len(), 2, "only the running tasks are left: {left}");
+    assert!(states.iter().all(|l| l.ends_with("RUNNING")), "{left}");
+    run(&r, &["scancel", &id.to_string()]).await;
+}
