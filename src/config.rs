@@ -19,18 +19,35 @@ pub struct Config {
     /// Key bindings: `[keys.global]`, `[keys.queue]`, `[keys.detail]`, `[keys.log]`.
     pub keys: crate::keymap::KeyConfig,
     pub ui: UiConfig,
+    /// Defaults for launching jobs (`[launch]`): the form's and `submit`'s starting values.
+    pub launch: crate::launch::LaunchSpec,
+    /// Named launch presets (`[templates.NAME]`), each over `[launch]`.
+    pub templates: BTreeMap<String, toml::Table>,
     /// `[triage]`: extra log patterns for failure classes.
     pub triage: crate::triage::TriageConfig,
+    /// `[retry]`: automatic re-submission of launches that failed on infrastructure.
+    pub retry: crate::retry::RetryPolicy,
     /// `[notify]`: bell and desktop notifications on job changes.
     pub notify: crate::notify::NotifyConfig,
 }
 
-#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct UiConfig {
     /// Queue columns in order (default: id, name, partition, state, time, nodes, gpus,
     /// where, start, waited, submitted).
     pub columns: Option<Vec<crate::queue::Column>>,
+    /// `D` cancels without asking; false makes `D` ask like `d`.
+    pub quick_cancel: bool,
+}
+
+impl Default for UiConfig {
+    fn default() -> Self {
+        UiConfig {
+            columns: None,
+            quick_cancel: true,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
@@ -55,6 +72,8 @@ pub struct ClusterConfig {
     pub poll_interval_secs: u64,
     pub connect_timeout_secs: u64,
     pub command_timeout_secs: u64,
+    /// Refuse every action that changes jobs (also `--read-only`).
+    pub read_only: bool,
 }
 
 impl Default for ClusterConfig {
@@ -74,6 +93,7 @@ impl Default for ClusterConfig {
             poll_interval_secs: 5,
             connect_timeout_secs: 10,
             command_timeout_secs: 30,
+            read_only: false,
         }
     }
 }
@@ -345,6 +365,11 @@ fn validate(config: &Config, path: &Path) -> Result<(), ConfigError> {
             key: "keys".into(),
             reason: e,
         });
+    }
+    for name in config.templates.keys() {
+        if let Err(e) = crate::launch::spec::from_config(config, Some(name)) {
+            return Err(invalid(format!("templates.{name}"), &e));
+        }
     }
     if let Err(e) = crate::triage::Patterns::new(&config.triage) {
         return Err(invalid(e.key, &e.reason));

@@ -7,6 +7,7 @@ mod doctor;
 mod jobs;
 mod login;
 mod logs;
+mod submit;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -34,6 +35,9 @@ pub struct Cli {
     /// Cluster from the config (default: default_cluster).
     #[arg(long, global = true, value_name = "NAME")]
     pub cluster: Option<String>,
+    /// Refuse every action that changes jobs (cancel, hold, release, requeue, top, edit).
+    #[arg(long, global = true)]
+    pub read_only: bool,
     /// Which jobs the dashboard shows.
     #[command(flatten)]
     pub queue: jobs::QueueArgs,
@@ -54,19 +58,26 @@ pub enum Command {
     /// Open the SSH connection in this terminal (answer password/2FA prompts here); later
     /// commands and the dashboard reuse it.
     Login,
+    /// Launch a job (the dashboard's `n` form from the command line), e.g.
+    /// `slurmdash submit --template train-8gpu --set time=2h -- python train.py`.
+    Submit(submit::SubmitArgs),
 }
 
 pub async fn run(cli: Cli) -> Result<ExitCode> {
     let loaded = Loaded::load(cli.config.as_deref())?;
-    let cluster = loaded
+    let mut cluster = loaded
         .cluster(cli.cluster.as_deref(), &Env::from_process())
         .wrap_err("choosing the cluster")?;
+    if cli.read_only {
+        cluster.settings.read_only = true;
+    }
     match cli.command {
         Some(Command::Doctor) => doctor::run(&cluster).await,
         Some(Command::Jobs(args)) => jobs::run(&cluster, &args).await,
         Some(Command::Cancel(args)) => cancel::run(&cluster, &args).await,
         Some(Command::Logs(args)) => logs::run(&cluster, &args).await,
         Some(Command::Login) => login::run(&cluster),
+        Some(Command::Submit(args)) => submit::run(&loaded, &cluster, &args).await,
         None => {
             let args = &cli.queue;
             let keymap = Keymap::with_overrides(&loaded.config.keys)
@@ -80,6 +91,8 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
                     "your jobs".into()
                 },
                 columns: loaded.config.ui.columns.clone(),
+                quick_cancel: loaded.config.ui.quick_cancel,
+                force_read_only: cli.read_only,
                 cluster,
                 remote,
             };

@@ -24,6 +24,8 @@ pub struct DetailWidget<'a> {
     pub focused: bool,
     /// The triage of a finished job, shown under its state.
     pub triage: Option<&'a crate::app::TriageView>,
+    /// Where the job sits in its launch's chain of attempts (launched jobs only).
+    pub chain: Option<&'a crate::retry::Chain>,
 }
 
 /// A [`DetailWidget`] scrolled down by `scroll` lines (clamped to the content).
@@ -224,6 +226,14 @@ impl DetailWidget<'_> {
             .unwrap_or_default()
         {
             l.field(label, &value, style);
+        }
+        if let Some(c) = self.chain {
+            let style = if c.attempt > 1 {
+                t.warn()
+            } else {
+                Style::new()
+            };
+            l.field("Attempts", &c.describe(), style);
         }
         l.gap();
 

@@ -43,6 +43,7 @@ fn render(c: Case, w: u16, h: u16) -> Buffer {
         now: now(),
         focused: true,
         triage: None,
+        chain: None,
     }
     .render(buf.area, &mut buf);
     buf
@@ -219,6 +220,7 @@ fn scrolling_is_clamped_to_the_content() {
             now: now(),
             focused: false,
             triage: None,
+            chain: None,
         }
         .scrolled(scroll)
         .render(buf.area, &mut buf);

@@ -2,6 +2,7 @@
 //! lands where the user sees the row.
 
 pub mod detail;
+pub mod edit;
 pub mod events;
 pub mod help;
 pub mod log;
@@ -102,6 +103,11 @@ pub fn draw(f: &mut Frame, app: &App) {
                 now: app.now,
                 focused: app.focus == Pane::Detail,
                 triage: app.detail.triage.as_ref(),
+                chain: app
+                    .queue
+                    .selected_job()
+                    .filter(|j| j.id.array().is_none())
+                    .and_then(|j| app.chains.get(&j.id.base())),
             }
             .scrolled(app.detail.scroll),
             r,
@@ -146,6 +152,16 @@ pub fn draw(f: &mut Frame, app: &App) {
                 theme: &app.theme,
             },
             over,
+        );
+    }
+    if let Some(form) = &app.edit {
+        f.render_widget(
+            edit::EditWidget {
+                form,
+                theme: &app.theme,
+                partitions: app.partitions.as_ref(),
+            },
+            size,
         );
     }
     if app.help {

@@ -120,6 +120,7 @@ mod tests {
             now: now(),
             focused: true,
             triage: v,
+            chain: None,
         }
         .render(buf.area, &mut buf);
         text(&buf)

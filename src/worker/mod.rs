@@ -1,5 +1,7 @@
 //! Background work: receives commands, sends messages. Never touches UI state.
 
 pub mod fetch;
+pub mod ops;
+pub mod retry;
 pub mod tailer;
 pub mod triage;

@@ -1,0 +1,126 @@
+//! `slurmdash submit`: the form's submission from the command line, through the same path
+//! (validate -> stage -> submit -> record).
+
+use std::process::ExitCode;
+
+use clap::Args;
+use color_eyre::eyre::{eyre, Result};
+
+use super::connect;
+use crate::config::{Cluster, Loaded};
+use crate::launch::{self, facts, submit, LaunchSpec};
+use crate::registry::Registry;
+
+#[derive(Debug, Args)]
+pub struct SubmitArgs {
+    /// Start from `[templates.NAME]` in the config (over `[launch]`).
+    #[arg(long, value_name = "NAME")]
+    pub template: Option<String>,
+    /// Set a launch field, e.g. `--set gpus=8 --set time=2h --set inputs=/lustre/data`
+    /// (keys: name, partition, account, nodes, gpus, max_gpus_per_node, cpus_per_task, mem,
+    /// time, image, container_mounts, workdir, env, secrets, extra_sbatch, inputs, requeue,
+    /// sqsh_cache, force_reconvert, conversion_partition, sqsh_cache_dir, master_port).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+    /// Validate and check input paths on the cluster, print the script; submit nothing.
+    #[arg(long, conflicts_with = "test_only")]
+    pub dry_run: bool,
+    /// Ask the scheduler (`sbatch --test-only`) when and where the job would start.
+    #[arg(long)]
+    pub test_only: bool,
+    /// Print the exact script before submitting it.
+    #[arg(long)]
+    pub preview: bool,
+    /// The command the job runs (after `--`).
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+/// The spec from config, template, `--set` and the command.
+pub fn spec_from_args(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Result<LaunchSpec> {
+    let mut spec = launch::spec::from_config(&loaded.config, args.template.as_deref())
+        .map_err(|e| eyre!("config file {}: {e}", loaded.path.display()))?;
+    for kv in &args.set {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| eyre!("--set takes KEY=VALUE, not `{kv}`"))?;
+        spec.set(k.trim(), v)
+            .map_err(|e| eyre!("--set {kv}: {e}"))?;
+    }
+    if !args.command.is_empty() {
+        spec.command = crate::slurm::command::shell_line(&args.command)
+            .map_err(|_| eyre!("the command contains a NUL byte"))?;
+    }
+    Ok(spec.with_cluster_defaults(
+        cluster.settings.partition.as_deref(),
+        cluster.settings.account.as_deref(),
+    ))
+}
+
+pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Result<ExitCode> {
+    let spec = spec_from_args(loaded, cluster, args)?;
+    let results_root = cluster.settings.results_root.clone().ok_or_else(|| {
+        eyre!(
+            "cluster `{}` has no results_root: set it in the config or export SLURM_BASE_RESULTS_DIR",
+            cluster.name
+        )
+    })?;
+    let remote = connect(cluster)?;
+    let timeout = cluster.settings.command_timeout();
+    let facts = facts::fetch(remote.as_ref(), timeout)
+        .await
+        .map_err(|e| eyre!("reading the cluster's partitions: {e}"))?;
+    let local_id = submit::new_local_id();
+    let prepared = match submit::prepare(&spec, &facts, &results_root, &local_id) {
+        Ok(p) => p,
+        Err(problems) => {
+            eprintln!("slurmdash: not submitted:");
+            for p in problems {
+                eprintln!("  {:?}: {}", p.field, p.message);
+            }
+            return Ok(ExitCode::from(2));
+        }
+    };
+    if args.test_only {
+        let e = submit::test_only(remote.as_ref(), &prepared, timeout)
+            .await
+            .map_err(|e| eyre!(e))?;
+        println!(
+            "estimated start {} on {} in partition {}\n({})",
+            e.start, e.nodes, e.partition, e.text
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.dry_run || args.preview {
+        print!("{}", prepared.script);
+    }
+    if args.dry_run {
+        launch::stage::check_inputs(remote.as_ref(), &prepared.plan.inputs, timeout)
+            .await
+            .map_err(|e| eyre!(e))?;
+        eprintln!("dry run: valid; nothing was submitted");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let secrets = submit::read_secrets(&prepared.plan.secrets, |n| std::env::var(n).ok())
+        .map_err(|e| eyre!(e))?;
+    let registry = Registry::open_default();
+    let target = submit::Target {
+        remote: remote.as_ref(),
+        cluster: &cluster.name,
+        registry: &registry,
+        timeout,
+        convert_timeout: std::time::Duration::from_secs(30 * 60),
+    };
+    let s = submit::submit(&target, &prepared, &secrets)
+        .await
+        .map_err(|e| eyre!(e))?;
+    println!("Submitted job {} (launch {})", s.job_id, s.local_id);
+    println!("job dir: {}", s.job_dir);
+    println!("script:  {}", s.script_path);
+    println!("stdout:  {}", s.stdout);
+    println!("stderr:  {}", s.stderr);
+    for w in &s.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(ExitCode::SUCCESS)
+}

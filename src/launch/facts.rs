@@ -1,0 +1,208 @@
+//! What validation needs to know about the cluster: partitions (MaxTime, GPUs per node, idle
+//! GPUs, pending jobs), the user's accounts and whether Pyxis is installed. Built by pure
+//! functions from command output; [`fetch`] runs the commands.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::remote::Remote;
+use crate::slurm::command;
+use crate::slurm::model::{gpus_in_gres_list, summarize_partitions, Partition, PartitionUsage};
+use crate::slurm::parse::{parse_scontrol_partitions, parse_sinfo};
+use crate::slurm::time::SlurmDuration;
+use crate::worker::fetch::failure;
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct PartitionInfo {
+    pub name: String,
+    pub is_default: bool,
+    /// `None`: UNLIMITED.
+    pub max_time: Option<Duration>,
+    pub nodes: u32,
+    /// GPUs on the biggest node of the partition.
+    pub gpus_per_node: u32,
+    pub gpus_total: u32,
+    pub gpus_idle: u32,
+    pub pending_jobs: u32,
+    pub state: String,
+}
+
+impl PartitionInfo {
+    pub fn max_time_text(&self) -> String {
+        match self.max_time {
+            Some(d) => SlurmDuration::Known(d).to_slurm(),
+            None => "UNLIMITED".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ClusterFacts {
+    pub partitions: Vec<PartitionInfo>,
+    /// The user's Slurm accounts; `None` when they could not be listed (no check then).
+    pub accounts: Option<Vec<String>>,
+    /// Whether `srun --help` lists `--container-image`; `None` when unknown.
+    pub pyxis: Option<bool>,
+}
+
+impl ClusterFacts {
+    pub fn partition(&self, name: &str) -> Option<&PartitionInfo> {
+        self.partitions.iter().find(|p| p.name == name)
+    }
+    pub fn default_partition(&self) -> Option<&PartitionInfo> {
+        self.partitions.iter().find(|p| p.is_default)
+    }
+}
+
+/// Joins `scontrol show partition`, sinfo rows and the partitions of pending jobs
+/// (squeue `%P`, one line per job, comma-separated when a job names several).
+pub fn partitions(
+    parts: &[Partition],
+    usage: &[PartitionUsage],
+    pending: &str,
+) -> Vec<PartitionInfo> {
+    let summaries = summarize_partitions(usage);
+    parts
+        .iter()
+        .map(|p| {
+            let rows = usage.iter().filter(|u| u.partition == p.name);
+            let gpus_per_node = rows
+                .map(|u| u.gres.as_deref().map(gpus_in_gres_list).unwrap_or(0))
+                .max()
+                .unwrap_or(0);
+            let s = summaries.iter().find(|s| s.partition == p.name);
+            let pending_jobs = pending
+                .lines()
+                .filter(|l| l.split(',').any(|x| x.trim() == p.name))
+                .count() as u32;
+            PartitionInfo {
+                name: p.name.clone(),
+                is_default: p.is_default,
+                max_time: match p.max_time {
+                    SlurmDuration::Known(d) => Some(d),
+                    _ => None,
+                },
+                nodes: p.total_nodes,
+                gpus_per_node,
+                gpus_total: s.map_or(0, |s| s.gpus_total),
+                gpus_idle: s.map_or(0, |s| s.gpus_total.saturating_sub(s.gpus_used)),
+                pending_jobs,
+                state: p.state.clone(),
+            }
+        })
+        .collect()
+}
+
+/// sacctmgr's `-n -P format=account` lines, deduplicated.
+pub fn parse_accounts(out: &str) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    for l in out.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if !v.iter().any(|a| a == l) {
+            v.push(l.to_string());
+        }
+    }
+    v
+}
+
+/// Pyxis adds `--container-image` to srun's options.
+pub fn pyxis_in_srun_help(help: &str) -> bool {
+    help.contains("--container-image")
+}
+
+pub fn pending_argv() -> Vec<String> {
+    ["squeue", "--noheader", "--states=PENDING", "--format=%P"]
+        .map(String::from)
+        .to_vec()
+}
+
+/// The calling user's associations. A fixed script: `id -un` names the user on the
+/// login node (the SSH user may be an alias).
+pub fn accounts_argv() -> Vec<String> {
+    [
+        "sh",
+        "-c",
+        "sacctmgr --noheader --parsable2 show assoc user=\"$(id -un)\" format=account",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+pub fn srun_help_argv() -> Vec<String> {
+    vec!["srun".into(), "--help".into()]
+}
+
+/// Runs the commands and joins their output. Partitions are required; accounts and Pyxis
+/// are best effort (`None` when the command failed).
+pub async fn fetch(remote: &dyn Remote, timeout: Duration) -> Result<ClusterFacts, String> {
+    let run = |argv: Vec<String>| async move {
+        let out = remote
+            .run(&argv, None, timeout)
+            .await
+            .map_err(|e| e.to_string())?;
+        if out.success() {
+            Ok(out.stdout_lossy())
+        } else {
+            Err(failure(remote, &argv, &out))
+        }
+    };
+    let parts = parse_scontrol_partitions(&run(command::scontrol_show_partition()).await?)
+        .map_err(|e| format!("scontrol show partition printed something unexpected: {e}"))?;
+    let usage = parse_sinfo(&run(command::sinfo()).await?)
+        .map_err(|e| format!("sinfo printed something unexpected: {e}"))?;
+    let pending = run(pending_argv()).await.unwrap_or_default();
+    let accounts = run(accounts_argv())
+        .await
+        .ok()
+        .map(|o| parse_accounts(&o))
+        .filter(|a| !a.is_empty());
+    let pyxis = run(srun_help_argv())
+        .await
+        .ok()
+        .map(|h| pyxis_in_srun_help(&h));
+    Ok(ClusterFacts {
+        partitions: partitions(&parts, &usage, &pending),
+        accounts,
+        pyxis,
+    })
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> String {
+        let p = format!("{}/tests/fixtures/slurm/{name}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
+    }
+
+    #[test]
+    fn partitions_from_real_output() {
+        let parts = parse_scontrol_partitions(&fixture("scontrol_partition.out")).unwrap();
+        let usage = parse_sinfo(&fixture("sinfo.out")).unwrap();
+        let info = partitions(&parts, &usage, "short\nshort,polar\nlong\n");
+        let short = info.iter().find(|p| p.name == "short").unwrap();
+        assert!(short.is_default);
+        assert_eq!(short.max_time, Some(Duration::from_secs(1800)));
+        assert_eq!((short.nodes, short.gpus_per_node), (1, 8));
+        assert_eq!(short.pending_jobs, 2);
+        assert_eq!(short.max_time_text(), "30:00");
+        let long = info.iter().find(|p| p.name == "long").unwrap();
+        assert_eq!(long.max_time, Some(Duration::from_secs(2 * 86400)));
+    }
+
+    #[test]
+    fn accounts_and_pyxis() {
+        assert_eq!(
+            parse_accounts("vision\nresearch\nvision\n"),
+            ["vision", "research"]
+        );
+        assert!(!pyxis_in_srun_help(
+            "      --container             Path to OCI container bundle"
+        ));
+        assert!(pyxis_in_srun_help(
+            "      --container-image=[REMOTE#]IMAGE[:TAG]|PATH"
+        ));
+    }
+}

@@ -1,0 +1,16 @@
+//! Launching jobs the way NVIDIA's TAO Slurm tooling does: a spec (the form's values), pure
+//! validation against the cluster's partitions, the rendered sbatch script, staging the job
+//! directory on the login node and submitting. `submit` is the one path used by both the
+//! command line and the dashboard's form.
+
+pub mod container;
+pub mod facts;
+pub mod script;
+pub mod spec;
+pub mod stage;
+pub mod submit;
+pub mod validate;
+
+pub use facts::ClusterFacts;
+pub use spec::LaunchSpec;
+pub use validate::{validate, Field, Plan, Problem};

@@ -1,0 +1,154 @@
+//! The exact sbatch script slurmdash submits, in the layout of NVIDIA's TAO Slurm handler:
+//! logs at `<job_dir>/slurm-logs/<name>-<job id>/main.{out,err}`, the results directory in
+//! the environment, one task per node launched with srun (inside the container when there
+//! is one), and the rendezvous variables for multi-node jobs.
+
+use std::fmt::Write as _;
+
+use crate::launch::validate::Plan;
+use crate::slurm::time::SlurmDuration;
+
+/// Where the job lives on the cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    pub local_id: String,
+    /// `$SLURM_BASE_RESULTS_DIR/results`: TAO_API_RESULTS_DIR, the job dir's parent.
+    pub results_root: String,
+    pub job_dir: String,
+}
+
+impl Layout {
+    pub fn new(results_root: &str, local_id: &str) -> Layout {
+        let root = results_root.trim_end_matches('/');
+        Layout {
+            local_id: local_id.to_string(),
+            results_root: root.to_string(),
+            job_dir: format!("{root}/{local_id}"),
+        }
+    }
+    pub fn script_path(&self) -> String {
+        format!("{}/sbatch/job_{}.sbatch", self.job_dir, self.local_id)
+    }
+    pub fn log_dir(&self, name: &str, job_id: u64) -> String {
+        format!("{}/slurm-logs/{name}-{job_id}", self.job_dir)
+    }
+    pub fn stdout(&self, name: &str, job_id: u64) -> String {
+        format!("{}/main.out", self.log_dir(name, job_id))
+    }
+    pub fn stderr(&self, name: &str, job_id: u64) -> String {
+        format!("{}/main.err", self.log_dir(name, job_id))
+    }
+}
+
+/// Single-quotes `s` for the script's shell unless it is plainly safe.
+pub fn quote(s: &str) -> String {
+    let safe = !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"@%+=:,./_-".contains(&b));
+    if safe {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// Renders the script. `image` is what `--container-image` gets (the Pyxis form, or the
+/// cached SQSH path), None for a job without a container.
+pub fn render(plan: &Plan, layout: &Layout, image: Option<&str>) -> String {
+    let mut s = String::from("#!/bin/bash\n");
+    let mut sb = |line: String| {
+        let _ = writeln!(s, "#SBATCH {line}");
+    };
+    sb(format!("--job-name={}", plan.name));
+    sb(format!("--partition={}", plan.partition));
+    if let Some(a) = &plan.account {
+        sb(format!("--account={a}"));
+    }
+    sb(format!("--nodes={}", plan.nodes));
+    sb("--ntasks-per-node=1".into());
+    if plan.gpus_per_node > 0 {
+        sb(format!("--gres=gpu:{}", plan.gpus_per_node));
+    }
+    sb(format!("--cpus-per-task={}", plan.cpus_per_task));
+    if let Some(m) = &plan.mem {
+        sb(format!("--mem={m}"));
+    }
+    sb(format!(
+        "--time={}",
+        SlurmDuration::Known(plan.time).to_slurm()
+    ));
+    if plan.exclusive {
+        sb("--exclusive".into());
+    }
+    sb(if plan.requeue {
+        "--requeue"
+    } else {
+        "--no-requeue"
+    }
+    .into());
+    sb(format!(
+        "--output={}/slurm-logs/%x-%j/main.out",
+        layout.job_dir
+    ));
+    sb(format!(
+        "--error={}/slurm-logs/%x-%j/main.err",
+        layout.job_dir
+    ));
+    for o in &plan.extra_sbatch {
+        sb(o.clone());
+    }
+    let _ = writeln!(
+        s,
+        "#\n# Written by slurmdash for launch {id}. slurmdash submits it held, creates\n# slurm-logs/{name}-<job id>/ (Slurm does not create --output directories), then releases it.\n# Resubmitting by hand: create that directory first, or the job fails at start.\nset -eo pipefail\n",
+        id = layout.local_id,
+        name = plan.name,
+    );
+    let mut export = |k: &str, v: &str| {
+        let _ = writeln!(s, "export {k}={}", quote(v));
+    };
+    export("TAO_API_RESULTS_DIR", &layout.results_root);
+    export("TAO_JOB_ID", &layout.local_id);
+    export("SLURMDASH_JOB_DIR", &layout.job_dir);
+    export("NUM_GPU_PER_NODE", &plan.gpus_per_node.to_string());
+    for (k, v) in &plan.env {
+        export(k, v);
+    }
+    if plan.nodes > 1 {
+        let _ = writeln!(
+            s,
+            "\n# Rendezvous: WORLD_SIZE is the number of nodes, NODE_RANK is set per node below.\nexport WORLD_SIZE=\"$SLURM_NNODES\"\nexport MASTER_ADDR=\"$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\"\nexport MASTER_PORT={}",
+            plan.master_port
+        );
+    }
+    let workdir = plan.workdir.as_deref().unwrap_or(&layout.job_dir);
+    let _ = writeln!(s, "\ncd {}", quote(workdir));
+
+    let mut inner = String::new();
+    if plan.nodes > 1 {
+        inner.push_str("export NODE_RANK=\"$SLURM_NODEID\"\n");
+    }
+    if image.is_some() {
+        let _ = writeln!(inner, "cd {}", quote(workdir));
+    }
+    inner.push_str(&plan.command);
+    let mut srun = vec![
+        "srun".to_string(),
+        format!("--nodes={}", plan.nodes),
+        "--ntasks-per-node=1".into(),
+        format!("--cpus-per-task={}", plan.cpus_per_task),
+    ];
+    if let Some(img) = image {
+        srun.push(quote(&format!("--container-image={img}")));
+        if !plan.container_mounts.is_empty() {
+            srun.push(quote(&format!(
+                "--container-mounts={}",
+                plan.container_mounts
+            )));
+        }
+    }
+    srun.push("bash".into());
+    srun.push("-c".into());
+    srun.push(quote(&inner));
+    let _ = writeln!(s, "{}", srun.join(" "));
+    s
+}

@@ -1,0 +1,339 @@
+//! What the user asks for: the form's values, also read from `[launch]` defaults and
+//! `[templates.NAME]` tables in the config and from `--set key=value` on the command line.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// One launch request. Values are kept as the user typed them (e.g. time `4h`,
+/// `lustre:///data`); [`crate::launch::validate`] turns them into a [`crate::launch::Plan`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LaunchSpec {
+    /// Job name (letters, digits, `.`, `_`, `-`): also names the log directory.
+    pub name: String,
+    /// Empty: the cluster's configured partition, else Slurm's default partition.
+    pub partition: String,
+    /// Empty: the cluster's configured account, else none (`--account` is left out).
+    pub account: String,
+    pub nodes: u32,
+    /// GPUs for the whole job. At or above `max_gpus_per_node` the job takes whole nodes.
+    pub gpus: u32,
+    pub max_gpus_per_node: u32,
+    pub cpus_per_task: u32,
+    /// As Slurm takes it (`64G`); empty: the partition's default.
+    pub mem: String,
+    /// `4h`, `90m`, `1d12h`, or Slurm's `HH:MM:SS` / `D-HH:MM:SS`.
+    pub time: String,
+    /// `/path/image.sqsh`, `registry#image:tag`, `docker://registry#image:tag` or
+    /// `registry/image:tag`; empty: no container.
+    pub image: String,
+    pub container_mounts: String,
+    /// Directory the command runs in (cluster path); empty: the job directory.
+    pub workdir: String,
+    /// Shell command run by each task (inside the container when there is one).
+    pub command: String,
+    /// Plain environment variables for the job (written into the script).
+    pub env: BTreeMap<String, String>,
+    /// Names of variables read from this machine's environment and handed to sbatch over
+    /// the SSH channel's stdin; their values are never written anywhere.
+    pub secrets: Vec<String>,
+    /// Further sbatch options, one per entry (`--qos=high`).
+    pub extra_sbatch: Vec<String>,
+    /// Paths the job reads; each must exist on the cluster (`test -e`) before submitting.
+    pub inputs: Vec<String>,
+    pub requeue: bool,
+    /// Convert registry images to a cached SQSH file before the job starts.
+    pub sqsh_cache: bool,
+    /// Reconvert `:latest` images even when a cached SQSH exists.
+    pub force_reconvert: bool,
+    /// Partition for the `enroot import` step; empty: the job's partition.
+    pub conversion_partition: String,
+    /// Where converted SQSH images are cached; empty: `<results_root>/../sqsh-cache`.
+    pub sqsh_cache_dir: String,
+    pub master_port: u16,
+    /// The template these values started from (recorded in the registry).
+    pub template: Option<String>,
+}
+
+impl Default for LaunchSpec {
+    fn default() -> Self {
+        Self {
+            name: "job".into(),
+            partition: String::new(),
+            account: String::new(),
+            nodes: 1,
+            gpus: 4,
+            max_gpus_per_node: 8,
+            cpus_per_task: 16,
+            mem: String::new(),
+            time: "4h".into(),
+            image: String::new(),
+            container_mounts: "/lustre".into(),
+            workdir: String::new(),
+            command: String::new(),
+            env: BTreeMap::new(),
+            secrets: Vec::new(),
+            extra_sbatch: Vec::new(),
+            inputs: Vec::new(),
+            requeue: true,
+            sqsh_cache: true,
+            force_reconvert: false,
+            conversion_partition: String::new(),
+            sqsh_cache_dir: String::new(),
+            master_port: 29500,
+            template: None,
+        }
+    }
+}
+
+/// The keys `--set key=value` and the form accept, in form order.
+pub const KEYS: &[&str] = &[
+    "name",
+    "partition",
+    "account",
+    "nodes",
+    "gpus",
+    "max_gpus_per_node",
+    "cpus_per_task",
+    "mem",
+    "time",
+    "image",
+    "container_mounts",
+    "workdir",
+    "command",
+    "env",
+    "secrets",
+    "extra_sbatch",
+    "inputs",
+    "requeue",
+    "sqsh_cache",
+    "force_reconvert",
+    "conversion_partition",
+    "sqsh_cache_dir",
+    "master_port",
+];
+
+impl LaunchSpec {
+    /// Sets one field from text, as typed in the form or given to `--set`. Lists are
+    /// comma-separated (`inputs=/a,/b`, `env=A=1,B=2`, `secrets=HF_TOKEN,NGC_KEY`); for
+    /// extra sbatch options a space also separates (`--qos=high --exclude=n1`).
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        let v = value.trim();
+        let num = |what: &str| -> Result<u32, String> {
+            v.parse::<u32>()
+                .map_err(|_| format!("{what} must be a whole number, not `{v}`"))
+        };
+        let flag = || -> Result<bool, String> {
+            match v.to_ascii_lowercase().as_str() {
+                "true" | "yes" | "on" | "1" => Ok(true),
+                "false" | "no" | "off" | "0" => Ok(false),
+                _ => Err(format!("{key} must be true or false, not `{v}`")),
+            }
+        };
+        let list = |sep: &[char]| -> Vec<String> {
+            v.split(sep)
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect()
+        };
+        match key {
+            "name" => self.name = v.to_string(),
+            "partition" => self.partition = v.to_string(),
+            "account" => self.account = v.to_string(),
+            "nodes" => self.nodes = num("nodes")?,
+            "gpus" => self.gpus = num("gpus")?,
+            "max_gpus_per_node" => self.max_gpus_per_node = num("max_gpus_per_node")?,
+            "cpus_per_task" | "cpus" => self.cpus_per_task = num("cpus_per_task")?,
+            "mem" => self.mem = v.to_string(),
+            "time" => self.time = v.to_string(),
+            "image" => self.image = v.to_string(),
+            "container_mounts" | "mounts" => self.container_mounts = v.to_string(),
+            "workdir" => self.workdir = v.to_string(),
+            "command" => self.command = value.to_string(),
+            "env" => {
+                let mut env = BTreeMap::new();
+                for pair in list(&[',']) {
+                    let (k, val) = pair
+                        .split_once('=')
+                        .ok_or_else(|| format!("env entries are NAME=value, not `{pair}`"))?;
+                    env.insert(k.trim().to_string(), val.to_string());
+                }
+                self.env = env;
+            }
+            "secrets" => self.secrets = list(&[',', ' ']),
+            "extra_sbatch" | "extra" => self.extra_sbatch = list(&[' ']),
+            "inputs" => self.inputs = list(&[',']),
+            "requeue" => self.requeue = flag()?,
+            "sqsh_cache" => self.sqsh_cache = flag()?,
+            "force_reconvert" => self.force_reconvert = flag()?,
+            "conversion_partition" => self.conversion_partition = v.to_string(),
+            "sqsh_cache_dir" => self.sqsh_cache_dir = v.to_string(),
+            "master_port" => {
+                self.master_port = v
+                    .parse()
+                    .map_err(|_| format!("master_port must be a port number, not `{v}`"))?
+            }
+            _ => {
+                return Err(format!(
+                    "unknown launch setting `{key}`; known: {}",
+                    KEYS.join(", ")
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// The field's value as text, in the form `set` accepts.
+    pub fn get(&self, key: &str) -> String {
+        let b = |x: bool| if x { "true" } else { "false" }.to_string();
+        match key {
+            "name" => self.name.clone(),
+            "partition" => self.partition.clone(),
+            "account" => self.account.clone(),
+            "nodes" => self.nodes.to_string(),
+            "gpus" => self.gpus.to_string(),
+            "max_gpus_per_node" => self.max_gpus_per_node.to_string(),
+            "cpus_per_task" => self.cpus_per_task.to_string(),
+            "mem" => self.mem.clone(),
+            "time" => self.time.clone(),
+            "image" => self.image.clone(),
+            "container_mounts" => self.container_mounts.clone(),
+            "workdir" => self.workdir.clone(),
+            "command" => self.command.clone(),
+            "env" => self
+                .env
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(","),
+            "secrets" => self.secrets.join(","),
+            "extra_sbatch" => self.extra_sbatch.join(" "),
+            "inputs" => self.inputs.join(","),
+            "requeue" => b(self.requeue),
+            "sqsh_cache" => b(self.sqsh_cache),
+            "force_reconvert" => b(self.force_reconvert),
+            "conversion_partition" => self.conversion_partition.clone(),
+            "sqsh_cache_dir" => self.sqsh_cache_dir.clone(),
+            "master_port" => self.master_port.to_string(),
+            _ => String::new(),
+        }
+    }
+
+    /// Fills what the user left empty from the cluster's settings.
+    pub fn with_cluster_defaults(mut self, partition: Option<&str>, account: Option<&str>) -> Self {
+        if self.partition.is_empty() {
+            if let Some(p) = partition {
+                // SLURM_PARTITION may list several (`polar,polar3`): the first is ours.
+                self.partition = p.split(',').next().unwrap_or(p).trim().to_string();
+            }
+        }
+        if self.account.is_empty() {
+            if let Some(a) = account {
+                self.account = a.trim().to_string();
+            }
+        }
+        self
+    }
+}
+
+/// The starting values: `[launch]`, overlaid with `[templates.NAME]` when a template is
+/// named. Errors name the template and the bad key.
+pub fn from_config(
+    config: &crate::config::Config,
+    template: Option<&str>,
+) -> Result<LaunchSpec, String> {
+    let Some(name) = template else {
+        return Ok(config.launch.clone());
+    };
+    let overlay = config.templates.get(name).ok_or_else(|| {
+        let known: Vec<&str> = config.templates.keys().map(String::as_str).collect();
+        format!(
+            "no template `{name}`; configured: {}",
+            if known.is_empty() {
+                "none".to_string()
+            } else {
+                known.join(", ")
+            }
+        )
+    })?;
+    let mut table = toml::Table::try_from(&config.launch).map_err(|e| e.to_string())?;
+    for (k, v) in overlay {
+        table.insert(k.clone(), v.clone());
+    }
+    let mut spec: LaunchSpec = toml::Value::Table(table)
+        .try_into()
+        .map_err(|e: toml::de::Error| e.to_string().trim().to_string())?;
+    spec.template = Some(name.to_string());
+    Ok(spec)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_follow_the_tao_packaged_values() {
+        let s = LaunchSpec::default();
+        assert_eq!((s.nodes, s.gpus, s.max_gpus_per_node), (1, 4, 8));
+        assert_eq!((s.cpus_per_task, s.time.as_str()), (16, "4h"));
+        assert_eq!(s.container_mounts, "/lustre");
+        assert!(s.requeue && s.sqsh_cache);
+    }
+
+    #[test]
+    fn set_and_get_round_trip_every_key() {
+        let mut s = LaunchSpec::default();
+        s.set("env", "A=1,B=x=y").unwrap();
+        assert_eq!(s.env.get("B").map(String::as_str), Some("x=y"));
+        s.set("extra_sbatch", "--qos=high  --exclude=n1").unwrap();
+        assert_eq!(s.extra_sbatch, vec!["--qos=high", "--exclude=n1"]);
+        s.set("requeue", "no").unwrap();
+        assert!(!s.requeue);
+        for k in KEYS {
+            let v = s.get(k);
+            let mut t = s.clone();
+            t.set(k, &v).unwrap();
+            assert_eq!(t, s, "{k}");
+        }
+        assert!(s.set("gpus", "four").unwrap_err().contains("whole number"));
+        assert!(s
+            .set("gpu", "4")
+            .unwrap_err()
+            .contains("unknown launch setting"));
+    }
+
+    #[test]
+    fn cluster_defaults_fill_only_empty_fields() {
+        let s = LaunchSpec::default().with_cluster_defaults(Some("polar,polar3"), Some("research"));
+        assert_eq!(
+            (s.partition.as_str(), s.account.as_str()),
+            ("polar", "research")
+        );
+        let t = LaunchSpec {
+            partition: "long".into(),
+            ..LaunchSpec::default()
+        };
+        let t = t.with_cluster_defaults(Some("polar"), None);
+        assert_eq!((t.partition.as_str(), t.account.as_str()), ("long", ""));
+    }
+
+    #[test]
+    fn templates_overlay_launch_defaults() {
+        let text = "[launch]\ncpus_per_task = 8\ntime = \"2h\"\n[templates.train-8gpu]\ngpus = 8\nimage = \"nvcr.io/nvidia/pytorch:24.01-py3\"\n";
+        let cfg = crate::config::parse(text, std::path::Path::new("c.toml")).unwrap();
+        let s = from_config(&cfg, Some("train-8gpu")).unwrap();
+        assert_eq!((s.gpus, s.cpus_per_task, s.time.as_str()), (8, 8, "2h"));
+        assert_eq!(s.template.as_deref(), Some("train-8gpu"));
+        assert!(from_config(&cfg, Some("nope"))
+            .unwrap_err()
+            .contains("configured: train-8gpu"));
+        let bad = "[templates.x]\ngpu = 8\n";
+        let e = crate::config::parse(bad, std::path::Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("templates.x") && e.contains("gpu"), "{e}");
+    }
+}

@@ -1,0 +1,302 @@
+//! The one submission path, used by `slurmdash submit` and by the dashboard's form:
+//! validate -> check inputs -> convert the image (optional) -> stage -> submit -> record.
+
+use std::time::Duration;
+
+use chrono::Utc;
+use serde::Serialize;
+
+use crate::launch::container::{self, Conversion, Image};
+use crate::launch::facts::ClusterFacts;
+use crate::launch::script::{self, Layout};
+use crate::launch::spec::LaunchSpec;
+use crate::launch::stage::{self, Estimate};
+use crate::launch::validate::{self, Plan, Problem};
+use crate::registry::{Attempt, Entry, Registry};
+use crate::remote::Remote;
+
+/// Everything decided before touching the cluster: the plan, where it goes and the script.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prepared {
+    pub spec: LaunchSpec,
+    pub plan: Plan,
+    pub layout: Layout,
+    pub conversion: Option<Conversion>,
+    pub script: String,
+}
+
+/// A new local id: UTC time plus a few random-ish hex digits (`20261123-105400-3fa2c1`).
+pub fn new_local_id() -> String {
+    let now = Utc::now();
+    let nanos = now.timestamp_subsec_nanos() as u64;
+    let mix = (nanos ^ (u64::from(std::process::id()) << 20)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    format!(
+        "{}-{:06x}",
+        now.format("%Y%m%d-%H%M%S"),
+        (mix >> 40) & 0xff_ffff
+    )
+}
+
+/// Validates `spec` and renders the script for job directory `<results_root>/<local_id>`.
+pub fn prepare(
+    spec: &LaunchSpec,
+    facts: &ClusterFacts,
+    results_root: &str,
+    local_id: &str,
+) -> Result<Prepared, Vec<Problem>> {
+    let mut plan = validate::validate(spec, facts);
+    if results_root.contains(|c: char| c.is_whitespace() || c == '\'' || c == '"')
+        || !results_root.starts_with('/')
+    {
+        let p = Problem {
+            field: validate::Field::Workdir,
+            message: format!(
+                "results root `{results_root}` must be an absolute cluster path without spaces or quotes"
+            ),
+        };
+        plan = match plan {
+            Ok(_) => Err(vec![p]),
+            Err(mut v) => {
+                v.push(p);
+                Err(v)
+            }
+        };
+    }
+    let plan = plan?;
+    let layout = Layout::new(results_root, local_id);
+    let cache_dir = if spec.sqsh_cache_dir.trim().is_empty() {
+        let root = layout.results_root.as_str();
+        let parent = root.rsplit_once('/').map_or(root, |(p, _)| p);
+        format!(
+            "{}/sqsh-cache",
+            if parent.is_empty() { root } else { parent }
+        )
+    } else {
+        spec.sqsh_cache_dir.trim().to_string()
+    };
+    let conv_part = if spec.conversion_partition.trim().is_empty() {
+        plan.partition.clone()
+    } else {
+        spec.conversion_partition.trim().to_string()
+    };
+    let conversion = plan.image.as_ref().and_then(|i| {
+        container::conversion(
+            i,
+            spec.sqsh_cache,
+            spec.force_reconvert,
+            &cache_dir,
+            &conv_part,
+        )
+    });
+    let image = match (&conversion, &plan.image) {
+        (Some(c), _) => Some(c.sqsh.clone()),
+        (None, Some(Image::Sqsh(p) | Image::Remote(p))) => Some(p.clone()),
+        (None, None) => None,
+    };
+    let script = script::render(&plan, &layout, image.as_deref());
+    Ok(Prepared {
+        spec: spec.clone(),
+        plan,
+        layout,
+        conversion,
+        script,
+    })
+}
+
+/// Reads each secret's value from this machine's environment (`lookup`), refusing a
+/// missing one by name.
+pub fn read_secrets(
+    names: &[String],
+    lookup: impl Fn(&str) -> Option<String>,
+) -> Result<Vec<(String, String)>, String> {
+    let mut out = Vec::new();
+    for n in names {
+        match lookup(n) {
+            Some(v) => out.push((n.clone(), v)),
+            None => {
+                return Err(format!(
+                    "secret {n} is not set in this environment: export {n}=... before launching (its value is passed to sbatch over the SSH channel, never written)"
+                ))
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Submitted {
+    pub job_id: u64,
+    pub local_id: String,
+    pub job_dir: String,
+    pub script_path: String,
+    pub stdout: String,
+    pub stderr: String,
+    pub entry: Entry,
+    /// Things that went wrong after the job was queued (it still runs).
+    pub warnings: Vec<String>,
+}
+
+/// What `meta/request.json` holds: what was asked and how it was resolved.
+#[derive(Serialize)]
+struct Request<'a> {
+    spec: &'a LaunchSpec,
+    partition: &'a str,
+    account: Option<&'a str>,
+    nodes: u32,
+    gpus_per_node: u32,
+    exclusive: bool,
+    time_secs: u64,
+    image: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct EnvFile<'a> {
+    env: &'a std::collections::BTreeMap<String, String>,
+    /// Names only: the values never leave the submitting machine except through sbatch.
+    secrets: &'a [String],
+}
+
+pub struct Target<'a> {
+    pub remote: &'a dyn Remote,
+    pub cluster: &'a str,
+    pub registry: &'a Registry,
+    pub timeout: Duration,
+    /// For the `enroot import` step, which can take many minutes.
+    pub convert_timeout: Duration,
+}
+
+/// Stages and submits `p`; records the launch locally and in `<job_dir>/meta/`.
+pub async fn submit(
+    t: &Target<'_>,
+    p: &Prepared,
+    secrets: &[(String, String)],
+) -> Result<Submitted, String> {
+    let (remote, to) = (t.remote, t.timeout);
+    stage::check_inputs(remote, &p.plan.inputs, to).await?;
+    if let Some(c) = &p.conversion {
+        let argv = c.argv();
+        let out = remote
+            .run(&argv, None, t.convert_timeout)
+            .await
+            .map_err(|e| e.to_string())?;
+        if !out.success() {
+            return Err(format!(
+                "converting {} to {} failed; nothing was submitted: {}",
+                c.image,
+                c.sqsh,
+                crate::worker::fetch::failure(remote, &argv, &out)
+            ));
+        }
+    }
+    let l = &p.layout;
+    stage::make_dirs(remote, l, to).await?;
+    let json = |v: &dyn erased::Json| v.json();
+    let request = Request {
+        spec: &p.spec,
+        partition: &p.plan.partition,
+        account: p.plan.account.as_deref(),
+        nodes: p.plan.nodes,
+        gpus_per_node: p.plan.gpus_per_node,
+        exclusive: p.plan.exclusive,
+        time_secs: p.plan.time.as_secs(),
+        image: p.plan.image.as_ref().map(|i| i.pyxis()),
+    };
+    let env = EnvFile {
+        env: &p.plan.env,
+        secrets: &p.plan.secrets,
+    };
+    let files = [
+        (format!("{}/specs/launch.json", l.job_dir), json(&p.spec)),
+        (format!("{}/env/env.json", l.job_dir), json(&env)),
+        (format!("{}/meta/request.json", l.job_dir), json(&request)),
+        (l.script_path(), p.script.clone()),
+    ];
+    for (path, content) in &files {
+        stage::write_file(remote, path, content.as_bytes(), to).await?;
+    }
+    let job_id = stage::submit_held(remote, l, &p.plan.name, secrets, to).await?;
+    let now = Utc::now();
+    let entry = Entry {
+        local_id: l.local_id.clone(),
+        cluster: t.cluster.to_string(),
+        job_id,
+        job_dir: l.job_dir.clone(),
+        name: p.plan.name.clone(),
+        submitted_at: now,
+        template: p.spec.template.clone(),
+        script: l.script_path(),
+        attempts: vec![Attempt {
+            job_id,
+            submitted_at: now,
+            state: None,
+        }],
+    };
+    let mut warnings = Vec::new();
+    if let Err(e) = t.registry.add(entry.clone()) {
+        warnings.push(format!(
+            "job {job_id} is queued but was not recorded locally: {e}"
+        ));
+    }
+    if let Err(e) = t.registry.save_last(&p.spec) {
+        warnings.push(format!("the form's last-used values were not saved: {e}"));
+    }
+    let meta = format!("{}/meta/registry.json", l.job_dir);
+    if let Err(e) = stage::write_file(remote, &meta, entry.to_json().as_bytes(), to).await {
+        warnings.push(format!(
+            "job {job_id} is queued but {meta} was not written: {e}"
+        ));
+    }
+    Ok(Submitted {
+        job_id,
+        local_id: l.local_id.clone(),
+        job_dir: l.job_dir.clone(),
+        script_path: l.script_path(),
+        stdout: l.stdout(&p.plan.name, job_id),
+        stderr: l.stderr(&p.plan.name, job_id),
+        entry,
+        warnings,
+    })
+}
+
+/// Asks the scheduler when and where the job would start, without queueing it.
+pub async fn test_only(remote: &dyn Remote, p: &Prepared, t: Duration) -> Result<Estimate, String> {
+    stage::test_only(remote, &p.script, t).await
+}
+
+mod erased {
+    /// Compact JSON of anything serializable, behind a trait object for a uniform list.
+    pub trait Json {
+        fn json(&self) -> String;
+    }
+    impl<T: serde::Serialize> Json for T {
+        fn json(&self) -> String {
+            serde_json::to_string(self).unwrap_or_default()
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn local_ids_are_unique_and_path_safe() {
+        let a = new_local_id();
+        std::thread::sleep(Duration::from_millis(2));
+        let b = new_local_id();
+        assert_ne!(a, b);
+        assert!(
+            a.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-'),
+            "{a}"
+        );
+    }
+
+    #[test]
+    fn missing_secret_is_named() {
+        let e = read_secrets(&["HF_TOKEN".into()], |_| None).unwrap_err();
+        assert!(e.contains("HF_TOKEN is not set"), "{e}");
+        let ok = read_secrets(&["A".into()], |_| Some("v".into())).unwrap();
+        assert_eq!(ok, [("A".to_string(), "v".to_string())]);
+    }
+}

@@ -1,0 +1,415 @@
+//! Pure validation of a [`LaunchSpec`] against what the cluster offers. Every problem names
+//! the field, so the form can show it inline; the command line prints them all.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::launch::container::{self, Image};
+use crate::launch::facts::ClusterFacts;
+use crate::launch::spec::LaunchSpec;
+use crate::slurm::time::SlurmDuration;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Field {
+    Name,
+    Partition,
+    Account,
+    Nodes,
+    Gpus,
+    Cpus,
+    Mem,
+    Time,
+    Image,
+    Mounts,
+    Workdir,
+    Command,
+    Env,
+    Secrets,
+    Extra,
+    Inputs,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub field: Field,
+    pub message: String,
+}
+
+/// A spec that passed validation, with every value resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub name: String,
+    pub partition: String,
+    pub account: Option<String>,
+    pub nodes: u32,
+    pub gpus_per_node: u32,
+    /// Whole nodes (`--exclusive`): GPUs at or above the per-node maximum.
+    pub exclusive: bool,
+    pub cpus_per_task: u32,
+    pub mem: Option<String>,
+    pub time: Duration,
+    pub image: Option<Image>,
+    pub container_mounts: String,
+    pub workdir: Option<String>,
+    pub command: String,
+    pub env: BTreeMap<String, String>,
+    pub secrets: Vec<String>,
+    pub extra_sbatch: Vec<String>,
+    pub inputs: Vec<String>,
+    pub requeue: bool,
+    pub master_port: u16,
+}
+
+/// `4h`, `90m`, `1d12h`, `45s`, or Slurm's own forms (`04:00:00`, `2-00:00:00`, bare
+/// minutes).
+pub fn parse_time(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let bad = || format!("`{s}` is not a time limit (use e.g. 4h, 90m, 1d12h or Slurm's HH:MM:SS)");
+    if s.is_empty() {
+        return Err("a time limit is required (e.g. 4h)".into());
+    }
+    if s.ends_with(['d', 'h', 'm', 's']) {
+        let mut total = 0u64;
+        let mut num = String::new();
+        for c in s.chars() {
+            if c.is_ascii_digit() {
+                num.push(c);
+                continue;
+            }
+            let n: u64 = num.parse().map_err(|_| bad())?;
+            num.clear();
+            total += n * match c {
+                'd' => 86400,
+                'h' => 3600,
+                'm' => 60,
+                's' => 1,
+                _ => return Err(bad()),
+            };
+        }
+        return Ok(Duration::from_secs(total));
+    }
+    match SlurmDuration::parse(s) {
+        Ok(SlurmDuration::Known(d)) => Ok(d),
+        _ => Err(bad()),
+    }
+}
+
+fn is_word(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 128
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+fn is_env_name(s: &str) -> bool {
+    let mut b = s.bytes();
+    b.next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
+        && b.all(|c| c.is_ascii_alphanumeric() || c == b'_')
+}
+
+/// A cluster path as the job will see it. `lustre:///abs` becomes `/abs`; `file://`, other
+/// schemes, `~` and relative paths are refused with the reason.
+pub fn cluster_path(p: &str) -> Result<String, String> {
+    let p = p.trim();
+    if let Some(rest) = p.strip_prefix("lustre://") {
+        return if rest.starts_with('/') {
+            Ok(rest.to_string())
+        } else {
+            Err(format!(
+                "`{p}`: lustre:// paths are absolute: lustre:///path/on/lustre"
+            ))
+        };
+    }
+    if p.starts_with("file://") {
+        return Err(format!(
+            "`{p}` is a file:// path on this machine; the job runs on the cluster and cannot read it: copy the data to the shared filesystem and give that path (e.g. lustre:///lustre/fsw/...)"
+        ));
+    }
+    if let Some((scheme, _)) = p.split_once("://") {
+        return Err(format!(
+            "`{p}`: {scheme}:// inputs are not fetched by slurmdash; stage the data onto the cluster's shared filesystem first and give that path"
+        ));
+    }
+    if p.starts_with('~') {
+        return Err(format!(
+            "`{p}`: ~ is not expanded; give the absolute path on the cluster"
+        ));
+    }
+    if !p.starts_with('/') {
+        return Err(format!(
+            "`{p}` is relative; give the absolute path on the cluster (e.g. /lustre/...)"
+        ));
+    }
+    if p.contains(['\n', '\r', '\0']) {
+        return Err("paths cannot contain line breaks".into());
+    }
+    Ok(p.to_string())
+}
+
+/// Checks `spec` against `facts`. `partition`/`account` must already hold the cluster
+/// defaults (see [`LaunchSpec::with_cluster_defaults`]).
+pub fn validate(spec: &LaunchSpec, facts: &ClusterFacts) -> Result<Plan, Vec<Problem>> {
+    let mut problems = Vec::new();
+    let mut bad = |field: Field, message: String| problems.push(Problem { field, message });
+
+    if !is_word(&spec.name) {
+        bad(
+            Field::Name,
+            format!(
+                "job name `{}` must be letters, digits, `.`, `_` or `-` (it names the log directory)",
+                spec.name
+            ),
+        );
+    }
+
+    let partition = if spec.partition.is_empty() {
+        facts.default_partition().map(|p| p.name.clone())
+    } else {
+        Some(spec.partition.clone())
+    };
+    let part = match &partition {
+        None => {
+            bad(
+                Field::Partition,
+                "no partition given and the cluster has no default partition".into(),
+            );
+            None
+        }
+        Some(name) => match facts.partition(name) {
+            Some(p) => Some(p),
+            None => {
+                let known: Vec<&str> = facts.partitions.iter().map(|p| p.name.as_str()).collect();
+                bad(
+                    Field::Partition,
+                    format!(
+                        "unknown partition `{name}`; this cluster has: {}",
+                        if known.is_empty() {
+                            "none listed".to_string()
+                        } else {
+                            known.join(", ")
+                        }
+                    ),
+                );
+                None
+            }
+        },
+    };
+
+    let account = (!spec.account.is_empty()).then(|| spec.account.clone());
+    if let (Some(a), Some(known)) = (&account, &facts.accounts) {
+        if !known.iter().any(|k| k == a) {
+            bad(
+                Field::Account,
+                format!("unknown account `{a}`; yours are: {}", known.join(", ")),
+            );
+        }
+    } else if let Some(a) = &account {
+        if !is_word(a) {
+            bad(Field::Account, format!("`{a}` is not an account name"));
+        }
+    }
+
+    let time = match parse_time(&spec.time) {
+        Ok(t) if t.is_zero() => {
+            bad(Field::Time, "the time limit must be more than zero".into());
+            None
+        }
+        Ok(t) => Some(t),
+        Err(e) => {
+            bad(Field::Time, e);
+            None
+        }
+    };
+    if let (Some(t), Some(p)) = (time, part) {
+        if let Some(max) = p.max_time {
+            if t > max {
+                bad(
+                    Field::Time,
+                    format!(
+                        "time {} is over partition {}'s MaxTime {}: shorten it or pick a partition with a longer limit",
+                        SlurmDuration::Known(t).to_slurm(),
+                        p.name,
+                        p.max_time_text()
+                    ),
+                );
+            }
+        }
+    }
+
+    // GPUs: at or above the per-node maximum the job takes whole nodes.
+    let max_per_node = spec.max_gpus_per_node.max(1);
+    let (nodes, mut gpus_per_node, exclusive) = if spec.gpus >= max_per_node {
+        let need = spec.gpus.div_ceil(max_per_node);
+        (spec.nodes.max(need), max_per_node, true)
+    } else {
+        (spec.nodes.max(1), 0, false)
+    };
+    if spec.nodes == 0 {
+        bad(Field::Nodes, "nodes must be at least 1".into());
+    }
+    if !exclusive && spec.gpus > 0 {
+        if !spec.gpus.is_multiple_of(nodes) {
+            bad(
+                Field::Gpus,
+                format!(
+                    "{} GPUs do not split evenly over {nodes} nodes; use a multiple of {nodes}",
+                    spec.gpus
+                ),
+            );
+        }
+        gpus_per_node = spec.gpus.div_ceil(nodes);
+    }
+    if let Some(p) = part {
+        if gpus_per_node > p.gpus_per_node {
+            bad(
+                Field::Gpus,
+                format!(
+                    "{} GPUs per node asked, but no node in partition {} has more than {}",
+                    gpus_per_node, p.name, p.gpus_per_node
+                ),
+            );
+        } else if p.nodes > 0 && nodes > p.nodes {
+            bad(
+                Field::Gpus,
+                format!(
+                    "{} GPUs need {nodes} nodes of {gpus_per_node}, but partition {} has {} node(s) with {} GPUs in total",
+                    spec.gpus.max(gpus_per_node * nodes),
+                    p.name,
+                    p.nodes,
+                    p.gpus_total
+                ),
+            );
+        }
+    }
+    if spec.cpus_per_task == 0 {
+        bad(Field::Cpus, "CPUs per task must be at least 1".into());
+    }
+    let mem = spec.mem.trim();
+    if !mem.is_empty() && !is_mem(mem) {
+        bad(
+            Field::Mem,
+            format!("memory `{mem}` is not a Slurm size (e.g. 64G, 500M)"),
+        );
+    }
+
+    let image = if spec.image.trim().is_empty() {
+        None
+    } else {
+        match container::parse_image(&spec.image) {
+            Ok(i) => {
+                if facts.pyxis == Some(false) {
+                    bad(
+                        Field::Image,
+                        "this cluster has no Pyxis (srun --help does not list --container-image): a container job would fail at start; clear the image or use a cluster with Pyxis/Enroot".into(),
+                    );
+                }
+                Some(i)
+            }
+            Err(e) => {
+                bad(Field::Image, e);
+                None
+            }
+        }
+    };
+    if image.is_some() {
+        for m in spec
+            .container_mounts
+            .split(',')
+            .filter(|m| !m.trim().is_empty())
+        {
+            let src = m.split(':').next().unwrap_or(m);
+            if let Err(e) = cluster_path(src) {
+                bad(Field::Mounts, format!("container mount {e}"));
+            }
+        }
+        if spec.container_mounts.contains(char::is_whitespace) {
+            bad(
+                Field::Mounts,
+                "container mounts are comma-separated, without spaces".into(),
+            );
+        }
+    }
+
+    let workdir = if spec.workdir.trim().is_empty() {
+        None
+    } else {
+        match cluster_path(&spec.workdir) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                bad(Field::Workdir, format!("working directory {e}"));
+                None
+            }
+        }
+    };
+    if spec.command.trim().is_empty() {
+        bad(Field::Command, "a command to run is required".into());
+    }
+    for k in spec.env.keys() {
+        if !is_env_name(k) {
+            bad(
+                Field::Env,
+                format!("`{k}` is not an environment variable name"),
+            );
+        }
+    }
+    for s in &spec.secrets {
+        if !is_env_name(s) {
+            bad(
+                Field::Secrets,
+                format!("secret `{s}` is not an environment variable name"),
+            );
+        } else if spec.env.contains_key(s) {
+            bad(
+                Field::Secrets,
+                format!("`{s}` is both a plain variable and a secret; a secret's value must not be written in the script"),
+            );
+        }
+    }
+    for o in &spec.extra_sbatch {
+        if !o.starts_with('-') || o.contains(['\n', '\r', '\0']) {
+            bad(
+                Field::Extra,
+                format!("extra sbatch option `{o}` must be one option like --qos=high"),
+            );
+        }
+    }
+    let mut inputs = Vec::new();
+    for i in &spec.inputs {
+        match cluster_path(i) {
+            Ok(p) => inputs.push(p),
+            Err(e) => bad(Field::Inputs, format!("input {e}")),
+        }
+    }
+
+    if !problems.is_empty() {
+        problems.sort_by_key(|p| p.field);
+        return Err(problems);
+    }
+    Ok(Plan {
+        name: spec.name.clone(),
+        partition: partition.unwrap_or_default(),
+        account,
+        nodes,
+        gpus_per_node,
+        exclusive,
+        cpus_per_task: spec.cpus_per_task,
+        mem: (!mem.is_empty()).then(|| mem.to_string()),
+        time: time.unwrap_or_default(),
+        image,
+        container_mounts: spec.container_mounts.trim().to_string(),
+        workdir,
+        command: spec.command.trim().to_string(),
+        env: spec.env.clone(),
+        secrets: spec.secrets.clone(),
+        extra_sbatch: spec.extra_sbatch.clone(),
+        inputs,
+        requeue: spec.requeue,
+        master_port: spec.master_port,
+    })
+}
+
+fn is_mem(s: &str) -> bool {
+    let digits = s.trim_end_matches(['K', 'M', 'G', 'T', 'k', 'm', 'g', 't']);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && s.len() - digits.len() <= 1
+}

@@ -1,0 +1,290 @@
+//! The local record of jobs slurmdash launched: one JSON file under the XDG state directory
+//! (`$XDG_STATE_HOME/slurmdash/registry.json`, or `$SLURMDASH_STATE_DIR`). Every change
+//! happens under an exclusive lock file and is written atomically (temp file in the same
+//! directory, fsync, rename, fsync of the directory), so a crash or kill -9 leaves either the
+//! old or the new file, and two dashboards never both record the same retry.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// One submission of a launch (the first, or a retry of the staged script).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attempt {
+    pub job_id: u64,
+    pub submitted_at: DateTime<Utc>,
+    /// Final Slurm state once known (e.g. `COMPLETED`, `NODE_FAIL`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    pub local_id: String,
+    pub cluster: String,
+    /// The latest attempt's Slurm job id.
+    pub job_id: u64,
+    pub job_dir: String,
+    pub name: String,
+    pub submitted_at: DateTime<Utc>,
+    #[serde(default)]
+    pub template: Option<String>,
+    /// The staged script on the cluster: a retry re-submits it.
+    pub script: String,
+    pub attempts: Vec<Attempt>,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct File1 {
+    version: u32,
+    entries: Vec<Entry>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    #[error("registry {path}: {reason}")]
+    Io { path: PathBuf, reason: String },
+    #[error("registry {path} is not valid JSON ({reason}); move it aside to start a new one")]
+    Corrupt { path: PathBuf, reason: String },
+    #[error("no launch `{0}` in the registry")]
+    Unknown(String),
+}
+
+pub struct Registry {
+    dir: PathBuf,
+}
+
+/// `$SLURMDASH_STATE_DIR`, else `$XDG_STATE_HOME/slurmdash` (`~/.local/state/slurmdash`).
+pub fn default_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("SLURMDASH_STATE_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(d);
+    }
+    directories::ProjectDirs::from("", "", "slurmdash")
+        .and_then(|d| d.state_dir().map(Path::to_path_buf))
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/state/slurmdash"))
+        })
+        .unwrap_or_else(|| PathBuf::from(".slurmdash-state"))
+}
+
+/// An exclusive flock held until dropped.
+struct Lock(File);
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        // SAFETY: the fd is owned by self.0 and still open.
+        unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
+    }
+}
+
+impl Registry {
+    pub fn open(dir: impl Into<PathBuf>) -> Registry {
+        Registry { dir: dir.into() }
+    }
+    pub fn open_default() -> Registry {
+        Registry::open(default_dir())
+    }
+    pub fn path(&self) -> PathBuf {
+        self.dir.join("registry.json")
+    }
+
+    fn io(&self, what: &str, e: std::io::Error) -> RegistryError {
+        RegistryError::Io {
+            path: self.path(),
+            reason: format!("{what}: {e}"),
+        }
+    }
+
+    fn lock(&self) -> Result<Lock, RegistryError> {
+        fs::create_dir_all(&self.dir).map_err(|e| self.io("creating the directory", e))?;
+        let f = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(self.dir.join("registry.lock"))
+            .map_err(|e| self.io("opening the lock file", e))?;
+        // SAFETY: a valid open fd.
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
+            return Err(self.io("locking", std::io::Error::last_os_error()));
+        }
+        Ok(Lock(f))
+    }
+
+    /// Every entry, oldest first. A missing file is an empty registry.
+    pub fn load(&self) -> Result<Vec<Entry>, RegistryError> {
+        Ok(self.read()?.entries)
+    }
+
+    fn read(&self) -> Result<File1, RegistryError> {
+        let path = self.path();
+        match fs::read(&path) {
+            Ok(b) => serde_json::from_slice(&b).map_err(|e| RegistryError::Corrupt {
+                path,
+                reason: e.to_string(),
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(File1 {
+                version: 1,
+                entries: Vec::new(),
+            }),
+            Err(e) => Err(self.io("reading", e)),
+        }
+    }
+
+    fn write(&self, f: &File1) -> Result<(), RegistryError> {
+        let bytes = serde_json::to_vec_pretty(f).map_err(|e| RegistryError::Io {
+            path: self.path(),
+            reason: e.to_string(),
+        })?;
+        self.write_atomic("registry.json", &bytes)
+    }
+
+    /// Temp file in the same directory, fsync, rename over `name`, fsync the directory.
+    fn write_atomic(&self, name: &str, bytes: &[u8]) -> Result<(), RegistryError> {
+        fs::create_dir_all(&self.dir).map_err(|e| self.io("creating the directory", e))?;
+        let tmp = self.dir.join(format!(".{name}.{}.tmp", std::process::id()));
+        let mut file = File::create(&tmp).map_err(|e| self.io("creating a temp file", e))?;
+        file.write_all(bytes)
+            .and_then(|_| file.sync_all())
+            .map_err(|e| self.io("writing a temp file", e))?;
+        drop(file);
+        fs::rename(&tmp, self.dir.join(name)).map_err(|e| self.io("renaming the temp file", e))?;
+        if let Ok(d) = File::open(&self.dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    }
+
+    /// Remembers the last launch's values (the form re-opens with them).
+    pub fn save_last<T: Serialize>(&self, value: &T) -> Result<(), RegistryError> {
+        let bytes = serde_json::to_vec_pretty(value).map_err(|e| RegistryError::Io {
+            path: self.dir.join("last-launch.json"),
+            reason: e.to_string(),
+        })?;
+        let _lock = self.lock()?;
+        self.write_atomic("last-launch.json", &bytes)
+    }
+
+    /// The last launch's values; None when there are none (or they no longer parse).
+    pub fn load_last<T: serde::de::DeserializeOwned>(&self) -> Option<T> {
+        let b = fs::read(self.dir.join("last-launch.json")).ok()?;
+        serde_json::from_slice(&b).ok()
+    }
+
+    /// Records a new launch (replacing an entry with the same local id).
+    pub fn add(&self, entry: Entry) -> Result<(), RegistryError> {
+        let _lock = self.lock()?;
+        let mut f = self.read()?;
+        f.version = 1;
+        f.entries.retain(|e| e.local_id != entry.local_id);
+        f.entries.push(entry);
+        self.write(&f)
+    }
+
+    /// Compare-and-set: applies `change` to the entry only if it still has
+    /// `expected_attempts` attempts, all under the lock. Returns Ok(false) when another
+    /// process got there first (e.g. both dashboards saw the same failure and only one may
+    /// resubmit).
+    pub fn update(
+        &self,
+        local_id: &str,
+        expected_attempts: usize,
+        change: impl FnOnce(&mut Entry),
+    ) -> Result<bool, RegistryError> {
+        let _lock = self.lock()?;
+        let mut f = self.read()?;
+        let e = f
+            .entries
+            .iter_mut()
+            .find(|e| e.local_id == local_id)
+            .ok_or_else(|| RegistryError::Unknown(local_id.to_string()))?;
+        if e.attempts.len() != expected_attempts {
+            return Ok(false);
+        }
+        change(e);
+        if let Some(last) = e.attempts.last() {
+            e.job_id = last.job_id;
+        }
+        self.write(&f)?;
+        Ok(true)
+    }
+}
+
+impl Entry {
+    /// The record as compact JSON (also stored at `<job_dir>/meta/` on the cluster).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn entry(id: &str, job: u64) -> Entry {
+        let at = DateTime::parse_from_rfc3339("2026-11-23T10:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        Entry {
+            local_id: id.into(),
+            cluster: "dev".into(),
+            job_id: job,
+            job_dir: format!("/lustre/r/{id}"),
+            name: "train".into(),
+            submitted_at: at,
+            template: None,
+            script: format!("/lustre/r/{id}/sbatch/job_{id}.sbatch"),
+            attempts: vec![Attempt {
+                job_id: job,
+                submitted_at: at,
+                state: None,
+            }],
+        }
+    }
+
+    #[test]
+    fn add_load_and_compare_and_set() {
+        let d = tempfile::tempdir().unwrap();
+        let r = Registry::open(d.path());
+        assert!(r.load().unwrap().is_empty());
+        r.add(entry("a", 10)).unwrap();
+        r.add(entry("b", 11)).unwrap();
+        let retry = |e: &mut Entry| {
+            e.attempts.push(Attempt {
+                job_id: 12,
+                submitted_at: e.submitted_at,
+                state: None,
+            })
+        };
+        assert!(r.update("a", 1, retry).unwrap());
+        // A second dashboard that still saw one attempt does not resubmit.
+        assert!(!r.update("a", 1, retry).unwrap());
+        let all = r.load().unwrap();
+        assert_eq!(all.len(), 2);
+        assert_eq!((all[0].job_id, all[0].attempts.len()), (12, 2));
+        assert!(matches!(
+            r.update("zz", 0, |_| {}),
+            Err(RegistryError::Unknown(_))
+        ));
+        let leftovers: Vec<_> = fs::read_dir(d.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+            .collect();
+        assert!(leftovers.is_empty());
+    }
+
+    #[test]
+    fn corrupt_file_is_reported_not_overwritten() {
+        let d = tempfile::tempdir().unwrap();
+        let r = Registry::open(d.path());
+        fs::write(r.path(), b"{not json").unwrap();
+        let e = r.load().unwrap_err().to_string();
+        assert!(e.contains("move it aside"), "{e}");
+        assert!(r.add(entry("a", 1)).is_err());
+    }
+}

@@ -1,0 +1,389 @@
+//! Launching through `slurmdash submit` on the dev cluster over real SSH: the TAO job
+//! directory, logs, registry, rejections that submit nothing, --test-only, and secrets that
+//! never appear in a file, the registry or a command line on the login node.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use common::*;
+use slurmdash::registry::Registry;
+
+/// A config like the dev cluster's with its own results root, and a private state dir.
+struct Setup {
+    config: PathBuf,
+    state: tempfile::TempDir,
+    _dir: tempfile::TempDir,
+    root: String,
+}
+
+async fn setup(tag: &str) -> Setup {
+    let r = remote();
+    let base = scratch(&r, &format!("launch-{tag}")).await;
+    let root = format!("{base}/results");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = std::fs::read_to_string(dev_config()).expect("dev config");
+    let text = text
+        .lines()
+        .filter(|l| !l.starts_with("results_root"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let text = text.replacen(
+        "[clusters.dev]",
+        &format!("[clusters.dev]\nresults_root = \"{root}\""),
+        1,
+    );
+    let config = dir.path().join("slurmdash.toml");
+    std::fs::write(&config, text).expect("write config");
+    Setup {
+        config,
+        state: tempfile::tempdir().expect("state dir"),
+        _dir: dir,
+        root,
+    }
+}
+
+impl Setup {
+    fn submit(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_slurmdash"));
+        c.arg("--config")
+            .arg(&self.config)
+            .arg("submit")
+            .args(args)
+            .env("SLURMDASH_STATE_DIR", self.state.path())
+            .env_remove("SLURM_BASE_RESULTS_DIR")
+            .env_remove("SLURM_PARTITION")
+            .env_remove("SLURM_ACCOUNT")
+            .env_remove("SLURM_HOSTNAME");
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        c.stdin(Stdio::null())
+            .output()
+            .expect("run slurmdash submit")
+    }
+    fn registry(&self) -> Registry {
+        Registry::open(self.state.path())
+    }
+}
+
+fn field<'a>(out: &'a str, label: &str) -> &'a str {
+    out.lines()
+        .find_map(|l| l.strip_prefix(label))
+        .map(str::trim)
+        .unwrap_or_else(|| panic!("no `{label}` in {out}"))
+}
+
+fn job_id(out: &str) -> u64 {
+    out.split_whitespace()
+        .skip_while(|w| *w != "job")
+        .nth(1)
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("no job id in {out}"))
+}
+
+async fn wait_done(id: u64) -> String {
+    let r = remote();
+    wait_for("the job to end", Duration::from_secs(120), || async {
+        let s = sacct_state(&r, id).await;
+        (!s.is_empty() && !["PENDING", "RUNNING", "REQUEUED"].contains(&s.as_str())).then_some(s)
+    })
+    .await
+}
+
+async fn cat(path: &str) -> String {
+    let out = run(&remote(), &["cat", path]).await;
+    assert!(out.success(), "cat {path}: {}", out.stderr_lossy());
+    out.stdout_lossy()
+}
+
+#[tokio::test]
+async fn submit_runs_the_job_in_the_tao_layout_and_records_it() {
+    let s = setup("cli").await;
+    let out = s.submit(
+        &[
+            "--set", "name=cli-hello", "--set", "gpus=1", "--set", "cpus_per_task=1",
+            "--set", "time=2m", "--set", "env=GREETING=hi there",
+            "--", "bash", "-c", "echo \"$GREETING from $SLURM_JOB_ID on $NUM_GPU_PER_NODE gpu, results $TAO_API_RESULTS_DIR/$TAO_JOB_ID\"; pwd",
+        ],
+        &[],
+    );
+    let stdout = text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "submit failed: {stdout}{}",
+        text(&out.stderr)
+    );
+    let id = job_id(&stdout);
+    let job_dir = field(&stdout, "job dir:").to_string();
+    assert!(job_dir.starts_with(&format!("{}/", s.root)), "{job_dir}");
+    let local_id = job_dir.rsplit('/').next().expect("local id").to_string();
+    let main_out = field(&stdout, "stdout:").to_string();
+    assert_eq!(
+        main_out,
+        format!("{job_dir}/slurm-logs/cli-hello-{id}/main.out")
+    );
+    assert_eq!(
+        field(&stdout, "stderr:"),
+        format!("{job_dir}/slurm-logs/cli-hello-{id}/main.err")
+    );
+
+    assert_eq!(wait_done(id).await, "COMPLETED");
+    assert_eq!(
+        cat(&main_out).await,
+        format!("hi there from {id} on 1 gpu, results {job_dir}\n{job_dir}\n")
+    );
+    // The layout TAO tooling expects.
+    let listing = run(&remote(), &["find", &job_dir, "-type", "f"])
+        .await
+        .stdout_lossy();
+    for f in [
+        format!("{job_dir}/sbatch/job_{local_id}.sbatch"),
+        format!("{job_dir}/specs/launch.json"),
+        format!("{job_dir}/env/env.json"),
+        format!("{job_dir}/meta/request.json"),
+        format!("{job_dir}/meta/registry.json"),
+    ] {
+        assert!(
+            listing.lines().any(|l| l == f),
+            "{f} missing in:\n{listing}"
+        );
+    }
+    let script = cat(&format!("{job_dir}/sbatch/job_{local_id}.sbatch")).await;
+    assert!(
+        script.contains("#SBATCH --requeue\n") && script.contains("#SBATCH --account=research\n")
+    );
+    assert!(script.contains("#SBATCH --time=2:00\n"), "{script}");
+
+    // Recorded locally and on the cluster, the same record.
+    let entries = s.registry().load().expect("registry loads");
+    let e = entries
+        .iter()
+        .find(|e| e.local_id == local_id)
+        .expect("registry entry");
+    assert_eq!(
+        (e.job_id, e.cluster.as_str(), e.name.as_str()),
+        (id, "dev", "cli-hello")
+    );
+    assert_eq!(e.attempts.len(), 1);
+    let remote_meta: slurmdash::registry::Entry =
+        serde_json::from_str(&cat(&format!("{job_dir}/meta/registry.json")).await)
+            .expect("meta json");
+    assert_eq!(&remote_meta, e);
+}
+
+/// Launches whose names start with `tag` that Slurm has seen in the last minutes.
+async fn sacct_names(tag: &str) -> Vec<String> {
+    let out = run(
+        &remote(),
+        &[
+            "sacct",
+            "-X",
+            "-n",
+            "-P",
+            "-a",
+            "-S",
+            "now-10minutes",
+            "-o",
+            "JobName",
+        ],
+    )
+    .await;
+    out.stdout_lossy()
+        .lines()
+        .filter(|l| l.starts_with(tag))
+        .map(str::to_string)
+        .collect()
+}
+
+#[tokio::test]
+async fn each_rejection_names_the_problem_and_submits_nothing() {
+    let s = setup("reject").await;
+    let tag = format!("rej{}", std::process::id());
+    let missing = format!("{}/no-such-dataset", s.root);
+    // The dev cluster's login node is this machine: a file in a directory only this user
+    // can search stands for a file that exists on the laptop only.
+    let private = tempfile::tempdir().expect("tempdir");
+    std::fs::set_permissions(
+        private.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .expect("chmod");
+    let laptop_only = private.path().join("train.json");
+    std::fs::write(&laptop_only, b"{}").expect("write");
+    let missing_msg = format!("input path not found on slurmdash-dev: {missing}");
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec!["time=1h".into()],
+            "over partition short's MaxTime 30:00",
+        ),
+        (
+            vec!["gpus=16".into()],
+            "partition short has 1 node(s) with 8 GPUs",
+        ),
+        (
+            vec!["gpus=12".into(), "max_gpus_per_node=16".into()],
+            "no node in partition short has more than 8",
+        ),
+        (
+            vec!["partition=gpu-xl".into()],
+            "unknown partition `gpu-xl`; this cluster has: short, polar, long",
+        ),
+        (vec!["account=physics".into()], "unknown account `physics`"),
+        (vec![format!("inputs={missing}")], &missing_msg),
+        (
+            vec![format!("inputs={}", laptop_only.display())],
+            "exists on this machine only",
+        ),
+        (
+            vec!["inputs=file:///home/me/data".into()],
+            "file:// path on this machine",
+        ),
+    ];
+    for (i, (sets, want)) in cases.iter().enumerate() {
+        let name = format!("name={tag}-{i}");
+        let mut args: Vec<&str> = vec![
+            "--set",
+            &name,
+            "--set",
+            "cpus_per_task=1",
+            "--set",
+            "gpus=1",
+            "--set",
+            "time=1m",
+        ];
+        for kv in sets {
+            args.extend(["--set", kv.as_str()]);
+        }
+        args.extend(["--", "true"]);
+        let out = s.submit(&args, &[]);
+        let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert!(!out.status.success(), "case {i} was accepted: {all}");
+        assert!(all.contains(want), "case {i}: want {want:?} in:\n{all}");
+        assert!(!all.contains("Submitted job"), "{all}");
+    }
+    // Nothing reached Slurm, the results root or the registry.
+    assert!(sacct_names(&tag).await.is_empty());
+    let ls = run(&remote(), &["ls", "-A", &s.root]).await;
+    assert!(
+        ls.stdout_lossy().trim().is_empty(),
+        "job dirs created: {}",
+        ls.stdout_lossy()
+    );
+    assert!(s.registry().load().expect("registry").is_empty());
+}
+
+#[tokio::test]
+async fn test_only_shows_the_estimate_and_queues_nothing() {
+    let s = setup("testonly").await;
+    let tag = format!("to{}", std::process::id());
+    let name = format!("name={tag}");
+    let out = s.submit(
+        &[
+            "--test-only",
+            "--set",
+            &name,
+            "--set",
+            "gpus=1",
+            "--set",
+            "cpus_per_task=1",
+            "--set",
+            "time=1m",
+            "--",
+            "true",
+        ],
+        &[],
+    );
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.starts_with("estimated start 20"), "{stdout}");
+    assert!(stdout.contains(" on vm in partition short"), "{stdout}");
+    assert!(s.registry().load().expect("registry").is_empty());
+    let ls = run(&remote(), &["ls", "-A", &s.root]).await;
+    assert!(ls.stdout_lossy().trim().is_empty());
+}
+
+#[tokio::test]
+async fn a_secret_reaches_the_job_but_no_file_registry_or_command_line() {
+    let s = setup("secret").await;
+    let secret = format!(
+        "hf_SeCrEt{}x{}",
+        std::process::id(),
+        chrono::Utc::now().timestamp_nanos_opt().unwrap_or(7)
+    );
+    // Sample every process's argv on the login node while submitting.
+    let ps_file = format!("{}/ps-samples", s.root.trim_end_matches("/results"));
+    let sampler = Command::new("ssh")
+        .arg("-F")
+        .arg(ssh_config())
+        .arg("slurmdash-dev")
+        .arg(format!(
+            "end=$(($(date +%s)+25)); while [ $(date +%s) -lt $end ]; do ps -eo args; done > {ps_file}"
+        ))
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("start the ps sampler");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let out = s.submit(
+        &[
+            "--set",
+            "name=secret-job",
+            "--set",
+            "gpus=1",
+            "--set",
+            "cpus_per_task=1",
+            "--set",
+            "time=1m",
+            "--set",
+            "secrets=HF_TOKEN",
+            "--",
+            "bash",
+            "-c",
+            "test -n \"$HF_TOKEN\" && echo token-present len=${#HF_TOKEN}",
+        ],
+        &[("HF_TOKEN", &secret)],
+    );
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(!stdout.contains(&secret) && !text(&out.stderr).contains(&secret));
+    let id = job_id(&stdout);
+    let job_dir = field(&stdout, "job dir:").to_string();
+    assert_eq!(wait_done(id).await, "COMPLETED");
+    // It reached the job...
+    assert_eq!(
+        cat(field(&stdout, "stdout:")).await,
+        format!("token-present len={}\n", secret.len())
+    );
+    let sampler_out = tokio::task::spawn_blocking(move || sampler.wait_with_output()).await;
+    let _ = sampler_out;
+    // ...and nowhere else: files under the job dir, the registry, any process's argv.
+    let grep = run(&remote(), &["grep", "-r", "-l", "-F", &secret, &job_dir]).await;
+    assert_eq!(
+        grep.code,
+        Some(1),
+        "secret found in: {}",
+        grep.stdout_lossy()
+    );
+    for entry in std::fs::read_dir(s.state.path()).expect("state dir") {
+        let p = entry.expect("entry").path();
+        let body = std::fs::read(&p).unwrap_or_default();
+        assert!(
+            !String::from_utf8_lossy(&body).contains(&secret),
+            "secret in {}",
+            p.display()
+        );
+    }
+    let samples = cat(&ps_file).await;
+    assert!(
+        samples.contains("scontrol release") || samples.contains("sbatch --parsable --hold"),
+        "the sampler did not see the submission; samples were too sparse ({} lines)",
+        samples.lines().count()
+    );
+    assert!(
+        !samples.contains(&secret),
+        "secret seen in a process argv on the login node"
+    );
+    let _ = Path::new(&ps_file);
+}

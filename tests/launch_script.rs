@@ -1,0 +1,231 @@
+//! Golden tests of the generated sbatch scripts (tests/fixtures/launch/*.sbatch; run with
+//! SLURMDASH_BLESS=1 to rewrite them after an intended change) and of validation.
+
+use std::time::Duration;
+
+use slurmdash::launch::facts::PartitionInfo;
+use slurmdash::launch::submit::prepare;
+use slurmdash::launch::{ClusterFacts, Field, LaunchSpec};
+
+fn part(name: &str, max_h: u64, nodes: u32) -> PartitionInfo {
+    PartitionInfo {
+        name: name.into(),
+        is_default: name == "short",
+        max_time: Some(Duration::from_secs(max_h * 60)),
+        nodes,
+        gpus_per_node: 8,
+        gpus_total: 8 * nodes,
+        gpus_idle: 8 * nodes,
+        pending_jobs: 0,
+        state: "UP".into(),
+    }
+}
+
+fn facts() -> ClusterFacts {
+    ClusterFacts {
+        partitions: vec![
+            part("short", 30, 1),
+            part("polar", 240, 1),
+            part("long", 2 * 24 * 60, 1),
+            part("gpu4", 240, 4),
+        ],
+        accounts: Some(vec!["research".into(), "vision".into()]),
+        pyxis: Some(true),
+    }
+}
+
+fn base() -> LaunchSpec {
+    let mut s = LaunchSpec {
+        name: "train".into(),
+        partition: "polar".into(),
+        account: "research".into(),
+        time: "2h".into(),
+        command: "python train.py --epochs 3 --out \"$TAO_API_RESULTS_DIR/$TAO_JOB_ID\"".into(),
+        ..LaunchSpec::default()
+    };
+    s.env.insert("WANDB_MODE".into(), "offline".into());
+    s.secrets = vec!["HF_TOKEN".into()];
+    s
+}
+
+fn golden(name: &str, spec: &LaunchSpec) {
+    let p = prepare(
+        spec,
+        &facts(),
+        "/lustre/fsw/alice/results",
+        "20261123-100000-abc123",
+    )
+    .unwrap_or_else(|e| panic!("{name}: {e:?}"));
+    let mut text = p.script.clone();
+    if let Some(c) = &p.conversion {
+        text.push_str("\n# --- conversion step run on the login node before submitting ---\n# ");
+        text.push_str(&slurmdash::slurm::command::shell_line(&c.argv()).expect("argv"));
+        text.push('\n');
+    }
+    let path = format!(
+        "{}/tests/fixtures/launch/{name}.sbatch",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    if std::env::var_os("SLURMDASH_BLESS").is_some() {
+        std::fs::write(&path, &text).expect("write golden");
+    }
+    let want = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{path}: {e} (run with SLURMDASH_BLESS=1 to create it)"));
+    assert_eq!(text, want, "{name}: script differs from {path}");
+}
+
+#[test]
+fn single_node_with_account() {
+    golden("single_node", &base());
+}
+
+#[test]
+fn single_node_without_account() {
+    let mut s = base();
+    s.account.clear();
+    s.requeue = false;
+    s.mem = "64G".into();
+    golden("no_account", &s);
+}
+
+#[test]
+fn multi_node() {
+    let mut s = base();
+    s.partition = "gpu4".into();
+    s.nodes = 2;
+    s.gpus = 4;
+    s.workdir = "lustre:///lustre/fsw/alice/code".into();
+    golden("multi_node", &s);
+}
+
+#[test]
+fn exclusive_gpu_mapping() {
+    let mut s = base();
+    s.partition = "gpu4".into();
+    s.gpus = 16;
+    s.extra_sbatch = vec!["--qos=high".into()];
+    golden("exclusive_16_gpus", &s);
+}
+
+#[test]
+fn container_image_forms() {
+    for (name, image, cache) in [
+        (
+            "container_sqsh",
+            "/lustre/fsw/alice/images/pytorch.sqsh",
+            true,
+        ),
+        ("container_pyxis", "nvcr.io#nvidia/pytorch:24.01-py3", false),
+        (
+            "container_docker_cached",
+            "docker://nvcr.io#nvidia/pytorch:24.01-py3",
+            true,
+        ),
+        ("container_plain", "nvcr.io/nvidia/pytorch:24.01-py3", false),
+    ] {
+        let mut s = base();
+        s.image = image.into();
+        s.sqsh_cache = cache;
+        s.conversion_partition = "cpu".into();
+        s.container_mounts = "/lustre,/lustre/fsw/alice/data:/data".into();
+        golden(name, &s);
+    }
+}
+
+fn problems(s: &LaunchSpec) -> Vec<(Field, String)> {
+    match prepare(s, &facts(), "/lustre/fsw/alice/results", "x") {
+        Ok(_) => Vec::new(),
+        Err(v) => v.into_iter().map(|p| (p.field, p.message)).collect(),
+    }
+}
+
+fn one(s: &LaunchSpec, field: Field, needle: &str) {
+    let p = problems(s);
+    assert!(
+        p.iter().any(|(f, m)| *f == field && m.contains(needle)),
+        "expected {field:?} problem containing {needle:?}, got {p:?}"
+    );
+}
+
+#[test]
+fn rejections_name_the_field_and_the_limit() {
+    let mut s = base();
+    s.time = "5h".into();
+    one(&s, Field::Time, "over partition polar's MaxTime 4:00:00");
+    s.time = "twelve".into();
+    one(&s, Field::Time, "is not a time limit");
+
+    let mut s = base();
+    s.gpus = 16;
+    one(&s, Field::Gpus, "partition polar has 1 node(s)");
+    s.gpus = 6;
+    s.max_gpus_per_node = 16;
+    s.partition = "short".into();
+    s.time = "10m".into();
+    assert!(problems(&s).is_empty(), "6 of 8 GPUs fit");
+    s.gpus = 12;
+    one(
+        &s,
+        Field::Gpus,
+        "no node in partition short has more than 8",
+    );
+
+    let mut s = base();
+    s.partition = "gpu".into();
+    one(
+        &s,
+        Field::Partition,
+        "unknown partition `gpu`; this cluster has: short, polar, long, gpu4",
+    );
+    s.partition = "polar".into();
+    s.account = "physics".into();
+    one(
+        &s,
+        Field::Account,
+        "unknown account `physics`; yours are: research, vision",
+    );
+
+    let mut s = base();
+    s.inputs = vec!["file:///home/alice/data".into()];
+    one(&s, Field::Inputs, "file:// path on this machine");
+    s.inputs = vec!["data/train".into()];
+    one(&s, Field::Inputs, "is relative");
+    s.inputs = vec!["s3://bucket/x".into()];
+    one(&s, Field::Inputs, "stage the data onto the cluster");
+
+    let mut s = base();
+    s.name = "my job/1".into();
+    one(&s, Field::Name, "letters, digits");
+    let mut s = base();
+    s.env.insert("HF_TOKEN".into(), "x".into());
+    one(&s, Field::Secrets, "both a plain variable and a secret");
+}
+
+#[test]
+fn accepted_paths_and_mapping() {
+    let mut s = base();
+    s.inputs = vec!["lustre:///lustre/fsw/alice/data".into(), "/lustre/x".into()];
+    s.partition = "gpu4".into();
+    s.gpus = 12;
+    let p = prepare(&s, &facts(), "/lustre/fsw/alice/results/", "x").expect("valid");
+    assert_eq!(p.plan.inputs, ["/lustre/fsw/alice/data", "/lustre/x"]);
+    assert_eq!(
+        (p.plan.nodes, p.plan.gpus_per_node, p.plan.exclusive),
+        (2, 8, true)
+    );
+    assert_eq!(p.layout.job_dir, "/lustre/fsw/alice/results/x");
+}
+
+#[test]
+fn container_refused_without_pyxis() {
+    let mut f = facts();
+    f.pyxis = Some(false);
+    let mut s = base();
+    s.image = "nvcr.io/nvidia/pytorch:24.01-py3".into();
+    let e = prepare(&s, &f, "/lustre/r", "x").expect_err("no pyxis");
+    assert!(
+        e.iter()
+            .any(|p| p.field == Field::Image && p.message.contains("no Pyxis")),
+        "{e:?}"
+    );
+}

@@ -1,0 +1,84 @@
+//! The registry survives kill -9 in the middle of a write: a child process rewrites it in
+//! a tight loop and is killed with SIGKILL at random moments; every load afterwards
+//! succeeds with either the old or the new content.
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use chrono::Utc;
+use slurmdash::registry::{Attempt, Entry, Registry};
+
+const CHILD: &str = "SLURMDASH_REGISTRY_WRITER_DIR";
+
+fn entry(n: u64) -> Entry {
+    let now = Utc::now();
+    Entry {
+        local_id: format!("id-{n}"),
+        cluster: "dev".into(),
+        job_id: n,
+        job_dir: format!("/lustre/r/id-{n}/{}", "x".repeat(200)),
+        name: "crash".into(),
+        submitted_at: now,
+        template: None,
+        script: "/lustre/r/s.sbatch".into(),
+        attempts: vec![Attempt {
+            job_id: n,
+            submitted_at: now,
+            state: None,
+        }],
+    }
+}
+
+/// Runs only as the child: keeps adding entries until killed.
+#[test]
+fn writer_child() {
+    let Some(dir) = std::env::var_os(CHILD) else {
+        return;
+    };
+    let r = Registry::open(dir);
+    let start = r.load().map(|e| e.len() as u64).unwrap_or(0);
+    for n in start.. {
+        r.add(entry(n)).expect("add");
+    }
+}
+
+#[test]
+fn kill_9_during_writes_never_corrupts_the_registry() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let r = Registry::open(dir.path());
+    let mut last = 0usize;
+    for round in 0..25u64 {
+        let mut child = Command::new(std::env::current_exe().expect("test binary"))
+            .args(["--exact", "writer_child", "--nocapture", "--test-threads=1"])
+            .env(CHILD, dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn writer");
+        std::thread::sleep(Duration::from_millis(30 + (round * 37) % 120));
+        // SIGKILL: no destructor, no cleanup.
+        child.kill().expect("kill -9");
+        let _ = child.wait();
+        let entries = r
+            .load()
+            .unwrap_or_else(|e| panic!("round {round}: registry unreadable after kill -9: {e}"));
+        assert!(
+            entries.len() >= last,
+            "round {round}: entries went from {last} to {}",
+            entries.len()
+        );
+        for (i, e) in entries.iter().enumerate() {
+            assert_eq!(
+                e.local_id,
+                format!("id-{i}"),
+                "round {round}: entry {i} damaged"
+            );
+        }
+        last = entries.len();
+    }
+    assert!(
+        last > 25,
+        "the writer made too little progress to prove anything ({last} writes)"
+    );
+    println!("{last} registry writes across 25 kills");
+}
