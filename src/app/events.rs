@@ -17,6 +17,8 @@ use crate::slurm::model::{Job, JobDetail, JobId, JobState, Status};
 
 use super::App;
 
+/// Seconds the newest event stays on the status bar (when nothing more urgent is shown).
+pub const STATUS_LINE_SECS: i64 = 60;
 /// Events kept for the `:events` view.
 pub const EVENT_LOG_CAP: usize = 1000;
 /// sacct lookups for a vanished job before it stays "left the queue".
@@ -144,6 +146,8 @@ pub struct Events {
     vanished: HashMap<JobId, Vanished>,
     baseline: bool,
     generation: u64,
+    /// Jobs the user cancelled from slurmdash (`push_event(CancelledByYou)`).
+    cancelled_by_you: std::collections::HashSet<JobId>,
 }
 
 fn kind_for(o: Option<Status>, new: &JobState) -> Option<EventKind> {
@@ -311,6 +315,13 @@ impl Events {
         Some(event(at, kind, id, &v.name, Some(state), ""))
     }
 
+    /// The newest event for the status bar, while it is recent.
+    pub fn status_line(&self, now: NaiveDateTime) -> Option<String> {
+        let e = self.log.back()?;
+        let age = (now - e.at).num_seconds();
+        (age < STATUS_LINE_SECS).then(|| format!("{} {}", e.at.format("%H:%M:%S"), e.text))
+    }
+
     pub fn push(&mut self, e: Event) {
         self.log.push_back(e);
         while self.log.len() > EVENT_LOG_CAP {
@@ -357,10 +368,18 @@ impl App {
         if events.is_empty() {
             return Vec::new();
         }
-        if let Some(last) = events.last() {
-            self.status.note = Some(format!("{} {}", last.at.format("%H:%M:%S"), last.text));
-        }
-        let cmds = notifications(&events, &self.cluster)
+        // The user already knows about jobs they cancelled from slurmdash.
+        let news: Vec<Event> = events
+            .iter()
+            .filter(|e| {
+                !(e.kind == EventKind::Cancelled
+                    && e.job
+                        .as_ref()
+                        .is_some_and(|j| self.events.cancelled_by_you.contains(j)))
+            })
+            .cloned()
+            .collect();
+        let cmds = notifications(&news, &self.cluster)
             .into_iter()
             .map(Cmd::Notify)
             .collect();
@@ -372,6 +391,7 @@ impl App {
 
     /// An event from elsewhere in the App (e.g. "retry submitted", "cancelled by you"):
     /// logged, shown on the status bar, notified as configured. Returns the commands to run.
+    /// After `CancelledByYou` for a job, its later CANCELLED state is logged but not notified.
     pub fn push_event(
         &mut self,
         job: Option<&JobId>,
@@ -379,6 +399,9 @@ impl App {
         kind: EventKind,
         text: &str,
     ) -> Vec<Cmd> {
+        if let (EventKind::CancelledByYou, Some(id)) = (kind, job) {
+            self.events.cancelled_by_you.insert(id.clone());
+        }
         let e = Event {
             at: self.now,
             job: job.cloned(),
@@ -454,13 +477,7 @@ impl App {
         if e.text.contains(" · ERR_") {
             return;
         }
-        let old = e.text.clone();
-        e.text = format!("{old} · {} ({})", r.triage.class, r.triage.evidence);
-        if let Some(note) = self.status.note.as_mut() {
-            if note.ends_with(&old) {
-                *note = format!("{}{}", &note[..note.len() - old.len()], e.text);
-            }
-        }
+        e.text = format!("{} · {} ({})", e.text, r.triage.class, r.triage.evidence);
     }
 
     pub(super) fn on_events_key(&mut self, k: crossterm::event::KeyEvent) -> Vec<Cmd> {

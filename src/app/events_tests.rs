@@ -93,7 +93,7 @@ fn jobs_already_in_the_queue_at_start_are_not_news() {
     );
     assert!(notes(&cmds).is_empty());
     assert!(a.events.log.is_empty());
-    assert_eq!(a.status.note, None);
+    assert_eq!(a.events.status_line(t0()), None);
 }
 
 #[test]
@@ -103,7 +103,7 @@ fn start_then_leaving_the_queue_then_the_final_state_from_sacct() {
     let cmds = refresh(&mut a, vec![job("10", "train", JobState::Running)]);
     assert_eq!(notes(&cmds), vec!["job 10 train started on vm"]);
     assert_eq!(
-        a.status.note.as_deref(),
+        a.events.status_line(t0()).as_deref(),
         Some("12:00:00 job 10 train started on vm")
     );
     // squeue drops the job as soon as it ends.
@@ -258,11 +258,13 @@ fn push_event_logs_shows_and_notifies() {
         Some(EventKind::Retried)
     );
     assert!(a
-        .status
-        .note
-        .as_deref()
-        .unwrap_or("")
+        .events
+        .status_line(t0())
+        .unwrap_or_default()
         .contains("retry 2/10"));
+    // The status bar line fades after a minute.
+    let later = t0() + chrono::Duration::seconds(STATUS_LINE_SECS);
+    assert_eq!(a.events.status_line(later), None);
 }
 
 #[test]
@@ -324,7 +326,11 @@ fn failures_learned_from_sacct_are_triaged_and_the_log_says_why() {
     });
     let want = "job 10 train failed (FAILED) · ERR_INFRA (reason NodeDown)";
     assert_eq!(texts(&a).last().map(String::as_str), Some(want));
-    assert!(a.status.note.as_deref().unwrap_or("").ends_with(want));
+    assert!(a
+        .events
+        .status_line(t0())
+        .unwrap_or_default()
+        .ends_with(want));
     // Completions are not triaged; a batch of failures is triaged a few at a time.
     refresh(
         &mut a,
@@ -344,4 +350,27 @@ fn failures_learned_from_sacct_are_triaged_and_the_log_says_why() {
             .count(),
         5
     );
+}
+
+#[test]
+fn events_do_not_hide_the_users_own_messages_and_own_cancels_are_not_notified_twice() {
+    let mut a = app();
+    refresh(&mut a, vec![job("80", "mine", JobState::Running)]);
+    a.status.note = Some("cancelled 1 job".into());
+    let id: JobId = "80".parse().unwrap();
+    let cmds = a.push_event(
+        Some(&id),
+        "mine",
+        EventKind::CancelledByYou,
+        "job 80 mine cancelled by you",
+    );
+    assert_eq!(notes(&cmds).len(), 1);
+    refresh(&mut a, vec![]);
+    let cmds = a.update(Msg::FinalStates(Ok(vec![sacct("80", JobState::Cancelled)])));
+    assert!(notes(&cmds).is_empty(), "already told: {cmds:?}");
+    assert_eq!(
+        texts(&a).last().map(String::as_str),
+        Some("job 80 mine cancelled (CANCELLED)")
+    );
+    assert_eq!(a.status.note.as_deref(), Some("cancelled 1 job"));
 }

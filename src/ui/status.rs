@@ -102,6 +102,8 @@ impl Widget for StatusWidget<'_> {
             Line::from(Span::styled(format!(" {note}"), t.warn()))
         } else if let Some(err) = &app.status.last_error {
             Line::from(Span::styled(format!(" error: {err}"), t.error()))
+        } else if let Some(ev) = app.events.status_line(app.now) {
+            Line::from(Span::styled(format!(" {ev}"), t.title()))
         } else {
             Line::from(Span::styled(
                 " ? help · q quit · / filter · s sort · tab pane · enter zoom · o/e stdout/stderr · : command",
