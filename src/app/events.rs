@@ -399,17 +399,61 @@ impl App {
         kind: EventKind,
         text: &str,
     ) -> Vec<Cmd> {
-        if let (EventKind::CancelledByYou, Some(id)) = (kind, job) {
-            self.events.cancelled_by_you.insert(id.clone());
-        }
-        let e = Event {
-            at: self.now,
-            job: job.cloned(),
-            name: name.to_string(),
+        self.push_events(vec![(
+            job.cloned(),
+            name.to_string(),
             kind,
-            text: text.to_string(),
-        };
-        self.record(vec![e])
+            text.to_string(),
+        )])
+    }
+
+    /// Several events at once (one summary notification when there are many).
+    pub fn push_events(
+        &mut self,
+        events: Vec<(Option<JobId>, String, EventKind, String)>,
+    ) -> Vec<Cmd> {
+        let at = self.now;
+        let mut out = Vec::with_capacity(events.len());
+        for (job, name, kind, text) in events {
+            if let (EventKind::CancelledByYou, Some(id)) = (kind, &job) {
+                self.events.cancelled_by_you.insert(id.clone());
+            }
+            out.push(Event {
+                at,
+                job,
+                name,
+                kind,
+                text,
+            });
+        }
+        self.record(out)
+    }
+
+    /// Jobs cancelled from slurmdash: logged as such (their CANCELLED state is then not
+    /// notified again).
+    pub(super) fn cancelled_by_you(&mut self, ids: &[JobId]) -> Vec<Cmd> {
+        let wanted: std::collections::HashSet<&JobId> = ids.iter().collect();
+        let names: HashMap<&JobId, &str> = self
+            .queue
+            .jobs()
+            .iter()
+            .filter(|j| wanted.contains(&j.id))
+            .map(|j| (&j.id, j.name.as_str()))
+            .collect();
+        let events = ids
+            .iter()
+            .map(|id| {
+                let name = names.get(id).copied().unwrap_or("");
+                let text = line(EventKind::CancelledByYou, id, name, None, "");
+                (
+                    Some(id.clone()),
+                    name.to_string(),
+                    EventKind::CancelledByYou,
+                    text,
+                )
+            })
+            .collect();
+        self.push_events(events)
     }
 
     /// Called with every successful queue refresh, before the list replaces the old one.

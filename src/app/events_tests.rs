@@ -374,3 +374,62 @@ fn events_do_not_hide_the_users_own_messages_and_own_cancels_are_not_notified_tw
     );
     assert_eq!(a.status.note.as_deref(), Some("cancelled 1 job"));
 }
+
+#[test]
+fn a_cancel_from_slurmdash_is_one_event_per_job_and_one_notification() {
+    use crate::slurm::model::CancelOutcome;
+    use crate::slurm::ops::{JobOp, OpKind, OpReport};
+    let mut a = app();
+    let jobs: Vec<Job> = (0..6)
+        .map(|i| job(&format!("9{i}"), &format!("sweep-{i}"), JobState::Pending))
+        .collect();
+    refresh(&mut a, jobs);
+    let op = JobOp::new(
+        OpKind::Cancel,
+        (0..6).map(|i| format!("9{i}").parse().unwrap()),
+    );
+    let cmds = a.update(Msg::OpDone {
+        op: op.clone(),
+        result: Ok(OpReport {
+            op: op.clone(),
+            outcomes: op
+                .ids
+                .iter()
+                .map(|i| (i.clone(), CancelOutcome::Cancelled))
+                .collect(),
+        }),
+    });
+    assert_eq!(notes(&cmds), vec!["6 jobs changed: 6 cancelled by you"]);
+    assert_eq!(
+        texts(&a).first().map(String::as_str),
+        Some("job 90 sweep-0 cancelled by you")
+    );
+    // squeue drops them; sacct says CANCELLED: logged, not notified again.
+    refresh(&mut a, vec![]);
+    let states = (0..6)
+        .map(|i| sacct(&format!("9{i}"), JobState::Cancelled))
+        .collect();
+    let cmds = a.update(Msg::FinalStates(Ok(states)));
+    assert!(notes(&cmds).is_empty(), "{cmds:?}");
+}
+
+#[test]
+fn a_retry_submitted_is_logged_and_notified() {
+    use crate::worker::retry::RetryEvent;
+    let mut a = app();
+    let ev = RetryEvent::Resubmitted {
+        local_id: "L1".into(),
+        failed: 237,
+        new: 248,
+        attempt: 2,
+        max_attempts: 11,
+    };
+    let cmds = a.update(Msg::Retries(Ok((vec![ev], Vec::new()))));
+    let want = "job 237 failed on infrastructure: resubmitted as 248 (attempt 2/11)";
+    assert_eq!(notes(&cmds), vec![want]);
+    assert_eq!(
+        a.events.log.back().map(|e| e.kind),
+        Some(EventKind::Retried)
+    );
+    assert!(cmds.contains(&Cmd::PollQueue), "{cmds:?}");
+}

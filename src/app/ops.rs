@@ -201,6 +201,7 @@ impl App {
 
     pub(super) fn on_op_done(&mut self, op: JobOp, result: Result<OpReport, String>) -> Vec<Cmd> {
         self.queue.clear_busy(&op.ids);
+        let mut events = Vec::new();
         match result {
             Ok(report) => {
                 let failed = !report.failed().is_empty();
@@ -223,6 +224,7 @@ impl App {
                     for id in &done {
                         self.queue.unmark(id);
                     }
+                    events = self.cancelled_by_you(&done);
                 }
             }
             Err(e) => {
@@ -236,7 +238,8 @@ impl App {
             // A poll is in flight that may predate the action: poll once more after it.
             self.poll_again = true;
         }
-        cmds
+        events.extend(cmds);
+        events
     }
 
     /// `:cancel 123 124`, `:hold` (marks or selection), ...: typed, so no confirmation.

@@ -58,6 +58,7 @@ impl App {
         self.retry.error = None;
         self.set_launches(&entries);
         let mut cmds = Vec::new();
+        let mut notify = Vec::new();
         for ev in &events {
             let line = ev.line();
             match ev {
@@ -66,7 +67,14 @@ impl App {
                         self.status.last_error = Some(line);
                     }
                 }
-                RetryEvent::Resubmitted { .. } => {
+                RetryEvent::Resubmitted { new, .. } => {
+                    // The log, a notification, and the status bar (below).
+                    notify.push((
+                        Some(crate::slurm::model::JobId::new(*new)),
+                        String::new(),
+                        super::EventKind::Retried,
+                        line.clone(),
+                    ));
                     self.status.note = Some(line);
                     if cmds.is_empty() {
                         cmds = self.poll();
@@ -82,6 +90,7 @@ impl App {
                 }
             }
         }
+        cmds.extend(self.push_events(notify));
         cmds
     }
 
