@@ -34,6 +34,13 @@ pub enum Msg {
         state: ConnState,
         host: Option<String>,
     },
+    /// Partitions, accounts and Pyxis for the launch form.
+    LaunchFacts(Result<crate::launch::ClusterFacts, String>),
+    /// The scheduler's `sbatch --test-only` answer.
+    TestOnly(Result<crate::launch::stage::Estimate, String>),
+    Submitted(Box<Result<crate::launch::submit::Submitted, String>>),
+    /// Jobs from the launch registry, as sacct knows them (kept visible after squeue).
+    RegistryJobs(Result<Vec<Job>, String>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -45,4 +52,12 @@ pub enum Cmd {
     Quit,
     Suspend,
     SwitchCluster(String),
+    FetchLaunchFacts,
+    TestOnly(Box<crate::launch::submit::Prepared>),
+    Submit {
+        cluster: String,
+        prepared: Box<crate::launch::submit::Prepared>,
+    },
+    /// Look up this cluster's registry jobs with sacct.
+    LoadRegistryJobs(String),
 }

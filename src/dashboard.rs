@@ -96,6 +96,15 @@ impl Workers {
                 }
             }
             Cmd::Quit | Cmd::Suspend | Cmd::SwitchCluster(_) => {}
+            cmd @ (Cmd::FetchLaunchFacts
+            | Cmd::TestOnly(_)
+            | Cmd::Submit { .. }
+            | Cmd::LoadRegistryJobs(_)) => crate::worker::launch::spawn(
+                cmd,
+                self.remote.clone(),
+                self.tx.clone(),
+                self.timeout,
+            ),
         }
     }
 
@@ -167,6 +176,9 @@ async fn event_loop(
         .unwrap_or((120, 40));
     let mut app = new_app(session, keymap.clone(), size);
     let mut workers = new_workers(session, tx.clone());
+    for cmd in crate::worker::launch::setup(&mut app, loaded, &session.cluster) {
+        workers.run(cmd);
+    }
     let mut events = EventStream::new();
     let mut clock = tokio::time::interval(Duration::from_secs(1));
     clock.set_missed_tick_behavior(MissedTickBehavior::Skip);
@@ -213,6 +225,10 @@ async fn event_loop(
                         *session = s;
                         app = new_app(session, keymap.clone(), app.size);
                         workers = new_workers(session, tx.clone());
+                        for cmd in crate::worker::launch::setup(&mut app, loaded, &session.cluster)
+                        {
+                            workers.run(cmd);
+                        }
                         poll = tokio::time::interval(session.cluster.settings.poll_interval());
                         poll.set_missed_tick_behavior(MissedTickBehavior::Skip);
                     }

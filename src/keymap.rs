@@ -36,6 +36,8 @@ pub enum Action {
     Search,
     SearchNext,
     SearchPrev,
+    /// Open the launch form.
+    NewJob,
 }
 
 impl Action {
@@ -67,6 +69,7 @@ impl Action {
             Action::Search => "search the log",
             Action::SearchNext => "next match",
             Action::SearchPrev => "previous match",
+            Action::NewJob => "launch a job (form: templates, preview, test-only, submit)",
         }
     }
 }
@@ -236,6 +239,7 @@ const DEFAULT_GLOBAL: &[(&str, Action)] = &[
     ("ctrl-d", Action::PageDown),
     ("o", Action::ShowStdout),
     ("e", Action::ShowStderr),
+    ("n", Action::NewJob),
 ];
 
 const DEFAULT_QUEUE: &[(&str, Action)] = &[

@@ -1,6 +1,7 @@
 //! The one owner of UI state. `update` takes a message and returns work for the workers;
 //! it does no I/O and never awaits, so every behaviour here is unit-testable.
 
+mod form;
 mod input;
 mod logs;
 
@@ -9,6 +10,7 @@ use std::time::Duration;
 use chrono::NaiveDateTime;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
 
+pub use form::{Busy, FormState, LaunchContext, FIELDS};
 pub use input::{Input, InputKind, COMMANDS};
 pub use logs::LogState;
 
@@ -65,6 +67,9 @@ pub struct App {
     /// Terminal size, for paging and mouse hits (set from resize events, never by drawing).
     pub size: (u16, u16),
     pub quit: bool,
+    /// The launch form, when open.
+    pub form: Option<FormState>,
+    pub launch: LaunchContext,
 }
 
 impl App {
@@ -102,6 +107,8 @@ impl App {
             now,
             size: (120, 40),
             quit: false,
+            form: None,
+            launch: LaunchContext::default(),
         }
     }
 
@@ -134,6 +141,10 @@ impl App {
                 }
                 Vec::new()
             }
+            Msg::LaunchFacts(r) => self.on_launch_facts(r),
+            Msg::TestOnly(r) => self.on_test_only(r),
+            Msg::Submitted(r) => self.on_submitted(*r),
+            Msg::RegistryJobs(r) => self.on_registry_jobs(r),
         }
     }
 
@@ -157,6 +168,7 @@ impl App {
                 self.status.last_ok = Some(at);
                 self.status.last_took = Some(took);
                 self.status.last_error = None;
+                let jobs = self.with_registry_jobs(jobs);
                 self.queue.set_jobs(jobs);
                 let mut cmds = self.selection_changed();
                 if cmds.is_empty() {
@@ -245,6 +257,9 @@ impl App {
         if self.input.is_some() {
             return self.on_input_key(k);
         }
+        if self.form.is_some() {
+            return self.on_form_key(k);
+        }
         match self.keymap.action(self.focus, &k) {
             Some(a) => self.on_action(a),
             None => Vec::new(),
@@ -329,6 +344,7 @@ impl App {
                 return self.move_in_focus(a, page)
             }
             Action::PageUp | Action::PageDown => return self.move_in_focus(a, page),
+            Action::NewJob => return self.open_form(),
         }
         Vec::new()
     }

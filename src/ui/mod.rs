@@ -2,6 +2,7 @@
 //! lands where the user sees the row.
 
 pub mod detail;
+pub mod form;
 pub mod help;
 pub mod log;
 pub mod queue;
@@ -130,6 +131,9 @@ pub fn draw(f: &mut Frame, app: &App) {
         );
     }
     f.render_widget(status::StatusWidget { app }, areas.status);
+    if let Some(form) = &app.form {
+        f.render_widget(form::FormWidget { app, form }, size);
+    }
     if app.help {
         f.render_widget(help::HelpWidget { app }, size);
     }

@@ -1,4 +1,5 @@
 //! Background work: receives commands, sends messages. Never touches UI state.
 
 pub mod fetch;
+pub mod launch;
 pub mod tailer;
