@@ -45,8 +45,11 @@ pub struct LaunchContext {
     pub last_used: Option<LaunchSpec>,
     pub results_root: Option<String>,
     pub facts: Option<ClusterFacts>,
-    /// Registry jobs as sacct knows them; merged into every queue refresh.
+    /// Launched jobs as last seen (squeue, else sacct, else the row made at submission);
+    /// merged into every queue refresh so they stay visible after leaving squeue.
     pub registry_jobs: Vec<Job>,
+    /// A sacct lookup of registry jobs is in flight.
+    pub reattaching: bool,
 }
 
 impl LaunchContext {
@@ -383,11 +386,12 @@ impl App {
                 if let Some(p) = form.as_ref().and_then(|f| f.prepared.as_ref()) {
                     self.launch.last_used = Some(p.spec.clone());
                     // The queue shows it at once; the poll below brings the real row.
+                    // A queue poll already in flight does not list it yet: the row stays
+                    // (as a registry job) until squeue or sacct says more.
                     let placeholder = placeholder_job(&s, p);
-                    let mut jobs = self.queue.jobs().to_vec();
-                    if !jobs.iter().any(|j| j.id == placeholder.id) {
-                        jobs.push(placeholder);
-                    }
+                    self.launch.registry_jobs.retain(|j| j.id != placeholder.id);
+                    self.launch.registry_jobs.push(placeholder);
+                    let (jobs, _) = self.with_registry_jobs(self.queue.jobs().to_vec());
                     self.queue.set_jobs(jobs);
                 }
                 self.queue.set_filter("");
@@ -408,12 +412,29 @@ impl App {
     }
 
     pub(super) fn on_registry_jobs(&mut self, r: Result<Vec<Job>, String>) -> Vec<Cmd> {
+        self.launch.reattaching = false;
         match r {
             Ok(jobs) => {
-                self.launch.registry_jobs = jobs;
-                let merged = self.with_registry_jobs(self.queue.jobs().to_vec());
-                self.queue.set_jobs(merged);
-                self.selection_changed()
+                for j in jobs {
+                    match self.launch.registry_jobs.iter_mut().find(|r| r.id == j.id) {
+                        Some(r) => *r = j,
+                        None => self.launch.registry_jobs.push(j),
+                    }
+                }
+                // sacct's answer is newer than the rows on screen.
+                let mut jobs = self.queue.jobs().to_vec();
+                for r in &self.launch.registry_jobs {
+                    match jobs.iter_mut().find(|j| j.id == r.id) {
+                        Some(j) => *j = r.clone(),
+                        None => jobs.push(r.clone()),
+                    }
+                }
+                self.queue.set_jobs(jobs);
+                let mut cmds = self.selection_changed();
+                if cmds.is_empty() {
+                    cmds = self.refetch_if_state_changed();
+                }
+                cmds
             }
             Err(e) => {
                 self.status.note = Some(format!("re-attaching launched jobs: {e}"));
@@ -422,14 +443,32 @@ impl App {
         }
     }
 
-    /// Adds registry jobs that squeue no longer lists (finished ones, with their sacct state).
-    pub(super) fn with_registry_jobs(&self, mut jobs: Vec<Job>) -> Vec<Job> {
-        for r in &self.launch.registry_jobs {
-            if !jobs.iter().any(|j| j.id == r.id) {
-                jobs.push(r.clone());
+    /// Adds registry jobs that squeue does not list (finished ones, with their sacct
+    /// state) and remembers the squeue row of those it does. True when one that was not
+    /// finished is missing: sacct should be asked for its state.
+    pub(super) fn with_registry_jobs(&mut self, mut jobs: Vec<Job>) -> (Vec<Job>, bool) {
+        let mut stale = false;
+        for r in &mut self.launch.registry_jobs {
+            match jobs.iter().find(|j| j.id == r.id) {
+                Some(live) => *r = live.clone(),
+                None => {
+                    stale |= !r.state.is_finished();
+                    jobs.push(r.clone());
+                }
             }
         }
-        jobs
+        (jobs, stale)
+    }
+
+    /// After a queue refresh: the merged jobs, and a sacct lookup when a launched job left
+    /// squeue without a final state.
+    pub(super) fn merge_registry(&mut self, jobs: Vec<Job>) -> (Vec<Job>, Vec<Cmd>) {
+        let (jobs, stale) = self.with_registry_jobs(jobs);
+        if stale && !self.launch.reattaching {
+            self.launch.reattaching = true;
+            return (jobs, vec![Cmd::LoadRegistryJobs(self.cluster.clone())]);
+        }
+        (jobs, Vec::new())
     }
 }
 

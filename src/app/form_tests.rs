@@ -78,6 +78,7 @@ fn app() -> App {
         results_root: Some("/lustre/fsw/me/results".into()),
         facts: None,
         registry_jobs: Vec::new(),
+        reattaching: false,
     };
     a
 }
@@ -318,5 +319,64 @@ fn registry_jobs_stay_in_the_queue_across_polls() {
     assert!(
         a.queue.jobs().iter().any(|j| j.id == id),
         "a finished registry job survives a poll"
+    );
+}
+
+#[test]
+fn a_submitted_job_stays_selected_through_a_stale_poll_and_sacct_is_asked_when_it_leaves() {
+    let mut a = opened();
+    a.form.as_mut().expect("open").row = FormState::submit_row();
+    let prepared = match press(&mut a, KeyCode::Enter).as_slice() {
+        [Cmd::Submit { prepared, .. }] => prepared.clone(),
+        other => panic!("{other:?}"),
+    };
+    let s = crate::launch::submit::Submitted {
+        job_id: 77,
+        local_id: "l".into(),
+        job_dir: prepared.layout.job_dir.clone(),
+        script_path: prepared.layout.script_path(),
+        stdout: String::new(),
+        stderr: String::new(),
+        entry: crate::registry::Entry {
+            local_id: "l".into(),
+            cluster: "dev".into(),
+            job_id: 77,
+            job_dir: String::new(),
+            name: "hello".into(),
+            submitted_at: chrono::Utc::now(),
+            template: None,
+            script: String::new(),
+            attempts: Vec::new(),
+        },
+        warnings: Vec::new(),
+    };
+    a.update(Msg::Submitted(Box::new(Ok(s))));
+    // A poll that started before the submission comes back without the job.
+    let cmds = a.update(Msg::Queue {
+        result: Ok(Vec::new()),
+        at: a.now,
+        took: Duration::from_millis(1),
+    });
+    assert_eq!(a.queue.selected_id(), Some(&JobId::new(77)));
+    assert!(
+        cmds.contains(&Cmd::LoadRegistryJobs("dev".into())),
+        "{cmds:?}"
+    );
+    // sacct says it completed: no more lookups, the row shows the final state.
+    let mut done = a.launch.registry_jobs[0].clone();
+    done.state = JobState::Completed;
+    a.update(Msg::RegistryJobs(Ok(vec![done])));
+    let cmds = a.update(Msg::Queue {
+        result: Ok(Vec::new()),
+        at: a.now,
+        took: Duration::from_millis(1),
+    });
+    assert!(
+        !cmds.iter().any(|c| matches!(c, Cmd::LoadRegistryJobs(_))),
+        "{cmds:?}"
+    );
+    assert_eq!(
+        a.queue.selected_job().map(|j| j.state.clone()),
+        Some(JobState::Completed)
     );
 }

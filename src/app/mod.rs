@@ -168,12 +168,13 @@ impl App {
                 self.status.last_ok = Some(at);
                 self.status.last_took = Some(took);
                 self.status.last_error = None;
-                let jobs = self.with_registry_jobs(jobs);
+                let (jobs, reattach) = self.merge_registry(jobs);
                 self.queue.set_jobs(jobs);
                 let mut cmds = self.selection_changed();
                 if cmds.is_empty() {
                     cmds = self.refetch_if_state_changed();
                 }
+                cmds.extend(reattach);
                 cmds
             }
             Err(e) => {

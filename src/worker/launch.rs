@@ -45,6 +45,7 @@ pub fn setup(app: &mut App, loaded: &Loaded, cluster: &Cluster) -> Vec<Cmd> {
         results_root: s.results_root.clone(),
         facts: None,
         registry_jobs: Vec::new(),
+        reattaching: true,
     };
     vec![Cmd::LoadRegistryJobs(cluster.name.clone())]
 }
