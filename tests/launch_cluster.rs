@@ -387,3 +387,145 @@ async fn a_secret_reaches_the_job_but_no_file_registry_or_command_line() {
     );
     let _ = Path::new(&ps_file);
 }
+
+#[tokio::test]
+async fn without_pyxis_doctor_says_so_and_a_container_launch_is_refused() {
+    let out = slurmdash(&["doctor"]);
+    let report = text(&out.stdout);
+    assert!(
+        report.contains("[warn] pyxis: srun --help does not list --container-image"),
+        "{report}"
+    );
+    let s = setup("pyxis").await;
+    let tag = format!("px{}", std::process::id());
+    for image in [
+        "nvcr.io/nvidia/pytorch:24.01-py3",
+        "docker://nvcr.io#nvidia/pytorch:24.01-py3",
+        "/lustre/fsw/sduser/images/pytorch.sqsh",
+    ] {
+        let name = format!("name={tag}");
+        let img = format!("image={image}");
+        let out = s.submit(
+            &[
+                "--set", &name, "--set", &img, "--set", "gpus=1", "--set", "time=1m", "--", "true",
+            ],
+            &[],
+        );
+        let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert!(!out.status.success(), "{all}");
+        assert!(all.contains("this cluster has no Pyxis"), "{all}");
+    }
+    assert!(sacct_names(&tag).await.is_empty());
+    assert!(s.registry().load().expect("registry").is_empty());
+}
+
+#[tokio::test]
+async fn registry_jobs_are_found_again_through_sacct_after_leaving_squeue() {
+    let s = setup("reattach").await;
+    let out = s.submit(
+        &[
+            "--set",
+            "name=reattach",
+            "--set",
+            "gpus=1",
+            "--set",
+            "cpus_per_task=1",
+            "--set",
+            "time=1m",
+            "--",
+            "true",
+        ],
+        &[],
+    );
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    let id = job_id(&stdout);
+    assert_eq!(wait_done(id).await, "COMPLETED");
+    // Gone from squeue (MinJobAge) but the registry still finds it, with its final state.
+    let r = remote();
+    wait_for(
+        "the job to leave squeue",
+        Duration::from_secs(60),
+        || async {
+            let out = run(&r, &["squeue", "-h", "-j", &id.to_string()]).await;
+            (!out.stdout_lossy().contains(&id.to_string())).then_some(())
+        },
+    )
+    .await;
+    let entries = s.registry().load().expect("registry");
+    let jobs = slurmdash::worker::launch::registry_jobs(&r, "dev", &entries, T)
+        .await
+        .expect("sacct");
+    let job = jobs
+        .iter()
+        .find(|j| j.id.as_str() == id.to_string())
+        .expect("registry job from sacct");
+    assert_eq!(job.state, slurmdash::slurm::model::JobState::Completed);
+    assert_eq!(job.name, "reattach", "{jobs:?}");
+    assert!(
+        slurmdash::worker::launch::registry_jobs(&r, "other", &entries, T)
+            .await
+            .expect("sacct")
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn hostile_paths_and_values_stay_single_arguments() {
+    // Input paths with spaces, quotes and `$(...)` are tested as paths, never run.
+    let s = setup("hostile").await;
+    let r = remote();
+    let base = s.root.trim_end_matches("/results").to_string();
+    let odd = format!("{base}/data set 'q' \"dq\" $(touch {base}/pwned)");
+    let mk = run(&r, &["mkdir", "-p", &odd]).await;
+    assert!(mk.success());
+    let inputs = format!("inputs=lustre://{odd}");
+    let out = s.submit(
+        &[
+            "--dry-run",
+            "--set",
+            "name=hostile",
+            "--set",
+            "gpus=1",
+            "--set",
+            "time=1m",
+            "--set",
+            &inputs,
+            "--",
+            "echo",
+            "a b; $(id)",
+        ],
+        &[],
+    );
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{all}");
+    assert!(
+        all.contains("dry run: valid; nothing was submitted"),
+        "{all}"
+    );
+    assert!(all.contains("bash -c 'echo '\\''a b; $(id)'\\'''"), "{all}");
+    let pwned = run(&r, &["test", "-e", &format!("{base}/pwned")]).await;
+    assert_eq!(pwned.code, Some(1), "a path was run through a shell");
+    let missing = format!("inputs={odd}/nope");
+    let out = s.submit(
+        &[
+            "--dry-run",
+            "--set",
+            "name=hostile",
+            "--set",
+            "gpus=1",
+            "--set",
+            "time=1m",
+            "--set",
+            &missing,
+            "--",
+            "true",
+        ],
+        &[],
+    );
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(
+        !out.status.success() && all.contains(&format!("{odd}/nope")),
+        "{all}"
+    );
+}

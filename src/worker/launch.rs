@@ -115,10 +115,25 @@ pub async fn registry_jobs(
     }
     let details = parse_sacct(&out.stdout_lossy())
         .map_err(|e| format!("sacct printed something unexpected: {e}"))?;
+    // Right after a job ends, slurmdbd may hold a partial record (named `allocation`, no
+    // partition or work dir) until slurmctld's start message lands: fill in what we know.
     Ok(details
         .iter()
         .filter(|d| d.id.as_ref().is_some_and(|i| ids.contains(i)))
         .filter_map(job_from_detail)
+        .map(|mut j| {
+            if let Some(e) = entries
+                .iter()
+                .rev()
+                .find(|e| e.cluster == cluster && e.job_id == j.id.base())
+            {
+                j.name = e.name.clone();
+                if j.work_dir.is_empty() {
+                    j.work_dir = e.job_dir.as_str().into();
+                }
+            }
+            j
+        })
         .collect())
 }
 
