@@ -113,9 +113,35 @@ impl FormState {
     }
 
     /// Re-runs validation and rendering after any change.
+    /// While a field is being edited, the values with the edit applied (validation runs
+    /// as the user types); a value that does not even parse is a problem of that field.
+    fn effective(&self) -> Result<LaunchSpec, Problem> {
+        let (Some(buf), Some(i)) = (&self.editing, self.row.checked_sub(1)) else {
+            return Ok(self.spec.clone());
+        };
+        let Some((key, _, field)) = FIELDS.get(i) else {
+            return Ok(self.spec.clone());
+        };
+        let mut trial = self.spec.clone();
+        trial
+            .set(key, buf)
+            .map(|_| trial)
+            .map_err(|message| Problem {
+                field: *field,
+                message,
+            })
+    }
+
     pub fn revalidate(&mut self) {
         self.prepared = None;
         self.problems.clear();
+        let spec = match self.effective() {
+            Ok(s) => s,
+            Err(p) => {
+                self.problems.push(p);
+                return;
+            }
+        };
         let Some(facts) = &self.facts else { return };
         let Some(root) = &self.results_root else {
             self.error = Some(
@@ -124,7 +150,7 @@ impl FormState {
             );
             return;
         };
-        match submit::prepare(&self.spec, facts, root, &self.local_id) {
+        match submit::prepare(&spec, facts, root, &self.local_id) {
             Ok(p) => self.prepared = Some(p),
             Err(problems) => self.problems = problems,
         }
@@ -166,7 +192,11 @@ impl App {
         let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
         if let Some(buf) = form.editing.as_mut() {
             match k.code {
-                KeyCode::Esc => form.editing = None,
+                KeyCode::Esc => {
+                    form.editing = None;
+                    form.revalidate();
+                    return Vec::new();
+                }
                 KeyCode::Enter => {
                     let text = buf.clone();
                     form.editing = None;
@@ -183,8 +213,9 @@ impl App {
                 }
                 KeyCode::Char('u') if ctrl => buf.clear(),
                 KeyCode::Char(c) if !ctrl => buf.push(c),
-                _ => {}
+                _ => return Vec::new(),
             }
+            form.revalidate();
             return Vec::new();
         }
         if let Some(cur) = form.picker {

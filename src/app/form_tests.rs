@@ -380,3 +380,44 @@ fn a_submitted_job_stays_selected_through_a_stale_poll_and_sacct_is_asked_when_i
         Some(JobState::Completed)
     );
 }
+
+#[test]
+fn validation_runs_as_the_user_types() {
+    let mut a = opened();
+    goto(&mut a, "time");
+    press(&mut a, KeyCode::Enter);
+    a.update(Msg::Key(KeyEvent::new(
+        KeyCode::Char('u'),
+        KeyModifiers::CONTROL,
+    )));
+    typed(&mut a, "45m");
+    let form = a.form.as_ref().expect("open");
+    assert_eq!(form.spec.time, "10m", "not applied before enter");
+    assert!(
+        form.problems_for("time")
+            .any(|p| p.message.contains("MaxTime 30:00")),
+        "{:?}",
+        form.problems
+    );
+    press(&mut a, KeyCode::Backspace);
+    press(&mut a, KeyCode::Backspace);
+    press(&mut a, KeyCode::Backspace);
+    typed(&mut a, "5m");
+    assert!(a.form.as_ref().expect("open").problems.is_empty());
+    press(&mut a, KeyCode::Esc);
+    goto(&mut a, "gpus");
+    press(&mut a, KeyCode::Enter);
+    typed(&mut a, "x");
+    assert!(a
+        .form
+        .as_ref()
+        .expect("open")
+        .problems_for("gpus")
+        .any(|p| p.message.contains("whole number")));
+    press(&mut a, KeyCode::Esc);
+    let form = a.form.as_ref().expect("open");
+    assert!(
+        form.problems.is_empty() && form.spec.gpus == 1,
+        "esc drops the edit"
+    );
+}
