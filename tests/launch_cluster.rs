@@ -529,3 +529,87 @@ async fn hostile_paths_and_values_stay_single_arguments() {
         "{all}"
     );
 }
+
+#[tokio::test]
+async fn a_retry_resubmits_the_staged_script_once_even_when_two_processes_try() {
+    let s = setup("retry").await;
+    let out = s.submit(
+        &[
+            "--set",
+            "name=retry",
+            "--set",
+            "gpus=1",
+            "--set",
+            "cpus_per_task=1",
+            "--set",
+            "time=1m",
+            "--",
+            "bash",
+            "-c",
+            "echo attempt $SLURM_JOB_ID",
+        ],
+        &[],
+    );
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    let first = job_id(&stdout);
+    let job_dir = field(&stdout, "job dir:").to_string();
+    let local_id = job_dir.rsplit('/').next().expect("id").to_string();
+    assert_eq!(wait_done(first).await, "COMPLETED");
+
+    // Two dashboards saw the same failure: both try with the attempt count they saw.
+    let r1 = remote();
+    let r2 = remote();
+    let (reg1, reg2) = (s.registry(), s.registry());
+    let t1 = slurmdash::launch::submit::Target {
+        remote: &r1,
+        cluster: "dev",
+        registry: &reg1,
+        timeout: T,
+        convert_timeout: T,
+    };
+    let t2 = slurmdash::launch::submit::Target {
+        remote: &r2,
+        cluster: "dev",
+        registry: &reg2,
+        timeout: T,
+        convert_timeout: T,
+    };
+    let (a, b) = tokio::join!(
+        slurmdash::launch::submit::resubmit(&t1, &local_id, 1, &[]),
+        slurmdash::launch::submit::resubmit(&t2, &local_id, 1, &[]),
+    );
+    let ids: Vec<u64> = [&a, &b]
+        .iter()
+        .filter_map(|r| r.as_ref().ok().copied())
+        .collect();
+    assert_eq!(ids.len(), 1, "exactly one resubmission: {a:?} {b:?}");
+    assert!(
+        [&a, &b]
+            .iter()
+            .any(|r| matches!(r, Err(slurmdash::launch::submit::ResubmitError::Raced(_)))),
+        "{a:?} {b:?}"
+    );
+    let second = ids[0];
+    assert_ne!(second, first);
+    assert_eq!(wait_done(second).await, "COMPLETED");
+    assert_eq!(
+        cat(&format!("{job_dir}/slurm-logs/retry-{second}/main.out")).await,
+        format!("attempt {second}\n")
+    );
+    let e = s
+        .registry()
+        .load()
+        .expect("registry")
+        .into_iter()
+        .find(|e| e.local_id == local_id)
+        .expect("entry");
+    assert_eq!(e.job_id, second);
+    assert_eq!(
+        e.attempts.iter().map(|a| a.job_id).collect::<Vec<_>>(),
+        [first, second]
+    );
+    let meta: slurmdash::registry::Entry =
+        serde_json::from_str(&cat(&format!("{job_dir}/meta/registry.json")).await).expect("meta");
+    assert_eq!(meta.attempts.len(), 2);
+}

@@ -258,6 +258,89 @@ pub async fn submit(
     })
 }
 
+/// Why a resubmission did not happen.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResubmitError {
+    /// Another process (e.g. a second dashboard) already added an attempt: nothing was
+    /// submitted.
+    #[error("launch {0} was already resubmitted elsewhere; nothing was submitted")]
+    Raced(String),
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// Re-submits a launch's staged script (the same job directory; logs go to
+/// `slurm-logs/<name>-<new id>/`), for retries. `expected_attempts` is how many attempts the
+/// caller saw: an attempt is reserved in the registry under its lock first, so two processes
+/// that saw the same failure never both submit. Returns the new Slurm job id.
+pub async fn resubmit(
+    t: &Target<'_>,
+    local_id: &str,
+    expected_attempts: usize,
+    secrets: &[(String, String)],
+) -> Result<u64, ResubmitError> {
+    let failed = |e: String| ResubmitError::Failed(e);
+    let entry = t
+        .registry
+        .load()
+        .map_err(|e| failed(e.to_string()))?
+        .into_iter()
+        .find(|e| e.local_id == local_id)
+        .ok_or_else(|| failed(format!("no launch `{local_id}` in the registry")))?;
+    let reserved_at = Utc::now();
+    let reserved = t
+        .registry
+        .update(local_id, expected_attempts, |e| {
+            e.attempts.push(Attempt {
+                job_id: 0,
+                submitted_at: reserved_at,
+                state: Some("SUBMITTING".into()),
+            })
+        })
+        .map_err(|e| failed(e.to_string()))?;
+    if !reserved {
+        return Err(ResubmitError::Raced(local_id.to_string()));
+    }
+    let layout = Layout::from_job_dir(&entry.job_dir, &entry.local_id);
+    let submitted = stage::submit_held(t.remote, &layout, &entry.name, secrets, t.timeout).await;
+    let n = expected_attempts + 1;
+    let record = t.registry.update(local_id, n, |e| match &submitted {
+        Ok(id) => {
+            if let Some(a) = e.attempts.last_mut() {
+                a.job_id = *id;
+                a.submitted_at = Utc::now();
+                a.state = None;
+            }
+        }
+        Err(_) => {
+            e.attempts.pop();
+        }
+    });
+    let id = submitted.map_err(failed)?;
+    match record {
+        Ok(true) => {}
+        Ok(false) => {
+            return Err(failed(format!(
+                "job {id} is queued but the registry changed under it"
+            )))
+        }
+        Err(e) => {
+            return Err(failed(format!(
+                "job {id} is queued but was not recorded: {e}"
+            )))
+        }
+    }
+    if let Ok(Some(e)) = t
+        .registry
+        .load()
+        .map(|all| all.into_iter().find(|e| e.local_id == local_id))
+    {
+        let meta = format!("{}/meta/registry.json", layout.job_dir);
+        let _ = stage::write_file(t.remote, &meta, e.to_json().as_bytes(), t.timeout).await;
+    }
+    Ok(id)
+}
+
 /// Asks the scheduler when and where the job would start, without queueing it.
 pub async fn test_only(remote: &dyn Remote, p: &Prepared, t: Duration) -> Result<Estimate, String> {
     stage::test_only(remote, &p.script, t).await
