@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
@@ -320,7 +320,7 @@ async fn a_secret_reaches_the_job_but_no_file_registry_or_command_line() {
         .arg(ssh_config())
         .arg("slurmdash-dev")
         .arg(format!(
-            "end=$(($(date +%s)+25)); while [ $(date +%s) -lt $end ]; do ps -eo args; done > {ps_file}"
+            "end=$(($(date +%s)+25)); while [ ! -e {ps_file}.stop ] && [ $(date +%s) -lt $end ]; do ps -eo args; done > {ps_file}"
         ))
         .stdin(Stdio::null())
         .spawn()
@@ -345,6 +345,8 @@ async fn a_secret_reaches_the_job_but_no_file_registry_or_command_line() {
         ],
         &[("HF_TOKEN", &secret)],
     );
+    let stop = run(&remote(), &["touch", &format!("{ps_file}.stop")]).await;
+    assert!(stop.success());
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
     assert!(!stdout.contains(&secret) && !text(&out.stderr).contains(&secret));
@@ -356,8 +358,8 @@ async fn a_secret_reaches_the_job_but_no_file_registry_or_command_line() {
         cat(field(&stdout, "stdout:")).await,
         format!("token-present len={}\n", secret.len())
     );
-    let sampler_out = tokio::task::spawn_blocking(move || sampler.wait_with_output()).await;
-    let _ = sampler_out;
+    let waited = tokio::task::spawn_blocking(move || sampler.wait_with_output()).await;
+    assert!(waited.is_ok_and(|w| w.is_ok()), "the ps sampler did not finish");
     // ...and nowhere else: files under the job dir, the registry, any process's argv.
     let grep = run(&remote(), &["grep", "-r", "-l", "-F", &secret, &job_dir]).await;
     assert_eq!(
@@ -365,6 +367,18 @@ async fn a_secret_reaches_the_job_but_no_file_registry_or_command_line() {
         Some(1),
         "secret found in: {}",
         grep.stdout_lossy()
+    );
+    let names: Vec<Vec<String>> = s
+        .registry()
+        .load()
+        .expect("registry")
+        .into_iter()
+        .map(|e| e.secrets)
+        .collect();
+    assert_eq!(
+        names,
+        [vec!["HF_TOKEN".to_string()]],
+        "the registry keeps the name for retries"
     );
     for entry in std::fs::read_dir(s.state.path()).expect("state dir") {
         let p = entry.expect("entry").path();
@@ -385,7 +399,6 @@ async fn a_secret_reaches_the_job_but_no_file_registry_or_command_line() {
         !samples.contains(&secret),
         "secret seen in a process argv on the login node"
     );
-    let _ = Path::new(&ps_file);
 }
 
 #[tokio::test]

@@ -217,6 +217,7 @@ fn templates_preview_test_only_and_submit() {
             template: None,
             script: prepared.layout.script_path(),
             attempts: Vec::new(),
+            secrets: Vec::new(),
         },
         warnings: Vec::new(),
     };
@@ -347,6 +348,7 @@ fn a_submitted_job_stays_selected_through_a_stale_poll_and_sacct_is_asked_when_i
             template: None,
             script: String::new(),
             attempts: Vec::new(),
+            secrets: Vec::new(),
         },
         warnings: Vec::new(),
     };
