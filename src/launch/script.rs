@@ -26,15 +26,6 @@ impl Layout {
             job_dir: format!("{root}/{local_id}"),
         }
     }
-    /// The layout of an existing job directory (e.g. from a registry entry).
-    pub fn from_job_dir(job_dir: &str, local_id: &str) -> Layout {
-        let dir = job_dir.trim_end_matches('/');
-        Layout {
-            local_id: local_id.to_string(),
-            results_root: dir.rsplit_once('/').map_or("", |(p, _)| p).to_string(),
-            job_dir: dir.to_string(),
-        }
-    }
     pub fn script_path(&self) -> String {
         format!("{}/sbatch/job_{}.sbatch", self.job_dir, self.local_id)
     }
