@@ -7,9 +7,12 @@ use chrono::NaiveDateTime;
 use crossterm::event::{KeyEvent, MouseEvent};
 
 use crate::logview::{Stream, TailEvent};
+use crate::registry::Entry;
 use crate::remote::ConnState;
-use crate::slurm::model::{Job, JobDetail, JobId};
+use crate::slurm::model::{CancelOutcome, Job, JobDetail, JobId, Partition};
+use crate::slurm::ops::{JobEdit, JobOp, OpReport};
 use crate::worker::fetch::DetailSource;
+use crate::worker::retry::RetryEvent;
 
 #[derive(Debug, Clone)]
 pub enum Msg {
@@ -34,6 +37,25 @@ pub enum Msg {
         state: ConnState,
         host: Option<String>,
     },
+    /// A job action finished (or could not run).
+    OpDone {
+        op: JobOp,
+        result: Result<OpReport, String>,
+    },
+    /// `scontrol update` of one job finished.
+    Edited {
+        id: JobId,
+        edit: JobEdit,
+        result: Result<Vec<(JobId, CancelOutcome)>, String>,
+    },
+    Partitions(Result<Vec<Partition>, String>),
+    /// The retry check ran: what it did and the launches of this cluster afterwards.
+    Retries(Result<(Vec<RetryEvent>, Vec<Entry>), String>),
+    /// A finished job's triage; `Ok(None)` when it turned out not to have finished.
+    Triaged {
+        id: JobId,
+        result: Box<Result<Option<crate::worker::triage::TriageReport>, String>>,
+    },
     /// Partitions, accounts and Pyxis for the launch form.
     LaunchFacts(Result<crate::launch::ClusterFacts, String>),
     /// The scheduler's `sbatch --test-only` answer.
@@ -52,6 +74,19 @@ pub enum Cmd {
     Quit,
     Suspend,
     SwitchCluster(String),
+    /// One scancel / scontrol for all the op's jobs.
+    Op(JobOp),
+    Edit(JobId, JobEdit),
+    FetchPartitions,
+    /// Look for finished launches; re-submit infrastructure failures.
+    CheckRetries,
+    /// Classify a finished job (reads its log tails and status.json).
+    Triage {
+        id: JobId,
+        detail: Box<JobDetail>,
+        source: DetailSource,
+        results_dir: Option<String>,
+    },
     FetchLaunchFacts,
     TestOnly(Box<crate::launch::submit::Prepared>),
     Submit {

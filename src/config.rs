@@ -23,14 +23,29 @@ pub struct Config {
     pub launch: crate::launch::LaunchSpec,
     /// Named launch presets (`[templates.NAME]`), each over `[launch]`.
     pub templates: BTreeMap<String, toml::Table>,
+    /// `[triage]`: extra log patterns for failure classes.
+    pub triage: crate::triage::TriageConfig,
+    /// `[retry]`: automatic re-submission of launches that failed on infrastructure.
+    pub retry: crate::retry::RetryPolicy,
 }
 
-#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct UiConfig {
     /// Queue columns in order (default: id, name, partition, state, time, nodes, gpus,
     /// where, start, waited, submitted).
     pub columns: Option<Vec<crate::queue::Column>>,
+    /// `D` cancels without asking; false makes `D` ask like `d`.
+    pub quick_cancel: bool,
+}
+
+impl Default for UiConfig {
+    fn default() -> Self {
+        UiConfig {
+            columns: None,
+            quick_cancel: true,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
@@ -55,6 +70,8 @@ pub struct ClusterConfig {
     pub poll_interval_secs: u64,
     pub connect_timeout_secs: u64,
     pub command_timeout_secs: u64,
+    /// Refuse every action that changes jobs (also `--read-only`).
+    pub read_only: bool,
 }
 
 impl Default for ClusterConfig {
@@ -74,6 +91,7 @@ impl Default for ClusterConfig {
             poll_interval_secs: 5,
             connect_timeout_secs: 10,
             command_timeout_secs: 30,
+            read_only: false,
         }
     }
 }
@@ -351,6 +369,9 @@ fn validate(config: &Config, path: &Path) -> Result<(), ConfigError> {
             return Err(invalid(format!("templates.{name}"), &e));
         }
     }
+    if let Err(e) = crate::triage::Patterns::new(&config.triage) {
+        return Err(invalid(e.key, &e.reason));
+    }
     for (name, c) in &config.clusters {
         let key = |k: &str| format!("clusters.{name}.{k}");
         if c.hosts.is_empty() && !c.local {
@@ -526,5 +547,20 @@ mod tests {
         let missing = dir.path().join("nope.toml");
         let err = Loaded::load(Some(&missing)).unwrap_err();
         assert!(err.to_string().contains("nope.toml"), "{err}");
+    }
+
+    #[test]
+    fn triage_patterns_extend_the_builtins_and_bad_ones_name_their_key() {
+        let cfg = parse(EXAMPLE, Path::new("config.example.toml")).expect("example parses");
+        let pats = crate::triage::Patterns::new(&cfg.triage).expect("example patterns compile");
+        assert!(pats
+            .infra
+            .last_match("LustreError: Lustre: scratch has evicted us")
+            .is_some());
+        let err = parse("[triage]\noom_patterns = [\"ok\", \"(unclosed\"]\n", &p()).unwrap_err();
+        assert!(
+            err.to_string().contains("key `triage.oom_patterns[1]`"),
+            "{err}"
+        );
     }
 }

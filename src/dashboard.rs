@@ -22,7 +22,7 @@ use crate::slurm::command::SqueueQuery;
 use crate::slurm::model::JobId;
 use crate::tui;
 use crate::ui::theme::Theme;
-use crate::worker::{fetch, tailer};
+use crate::worker::{fetch, ops, tailer};
 
 /// What the dashboard shows and how it reaches the cluster.
 pub struct Session {
@@ -31,6 +31,9 @@ pub struct Session {
     pub query: SqueueQuery,
     pub scope: String,
     pub columns: Option<Vec<crate::queue::Column>>,
+    pub quick_cancel: bool,
+    /// `--read-only`: kept when switching clusters.
+    pub force_read_only: bool,
 }
 
 fn now() -> chrono::NaiveDateTime {
@@ -47,6 +50,11 @@ struct Workers {
     detail_busy: bool,
     detail_next: Option<JobId>,
     tail_every: Duration,
+    patterns: Arc<crate::triage::Patterns>,
+    registry: Arc<crate::registry::Registry>,
+    cluster: String,
+    retry: crate::retry::RetryPolicy,
+    read_only: bool,
 }
 
 impl Workers {
@@ -95,7 +103,81 @@ impl Workers {
                     ));
                 }
             }
+            Cmd::Op(op) => {
+                let (tx, remote, timeout) = (self.tx.clone(), self.remote.clone(), self.timeout);
+                tokio::spawn(async move {
+                    let result = ops::run(remote.as_ref(), &op, timeout).await;
+                    let _ = tx.send(Msg::OpDone { op, result });
+                });
+            }
+            Cmd::Edit(id, edit) => {
+                let (tx, remote, timeout) = (self.tx.clone(), self.remote.clone(), self.timeout);
+                tokio::spawn(async move {
+                    let result = ops::edit(remote.as_ref(), &id, &edit, timeout).await;
+                    let _ = tx.send(Msg::Edited { id, edit, result });
+                });
+            }
+            Cmd::FetchPartitions => {
+                let (tx, remote, timeout) = (self.tx.clone(), self.remote.clone(), self.timeout);
+                tokio::spawn(async move {
+                    let _ = tx.send(Msg::Partitions(
+                        ops::partitions(remote.as_ref(), timeout).await,
+                    ));
+                });
+            }
+            Cmd::CheckRetries => {
+                let (tx, remote, patterns, registry) = (
+                    self.tx.clone(),
+                    self.remote.clone(),
+                    self.patterns.clone(),
+                    self.registry.clone(),
+                );
+                let (cluster, policy, timeout, read_only) = (
+                    self.cluster.clone(),
+                    self.retry,
+                    self.timeout,
+                    self.read_only,
+                );
+                tokio::spawn(async move {
+                    let secret = |n: &str| std::env::var(n).ok();
+                    let check = crate::worker::retry::RetryCheck {
+                        remote: remote.as_ref(),
+                        registry: &registry,
+                        cluster: &cluster,
+                        policy,
+                        patterns: &patterns,
+                        timeout,
+                        secret: &secret,
+                        allow_submit: !read_only,
+                    };
+                    let result = crate::worker::retry::check(&check).await;
+                    let _ = tx.send(Msg::Retries(result));
+                });
+            }
             Cmd::Quit | Cmd::Suspend | Cmd::SwitchCluster(_) => {}
+            Cmd::Triage {
+                id,
+                detail,
+                source,
+                results_dir,
+            } => {
+                let (tx, remote, patterns) =
+                    (self.tx.clone(), self.remote.clone(), self.patterns.clone());
+                tokio::spawn(async move {
+                    let result = crate::worker::triage::triage_job(
+                        remote.as_ref(),
+                        &detail,
+                        source,
+                        results_dir.as_deref(),
+                        &patterns,
+                    )
+                    .await;
+                    let _ = tx.send(Msg::Triaged {
+                        id,
+                        result: Box::new(result),
+                    });
+                });
+            }
             cmd @ (Cmd::FetchLaunchFacts
             | Cmd::TestOnly(_)
             | Cmd::Submit { .. }
@@ -144,7 +226,7 @@ pub async fn run(loaded: &Loaded, session: Session, keymap: Keymap) -> Result<()
     result
 }
 
-fn new_app(session: &Session, keymap: Keymap, size: (u16, u16)) -> App {
+fn new_app(session: &Session, loaded: &Loaded, keymap: Keymap, size: (u16, u16)) -> App {
     let theme = Theme::from_env();
     let queue = match &session.columns {
         Some(c) => QueueView::new(c.clone()),
@@ -160,6 +242,9 @@ fn new_app(session: &Session, keymap: Keymap, size: (u16, u16)) -> App {
         now(),
     );
     app.size = size;
+    app.read_only = session.force_read_only || session.cluster.settings.read_only;
+    app.quick_cancel = session.quick_cancel;
+    app.retry.policy = loaded.config.retry;
     app
 }
 
@@ -174,8 +259,8 @@ async fn event_loop(
         .size()
         .map(|s| (s.width, s.height))
         .unwrap_or((120, 40));
-    let mut app = new_app(session, keymap.clone(), size);
-    let mut workers = new_workers(session, tx.clone());
+    let mut app = new_app(session, loaded, keymap.clone(), size);
+    let mut workers = new_workers(session, tx.clone(), loaded);
     for cmd in crate::worker::launch::setup(&mut app, loaded, &session.cluster) {
         workers.run(cmd);
     }
@@ -223,8 +308,8 @@ async fn event_loop(
                     Ok(s) => {
                         workers.stop();
                         *session = s;
-                        app = new_app(session, keymap.clone(), app.size);
-                        workers = new_workers(session, tx.clone());
+                        app = new_app(session, loaded, keymap.clone(), app.size);
+                        workers = new_workers(session, tx.clone(), loaded);
                         for cmd in crate::worker::launch::setup(&mut app, loaded, &session.cluster)
                         {
                             workers.run(cmd);
@@ -241,7 +326,7 @@ async fn event_loop(
     }
 }
 
-fn new_workers(session: &Session, tx: UnboundedSender<Msg>) -> Workers {
+fn new_workers(session: &Session, tx: UnboundedSender<Msg>, loaded: &Loaded) -> Workers {
     Workers {
         tx,
         remote: session.remote.clone(),
@@ -251,6 +336,15 @@ fn new_workers(session: &Session, tx: UnboundedSender<Msg>) -> Workers {
         detail_busy: false,
         detail_next: None,
         tail_every: Duration::from_secs(2).min(session.cluster.settings.poll_interval()),
+        // The config was validated at load; built-ins alone if it somehow was not.
+        patterns: Arc::new(
+            crate::triage::Patterns::new(&loaded.config.triage)
+                .unwrap_or_else(|_| crate::triage::Patterns::builtin()),
+        ),
+        registry: Arc::new(crate::registry::Registry::open_default()),
+        cluster: session.cluster.name.clone(),
+        retry: loaded.config.retry,
+        read_only: session.force_read_only || session.cluster.settings.read_only,
     }
 }
 
@@ -262,6 +356,8 @@ fn switch(loaded: &Loaded, name: &str, current: &Session) -> Result<Session> {
         query: current.query.clone(),
         scope: current.scope.clone(),
         columns: loaded.config.ui.columns.clone(),
+        quick_cancel: current.quick_cancel,
+        force_read_only: current.force_read_only,
         cluster,
         remote,
     })

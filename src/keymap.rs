@@ -36,11 +36,36 @@ pub enum Action {
     Search,
     SearchNext,
     SearchPrev,
+    Cancel,
+    CancelNow,
+    Mark,
+    MarkRange,
+    MarkAll,
+    Hold,
+    Release,
+    Requeue,
+    /// `scontrol top`: first among the user's own pending jobs.
+    Prioritize,
+    Edit,
     /// Open the launch form.
     NewJob,
 }
 
 impl Action {
+    /// Actions that change jobs on the cluster: refused in a read-only session.
+    pub fn changes_jobs(self) -> bool {
+        matches!(
+            self,
+            Action::Cancel
+                | Action::CancelNow
+                | Action::Hold
+                | Action::Release
+                | Action::Requeue
+                | Action::Prioritize
+                | Action::Edit
+        )
+    }
+
     /// One line for the help overlay.
     pub fn describe(self) -> &'static str {
         match self {
@@ -59,7 +84,7 @@ impl Action {
             Action::Refresh => "refresh now",
             Action::Filter => "filter jobs by id, name, state, partition",
             Action::Command => "command line (:cluster NAME, :q)",
-            Action::Escape => "clear the filter / close / cancel",
+            Action::Escape => "close; clear marks, then the filter",
             Action::SortNext => "sort by the next column",
             Action::SortReverse => "reverse the sort order",
             Action::ShowStdout => "show stdout",
@@ -69,6 +94,16 @@ impl Action {
             Action::Search => "search the log",
             Action::SearchNext => "next match",
             Action::SearchPrev => "previous match",
+            Action::Cancel => "cancel the selected or marked jobs (asks first)",
+            Action::CancelNow => "cancel at once, no question (see quick_cancel)",
+            Action::Mark => "mark / unmark the row for a bulk action",
+            Action::MarkRange => "mark every row from the last marked one to here",
+            Action::MarkAll => "mark every row shown (esc clears marks)",
+            Action::Hold => "hold pending jobs (asks first)",
+            Action::Release => "release held jobs (asks first)",
+            Action::Requeue => "requeue running or finished jobs (asks first)",
+            Action::Prioritize => "move to the top of your pending jobs (asks first)",
+            Action::Edit => "edit a pending job (time, partition, QOS, name)",
             Action::NewJob => "launch a job (form: templates, preview, test-only, submit)",
         }
     }
@@ -239,6 +274,13 @@ const DEFAULT_GLOBAL: &[(&str, Action)] = &[
     ("ctrl-d", Action::PageDown),
     ("o", Action::ShowStdout),
     ("e", Action::ShowStderr),
+    ("d", Action::Cancel),
+    ("D", Action::CancelNow),
+    ("h", Action::Hold),
+    ("u", Action::Release),
+    ("R", Action::Requeue),
+    ("T", Action::Prioritize),
+    ("E", Action::Edit),
     ("n", Action::NewJob),
 ];
 
@@ -246,6 +288,9 @@ const DEFAULT_QUEUE: &[(&str, Action)] = &[
     ("/", Action::Filter),
     ("s", Action::SortNext),
     ("S", Action::SortReverse),
+    ("space", Action::Mark),
+    ("V", Action::MarkRange),
+    ("ctrl-a", Action::MarkAll),
 ];
 
 const DEFAULT_LOG: &[(&str, Action)] = &[

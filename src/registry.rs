@@ -36,9 +36,6 @@ pub struct Entry {
     /// The staged script on the cluster: a retry re-submits it.
     pub script: String,
     pub attempts: Vec<Attempt>,
-    /// Names (never values) of the secrets a retry must pass again.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub secrets: Vec<String>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -247,7 +244,6 @@ mod tests {
                 submitted_at: at,
                 state: None,
             }],
-            secrets: Vec::new(),
         }
     }
 

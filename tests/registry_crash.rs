@@ -26,7 +26,6 @@ fn entry(n: u64) -> Entry {
             submitted_at: now,
             state: None,
         }],
-        secrets: Vec::new(),
     }
 }
 

@@ -181,3 +181,91 @@ fn status_bar_shows_stale_data_reconnecting_and_the_failed_command() {
     );
     insta::assert_snapshot!(status);
 }
+
+fn ch(a: &mut App, c: char) {
+    key(a, KeyCode::Char(c));
+}
+
+fn select(a: &mut App, id: &str) {
+    assert!(a.queue.select_id(&id.parse().expect("id")), "{id} shown");
+}
+
+#[test]
+fn marks_a_confirmation_and_rows_being_cancelled() {
+    let mut a = app(140, 40);
+    select(&mut a, "248");
+    ch(&mut a, ' ');
+    ch(&mut a, ' ');
+    ch(&mut a, 'd');
+    let s = render(&a);
+    assert!(s.contains(" 2 marked "), "{s}");
+    assert!(
+        s.contains("cancel 2 marked jobs (248, 247)?"),
+        "the question names the jobs: {s}"
+    );
+    assert!(s.contains("y/enter: cancel · any other key: no"), "{s}");
+    let marked_rows = s
+        .lines()
+        .filter(|l| l.starts_with("*248 ") || l.starts_with("*247 "))
+        .count();
+    assert_eq!(
+        marked_rows, 2,
+        "each marked row carries a * on the border: {s}"
+    );
+    insta::assert_snapshot!("confirm", s);
+    ch(&mut a, 'y');
+    let s = render(&a);
+    let busy = s.lines().filter(|l| l.contains("cancelling…")).count();
+    assert_eq!(busy, 2, "{s}");
+    insta::assert_snapshot!("cancelling", s);
+}
+
+#[test]
+fn edit_form_shows_fields_limits_and_problems() {
+    let mut a = app(140, 40);
+    select(&mut a, "242");
+    ch(&mut a, 'E');
+    a.update(Msg::Partitions(Ok(
+        slurmdash::slurm::parse::parse_scontrol_partitions(include_str!(
+            "fixtures/slurm/scontrol_partition.out"
+        ))
+        .expect("fixture"),
+    )));
+    let s = render(&a);
+    assert!(
+        s.contains("! time limit 2:00:00 exceeds short's MaxTime 30:00: the job cannot start"),
+        "the limit that keeps the job pending is pointed out: {s}"
+    );
+    a.update(Msg::Key(KeyEvent::new(
+        KeyCode::Char('u'),
+        KeyModifiers::CONTROL,
+    )));
+    for c in "1:00:00".chars() {
+        ch(&mut a, c);
+    }
+    let s = render(&a);
+    assert!(s.contains("edit pending job 242"), "{s}");
+    assert!(s.contains("1:00:00█  (was 2:00:00)"), "{s}");
+    assert!(
+        s.contains("✗ time limit 1:00:00 exceeds short's MaxTime 30:00"),
+        "{s}"
+    );
+    insta::assert_snapshot!(s);
+}
+
+#[test]
+fn read_only_help_says_what_is_disabled() {
+    let mut a = app(120, 50);
+    a.read_only = true;
+    ch(&mut a, '?');
+    let s = render(&a);
+    assert!(
+        s.contains("read-only: cancel, hold, release, requeue, top, edit are disabled"),
+        "{s}"
+    );
+    assert!(
+        s.contains("✗ cancel the selected or marked jobs (asks first)"),
+        "{s}"
+    );
+    assert!(s.contains(":cancel [ID...]"), "commands listed: {s}");
+}

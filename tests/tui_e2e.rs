@@ -3,112 +3,11 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use common::tmux::*;
 use common::*;
-
-struct Tmux {
-    name: String,
-}
-
-impl Tmux {
-    /// Starts slurmdash in a detached 200x50 tmux session. When slurmdash exits, the pane
-    /// prints `EXITED:<code>` and stays open so the test can read the restored terminal.
-    fn start(config: &Path, extra: &[&str]) -> Tmux {
-        let name = format!("sdtest-{}-{}", std::process::id(), rand_suffix());
-        let bin = env!("CARGO_BIN_EXE_slurmdash");
-        let mut cmd = format!("{bin} --config {}", config.display());
-        for a in extra {
-            cmd.push(' ');
-            cmd.push_str(a);
-        }
-        cmd.push_str("; echo EXITED:$?; sleep 60");
-        let ok = Command::new("tmux")
-            .args(["new-session", "-d", "-s", &name, "-x", "200", "-y", "50"])
-            .arg(format!("env -u NO_COLOR TERM=xterm-256color sh -c '{cmd}'"))
-            .status()
-            .expect("tmux");
-        assert!(ok.success(), "tmux new-session failed");
-        Tmux { name }
-    }
-
-    fn screen(&self) -> String {
-        let out = Command::new("tmux")
-            .args(["capture-pane", "-p", "-t", &self.name])
-            .output()
-            .expect("capture-pane");
-        text(&out.stdout)
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        for k in keys {
-            let ok = Command::new("tmux")
-                .args(["send-keys", "-t", &self.name, k])
-                .status()
-                .expect("send-keys");
-            assert!(ok.success());
-            std::thread::sleep(Duration::from_millis(150));
-        }
-    }
-
-    fn alternate_screen_on(&self) -> bool {
-        let out = Command::new("tmux")
-            .args(["display-message", "-p", "-t", &self.name, "#{alternate_on}"])
-            .output()
-            .expect("display-message");
-        text(&out.stdout).trim() == "1"
-    }
-
-    /// Waits until the screen satisfies `f`; on timeout panics showing the last screen.
-    fn wait(&self, what: &str, limit: Duration, f: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let s = self.screen();
-            if f(&s) {
-                return s;
-            }
-            assert!(
-                start.elapsed() < limit,
-                "timed out after {limit:?} waiting for {what}; the screen was:\n{s}"
-            );
-            std::thread::sleep(Duration::from_millis(250));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.name])
-            .status();
-    }
-}
-
-fn rand_suffix() -> u32 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0)
-}
-
-/// The queue row whose first cell is exactly `id` (small ids also occur inside other rows).
-fn row(screen: &str, id: u64) -> Option<&str> {
-    let id = id.to_string();
-    screen
-        .lines()
-        .find(|l| l.trim_start_matches(['│', ' ']).split_whitespace().next() == Some(id.as_str()))
-}
-
-/// The dev cluster's config with a 2 s poll interval.
-fn fast_config(dir: &Path) -> PathBuf {
-    let mut cfg = std::fs::read_to_string(dev_config()).expect("dev config");
-    cfg.push_str("poll_interval_secs = 2\n");
-    let p = dir.join("slurmdash.toml");
-    std::fs::write(&p, cfg).expect("write config");
-    p
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn dashboard_shows_states_reasons_estimates_live_logs_and_restores_the_terminal() {

@@ -82,7 +82,7 @@ SlurmdTimeout=60
 
 # Scheduling
 SchedulerType=sched/backfill
-SchedulerParameters=bf_interval=5
+SchedulerParameters=bf_interval=5,enable_user_top
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 DefMemPerCPU=$def_mem

@@ -160,6 +160,10 @@ impl FormState {
 impl App {
     /// `n`: opens the form with the last used values (or the defaults).
     pub fn open_form(&mut self) -> Vec<Cmd> {
+        if self.read_only {
+            self.status.note = Some("read-only session: launching jobs is off".into());
+            return Vec::new();
+        }
         let choices = self.launch.choices();
         let spec = choices.first().map(|c| c.1.clone()).unwrap_or_default();
         let mut form = FormState {

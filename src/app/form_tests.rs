@@ -217,7 +217,6 @@ fn templates_preview_test_only_and_submit() {
             template: None,
             script: prepared.layout.script_path(),
             attempts: Vec::new(),
-            secrets: Vec::new(),
         },
         warnings: Vec::new(),
     };
@@ -348,7 +347,6 @@ fn a_submitted_job_stays_selected_through_a_stale_poll_and_sacct_is_asked_when_i
             template: None,
             script: String::new(),
             attempts: Vec::new(),
-            secrets: Vec::new(),
         },
         warnings: Vec::new(),
     };
@@ -422,4 +420,17 @@ fn validation_runs_as_the_user_types() {
         form.problems.is_empty() && form.spec.gpus == 1,
         "esc drops the edit"
     );
+}
+
+#[test]
+fn a_read_only_session_does_not_open_the_form() {
+    let mut a = app();
+    a.read_only = true;
+    assert!(press(&mut a, KeyCode::Char('n')).is_empty());
+    assert!(a.form.is_none());
+    assert!(a
+        .status
+        .note
+        .as_deref()
+        .is_some_and(|n| n.contains("read-only")));
 }

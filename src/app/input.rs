@@ -43,6 +43,14 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("r, refresh", "refresh now"),
     ("cluster NAME", "switch to another configured cluster"),
     ("filter TEXT", "filter the queue"),
+    (
+        "cancel [ID...]",
+        "cancel these jobs (default: marked or selected)",
+    ),
+    ("hold [ID...]", "hold pending jobs"),
+    ("release [ID...]", "release held jobs"),
+    ("requeue [ID...]", "requeue running or finished jobs"),
+    ("top [ID...]", "move to the top of your pending jobs"),
 ];
 
 impl App {
@@ -123,9 +131,12 @@ impl App {
                 self.queue.set_filter(&words.join(" "));
                 self.selection_changed()
             }
-            (other, _) => {
+            (other, ids) => {
+                if let Some(kind) = crate::slurm::ops::OpKind::from_verb(other) {
+                    return self.run_op_command(kind, ids);
+                }
                 self.status.note = Some(format!(
-                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT; ? lists keys)"
+                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top; ? lists keys)"
                 ));
                 Vec::new()
             }

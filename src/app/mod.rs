@@ -1,25 +1,34 @@
 //! The one owner of UI state. `update` takes a message and returns work for the workers;
 //! it does no I/O and never awaits, so every behaviour here is unit-testable.
 
+mod edit;
 mod form;
 mod input;
 mod logs;
+mod ops;
+mod retry;
+mod triage;
 
 use std::time::Duration;
 
 use chrono::NaiveDateTime;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
 
+pub use edit::{EditForm, EDIT_FIELDS};
 pub use form::{Busy, FormState, LaunchContext, FIELDS};
 pub use input::{Input, InputKind, COMMANDS};
+pub use logs::log_paths;
 pub use logs::LogState;
+pub use ops::{Choice, Confirm};
+pub use retry::{RetryState, RETRY_CHECK_SECS};
+pub use triage::{TriageStatus, TriageView};
 
 use crate::action::{Cmd, Msg};
 use crate::keymap::{Action, Keymap, Pane};
 use crate::logview::layout::Viewport;
 use crate::queue::QueueView;
 use crate::remote::ConnState;
-use crate::slurm::model::{Job, JobDetail, JobId};
+use crate::slurm::model::{Job, JobDetail, JobId, Partition};
 use crate::ui::theme::Theme;
 use crate::worker::fetch::DetailSource;
 
@@ -32,6 +41,8 @@ pub struct DetailState {
     pub loading: bool,
     pub error: Option<String>,
     pub scroll: u16,
+    /// Why a finished job ended as it did (asked for after its detail arrived).
+    pub triage: Option<TriageView>,
 }
 
 /// What the status bar shows.
@@ -67,6 +78,22 @@ pub struct App {
     /// Terminal size, for paging and mouse hits (set from resize events, never by drawing).
     pub size: (u16, u16),
     pub quit: bool,
+    /// No action that changes jobs (`--read-only`, `read_only = true`).
+    pub read_only: bool,
+    /// `D` cancels without asking (`[ui] quick_cancel`).
+    pub quick_cancel: bool,
+    /// A question on the bottom line (confirm a cancel, ...).
+    pub confirm: Option<Confirm>,
+    /// The edit form of a pending job, when open.
+    pub edit: Option<EditForm>,
+    /// Partitions with their limits, fetched the first time a form needs them.
+    pub partitions: Option<Result<Vec<Partition>, String>>,
+    /// An action finished while a poll was in flight: poll again when it returns.
+    pub poll_again: bool,
+    /// Automatic retries: policy and whether a check runs.
+    pub retry: RetryState,
+    /// Launched jobs (by Slurm job id) and their place in their chain of attempts.
+    pub chains: std::collections::HashMap<u64, crate::retry::Chain>,
     /// The launch form, when open.
     pub form: Option<FormState>,
     pub launch: LaunchContext,
@@ -107,6 +134,14 @@ impl App {
             now,
             size: (120, 40),
             quit: false,
+            read_only: false,
+            quick_cancel: true,
+            confirm: None,
+            edit: None,
+            partitions: None,
+            poll_again: false,
+            retry: RetryState::default(),
+            chains: std::collections::HashMap::new(),
             form: None,
             launch: LaunchContext::default(),
         }
@@ -125,7 +160,7 @@ impl App {
             }
             Msg::Tick(now) => {
                 self.now = now;
-                Vec::new()
+                self.retry_tick()
             }
             Msg::PollDue => self.poll(),
             Msg::Queue { result, at, took } => self.on_queue(result, at, took),
@@ -141,6 +176,15 @@ impl App {
                 }
                 Vec::new()
             }
+            Msg::OpDone { op, result } => self.on_op_done(op, result),
+            Msg::Edited { id, edit, result } => self.on_edited(id, edit, result),
+            Msg::Partitions(result) => {
+                self.partitions = Some(result);
+                self.check_edit();
+                Vec::new()
+            }
+            Msg::Triaged { id, result } => self.on_triaged(id, *result),
+            Msg::Retries(result) => self.on_retries(result),
             Msg::LaunchFacts(r) => self.on_launch_facts(r),
             Msg::TestOnly(r) => self.on_test_only(r),
             Msg::Submitted(r) => self.on_submitted(*r),
@@ -174,11 +218,17 @@ impl App {
                 if cmds.is_empty() {
                     cmds = self.refetch_if_state_changed();
                 }
+                if std::mem::take(&mut self.poll_again) {
+                    cmds.extend(self.poll());
+                }
                 cmds.extend(reattach);
                 cmds
             }
             Err(e) => {
                 self.status.last_error = Some(e);
+                if std::mem::take(&mut self.poll_again) {
+                    return self.poll();
+                }
                 Vec::new()
             }
         }
@@ -231,10 +281,13 @@ impl App {
         match result {
             Ok((detail, source)) => {
                 let tails = self.logs.targets(&id, &detail, source);
+                let triage = self.triage_after_detail(&id, &detail, source);
                 self.detail.detail = Some(detail);
                 self.detail.source = Some(source);
                 self.detail.error = None;
-                tails.map(|t| vec![Cmd::Tail(t)]).unwrap_or_default()
+                let mut cmds = tails.map(|t| vec![Cmd::Tail(t)]).unwrap_or_default();
+                cmds.extend(triage);
+                cmds
             }
             Err(e) => {
                 self.detail.error = Some(e);
@@ -254,6 +307,12 @@ impl App {
         if self.help {
             self.help = false;
             return Vec::new();
+        }
+        if self.confirm.is_some() {
+            return self.on_confirm_key(k);
+        }
+        if self.edit.is_some() {
+            return self.on_edit_key(k);
         }
         if self.input.is_some() {
             return self.on_input_key(k);
@@ -320,6 +379,8 @@ impl App {
             Action::Escape => {
                 if self.zoom {
                     self.zoom = false;
+                } else if self.queue.clear_marks() {
+                    self.status.note = Some("marks cleared".into());
                 } else if !self.queue.filter().is_empty() {
                     self.queue.set_filter("");
                     return self.selection_changed();
@@ -345,6 +406,30 @@ impl App {
                 return self.move_in_focus(a, page)
             }
             Action::PageUp | Action::PageDown => return self.move_in_focus(a, page),
+            Action::Cancel
+            | Action::CancelNow
+            | Action::Hold
+            | Action::Release
+            | Action::Requeue
+            | Action::Prioritize => return self.on_job_action(a),
+            Action::Edit => return self.open_edit(),
+            Action::Mark => {
+                if self.queue.toggle_mark() {
+                    self.queue.select_next();
+                    return self.selection_changed();
+                }
+            }
+            Action::MarkRange => {
+                let n = self.queue.mark_range();
+                self.status.note = Some(format!(
+                    "marked {n} rows ({} in all)",
+                    self.queue.mark_count()
+                ));
+            }
+            Action::MarkAll => {
+                let n = self.queue.mark_all_shown();
+                self.status.note = Some(format!("marked {n} rows (esc clears)"));
+            }
             Action::NewJob => return self.open_form(),
         }
         Vec::new()
@@ -436,5 +521,8 @@ impl App {
     }
 }
 
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod ops_tests;
 #[cfg(test)]
 mod tests;

@@ -13,13 +13,13 @@ use crate::slurm::parse::{parse_scontrol_jobs, parse_squeue};
 const SQUEUE: &str = include_str!("../../tests/fixtures/slurm/squeue_me.out");
 const SCONTROL_RUNNING: &str = include_str!("../../tests/fixtures/slurm/scontrol_job_running.out");
 
-fn now() -> NaiveDateTime {
+pub(super) fn now() -> NaiveDateTime {
     NaiveDate::from_ymd_opt(2026, 11, 23)
         .and_then(|d| d.and_hms_opt(12, 0, 0))
         .expect("valid time")
 }
 
-fn app() -> App {
+pub(super) fn app() -> App {
     App::new(
         "dev",
         "your jobs",
@@ -31,11 +31,11 @@ fn app() -> App {
     )
 }
 
-fn jobs() -> Vec<Job> {
+pub(super) fn jobs() -> Vec<Job> {
     parse_squeue(SQUEUE).expect("fixture parses")
 }
 
-fn loaded(jobs: Vec<Job>) -> Msg {
+pub(super) fn loaded(jobs: Vec<Job>) -> Msg {
     Msg::Queue {
         result: Ok(jobs),
         at: now(),
@@ -43,15 +43,15 @@ fn loaded(jobs: Vec<Job>) -> Msg {
     }
 }
 
-fn key(c: char) -> Msg {
+pub(super) fn key(c: char) -> Msg {
     Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE))
 }
 
-fn code(c: KeyCode) -> Msg {
+pub(super) fn code(c: KeyCode) -> Msg {
     Msg::Key(KeyEvent::new(c, KeyModifiers::NONE))
 }
 
-fn id(s: &str) -> JobId {
+pub(super) fn id(s: &str) -> JobId {
     s.parse().expect("job id")
 }
 

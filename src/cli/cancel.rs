@@ -17,6 +17,12 @@ pub struct CancelArgs {
 }
 
 pub async fn run(cluster: &Cluster, args: &CancelArgs) -> Result<ExitCode> {
+    if cluster.settings.read_only {
+        return Err(eyre!(
+            "cluster {} is read-only (--read-only or read_only = true in the config): nothing cancelled",
+            cluster.name
+        ));
+    }
     let ids = args
         .ids
         .iter()

@@ -35,6 +35,9 @@ pub struct Cli {
     /// Cluster from the config (default: default_cluster).
     #[arg(long, global = true, value_name = "NAME")]
     pub cluster: Option<String>,
+    /// Refuse every action that changes jobs (cancel, hold, release, requeue, top, edit).
+    #[arg(long, global = true)]
+    pub read_only: bool,
     /// Which jobs the dashboard shows.
     #[command(flatten)]
     pub queue: jobs::QueueArgs,
@@ -62,9 +65,12 @@ pub enum Command {
 
 pub async fn run(cli: Cli) -> Result<ExitCode> {
     let loaded = Loaded::load(cli.config.as_deref())?;
-    let cluster = loaded
+    let mut cluster = loaded
         .cluster(cli.cluster.as_deref(), &Env::from_process())
         .wrap_err("choosing the cluster")?;
+    if cli.read_only {
+        cluster.settings.read_only = true;
+    }
     match cli.command {
         Some(Command::Doctor) => doctor::run(&cluster).await,
         Some(Command::Jobs(args)) => jobs::run(&cluster, &args).await,
@@ -85,6 +91,8 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
                     "your jobs".into()
                 },
                 columns: loaded.config.ui.columns.clone(),
+                quick_cancel: loaded.config.ui.quick_cancel,
+                force_read_only: cli.read_only,
                 cluster,
                 remote,
             };

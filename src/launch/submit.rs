@@ -230,7 +230,6 @@ pub async fn submit(
             submitted_at: now,
             state: None,
         }],
-        secrets: p.plan.secrets.clone(),
     };
     let mut warnings = Vec::new();
     if let Err(e) = t.registry.add(entry.clone()) {

@@ -4,13 +4,14 @@
 
 mod column;
 pub mod format;
+mod marks;
 mod rows;
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests;
 
 use std::cmp::Ordering;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 pub use column::{arrow as column_arrow, name_suffix, Column, Width};
 pub use rows::{QueueRow, RowKind, MAX_EXPANDED_TASKS};
@@ -50,6 +51,14 @@ pub struct QueueView {
     /// Widths of the data-sized columns, measured when the rows change.
     widths: Vec<(Column, u16)>,
     scope: Scope,
+    /// Rows the user marked for a bulk action, by the id the row shows.
+    marks: HashSet<JobId>,
+    /// Where the next `mark_range` starts: the last row marked one by one.
+    mark_anchor: Option<JobId>,
+    /// Jobs with an action in flight, and what the row says meanwhile.
+    busy: HashMap<JobId, &'static str>,
+    /// Extra words after a job's name (e.g. `↻2/11` for a retried launch), by job id.
+    badges: HashMap<u64, String>,
 }
 
 impl Default for QueueView {
@@ -80,6 +89,10 @@ impl QueueView {
             viewport: 0,
             widths: Vec::new(),
             scope: Scope::Me,
+            marks: HashSet::new(),
+            mark_anchor: None,
+            busy: HashMap::new(),
+            badges: HashMap::new(),
         }
     }
 
@@ -121,6 +134,7 @@ impl QueueView {
         let present: HashSet<u64> = self.jobs.iter().map(|j| j.id.base()).collect();
         self.expanded.retain(|b| present.contains(b));
         self.rebuild();
+        self.prune_marks();
     }
 
     /// False until the first `set_jobs`: the pane says "loading" rather

@@ -175,8 +175,18 @@ impl JobId {
     pub fn cancel_target(&self) -> JobId {
         match self.het_offset {
             Some(_) => JobId::new(self.base),
-            None => self.without_step(),
+            None => self.without_step().without_throttle(),
         }
+    }
+
+    /// A collapsed array without squeue's `%N` (max running tasks), which scancel and
+    /// scontrol refuse as an invalid range: `123_[4-99%4]` → `123_[4-99]`.
+    fn without_throttle(self) -> JobId {
+        let Some((head, rest)) = self.raw.split_once('%') else {
+            return self;
+        };
+        let tail = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+        format!("{head}{tail}").parse().unwrap_or(self)
     }
 
     /// The job without its step (`123_4.batch` → `123_4`).
@@ -297,6 +307,11 @@ mod tests {
         assert_eq!(id("123+0.extern").het_offset(), Some(0));
         assert_eq!(id("123+1").cancel_target().to_string(), "123");
         assert_eq!(id("123_4.batch").cancel_target().to_string(), "123_4");
+        assert_eq!(id("123_[4-99%4]").cancel_target().to_string(), "123_[4-99]");
+        assert_eq!(
+            id("123_[1,3,5-7%2]").cancel_target().to_string(),
+            "123_[1,3,5-7]"
+        );
     }
 
     #[test]

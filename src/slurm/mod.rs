@@ -6,6 +6,7 @@ pub mod error;
 pub mod jobid;
 pub mod logpath;
 pub mod model;
+pub mod ops;
 pub mod parse;
 pub mod shared;
 pub mod state;

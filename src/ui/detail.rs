@@ -22,6 +22,10 @@ pub struct DetailWidget<'a> {
     pub theme: &'a Theme,
     pub now: NaiveDateTime,
     pub focused: bool,
+    /// The triage of a finished job, shown under its state.
+    pub triage: Option<&'a crate::app::TriageView>,
+    /// Where the job sits in its launch's chain of attempts (launched jobs only).
+    pub chain: Option<&'a crate::retry::Chain>,
 }
 
 /// A [`DetailWidget`] scrolled down by `scroll` lines (clamped to the content).
@@ -207,6 +211,21 @@ impl DetailWidget<'_> {
         }
         if let Some(code) = dd.derived_exit_code.filter(|c| *c != (0, 0)) {
             l.field("Derived exit", &exit_text(code), t.error());
+        }
+        for (label, value, style) in self
+            .triage
+            .map(|v| super::triage::rows(v, t))
+            .unwrap_or_default()
+        {
+            l.field(label, &value, style);
+        }
+        if let Some(c) = self.chain {
+            let style = if c.attempt > 1 {
+                t.warn()
+            } else {
+                Style::new()
+            };
+            l.field("Attempts", &c.describe(), style);
         }
         l.gap();
 

@@ -42,6 +42,8 @@ fn render(c: Case, w: u16, h: u16) -> Buffer {
         theme: &theme,
         now: now(),
         focused: true,
+        triage: None,
+        chain: None,
     }
     .render(buf.area, &mut buf);
     buf
@@ -217,6 +219,8 @@ fn scrolling_is_clamped_to_the_content() {
             theme: &theme,
             now: now(),
             focused: false,
+            triage: None,
+            chain: None,
         }
         .scrolled(scroll)
         .render(buf.area, &mut buf);

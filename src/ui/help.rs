@@ -3,7 +3,7 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 
 use crate::app::{App, COMMANDS};
 
@@ -17,10 +17,21 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
         format!("keys in the {} pane", app.focus.title()),
         t.title(),
     ))];
+    if app.read_only {
+        lines.push(Line::from(Span::styled(
+            "read-only: cancel, hold, release, requeue, top, edit are disabled",
+            t.warn(),
+        )));
+    }
     for (action, keys) in app.keymap.bindings(app.focus) {
+        let disabled = app.read_only && action.changes_jobs();
         lines.push(Line::from(vec![
             Span::styled(format!("  {:<18}", keys.join(", ")), t.key()),
-            Span::raw(action.describe()),
+            if disabled {
+                Span::styled(format!("✗ {}", action.describe()), t.dim())
+            } else {
+                Span::raw(action.describe())
+            },
         ]));
     }
     lines.push(Line::from(""));
@@ -42,16 +53,48 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
 impl Widget for HelpWidget<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let lines = help_lines(self.app);
-        let h = u16::try_from(lines.len() + 2).unwrap_or(u16::MAX);
+        let fits = lines.len() + 2 <= usize::from(area.height);
+        // Too tall for the terminal: keys on the left, commands on the right.
+        let split = if fits {
+            None
+        } else {
+            lines.iter().position(|l| {
+                l.spans
+                    .first()
+                    .is_some_and(|s| s.content == "commands after :")
+            })
+        };
+        let (left, right) = match split {
+            Some(i) => {
+                let mut l = lines;
+                let r = l.split_off(i);
+                (l, Some(r))
+            }
+            None => (lines, None),
+        };
+        let rows = left.len().max(right.as_ref().map_or(0, Vec::len));
+        let h = u16::try_from(rows + 2).unwrap_or(u16::MAX);
+        let w = if right.is_some() { 144 } else { 72 };
         let [v] = Layout::vertical([Constraint::Length(h)])
             .flex(Flex::Center)
             .areas(area);
-        let [r] = Layout::horizontal([Constraint::Length(72)])
+        let [r] = Layout::horizontal([Constraint::Length(w)])
             .flex(Flex::Center)
             .areas(v);
         Clear.render(r, buf);
-        Paragraph::new(lines)
-            .block(Block::default().borders(Borders::ALL).title(" help "))
-            .render(r, buf);
+        let block = Block::default().borders(Borders::ALL).title(" help ");
+        let inner = block.inner(r);
+        block.render(r, buf);
+        match right {
+            None => Paragraph::new(left).render(inner, buf),
+            Some(right) => {
+                let [a, b] =
+                    Layout::horizontal([Constraint::Length(72), Constraint::Fill(1)]).areas(inner);
+                Paragraph::new(left).render(a, buf);
+                Paragraph::new(right)
+                    .wrap(Wrap { trim: false })
+                    .render(b, buf);
+            }
+        }
     }
 }

@@ -2,12 +2,14 @@
 //! lands where the user sees the row.
 
 pub mod detail;
+pub mod edit;
 pub mod form;
 pub mod help;
 pub mod log;
 pub mod queue;
 pub mod status;
 pub mod theme;
+pub mod triage;
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::Frame;
@@ -100,6 +102,12 @@ pub fn draw(f: &mut Frame, app: &App) {
                 theme: &app.theme,
                 now: app.now,
                 focused: app.focus == Pane::Detail,
+                triage: app.detail.triage.as_ref(),
+                chain: app
+                    .queue
+                    .selected_job()
+                    .filter(|j| j.id.array().is_none())
+                    .and_then(|j| app.chains.get(&j.id.base())),
             }
             .scrolled(app.detail.scroll),
             r,
@@ -131,6 +139,16 @@ pub fn draw(f: &mut Frame, app: &App) {
         );
     }
     f.render_widget(status::StatusWidget { app }, areas.status);
+    if let Some(form) = &app.edit {
+        f.render_widget(
+            edit::EditWidget {
+                form,
+                theme: &app.theme,
+                partitions: app.partitions.as_ref(),
+            },
+            size,
+        );
+    }
     if let Some(form) = &app.form {
         f.render_widget(form::FormWidget { app, form }, size);
     }

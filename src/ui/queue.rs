@@ -94,6 +94,12 @@ impl QueueWidget<'_> {
         if !v.filter().is_empty() {
             spans.push(Span::raw(format!(" filter: {} ", v.filter())));
         }
+        if v.mark_count() > 0 {
+            spans.push(Span::styled(
+                format!(" {} marked ", v.mark_count()),
+                self.theme.warn(),
+            ));
+        }
         let sort = v.sort();
         if sort.column.is_none() && sort.descending {
             spans.push(Span::styled(" squeue order reversed ", self.theme.dim()));
@@ -130,8 +136,13 @@ impl QueueWidget<'_> {
                 continue;
             }
             let x = x0 + x;
-            let text = col.text(row, self.now);
+            let busy = self.view.busy(&row.job.id);
+            let text = match (col, busy) {
+                (Column::State, Some(label)) => std::borrow::Cow::Borrowed(label),
+                _ => col.text(row, self.now),
+            };
             let style = match col {
+                Column::State if busy.is_some() => t.warn(),
                 Column::State => t.status_style(row.job.status()),
                 Column::Where | Column::Reason
                     if row.job.status() == Status::Pending
@@ -143,7 +154,12 @@ impl QueueWidget<'_> {
                 _ => Style::new(),
             };
             if col == Column::Name {
-                if let Some(suffix) = name_suffix(row) {
+                let suffix = match (name_suffix(row), self.view.badge(&row.job.id)) {
+                    (Some(s), Some(b)) => Some(format!("{s} {b}")),
+                    (None, Some(b)) => Some(format!(" {b}")),
+                    (s, None) => s,
+                };
+                if let Some(suffix) = suffix {
                     let sw = suffix.width().min(usize::from(w));
                     let main = fit(&text, usize::from(w) - sw);
                     let (nx, _) = buf.set_stringn(x, y, &main, usize::from(w), style);
@@ -226,6 +242,10 @@ impl Widget for QueueWidget<'_> {
                 );
             }
             self.draw_row(buf, y, inner.x, &layout, &row);
+            if v.is_marked(&row.job.id) {
+                // The mark sits on the left border, so no column loses width.
+                buf.set_string(area.x, y, "*", t.warn());
+            }
         }
     }
 }

@@ -86,7 +86,12 @@ impl Widget for StatusWidget<'_> {
         }
         let line1 = Line::from(spans);
 
-        let line2 = if let Some(input) = &app.input {
+        let line2 = if let Some(c) = &app.confirm {
+            Line::from(vec![
+                Span::styled(format!(" {} ", c.prompt), t.warn()),
+                Span::styled(format!("  {}", c.hint()), t.dim()),
+            ])
+        } else if let Some(input) = &app.input {
             Line::from(vec![
                 Span::styled(input.kind.prompt().to_string(), t.title()),
                 Span::raw(input.text.clone()),

@@ -2,4 +2,7 @@
 
 pub mod fetch;
 pub mod launch;
+pub mod ops;
+pub mod retry;
 pub mod tailer;
+pub mod triage;

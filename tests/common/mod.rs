@@ -1,6 +1,8 @@
 //! Shared helpers for tests that use the dev cluster (`scripts/dev-cluster up`).
 #![allow(dead_code)]
 
+pub mod tmux;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};

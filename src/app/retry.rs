@@ -1,0 +1,100 @@
+//! The App's side of automatic retries: when to ask for a retry check, and what its answer
+//! changes (the attempt chains shown in the queue and detail pane, a line for the user).
+
+use std::collections::HashMap;
+
+use chrono::NaiveDateTime;
+
+use super::App;
+use crate::action::Cmd;
+use crate::registry::Entry;
+use crate::retry::{Chain, RetryPolicy};
+use crate::worker::retry::RetryEvent;
+
+/// Seconds between two retry checks (the first runs at start).
+pub const RETRY_CHECK_SECS: i64 = 30;
+
+#[derive(Debug, Clone, Default)]
+pub struct RetryState {
+    pub policy: RetryPolicy,
+    pub checking: bool,
+    pub last: Option<NaiveDateTime>,
+    /// The last check's error (e.g. sacct unreachable), shown in the status bar.
+    pub error: Option<String>,
+    /// Jobs whose "not resubmitted" was already said (a read-only session sees it each check).
+    pub told: std::collections::HashSet<u64>,
+}
+
+impl App {
+    /// On every clock tick: start a check when one is due and none is running.
+    pub(super) fn retry_tick(&mut self) -> Vec<Cmd> {
+        let r = &mut self.retry;
+        if r.checking {
+            return Vec::new();
+        }
+        let due = r
+            .last
+            .is_none_or(|t| (self.now - t).num_seconds() >= RETRY_CHECK_SECS);
+        if !due {
+            return Vec::new();
+        }
+        r.checking = true;
+        r.last = Some(self.now);
+        vec![Cmd::CheckRetries]
+    }
+
+    pub(super) fn on_retries(
+        &mut self,
+        result: Result<(Vec<RetryEvent>, Vec<Entry>), String>,
+    ) -> Vec<Cmd> {
+        self.retry.checking = false;
+        let (events, entries) = match result {
+            Ok(v) => v,
+            Err(e) => {
+                self.retry.error = Some(format!("retry check: {e}"));
+                return Vec::new();
+            }
+        };
+        self.retry.error = None;
+        self.set_launches(&entries);
+        let mut cmds = Vec::new();
+        for ev in &events {
+            let line = ev.line();
+            match ev {
+                RetryEvent::NotRetried { job_id, .. } => {
+                    if self.retry.told.insert(*job_id) {
+                        self.status.last_error = Some(line);
+                    }
+                }
+                RetryEvent::Resubmitted { .. } => {
+                    self.status.note = Some(line);
+                    if cmds.is_empty() {
+                        cmds = self.poll();
+                        if cmds.is_empty() {
+                            self.poll_again = true;
+                        }
+                    }
+                }
+                RetryEvent::Finished { .. } => {
+                    if self.status.note.is_none() {
+                        self.status.note = Some(line);
+                    }
+                }
+            }
+        }
+        cmds
+    }
+
+    /// The launches of this cluster (from the registry): chains and queue badges.
+    pub fn set_launches(&mut self, entries: &[Entry]) {
+        self.chains = Chain::index(entries, &self.retry.policy)
+            .into_iter()
+            .collect();
+        let badges: HashMap<u64, String> = self
+            .chains
+            .iter()
+            .filter_map(|(id, c)| c.badge().map(|b| (*id, b)))
+            .collect();
+        self.queue.set_badges(badges);
+    }
+}

@@ -1,0 +1,195 @@
+//! Marks for bulk actions, the "cancelling…" state of rows with an action in flight, and
+//! badges after job names. All are kept by job id, so they follow their rows through sorting and refreshes;
+//! a mark on a job that left the queue is dropped.
+
+use std::collections::{HashMap, HashSet};
+
+use super::QueueView;
+use crate::slurm::model::JobId;
+
+impl QueueView {
+    /// Marks or unmarks the selected row; returns whether it is now marked.
+    pub fn toggle_mark(&mut self) -> bool {
+        let Some(id) = self.selected_id().cloned() else {
+            return false;
+        };
+        self.mark_anchor = Some(id.clone());
+        if self.marks.remove(&id) {
+            false
+        } else {
+            self.marks.insert(id);
+            true
+        }
+    }
+
+    /// Marks every shown row between the last row marked with `toggle_mark` (or the
+    /// first row, if none) and the selected one, both included. Returns how many rows
+    /// the range holds.
+    pub fn mark_range(&mut self) -> usize {
+        let Some(cur) = self.selected_index() else {
+            return 0;
+        };
+        let anchor = self
+            .mark_anchor
+            .as_ref()
+            .and_then(|a| self.rows().position(|r| r.job.id == *a))
+            .unwrap_or(cur);
+        let (lo, hi) = (anchor.min(cur), anchor.max(cur));
+        let ids: Vec<JobId> = (lo..=hi)
+            .filter_map(|i| self.row(i).map(|r| r.job.id.clone()))
+            .collect();
+        let n = ids.len();
+        self.marks.extend(ids);
+        self.mark_anchor = self.selected_id().cloned();
+        n
+    }
+
+    /// Marks every row the filter shows.
+    pub fn mark_all_shown(&mut self) -> usize {
+        let ids: Vec<JobId> = self.rows().map(|r| r.job.id.clone()).collect();
+        let n = ids.len();
+        self.marks.extend(ids);
+        n
+    }
+
+    pub fn clear_marks(&mut self) -> bool {
+        self.mark_anchor = None;
+        let had = !self.marks.is_empty();
+        self.marks.clear();
+        had
+    }
+
+    pub fn unmark(&mut self, id: &JobId) {
+        self.marks.remove(id);
+    }
+
+    pub fn is_marked(&self, id: &JobId) -> bool {
+        self.marks.contains(id)
+    }
+
+    pub fn mark_count(&self) -> usize {
+        self.marks.len()
+    }
+
+    /// Marked jobs in the order the table shows them (then any hidden by the filter).
+    pub fn marked_ids(&self) -> Vec<JobId> {
+        let mut out: Vec<JobId> = self
+            .rows()
+            .filter(|r| self.marks.contains(&r.job.id))
+            .map(|r| r.job.id.clone())
+            .collect();
+        let shown: HashSet<&JobId> = out.iter().collect();
+        let mut hidden: Vec<JobId> = self
+            .marks
+            .iter()
+            .filter(|id| !shown.contains(id))
+            .cloned()
+            .collect();
+        hidden.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+        out.extend(hidden);
+        out
+    }
+
+    pub(super) fn prune_marks(&mut self) {
+        if self.marks.is_empty() && self.busy.is_empty() {
+            return;
+        }
+        let present: HashSet<&JobId> = self.jobs.iter().map(|j| &j.id).collect();
+        let synth: HashSet<&JobId> = self.all.synth.iter().map(|j| &j.id).collect();
+        self.marks
+            .retain(|id| present.contains(id) || synth.contains(id));
+    }
+
+    /// The rows of these jobs say `label` (e.g. "cancelling…") until `clear_busy`.
+    pub fn set_busy(&mut self, ids: &[JobId], label: &'static str) {
+        for id in ids {
+            self.busy.insert(id.clone(), label);
+        }
+        // Widen the state column so the label is read in full (the next refresh
+        // measures the column again).
+        let w = u16::try_from(unicode_width::UnicodeWidthStr::width(label)).unwrap_or(u16::MAX);
+        for (c, cw) in &mut self.widths {
+            if *c == super::Column::State {
+                *cw = (*cw).max(w);
+            }
+        }
+    }
+
+    pub fn clear_busy(&mut self, ids: &[JobId]) {
+        for id in ids {
+            self.busy.remove(id);
+        }
+    }
+
+    /// Also for a row whose printed id differs from the id the action was sent for
+    /// (`123_[4-99%4]` is cancelled as `123_[4-99]`).
+    pub fn busy(&self, id: &JobId) -> Option<&'static str> {
+        if self.busy.is_empty() {
+            return None;
+        }
+        self.busy
+            .get(id)
+            .or_else(|| self.busy.get(&id.cancel_target()))
+            .copied()
+    }
+
+    /// Words shown after the names of these jobs (plain job ids), replacing earlier ones.
+    pub fn set_badges(&mut self, badges: HashMap<u64, String>) {
+        self.badges = badges;
+    }
+
+    pub fn badge(&self, id: &JobId) -> Option<&str> {
+        if id.array().is_some() || id.het_offset().is_some() {
+            return None;
+        }
+        self.badges.get(&id.base()).map(String::as_str)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::slurm::synth::squeue_rows;
+
+    fn view(n: usize) -> QueueView {
+        let mut v = QueueView::default();
+        let me = include_str!("../../tests/fixtures/slurm/squeue_me.out");
+        let text = squeue_rows(me, n);
+        v.set_jobs(crate::slurm::parse::parse_squeue(&text).unwrap());
+        v
+    }
+
+    #[test]
+    fn marks_follow_ids_and_drop_with_their_jobs() {
+        let mut v = view(6);
+        v.select_index(1);
+        assert!(v.toggle_mark());
+        let first = v.selected_id().unwrap().clone();
+        v.select_index(4);
+        assert_eq!(v.mark_range(), 4);
+        assert_eq!(v.mark_count(), 4);
+        let marked = v.marked_ids();
+        assert_eq!(marked[0], first);
+        // A refresh where the first marked job is gone keeps the others.
+        let jobs: Vec<_> = v.jobs().iter().filter(|j| j.id != first).cloned().collect();
+        v.set_jobs(jobs);
+        assert_eq!(v.mark_count(), 3);
+        assert!(!v.is_marked(&first));
+        assert!(v.clear_marks());
+        assert_eq!(v.mark_count(), 0);
+    }
+
+    #[test]
+    fn toggle_unmarks_and_all_marks_only_shown_rows() {
+        let mut v = view(5);
+        v.select_index(0);
+        assert!(v.toggle_mark());
+        assert!(!v.toggle_mark());
+        let name = v.row(2).unwrap().job.id.as_str().to_string();
+        v.set_filter(&name);
+        let shown = v.len();
+        assert_eq!(v.mark_all_shown(), shown);
+        assert!(shown < 5);
+    }
+}

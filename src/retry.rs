@@ -1,0 +1,191 @@
+//! Automatic retry of launched jobs that failed on infrastructure (ERR_INFRA): the policy,
+//! the decision, and the chain of attempts as the user sees it. Pure; the worker in
+//! `worker::retry` reads Slurm and the registry and acts on the decisions.
+
+use serde::{Deserialize, Serialize};
+
+use crate::launch::script::Layout;
+use crate::registry::Entry;
+use crate::triage::Class;
+
+/// `[retry]` in the config.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RetryPolicy {
+    /// Re-submissions after the first attempt; 0 turns automatic retry off.
+    pub max_retries: u32,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy { max_retries: 10 }
+    }
+}
+
+impl RetryPolicy {
+    /// Attempts a launch may have in all (the first plus the retries).
+    pub fn max_attempts(&self) -> usize {
+        self.max_retries as usize + 1
+    }
+
+    /// Whether a launch whose latest attempt ended as `class` is submitted again.
+    /// Only infrastructure failures are: a program error would fail the same way.
+    pub fn should_retry(&self, entry: &Entry, class: Class) -> bool {
+        class.is_retriable() && entry.attempts.len() < self.max_attempts()
+    }
+}
+
+/// The job directory layout of a registry entry (its staged script and log paths).
+pub fn layout(entry: &Entry) -> Layout {
+    let dir = entry.job_dir.trim_end_matches('/');
+    let root = dir.rsplit_once('/').map_or("", |(r, _)| r);
+    Layout {
+        local_id: entry.local_id.clone(),
+        results_root: root.to_string(),
+        job_dir: dir.to_string(),
+    }
+}
+
+/// Where a Slurm job sits in its launch's chain of attempts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chain {
+    pub local_id: String,
+    /// 1-based.
+    pub attempt: usize,
+    pub attempts: usize,
+    pub max_attempts: usize,
+    /// Earlier attempts: (job id, final state if known).
+    pub previous: Vec<(u64, Option<String>)>,
+}
+
+impl Chain {
+    /// For every attempt of every entry: job id -> its place in the chain.
+    pub fn index(entries: &[Entry], policy: &RetryPolicy) -> Vec<(u64, Chain)> {
+        let mut out = Vec::new();
+        for e in entries {
+            for (i, a) in e.attempts.iter().enumerate() {
+                if a.job_id == 0 {
+                    continue;
+                }
+                out.push((
+                    a.job_id,
+                    Chain {
+                        local_id: e.local_id.clone(),
+                        attempt: i + 1,
+                        attempts: e.attempts.len(),
+                        max_attempts: policy.max_attempts().max(e.attempts.len()),
+                        previous: e.attempts[..i]
+                            .iter()
+                            .map(|p| (p.job_id, p.state.clone()))
+                            .collect(),
+                    },
+                ));
+            }
+        }
+        out
+    }
+
+    /// Short form for the queue: `↻2/11` (nothing for a first attempt).
+    pub fn badge(&self) -> Option<String> {
+        (self.attempt > 1).then(|| format!("↻{}/{}", self.attempt, self.max_attempts))
+    }
+
+    /// For the detail pane: `attempt 2 of up to 11 · earlier: 123 NODE_FAIL`.
+    pub fn describe(&self) -> String {
+        let mut s = format!(
+            "attempt {} of up to {} (launch {})",
+            self.attempt, self.max_attempts, self.local_id
+        );
+        if !self.previous.is_empty() {
+            let prev: Vec<String> = self
+                .previous
+                .iter()
+                .map(|(id, st)| match st {
+                    Some(st) => format!("{id} {st}"),
+                    None => id.to_string(),
+                })
+                .collect();
+            s.push_str(&format!(" · earlier: {}", prev.join(", ")));
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::registry::Attempt;
+    use chrono::Utc;
+
+    fn entry(attempts: &[(u64, Option<&str>)]) -> Entry {
+        let now = Utc::now();
+        Entry {
+            local_id: "20261123-1-abc".into(),
+            cluster: "dev".into(),
+            job_id: attempts.last().unwrap().0,
+            job_dir: "/lustre/r/results/20261123-1-abc".into(),
+            name: "train".into(),
+            submitted_at: now,
+            template: None,
+            script: "/lustre/r/results/20261123-1-abc/sbatch/job_20261123-1-abc.sbatch".into(),
+            attempts: attempts
+                .iter()
+                .map(|(id, st)| Attempt {
+                    job_id: *id,
+                    submitted_at: now,
+                    state: st.map(str::to_string),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn only_infrastructure_failures_are_retried_up_to_the_limit() {
+        let p = RetryPolicy { max_retries: 2 };
+        let one = entry(&[(10, None)]);
+        assert!(p.should_retry(&one, Class::Infra));
+        for c in [
+            Class::Program,
+            Class::Oom,
+            Class::Timeout,
+            Class::Cancelled,
+            Class::Complete,
+            Class::Error,
+        ] {
+            assert!(!p.should_retry(&one, c), "{c}");
+        }
+        let three = entry(&[(10, Some("NODE_FAIL")), (11, Some("NODE_FAIL")), (12, None)]);
+        assert!(
+            !p.should_retry(&three, Class::Infra),
+            "3 attempts = 1 + 2 retries"
+        );
+        assert!(!RetryPolicy { max_retries: 0 }.should_retry(&one, Class::Infra));
+    }
+
+    #[test]
+    fn layout_of_an_entry_finds_script_and_logs() {
+        let e = entry(&[(10, None)]);
+        let l = layout(&e);
+        assert_eq!(l.script_path(), e.script);
+        assert_eq!(
+            l.stdout("train", 10),
+            "/lustre/r/results/20261123-1-abc/slurm-logs/train-10/main.out"
+        );
+    }
+
+    #[test]
+    fn chain_names_the_earlier_attempts() {
+        let e = entry(&[(10, Some("NODE_FAIL")), (11, None)]);
+        let idx = Chain::index(&[e], &RetryPolicy::default());
+        assert_eq!(idx.len(), 2);
+        assert_eq!(idx[0].1.badge(), None);
+        let (id, c) = &idx[1];
+        assert_eq!(*id, 11);
+        assert_eq!(c.badge().as_deref(), Some("↻2/11"));
+        assert_eq!(
+            c.describe(),
+            "attempt 2 of up to 11 (launch 20261123-1-abc) · earlier: 10 NODE_FAIL"
+        );
+    }
+}

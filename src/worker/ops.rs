@@ -1,0 +1,72 @@
+//! Job actions as one remote command each: run, classify per id, report. Shared by the
+//! dashboard's workers and the command line.
+
+use std::time::Duration;
+
+use super::fetch::failure;
+use crate::remote::Remote;
+use crate::slurm::command;
+use crate::slurm::model::{CancelOutcome, JobId, Partition};
+use crate::slurm::ops::{JobEdit, JobOp, OpReport};
+use crate::slurm::parse::parse_scontrol_partitions;
+
+/// Runs `op` (one scancel or scontrol for all its ids). A refusal is part of the report;
+/// `Err` only when the command could not run or said something no id explains.
+pub async fn run(remote: &dyn Remote, op: &JobOp, timeout: Duration) -> Result<OpReport, String> {
+    let argv = op.argv();
+    let out = remote
+        .run(&argv, None, timeout)
+        .await
+        .map_err(|e| format!("{}: {e}", op.describe()))?;
+    let code = out.code.unwrap_or(-1);
+    let outcomes = op.kind.outcomes(&op.ids, &out.stderr_lossy(), code);
+    if out.code.is_none() {
+        return Err(failure(remote, &argv, &out));
+    }
+    Ok(OpReport {
+        op: op.clone(),
+        outcomes,
+    })
+}
+
+/// `scontrol update` of one pending job. The report's op is a hold-free "edit" of one id,
+/// reported through the same outcome classes.
+pub async fn edit(
+    remote: &dyn Remote,
+    id: &JobId,
+    edit: &JobEdit,
+    timeout: Duration,
+) -> Result<Vec<(JobId, CancelOutcome)>, String> {
+    let argv = edit.argv(id);
+    let out = remote
+        .run(&argv, None, timeout)
+        .await
+        .map_err(|e| format!("scontrol update {id}: {e}"))?;
+    if out.code.is_none() {
+        return Err(failure(remote, &argv, &out));
+    }
+    Ok(crate::slurm::parse::parse_scontrol_op(
+        std::slice::from_ref(id),
+        &out.stderr_lossy(),
+        out.code.unwrap_or(-1),
+    ))
+}
+
+/// Every partition with its limits (`scontrol show partition`).
+pub async fn partitions(remote: &dyn Remote, timeout: Duration) -> Result<Vec<Partition>, String> {
+    let argv = command::scontrol_show_partition();
+    let out = remote
+        .run(&argv, None, timeout)
+        .await
+        .map_err(|e| e.to_string())?;
+    if !out.success() {
+        return Err(failure(remote, &argv, &out));
+    }
+    parse_scontrol_partitions(&out.stdout_lossy())
+        .map_err(|e| format!("scontrol show partition printed something unexpected: {e}"))
+}
+
+/// Whether an op's report is a full success (for exit codes).
+pub fn all_ok(report: &OpReport) -> bool {
+    report.failed().is_empty()
+}

@@ -1,0 +1,160 @@
+//! A real infrastructure failure: the node goes down under a launched job. The job ends
+//! NODE_FAIL, the retry check re-submits it once, the chain shows two attempts, and the
+//! second attempt completes once the node is back.
+//!
+//! This test sets the dev cluster's only node DOWN, which kills every job on it, so it lives
+//! alone in its own test binary (cargo runs test binaries one after another). It runs
+//! `scontrol update nodename=...` on this machine, which hosts the dev cluster (as root).
+
+mod common;
+
+use std::process::Command;
+use std::time::Duration;
+
+use common::*;
+use slurmdash::launch::facts;
+use slurmdash::launch::spec::LaunchSpec;
+use slurmdash::launch::submit::{self, Target};
+use slurmdash::registry::Registry;
+use slurmdash::retry::{Chain, RetryPolicy};
+use slurmdash::triage::{Class, Patterns};
+use slurmdash::worker::retry::{check, RetryCheck, RetryEvent};
+
+/// Sets the node back to service however the test ends.
+struct Resume(String);
+
+impl Drop for Resume {
+    fn drop(&mut self) {
+        let _ = scontrol_node(&self.0, &["state=resume"]);
+    }
+}
+
+fn scontrol_node(node: &str, args: &[&str]) -> std::process::Output {
+    Command::new("scontrol")
+        .args(["update", &format!("nodename={node}")])
+        .args(args)
+        .output()
+        .expect("run scontrol on the cluster host")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_node_failure_is_retried_and_the_second_attempt_completes() {
+    let r = remote();
+    let base = scratch(&r, "retry-nodefail").await;
+    let root = format!("{base}/results");
+    let state = tempfile::tempdir().expect("state dir");
+    let registry = Registry::open(state.path());
+    let node = run(&r, &["sinfo", "-h", "-N", "-o", "%N"])
+        .await
+        .stdout_lossy()
+        .lines()
+        .next()
+        .expect("a node")
+        .trim()
+        .to_string();
+
+    // Runs long the first time; the retry finds the marker and finishes at once.
+    let facts = facts::fetch(&r, T).await.expect("cluster facts");
+    let spec = LaunchSpec {
+        name: "node-victim".into(),
+        partition: "short".into(),
+        gpus: 1,
+        cpus_per_task: 1,
+        mem: "50M".into(),
+        time: "5m".into(),
+        command: r#"f="$TAO_API_RESULTS_DIR/$TAO_JOB_ID/ran-once"
+if [ -e "$f" ]; then echo "second attempt done"; exit 0; fi
+touch "$f"; sleep 300"#
+            .into(),
+        // Slurm would requeue the job itself on a node failure; slurmdash's retry is
+        // what is tested here.
+        requeue: false,
+        ..LaunchSpec::default()
+    };
+    let local = submit::new_local_id();
+    let p = submit::prepare(&spec, &facts, &root, &local).expect("valid launch");
+    let target = Target {
+        remote: &r,
+        cluster: "dev",
+        registry: &registry,
+        timeout: T,
+        convert_timeout: T,
+    };
+    let first = submit::submit(&target, &p, &[]).await.expect("submitted");
+    wait_for("the job to run", Duration::from_secs(120), || async {
+        let out = run(&r, &["test", "-e", &format!("{}/ran-once", first.job_dir)]).await;
+        out.success().then_some(())
+    })
+    .await;
+
+    let _resume = Resume(node.clone());
+    let out = scontrol_node(&node, &["state=down", "reason=slurmdash retry test"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let st = wait_for("NODE_FAIL", Duration::from_secs(60), || async {
+        let s = sacct_state(&r, first.job_id).await;
+        (s == "NODE_FAIL").then_some(s)
+    })
+    .await;
+    assert_eq!(st, "NODE_FAIL");
+    let out = scontrol_node(&node, &["state=resume"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    let patterns = Patterns::builtin();
+    let secret = |_: &str| None;
+    let c = RetryCheck {
+        remote: &r,
+        registry: &registry,
+        cluster: "dev",
+        policy: RetryPolicy::default(),
+        patterns: &patterns,
+        timeout: T,
+        secret: &secret,
+        allow_submit: true,
+    };
+    let (events, entries) = check(&c).await.expect("retry check");
+    let second = events
+        .iter()
+        .find_map(|e| match e {
+            RetryEvent::Resubmitted { new, failed, .. } if *failed == first.job_id => Some(*new),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("not resubmitted: {events:?}"));
+    assert!(
+        events.iter().any(|e| matches!(e, RetryEvent::Finished { class: Some(Class::Infra), state, .. } if state == "NODE_FAIL")),
+        "{events:?}"
+    );
+    // The chain the dashboard shows.
+    let chains = Chain::index(&entries, &RetryPolicy::default());
+    let (_, chain) = chains
+        .iter()
+        .find(|(id, _)| *id == second)
+        .expect("chain of the retry");
+    assert_eq!(
+        chain.describe(),
+        format!(
+            "attempt 2 of up to 11 (launch {local}) · earlier: {} NODE_FAIL ERR_INFRA",
+            first.job_id
+        )
+    );
+
+    let done = wait_for(
+        "the retry to complete",
+        Duration::from_secs(120),
+        || async {
+            let s = sacct_state(&r, second).await;
+            (!s.is_empty() && !["PENDING", "RUNNING", "REQUEUED"].contains(&s.as_str()))
+                .then_some(s)
+        },
+    )
+    .await;
+    assert_eq!(done, "COMPLETED");
+    let out = run(
+        &r,
+        &[
+            "cat",
+            &format!("{}/slurm-logs/node-victim-{second}/main.out", first.job_dir),
+        ],
+    )
+    .await;
+    assert_eq!(out.stdout_lossy().trim(), "second attempt done");
+}
