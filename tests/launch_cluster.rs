@@ -538,3 +538,33 @@ async fn hostile_paths_and_values_stay_single_arguments() {
         "{all}"
     );
 }
+
+#[tokio::test]
+async fn the_sqsh_conversion_step_reuses_the_cache_and_leaves_no_partial_image() {
+    use slurmdash::launch::container::{conversion, parse_image};
+    use slurmdash::remote::Remote;
+    let r = remote();
+    let base = scratch(&r, "sqsh").await;
+    let cache = format!("{base}/sqsh-cache");
+    let pinned = parse_image("nvcr.io/nvidia/pytorch:24.01-py3").expect("image");
+    let c = conversion(&pinned, true, true, &cache, "short").expect("conversion");
+    // Cached: nothing runs, even with force (the tag is pinned).
+    let mk = run(&r, &["mkdir", "-p", &cache]).await;
+    assert!(mk.success());
+    let put = run(&r, &["sh", "-c", "echo sqsh > \"$1\"", "sh", &c.sqsh]).await;
+    assert!(put.success());
+    let out = r.run(&c.argv(), None, T).await.expect("run");
+    assert!(out.success(), "{}", out.stderr_lossy());
+    assert_eq!(out.stdout_lossy().trim(), "cached");
+    // Not cached, and this cluster has no enroot: the step fails, nothing half-written stays.
+    let latest = parse_image("nvcr.io/nvidia/pytorch:latest").expect("image");
+    let c = conversion(&latest, true, false, &cache, "short").expect("conversion");
+    let out = r.run(&c.argv(), None, T).await.expect("run");
+    assert!(!out.success(), "{}", out.stdout_lossy());
+    let ls = run(&r, &["ls", "-A", &cache]).await.stdout_lossy();
+    assert_eq!(
+        ls.trim(),
+        "nvcr.io+nvidia+pytorch+24.01-py3.sqsh",
+        "leftovers: {ls}"
+    );
+}
