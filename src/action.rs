@@ -56,6 +56,13 @@ pub enum Msg {
         id: JobId,
         result: Box<Result<Option<crate::worker::triage::TriageReport>, String>>,
     },
+    /// Partitions, accounts and Pyxis for the launch form.
+    LaunchFacts(Result<crate::launch::ClusterFacts, String>),
+    /// The scheduler's `sbatch --test-only` answer.
+    TestOnly(Result<crate::launch::stage::Estimate, String>),
+    Submitted(Box<Result<crate::launch::submit::Submitted, String>>),
+    /// Jobs from the launch registry, as sacct knows them (kept visible after squeue).
+    RegistryJobs(Result<Vec<Job>, String>),
     /// sacct records of jobs that left the queue (their final states).
     FinalStates(Result<Vec<JobDetail>, String>),
 }
@@ -82,6 +89,14 @@ pub enum Cmd {
         source: DetailSource,
         results_dir: Option<String>,
     },
+    FetchLaunchFacts,
+    TestOnly(Box<crate::launch::submit::Prepared>),
+    Submit {
+        cluster: String,
+        prepared: Box<crate::launch::submit::Prepared>,
+    },
+    /// Look up this cluster's registry jobs with sacct.
+    LoadRegistryJobs(String),
     /// Look up the final states of jobs that left the queue (sacct).
     FinalStates(Vec<JobId>),
     /// Ring the bell / show a desktop notification, as configured (done by the dashboard).

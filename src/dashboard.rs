@@ -179,6 +179,15 @@ impl Workers {
                     });
                 });
             }
+            cmd @ (Cmd::FetchLaunchFacts
+            | Cmd::TestOnly(_)
+            | Cmd::Submit { .. }
+            | Cmd::LoadRegistryJobs(_)) => crate::worker::launch::spawn(
+                cmd,
+                self.remote.clone(),
+                self.tx.clone(),
+                self.timeout,
+            ),
             Cmd::FinalStates(ids) => {
                 let (tx, remote, timeout) = (self.tx.clone(), self.remote.clone(), self.timeout);
                 tokio::spawn(async move {
@@ -279,6 +288,9 @@ async fn event_loop(
         .unwrap_or((120, 40));
     let mut app = new_app(session, loaded, keymap.clone(), size);
     let mut workers = new_workers(session, tx.clone(), loaded);
+    for cmd in crate::worker::launch::setup(&mut app, loaded, &session.cluster) {
+        workers.run(cmd);
+    }
     let mut events = EventStream::new();
     let mut clock = tokio::time::interval(Duration::from_secs(1));
     clock.set_missed_tick_behavior(MissedTickBehavior::Skip);
@@ -325,6 +337,10 @@ async fn event_loop(
                         *session = s;
                         app = new_app(session, loaded, keymap.clone(), app.size);
                         workers = new_workers(session, tx.clone(), loaded);
+                        for cmd in crate::worker::launch::setup(&mut app, loaded, &session.cluster)
+                        {
+                            workers.run(cmd);
+                        }
                         poll = tokio::time::interval(session.cluster.settings.poll_interval());
                         poll.set_missed_tick_behavior(MissedTickBehavior::Skip);
                     }

@@ -47,6 +47,8 @@ pub enum Action {
     /// `scontrol top`: first among the user's own pending jobs.
     Prioritize,
     Edit,
+    /// Open the launch form.
+    NewJob,
 }
 
 impl Action {
@@ -102,6 +104,7 @@ impl Action {
             Action::Requeue => "requeue running or finished jobs (asks first)",
             Action::Prioritize => "move to the top of your pending jobs (asks first)",
             Action::Edit => "edit a pending job (time, partition, QOS, name)",
+            Action::NewJob => "launch a job (form: templates, preview, test-only, submit)",
         }
     }
 }
@@ -278,6 +281,7 @@ const DEFAULT_GLOBAL: &[(&str, Action)] = &[
     ("R", Action::Requeue),
     ("T", Action::Prioritize),
     ("E", Action::Edit),
+    ("n", Action::NewJob),
 ];
 
 const DEFAULT_QUEUE: &[(&str, Action)] = &[

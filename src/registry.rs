@@ -205,7 +205,8 @@ impl Registry {
             return Ok(false);
         }
         change(e);
-        if let Some(last) = e.attempts.last() {
+        // A reserved attempt (job id 0, not submitted yet) does not replace the current id.
+        if let Some(last) = e.attempts.iter().rev().find(|a| a.job_id != 0) {
             e.job_id = last.job_id;
         }
         self.write(&f)?;

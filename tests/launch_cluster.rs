@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
@@ -320,7 +320,7 @@ async fn a_secret_reaches_the_job_but_no_file_registry_or_command_line() {
         .arg(ssh_config())
         .arg("slurmdash-dev")
         .arg(format!(
-            "end=$(($(date +%s)+25)); while [ $(date +%s) -lt $end ]; do ps -eo args; done > {ps_file}"
+            "end=$(($(date +%s)+25)); while [ ! -e {ps_file}.stop ] && [ $(date +%s) -lt $end ]; do ps -eo args; done > {ps_file}"
         ))
         .stdin(Stdio::null())
         .spawn()
@@ -345,6 +345,8 @@ async fn a_secret_reaches_the_job_but_no_file_registry_or_command_line() {
         ],
         &[("HF_TOKEN", &secret)],
     );
+    let stop = run(&remote(), &["touch", &format!("{ps_file}.stop")]).await;
+    assert!(stop.success());
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
     assert!(!stdout.contains(&secret) && !text(&out.stderr).contains(&secret));
@@ -356,8 +358,11 @@ async fn a_secret_reaches_the_job_but_no_file_registry_or_command_line() {
         cat(field(&stdout, "stdout:")).await,
         format!("token-present len={}\n", secret.len())
     );
-    let sampler_out = tokio::task::spawn_blocking(move || sampler.wait_with_output()).await;
-    let _ = sampler_out;
+    let waited = tokio::task::spawn_blocking(move || sampler.wait_with_output()).await;
+    assert!(
+        waited.is_ok_and(|w| w.is_ok()),
+        "the ps sampler did not finish"
+    );
     // ...and nowhere else: files under the job dir, the registry, any process's argv.
     let grep = run(&remote(), &["grep", "-r", "-l", "-F", &secret, &job_dir]).await;
     assert_eq!(
@@ -365,6 +370,11 @@ async fn a_secret_reaches_the_job_but_no_file_registry_or_command_line() {
         Some(1),
         "secret found in: {}",
         grep.stdout_lossy()
+    );
+    let env_json = cat(&format!("{job_dir}/env/env.json")).await;
+    assert!(
+        env_json.contains("\"secrets\":[\"HF_TOKEN\"]"),
+        "the name (only) is kept for retries: {env_json}"
     );
     for entry in std::fs::read_dir(s.state.path()).expect("state dir") {
         let p = entry.expect("entry").path();
@@ -385,5 +395,176 @@ async fn a_secret_reaches_the_job_but_no_file_registry_or_command_line() {
         !samples.contains(&secret),
         "secret seen in a process argv on the login node"
     );
-    let _ = Path::new(&ps_file);
+}
+
+#[tokio::test]
+async fn without_pyxis_doctor_says_so_and_a_container_launch_is_refused() {
+    let out = slurmdash(&["doctor"]);
+    let report = text(&out.stdout);
+    assert!(
+        report.contains("[warn] pyxis: srun --help does not list --container-image"),
+        "{report}"
+    );
+    let s = setup("pyxis").await;
+    let tag = format!("px{}", std::process::id());
+    for image in [
+        "nvcr.io/nvidia/pytorch:24.01-py3",
+        "docker://nvcr.io#nvidia/pytorch:24.01-py3",
+        "/lustre/fsw/sduser/images/pytorch.sqsh",
+    ] {
+        let name = format!("name={tag}");
+        let img = format!("image={image}");
+        let out = s.submit(
+            &[
+                "--set", &name, "--set", &img, "--set", "gpus=1", "--set", "time=1m", "--", "true",
+            ],
+            &[],
+        );
+        let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert!(!out.status.success(), "{all}");
+        assert!(all.contains("this cluster has no Pyxis"), "{all}");
+    }
+    assert!(sacct_names(&tag).await.is_empty());
+    assert!(s.registry().load().expect("registry").is_empty());
+}
+
+#[tokio::test]
+async fn registry_jobs_are_found_again_through_sacct_after_leaving_squeue() {
+    let s = setup("reattach").await;
+    let out = s.submit(
+        &[
+            "--set",
+            "name=reattach",
+            "--set",
+            "gpus=1",
+            "--set",
+            "cpus_per_task=1",
+            "--set",
+            "time=1m",
+            "--",
+            "true",
+        ],
+        &[],
+    );
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    let id = job_id(&stdout);
+    assert_eq!(wait_done(id).await, "COMPLETED");
+    // Gone from squeue (MinJobAge) but the registry still finds it, with its final state.
+    let r = remote();
+    wait_for(
+        "the job to leave squeue",
+        Duration::from_secs(60),
+        || async {
+            let out = run(&r, &["squeue", "-h", "-j", &id.to_string()]).await;
+            (!out.stdout_lossy().contains(&id.to_string())).then_some(())
+        },
+    )
+    .await;
+    let entries = s.registry().load().expect("registry");
+    let jobs = slurmdash::worker::launch::registry_jobs(&r, "dev", &entries, T)
+        .await
+        .expect("sacct");
+    let job = jobs
+        .iter()
+        .find(|j| j.id.as_str() == id.to_string())
+        .expect("registry job from sacct");
+    assert_eq!(job.state, slurmdash::slurm::model::JobState::Completed);
+    assert_eq!(job.name, "reattach", "{jobs:?}");
+    assert!(
+        slurmdash::worker::launch::registry_jobs(&r, "other", &entries, T)
+            .await
+            .expect("sacct")
+            .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn hostile_paths_and_values_stay_single_arguments() {
+    // Input paths with spaces, quotes and `$(...)` are tested as paths, never run.
+    let s = setup("hostile").await;
+    let r = remote();
+    let base = s.root.trim_end_matches("/results").to_string();
+    let odd = format!("{base}/data set 'q' \"dq\" $(touch {base}/pwned)");
+    let mk = run(&r, &["mkdir", "-p", &odd]).await;
+    assert!(mk.success());
+    let inputs = format!("inputs=lustre://{odd}");
+    let out = s.submit(
+        &[
+            "--dry-run",
+            "--set",
+            "name=hostile",
+            "--set",
+            "gpus=1",
+            "--set",
+            "time=1m",
+            "--set",
+            &inputs,
+            "--",
+            "echo",
+            "a b; $(id)",
+        ],
+        &[],
+    );
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{all}");
+    assert!(
+        all.contains("dry run: valid; nothing was submitted"),
+        "{all}"
+    );
+    assert!(all.contains("bash -c 'echo '\\''a b; $(id)'\\'''"), "{all}");
+    let pwned = run(&r, &["test", "-e", &format!("{base}/pwned")]).await;
+    assert_eq!(pwned.code, Some(1), "a path was run through a shell");
+    let missing = format!("inputs={odd}/nope");
+    let out = s.submit(
+        &[
+            "--dry-run",
+            "--set",
+            "name=hostile",
+            "--set",
+            "gpus=1",
+            "--set",
+            "time=1m",
+            "--set",
+            &missing,
+            "--",
+            "true",
+        ],
+        &[],
+    );
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(
+        !out.status.success() && all.contains(&format!("{odd}/nope")),
+        "{all}"
+    );
+}
+
+#[tokio::test]
+async fn the_sqsh_conversion_step_reuses_the_cache_and_leaves_no_partial_image() {
+    use slurmdash::launch::container::{conversion, parse_image};
+    use slurmdash::remote::Remote;
+    let r = remote();
+    let base = scratch(&r, "sqsh").await;
+    let cache = format!("{base}/sqsh-cache");
+    let pinned = parse_image("nvcr.io/nvidia/pytorch:24.01-py3").expect("image");
+    let c = conversion(&pinned, true, true, &cache, "short").expect("conversion");
+    // Cached: nothing runs, even with force (the tag is pinned).
+    let mk = run(&r, &["mkdir", "-p", &cache]).await;
+    assert!(mk.success());
+    let put = run(&r, &["sh", "-c", "echo sqsh > \"$1\"", "sh", &c.sqsh]).await;
+    assert!(put.success());
+    let out = r.run(&c.argv(), None, T).await.expect("run");
+    assert!(out.success(), "{}", out.stderr_lossy());
+    assert_eq!(out.stdout_lossy().trim(), "cached");
+    // Not cached, and this cluster has no enroot: the step fails, nothing half-written stays.
+    let latest = parse_image("nvcr.io/nvidia/pytorch:latest").expect("image");
+    let c = conversion(&latest, true, false, &cache, "short").expect("conversion");
+    let out = r.run(&c.argv(), None, T).await.expect("run");
+    assert!(!out.success(), "{}", out.stdout_lossy());
+    let ls = run(&r, &["ls", "-A", &cache]).await.stdout_lossy();
+    assert_eq!(
+        ls.trim(),
+        "nvcr.io+nvidia+pytorch+24.01-py3.sqsh",
+        "leftovers: {ls}"
+    );
 }

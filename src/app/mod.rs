@@ -3,6 +3,7 @@
 
 mod edit;
 mod events;
+mod form;
 mod input;
 mod logs;
 mod ops;
@@ -16,6 +17,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKi
 
 pub use edit::{EditForm, EDIT_FIELDS};
 pub use events::{notifications, Event, EventKind, Events, Own};
+pub use form::{Busy, FormState, LaunchContext, FIELDS};
 pub use input::{Input, InputKind, COMMANDS};
 pub use logs::log_paths;
 pub use logs::LogState;
@@ -94,6 +96,9 @@ pub struct App {
     pub retry: RetryState,
     /// Launched jobs (by Slurm job id) and their place in their chain of attempts.
     pub chains: std::collections::HashMap<u64, crate::retry::Chain>,
+    /// The launch form, when open.
+    pub form: Option<FormState>,
+    pub launch: LaunchContext,
     /// Changes of own jobs: the `:events` log and notifications.
     pub events: Events,
 }
@@ -141,6 +146,8 @@ impl App {
             poll_again: false,
             retry: RetryState::default(),
             chains: std::collections::HashMap::new(),
+            form: None,
+            launch: LaunchContext::default(),
             events: Events::default(),
         }
     }
@@ -183,6 +190,10 @@ impl App {
             }
             Msg::Triaged { id, result } => self.on_triaged(id, *result),
             Msg::Retries(result) => self.on_retries(result),
+            Msg::LaunchFacts(r) => self.on_launch_facts(r),
+            Msg::TestOnly(r) => self.on_test_only(r),
+            Msg::Submitted(r) => self.on_submitted(*r),
+            Msg::RegistryJobs(r) => self.on_registry_jobs(r),
             Msg::FinalStates(result) => self.on_final_states(result),
         }
     }
@@ -207,6 +218,7 @@ impl App {
                 self.status.last_ok = Some(at);
                 self.status.last_took = Some(took);
                 self.status.last_error = None;
+                let (jobs, reattach) = self.merge_registry(jobs);
                 let events = self.track_jobs(&jobs);
                 self.queue.set_jobs(jobs);
                 let mut cmds = self.selection_changed();
@@ -216,6 +228,7 @@ impl App {
                 if std::mem::take(&mut self.poll_again) {
                     cmds.extend(self.poll());
                 }
+                cmds.extend(reattach);
                 cmds.extend(events);
                 cmds
             }
@@ -313,6 +326,9 @@ impl App {
         }
         if self.input.is_some() {
             return self.on_input_key(k);
+        }
+        if self.form.is_some() {
+            return self.on_form_key(k);
         }
         if self.events.open {
             return self.on_events_key(k);
@@ -427,6 +443,7 @@ impl App {
                 let n = self.queue.mark_all_shown();
                 self.status.note = Some(format!("marked {n} rows (esc clears)"));
             }
+            Action::NewJob => return self.open_form(),
         }
         Vec::new()
     }

@@ -114,6 +114,7 @@ pub async fn run(cluster: &Cluster) -> Result<ExitCode> {
     check_version(remote, &mut report).await;
     check_partitions(remote, cluster, &mut report).await;
     check_results_root(remote, cluster, &mut report).await;
+    check_pyxis(remote, cluster, &mut report).await;
     if report.failed {
         println!("some checks failed");
         Ok(ExitCode::FAILURE)
@@ -234,5 +235,21 @@ async fn check_results_root(remote: &dyn Remote, cluster: &Cluster, report: &mut
             "set results_root (or SLURM_BASE_RESULTS_DIR) to a directory your cluster user can write, e.g. /lustre/fsw/<you>/results",
         ),
         Err(e) => report.fail("results root", &e.to_string(), "see the ssh checks above"),
+    }
+}
+
+/// Pyxis adds `--container-image` to srun: without it, container launches would fail at start.
+async fn check_pyxis(remote: &dyn Remote, cluster: &Cluster, report: &mut Report) {
+    let argv = crate::launch::facts::srun_help_argv();
+    match remote.run(&argv, None, cluster.settings.command_timeout()).await {
+        Ok(out) if crate::launch::facts::pyxis_in_srun_help(&out.stdout_lossy()) => {
+            report.ok("pyxis", "srun --help lists --container-image: container launches work")
+        }
+        Ok(_) => report.warn(
+            "pyxis",
+            "srun --help does not list --container-image (no Pyxis/Enroot)",
+            "launch jobs without a container image here; slurmdash refuses container launches on this cluster",
+        ),
+        Err(e) => report.warn("pyxis", &e.to_string(), "see the ssh checks above"),
     }
 }

@@ -146,20 +146,24 @@ pub async fn fetch(remote: &dyn Remote, timeout: Duration) -> Result<ClusterFact
             Err(failure(remote, &argv, &out))
         }
     };
-    let parts = parse_scontrol_partitions(&run(command::scontrol_show_partition()).await?)
+    // Independent commands: one round trip's worth of waiting over the shared connection.
+    let (parts, usage, pending, accounts, help) = tokio::join!(
+        run(command::scontrol_show_partition()),
+        run(command::sinfo()),
+        run(pending_argv()),
+        run(accounts_argv()),
+        run(srun_help_argv()),
+    );
+    let parts = parse_scontrol_partitions(&parts?)
         .map_err(|e| format!("scontrol show partition printed something unexpected: {e}"))?;
-    let usage = parse_sinfo(&run(command::sinfo()).await?)
-        .map_err(|e| format!("sinfo printed something unexpected: {e}"))?;
-    let pending = run(pending_argv()).await.unwrap_or_default();
-    let accounts = run(accounts_argv())
-        .await
+    let usage =
+        parse_sinfo(&usage?).map_err(|e| format!("sinfo printed something unexpected: {e}"))?;
+    let pending = pending.unwrap_or_default();
+    let accounts = accounts
         .ok()
         .map(|o| parse_accounts(&o))
         .filter(|a| !a.is_empty());
-    let pyxis = run(srun_help_argv())
-        .await
-        .ok()
-        .map(|h| pyxis_in_srun_help(&h));
+    let pyxis = help.ok().map(|h| pyxis_in_srun_help(&h));
     Ok(ClusterFacts {
         partitions: partitions(&parts, &usage, &pending),
         accounts,

@@ -321,6 +321,15 @@ mod tests {
     }
 
     #[test]
+    fn shipped_example_has_tao_defaults_and_a_template() {
+        let cfg = crate::config::parse(crate::config::EXAMPLE, std::path::Path::new("x")).unwrap();
+        assert_eq!(cfg.launch, LaunchSpec::default());
+        let t = from_config(&cfg, Some("train-8gpu")).unwrap();
+        assert_eq!((t.gpus, t.time.as_str()), (8, "4h"));
+        assert!(t.image.starts_with("nvcr.io/"));
+    }
+
+    #[test]
     fn templates_overlay_launch_defaults() {
         let text = "[launch]\ncpus_per_task = 8\ntime = \"2h\"\n[templates.train-8gpu]\ngpus = 8\nimage = \"nvcr.io/nvidia/pytorch:24.01-py3\"\n";
         let cfg = crate::config::parse(text, std::path::Path::new("c.toml")).unwrap();

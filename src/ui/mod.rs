@@ -4,6 +4,7 @@
 pub mod detail;
 pub mod edit;
 pub mod events;
+pub mod form;
 pub mod help;
 pub mod log;
 pub mod queue;
@@ -163,6 +164,9 @@ pub fn draw(f: &mut Frame, app: &App) {
             },
             size,
         );
+    }
+    if let Some(form) = &app.form {
+        f.render_widget(form::FormWidget { app, form }, size);
     }
     if app.help {
         f.render_widget(help::HelpWidget { app }, size);

@@ -1,0 +1,539 @@
+//! The launch form's state and keys. The form is modal: while it is open it gets every key.
+//! Values are validated as they change (against the partitions fetched when it opened);
+//! `p` shows the exact script, `t` asks `sbatch --test-only`, enter on Submit submits.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::App;
+use crate::action::Cmd;
+use crate::launch::facts::ClusterFacts;
+use crate::launch::stage::Estimate;
+use crate::launch::submit::{self, Prepared, Submitted};
+use crate::launch::{Field, LaunchSpec, Problem};
+use crate::slurm::model::{Job, JobId, JobState, SlurmDuration};
+
+/// (spec key, label, validation field) in form order.
+pub const FIELDS: &[(&str, &str, Field)] = &[
+    ("name", "job name", Field::Name),
+    ("partition", "partition", Field::Partition),
+    ("account", "account", Field::Account),
+    ("nodes", "nodes", Field::Nodes),
+    ("gpus", "GPUs", Field::Gpus),
+    ("cpus_per_task", "CPUs per task", Field::Cpus),
+    ("mem", "memory", Field::Mem),
+    ("time", "time limit", Field::Time),
+    ("image", "container image", Field::Image),
+    ("container_mounts", "container mounts", Field::Mounts),
+    ("workdir", "working directory", Field::Workdir),
+    ("command", "command", Field::Command),
+    ("env", "environment", Field::Env),
+    ("secrets", "secrets (names)", Field::Secrets),
+    ("extra_sbatch", "extra sbatch options", Field::Extra),
+    ("inputs", "input paths", Field::Inputs),
+    ("requeue", "requeue", Field::Extra),
+    ("force_reconvert", "force reconvert", Field::Image),
+];
+
+const TOGGLES: [&str; 2] = ["requeue", "force_reconvert"];
+
+/// What the dashboard knows for launching on the current cluster, set up at start.
+#[derive(Debug, Clone, Default)]
+pub struct LaunchContext {
+    /// `[launch]` with the cluster's partition/account filled in.
+    pub defaults: LaunchSpec,
+    pub templates: Vec<(String, LaunchSpec)>,
+    pub last_used: Option<LaunchSpec>,
+    pub results_root: Option<String>,
+    pub facts: Option<ClusterFacts>,
+    /// Launched jobs as last seen (squeue, else sacct, else the row made at submission);
+    /// merged into every queue refresh so they stay visible after leaving squeue.
+    pub registry_jobs: Vec<Job>,
+    /// A sacct lookup of registry jobs is in flight.
+    pub reattaching: bool,
+}
+
+impl LaunchContext {
+    /// (label, values) choices for the template row: last used first when there is one.
+    pub fn choices(&self) -> Vec<(String, LaunchSpec)> {
+        let mut v = Vec::new();
+        if let Some(l) = &self.last_used {
+            v.push(("last used".to_string(), l.clone()));
+        }
+        v.push(("defaults".to_string(), self.defaults.clone()));
+        v.extend(self.templates.iter().cloned());
+        v
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Busy {
+    Facts,
+    Testing,
+    Submitting,
+}
+
+#[derive(Debug, Clone)]
+pub struct FormState {
+    pub spec: LaunchSpec,
+    pub choices: Vec<String>,
+    pub choice: usize,
+    /// 0: template row; 1..=FIELDS.len(): fields; then the Submit row.
+    pub row: usize,
+    pub editing: Option<String>,
+    /// The partition picker's cursor, when open.
+    pub picker: Option<usize>,
+    pub facts: Option<ClusterFacts>,
+    pub problems: Vec<Problem>,
+    pub prepared: Option<Prepared>,
+    /// Scroll offset of the script preview, when shown.
+    pub preview: Option<u16>,
+    pub estimate: Option<Result<Estimate, String>>,
+    pub busy: Option<Busy>,
+    pub error: Option<String>,
+    pub local_id: String,
+    pub results_root: Option<String>,
+}
+
+impl FormState {
+    pub fn submit_row() -> usize {
+        FIELDS.len() + 1
+    }
+    pub fn field_key(&self) -> Option<&'static str> {
+        self.row
+            .checked_sub(1)
+            .and_then(|i| FIELDS.get(i))
+            .map(|f| f.0)
+    }
+    pub fn problems_for(&self, key: &str) -> impl Iterator<Item = &Problem> + '_ {
+        let field = FIELDS.iter().find(|f| f.0 == key).map(|f| f.2);
+        let own = key != "requeue" && key != "force_reconvert";
+        self.problems
+            .iter()
+            .filter(move |p| own && Some(p.field) == field)
+    }
+
+    /// Re-runs validation and rendering after any change.
+    /// While a field is being edited, the values with the edit applied (validation runs
+    /// as the user types); a value that does not even parse is a problem of that field.
+    fn effective(&self) -> Result<LaunchSpec, Problem> {
+        let (Some(buf), Some(i)) = (&self.editing, self.row.checked_sub(1)) else {
+            return Ok(self.spec.clone());
+        };
+        let Some((key, _, field)) = FIELDS.get(i) else {
+            return Ok(self.spec.clone());
+        };
+        let mut trial = self.spec.clone();
+        trial
+            .set(key, buf)
+            .map(|_| trial)
+            .map_err(|message| Problem {
+                field: *field,
+                message,
+            })
+    }
+
+    pub fn revalidate(&mut self) {
+        self.prepared = None;
+        self.problems.clear();
+        let spec = match self.effective() {
+            Ok(s) => s,
+            Err(p) => {
+                self.problems.push(p);
+                return;
+            }
+        };
+        let Some(facts) = &self.facts else { return };
+        let Some(root) = &self.results_root else {
+            self.error = Some(
+                "this cluster has no results_root: set it in the config or SLURM_BASE_RESULTS_DIR"
+                    .into(),
+            );
+            return;
+        };
+        match submit::prepare(&spec, facts, root, &self.local_id) {
+            Ok(p) => self.prepared = Some(p),
+            Err(problems) => self.problems = problems,
+        }
+    }
+}
+
+impl App {
+    /// `n`: opens the form with the last used values (or the defaults).
+    pub fn open_form(&mut self) -> Vec<Cmd> {
+        if self.read_only {
+            self.status.note = Some("read-only session: launching jobs is off".into());
+            return Vec::new();
+        }
+        let choices = self.launch.choices();
+        let spec = choices.first().map(|c| c.1.clone()).unwrap_or_default();
+        let mut form = FormState {
+            spec,
+            choices: choices.into_iter().map(|c| c.0).collect(),
+            choice: 0,
+            row: 1,
+            editing: None,
+            picker: None,
+            facts: self.launch.facts.clone(),
+            problems: Vec::new(),
+            prepared: None,
+            preview: None,
+            estimate: None,
+            busy: Some(Busy::Facts),
+            error: None,
+            local_id: submit::new_local_id(),
+            results_root: self.launch.results_root.clone(),
+        };
+        form.revalidate();
+        self.form = Some(form);
+        // Partitions change (idle GPUs, pending jobs): fetch them fresh each time.
+        vec![Cmd::FetchLaunchFacts]
+    }
+
+    pub(super) fn on_form_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
+        let Some(form) = self.form.as_mut() else {
+            return Vec::new();
+        };
+        let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
+        if let Some(buf) = form.editing.as_mut() {
+            match k.code {
+                KeyCode::Esc => {
+                    form.editing = None;
+                    form.revalidate();
+                    return Vec::new();
+                }
+                KeyCode::Enter => {
+                    let text = buf.clone();
+                    form.editing = None;
+                    if let Some(key) = form.field_key() {
+                        match form.spec.set(key, &text) {
+                            Ok(()) => form.error = None,
+                            Err(e) => form.error = Some(e),
+                        }
+                        form.revalidate();
+                    }
+                }
+                KeyCode::Backspace => {
+                    buf.pop();
+                }
+                KeyCode::Char('u') if ctrl => buf.clear(),
+                KeyCode::Char(c) if !ctrl => buf.push(c),
+                _ => return Vec::new(),
+            }
+            form.revalidate();
+            return Vec::new();
+        }
+        if let Some(cur) = form.picker {
+            let n = form.facts.as_ref().map_or(0, |f| f.partitions.len());
+            match k.code {
+                KeyCode::Esc => form.picker = None,
+                KeyCode::Down | KeyCode::Char('j') if n > 0 => form.picker = Some((cur + 1) % n),
+                KeyCode::Up | KeyCode::Char('k') if n > 0 => form.picker = Some((cur + n - 1) % n),
+                KeyCode::Enter => {
+                    if let Some(p) = form.facts.as_ref().and_then(|f| f.partitions.get(cur)) {
+                        form.spec.partition = p.name.clone();
+                    }
+                    form.picker = None;
+                    form.revalidate();
+                }
+                _ => {}
+            }
+            return Vec::new();
+        }
+        if let Some(off) = form.preview {
+            match k.code {
+                KeyCode::Esc | KeyCode::Char('p') | KeyCode::Char('q') => form.preview = None,
+                KeyCode::Down | KeyCode::Char('j') => form.preview = Some(off.saturating_add(1)),
+                KeyCode::Up | KeyCode::Char('k') => form.preview = Some(off.saturating_sub(1)),
+                KeyCode::PageDown => form.preview = Some(off.saturating_add(10)),
+                KeyCode::PageUp => form.preview = Some(off.saturating_sub(10)),
+                _ => {}
+            }
+            return Vec::new();
+        }
+        let last = FormState::submit_row();
+        match k.code {
+            KeyCode::Esc | KeyCode::Char('q') => {
+                self.form = None;
+                return Vec::new();
+            }
+            KeyCode::Down | KeyCode::Tab | KeyCode::Char('j') => {
+                form.row = (form.row + 1) % (last + 1)
+            }
+            KeyCode::Up | KeyCode::BackTab | KeyCode::Char('k') => {
+                form.row = (form.row + last) % (last + 1)
+            }
+            KeyCode::Left | KeyCode::Right if form.row == 0 => {
+                let n = form.choices.len().max(1);
+                let next = if k.code == KeyCode::Right {
+                    form.choice + 1
+                } else {
+                    form.choice + n - 1
+                };
+                let next = next % n;
+                return self.pick_template(next);
+            }
+            KeyCode::Char('p') => {
+                if form.prepared.is_some() {
+                    form.preview = Some(0);
+                } else {
+                    form.error = Some("fix the marked fields to preview the script".into());
+                }
+            }
+            KeyCode::Char('t') => return self.form_test_only(),
+            KeyCode::Char('s') if ctrl => return self.form_submit(),
+            KeyCode::Char('r') => {
+                form.busy = Some(Busy::Facts);
+                return vec![Cmd::FetchLaunchFacts];
+            }
+            KeyCode::Enter => {
+                if form.row == 0 {
+                    let next = (form.choice + 1) % form.choices.len().max(1);
+                    return self.pick_template(next);
+                }
+                if form.row == last {
+                    return self.form_submit();
+                }
+                match form.field_key() {
+                    Some(key) if TOGGLES.contains(&key) => {
+                        let on = form.spec.get(key) == "true";
+                        let _ = form.spec.set(key, if on { "false" } else { "true" });
+                        form.revalidate();
+                    }
+                    Some("partition")
+                        if form
+                            .facts
+                            .as_ref()
+                            .is_some_and(|f| !f.partitions.is_empty()) =>
+                    {
+                        let at = form.facts.as_ref().and_then(|f| {
+                            f.partitions
+                                .iter()
+                                .position(|p| p.name == form.spec.partition)
+                        });
+                        form.picker = Some(at.unwrap_or(0));
+                    }
+                    Some(key) => form.editing = Some(form.spec.get(key)),
+                    None => {}
+                }
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    fn pick_template(&mut self, i: usize) -> Vec<Cmd> {
+        let choices = self.launch.choices();
+        if let (Some(form), Some((_, spec))) = (self.form.as_mut(), choices.get(i)) {
+            form.choice = i;
+            form.spec = spec.clone();
+            form.estimate = None;
+            form.revalidate();
+        }
+        Vec::new()
+    }
+
+    fn form_test_only(&mut self) -> Vec<Cmd> {
+        let Some(form) = self.form.as_mut() else {
+            return Vec::new();
+        };
+        match (&form.prepared, &form.busy) {
+            (_, Some(Busy::Testing | Busy::Submitting)) => Vec::new(),
+            (Some(p), _) => {
+                form.busy = Some(Busy::Testing);
+                form.estimate = None;
+                vec![Cmd::TestOnly(Box::new(p.clone()))]
+            }
+            (None, _) => {
+                form.error = Some("fix the marked fields first".into());
+                Vec::new()
+            }
+        }
+    }
+
+    fn form_submit(&mut self) -> Vec<Cmd> {
+        let cluster = self.cluster.clone();
+        let Some(form) = self.form.as_mut() else {
+            return Vec::new();
+        };
+        if form.busy == Some(Busy::Submitting) {
+            return Vec::new();
+        }
+        match &form.prepared {
+            Some(p) => {
+                form.busy = Some(Busy::Submitting);
+                form.error = None;
+                vec![Cmd::Submit {
+                    cluster,
+                    prepared: Box::new(p.clone()),
+                }]
+            }
+            None => {
+                form.error = Some(if form.facts.is_none() {
+                    "still reading the cluster's partitions; try again in a moment".into()
+                } else {
+                    "not submitted: fix the marked fields first".into()
+                });
+                Vec::new()
+            }
+        }
+    }
+
+    pub(super) fn on_launch_facts(&mut self, r: Result<ClusterFacts, String>) -> Vec<Cmd> {
+        if let Ok(f) = &r {
+            self.launch.facts = Some(f.clone());
+        }
+        if let Some(form) = self.form.as_mut() {
+            if form.busy == Some(Busy::Facts) {
+                form.busy = None;
+            }
+            match r {
+                Ok(f) => {
+                    form.facts = Some(f);
+                    form.revalidate();
+                }
+                Err(e) => form.error = Some(format!("reading partitions: {e}")),
+            }
+        }
+        Vec::new()
+    }
+
+    pub(super) fn on_test_only(&mut self, r: Result<Estimate, String>) -> Vec<Cmd> {
+        if let Some(form) = self.form.as_mut() {
+            form.busy = None;
+            form.estimate = Some(r);
+        }
+        Vec::new()
+    }
+
+    pub(super) fn on_submitted(&mut self, r: Result<Submitted, String>) -> Vec<Cmd> {
+        match r {
+            Err(e) => {
+                if let Some(form) = self.form.as_mut() {
+                    form.busy = None;
+                    form.error = Some(e);
+                } else {
+                    self.status.note = Some(e);
+                }
+                Vec::new()
+            }
+            Ok(s) => {
+                let form = self.form.take();
+                if let Some(p) = form.as_ref().and_then(|f| f.prepared.as_ref()) {
+                    self.launch.last_used = Some(p.spec.clone());
+                    // The queue shows it at once; the poll below brings the real row.
+                    // A queue poll already in flight does not list it yet: the row stays
+                    // (as a registry job) until squeue or sacct says more.
+                    let placeholder = placeholder_job(&s, p);
+                    self.launch.registry_jobs.retain(|j| j.id != placeholder.id);
+                    self.launch.registry_jobs.push(placeholder);
+                    let (jobs, _) = self.with_registry_jobs(self.queue.jobs().to_vec());
+                    self.queue.set_jobs(jobs);
+                }
+                self.queue.set_filter("");
+                self.queue.select_id(&JobId::new(s.job_id));
+                self.focus = crate::keymap::Pane::Queue;
+                let mut note = format!("submitted job {} · logs {}", s.job_id, s.stdout);
+                for w in &s.warnings {
+                    note.push_str(" · ");
+                    note.push_str(w);
+                }
+                self.status.note = Some(note);
+                let mut cmds = self.selection_changed();
+                self.status.polling = false;
+                cmds.extend(self.poll());
+                cmds
+            }
+        }
+    }
+
+    pub(super) fn on_registry_jobs(&mut self, r: Result<Vec<Job>, String>) -> Vec<Cmd> {
+        self.launch.reattaching = false;
+        match r {
+            Ok(jobs) => {
+                for j in jobs {
+                    match self.launch.registry_jobs.iter_mut().find(|r| r.id == j.id) {
+                        Some(r) => *r = j,
+                        None => self.launch.registry_jobs.push(j),
+                    }
+                }
+                // sacct's answer is newer than the rows on screen.
+                let mut jobs = self.queue.jobs().to_vec();
+                for r in &self.launch.registry_jobs {
+                    match jobs.iter_mut().find(|j| j.id == r.id) {
+                        Some(j) => *j = r.clone(),
+                        None => jobs.push(r.clone()),
+                    }
+                }
+                self.queue.set_jobs(jobs);
+                let mut cmds = self.selection_changed();
+                if cmds.is_empty() {
+                    cmds = self.refetch_if_state_changed();
+                }
+                cmds
+            }
+            Err(e) => {
+                self.status.note = Some(format!("re-attaching launched jobs: {e}"));
+                Vec::new()
+            }
+        }
+    }
+
+    /// Adds registry jobs that squeue does not list (finished ones, with their sacct
+    /// state) and remembers the squeue row of those it does. True when one that was not
+    /// finished is missing: sacct should be asked for its state.
+    pub(super) fn with_registry_jobs(&mut self, mut jobs: Vec<Job>) -> (Vec<Job>, bool) {
+        let mut stale = false;
+        for r in &mut self.launch.registry_jobs {
+            match jobs.iter().find(|j| j.id == r.id) {
+                Some(live) => *r = live.clone(),
+                None => {
+                    stale |= !r.state.is_finished();
+                    jobs.push(r.clone());
+                }
+            }
+        }
+        (jobs, stale)
+    }
+
+    /// After a queue refresh: the merged jobs, and a sacct lookup when a launched job left
+    /// squeue without a final state.
+    pub(super) fn merge_registry(&mut self, jobs: Vec<Job>) -> (Vec<Job>, Vec<Cmd>) {
+        let (jobs, stale) = self.with_registry_jobs(jobs);
+        if stale && !self.launch.reattaching {
+            self.launch.reattaching = true;
+            return (jobs, vec![Cmd::LoadRegistryJobs(self.cluster.clone())]);
+        }
+        (jobs, Vec::new())
+    }
+}
+
+fn placeholder_job(s: &Submitted, p: &Prepared) -> Job {
+    Job {
+        id: JobId::new(s.job_id),
+        array_job_id: None,
+        array_task: None,
+        name: p.plan.name.clone(),
+        user: "".into(),
+        account: p.plan.account.clone().unwrap_or_default().into(),
+        partition: p.plan.partition.as_str().into(),
+        state: JobState::Pending,
+        reason: Some("submitted".into()),
+        time_used: SlurmDuration::from_secs(0),
+        time_limit: SlurmDuration::Known(p.plan.time),
+        nodes: p.plan.nodes,
+        cpus: p.plan.cpus_per_task * p.plan.nodes,
+        min_memory: p.plan.mem.clone(),
+        tres_per_node: (p.plan.gpus_per_node > 0)
+            .then(|| format!("gres:gpu:{}", p.plan.gpus_per_node)),
+        node_list: None,
+        submit_time: None,
+        start_time: None,
+        work_dir: s.job_dir.as_str().into(),
+        qos: "".into(),
+        priority: None,
+    }
+}
+
+#[cfg(test)]
+#[path = "form_tests.rs"]
+mod tests;

@@ -1,0 +1,436 @@
+//! The launch form driven through messages: no terminal, no cluster.
+
+use std::time::Duration;
+
+use chrono::NaiveDate;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::backend::TestBackend;
+use ratatui::Terminal;
+
+use super::*;
+use crate::action::Msg;
+use crate::keymap::Keymap;
+use crate::launch::facts::PartitionInfo;
+use crate::queue::QueueView;
+use crate::ui::theme::Theme;
+
+fn part(name: &str, max_min: u64, default: bool) -> PartitionInfo {
+    PartitionInfo {
+        name: name.into(),
+        is_default: default,
+        max_time: Some(Duration::from_secs(max_min * 60)),
+        nodes: 1,
+        gpus_per_node: 8,
+        gpus_total: 8,
+        gpus_idle: 5,
+        pending_jobs: 2,
+        state: "UP".into(),
+    }
+}
+
+fn facts() -> ClusterFacts {
+    ClusterFacts {
+        partitions: vec![
+            part("short", 30, true),
+            part("polar", 240, false),
+            part("long", 2880, false),
+        ],
+        accounts: Some(vec!["research".into(), "vision".into()]),
+        pyxis: Some(false),
+    }
+}
+
+fn app() -> App {
+    let now = NaiveDate::from_ymd_opt(2026, 11, 23)
+        .and_then(|d| d.and_hms_opt(12, 0, 0))
+        .expect("time");
+    let mut a = App::new(
+        "dev",
+        "your jobs",
+        Keymap::default(),
+        Theme::new(false),
+        QueueView::default(),
+        Duration::from_secs(5),
+        now,
+    );
+    a.update(Msg::Queue {
+        result: Ok(Vec::new()),
+        at: now,
+        took: Duration::from_millis(5),
+    });
+    let defaults = LaunchSpec {
+        name: "hello".into(),
+        partition: "short".into(),
+        account: "research".into(),
+        gpus: 1,
+        cpus_per_task: 1,
+        time: "10m".into(),
+        command: "echo hi".into(),
+        ..LaunchSpec::default()
+    };
+    let mut big = defaults.clone();
+    big.gpus = 8;
+    big.name = "train8".into();
+    a.launch = LaunchContext {
+        defaults,
+        templates: vec![("train-8gpu".into(), big)],
+        last_used: None,
+        results_root: Some("/lustre/fsw/me/results".into()),
+        facts: None,
+        registry_jobs: Vec::new(),
+        reattaching: false,
+    };
+    a
+}
+
+fn press(a: &mut App, code: KeyCode) -> Vec<Cmd> {
+    a.update(Msg::Key(KeyEvent::new(code, KeyModifiers::NONE)))
+}
+
+fn typed(a: &mut App, s: &str) {
+    for c in s.chars() {
+        press(a, KeyCode::Char(c));
+    }
+}
+
+fn goto(a: &mut App, key: &str) {
+    let row = FIELDS.iter().position(|f| f.0 == key).expect("field") + 1;
+    if let Some(f) = a.form.as_mut() {
+        f.row = row;
+    }
+}
+
+fn opened() -> App {
+    let mut a = app();
+    assert_eq!(
+        press(&mut a, KeyCode::Char('n')),
+        vec![Cmd::FetchLaunchFacts]
+    );
+    a.update(Msg::LaunchFacts(Ok(facts())));
+    if let Some(f) = a.form.as_mut() {
+        f.local_id = "20261123-120000-abcdef".into();
+        f.revalidate();
+    }
+    a
+}
+
+fn render(a: &App, w: u16, h: u16) -> String {
+    let mut term = Terminal::new(TestBackend::new(w, h)).expect("terminal");
+    term.draw(|f| crate::ui::draw(f, a)).expect("draw");
+    let buf = term.backend().buffer().clone();
+    let mut out = String::new();
+    for y in 0..h {
+        for x in 0..w {
+            out.push_str(buf[(x, y)].symbol());
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn n_opens_the_form_and_edits_validate_inline() {
+    let mut a = opened();
+    let form = a.form.as_ref().expect("open");
+    assert!(form.prepared.is_some(), "{:?}", form.problems);
+    goto(&mut a, "time");
+    press(&mut a, KeyCode::Enter);
+    a.update(Msg::Key(KeyEvent::new(
+        KeyCode::Char('u'),
+        KeyModifiers::CONTROL,
+    )));
+    typed(&mut a, "2h");
+    press(&mut a, KeyCode::Enter);
+    let form = a.form.as_ref().expect("open");
+    assert_eq!(form.spec.time, "2h");
+    let msgs: Vec<&str> = form
+        .problems_for("time")
+        .map(|p| p.message.as_str())
+        .collect();
+    assert_eq!(msgs, ["time 2:00:00 is over partition short's MaxTime 30:00: shorten it or pick a partition with a longer limit"]);
+    // Submitting is refused while a field is marked.
+    goto(&mut a, "name");
+    a.form.as_mut().expect("open").row = FormState::submit_row();
+    assert!(press(&mut a, KeyCode::Enter).is_empty());
+    assert!(a
+        .form
+        .as_ref()
+        .and_then(|f| f.error.as_deref())
+        .is_some_and(|e| e.contains("fix the marked fields")));
+    // Picking a partition with a longer limit clears it.
+    goto(&mut a, "partition");
+    press(&mut a, KeyCode::Enter);
+    assert_eq!(a.form.as_ref().and_then(|f| f.picker), Some(0));
+    press(&mut a, KeyCode::Down);
+    press(&mut a, KeyCode::Enter);
+    let form = a.form.as_ref().expect("open");
+    assert_eq!(form.spec.partition, "polar");
+    assert!(form.problems.is_empty());
+}
+
+#[test]
+fn templates_preview_test_only_and_submit() {
+    let mut a = opened();
+    a.form.as_mut().expect("open").row = 0;
+    press(&mut a, KeyCode::Right);
+    let form = a.form.as_ref().expect("open");
+    assert_eq!((form.spec.name.as_str(), form.spec.gpus), ("train8", 8));
+    press(&mut a, KeyCode::Left);
+    press(&mut a, KeyCode::Char('p'));
+    assert_eq!(a.form.as_ref().and_then(|f| f.preview), Some(0));
+    press(&mut a, KeyCode::Esc);
+    let cmds = press(&mut a, KeyCode::Char('t'));
+    assert!(matches!(cmds.as_slice(), [Cmd::TestOnly(_)]), "{cmds:?}");
+    a.update(Msg::TestOnly(crate::launch::stage::parse_test_only(
+        "sbatch: Job 9 to start at 2026-11-23T12:00:05 using 1 processors on nodes vm in partition short",
+    ).ok_or_else(String::new)));
+    let screen = render(&a, 120, 40);
+    assert!(
+        screen.contains("test-only: estimated start 2026-11-23T12:00:05 on vm (partition short)"),
+        "{screen}"
+    );
+
+    a.form.as_mut().expect("open").row = FormState::submit_row();
+    let cmds = press(&mut a, KeyCode::Enter);
+    let prepared = match cmds.as_slice() {
+        [Cmd::Submit { cluster, prepared }] if cluster == "dev" => prepared.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert!(
+        press(&mut a, KeyCode::Enter).is_empty(),
+        "a second enter does not submit twice"
+    );
+    let submitted = crate::launch::submit::Submitted {
+        job_id: 4242,
+        local_id: prepared.layout.local_id.clone(),
+        job_dir: prepared.layout.job_dir.clone(),
+        script_path: prepared.layout.script_path(),
+        stdout: prepared.layout.stdout("hello", 4242),
+        stderr: prepared.layout.stderr("hello", 4242),
+        entry: crate::registry::Entry {
+            local_id: prepared.layout.local_id.clone(),
+            cluster: "dev".into(),
+            job_id: 4242,
+            job_dir: prepared.layout.job_dir.clone(),
+            name: "hello".into(),
+            submitted_at: chrono::Utc::now(),
+            template: None,
+            script: prepared.layout.script_path(),
+            attempts: Vec::new(),
+        },
+        warnings: Vec::new(),
+    };
+    let cmds = a.update(Msg::Submitted(Box::new(Ok(submitted))));
+    assert!(a.form.is_none());
+    assert_eq!(
+        a.queue.selected_id().map(|i| i.as_str().to_string()),
+        Some("4242".into())
+    );
+    assert!(
+        cmds.contains(&Cmd::PollQueue) && cmds.contains(&Cmd::FetchDetail(JobId::new(4242))),
+        "{cmds:?}"
+    );
+    assert!(a
+        .status
+        .note
+        .as_deref()
+        .is_some_and(|n| n.contains("submitted job 4242")));
+    // Re-opening starts from the last used values.
+    press(&mut a, KeyCode::Char('n'));
+    let form = a.form.as_ref().expect("open");
+    assert_eq!(form.choices.first().map(String::as_str), Some("last used"));
+    assert_eq!(form.spec, prepared.spec);
+}
+
+#[test]
+fn container_without_pyxis_is_flagged_and_failed_submit_keeps_the_form() {
+    let mut a = opened();
+    goto(&mut a, "image");
+    press(&mut a, KeyCode::Enter);
+    typed(&mut a, "nvcr.io/nvidia/pytorch:24.01-py3");
+    press(&mut a, KeyCode::Enter);
+    let form = a.form.as_ref().expect("open");
+    assert!(form
+        .problems_for("image")
+        .any(|p| p.message.contains("no Pyxis")));
+    assert!(render(&a, 120, 40).contains("! no Pyxis on this cluster"));
+    if let Some(f) = a.form.as_mut() {
+        f.busy = Some(Busy::Submitting);
+    }
+    a.update(Msg::Submitted(Box::new(Err(
+        "input path not found on login1: /lustre/x".into(),
+    ))));
+    let form = a.form.as_ref().expect("still open");
+    assert_eq!(
+        form.error.as_deref(),
+        Some("input path not found on login1: /lustre/x")
+    );
+    assert_eq!(form.busy, None);
+}
+
+#[test]
+fn form_snapshots() {
+    let mut a = opened();
+    goto(&mut a, "gpus");
+    press(&mut a, KeyCode::Enter);
+    a.update(Msg::Key(KeyEvent::new(
+        KeyCode::Char('u'),
+        KeyModifiers::CONTROL,
+    )));
+    typed(&mut a, "16");
+    press(&mut a, KeyCode::Enter);
+    insta::assert_snapshot!("launch_form_with_problem", render(&a, 110, 42));
+    goto(&mut a, "partition");
+    press(&mut a, KeyCode::Enter);
+    insta::assert_snapshot!("launch_form_partition_picker", render(&a, 110, 42));
+    press(&mut a, KeyCode::Esc);
+    goto(&mut a, "gpus");
+    press(&mut a, KeyCode::Enter);
+    a.update(Msg::Key(KeyEvent::new(
+        KeyCode::Char('u'),
+        KeyModifiers::CONTROL,
+    )));
+    typed(&mut a, "2");
+    press(&mut a, KeyCode::Enter);
+    press(&mut a, KeyCode::Char('p'));
+    insta::assert_snapshot!("launch_form_preview", render(&a, 110, 42));
+}
+
+#[test]
+fn registry_jobs_stay_in_the_queue_across_polls() {
+    let mut a = app();
+    let d = crate::slurm::parse::parse_sacct(include_str!(
+        "../../tests/fixtures/slurm/sacct_finished.out"
+    ))
+    .expect("fixture");
+    let jobs: Vec<Job> = d
+        .iter()
+        .filter_map(crate::worker::launch::job_from_detail)
+        .take(1)
+        .collect();
+    let id = jobs[0].id.clone();
+    a.update(Msg::RegistryJobs(Ok(jobs)));
+    assert!(a.queue.jobs().iter().any(|j| j.id == id));
+    a.update(Msg::Queue {
+        result: Ok(Vec::new()),
+        at: a.now,
+        took: Duration::from_millis(1),
+    });
+    assert!(
+        a.queue.jobs().iter().any(|j| j.id == id),
+        "a finished registry job survives a poll"
+    );
+}
+
+#[test]
+fn a_submitted_job_stays_selected_through_a_stale_poll_and_sacct_is_asked_when_it_leaves() {
+    let mut a = opened();
+    a.form.as_mut().expect("open").row = FormState::submit_row();
+    let prepared = match press(&mut a, KeyCode::Enter).as_slice() {
+        [Cmd::Submit { prepared, .. }] => prepared.clone(),
+        other => panic!("{other:?}"),
+    };
+    let s = crate::launch::submit::Submitted {
+        job_id: 77,
+        local_id: "l".into(),
+        job_dir: prepared.layout.job_dir.clone(),
+        script_path: prepared.layout.script_path(),
+        stdout: String::new(),
+        stderr: String::new(),
+        entry: crate::registry::Entry {
+            local_id: "l".into(),
+            cluster: "dev".into(),
+            job_id: 77,
+            job_dir: String::new(),
+            name: "hello".into(),
+            submitted_at: chrono::Utc::now(),
+            template: None,
+            script: String::new(),
+            attempts: Vec::new(),
+        },
+        warnings: Vec::new(),
+    };
+    a.update(Msg::Submitted(Box::new(Ok(s))));
+    // A poll that started before the submission comes back without the job.
+    let cmds = a.update(Msg::Queue {
+        result: Ok(Vec::new()),
+        at: a.now,
+        took: Duration::from_millis(1),
+    });
+    assert_eq!(a.queue.selected_id(), Some(&JobId::new(77)));
+    assert!(
+        cmds.contains(&Cmd::LoadRegistryJobs("dev".into())),
+        "{cmds:?}"
+    );
+    // sacct says it completed: no more lookups, the row shows the final state.
+    let mut done = a.launch.registry_jobs[0].clone();
+    done.state = JobState::Completed;
+    a.update(Msg::RegistryJobs(Ok(vec![done])));
+    let cmds = a.update(Msg::Queue {
+        result: Ok(Vec::new()),
+        at: a.now,
+        took: Duration::from_millis(1),
+    });
+    assert!(
+        !cmds.iter().any(|c| matches!(c, Cmd::LoadRegistryJobs(_))),
+        "{cmds:?}"
+    );
+    assert_eq!(
+        a.queue.selected_job().map(|j| j.state.clone()),
+        Some(JobState::Completed)
+    );
+}
+
+#[test]
+fn validation_runs_as_the_user_types() {
+    let mut a = opened();
+    goto(&mut a, "time");
+    press(&mut a, KeyCode::Enter);
+    a.update(Msg::Key(KeyEvent::new(
+        KeyCode::Char('u'),
+        KeyModifiers::CONTROL,
+    )));
+    typed(&mut a, "45m");
+    let form = a.form.as_ref().expect("open");
+    assert_eq!(form.spec.time, "10m", "not applied before enter");
+    assert!(
+        form.problems_for("time")
+            .any(|p| p.message.contains("MaxTime 30:00")),
+        "{:?}",
+        form.problems
+    );
+    press(&mut a, KeyCode::Backspace);
+    press(&mut a, KeyCode::Backspace);
+    press(&mut a, KeyCode::Backspace);
+    typed(&mut a, "5m");
+    assert!(a.form.as_ref().expect("open").problems.is_empty());
+    press(&mut a, KeyCode::Esc);
+    goto(&mut a, "gpus");
+    press(&mut a, KeyCode::Enter);
+    typed(&mut a, "x");
+    assert!(a
+        .form
+        .as_ref()
+        .expect("open")
+        .problems_for("gpus")
+        .any(|p| p.message.contains("whole number")));
+    press(&mut a, KeyCode::Esc);
+    let form = a.form.as_ref().expect("open");
+    assert!(
+        form.problems.is_empty() && form.spec.gpus == 1,
+        "esc drops the edit"
+    );
+}
+
+#[test]
+fn a_read_only_session_does_not_open_the_form() {
+    let mut a = app();
+    a.read_only = true;
+    assert!(press(&mut a, KeyCode::Char('n')).is_empty());
+    assert!(a.form.is_none());
+    assert!(a
+        .status
+        .note
+        .as_deref()
+        .is_some_and(|n| n.contains("read-only")));
+}

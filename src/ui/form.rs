@@ -1,0 +1,238 @@
+//! The launch form: template picker, fields with inline problems, the partition picker
+//! (MaxTime, idle GPUs, pending jobs), the script preview and the test-only estimate.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Flex, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
+
+use crate::app::{App, Busy, FormState, FIELDS};
+use crate::launch::facts::PartitionInfo;
+use crate::ui::theme::Theme;
+
+pub struct FormWidget<'a> {
+    pub app: &'a App,
+    pub form: &'a FormState,
+}
+
+fn partition_line(p: &PartitionInfo) -> String {
+    format!(
+        "{:<12} MaxTime {:<11} GPUs idle {:>3}/{:<3} ({}/node)  pending {:<4} {}",
+        p.name,
+        p.max_time_text(),
+        p.gpus_idle,
+        p.gpus_total,
+        p.gpus_per_node,
+        p.pending_jobs,
+        if p.state == "UP" {
+            ""
+        } else {
+            p.state.as_str()
+        }
+    )
+}
+
+/// The form's lines, and the index of the cursor's line (for scrolling).
+pub fn form_lines(form: &FormState, t: &Theme, cluster: &str) -> (Vec<Line<'static>>, usize) {
+    let mut lines = Vec::new();
+    let mut cursor = 0;
+    let sel = |row: usize| {
+        if form.row == row && form.editing.is_none() {
+            t.selected(true)
+        } else {
+            ratatui::style::Style::default()
+        }
+    };
+    let choice = form.choices.get(form.choice).cloned().unwrap_or_default();
+    lines.push(Line::from(vec![
+        Span::styled(format!("  {:<22}", "template"), t.label()),
+        Span::styled(format!("◀ {choice} ▶"), sel(0)),
+        Span::styled(
+            format!("   ({} of {})", form.choice + 1, form.choices.len()),
+            t.dim(),
+        ),
+    ]));
+    for (i, (key, label, _)) in FIELDS.iter().enumerate() {
+        let row = i + 1;
+        if form.row == row {
+            cursor = lines.len();
+        }
+        let value = match (&form.editing, form.row == row) {
+            (Some(buf), true) => format!("{buf}▏"),
+            _ => form.spec.get(key),
+        };
+        let marker = if form.row == row { "›" } else { " " };
+        lines.push(Line::from(vec![
+            Span::styled(format!("{marker} {label:<22}"), t.label()),
+            Span::styled(
+                if value.is_empty() {
+                    "·".to_string()
+                } else {
+                    value
+                },
+                if form.editing.is_some() && form.row == row {
+                    t.key()
+                } else {
+                    sel(row)
+                },
+            ),
+        ]));
+        for p in form.problems_for(key) {
+            lines.push(Line::from(Span::styled(
+                format!("    ✗ {}", p.message),
+                t.error(),
+            )));
+        }
+        if *key == "partition" {
+            if let Some(p) = form
+                .facts
+                .as_ref()
+                .and_then(|f| f.partition(&form.spec.partition))
+            {
+                lines.push(Line::from(Span::styled(
+                    format!("    {}", partition_line(p)),
+                    t.dim(),
+                )));
+            }
+        }
+    }
+    let submit = FormState::submit_row();
+    if form.row == submit {
+        cursor = lines.len();
+    }
+    lines.push(Line::from(""));
+    let label = match form.busy {
+        Some(Busy::Submitting) => "[ submitting… ]".to_string(),
+        _ => "[ Submit ]".to_string(),
+    };
+    lines.push(Line::from(vec![
+        Span::raw("  "),
+        Span::styled(label, sel(submit)),
+    ]));
+    lines.push(Line::from(""));
+    if let Some(p) = &form.prepared {
+        let plan = &p.plan;
+        lines.push(Line::from(Span::styled(
+            format!(
+                "  → {} on {}: {} node(s) × {} GPU(s){}, job dir {}",
+                plan.name,
+                cluster,
+                plan.nodes,
+                plan.gpus_per_node,
+                if plan.exclusive {
+                    ", whole nodes (--exclusive)"
+                } else {
+                    ""
+                },
+                p.layout.job_dir
+            ),
+            t.dim(),
+        )));
+    } else if form.facts.is_none() {
+        lines.push(Line::from(Span::styled(
+            "  reading the cluster's partitions…",
+            t.dim(),
+        )));
+    }
+    if form.facts.as_ref().and_then(|f| f.pyxis) == Some(false) && !form.spec.image.is_empty() {
+        lines.push(Line::from(Span::styled(
+            "  ! no Pyxis on this cluster: container jobs would fail",
+            t.warn(),
+        )));
+    }
+    match (&form.busy, &form.estimate) {
+        (Some(Busy::Testing), _) => {
+            lines.push(Line::from(Span::styled("  sbatch --test-only…", t.dim())))
+        }
+        (_, Some(Ok(e))) => lines.push(Line::from(Span::styled(
+            format!(
+                "  test-only: estimated start {} on {} (partition {})",
+                e.start, e.nodes, e.partition
+            ),
+            t.key(),
+        ))),
+        (_, Some(Err(e))) => lines.push(Line::from(Span::styled(
+            format!("  test-only: {e}"),
+            t.error(),
+        ))),
+        _ => {}
+    }
+    if let Some(e) = &form.error {
+        lines.push(Line::from(Span::styled(format!("  {e}"), t.error())));
+    }
+    (lines, cursor)
+}
+
+const HINT: &str = "↑↓ move · enter edit/pick/submit · ←→ template · p preview · t test-only · ctrl-s submit · esc close";
+
+impl Widget for FormWidget<'_> {
+    fn render(self, area: Rect, buf: &mut Buffer) {
+        let t = &self.app.theme;
+        let form = self.form;
+        let w = area.width.saturating_sub(4).clamp(20, 110);
+        let h = area.height.saturating_sub(2).max(5);
+        let [v] = Layout::vertical([Constraint::Length(h)])
+            .flex(Flex::Center)
+            .areas(area);
+        let [r] = Layout::horizontal([Constraint::Length(w)])
+            .flex(Flex::Center)
+            .areas(v);
+        Clear.render(r, buf);
+        if let (Some(off), Some(p)) = (form.preview, &form.prepared) {
+            let lines: Vec<Line> = p
+                .script
+                .lines()
+                .map(|l| Line::from(l.to_string()))
+                .collect();
+            Paragraph::new(lines)
+                .scroll((off, 0))
+                .block(
+                    Block::default()
+                        .borders(Borders::ALL)
+                        .title(format!(" script {} ", p.layout.script_path()))
+                        .title_bottom(" j/k scroll · p or esc back "),
+                )
+                .render(r, buf);
+            return;
+        }
+        let (lines, cursor) = form_lines(form, t, &self.app.cluster);
+        let inner_h = usize::from(r.height.saturating_sub(2));
+        let offset = cursor.saturating_sub(inner_h.saturating_sub(4));
+        Paragraph::new(lines)
+            .scroll((u16::try_from(offset).unwrap_or(0), 0))
+            .block(
+                Block::default()
+                    .borders(Borders::ALL)
+                    .title(format!(" launch a job on {} ", self.app.cluster))
+                    .title_bottom(format!(" {HINT} ")),
+            )
+            .render(r, buf);
+        if let (Some(cur), Some(facts)) = (form.picker, &form.facts) {
+            let n = facts.partitions.len();
+            let ph = u16::try_from(n + 2).unwrap_or(10).min(r.height);
+            let pw = w.saturating_sub(6);
+            let pr = Rect::new(r.x + 3, r.y + 4.min(r.height.saturating_sub(ph)), pw, ph);
+            Clear.render(pr, buf);
+            let lines: Vec<Line> = facts
+                .partitions
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    let style = if i == cur {
+                        t.selected(true)
+                    } else {
+                        ratatui::style::Style::default()
+                    };
+                    Line::from(Span::styled(partition_line(p), style))
+                })
+                .collect();
+            Paragraph::new(lines)
+                .block(
+                    Block::default()
+                        .borders(Borders::ALL)
+                        .title(" partition (enter picks, esc cancels) "),
+                )
+                .render(pr, buf);
+        }
+    }
+}

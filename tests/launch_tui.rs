@@ -1,0 +1,138 @@
+//! The launch form by keystrokes in the real binary, in tmux, against the dev cluster:
+//! `n`, test-only, preview, Submit; the new job is selected and its output shows.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::*;
+
+struct Tmux(String);
+
+impl Tmux {
+    fn start(config: &Path, state: &Path) -> Tmux {
+        let name = format!("sdlaunch-{}", std::process::id());
+        let bin = env!("CARGO_BIN_EXE_slurmdash");
+        let cmd = format!(
+            "env -u NO_COLOR TERM=xterm-256color SLURMDASH_STATE_DIR={} {bin} --config {}; echo EXITED:$?; sleep 60",
+            state.display(),
+            config.display()
+        );
+        let ok = Command::new("tmux")
+            .args(["new-session", "-d", "-s", &name, "-x", "160", "-y", "50"])
+            .arg(cmd)
+            .status()
+            .expect("tmux");
+        assert!(ok.success());
+        Tmux(name)
+    }
+    fn screen(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["capture-pane", "-p", "-t", &self.0])
+            .output()
+            .expect("capture-pane");
+        text(&out.stdout)
+    }
+    fn keys(&self, keys: &[&str]) {
+        for k in keys {
+            let ok = Command::new("tmux")
+                .args(["send-keys", "-t", &self.0, k])
+                .status()
+                .expect("send-keys");
+            assert!(ok.success());
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+    fn wait(&self, what: &str, limit: Duration, f: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let s = self.screen();
+            if f(&s) {
+                return s;
+            }
+            assert!(
+                start.elapsed() < limit,
+                "timed out waiting for {what}; screen:\n{s}"
+            );
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &self.0])
+            .status();
+    }
+}
+
+#[tokio::test]
+async fn launch_form_by_keystrokes_submits_and_shows_the_job_and_its_log() {
+    let r = remote();
+    let base = scratch(&r, "launch-tui").await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = tempfile::tempdir().expect("state");
+    let cfg = std::fs::read_to_string(dev_config()).expect("dev config");
+    let cfg: String = cfg
+        .lines()
+        .filter(|l| !l.starts_with("results_root"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let config = dir.path().join("slurmdash.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "{cfg}results_root = \"{base}/results\"\npoll_interval_secs = 2\n\n[launch]\nname = \"tui-job\"\ngpus = 1\ncpus_per_task = 1\ntime = \"2m\"\ncommand = \"echo tmux-launch-$SLURM_JOB_ID; sleep 2; echo tmux-done\"\n"
+        ),
+    )
+    .expect("config");
+    let t = Tmux::start(&config, state.path());
+    t.wait("the dashboard", Duration::from_secs(20), |s| {
+        s.contains("jobs")
+    });
+    t.keys(&["n"]);
+    t.wait(
+        "the form with validated values",
+        Duration::from_secs(20),
+        |s| {
+            s.contains("launch a job on dev")
+                && s.contains("→ tui-job on dev: 1 node(s) × 1 GPU(s)")
+        },
+    );
+    t.keys(&["t"]);
+    let s = t.wait("the test-only estimate", Duration::from_secs(30), |s| {
+        s.contains("test-only: estimated start 20") || s.contains("test-only: `")
+    });
+    assert!(s.contains("on vm (partition short)"), "{s}");
+    t.keys(&["p"]);
+    t.wait("the script preview", Duration::from_secs(5), |s| {
+        s.contains("#SBATCH --job-name=tui-job") && s.contains("#SBATCH --requeue")
+    });
+    t.keys(&["Escape", "k", "k"]);
+    t.wait("the Submit row selected", Duration::from_secs(5), |s| {
+        s.contains("[ Submit ]")
+    });
+    t.keys(&["Enter"]);
+    let s = t.wait("the submission", Duration::from_secs(30), |s| {
+        s.contains("submitted job ")
+    });
+    let id: u64 = s
+        .split("submitted job ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("no job id on screen:\n{s}"));
+    let s = t.wait(
+        "the job's output in the log pane",
+        Duration::from_secs(120),
+        |s| s.contains(&format!("tmux-launch-{id}")) && s.contains("tmux-done"),
+    );
+    assert!(!s.contains("launch a job on dev"), "the form closed:\n{s}");
+    let entries = slurmdash::registry::Registry::open(state.path())
+        .load()
+        .expect("registry");
+    assert!(entries.iter().any(|e| e.job_id == id), "{entries:?}");
+}
