@@ -409,6 +409,13 @@ async fn read_only_refuses_to_change_anything() {
     assert!(!out.status.success());
     let err = text(&out.stderr);
     assert!(err.contains("read-only"), "{err}");
+    let out = slurmdash(&["--read-only", "submit", "--set", "name=ro", "--", "true"]);
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("read-only") && err.contains("nothing submitted"),
+        "{err}"
+    );
 
     // The dashboard refuses each key that would change the job.
     let tmp = tempfile::tempdir().expect("tempdir");

@@ -58,6 +58,12 @@ pub fn spec_from_args(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> 
 }
 
 pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Result<ExitCode> {
+    if cluster.settings.read_only && !(args.dry_run || args.test_only) {
+        return Err(eyre!(
+            "cluster {} is read-only (--read-only or read_only = true in the config): nothing submitted (--dry-run and --test-only still work)",
+            cluster.name
+        ));
+    }
     let spec = spec_from_args(loaded, cluster, args)?;
     let results_root = cluster.settings.results_root.clone().ok_or_else(|| {
         eyre!(
