@@ -50,6 +50,10 @@ pub fn layout(entry: &Entry) -> Layout {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Chain {
     pub local_id: String,
+    /// The launch's job directory (results dir: status.json, slurm-logs/).
+    pub job_dir: String,
+    /// The launch's job name (names its log directories).
+    pub name: String,
     /// 1-based.
     pub attempt: usize,
     pub attempts: usize,
@@ -71,6 +75,8 @@ impl Chain {
                     a.job_id,
                     Chain {
                         local_id: e.local_id.clone(),
+                        job_dir: e.job_dir.clone(),
+                        name: e.name.clone(),
                         attempt: i + 1,
                         attempts: e.attempts.len(),
                         max_attempts: policy.max_attempts().max(e.attempts.len()),
@@ -83,6 +89,16 @@ impl Chain {
             }
         }
         out
+    }
+
+    /// The job's stdout and stderr in the launch's job directory, where sacct cannot say.
+    pub fn log_paths(&self, job_id: u64) -> (String, String) {
+        let l = Layout {
+            local_id: self.local_id.clone(),
+            results_root: String::new(),
+            job_dir: self.job_dir.clone(),
+        };
+        (l.stdout(&self.name, job_id), l.stderr(&self.name, job_id))
     }
 
     /// Short form for the queue: `↻2/11` (nothing for a first attempt).

@@ -192,7 +192,11 @@ impl App {
             Msg::Retries(result) => self.on_retries(result),
             Msg::LaunchFacts(r) => self.on_launch_facts(r),
             Msg::TestOnly(r) => self.on_test_only(r),
-            Msg::Submitted(r) => self.on_submitted(*r),
+            Msg::Submitted(r) => {
+                // The new launch's chain (job dir, attempts): at the next tick.
+                self.retry.last = None;
+                self.on_submitted(*r)
+            }
             Msg::RegistryJobs(r) => self.on_registry_jobs(r),
             Msg::FinalStates(result) => self.on_final_states(result),
         }
@@ -287,7 +291,18 @@ impl App {
         }
         self.detail.loading = false;
         match result {
-            Ok((detail, source)) => {
+            Ok((mut detail, source)) => {
+                // sacct does not record where a launched job's logs went; the job dir does.
+                if detail.stdout.is_none() {
+                    if let Some(c) = self.launch_of(&id) {
+                        let (out, err) = c.log_paths(id.base());
+                        detail.stdout = Some(out);
+                        detail.stderr = Some(err);
+                        if detail.work_dir.as_deref().is_none_or(str::is_empty) {
+                            detail.work_dir = Some(c.job_dir.clone());
+                        }
+                    }
+                }
                 let tails = self.logs.targets(&id, &detail, source);
                 let triage = self.triage_after_detail(&id, &detail, source);
                 let refined = self.final_states_known(std::slice::from_ref(&detail));

@@ -435,3 +435,62 @@ fn a_truncated_array_row_offers_only_the_whole_array() {
     );
     assert_eq!(ops(&a.update(key('y')))[0].ids, vec![JobId::new(base)]);
 }
+
+mod launched {
+    use super::*;
+    use crate::registry::{Attempt, Entry};
+    use crate::slurm::model::{JobDetail, JobState};
+    use crate::worker::fetch::DetailSource;
+
+    #[test]
+    fn a_launched_job_that_left_slurmctld_is_read_from_its_job_dir() {
+        let mut a = ready();
+        select(&mut a, "242");
+        let at = chrono::Utc::now();
+        a.set_launches(&[Entry {
+            local_id: "L9".into(),
+            cluster: "dev".into(),
+            job_id: 242,
+            job_dir: "/r/results/L9".into(),
+            name: "train".into(),
+            submitted_at: at,
+            template: None,
+            script: "/r/results/L9/sbatch/job_L9.sbatch".into(),
+            attempts: vec![Attempt {
+                job_id: 242,
+                submitted_at: at,
+                state: None,
+            }],
+        }]);
+        // From sacct: no StdOut, and (right after the end) no work dir either.
+        let detail = JobDetail {
+            id: Some(id("242")),
+            name: "train".into(),
+            user: Some("sduser".into()),
+            state: Some(JobState::Failed),
+            exit_code: Some((1, 0)),
+            ..JobDetail::default()
+        };
+        let cmds = a.update(Msg::Detail {
+            id: id("242"),
+            result: Box::new(Ok((detail, DetailSource::Sacct))),
+        });
+        let tails: Vec<String> = cmds
+            .iter()
+            .filter_map(|c| match c {
+                Cmd::Tail(t) => Some(t.iter().map(|(_, _, p)| p.clone()).collect::<Vec<_>>()),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        assert!(
+            tails.contains(&"/r/results/L9/slurm-logs/train-242/main.out".to_string()),
+            "{cmds:?}"
+        );
+        let results_dir = cmds.iter().find_map(|c| match c {
+            Cmd::Triage { results_dir, .. } => Some(results_dir.clone()),
+            _ => None,
+        });
+        assert_eq!(results_dir, Some(Some("/r/results/L9".to_string())));
+    }
+}

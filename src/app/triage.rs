@@ -26,8 +26,16 @@ pub enum TriageStatus {
 impl App {
     /// Where the job's status.json lives, when slurmdash knows its results dir (the launch
     /// registry records it for jobs slurmdash submitted).
-    pub fn results_dir(&self, _id: &JobId) -> Option<String> {
-        None
+    pub fn results_dir(&self, id: &JobId) -> Option<String> {
+        self.launch_of(id).map(|c| c.job_dir.clone())
+    }
+
+    /// The launch a Slurm job belongs to (jobs slurmdash submitted; plain job ids only).
+    pub fn launch_of(&self, id: &JobId) -> Option<&crate::retry::Chain> {
+        if id.array().is_some() || id.het_offset().is_some() {
+            return None;
+        }
+        self.chains.get(&id.base())
     }
 
     /// After a detail arrived: triage the job if it has finished and was not triaged in this
