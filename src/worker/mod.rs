@@ -1,4 +1,6 @@
 //! Background work: receives commands, sends messages. Never touches UI state.
 
 pub mod fetch;
+pub mod pending;
+pub mod poll;
 pub mod tailer;
