@@ -34,6 +34,22 @@ pub enum Msg {
         state: ConnState,
         host: Option<String>,
     },
+    /// Start estimates and sacct records from the same refresh; sent just before its Queue.
+    PollExtra(Box<crate::worker::poll::PollExtra>),
+    /// Rank, priority, fair-share and limits of a pending job.
+    Pending {
+        id: JobId,
+        result: Box<Result<crate::slurm::pending::PendingInfo, String>>,
+    },
+    Partitions {
+        result: Result<Vec<crate::slurm::partview::PartitionRow>, String>,
+        at: NaiveDateTime,
+    },
+    /// A sample of the transport's counters, for :stats.
+    RemoteStats {
+        stats: crate::remote::RemoteStats,
+        at: NaiveDateTime,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -45,4 +61,8 @@ pub enum Cmd {
     Quit,
     Suspend,
     SwitchCluster(String),
+    /// A refresh that also asks sacct about these jobs (they left squeue).
+    PollWithSacct(Vec<JobId>),
+    FetchPending(Box<Job>),
+    FetchPartitions,
 }

@@ -43,6 +43,11 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("r, refresh", "refresh now"),
     ("cluster NAME", "switch to another configured cluster"),
     ("filter TEXT", "filter the queue"),
+    ("partitions", "partitions at a glance (esc closes)"),
+    (
+        "stats",
+        "remote commands, bytes and round trips (esc closes)",
+    ),
 ];
 
 impl App {
@@ -123,9 +128,11 @@ impl App {
                 self.queue.set_filter(&words.join(" "));
                 self.selection_changed()
             }
+            ("partitions" | "parts", _) => self.open_view(super::insight::View::Partitions),
+            ("stats", _) => self.open_view(super::insight::View::Stats),
             (other, _) => {
                 self.status.note = Some(format!(
-                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT; ? lists keys)"
+                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, partitions, stats; ? lists keys)"
                 ));
                 Vec::new()
             }

@@ -1,8 +1,11 @@
 //! The one owner of UI state. `update` takes a message and returns work for the workers;
 //! it does no I/O and never awaits, so every behaviour here is unit-testable.
 
+mod adaptive;
 mod input;
+pub mod insight;
 mod logs;
+pub mod partitions;
 
 use std::time::Duration;
 
@@ -65,6 +68,8 @@ pub struct App {
     /// Terminal size, for paging and mouse hits (set from resize events, never by drawing).
     pub size: (u16, u16),
     pub quit: bool,
+    /// Pending-job insight, partitions, :stats and the adaptive interval.
+    pub insight: insight::Insight,
 }
 
 impl App {
@@ -102,6 +107,7 @@ impl App {
             now,
             size: (120, 40),
             quit: false,
+            insight: insight::Insight::new(poll_interval),
         }
     }
 
@@ -118,7 +124,8 @@ impl App {
             }
             Msg::Tick(now) => {
                 self.now = now;
-                Vec::new()
+                self.adapt_interval();
+                self.partitions_due(false)
             }
             Msg::PollDue => self.poll(),
             Msg::Queue { result, at, took } => self.on_queue(result, at, took),
@@ -134,6 +141,22 @@ impl App {
                 }
                 Vec::new()
             }
+            Msg::PollExtra(extra) => {
+                self.insight.on_extra(*extra);
+                Vec::new()
+            }
+            Msg::Pending { id, result } => {
+                self.on_pending(id, *result);
+                Vec::new()
+            }
+            Msg::Partitions { result, at } => {
+                self.insight.partitions.set(result, at);
+                Vec::new()
+            }
+            Msg::RemoteStats { stats, at } => {
+                self.on_stats(stats, at);
+                Vec::new()
+            }
         }
     }
 
@@ -142,7 +165,7 @@ impl App {
             return Vec::new();
         }
         self.status.polling = true;
-        vec![Cmd::PollQueue]
+        vec![self.insight.poll_cmd()]
     }
 
     fn on_queue(
@@ -157,7 +180,9 @@ impl App {
                 self.status.last_ok = Some(at);
                 self.status.last_took = Some(took);
                 self.status.last_error = None;
+                let jobs = self.insight.merge(jobs, self.queue.jobs());
                 self.queue.set_jobs(jobs);
+                self.adapt_interval();
                 let mut cmds = self.selection_changed();
                 if cmds.is_empty() {
                     cmds = self.refetch_if_state_changed();
@@ -203,6 +228,7 @@ impl App {
         if let Some(id) = selected {
             cmds.push(Cmd::FetchDetail(id));
         }
+        cmds.extend(self.pending_for_selection());
         cmds
     }
 
@@ -238,6 +264,11 @@ impl App {
             return vec![Cmd::Suspend];
         }
         self.status.note = None;
+        self.insight.last_key = Some(self.now);
+        if self.insight.view.is_some() && k.code == KeyCode::Esc {
+            self.insight.view = None;
+            return Vec::new();
+        }
         if self.help {
             self.help = false;
             return Vec::new();
@@ -295,7 +326,11 @@ impl App {
                 }
                 self.zoom = !self.zoom;
             }
-            Action::Refresh => return self.poll(),
+            Action::Refresh => {
+                let mut cmds = self.poll();
+                cmds.extend(self.refresh_pending());
+                return cmds;
+            }
             Action::Filter => {
                 self.input = Some(Input::new(InputKind::Filter, self.queue.filter()));
             }

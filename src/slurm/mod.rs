@@ -4,11 +4,13 @@
 pub mod batch;
 pub mod command;
 pub mod error;
+pub mod fit;
 pub mod jobid;
 pub mod limits;
 pub mod logpath;
 pub mod model;
 pub mod parse;
+pub mod partview;
 pub mod pending;
 pub mod reason;
 pub mod shared;

@@ -355,31 +355,31 @@ pub fn why_no_estimate(reason: Option<&str>) -> String {
     }
 }
 
-/// A few words for the queue's reason column.
+/// At most [`COMPACT_WIDTH`] characters for the queue's reason column: the code where it
+/// says enough, plain words where it does not (`too long: E to edit`).
 pub fn compact(reason: &str) -> String {
     let e = explain(reason, &Context::default());
     let short = match e.code.as_str() {
-        "Priority" => "behind higher priority",
-        "Resources" => "next, needs resources",
-        "Dependency" => "waits on dependency",
+        "Priority" => "Priority: queued",
+        "Resources" => "Resources: next",
+        "Dependency" => "Dependency: waits",
         "DependencyNeverSatisfied" => "dependency failed",
-        "BeginTime" => "begin time ahead",
-        "JobHeldUser" => "held by you",
-        "JobHeldAdmin" => "held by admin",
-        "PartitionTimeLimit" => "time over part. max",
-        "PartitionNodeLimit" => "nodes over part. max",
+        "BeginTime" => "BeginTime: later",
+        "JobHeldUser" => "JobHeldUser (you)",
+        "JobHeldAdmin" => "JobHeldAdmin",
+        "PartitionTimeLimit" => "too long: E to edit",
+        "PartitionNodeLimit" => "too many nodes: E",
         "ReqNodeNotAvail" => "node unavailable",
         "launch failed requeued held" => "launch failed, held",
-        _ => "",
+        c if e.outlook == Outlook::Never && c.len() + 8 <= COMPACT_WIDTH => {
+            return format!("{c} (stuck)")
+        }
+        c => return c.chars().take(COMPACT_WIDTH).collect(),
     };
-    if !short.is_empty() {
-        return short.to_string();
-    }
-    match e.outlook {
-        Outlook::Never if e.code.len() <= 24 => format!("{} (stuck)", e.code),
-        _ => e.code,
-    }
+    short.to_string()
 }
+
+pub const COMPACT_WIDTH: usize = 20;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
@@ -511,9 +511,14 @@ mod tests {
     #[test]
     fn compact_forms_fit_the_column() {
         for r in DOCUMENTED {
-            assert!(compact(r).chars().count() <= 32, "{r}: {}", compact(r));
+            assert!(
+                compact(r).chars().count() <= COMPACT_WIDTH,
+                "{r}: {}",
+                compact(r)
+            );
         }
-        assert_eq!(compact("JobHeldUser"), "held by you");
+        assert_eq!(compact("JobHeldUser"), "JobHeldUser (you)");
+        assert_eq!(compact("PartitionTimeLimit"), "too long: E to edit");
         assert_eq!(compact("InvalidQOS"), "InvalidQOS (stuck)");
         assert_eq!(compact("AssocGrpGRES"), "AssocGrpGRES");
     }

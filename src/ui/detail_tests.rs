@@ -42,6 +42,7 @@ fn render(c: Case, w: u16, h: u16) -> Buffer {
         theme: &theme,
         now: now(),
         focused: true,
+        pending: PendingView::default(),
     }
     .render(buf.area, &mut buf);
     buf
@@ -217,6 +218,7 @@ fn scrolling_is_clamped_to_the_content() {
             theme: &theme,
             now: now(),
             focused: false,
+            pending: PendingView::default(),
         }
         .scrolled(scroll)
         .render(buf.area, &mut buf);

@@ -4,7 +4,9 @@
 pub mod detail;
 pub mod help;
 pub mod log;
+pub mod partitions;
 pub mod queue;
+pub mod stats;
 pub mod status;
 pub mod theme;
 
@@ -99,6 +101,7 @@ pub fn draw(f: &mut Frame, app: &App) {
                 theme: &app.theme,
                 now: app.now,
                 focused: app.focus == Pane::Detail,
+                pending: detail_pending(app),
             }
             .scrolled(app.detail.scroll),
             r,
@@ -130,7 +133,31 @@ pub fn draw(f: &mut Frame, app: &App) {
         );
     }
     f.render_widget(status::StatusWidget { app }, areas.status);
+    if let Some(v) = app.insight.view {
+        let [main, _] = Layout::vertical([Constraint::Min(3), Constraint::Length(2)]).areas(size);
+        match v {
+            crate::app::insight::View::Partitions => {
+                f.render_widget(partitions::PartitionsWidget { app }, main)
+            }
+            crate::app::insight::View::Stats => f.render_widget(stats::StatsWidget { app }, main),
+        }
+    }
     if app.help {
         f.render_widget(help::HelpWidget { app }, size);
+    }
+}
+
+/// The selected pending job's extra information, when it is the one selected.
+fn detail_pending(app: &App) -> detail::PendingView<'_> {
+    let ins = &app.insight;
+    let selected = app.queue.selected_id();
+    let p = &ins.pending;
+    let mine = p.id.is_some() && p.id.as_ref() == selected;
+    detail::PendingView {
+        info: p.info.as_ref().filter(|_| mine),
+        start: selected.and_then(|id| ins.starts.get(id)),
+        loading: mine && p.loading,
+        error: p.error.as_deref().filter(|_| mine),
+        edit_key: Some("E"),
     }
 }
