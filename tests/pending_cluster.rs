@@ -298,7 +298,7 @@ async fn resources_and_priority_explained_with_estimate_rank_sprio_and_sshare() 
     assert_eq!(fields[4].parse::<f64>().unwrap(), row.fairshare);
     assert_eq!(fields[5].parse::<f64>().unwrap(), row.job_size);
     assert_eq!(fields[6].parse::<f64>().unwrap(), row.partition_factor);
-    assert!(tb.contains(&format!("Priority {} =", row.priority)), "{tb}");
+    assert!(tb.contains(&format!("Factors {} =", row.priority)), "{tb}");
     assert!(tb.contains("weighs most"), "{tb}");
 
     // sshare: the user's FairShare and the account's share as sshare prints them.

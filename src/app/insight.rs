@@ -281,3 +281,8 @@ impl App {
         }
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+#[path = "insight_tests.rs"]
+mod tests;

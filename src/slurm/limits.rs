@@ -400,3 +400,17 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod fixture_tests {
+    use super::*;
+
+    #[test]
+    fn real_sacctmgr_output_of_the_dev_cluster() {
+        let a = include_str!("../../tests/fixtures/slurm/sacctmgr_assoc.out");
+        let q = include_str!("../../tests/fixtures/slurm/sacctmgr_qos.out");
+        assert!(parse_assoc(a, "sduser", "short").unwrap().is_empty());
+        assert!(parse_qos(q).unwrap().is_empty());
+    }
+}

@@ -89,8 +89,8 @@ pub fn parse_queued(out: &str) -> Result<Vec<QueuedJob>, ParseError> {
     Ok(v)
 }
 
-/// "7th of 42 in polar": 1-based position by priority (ties keep squeue's order, which is
-/// the scheduler's own).
+/// "7th of 42 in polar": 1-based position by priority; equal priorities go in submission
+/// (job id) order, as the scheduler takes them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rank {
     pub position: usize,
@@ -103,10 +103,10 @@ pub struct Rank {
 pub fn rank(id: &JobId, partition: &str, queued: &[QueuedJob]) -> Option<Rank> {
     let mine = queued.iter().find(|q| &q.id == id)?;
     let ahead = queued.iter().filter(|q| q.priority > mine.priority).count();
+    let key = |q: &QueuedJob| (q.id.base(), q.id.as_str().to_string());
     let ties_before = queued
         .iter()
-        .take_while(|q| &q.id != id)
-        .filter(|q| q.priority == mine.priority)
+        .filter(|q| q.priority == mine.priority && key(q) < key(mine))
         .count();
     Some(Rank {
         position: ahead + ties_before + 1,
@@ -298,7 +298,7 @@ mod tests {
 
     #[test]
     fn rank_counts_higher_priority_and_earlier_ties() {
-        let v = vec![q("1", 500), q("2", 900), q("3", 500), q("4", 100)];
+        let v = vec![q("3", 500), q("2", 900), q("1", 500), q("4", 100)];
         let r = rank(&"3".parse().unwrap(), "polar", &v).unwrap();
         assert_eq!((r.position, r.of, r.ahead), (3, 4, 1));
         assert_eq!(r.text(), "3rd of 4 in polar");
@@ -321,5 +321,68 @@ mod tests {
         assert_eq!(v[0].tres_per_node.as_deref(), Some("gres:gpu:2"));
         assert!(v[1].running);
         assert!(parse_queued("12\x1f1\x1e\n").is_err());
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod fixture_tests {
+    use super::*;
+    use crate::slurm::batch::Section;
+    use crate::slurm::parse::parse_squeue;
+
+    fn ok(s: &str) -> Section {
+        Section {
+            stdout: s.to_string(),
+            stderr: String::new(),
+            code: Some(0),
+        }
+    }
+
+    /// The sections of one pending-info fetch, from fixtures captured on the dev cluster.
+    pub(crate) fn sections() -> Vec<Section> {
+        let f = |n: &str| -> String {
+            std::fs::read_to_string(format!(
+                "{}/tests/fixtures/slurm/{n}.out",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .unwrap()
+        };
+        vec![
+            ok(&f("squeue_rank")),
+            ok(&f("sprio")),
+            ok(&f("sshare_acct_user")),
+            ok(&f("sacctmgr_assoc")),
+            ok(&f("sacctmgr_qos")),
+            ok(&f("squeue_rank")),
+            ok(&f("scontrol_partition")),
+        ]
+    }
+
+    #[test]
+    fn parse_of_a_real_fetch() {
+        let mut job = parse_squeue(include_str!("../../tests/fixtures/slurm/squeue_me.out"))
+            .unwrap()
+            .into_iter()
+            .find(|j| j.id.as_str() == "248")
+            .unwrap();
+        job.id = "909".parse().unwrap();
+        let info = parse(&job, &sections());
+        assert!(info.problems.is_empty(), "{:?}", info.problems);
+        assert_eq!(info.rank.unwrap().text(), "2nd of 3 in short");
+        assert_eq!(info.sshare.len(), 2);
+        assert_eq!(info.partitions.len(), 3);
+        let mut s = sections();
+        s[1] = Section {
+            stdout: String::new(),
+            stderr: "sprio: error: You are not running a supported priority plugin\n".into(),
+            code: Some(1),
+        };
+        let info = parse(&job, &s);
+        assert_eq!(
+            info.problems,
+            ["sprio failed: sprio: error: You are not running a supported priority plugin"]
+        );
+        assert!(info.rank.is_some());
     }
 }

@@ -74,21 +74,28 @@ impl<'a> DetailWidget<'a> {
         };
         match &info.rank {
             Some(r) => {
-                let ahead = match r.ahead {
-                    0 => "none ahead by priority".to_string(),
-                    1 => "1 job ahead by priority".to_string(),
-                    n => format!("{n} jobs ahead by priority"),
+                let before = r.position.saturating_sub(1);
+                let ties = before.saturating_sub(r.ahead);
+                let mut ahead = match before {
+                    0 => "first in line".to_string(),
+                    1 => "1 job ahead".to_string(),
+                    n => format!("{n} jobs ahead"),
                 };
+                if ties > 0 {
+                    ahead.push_str(&format!(", {ties} of equal priority submitted earlier"));
+                }
                 l.plain("Rank", &format!("{} ({ahead})", r.text()));
             }
             None => l.field("Rank", "not among the partition's pending jobs", t.dim()),
         }
         let part = self.job.map(|j| j.partition.as_str()).unwrap_or("");
-        let row = info
-            .sprio
+        let id = self.job.map(|j| &j.id).or(info.id.as_ref());
+        let mine: Vec<_> = info.sprio.iter().filter(|r| Some(&r.id) == id).collect();
+        let row = mine
             .iter()
             .find(|r| r.partition == part)
-            .or(info.sprio.first());
+            .or(mine.first())
+            .copied();
         if let Some(r) = row {
             let f = factors(r);
             let parts: Vec<String> = f
@@ -97,11 +104,10 @@ impl<'a> DetailWidget<'a> {
                 .map(|(n, v)| format!("{n} {}", trim_num(*v)))
                 .collect();
             let mut text = format!("{} = {}", r.priority, parts.join(" + "));
-            if let Some((name, v)) = f.first().filter(|(_, v)| *v > 0.0) {
+            if let Some((name, _)) = f.first().filter(|(_, v)| *v > 0.0) {
                 text.push_str(&format!("; {name} weighs most"));
-                let _ = v;
             }
-            l.plain("Priority", &text);
+            l.plain("Factors", &text);
         }
         let user = self.job.map(|j| j.user.as_str()).unwrap_or("");
         let acct_row = info.sshare.iter().find(|s| s.user.is_none());

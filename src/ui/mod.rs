@@ -10,6 +10,10 @@ pub mod stats;
 pub mod status;
 pub mod theme;
 
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod insight_tests;
+
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::Frame;
 

@@ -131,13 +131,18 @@ impl Widget for PartitionsWidget<'_> {
                 account: j.account.to_string(),
                 qos: j.qos.to_string(),
             };
+            let n = |k: u32, one: &str| match k {
+                0 => format!("no {one}"),
+                1 => format!("1 {one}"),
+                k => format!("{k} {one}s"),
+            };
             lines.push(Line::styled(
                 format!(
-                    "job {} asks {} CPUs, {} GPUs, {} nodes for {}:",
+                    "job {} asks {}, {}, {} for {}:",
                     j.id,
-                    req.cpus,
-                    req.gpus,
-                    req.nodes,
+                    n(req.cpus, "CPU"),
+                    n(req.gpus, "GPU"),
+                    n(req.nodes, "node"),
                     req.time_limit.to_slurm()
                 ),
                 t.title(),
