@@ -36,7 +36,10 @@ fn remote() -> SshRemote {
 
 async fn sh(r: &dyn Remote, script: &str) -> String {
     let argv = vec!["sh".to_string(), "-c".to_string(), script.to_string()];
-    let out = r.run(&argv, None, Duration::from_secs(3600)).await.expect("remote sh");
+    let out = r
+        .run(&argv, None, Duration::from_secs(3600))
+        .await
+        .expect("remote sh");
     out.stdout_lossy()
 }
 
