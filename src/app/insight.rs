@@ -63,7 +63,8 @@ pub struct Insight {
 }
 
 impl Insight {
-    pub fn new(poll: Duration) -> Insight {
+    /// `now` counts as the last key press: the dashboard was just opened.
+    pub fn new(poll: Duration, now: NaiveDateTime) -> Insight {
         Insight {
             starts: HashMap::new(),
             departed: Vec::new(),
@@ -76,7 +77,7 @@ impl Insight {
             history: VecDeque::new(),
             view: None,
             bounds: PollBounds::fixed(poll),
-            last_key: None,
+            last_key: Some(now),
             problems: Vec::new(),
         }
     }

@@ -188,17 +188,25 @@ fn interval_slows_when_all_pending_and_idle_and_speeds_up_on_a_key() {
     a.update(loaded(pending));
     assert_eq!(
         a.status.poll_interval,
+        Duration::from_secs(5),
+        "just opened"
+    );
+    a.update(Msg::Tick(now() + chrono::Duration::seconds(200)));
+    assert_eq!(
+        a.status.poll_interval,
         Duration::from_secs(30),
-        "no key yet"
+        "idle, all pending"
     );
     a.update(Msg::Key(KeyEvent::new(
         KeyCode::Char('j'),
         KeyModifiers::NONE,
     )));
-    a.update(Msg::Tick(now() + chrono::Duration::seconds(1)));
-    assert_eq!(a.status.poll_interval, Duration::from_secs(5));
-    a.update(Msg::Tick(now() + chrono::Duration::seconds(200)));
-    assert_eq!(a.status.poll_interval, Duration::from_secs(30));
+    a.update(Msg::Tick(now() + chrono::Duration::seconds(201)));
+    assert_eq!(
+        a.status.poll_interval,
+        Duration::from_secs(5),
+        "a key speeds it up"
+    );
     // A job that just started: poll fast.
     let mut started = jobs();
     for j in &mut started {

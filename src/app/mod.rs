@@ -107,7 +107,7 @@ impl App {
             now,
             size: (120, 40),
             quit: false,
-            insight: insight::Insight::new(poll_interval),
+            insight: insight::Insight::new(poll_interval, now),
         }
     }
 
