@@ -217,3 +217,25 @@ fn interval_slows_when_all_pending_and_idle_and_speeds_up_on_a_key() {
     a.update(loaded(started));
     assert_eq!(a.status.poll_interval, Duration::from_secs(2));
 }
+
+#[test]
+fn a_collapsed_array_row_changing_its_id_is_not_a_departure() {
+    let mut a = app();
+    a.update(loaded(jobs()));
+    let renamed: Vec<Job> = jobs()
+        .into_iter()
+        .map(|mut j| {
+            if j.id.array_pending().is_some() {
+                j.id = id(&j.id.as_str().replace("[4-", "[5-"));
+            }
+            j
+        })
+        .collect();
+    assert_ne!(
+        renamed.iter().map(|j| j.id.clone()).collect::<Vec<_>>(),
+        jobs().iter().map(|j| j.id.clone()).collect::<Vec<_>>()
+    );
+    a.update(loaded(renamed));
+    assert_eq!(a.insight.poll_cmd(), Cmd::PollQueue);
+    assert!(a.insight.finished.is_empty());
+}
