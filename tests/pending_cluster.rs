@@ -467,3 +467,125 @@ async fn partitions_match_sinfo() {
         1
     );
 }
+
+/// Runs sacctmgr on this machine (the dev cluster's host) as root: the dev cluster sets no
+/// limits, so this test adds a QOS of its own (`sdgpu8`: 8 GPUs per user) that only its
+/// jobs use, and lets sduser's `vision` association use it. Idempotent.
+fn ensure_gpu8_qos() {
+    let run = |args: &[&str]| {
+        std::process::Command::new("sacctmgr")
+            .arg("-i")
+            .args(args)
+            .output()
+            .expect("sacctmgr on the cluster host (this test needs root there)")
+    };
+    let exists = std::process::Command::new("sacctmgr")
+        .args(["-nP", "show", "qos", "name=sdgpu8", "format=Name"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).contains("sdgpu8"))
+        .unwrap_or(false);
+    if !exists {
+        let o = run(&["add", "qos", "sdgpu8", "MaxTRESPerUser=gres/gpu=8"]);
+        assert!(o.status.success(), "add qos: {}", text(&o.stderr));
+    }
+    let o = run(&[
+        "modify",
+        "user",
+        "where",
+        "name=sduser",
+        "account=vision",
+        "set",
+        "qos+=sdgpu8",
+    ]);
+    // "Nothing modified" (already allowed) exits non-zero on some versions: check the result.
+    let _ = o;
+    let shown = std::process::Command::new("sacctmgr")
+        .args([
+            "-nP",
+            "show",
+            "assoc",
+            "user=sduser",
+            "account=vision",
+            "format=QOS",
+        ])
+        .output()
+        .expect("sacctmgr show assoc");
+    assert!(
+        String::from_utf8_lossy(&shown.stdout).contains("sdgpu8"),
+        "sduser/vision may not use sdgpu8: {}",
+        text(&shown.stdout)
+    );
+}
+
+#[tokio::test]
+async fn headroom_against_a_real_qos_gpu_limit() {
+    ensure_gpu8_qos();
+    let r = remote();
+    let dir = scratch(&r, "headroom").await;
+    let qos_args = ["-A", "vision", "--qos=sdgpu8", "-c", "1", "-D", &dir];
+    // slurmctld learns of the new QOS from slurmdbd within seconds: retry the submission.
+    let holder = wait_for(
+        "sbatch with the new QOS",
+        Duration::from_secs(60),
+        || async {
+            let mut argv = vec![
+                "sbatch",
+                "--parsable",
+                "-J",
+                "sd-gpu-holder",
+                "--gres=gpu:2",
+                "-t",
+                "2",
+            ];
+            argv.extend_from_slice(&qos_args);
+            argv.extend_from_slice(&["--wrap", "sleep 90"]);
+            let out = run(&r, &argv).await;
+            out.success()
+                .then(|| {
+                    out.stdout_lossy()
+                        .trim()
+                        .split(';')
+                        .next()?
+                        .parse::<u64>()
+                        .ok()
+                })
+                .flatten()
+        },
+    )
+    .await;
+    let mut argv = vec!["--hold", "-J", "sd-gpu-wants8", "--gres=gpu:8", "-t", "1"];
+    argv.extend_from_slice(&qos_args);
+    argv.extend_from_slice(&["--wrap", "true"]);
+    let target = sbatch(&r, &argv).await;
+    let outcome = async {
+        wait_for("the holder to run", Duration::from_secs(240), || async {
+            job(&r, holder)
+                .await
+                .filter(|j| j.state == JobState::Running)
+                .map(|_| ())
+        })
+        .await;
+        let j = job(&r, target).await.expect("target in the queue");
+        let info = pending::fetch(&r, &j, T).await.expect("pending info");
+        (j, info)
+    }
+    .await;
+    scancel(&r, &[holder, target]).await;
+    let (j, info) = outcome;
+    assert!(info.problems.is_empty(), "{:?}", info.problems);
+    let h = info
+        .headroom
+        .iter()
+        .find(|h| h.text.contains("QOS sdgpu8"))
+        .unwrap_or_else(|| panic!("no QOS headroom in {:?}", info.headroom));
+    assert_eq!(
+        h.text,
+        "you hold 2 of the 8 GPUs QOS sdgpu8 allows per user"
+    );
+    assert!(h.full, "2 held + 8 asked > 8");
+    let t = detail_text(&j, Some(&info), None);
+    assert!(
+        t.contains("Limits you hold 2 of the 8 GPUs QOS sdgpu8 allows per user"),
+        "{t}"
+    );
+}

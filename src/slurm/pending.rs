@@ -10,9 +10,9 @@ use super::limits::{self, Headroom, Limit, Request, Usage};
 use super::model::{Job, Partition, SprioRow, SshareRow};
 use super::parse::{parse_scontrol_partitions, parse_sprio, parse_sshare, terminated_records, Row};
 
-/// `squeue` fields of the rank listing: id, priority, user, account, state, cpus, nodes,
-/// tres-per-node.
-const RANK_FIELDS: &[&str] = &["%i", "%Q", "%u", "%a", "%T", "%C", "%D", "%b"];
+/// `squeue` fields of the rank and usage listings: id, priority, user, account, state, cpus,
+/// nodes, tres-per-node, QOS.
+const RANK_FIELDS: &[&str] = &["%i", "%Q", "%u", "%a", "%T", "%C", "%D", "%b", "%q"];
 
 fn fmt(fields: &[&str]) -> String {
     let mut f = fields.join(&FIELD_SEP.to_string());
@@ -54,6 +54,14 @@ pub fn commands(job: &Job) -> Vec<Vec<String>> {
             format!("--format={}", fmt(RANK_FIELDS)),
         ],
         command::scontrol_show_partition(),
+        // The user's pending and running jobs in every account: usage against QOS limits.
+        vec![
+            "squeue".into(),
+            "--noheader".into(),
+            format!("--user={}", job.user.as_str()),
+            "--states=PENDING,RUNNING".into(),
+            format!("--format={}", fmt(RANK_FIELDS)),
+        ],
     ]
 }
 
@@ -68,6 +76,7 @@ pub struct QueuedJob {
     pub cpus: u32,
     pub nodes: u32,
     pub tres_per_node: Option<String>,
+    pub qos: String,
 }
 
 pub fn parse_queued(out: &str) -> Result<Vec<QueuedJob>, ParseError> {
@@ -84,6 +93,7 @@ pub fn parse_queued(out: &str) -> Result<Vec<QueuedJob>, ParseError> {
             cpus: r.num(5, "cpus (%C)")?,
             nodes: r.num(6, "nodes (%D)")?,
             tres_per_node: r.opt(7),
+            qos: r.str(8).trim().to_string(),
         });
     }
     Ok(v)
@@ -186,6 +196,7 @@ pub fn parse(job: &Job, sections: &[super::batch::Section]) -> PendingInfo {
         "sacctmgr show qos",
         "squeue (account usage)",
         "scontrol show partition",
+        "squeue (your jobs)",
     ];
     let mut ok = |i: usize| -> Option<&str> {
         let s = sections.get(i)?;
@@ -207,6 +218,7 @@ pub fn parse(job: &Job, sections: &[super::batch::Section]) -> PendingInfo {
     let qos_out = ok(4).map(str::to_string);
     let usage_out = ok(5).map(str::to_string);
     let part_out = ok(6).map(str::to_string);
+    let mine_out = ok(7).map(str::to_string);
     let mut bad = |what: &str, e: ParseError| info.problems.push(format!("{what}: {e}"));
     let mut rank_v = None;
     if let Some(o) = rank_out {
@@ -216,7 +228,8 @@ pub fn parse(job: &Job, sections: &[super::batch::Section]) -> PendingInfo {
         }
     }
     let mut sprio_v = Vec::new();
-    if let Some(o) = sprio_out {
+    // sprio says this on stdout (exit 0) for a job without factors, e.g. a held one.
+    if let Some(o) = sprio_out.filter(|o| !o.trim_start().starts_with("Unable to find jobs")) {
         match parse_sprio(&o) {
             Ok(r) => sprio_v = r,
             Err(e) => bad("sprio", e),
@@ -242,19 +255,43 @@ pub fn parse(job: &Job, sections: &[super::batch::Section]) -> PendingInfo {
             Err(e) => bad("sacctmgr show qos", e),
         }
     }
-    let (mut user, mut account) = (Usage::default(), Usage::default());
+    // Association limits count the account's jobs; QOS limits count the QOS's jobs (per
+    // user: the user's jobs in that QOS in any account; in total: approximated by the
+    // account's jobs in that QOS, as other accounts' jobs are not listed).
+    let qos = job.qos.as_str();
+    let (mut in_acct, mut mine_in_acct, mut acct_in_qos, mut mine_in_qos) = (
+        Usage::default(),
+        Usage::default(),
+        Usage::default(),
+        Usage::default(),
+    );
+    let add = |u: &mut Usage, j: &QueuedJob| {
+        limits::add_job(u, j.running, j.cpus, j.nodes, j.tres_per_node.as_deref());
+    };
     if let Some(o) = usage_out {
         match parse_queued(&o) {
             Ok(q) => {
                 for j in q.iter().filter(|j| j.id != job.id) {
-                    let tpn = j.tres_per_node.as_deref();
-                    limits::add_job(&mut account, j.running, j.cpus, j.nodes, tpn);
+                    add(&mut in_acct, j);
                     if j.user == job.user.as_str() {
-                        limits::add_job(&mut user, j.running, j.cpus, j.nodes, tpn);
+                        add(&mut mine_in_acct, j);
+                    }
+                    if j.qos == qos {
+                        add(&mut acct_in_qos, j);
                     }
                 }
             }
             Err(e) => bad("squeue (account usage)", e),
+        }
+    }
+    if let Some(o) = mine_out {
+        match parse_queued(&o) {
+            Ok(q) => {
+                for j in q.iter().filter(|j| j.id != job.id && j.qos == qos) {
+                    add(&mut mine_in_qos, j);
+                }
+            }
+            Err(e) => bad("squeue (your jobs)", e),
         }
     }
     let mut parts = Vec::new();
@@ -269,7 +306,13 @@ pub fn parse(job: &Job, sections: &[super::batch::Section]) -> PendingInfo {
         gpus: u64::from(job.gpus()),
         nodes: u64::from(job.nodes),
     };
-    info.headroom = limits::headroom(&lims, &user, &account, &req);
+    let (q_lims, a_lims): (Vec<Limit>, Vec<Limit>) = lims
+        .iter()
+        .cloned()
+        .partition(|l| l.owner.starts_with("QOS "));
+    info.headroom = limits::headroom(&a_lims, &mine_in_acct, &in_acct, &req);
+    info.headroom
+        .extend(limits::headroom(&q_lims, &mine_in_qos, &acct_in_qos, &req));
     info.limits = lims;
     info.rank = rank_v;
     info.sprio = sprio_v;
@@ -293,6 +336,7 @@ mod tests {
             cpus: 1,
             nodes: 1,
             tres_per_node: None,
+            qos: "normal".into(),
         }
     }
 
@@ -314,8 +358,9 @@ mod tests {
 
     #[test]
     fn queued_rows_parse_with_hostile_fields() {
-        let out = "12\x1f4294\x1fsduser\x1fresearch\x1fPENDING\x1f2\x1f1\x1fgres:gpu:2\x1e\n\
-                   13\x1f0\x1fsdother\x1fresearch\x1fRUNNING\x1f4\x1f1\x1fN/A\x1e\n";
+        let out =
+            "12\x1f4294\x1fsduser\x1fresearch\x1fPENDING\x1f2\x1f1\x1fgres:gpu:2\x1fnormal\x1e\n\
+                   13\x1f0\x1fsdother\x1fresearch\x1fRUNNING\x1f4\x1f1\x1fN/A\x1fnormal\x1e\n";
         let v = parse_queued(out).unwrap();
         assert_eq!(v.len(), 2);
         assert_eq!(v[0].tres_per_node.as_deref(), Some("gres:gpu:2"));
@@ -356,6 +401,7 @@ mod fixture_tests {
             ok(&f("sacctmgr_qos")),
             ok(&f("squeue_rank")),
             ok(&f("scontrol_partition")),
+            ok(&f("squeue_rank")),
         ]
     }
 
@@ -369,7 +415,7 @@ mod fixture_tests {
         job.id = "909".parse().unwrap();
         let info = parse(&job, &sections());
         assert!(info.problems.is_empty(), "{:?}", info.problems);
-        assert_eq!(info.rank.unwrap().text(), "2nd of 3 in short");
+        assert_eq!(info.rank.unwrap().text(), "2nd of 23 in short");
         assert_eq!(info.sshare.len(), 2);
         assert_eq!(info.partitions.len(), 3);
         let mut s = sections();
@@ -384,5 +430,8 @@ mod fixture_tests {
             ["sprio failed: sprio: error: You are not running a supported priority plugin"]
         );
         assert!(info.rank.is_some());
+        s[1] = ok("Unable to find jobs matching user/id(s) specified\n");
+        let info = parse(&job, &s);
+        assert!(info.problems.is_empty() && info.sprio.is_empty());
     }
 }

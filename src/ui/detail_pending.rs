@@ -108,6 +108,12 @@ impl<'a> DetailWidget<'a> {
                 text.push_str(&format!("; {name} weighs most"));
             }
             l.plain("Factors", &text);
+        } else if self
+            .job
+            .and_then(|j| j.reason.as_deref())
+            .is_some_and(|r| r.starts_with("JobHeld"))
+        {
+            l.field("Factors", "none while held (priority 0)", t.dim());
         }
         let user = self.job.map(|j| j.user.as_str()).unwrap_or("");
         let acct_row = info.sshare.iter().find(|s| s.user.is_none());

@@ -26,6 +26,9 @@ use crate::slurm::partview;
 use crate::slurm::pending;
 
 const ME: &str = include_str!("../../tests/fixtures/slurm/squeue_me.out");
+/// One running job of the user holding 8 GPUs, in the usage listings.
+const RUNNING: &str =
+    "237\x1f0\x1fsduser\x1fresearch\x1fRUNNING\x1f8\x1f1\x1fgres:gpu:8\x1fnormal\x1e\n";
 
 fn fixture(n: &str) -> String {
     std::fs::read_to_string(format!(
@@ -61,8 +64,9 @@ fn info(job: &Job, qos: &str) -> pending::PendingInfo {
         ok(&fixture("sshare_acct_user")),
         ok(&fixture("sacctmgr_assoc")),
         ok(qos),
-        ok("237\x1f0\x1fsduser\x1fresearch\x1fRUNNING\x1f8\x1f1\x1fgres:gpu:8\x1e\n"),
+        ok(RUNNING),
         ok(&fixture("scontrol_partition")),
+        ok(RUNNING),
     ];
     pending::parse(job, &sections)
 }
@@ -95,7 +99,7 @@ fn detail_pending_with_rank_factors_fairshare_and_limits() {
     let j = job("248");
     let i = info(&j, "normal|||||gres/gpu=8|||||\n");
     let s = detail(&j, Some(&i), 80, 40);
-    assert!(s.contains("Rank         1st of 3 in short"), "{s}");
+    assert!(s.contains("Rank         1st of 23 in short"), "{s}");
     assert!(
         s.contains("you hold 8 of the 8 GPUs QOS normal allows per user"),
         "{s}"
