@@ -92,14 +92,14 @@ async fn dashboard(r: &SshRemote, secs: u64) -> u64 {
         while let Some(msg) = queue.pop_front() {
             for cmd in app.update(msg) {
                 match cmd {
-                    Cmd::PollQueue | Cmd::PollWithSacct(_) => {
-                        let gone = match &cmd {
-                            Cmd::PollWithSacct(g) => g.clone(),
-                            _ => Vec::new(),
+                    Cmd::PollQueue | Cmd::PollWith { .. } => {
+                        let (gone, start) = match &cmd {
+                            Cmd::PollWith { sacct, start } => (sacct.clone(), *start),
+                            _ => (Vec::new(), true),
                         };
                         polls += 1;
                         let t0 = Instant::now();
-                        let res = poll::poll(r, &query, &gone, T).await;
+                        let res = poll::poll(r, &query, &gone, start, T).await;
                         let result = res.map(|(jobs, extra)| {
                             queue.push_back(Msg::PollExtra(Box::new(extra)));
                             jobs

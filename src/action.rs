@@ -61,8 +61,12 @@ pub enum Cmd {
     Quit,
     Suspend,
     SwitchCluster(String),
-    /// A refresh that also asks sacct about these jobs (they left squeue).
-    PollWithSacct(Vec<JobId>),
+    /// A refresh that also asks sacct about jobs that left squeue (`sacct`), and skips
+    /// `squeue --start` when no job was pending (`start: false`).
+    PollWith {
+        sacct: Vec<JobId>,
+        start: bool,
+    },
     FetchPending(Box<Job>),
     FetchPartitions,
 }

@@ -57,8 +57,8 @@ struct Workers {
 impl Workers {
     fn run(&mut self, cmd: Cmd) {
         match cmd {
-            Cmd::PollQueue => self.poll(Vec::new()),
-            Cmd::PollWithSacct(gone) => self.poll(gone),
+            Cmd::PollQueue => self.poll(Vec::new(), true),
+            Cmd::PollWith { sacct, start } => self.poll(sacct, start),
             Cmd::FetchPending(job) => {
                 if self.pending_busy {
                     self.pending_next = Some(job);
@@ -112,7 +112,7 @@ impl Workers {
     }
 
     /// One refresh: squeue, squeue --start and sacct for `gone`, in one remote exec.
-    fn poll(&mut self, gone: Vec<JobId>) {
+    fn poll(&mut self, gone: Vec<JobId>, start: bool) {
         let (tx, remote, query, timeout) = (
             self.tx.clone(),
             self.remote.clone(),
@@ -121,7 +121,8 @@ impl Workers {
         );
         tokio::spawn(async move {
             let started = Instant::now();
-            let result = crate::worker::poll::poll(remote.as_ref(), &query, &gone, timeout).await;
+            let result =
+                crate::worker::poll::poll(remote.as_ref(), &query, &gone, start, timeout).await;
             let _ = tx.send(Msg::Conn {
                 state: remote.state(),
                 host: remote.host(),

@@ -35,7 +35,7 @@ async fn scancel(r: &dyn Remote, ids: &[u64]) {
 }
 
 async fn own_jobs(r: &dyn Remote) -> Vec<Job> {
-    let (jobs, _) = poll::poll(r, &SqueueQuery::default(), &[], T)
+    let (jobs, _) = poll::poll(r, &SqueueQuery::default(), &[], true, T)
         .await
         .expect("refresh");
     jobs
@@ -112,15 +112,17 @@ async fn one_refresh_of_a_500_job_queue_is_one_remote_exec() {
         .collect();
     let submitted_ok = out.success() && ids.len() == 500;
     let before = r.stats().execs;
-    let result = poll::poll(&r, &SqueueQuery::default(), &[], T).await;
+    let result = poll::poll(&r, &SqueueQuery::default(), &[], true, T).await;
     let after = r.stats().execs;
     // Also with sacct for two departed ids: still one exec.
     let gone: Vec<_> = ids[..2.min(ids.len())]
         .iter()
         .map(|i| i.to_string().parse().expect("id"))
         .collect();
-    let with_sacct = poll::poll(&r, &SqueueQuery::default(), &gone, T).await;
+    let with_sacct = poll::poll(&r, &SqueueQuery::default(), &gone, true, T).await;
     let after2 = r.stats().execs;
+    let no_start = poll::poll(&r, &SqueueQuery::default(), &[], false, T).await;
+    let after3 = r.stats().execs;
     scancel(&r, &ids).await;
 
     assert!(submitted_ok, "sbatch loop: {}", out.stderr_lossy());
@@ -137,6 +139,9 @@ async fn one_refresh_of_a_500_job_queue_is_one_remote_exec() {
     assert_eq!(after2 - after, 1, "refresh with sacct = one remote exec");
     assert_eq!(extra2.asked.len(), 2);
     assert!(extra2.problems.is_empty(), "{:?}", extra2.problems);
+    let (jobs3, extra3) = no_start.expect("refresh without squeue --start");
+    assert_eq!(after3 - after2, 1);
+    assert!(jobs3.len() >= 500 && extra3.starts.is_empty());
 }
 
 /// Resources and Priority on purpose: a job holding all 8 GPUs for a minute or two, then two
@@ -187,7 +192,9 @@ async fn resources_and_priority_explained_with_estimate_rank_sprio_and_sshare() 
             "Resources/Priority with start estimates",
             Duration::from_secs(90),
             || async {
-                let (jobs, extra) = poll::poll(&r, &SqueueQuery::default(), &[], T).await.ok()?;
+                let (jobs, extra) = poll::poll(&r, &SqueueQuery::default(), &[], true, T)
+                    .await
+                    .ok()?;
                 let find = |id: u64| {
                     jobs.iter()
                         .find(|j| j.id.as_str() == id.to_string())
@@ -436,7 +443,7 @@ async fn a_job_that_left_squeue_comes_back_from_sacct_with_its_final_state() {
     )
     .await;
     let gone = vec![id.to_string().parse().expect("id")];
-    let (jobs, extra) = poll::poll(&r, &SqueueQuery::default(), &gone, T)
+    let (jobs, extra) = poll::poll(&r, &SqueueQuery::default(), &gone, true, T)
         .await
         .expect("refresh with sacct");
     assert!(!jobs.iter().any(|j| j.id.as_str() == id.to_string()));

@@ -47,6 +47,8 @@ pub struct Insight {
     tries: HashMap<JobId, u8>,
     /// Ids in the last squeue answer.
     live: HashSet<JobId>,
+    /// Whether the last squeue answer had a pending job (None before the first).
+    live_pending: Option<bool>,
     /// Jobs that left squeue, with their final state once sacct answered.
     pub finished: Vec<Job>,
     pub pending: PendingState,
@@ -70,6 +72,7 @@ impl Insight {
             departed: Vec::new(),
             tries: HashMap::new(),
             live: HashSet::new(),
+            live_pending: None,
             finished: Vec::new(),
             pending: PendingState::default(),
             partitions: PartitionsState::default(),
@@ -82,12 +85,17 @@ impl Insight {
         }
     }
 
-    /// The refresh command: plain, or with sacct for departed ids.
+    /// The refresh command: squeue and `squeue --start` (skipped when the last answer had no
+    /// pending job), plus sacct for departed ids.
     pub fn poll_cmd(&self) -> Cmd {
-        if self.departed.is_empty() {
+        let start = self.live_pending != Some(false);
+        if self.departed.is_empty() && start {
             Cmd::PollQueue
         } else {
-            Cmd::PollWithSacct(self.departed.clone())
+            Cmd::PollWith {
+                sacct: self.departed.clone(),
+                start,
+            }
         }
     }
 
@@ -121,6 +129,7 @@ impl Insight {
                 _ => {}
             }
         }
+        self.live_pending = Some(pend > 0);
         self.history.push_back((pend, run));
         while self.history.len() > HISTORY {
             self.history.pop_front();

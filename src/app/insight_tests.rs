@@ -83,7 +83,10 @@ fn a_job_that_leaves_squeue_stays_and_gets_its_final_state_from_sacct() {
     );
     assert_eq!(
         a.update(Msg::PollDue),
-        vec![Cmd::PollWithSacct(vec![id("237")])]
+        vec![Cmd::PollWith {
+            sacct: vec![id("237")],
+            start: true
+        }]
     );
     a.update(Msg::PollExtra(Box::new(PollExtra {
         finished: vec![JobDetail {
@@ -114,7 +117,13 @@ fn sacct_gives_up_on_an_unknown_id_after_three_tries() {
         .collect();
     a.update(loaded(without.clone()));
     for _ in 0..3 {
-        assert_eq!(a.insight.poll_cmd(), Cmd::PollWithSacct(vec![id("237")]));
+        assert_eq!(
+            a.insight.poll_cmd(),
+            Cmd::PollWith {
+                sacct: vec![id("237")],
+                start: true
+            }
+        );
         a.update(Msg::PollExtra(Box::new(PollExtra {
             asked: vec![id("237")],
             ..PollExtra::default()
@@ -238,4 +247,28 @@ fn a_collapsed_array_row_changing_its_id_is_not_a_departure() {
     a.update(loaded(renamed));
     assert_eq!(a.insight.poll_cmd(), Cmd::PollQueue);
     assert!(a.insight.finished.is_empty());
+}
+
+#[test]
+fn start_estimates_are_skipped_while_no_job_is_pending() {
+    let mut a = app();
+    assert_eq!(
+        a.update(Msg::PollDue),
+        vec![Cmd::PollQueue],
+        "unknown yet: ask"
+    );
+    let running: Vec<Job> = jobs()
+        .into_iter()
+        .filter(|j| j.status() == Status::Running)
+        .collect();
+    a.update(loaded(running));
+    assert_eq!(
+        a.update(Msg::PollDue),
+        vec![Cmd::PollWith {
+            sacct: Vec::new(),
+            start: false
+        }]
+    );
+    a.update(loaded(jobs()));
+    assert_eq!(a.update(Msg::PollDue), vec![Cmd::PollQueue]);
 }

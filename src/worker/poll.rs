@@ -24,8 +24,12 @@ pub struct PollExtra {
 /// At most this many ids per sacct call; the rest wait for the next refresh.
 pub const SACCT_MAX_IDS: usize = 200;
 
-pub fn commands(query: &SqueueQuery, gone: &[JobId]) -> Vec<Vec<String>> {
-    let mut v = vec![command::squeue(query), command::squeue_start(query)];
+/// squeue, then `squeue --start` when `start`, then sacct when `gone` is not empty.
+pub fn commands(query: &SqueueQuery, gone: &[JobId], start: bool) -> Vec<Vec<String>> {
+    let mut v = vec![command::squeue(query)];
+    if start {
+        v.push(command::squeue_start(query));
+    }
     if !gone.is_empty() {
         v.push(command::sacct_jobs(&gone[..gone.len().min(SACCT_MAX_IDS)]));
     }
@@ -46,7 +50,11 @@ fn problem(name: &str, s: &Section) -> String {
 
 /// Interprets the sections of [`commands`]. squeue failing fails the refresh; the others only
 /// add a problem.
-pub fn parse(sections: &[Section], gone: &[JobId]) -> Result<(Vec<Job>, PollExtra), String> {
+pub fn parse(
+    sections: &[Section],
+    gone: &[JobId],
+    start: bool,
+) -> Result<(Vec<Job>, PollExtra), String> {
     let Some(q) = sections.first() else {
         return Err("the refresh printed nothing".into());
     };
@@ -56,7 +64,8 @@ pub fn parse(sections: &[Section], gone: &[JobId]) -> Result<(Vec<Job>, PollExtr
     let jobs =
         parse_squeue(&q.stdout).map_err(|e| format!("squeue printed something unexpected: {e}"))?;
     let mut extra = PollExtra::default();
-    if let Some(s) = sections.get(1) {
+    let sacct_at = if start { 2 } else { 1 };
+    if let Some(s) = sections.get(1).filter(|_| start) {
         if !s.success() {
             extra.problems.push(problem("squeue --start", s));
         } else {
@@ -66,7 +75,7 @@ pub fn parse(sections: &[Section], gone: &[JobId]) -> Result<(Vec<Job>, PollExtr
             }
         }
     }
-    if let Some(s) = sections.get(2) {
+    if let Some(s) = sections.get(sacct_at) {
         extra.asked = gone[..gone.len().min(SACCT_MAX_IDS)].to_vec();
         if !s.success() {
             extra.problems.push(problem("sacct", s));
@@ -85,9 +94,10 @@ pub async fn poll(
     remote: &dyn Remote,
     query: &SqueueQuery,
     gone: &[JobId],
+    start: bool,
     timeout: Duration,
 ) -> Result<(Vec<Job>, PollExtra), String> {
-    let cmds = commands(query, gone);
+    let cmds = commands(query, gone, start);
     let b = batch::script(&cmds).map_err(|e| format!("building the refresh command: {e}"))?;
     let argv = batch::argv(&b);
     let out = remote
@@ -97,7 +107,8 @@ pub async fn poll(
     let sections = batch::split(&b, &out.stdout_lossy(), &out.stderr_lossy()).map_err(|e| {
         let said = out.stderr_lossy();
         format!(
-            "refresh (squeue, squeue --start{}) on {}: {e}{}",
+            "refresh (squeue{}{}) on {}: {e}{}",
+            if start { ", squeue --start" } else { "" },
             if gone.is_empty() { "" } else { ", sacct" },
             remote.host().unwrap_or_else(|| "the cluster".into()),
             if said.trim().is_empty() {
@@ -107,7 +118,7 @@ pub async fn poll(
             }
         )
     })?;
-    parse(&sections, gone)
+    parse(&sections, gone, start)
 }
 
 #[cfg(test)]
@@ -122,14 +133,21 @@ mod tests {
         // The fake cannot run sh: it answers with empty output, which split rejects.
         r.on(&["sh", "-c"], vec![FakeReply::ok("")]);
         let gone: Vec<JobId> = vec!["5".parse().unwrap()];
-        let e = poll(&r, &SqueueQuery::default(), &gone, Duration::from_secs(5))
-            .await
-            .unwrap_err();
+        let e = poll(
+            &r,
+            &SqueueQuery::default(),
+            &gone,
+            true,
+            Duration::from_secs(5),
+        )
+        .await
+        .unwrap_err();
         assert!(e.contains("squeue, squeue --start, sacct"), "{e}");
         assert_eq!(r.stats().execs, 1);
         let calls = r.calls();
         assert!(calls[0][2].contains("'--jobs=5'") || calls[0][2].contains("--jobs=5"));
-        assert_eq!(commands(&SqueueQuery::default(), &[]).len(), 2);
+        assert_eq!(commands(&SqueueQuery::default(), &[], true).len(), 2);
+        assert_eq!(commands(&SqueueQuery::default(), &gone, false).len(), 2);
     }
 
     #[test]
@@ -144,11 +162,19 @@ mod tests {
             stderr: "sacct: error: Problem talking to the database\n".into(),
             code: Some(1),
         };
-        let (jobs, extra) = parse(&[ok(""), ok(""), bad.clone()], &["7".parse().unwrap()]).unwrap();
+        let (jobs, extra) = parse(
+            &[ok(""), ok(""), bad.clone()],
+            &["7".parse().unwrap()],
+            true,
+        )
+        .unwrap();
+        assert!(jobs.is_empty());
+        let (_, extra2) = parse(&[ok(""), bad.clone()], &["7".parse().unwrap()], false).unwrap();
+        assert!(extra2.problems[0].starts_with("sacct failed"));
         assert!(jobs.is_empty());
         assert_eq!(extra.asked.len(), 1);
         assert!(extra.problems[0].starts_with("sacct failed (exit 1): sacct: error"));
-        let e = parse(&[bad], &[]).unwrap_err();
+        let e = parse(&[bad], &[], true).unwrap_err();
         assert!(e.starts_with("squeue failed (exit 1)"), "{e}");
     }
 }
