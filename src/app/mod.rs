@@ -114,7 +114,10 @@ impl App {
     pub fn update(&mut self, msg: Msg) -> Vec<Cmd> {
         match msg {
             Msg::Key(k) => self.on_key(k),
-            Msg::Mouse(m) => self.on_mouse(m),
+            Msg::Mouse(m) => {
+                self.insight.last_key = Some(self.now);
+                self.on_mouse(m)
+            }
             Msg::Resize(w, h) => {
                 self.size = (w, h);
                 let queue = crate::ui::layout(self.size, self).queue;
