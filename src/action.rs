@@ -48,7 +48,8 @@ pub enum Msg {
         edit: JobEdit,
         result: Result<Vec<(JobId, CancelOutcome)>, String>,
     },
-    Partitions(Result<Vec<Partition>, String>),
+    /// Partition limits for the edit form (`scontrol show partition`).
+    Limits(Result<Vec<Partition>, String>),
     /// The retry check ran: what it did and the launches of this cluster afterwards.
     Retries(Result<(Vec<RetryEvent>, Vec<Entry>), String>),
     /// A finished job's triage; `Ok(None)` when it turned out not to have finished.
@@ -63,8 +64,22 @@ pub enum Msg {
     Submitted(Box<Result<crate::launch::submit::Submitted, String>>),
     /// Jobs from the launch registry, as sacct knows them (kept visible after squeue).
     RegistryJobs(Result<Vec<Job>, String>),
-    /// sacct records of jobs that left the queue (their final states).
-    FinalStates(Result<Vec<JobDetail>, String>),
+    /// Start estimates and sacct records from the same refresh; sent just before its Queue.
+    PollExtra(Box<crate::worker::poll::PollExtra>),
+    /// Rank, priority, fair-share and limits of a pending job.
+    Pending {
+        id: JobId,
+        result: Box<Result<crate::slurm::pending::PendingInfo, String>>,
+    },
+    Partitions {
+        result: Result<Vec<crate::slurm::partview::PartitionRow>, String>,
+        at: NaiveDateTime,
+    },
+    /// A sample of the transport's counters, for :stats.
+    RemoteStats {
+        stats: crate::remote::RemoteStats,
+        at: NaiveDateTime,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -79,7 +94,8 @@ pub enum Cmd {
     /// One scancel / scontrol for all the op's jobs.
     Op(JobOp),
     Edit(JobId, JobEdit),
-    FetchPartitions,
+    /// Partition limits for the edit form.
+    FetchLimits,
     /// Look for finished launches; re-submit infrastructure failures.
     CheckRetries,
     /// Classify a finished job (reads its log tails and status.json).
@@ -97,8 +113,14 @@ pub enum Cmd {
     },
     /// Look up this cluster's registry jobs with sacct.
     LoadRegistryJobs(String),
-    /// Look up the final states of jobs that left the queue (sacct).
-    FinalStates(Vec<JobId>),
     /// Ring the bell / show a desktop notification, as configured (done by the dashboard).
     Notify(crate::notify::Notification),
+    /// A refresh that also asks sacct about jobs that left squeue (`sacct`), and skips
+    /// `squeue --start` when no job was pending (`start: false`).
+    PollWith {
+        sacct: Vec<JobId>,
+        start: bool,
+    },
+    FetchPending(Box<Job>),
+    FetchPartitions,
 }

@@ -74,6 +74,10 @@ pub struct ClusterConfig {
     pub command_timeout_secs: u64,
     /// Refuse every action that changes jobs (also `--read-only`).
     pub read_only: bool,
+    /// The adaptive refresh never goes faster than this (a job starting, a log followed)…
+    pub poll_min_secs: u64,
+    /// …nor slower than this (every job pending and no key pressed for a while).
+    pub poll_max_secs: u64,
 }
 
 impl Default for ClusterConfig {
@@ -94,6 +98,8 @@ impl Default for ClusterConfig {
             connect_timeout_secs: 10,
             command_timeout_secs: 30,
             read_only: false,
+            poll_min_secs: 2,
+            poll_max_secs: 30,
         }
     }
 }
@@ -107,6 +113,14 @@ impl ClusterConfig {
     }
     pub fn command_timeout(&self) -> Duration {
         Duration::from_secs(self.command_timeout_secs)
+    }
+    /// (usual, fastest, slowest) refresh intervals.
+    pub fn poll_bounds(&self) -> (Duration, Duration, Duration) {
+        (
+            self.poll_interval(),
+            Duration::from_secs(self.poll_min_secs),
+            Duration::from_secs(self.poll_max_secs),
+        )
     }
 }
 
@@ -394,6 +408,15 @@ fn validate(config: &Config, path: &Path) -> Result<(), ConfigError> {
         }
         if c.poll_interval_secs == 0 {
             return Err(invalid(key("poll_interval_secs"), "must be at least 1"));
+        }
+        if c.poll_min_secs == 0 {
+            return Err(invalid(key("poll_min_secs"), "must be at least 1"));
+        }
+        if c.poll_max_secs < c.poll_min_secs {
+            return Err(invalid(
+                key("poll_max_secs"),
+                "must be at least poll_min_secs",
+            ));
         }
         if c.connect_timeout_secs == 0 {
             return Err(invalid(key("connect_timeout_secs"), "must be at least 1"));

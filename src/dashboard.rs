@@ -36,6 +36,9 @@ pub struct Session {
     pub force_read_only: bool,
 }
 
+/// The transport's counters are sampled for :stats every this many clock ticks (seconds).
+const STATS_EVERY_TICKS: u64 = 5;
+
 fn now() -> chrono::NaiveDateTime {
     chrono::Local::now().naive_local()
 }
@@ -56,30 +59,27 @@ struct Workers {
     retry: crate::retry::RetryPolicy,
     read_only: bool,
     notify: crate::notify::Settings,
+    pending_busy: bool,
+    pending_next: Option<Box<crate::slurm::model::Job>>,
 }
 
 impl Workers {
     fn run(&mut self, cmd: Cmd) {
         match cmd {
-            Cmd::PollQueue => {
-                let (tx, remote, query, timeout) = (
-                    self.tx.clone(),
-                    self.remote.clone(),
-                    self.query.clone(),
-                    self.timeout,
-                );
+            Cmd::PollQueue => self.poll(Vec::new(), true),
+            Cmd::PollWith { sacct, start } => self.poll(sacct, start),
+            Cmd::FetchPending(job) => {
+                if self.pending_busy {
+                    self.pending_next = Some(job);
+                } else {
+                    self.fetch_pending(job);
+                }
+            }
+            Cmd::FetchPartitions => {
+                let (tx, remote, timeout) = (self.tx.clone(), self.remote.clone(), self.timeout);
                 tokio::spawn(async move {
-                    let started = Instant::now();
-                    let result = fetch::queue(remote.as_ref(), &query, timeout).await;
-                    let _ = tx.send(Msg::Conn {
-                        state: remote.state(),
-                        host: remote.host(),
-                    });
-                    let _ = tx.send(Msg::Queue {
-                        result,
-                        at: now(),
-                        took: started.elapsed(),
-                    });
+                    let result = crate::worker::partitions::fetch(remote.as_ref(), timeout).await;
+                    let _ = tx.send(Msg::Partitions { result, at: now() });
                 });
             }
             Cmd::FetchDetail(id) => {
@@ -118,12 +118,10 @@ impl Workers {
                     let _ = tx.send(Msg::Edited { id, edit, result });
                 });
             }
-            Cmd::FetchPartitions => {
+            Cmd::FetchLimits => {
                 let (tx, remote, timeout) = (self.tx.clone(), self.remote.clone(), self.timeout);
                 tokio::spawn(async move {
-                    let _ = tx.send(Msg::Partitions(
-                        ops::partitions(remote.as_ref(), timeout).await,
-                    ));
+                    let _ = tx.send(Msg::Limits(ops::partitions(remote.as_ref(), timeout).await));
                 });
             }
             Cmd::CheckRetries => {
@@ -188,13 +186,6 @@ impl Workers {
                 self.tx.clone(),
                 self.timeout,
             ),
-            Cmd::FinalStates(ids) => {
-                let (tx, remote, timeout) = (self.tx.clone(), self.remote.clone(), self.timeout);
-                tokio::spawn(async move {
-                    let result = fetch::final_states(remote.as_ref(), &ids, timeout).await;
-                    let _ = tx.send(Msg::FinalStates(result));
-                });
-            }
             Cmd::Notify(n) => crate::notify::deliver(&n, &self.notify),
         }
     }
@@ -209,6 +200,54 @@ impl Workers {
                 result: Box::new(result),
             });
         });
+    }
+
+    /// One refresh: squeue, squeue --start and sacct for `gone`, in one remote exec.
+    fn poll(&mut self, gone: Vec<JobId>, start: bool) {
+        let (tx, remote, query, timeout) = (
+            self.tx.clone(),
+            self.remote.clone(),
+            self.query.clone(),
+            self.timeout,
+        );
+        tokio::spawn(async move {
+            let started = Instant::now();
+            let result =
+                crate::worker::poll::poll(remote.as_ref(), &query, &gone, start, timeout).await;
+            let _ = tx.send(Msg::Conn {
+                state: remote.state(),
+                host: remote.host(),
+            });
+            let result = result.map(|(jobs, extra)| {
+                let _ = tx.send(Msg::PollExtra(Box::new(extra)));
+                jobs
+            });
+            let _ = tx.send(Msg::Queue {
+                result,
+                at: now(),
+                took: started.elapsed(),
+            });
+        });
+    }
+
+    fn fetch_pending(&mut self, job: Box<crate::slurm::model::Job>) {
+        self.pending_busy = true;
+        let (tx, remote, timeout) = (self.tx.clone(), self.remote.clone(), self.timeout);
+        tokio::spawn(async move {
+            let result = crate::worker::pending::fetch(remote.as_ref(), &job, timeout).await;
+            let _ = tx.send(Msg::Pending {
+                id: job.id.clone(),
+                result: Box::new(result),
+            });
+        });
+    }
+
+    /// A pending-info result arrived: start the newest request that waited behind it.
+    fn pending_done(&mut self) {
+        self.pending_busy = false;
+        if let Some(job) = self.pending_next.take() {
+            self.fetch_pending(job);
+        }
     }
 
     /// A detail result arrived: start the newest request that waited behind it.
@@ -255,6 +294,8 @@ fn new_app(session: &Session, loaded: &Loaded, keymap: Keymap, size: (u16, u16))
     app.quick_cancel = session.quick_cancel;
     app.retry.policy = loaded.config.retry;
     app.events.own = own_jobs(session);
+    let (base, min, max) = session.cluster.settings.poll_bounds();
+    app.insight.bounds = crate::app::insight::PollBounds::new(base, min, max);
     app
 }
 
@@ -299,6 +340,7 @@ async fn event_loop(
     let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .wrap_err("listening for SIGTERM")?;
     let mut dirty = true;
+    let mut ticks: u64 = 0;
     loop {
         if dirty {
             term.draw(|f| crate::ui::draw(f, &app))
@@ -322,6 +364,17 @@ async fn event_loop(
         if matches!(msg, Msg::Detail { .. }) {
             workers.detail_done();
         }
+        if matches!(msg, Msg::Pending { .. }) {
+            workers.pending_done();
+        }
+        if let Msg::Tick(at) = &msg {
+            ticks += 1;
+            if ticks % STATS_EVERY_TICKS == 1 {
+                let stats = session.remote.stats();
+                let _ = tx.send(Msg::RemoteStats { stats, at: *at });
+            }
+        }
+        let interval_before = app.status.poll_interval;
         for cmd in app.update(msg) {
             match cmd {
                 Cmd::Quit => {
@@ -349,6 +402,12 @@ async fn event_loop(
                 other => workers.run(other),
             }
         }
+        if app.status.poll_interval != interval_before {
+            // Adaptive interval: the next refresh comes one new interval from now.
+            let every = app.status.poll_interval;
+            poll = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+            poll.set_missed_tick_behavior(MissedTickBehavior::Skip);
+        }
         dirty = true;
     }
 }
@@ -362,6 +421,8 @@ fn new_workers(session: &Session, tx: UnboundedSender<Msg>, loaded: &Loaded) -> 
         tails: Vec::new(),
         detail_busy: false,
         detail_next: None,
+        pending_busy: false,
+        pending_next: None,
         tail_every: Duration::from_secs(2).min(session.cluster.settings.poll_interval()),
         // The config was validated at load; built-ins alone if it somehow was not.
         patterns: Arc::new(

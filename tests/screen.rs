@@ -225,7 +225,7 @@ fn edit_form_shows_fields_limits_and_problems() {
     let mut a = app(140, 40);
     select(&mut a, "242");
     ch(&mut a, 'E');
-    a.update(Msg::Partitions(Ok(
+    a.update(Msg::Limits(Ok(
         slurmdash::slurm::parse::parse_scontrol_partitions(include_str!(
             "fixtures/slurm/scontrol_partition.out"
         ))

@@ -82,7 +82,7 @@ impl App {
         });
         self.check_edit();
         if self.partitions.is_none() {
-            vec![Cmd::FetchPartitions]
+            vec![Cmd::FetchLimits]
         } else {
             Vec::new()
         }

@@ -5,7 +5,7 @@
 //! squeue drops a job as soon as it ends, so a job that vanishes without a final state is
 //! logged as "left the queue" and refined once its final state is known: from a later job
 //! list that carries it (sacct rows merged into the queue), from a detail fetch, or from
-//! the sacct lookup the App asks for (`Cmd::FinalStates`).
+//! the sacct part of the next refresh (`Msg::PollExtra`).
 
 use std::collections::{HashMap, VecDeque};
 
@@ -459,22 +459,14 @@ impl App {
     /// Called with every successful queue refresh, before the list replaces the old one.
     pub(super) fn track_jobs(&mut self, jobs: &[Job]) -> Vec<Cmd> {
         let events = self.events.on_jobs(self.queue.jobs(), jobs, self.now);
-        let mut cmds = self.record(events);
-        let ids = self.events.unresolved();
-        if !ids.is_empty() {
-            self.events.count_lookup(&ids);
-            cmds.push(Cmd::FinalStates(ids));
-        }
-        cmds
+        self.record(events)
     }
 
-    /// Final states looked up with sacct for jobs that left the queue.
-    pub(super) fn on_final_states(&mut self, result: Result<Vec<JobDetail>, String>) -> Vec<Cmd> {
-        let Ok(details) = result else {
-            // Tried again on the next refresh (up to FINAL_LOOKUPS times).
-            return Vec::new();
-        };
-        self.final_states_known(&details)
+    /// The sacct part of a refresh (asked about jobs that left squeue): final states refine
+    /// "left the queue"; ids asked about count towards giving up on them.
+    pub(super) fn on_sacct_finals(&mut self, asked: &[JobId], details: &[JobDetail]) -> Vec<Cmd> {
+        self.events.count_lookup(asked);
+        self.final_states_known(details)
     }
 
     /// Refines "left the queue" events with final states from anywhere (sacct rows, details).

@@ -60,13 +60,22 @@ fn notes(cmds: &[Cmd]) -> Vec<String> {
         .collect()
 }
 
-fn lookups(cmds: &[Cmd]) -> Vec<Vec<JobId>> {
-    cmds.iter()
-        .filter_map(|c| match c {
-            Cmd::FinalStates(ids) => Some(ids.clone()),
-            _ => None,
-        })
-        .collect()
+/// The jobs the next refresh asks sacct about (jobs that left squeue).
+fn lookups(a: &App) -> Vec<JobId> {
+    match a.insight.poll_cmd() {
+        Cmd::PollWith { sacct, .. } => sacct,
+        _ => Vec::new(),
+    }
+}
+
+/// The sacct part of a refresh that asked about these jobs arrives.
+fn finals(a: &mut App, details: Vec<JobDetail>) -> Vec<Cmd> {
+    let asked = lookups(a);
+    a.update(Msg::PollExtra(Box::new(crate::worker::poll::PollExtra {
+        finished: details,
+        asked,
+        ..Default::default()
+    })))
 }
 
 fn texts(a: &App) -> Vec<String> {
@@ -109,16 +118,17 @@ fn start_then_leaving_the_queue_then_the_final_state_from_sacct() {
     // squeue drops the job as soon as it ends.
     let cmds = refresh(&mut a, vec![]);
     assert!(notes(&cmds).is_empty(), "leaving the queue is not notified");
-    assert_eq!(lookups(&cmds), vec![vec!["10".parse::<JobId>().unwrap()]]);
+    assert_eq!(lookups(&a), vec!["10".parse::<JobId>().unwrap()]);
     assert_eq!(
         texts(&a).last().map(String::as_str),
         Some("job 10 train left the queue (final state not known yet)")
     );
-    let cmds = a.update(Msg::FinalStates(Ok(vec![sacct("10", JobState::Failed)])));
+    let cmds = finals(&mut a, vec![sacct("10", JobState::Failed)]);
     assert_eq!(notes(&cmds), vec!["job 10 train failed (FAILED)"]);
     assert!(matches!(&cmds[0], Cmd::Notify(n) if n.urgent));
     // Resolved: no more lookups.
-    assert!(lookups(&refresh(&mut a, vec![])).is_empty());
+    refresh(&mut a, vec![]);
+    assert!(lookups(&a).is_empty());
 }
 
 #[test]
@@ -126,16 +136,17 @@ fn an_unfinished_sacct_record_keeps_asking_but_not_forever() {
     let mut a = app();
     refresh(&mut a, vec![job("10", "train", JobState::Running)]);
     refresh(&mut a, vec![]);
-    let cmds = a.update(Msg::FinalStates(Ok(vec![sacct(
-        "10",
-        JobState::Completing,
-    )])));
+    let cmds = finals(&mut a, vec![sacct("10", JobState::Completing)]);
     assert!(cmds.is_empty());
     let mut asked = 1;
     for _ in 0..30 {
-        asked += lookups(&refresh(&mut a, vec![])).len();
+        refresh(&mut a, vec![]);
+        if !lookups(&a).is_empty() {
+            asked += 1;
+            finals(&mut a, vec![]);
+        }
     }
-    assert_eq!(asked, 12);
+    assert_eq!(asked, crate::app::insight::SACCT_TRIES as usize);
 }
 
 #[test]
@@ -166,7 +177,7 @@ fn final_states_in_the_job_list_are_transitions_too() {
             "job 12 c requeued"
         ]
     );
-    assert!(lookups(&cmds).is_empty());
+    assert!(lookups(&a).is_empty());
 }
 
 #[test]
@@ -195,7 +206,7 @@ fn pending_arrays_change_id_without_leaving_and_tasks_start() {
         ],
     );
     assert_eq!(notes(&cmds), vec!["job 30_0 arr started on vm"]);
-    assert!(lookups(&cmds).is_empty());
+    assert!(lookups(&a).is_empty());
     assert!(!texts(&a).iter().any(|t| t.contains("left the queue")));
 }
 
@@ -303,7 +314,7 @@ fn failures_learned_from_sacct_are_triaged_and_the_log_says_why() {
     let mut a = app();
     refresh(&mut a, vec![job("10", "train", JobState::Running)]);
     refresh(&mut a, vec![]);
-    let cmds = a.update(Msg::FinalStates(Ok(vec![sacct("10", JobState::Failed)])));
+    let cmds = finals(&mut a, vec![sacct("10", JobState::Failed)]);
     let asked: Vec<&JobId> = cmds
         .iter()
         .filter_map(|c| match c {
@@ -343,7 +354,7 @@ fn failures_learned_from_sacct_are_triaged_and_the_log_says_why() {
         .map(|i| sacct(&format!("7{i}"), JobState::Failed))
         .collect();
     details.push(sacct("78", JobState::Completed));
-    let cmds = a.update(Msg::FinalStates(Ok(details)));
+    let cmds = finals(&mut a, details);
     assert_eq!(
         cmds.iter()
             .filter(|c| matches!(c, Cmd::Triage { .. }))
@@ -366,7 +377,7 @@ fn events_do_not_hide_the_users_own_messages_and_own_cancels_are_not_notified_tw
     );
     assert_eq!(notes(&cmds).len(), 1);
     refresh(&mut a, vec![]);
-    let cmds = a.update(Msg::FinalStates(Ok(vec![sacct("80", JobState::Cancelled)])));
+    let cmds = finals(&mut a, vec![sacct("80", JobState::Cancelled)]);
     assert!(notes(&cmds).is_empty(), "already told: {cmds:?}");
     assert_eq!(
         texts(&a).last().map(String::as_str),
@@ -409,7 +420,7 @@ fn a_cancel_from_slurmdash_is_one_event_per_job_and_one_notification() {
     let states = (0..6)
         .map(|i| sacct(&format!("9{i}"), JobState::Cancelled))
         .collect();
-    let cmds = a.update(Msg::FinalStates(Ok(states)));
+    let cmds = finals(&mut a, states);
     assert!(notes(&cmds).is_empty(), "{cmds:?}");
 }
 

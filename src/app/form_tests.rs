@@ -227,7 +227,9 @@ fn templates_preview_test_only_and_submit() {
         Some("4242".into())
     );
     assert!(
-        cmds.contains(&Cmd::PollQueue) && cmds.contains(&Cmd::FetchDetail(JobId::new(4242))),
+        cmds.iter()
+            .any(|c| matches!(c, Cmd::PollQueue | Cmd::PollWith { .. }))
+            && cmds.contains(&Cmd::FetchDetail(JobId::new(4242))),
         "{cmds:?}"
     );
     assert!(a

@@ -41,17 +41,16 @@ impl Input {
 pub const COMMANDS: &[(&str, &str)] = &[
     ("q, quit", "quit"),
     ("r, refresh", "refresh now"),
-    ("cluster NAME", "switch to another configured cluster"),
+    ("cluster NAME", "switch to another cluster"),
     ("filter TEXT", "filter the queue"),
-    (
-        "cancel [ID...]",
-        "cancel these jobs (default: marked or selected)",
-    ),
+    ("cancel [ID...]", "cancel jobs (or marks)"),
     ("hold [ID...]", "hold pending jobs"),
     ("release [ID...]", "release held jobs"),
-    ("requeue [ID...]", "requeue running or finished jobs"),
-    ("top [ID...]", "move to the top of your pending jobs"),
-    ("events", "the log of job changes (esc closes)"),
+    ("requeue [ID...]", "requeue jobs"),
+    ("top [ID...]", "first of your pending jobs"),
+    ("events", "log of job changes"),
+    ("partitions", "partitions at a glance"),
+    ("stats", "commands, bytes, RTT"),
 ];
 
 impl App {
@@ -132,6 +131,8 @@ impl App {
                 self.queue.set_filter(&words.join(" "));
                 self.selection_changed()
             }
+            ("partitions" | "parts", _) => self.open_view(super::insight::View::Partitions),
+            ("stats", _) => self.open_view(super::insight::View::Stats),
             ("events", _) => {
                 self.events.open = true;
                 self.events.scroll = 0;
@@ -142,7 +143,7 @@ impl App {
                     return self.run_op_command(kind, ids);
                 }
                 self.status.note = Some(format!(
-                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top, events; ? lists keys)"
+                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top, events, partitions, stats; ? lists keys)"
                 ));
                 Vec::new()
             }

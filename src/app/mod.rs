@@ -1,12 +1,15 @@
 //! The one owner of UI state. `update` takes a message and returns work for the workers;
 //! it does no I/O and never awaits, so every behaviour here is unit-testable.
 
+mod adaptive;
 mod edit;
 mod events;
 mod form;
 mod input;
+pub mod insight;
 mod logs;
 mod ops;
+pub mod partitions;
 mod retry;
 mod triage;
 
@@ -101,6 +104,8 @@ pub struct App {
     pub launch: LaunchContext,
     /// Changes of own jobs: the `:events` log and notifications.
     pub events: Events,
+    /// Pending-job insight, partitions, :stats and the adaptive interval.
+    pub insight: insight::Insight,
 }
 
 impl App {
@@ -149,13 +154,17 @@ impl App {
             form: None,
             launch: LaunchContext::default(),
             events: Events::default(),
+            insight: insight::Insight::new(poll_interval, now),
         }
     }
 
     pub fn update(&mut self, msg: Msg) -> Vec<Cmd> {
         match msg {
             Msg::Key(k) => self.on_key(k),
-            Msg::Mouse(m) => self.on_mouse(m),
+            Msg::Mouse(m) => {
+                self.insight.last_key = Some(self.now);
+                self.on_mouse(m)
+            }
             Msg::Resize(w, h) => {
                 self.size = (w, h);
                 let queue = crate::ui::layout(self.size, self).queue;
@@ -165,7 +174,10 @@ impl App {
             }
             Msg::Tick(now) => {
                 self.now = now;
-                self.retry_tick()
+                self.adapt_interval();
+                let mut cmds = self.retry_tick();
+                cmds.extend(self.partitions_due(false));
+                cmds
             }
             Msg::PollDue => self.poll(),
             Msg::Queue { result, at, took } => self.on_queue(result, at, took),
@@ -183,7 +195,7 @@ impl App {
             }
             Msg::OpDone { op, result } => self.on_op_done(op, result),
             Msg::Edited { id, edit, result } => self.on_edited(id, edit, result),
-            Msg::Partitions(result) => {
+            Msg::Limits(result) => {
                 self.partitions = Some(result);
                 self.check_edit();
                 Vec::new()
@@ -198,7 +210,23 @@ impl App {
                 self.on_submitted(*r)
             }
             Msg::RegistryJobs(r) => self.on_registry_jobs(r),
-            Msg::FinalStates(result) => self.on_final_states(result),
+            Msg::PollExtra(extra) => {
+                let cmds = self.on_sacct_finals(&extra.asked, &extra.finished);
+                self.insight.on_extra(*extra);
+                cmds
+            }
+            Msg::Pending { id, result } => {
+                self.on_pending(id, *result);
+                Vec::new()
+            }
+            Msg::Partitions { result, at } => {
+                self.insight.partitions.set(result, at);
+                Vec::new()
+            }
+            Msg::RemoteStats { stats, at } => {
+                self.on_stats(stats, at);
+                Vec::new()
+            }
         }
     }
 
@@ -207,7 +235,7 @@ impl App {
             return Vec::new();
         }
         self.status.polling = true;
-        vec![Cmd::PollQueue]
+        vec![self.insight.poll_cmd()]
     }
 
     fn on_queue(
@@ -222,9 +250,13 @@ impl App {
                 self.status.last_ok = Some(at);
                 self.status.last_took = Some(took);
                 self.status.last_error = None;
+                // Job changes are seen on squeue's list (with registry jobs); jobs that
+                // left it are kept visible by `insight` until sacct has their final state.
                 let (jobs, reattach) = self.merge_registry(jobs);
                 let events = self.track_jobs(&jobs);
+                let jobs = self.insight.merge(jobs, self.queue.jobs());
                 self.queue.set_jobs(jobs);
+                self.adapt_interval();
                 let mut cmds = self.selection_changed();
                 if cmds.is_empty() {
                     cmds = self.refetch_if_state_changed();
@@ -278,6 +310,7 @@ impl App {
         if let Some(id) = selected {
             cmds.push(Cmd::FetchDetail(id));
         }
+        cmds.extend(self.pending_for_selection());
         cmds
     }
 
@@ -329,6 +362,11 @@ impl App {
             return vec![Cmd::Suspend];
         }
         self.status.note = None;
+        self.insight.last_key = Some(self.now);
+        if self.insight.view.is_some() && k.code == KeyCode::Esc {
+            self.insight.view = None;
+            return Vec::new();
+        }
         if self.help {
             self.help = false;
             return Vec::new();
@@ -398,7 +436,11 @@ impl App {
                 }
                 self.zoom = !self.zoom;
             }
-            Action::Refresh => return self.poll(),
+            Action::Refresh => {
+                let mut cmds = self.poll();
+                cmds.extend(self.refresh_pending());
+                return cmds;
+            }
             Action::Filter => {
                 self.input = Some(Input::new(InputKind::Filter, self.queue.filter()));
             }

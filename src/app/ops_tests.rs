@@ -229,8 +229,8 @@ fn typed(a: &mut App, s: &str) {
 fn edit_checks_limits_as_you_type_and_sends_only_changes() {
     let mut a = ready();
     select(&mut a, "242");
-    assert_eq!(a.update(key('E')), vec![Cmd::FetchPartitions]);
-    a.update(Msg::Partitions(Ok(partitions())));
+    assert_eq!(a.update(key('E')), vec![Cmd::FetchLimits]);
+    a.update(Msg::Limits(Ok(partitions())));
     let f = a.edit.clone().unwrap();
     assert_eq!(f.values[1], "short");
     // Clear the time limit and type one over short's MaxTime.
@@ -280,7 +280,7 @@ fn edit_is_for_pending_jobs_and_shows_slurms_refusal() {
     assert!(a.status.note.clone().unwrap().contains("only pending jobs"));
     select(&mut a, "241");
     a.update(key('E'));
-    a.update(Msg::Partitions(Err("scontrol failed".into())));
+    a.update(Msg::Limits(Err("scontrol failed".into())));
     a.update(code(KeyCode::Tab));
     a.update(code(KeyCode::Tab));
     a.update(code(KeyCode::Tab));

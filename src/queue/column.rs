@@ -172,6 +172,10 @@ impl Column {
             },
             Column::Reason => one_line(j.reason.as_deref().unwrap_or("")),
             Column::NodeList => one_line(j.node_list.as_deref().unwrap_or("")),
+            Column::Where if pending => match j.reason.as_deref() {
+                Some(r) => Cow::Owned(crate::slurm::reason::compact(r)),
+                None => Cow::Borrowed(""),
+            },
             Column::Where => one_line(where_text(j)),
             Column::Start => match (pending, j.start_time) {
                 (true, Some(t)) => Cow::Owned(human_until(t, now)),

@@ -101,56 +101,10 @@ pub fn fit(s: &str, width: usize) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// What a pending reason means for the user, for Slurm's common codes.
-pub fn reason_hint(reason: &str) -> Option<&'static str> {
-    Some(match reason {
-        "Priority" => "jobs with higher priority are ahead of it",
-        "Resources" => "next in line, waiting for nodes/GPUs to free up",
-        "Dependency" => "waiting for the jobs it depends on",
-        "DependencyNeverSatisfied" => "its dependency failed: it will never start",
-        "JobHeldUser" => "held by its owner (scontrol release to let it run)",
-        "JobHeldAdmin" => "held by an administrator",
-        "BeginTime" => "asked not to start before its begin time",
-        "PartitionTimeLimit" => "time limit above the partition's maximum: it will never start",
-        "PartitionNodeLimit" => "asks for more nodes than the partition allows",
-        "PartitionDown" | "PartitionInactive" => "the partition is not accepting jobs",
-        "JobArrayTaskLimit" => "the array's %N throttle is reached",
-        "ReqNodeNotAvail" => "a requested node is down, drained or reserved",
-        "Reservation" => "waiting for its reservation to start",
-        "QOSMaxGRESPerUser" | "AssocMaxGRESPerUser" | "QOSGrpGRES" | "AssocGrpGRES" => {
-            "a GPU (GRES) limit of the QOS/account is reached"
-        }
-        "QOSMaxJobsPerUserLimit" | "AssocMaxJobsLimit" | "QOSGrpJobsLimit" => {
-            "the limit on running jobs is reached"
-        }
-        "QOSMaxCpuPerUserLimit" | "AssocGrpCpuLimit" | "QOSGrpCpuLimit" => {
-            "the CPU limit of the QOS/account is reached"
-        }
-        "AssocGrpBillingMinutes" | "AssocGrpCPUMinutesLimit" | "QOSGrpBillingMinutes" => {
-            "the account's allocation (billing minutes) is used up"
-        }
-        "launch failed requeued held" => "launch failed; requeued and held",
-        "BadConstraints" => "constraints no node can satisfy",
-        "InvalidQOS" | "InvalidAccount" => "the QOS/account is not valid for this user",
-        "NodeDown" => "a node it needs is down",
-        _ => return None,
-    })
-}
-
-/// Reasons for which the job will not start unless the user changes it.
+/// Reasons for which the job will not start unless someone changes it.
 pub fn never_starts(reason: &str) -> bool {
-    matches!(
-        reason,
-        "DependencyNeverSatisfied"
-            | "PartitionTimeLimit"
-            | "PartitionNodeLimit"
-            | "BadConstraints"
-            | "InvalidQOS"
-            | "InvalidAccount"
-            | "JobHeldUser"
-            | "JobHeldAdmin"
-            | "launch failed requeued held"
-    )
+    use crate::slurm::reason::{explain, Context, Outlook};
+    explain(reason, &Context::default()).outlook == Outlook::Never
 }
 
 #[cfg(test)]

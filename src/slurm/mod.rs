@@ -1,13 +1,19 @@
 //! The pure Slurm layer: argv builders, output parsers and the model they
 //! produce. Nothing here does I/O.
 
+pub mod batch;
 pub mod command;
 pub mod error;
+pub mod fit;
 pub mod jobid;
+pub mod limits;
 pub mod logpath;
 pub mod model;
 pub mod ops;
 pub mod parse;
+pub mod partview;
+pub mod pending;
+pub mod reason;
 pub mod shared;
 pub mod state;
 pub mod synth;

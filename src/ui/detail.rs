@@ -10,8 +10,9 @@ use ratatui::widgets::{Block, Paragraph, Widget};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use super::theme::Theme;
-use crate::queue::format::{human_ago, human_until, never_starts, one_line, reason_hint};
+use crate::queue::format::{human_ago, human_until, one_line};
 use crate::slurm::model::{Job, JobDetail, JobState, SlurmDuration, Status};
+use crate::slurm::reason::{explain, why_no_estimate, Outlook};
 
 pub struct DetailWidget<'a> {
     /// The queue's row; None for a job no longer in the queue.
@@ -26,7 +27,11 @@ pub struct DetailWidget<'a> {
     pub triage: Option<&'a crate::app::TriageView>,
     /// Where the job sits in its launch's chain of attempts (launched jobs only).
     pub chain: Option<&'a crate::retry::Chain>,
+    /// Rank, priority, fair-share and limits of a pending job.
+    pub pending: PendingView<'a>,
 }
+
+pub use pending::PendingView;
 
 /// A [`DetailWidget`] scrolled down by `scroll` lines (clamped to the content).
 pub struct ScrolledDetail<'a> {
@@ -192,22 +197,27 @@ impl DetailWidget<'_> {
             &format!("{} ({raw})", status_word(status)),
             t.status_style(status),
         );
-        let reason = dd
-            .reason
-            .clone()
-            .or_else(|| j.and_then(|j| j.reason.clone()))
+        // The queue's reason is the freshest (the detail was fetched once on selection).
+        let reason = j
+            .and_then(|j| j.reason.clone())
+            .or_else(|| dd.reason.clone())
             .filter(|r| r != "None");
         if let Some(r) = reason {
-            let style = if pending && never_starts(&r) {
-                t.warn()
+            if pending {
+                let ctx = self.reason_context(&dd);
+                let e = explain(&r, &ctx);
+                let style = if e.outlook == Outlook::Never {
+                    t.warn()
+                } else {
+                    Style::new()
+                };
+                l.field("Reason", &format!("{r}: {}", e.words), style);
+                if let Some(fix) = e.fix {
+                    l.field("To do", &fix, style);
+                }
             } else {
-                Style::new()
-            };
-            let text = match (pending, reason_hint(&r)) {
-                (true, Some(h)) => format!("{r}: {h}"),
-                _ => r,
-            };
-            l.field("Reason", &text, style);
+                l.field("Reason", &r, Style::new());
+            }
         }
         if let Some(code) = dd.exit_code.filter(|_| state.is_finished()) {
             let style = if code != (0, 0) {
@@ -252,8 +262,19 @@ impl DetailWidget<'_> {
         let never_ran = state.is_finished()
             && d.is_some_and(|d| d.node_list.as_deref().is_none_or(|n| n == "None assigned"));
         match (pending, start) {
-            (true, Some(s)) => l.plain("Est. start", &at(s, human_until(s, self.now))),
-            (true, None) => l.field("Est. start", "not yet estimated by the scheduler", t.dim()),
+            (true, _) => match self.pending.start.and_then(|e| e.start_time).or(start) {
+                Some(s) => {
+                    let mut text = at(s, human_until(s, self.now));
+                    if let Some(n) = self.pending.start.and_then(|e| e.sched_nodes.as_deref()) {
+                        text.push_str(&format!(" on {n}"));
+                    }
+                    l.plain("Est. start", &text)
+                }
+                None => {
+                    let r = dd.reason.as_deref().or(j.and_then(|j| j.reason.as_deref()));
+                    l.field("Est. start", &why_no_estimate(r), t.dim())
+                }
+            },
             (false, _) if never_ran => l.field("Started", "never (ended while pending)", t.dim()),
             (false, Some(s)) => l.plain("Started", &at(s, human_ago(s, self.now))),
             (false, None) => {}
@@ -288,6 +309,10 @@ impl DetailWidget<'_> {
             l.plain(if pending { "Time limit" } else { "Elapsed" }, &text);
         }
         l.gap();
+
+        if pending {
+            self.pending_lines(&mut l, &dd);
+        }
 
         // Where and with what.
         let pick = |a: &Option<String>, b: Option<&str>| a.clone().or(b.map(str::to_string));
@@ -453,6 +478,9 @@ impl Widget for ScrolledDetail<'_> {
         self.widget.render_at(area, buf, self.scroll);
     }
 }
+
+#[path = "detail_pending.rs"]
+mod pending;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

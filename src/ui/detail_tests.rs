@@ -44,6 +44,7 @@ fn render(c: Case, w: u16, h: u16) -> Buffer {
         focused: true,
         triage: None,
         chain: None,
+        pending: PendingView::default(),
     }
     .render(buf.area, &mut buf);
     buf
@@ -221,6 +222,7 @@ fn scrolling_is_clamped_to_the_content() {
             focused: false,
             triage: None,
             chain: None,
+            pending: PendingView::default(),
         }
         .scrolled(scroll)
         .render(buf.area, &mut buf);

@@ -44,7 +44,7 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
     }
     lines.push(Line::from(""));
     lines.push(Line::from(Span::styled(
-        "mouse: click selects, wheel scrolls · any key closes this help",
+        "mouse: click selects, wheel scrolls · esc closes views · any key closes this help",
         t.dim(),
     )));
     lines

@@ -7,10 +7,16 @@ pub mod events;
 pub mod form;
 pub mod help;
 pub mod log;
+pub mod partitions;
 pub mod queue;
+pub mod stats;
 pub mod status;
 pub mod theme;
 pub mod triage;
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod insight_tests;
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::Frame;
@@ -109,6 +115,7 @@ pub fn draw(f: &mut Frame, app: &App) {
                     .selected_job()
                     .filter(|j| j.id.array().is_none())
                     .and_then(|j| app.chains.get(&j.id.base())),
+                pending: detail_pending(app),
             }
             .scrolled(app.detail.scroll),
             r,
@@ -140,6 +147,15 @@ pub fn draw(f: &mut Frame, app: &App) {
         );
     }
     f.render_widget(status::StatusWidget { app }, areas.status);
+    if let Some(v) = app.insight.view {
+        let [main, _] = Layout::vertical([Constraint::Min(3), Constraint::Length(2)]).areas(size);
+        match v {
+            crate::app::insight::View::Partitions => {
+                f.render_widget(partitions::PartitionsWidget { app }, main)
+            }
+            crate::app::insight::View::Stats => f.render_widget(stats::StatsWidget { app }, main),
+        }
+    }
     if app.events.open {
         let over = Rect::new(
             0,
@@ -170,5 +186,20 @@ pub fn draw(f: &mut Frame, app: &App) {
     }
     if app.help {
         f.render_widget(help::HelpWidget { app }, size);
+    }
+}
+
+/// The selected pending job's extra information, when it is the one selected.
+fn detail_pending(app: &App) -> detail::PendingView<'_> {
+    let ins = &app.insight;
+    let selected = app.queue.selected_id();
+    let p = &ins.pending;
+    let mine = p.id.is_some() && p.id.as_ref() == selected;
+    detail::PendingView {
+        info: p.info.as_ref().filter(|_| mine),
+        start: selected.and_then(|id| ins.starts.get(id)),
+        loading: mine && p.loading,
+        error: p.error.as_deref().filter(|_| mine),
+        edit_key: Some("E"),
     }
 }

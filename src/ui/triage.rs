@@ -121,6 +121,7 @@ mod tests {
             focused: true,
             triage: v,
             chain: None,
+            pending: crate::ui::detail::PendingView::default(),
         }
         .render(buf.area, &mut buf);
         text(&buf)

@@ -104,7 +104,7 @@ pub async fn detail(
     Ok((wanted, DetailSource::Sacct))
 }
 
-/// sacct records of jobs that left the queue: their final states (one command for all).
+/// sacct records of these jobs, e.g. their final states (one command for all).
 pub async fn final_states(
     remote: &dyn Remote,
     ids: &[JobId],

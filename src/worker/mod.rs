@@ -3,6 +3,9 @@
 pub mod fetch;
 pub mod launch;
 pub mod ops;
+pub mod partitions;
+pub mod pending;
+pub mod poll;
 pub mod retry;
 pub mod tailer;
 pub mod triage;

@@ -12,11 +12,9 @@ use chrono::Utc;
 use crate::registry::{Attempt, Entry, Registry};
 use crate::remote::{ReadPos, Remote};
 use crate::retry::{layout, RetryPolicy};
-use crate::slurm::command;
 use crate::slurm::model::{JobDetail, JobId};
-use crate::slurm::parse::parse_sacct;
 use crate::triage::{Class, Patterns};
-use crate::worker::fetch::{failure, DetailSource};
+use crate::worker::fetch::DetailSource;
 use crate::worker::triage::triage_job;
 
 /// What the check did, for the status line and the events log.
@@ -110,17 +108,7 @@ pub async fn check(c: &RetryCheck<'_>) -> Result<(Vec<RetryEvent>, Vec<Entry>), 
         .iter()
         .filter_map(|e| e.attempts.last().map(|a| JobId::new(a.job_id)))
         .collect();
-    let argv = command::sacct_jobs(&ids);
-    let out = c
-        .remote
-        .run(&argv, None, c.timeout)
-        .await
-        .map_err(|e| e.to_string())?;
-    if !out.success() {
-        return Err(failure(c.remote, &argv, &out));
-    }
-    let details = parse_sacct(&out.stdout_lossy())
-        .map_err(|e| format!("sacct printed something unexpected: {e}"))?;
+    let details = crate::worker::fetch::final_states(c.remote, &ids, c.timeout).await?;
     let mut events = Vec::new();
     for e in open {
         let Some(last) = e.attempts.last() else {

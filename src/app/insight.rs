@@ -1,0 +1,301 @@
+//! State for "why is my job pending": start estimates and departed jobs from the refresh
+//! batch, the selected pending job's rank/priority/limits, the partitions and :stats views,
+//! the pending/running history, and the adaptive poll interval. Pure: no I/O.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::time::Duration;
+
+use chrono::NaiveDateTime;
+
+use super::App;
+use crate::action::Cmd;
+use crate::remote::RemoteStats;
+use crate::slurm::model::{Job, JobDetail, JobId, JobState, StartEstimate, Status};
+use crate::slurm::pending::PendingInfo;
+use crate::worker::poll::PollExtra;
+
+pub use super::adaptive::{choose_interval, PollBounds, PollFacts};
+pub use super::partitions::PartitionsState;
+
+/// A full-screen view over the dashboard, opened with a `:` command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    Partitions,
+    Stats,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct PendingState {
+    pub id: Option<JobId>,
+    pub info: Option<PendingInfo>,
+    pub loading: bool,
+    pub error: Option<String>,
+}
+
+/// How many samples the history and :stats keep (one per refresh / per sample message).
+pub const HISTORY: usize = 240;
+/// Jobs that left squeue stay in the queue this many at most (oldest dropped first).
+pub const FINISHED_KEEP: usize = 200;
+/// sacct is asked about a departed id this many times before giving up.
+pub(crate) const SACCT_TRIES: u8 = 3;
+
+#[derive(Debug, Clone)]
+pub struct Insight {
+    pub starts: HashMap<JobId, StartEstimate>,
+    /// Ids that left squeue and that the next refresh asks sacct about.
+    pub departed: Vec<JobId>,
+    tries: HashMap<JobId, u8>,
+    /// Ids in the last squeue answer.
+    live: HashSet<JobId>,
+    /// Whether the last squeue answer had a pending job (None before the first).
+    live_pending: Option<bool>,
+    /// Jobs that left squeue, with their final state once sacct answered.
+    pub finished: Vec<Job>,
+    pub pending: PendingState,
+    pub partitions: PartitionsState,
+    /// (when, counters) samples of the transport, for :stats.
+    pub stats: VecDeque<(NaiveDateTime, RemoteStats)>,
+    /// Own (pending, running) counts, one per refresh.
+    pub history: VecDeque<(u32, u32)>,
+    pub view: Option<View>,
+    pub bounds: PollBounds,
+    pub last_key: Option<NaiveDateTime>,
+    /// Non-fatal problems of the last refresh (e.g. sacct failing), naming the command.
+    pub problems: Vec<String>,
+}
+
+impl Insight {
+    /// `now` counts as the last key press: the dashboard was just opened.
+    pub fn new(poll: Duration, now: NaiveDateTime) -> Insight {
+        Insight {
+            starts: HashMap::new(),
+            departed: Vec::new(),
+            tries: HashMap::new(),
+            live: HashSet::new(),
+            live_pending: None,
+            finished: Vec::new(),
+            pending: PendingState::default(),
+            partitions: PartitionsState::default(),
+            stats: VecDeque::new(),
+            history: VecDeque::new(),
+            view: None,
+            bounds: PollBounds::fixed(poll),
+            last_key: Some(now),
+            problems: Vec::new(),
+        }
+    }
+
+    /// The refresh command: squeue and `squeue --start` (skipped when the last answer had no
+    /// pending job), plus sacct for departed ids.
+    pub fn poll_cmd(&self) -> Cmd {
+        let start = self.live_pending != Some(false);
+        if self.departed.is_empty() && start {
+            Cmd::PollQueue
+        } else {
+            Cmd::PollWith {
+                sacct: self.departed.clone(),
+                start,
+            }
+        }
+    }
+
+    /// Notes which jobs left squeue (keeping their last row until sacct answers) and returns
+    /// the queue to show: squeue's jobs plus the departed ones.
+    pub fn merge(&mut self, jobs: Vec<Job>, previous: &[Job]) -> Vec<Job> {
+        let now_ids: HashSet<JobId> = jobs.iter().map(|j| j.id.clone()).collect();
+        for old in previous {
+            // A collapsed pending array changes its id as tasks start: not a departure.
+            let gone = self.live.contains(&old.id)
+                && !now_ids.contains(&old.id)
+                && old.id.array_pending().is_none();
+            if gone && !self.finished.iter().any(|f| f.id == old.id) {
+                self.departed.push(old.id.clone());
+                self.finished.push(old.clone());
+            }
+        }
+        // A requeued job is back in squeue.
+        self.finished.retain(|f| !now_ids.contains(&f.id));
+        self.departed.retain(|d| !now_ids.contains(d));
+        if self.finished.len() > FINISHED_KEEP {
+            let cut = self.finished.len() - FINISHED_KEEP;
+            self.finished.drain(..cut);
+        }
+        self.live = now_ids;
+        let (mut pend, mut run) = (0u32, 0u32);
+        for j in &jobs {
+            match j.status() {
+                Status::Pending => pend += 1,
+                Status::Running => run += 1,
+                _ => {}
+            }
+        }
+        self.live_pending = Some(pend > 0);
+        self.history.push_back((pend, run));
+        while self.history.len() > HISTORY {
+            self.history.pop_front();
+        }
+        let mut all = jobs;
+        all.extend(self.finished.iter().cloned());
+        all
+    }
+
+    pub fn on_extra(&mut self, extra: PollExtra) {
+        self.starts = extra
+            .starts
+            .into_iter()
+            .map(|s| (s.id.clone(), s))
+            .collect();
+        self.problems = extra.problems;
+        for d in &extra.finished {
+            let Some(id) = &d.id else { continue };
+            if let Some(row) = self.finished.iter_mut().find(|f| &f.id == id) {
+                apply_final(row, d);
+            }
+        }
+        for id in &extra.asked {
+            // A record still completing (or not yet final) is asked about again.
+            let known = extra.finished.iter().any(|d| {
+                d.id.as_ref() == Some(id) && d.state.as_ref().is_some_and(|s| s.is_finished())
+            });
+            let n = self.tries.entry(id.clone()).or_insert(0);
+            *n += 1;
+            if known || *n >= SACCT_TRIES {
+                self.departed.retain(|d| d != id);
+                self.tries.remove(id);
+            }
+        }
+    }
+}
+
+/// Puts sacct's final word into the row kept for a job that left squeue.
+fn apply_final(row: &mut Job, d: &JobDetail) {
+    if let Some(s) = &d.state {
+        row.state = s.clone();
+    }
+    row.reason = d.reason.clone().filter(|r| r != "None");
+    if let Some(e) = d.elapsed {
+        row.time_used = e;
+    }
+    if d.start_time.is_some() {
+        row.start_time = d.start_time;
+    }
+    if let Some(n) = d.node_list.clone().filter(|n| n != "None assigned") {
+        row.node_list = Some(n);
+    }
+}
+
+/// Facts for the adaptive interval, read from the App.
+fn facts(app: &App) -> PollFacts {
+    let jobs = app.queue.jobs();
+    let live: Vec<&Job> = jobs
+        .iter()
+        .filter(|j| !app.insight.finished.iter().any(|f| f.id == j.id))
+        .collect();
+    let now = app.now;
+    let soon = |t: Option<NaiveDateTime>| t.is_some_and(|t| (t - now).num_seconds().abs() <= 60);
+    let active = live.iter().any(|j| {
+        matches!(j.state, JobState::Configuring | JobState::Completing)
+            || (j.status() == Status::Pending
+                && soon(app.insight.starts.get(&j.id).and_then(|s| s.start_time)))
+            || (j.status() == Status::Running && soon(j.start_time))
+    });
+    let all_pending = !live.is_empty() && live.iter().all(|j| j.status() == Status::Pending);
+    let idle = app
+        .insight
+        .last_key
+        .map(|k| (app.now - k).num_seconds().max(0) as u64)
+        .unwrap_or(u64::MAX);
+    PollFacts {
+        log_open: app.focus == crate::keymap::Pane::Log && app.logs.paths.is_some(),
+        active,
+        all_pending,
+        idle_secs: idle,
+    }
+}
+
+impl App {
+    /// Recomputes the refresh interval; the dashboard restarts its timer when it changes.
+    pub(super) fn adapt_interval(&mut self) {
+        let f = facts(self);
+        self.status.poll_interval = choose_interval(&f, &self.insight.bounds);
+    }
+
+    /// The pending-info fetch for the selected job, if it is pending and not already loaded.
+    pub(super) fn pending_for_selection(&mut self) -> Vec<Cmd> {
+        let Some(job) = self.queue.selected_job() else {
+            self.insight.pending = PendingState::default();
+            return Vec::new();
+        };
+        if job.status() != Status::Pending {
+            self.insight.pending = PendingState::default();
+            return Vec::new();
+        }
+        if self.insight.pending.id.as_ref() == Some(&job.id) {
+            return Vec::new();
+        }
+        self.insight.pending = PendingState {
+            id: Some(job.id.clone()),
+            loading: true,
+            ..PendingState::default()
+        };
+        vec![Cmd::FetchPending(Box::new(job.clone()))]
+    }
+
+    /// Asks again for the selected pending job (the `r` key).
+    pub(super) fn refresh_pending(&mut self) -> Vec<Cmd> {
+        self.insight.pending.id = None;
+        self.pending_for_selection()
+    }
+
+    pub(super) fn on_pending(&mut self, id: JobId, result: Result<PendingInfo, String>) {
+        if self.insight.pending.id.as_ref() != Some(&id) {
+            return;
+        }
+        self.insight.pending.loading = false;
+        match result {
+            Ok(info) => {
+                self.insight
+                    .partitions
+                    .note_partitions(&info.partitions, self.now);
+                self.insight.pending.info = Some(info);
+                self.insight.pending.error = None;
+            }
+            Err(e) => self.insight.pending.error = Some(e),
+        }
+    }
+
+    pub(super) fn on_stats(&mut self, stats: RemoteStats, at: NaiveDateTime) {
+        let s = &mut self.insight.stats;
+        s.push_back((at, stats));
+        while s.len() > HISTORY {
+            s.pop_front();
+        }
+    }
+
+    /// `:partitions` and `:stats`.
+    pub(super) fn open_view(&mut self, v: View) -> Vec<Cmd> {
+        self.insight.view = Some(v);
+        match v {
+            View::Partitions => self.partitions_due(true),
+            View::Stats => Vec::new(),
+        }
+    }
+
+    /// Fetches partition data when the view is open and the cache is older than its TTL.
+    pub(super) fn partitions_due(&mut self, opening: bool) -> Vec<Cmd> {
+        if self.insight.view != Some(View::Partitions) && !opening {
+            return Vec::new();
+        }
+        if self.insight.partitions.due(self.now) {
+            self.insight.partitions.loading = true;
+            vec![Cmd::FetchPartitions]
+        } else {
+            Vec::new()
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+#[path = "insight_tests.rs"]
+mod tests;

@@ -1,0 +1,276 @@
+//! The insight state machine driven through messages: departed jobs and sacct, the pending
+//! fetch for the selected job only, the cached partitions view, the adaptive interval.
+
+use std::time::Duration;
+
+use chrono::NaiveDate;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::*;
+use crate::action::Msg;
+use crate::keymap::Keymap;
+use crate::queue::QueueView;
+use crate::slurm::parse::parse_squeue;
+use crate::ui::theme::Theme;
+
+const SQUEUE: &str = include_str!("../../tests/fixtures/slurm/squeue_me.out");
+
+fn now() -> NaiveDateTime {
+    NaiveDate::from_ymd_opt(2026, 11, 23)
+        .and_then(|d| d.and_hms_opt(9, 20, 10))
+        .expect("valid time")
+}
+
+fn app() -> App {
+    let mut a = App::new(
+        "dev",
+        "your jobs",
+        Keymap::default(),
+        Theme::new(false),
+        QueueView::default(),
+        Duration::from_secs(5),
+        now(),
+    );
+    a.insight.bounds = PollBounds::new(
+        Duration::from_secs(5),
+        Duration::from_secs(2),
+        Duration::from_secs(30),
+    );
+    a
+}
+
+fn jobs() -> Vec<Job> {
+    parse_squeue(SQUEUE).expect("fixture parses")
+}
+
+fn loaded(jobs: Vec<Job>) -> Msg {
+    Msg::Queue {
+        result: Ok(jobs),
+        at: now(),
+        took: Duration::from_millis(20),
+    }
+}
+
+fn id(s: &str) -> JobId {
+    s.parse().expect("job id")
+}
+
+fn select(a: &mut App, want: &str) -> Vec<Cmd> {
+    let i = a
+        .queue
+        .rows()
+        .position(|r| r.job.id.as_str() == want)
+        .expect("row");
+    a.queue.select_index(i);
+    a.selection_changed()
+}
+
+#[test]
+fn a_job_that_leaves_squeue_stays_and_gets_its_final_state_from_sacct() {
+    let mut a = app();
+    a.update(loaded(jobs()));
+    assert_eq!(a.update(Msg::PollDue), vec![Cmd::PollQueue]);
+    let without: Vec<Job> = jobs()
+        .into_iter()
+        .filter(|j| j.id.as_str() != "237")
+        .collect();
+    a.update(loaded(without.clone()));
+    let kept = a.queue.jobs().iter().find(|j| j.id.as_str() == "237");
+    assert_eq!(
+        kept.map(|j| j.state.clone()),
+        Some(JobState::Running),
+        "still shown"
+    );
+    assert_eq!(
+        a.update(Msg::PollDue),
+        vec![Cmd::PollWith {
+            sacct: vec![id("237")],
+            start: true
+        }]
+    );
+    a.update(Msg::PollExtra(Box::new(PollExtra {
+        finished: vec![JobDetail {
+            id: Some(id("237")),
+            state: Some(JobState::Completed),
+            ..JobDetail::default()
+        }],
+        asked: vec![id("237")],
+        ..PollExtra::default()
+    })));
+    a.update(loaded(without));
+    let done = a.queue.jobs().iter().find(|j| j.id.as_str() == "237");
+    assert_eq!(done.map(|j| j.state.clone()), Some(JobState::Completed));
+    assert_eq!(
+        a.update(Msg::PollDue),
+        vec![Cmd::PollQueue],
+        "asked once only"
+    );
+}
+
+#[test]
+fn sacct_gives_up_on_an_unknown_id_after_three_tries() {
+    let mut a = app();
+    a.update(loaded(jobs()));
+    let without: Vec<Job> = jobs()
+        .into_iter()
+        .filter(|j| j.id.as_str() != "237")
+        .collect();
+    a.update(loaded(without.clone()));
+    for _ in 0..3 {
+        assert_eq!(
+            a.insight.poll_cmd(),
+            Cmd::PollWith {
+                sacct: vec![id("237")],
+                start: true
+            }
+        );
+        a.update(Msg::PollExtra(Box::new(PollExtra {
+            asked: vec![id("237")],
+            ..PollExtra::default()
+        })));
+    }
+    assert_eq!(a.insight.poll_cmd(), Cmd::PollQueue);
+}
+
+#[test]
+fn pending_info_is_fetched_for_the_selected_pending_job_only() {
+    let mut a = app();
+    a.update(loaded(jobs()));
+    let running = select(&mut a, "237");
+    assert!(!running.iter().any(|c| matches!(c, Cmd::FetchPending(_))));
+    let cmds = select(&mut a, "248");
+    let asked: Vec<&Cmd> = cmds
+        .iter()
+        .filter(|c| matches!(c, Cmd::FetchPending(j) if j.id.as_str() == "248"))
+        .collect();
+    assert_eq!(asked.len(), 1);
+    assert!(a.insight.pending.loading);
+    // Refreshes do not ask again.
+    let cmds = a.update(loaded(jobs()));
+    assert!(!cmds.iter().any(|c| matches!(c, Cmd::FetchPending(_))));
+    // An answer for a job no longer selected is dropped.
+    select(&mut a, "247");
+    a.update(Msg::Pending {
+        id: id("248"),
+        result: Box::new(Ok(crate::slurm::pending::PendingInfo::default())),
+    });
+    assert!(a.insight.pending.info.is_none());
+    a.update(Msg::Pending {
+        id: id("247"),
+        result: Box::new(Err("sprio failed".into())),
+    });
+    assert_eq!(a.insight.pending.error.as_deref(), Some("sprio failed"));
+}
+
+#[test]
+fn partitions_view_fetches_once_per_minute_while_open() {
+    let mut a = app();
+    assert_eq!(a.run_command("partitions"), vec![Cmd::FetchPartitions]);
+    assert_eq!(a.insight.view, Some(View::Partitions));
+    a.update(Msg::Partitions {
+        result: Ok(Vec::new()),
+        at: now(),
+    });
+    // (The retry check also runs on the clock; it is not what this test is about.)
+    let tick = |a: &mut App, s: i64| -> Vec<Cmd> {
+        a.update(Msg::Tick(now() + chrono::Duration::seconds(s)))
+            .into_iter()
+            .filter(|c| *c != Cmd::CheckRetries)
+            .collect()
+    };
+    assert!(tick(&mut a, 30).is_empty());
+    assert_eq!(tick(&mut a, 61), vec![Cmd::FetchPartitions]);
+    a.update(Msg::Key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE)));
+    assert_eq!(a.insight.view, None);
+    assert!(a
+        .update(Msg::Tick(now() + chrono::Duration::seconds(200)))
+        .is_empty());
+    a.run_command("stats");
+    assert_eq!(a.insight.view, Some(View::Stats));
+}
+
+#[test]
+fn interval_slows_when_all_pending_and_idle_and_speeds_up_on_a_key() {
+    let mut a = app();
+    let pending: Vec<Job> = jobs()
+        .into_iter()
+        .filter(|j| j.status() == Status::Pending)
+        .collect();
+    a.update(loaded(pending));
+    assert_eq!(
+        a.status.poll_interval,
+        Duration::from_secs(5),
+        "just opened"
+    );
+    a.update(Msg::Tick(now() + chrono::Duration::seconds(200)));
+    assert_eq!(
+        a.status.poll_interval,
+        Duration::from_secs(30),
+        "idle, all pending"
+    );
+    a.update(Msg::Key(KeyEvent::new(
+        KeyCode::Char('j'),
+        KeyModifiers::NONE,
+    )));
+    a.update(Msg::Tick(now() + chrono::Duration::seconds(201)));
+    assert_eq!(
+        a.status.poll_interval,
+        Duration::from_secs(5),
+        "a key speeds it up"
+    );
+    // A job that just started: poll fast.
+    let mut started = jobs();
+    for j in &mut started {
+        if j.status() == Status::Running {
+            j.start_time = Some(a.now - chrono::Duration::seconds(10));
+        }
+    }
+    a.update(loaded(started));
+    assert_eq!(a.status.poll_interval, Duration::from_secs(2));
+}
+
+#[test]
+fn a_collapsed_array_row_changing_its_id_is_not_a_departure() {
+    let mut a = app();
+    a.update(loaded(jobs()));
+    let renamed: Vec<Job> = jobs()
+        .into_iter()
+        .map(|mut j| {
+            if j.id.array_pending().is_some() {
+                j.id = id(&j.id.as_str().replace("[4-", "[5-"));
+            }
+            j
+        })
+        .collect();
+    assert_ne!(
+        renamed.iter().map(|j| j.id.clone()).collect::<Vec<_>>(),
+        jobs().iter().map(|j| j.id.clone()).collect::<Vec<_>>()
+    );
+    a.update(loaded(renamed));
+    assert_eq!(a.insight.poll_cmd(), Cmd::PollQueue);
+    assert!(a.insight.finished.is_empty());
+}
+
+#[test]
+fn start_estimates_are_skipped_while_no_job_is_pending() {
+    let mut a = app();
+    assert_eq!(
+        a.update(Msg::PollDue),
+        vec![Cmd::PollQueue],
+        "unknown yet: ask"
+    );
+    let running: Vec<Job> = jobs()
+        .into_iter()
+        .filter(|j| j.status() == Status::Running)
+        .collect();
+    a.update(loaded(running));
+    assert_eq!(
+        a.update(Msg::PollDue),
+        vec![Cmd::PollWith {
+            sacct: Vec::new(),
+            start: false
+        }]
+    );
+    a.update(loaded(jobs()));
+    assert_eq!(a.update(Msg::PollDue), vec![Cmd::PollQueue]);
+}

@@ -1,0 +1,209 @@
+//! Snapshots of the pending part of the detail pane, `:partitions` and `:stats`, from
+//! fixtures captured on the dev cluster (limits added by hand where the cluster has none).
+
+use std::time::Duration;
+
+use insta::assert_snapshot;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::widgets::Widget;
+
+use super::detail::{DetailWidget, PendingView};
+use super::partitions::{sparkline, PartitionsWidget};
+use super::queue::tests::{now, text};
+use super::stats::StatsWidget;
+use super::theme::Theme;
+use crate::action::Msg;
+use crate::app::insight::View;
+use crate::app::App;
+use crate::keymap::Keymap;
+use crate::queue::QueueView;
+use crate::remote::RemoteStats;
+use crate::slurm::batch::Section;
+use crate::slurm::model::Job;
+use crate::slurm::parse::parse_squeue;
+use crate::slurm::partview;
+use crate::slurm::pending;
+
+const ME: &str = include_str!("../../tests/fixtures/slurm/squeue_me.out");
+/// One running job of the user holding 8 GPUs, in the usage listings.
+const RUNNING: &str =
+    "237\x1f0\x1fsduser\x1fresearch\x1fRUNNING\x1f8\x1f1\x1fgres:gpu:8\x1fnormal\x1e\n";
+
+fn fixture(n: &str) -> String {
+    std::fs::read_to_string(format!(
+        "{}/tests/fixtures/slurm/{n}.out",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+}
+
+fn ok(s: &str) -> Section {
+    Section {
+        stdout: s.to_string(),
+        stderr: String::new(),
+        code: Some(0),
+    }
+}
+
+fn job(id: &str) -> Job {
+    parse_squeue(ME)
+        .unwrap()
+        .into_iter()
+        .find(|j| j.id.as_str() == id)
+        .unwrap()
+}
+
+/// A fetch for `job` from real output, with a QOS GPU limit per user added (the dev cluster
+/// sets none) so the headroom lines show.
+fn info(job: &Job, qos: &str) -> pending::PendingInfo {
+    let rank: String = fixture("squeue_rank").replace("909\x1f", &format!("{}\x1f", job.id));
+    let sections = vec![
+        ok(&rank),
+        ok(&fixture("sprio")),
+        ok(&fixture("sshare_acct_user")),
+        ok(&fixture("sacctmgr_assoc")),
+        ok(qos),
+        ok(RUNNING),
+        ok(&fixture("scontrol_partition")),
+        ok(RUNNING),
+    ];
+    pending::parse(job, &sections)
+}
+
+fn detail(job: &Job, info: Option<&pending::PendingInfo>, w: u16, h: u16) -> String {
+    let theme = Theme::new(false);
+    let mut buf = Buffer::empty(Rect::new(0, 0, w, h));
+    DetailWidget {
+        job: Some(job),
+        detail: None,
+        loading: false,
+        error: None,
+        theme: &theme,
+        now: now(),
+        focused: true,
+        triage: None,
+        chain: None,
+        pending: PendingView {
+            info,
+            start: None,
+            loading: false,
+            error: None,
+            edit_key: Some("E"),
+        },
+    }
+    .render(buf.area, &mut buf);
+    text(&buf)
+}
+
+#[test]
+fn detail_pending_with_rank_factors_fairshare_and_limits() {
+    let j = job("248");
+    let i = info(&j, "normal|||||gres/gpu=8|||||\n");
+    let s = detail(&j, Some(&i), 80, 40);
+    assert!(s.contains("Rank         1st of 23 in short"), "{s}");
+    assert!(
+        s.contains("you hold 8 of the 8 GPUs QOS normal allows per user"),
+        "{s}"
+    );
+    assert_snapshot!(s);
+}
+
+#[test]
+fn detail_over_partition_maxtime_names_numbers_and_fix() {
+    let j = job("242");
+    let i = info(&j, &fixture("sacctmgr_qos"));
+    let s = detail(&j, Some(&i), 100, 34);
+    assert!(
+        s.contains("time limit 2:00:00 exceeds short's MaxTime 30:00"),
+        "{s}"
+    );
+    assert!(s.contains("E to edit"), "{s}");
+    assert_snapshot!(s);
+}
+
+fn app() -> App {
+    let mut a = App::new(
+        "dev",
+        "your jobs",
+        Keymap::default(),
+        Theme::new(false),
+        QueueView::default(),
+        Duration::from_secs(5),
+        now(),
+    );
+    a.update(Msg::Queue {
+        result: Ok(parse_squeue(ME).unwrap()),
+        at: now(),
+        took: Duration::from_millis(10),
+    });
+    a
+}
+
+#[test]
+fn partitions_view_with_a_pending_job_selected() {
+    let mut a = app();
+    let demand = "short\x1fRUNNING\x1fgres:gpu:2\x1f1\x1e\n\
+                  short\x1fPENDING\x1fgres:gpu:8\x1f1\x1e\n\
+                  short,polar\x1fPENDING\x1fN/A\x1f1\x1e\n\
+                  polar\x1fRUNNING\x1fgres:gpu:1\x1f1\x1e\n";
+    let rows = partview::parse(&fixture("sinfo"), &fixture("scontrol_partition"), demand).unwrap();
+    a.update(Msg::Partitions {
+        result: Ok(rows),
+        at: now(),
+    });
+    a.run_command("partitions");
+    assert_eq!(a.insight.view, Some(View::Partitions));
+    let i = a
+        .queue
+        .rows()
+        .position(|r| r.job.id.as_str() == "242")
+        .unwrap();
+    a.queue.select_index(i);
+    for (p, r) in [(3, 1), (4, 1), (6, 2), (6, 3), (2, 5), (0, 7)] {
+        a.insight.history.push_back((p, r));
+    }
+    let mut buf = Buffer::empty(Rect::new(0, 0, 100, 24));
+    PartitionsWidget { app: &a }.render(buf.area, &mut buf);
+    let s = text(&buf);
+    assert!(s.contains("polar        could start now"), "{s}");
+    assert!(
+        s.contains("short        cannot run it: time 2:00:00 > MaxTime 30:00"),
+        "{s}"
+    );
+    assert_snapshot!(s);
+}
+
+#[test]
+fn stats_view_rates_bytes_and_round_trip() {
+    let mut a = app();
+    let t0 = now();
+    for (i, execs) in [(0i64, 10u64), (60, 22), (120, 34)] {
+        a.update(Msg::RemoteStats {
+            stats: RemoteStats {
+                execs,
+                bytes_in: execs * 2048,
+                bytes_out: execs * 600,
+                last_rtt: Some(Duration::from_millis(12)),
+                connects: 1,
+            },
+            at: t0 + chrono::Duration::seconds(i),
+        });
+    }
+    a.run_command("stats");
+    let mut buf = Buffer::empty(Rect::new(0, 0, 90, 20));
+    StatsWidget { app: &a }.render(buf.area, &mut buf);
+    let s = text(&buf);
+    assert!(
+        s.contains("per minute              12.0 (last 5 min)"),
+        "{s}"
+    );
+    assert_snapshot!(s);
+}
+
+#[test]
+fn sparkline_scales_to_the_largest() {
+    assert_eq!(sparkline(&[0, 1, 2, 4, 8], 10), " ▁▂▄█");
+    assert_eq!(sparkline(&[5, 5], 1), "█");
+    assert_eq!(sparkline(&[], 4), "");
+}

@@ -1,0 +1,180 @@
+//! The refresh: squeue, `squeue --start` and (when asked) sacct for jobs that left squeue,
+//! all in ONE remote exec.
+
+use std::time::Duration;
+
+use crate::remote::Remote;
+use crate::slurm::batch::{self, Section};
+use crate::slurm::command::{self, SqueueQuery};
+use crate::slurm::model::{Job, JobDetail, JobId, StartEstimate};
+use crate::slurm::parse::{parse_sacct, parse_squeue, parse_squeue_start};
+
+/// What one refresh brings besides the queue itself.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PollExtra {
+    pub starts: Vec<StartEstimate>,
+    /// Final accounting records of jobs that left squeue.
+    pub finished: Vec<JobDetail>,
+    /// The ids sacct was asked about (those it did not know may be asked again).
+    pub asked: Vec<JobId>,
+    /// Sections that failed without spoiling the queue, each naming its command.
+    pub problems: Vec<String>,
+}
+
+/// At most this many ids per sacct call; the rest wait for the next refresh.
+pub const SACCT_MAX_IDS: usize = 200;
+
+/// squeue, then `squeue --start` when `start`, then sacct when `gone` is not empty.
+pub fn commands(query: &SqueueQuery, gone: &[JobId], start: bool) -> Vec<Vec<String>> {
+    let mut v = vec![command::squeue(query)];
+    if start {
+        v.push(command::squeue_start(query));
+    }
+    if !gone.is_empty() {
+        v.push(command::sacct_jobs(&gone[..gone.len().min(SACCT_MAX_IDS)]));
+    }
+    v
+}
+
+fn problem(name: &str, s: &Section) -> String {
+    let said = s.stderr.trim();
+    let code = s
+        .code
+        .map_or_else(|| "no exit status".to_string(), |c| format!("exit {c}"));
+    if said.is_empty() {
+        format!("{name} failed ({code})")
+    } else {
+        format!("{name} failed ({code}): {said}")
+    }
+}
+
+/// Interprets the sections of [`commands`]. squeue failing fails the refresh; the others only
+/// add a problem.
+pub fn parse(
+    sections: &[Section],
+    gone: &[JobId],
+    start: bool,
+) -> Result<(Vec<Job>, PollExtra), String> {
+    let Some(q) = sections.first() else {
+        return Err("the refresh printed nothing".into());
+    };
+    if !q.success() {
+        return Err(problem("squeue", q));
+    }
+    let jobs =
+        parse_squeue(&q.stdout).map_err(|e| format!("squeue printed something unexpected: {e}"))?;
+    let mut extra = PollExtra::default();
+    let sacct_at = if start { 2 } else { 1 };
+    if let Some(s) = sections.get(1).filter(|_| start) {
+        if !s.success() {
+            extra.problems.push(problem("squeue --start", s));
+        } else {
+            match parse_squeue_start(&s.stdout) {
+                Ok(v) => extra.starts = v,
+                Err(e) => extra.problems.push(format!("squeue --start: {e}")),
+            }
+        }
+    }
+    if let Some(s) = sections.get(sacct_at) {
+        extra.asked = gone[..gone.len().min(SACCT_MAX_IDS)].to_vec();
+        if !s.success() {
+            extra.problems.push(problem("sacct", s));
+        } else {
+            match parse_sacct(&s.stdout) {
+                Ok(v) => extra.finished = v,
+                Err(e) => extra.problems.push(format!("sacct: {e}")),
+            }
+        }
+    }
+    Ok((jobs, extra))
+}
+
+/// One refresh, one remote exec.
+pub async fn poll(
+    remote: &dyn Remote,
+    query: &SqueueQuery,
+    gone: &[JobId],
+    start: bool,
+    timeout: Duration,
+) -> Result<(Vec<Job>, PollExtra), String> {
+    let cmds = commands(query, gone, start);
+    let b = batch::script(&cmds).map_err(|e| format!("building the refresh command: {e}"))?;
+    let argv = batch::argv(&b);
+    let out = remote
+        .run(&argv, None, timeout)
+        .await
+        .map_err(|e| e.to_string())?;
+    let sections = batch::split(&b, &out.stdout_lossy(), &out.stderr_lossy()).map_err(|e| {
+        let said = out.stderr_lossy();
+        format!(
+            "refresh (squeue{}{}) on {}: {e}{}",
+            if start { ", squeue --start" } else { "" },
+            if gone.is_empty() { "" } else { ", sacct" },
+            remote.host().unwrap_or_else(|| "the cluster".into()),
+            if said.trim().is_empty() {
+                String::new()
+            } else {
+                format!(": {}", said.trim())
+            }
+        )
+    })?;
+    parse(&sections, gone, start)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::remote::fake::{FakeRemote, FakeReply};
+
+    #[tokio::test]
+    async fn one_exec_and_sacct_only_for_departed_ids() {
+        let r = FakeRemote::new("login1");
+        // The fake cannot run sh: it answers with empty output, which split rejects.
+        r.on(&["sh", "-c"], vec![FakeReply::ok("")]);
+        let gone: Vec<JobId> = vec!["5".parse().unwrap()];
+        let e = poll(
+            &r,
+            &SqueueQuery::default(),
+            &gone,
+            true,
+            Duration::from_secs(5),
+        )
+        .await
+        .unwrap_err();
+        assert!(e.contains("squeue, squeue --start, sacct"), "{e}");
+        assert_eq!(r.stats().execs, 1);
+        let calls = r.calls();
+        assert!(calls[0][2].contains("'--jobs=5'") || calls[0][2].contains("--jobs=5"));
+        assert_eq!(commands(&SqueueQuery::default(), &[], true).len(), 2);
+        assert_eq!(commands(&SqueueQuery::default(), &gone, false).len(), 2);
+    }
+
+    #[test]
+    fn failing_sections() {
+        let ok = |s: &str| Section {
+            stdout: s.into(),
+            stderr: String::new(),
+            code: Some(0),
+        };
+        let bad = Section {
+            stdout: String::new(),
+            stderr: "sacct: error: Problem talking to the database\n".into(),
+            code: Some(1),
+        };
+        let (jobs, extra) = parse(
+            &[ok(""), ok(""), bad.clone()],
+            &["7".parse().unwrap()],
+            true,
+        )
+        .unwrap();
+        assert!(jobs.is_empty());
+        let (_, extra2) = parse(&[ok(""), bad.clone()], &["7".parse().unwrap()], false).unwrap();
+        assert!(extra2.problems[0].starts_with("sacct failed"));
+        assert!(jobs.is_empty());
+        assert_eq!(extra.asked.len(), 1);
+        assert!(extra.problems[0].starts_with("sacct failed (exit 1): sacct: error"));
+        let e = parse(&[bad], &[], true).unwrap_err();
+        assert!(e.starts_with("squeue failed (exit 1)"), "{e}");
+    }
+}

@@ -1,0 +1,600 @@
+//! "Why is my job pending" against the dev cluster over real SSH: the one-exec refresh,
+//! reasons in plain words, start estimates, rank, sprio/sshare figures, partition limits,
+//! held jobs, finished jobs from sacct, partition data.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::widgets::Widget;
+use slurmdash::remote::{Remote, SshOptions, SshRemote};
+use slurmdash::slurm::command::SqueueQuery;
+use slurmdash::slurm::model::{Job, JobState};
+use slurmdash::slurm::pending::PendingInfo;
+use slurmdash::ui::detail::{DetailWidget, PendingView};
+use slurmdash::ui::theme::Theme;
+use slurmdash::worker::{partitions, pending, poll};
+
+fn other_remote() -> SshRemote {
+    let mut o = SshOptions::new(vec!["slurmdash-dev-other".into()]);
+    o.ssh_config = Some(ssh_config());
+    o.connect_timeout = Duration::from_secs(5);
+    SshRemote::new(o).expect("ssh remote")
+}
+
+async fn scancel(r: &dyn Remote, ids: &[u64]) {
+    if ids.is_empty() {
+        return;
+    }
+    let mut argv = vec!["scancel".to_string()];
+    argv.extend(ids.iter().map(u64::to_string));
+    let _ = r.run(&argv, None, T).await;
+}
+
+async fn own_jobs(r: &dyn Remote) -> Vec<Job> {
+    let (jobs, _) = poll::poll(r, &SqueueQuery::default(), &[], true, T)
+        .await
+        .expect("refresh");
+    jobs
+}
+
+async fn job(r: &dyn Remote, id: u64) -> Option<Job> {
+    own_jobs(r)
+        .await
+        .into_iter()
+        .find(|j| j.id.as_str() == id.to_string())
+}
+
+/// The detail pane's text for `job` with the pending info, as the user sees it.
+fn detail_text(
+    job: &Job,
+    info: Option<&PendingInfo>,
+    start: Option<&slurmdash::slurm::model::StartEstimate>,
+) -> String {
+    let theme = Theme::new(false);
+    let mut buf = Buffer::empty(Rect::new(0, 0, 100, 60));
+    let now = chrono::Local::now().naive_local();
+    DetailWidget {
+        job: Some(job),
+        detail: None,
+        loading: false,
+        error: None,
+        theme: &theme,
+        now,
+        focused: true,
+        triage: None,
+        chain: None,
+        pending: PendingView {
+            info,
+            start,
+            loading: false,
+            error: None,
+            edit_key: Some("E"),
+        },
+    }
+    .render(buf.area, &mut buf);
+    let mut s = String::new();
+    for y in 0..buf.area.height {
+        for x in 0..buf.area.width {
+            s.push_str(buf[(x, y)].symbol());
+        }
+        s.push('\n');
+    }
+    // Join wrapped lines so sentences can be matched whole.
+    s.lines()
+        .map(|l| l.trim_matches(|c| c == '│' || c == ' '))
+        .collect::<Vec<_>>()
+        .join(" ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[tokio::test]
+async fn one_refresh_of_a_500_job_queue_is_one_remote_exec() {
+    // A separate user, so the 500 held jobs never show in other tests' own queues.
+    let r = other_remote();
+    let out = run(
+        &r,
+        &[
+            "sh",
+            "-c",
+            "for i in $(seq 1 500); do sbatch --parsable --hold -p long -t 1 -c 1 -o /dev/null \
+             -J \"sd-500 |$i\" --wrap true || exit 1; done",
+        ],
+    )
+    .await;
+    let ids: Vec<u64> = out
+        .stdout_lossy()
+        .lines()
+        .filter_map(|l| l.split(';').next()?.trim().parse().ok())
+        .collect();
+    let submitted_ok = out.success() && ids.len() == 500;
+    let before = r.stats().execs;
+    let result = poll::poll(&r, &SqueueQuery::default(), &[], true, T).await;
+    let after = r.stats().execs;
+    // Also with sacct for two departed ids: still one exec.
+    let gone: Vec<_> = ids[..2.min(ids.len())]
+        .iter()
+        .map(|i| i.to_string().parse().expect("id"))
+        .collect();
+    let with_sacct = poll::poll(&r, &SqueueQuery::default(), &gone, true, T).await;
+    let after2 = r.stats().execs;
+    let no_start = poll::poll(&r, &SqueueQuery::default(), &[], false, T).await;
+    let after3 = r.stats().execs;
+    scancel(&r, &ids).await;
+
+    assert!(submitted_ok, "sbatch loop: {}", out.stderr_lossy());
+    let (jobs, extra) = result.expect("refresh");
+    let mine = jobs
+        .iter()
+        .filter(|j| ids.iter().any(|i| j.id.as_str() == i.to_string()))
+        .count();
+    assert_eq!(mine, 500, "all 500 held jobs in one refresh");
+    assert!(jobs.iter().any(|j| j.name.starts_with("sd-500 |")));
+    assert_eq!(after - before, 1, "one refresh = one remote exec");
+    assert!(extra.problems.is_empty(), "{:?}", extra.problems);
+    let (_, extra2) = with_sacct.expect("refresh with sacct");
+    assert_eq!(after2 - after, 1, "refresh with sacct = one remote exec");
+    assert_eq!(extra2.asked.len(), 2);
+    assert!(extra2.problems.is_empty(), "{:?}", extra2.problems);
+    let (jobs3, extra3) = no_start.expect("refresh without squeue --start");
+    assert_eq!(after3 - after2, 1);
+    assert!(jobs3.len() >= 500 && extra3.starts.is_empty());
+}
+
+/// Resources and Priority on purpose: a job holding all 8 GPUs for a minute or two, then two
+/// more 8-GPU jobs behind it. Other tests share the node, so every wait is generous.
+#[tokio::test]
+async fn resources_and_priority_explained_with_estimate_rank_sprio_and_sshare() {
+    let r = remote();
+    let dir = scratch(&r, "pending").await;
+    let sub = |name: &'static str, secs: &'static str| {
+        let dir = dir.clone();
+        let r = &r;
+        async move {
+            sbatch(
+                r,
+                &[
+                    "-J",
+                    name,
+                    "-p",
+                    "long",
+                    "-t",
+                    "2",
+                    "-c",
+                    "1",
+                    "--gres=gpu:8",
+                    "-D",
+                    &dir,
+                    "--wrap",
+                    secs,
+                ],
+            )
+            .await
+        }
+    };
+    let blocker = sub("sd-gpu-blocker", "sleep 75").await;
+    let a = sub("sd-gpu-first", "true").await;
+    let b = sub("sd-gpu-second", "true").await;
+    let ids = [blocker, a, b];
+    let outcome = async {
+        wait_for("the blocker to run", Duration::from_secs(240), || async {
+            job(&r, blocker)
+                .await
+                .filter(|j| j.state == JobState::Running)
+                .map(|_| ())
+        })
+        .await;
+        // Backfill (bf_interval=5) gives estimates; reasons settle to Resources/Priority.
+        let (ja, jb, starts) = wait_for(
+            "Resources/Priority with start estimates",
+            Duration::from_secs(90),
+            || async {
+                let (jobs, extra) = poll::poll(&r, &SqueueQuery::default(), &[], true, T)
+                    .await
+                    .ok()?;
+                let find = |id: u64| {
+                    jobs.iter()
+                        .find(|j| j.id.as_str() == id.to_string())
+                        .cloned()
+                };
+                let (ja, jb) = (find(a)?, find(b)?);
+                let est = |id: u64| {
+                    extra
+                        .starts
+                        .iter()
+                        .find(|s| s.id.as_str() == id.to_string() && s.start_time.is_some())
+                        .cloned()
+                };
+                (ja.reason.as_deref() == Some("Resources")
+                    && jb.reason.as_deref() == Some("Priority"))
+                .then_some((ja, jb, (est(a)?, est(b)?)))
+            },
+        )
+        .await;
+        let info_b = pending::fetch(&r, &jb, T).await.expect("pending info");
+        let sprio_cmd = run(
+            &r,
+            &[
+                "sprio",
+                "-n",
+                "-j",
+                &b.to_string(),
+                "-o",
+                "%i %r %Y %A %F %J %P %Q",
+            ],
+        )
+        .await
+        .stdout_lossy();
+        let sshare_cmd = run(
+            &r,
+            &[
+                "sshare",
+                "-n",
+                "-P",
+                "-A",
+                "research",
+                "-u",
+                "sduser",
+                "-o",
+                "Account,User,FairShare,NormShares,EffectvUsage",
+            ],
+        )
+        .await
+        .stdout_lossy();
+        let ranks = run(
+            &r,
+            &[
+                "squeue", "-h", "-a", "-p", "long", "-t", "PD", "-o", "%i %Q",
+            ],
+        )
+        .await
+        .stdout_lossy();
+        (ja, jb, starts, info_b, sprio_cmd, sshare_cmd, ranks)
+    }
+    .await;
+    scancel(&r, &ids).await;
+    let (ja, jb, (sa, sb), info, sprio_cmd, sshare_cmd, ranks) = outcome;
+
+    let ta = detail_text(&ja, None, Some(&sa));
+    assert!(
+        ta.contains("Reason Resources: it is next in line and waits for enough CPUs/GPUs/memory to become free"),
+        "{ta}"
+    );
+    assert!(
+        ta.contains("Est. start") && ta.contains("(in ") || ta.contains("(now)"),
+        "{ta}"
+    );
+    let tb = detail_text(&jb, Some(&info), Some(&sb));
+    assert!(
+        tb.contains("Reason Priority: jobs with higher priority are ahead of it in the queue"),
+        "{tb}"
+    );
+    assert!(
+        sb.start_time >= sa.start_time,
+        "second starts no earlier than first"
+    );
+
+    // Rank: as many pending jobs in long as squeue lists, and at least the first one ahead.
+    let rank = info.rank.clone().expect("rank");
+    let pending_in_long = ranks.lines().filter(|l| !l.trim().is_empty()).count();
+    assert!(
+        rank.of >= 2 && rank.of <= pending_in_long + 1,
+        "{rank:?} vs {ranks}"
+    );
+    assert!(rank.position >= 2, "the first 8-GPU job is ahead: {rank:?}");
+    assert!(tb.contains(&format!("Rank {}", rank.text())), "{tb}");
+
+    // sprio: the same figures as sprio prints.
+    let row = info
+        .sprio
+        .iter()
+        .find(|s| s.partition == "long")
+        .expect("sprio row for long");
+    let fields: Vec<&str> = sprio_cmd
+        .lines()
+        .find(|l| l.split_whitespace().nth(1) == Some("long"))
+        .expect("sprio output")
+        .split_whitespace()
+        .collect();
+    assert_eq!(fields[0], b.to_string());
+    assert_eq!(fields[2].parse::<u64>().unwrap(), row.priority);
+    assert_eq!(fields[3].parse::<f64>().unwrap(), row.age);
+    assert_eq!(fields[4].parse::<f64>().unwrap(), row.fairshare);
+    assert_eq!(fields[5].parse::<f64>().unwrap(), row.job_size);
+    assert_eq!(fields[6].parse::<f64>().unwrap(), row.partition_factor);
+    assert!(tb.contains(&format!("Factors {} =", row.priority)), "{tb}");
+    assert!(tb.contains("weighs most"), "{tb}");
+
+    // sshare: the user's FairShare and the account's share as sshare prints them.
+    let user_line = sshare_cmd
+        .lines()
+        .find(|l| l.trim_start().starts_with("research|sduser|"))
+        .expect("sshare user row");
+    let fs: f64 = user_line.split('|').nth(2).unwrap().parse().unwrap();
+    let mine = info
+        .sshare
+        .iter()
+        .find(|s| s.user.as_deref() == Some("sduser"))
+        .expect("sshare row");
+    assert_eq!(mine.fairshare, Some(fs));
+    assert!(tb.contains(&format!("Fair-share you {fs:.3}")), "{tb}");
+    // No limits are set on the dev cluster, and the pane says so.
+    assert!(info.limits.is_empty(), "{:?}", info.limits);
+    assert!(tb.contains("no association or QOS limits set"), "{tb}");
+    assert!(
+        tb.contains("Fits in short, polar, long") || tb.contains("Fits in"),
+        "{tb}"
+    );
+    assert!(info.problems.is_empty(), "{:?}", info.problems);
+}
+
+#[tokio::test]
+async fn over_maxtime_shows_partition_time_limit_with_the_fix() {
+    let r = remote();
+    let dir = scratch(&r, "maxtime").await;
+    let id = sbatch(
+        &r,
+        &[
+            "-J",
+            "sd-too-long",
+            "-p",
+            "polar",
+            "--time=10:00:00",
+            "-c",
+            "1",
+            "-D",
+            &dir,
+            "--wrap",
+            "true",
+        ],
+    )
+    .await;
+    let outcome = async {
+        let j = wait_for("PartitionTimeLimit", Duration::from_secs(60), || async {
+            job(&r, id)
+                .await
+                .filter(|j| j.reason.as_deref() == Some("PartitionTimeLimit"))
+        })
+        .await;
+        let info = pending::fetch(&r, &j, T).await.expect("pending info");
+        (j, info)
+    }
+    .await;
+    scancel(&r, &[id]).await;
+    let (j, info) = outcome;
+    let t = detail_text(&j, Some(&info), None);
+    assert!(
+        t.contains("PartitionTimeLimit: time limit 10:00:00 exceeds polar's MaxTime 4:00:00"),
+        "{t}"
+    );
+    assert!(
+        t.contains("To do E to edit the time limit or partition, or resubmit"),
+        "{t}"
+    );
+    assert!(
+        t.contains("Est. start none: it cannot start as it is (PartitionTimeLimit)"),
+        "{t}"
+    );
+    assert!(t.contains("Fits in long"), "{t}");
+    assert!(t.contains("polar (time 10:00:00 > MaxTime 4:00:00)"), "{t}");
+}
+
+#[tokio::test]
+async fn held_job_shows_job_held_user_and_how_to_release() {
+    let r = remote();
+    let dir = scratch(&r, "held").await;
+    let id = sbatch(
+        &r,
+        &[
+            "--hold", "-J", "sd-held", "-t", "1", "-D", &dir, "--wrap", "true",
+        ],
+    )
+    .await;
+    let j = wait_for("JobHeldUser", Duration::from_secs(30), || async {
+        job(&r, id)
+            .await
+            .filter(|j| j.reason.as_deref() == Some("JobHeldUser"))
+    })
+    .await;
+    scancel(&r, &[id]).await;
+    let t = detail_text(&j, None, None);
+    assert!(
+        t.contains("Reason JobHeldUser: you (or another user of the job) put it on hold"),
+        "{t}"
+    );
+    assert!(
+        t.contains("To do release it (scontrol release) to let it run"),
+        "{t}"
+    );
+    assert!(t.contains("Est. start none while held"), "{t}");
+    assert_eq!(
+        slurmdash::slurm::reason::compact("JobHeldUser"),
+        "JobHeldUser (you)"
+    );
+}
+
+#[tokio::test]
+async fn a_job_that_left_squeue_comes_back_from_sacct_with_its_final_state() {
+    let r = remote();
+    let dir = scratch(&r, "departed").await;
+    let id = sbatch(
+        &r,
+        &[
+            "-J",
+            "sd-departs",
+            "-t",
+            "1",
+            "-c",
+            "1",
+            "-D",
+            &dir,
+            "--wrap",
+            "true",
+        ],
+    )
+    .await;
+    wait_for(
+        "the job to leave squeue",
+        Duration::from_secs(180),
+        || async { job(&r, id).await.is_none().then_some(()) },
+    )
+    .await;
+    let gone = vec![id.to_string().parse().expect("id")];
+    let (jobs, extra) = poll::poll(&r, &SqueueQuery::default(), &gone, true, T)
+        .await
+        .expect("refresh with sacct");
+    assert!(!jobs.iter().any(|j| j.id.as_str() == id.to_string()));
+    let rec = extra
+        .finished
+        .iter()
+        .find(|d| d.id.as_ref().map(|i| i.as_str().to_string()) == Some(id.to_string()))
+        .expect("sacct record");
+    assert_eq!(rec.state, Some(JobState::Completed));
+}
+
+#[tokio::test]
+async fn partitions_match_sinfo() {
+    let r = remote();
+    let rows = partitions::fetch(&r, T).await.expect("partitions");
+    let names: Vec<&str> = rows.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["short", "polar", "long"]);
+    let sinfo = run(&r, &["sinfo", "-h", "-o", "%P %l"])
+        .await
+        .stdout_lossy();
+    assert!(sinfo.contains("polar 4:00:00"), "{sinfo}");
+    let polar = &rows[1];
+    assert_eq!(polar.max_time.to_slurm(), "4:00:00");
+    assert_eq!(polar.gpus_total, 8);
+    assert!(rows[0].is_default);
+    assert_eq!(
+        polar.idle + polar.mixed + polar.allocated + polar.down + polar.drained + polar.other,
+        1
+    );
+}
+
+/// Runs sacctmgr on this machine (the dev cluster's host) as root: the dev cluster sets no
+/// limits, so this test adds a QOS of its own (`sdgpu8`: 8 GPUs per user) that only its
+/// jobs use, and lets sduser's `vision` association use it. Idempotent.
+fn ensure_gpu8_qos() {
+    let run = |args: &[&str]| {
+        std::process::Command::new("sacctmgr")
+            .arg("-i")
+            .args(args)
+            .output()
+            .expect("sacctmgr on the cluster host (this test needs root there)")
+    };
+    let exists = std::process::Command::new("sacctmgr")
+        .args(["-nP", "show", "qos", "name=sdgpu8", "format=Name"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).contains("sdgpu8"))
+        .unwrap_or(false);
+    if !exists {
+        let o = run(&["add", "qos", "sdgpu8", "MaxTRESPerUser=gres/gpu=8"]);
+        assert!(o.status.success(), "add qos: {}", text(&o.stderr));
+    }
+    let o = run(&[
+        "modify",
+        "user",
+        "where",
+        "name=sduser",
+        "account=vision",
+        "set",
+        "qos+=sdgpu8",
+    ]);
+    // "Nothing modified" (already allowed) exits non-zero on some versions: check the result.
+    let _ = o;
+    let shown = std::process::Command::new("sacctmgr")
+        .args([
+            "-nP",
+            "show",
+            "assoc",
+            "user=sduser",
+            "account=vision",
+            "format=QOS",
+        ])
+        .output()
+        .expect("sacctmgr show assoc");
+    assert!(
+        String::from_utf8_lossy(&shown.stdout).contains("sdgpu8"),
+        "sduser/vision may not use sdgpu8: {}",
+        text(&shown.stdout)
+    );
+}
+
+#[tokio::test]
+async fn headroom_against_a_real_qos_gpu_limit() {
+    ensure_gpu8_qos();
+    let r = remote();
+    let dir = scratch(&r, "headroom").await;
+    let qos_args = ["-A", "vision", "--qos=sdgpu8", "-c", "1", "-D", &dir];
+    // slurmctld learns of the new QOS from slurmdbd within seconds: retry the submission.
+    let holder = wait_for(
+        "sbatch with the new QOS",
+        Duration::from_secs(60),
+        || async {
+            let mut argv = vec![
+                "sbatch",
+                "--parsable",
+                "-J",
+                "sd-gpu-holder",
+                "--gres=gpu:2",
+                "-t",
+                "2",
+            ];
+            argv.extend_from_slice(&qos_args);
+            argv.extend_from_slice(&["--wrap", "sleep 90"]);
+            let out = run(&r, &argv).await;
+            out.success()
+                .then(|| {
+                    out.stdout_lossy()
+                        .trim()
+                        .split(';')
+                        .next()?
+                        .parse::<u64>()
+                        .ok()
+                })
+                .flatten()
+        },
+    )
+    .await;
+    let mut argv = vec!["--hold", "-J", "sd-gpu-wants8", "--gres=gpu:8", "-t", "1"];
+    argv.extend_from_slice(&qos_args);
+    argv.extend_from_slice(&["--wrap", "true"]);
+    let target = sbatch(&r, &argv).await;
+    let outcome = async {
+        wait_for("the holder to run", Duration::from_secs(240), || async {
+            job(&r, holder)
+                .await
+                .filter(|j| j.state == JobState::Running)
+                .map(|_| ())
+        })
+        .await;
+        let j = job(&r, target).await.expect("target in the queue");
+        let info = pending::fetch(&r, &j, T).await.expect("pending info");
+        (j, info)
+    }
+    .await;
+    scancel(&r, &[holder, target]).await;
+    let (j, info) = outcome;
+    assert!(info.problems.is_empty(), "{:?}", info.problems);
+    let h = info
+        .headroom
+        .iter()
+        .find(|h| h.text.contains("QOS sdgpu8"))
+        .unwrap_or_else(|| panic!("no QOS headroom in {:?}", info.headroom));
+    assert_eq!(
+        h.text,
+        "you hold 2 of the 8 GPUs QOS sdgpu8 allows per user"
+    );
+    assert!(h.full, "2 held + 8 asked > 8");
+    let t = detail_text(&j, Some(&info), None);
+    assert!(
+        t.contains("Limits you hold 2 of the 8 GPUs QOS sdgpu8 allows per user"),
+        "{t}"
+    );
+}
