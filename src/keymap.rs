@@ -355,6 +355,14 @@ impl Keymap {
     }
 
     /// Every binding that applies in `pane`, grouped by action, for the help overlay.
+    /// The first key that does `action` in `pane` (for hints such as "E to edit").
+    pub fn key_for(&self, action: Action, pane: Pane) -> Option<String> {
+        self.bindings(pane)
+            .into_iter()
+            .find(|(a, _)| *a == action)
+            .and_then(|(_, keys)| keys.into_iter().next())
+    }
+
     pub fn bindings(&self, pane: Pane) -> Vec<(Action, Vec<String>)> {
         let mut merged: BTreeMap<Key, Action> = self.global.clone();
         if let Some(m) = self.panes.get(&pane) {

@@ -85,6 +85,8 @@ pub struct App {
     pub quit: bool,
     /// No action that changes jobs (`--read-only`, `read_only = true`).
     pub read_only: bool,
+    /// The key that edits a pending job, for hints (from the keymap).
+    pub edit_key: Option<String>,
     /// `D` cancels without asking (`[ui] quick_cancel`).
     pub quick_cancel: bool,
     /// A question on the bottom line (confirm a cancel, ...).
@@ -118,6 +120,7 @@ impl App {
         poll_interval: Duration,
         now: NaiveDateTime,
     ) -> App {
+        let edit_key = keymap.key_for(Action::Edit, Pane::Queue);
         App {
             cluster: cluster.to_string(),
             scope: scope.to_string(),
@@ -144,6 +147,7 @@ impl App {
             size: (120, 40),
             quit: false,
             read_only: false,
+            edit_key,
             quick_cancel: true,
             confirm: None,
             edit: None,

@@ -200,6 +200,7 @@ fn detail_pending(app: &App) -> detail::PendingView<'_> {
         start: selected.and_then(|id| ins.starts.get(id)),
         loading: mine && p.loading,
         error: p.error.as_deref().filter(|_| mine),
-        edit_key: Some("E"),
+        // No "E to edit" hint where editing is refused or unbound.
+        edit_key: app.edit_key.as_deref().filter(|_| !app.read_only),
     }
 }
