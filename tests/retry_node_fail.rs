@@ -96,8 +96,21 @@ touch "$f"; sleep 300"#
     })
     .await;
     assert_eq!(st, "NODE_FAIL");
-    let out = scontrol_node(&node, &["state=resume"]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    // Back to service (slurmd may already have brought it back when it re-registered, in
+    // which case scontrol answers "Invalid node state specified").
+    let _ = scontrol_node(&node, &["state=resume"]);
+    wait_for(
+        "the node back in service",
+        Duration::from_secs(60),
+        || async {
+            let st = run(&r, &["sinfo", "-h", "-n", &node, "-o", "%T"])
+                .await
+                .stdout_lossy();
+            let st = st.lines().next().unwrap_or("").to_string();
+            (!st.is_empty() && !st.contains("down") && !st.contains("drain")).then_some(())
+        },
+    )
+    .await;
 
     let patterns = Patterns::builtin();
     let secret = |_: &str| None;
