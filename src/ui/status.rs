@@ -106,7 +106,11 @@ impl Widget for StatusWidget<'_> {
             Line::from(Span::styled(format!(" {ev}"), t.title()))
         } else {
             Line::from(Span::styled(
-                " ? help · q quit · / filter · s sort · tab pane · enter zoom · o/e stdout/stderr · : command",
+                if app.read_only {
+                    " read-only session · ? help · / filter · s sort · tab pane · enter zoom · o/e stdout/stderr · : command · q quit"
+                } else {
+                    " ? help · n new job · d cancel · space mark · / filter · s sort · tab pane · o/e stdout/stderr · : command · q quit"
+                },
                 t.dim(),
             ))
         };
