@@ -110,7 +110,7 @@ type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<Fnv>>;
 
 /// A job id as a 64-bit FNV-1a hash of its text: 20,000 ids collide with odds of about
 /// 1 in 10^10, and the map holds no strings.
-fn id_key(id: &JobId) -> u64 {
+pub(crate) fn id_key(id: &JobId) -> u64 {
     use std::hash::Hasher;
     let mut h = Fnv::default();
     h.write(id.as_str().as_bytes());

@@ -45,8 +45,8 @@ pub struct Insight {
     /// Ids that left squeue and that the next refresh asks sacct about.
     pub departed: Vec<JobId>,
     tries: HashMap<JobId, u8>,
-    /// Ids in the last squeue answer.
-    live: HashSet<JobId>,
+    /// Ids in the last squeue answer, as hashes (8 bytes a job, not a JobId each).
+    live: HashSet<u64>,
     /// Whether the last squeue answer had a pending job (None before the first).
     live_pending: Option<bool>,
     /// Jobs that left squeue, with their final state once sacct answered.
@@ -102,20 +102,21 @@ impl Insight {
     /// Notes which jobs left squeue (keeping their last row until sacct answers) and returns
     /// the queue to show: squeue's jobs plus the departed ones.
     pub fn merge(&mut self, jobs: Vec<Job>, previous: &[Job]) -> Vec<Job> {
-        let now_ids: HashSet<JobId> = jobs.iter().map(|j| j.id.clone()).collect();
+        let key = super::events::id_key;
+        let now_ids: HashSet<u64> = jobs.iter().map(|j| key(&j.id)).collect();
         for old in previous {
             // A collapsed pending array changes its id as tasks start: not a departure.
-            let gone = self.live.contains(&old.id)
-                && !now_ids.contains(&old.id)
-                && old.id.array_pending().is_none();
+            let k = key(&old.id);
+            let gone =
+                self.live.contains(&k) && !now_ids.contains(&k) && old.id.array_pending().is_none();
             if gone && !self.finished.iter().any(|f| f.id == old.id) {
                 self.departed.push(old.id.clone());
                 self.finished.push(old.clone());
             }
         }
         // A requeued job is back in squeue.
-        self.finished.retain(|f| !now_ids.contains(&f.id));
-        self.departed.retain(|d| !now_ids.contains(d));
+        self.finished.retain(|f| !now_ids.contains(&key(&f.id)));
+        self.departed.retain(|d| !now_ids.contains(&key(d)));
         if self.finished.len() > FINISHED_KEEP {
             let cut = self.finished.len() - FINISHED_KEEP;
             self.finished.drain(..cut);
