@@ -3,9 +3,9 @@
 //!
 //! Detection is pure: it compares each refresh's job list with the previous one by job id.
 //! squeue drops a job as soon as it ends, so a job that vanishes without a final state is
-//! logged as "left the queue" and refined once its final state is known: from a later job
-//! list that carries it (sacct rows merged into the queue), from a detail fetch, or from
-//! the sacct part of the next refresh (`Msg::PollExtra`).
+//! logged once its final state is known: from a later job list that carries it (sacct rows
+//! merged into the queue), from a detail fetch, or from the sacct part of the next refresh
+//! (`Msg::PollExtra`); after that many lookups without one, as "left the queue".
 
 use std::collections::{HashMap, VecDeque};
 
@@ -21,8 +21,9 @@ use super::App;
 pub const STATUS_LINE_SECS: i64 = 60;
 /// Events kept for the `:events` view.
 pub const EVENT_LOG_CAP: usize = 1000;
-/// sacct lookups for a vanished job before it stays "left the queue".
-const FINAL_LOOKUPS: u32 = 12;
+/// sacct lookups for a vanished job before it is logged as "left the queue" (its final state
+/// unknown): as many as the refresh asks sacct about a departed job.
+const FINAL_LOOKUPS: u32 = crate::app::insight::SACCT_TRIES as u32;
 /// Failures triaged automatically per batch of final states (each reads up to two log tails).
 const AUTO_TRIAGE: usize = 5;
 /// More changes than this in one refresh become one summary notification.
@@ -172,7 +173,7 @@ fn line(kind: EventKind, id: &JobId, name: &str, state: Option<&JobState>, extra
         (EventKind::Failed | EventKind::Cancelled, Some(st)) => {
             s.push_str(&format!(" ({})", st.long_name()));
         }
-        (EventKind::LeftQueue, _) => s.push_str(" (final state not known yet)"),
+        (EventKind::LeftQueue, _) => s.push_str(" (sacct does not know its final state)"),
         _ => {}
     }
     if !extra.is_empty() {
@@ -269,8 +270,9 @@ impl Events {
                 .collect();
             gone.sort_by(|a, b| (a.id.base(), a.id.as_str()).cmp(&(b.id.base(), b.id.as_str())));
             gone.dedup_by(|a, b| a.id == b.id);
+            // Logged once sacct has the final state (the next refresh asks), or as
+            // "left the queue" when it never does (`count_lookup`).
             for o in gone {
-                out.push(event(at, EventKind::LeftQueue, &o.id, &o.name, None, ""));
                 self.vanished.insert(
                     o.id.clone(),
                     Vanished {
@@ -297,12 +299,22 @@ impl Events {
         ids
     }
 
-    pub fn count_lookup(&mut self, ids: &[JobId]) {
+    /// Counts a sacct lookup for each id; those that reach the limit without a final state
+    /// are given up on and logged as "left the queue".
+    pub fn count_lookup(&mut self, ids: &[JobId], at: NaiveDateTime) -> Vec<Event> {
+        let mut out = Vec::new();
         for id in ids {
-            if let Some(v) = self.vanished.get_mut(id) {
-                v.lookups += 1;
+            let Some(v) = self.vanished.get_mut(id) else {
+                continue;
+            };
+            v.lookups += 1;
+            if v.lookups >= FINAL_LOOKUPS {
+                if let Some(v) = self.vanished.remove(id) {
+                    out.push(event(at, EventKind::LeftQueue, id, &v.name, None, ""));
+                }
             }
         }
+        out
     }
 
     /// A final state learned for a job (sacct, a detail fetch): refines "left the queue".
@@ -465,8 +477,10 @@ impl App {
     /// The sacct part of a refresh (asked about jobs that left squeue): final states refine
     /// "left the queue"; ids asked about count towards giving up on them.
     pub(super) fn on_sacct_finals(&mut self, asked: &[JobId], details: &[JobDetail]) -> Vec<Cmd> {
-        self.events.count_lookup(asked);
-        self.final_states_known(details)
+        let mut cmds = self.final_states_known(details);
+        let unknown = self.events.count_lookup(asked, self.now);
+        cmds.extend(self.record(unknown));
+        cmds
     }
 
     /// Refines "left the queue" events with final states from anywhere (sacct rows, details).

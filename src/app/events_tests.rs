@@ -121,7 +121,8 @@ fn start_then_leaving_the_queue_then_the_final_state_from_sacct() {
     assert_eq!(lookups(&a), vec!["10".parse::<JobId>().unwrap()]);
     assert_eq!(
         texts(&a).last().map(String::as_str),
-        Some("job 10 train left the queue (final state not known yet)")
+        Some("job 10 train started on vm"),
+        "nothing is logged until sacct says how it ended"
     );
     let cmds = finals(&mut a, vec![sacct("10", JobState::Failed)]);
     assert_eq!(notes(&cmds), vec!["job 10 train failed (FAILED)"]);
@@ -147,6 +148,15 @@ fn an_unfinished_sacct_record_keeps_asking_but_not_forever() {
         }
     }
     assert_eq!(asked, crate::app::insight::SACCT_TRIES as usize);
+    // Given up on: logged once, not notified.
+    let left: Vec<String> = texts(&a)
+        .into_iter()
+        .filter(|t| t.contains("left the queue"))
+        .collect();
+    assert_eq!(
+        left,
+        vec!["job 10 train left the queue (sacct does not know its final state)"]
+    );
 }
 
 #[test]

@@ -107,7 +107,7 @@ mod tests {
             (EventKind::Started, "job 101 train started on vm"),
             (
                 EventKind::LeftQueue,
-                "job 101 train left the queue (final state not known yet)",
+                "job 101 train left the queue (sacct does not know its final state)",
             ),
             (EventKind::Failed, "job 101 train failed (FAILED)"),
             (EventKind::Completed, "job 104 eval completed"),
