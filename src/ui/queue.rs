@@ -129,8 +129,11 @@ impl QueueWidget<'_> {
         x0: u16,
         layout: &[(Column, u16, u16)],
         row: &QueueRow,
+        selected: bool,
     ) {
         let t = self.theme;
+        // Grey text would vanish on the selection bar.
+        let dim = if selected { Style::new() } else { t.dim() };
         for &(col, x, w) in layout {
             if w == 0 {
                 continue;
@@ -150,7 +153,7 @@ impl QueueWidget<'_> {
                 {
                     t.warn()
                 }
-                Column::Submitted | Column::Waited => t.dim(),
+                Column::Submitted | Column::Waited => dim,
                 _ => Style::new(),
             };
             if col == Column::Name {
@@ -164,7 +167,7 @@ impl QueueWidget<'_> {
                     let main = fit(&text, usize::from(w) - sw);
                     let (nx, _) = buf.set_stringn(x, y, &main, usize::from(w), style);
                     let left = usize::from(w.saturating_sub(nx - x));
-                    buf.set_stringn(nx, y, &suffix, left, t.dim());
+                    buf.set_stringn(nx, y, &suffix, left, dim);
                     continue;
                 }
             }
@@ -241,7 +244,7 @@ impl Widget for QueueWidget<'_> {
                     t.selected(self.focused),
                 );
             }
-            self.draw_row(buf, y, inner.x, &layout, &row);
+            self.draw_row(buf, y, inner.x, &layout, &row, selected == Some(i));
             if v.is_marked(&row.job.id) {
                 // The mark sits on the left border, so no column loses width.
                 buf.set_string(area.x, y, "*", t.warn());

@@ -53,11 +53,12 @@ impl Theme {
         }
     }
 
-    /// The selected row: reversed in the focused pane; in a pane without
-    /// focus a dim bar (colour) or an underline.
+    /// The selected row: a blue bar in the focused pane (cells keep their colours on it),
+    /// grey without focus; without colour reversed, or underlined without focus.
     pub fn selected(&self, focused: bool) -> Style {
         match (focused, self.color) {
-            (true, _) => Style::new().add_modifier(Modifier::REVERSED),
+            (true, true) => Style::new().bg(Color::Blue).add_modifier(Modifier::BOLD),
+            (true, false) => Style::new().add_modifier(Modifier::REVERSED),
             (false, true) => Style::new().bg(Color::DarkGray),
             (false, false) => Style::new().add_modifier(Modifier::UNDERLINED),
         }
