@@ -78,10 +78,14 @@ pub fn form_lines(form: &FormState, t: &Theme, cluster: &str) -> (Vec<Line<'stat
             ),
         ]));
         for p in form.problems_for(key) {
-            lines.push(Line::from(Span::styled(
-                format!("    ✗ {}", p.message),
-                t.error(),
-            )));
+            // Wrapped here (not by the paragraph) so the cursor's line index stays right.
+            for (i, part) in wrap_words(&p.message, PROBLEM_WIDTH)
+                .into_iter()
+                .enumerate()
+            {
+                let lead = if i == 0 { "    ✗ " } else { "      " };
+                lines.push(Line::from(Span::styled(format!("{lead}{part}"), t.error())));
+            }
         }
         if *key == "partition" {
             if let Some(p) = form
@@ -163,6 +167,26 @@ pub fn form_lines(form: &FormState, t: &Theme, cluster: &str) -> (Vec<Line<'stat
     (lines, cursor)
 }
 
+/// Problem messages are wrapped to this many characters (the form is at most 110 wide).
+const PROBLEM_WIDTH: usize = 96;
+
+/// Splits `s` into lines of at most `width` characters at spaces (a longer word stays whole).
+fn wrap_words(s: &str, width: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut cur = String::new();
+    for word in s.split(' ') {
+        if !cur.is_empty() && cur.chars().count() + 1 + word.chars().count() > width {
+            out.push(std::mem::take(&mut cur));
+        }
+        if !cur.is_empty() {
+            cur.push(' ');
+        }
+        cur.push_str(word);
+    }
+    out.push(cur);
+    out
+}
+
 const HINT: &str = "↑↓ move · enter edit/pick/submit · ←→ template · p preview · t test-only · ctrl-s submit · esc close";
 
 impl Widget for FormWidget<'_> {
@@ -234,5 +258,19 @@ impl Widget for FormWidget<'_> {
                 )
                 .render(pr, buf);
         }
+    }
+}
+
+#[cfg(test)]
+mod wrap_tests {
+    use super::wrap_words;
+
+    #[test]
+    fn long_problems_wrap_at_spaces_without_losing_words() {
+        let m = "time 4:00:00 is over partition short's MaxTime 30:00: shorten it or pick a partition with a longer limit";
+        let lines = wrap_words(m, 40);
+        assert!(lines.iter().all(|l| l.chars().count() <= 40), "{lines:?}");
+        assert_eq!(lines.join(" "), m);
+        assert_eq!(wrap_words("short", 40), vec!["short"]);
     }
 }
