@@ -5,85 +5,10 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use common::tmux::{rand_suffix, Tmux};
 use common::*;
-
-struct Tmux {
-    name: String,
-}
-
-impl Tmux {
-    fn start(config: &Path, raw_log: &Path) -> Tmux {
-        let name = format!("sdevents-{}-{}", std::process::id(), nanos());
-        let bin = env!("CARGO_BIN_EXE_slurmdash");
-        let cmd = format!("{bin} --config {}; sleep 60", config.display());
-        let ok = Command::new("tmux")
-            .args(["new-session", "-d", "-s", &name, "-x", "200", "-y", "50"])
-            .arg(format!("env -u NO_COLOR TERM=xterm-256color sh -c '{cmd}'"))
-            .status()
-            .expect("tmux");
-        assert!(ok.success(), "tmux new-session failed");
-        // Everything the program writes, before tmux interprets it.
-        let ok = Command::new("tmux")
-            .args(["pipe-pane", "-o", "-t", &name])
-            .arg(format!("cat >> {}", raw_log.display()))
-            .status()
-            .expect("pipe-pane");
-        assert!(ok.success());
-        Tmux { name }
-    }
-
-    fn screen(&self) -> String {
-        let out = Command::new("tmux")
-            .args(["capture-pane", "-p", "-t", &self.name])
-            .output()
-            .expect("capture-pane");
-        text(&out.stdout)
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        for k in keys {
-            let ok = Command::new("tmux")
-                .args(["send-keys", "-t", &self.name, k])
-                .status()
-                .expect("send-keys");
-            assert!(ok.success());
-            std::thread::sleep(Duration::from_millis(150));
-        }
-    }
-
-    fn wait(&self, what: &str, limit: Duration, f: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let s = self.screen();
-            if f(&s) {
-                return s;
-            }
-            assert!(
-                start.elapsed() < limit,
-                "timed out after {limit:?} waiting for {what}; the screen was:\n{s}"
-            );
-            std::thread::sleep(Duration::from_millis(250));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.name])
-            .status();
-    }
-}
-
-fn nanos() -> u32 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0)
-}
 
 /// The dev config with a 2 s poll and OSC 9 desktop notifications.
 fn config(dir: &Path) -> PathBuf {
@@ -100,8 +25,9 @@ async fn job_changes_reach_the_status_bar_the_events_view_and_the_terminal() {
     let dir = scratch(&r, "events").await;
     let tmp = tempfile::tempdir().expect("tempdir");
     let raw = tmp.path().join("raw.out");
-    let tag = format!("ev{}", nanos() % 100_000);
-    let ui = Tmux::start(&config(tmp.path()), &raw);
+    let tag = format!("ev{}", rand_suffix() % 100_000);
+    let ui = Tmux::start(&config(tmp.path()), &[]);
+    ui.pipe_to(&raw);
     ui.wait("the dashboard", Duration::from_secs(30), |s| {
         s.contains("your jobs") || s.contains("no jobs")
     });

@@ -3,71 +3,10 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use common::tmux::Tmux;
 use common::*;
-
-struct Tmux(String);
-
-impl Tmux {
-    fn start(config: &Path, state: &Path) -> Tmux {
-        let name = format!("sdlaunch-{}", std::process::id());
-        let bin = env!("CARGO_BIN_EXE_slurmdash");
-        let cmd = format!(
-            "env -u NO_COLOR TERM=xterm-256color SLURMDASH_STATE_DIR={} {bin} --config {}; echo EXITED:$?; sleep 60",
-            state.display(),
-            config.display()
-        );
-        let ok = Command::new("tmux")
-            .args(["new-session", "-d", "-s", &name, "-x", "160", "-y", "50"])
-            .arg(cmd)
-            .status()
-            .expect("tmux");
-        assert!(ok.success());
-        Tmux(name)
-    }
-    fn screen(&self) -> String {
-        let out = Command::new("tmux")
-            .args(["capture-pane", "-p", "-t", &self.0])
-            .output()
-            .expect("capture-pane");
-        text(&out.stdout)
-    }
-    fn keys(&self, keys: &[&str]) {
-        for k in keys {
-            let ok = Command::new("tmux")
-                .args(["send-keys", "-t", &self.0, k])
-                .status()
-                .expect("send-keys");
-            assert!(ok.success());
-            std::thread::sleep(Duration::from_millis(200));
-        }
-    }
-    fn wait(&self, what: &str, limit: Duration, f: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let s = self.screen();
-            if f(&s) {
-                return s;
-            }
-            assert!(
-                start.elapsed() < limit,
-                "timed out waiting for {what}; screen:\n{s}"
-            );
-            std::thread::sleep(Duration::from_millis(250));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.0])
-            .status();
-    }
-}
 
 #[tokio::test]
 async fn launch_form_by_keystrokes_submits_and_shows_the_job_and_its_log() {
@@ -89,7 +28,8 @@ async fn launch_form_by_keystrokes_submits_and_shows_the_job_and_its_log() {
         ),
     )
     .expect("config");
-    let t = Tmux::start(&config, state.path());
+    let state_dir = state.path().display().to_string();
+    let t = Tmux::start_with(&config, &[], &[("SLURMDASH_STATE_DIR", &state_dir)]);
     t.wait("the dashboard", Duration::from_secs(20), |s| {
         s.contains("jobs")
     });

@@ -3,89 +3,17 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use common::tmux::{rand_suffix, Tmux};
 use common::*;
 use slurmdash::remote::Remote;
-
-struct Tmux {
-    name: String,
-}
-
-impl Tmux {
-    fn start(config: &Path) -> Tmux {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        let name = format!("sdpend-{}-{nanos}", std::process::id());
-        let bin = env!("CARGO_BIN_EXE_slurmdash");
-        let cmd = format!("{bin} --config {}; sleep 60", config.display());
-        let ok = Command::new("tmux")
-            .args(["new-session", "-d", "-s", &name, "-x", "200", "-y", "50"])
-            .arg(format!("env -u NO_COLOR TERM=xterm-256color sh -c '{cmd}'"))
-            .status()
-            .expect("tmux");
-        assert!(ok.success(), "tmux new-session failed");
-        Tmux { name }
-    }
-
-    fn screen(&self) -> String {
-        let out = Command::new("tmux")
-            .args(["capture-pane", "-p", "-t", &self.name])
-            .output()
-            .expect("capture-pane");
-        text(&out.stdout)
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        for k in keys {
-            let ok = Command::new("tmux")
-                .args(["send-keys", "-t", &self.name, k])
-                .status()
-                .expect("send-keys");
-            assert!(ok.success());
-            std::thread::sleep(Duration::from_millis(150));
-        }
-    }
-
-    fn wait(&self, what: &str, limit: Duration, f: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let s = self.screen();
-            if f(&s) {
-                return s;
-            }
-            assert!(
-                start.elapsed() < limit,
-                "timed out after {limit:?} waiting for {what}; the screen was:\n{s}"
-            );
-            std::thread::sleep(Duration::from_millis(250));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.name])
-            .status();
-    }
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn over_maxtime_explained_and_partitions_and_stats_views() {
     let r = remote();
     let dir = scratch(&r, "pend-e2e").await;
-    let tag = format!(
-        "pe{}",
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos() % 100_000)
-            .unwrap_or(0)
-    );
+    let tag = format!("pe{}", rand_suffix() % 100_000);
     let id = sbatch(
         &r,
         &[
@@ -103,7 +31,7 @@ async fn over_maxtime_explained_and_partitions_and_stats_views() {
         ],
     )
     .await;
-    let t = Tmux::start(&dev_config());
+    let t = Tmux::start(&dev_config(), &[]);
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         t.keys(&["/"]);
         t.keys(&[&tag, "Enter"]);

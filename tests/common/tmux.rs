@@ -14,6 +14,11 @@ impl Tmux {
     /// Starts slurmdash in a detached 200x50 tmux session. When slurmdash exits, the pane
     /// prints `EXITED:<code>` and stays open so the test can read the restored terminal.
     pub fn start(config: &Path, extra: &[&str]) -> Tmux {
+        Tmux::start_with(config, extra, &[])
+    }
+
+    /// `start` with environment variables for slurmdash (values without quotes or spaces).
+    pub fn start_with(config: &Path, extra: &[&str], env: &[(&str, &str)]) -> Tmux {
         let name = format!("sdtest-{}-{}", std::process::id(), rand_suffix());
         let bin = env!("CARGO_BIN_EXE_slurmdash");
         let mut cmd = format!("{bin} --config {}", config.display());
@@ -24,11 +29,28 @@ impl Tmux {
         cmd.push_str("; echo EXITED:$?; sleep 60");
         let ok = Command::new("tmux")
             .args(["new-session", "-d", "-s", &name, "-x", "200", "-y", "50"])
-            .arg(format!("env -u NO_COLOR TERM=xterm-256color sh -c '{cmd}'"))
+            .arg(format!(
+                "env -u NO_COLOR TERM=xterm-256color {} sh -c '{cmd}'",
+                env.iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ))
             .status()
             .expect("tmux");
         assert!(ok.success(), "tmux new-session failed");
         Tmux { name }
+    }
+
+    /// Appends everything the program writes to `path`, before tmux interprets it (to see
+    /// escapes such as OSC 9 that never reach the screen).
+    pub fn pipe_to(&self, path: &Path) {
+        let ok = Command::new("tmux")
+            .args(["pipe-pane", "-o", "-t", &self.name])
+            .arg(format!("cat >> {}", path.display()))
+            .status()
+            .expect("pipe-pane");
+        assert!(ok.success());
     }
 
     pub fn screen(&self) -> String {
