@@ -95,14 +95,15 @@ fn detail_text(
 
 #[tokio::test]
 async fn one_refresh_of_a_500_job_queue_is_one_remote_exec() {
-    // A separate user, so the 500 held jobs never show in other tests' own queues.
+    // A separate user, so the 500 held jobs never show in other tests' own queues, and
+    // polar, so they do not count in the rank test's partition (long) while both run.
     let r = other_remote();
     let out = run(
         &r,
         &[
             "sh",
             "-c",
-            "for i in $(seq 1 500); do sbatch --parsable --hold -p long -t 1 -c 1 -o /dev/null \
+            "for i in $(seq 1 500); do sbatch --parsable --hold -p polar -t 1 -c 1 -o /dev/null \
              -J \"sd-500 |$i\" --wrap true || exit 1; done",
         ],
     )

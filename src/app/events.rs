@@ -287,18 +287,6 @@ impl Events {
         out
     }
 
-    /// Jobs that left the queue and whose final state is still wanted.
-    pub fn unresolved(&self) -> Vec<JobId> {
-        let mut ids: Vec<JobId> = self
-            .vanished
-            .iter()
-            .filter(|(_, v)| v.lookups < FINAL_LOOKUPS)
-            .map(|(id, _)| id.clone())
-            .collect();
-        ids.sort_by_key(|i| i.to_string());
-        ids
-    }
-
     /// Counts a sacct lookup for each id; those that reach the limit without a final state
     /// are given up on and logged as "left the queue".
     pub fn count_lookup(&mut self, ids: &[JobId], at: NaiveDateTime) -> Vec<Event> {

@@ -8,6 +8,7 @@ mod form;
 mod input;
 pub mod insight;
 mod logs;
+mod nav;
 mod ops;
 pub mod partitions;
 mod retry;
@@ -16,7 +17,7 @@ mod triage;
 use std::time::Duration;
 
 use chrono::NaiveDateTime;
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseEvent, MouseEventKind};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 pub use edit::{EditForm, EDIT_FIELDS};
 pub use events::{notifications, Event, EventKind, Events, Own};
@@ -507,91 +508,6 @@ impl App {
             Action::NewJob => return self.open_form(),
         }
         Vec::new()
-    }
-
-    fn move_in_focus(&mut self, a: Action, page: usize) -> Vec<Cmd> {
-        match self.focus {
-            Pane::Queue => {
-                match a {
-                    Action::Up => self.queue.select_prev(),
-                    Action::Down => self.queue.select_next(),
-                    Action::Top => self.queue.select_first(),
-                    Action::Bottom => self.queue.select_last(),
-                    Action::PageUp => self.queue.page_up(page),
-                    _ => self.queue.page_down(page),
-                }
-                self.selection_changed()
-            }
-            Pane::Detail => {
-                let s = &mut self.detail.scroll;
-                let p = u16::try_from(page).unwrap_or(u16::MAX);
-                *s = match a {
-                    Action::Up => s.saturating_sub(1),
-                    Action::Down => s.saturating_add(1),
-                    Action::Top => 0,
-                    Action::Bottom => u16::MAX / 2,
-                    Action::PageUp => s.saturating_sub(p),
-                    _ => s.saturating_add(p),
-                };
-                Vec::new()
-            }
-            Pane::Log => {
-                let vp = self.log_viewport();
-                let log = self.logs.current_mut();
-                match a {
-                    Action::Up => log.scroll_up(1, vp),
-                    Action::Down => log.scroll_down(1, vp),
-                    Action::Top => log.top(),
-                    Action::Bottom => log.bottom_and_follow(),
-                    Action::PageUp => log.page_up(vp),
-                    _ => log.page_down(vp),
-                }
-                Vec::new()
-            }
-        }
-    }
-
-    fn on_mouse(&mut self, m: MouseEvent) -> Vec<Cmd> {
-        let areas = crate::ui::layout(self.size, self);
-        let hit = |r: ratatui::layout::Rect| {
-            m.column >= r.x && m.column < r.x + r.width && m.row >= r.y && m.row < r.y + r.height
-        };
-        let pane = if hit(areas.queue) {
-            Pane::Queue
-        } else if areas.detail.is_some_and(hit) {
-            Pane::Detail
-        } else if areas.log.is_some_and(hit) {
-            Pane::Log
-        } else {
-            return Vec::new();
-        };
-        match m.kind {
-            MouseEventKind::Down(_) => {
-                self.focus = pane;
-                if pane == Pane::Queue {
-                    let body = areas.queue.height.saturating_sub(3);
-                    let row = m.row.saturating_sub(areas.queue.y + 2);
-                    if row < body {
-                        self.queue.click(usize::from(row), usize::from(body));
-                        return self.selection_changed();
-                    }
-                }
-                Vec::new()
-            }
-            MouseEventKind::ScrollDown | MouseEventKind::ScrollUp => {
-                let prev = self.focus;
-                self.focus = pane;
-                let a = if m.kind == MouseEventKind::ScrollDown {
-                    Action::Down
-                } else {
-                    Action::Up
-                };
-                let cmds = self.move_in_focus(a, 3);
-                self.focus = prev;
-                cmds
-            }
-            _ => Vec::new(),
-        }
     }
 }
 

@@ -11,7 +11,6 @@ use crate::slurm::command;
 use crate::slurm::model::{gpus_in_gres_list, summarize_partitions, Partition, PartitionUsage};
 use crate::slurm::parse::{parse_scontrol_partitions, parse_sinfo};
 use crate::slurm::time::SlurmDuration;
-use crate::worker::fetch::failure;
 
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct PartitionInfo {
@@ -136,15 +135,7 @@ pub fn srun_help_argv() -> Vec<String> {
 /// are best effort (`None` when the command failed).
 pub async fn fetch(remote: &dyn Remote, timeout: Duration) -> Result<ClusterFacts, String> {
     let run = |argv: Vec<String>| async move {
-        let out = remote
-            .run(&argv, None, timeout)
-            .await
-            .map_err(|e| e.to_string())?;
-        if out.success() {
-            Ok(out.stdout_lossy())
-        } else {
-            Err(failure(remote, &argv, &out))
-        }
+        crate::worker::fetch::stdout_of(remote, &argv, None, timeout).await
     };
     // Independent commands: one round trip's worth of waiting over the shared connection.
     let (parts, usage, pending, accounts, help) = tokio::join!(

@@ -12,22 +12,7 @@ use crate::worker::fetch::failure;
 /// The sub-directories of a job directory (TAO's layout).
 pub const SUBDIRS: [&str; 5] = ["specs", "env", "meta", "sbatch", "slurm-logs"];
 
-async fn run_ok(
-    remote: &dyn Remote,
-    argv: &[String],
-    stdin: Option<&[u8]>,
-    timeout: Duration,
-) -> Result<String, String> {
-    let out = remote
-        .run(argv, stdin, timeout)
-        .await
-        .map_err(|e| e.to_string())?;
-    if out.success() {
-        Ok(out.stdout_lossy())
-    } else {
-        Err(failure(remote, argv, &out))
-    }
-}
+use crate::worker::fetch::stdout_of as run_ok;
 
 fn sh(script: &str, args: impl IntoIterator<Item = String>) -> Vec<String> {
     let mut v = vec!["sh".to_string(), "-c".into(), script.into(), "sh".into()];

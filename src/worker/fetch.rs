@@ -36,6 +36,25 @@ pub fn failure(remote: &dyn Remote, argv: &[String], out: &RunOutput) -> String 
     }
 }
 
+/// Runs `argv` and returns its stdout; a transport error or a non-zero exit becomes the
+/// sentence of [`failure`].
+pub async fn stdout_of(
+    remote: &dyn Remote,
+    argv: &[String],
+    stdin: Option<&[u8]>,
+    timeout: Duration,
+) -> Result<String, String> {
+    let out = remote
+        .run(argv, stdin, timeout)
+        .await
+        .map_err(|e| e.to_string())?;
+    if out.success() {
+        Ok(out.stdout_lossy())
+    } else {
+        Err(failure(remote, argv, &out))
+    }
+}
+
 /// Runs squeue for `query` and parses it. Errors are user-facing sentences naming the
 /// command.
 pub async fn queue(
@@ -43,16 +62,8 @@ pub async fn queue(
     query: &SqueueQuery,
     timeout: Duration,
 ) -> Result<Vec<Job>, String> {
-    let argv = command::squeue(query);
-    let out = remote
-        .run(&argv, None, timeout)
-        .await
-        .map_err(|e| e.to_string())?;
-    if !out.success() {
-        return Err(failure(remote, &argv, &out));
-    }
-    parse_squeue(&out.stdout_lossy())
-        .map_err(|e| format!("squeue printed something unexpected: {e}"))
+    let out = stdout_of(remote, &command::squeue(query), None, timeout).await?;
+    parse_squeue(&out).map_err(|e| format!("squeue printed something unexpected: {e}"))
 }
 
 /// `scontrol show job` while slurmctld knows the job, else sacct.
@@ -83,16 +94,7 @@ pub async fn detail(
             return Ok((d.clone(), DetailSource::Scontrol));
         }
     }
-    let argv = command::sacct_jobs(std::slice::from_ref(id));
-    let out = remote
-        .run(&argv, None, timeout)
-        .await
-        .map_err(|e| e.to_string())?;
-    if !out.success() {
-        return Err(failure(remote, &argv, &out));
-    }
-    let details = parse_sacct(&out.stdout_lossy())
-        .map_err(|e| format!("sacct printed something unexpected: {e}"))?;
+    let details = final_states(remote, std::slice::from_ref(id), timeout).await?;
     let wanted = details
         .iter()
         .find(|d| d.id.as_ref() == Some(id))
@@ -110,13 +112,6 @@ pub async fn final_states(
     ids: &[JobId],
     timeout: Duration,
 ) -> Result<Vec<JobDetail>, String> {
-    let argv = command::sacct_jobs(ids);
-    let out = remote
-        .run(&argv, None, timeout)
-        .await
-        .map_err(|e| e.to_string())?;
-    if !out.success() {
-        return Err(failure(remote, &argv, &out));
-    }
-    parse_sacct(&out.stdout_lossy()).map_err(|e| format!("sacct printed something unexpected: {e}"))
+    let out = stdout_of(remote, &command::sacct_jobs(ids), None, timeout).await?;
+    parse_sacct(&out).map_err(|e| format!("sacct printed something unexpected: {e}"))
 }

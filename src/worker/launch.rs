@@ -13,10 +13,7 @@ use crate::config::{Cluster, Loaded};
 use crate::launch::{facts, submit};
 use crate::registry::{Entry, Registry};
 use crate::remote::Remote;
-use crate::slurm::command;
 use crate::slurm::model::{Job, JobDetail, JobId, JobState, SlurmDuration};
-use crate::slurm::parse::parse_sacct;
-use crate::worker::fetch::failure;
 
 /// How many of the newest registry launches are re-attached at start.
 pub const REATTACH_MAX: usize = 200;
@@ -105,16 +102,7 @@ pub async fn registry_jobs(
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let argv = command::sacct_jobs(&ids);
-    let out = remote
-        .run(&argv, None, timeout)
-        .await
-        .map_err(|e| e.to_string())?;
-    if !out.success() {
-        return Err(failure(remote, &argv, &out));
-    }
-    let details = parse_sacct(&out.stdout_lossy())
-        .map_err(|e| format!("sacct printed something unexpected: {e}"))?;
+    let details = crate::worker::fetch::final_states(remote, &ids, timeout).await?;
     // Right after a job ends, slurmdbd may hold a partial record (named `allocation`, no
     // partition or work dir) until slurmctld's start message lands: fill in what we know.
     Ok(details

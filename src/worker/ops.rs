@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::fetch::failure;
+use super::fetch::{failure, stdout_of};
 use crate::remote::Remote;
 use crate::slurm::command;
 use crate::slurm::model::{CancelOutcome, JobId, Partition};
@@ -54,19 +54,7 @@ pub async fn edit(
 
 /// Every partition with its limits (`scontrol show partition`).
 pub async fn partitions(remote: &dyn Remote, timeout: Duration) -> Result<Vec<Partition>, String> {
-    let argv = command::scontrol_show_partition();
-    let out = remote
-        .run(&argv, None, timeout)
-        .await
-        .map_err(|e| e.to_string())?;
-    if !out.success() {
-        return Err(failure(remote, &argv, &out));
-    }
-    parse_scontrol_partitions(&out.stdout_lossy())
+    let out = stdout_of(remote, &command::scontrol_show_partition(), None, timeout).await?;
+    parse_scontrol_partitions(&out)
         .map_err(|e| format!("scontrol show partition printed something unexpected: {e}"))
-}
-
-/// Whether an op's report is a full success (for exit codes).
-pub fn all_ok(report: &OpReport) -> bool {
-    report.failed().is_empty()
 }
