@@ -20,13 +20,14 @@ now_ms() {
 # recycled pid is never mistaken for ours and never signalled.
 
 pid_file() { printf '%s/%s.pid' "$RUN" "$1"; }
-log_file() { printf '%s/%s.log' "$LOG" "$1"; }
+# (slurmd@NODE logs to slurmd-NODE.log: SlurmdLogFile has %n)
+log_file() { printf '%s/%s.log' "$LOG" "${1/@/-}"; }
 # Where a daemon's stdout/stderr go. Slurm daemons in the foreground (-D) copy every
 # log line to stderr, so theirs go to a separate file (it keeps the early fatal errors
 # written before the LogFile opens); the others log only there.
 stdio_file() {
 	case $1 in
-	slurm*) printf '%s/%s.stderr' "$LOG" "$1" ;;
+	slurm*) printf '%s/%s.stderr' "$LOG" "${1/@/-}" ;;
 	*) log_file "$1" ;;
 	esac
 }
@@ -57,12 +58,16 @@ alive_pid() {
 
 is_alive() { alive_pid "$1" >/dev/null; }
 
-# start_daemon NAME CMD...: runs CMD in the foreground of its own session (setsid, no
+# start_daemon NAME [inroot] CMD...: runs CMD (in the version's chroot after `inroot`) in the foreground of its own session (setsid, no
 # fork, so $! is the daemon itself), stdin from /dev/null, stdout+stderr appended to
 # stdio_file, the lock fd closed so the daemon never holds our lock. Records the pid.
 start_daemon() {
 	local name=$1 log st
 	shift
+	if [[ $1 == inroot ]]; then
+		shift
+		[[ -z $ROOT ]] || set -- chroot "$ROOT" "$@"
+	fi
 	log=$(stdio_file "$name")
 	printf '\n==== %s: dev-cluster starting %s\n' "$(date '+%F %T')" "$name" >>"$log"
 	(cd / && exec setsid "$@" </dev/null >>"$log" 2>&1 9>&-) &

@@ -11,14 +11,61 @@ use slurmdash::remote::{Remote, RunOutput, SshOptions, SshRemote};
 
 pub const T: Duration = Duration::from_secs(30);
 
+/// The Slurm version the cluster tests run against: `SLURMDASH_DEV_SLURM` (22.05, 24.11
+/// or 26.05; `scripts/dev-cluster up --slurm V` brings that one up), default 22.05.
+pub fn dev_slurm() -> String {
+    std::env::var("SLURMDASH_DEV_SLURM")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .unwrap_or_else(|| "22.05".into())
+}
+
+/// The selected version's client-side directory: `.dev-cluster` for 22.05,
+/// `.dev-cluster/<V>` for the others (ssh config, slurmdash.toml, env).
 pub fn dev_dir() -> PathBuf {
-    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join(".dev-cluster");
+    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join(".dev-cluster");
+    let v = dev_slurm();
+    let d = if v == "22.05" { base } else { base.join(&v) };
     assert!(
         d.join("slurmdash.toml").is_file() && d.join("ssh/config").is_file(),
-        "{} is incomplete: run `scripts/dev-cluster up` first (these tests need the dev cluster)",
+        "{} is incomplete: run `scripts/dev-cluster up --slurm {v}` first (these tests need the dev cluster)",
         d.display()
     );
     d
+}
+
+/// A value of the dev cluster's env file (`scripts/dev-cluster env`), e.g. `SLURMDASH_DEV_NODES`.
+pub fn dev_env(key: &str) -> String {
+    let path = dev_dir().join("env");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    text.lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
+        .map(|v| v.trim().to_string())
+        .unwrap_or_else(|| panic!("{key} not in {}: run `scripts/dev-cluster up` again", path.display()))
+}
+
+fn env_list(key: &str) -> Vec<String> {
+    dev_env(key)
+        .split(',')
+        .filter(|n| !n.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Every compute node's name (e.g. gpu01, gpu02, cpu01).
+pub fn nodes() -> Vec<String> {
+    env_list("SLURMDASH_DEV_NODES")
+}
+
+/// The nodes with GPUs (partitions short, polar, long).
+pub fn gpu_nodes() -> Vec<String> {
+    env_list("SLURMDASH_DEV_GPU_NODES")
+}
+
+/// The CPU-only nodes (partition cpu).
+pub fn cpu_nodes() -> Vec<String> {
+    env_list("SLURMDASH_DEV_CPU_NODES")
 }
 
 /// The slurmdash config `scripts/dev-cluster up` writes for the dev cluster.
