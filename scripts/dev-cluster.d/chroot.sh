@@ -4,9 +4,11 @@
 # the cluster runs. Sourced by scripts/dev-cluster, never run.
 
 CHROOT_BASE_PACKAGES=slurmctld,slurmd,slurmdbd,slurm-client,munge,mariadb-server,openssh-server,procps,python3,iproute2,tmux
-# Installed with apt inside the chroot once it exists (containers.sh may add its own
-# through containers_chroot_packages).
-CHROOT_EXTRA_PACKAGES=(mariadb-client openssh-client python3 less)
+# Installed with apt inside the chroot once it exists: clients, and what containers.sh
+# needs to build Pyxis against this Slurm and to run Enroot on the nodes.
+CHROOT_EXTRA_PACKAGES=(mariadb-client openssh-client python3 less
+	libslurm-dev gcc make libc6-dev libcap2-bin squashfs-tools jq parallel zstd curl gawk
+	libbsd0 ca-certificates)
 
 # The mirror of this machine's apt sources (deb822 or one-line format).
 apt_mirror() {
