@@ -220,8 +220,8 @@ async fn each_rejection_names_the_problem_and_submits_nothing() {
             "over partition short's MaxTime 30:00",
         ),
         (
-            vec!["gpus=16".into()],
-            "partition short has 1 node(s) with 8 GPUs",
+            vec!["gpus=24".into()],
+            "24 GPUs need 3 nodes of 8, but partition short has 2 node(s) with 16 GPUs in total",
         ),
         (
             vec!["gpus=12".into(), "max_gpus_per_node=16".into()],
@@ -299,7 +299,16 @@ async fn test_only_shows_the_estimate_and_queues_nothing() {
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
     assert!(stdout.starts_with("estimated start 20"), "{stdout}");
-    assert!(stdout.contains(" on vm in partition short"), "{stdout}");
+    // The estimate names the node Slurm would use: one of partition short's (GPU) nodes.
+    let on = stdout
+        .split(" on ")
+        .nth(1)
+        .and_then(|rest| rest.split(" in partition short").next())
+        .unwrap_or_else(|| panic!("no 'on NODE in partition short' in {stdout}"));
+    assert!(
+        gpu_nodes().iter().any(|n| n == on),
+        "{on} is not a GPU node: {stdout}"
+    );
     assert!(s.registry().load().expect("registry").is_empty());
     let ls = run(&remote(), &["ls", "-A", &s.root]).await;
     assert!(ls.stdout_lossy().trim().is_empty());

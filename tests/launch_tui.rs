@@ -46,7 +46,13 @@ async fn launch_form_by_keystrokes_submits_and_shows_the_job_and_its_log() {
     let s = t.wait("the test-only estimate", Duration::from_secs(30), |s| {
         s.contains("test-only: estimated start 20") || s.contains("test-only: `")
     });
-    assert!(s.contains("on vm (partition short)"), "{s}");
+    // The estimate names one of partition short's (GPU) nodes.
+    assert!(
+        gpu_nodes()
+            .iter()
+            .any(|n| s.contains(&format!("on {n} (partition short)"))),
+        "{s}"
+    );
     t.keys(&["p"]);
     t.wait("the script preview", Duration::from_secs(5), |s| {
         s.contains("#SBATCH --job-name=tui-job") && s.contains("#SBATCH --requeue")

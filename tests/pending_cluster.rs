@@ -147,14 +147,17 @@ async fn one_refresh_of_a_500_job_queue_is_one_remote_exec() {
     assert!(jobs3.len() >= 500 && extra3.starts.is_empty());
 }
 
-/// Resources and Priority on purpose: a job holding all 8 GPUs for a minute or two, then two
-/// more 8-GPU jobs behind it. Other tests share the node, so every wait is generous.
+/// Resources and Priority on purpose: a job holding all 8 GPUs of both GPU nodes for a minute
+/// or two, then two more 8-GPU jobs behind it. Other tests share the nodes, so every wait is
+/// generous.
 #[tokio::test]
 async fn resources_and_priority_explained_with_estimate_rank_sprio_and_sshare() {
     let r = remote();
     let dir = scratch(&r, "pending").await;
-    let sub = |name: &'static str, secs: &'static str| {
+    let gpu_nodes = gpu_nodes().len().to_string();
+    let sub = |name: &'static str, nodes: &str, secs: &'static str| {
         let dir = dir.clone();
+        let nodes = format!("--nodes={nodes}");
         let r = &r;
         async move {
             sbatch(
@@ -164,6 +167,7 @@ async fn resources_and_priority_explained_with_estimate_rank_sprio_and_sshare() 
                     name,
                     "-p",
                     "long",
+                    &nodes,
                     "-t",
                     "2",
                     "-c",
@@ -178,9 +182,9 @@ async fn resources_and_priority_explained_with_estimate_rank_sprio_and_sshare() 
             .await
         }
     };
-    let blocker = sub("sd-gpu-blocker", "sleep 75").await;
-    let a = sub("sd-gpu-first", "true").await;
-    let b = sub("sd-gpu-second", "true").await;
+    let blocker = sub("sd-gpu-blocker", &gpu_nodes, "sleep 75").await;
+    let a = sub("sd-gpu-first", "1", "true").await;
+    let b = sub("sd-gpu-second", "1", "true").await;
     let ids = [blocker, a, b];
     let outcome = async {
         wait_for("the blocker to run", Duration::from_secs(240), || async {
@@ -463,18 +467,25 @@ async fn partitions_match_sinfo() {
     let r = remote();
     let rows = partitions::fetch(&r, T).await.expect("partitions");
     let names: Vec<&str> = rows.iter().map(|p| p.name.as_str()).collect();
-    assert_eq!(names, ["short", "polar", "long"]);
+    assert_eq!(names, ["short", "polar", "long", "cpu"]);
     let sinfo = run(&r, &["sinfo", "-h", "-o", "%P %l"])
         .await
         .stdout_lossy();
     assert!(sinfo.contains("polar 4:00:00"), "{sinfo}");
     let polar = &rows[1];
     assert_eq!(polar.max_time.to_slurm(), "4:00:00");
-    assert_eq!(polar.gpus_total, 8);
+    // polar is the GPU nodes (8 GPUs each); cpu is the CPU-only node(s), without GPUs.
+    assert_eq!(polar.gpus_total, 8 * gpu_nodes().len() as u32);
     assert!(rows[0].is_default);
     assert_eq!(
         polar.idle + polar.mixed + polar.allocated + polar.down + polar.drained + polar.other,
-        1
+        gpu_nodes().len() as u32
+    );
+    let cpu = &rows[3];
+    assert_eq!(cpu.gpus_total, 0);
+    assert_eq!(
+        cpu.idle + cpu.mixed + cpu.allocated + cpu.down + cpu.drained + cpu.other,
+        cpu_nodes().len() as u32
     );
 }
 
@@ -483,17 +494,22 @@ async fn partitions_match_sinfo() {
 /// jobs use, and lets sduser's `vision` association use it. Idempotent.
 fn ensure_gpu8_qos() {
     let run = |args: &[&str]| {
-        std::process::Command::new("sacctmgr")
-            .arg("-i")
-            .args(args)
-            .output()
-            .expect("sacctmgr on the cluster host (this test needs root there)")
+        let mut argv = vec!["sacctmgr", "-i"];
+        argv.extend_from_slice(args);
+        slurm_admin(&argv)
     };
-    let exists = std::process::Command::new("sacctmgr")
-        .args(["-nP", "show", "qos", "name=sdgpu8", "format=Name"])
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).contains("sdgpu8"))
-        .unwrap_or(false);
+    let exists = String::from_utf8_lossy(
+        &slurm_admin(&[
+            "sacctmgr",
+            "-nP",
+            "show",
+            "qos",
+            "name=sdgpu8",
+            "format=Name",
+        ])
+        .stdout,
+    )
+    .contains("sdgpu8");
     if !exists {
         let o = run(&["add", "qos", "sdgpu8", "MaxTRESPerUser=gres/gpu=8"]);
         assert!(o.status.success(), "add qos: {}", text(&o.stderr));
@@ -509,17 +525,15 @@ fn ensure_gpu8_qos() {
     ]);
     // "Nothing modified" (already allowed) exits non-zero on some versions: check the result.
     let _ = o;
-    let shown = std::process::Command::new("sacctmgr")
-        .args([
-            "-nP",
-            "show",
-            "assoc",
-            "user=sduser",
-            "account=vision",
-            "format=QOS",
-        ])
-        .output()
-        .expect("sacctmgr show assoc");
+    let shown = slurm_admin(&[
+        "sacctmgr",
+        "-nP",
+        "show",
+        "assoc",
+        "user=sduser",
+        "account=vision",
+        "format=QOS",
+    ]);
     assert!(
         String::from_utf8_lossy(&shown.stdout).contains("sdgpu8"),
         "sduser/vision may not use sdgpu8: {}",

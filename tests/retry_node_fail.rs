@@ -2,13 +2,13 @@
 //! NODE_FAIL, the retry check re-submits it once, the chain shows two attempts, and the
 //! second attempt completes once the node is back.
 //!
-//! This test sets the dev cluster's only node DOWN, which kills every job on it, so it lives
-//! alone in its own test binary (cargo runs test binaries one after another). It runs
-//! `scontrol update nodename=...` on this machine, which hosts the dev cluster (as root).
+//! This test sets the node the job runs on DOWN (one of partition short's several nodes,
+//! never the only one), which kills every job on it, so it lives alone in its own test binary
+//! (cargo runs test binaries one after another). It runs `scontrol update nodename=...` on
+//! this machine, which hosts the dev cluster (as root).
 
 mod common;
 
-use std::process::Command;
 use std::time::Duration;
 
 use common::*;
@@ -30,11 +30,10 @@ impl Drop for Resume {
 }
 
 fn scontrol_node(node: &str, args: &[&str]) -> std::process::Output {
-    Command::new("scontrol")
-        .args(["update", &format!("nodename={node}")])
-        .args(args)
-        .output()
-        .expect("run scontrol on the cluster host")
+    let name = format!("nodename={node}");
+    let mut argv = vec!["scontrol", "update", &name];
+    argv.extend_from_slice(args);
+    slurm_admin(&argv)
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -44,14 +43,13 @@ async fn a_node_failure_is_retried_and_the_second_attempt_completes() {
     let root = format!("{base}/results");
     let state = tempfile::tempdir().expect("state dir");
     let registry = Registry::open(state.path());
-    let node = run(&r, &["sinfo", "-h", "-N", "-o", "%N"])
+    let short_nodes = run(&r, &["sinfo", "-h", "-N", "-p", "short", "-o", "%N"])
         .await
-        .stdout_lossy()
-        .lines()
-        .next()
-        .expect("a node")
-        .trim()
-        .to_string();
+        .stdout_lossy();
+    assert!(
+        short_nodes.lines().count() >= 2,
+        "partition short needs several nodes (one goes down): {short_nodes}"
+    );
 
     // Runs long the first time; the retry finds the marker and finishes at once.
     let facts = facts::fetch(&r, T).await.expect("cluster facts");
@@ -87,6 +85,20 @@ touch "$f"; sleep 300"#
     })
     .await;
 
+    // The node the first attempt runs on goes down; the others stay up.
+    let node = run(
+        &r,
+        &["squeue", "-h", "-j", &first.job_id.to_string(), "-o", "%N"],
+    )
+    .await
+    .stdout_lossy()
+    .trim()
+    .to_string();
+    assert!(
+        short_nodes.lines().any(|n| n.trim() == node),
+        "job {} runs on {node:?}, not one of {short_nodes}",
+        first.job_id
+    );
     let _resume = Resume(node.clone());
     let out = scontrol_node(&node, &["state=down", "reason=slurmdash retry test"]);
     assert!(out.status.success(), "{}", text(&out.stderr));

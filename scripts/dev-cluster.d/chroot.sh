@@ -45,7 +45,8 @@ ensure_chroot() {
 		want+=($(containers_chroot_packages))
 	fi
 	for p in "${want[@]}"; do
-		chroot "$ROOT" dpkg -s "$p" 2>/dev/null | grep -q '^Status: install ok installed' || missing+=("$p")
+		[[ $(chroot "$ROOT" dpkg-query -W -f='${Status}' "$p" 2>/dev/null) == "install ok installed" ]] ||
+			missing+=("$p")
 	done
 	if ((${#missing[@]})); then
 		say "installing into the $VER chroot: ${missing[*]}"

@@ -236,11 +236,13 @@ render_env() {
 	printf 'SLURMDASH_DEV_SSH_CONFIG=%q\n' "$SSH_DIR/config"
 	printf 'SLURMDASH_DEV_HOST=%q\n' "$SSH_ALIAS"
 	printf 'SLURMDASH_DEV_USER=%q\n' "${TEST_USERS[0]}"
-	printf 'SLURMDASH_DEV_NODES=%q\n' "$(join_by_comma "${NODES[@]}")"
-	printf 'SLURMDASH_DEV_GPU_NODES=%q\n' "$(join_by_comma "${GPU_NODES[@]}")"
-	printf 'SLURMDASH_DEV_CPU_NODES=%q\n' "$(join_by_comma "${CPU_NODES[@]}")"
+	printf 'SLURMDASH_DEV_NODES=%s\n' "$(join_by_comma "${NODES[@]}")"
+	printf 'SLURMDASH_DEV_GPU_NODES=%s\n' "$(join_by_comma "${GPU_NODES[@]}")"
+	printf 'SLURMDASH_DEV_CPU_NODES=%s\n' "$(join_by_comma "${CPU_NODES[@]}")"
 	printf 'SLURMDASH_DEV_CONFIG=%q\n' "$VDIR/slurmdash.toml"
 	printf 'SLURMDASH_DEV_STATE=%q\n' "$SD"
+	# the chroot of a newer version (empty for 22.05): run admin commands with chroot
+	printf 'SLURMDASH_DEV_ROOT=%s\n' "$ROOT"
 }
 
 # Files for the client side, owned by whoever owns the repo so a non-root developer

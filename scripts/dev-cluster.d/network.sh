@@ -9,8 +9,10 @@ ensure_network() {
 		say "creating bridge $BRIDGE ($CTL_ADDR/24)"
 		ip link add "$BRIDGE" type bridge
 	fi
-	ip addr show dev "$BRIDGE" | grep -qF " $CTL_ADDR/24 " ||
-		ip addr add "$CTL_ADDR/24" dev "$BRIDGE"
+	# (captured first: `grep -q` in a pipe may SIGPIPE `ip`, which pipefail counts)
+	local have
+	have=$(ip -o addr show dev "$BRIDGE")
+	[[ $have == *" $CTL_ADDR/24 "* ]] || ip addr add "$CTL_ADDR/24" dev "$BRIDGE"
 	ip link set "$BRIDGE" up
 	local n ns veth
 	for n in "${NODES[@]}"; do
@@ -23,8 +25,8 @@ ensure_network() {
 		fi
 		ip link set "$veth" up
 		ip -n "$ns" link set lo up
-		ip -n "$ns" addr show dev eth0 | grep -qF " $(node_addr "$n")/24 " ||
-			ip -n "$ns" addr add "$(node_addr "$n")/24" dev eth0
+		have=$(ip -n "$ns" -o addr show dev eth0)
+		[[ $have == *" $(node_addr "$n")/24 "* ]] || ip -n "$ns" addr add "$(node_addr "$n")/24" dev eth0
 		ip -n "$ns" link set eth0 up
 	done
 	write_hosts

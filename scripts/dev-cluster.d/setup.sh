@@ -9,7 +9,7 @@ PACKAGES=(slurm-wlm slurmdbd munge mariadb-server mariadb-client openssh-server
 ensure_packages() {
 	local p missing=()
 	for p in "${PACKAGES[@]}"; do
-		dpkg -s "$p" 2>/dev/null | grep -q '^Status: install ok installed' || missing+=("$p")
+		[[ $(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) == "install ok installed" ]] || missing+=("$p")
 	done
 	((${#missing[@]} == 0)) && return 0
 	say "installing missing packages: ${missing[*]}"

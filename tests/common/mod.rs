@@ -37,12 +37,17 @@ pub fn dev_dir() -> PathBuf {
 /// A value of the dev cluster's env file (`scripts/dev-cluster env`), e.g. `SLURMDASH_DEV_NODES`.
 pub fn dev_env(key: &str) -> String {
     let path = dev_dir().join("env");
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let text =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
     text.lines()
         .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
         .map(|v| v.trim().to_string())
-        .unwrap_or_else(|| panic!("{key} not in {}: run `scripts/dev-cluster up` again", path.display()))
+        .unwrap_or_else(|| {
+            panic!(
+                "{key} not in {}: run `scripts/dev-cluster up` again",
+                path.display()
+            )
+        })
 }
 
 fn env_list(key: &str) -> Vec<String> {
@@ -66,6 +71,22 @@ pub fn gpu_nodes() -> Vec<String> {
 /// The CPU-only nodes (partition cpu).
 pub fn cpu_nodes() -> Vec<String> {
     env_list("SLURMDASH_DEV_CPU_NODES")
+}
+
+/// A Slurm command as root on this machine, which hosts the dev cluster (e.g. `scontrol
+/// update nodename=N state=down`): in the version's chroot for 24.11/26.05.
+pub fn slurm_admin(argv: &[&str]) -> Output {
+    let root = dev_env("SLURMDASH_DEV_ROOT");
+    let mut cmd = if root.is_empty() {
+        Command::new(argv[0])
+    } else {
+        let mut c = Command::new("chroot");
+        c.arg(&root).arg(argv[0]);
+        c
+    };
+    cmd.args(&argv[1..])
+        .output()
+        .unwrap_or_else(|e| panic!("run {argv:?} on the cluster host: {e}"))
 }
 
 /// The slurmdash config `scripts/dev-cluster up` writes for the dev cluster.
