@@ -2,11 +2,10 @@
 //! states, the real worker fetches their detail (scontrol, or sacct after MinJobAge) and reads
 //! their real logs over SSH, and the classifier names the class.
 //!
-//! Not covered here: ERR_OOM from a real memory kill. The dev cluster runs
-//! `TaskPlugin=task/none` without cgroups and `JobAcctGatherParams` unset, so Slurm never
-//! enforces memory and no job can end OUT_OF_MEMORY; the oom-kill log lines are checked on
-//! fixtures in `src/triage/tests.rs`. NODE_FAIL needs the node set down, which the shared
-//! cluster must not be (the retry test in issue 5 does that on its own).
+//! ERR_OOM from a real memory kill: the dev cluster runs `TaskPlugin=task/cgroup` with
+//! `ConstrainRAMSpace=yes`, so a job that allocates past its `--mem` is killed by the kernel
+//! and Slurm records OUT_OF_MEMORY. NODE_FAIL needs a node set down, which only the retry test
+//! (tests/retry_node_fail.rs, its own binary) does.
 
 mod common;
 
@@ -124,4 +123,38 @@ async fn real_failures_are_classified_from_state_and_log_tails() {
     let t = finished_and_triaged(&r, timeout, None, Duration::from_secs(240)).await;
     assert_eq!(t.triage.class, Class::Timeout, "{t:?}");
     assert_eq!(sacct_state(&r, timeout).await, "TIMEOUT");
+}
+
+/// A job that allocates 400 MB under `--mem=100M` is killed by its memory cgroup; sacct says
+/// OUT_OF_MEMORY and the triage classifies it ERR_OOM from that state, with the memory hint.
+#[tokio::test]
+async fn a_job_over_its_memory_limit_ends_out_of_memory_and_is_classified_oom() {
+    let r = remote();
+    let dir = scratch(&r, "triage-oom").await;
+    let hog = "echo allocating; python3 -c 'b = bytearray(400 * 1024 * 1024); import time; time.sleep(5)'";
+    let id = sbatch(&r, &submit_args(&dir, "tr-oom", hog)).await;
+    let o = finished_and_triaged(&r, id, None, Duration::from_secs(120)).await;
+    assert_eq!(sacct_state(&r, id).await, "OUT_OF_MEMORY");
+    assert_eq!(o.triage.class, Class::Oom, "{o:?}");
+    assert!(
+        o.triage.evidence.to_string().contains("OUT_OF_MEMORY"),
+        "{}",
+        o.triage.evidence
+    );
+    assert!(
+        o.triage.suggestion.contains("--mem"),
+        "{}",
+        o.triage.suggestion
+    );
+    // slurmstepd tells the job's stderr (here the same file) that the cgroup killed it
+    // ("slurmstepd-NODE: error: Detected 1 oom-kill event(s)" in 22.05, "error: Detected
+    // 1 oom_kill event" in 26.05).
+    let log = run(&r, &["cat", &format!("{dir}/slurm-{id}.out")]).await;
+    let log = log.stdout_lossy();
+    assert!(log.contains("allocating"), "{log}");
+    assert!(
+        log.lines()
+            .any(|l| l.contains("Detected") && l.to_lowercase().contains("oom")),
+        "{log}"
+    );
 }
