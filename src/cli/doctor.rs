@@ -163,13 +163,46 @@ async fn check_commands(remote: &dyn Remote, report: &mut Report) {
     }
 }
 
+/// The oldest Slurm the dev cluster tests against (`scripts/dev-cluster --slurm 22.05`).
+const OLDEST_SUPPORTED: (u32, u32) = (22, 5);
+
+/// Major and minor of `sinfo --version` output such as `slurm-wlm 22.05.8` or `slurm 24.11.5`.
+fn slurm_version(text: &str) -> Option<(u32, u32)> {
+    let v = text.split_whitespace().last()?;
+    let mut parts = v.split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
 async fn check_version(remote: &dyn Remote, report: &mut Report) {
     let argv = vec!["sinfo".to_string(), "--version".into()];
     match remote
         .run(&argv, None, std::time::Duration::from_secs(30))
         .await
     {
-        Ok(out) if out.success() => report.ok("slurm version", out.stdout_lossy().trim()),
+        Ok(out) if out.success() => {
+            let text = out.stdout_lossy();
+            let text = text.trim();
+            match slurm_version(text) {
+                Some(v) if v < OLDEST_SUPPORTED => report.warn(
+                    "slurm version",
+                    &format!(
+                        "{text}: older than Slurm {}.{:02}, the oldest slurmdash is tested with",
+                        OLDEST_SUPPORTED.0, OLDEST_SUPPORTED.1
+                    ),
+                    "some views may miss data or show errors; tell us what breaks",
+                ),
+                Some((major, minor)) => {
+                    report.ok("slurm version", &format!("{major}.{minor:02} ({text})"))
+                }
+                None => report.warn(
+                    "slurm version",
+                    &format!("cannot read a version in `sinfo --version`: {text}"),
+                    "slurmdash is tested with Slurm 22.05 to 26.05",
+                ),
+            }
+        }
         Ok(out) => report.fail(
             "slurm version",
             &format!("`sinfo --version` failed: {}", out.stderr_lossy().trim()),
