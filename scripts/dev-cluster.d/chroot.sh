@@ -22,7 +22,7 @@ ensure_chroot() {
 	if [[ ! -x $ROOT/usr/sbin/slurmctld ]]; then
 		command -v debootstrap >/dev/null || {
 			say "installing debootstrap"
-			DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap </dev/null >/dev/null ||
+			DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q debootstrap </dev/null >/dev/null ||
 				die "apt-get install debootstrap failed"
 		}
 		local mirror partial=$VDIR/root.partial

@@ -4,7 +4,7 @@
 # Sourced by scripts/dev-cluster, never run.
 
 PACKAGES=(slurm-wlm slurmdbd munge mariadb-server mariadb-client openssh-server
-	openssh-client tmux iproute2 procps)
+	openssh-client tmux iproute2 procps python3)
 
 ensure_packages() {
 	local p missing=()
@@ -24,8 +24,8 @@ ensure_packages() {
 	fi
 	local rc=0
 	{
-		DEBIAN_FRONTEND=noninteractive apt-get update -q &&
-			DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+		DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 update -q &&
+			DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends \
 				-o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
 				"${missing[@]}"
 	} </dev/null || rc=$?
