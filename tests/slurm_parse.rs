@@ -1,6 +1,6 @@
 //! Parsers against REAL output captured from the dev cluster by
-//! `scripts/capture-fixtures` (Slurm 22.05), plus property tests that no
-//! input makes a parser panic.
+//! `scripts/capture-fixtures --slurm V` (tests/fixtures/slurm/V/), plus property tests
+//! that no input makes a parser panic.
 #![allow(clippy::unwrap_used)]
 
 use std::path::PathBuf;
@@ -11,23 +11,40 @@ use slurmdash::slurm::parse::*;
 use slurmdash::slurm::state::JobState;
 use slurmdash::slurm::time::SlurmDuration;
 
-fn fixture(name: &str) -> String {
+/// The Slurm versions whose output `scripts/capture-fixtures --slurm V` captured into
+/// tests/fixtures/slurm/V/; every test below runs on each.
+const VERSIONS: &[&str] = &["22.05"];
+
+/// The capture cluster's shape (scripts/dev-cluster): two GPU nodes (16 CPUs, 8 GPUs each) in
+/// partitions short/polar/long, one CPU node (8 CPUs) alone in partition cpu. The capture's
+/// filler job takes one GPU node; the jobs that stay fill the other.
+const GPU_NODES: &[&str] = &["gpu01", "gpu02"];
+
+fn on_a_gpu_node(node: Option<&str>) {
+    assert!(
+        node.is_some_and(|n| GPU_NODES.contains(&n)),
+        "{node:?} is not one of {GPU_NODES:?}"
+    );
+}
+
+fn fixture(v: &str, name: &str) -> String {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/slurm")
+        .join(v)
         .join(name);
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
-fn status_of(name: &str) -> i32 {
-    fixture(&format!("{name}.status")).trim().parse().unwrap()
+fn status_of(v: &str, name: &str) -> i32 {
+    fixture(v, &format!("{name}.status")).trim().parse().unwrap()
 }
 
 // ---------------------------------------------------------------- squeue
 
 const WEIRD: &str = "we|ird, \"double\" 'single' ünïcødé 名前";
 
-fn squeue_me() -> Vec<slurmdash::slurm::model::Job> {
-    parse_squeue(&fixture("squeue_me.out")).unwrap()
+fn squeue_me(v: &str) -> Vec<slurmdash::slurm::model::Job> {
+    parse_squeue(&fixture(v, "squeue_me.out")).unwrap()
 }
 
 fn by_name<'a>(
@@ -41,12 +58,19 @@ fn by_name<'a>(
 
 #[test]
 fn squeue_hostile_names_survive() {
-    let jobs = squeue_me();
+    for v in VERSIONS {
+        eprintln!("fixtures of Slurm {v}");
+        squeue_hostile_names_survive_on(v);
+    }
+}
+
+fn squeue_hostile_names_survive_on(v: &str) {
+    let jobs = squeue_me(v);
     let w = by_name(&jobs, WEIRD);
     assert_eq!(w.status(), Status::Running);
     assert_eq!(w.user, "sduser");
     assert_eq!(w.partition, "short");
-    assert_eq!(w.node_list.as_deref(), Some("vm"));
+    on_a_gpu_node(w.node_list.as_deref());
     // A newline in a job name is printed raw; the record terminator keeps the row whole.
     let nl = by_name(&jobs, "line\nbreak");
     assert_eq!(nl.reason.as_deref(), Some("JobHeldUser"));
@@ -56,7 +80,14 @@ fn squeue_hostile_names_survive() {
 
 #[test]
 fn squeue_pending_reasons_and_limits() {
-    let jobs = squeue_me();
+    for v in VERSIONS {
+        eprintln!("fixtures of Slurm {v}");
+        squeue_pending_reasons_and_limits_on(v);
+    }
+}
+
+fn squeue_pending_reasons_and_limits_on(v: &str) {
+    let jobs = squeue_me(v);
     assert_eq!(
         by_name(&jobs, "held-job").reason.as_deref(),
         Some("JobHeldUser")
@@ -83,7 +114,14 @@ fn squeue_pending_reasons_and_limits() {
 
 #[test]
 fn squeue_gpu_request() {
-    let jobs = squeue_me();
+    for v in VERSIONS {
+        eprintln!("fixtures of Slurm {v}");
+        squeue_gpu_request_on(v);
+    }
+}
+
+fn squeue_gpu_request_on(v: &str) {
+    let jobs = squeue_me(v);
     let g = by_name(&jobs, "gpu-two");
     assert_eq!(g.tres_per_node.as_deref(), Some("gres:gpu:2"));
     assert_eq!(g.gpus(), 2);
@@ -92,7 +130,14 @@ fn squeue_gpu_request() {
 
 #[test]
 fn squeue_arrays_and_het_jobs() {
-    let jobs = squeue_me();
+    for v in VERSIONS {
+        eprintln!("fixtures of Slurm {v}");
+        squeue_arrays_and_het_jobs_on(v);
+    }
+}
+
+fn squeue_arrays_and_het_jobs_on(v: &str) {
+    let jobs = squeue_me(v);
     let arr: Vec<_> = jobs.iter().filter(|j| j.name == "array-job").collect();
     let collapsed: Vec<_> = arr
         .iter()
@@ -120,7 +165,14 @@ fn squeue_arrays_and_het_jobs() {
 
 #[test]
 fn squeue_expanded_arrays_have_one_row_per_task() {
-    let jobs = parse_squeue(&fixture("squeue_me_r.out")).unwrap();
+    for v in VERSIONS {
+        eprintln!("fixtures of Slurm {v}");
+        squeue_expanded_arrays_have_one_row_per_task_on(v);
+    }
+}
+
+fn squeue_expanded_arrays_have_one_row_per_task_on(v: &str) {
+    let jobs = parse_squeue(&fixture(v, "squeue_me_r.out")).unwrap();
     let arr: Vec<_> = jobs.iter().filter(|j| j.name == "array-job").collect();
     assert_eq!(arr.len(), 100);
     assert!(arr.iter().all(|j| j.id.array_task().is_some()));
@@ -128,9 +180,16 @@ fn squeue_expanded_arrays_have_one_row_per_task() {
 
 #[test]
 fn squeue_all_and_filters() {
-    let all = parse_squeue(&fixture("squeue_all.out")).unwrap();
+    for v in VERSIONS {
+        eprintln!("fixtures of Slurm {v}");
+        squeue_all_and_filters_on(v);
+    }
+}
+
+fn squeue_all_and_filters_on(v: &str) {
+    let all = parse_squeue(&fixture(v, "squeue_all.out")).unwrap();
     assert!(all.iter().any(|j| j.user == "sdother"));
-    let pend = parse_squeue(&fixture("squeue_pending.out")).unwrap();
+    let pend = parse_squeue(&fixture(v, "squeue_pending.out")).unwrap();
     assert!(!pend.is_empty());
     assert!(pend.iter().all(|j| j.state == JobState::Pending));
     assert!(pend
@@ -140,10 +199,17 @@ fn squeue_all_and_filters() {
 
 #[test]
 fn squeue_start_estimates() {
-    let rows = parse_squeue_start(&fixture("squeue_start.out")).unwrap();
+    for v in VERSIONS {
+        eprintln!("fixtures of Slurm {v}");
+        squeue_start_estimates_on(v);
+    }
+}
+
+fn squeue_start_estimates_on(v: &str) {
+    let rows = parse_squeue_start(&fixture(v, "squeue_start.out")).unwrap();
     let hog2 = rows.iter().find(|r| r.name == "cpu hog 2").unwrap();
     assert!(hog2.start_time.is_some());
-    assert_eq!(hog2.sched_nodes.as_deref(), Some("vm"));
+    on_a_gpu_node(hog2.sched_nodes.as_deref());
     let held = rows.iter().find(|r| r.name == "held-job").unwrap();
     assert_eq!(held.start_time, None);
     assert_eq!(held.sched_nodes, None);
@@ -151,14 +217,28 @@ fn squeue_start_estimates() {
 
 #[test]
 fn squeue_default_format_is_not_ours() {
+    for v in VERSIONS {
+        eprintln!("fixtures of Slurm {v}");
+        squeue_default_format_is_not_ours_on(v);
+    }
+}
+
+fn squeue_default_format_is_not_ours_on(v: &str) {
     // The human format has no record terminator: rejected, not misread.
-    let e = parse_squeue(&fixture("squeue_default.out")).unwrap_err();
+    let e = parse_squeue(&fixture(v, "squeue_default.out")).unwrap_err();
     assert_eq!(e.command, "squeue");
 }
 
 #[test]
 fn synthetic_20k_squeue_parses() {
-    let big = slurmdash::slurm::synth::squeue_rows(&fixture("squeue_me.out"), 20_000);
+    for v in VERSIONS {
+        eprintln!("fixtures of Slurm {v}");
+        synthetic_20k_squeue_parses_on(v);
+    }
+}
+
+fn synthetic_20k_squeue_parses_on(v: &str) {
+    let big = slurmdash::slurm::synth::squeue_rows(&fixture(v, "squeue_me.out"), 20_000);
     let jobs = parse_squeue(&big).unwrap();
     assert_eq!(jobs.len(), 20_000);
     let mut ids: Vec<&str> = jobs.iter().map(|j| j.id.as_str()).collect();
@@ -170,15 +250,22 @@ fn synthetic_20k_squeue_parses() {
 
 // -------------------------------------------------------------- scontrol
 
-fn one_job(name: &str) -> slurmdash::slurm::model::JobDetail {
-    let jobs = parse_scontrol_jobs(&fixture(name)).unwrap();
+fn one_job(v: &str, name: &str) -> slurmdash::slurm::model::JobDetail {
+    let jobs = parse_scontrol_jobs(&fixture(v, name)).unwrap();
     assert_eq!(jobs.len(), 1, "{name}");
     jobs.into_iter().next().unwrap()
 }
 
 #[test]
 fn scontrol_running_job_with_hostile_name() {
-    let d = one_job("scontrol_job_running.out");
+    for v in VERSIONS {
+        eprintln!("fixtures of Slurm {v}");
+        scontrol_running_job_with_hostile_name_on(v);
+    }
+}
+
+fn scontrol_running_job_with_hostile_name_on(v: &str) {
+    let d = one_job(v, "scontrol_job_running.out");
     assert_eq!(d.name, WEIRD);
     assert_eq!(d.state, Some(JobState::Running));
     assert_eq!(d.user.as_deref(), Some("sduser"));
@@ -190,7 +277,7 @@ fn scontrol_running_job_with_hostile_name() {
     assert_eq!(d.restarts, Some(0));
     assert_eq!(d.cpus, Some(1));
     assert_eq!(d.nodes, Some(1));
-    assert_eq!(d.batch_host.as_deref(), Some("vm"));
+    on_a_gpu_node(d.batch_host.as_deref());
     assert_eq!(d.time_limit.unwrap().known().unwrap().as_secs(), 1200);
     assert!(d.start_time.is_some() && d.end_time.is_some());
     assert_eq!(d.tres.as_deref(), Some("cpu=1,mem=50M,node=1,billing=1"));
@@ -203,27 +290,41 @@ fn scontrol_running_job_with_hostile_name() {
 
 #[test]
 fn scontrol_pending_held_and_overtime() {
-    let d = one_job("scontrol_job_pending.out");
+    for v in VERSIONS {
+        eprintln!("fixtures of Slurm {v}");
+        scontrol_pending_held_and_overtime_on(v);
+    }
+}
+
+fn scontrol_pending_held_and_overtime_on(v: &str) {
+    let d = one_job(v, "scontrol_job_pending.out");
     assert_eq!(d.reason.as_deref(), Some("Priority"));
     assert_eq!(d.node_list, None);
     assert_eq!(d.name, "cpu hog 3");
-    let h = one_job("scontrol_job_held.out");
+    let h = one_job(v, "scontrol_job_held.out");
     assert_eq!(h.reason.as_deref(), Some("JobHeldUser"));
     assert_eq!(h.priority, Some(0));
-    let o = one_job("scontrol_job_overtime.out");
+    let o = one_job(v, "scontrol_job_overtime.out");
     assert_eq!(o.reason.as_deref(), Some("PartitionTimeLimit"));
     assert_eq!(o.time_limit.unwrap().to_slurm(), "2:00:00");
-    let s = one_job("scontrol_job_spacedir.out");
+    let s = one_job(v, "scontrol_job_spacedir.out");
     assert!(s.work_dir.unwrap().ends_with("/dir with space"));
     assert!(s.stdout.unwrap().contains("/dir with space/slurm-"));
-    let n = one_job("scontrol_job_newline.out");
+    let n = one_job(v, "scontrol_job_newline.out");
     assert_eq!(n.name, "line\nbreak");
     assert_eq!(n.reason.as_deref(), Some("JobHeldUser"));
 }
 
 #[test]
 fn scontrol_gpu_in_second_partition() {
-    let d = one_job("scontrol_job_gpu_polar.out");
+    for v in VERSIONS {
+        eprintln!("fixtures of Slurm {v}");
+        scontrol_gpu_in_second_partition_on(v);
+    }
+}
+
+fn scontrol_gpu_in_second_partition_on(v: &str) {
+    let d = one_job(v, "scontrol_job_gpu_polar.out");
     assert_eq!(d.partition.as_deref(), Some("polar"));
     assert_eq!(d.gpus(), 1);
     assert_eq!(d.dependency, None);
@@ -231,7 +332,14 @@ fn scontrol_gpu_in_second_partition() {
 
 #[test]
 fn scontrol_gpu_job_with_details() {
-    let d = one_job("scontrol_job_gpu_d.out");
+    for v in VERSIONS {
+        eprintln!("fixtures of Slurm {v}");
+        scontrol_gpu_job_with_details_on(v);
+    }
+}
+
+fn scontrol_gpu_job_with_details_on(v: &str) {
+    let d = one_job(v, "scontrol_job_gpu_d.out");
     assert_eq!(d.tres_per_node.as_deref(), Some("gres:gpu:2"));
     assert_eq!(d.gpus(), 2);
     assert_eq!(d.state, Some(JobState::Running));
@@ -252,7 +360,14 @@ fn scontrol_gpu_job_with_details() {
 
 #[test]
 fn scontrol_array_lists_pending_rest_and_tasks() {
-    let jobs = parse_scontrol_jobs(&fixture("scontrol_job_array.out")).unwrap();
+    for v in VERSIONS {
+        eprintln!("fixtures of Slurm {v}");
+        scontrol_array_lists_pending_rest_and_tasks_on(v);
+    }
+}
+
+fn scontrol_array_lists_pending_rest_and_tasks_on(v: &str) {
+    let jobs = parse_scontrol_jobs(&fixture(v, "scontrol_job_array.out")).unwrap();
     assert_eq!(jobs.len(), 5);
     let rest = &jobs[0];
     assert_eq!(rest.array_task.as_deref(), Some("4-99%4"));
@@ -282,7 +397,14 @@ fn scontrol_array_lists_pending_rest_and_tasks() {
 
 #[test]
 fn scontrol_het_components() {
-    let jobs = parse_scontrol_jobs(&fixture("scontrol_job_het.out")).unwrap();
+    for v in VERSIONS {
+        eprintln!("fixtures of Slurm {v}");
+        scontrol_het_components_on(v);
+    }
+}
+
+fn scontrol_het_components_on(v: &str) {
+    let jobs = parse_scontrol_jobs(&fixture(v, "scontrol_job_het.out")).unwrap();
     assert_eq!(jobs.len(), 2);
     let ids: Vec<String> = jobs
         .iter()
@@ -298,39 +420,63 @@ fn scontrol_het_components() {
 
 #[test]
 fn scontrol_finished_job_is_gone() {
+    for v in VERSIONS {
+        eprintln!("fixtures of Slurm {v}");
+        scontrol_finished_job_is_gone_on(v);
+    }
+}
+
+fn scontrol_finished_job_is_gone_on(v: &str) {
     for name in ["scontrol_job_finished", "scontrol_job_invalid"] {
-        assert!(parse_scontrol_jobs(&fixture(&format!("{name}.out")))
+        assert!(parse_scontrol_jobs(&fixture(v, &format!("{name}.out")))
             .unwrap()
             .is_empty());
-        assert_eq!(status_of(name), 1);
-        assert!(fixture(&format!("{name}.err")).contains("Invalid job id specified"));
+        assert_eq!(status_of(v, name), 1);
+        assert!(fixture(v, &format!("{name}.err")).contains("Invalid job id specified"));
     }
 }
 
 #[test]
 fn scontrol_partitions() {
-    let parts = parse_scontrol_partitions(&fixture("scontrol_partition.out")).unwrap();
+    for v in VERSIONS {
+        eprintln!("fixtures of Slurm {v}");
+        scontrol_partitions_on(v);
+    }
+}
+
+fn scontrol_partitions_on(v: &str) {
+    let parts = parse_scontrol_partitions(&fixture(v, "scontrol_partition.out")).unwrap();
     let names: Vec<&str> = parts.iter().map(|p| p.name.as_str()).collect();
-    assert_eq!(names, vec!["short", "polar", "long"]);
+    assert_eq!(names, vec!["short", "polar", "long", "cpu"]);
     let limits: Vec<String> = parts.iter().map(|p| p.max_time.to_slurm()).collect();
-    assert_eq!(limits, vec!["30:00", "4:00:00", "2-00:00:00"]);
+    assert_eq!(limits, vec!["30:00", "4:00:00", "2-00:00:00", "4:00:00"]);
     assert!(parts[0].is_default && !parts[1].is_default);
     assert_eq!(parts[0].state, "UP");
-    assert_eq!(parts[0].total_cpus, 16);
-    assert_eq!(parts[0].total_nodes, 1);
-    assert_eq!(parts[0].nodes, "vm");
+    assert_eq!(parts[0].total_cpus, 32);
+    assert_eq!(parts[0].total_nodes, 2);
+    assert_eq!(parts[0].nodes, "gpu[01-02]");
+    assert_eq!((parts[3].total_cpus, parts[3].total_nodes), (8, 1));
+    assert_eq!(parts[3].nodes, "cpu01");
     assert_eq!(parts[0].max_nodes, None, "UNLIMITED");
     assert_eq!(parts[0].default_time, SlurmDuration::Unknown, "NONE");
-    assert_eq!(gpus_in_tres(parts[0].tres.as_deref().unwrap()), 8);
+    assert_eq!(gpus_in_tres(parts[0].tres.as_deref().unwrap()), 16);
 }
 
 // ------------------------------------------------- sinfo, sprio, sshare
 
 #[test]
 fn sinfo_partitions_and_gpus() {
-    let rows = parse_sinfo(&fixture("sinfo.out")).unwrap();
-    assert_eq!(rows.len(), 3);
-    let running_gpus: u32 = parse_squeue(&fixture("squeue_all.out"))
+    for v in VERSIONS {
+        eprintln!("fixtures of Slurm {v}");
+        sinfo_partitions_and_gpus_on(v);
+    }
+}
+
+fn sinfo_partitions_and_gpus_on(v: &str) {
+    let rows = parse_sinfo(&fixture(v, "sinfo.out")).unwrap();
+    // One row per partition and node state: the GPU partitions have a full node (the filler)
+    // and a mixed one.
+    let running_gpus: u32 = parse_squeue(&fixture(v, "squeue_all.out"))
         .unwrap()
         .iter()
         .filter(|j| j.state == JobState::Running)
@@ -338,26 +484,40 @@ fn sinfo_partitions_and_gpus() {
         .sum();
     assert!(running_gpus >= 2);
     assert!(rows[0].is_default && rows[0].partition == "short");
-    assert_eq!(rows[2].time_limit.to_slurm(), "2-00:00:00");
     for r in &rows {
         assert_eq!(r.avail, "up");
-        assert_eq!(r.cpus_total, 16);
-        assert_eq!(r.cpus_alloc + r.cpus_idle + r.cpus_other, 16);
-        assert_eq!(r.gpus_total(), 8);
+        assert_eq!(r.cpus_alloc + r.cpus_idle + r.cpus_other, r.cpus_total);
+    }
+    let part = |name: &str| -> Vec<_> { rows.iter().filter(|r| r.partition == name).collect() };
+    for name in ["short", "polar", "long"] {
+        let p = part(name);
+        assert_eq!(p.iter().map(|r| r.cpus_total).sum::<u32>(), 32, "{name}");
+        assert_eq!(p.iter().map(|r| r.gpus_total()).sum::<u32>(), 16, "{name}");
         assert_eq!(
-            r.gpus_used(),
+            p.iter().map(|r| r.gpus_used()).sum::<u32>(),
             running_gpus,
-            "GresUsed = GPUs of running jobs"
+            "{name}: GresUsed = GPUs of running jobs"
         );
     }
+    assert_eq!(part("long")[0].time_limit.to_slurm(), "2-00:00:00");
+    let cpu = part("cpu");
+    assert_eq!(cpu.iter().map(|r| r.cpus_total).sum::<u32>(), 8);
+    assert_eq!(cpu.iter().map(|r| r.gpus_total()).sum::<u32>(), 0);
 }
 
 #[test]
 fn sprio_factors() {
-    let rows = parse_sprio(&fixture("sprio.out")).unwrap();
+    for v in VERSIONS {
+        eprintln!("fixtures of Slurm {v}");
+        sprio_factors_on(v);
+    }
+}
+
+fn sprio_factors_on(v: &str) {
+    let rows = parse_sprio(&fixture(v, "sprio.out")).unwrap();
     assert!(!rows.is_empty());
     assert!(rows.iter().all(|r| r.priority > 0 && r.user == "sduser"));
-    let two = parse_sprio(&fixture("sprio_jobs.out")).unwrap();
+    let two = parse_sprio(&fixture(v, "sprio_jobs.out")).unwrap();
     assert_eq!(two.len(), 2);
     assert!(two
         .iter()
@@ -366,7 +526,14 @@ fn sprio_factors() {
 
 #[test]
 fn sshare_rows() {
-    let rows = parse_sshare(&fixture("sshare.out")).unwrap();
+    for v in VERSIONS {
+        eprintln!("fixtures of Slurm {v}");
+        sshare_rows_on(v);
+    }
+}
+
+fn sshare_rows_on(v: &str) {
+    let rows = parse_sshare(&fixture(v, "sshare.out")).unwrap();
     assert_eq!(rows[0].account, "root");
     assert_eq!(rows[0].user, None);
     let mine = rows
@@ -375,7 +542,7 @@ fn sshare_rows() {
         .unwrap();
     assert_eq!(mine.raw_shares, Some(1));
     assert!(mine.fairshare.is_some());
-    let all = parse_sshare(&fixture("sshare_all.out")).unwrap();
+    let all = parse_sshare(&fixture(v, "sshare_all.out")).unwrap();
     assert!(all.iter().any(|r| r.user.as_deref() == Some("sdother")));
 }
 
@@ -383,7 +550,14 @@ fn sshare_rows() {
 
 #[test]
 fn sacct_finished_jobs() {
-    let rows = parse_sacct(&fixture("sacct_finished.out")).unwrap();
+    for v in VERSIONS {
+        eprintln!("fixtures of Slurm {v}");
+        sacct_finished_jobs_on(v);
+    }
+}
+
+fn sacct_finished_jobs_on(v: &str) {
+    let rows = parse_sacct(&fixture(v, "sacct_finished.out")).unwrap();
     let get = |n: &str| rows.iter().find(|r| r.name == n).unwrap();
     let ok = get("done-ok");
     assert_eq!(ok.state, Some(JobState::Completed));
@@ -391,7 +565,7 @@ fn sacct_finished_jobs() {
     assert_eq!(ok.exit_code, Some((0, 0)));
     assert!(ok.elapsed.unwrap().known().unwrap().as_secs() < 10);
     assert_eq!(ok.time_limit.unwrap().to_slurm(), "1:00");
-    assert_eq!(ok.node_list.as_deref(), Some("vm"));
+    on_a_gpu_node(ok.node_list.as_deref());
     assert_eq!(gpus_in_tres(ok.tres.as_deref().unwrap()), 0);
     let bad = get("done-fail");
     assert_eq!(bad.status(), Some(Status::Error));
@@ -406,7 +580,14 @@ fn sacct_finished_jobs() {
 
 #[test]
 fn sacct_since_and_steps() {
-    let since = parse_sacct(&fixture("sacct_since.out")).unwrap();
+    for v in VERSIONS {
+        eprintln!("fixtures of Slurm {v}");
+        sacct_since_and_steps_on(v);
+    }
+}
+
+fn sacct_since_and_steps_on(v: &str) {
+    let since = parse_sacct(&fixture(v, "sacct_since.out")).unwrap();
     // slurmdbd stores names with `"` turned into a backquote, and this
     // cluster's database charset turns the CJK characters into `?`: match
     // squeue and sacct rows by id, never by name.
@@ -420,7 +601,7 @@ fn sacct_since_and_steps() {
         .iter()
         .any(|r| r.id.as_ref().unwrap().array_pending().is_some()));
     assert!(since.iter().any(|r| r.cancelled_by == Some(1001)));
-    let steps = parse_sacct(&fixture("sacct_steps.out")).unwrap();
+    let steps = parse_sacct(&fixture(v, "sacct_steps.out")).unwrap();
     assert!(steps
         .iter()
         .any(|r| r.id.as_ref().unwrap().step() == Some("batch")));
@@ -431,27 +612,34 @@ fn sacct_since_and_steps() {
 
 #[test]
 fn sbatch_replies() {
-    let plain = parse_sbatch(&fixture("sbatch_plain.out")).unwrap();
-    let parsable = parse_sbatch(&fixture("sbatch_parsable.out")).unwrap();
+    for v in VERSIONS {
+        eprintln!("fixtures of Slurm {v}");
+        sbatch_replies_on(v);
+    }
+}
+
+fn sbatch_replies_on(v: &str) {
+    let plain = parse_sbatch(&fixture(v, "sbatch_plain.out")).unwrap();
+    let parsable = parse_sbatch(&fixture(v, "sbatch_parsable.out")).unwrap();
     assert_eq!(parsable.job_id, plain.job_id + 1);
     assert_eq!(parsable.cluster, None);
-    assert!(parse_sbatch(&fixture("sbatch_rejected.out")).is_err());
-    assert_eq!(status_of("sbatch_rejected"), 1);
+    assert!(parse_sbatch(&fixture(v, "sbatch_rejected.out")).is_err());
+    assert_eq!(status_of(v, "sbatch_rejected"), 1);
     assert!(
-        fixture("sbatch_rejected.err").contains("Requested node configuration is not available")
+        fixture(v, "sbatch_rejected.err").contains("Requested node configuration is not available")
     );
 }
 
 /// The ids scancel was given, from its own `Terminating job N` lines.
-fn scancel_case(name: &str) -> Vec<CancelOutcome> {
-    let err = fixture(&format!("{name}.err"));
+fn scancel_case(v: &str, name: &str) -> Vec<CancelOutcome> {
+    let err = fixture(v, &format!("{name}.err"));
     let ids: Vec<JobId> = err
         .lines()
         .filter_map(|l| l.strip_prefix("scancel: Terminating job "))
         .map(|s| s.trim().parse().unwrap())
         .collect();
     assert!(!ids.is_empty(), "{name}");
-    parse_scancel(&ids, &err, status_of(name))
+    parse_scancel(&ids, &err, status_of(v, name))
         .into_iter()
         .map(|(_, o)| o)
         .collect()
@@ -459,16 +647,23 @@ fn scancel_case(name: &str) -> Vec<CancelOutcome> {
 
 #[test]
 fn scancel_outcomes_from_real_stderr() {
+    for v in VERSIONS {
+        eprintln!("fixtures of Slurm {v}");
+        scancel_outcomes_from_real_stderr_on(v);
+    }
+}
+
+fn scancel_outcomes_from_real_stderr_on(v: &str) {
     assert_eq!(
-        scancel_case("scancel_finished"),
+        scancel_case(v, "scancel_finished"),
         vec![CancelOutcome::AlreadyGone]
     );
     assert_eq!(
-        scancel_case("scancel_nonexistent"),
+        scancel_case(v, "scancel_nonexistent"),
         vec![CancelOutcome::AlreadyGone]
     );
     assert_eq!(
-        scancel_case("scancel_mixed"),
+        scancel_case(v, "scancel_mixed"),
         vec![
             CancelOutcome::AlreadyGone,
             CancelOutcome::AlreadyGone,
@@ -476,21 +671,21 @@ fn scancel_outcomes_from_real_stderr() {
         ]
     );
     assert_eq!(
-        scancel_case("scancel_completing"),
+        scancel_case(v, "scancel_completing"),
         vec![CancelOutcome::AlreadyFinished]
     );
-    assert_eq!(status_of("scancel_denied"), 210);
+    assert_eq!(status_of(v, "scancel_denied"), 210);
     assert_eq!(
-        scancel_case("scancel_denied"),
+        scancel_case(v, "scancel_denied"),
         vec![CancelOutcome::Failed("Access/permission denied".into())]
     );
     // Without --verbose scancel says nothing and exits 0 for an unknown id.
-    assert_eq!(status_of("scancel_quiet_nonexistent"), 0);
-    assert_eq!(fixture("scancel_quiet_nonexistent.out"), "");
+    assert_eq!(status_of(v, "scancel_quiet_nonexistent"), 0);
+    assert_eq!(fixture(v, "scancel_quiet_nonexistent.out"), "");
     let bad = parse_scancel(
         &["12".parse().unwrap()],
-        &fixture("scancel_bad_syntax.err"),
-        status_of("scancel_bad_syntax"),
+        &fixture(v, "scancel_bad_syntax.err"),
+        status_of(v, "scancel_bad_syntax"),
     );
     assert_eq!(
         bad[0].1,
@@ -502,35 +697,51 @@ fn scancel_outcomes_from_real_stderr() {
 
 #[test]
 fn log_patterns_resolve_to_what_slurm_expanded() {
+    for v in VERSIONS {
+        eprintln!("fixtures of Slurm {v}");
+        log_patterns_resolve_to_what_slurm_expanded_on(v);
+    }
+}
+
+fn log_patterns_resolve_to_what_slurm_expanded_on(v: &str) {
     use slurmdash::slurm::logpath::{resolve_log_path, LogContext};
     // scontrol 22.05 already expands StdOut; resolving the submitted
     // pattern must give the same path.
-    let d = one_job("scontrol_job_running.out");
+    let d = one_job(v, "scontrol_job_running.out");
     let ctx = LogContext::from_detail(&d).unwrap();
     assert_eq!(Some(resolve_log_path("logs/%x-%j.out", &ctx)), d.stdout);
     // ...except %N, which scontrol leaves for us: resolving its StdOut
     // once more gives the file slurmstepd writes.
-    let g = one_job("scontrol_job_gpu_d.out");
+    let g = one_job(v, "scontrol_job_gpu_d.out");
     let ctx = LogContext::from_detail(&g).unwrap();
     let out = g.stdout.clone().unwrap();
     assert!(out.ends_with("-sduser-%N.out"), "{out}");
     let want = resolve_log_path("logs/gpu-%j-%u-%N.out", &ctx);
-    assert!(want.ends_with("-sduser-vm.out"), "{want}");
+    let host = g.batch_host.clone().unwrap();
+    on_a_gpu_node(Some(&host));
+    assert!(want.ends_with(&format!("-sduser-{host}.out")), "{want}");
     assert_eq!(resolve_log_path(&out, &ctx), want);
     assert_eq!(Some(resolve_log_path("logs/gpu-%j.err", &ctx)), g.stderr);
-    let jobs = parse_scontrol_jobs(&fixture("scontrol_job_array.out")).unwrap();
+    let jobs = parse_scontrol_jobs(&fixture(v, "scontrol_job_array.out")).unwrap();
     for t in &jobs {
         let ctx = LogContext::from_detail(t).unwrap();
         assert_eq!(Some(resolve_log_path("logs/arr-%A_%a.out", &ctx)), t.stdout);
     }
-    let h = one_job("scontrol_job_held.out");
+    let h = one_job(v, "scontrol_job_held.out");
     let ctx = LogContext::from_detail(&h).unwrap();
     assert_eq!(Some(resolve_log_path("slurm-%j.out", &ctx)), h.stdout);
 }
 
 #[test]
 fn squeue_cuts_long_array_ids_and_we_still_parse_them() {
-    let jobs = parse_squeue(&fixture("squeue_long_array.out")).unwrap();
+    for v in VERSIONS {
+        eprintln!("fixtures of Slurm {v}");
+        squeue_cuts_long_array_ids_and_we_still_parse_them_on(v);
+    }
+}
+
+fn squeue_cuts_long_array_ids_and_we_still_parse_them_on(v: &str) {
+    let jobs = parse_squeue(&fixture(v, "squeue_long_array.out")).unwrap();
     assert_eq!(jobs.len(), 1);
     let j = &jobs[0];
     assert!(!j.id.as_str().ends_with(']'), "squeue cut it: {}", j.id);
