@@ -113,13 +113,12 @@ up_slurmctld() {
 node_state() { inroot scontrol -o show node "$1" 2>/dev/null | grep -o 'State=[^ ]*' | cut -d= -f2; }
 
 # One slurmd per node: in the node's network namespace (nsenter), with its own UTS and
-# mount namespaces (unshare), host name and cgroup subtrees set by node-init, which
-# then execs slurmd (through chroot for a chroot version).
+# mount namespaces (unshare), host name, cgroup subtrees and (for a chroot version) the
+# root directory set by node-init, which then execs slurmd.
 start_node() {
 	local n=$1 ns
 	ns=$(node_netns "$n")
 	local -a cmd=(slurmd -D -N "$n")
-	[[ -n $ROOT ]] && cmd=(chroot "$ROOT" "${cmd[@]}")
 	say "starting slurmd of node $n ($(node_addr "$n"))"
 	start_daemon "slurmd@$n" nsenter --net="/run/netns/$ns" -- \
 		unshare --uts --mount --propagation private -- \
