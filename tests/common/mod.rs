@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod tmux;
+pub mod totp;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
