@@ -205,6 +205,12 @@ containers_install() {
 	so=$(build_pyxis "$root") || return 0
 	install -D -m 644 "$so" "$r/usr/local/lib/slurm/spank_pyxis.so"
 	cp -a "$ENROOT_STAGE/usr/local/." "$r/usr/local/"
+	# Each dev node bind-mounts its own cgroup subtree over every hierarchy (node-init), so
+	# /proc/self/mountinfo lists the shadowed whole-hierarchy mount first, and Enroot's
+	# cgroup hook then mounts a path that does not exist there ("enroot-mount: failed to
+	# mount: /sys/fs/cgroup/memory/slurmdash-...: No such file or directory"). Containers
+	# on the dev cluster go without their own /sys/fs/cgroup view instead.
+	rm -f "$r/usr/local/etc/enroot/hooks.d/10-cgroups.sh"
 	# Enroot's helpers that build images need these (else "failed to set capabilities").
 	setcap cap_sys_admin+pe "$r/usr/local/bin/enroot-mksquashovlfs"
 	setcap cap_sys_admin,cap_mknod+pe "$r/usr/local/bin/enroot-aufs2ovlfs"
