@@ -2,6 +2,8 @@
 #![allow(dead_code)]
 
 pub mod tmux;
+pub mod app_driver;
+pub mod containers;
 pub mod totp;
 
 use std::path::{Path, PathBuf};
