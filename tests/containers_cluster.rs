@@ -79,13 +79,32 @@ impl Setup {
             .env_remove("SLURM_HOSTNAME");
         let cache = format!("sqsh_cache_dir={}", self.cache);
         let name = format!("name={name}");
-        for kv in [name.as_str(), "gpus=1", "cpus_per_task=1", "time=5m", &cache] {
+        for kv in [
+            name.as_str(),
+            "gpus=1",
+            "cpus_per_task=1",
+            "time=5m",
+            &cache,
+        ] {
             c.arg("--set").arg(kv);
         }
         for (k, v) in set {
             c.arg("--set").arg(format!("{k}={v}"));
         }
-        c.stdin(Stdio::null()).output().expect("run slurmdash submit")
+        c.stdin(Stdio::null())
+            .output()
+            .expect("run slurmdash submit")
+    }
+}
+
+impl Setup {
+    /// `slurmdash doctor` with this setup's config plus `[launch] image = IMAGE`.
+    fn doctor_with_image(&self, image: &str) -> String {
+        let base = std::fs::read_to_string(&self.config).expect("config");
+        let path = self.config.with_file_name("doctor.toml");
+        std::fs::write(&path, format!("{base}\n[launch]\nimage = \"{image}\"\n")).expect("write");
+        let out = slurmdash_with(&path, &["doctor"]);
+        format!("{}{}", text(&out.stdout), text(&out.stderr))
     }
 }
 
@@ -152,7 +171,10 @@ fn assert_tiny_under_sh(what: &str, out: &str) {
         "shell=/bin/sh\n",
         "no-bash\n",
     ] {
-        assert!(out.contains(want), "{what}: no {want:?} in main.out:\n{out}");
+        assert!(
+            out.contains(want),
+            "{what}: no {want:?} in main.out:\n{out}"
+        );
     }
 }
 
@@ -204,7 +226,10 @@ async fn every_image_form_runs_a_real_container_from_submit() {
     }
     let text = completed_output(&r, "docker:// with bash", &bash_out).await;
     assert!(text.contains("ID=slurmdash-py\n"), "{text}");
-    assert!(text.contains("bash=5."), "bash did not run the command:\n{text}");
+    assert!(
+        text.contains("bash=5."),
+        "bash did not run the command:\n{text}"
+    );
     assert!(text.contains("\n42\n"), "python3 did not run:\n{text}");
     // The cached forms left their SQSH files in the cache, named after the image.
     let ls = run(&r, &["ls", &s.cache]).await.stdout_lossy();
@@ -227,18 +252,16 @@ async fn the_sqsh_cache_converts_once_and_latest_only_when_asked() {
     let sqsh = format!("{}/{}+5000+team+tiny+latest.sqsh", s.cache, ct::host());
     assert_eq!(stat(&r, &sqsh).await, None, "a fresh cache");
     let launch = |force: &'static str| {
-        let image = latest.clone();
-        let out = s.submit(
+        s.submit(
             "ct-cache",
             &[
-                ("image", &image),
+                ("image", &latest),
                 ("sqsh_cache", "true"),
                 ("force_reconvert", force),
                 ("conversion_partition", "cpu"),
                 ("command", PROBE),
             ],
-        );
-        out
+        )
     };
     // First launch: converted once (the file appears), and the job runs from it.
     let text = completed_output(&r, "first launch", &launch("false")).await;
@@ -247,7 +270,11 @@ async fn the_sqsh_cache_converts_once_and_latest_only_when_asked() {
     // Second: reused as is.
     let text = completed_output(&r, "second launch", &launch("false")).await;
     assert_tiny_under_sh("second launch", &text);
-    assert_eq!(stat(&r, &sqsh).await.as_ref(), Some(&first), "reconverted without being asked");
+    assert_eq!(
+        stat(&r, &sqsh).await.as_ref(),
+        Some(&first),
+        "reconverted without being asked"
+    );
     // `:latest` with force_reconvert: converted again (a new file replaced the old one).
     let text = completed_output(&r, "forced launch", &launch("true")).await;
     assert_tiny_under_sh("forced launch", &text);
@@ -263,8 +290,24 @@ async fn a_private_image_needs_credentials_on_the_cluster() {
     let s = setup("private").await;
     let r = remote();
     let image = format!("{}#{}", ct::private_registry(), ct::PRIVATE);
-    let set = [("image", image.as_str()), ("sqsh_cache", "false"), ("command", PROBE)];
+    let set = [
+        ("image", image.as_str()),
+        ("sqsh_cache", "false"),
+        ("command", PROBE),
+    ];
     ct::set_credentials(&r, None).await;
+    // doctor sees Pyxis on the cluster itself, and the missing login for the registry
+    // the config's image names.
+    let doc = s.doctor_with_image(&image);
+    assert!(
+        doc.contains("[ok]   pyxis: srun --help lists --container-image"),
+        "{doc}"
+    );
+    let host = ct::host();
+    assert!(
+        doc.contains(&format!("[warn] registry credentials: ~/.config/enroot/.credentials does not exist on the cluster; images from {host} need a login")),
+        "{doc}"
+    );
     // Without credentials: the job fails at start with Pyxis' own words, triaged as an
     // infrastructure failure whose remedy is the credentials file.
     let (id, _, stderr) = submitted(&s.submit("ct-private", &set));
@@ -293,7 +336,15 @@ async fn a_private_image_needs_credentials_on_the_cluster() {
 
     // With the credentials file in place, the same launch runs.
     let (user, pw) = ct::login();
-    ct::set_credentials(&r, Some((&ct::host(), &user, &pw))).await;
+    ct::set_credentials(&r, Some((&host, &user, &pw))).await;
+    let doc = s.doctor_with_image(&image);
+    assert!(
+        doc.contains(&format!(
+            "[ok]   registry credentials: ~/.config/enroot/.credentials has a login for {host}"
+        )),
+        "{doc}"
+    );
+    assert!(!doc.contains(&pw), "doctor printed the password: {doc}");
     let out = s.submit("ct-private", &set);
     let text = completed_output(&r, "with credentials", &out).await;
     ct::set_credentials(&r, None).await;
@@ -320,13 +371,10 @@ async fn a_container_launched_from_the_form_runs_and_shows_in_the_log_pane() {
         ..LaunchSpec::default()
     };
     let remote: Arc<dyn Remote> = Arc::new(remote());
-    let (id, log) = app_driver::submit_from_form(
-        remote,
-        defaults,
-        s.root.clone(),
-        JOB_LIMIT,
-        |t| t.contains(&marker),
-    )
-    .await;
+    let (id, log) =
+        app_driver::submit_from_form(remote, defaults, s.root.clone(), JOB_LIMIT, |t| {
+            t.contains(&marker)
+        })
+        .await;
     assert_tiny_under_sh(&format!("form job {id}"), &log);
 }

@@ -238,7 +238,11 @@ fn container_command_runs_with_sh_unless_bash_is_asked_for() {
     s.shell = "bash".into();
     golden("container_bash", &s);
     s.shell = "zsh".into();
-    one(&s, Field::Command, "shell `zsh`: use sh, bash or an absolute path");
+    one(
+        &s,
+        Field::Command,
+        "shell `zsh`: use sh, bash or an absolute path",
+    );
     s.shell = "/bin/sh; rm -rf /".into();
     one(&s, Field::Command, "use sh, bash or an absolute path");
 }

@@ -30,7 +30,9 @@ fn a_key_alone_is_refused() {
 #[test]
 fn the_code_of_the_moment_logs_in_and_a_wrong_one_asks_again() {
     let t = totp::ssh_in_tmux("'echo LOGGED-IN-AS-$(id -un)'");
-    t.wait("the code prompt", LIMIT, |s| s.contains("Verification code:"));
+    t.wait("the code prompt", LIMIT, |s| {
+        s.contains("Verification code:")
+    });
     t.keys(&[&totp::wrong_code(), "Enter"]);
     t.wait("a second prompt after a wrong code", LIMIT, |s| {
         s.matches("Verification code:").count() == 2

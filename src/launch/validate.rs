@@ -430,8 +430,7 @@ pub fn resolve_shell(shell: &str, container: bool) -> Result<String, String> {
         "sh" => Ok("/bin/sh".into()),
         p if p.starts_with('/')
             && p.len() > 1
-            && p
-                .bytes()
+            && p.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b"/._-+".contains(&b)) =>
         {
             Ok(p.to_string())

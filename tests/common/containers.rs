@@ -18,7 +18,10 @@ fn containers_dir() -> PathBuf {
 pub fn ready() {
     let dir = containers_dir();
     if let Ok(why) = std::fs::read_to_string(dir.join("unavailable")) {
-        panic!("containers are not available on the dev cluster: {}", why.trim());
+        panic!(
+            "containers are not available on the dev cluster: {}",
+            why.trim()
+        );
     }
     assert!(
         dir.join("registry/password").is_file(),

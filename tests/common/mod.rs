@@ -1,9 +1,9 @@
 //! Shared helpers for tests that use the dev cluster (`scripts/dev-cluster up`).
 #![allow(dead_code)]
 
-pub mod tmux;
 pub mod app_driver;
 pub mod containers;
+pub mod tmux;
 pub mod totp;
 
 use std::path::{Path, PathBuf};

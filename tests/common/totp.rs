@@ -85,7 +85,11 @@ fn unix_now() -> u64 {
 /// prompt); the pane prints `EXITED:<code>` when ssh ends. `cmd` is parsed by the local
 /// `sh` first: single-quote what the remote shell must expand.
 pub fn ssh_in_tmux(cmd: &str) -> super::tmux::Tmux {
-    let name = format!("sd2fa-{}-{}", std::process::id(), super::tmux::rand_suffix());
+    let name = format!(
+        "sd2fa-{}-{}",
+        std::process::id(),
+        super::tmux::rand_suffix()
+    );
     let config = ssh_config();
     let ok = Command::new("tmux")
         .args(["new-session", "-d", "-s", &name, "-x", "120", "-y", "30"])
