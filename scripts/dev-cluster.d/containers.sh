@@ -292,7 +292,10 @@ registry_up() {
 			wait_ready "registry-$name" 20 "http://127.0.0.1:$port/v2/" registry_ready "$port"
 		fi
 	done
-	ensure_test_images
+	# (in a subshell: a failed image build disables the container tests, not `up`)
+	if ! (ensure_test_images); then
+		containers_unavailable "building the test images failed (log: $CT_LOG/images-build.log)"
+	fi
 }
 
 registry_down() {
