@@ -533,7 +533,8 @@ async fn the_sqsh_conversion_step_reuses_the_cache_and_leaves_no_partial_image()
         common::containers::registry()
     );
     let latest = parse_image(&missing).expect("image");
-    let c = conversion(&latest, true, false, &cache, "short").expect("conversion");
+    // (in `cpu`: the step then does not wait behind the jobs of the tests running beside it)
+    let c = conversion(&latest, true, false, &cache, "cpu").expect("conversion");
     let out = r.run(&c.argv(), None, T).await.expect("run");
     assert!(!out.success(), "{}", out.stdout_lossy());
     let ls = run(&r, &["ls", "-A", &cache]).await.stdout_lossy();
