@@ -378,3 +378,80 @@ async fn a_container_launched_from_the_form_runs_and_shows_in_the_log_pane() {
         .await;
     assert_tiny_under_sh(&format!("form job {id}"), &log);
 }
+
+/// Pyxis is listed in every node's plugstack: a container starts on each compute node.
+#[tokio::test]
+async fn every_compute_node_runs_a_container() {
+    ready();
+    let r = remote();
+    let nodes = run(&r, &["sinfo", "-h", "-N", "-o", "%N %P"]).await;
+    assert!(nodes.success(), "sinfo: {}", nodes.stderr_lossy());
+    // (node, one partition it is in)
+    let mut nodes: Vec<(String, String)> = nodes
+        .stdout_lossy()
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(n, p)| (n.to_string(), p.trim_end_matches('*').to_string()))
+        .collect();
+    nodes.sort();
+    nodes.dedup_by(|a, b| a.0 == b.0);
+    assert!(!nodes.is_empty(), "sinfo lists no node");
+    for (node, partition) in &nodes {
+        let image = format!("--container-image={}", ct::TINY_SQSH);
+        let out = run(
+            &r,
+            &[
+                "srun",
+                "-p",
+                partition,
+                "-w",
+                node,
+                "-n1",
+                "-c1",
+                "-t",
+                "2",
+                &image,
+                "/bin/sh",
+                "-c",
+                "grep '^ID=' /etc/os-release; hostname",
+            ],
+        )
+        .await;
+        let text = out.stdout_lossy();
+        assert!(
+            out.success() && text == format!("ID=slurmdash-tiny\n{node}\n"),
+            "node {node} (partition {partition}): {text}{}",
+            out.stderr_lossy()
+        );
+    }
+}
+
+/// A two-node launch: one container per node, each with its rank, under /bin/sh.
+#[tokio::test]
+async fn a_two_node_container_launch_gives_each_node_its_rank() {
+    let s = setup("multi").await;
+    let r = remote();
+    let out = s.submit(
+        "ct-multi",
+        &[
+            ("image", ct::TINY_SQSH),
+            ("nodes", "2"),
+            ("gpus", "2"),
+            (
+                "command",
+                "echo \"rank=$NODE_RANK of $WORLD_SIZE $(grep '^ID=' /etc/os-release) shell=$0\"",
+            ),
+        ],
+    );
+    let text = completed_output(&r, "two nodes", &out).await;
+    let mut lines: Vec<&str> = text.lines().filter(|l| l.starts_with("rank=")).collect();
+    lines.sort();
+    assert_eq!(
+        lines,
+        [
+            "rank=0 of 2 ID=slurmdash-tiny shell=/bin/sh",
+            "rank=1 of 2 ID=slurmdash-tiny shell=/bin/sh"
+        ],
+        "main.out:\n{text}"
+    );
+}

@@ -169,9 +169,14 @@ build_pyxis() {
 render_enroot_conf() {
 	cat <<'EOF'
 # Dev-cluster settings (scripts/dev-cluster.d/containers.sh).
-# The local registry speaks plain HTTP on 127.0.0.1.
+# The local registry speaks plain HTTP.
 ENROOT_ALLOW_HTTP yes
-ENROOT_RUNTIME_PATH /run/enroot-dev/user-$(id -u)
+# The dev nodes share one filesystem (and the users' homes), where a real cluster's nodes
+# each have their own /run and local disk: without the node's name in these paths, the
+# two tasks of a two-node step both create ~/.local/share/enroot/pyxis_<job>.<step>
+# ("File already exists"). Each node runs in its own UTS namespace, so hostname is its name.
+ENROOT_RUNTIME_PATH /run/enroot-dev/$(hostname)-user-$(id -u)
+ENROOT_DATA_PATH /var/tmp/enroot-dev/$(hostname)-user-$(id -u)
 EOF
 }
 
@@ -215,7 +220,7 @@ containers_install() {
 	setcap cap_sys_admin+pe "$r/usr/local/bin/enroot-mksquashovlfs"
 	setcap cap_sys_admin,cap_mknod+pe "$r/usr/local/bin/enroot-aufs2ovlfs"
 	render_enroot_conf | write_file "$r/usr/local/etc/enroot/enroot.conf.d/slurmdash-dev.conf" 644 || true
-	install -d -m 1777 "$r/run/pyxis" "$r/run/enroot-dev"
+	install -d -m 1777 "$r/run/pyxis" "$r/run/enroot-dev" "$r/var/tmp/enroot-dev"
 	write_plugstack "$r" "$confdir" || return 0
 	say "Pyxis $PYXIS_VERSION and Enroot $ENROOT_VERSION installed in $root (Slurm $(slurm_dev_version "$root"))"
 }
