@@ -352,31 +352,43 @@ async fn a_private_image_needs_credentials_on_the_cluster() {
 }
 
 #[tokio::test]
-async fn a_container_launched_from_the_form_runs_and_shows_in_the_log_pane() {
+async fn every_image_form_launched_from_the_form_runs_and_shows_in_the_log_pane() {
     let s = setup("form").await;
     let state = tempfile::tempdir().expect("state");
     std::env::set_var("SLURMDASH_STATE_DIR", state.path());
-    let marker = format!("form-ct-{}", std::process::id());
-    let defaults = LaunchSpec {
-        name: "ct-form-app".into(),
-        partition: "short".into(),
-        account: "research".into(),
-        gpus: 1,
-        cpus_per_task: 1,
-        time: "5m".into(),
-        image: format!("docker://{}#{}", ct::registry(), ct::TINY),
-        sqsh_cache: true,
-        sqsh_cache_dir: s.cache.clone(),
-        command: format!("{PROBE}; echo {marker}"),
-        ..LaunchSpec::default()
-    };
+    let reg = ct::registry();
+    let forms = [
+        (ct::TINY_SQSH.to_string(), false),
+        (format!("{reg}#{}", ct::TINY), false),
+        (format!("docker://{reg}#{}", ct::TINY), true),
+        (format!("{reg}/{}", ct::TINY), true),
+    ];
     let remote: Arc<dyn Remote> = Arc::new(remote());
-    let (id, log) =
-        app_driver::submit_from_form(remote, defaults, s.root.clone(), JOB_LIMIT, |t| {
-            t.contains(&marker)
-        })
+    for (i, (image, cache)) in forms.into_iter().enumerate() {
+        let marker = format!("form-ct-{}-{i}", std::process::id());
+        let defaults = LaunchSpec {
+            name: "ct-form-app".into(),
+            partition: "short".into(),
+            account: "research".into(),
+            gpus: 1,
+            cpus_per_task: 1,
+            time: "5m".into(),
+            image: image.clone(),
+            sqsh_cache: cache,
+            sqsh_cache_dir: s.cache.clone(),
+            command: format!("{PROBE}; echo {marker}"),
+            ..LaunchSpec::default()
+        };
+        let (id, log) = app_driver::submit_from_form(
+            remote.clone(),
+            defaults,
+            s.root.clone(),
+            JOB_LIMIT,
+            |t| t.contains(&marker),
+        )
         .await;
-    assert_tiny_under_sh(&format!("form job {id}"), &log);
+        assert_tiny_under_sh(&format!("{image} from the form, job {id}"), &log);
+    }
 }
 
 /// Pyxis is listed in every node's plugstack: a container starts on each compute node.
