@@ -10,71 +10,15 @@ use chrono::Local;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use tokio::sync::mpsc;
 
+use common::app_driver::{log_text, run_cmd};
 use common::*;
-use slurmdash::action::{Cmd, Msg};
+use slurmdash::action::Msg;
 use slurmdash::app::{App, FormState, LaunchContext};
 use slurmdash::keymap::Keymap;
 use slurmdash::launch::LaunchSpec;
 use slurmdash::queue::QueueView;
 use slurmdash::remote::Remote;
-use slurmdash::slurm::command::SqueueQuery;
 use slurmdash::ui::theme::Theme;
-use slurmdash::worker::{fetch, launch, tailer};
-
-/// What the dashboard's workers do for each command, minus the terminal.
-fn run_cmd(
-    cmd: Cmd,
-    remote: &Arc<dyn Remote>,
-    tx: &mpsc::UnboundedSender<Msg>,
-    tails: &mut Vec<tokio::task::JoinHandle<()>>,
-) {
-    let (r, tx) = (remote.clone(), tx.clone());
-    match cmd {
-        Cmd::PollQueue => {
-            tokio::spawn(async move {
-                let result = fetch::queue(r.as_ref(), &SqueueQuery::default(), T).await;
-                let _ = tx.send(Msg::Queue {
-                    result,
-                    at: Local::now().naive_local(),
-                    took: Duration::ZERO,
-                });
-            });
-        }
-        Cmd::FetchDetail(id) => {
-            tokio::spawn(async move {
-                let result = fetch::detail(r.as_ref(), &id, T).await;
-                let _ = tx.send(Msg::Detail {
-                    id,
-                    result: Box::new(result),
-                });
-            });
-        }
-        Cmd::Tail(targets) => {
-            for t in tails.drain(..) {
-                t.abort();
-            }
-            for (job, stream, path) in targets {
-                tails.push(tailer::spawn_tailer(
-                    r.clone(),
-                    job,
-                    stream,
-                    path,
-                    Duration::from_millis(500),
-                    tx.clone(),
-                ));
-            }
-        }
-        other => launch::spawn(other, r, tx, T),
-    }
-}
-
-fn log_text(app: &App) -> String {
-    let b = app.logs.stdout.buffer();
-    (b.first_seq()..b.end_seq())
-        .filter_map(|s| b.get(s))
-        .map(|l| format!("{}\n", l.text()))
-        .collect()
-}
 
 #[tokio::test]
 async fn a_job_submitted_from_the_form_runs_and_its_output_shows_in_the_log_pane() {

@@ -407,37 +407,6 @@ async fn a_secret_reaches_the_job_but_no_file_registry_or_command_line() {
 }
 
 #[tokio::test]
-async fn without_pyxis_doctor_says_so_and_a_container_launch_is_refused() {
-    let out = slurmdash(&["doctor"]);
-    let report = text(&out.stdout);
-    assert!(
-        report.contains("[warn] pyxis: srun --help does not list --container-image"),
-        "{report}"
-    );
-    let s = setup("pyxis").await;
-    let tag = format!("px{}", std::process::id());
-    for image in [
-        "nvcr.io/nvidia/pytorch:24.01-py3",
-        "docker://nvcr.io#nvidia/pytorch:24.01-py3",
-        "/lustre/fsw/sduser/images/pytorch.sqsh",
-    ] {
-        let name = format!("name={tag}");
-        let img = format!("image={image}");
-        let out = s.submit(
-            &[
-                "--set", &name, "--set", &img, "--set", "gpus=1", "--set", "time=1m", "--", "true",
-            ],
-            &[],
-        );
-        let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
-        assert!(!out.status.success(), "{all}");
-        assert!(all.contains("this cluster has no Pyxis"), "{all}");
-    }
-    assert!(sacct_names(&tag).await.is_empty());
-    assert!(s.registry().load().expect("registry").is_empty());
-}
-
-#[tokio::test]
 async fn registry_jobs_are_found_again_through_sacct_after_leaving_squeue() {
     let s = setup("reattach").await;
     let out = s.submit(
@@ -565,9 +534,16 @@ async fn the_sqsh_conversion_step_reuses_the_cache_and_leaves_no_partial_image()
     let out = r.run(&c.argv(), None, T).await.expect("run");
     assert!(out.success(), "{}", out.stderr_lossy());
     assert_eq!(out.stdout_lossy().trim(), "cached");
-    // Not cached, and this cluster has no enroot: the step fails, nothing half-written stays.
-    let latest = parse_image("nvcr.io/nvidia/pytorch:latest").expect("image");
-    let c = conversion(&latest, true, false, &cache, "short").expect("conversion");
+    // Not cached, and the registry has no such image: `enroot import` fails, nothing
+    // half-written stays.
+    common::containers::ready();
+    let missing = format!(
+        "{}/team/no-such-image:latest",
+        common::containers::registry()
+    );
+    let latest = parse_image(&missing).expect("image");
+    // (in `cpu`: the step then does not wait behind the jobs of the tests running beside it)
+    let c = conversion(&latest, true, false, &cache, "cpu").expect("conversion");
     let out = r.run(&c.argv(), None, T).await.expect("run");
     assert!(!out.success(), "{}", out.stdout_lossy());
     let ls = run(&r, &["ls", "-A", &cache]).await.stdout_lossy();

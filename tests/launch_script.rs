@@ -229,3 +229,20 @@ fn container_refused_without_pyxis() {
         "{e:?}"
     );
 }
+
+#[test]
+fn container_command_runs_with_sh_unless_bash_is_asked_for() {
+    let mut s = base();
+    s.image = "nvcr.io/nvidia/pytorch:24.01-py3".into();
+    s.sqsh_cache = false;
+    s.shell = "bash".into();
+    golden("container_bash", &s);
+    s.shell = "zsh".into();
+    one(
+        &s,
+        Field::Command,
+        "shell `zsh`: use sh, bash or an absolute path",
+    );
+    s.shell = "/bin/sh; rm -rf /".into();
+    one(&s, Field::Command, "use sh, bash or an absolute path");
+}

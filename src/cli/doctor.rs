@@ -7,7 +7,7 @@ use color_eyre::eyre::Result;
 
 use super::connect::ssh_options;
 use super::{check_output, connect};
-use crate::config::Cluster;
+use crate::config::{Cluster, Config, Loaded};
 use crate::remote::{Remote, SshOptions, SshRemote};
 use crate::slurm::command;
 use crate::slurm::parse::parse_sinfo;
@@ -59,7 +59,7 @@ pub fn ssh_advice(reason: &str) -> &'static str {
     }
 }
 
-pub async fn run(cluster: &Cluster) -> Result<ExitCode> {
+pub async fn run(loaded: &Loaded, cluster: &Cluster) -> Result<ExitCode> {
     let mut report = Report { failed: false };
     println!("slurmdash doctor: cluster `{}`", cluster.name);
     if !cluster.settings.local {
@@ -115,6 +115,7 @@ pub async fn run(cluster: &Cluster) -> Result<ExitCode> {
     check_partitions(remote, cluster, &mut report).await;
     check_results_root(remote, cluster, &mut report).await;
     check_pyxis(remote, cluster, &mut report).await;
+    check_registry_credentials(remote, cluster, &loaded.config, &mut report).await;
     if report.failed {
         println!("some checks failed");
         Ok(ExitCode::FAILURE)
@@ -284,5 +285,144 @@ async fn check_pyxis(remote: &dyn Remote, cluster: &Cluster, report: &mut Report
             "launch jobs without a container image here; slurmdash refuses container launches on this cluster",
         ),
         Err(e) => report.warn("pyxis", &e.to_string(), "see the ssh checks above"),
+    }
+}
+
+/// The registry hosts (without port) that the config's images name: `[launch]` and every
+/// template. Docker Hub images (no registry host) are left out: Enroot pulls those
+/// anonymously unless told otherwise.
+pub fn registry_hosts(config: &Config) -> Vec<String> {
+    let mut images = vec![config.launch.image.clone()];
+    images.extend(
+        config
+            .templates
+            .values()
+            .filter_map(|t| t.get("image").and_then(|v| v.as_str()).map(str::to_string)),
+    );
+    let mut hosts: Vec<String> = images
+        .iter()
+        .filter(|i| !i.trim().is_empty())
+        .filter_map(|i| match crate::launch::container::parse_image(i) {
+            Ok(crate::launch::container::Image::Remote(r)) => r
+                .split_once('#')
+                .map(|(host, _)| host.split(':').next().unwrap_or(host).to_string()),
+            _ => None,
+        })
+        .collect();
+    hosts.sort();
+    hosts.dedup();
+    hosts
+}
+
+/// Prints `missing`, or `mode NNN` and one `machine HOST` line per entry of Enroot's
+/// credentials file: never the logins or passwords.
+const CREDENTIALS_SCRIPT: &str = r#"f="${ENROOT_CONFIG_PATH:-${XDG_CONFIG_HOME:-$HOME/.config}/enroot}/.credentials"
+[ -e "$f" ] || { echo missing; exit 0; }
+stat -c 'mode %a' -- "$f" && awk '{ for (i = 1; i < NF; i++) if ($i == "machine") print "machine", $(i + 1) }' "$f""#;
+
+/// What the credentials script printed: None when the file is missing, else its mode and
+/// the hosts it has logins for.
+pub fn parse_credentials_listing(out: &str) -> Option<(String, Vec<String>)> {
+    if out.trim() == "missing" {
+        return None;
+    }
+    let mut mode = String::new();
+    let mut hosts = Vec::new();
+    for line in out.lines() {
+        if let Some(m) = line.strip_prefix("mode ") {
+            mode = m.trim().to_string();
+        } else if let Some(h) = line.strip_prefix("machine ") {
+            hosts.push(h.trim().to_string());
+        }
+    }
+    Some((mode, hosts))
+}
+
+/// Enroot reads registry logins from `~/.config/enroot/.credentials` on the node (`machine
+/// HOST login USER password PASSWORD`, HOST without the port); a private image without one
+/// fails at job start. Checked for each registry the config's images name.
+async fn check_registry_credentials(
+    remote: &dyn Remote,
+    cluster: &Cluster,
+    config: &Config,
+    report: &mut Report,
+) {
+    let hosts = registry_hosts(config);
+    if hosts.is_empty() {
+        return;
+    }
+    const WHAT: &str = "registry credentials";
+    const FILE: &str = "~/.config/enroot/.credentials";
+    let fix = "write `machine HOST login USER password PASSWORD` lines there (chmod 600); never put registry passwords into a job's environment";
+    let argv = sh(CREDENTIALS_SCRIPT, &[]);
+    let out = match remote
+        .run(&argv, None, cluster.settings.command_timeout())
+        .await
+    {
+        Ok(out) if out.success() => out.stdout_lossy(),
+        Ok(out) => {
+            let e = crate::worker::fetch::failure(remote, &argv, &out);
+            return report.warn(WHAT, &e, "see the ssh checks above");
+        }
+        Err(e) => return report.warn(WHAT, &e.to_string(), "see the ssh checks above"),
+    };
+    let Some((mode, have)) = parse_credentials_listing(&out) else {
+        return report.warn(
+            WHAT,
+            &format!(
+                "{FILE} does not exist on the cluster; images from {} need a login there if the registry is private",
+                hosts.join(", ")
+            ),
+            fix,
+        );
+    };
+    let missing: Vec<&str> = hosts
+        .iter()
+        .filter(|h| !have.contains(h))
+        .map(String::as_str)
+        .collect();
+    if !missing.is_empty() {
+        report.warn(
+            WHAT,
+            &format!("{FILE} has no login for {}", missing.join(", ")),
+            &fix.replace("HOST", missing[0]),
+        );
+    } else if !matches!(mode.as_str(), "600" | "400") {
+        report.warn(
+            WHAT,
+            &format!(
+                "{FILE} is mode {mode}: others on the cluster may read your registry passwords"
+            ),
+            "chmod 600 ~/.config/enroot/.credentials",
+        );
+    } else {
+        report.ok(
+            WHAT,
+            &format!("{FILE} has a login for {}", hosts.join(", ")),
+        );
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod credential_tests {
+    use super::*;
+
+    #[test]
+    fn registries_come_from_launch_and_templates_without_ports() {
+        let text = "[launch]\nimage = \"10.1.2.3:5001#private/tiny:1.0\"\n[templates.a]\nimage = \"nvcr.io/nvidia/pytorch:24.01-py3\"\n[templates.b]\nimage = \"docker://nvcr.io#nvidia/tao:5\"\n[templates.c]\nimage = \"ubuntu:22.04\"\n[templates.d]\nimage = \"/lustre/x.sqsh\"\n";
+        let cfg = crate::config::parse(text, std::path::Path::new("c.toml")).unwrap();
+        assert_eq!(registry_hosts(&cfg), ["10.1.2.3", "nvcr.io"]);
+        let none = crate::config::parse("", std::path::Path::new("c.toml")).unwrap();
+        assert!(registry_hosts(&none).is_empty());
+    }
+
+    #[test]
+    fn the_listing_has_hosts_and_mode_never_secrets() {
+        assert_eq!(parse_credentials_listing("missing\n"), None);
+        assert_eq!(
+            parse_credentials_listing("mode 600\nmachine nvcr.io\nmachine 10.1.2.3\n"),
+            Some(("600".into(), vec!["nvcr.io".into(), "10.1.2.3".into()]))
+        );
     }
 }

@@ -72,7 +72,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         cluster.settings.read_only = true;
     }
     match cli.command {
-        Some(Command::Doctor) => doctor::run(&cluster).await,
+        Some(Command::Doctor) => doctor::run(&loaded, &cluster).await,
         Some(Command::Jobs(args)) => jobs::run(&cluster, &args).await,
         Some(Command::Cancel(args)) => cancel::run(&cluster, &args).await,
         Some(Command::Logs(args)) => logs::run(&cluster, &args).await,

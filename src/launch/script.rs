@@ -146,7 +146,7 @@ pub fn render(plan: &Plan, layout: &Layout, image: Option<&str>) -> String {
             )));
         }
     }
-    srun.push("bash".into());
+    srun.push(quote(&plan.shell));
     srun.push("-c".into());
     srun.push(quote(&inner));
     let _ = writeln!(s, "{}", srun.join(" "));

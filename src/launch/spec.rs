@@ -33,6 +33,10 @@ pub struct LaunchSpec {
     pub workdir: String,
     /// Shell command run by each task (inside the container when there is one).
     pub command: String,
+    /// The shell that runs `command`: `sh` (`/bin/sh`), `bash`, or an absolute path.
+    /// Empty: `/bin/sh` inside a container (every image has it, not every image has
+    /// bash), bash without one.
+    pub shell: String,
     /// Plain environment variables for the job (written into the script).
     pub env: BTreeMap<String, String>,
     /// Names of variables read from this machine's environment and handed to sbatch over
@@ -72,6 +76,7 @@ impl Default for LaunchSpec {
             container_mounts: "/lustre".into(),
             workdir: String::new(),
             command: String::new(),
+            shell: String::new(),
             env: BTreeMap::new(),
             secrets: Vec::new(),
             extra_sbatch: Vec::new(),
@@ -102,6 +107,7 @@ pub const KEYS: &[&str] = &[
     "container_mounts",
     "workdir",
     "command",
+    "shell",
     "env",
     "secrets",
     "extra_sbatch",
@@ -152,6 +158,7 @@ impl LaunchSpec {
             "container_mounts" | "mounts" => self.container_mounts = v.to_string(),
             "workdir" => self.workdir = v.to_string(),
             "command" => self.command = value.to_string(),
+            "shell" => self.shell = v.to_string(),
             "env" => {
                 let mut env = BTreeMap::new();
                 for pair in list(&[',']) {
@@ -202,6 +209,7 @@ impl LaunchSpec {
             "container_mounts" => self.container_mounts.clone(),
             "workdir" => self.workdir.clone(),
             "command" => self.command.clone(),
+            "shell" => self.shell.clone(),
             "env" => self
                 .env
                 .iter()

@@ -52,6 +52,8 @@ pub struct Plan {
     pub container_mounts: String,
     pub workdir: Option<String>,
     pub command: String,
+    /// The program that runs `command` with `-c` (e.g. `/bin/sh`, `bash`).
+    pub shell: String,
     pub env: BTreeMap<String, String>,
     pub secrets: Vec<String>,
     pub extra_sbatch: Vec<String>,
@@ -345,6 +347,13 @@ pub fn validate(spec: &LaunchSpec, facts: &ClusterFacts) -> Result<Plan, Vec<Pro
     if spec.command.trim().is_empty() {
         bad(Field::Command, "a command to run is required".into());
     }
+    let shell = match resolve_shell(&spec.shell, image.is_some()) {
+        Ok(s) => s,
+        Err(e) => {
+            bad(Field::Command, e);
+            String::new()
+        }
+    };
     for k in spec.env.keys() {
         if !is_env_name(k) {
             bad(
@@ -400,6 +409,7 @@ pub fn validate(spec: &LaunchSpec, facts: &ClusterFacts) -> Result<Plan, Vec<Pro
         container_mounts: spec.container_mounts.trim().to_string(),
         workdir,
         command: spec.command.trim().to_string(),
+        shell,
         env: spec.env.clone(),
         secrets: spec.secrets.clone(),
         extra_sbatch: spec.extra_sbatch.clone(),
@@ -407,6 +417,28 @@ pub fn validate(spec: &LaunchSpec, facts: &ClusterFacts) -> Result<Plan, Vec<Pro
         requeue: spec.requeue,
         master_port: spec.master_port,
     })
+}
+
+/// The program that runs the command: `sh` is `/bin/sh` (in every image), `bash` is found
+/// on the PATH (it is `/bin/bash` or `/usr/bin/bash`), an absolute path is used as is.
+/// Unset: `/bin/sh` in a container, where bash may be missing (busybox, distroless), and
+/// bash on the node itself.
+pub fn resolve_shell(shell: &str, container: bool) -> Result<String, String> {
+    match shell.trim() {
+        "" if container => Ok("/bin/sh".into()),
+        "" | "bash" => Ok("bash".into()),
+        "sh" => Ok("/bin/sh".into()),
+        p if p.starts_with('/')
+            && p.len() > 1
+            && p.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"/._-+".contains(&b)) =>
+        {
+            Ok(p.to_string())
+        }
+        other => Err(format!(
+            "shell `{other}`: use sh, bash or an absolute path like /usr/bin/zsh"
+        )),
+    }
 }
 
 fn is_mem(s: &str) -> bool {

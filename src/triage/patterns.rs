@@ -22,7 +22,7 @@ struct Builtin {
     hint: Option<&'static str>,
 }
 
-const ENROOT_HINT: &str = "Pyxis/Enroot could not pull the container image: put your registry credentials in ~/.config/enroot/.credentials on the cluster, then resubmit";
+const ENROOT_HINT: &str = "Pyxis/Enroot could not import the image: write `machine HOST login USER password PASSWORD` to ~/.config/enroot/.credentials on the cluster (never into the job's environment), then resubmit";
 const GPU_HINT: &str = "A GPU failed (hardware): resubmit; if it repeats on the same node, exclude it (--exclude=NODE) and tell the admins";
 const CUDA_OOM_HINT: &str =
     "GPU memory ran out: reduce the batch or model size, or spread the work over more GPUs";
@@ -79,6 +79,9 @@ const INFRA: &[Builtin] = &[
         re: r"Could not process JSON input",
         hint: Some(ENROOT_HINT),
     },
+    // `slurmstepd-gpu01: error: pyxis: failed to import docker image: host:5001#team/x:1`,
+    // after Enroot's log; a registry with basic auth and no credentials prints no [ERROR],
+    // only `[INFO] Authenticating with user: <anonymous>` before it.
     Builtin {
         re: r"pyxis: failed to import docker image",
         hint: Some(ENROOT_HINT),

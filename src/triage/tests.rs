@@ -81,6 +81,25 @@ fn enroot_import_errors_are_infra_and_point_at_credentials() {
     );
 }
 
+/// What Pyxis printed on the dev cluster for a private image (a registry with basic auth)
+/// and no ~/.config/enroot/.credentials: Enroot logs no [ERROR] line at all.
+#[test]
+fn a_private_image_without_credentials_is_infra_with_the_credentials_remedy() {
+    let t = failed_with(fixture!("enroot_private_anonymous.err"), "");
+    assert_eq!(t.class, Class::Infra);
+    assert_eq!(
+        line_of(&t),
+        "slurmstepd-gpu01: error: pyxis: failed to import docker image: 10.220.22.1:5001#private/tiny:1.0"
+    );
+    for want in [
+        "~/.config/enroot/.credentials",
+        "machine HOST login USER password PASSWORD",
+        "never into the job's environment",
+    ] {
+        assert!(t.suggestion.contains(want), "{want}: {}", t.suggestion);
+    }
+}
+
 #[test]
 fn oom_kill_lines_are_oom_in_both_slurm_spellings() {
     for text in [fixture!("oom_kill.err"), fixture!("oom_kill_old.err")] {

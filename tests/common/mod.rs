@@ -1,7 +1,10 @@
 //! Shared helpers for tests that use the dev cluster (`scripts/dev-cluster up`).
 #![allow(dead_code)]
 
+pub mod app_driver;
+pub mod containers;
 pub mod tmux;
+pub mod totp;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
