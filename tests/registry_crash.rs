@@ -26,6 +26,9 @@ fn entry(n: u64) -> Entry {
             submitted_at: now,
             state: None,
         }],
+        secrets: Vec::new(),
+        checksum: None,
+        requeue: false,
     }
 }
 
