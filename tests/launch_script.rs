@@ -36,7 +36,10 @@ fn facts() -> ClusterFacts {
             .iter()
             .map(|p| node("n1", p, 16, 64 * 1024, 8))
             .chain((1..=4).map(|i| node(&format!("g{i}"), "gpu4", 32, 512 * 1024, 8)))
-            .chain([node("c1", "mixed", 64, 256 * 1024, 0), node("g9", "mixed", 8, 64 * 1024, 4)])
+            .chain([
+                node("c1", "mixed", 64, 256 * 1024, 0),
+                node("g9", "mixed", 8, 64 * 1024, 4),
+            ])
             .collect(),
     }
 }
@@ -225,10 +228,18 @@ fn requests_larger_than_the_largest_node_are_refused() {
     let mut s = base();
     s.gpus = 1;
     s.cpus_per_task = 17;
-    one(&s, Field::Cpus, "17 CPUs per task, but the largest node in polar has 16");
+    one(
+        &s,
+        Field::Cpus,
+        "17 CPUs per task, but the largest node in polar has 16",
+    );
     s.cpus_per_task = 16;
     s.mem = "65G".into();
-    one(&s, Field::Mem, "65G memory per node, but the largest node in polar has 64G");
+    one(
+        &s,
+        Field::Mem,
+        "65G memory per node, but the largest node in polar has 64G",
+    );
     s.mem = "64G".into();
     assert!(problems(&s).is_empty(), "{:?}", problems(&s));
     s.mem = "65537M".into();
@@ -240,14 +251,22 @@ fn requests_larger_than_the_largest_node_are_refused() {
     s.cpus_per_task = 32;
     assert!(problems(&s).is_empty(), "{:?}", problems(&s));
     s.cpus_per_task = 33;
-    one(&s, Field::Cpus, "33 CPUs per task, but the largest node in polar, gpu4 has 32");
+    one(
+        &s,
+        Field::Cpus,
+        "33 CPUs per task, but the largest node in polar, gpu4 has 32",
+    );
     // Each limit fits some node, but no node has all of it together.
     let mut s = base();
     s.partition = "mixed".into();
     s.cpus_per_task = 16;
     s.gpus = 2;
     s.max_gpus_per_node = 8;
-    one(&s, Field::Cpus, "no single node in mixed has 16 CPUs and 2 GPUs together");
+    one(
+        &s,
+        Field::Cpus,
+        "no single node in mixed has 16 CPUs and 2 GPUs together",
+    );
     s.gpus = 0;
     assert!(problems(&s).is_empty(), "{:?}", problems(&s));
     // Unknown node sizes: nothing to check against.

@@ -207,9 +207,9 @@ fn cpus_no_node_has_are_marked_in_the_form_and_nothing_is_submitted() {
     typed(&mut a, "22G");
     press(&mut a, KeyCode::Enter);
     let form = a.form.as_ref().expect("open");
-    assert!(form
-        .problems_for("mem")
-        .any(|p| p.message.starts_with("22G memory per node, but the largest node in short has 21G")));
+    assert!(form.problems_for("mem").any(|p| p
+        .message
+        .starts_with("22G memory per node, but the largest node in short has 21G")));
 }
 
 #[test]

@@ -78,8 +78,14 @@ pub fn parse_nodes(out: &str) -> Result<Vec<NodeShape>, String> {
             return Err(bad(&format!("expected 5 fields, found {}", f.len())));
         }
         // A node whose resources sinfo cannot tell yet shows `0`/`1`; numbers are required.
-        let cpus = f[2].trim_end_matches('+').parse().map_err(|_| bad("CPUs is not a number"))?;
-        let mem_mb = f[3].trim_end_matches('+').parse().map_err(|_| bad("memory is not a number"))?;
+        let cpus = f[2]
+            .trim_end_matches('+')
+            .parse()
+            .map_err(|_| bad("CPUs is not a number"))?;
+        let mem_mb = f[3]
+            .trim_end_matches('+')
+            .parse()
+            .map_err(|_| bad("memory is not a number"))?;
         v.push(NodeShape {
             node: f[0].to_string(),
             partition: f[1].trim_end_matches('*').to_string(),
@@ -242,17 +248,38 @@ mod tests {
         assert!(!nodes.is_empty());
         let short: Vec<&NodeShape> = nodes.iter().filter(|n| n.partition == "short").collect();
         assert!(!short.is_empty(), "{nodes:?}");
-        assert!(short.iter().all(|n| n.cpus > 0 && n.mem_mb > 0), "{nodes:?}");
-        let odd = parse_nodes("n1|gpu*|8|1000|gpu:a100:4(S:0-1),gpu:t4:2\nn2|cpu|64|256000|(null)\n").unwrap();
+        assert!(
+            short.iter().all(|n| n.cpus > 0 && n.mem_mb > 0),
+            "{nodes:?}"
+        );
+        let odd =
+            parse_nodes("n1|gpu*|8|1000|gpu:a100:4(S:0-1),gpu:t4:2\nn2|cpu|64|256000|(null)\n")
+                .unwrap();
         assert_eq!(
             odd,
             [
-                NodeShape { node: "n1".into(), partition: "gpu".into(), cpus: 8, mem_mb: 1000, gpus: 6 },
-                NodeShape { node: "n2".into(), partition: "cpu".into(), cpus: 64, mem_mb: 256000, gpus: 0 },
+                NodeShape {
+                    node: "n1".into(),
+                    partition: "gpu".into(),
+                    cpus: 8,
+                    mem_mb: 1000,
+                    gpus: 6
+                },
+                NodeShape {
+                    node: "n2".into(),
+                    partition: "cpu".into(),
+                    cpus: 64,
+                    mem_mb: 256000,
+                    gpus: 0
+                },
             ]
         );
-        assert!(parse_nodes("n1|gpu|eight|1000|(null)\n").unwrap_err().contains("CPUs is not a number"));
-        assert!(parse_nodes("n1|gpu|8\n").unwrap_err().contains("expected 5 fields"));
+        assert!(parse_nodes("n1|gpu|eight|1000|(null)\n")
+            .unwrap_err()
+            .contains("CPUs is not a number"));
+        assert!(parse_nodes("n1|gpu|8\n")
+            .unwrap_err()
+            .contains("expected 5 fields"));
     }
 
     #[test]

@@ -217,7 +217,10 @@ pub async fn submit_held(
 
 /// The `slurmdash-job ID new|existing SUM` line.
 pub fn parse_queued(out: &str) -> Option<Queued> {
-    let line = out.lines().rev().find(|l| l.starts_with("slurmdash-job "))?;
+    let line = out
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("slurmdash-job "))?;
     let mut w = line.split_whitespace().skip(1);
     let job_id = w.next()?.parse().ok()?;
     let existing = match w.next()? {
@@ -373,7 +376,10 @@ mod tests {
     #[test]
     fn the_submission_answer_and_refusals() {
         let q = parse_queued("noise\nslurmdash-job 812 existing 9f86d0\n").unwrap();
-        assert_eq!((q.job_id, q.existing, q.checksum.as_str()), (812, true, "9f86d0"));
+        assert_eq!(
+            (q.job_id, q.existing, q.checksum.as_str()),
+            (812, true, "9f86d0")
+        );
         assert!(!parse_queued("slurmdash-job 9 new ab").unwrap().existing);
         assert!(parse_queued("812\n").is_none());
         let e = refusal(
@@ -388,6 +394,7 @@ mod tests {
             "/r/s.sbatch",
         );
         assert_eq!(e, "sbatch refused the job: Invalid qos specification; change or drop --qos in the extra sbatch options; nothing was queued");
-        assert!(refusal(Some(12), "x changed since it was launched", "x").contains("edited the staged script"));
+        assert!(refusal(Some(12), "x changed since it was launched", "x")
+            .contains("edited the staged script"));
     }
 }

@@ -200,12 +200,7 @@ pub fn validate(spec: &LaunchSpec, facts: &ClusterFacts) -> Result<Plan, Vec<Pro
             }
         }
     }
-    let partition = partition.map(|p| {
-        p.split(',')
-            .map(str::trim)
-            .collect::<Vec<_>>()
-            .join(",")
-    });
+    let partition = partition.map(|p| p.split(',').map(str::trim).collect::<Vec<_>>().join(","));
     // Only when every listed partition is known are the limits below checked.
     let all_known = partition
         .as_deref()
@@ -294,7 +289,11 @@ pub fn validate(spec: &LaunchSpec, facts: &ClusterFacts) -> Result<Plan, Vec<Pro
                 ),
             );
         } else if max_nodes > 0 && nodes > max_nodes {
-            let p = parts.iter().max_by_key(|p| p.nodes).copied().unwrap_or(parts[0]);
+            let p = parts
+                .iter()
+                .max_by_key(|p| p.nodes)
+                .copied()
+                .unwrap_or(parts[0]);
             bad(
                 Field::Gpus,
                 format!(
@@ -480,7 +479,9 @@ pub fn parse_mode(s: &str) -> Result<u32, String> {
 /// or does not fit in 64 bits.
 pub fn mem_mb(s: &str) -> Option<u64> {
     let digits = s.trim_end_matches(['K', 'M', 'G', 'T', 'k', 'm', 'g', 't']);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) || s.len() - digits.len() > 1
+    if digits.is_empty()
+        || !digits.bytes().all(|b| b.is_ascii_digit())
+        || s.len() - digits.len() > 1
     {
         return None;
     }

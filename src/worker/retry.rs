@@ -192,7 +192,11 @@ pub async fn check(c: &RetryCheck<'_>) -> Result<(Vec<RetryEvent>, Vec<Entry>), 
         };
         let want = JobId::new(last.job_id);
         if let Some(d) = records.iter().rfind(|d| d.id.as_ref() == Some(&want)) {
-            if e.requeue && d.state.as_ref().is_some_and(|s| SLURM_REQUEUES.contains(&s.long_name())) {
+            if e.requeue
+                && d.state
+                    .as_ref()
+                    .is_some_and(|s| SLURM_REQUEUES.contains(&s.long_name()))
+            {
                 maybe_requeued.push(want);
             }
         }
@@ -223,7 +227,11 @@ pub async fn check(c: &RetryCheck<'_>) -> Result<(Vec<RetryEvent>, Vec<Entry>), 
             events.extend(finished_attempt(c, e, d).await);
         } else if finished || !earlier.is_empty() {
             // Requeued by Slurm: it runs again under the same id.
-            let state = if finished { d } else { earlier[earlier.len() - 1] };
+            let state = if finished {
+                d
+            } else {
+                earlier[earlier.len() - 1]
+            };
             events.push(RetryEvent::Requeued {
                 local_id: e.local_id.clone(),
                 job_id: last.job_id,
@@ -244,7 +252,10 @@ async fn live_jobs(remote: &dyn Remote, ids: &[JobId], t: Duration) -> Result<Ve
     let argv = vec![
         "squeue".to_string(),
         "--noheader".into(),
-        format!("--jobs={}", ids.iter().map(JobId::as_str).collect::<Vec<_>>().join(",")),
+        format!(
+            "--jobs={}",
+            ids.iter().map(JobId::as_str).collect::<Vec<_>>().join(",")
+        ),
         "--format=%i|%T".into(),
     ];
     let out = remote
@@ -265,8 +276,16 @@ async fn live_jobs(remote: &dyn Remote, ids: &[JobId], t: Duration) -> Result<Ve
         .filter(|(_, st)| {
             !matches!(
                 st.trim(),
-                "COMPLETED" | "COMPLETING" | "FAILED" | "CANCELLED" | "TIMEOUT" | "NODE_FAIL"
-                    | "PREEMPTED" | "BOOT_FAIL" | "DEADLINE" | "OUT_OF_MEMORY"
+                "COMPLETED"
+                    | "COMPLETING"
+                    | "FAILED"
+                    | "CANCELLED"
+                    | "TIMEOUT"
+                    | "NODE_FAIL"
+                    | "PREEMPTED"
+                    | "BOOT_FAIL"
+                    | "DEADLINE"
+                    | "OUT_OF_MEMORY"
             )
         })
         .filter_map(|(id, _)| ids.iter().find(|j| j.as_str() == id.trim()).cloned())
