@@ -281,7 +281,7 @@ pub fn advice(said: &str) -> &'static str {
     } else if s.contains("invalid partition") {
         "pick a partition this cluster has"
     } else if s.contains("gres") {
-        "change the GPU request"
+        "change the GPU (--gres) request, in the GPUs field or the extra sbatch options"
     } else if s.contains("qosmax") || s.contains("assocmax") || s.contains("policy") {
         "ask for less, or use another QOS or account: a limit of yours is reached"
     } else {

@@ -550,16 +550,7 @@ fn fit_nodes(
             ),
         });
     }
-    let max_gpus = nodes.iter().map(|n| n.gpus).max().unwrap_or(0);
-    if want.gpus > max_gpus {
-        out.push(Problem {
-            field: Field::Gpus,
-            message: format!(
-                "{} GPUs per node, but the largest node in {names} has {max_gpus}: ask for at most {max_gpus} per node (more GPUs take more nodes) or pick a partition with larger nodes",
-                want.gpus
-            ),
-        });
-    }
+    // GPUs per node are checked against the partition's largest node above.
     // Each limit alone fits: is there one node that holds all of it at once?
     let fits = |n: &NodeShape| {
         n.cpus >= want.cpus && n.gpus >= want.gpus && want.mem_mb.is_none_or(|m| n.mem_mb >= m)
