@@ -200,6 +200,7 @@ async fn sacct_names(tag: &str) -> Vec<String> {
         ],
     )
     .await;
+    assert!(out.success(), "sacct: {}", out.stderr_lossy());
     out.stdout_lossy()
         .lines()
         .filter(|l| l.starts_with(tag))
