@@ -54,6 +54,7 @@ pub fn missing_argv(paths: &[String]) -> Vec<String> {
 /// - submits held with `--export=ALL` (exit 10 when sbatch refuses), creates the log
 ///   directory Slurm will not create, and releases (exit 11 when that is refused, after
 ///   cancelling the job).
+///
 /// Interrupted (the command timeout's SIGTERM, a hangup), it cancels the job it submitted:
 /// nothing is left held or running that the caller was not told about. The last line is
 /// `slurmdash-job ID new|existing SHA256`.
