@@ -219,9 +219,11 @@ pub async fn check(c: &RetryCheck<'_>) -> Result<(Vec<RetryEvent>, Vec<Entry>), 
             continue; // not in accounting yet
         };
         let finished = d.state.as_ref().is_some_and(|s| s.is_finished());
+        // Earlier runs of this job; a record of another job that had the same id (ids
+        // restart when a cluster's state is reset) has another name.
         let earlier: Vec<&&JobDetail> = mine[..mine.len() - 1]
             .iter()
-            .filter(|r| r.state.as_ref().is_some_and(|s| s.is_finished()))
+            .filter(|r| r.name == e.name && r.state.as_ref().is_some_and(|s| s.is_finished()))
             .collect();
         if finished && !live.contains(&want) {
             events.extend(finished_attempt(c, e, d).await);
@@ -515,4 +517,166 @@ async fn finished_attempt(c: &RetryCheck<'_>, e: &Entry, d: &JobDetail) -> Vec<R
         }
     }
     events
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::remote::fake::{FakeRemote, FakeReply};
+    use crate::slurm::command::FIELD_SEP;
+
+    /// One sacct row in `command::sacct_jobs`' format (the fixture's columns).
+    fn sacct_row(id: u64, state: &str, name: &str) -> String {
+        let fields = [
+            &id.to_string(),
+            &id.to_string(),
+            "sduser",
+            "1001",
+            "research",
+            "short",
+            "normal",
+            state,
+            "None",
+            "0:0",
+            "0:0",
+            "2026-11-23T09:19:52",
+            "2026-11-23T09:19:52",
+            "2026-11-23T09:19:55",
+            "2026-11-23T09:19:55",
+            "00:00:03",
+            "00:05:00",
+            "4031",
+            "1",
+            "1",
+            "n1",
+            "cpu=1",
+            "cpu=1",
+            "50M",
+            "/r",
+            name,
+        ];
+        format!("{}\n", fields.join(&FIELD_SEP.to_string()))
+    }
+
+    fn setup(requeue: bool) -> (tempfile::TempDir, Registry) {
+        let d = tempfile::tempdir().unwrap();
+        let r = Registry::open(d.path());
+        let now = Utc::now();
+        r.add(Entry {
+            local_id: "L1".into(),
+            cluster: "dev".into(),
+            job_id: 7,
+            job_dir: "/r/results/L1".into(),
+            name: "train".into(),
+            submitted_at: now,
+            template: None,
+            script: "/r/results/L1/sbatch/job_L1.sbatch".into(),
+            attempts: vec![Attempt {
+                job_id: 7,
+                submitted_at: now,
+                state: None,
+            }],
+            secrets: Vec::new(),
+            checksum: Some("ab".into()),
+            requeue,
+        })
+        .unwrap();
+        (d, r)
+    }
+
+    async fn run_check(remote: &FakeRemote, registry: &Registry) -> Vec<RetryEvent> {
+        let patterns = Patterns::builtin();
+        let secret = |_: &str| None;
+        let c = RetryCheck {
+            remote,
+            registry,
+            cluster: "dev",
+            policy: RetryPolicy::default(),
+            patterns: &patterns,
+            timeout: Duration::from_secs(5),
+            secret: &secret,
+            allow_submit: true,
+        };
+        check(&c).await.unwrap().0
+    }
+
+    #[tokio::test]
+    async fn node_fail_while_squeue_has_the_job_pending_again_is_slurms_requeue() {
+        let (_d, registry) = setup(true);
+        let r = FakeRemote::new("login1");
+        r.on(
+            &["sacct"],
+            vec![FakeReply::ok(sacct_row(7, "NODE_FAIL", "train"))],
+        );
+        r.on(&["squeue"], vec![FakeReply::ok("7|PENDING\n")]);
+        let events = run_check(&r, &registry).await;
+        assert!(
+            matches!(events.as_slice(), [RetryEvent::Requeued { job_id: 7, state, times: 1, .. }] if state == "NODE_FAIL"),
+            "{events:?}"
+        );
+        assert!(r.calls().iter().all(|c| c[0] != "sh"), "nothing submitted");
+        let e = registry.load().unwrap().remove(0);
+        assert_eq!((e.attempts.len(), e.attempts[0].state.clone()), (1, None));
+    }
+
+    #[tokio::test]
+    async fn a_requeued_job_pending_again_and_an_old_job_with_the_same_id() {
+        let (_d, registry) = setup(true);
+        let r = FakeRemote::new("login1");
+        // sacct --duplicates: an unrelated old job 7 (other name), the failed run, the
+        // requeued one.
+        let out = format!(
+            "{}{}{}",
+            sacct_row(7, "COMPLETED", "someone-else"),
+            sacct_row(7, "NODE_FAIL", "train"),
+            sacct_row(7, "PENDING", "train")
+        );
+        r.on(&["sacct"], vec![FakeReply::ok(out)]);
+        let events = run_check(&r, &registry).await;
+        assert!(
+            matches!(
+                events.as_slice(),
+                [RetryEvent::Requeued {
+                    job_id: 7,
+                    times: 1,
+                    ..
+                }]
+            ),
+            "{events:?}"
+        );
+        assert!(r.calls().iter().all(|c| c[0] != "squeue" && c[0] != "sh"));
+    }
+
+    #[tokio::test]
+    async fn without_requeue_a_node_failure_is_resubmitted_with_the_recorded_checksum() {
+        let (_d, registry) = setup(false);
+        let r = FakeRemote::new("login1");
+        r.on(
+            &["sacct"],
+            vec![FakeReply::ok(sacct_row(7, "NODE_FAIL", "train"))],
+        );
+        r.on(
+            &["sh", "-c"],
+            vec![FakeReply::ok("slurmdash-job 8 new ab\n")],
+        );
+        let events = run_check(&r, &registry).await;
+        assert!(
+            events.iter().any(|e| matches!(
+                e,
+                RetryEvent::Resubmitted {
+                    failed: 7,
+                    new: 8,
+                    ..
+                }
+            )),
+            "{events:?}"
+        );
+        let submit = r
+            .calls()
+            .into_iter()
+            .find(|c| c[0] == "sh" && c[2] == crate::launch::stage::SUBMIT_SCRIPT)
+            .unwrap();
+        assert_eq!(submit.last().map(String::as_str), Some("ab"));
+    }
 }
