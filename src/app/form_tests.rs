@@ -292,6 +292,28 @@ fn templates_preview_test_only_and_submit() {
 }
 
 #[test]
+fn submitting_again_after_a_timeout_targets_the_same_job_directory() {
+    let mut a = opened();
+    let submit = |a: &mut App| match a
+        .update(Msg::Key(KeyEvent::new(
+            KeyCode::Char('s'),
+            KeyModifiers::CONTROL,
+        )))
+        .as_slice()
+    {
+        [Cmd::Submit { prepared, .. }] => prepared.layout.clone(),
+        other => panic!("{other:?}"),
+    };
+    let first = submit(&mut a);
+    a.update(Msg::Submitted(Box::new(Err(
+        "submitting x: `sh -c ...` on login1 did not finish within 30.0s and was abandoned".into(),
+    ))));
+    // The staging script finds a job already queued from this directory's script and
+    // reports it instead of queueing a second: that needs the same launch id.
+    assert_eq!(submit(&mut a), first);
+}
+
+#[test]
 fn container_without_pyxis_is_flagged_and_failed_submit_keeps_the_form() {
     let mut a = opened();
     goto(&mut a, "image");
