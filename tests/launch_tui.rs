@@ -46,7 +46,26 @@ async fn launch_form_by_keystrokes_submits_and_shows_the_job_and_its_log() {
     let s = t.wait("the test-only estimate", Duration::from_secs(30), |s| {
         s.contains("test-only: estimated start 20") || s.contains("test-only: `")
     });
-    assert!(s.contains("on vm (partition short)"), "{s}");
+    // sbatch names one of the partition's nodes, whatever the machine is called.
+    let nodes = run(
+        &r,
+        &[
+            "sinfo",
+            "--noheader",
+            "--Node",
+            "--partition",
+            "short",
+            "--format=%N",
+        ],
+    )
+    .await;
+    assert!(
+        nodes
+            .stdout_lossy()
+            .lines()
+            .any(|n| s.contains(&format!("on {} (partition short)", n.trim()))),
+        "{s}"
+    );
     t.keys(&["p"]);
     t.wait("the script preview", Duration::from_secs(5), |s| {
         s.contains("#SBATCH --job-name=tui-job") && s.contains("#SBATCH --requeue")
