@@ -36,6 +36,17 @@ pub struct Entry {
     /// The staged script on the cluster: a retry re-submits it.
     pub script: String,
     pub attempts: Vec<Attempt>,
+    /// The names of the secrets the launch passed (never values). A retry passes exactly
+    /// these again, read from this machine's environment; nothing on the cluster can add one.
+    #[serde(default)]
+    pub secrets: Vec<String>,
+    /// sha256 of the staged script as submitted; a retry refuses a script that differs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checksum: Option<String>,
+    /// Submitted with `--requeue`: Slurm itself requeues it after a node failure or
+    /// preemption, so slurmdash does not also resubmit it then.
+    #[serde(default)]
+    pub requeue: bool,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -244,6 +255,9 @@ mod tests {
                 submitted_at: at,
                 state: None,
             }],
+            secrets: Vec::new(),
+            checksum: None,
+            requeue: false,
         }
     }
 

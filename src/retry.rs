@@ -153,6 +153,9 @@ mod tests {
                     state: st.map(str::to_string),
                 })
                 .collect(),
+            secrets: Vec::new(),
+            checksum: None,
+            requeue: false,
         }
     }
 

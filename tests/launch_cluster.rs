@@ -157,6 +157,15 @@ async fn submit_runs_the_job_in_the_tao_layout_and_records_it() {
     );
     assert!(script.contains("#SBATCH --time=2:00\n"), "{script}");
 
+    // Private by default: only the user can enter the job directory or its parts.
+    for d in [
+        job_dir.clone(),
+        format!("{job_dir}/env"),
+        format!("{job_dir}/slurm-logs"),
+    ] {
+        let st = run(&remote(), &["stat", "-c", "%a", &d]).await;
+        assert_eq!(st.stdout_lossy().trim(), "700", "mode of {d}");
+    }
     // Recorded locally and on the cluster, the same record.
     let entries = s.registry().load().expect("registry loads");
     let e = entries
@@ -191,11 +200,54 @@ async fn sacct_names(tag: &str) -> Vec<String> {
         ],
     )
     .await;
+    assert!(out.success(), "sacct: {}", out.stderr_lossy());
     out.stdout_lossy()
         .lines()
         .filter(|l| l.starts_with(tag))
         .map(str::to_string)
         .collect()
+}
+
+/// The largest node of `partition` as sinfo reports it: (CPUs, MiB, GPUs) maxima per node,
+/// and how many nodes the partition has.
+struct Largest {
+    cpus: u32,
+    mem_mb: u64,
+    gpus: u32,
+    nodes: u32,
+}
+
+async fn largest_node(partition: &str) -> Largest {
+    let out = run(
+        &remote(),
+        &[
+            "sinfo",
+            "--noheader",
+            "--Node",
+            "--partition",
+            partition,
+            "--format=%N|%c|%m|%G",
+        ],
+    )
+    .await;
+    assert!(out.success(), "sinfo: {}", out.stderr_lossy());
+    let text = out.stdout_lossy();
+    let mut l = Largest {
+        cpus: 0,
+        mem_mb: 0,
+        gpus: 0,
+        nodes: 0,
+    };
+    for line in text.lines().filter(|l| !l.is_empty()) {
+        let f: Vec<&str> = line.split('|').collect();
+        assert_eq!(f.len(), 4, "{line}");
+        l.cpus = l.cpus.max(f[1].parse().expect("cpus"));
+        l.mem_mb = l.mem_mb.max(f[2].parse().expect("memory"));
+        l.gpus = l.gpus.max(slurmdash::slurm::model::gpus_in_gres_list(f[3]));
+        l.nodes += 1;
+    }
+    assert!(l.nodes > 0, "partition {partition} has no nodes: {text}");
+    l
 }
 
 #[tokio::test]
@@ -214,22 +266,43 @@ async fn each_rejection_names_the_problem_and_submits_nothing() {
     let laptop_only = private.path().join("train.json");
     std::fs::write(&laptop_only, b"{}").expect("write");
     let missing_msg = format!("input path not found on slurmdash-dev: {missing}");
+    // The limits come from what sinfo reports for the partition the launch uses.
+    let big = largest_node("short").await;
+    let (cpus, mem, gpus, nodes) = (big.cpus + 1, big.mem_mb + 1, big.gpus + 1, big.nodes);
+    let cpu_msg = format!(
+        "{cpus} CPUs per task, but the largest node in short has {}",
+        big.cpus
+    );
+    let mem_msg = format!("{mem}M memory per node, but the largest node in short has");
+    let gpu_msg = format!(
+        "{gpus} GPUs per node, but the largest node in short has {}",
+        big.gpus
+    );
+    let many_msg = format!("partition short has {nodes} node(s)");
     let cases: Vec<(Vec<String>, &str)> = vec![
         (
             vec!["time=1h".into()],
             "over partition short's MaxTime 30:00",
         ),
+        (vec![format!("cpus_per_task={cpus}")], &cpu_msg),
+        (vec![format!("mem={mem}M")], &mem_msg),
         (
-            vec!["gpus=24".into()],
-            "24 GPUs need 3 nodes of 8, but partition short has 2 node(s) with 16 GPUs in total",
+            vec![
+                format!("gpus={gpus}"),
+                format!("max_gpus_per_node={}", gpus + 1),
+            ],
+            &gpu_msg,
         ),
         (
-            vec!["gpus=12".into(), "max_gpus_per_node=16".into()],
-            "no node in partition short has more than 8",
+            vec![
+                format!("gpus={}", big.gpus.max(1) * (nodes + 1)),
+                format!("max_gpus_per_node={}", big.gpus.max(1)),
+            ],
+            &many_msg,
         ),
         (
             vec!["partition=gpu-xl".into()],
-            "unknown partition `gpu-xl`; this cluster has: short, polar, long",
+            "unknown partition `gpu-xl`; this cluster has: ",
         ),
         (vec!["account=physics".into()], "unknown account `physics`"),
         (vec![format!("inputs={missing}")], &missing_msg),
@@ -250,7 +323,7 @@ async fn each_rejection_names_the_problem_and_submits_nothing() {
             "--set",
             "cpus_per_task=1",
             "--set",
-            "gpus=1",
+            "gpus=0",
             "--set",
             "time=1m",
         ];
@@ -299,15 +372,27 @@ async fn test_only_shows_the_estimate_and_queues_nothing() {
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
     assert!(stdout.starts_with("estimated start 20"), "{stdout}");
-    // The estimate names the node Slurm would use: one of partition short's (GPU) nodes.
+    // The node sbatch names is one of the partition's (whatever the machine is called).
+    let nodes = run(
+        &remote(),
+        &[
+            "sinfo",
+            "--noheader",
+            "--Node",
+            "--partition",
+            "short",
+            "--format=%N",
+        ],
+    )
+    .await;
     let on = stdout
         .split(" on ")
         .nth(1)
-        .and_then(|rest| rest.split(" in partition short").next())
-        .unwrap_or_else(|| panic!("no 'on NODE in partition short' in {stdout}"));
+        .and_then(|r| r.split(" in partition short").next())
+        .unwrap_or_else(|| panic!("no node in {stdout}"));
     assert!(
-        gpu_nodes().iter().any(|n| n == on),
-        "{on} is not a GPU node: {stdout}"
+        nodes.stdout_lossy().lines().any(|n| n.trim() == on),
+        "{on} is not a node of short: {stdout}"
     );
     assert!(s.registry().load().expect("registry").is_empty());
     let ls = run(&remote(), &["ls", "-A", &s.root]).await;
@@ -552,4 +637,88 @@ async fn the_sqsh_conversion_step_reuses_the_cache_and_leaves_no_partial_image()
         "nvcr.io+nvidia+pytorch+24.01-py3.sqsh",
         "leftovers: {ls}"
     );
+}
+
+#[tokio::test]
+async fn the_job_dir_mode_comes_from_the_config_and_other_refusals_keep_slurms_words() {
+    let s = setup("mode").await;
+    let tag = format!("md{}", std::process::id());
+    let name = format!("name={tag}");
+    let out = s.submit(
+        &[
+            "--set",
+            &name,
+            "--set",
+            "gpus=0",
+            "--set",
+            "cpus_per_task=1",
+            "--set",
+            "time=1m",
+            "--set",
+            "job_dir_mode=0750",
+            "--",
+            "true",
+        ],
+        &[],
+    );
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    let job_dir = field(&stdout, "job dir:").to_string();
+    let st = run(
+        &remote(),
+        &["stat", "-c", "%a", &job_dir, &format!("{job_dir}/meta")],
+    )
+    .await;
+    assert_eq!(st.stdout_lossy(), "750\n750\n");
+    let out = s.submit(
+        &[
+            "--set",
+            "job_dir_mode=0077",
+            "--set",
+            "gpus=0",
+            "--",
+            "true",
+        ],
+        &[],
+    );
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert!(
+        all.contains("job_dir_mode `0077` must give you (the owner) rwx"),
+        "{all}"
+    );
+
+    // A request validation cannot see (an extra sbatch option) that Slurm refuses: its own
+    // words, what to change, and nothing left queued.
+    let name = format!("name={tag}-x");
+    let out = s.submit(
+        &[
+            "--set",
+            &name,
+            "--set",
+            "gpus=0",
+            "--set",
+            "time=1m",
+            "--set",
+            "extra_sbatch=--gres=nosuchthing:1",
+            "--",
+            "true",
+        ],
+        &[],
+    );
+    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(!out.status.success(), "{all}");
+    assert!(
+        all.contains("sbatch refused the job: Invalid generic resource (gres) specification"),
+        "Slurm's own words: {all}"
+    );
+    assert!(all.contains("change the GPU (--gres) request"), "{all}");
+    assert!(all.contains("nothing was queued"), "{all}");
+    let q = run(&remote(), &["squeue", "--me", "--noheader", "--format=%j"]).await;
+    assert!(
+        !q.stdout_lossy().lines().any(|l| l == format!("{tag}-x")),
+        "left queued: {}",
+        q.stdout_lossy()
+    );
+    assert_eq!(s.registry().load().expect("registry").len(), 1);
 }

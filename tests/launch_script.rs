@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use slurmdash::launch::facts::PartitionInfo;
+use slurmdash::launch::facts::{NodeShape, PartitionInfo};
 use slurmdash::launch::submit::prepare;
 use slurmdash::launch::{ClusterFacts, Field, LaunchSpec};
 
@@ -28,9 +28,29 @@ fn facts() -> ClusterFacts {
             part("polar", 240, 1),
             part("long", 2 * 24 * 60, 1),
             part("gpu4", 240, 4),
+            part("mixed", 240, 2),
         ],
         accounts: Some(vec!["research".into(), "vision".into()]),
         pyxis: Some(true),
+        nodes: ["short", "polar", "long"]
+            .iter()
+            .map(|p| node("n1", p, 16, 64 * 1024, 8))
+            .chain((1..=4).map(|i| node(&format!("g{i}"), "gpu4", 32, 512 * 1024, 8)))
+            .chain([
+                node("c1", "mixed", 64, 256 * 1024, 0),
+                node("g9", "mixed", 8, 64 * 1024, 4),
+            ])
+            .collect(),
+    }
+}
+
+fn node(name: &str, partition: &str, cpus: u32, mem_mb: u64, gpus: u32) -> NodeShape {
+    NodeShape {
+        node: name.into(),
+        partition: partition.into(),
+        cpus,
+        mem_mb,
+        gpus,
     }
 }
 
@@ -167,7 +187,7 @@ fn rejections_name_the_field_and_the_limit() {
     one(
         &s,
         Field::Gpus,
-        "no node in partition short has more than 8",
+        "12 GPUs per node, but the largest node in short has 8",
     );
 
     let mut s = base();
@@ -175,7 +195,7 @@ fn rejections_name_the_field_and_the_limit() {
     one(
         &s,
         Field::Partition,
-        "unknown partition `gpu`; this cluster has: short, polar, long, gpu4",
+        "unknown partition `gpu`; this cluster has: short, polar, long, gpu4, mixed",
     );
     s.partition = "polar".into();
     s.account = "physics".into();
@@ -199,6 +219,62 @@ fn rejections_name_the_field_and_the_limit() {
     let mut s = base();
     s.env.insert("HF_TOKEN".into(), "x".into());
     one(&s, Field::Secrets, "both a plain variable and a secret");
+}
+
+/// Requests no node can hold are refused with the limit named, per resource, against the
+/// largest node of the listed partitions.
+#[test]
+fn requests_larger_than_the_largest_node_are_refused() {
+    let mut s = base();
+    s.gpus = 1;
+    s.cpus_per_task = 17;
+    one(
+        &s,
+        Field::Cpus,
+        "17 CPUs per task, but the largest node in polar has 16",
+    );
+    s.cpus_per_task = 16;
+    s.mem = "65G".into();
+    one(
+        &s,
+        Field::Mem,
+        "65G memory per node, but the largest node in polar has 64G",
+    );
+    s.mem = "64G".into();
+    assert!(problems(&s).is_empty(), "{:?}", problems(&s));
+    s.mem = "65537M".into();
+    one(&s, Field::Mem, "the largest node in polar has 64G");
+    // Several partitions: the largest node of any of them counts.
+    let mut s = base();
+    s.gpus = 1;
+    s.partition = "polar,gpu4".into();
+    s.cpus_per_task = 32;
+    assert!(problems(&s).is_empty(), "{:?}", problems(&s));
+    s.cpus_per_task = 33;
+    one(
+        &s,
+        Field::Cpus,
+        "33 CPUs per task, but the largest node in polar, gpu4 has 32",
+    );
+    // Each limit fits some node, but no node has all of it together.
+    let mut s = base();
+    s.partition = "mixed".into();
+    s.cpus_per_task = 16;
+    s.gpus = 2;
+    s.max_gpus_per_node = 8;
+    one(
+        &s,
+        Field::Cpus,
+        "no single node in mixed has 16 CPUs and 2 GPUs together",
+    );
+    s.gpus = 0;
+    assert!(problems(&s).is_empty(), "{:?}", problems(&s));
+    // Unknown node sizes: nothing to check against.
+    let mut f = facts();
+    f.nodes.clear();
+    let mut s = base();
+    s.cpus_per_task = 500;
+    assert!(prepare(&s, &f, "/lustre/r", "x").is_ok());
 }
 
 #[test]

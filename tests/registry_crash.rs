@@ -26,15 +26,19 @@ fn entry(n: u64) -> Entry {
             submitted_at: now,
             state: None,
         }],
+        secrets: Vec::new(),
+        checksum: None,
+        requeue: false,
     }
 }
 
-/// Runs only as the child: keeps adding entries until killed.
+/// The child the test below starts and kills: keeps adding entries until killed. Ignored,
+/// so a normal run never runs it on its own; it refuses to run without the directory.
 #[test]
+#[ignore = "started (and killed) by kill_9_during_writes_never_corrupts_the_registry"]
 fn writer_child() {
-    let Some(dir) = std::env::var_os(CHILD) else {
-        return;
-    };
+    let dir = std::env::var_os(CHILD)
+        .unwrap_or_else(|| panic!("{CHILD} is not set: this test is run by kill_9_during_writes_never_corrupts_the_registry"));
     let r = Registry::open(dir);
     let start = r.load().map(|e| e.len() as u64).unwrap_or(0);
     for n in start.. {
@@ -49,13 +53,25 @@ fn kill_9_during_writes_never_corrupts_the_registry() {
     let mut last = 0usize;
     for round in 0..25u64 {
         let mut child = Command::new(std::env::current_exe().expect("test binary"))
-            .args(["--exact", "writer_child", "--nocapture", "--test-threads=1"])
+            .args([
+                "--exact",
+                "writer_child",
+                "--ignored",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env(CHILD, dir.path())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn writer");
         std::thread::sleep(Duration::from_millis(30 + (round * 37) % 120));
+        // The writer must still be writing when it is killed (not finished or failed).
+        let early = child.try_wait().expect("writer status");
+        assert!(
+            early.is_none(),
+            "round {round}: the writer exited by itself: {early:?}"
+        );
         // SIGKILL: no destructor, no cleanup.
         child.kill().expect("kill -9");
         let _ = child.wait();

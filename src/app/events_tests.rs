@@ -261,28 +261,38 @@ fn many_changes_at_once_make_one_summary_notification() {
 }
 
 #[test]
-fn push_event_logs_shows_and_notifies() {
+fn a_retry_event_is_logged_shown_and_notified_with_the_workers_own_words() {
+    use crate::worker::retry::RetryEvent;
     let mut a = app();
-    let id: JobId = "60".parse().unwrap();
-    let cmds = a.push_event(
-        Some(&id),
-        "train",
-        EventKind::Retried,
-        "retry 2/10 of job 60 train submitted as 61",
-    );
+    // The message the retry worker produces, not one written for the test.
+    let ev = RetryEvent::Requeued {
+        local_id: "L1".into(),
+        job_id: 60,
+        state: "NODE_FAIL".into(),
+        times: 1,
+    };
+    let line = ev.line();
     assert_eq!(
-        notes(&cmds),
-        vec!["retry 2/10 of job 60 train submitted as 61"]
+        line,
+        "job 60 ended NODE_FAIL and Slurm requeued it (same id, --requeue): not resubmitted"
     );
+    let cmds = a.update(Msg::Retries(Ok((vec![ev.clone()], Vec::new()))));
+    assert_eq!(notes(&cmds), vec![line.clone()]);
     assert_eq!(
         a.events.log.back().map(|e| e.kind),
-        Some(EventKind::Retried)
+        Some(EventKind::Requeued)
     );
-    assert!(a
-        .events
-        .status_line(t0())
-        .unwrap_or_default()
-        .contains("retry 2/10"));
+    assert!(
+        a.events
+            .status_line(t0())
+            .is_some_and(|l| l.ends_with(&line)),
+        "{:?}",
+        a.events.status_line(t0())
+    );
+    // The next check reports the same requeue: told once.
+    let cmds = a.update(Msg::Retries(Ok((vec![ev], Vec::new()))));
+    assert!(notes(&cmds).is_empty(), "{cmds:?}");
+    assert_eq!(a.events.log.len(), 1);
     // The status bar line fades after a minute.
     let later = t0() + chrono::Duration::seconds(STATUS_LINE_SECS);
     assert_eq!(a.events.status_line(later), None);
@@ -377,15 +387,20 @@ fn failures_learned_from_sacct_are_triaged_and_the_log_says_why() {
 fn events_do_not_hide_the_users_own_messages_and_own_cancels_are_not_notified_twice() {
     let mut a = app();
     refresh(&mut a, vec![job("80", "mine", JobState::Running)]);
-    a.status.note = Some("cancelled 1 job".into());
-    let id: JobId = "80".parse().unwrap();
-    let cmds = a.push_event(
-        Some(&id),
-        "mine",
-        EventKind::CancelledByYou,
-        "job 80 mine cancelled by you",
-    );
-    assert_eq!(notes(&cmds).len(), 1);
+    // The cancel as the op runner reports it.
+    use crate::slurm::model::CancelOutcome;
+    use crate::slurm::ops::{JobOp, OpKind, OpReport};
+    let op = JobOp::new(OpKind::Cancel, ["80".parse().unwrap()]);
+    let cmds = a.update(Msg::OpDone {
+        op: op.clone(),
+        result: Ok(OpReport {
+            op: op.clone(),
+            outcomes: vec![("80".parse().unwrap(), CancelOutcome::Cancelled)],
+        }),
+    });
+    assert_eq!(notes(&cmds), vec!["job 80 mine cancelled by you"]);
+    let own = a.status.note.clone();
+    assert!(own.is_some(), "the op's own message");
     refresh(&mut a, vec![]);
     let cmds = finals(&mut a, vec![sacct("80", JobState::Cancelled)]);
     assert!(notes(&cmds).is_empty(), "already told: {cmds:?}");
@@ -393,7 +408,7 @@ fn events_do_not_hide_the_users_own_messages_and_own_cancels_are_not_notified_tw
         texts(&a).last().map(String::as_str),
         Some("job 80 mine cancelled (CANCELLED)")
     );
-    assert_eq!(a.status.note.as_deref(), Some("cancelled 1 job"));
+    assert_eq!(a.status.note, own, "the user's own message stays");
 }
 
 #[test]

@@ -37,6 +37,16 @@ fn facts() -> ClusterFacts {
         ],
         accounts: Some(vec!["research".into(), "vision".into()]),
         pyxis: Some(false),
+        nodes: ["short", "polar", "long"]
+            .iter()
+            .map(|p| crate::launch::facts::NodeShape {
+                node: "n1".into(),
+                partition: (*p).into(),
+                cpus: 16,
+                mem_mb: 21504,
+                gpus: 8,
+            })
+            .collect(),
     }
 }
 
@@ -169,6 +179,40 @@ fn n_opens_the_form_and_edits_validate_inline() {
 }
 
 #[test]
+fn cpus_no_node_has_are_marked_in_the_form_and_nothing_is_submitted() {
+    let mut a = opened();
+    goto(&mut a, "cpus_per_task");
+    press(&mut a, KeyCode::Enter);
+    a.update(Msg::Key(KeyEvent::new(
+        KeyCode::Char('u'),
+        KeyModifiers::CONTROL,
+    )));
+    typed(&mut a, "17");
+    // Marked while typing, before the edit is applied.
+    let form = a.form.as_ref().expect("open");
+    let msgs: Vec<&str> = form
+        .problems_for("cpus_per_task")
+        .map(|p| p.message.as_str())
+        .collect();
+    assert_eq!(msgs.len(), 1, "{msgs:?}");
+    assert!(
+        msgs[0].starts_with("17 CPUs per task, but the largest node in short has 16"),
+        "{msgs:?}"
+    );
+    press(&mut a, KeyCode::Enter);
+    a.form.as_mut().expect("open").row = FormState::submit_row();
+    assert!(press(&mut a, KeyCode::Enter).is_empty(), "nothing is sent");
+    goto(&mut a, "mem");
+    press(&mut a, KeyCode::Enter);
+    typed(&mut a, "22G");
+    press(&mut a, KeyCode::Enter);
+    let form = a.form.as_ref().expect("open");
+    assert!(form.problems_for("mem").any(|p| p
+        .message
+        .starts_with("22G memory per node, but the largest node in short has 21G")));
+}
+
+#[test]
 fn templates_preview_test_only_and_submit() {
     let mut a = opened();
     a.form.as_mut().expect("open").row = 0;
@@ -217,6 +261,9 @@ fn templates_preview_test_only_and_submit() {
             template: None,
             script: prepared.layout.script_path(),
             attempts: Vec::new(),
+            secrets: Vec::new(),
+            checksum: None,
+            requeue: false,
         },
         warnings: Vec::new(),
     };
@@ -242,6 +289,28 @@ fn templates_preview_test_only_and_submit() {
     let form = a.form.as_ref().expect("open");
     assert_eq!(form.choices.first().map(String::as_str), Some("last used"));
     assert_eq!(form.spec, prepared.spec);
+}
+
+#[test]
+fn submitting_again_after_a_timeout_targets_the_same_job_directory() {
+    let mut a = opened();
+    let submit = |a: &mut App| match a
+        .update(Msg::Key(KeyEvent::new(
+            KeyCode::Char('s'),
+            KeyModifiers::CONTROL,
+        )))
+        .as_slice()
+    {
+        [Cmd::Submit { prepared, .. }] => prepared.layout.clone(),
+        other => panic!("{other:?}"),
+    };
+    let first = submit(&mut a);
+    a.update(Msg::Submitted(Box::new(Err(
+        "submitting x: `sh -c ...` on login1 did not finish within 30.0s and was abandoned".into(),
+    ))));
+    // The staging script finds a job already queued from this directory's script and
+    // reports it instead of queueing a second: that needs the same launch id.
+    assert_eq!(submit(&mut a), first);
 }
 
 #[test]
@@ -349,6 +418,9 @@ fn a_submitted_job_stays_selected_through_a_stale_poll_and_sacct_is_asked_when_i
             template: None,
             script: String::new(),
             attempts: Vec::new(),
+            secrets: Vec::new(),
+            checksum: None,
+            requeue: false,
         },
         warnings: Vec::new(),
     };

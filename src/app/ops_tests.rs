@@ -332,6 +332,9 @@ mod retries {
                     state: (i + 1 < ids.len()).then(|| "NODE_FAIL ERR_INFRA".to_string()),
                 })
                 .collect(),
+            secrets: Vec::new(),
+            checksum: None,
+            requeue: false,
         }
     }
 
@@ -461,6 +464,9 @@ mod launched {
                 submitted_at: at,
                 state: None,
             }],
+            secrets: Vec::new(),
+            checksum: None,
+            requeue: false,
         }]);
         // From sacct: no StdOut, and (right after the end) no work dir either.
         let detail = JobDetail {

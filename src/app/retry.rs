@@ -23,6 +23,8 @@ pub struct RetryState {
     pub error: Option<String>,
     /// Jobs whose "not resubmitted" was already said (a read-only session sees it each check).
     pub told: std::collections::HashSet<u64>,
+    /// (job, requeue count) already said: Slurm's requeue is reported once per requeue.
+    pub requeues_told: std::collections::HashSet<(u64, usize)>,
 }
 
 impl App {
@@ -71,6 +73,32 @@ impl App {
                     // The log, a notification, and the status bar (below).
                     notify.push((
                         Some(crate::slurm::model::JobId::new(*new)),
+                        String::new(),
+                        super::EventKind::Retried,
+                        line.clone(),
+                    ));
+                    self.status.note = Some(line);
+                    if cmds.is_empty() {
+                        cmds = self.poll();
+                        if cmds.is_empty() {
+                            self.poll_again = true;
+                        }
+                    }
+                }
+                RetryEvent::Requeued { job_id, times, .. } => {
+                    if self.retry.requeues_told.insert((*job_id, *times)) {
+                        notify.push((
+                            Some(crate::slurm::model::JobId::new(*job_id)),
+                            String::new(),
+                            super::EventKind::Requeued,
+                            line.clone(),
+                        ));
+                        self.status.note = Some(line);
+                    }
+                }
+                RetryEvent::Recovered { job_id, .. } => {
+                    notify.push((
+                        Some(crate::slurm::model::JobId::new(*job_id)),
                         String::new(),
                         super::EventKind::Retried,
                         line.clone(),

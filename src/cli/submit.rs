@@ -19,7 +19,8 @@ pub struct SubmitArgs {
     /// Set a launch field, e.g. `--set gpus=8 --set time=2h --set inputs=/lustre/data`
     /// (keys: name, partition, account, nodes, gpus, max_gpus_per_node, cpus_per_task, mem,
     /// time, image, container_mounts, workdir, shell, env, secrets, extra_sbatch, inputs, requeue,
-    /// sqsh_cache, force_reconvert, conversion_partition, sqsh_cache_dir, master_port).
+    /// sqsh_cache, force_reconvert, conversion_partition, sqsh_cache_dir, master_port,
+    /// job_dir_mode).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
     /// Validate and check input paths on the cluster, print the script; submit nothing.

@@ -43,6 +43,58 @@ pub struct ClusterFacts {
     pub accounts: Option<Vec<String>>,
     /// Whether `srun --help` lists `--container-image`; `None` when unknown.
     pub pyxis: Option<bool>,
+    /// Every node of every partition with its size (sinfo per node); empty when unknown
+    /// (then requests are not checked against node sizes).
+    pub nodes: Vec<NodeShape>,
+}
+
+/// One node as a partition offers it: what a single node can give one job.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct NodeShape {
+    pub node: String,
+    /// Without sinfo's `*` default marker.
+    pub partition: String,
+    pub cpus: u32,
+    /// Memory in MiB (sinfo `%m`, Slurm's RealMemory).
+    pub mem_mb: u64,
+    pub gpus: u32,
+}
+
+/// `sinfo --Node`: one line per node and partition, `node|partition|cpus|memory MiB|gres`.
+pub fn nodes_argv() -> Vec<String> {
+    ["sinfo", "--noheader", "--Node", "--format=%N|%P|%c|%m|%G"]
+        .map(String::from)
+        .to_vec()
+}
+
+/// Parses [`nodes_argv`]'s output. A line that does not have five fields, or whose CPU or
+/// memory count is not a number, is an error naming the line.
+pub fn parse_nodes(out: &str) -> Result<Vec<NodeShape>, String> {
+    let mut v = Vec::new();
+    for line in out.lines().filter(|l| !l.trim().is_empty()) {
+        let f: Vec<&str> = line.split('|').map(str::trim).collect();
+        let bad = |why: &str| format!("sinfo --Node line {line:?}: {why}");
+        if f.len() != 5 {
+            return Err(bad(&format!("expected 5 fields, found {}", f.len())));
+        }
+        // A node whose resources sinfo cannot tell yet shows `0`/`1`; numbers are required.
+        let cpus = f[2]
+            .trim_end_matches('+')
+            .parse()
+            .map_err(|_| bad("CPUs is not a number"))?;
+        let mem_mb = f[3]
+            .trim_end_matches('+')
+            .parse()
+            .map_err(|_| bad("memory is not a number"))?;
+        v.push(NodeShape {
+            node: f[0].to_string(),
+            partition: f[1].trim_end_matches('*').to_string(),
+            cpus,
+            mem_mb,
+            gpus: gpus_in_gres_list(f[4]),
+        });
+    }
+    Ok(v)
 }
 
 impl ClusterFacts {
@@ -138,12 +190,13 @@ pub async fn fetch(remote: &dyn Remote, timeout: Duration) -> Result<ClusterFact
         crate::worker::fetch::stdout_of(remote, &argv, None, timeout).await
     };
     // Independent commands: one round trip's worth of waiting over the shared connection.
-    let (parts, usage, pending, accounts, help) = tokio::join!(
+    let (parts, usage, pending, accounts, help, nodes) = tokio::join!(
         run(command::scontrol_show_partition()),
         run(command::sinfo()),
         run(pending_argv()),
         run(accounts_argv()),
         run(srun_help_argv()),
+        run(nodes_argv()),
     );
     let parts = parse_scontrol_partitions(&parts?)
         .map_err(|e| format!("scontrol show partition printed something unexpected: {e}"))?;
@@ -155,10 +208,12 @@ pub async fn fetch(remote: &dyn Remote, timeout: Duration) -> Result<ClusterFact
         .map(|o| parse_accounts(&o))
         .filter(|a| !a.is_empty());
     let pyxis = help.ok().map(|h| pyxis_in_srun_help(&h));
+    let nodes = parse_nodes(&nodes?)?;
     Ok(ClusterFacts {
         partitions: partitions(&parts, &usage, &pending),
         accounts,
         pyxis,
+        nodes,
     })
 }
 
@@ -185,6 +240,46 @@ mod tests {
         assert_eq!(short.max_time_text(), "30:00");
         let long = info.iter().find(|p| p.name == "long").unwrap();
         assert_eq!(long.max_time, Some(Duration::from_secs(2 * 86400)));
+    }
+
+    #[test]
+    fn node_shapes_from_real_output() {
+        let nodes = parse_nodes(&fixture("sinfo_nodes.out")).unwrap();
+        assert!(!nodes.is_empty());
+        let short: Vec<&NodeShape> = nodes.iter().filter(|n| n.partition == "short").collect();
+        assert!(!short.is_empty(), "{nodes:?}");
+        assert!(
+            short.iter().all(|n| n.cpus > 0 && n.mem_mb > 0),
+            "{nodes:?}"
+        );
+        let odd =
+            parse_nodes("n1|gpu*|8|1000|gpu:a100:4(S:0-1),gpu:t4:2\nn2|cpu|64|256000|(null)\n")
+                .unwrap();
+        assert_eq!(
+            odd,
+            [
+                NodeShape {
+                    node: "n1".into(),
+                    partition: "gpu".into(),
+                    cpus: 8,
+                    mem_mb: 1000,
+                    gpus: 6
+                },
+                NodeShape {
+                    node: "n2".into(),
+                    partition: "cpu".into(),
+                    cpus: 64,
+                    mem_mb: 256000,
+                    gpus: 0
+                },
+            ]
+        );
+        assert!(parse_nodes("n1|gpu|eight|1000|(null)\n")
+            .unwrap_err()
+            .contains("CPUs is not a number"));
+        assert!(parse_nodes("n1|gpu|8\n")
+            .unwrap_err()
+            .contains("expected 5 fields"));
     }
 
     #[test]

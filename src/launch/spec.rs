@@ -56,6 +56,9 @@ pub struct LaunchSpec {
     /// Where converted SQSH images are cached; empty: `<results_root>/../sqsh-cache`.
     pub sqsh_cache_dir: String,
     pub master_port: u16,
+    /// Octal mode of the job directory and its sub-directories (`0700`: only you; `0750`
+    /// lets your group read results).
+    pub job_dir_mode: String,
     /// The template these values started from (recorded in the registry).
     pub template: Option<String>,
 }
@@ -87,6 +90,7 @@ impl Default for LaunchSpec {
             conversion_partition: String::new(),
             sqsh_cache_dir: String::new(),
             master_port: 29500,
+            job_dir_mode: "0700".into(),
             template: None,
         }
     }
@@ -118,6 +122,7 @@ pub const KEYS: &[&str] = &[
     "conversion_partition",
     "sqsh_cache_dir",
     "master_port",
+    "job_dir_mode",
 ];
 
 impl LaunchSpec {
@@ -182,6 +187,7 @@ impl LaunchSpec {
                     .parse()
                     .map_err(|_| format!("master_port must be a port number, not `{v}`"))?
             }
+            "job_dir_mode" => self.job_dir_mode = v.to_string(),
             _ => {
                 return Err(format!(
                     "unknown launch setting `{key}`; known: {}",
@@ -225,6 +231,7 @@ impl LaunchSpec {
             "conversion_partition" => self.conversion_partition.clone(),
             "sqsh_cache_dir" => self.sqsh_cache_dir.clone(),
             "master_port" => self.master_port.to_string(),
+            "job_dir_mode" => self.job_dir_mode.clone(),
             _ => String::new(),
         }
     }

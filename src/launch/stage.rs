@@ -20,10 +20,15 @@ fn sh(script: &str, args: impl IntoIterator<Item = String>) -> Vec<String> {
     v
 }
 
-pub fn mkdirs_argv(layout: &Layout) -> Vec<String> {
-    let mut v = vec!["mkdir".to_string(), "-p".into(), "--".into()];
-    v.extend(SUBDIRS.iter().map(|d| format!("{}/{d}", layout.job_dir)));
-    v
+/// Creates the job directory and its sub-directories with `mode` (e.g. 0o700: private),
+/// whatever the login node's umask. Directories above the job directory are left as they are.
+pub fn mkdirs_argv(layout: &Layout, mode: u32) -> Vec<String> {
+    let mut dirs = vec![layout.job_dir.clone()];
+    dirs.extend(SUBDIRS.iter().map(|d| format!("{}/{d}", layout.job_dir)));
+    sh(
+        "mode=$1; shift; umask 077 && mkdir -p -- \"$@\" && chmod \"$mode\" -- \"$@\"",
+        std::iter::once(format!("{mode:o}")).chain(dirs),
+    )
 }
 
 /// Writes stdin to `path` (mode 600: the job directory may be on a shared filesystem).
@@ -40,31 +45,69 @@ pub fn missing_argv(paths: &[String]) -> Vec<String> {
 }
 
 /// Reads `NAME=value` lines from stdin into its own environment (shell built-ins only: no
-/// value reaches an argv), submits held with `--export=ALL`, creates the log directory
-/// Slurm will not create, and releases. Prints the job id. A failure after submitting
-/// cancels the held job.
-pub const SUBMIT_SCRIPT: &str = r#"script=$1; logs=$2; name=$3
+/// value reaches an argv), then:
+/// - checks the staged script's sha256 against the one recorded at launch (`$4`, empty at
+///   the first submission) and refuses a changed script (exit 12);
+/// - looks for a job of this launch (same script) still queued or running, e.g. one whose
+///   answer was lost to a timeout or one Slurm requeued, and reports it instead of
+///   submitting a second one into the same job directory;
+/// - submits held with `--export=ALL` (exit 10 when sbatch refuses), creates the log
+///   directory Slurm will not create, and releases (exit 11 when that is refused, after
+///   cancelling the job).
+///
+/// Interrupted (the command timeout's SIGTERM, a hangup), it cancels the job it submitted:
+/// nothing is left held or running that the caller was not told about. The last line is
+/// `slurmdash-job ID new|existing SHA256`.
+pub const SUBMIT_SCRIPT: &str = r#"script=$1; logs=$2; name=$3; want=$4
 while IFS= read -r line; do
   case $line in *=*) export "$line" ;; esac
 done
-out=$(sbatch --parsable --hold --export=ALL "$script") || exit 1
+sum=$(sha256sum < "$script") || { echo "cannot read $script" >&2; exit 1; }
+sum=${sum%% *}
+if [ -n "$want" ] && [ "$sum" != "$want" ]; then
+  echo "$script changed since it was launched (sha256 $sum, recorded $want)" >&2; exit 12
+fi
+live() {
+  q=$(squeue --me --noheader --format='%i|%T|%o') || return 1
+  printf '%s\n' "$q" | while IFS='|' read -r i st cmd; do
+    [ "$cmd" = "$script" ] || continue
+    case $st in COMPLETED|COMPLETING|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|PREEMPTED|BOOT_FAIL|DEADLINE|OUT_OF_MEMORY|SPECIAL_EXIT) ;; *) echo "$i" ;; esac
+  done
+}
+found=$(live) || { echo "squeue failed: cannot tell whether this launch is already queued" >&2; exit 1; }
+if [ -n "$found" ]; then
+  id=${found%%[!0-9]*}
+  mkdir -p "$logs/$name-$id"
+  echo "slurmdash-job $id existing $sum"; exit 0
+fi
+id=
+cleanup() {
+  trap - HUP INT TERM
+  [ -n "$id" ] || id=$(live | head -n 1)
+  if [ -n "$id" ]; then scancel "$id" && echo "interrupted: job $id cancelled" >&2; fi
+  exit 1
+}
+trap cleanup HUP INT TERM
+out=$(sbatch --parsable --hold --export=ALL "$script") || exit 10
 id=${out%%;*}
-case $id in ''|*[!0-9]*) echo "sbatch printed: $out" >&2; exit 1 ;; esac
+case $id in ''|*[!0-9]*) echo "sbatch printed: $out" >&2; id=; exit 1 ;; esac
 if ! mkdir -p "$logs/$name-$id"; then
   scancel "$id"; echo "cannot create $logs/$name-$id: job $id cancelled" >&2; exit 1
 fi
 if ! scontrol release "$id"; then
-  scancel "$id"; echo "scontrol release $id failed: job $id cancelled" >&2; exit 1
+  scancel "$id"; echo "job $id cancelled" >&2; exit 11
 fi
-echo "$id""#;
+trap - HUP INT TERM
+echo "slurmdash-job $id new $sum""#;
 
-pub fn submit_argv(layout: &Layout, name: &str) -> Vec<String> {
+pub fn submit_argv(layout: &Layout, name: &str, checksum: Option<&str>) -> Vec<String> {
     sh(
         SUBMIT_SCRIPT,
         [
             layout.script_path(),
             format!("{}/slurm-logs", layout.job_dir),
             name.to_string(),
+            checksum.unwrap_or_default().to_string(),
         ],
     )
 }
@@ -83,8 +126,13 @@ pub fn secrets_stdin(secrets: &[(String, String)]) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-pub async fn make_dirs(remote: &dyn Remote, layout: &Layout, t: Duration) -> Result<(), String> {
-    run_ok(remote, &mkdirs_argv(layout), None, t)
+pub async fn make_dirs(
+    remote: &dyn Remote,
+    layout: &Layout,
+    mode: u32,
+    t: Duration,
+) -> Result<(), String> {
+    run_ok(remote, &mkdirs_argv(layout, mode), None, t)
         .await
         .map(|_| ())
 }
@@ -134,26 +182,112 @@ pub async fn check_inputs(
     }
 }
 
-/// Submits the staged script; returns the Slurm job id.
+/// What [`submit_held`] achieved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Queued {
+    pub job_id: u64,
+    /// The launch already had a job queued or running (nothing new was submitted).
+    pub existing: bool,
+    /// sha256 of the staged script that was (or is) queued.
+    pub checksum: String,
+}
+
+/// Submits the staged script (see [`SUBMIT_SCRIPT`]). `checksum`: the script's sha256 as
+/// recorded at launch; a script that no longer matches is refused.
 pub async fn submit_held(
     remote: &dyn Remote,
     layout: &Layout,
     name: &str,
     secrets: &[(String, String)],
+    checksum: Option<&str>,
     t: Duration,
-) -> Result<u64, String> {
+) -> Result<Queued, String> {
     let stdin = secrets_stdin(secrets)?;
-    let out = run_ok(remote, &submit_argv(layout, name), Some(&stdin), t).await?;
-    out.trim()
+    let argv = submit_argv(layout, name, checksum);
+    let script = layout.script_path();
+    let out = remote.run(&argv, Some(&stdin), t).await.map_err(|e| {
+        format!("submitting {script}: {e} (an interrupted submission cancels the job it made; submitting again does not queue the launch twice)")
+    })?;
+    if !out.success() {
+        return Err(refusal(out.code, &out.stderr_lossy(), &script));
+    }
+    let text = out.stdout_lossy();
+    parse_queued(&text)
+        .ok_or_else(|| format!("submitting {script} printed no job id: {}", text.trim()))
+}
+
+/// The `slurmdash-job ID new|existing SUM` line.
+pub fn parse_queued(out: &str) -> Option<Queued> {
+    let line = out
         .lines()
-        .last()
-        .and_then(|l| l.trim().parse().ok())
-        .ok_or_else(|| {
-            format!(
-                "submitting {} printed no job id: {out}",
-                layout.script_path()
-            )
+        .rev()
+        .find(|l| l.starts_with("slurmdash-job "))?;
+    let mut w = line.split_whitespace().skip(1);
+    let job_id = w.next()?.parse().ok()?;
+    let existing = match w.next()? {
+        "new" => false,
+        "existing" => true,
+        _ => return None,
+    };
+    let checksum = w.next()?.to_string();
+    Some(Queued {
+        job_id,
+        existing,
+        checksum,
+    })
+}
+
+/// The sentence for a failed submission: Slurm's own words, and what to change.
+pub fn refusal(code: Option<i32>, stderr: &str, script: &str) -> String {
+    let words: Vec<&str> = stderr
+        .lines()
+        .map(|l| {
+            l.trim()
+                .trim_start_matches("sbatch: error: ")
+                .trim_start_matches("Batch job submission failed: ")
         })
+        .filter(|l| !l.is_empty())
+        .collect();
+    let said = words.join("; ");
+    match code {
+        Some(10) => format!(
+            "sbatch refused the job: {said}; {}; nothing was queued",
+            advice(&said)
+        ),
+        Some(11) => format!(
+            "Slurm would not release the held job: {said}; {}",
+            advice(&said)
+        ),
+        Some(12) => format!("not submitted: {said}; someone or something edited the staged script, so resubmitting it would not run what was launched (launch it again from the form or `slurmdash submit`)"),
+        _ => format!(
+            "submitting {script} failed ({}): {said}",
+            code.map_or_else(|| "killed by a signal".to_string(), |c| format!("exit {c}"))
+        ),
+    }
+}
+
+/// What to change, for the refusals Slurm words in a known way.
+pub fn advice(said: &str) -> &'static str {
+    let s = said.to_ascii_lowercase();
+    if s.contains("node configuration is not available")
+        || s.contains("partition configuration not available")
+    {
+        "ask for fewer CPUs or GPUs or less memory per node (the request, extra sbatch options included, fits no node), or pick a partition with larger nodes"
+    } else if s.contains("invalid account") {
+        "pick one of your accounts (`sacctmgr show assoc user=$USER` lists them)"
+    } else if s.contains("invalid qos") {
+        "change or drop --qos in the extra sbatch options"
+    } else if s.contains("time limit") {
+        "shorten the time limit or pick a partition with a longer MaxTime"
+    } else if s.contains("invalid partition") {
+        "pick a partition this cluster has"
+    } else if s.contains("gres") {
+        "change the GPU (--gres) request, in the GPUs field or the extra sbatch options"
+    } else if s.contains("qosmax") || s.contains("assocmax") || s.contains("policy") {
+        "ask for less, or use another QOS or account: a limit of yours is reached"
+    } else {
+        "change what Slurm names and submit again"
+    }
 }
 
 /// `sbatch --test-only` with the script on stdin: nothing is staged or queued.
@@ -221,12 +355,47 @@ mod tests {
     #[test]
     fn secrets_go_to_stdin_never_to_argv() {
         let layout = Layout::new("/lustre/r", "id1");
-        let argv = submit_argv(&layout, "train");
+        let argv = submit_argv(&layout, "train", None);
         let secrets = vec![("HF_TOKEN".to_string(), "hf_s3cr3t value'\"$x".to_string())];
         let stdin = secrets_stdin(&secrets).unwrap();
         assert!(argv.iter().all(|a| !a.contains("s3cr3t")));
         assert_eq!(stdin, b"HF_TOKEN=hf_s3cr3t value'\"$x\n");
         assert!(secrets_stdin(&[("A".into(), "x\ny".into())]).is_err());
         assert_eq!(argv[4], "/lustre/r/id1/sbatch/job_id1.sbatch");
+        assert_eq!(argv[7], "");
+        assert_eq!(submit_argv(&layout, "train", Some("ab12"))[7], "ab12");
+    }
+
+    #[test]
+    fn the_job_dir_gets_its_mode_whatever_the_umask() {
+        let argv = mkdirs_argv(&Layout::new("/lustre/r", "id1"), 0o750);
+        assert_eq!(argv[4], "750");
+        assert_eq!(argv[5], "/lustre/r/id1");
+        assert!(argv.contains(&"/lustre/r/id1/slurm-logs".to_string()));
+    }
+
+    #[test]
+    fn the_submission_answer_and_refusals() {
+        let q = parse_queued("noise\nslurmdash-job 812 existing 9f86d0\n").unwrap();
+        assert_eq!(
+            (q.job_id, q.existing, q.checksum.as_str()),
+            (812, true, "9f86d0")
+        );
+        assert!(!parse_queued("slurmdash-job 9 new ab").unwrap().existing);
+        assert!(parse_queued("812\n").is_none());
+        let e = refusal(
+            Some(11),
+            "slurm_suspend error: Requested partition configuration not available now\njob 5 cancelled\n",
+            "/r/s.sbatch",
+        );
+        assert!(e.starts_with("Slurm would not release the held job: slurm_suspend error: Requested partition configuration not available now; job 5 cancelled; ask for fewer CPUs"), "{e}");
+        let e = refusal(
+            Some(10),
+            "sbatch: error: Batch job submission failed: Invalid qos specification\n",
+            "/r/s.sbatch",
+        );
+        assert_eq!(e, "sbatch refused the job: Invalid qos specification; change or drop --qos in the extra sbatch options; nothing was queued");
+        assert!(refusal(Some(12), "x changed since it was launched", "x")
+            .contains("edited the staged script"));
     }
 }

@@ -189,7 +189,7 @@ pub async fn submit(
         }
     }
     let l = &p.layout;
-    stage::make_dirs(remote, l, to).await?;
+    stage::make_dirs(remote, l, p.plan.job_dir_mode, to).await?;
     let json = |v: &dyn erased::Json| v.json();
     let request = Request {
         spec: &p.spec,
@@ -214,7 +214,8 @@ pub async fn submit(
     for (path, content) in &files {
         stage::write_file(remote, path, content.as_bytes(), to).await?;
     }
-    let job_id = stage::submit_held(remote, l, &p.plan.name, secrets, to).await?;
+    let queued = stage::submit_held(remote, l, &p.plan.name, secrets, None, to).await?;
+    let job_id = queued.job_id;
     let now = Utc::now();
     let entry = Entry {
         local_id: l.local_id.clone(),
@@ -230,8 +231,17 @@ pub async fn submit(
             submitted_at: now,
             state: None,
         }],
+        secrets: p.plan.secrets.clone(),
+        checksum: Some(queued.checksum.clone()),
+        requeue: p.plan.requeue,
     };
     let mut warnings = Vec::new();
+    if queued.existing {
+        warnings.push(format!(
+            "launch {} was already queued as job {job_id} (an earlier submission whose answer was lost): not submitted a second time",
+            l.local_id
+        ));
+    }
     if let Err(e) = t.registry.add(entry.clone()) {
         warnings.push(format!(
             "job {job_id} is queued but was not recorded locally: {e}"

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::launch::container::{self, Image};
-use crate::launch::facts::ClusterFacts;
+use crate::launch::facts::{ClusterFacts, NodeShape, PartitionInfo};
 use crate::launch::spec::LaunchSpec;
 use crate::slurm::time::SlurmDuration;
 
@@ -60,6 +60,8 @@ pub struct Plan {
     pub inputs: Vec<String>,
     pub requeue: bool,
     pub master_port: u16,
+    /// Mode of the job directory (e.g. 0o700).
+    pub job_dir_mode: u32,
 }
 
 /// `4h`, `90m`, `1d12h`, `45s`, or Slurm's own forms (`04:00:00`, `2-00:00:00`, bare
@@ -168,35 +170,48 @@ pub fn validate(spec: &LaunchSpec, facts: &ClusterFacts) -> Result<Plan, Vec<Pro
     let partition = if spec.partition.is_empty() {
         facts.default_partition().map(|p| p.name.clone())
     } else {
-        Some(spec.partition.clone())
+        Some(spec.partition.trim().to_string())
     };
-    let part = match &partition {
-        None => {
-            bad(
-                Field::Partition,
-                "no partition given and the cluster has no default partition".into(),
-            );
-            None
-        }
-        Some(name) => match facts.partition(name) {
-            Some(p) => Some(p),
-            None => {
-                let known: Vec<&str> = facts.partitions.iter().map(|p| p.name.as_str()).collect();
-                bad(
-                    Field::Partition,
-                    format!(
-                        "unknown partition `{name}`; this cluster has: {}",
-                        if known.is_empty() {
-                            "none listed".to_string()
-                        } else {
-                            known.join(", ")
-                        }
-                    ),
-                );
-                None
+    // Slurm takes several partitions (`short,polar`): the job runs in whichever can start it.
+    let mut parts: Vec<&PartitionInfo> = Vec::new();
+    match &partition {
+        None => bad(
+            Field::Partition,
+            "no partition given and the cluster has no default partition".into(),
+        ),
+        Some(list) => {
+            for name in list.split(',').map(str::trim) {
+                match facts.partition(name) {
+                    Some(p) => parts.push(p),
+                    None => {
+                        let known: Vec<&str> =
+                            facts.partitions.iter().map(|p| p.name.as_str()).collect();
+                        bad(
+                            Field::Partition,
+                            format!(
+                                "unknown partition `{name}`; this cluster has: {}",
+                                if known.is_empty() {
+                                    "none listed".to_string()
+                                } else {
+                                    known.join(", ")
+                                }
+                            ),
+                        );
+                    }
+                }
             }
-        },
-    };
+        }
+    }
+    let partition = partition.map(|p| p.split(',').map(str::trim).collect::<Vec<_>>().join(","));
+    // Only when every listed partition is known are the limits below checked.
+    let all_known = partition
+        .as_deref()
+        .is_some_and(|p| p.split(',').count() == parts.len());
+    let part_names = parts
+        .iter()
+        .map(|p| p.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
 
     let account = (!spec.account.is_empty()).then(|| spec.account.clone());
     if let (Some(a), Some(known)) = (&account, &facts.accounts) {
@@ -223,19 +238,22 @@ pub fn validate(spec: &LaunchSpec, facts: &ClusterFacts) -> Result<Plan, Vec<Pro
             None
         }
     };
-    if let (Some(t), Some(p)) = (time, part) {
-        if let Some(max) = p.max_time {
-            if t > max {
-                bad(
-                    Field::Time,
-                    format!(
-                        "time {} is over partition {}'s MaxTime {}: shorten it or pick a partition with a longer limit",
-                        SlurmDuration::Known(t).to_slurm(),
-                        p.name,
-                        p.max_time_text()
-                    ),
-                );
-            }
+    if let (Some(t), true) = (time, all_known) {
+        // Refused only when no listed partition allows it.
+        let over = |p: &&PartitionInfo| p.max_time.is_some_and(|max| t > max);
+        if !parts.is_empty() && parts.iter().all(over) {
+            let limits: Vec<String> = parts
+                .iter()
+                .map(|p| format!("partition {}'s MaxTime {}", p.name, p.max_time_text()))
+                .collect();
+            bad(
+                Field::Time,
+                format!(
+                    "time {} is over {}: shorten it or pick a partition with a longer limit",
+                    SlurmDuration::Known(t).to_slurm(),
+                    limits.join(" and ")
+                ),
+            );
         }
     }
 
@@ -262,16 +280,22 @@ pub fn validate(spec: &LaunchSpec, facts: &ClusterFacts) -> Result<Plan, Vec<Pro
         }
         gpus_per_node = spec.gpus.div_ceil(nodes);
     }
-    if let Some(p) = part {
-        if gpus_per_node > p.gpus_per_node {
+    if all_known && !parts.is_empty() {
+        let max_gpus = parts.iter().map(|p| p.gpus_per_node).max().unwrap_or(0);
+        let max_nodes = parts.iter().map(|p| p.nodes).max().unwrap_or(0);
+        if gpus_per_node > max_gpus {
             bad(
                 Field::Gpus,
                 format!(
-                    "{} GPUs per node asked, but no node in partition {} has more than {}",
-                    gpus_per_node, p.name, p.gpus_per_node
+                    "{gpus_per_node} GPUs per node, but the largest node in {part_names} has {max_gpus}: ask for at most {max_gpus} per node (more GPUs take more nodes) or pick a partition with larger nodes"
                 ),
             );
-        } else if p.nodes > 0 && nodes > p.nodes {
+        } else if max_nodes > 0 && nodes > max_nodes {
+            let p = parts
+                .iter()
+                .max_by_key(|p| p.nodes)
+                .copied()
+                .unwrap_or(parts[0]);
             bad(
                 Field::Gpus,
                 format!(
@@ -288,11 +312,30 @@ pub fn validate(spec: &LaunchSpec, facts: &ClusterFacts) -> Result<Plan, Vec<Pro
         bad(Field::Cpus, "CPUs per task must be at least 1".into());
     }
     let mem = spec.mem.trim();
-    if !mem.is_empty() && !is_mem(mem) {
-        bad(
-            Field::Mem,
-            format!("memory `{mem}` is not a Slurm size (e.g. 64G, 500M)"),
-        );
+    let mem_mib = if mem.is_empty() {
+        None
+    } else {
+        match mem_mb(mem) {
+            Some(m) => Some(m),
+            None => {
+                bad(
+                    Field::Mem,
+                    format!("memory `{mem}` is not a Slurm size (e.g. 64G, 500M)"),
+                );
+                None
+            }
+        }
+    };
+    if all_known {
+        let want = NodeNeed {
+            cpus: spec.cpus_per_task,
+            mem_mb: mem_mib,
+            mem_text: mem,
+            gpus: gpus_per_node,
+        };
+        for p in fit_nodes(&want, &parts, &part_names, facts) {
+            bad(p.field, p.message);
+        }
     }
 
     let image = if spec.image.trim().is_empty() {
@@ -383,6 +426,13 @@ pub fn validate(spec: &LaunchSpec, facts: &ClusterFacts) -> Result<Plan, Vec<Pro
             );
         }
     }
+    let job_dir_mode = match parse_mode(&spec.job_dir_mode) {
+        Ok(m) => m,
+        Err(e) => {
+            bad(Field::Workdir, e);
+            0o700
+        }
+    };
     let mut inputs = Vec::new();
     for i in &spec.inputs {
         match cluster_path(i) {
@@ -416,6 +466,7 @@ pub fn validate(spec: &LaunchSpec, facts: &ClusterFacts) -> Result<Plan, Vec<Pro
         inputs,
         requeue: spec.requeue,
         master_port: spec.master_port,
+        job_dir_mode,
     })
 }
 
@@ -441,7 +492,118 @@ pub fn resolve_shell(shell: &str, container: bool) -> Result<String, String> {
     }
 }
 
-fn is_mem(s: &str) -> bool {
+/// An octal directory mode (`0700`, `750`) that leaves the owner full access.
+pub fn parse_mode(s: &str) -> Result<u32, String> {
+    let t = s.trim();
+    let m = u32::from_str_radix(t, 8)
+        .ok()
+        .filter(|m| *m <= 0o777 && !t.is_empty())
+        .ok_or_else(|| format!("job_dir_mode `{t}` is not an octal mode like 0700 or 0750"))?;
+    if m & 0o700 != 0o700 {
+        return Err(format!(
+            "job_dir_mode `{t}` must give you (the owner) rwx, or slurmdash and the job cannot write the job directory"
+        ));
+    }
+    Ok(m)
+}
+
+/// A Slurm size (`64G`, `500M`, `1T`, `2048K`, bare MiB) in MiB; None when it is not one
+/// or does not fit in 64 bits.
+pub fn mem_mb(s: &str) -> Option<u64> {
     let digits = s.trim_end_matches(['K', 'M', 'G', 'T', 'k', 'm', 'g', 't']);
-    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) && s.len() - digits.len() <= 1
+    if digits.is_empty()
+        || !digits.bytes().all(|b| b.is_ascii_digit())
+        || s.len() - digits.len() > 1
+    {
+        return None;
+    }
+    let n: u64 = digits.parse().ok()?;
+    match s[digits.len()..].to_ascii_uppercase().as_str() {
+        "K" => Some(n.div_ceil(1024)),
+        "" | "M" => Some(n),
+        "G" => n.checked_mul(1024),
+        "T" => n.checked_mul(1024 * 1024),
+        _ => None,
+    }
+}
+
+/// What one node must hold for the job (one task per node).
+struct NodeNeed<'a> {
+    cpus: u32,
+    mem_mb: Option<u64>,
+    mem_text: &'a str,
+    gpus: u32,
+}
+
+fn mib_text(m: u64) -> String {
+    if m >= 1024 && m.is_multiple_of(1024) {
+        format!("{}G", m / 1024)
+    } else {
+        format!("{m}M")
+    }
+}
+
+/// Checks the request against the largest node of the listed partitions (sinfo per node),
+/// naming the limit; nothing when the node sizes are unknown.
+fn fit_nodes(
+    want: &NodeNeed<'_>,
+    parts: &[&PartitionInfo],
+    names: &str,
+    facts: &ClusterFacts,
+) -> Vec<Problem> {
+    let nodes: Vec<&NodeShape> = facts
+        .nodes
+        .iter()
+        .filter(|n| parts.iter().any(|p| p.name == n.partition))
+        .collect();
+    let mut out = Vec::new();
+    let (Some(max_cpus), Some(max_mem)) = (
+        nodes.iter().map(|n| n.cpus).max(),
+        nodes.iter().map(|n| n.mem_mb).max(),
+    ) else {
+        return out;
+    };
+    if want.cpus > max_cpus {
+        out.push(Problem {
+            field: Field::Cpus,
+            message: format!(
+                "{} CPUs per task, but the largest node in {names} has {max_cpus}: ask for at most {max_cpus} or pick a partition with larger nodes",
+                want.cpus
+            ),
+        });
+    }
+    if want.mem_mb.is_some_and(|m| m > max_mem) {
+        out.push(Problem {
+            field: Field::Mem,
+            message: format!(
+                "{} memory per node, but the largest node in {names} has {}: ask for at most that or pick a partition with larger nodes",
+                want.mem_text,
+                mib_text(max_mem)
+            ),
+        });
+    }
+    // GPUs per node are checked against the partition's largest node above.
+    // Each limit alone fits: is there one node that holds all of it at once?
+    let fits = |n: &NodeShape| {
+        n.cpus >= want.cpus && n.gpus >= want.gpus && want.mem_mb.is_none_or(|m| n.mem_mb >= m)
+    };
+    if out.is_empty() && !nodes.iter().any(|n| fits(n)) {
+        let mut shapes: Vec<String> = nodes
+            .iter()
+            .map(|n| format!("{} CPUs, {} GPUs, {}", n.cpus, n.gpus, mib_text(n.mem_mb)))
+            .collect();
+        shapes.sort();
+        shapes.dedup();
+        out.push(Problem {
+            field: Field::Cpus,
+            message: format!(
+                "no single node in {names} has {} CPUs and {} GPUs{} together (its nodes have: {}): ask for less per node or pick another partition",
+                want.cpus,
+                want.gpus,
+                if want.mem_mb.is_some() { format!(" and {}", want.mem_text) } else { String::new() },
+                shapes.join("; ")
+            ),
+        });
+    }
+    out
 }

@@ -4,13 +4,21 @@
 //! its staged script. The registry's compare-and-set claims a retry before it is submitted,
 //! so two dashboards on one registry never both submit it. Runs at start (catching up on
 //! failures that happened while slurmdash was closed) and then periodically.
+//!
+//! Slurm's own requeue wins: a launch submitted with `--requeue` that ends NODE_FAIL,
+//! PREEMPTED or BOOT_FAIL is requeued by Slurm under the same id (sacct `--duplicates`
+//! then shows the earlier record and a new PENDING one; for a moment sacct still shows only
+//! the failure while squeue already has the job pending again, so squeue decides then).
+//! An attempt claimed by a dashboard that stopped before submitting it (job id 0 in the
+//! registry) is submitted once the claim is stale; the staging script adopts a job the
+//! stopped dashboard had already queued instead of submitting a second one.
 
 use std::time::Duration;
 
 use chrono::Utc;
 
 use crate::registry::{Attempt, Entry, Registry};
-use crate::remote::{ReadPos, Remote};
+use crate::remote::Remote;
 use crate::retry::{layout, RetryPolicy};
 use crate::slurm::model::{JobDetail, JobId};
 use crate::triage::{Class, Patterns};
@@ -42,6 +50,24 @@ pub enum RetryEvent {
         job_id: u64,
         reason: String,
     },
+    /// Slurm requeued the job itself (`--requeue`): same id, pending again. Not resubmitted.
+    Requeued {
+        local_id: String,
+        job_id: u64,
+        /// How the run before the requeue ended (e.g. NODE_FAIL).
+        state: String,
+        /// Requeues of this job seen so far.
+        times: usize,
+    },
+    /// An attempt a dashboard claimed but never submitted (it stopped in between) was
+    /// submitted now, or found already queued.
+    Recovered {
+        local_id: String,
+        job_id: u64,
+        attempt: usize,
+        /// The stopped dashboard had queued it after all; nothing new was submitted.
+        existing: bool,
+    },
 }
 
 impl RetryEvent {
@@ -68,6 +94,25 @@ impl RetryEvent {
             RetryEvent::NotRetried { job_id, reason, .. } => {
                 format!("job {job_id} failed on infrastructure and was not resubmitted: {reason}")
             }
+            RetryEvent::Requeued { job_id, state, .. } => format!(
+                "job {job_id} ended {state} and Slurm requeued it (same id, --requeue): not resubmitted"
+            ),
+            RetryEvent::Recovered {
+                local_id,
+                job_id,
+                attempt,
+                existing: true,
+            } => format!(
+                "attempt {attempt} of launch {local_id} was left unrecorded by a stopped dashboard: it is job {job_id}, already queued"
+            ),
+            RetryEvent::Recovered {
+                local_id,
+                job_id,
+                attempt,
+                existing: false,
+            } => format!(
+                "attempt {attempt} of launch {local_id} was claimed but never submitted (a dashboard stopped mid-retry): submitted now as {job_id}"
+            ),
         }
     }
 }
@@ -86,6 +131,17 @@ pub struct RetryCheck<'a> {
     pub allow_submit: bool,
 }
 
+/// States after which Slurm requeues a job submitted with `--requeue`.
+const SLURM_REQUEUES: [&str; 3] = ["NODE_FAIL", "PREEMPTED", "BOOT_FAIL"];
+
+/// A claimed attempt (job id 0) older than this was left by a dashboard that stopped:
+/// its submission (one command of at most `timeout`, killed on the login node a few
+/// seconds after) is long over.
+pub fn claim_stale_after(timeout: Duration) -> chrono::Duration {
+    chrono::Duration::from_std(timeout.saturating_mul(2)).unwrap_or(chrono::Duration::MAX)
+        + chrono::Duration::seconds(10)
+}
+
 /// Runs one check. Returns what happened and the registry entries of this cluster as they
 /// are afterwards (for the attempt chains the dashboard shows).
 pub async fn check(c: &RetryCheck<'_>) -> Result<(Vec<RetryEvent>, Vec<Entry>), String> {
@@ -93,6 +149,14 @@ pub async fn check(c: &RetryCheck<'_>) -> Result<(Vec<RetryEvent>, Vec<Entry>), 
         all.into_iter().filter(|e| e.cluster == c.cluster).collect()
     };
     let entries = mine(c.registry.load().map_err(|e| e.to_string())?);
+    let mut events = Vec::new();
+    for e in entries.iter().filter(|e| {
+        e.attempts
+            .last()
+            .is_some_and(|a| a.state.is_none() && a.job_id == 0)
+    }) {
+        events.extend(recover(c, e).await);
+    }
     let open: Vec<&Entry> = entries
         .iter()
         .filter(|e| {
@@ -102,33 +166,220 @@ pub async fn check(c: &RetryCheck<'_>) -> Result<(Vec<RetryEvent>, Vec<Entry>), 
         })
         .collect();
     if open.is_empty() {
-        return Ok((Vec::new(), entries));
+        if events.is_empty() {
+            return Ok((events, entries));
+        }
+        let entries = mine(c.registry.load().map_err(|e| e.to_string())?);
+        return Ok((events, entries));
     }
     let ids: Vec<JobId> = open
         .iter()
         .filter_map(|e| e.attempts.last().map(|a| JobId::new(a.job_id)))
         .collect();
-    let details = crate::worker::fetch::final_states(c.remote, &ids, c.timeout).await?;
-    let mut events = Vec::new();
+    // Every record of each job: a requeued job has the earlier run's record before its
+    // current one.
+    let mut argv = crate::slurm::command::sacct_jobs(&ids);
+    argv.push("--duplicates".into());
+    let out = crate::worker::fetch::stdout_of(c.remote, &argv, None, c.timeout).await?;
+    let records = crate::slurm::parse::parse_sacct(&out)
+        .map_err(|e| format!("sacct printed something unexpected: {e}"))?;
+    // Finished with a state Slurm requeues on, for a launch that asked for it: squeue
+    // (slurmctld) already knows whether it is pending again while sacct catches up.
+    let mut maybe_requeued = Vec::new();
+    for e in &open {
+        let Some(last) = e.attempts.last() else {
+            continue;
+        };
+        let want = JobId::new(last.job_id);
+        if let Some(d) = records.iter().rfind(|d| d.id.as_ref() == Some(&want)) {
+            if e.requeue
+                && d.state
+                    .as_ref()
+                    .is_some_and(|s| SLURM_REQUEUES.contains(&s.long_name()))
+            {
+                maybe_requeued.push(want);
+            }
+        }
+    }
+    let live = if maybe_requeued.is_empty() {
+        Vec::new()
+    } else {
+        live_jobs(c.remote, &maybe_requeued, c.timeout).await?
+    };
     for e in open {
         let Some(last) = e.attempts.last() else {
             continue;
         };
         let want = JobId::new(last.job_id);
-        let Some(d) = details.iter().find(|d| d.id.as_ref() == Some(&want)) else {
+        let mine: Vec<&JobDetail> = records
+            .iter()
+            .filter(|d| d.id.as_ref() == Some(&want))
+            .collect();
+        let Some(d) = mine.last() else {
             continue; // not in accounting yet
         };
-        if !d.state.as_ref().is_some_and(|s| s.is_finished()) {
-            continue;
+        let finished = d.state.as_ref().is_some_and(|s| s.is_finished());
+        // Earlier runs of this job; a record of another job that had the same id (ids
+        // restart when a cluster's state is reset) has another name.
+        let earlier: Vec<&&JobDetail> = mine[..mine.len() - 1]
+            .iter()
+            .filter(|r| r.name == e.name && r.state.as_ref().is_some_and(|s| s.is_finished()))
+            .collect();
+        if finished && !live.contains(&want) {
+            events.extend(finished_attempt(c, e, d).await);
+        } else if finished || !earlier.is_empty() {
+            // Requeued by Slurm: it runs again under the same id.
+            let state = if finished {
+                d
+            } else {
+                earlier[earlier.len() - 1]
+            };
+            events.push(RetryEvent::Requeued {
+                local_id: e.local_id.clone(),
+                job_id: last.job_id,
+                state: state
+                    .state
+                    .as_ref()
+                    .map_or_else(|| "UNKNOWN".into(), |s| s.long_name().to_string()),
+                times: earlier.len() + usize::from(finished),
+            });
         }
-        events.extend(finished(c, e, d).await);
     }
     let entries = mine(c.registry.load().map_err(|e| e.to_string())?);
     Ok((events, entries))
 }
 
+/// The ids among `ids` that slurmctld still has queued or running.
+async fn live_jobs(remote: &dyn Remote, ids: &[JobId], t: Duration) -> Result<Vec<JobId>, String> {
+    let argv = vec![
+        "squeue".to_string(),
+        "--noheader".into(),
+        format!(
+            "--jobs={}",
+            ids.iter().map(JobId::as_str).collect::<Vec<_>>().join(",")
+        ),
+        "--format=%i|%T".into(),
+    ];
+    let out = remote
+        .run(&argv, None, t)
+        .await
+        .map_err(|e| e.to_string())?;
+    // squeue refuses a list of ids it no longer knows at all: none of them is live.
+    if !out.success() {
+        if out.stderr_lossy().contains("Invalid job id") {
+            return Ok(Vec::new());
+        }
+        return Err(crate::worker::fetch::failure(remote, &argv, &out));
+    }
+    Ok(out
+        .stdout_lossy()
+        .lines()
+        .filter_map(|l| l.split_once('|'))
+        .filter(|(_, st)| {
+            !matches!(
+                st.trim(),
+                "COMPLETED"
+                    | "COMPLETING"
+                    | "FAILED"
+                    | "CANCELLED"
+                    | "TIMEOUT"
+                    | "NODE_FAIL"
+                    | "PREEMPTED"
+                    | "BOOT_FAIL"
+                    | "DEADLINE"
+                    | "OUT_OF_MEMORY"
+            )
+        })
+        .filter_map(|(id, _)| ids.iter().find(|j| j.as_str() == id.trim()).cloned())
+        .collect())
+}
+
+/// A claimed attempt (job id 0) whose dashboard stopped before recording a job: submit it
+/// now (the staging script adopts a job that was queued after all), or say so in a
+/// read-only session. Claims younger than [`claim_stale_after`] are left alone.
+async fn recover(c: &RetryCheck<'_>, e: &Entry) -> Vec<RetryEvent> {
+    let n = e.attempts.len();
+    let Some(claimed) = e.attempts.last().map(|a| a.submitted_at) else {
+        return Vec::new();
+    };
+    if Utc::now() - claimed < claim_stale_after(c.timeout) {
+        return Vec::new();
+    }
+    let previous = n
+        .checked_sub(2)
+        .and_then(|i| e.attempts.get(i))
+        .map_or(0, |a| a.job_id);
+    if !c.allow_submit {
+        return vec![RetryEvent::NotRetried {
+            local_id: e.local_id.clone(),
+            job_id: previous,
+            reason: format!(
+                "attempt {n} was claimed at {} but never submitted (a dashboard stopped mid-retry); this session is read-only, a session that may change jobs will submit it",
+                claimed.format("%Y-%m-%d %H:%M:%S UTC")
+            ),
+        }];
+    }
+    // Take the stale claim over (compare-and-set on its time): one dashboard wins.
+    let mut won = false;
+    let now = Utc::now();
+    let taken = c.registry.update(&e.local_id, n, |x| {
+        if let Some(a) = x.attempts.last_mut() {
+            if a.job_id == 0 && a.submitted_at == claimed {
+                a.submitted_at = now;
+                won = true;
+            }
+        }
+    });
+    if !matches!(taken, Ok(true)) || !won {
+        return Vec::new();
+    }
+    match resubmit(c, e).await {
+        Ok(q) => {
+            let _ = c.registry.update(&e.local_id, n, |x| {
+                if let Some(a) = x.attempts.last_mut() {
+                    a.job_id = q.job_id;
+                    a.submitted_at = Utc::now();
+                }
+                x.checksum.get_or_insert(q.checksum.clone());
+            });
+            vec![RetryEvent::Recovered {
+                local_id: e.local_id.clone(),
+                job_id: q.job_id,
+                attempt: n,
+                existing: q.existing,
+            }]
+        }
+        Err(err) => {
+            let _ = c.registry.update(&e.local_id, n, |x| {
+                x.attempts.pop();
+            });
+            vec![RetryEvent::NotRetried {
+                local_id: e.local_id.clone(),
+                job_id: previous,
+                reason: err,
+            }]
+        }
+    }
+}
+
+/// Submits the launch's staged script again with exactly the secrets the launch named,
+/// refusing a script whose checksum differs from the launch's.
+async fn resubmit(c: &RetryCheck<'_>, e: &Entry) -> Result<crate::launch::stage::Queued, String> {
+    let l = layout(e);
+    let secrets = crate::launch::submit::read_secrets(&e.secrets, |n| (c.secret)(n))?;
+    crate::launch::stage::submit_held(
+        c.remote,
+        &l,
+        &e.name,
+        &secrets,
+        e.checksum.as_deref(),
+        c.timeout,
+    )
+    .await
+}
+
 /// One launch whose latest attempt finished: record, classify, maybe re-submit.
-async fn finished(c: &RetryCheck<'_>, e: &Entry, d: &JobDetail) -> Vec<RetryEvent> {
+async fn finished_attempt(c: &RetryCheck<'_>, e: &Entry, d: &JobDetail) -> Vec<RetryEvent> {
     let n = e.attempts.len();
     let job_id = e.attempts.last().map_or(0, |a| a.job_id);
     let state = d
@@ -221,24 +472,35 @@ async fn finished(c: &RetryCheck<'_>, e: &Entry, d: &JobDetail) -> Vec<RetryEven
     if !matches!(claimed, Ok(true)) {
         return events;
     }
-    let result = match secrets(c, &l.job_dir).await {
-        Ok(secrets) => {
-            crate::launch::stage::submit_held(c.remote, &l, &e.name, &secrets, c.timeout).await
+    match resubmit(c, e).await {
+        // The same job, live again: Slurm requeued it after all.
+        Ok(q) if q.existing && q.job_id == job_id => {
+            let _ = c.registry.update(&e.local_id, n + 1, |x| {
+                x.attempts.pop();
+                if let Some(a) = x.attempts.last_mut() {
+                    a.state = None;
+                }
+            });
+            events.clear();
+            events.push(RetryEvent::Requeued {
+                local_id: e.local_id.clone(),
+                job_id,
+                state,
+                times: 1,
+            });
         }
-        Err(err) => Err(err),
-    };
-    match result {
-        Ok(new) => {
+        Ok(q) => {
             let _ = c.registry.update(&e.local_id, n + 1, |x| {
                 if let Some(a) = x.attempts.last_mut() {
-                    a.job_id = new;
+                    a.job_id = q.job_id;
                     a.submitted_at = Utc::now();
                 }
+                x.checksum.get_or_insert(q.checksum.clone());
             });
             events.push(RetryEvent::Resubmitted {
                 local_id: e.local_id.clone(),
                 failed: job_id,
-                new,
+                new: q.job_id,
                 attempt: n + 1,
                 max_attempts: c.policy.max_attempts(),
             });
@@ -257,22 +519,164 @@ async fn finished(c: &RetryCheck<'_>, e: &Entry, d: &JobDetail) -> Vec<RetryEven
     events
 }
 
-/// The secrets the launch was submitted with, read again from this machine's environment.
-async fn secrets(c: &RetryCheck<'_>, job_dir: &str) -> Result<Vec<(String, String)>, String> {
-    let path = format!("{job_dir}/env/env.json");
-    let names: Vec<String> = match c.remote.read_file(&path, ReadPos::Offset(0), 1 << 20).await {
-        Ok(chunk) => serde_json::from_slice::<serde_json::Value>(&chunk.data)
-            .ok()
-            .and_then(|v| {
-                v.get("secrets")?.as_array().map(|a| {
-                    a.iter()
-                        .filter_map(|s| s.as_str().map(str::to_string))
-                        .collect()
-                })
-            })
-            .unwrap_or_default(),
-        Err(crate::remote::RemoteError::NotFound { .. }) => Vec::new(),
-        Err(e) => return Err(format!("reading {path}: {e}")),
-    };
-    crate::launch::submit::read_secrets(&names, |n| (c.secret)(n))
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::remote::fake::{FakeRemote, FakeReply};
+    use crate::slurm::command::FIELD_SEP;
+
+    /// One sacct row in `command::sacct_jobs`' format (the fixture's columns).
+    fn sacct_row(id: u64, state: &str, name: &str) -> String {
+        let fields = [
+            &id.to_string(),
+            &id.to_string(),
+            "sduser",
+            "1001",
+            "research",
+            "short",
+            "normal",
+            state,
+            "None",
+            "0:0",
+            "0:0",
+            "2026-11-23T09:19:52",
+            "2026-11-23T09:19:52",
+            "2026-11-23T09:19:55",
+            "2026-11-23T09:19:55",
+            "00:00:03",
+            "00:05:00",
+            "4031",
+            "1",
+            "1",
+            "n1",
+            "cpu=1",
+            "cpu=1",
+            "50M",
+            "/r",
+            name,
+        ];
+        format!("{}\n", fields.join(&FIELD_SEP.to_string()))
+    }
+
+    fn setup(requeue: bool) -> (tempfile::TempDir, Registry) {
+        let d = tempfile::tempdir().unwrap();
+        let r = Registry::open(d.path());
+        let now = Utc::now();
+        r.add(Entry {
+            local_id: "L1".into(),
+            cluster: "dev".into(),
+            job_id: 7,
+            job_dir: "/r/results/L1".into(),
+            name: "train".into(),
+            submitted_at: now,
+            template: None,
+            script: "/r/results/L1/sbatch/job_L1.sbatch".into(),
+            attempts: vec![Attempt {
+                job_id: 7,
+                submitted_at: now,
+                state: None,
+            }],
+            secrets: Vec::new(),
+            checksum: Some("ab".into()),
+            requeue,
+        })
+        .unwrap();
+        (d, r)
+    }
+
+    async fn run_check(remote: &FakeRemote, registry: &Registry) -> Vec<RetryEvent> {
+        let patterns = Patterns::builtin();
+        let secret = |_: &str| None;
+        let c = RetryCheck {
+            remote,
+            registry,
+            cluster: "dev",
+            policy: RetryPolicy::default(),
+            patterns: &patterns,
+            timeout: Duration::from_secs(5),
+            secret: &secret,
+            allow_submit: true,
+        };
+        check(&c).await.unwrap().0
+    }
+
+    #[tokio::test]
+    async fn node_fail_while_squeue_has_the_job_pending_again_is_slurms_requeue() {
+        let (_d, registry) = setup(true);
+        let r = FakeRemote::new("login1");
+        r.on(
+            &["sacct"],
+            vec![FakeReply::ok(sacct_row(7, "NODE_FAIL", "train"))],
+        );
+        r.on(&["squeue"], vec![FakeReply::ok("7|PENDING\n")]);
+        let events = run_check(&r, &registry).await;
+        assert!(
+            matches!(events.as_slice(), [RetryEvent::Requeued { job_id: 7, state, times: 1, .. }] if state == "NODE_FAIL"),
+            "{events:?}"
+        );
+        assert!(r.calls().iter().all(|c| c[0] != "sh"), "nothing submitted");
+        let e = registry.load().unwrap().remove(0);
+        assert_eq!((e.attempts.len(), e.attempts[0].state.clone()), (1, None));
+    }
+
+    #[tokio::test]
+    async fn a_requeued_job_pending_again_and_an_old_job_with_the_same_id() {
+        let (_d, registry) = setup(true);
+        let r = FakeRemote::new("login1");
+        // sacct --duplicates: an unrelated old job 7 (other name), the failed run, the
+        // requeued one.
+        let out = format!(
+            "{}{}{}",
+            sacct_row(7, "COMPLETED", "someone-else"),
+            sacct_row(7, "NODE_FAIL", "train"),
+            sacct_row(7, "PENDING", "train")
+        );
+        r.on(&["sacct"], vec![FakeReply::ok(out)]);
+        let events = run_check(&r, &registry).await;
+        assert!(
+            matches!(
+                events.as_slice(),
+                [RetryEvent::Requeued {
+                    job_id: 7,
+                    times: 1,
+                    ..
+                }]
+            ),
+            "{events:?}"
+        );
+        assert!(r.calls().iter().all(|c| c[0] != "squeue" && c[0] != "sh"));
+    }
+
+    #[tokio::test]
+    async fn without_requeue_a_node_failure_is_resubmitted_with_the_recorded_checksum() {
+        let (_d, registry) = setup(false);
+        let r = FakeRemote::new("login1");
+        r.on(
+            &["sacct"],
+            vec![FakeReply::ok(sacct_row(7, "NODE_FAIL", "train"))],
+        );
+        r.on(
+            &["sh", "-c"],
+            vec![FakeReply::ok("slurmdash-job 8 new ab\n")],
+        );
+        let events = run_check(&r, &registry).await;
+        assert!(
+            events.iter().any(|e| matches!(
+                e,
+                RetryEvent::Resubmitted {
+                    failed: 7,
+                    new: 8,
+                    ..
+                }
+            )),
+            "{events:?}"
+        );
+        let submit = r
+            .calls()
+            .into_iter()
+            .find(|c| c[0] == "sh" && c[2] == crate::launch::stage::SUBMIT_SCRIPT)
+            .unwrap();
+        assert_eq!(submit.last().map(String::as_str), Some("ab"));
+    }
 }

@@ -163,6 +163,12 @@ pub async fn sacct_state(r: &dyn Remote, id: u64) -> String {
         ],
     )
     .await;
+    assert!(
+        out.success(),
+        "sacct -j {id} failed ({:?}): {}",
+        out.code,
+        out.stderr_lossy()
+    );
     out.stdout_lossy().trim().to_string()
 }
 
