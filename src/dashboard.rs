@@ -67,6 +67,7 @@ impl Workers {
     fn run(&mut self, cmd: Cmd) {
         match cmd {
             Cmd::PollQueue => self.poll(Vec::new(), true),
+            Cmd::Reconnect => self.remote.retry_now(),
             Cmd::PollWith { sacct, start } => self.poll(sacct, start),
             Cmd::FetchPending(job) => {
                 if self.pending_busy {
@@ -372,6 +373,12 @@ async fn event_loop(
             if ticks % STATS_EVERY_TICKS == 1 {
                 let stats = session.remote.stats();
                 let _ = tx.send(Msg::RemoteStats { stats, at: *at });
+            }
+            // The connection state as the transport sees it now (a countdown while it
+            // waits to reconnect), without waiting for the next refresh to report it.
+            let state = session.remote.state();
+            if state != app.status.conn {
+                let _ = tx.send(Msg::Conn { state, host: None });
             }
         }
         let interval_before = app.status.poll_interval;

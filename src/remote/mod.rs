@@ -13,7 +13,7 @@ pub mod ssh;
 
 use std::time::Duration;
 
-pub use failover::{backoff_delay, parse_host_list, try_in_order, Attempt};
+pub use failover::{backoff_delay, parse_host_list, try_in_order, Attempt, BACKOFF_CAP};
 pub use fake::FakeRemote;
 pub use local::LocalRemote;
 pub use master::{
@@ -131,9 +131,13 @@ pub enum ConnState {
     Connected {
         host: String,
     },
+    /// The connection was lost (or never made) and is being retried.
     Reconnecting {
         attempt: u32,
         last_error: String,
+        /// Time left before the next attempt, rounded up to whole seconds; `None` while an
+        /// attempt is under way.
+        retry_in: Option<Duration>,
     },
     Failed {
         reason: String,
@@ -177,6 +181,10 @@ pub trait Remote: Send + Sync {
     fn host(&self) -> Option<String>;
     fn state(&self) -> ConnState;
     fn stats(&self) -> RemoteStats;
+
+    /// Skips the wait before the next reconnect attempt (the user pressed `r`); a command
+    /// already waiting for it goes ahead at once.
+    fn retry_now(&self) {}
 }
 
 /// `argv` as a shell would show it, shortened for error messages.

@@ -8,7 +8,7 @@
 //! no TCP connect, no key exchange, no authentication.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -49,6 +49,8 @@ struct Shared {
     stats: RemoteStats,
     host: Option<String>,
     ctl: Option<PathBuf>,
+    /// When the next reconnect attempt is allowed (for the status bar's countdown).
+    next_try: Option<Instant>,
 }
 
 enum Exec {
@@ -64,6 +66,10 @@ pub struct SshRemote {
     seq: AtomicU64,
     slot: tokio::sync::Mutex<Slot>,
     shared: Mutex<Shared>,
+    /// Set by [`Remote::retry_now`]: the next attempt skips its backoff wait.
+    skip_wait: AtomicBool,
+    /// Wakes a command that waits for its reconnect attempt.
+    wake: tokio::sync::Notify,
 }
 
 impl SshRemote {
@@ -84,6 +90,8 @@ impl SshRemote {
             seq: AtomicU64::new(0),
             slot: tokio::sync::Mutex::new(Slot::default()),
             shared: Mutex::new(Shared::default()),
+            skip_wait: AtomicBool::new(false),
+            wake: tokio::sync::Notify::new(),
         })
     }
 
@@ -111,26 +119,41 @@ impl SshRemote {
             return Ok(live.clone());
         }
         if let Some(at) = slot.next_try {
+            // Registered before the flag is read, so a `retry_now` in between is not lost.
+            let woken = self.wake.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
             let wait = at.saturating_duration_since(Instant::now());
-            if wait > max_wait {
-                return Err(RemoteError::Connect {
-                    host: self.opts.hosts.join(","),
-                    reason: format!(
-                        "{}; next attempt in {:.1}s",
-                        slot.last_error,
-                        wait.as_secs_f64()
-                    ),
-                });
+            if !self.skip_wait.swap(false, Ordering::AcqRel) {
+                if wait > max_wait {
+                    return Err(RemoteError::Connect {
+                        host: self.opts.hosts.join(","),
+                        reason: format!(
+                            "{}; next attempt in {:.1}s",
+                            slot.last_error,
+                            wait.as_secs_f64()
+                        ),
+                    });
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep(wait) => {}
+                    _ = woken => {}
+                }
             }
-            tokio::time::sleep(wait).await;
         }
+        self.skip_wait.store(false, Ordering::Release);
         let attempt = slot.failures + 1;
         let was_connected = self.shared().stats.connects > 0;
-        if was_connected || slot.failures > 0 {
-            self.set_state(ConnState::Reconnecting {
-                attempt,
-                last_error: slot.last_error.clone(),
-            });
+        {
+            let mut sh = self.shared();
+            sh.next_try = None;
+            if was_connected || slot.failures > 0 {
+                sh.state = ConnState::Reconnecting {
+                    attempt,
+                    last_error: slot.last_error.clone(),
+                    retry_in: None,
+                };
+            }
         }
         match self
             .open(attempt, !was_connected && slot.failures == 0)
@@ -151,10 +174,13 @@ impl SshRemote {
                 Ok(live)
             }
             Err(reason) => {
+                let next = Instant::now() + backoff_delay(attempt);
                 slot.failures = attempt;
-                slot.next_try = Some(Instant::now() + backoff_delay(attempt));
+                slot.next_try = Some(next);
                 slot.last_error = reason.clone();
-                self.set_state(if looks_permanent(&reason) {
+                let mut sh = self.shared();
+                sh.next_try = Some(next);
+                sh.state = if looks_permanent(&reason) {
                     ConnState::Failed {
                         reason: reason.clone(),
                     }
@@ -162,8 +188,9 @@ impl SshRemote {
                     ConnState::Reconnecting {
                         attempt,
                         last_error: reason.clone(),
+                        retry_in: None,
                     }
-                });
+                };
                 Err(RemoteError::Connect {
                     host: self.opts.hosts.join(","),
                     reason,
@@ -253,6 +280,7 @@ impl SshRemote {
             self.set_state(ConnState::Reconnecting {
                 attempt: 1,
                 last_error: reason.to_string(),
+                retry_in: None,
             });
             if live.owned {
                 exit_master(&live.ctl).await;
@@ -351,6 +379,11 @@ impl SshRemote {
             code,
         })
     }
+}
+
+/// `d` rounded up to whole seconds, for a countdown that never shows 0 before it is due.
+fn whole_secs_up(d: Duration) -> Duration {
+    Duration::from_secs(d.as_millis().div_ceil(1000) as u64)
 }
 
 /// `timeout -k 5s <T+1>s argv…`: a command we stopped waiting for also ends on the login node
@@ -453,7 +486,26 @@ impl Remote for SshRemote {
     }
 
     fn state(&self) -> ConnState {
-        self.shared().state.clone()
+        let sh = self.shared();
+        match &sh.state {
+            ConnState::Reconnecting {
+                attempt,
+                last_error,
+                ..
+            } => ConnState::Reconnecting {
+                attempt: *attempt,
+                last_error: last_error.clone(),
+                retry_in: sh
+                    .next_try
+                    .map(|t| whole_secs_up(t.saturating_duration_since(Instant::now()))),
+            },
+            other => other.clone(),
+        }
+    }
+
+    fn retry_now(&self) {
+        self.skip_wait.store(true, Ordering::Release);
+        self.wake.notify_waiters();
     }
 
     fn stats(&self) -> RemoteStats {
