@@ -219,6 +219,10 @@ impl Workers {
                 state: remote.state(),
                 host: remote.host(),
             });
+            #[cfg(debug_assertions)]
+            if std::env::var_os("SLURMDASH_TEST_PANIC").is_some_and(|v| v == "worker") {
+                panic!("SLURMDASH_TEST_PANIC=worker: a deliberate panic in the queue worker (debug builds only, for the exit-path tests)");
+            }
             let result = result.map(|(jobs, extra)| {
                 let _ = tx.send(Msg::PollExtra(Box::new(extra)));
                 jobs
@@ -266,13 +270,25 @@ impl Workers {
     }
 }
 
+/// Runs the dashboard until `q`, a signal (SIGHUP when the terminal window closes,
+/// SIGTERM, SIGINT), a terminal error or a panic in any task. Every way out restores the
+/// terminal, closes the SSH master this session started and removes its temporary files.
 pub async fn run(loaded: &Loaded, session: Session, keymap: Keymap) -> Result<()> {
+    use futures_util::FutureExt;
     let mut session = session;
     tui::install_panic_hook();
     let mut term = tui::enter().wrap_err("opening the terminal")?;
-    let result = event_loop(&mut term, loaded, &mut session, keymap).await;
+    let result = std::panic::AssertUnwindSafe(event_loop(&mut term, loaded, &mut session, keymap))
+        .catch_unwind()
+        .await;
     tui::leave();
-    result
+    session.remote.close().await;
+    match result {
+        Ok(r) => r,
+        Err(_) => Err(color_eyre::eyre::eyre!(
+            "slurmdash stopped after an internal error (the panic message is above); the terminal was restored and the SSH connection closed"
+        )),
+    }
 }
 
 fn new_app(session: &Session, loaded: &Loaded, keymap: Keymap, size: (u16, u16)) -> App {
@@ -338,12 +354,17 @@ async fn event_loop(
     clock.set_missed_tick_behavior(MissedTickBehavior::Skip);
     let mut poll = tokio::time::interval(session.cluster.settings.poll_interval());
     poll.set_missed_tick_behavior(MissedTickBehavior::Skip);
-    let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .wrap_err("listening for SIGTERM")?;
+    let mut stop = crate::signals::Stop::new()?;
     let mut dirty = true;
     let mut ticks: u64 = 0;
     loop {
         if dirty {
+            let _frame = tui::draw_guard();
+            if tui::panicked() {
+                return Err(color_eyre::eyre::eyre!(
+                    "a background task panicked (the message is above)"
+                ));
+            }
             term.draw(|f| crate::ui::draw(f, &app))
                 .wrap_err("drawing the screen")?;
             dirty = false;
@@ -360,7 +381,12 @@ async fn event_loop(
             Some(msg) = rx.recv() => msg,
             _ = clock.tick() => Msg::Tick(now()),
             _ = poll.tick() => Msg::PollDue,
-            _ = sigterm.recv() => return Ok(()),
+            _ = stop.recv() => return Ok(()),
+            _ = tui::wait_for_panic() => {
+                return Err(color_eyre::eyre::eyre!(
+                    "a background task panicked (the message is above)"
+                ))
+            }
         };
         if matches!(msg, Msg::Detail { .. }) {
             workers.detail_done();

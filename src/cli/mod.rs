@@ -71,13 +71,14 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
     if cli.read_only {
         cluster.settings.read_only = true;
     }
+    use crate::signals::until_stopped;
     match cli.command {
-        Some(Command::Doctor) => doctor::run(&cluster).await,
-        Some(Command::Jobs(args)) => jobs::run(&cluster, &args).await,
-        Some(Command::Cancel(args)) => cancel::run(&cluster, &args).await,
-        Some(Command::Logs(args)) => logs::run(&cluster, &args).await,
+        Some(Command::Doctor) => until_stopped(doctor::run(&cluster)).await,
+        Some(Command::Jobs(args)) => until_stopped(jobs::run(&cluster, &args)).await,
+        Some(Command::Cancel(args)) => until_stopped(cancel::run(&cluster, &args)).await,
+        Some(Command::Logs(args)) => until_stopped(logs::run(&cluster, &args)).await,
         Some(Command::Login) => login::run(&cluster),
-        Some(Command::Submit(args)) => submit::run(&loaded, &cluster, &args).await,
+        Some(Command::Submit(args)) => until_stopped(submit::run(&loaded, &cluster, &args)).await,
         None => {
             let args = &cli.queue;
             let keymap = Keymap::with_overrides(&loaded.config.keys)

@@ -185,6 +185,10 @@ pub trait Remote: Send + Sync {
     /// Skips the wait before the next reconnect attempt (the user pressed `r`); a command
     /// already waiting for it goes ahead at once.
     fn retry_now(&self) {}
+
+    /// Ends the connection for good: masters this remote started are told to exit and its
+    /// temporary files are removed. Later commands fail. Safe to call more than once.
+    async fn close(&self) {}
 }
 
 /// `argv` as a shell would show it, shortened for error messages.

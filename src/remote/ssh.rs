@@ -68,6 +68,8 @@ pub struct SshRemote {
     shared: Mutex<Shared>,
     /// Set by [`Remote::retry_now`]: the next attempt skips its backoff wait.
     skip_wait: AtomicBool,
+    /// Set by [`Remote::close`]: no new connection is made.
+    closed: AtomicBool,
     /// Wakes a command that waits for its reconnect attempt.
     wake: tokio::sync::Notify,
 }
@@ -91,6 +93,7 @@ impl SshRemote {
             slot: tokio::sync::Mutex::new(Slot::default()),
             shared: Mutex::new(Shared::default()),
             skip_wait: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
             wake: tokio::sync::Notify::new(),
         })
     }
@@ -117,6 +120,9 @@ impl SshRemote {
         let mut slot = self.slot.lock().await;
         if let Some(live) = &slot.live {
             return Ok(live.clone());
+        }
+        if self.closed.load(Ordering::Acquire) {
+            return Err(self.closed_error());
         }
         if let Some(at) = slot.next_try {
             // Registered before the flag is read, so a `retry_now` in between is not lost.
@@ -159,6 +165,13 @@ impl SshRemote {
             .open(attempt, !was_connected && slot.failures == 0)
             .await
         {
+            Ok(live) if self.closed.load(Ordering::Acquire) => {
+                // Closed while this master was being opened: it must not outlive us.
+                if live.owned {
+                    exit_master(&live.ctl).await;
+                }
+                Err(self.closed_error())
+            }
             Ok(live) => {
                 let live = Arc::new(live);
                 slot.live = Some(live.clone());
@@ -197,6 +210,28 @@ impl SshRemote {
                 })
             }
         }
+    }
+
+    fn closed_error(&self) -> RemoteError {
+        RemoteError::Connect {
+            host: self.opts.hosts.join(","),
+            reason: "slurmdash is shutting down".into(),
+        }
+    }
+
+    /// Sockets of the masters this remote started (all in its private directory).
+    fn own_sockets(&self) -> Vec<PathBuf> {
+        let Ok(dir) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        dir.flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with('m') && !n.ends_with(".log"))
+            })
+            .collect()
     }
 
     /// Attaches to the configured socket if a master answers there; otherwise starts a
@@ -508,6 +543,22 @@ impl Remote for SshRemote {
         self.wake.notify_waiters();
     }
 
+    async fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        // A connection attempt in progress finishes first (bounded by its own timeouts)
+        // and then sees `closed`; do not wait for it longer than this.
+        if let Ok(mut slot) = tokio::time::timeout(Duration::from_secs(3), self.slot.lock()).await {
+            slot.live = None;
+        }
+        for ctl in self.own_sockets() {
+            exit_master(&ctl).await;
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+        let mut sh = self.shared();
+        sh.state = ConnState::NotConnected;
+        sh.ctl = None;
+    }
+
     fn stats(&self) -> RemoteStats {
         self.shared().stats.clone()
     }
@@ -515,10 +566,9 @@ impl Remote for SshRemote {
 
 impl Drop for SshRemote {
     fn drop(&mut self) {
-        if let Some(live) = self.slot.get_mut().live.take() {
-            if live.owned {
-                exit_master_blocking(&live.ctl);
-            }
+        self.slot.get_mut().live = None;
+        for ctl in self.own_sockets() {
+            exit_master_blocking(&ctl);
         }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
