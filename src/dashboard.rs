@@ -355,6 +355,9 @@ async fn event_loop(
     let mut poll = tokio::time::interval(session.cluster.settings.poll_interval());
     poll.set_missed_tick_behavior(MissedTickBehavior::Skip);
     let mut stop = crate::signals::Stop::new()?;
+    let (switch_tx, mut switch_rx) =
+        mpsc::unbounded_channel::<(u64, Result<(Cluster, Arc<dyn Remote>)>)>();
+    let mut switching: u64 = 0;
     let mut dirty = true;
     let mut ticks: u64 = 0;
     loop {
@@ -379,6 +382,27 @@ async fn event_loop(
                 None => return Ok(()),
             },
             Some(msg) = rx.recv() => msg,
+            Some((generation, result)) = switch_rx.recv() => {
+                if generation == switching {
+                    match result {
+                        Ok((cluster, remote)) => {
+                            workers.stop();
+                            let old = std::mem::replace(session, switched(loaded, session, cluster, remote));
+                            tokio::spawn(async move { old.remote.close().await });
+                            app = new_app(session, loaded, keymap.clone(), app.size);
+                            workers = new_workers(session, tx.clone(), loaded);
+                            for cmd in crate::worker::launch::setup(&mut app, loaded, &session.cluster) {
+                                workers.run(cmd);
+                            }
+                            poll = tokio::time::interval(session.cluster.settings.poll_interval());
+                            poll.set_missed_tick_behavior(MissedTickBehavior::Skip);
+                        }
+                        Err(e) => app.status.note = Some(format!("{e:#}")),
+                    }
+                }
+                dirty = true;
+                continue;
+            }
             _ = clock.tick() => Msg::Tick(now()),
             _ = poll.tick() => Msg::PollDue,
             _ = stop.recv() => return Ok(()),
@@ -417,21 +441,22 @@ async fn event_loop(
                 Cmd::Suspend => {
                     tui::suspend(term).wrap_err("resuming after ctrl-z")?;
                 }
-                Cmd::SwitchCluster(name) => match switch(loaded, &name, session) {
-                    Ok(s) => {
-                        workers.stop();
-                        *session = s;
-                        app = new_app(session, loaded, keymap.clone(), app.size);
-                        workers = new_workers(session, tx.clone(), loaded);
-                        for cmd in crate::worker::launch::setup(&mut app, loaded, &session.cluster)
-                        {
-                            workers.run(cmd);
+                Cmd::SwitchCluster(name) => {
+                    match loaded.cluster(Some(&name), &crate::config::Env::from_process()) {
+                        Ok(cluster) => {
+                            // The new connection is checked on a worker (`ssh -O check` can
+                            // hang on a stale socket); the answer comes back below.
+                            switching += 1;
+                            app.status.note = Some(format!("switching to cluster `{name}`…"));
+                            let (stx, generation) = (switch_tx.clone(), switching);
+                            tokio::spawn(async move {
+                                let remote = crate::cli::connect_quiet(&cluster).await;
+                                let _ = stx.send((generation, remote.map(|r| (cluster, r))));
+                            });
                         }
-                        poll = tokio::time::interval(session.cluster.settings.poll_interval());
-                        poll.set_missed_tick_behavior(MissedTickBehavior::Skip);
+                        Err(e) => app.status.note = Some(format!("{e:#}")),
                     }
-                    Err(e) => app.status.note = Some(format!("{e:#}")),
-                },
+                }
                 other => workers.run(other),
             }
         }
@@ -471,10 +496,13 @@ fn new_workers(session: &Session, tx: UnboundedSender<Msg>, loaded: &Loaded) -> 
 }
 
 /// A session on another cluster, showing the same scope (own jobs, --all, filters).
-fn switch(loaded: &Loaded, name: &str, current: &Session) -> Result<Session> {
-    let cluster = loaded.cluster(Some(name), &crate::config::Env::from_process())?;
-    let remote = crate::cli::connect_quiet(&cluster)?;
-    Ok(Session {
+fn switched(
+    loaded: &Loaded,
+    current: &Session,
+    cluster: Cluster,
+    remote: Arc<dyn Remote>,
+) -> Session {
+    Session {
         query: current.query.clone(),
         scope: current.scope.clone(),
         columns: loaded.config.ui.columns.clone(),
@@ -482,5 +510,5 @@ fn switch(loaded: &Loaded, name: &str, current: &Session) -> Result<Session> {
         force_read_only: current.force_read_only,
         cluster,
         remote,
-    })
+    }
 }

@@ -6,8 +6,8 @@ use color_eyre::eyre::{Result, WrapErr};
 
 use crate::config::Cluster;
 use crate::remote::{
-    control_master_alive, default_control_path, interactive_login, LocalRemote, Remote, SshOptions,
-    SshRemote,
+    control_master_alive, default_control_path, interactive_login, master_answers, LocalRemote,
+    Remote, SshOptions, SshRemote,
 };
 
 pub fn ssh_options(cluster: &Cluster) -> SshOptions {
@@ -51,24 +51,33 @@ pub fn connect(cluster: &Cluster) -> Result<Arc<dyn Remote>> {
     Ok(Arc::new(remote))
 }
 
-/// Like [`connect`], but never prompts: used from inside the dashboard, where the terminal
-/// belongs to the UI. A cluster that needs an interactive login must have a live master.
-pub fn connect_quiet(cluster: &Cluster) -> Result<Arc<dyn Remote>> {
-    if cluster.settings.interactive_login {
-        let opts = ssh_options(cluster);
-        let socket = opts
-            .control_path
-            .clone()
-            .or_else(|| opts.hosts.first().map(|h| default_control_path(h)));
-        if !socket.as_deref().is_some_and(control_master_alive) {
-            color_eyre::eyre::bail!(
-                "cluster `{}` needs an interactive login: quit and run `slurmdash --cluster {} login` first",
-                cluster.name,
-                cluster.name
-            );
-        }
+/// Like [`connect`], but never prompts and never blocks: used from inside the dashboard
+/// (`:cluster NAME`), where the terminal belongs to the UI and the check runs on a worker.
+/// A cluster that needs an interactive login must have a live master.
+pub async fn connect_quiet(cluster: &Cluster) -> Result<Arc<dyn Remote>> {
+    if cluster.settings.local {
+        return Ok(Arc::new(LocalRemote::new()));
     }
-    let mut c = cluster.clone();
-    c.settings.interactive_login = false;
-    connect(&c)
+    let mut opts = ssh_options(cluster);
+    let socket = opts
+        .control_path
+        .clone()
+        .or_else(|| opts.hosts.first().map(|h| default_control_path(h)));
+    let alive = match &socket {
+        Some(s) => master_answers(s).await,
+        None => false,
+    };
+    if cluster.settings.interactive_login && !alive {
+        color_eyre::eyre::bail!(
+            "cluster `{}` needs an interactive login: quit and run `slurmdash --cluster {} login` first",
+            cluster.name,
+            cluster.name
+        );
+    }
+    if alive {
+        opts.control_path = socket;
+    }
+    let remote = SshRemote::new(opts)
+        .wrap_err_with(|| format!("setting up SSH for cluster `{}`", cluster.name))?;
+    Ok(Arc::new(remote))
 }

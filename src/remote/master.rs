@@ -160,15 +160,37 @@ fn check_args(ctl: &Path) -> [OsString; 5] {
     ]
 }
 
-/// True if a ControlMaster answers on `ctl` (`ssh -O check`). Blocking; for use before the TUI.
+/// How long `ssh -O check` may take: a master answers in milliseconds, and a socket whose
+/// owner hangs must not hang slurmdash.
+pub const CHECK_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// True if a ControlMaster answers on `ctl` (`ssh -O check`) within [`CHECK_TIMEOUT`].
+/// Blocking: for the command line before the TUI starts, never on the UI task (use
+/// [`master_answers`] there).
 pub fn control_master_alive(ctl: &Path) -> bool {
-    std::process::Command::new("ssh")
+    let Ok(mut child) = std::process::Command::new("ssh")
         .args(check_args(ctl))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
+        .spawn()
+    else {
+        return false;
+    };
+    let start = std::time::Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return status.success(),
+            Ok(None) if start.elapsed() < CHECK_TIMEOUT => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return false;
+            }
+        }
+    }
 }
 
 /// Process id of the ControlMaster on `ctl`, from `ssh -O check` ("Master running (pid=N)").
@@ -290,16 +312,16 @@ pub(crate) fn mux_never_connected(stderr: &[u8]) -> bool {
     s.contains("Control socket connect(") || s.contains("Could not resolve hostname none")
 }
 
-pub(crate) async fn master_alive(ctl: &Path) -> bool {
-    tokio::process::Command::new("ssh")
+/// True if a ControlMaster answers on `ctl` (`ssh -O check`) within [`CHECK_TIMEOUT`].
+pub async fn master_answers(ctl: &Path) -> bool {
+    let check = tokio::process::Command::new("ssh")
         .args(check_args(ctl))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .kill_on_drop(true)
-        .status()
-        .await
-        .is_ok_and(|s| s.success())
+        .status();
+    matches!(tokio::time::timeout(CHECK_TIMEOUT, check).await, Ok(Ok(s)) if s.success())
 }
 
 /// Runs `ssh -M -N -f` in BatchMode for `host` at `ctl` and waits until it has authenticated

@@ -18,7 +18,7 @@ pub use fake::FakeRemote;
 pub use local::LocalRemote;
 pub use master::{
     control_master_alive, control_master_pid, default_control_path, interactive_login,
-    HostKeyCheck, SshOptions,
+    master_answers, HostKeyCheck, SshOptions, CHECK_TIMEOUT,
 };
 pub use readfile::{parse_read_output, read_file_argv, ReadOutcome, READ_SCRIPT};
 pub use ssh::SshRemote;

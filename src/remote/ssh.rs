@@ -18,7 +18,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use super::failover::{backoff_delay, summarize, try_in_order};
 use super::master::{
     connect_err, exit_master, exit_master_blocking, launch_batch_master, looks_permanent,
-    master_alive, mux_never_connected, new_private_dir, no_hosts_error, SshOptions,
+    master_answers, mux_never_connected, new_private_dir, no_hosts_error, SshOptions,
 };
 use super::{
     display_argv, read_via_run, ConnState, FileChunk, ReadPos, Remote, RemoteError, RemoteStats,
@@ -238,7 +238,7 @@ impl SshRemote {
     /// BatchMode master, trying each host in order.
     async fn open(&self, attempt: u32, first: bool) -> Result<Live, String> {
         if let Some(ctl) = &self.opts.control_path {
-            if master_alive(ctl).await {
+            if master_answers(ctl).await {
                 let session = Session::resume(ctl.clone().into_boxed_path(), None);
                 return Ok(Live {
                     remote_timeout: self.probe_timeout(&session).await,
