@@ -47,6 +47,9 @@ pub struct SshOptions {
     /// Run commands under the login node's `timeout` so that one we give up on also stops
     /// there (used only if `timeout --version` works on the node).
     pub kill_remote_on_timeout: bool,
+    /// At most this many bytes are read from a command's stdout (and as many from its
+    /// stderr); past that the command is ended and the call fails with `TooMuchOutput`.
+    pub max_output: u64,
 }
 
 impl Default for SshOptions {
@@ -64,6 +67,7 @@ impl Default for SshOptions {
             control_persist: Duration::from_secs(600),
             read_timeout: Duration::from_secs(20),
             kill_remote_on_timeout: true,
+            max_output: super::MAX_OUTPUT,
         }
     }
 }

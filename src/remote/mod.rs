@@ -23,6 +23,10 @@ pub use master::{
 pub use readfile::{parse_read_output, read_file_argv, ReadOutcome, READ_SCRIPT};
 pub use ssh::SshRemote;
 
+/// The most bytes read from one remote command's stdout (and from its stderr): 64 MiB, a
+/// hundred times a 20,000-job squeue. A runaway command cannot fill the laptop's memory.
+pub const MAX_OUTPUT: u64 = 64 << 20;
+
 /// What a remote command printed and how it exited. A non-zero `code` is the command's own
 /// failure (e.g. `squeue` rejecting an option), not a transport error.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -98,6 +102,12 @@ pub enum RemoteError {
         command: String,
         host: String,
         reason: String,
+    },
+    #[error("`{command}` on {host} printed more than {}, so slurmdash stopped reading and ended it (ask for less: a narrower query, or one job's log instead of a whole file)", size_text(*limit))]
+    TooMuchOutput {
+        command: String,
+        host: String,
+        limit: u64,
     },
     #[error("running `{command}` on {host} failed: {reason}")]
     Other {
@@ -189,6 +199,17 @@ pub trait Remote: Send + Sync {
     /// Ends the connection for good: masters this remote started are told to exit and its
     /// temporary files are removed. Later commands fail. Safe to call more than once.
     async fn close(&self) {}
+}
+
+/// `64 MiB`, `512 KiB`, `100 bytes`.
+pub(crate) fn size_text(bytes: u64) -> String {
+    if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
+        format!("{} MiB", bytes >> 20)
+    } else if bytes >= 1 << 10 && bytes % (1 << 10) == 0 {
+        format!("{} KiB", bytes >> 10)
+    } else {
+        format!("{bytes} bytes")
+    }
 }
 
 /// `argv` as a shell would show it, shortened for error messages.

@@ -56,7 +56,12 @@ struct Shared {
 enum Exec {
     Done(RunOutput),
     Timeout,
-    MasterGone { ran: bool, reason: String },
+    /// stdout or stderr went past `SshOptions::max_output`.
+    TooMuch,
+    MasterGone {
+        ran: bool,
+        reason: String,
+    },
     Failed(String),
 }
 
@@ -348,8 +353,12 @@ impl SshRemote {
             })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        let max_output = self.opts.max_output;
         let work = async {
-            let mut child = cmd.spawn().await.map_err(|e| e.to_string())?;
+            let mut child = cmd
+                .spawn()
+                .await
+                .map_err(|e| ReadError::Failed(e.to_string()))?;
             let (sin, sout, serr) = (
                 child.stdin().take(),
                 child.stdout().take(),
@@ -362,33 +371,24 @@ impl SshRemote {
                     let _ = w.shutdown().await;
                 }
             };
-            let read_out = async move {
-                let mut v = Vec::new();
-                if let Some(mut r) = sout {
-                    r.read_to_end(&mut v).await.map(|_| v)
-                } else {
-                    Ok(v)
-                }
+            let write = async move {
+                write.await;
+                Ok(())
             };
-            let read_err = async move {
-                let mut v = Vec::new();
-                if let Some(mut r) = serr {
-                    r.read_to_end(&mut v).await.map(|_| v)
-                } else {
-                    Ok(v)
-                }
-            };
-            let ((), out, err) = tokio::join!(write, read_out, read_err);
+            // The first stream past the cap ends the command (dropping the child kills
+            // the local ssh client, the channel closes and the remote side gets SIGPIPE).
+            let (_, out, err) = tokio::try_join!(
+                write,
+                read_capped(sout, max_output),
+                read_capped(serr, max_output)
+            )?;
             let status = child.wait().await;
-            Ok::<_, String>((
-                out.map_err(|e| e.to_string())?,
-                err.map_err(|e| e.to_string())?,
-                status,
-            ))
+            Ok::<_, ReadError>((out, err, status))
         };
         let (stdout, stderr, status) = match tokio::time::timeout(timeout, work).await {
             Err(_) => return Exec::Timeout,
-            Ok(Err(e)) => return Exec::Failed(e),
+            Ok(Err(ReadError::TooMuch)) => return Exec::TooMuch,
+            Ok(Err(ReadError::Failed(e))) => return Exec::Failed(e),
             Ok(Ok(v)) => v,
         };
         let code = match status {
@@ -414,6 +414,29 @@ impl SshRemote {
             code,
         })
     }
+}
+
+enum ReadError {
+    TooMuch,
+    Failed(String),
+}
+
+/// Reads a stream to its end, or fails as soon as it has sent more than `cap` bytes.
+async fn read_capped<R: tokio::io::AsyncRead + Unpin>(
+    r: Option<R>,
+    cap: u64,
+) -> Result<Vec<u8>, ReadError> {
+    let mut v = Vec::new();
+    if let Some(r) = r {
+        r.take(cap.saturating_add(1))
+            .read_to_end(&mut v)
+            .await
+            .map_err(|e| ReadError::Failed(e.to_string()))?;
+    }
+    if v.len() as u64 > cap {
+        return Err(ReadError::TooMuch);
+    }
+    Ok(v)
 }
 
 /// `d` rounded up to whole seconds, for a countdown that never shows 0 before it is due.
@@ -478,6 +501,13 @@ impl Remote for SshRemote {
                         command,
                         host,
                         secs: timeout.as_secs_f64(),
+                    })
+                }
+                Exec::TooMuch => {
+                    return Err(RemoteError::TooMuchOutput {
+                        command,
+                        host,
+                        limit: self.opts.max_output,
                     })
                 }
                 Exec::Failed(reason) => {
