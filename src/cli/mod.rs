@@ -61,9 +61,59 @@ pub enum Command {
     /// Launch a job (the dashboard's `n` form from the command line), e.g.
     /// `slurmdash submit --template train-8gpu --set time=2h -- python train.py`.
     Submit(submit::SubmitArgs),
+    /// Print shell completions, e.g. `slurmdash completions bash > ~/.local/share/bash-completion/completions/slurmdash`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), e.g. `slurmdash man > ~/.local/share/man/man1/slurmdash.1`;
+    /// with `--dir DIR`, write it and one page per subcommand there.
+    Man {
+        /// Write slurmdash.1 and slurmdash-SUBCOMMAND.1 into this directory.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+}
+
+/// Completions and the man page come from the same clap definitions as the parser, so they
+/// can never list a subcommand or option that does not exist.
+fn print_generated(command: &Command) -> Result<Option<ExitCode>> {
+    use clap::CommandFactory;
+    use std::io::Write;
+    let mut text = Vec::new();
+    match command {
+        Command::Completions { shell } => {
+            clap_complete::generate(*shell, &mut Cli::command(), "slurmdash", &mut text);
+        }
+        Command::Man { dir: Some(dir) } => {
+            clap_mangen::generate_to(Cli::command(), dir)
+                .wrap_err_with(|| format!("writing man pages to {}", dir.display()))?;
+        }
+        Command::Man { dir: None } => clap_mangen::Man::new(Cli::command())
+            .render(&mut text)
+            .wrap_err("rendering the man page")?,
+        _ => return Ok(None),
+    }
+    match std::io::stdout().lock().write_all(&text) {
+        // `slurmdash man | head` closes the pipe early: not an error.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(e).wrap_err("writing to standard output")
+        }
+        _ => Ok(Some(ExitCode::SUCCESS)),
+    }
 }
 
 pub async fn run(cli: Cli) -> Result<ExitCode> {
+    // Neither needs a config or a cluster.
+    if let Some(code) = cli
+        .command
+        .as_ref()
+        .map(print_generated)
+        .transpose()?
+        .flatten()
+    {
+        return Ok(code);
+    }
     let loaded = Loaded::load(cli.config.as_deref())?;
     let mut cluster = loaded
         .cluster(cli.cluster.as_deref(), &Env::from_process())
@@ -79,6 +129,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Logs(args)) => until_stopped(logs::run(&cluster, &args)).await,
         Some(Command::Login) => login::run(&cluster),
         Some(Command::Submit(args)) => until_stopped(submit::run(&loaded, &cluster, &args)).await,
+        Some(Command::Completions { .. } | Command::Man { .. }) => Ok(ExitCode::SUCCESS),
         None => {
             let args = &cli.queue;
             let keymap = Keymap::with_overrides(&loaded.config.keys)
