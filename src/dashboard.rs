@@ -405,7 +405,10 @@ async fn event_loop(
             }
             _ = clock.tick() => Msg::Tick(now()),
             _ = poll.tick() => Msg::PollDue,
-            _ = stop.recv() => return Ok(()),
+            (name, _) = stop.recv() => {
+                tracing::info!(signal = name, "stopping on a signal");
+                return Ok(());
+            }
             _ = tui::wait_for_panic() => {
                 return Err(color_eyre::eyre::eyre!(
                     "a background task panicked (the message is above)"
@@ -432,6 +435,7 @@ async fn event_loop(
             }
         }
         let interval_before = app.status.poll_interval;
+        let error_before = app.status.last_error.clone();
         for cmd in app.update(msg) {
             match cmd {
                 Cmd::Quit => {
@@ -458,6 +462,11 @@ async fn event_loop(
                     }
                 }
                 other => workers.run(other),
+            }
+        }
+        if app.status.last_error != error_before {
+            if let Some(e) = &app.status.last_error {
+                tracing::error!(cluster = %session.cluster.name, error = %e, "shown on the status bar");
             }
         }
         if app.status.poll_interval != interval_before {

@@ -38,6 +38,10 @@ pub struct Cli {
     /// Refuse every action that changes jobs (cancel, hold, release, requeue, top, edit).
     #[arg(long, global = true)]
     pub read_only: bool,
+    /// Append a debug log to FILE (for bug reports): every remote command with its argv,
+    /// exit status, duration and bytes, and every error. Never secret values. Off by default.
+    #[arg(long, global = true, value_name = "FILE", env = "SLURMDASH_LOG")]
+    pub log: Option<PathBuf>,
     /// Which jobs the dashboard shows.
     #[command(flatten)]
     pub queue: jobs::QueueArgs,

@@ -49,28 +49,9 @@ impl LocalRemote {
     }
 }
 
-/// Reads a pipe to its end; `FileTooLarge` as soon as it has sent more than `cap` bytes.
-async fn capped<R: tokio::io::AsyncRead + Unpin>(
-    r: Option<R>,
-    cap: u64,
-) -> std::io::Result<Vec<u8>> {
-    use tokio::io::AsyncReadExt;
-    let mut v = Vec::new();
-    if let Some(r) = r {
-        r.take(cap.saturating_add(1)).read_to_end(&mut v).await?;
-    }
-    if v.len() as u64 > cap {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::FileTooLarge,
-            "output over the cap",
-        ));
-    }
-    Ok(v)
-}
-
-#[async_trait::async_trait]
-impl Remote for LocalRemote {
-    async fn run(
+impl LocalRemote {
+    /// [`Remote::run`] without the debug-log record.
+    async fn run_unlogged(
         &self,
         argv: &[String],
         stdin: Option<&[u8]>,
@@ -169,6 +150,46 @@ impl Remote for LocalRemote {
                 })
             }
         }
+    }
+}
+
+/// Reads a pipe to its end; `FileTooLarge` as soon as it has sent more than `cap` bytes.
+async fn capped<R: tokio::io::AsyncRead + Unpin>(
+    r: Option<R>,
+    cap: u64,
+) -> std::io::Result<Vec<u8>> {
+    use tokio::io::AsyncReadExt;
+    let mut v = Vec::new();
+    if let Some(r) = r {
+        r.take(cap.saturating_add(1)).read_to_end(&mut v).await?;
+    }
+    if v.len() as u64 > cap {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            "output over the cap",
+        ));
+    }
+    Ok(v)
+}
+
+#[async_trait::async_trait]
+impl Remote for LocalRemote {
+    async fn run(
+        &self,
+        argv: &[String],
+        stdin: Option<&[u8]>,
+        timeout: Duration,
+    ) -> Result<RunOutput, RemoteError> {
+        let t0 = Instant::now();
+        let result = self.run_unlogged(argv, stdin, timeout).await;
+        super::log_run(
+            &self.host,
+            argv,
+            stdin.map_or(0, <[u8]>::len),
+            t0.elapsed(),
+            &result,
+        );
+        result
     }
 
     async fn read_file(

@@ -201,6 +201,37 @@ pub trait Remote: Send + Sync {
     async fn close(&self) {}
 }
 
+/// Records one remote command in the debug log (`--log FILE`, off by default): the whole
+/// argv, how it exited, how long it took and the bytes each way. Never stdin's content:
+/// that is where secrets travel.
+pub(crate) fn log_run(
+    host: &str,
+    argv: &[String],
+    stdin_len: usize,
+    took: Duration,
+    result: &Result<RunOutput, RemoteError>,
+) {
+    let ms = took.as_millis() as u64;
+    let argv =
+        shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_else(|_| format!("{argv:?}"));
+    match result {
+        Ok(out) => {
+            let exit = out
+                .code
+                .map_or_else(|| "killed by a signal".to_string(), |c| c.to_string());
+            if out.success() {
+                tracing::info!(target: "slurmdash::remote", host, argv = ?argv, exit = %exit, ms, stdin_bytes = stdin_len, stdout_bytes = out.stdout.len(), stderr_bytes = out.stderr.len(), "ran");
+            } else {
+                let stderr: String = out.stderr_lossy().chars().take(500).collect();
+                tracing::warn!(target: "slurmdash::remote", host, argv = ?argv, exit = %exit, ms, stdin_bytes = stdin_len, stdout_bytes = out.stdout.len(), stderr_bytes = out.stderr.len(), stderr = ?stderr, "exited non-zero");
+            }
+        }
+        Err(e) => {
+            tracing::error!(target: "slurmdash::remote", host, argv = ?argv, ms, stdin_bytes = stdin_len, error = %e, "failed")
+        }
+    }
+}
+
 /// `64 MiB`, `512 KiB`, `100 bytes`.
 pub(crate) fn size_text(bytes: u64) -> String {
     if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {

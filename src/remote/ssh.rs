@@ -329,6 +329,80 @@ impl SshRemote {
         }
     }
 
+    /// [`Remote::run`] without the debug-log record.
+    async fn run_unlogged(
+        &self,
+        argv: &[String],
+        stdin: Option<&[u8]>,
+        timeout: Duration,
+    ) -> Result<RunOutput, RemoteError> {
+        let command = display_argv(argv);
+        if argv.is_empty() {
+            return Err(RemoteError::Other {
+                command,
+                host: self.host().unwrap_or_default(),
+                reason: "empty command".into(),
+            });
+        }
+        let sent = argv.iter().map(|a| a.len() as u64 + 1).sum::<u64>()
+            + stdin.map_or(0, |s| s.len() as u64);
+        // One transparent retry, only when the command provably never reached the cluster.
+        for round in 0..2 {
+            let live = self.ensure(timeout).await?;
+            let t0 = Instant::now();
+            let result = self.exec(&live, argv, stdin, timeout).await;
+            {
+                let mut sh = self.shared();
+                sh.stats.execs += 1;
+                sh.stats.bytes_out += sent;
+                if let Exec::Done(out) = &result {
+                    sh.stats.bytes_in += (out.stdout.len() + out.stderr.len()) as u64;
+                    sh.stats.last_rtt = Some(t0.elapsed());
+                }
+            }
+            let host = live.host.clone();
+            match result {
+                Exec::Done(out) => return Ok(out),
+                Exec::Timeout => {
+                    return Err(RemoteError::Timeout {
+                        command,
+                        host,
+                        secs: timeout.as_secs_f64(),
+                    })
+                }
+                Exec::TooMuch => {
+                    return Err(RemoteError::TooMuchOutput {
+                        command,
+                        host,
+                        limit: self.opts.max_output,
+                    })
+                }
+                Exec::Failed(reason) => {
+                    return Err(RemoteError::Other {
+                        command,
+                        host,
+                        reason,
+                    })
+                }
+                Exec::MasterGone { ran, reason } => {
+                    self.invalidate(&live, &reason).await;
+                    if ran || round == 1 {
+                        return Err(RemoteError::Disconnected {
+                            command,
+                            host,
+                            reason,
+                        });
+                    }
+                }
+            }
+        }
+        Err(RemoteError::Other {
+            command,
+            host: self.host().unwrap_or_default(),
+            reason: "reconnect loop ended".into(),
+        })
+    }
+
     async fn exec(
         &self,
         live: &Live,
@@ -469,71 +543,17 @@ impl Remote for SshRemote {
         stdin: Option<&[u8]>,
         timeout: Duration,
     ) -> Result<RunOutput, RemoteError> {
-        let command = display_argv(argv);
-        if argv.is_empty() {
-            return Err(RemoteError::Other {
-                command,
-                host: self.host().unwrap_or_default(),
-                reason: "empty command".into(),
-            });
-        }
-        let sent = argv.iter().map(|a| a.len() as u64 + 1).sum::<u64>()
-            + stdin.map_or(0, |s| s.len() as u64);
-        // One transparent retry, only when the command provably never reached the cluster.
-        for round in 0..2 {
-            let live = self.ensure(timeout).await?;
-            let t0 = Instant::now();
-            let result = self.exec(&live, argv, stdin, timeout).await;
-            {
-                let mut sh = self.shared();
-                sh.stats.execs += 1;
-                sh.stats.bytes_out += sent;
-                if let Exec::Done(out) = &result {
-                    sh.stats.bytes_in += (out.stdout.len() + out.stderr.len()) as u64;
-                    sh.stats.last_rtt = Some(t0.elapsed());
-                }
-            }
-            let host = live.host.clone();
-            match result {
-                Exec::Done(out) => return Ok(out),
-                Exec::Timeout => {
-                    return Err(RemoteError::Timeout {
-                        command,
-                        host,
-                        secs: timeout.as_secs_f64(),
-                    })
-                }
-                Exec::TooMuch => {
-                    return Err(RemoteError::TooMuchOutput {
-                        command,
-                        host,
-                        limit: self.opts.max_output,
-                    })
-                }
-                Exec::Failed(reason) => {
-                    return Err(RemoteError::Other {
-                        command,
-                        host,
-                        reason,
-                    })
-                }
-                Exec::MasterGone { ran, reason } => {
-                    self.invalidate(&live, &reason).await;
-                    if ran || round == 1 {
-                        return Err(RemoteError::Disconnected {
-                            command,
-                            host,
-                            reason,
-                        });
-                    }
-                }
-            }
-        }
-        Err(RemoteError::Other {
-            command,
-            host: self.host().unwrap_or_default(),
-            reason: "reconnect loop ended".into(),
-        })
+        let t0 = Instant::now();
+        let result = self.run_unlogged(argv, stdin, timeout).await;
+        let host = self.host().unwrap_or_else(|| self.opts.hosts.join(","));
+        super::log_run(
+            &host,
+            argv,
+            stdin.map_or(0, <[u8]>::len),
+            t0.elapsed(),
+            &result,
+        );
+        result
     }
 
     async fn read_file(
