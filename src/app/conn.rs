@@ -27,7 +27,9 @@ impl App {
         let mut cmds = Vec::new();
         if matches!(
             self.status.conn,
-            ConnState::Reconnecting { .. } | ConnState::Failed { .. }
+            ConnState::Reconnecting { .. }
+                | ConnState::Failed { .. }
+                | ConnState::LoginNeeded { .. }
         ) {
             cmds.push(Cmd::Reconnect);
         }

@@ -1,5 +1,6 @@
 //! Builds the transport for a configured cluster.
 
+use std::io::IsTerminal;
 use std::sync::Arc;
 
 use color_eyre::eyre::{Result, WrapErr};
@@ -20,8 +21,16 @@ pub fn ssh_options(cluster: &Cluster) -> SshOptions {
         ssh_config: s.ssh_config.clone(),
         control_path: s.control_path.clone(),
         connect_timeout: s.connect_timeout(),
+        interactive_login: s.interactive_login,
         ..SshOptions::default()
     }
+}
+
+/// The socket of an interactive login: the configured one, else the default for the first host.
+fn login_socket(opts: &SshOptions) -> Option<std::path::PathBuf> {
+    opts.control_path
+        .clone()
+        .or_else(|| opts.hosts.first().map(|h| default_control_path(h)))
 }
 
 /// The remote for `cluster`: local commands, or SSH through one ControlMaster. With
@@ -34,6 +43,14 @@ pub fn connect(cluster: &Cluster) -> Result<Arc<dyn Remote>> {
     }
     let mut opts = ssh_options(cluster);
     if cluster.settings.interactive_login {
+        let socket = login_socket(&opts);
+        if !std::io::stdin().is_terminal() && !socket.as_deref().is_some_and(control_master_alive) {
+            color_eyre::eyre::bail!(
+                "cluster `{}` needs an interactive login (password or one-time code) and there is no terminal to ask in: run `slurmdash --cluster {} login` in a terminal first; later commands reuse that connection",
+                cluster.name,
+                cluster.name
+            );
+        }
         let socket = interactive_login(&opts)
             .wrap_err_with(|| format!("logging in to cluster `{}`", cluster.name))?;
         opts.control_path = Some(socket);
@@ -59,10 +76,7 @@ pub async fn connect_quiet(cluster: &Cluster) -> Result<Arc<dyn Remote>> {
         return Ok(Arc::new(LocalRemote::new()));
     }
     let mut opts = ssh_options(cluster);
-    let socket = opts
-        .control_path
-        .clone()
-        .or_else(|| opts.hosts.first().map(|h| default_control_path(h)));
+    let socket = login_socket(&opts);
     let alive = match &socket {
         Some(s) => master_answers(s).await,
         None => false,

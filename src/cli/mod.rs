@@ -131,13 +131,19 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Jobs(args)) => until_stopped(jobs::run(&cluster, &args)).await,
         Some(Command::Cancel(args)) => until_stopped(cancel::run(&cluster, &args)).await,
         Some(Command::Logs(args)) => until_stopped(logs::run(&cluster, &args)).await,
-        Some(Command::Login) => login::run(&cluster),
+        Some(Command::Login) => {
+            // ctrl-c at ssh's prompt ends ssh (the login fails with a message), not us.
+            let _keep = crate::signals::Stop::new()?;
+            login::run(&cluster)
+        }
         Some(Command::Submit(args)) => until_stopped(submit::run(&loaded, &cluster, &args)).await,
         Some(Command::Completions { .. } | Command::Man { .. }) => Ok(ExitCode::SUCCESS),
         None => {
             let args = &cli.queue;
             let keymap = Keymap::with_overrides(&loaded.config.keys)
                 .map_err(|e| eyre!("config file {}: {e}", loaded.path.display()))?;
+            // As for `login`: ctrl-c at an interactive login's prompt ends ssh, not us.
+            let _keep = crate::signals::Stop::new()?;
             let remote = connect(&cluster)?;
             let session = Session {
                 query: args.query(),

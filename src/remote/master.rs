@@ -47,6 +47,9 @@ pub struct SshOptions {
     /// Run commands under the login node's `timeout` so that one we give up on also stops
     /// there (used only if `timeout --version` works on the node).
     pub kill_remote_on_timeout: bool,
+    /// The master on `control_path` was opened by a person (password or one-time code):
+    /// when it is gone, never try a non-interactive login, wait for a new one instead.
+    pub interactive_login: bool,
     /// At most this many bytes are read from a command's stdout (and as many from its
     /// stderr); past that the command is ended and the call fails with `TooMuchOutput`.
     pub max_output: u64,
@@ -67,6 +70,7 @@ impl Default for SshOptions {
             control_persist: Duration::from_secs(600),
             read_timeout: Duration::from_secs(20),
             kill_remote_on_timeout: true,
+            interactive_login: false,
             max_output: super::MAX_OUTPUT,
         }
     }
@@ -236,7 +240,9 @@ pub fn interactive_login(opts: &SshOptions) -> Result<PathBuf, RemoteError> {
             .status();
         match status {
             Ok(s) if s.success() && control_master_alive(&ctl) => return Ok(ctl),
-            Ok(s) => errors.push(format!("{host}: ssh exited with {s}")),
+            Ok(s) => errors.push(format!(
+                "{host}: the login was not completed (cancelled, or the server refused it; ssh {s})"
+            )),
             Err(e) => errors.push(format!("{host}: cannot run ssh: {e}")),
         }
     }

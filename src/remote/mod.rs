@@ -152,6 +152,12 @@ pub enum ConnState {
     Failed {
         reason: String,
     },
+    /// The master of an interactive (password / one-time code) login is gone, and only a
+    /// person can open a new one (`slurmdash login`). Nothing is retried over the network;
+    /// each command only checks whether a master is back on the socket.
+    LoginNeeded {
+        host: String,
+    },
 }
 
 /// Counters since the remote was created (shown as remote commands per minute).

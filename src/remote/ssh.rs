@@ -191,6 +191,21 @@ impl SshRemote {
                 };
                 Ok(live)
             }
+            Err(reason) if reason == LOGIN_NEEDED => {
+                // No backoff: the next command checks the socket again (a local call).
+                slot.failures = 0;
+                slot.next_try = None;
+                slot.last_error = reason.clone();
+                let mut sh = self.shared();
+                sh.next_try = None;
+                sh.state = ConnState::LoginNeeded {
+                    host: self.opts.hosts.join(","),
+                };
+                Err(RemoteError::Connect {
+                    host: self.opts.hosts.join(","),
+                    reason,
+                })
+            }
             Err(reason) => {
                 let next = Instant::now() + backoff_delay(attempt);
                 slot.failures = attempt;
@@ -253,6 +268,11 @@ impl SshRemote {
                     owned: false,
                 });
             }
+        }
+        if self.opts.interactive_login && self.opts.control_path.is_some() {
+            // A BatchMode login cannot answer a prompt; trying would only fail (and could
+            // count against the account). Wait for `slurmdash login` to open a new master.
+            return Err(LOGIN_NEEDED.to_string());
         }
         let r = try_in_order(&self.opts.hosts, |_, host| async move {
             if first {
@@ -489,6 +509,10 @@ impl SshRemote {
         })
     }
 }
+
+/// The reason given while an interactive login's master is gone.
+const LOGIN_NEEDED: &str =
+    "login needed: the connection opened with a password or one-time code has ended; run `slurmdash login` (the dashboard resumes by itself)";
 
 enum ReadError {
     TooMuch,

@@ -57,6 +57,10 @@ fn conn_text(c: &ConnState, host: Option<&str>) -> (String, bool) {
             (format!("reconnecting, attempt {attempt}"), true)
         }
         ConnState::Failed { reason } => (format!("failed: {reason}"), true),
+        ConnState::LoginNeeded { .. } => (
+            "login needed: run `slurmdash login` in a terminal (resumes by itself)".into(),
+            true,
+        ),
     }
 }
 
