@@ -5,6 +5,11 @@ use clap::Parser;
 use slurmdash::cli::{self, Cli};
 
 fn main() -> ExitCode {
+    // Run by ssh as its SSH_ASKPASS during an interactive login: ask, answer, exit.
+    if let Some(state) = std::env::var_os(slurmdash::remote::askpass::ENV) {
+        let prompt = std::env::args().nth(1).unwrap_or_default();
+        return slurmdash::remote::askpass::run(state.into(), prompt);
+    }
     if let Err(e) = color_eyre::install() {
         eprintln!("slurmdash: cannot install the error handler: {e}");
     }

@@ -103,10 +103,16 @@ fn the_dashboard_asks_for_the_code_then_waits_for_a_new_login_when_the_master_di
         "the UI took the screen before the login"
     );
     // A wrong code is asked again.
-    t.keys(&[&wrong_code(), "Enter"]);
-    t.wait("the prompt again after a wrong code", LIMIT, |s| {
+    let wrong = wrong_code();
+    t.keys(&[&wrong, "Enter"]);
+    let s = t.wait("the prompt again after a wrong code", LIMIT, |s| {
         prompts(s) == 2
     });
+    assert!(s.contains("that answer was not accepted; try again"), "{s}");
+    assert!(
+        !s.contains(&wrong),
+        "the code was echoed on the screen:\n{s}"
+    );
     t.keys(&[&code_now(), "Enter"]);
     t.wait("the dashboard on the 2FA login", LIMIT, |s| {
         s.contains("slurmdash-dev-2fa connected") && s.contains("updated")
@@ -207,5 +213,8 @@ fn closing_the_prompt_exits_cleanly() {
         assert!(s.contains("the login was not completed"), "{args}: {s}");
         assert!(!master_alive(&sock), "{args}: a master was left behind");
         assert!(!t.alternate_screen_on(), "{args}");
+        // The terminal echoes again (echo was off while the code was typed).
+        t.keys(&["typed-after"]);
+        t.wait("echo back on", LIMIT, |s| s.contains("typed-after"));
     }
 }

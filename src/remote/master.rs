@@ -233,18 +233,34 @@ pub fn interactive_login(opts: &SshOptions) -> Result<PathBuf, RemoteError> {
         make_private_dir(dir).map_err(|e| connect_err(first, e))?;
     }
     let _ = std::fs::remove_file(&ctl);
+    // ssh asks its questions through slurmdash (see `askpass`), which can then say when an
+    // answer was refused. Without a private directory for its state, ssh asks by itself.
+    let askdir = new_private_dir().ok();
+    let askenv = askdir
+        .as_ref()
+        .and_then(|d| super::askpass::env_for_ssh(&d.join("prompt")))
+        .unwrap_or_default();
     let mut errors = Vec::new();
     for host in &opts.hosts {
         let status = std::process::Command::new("ssh")
             .args(opts.master_args(host, &ctl, None))
+            .envs(askenv.iter().map(|(k, v)| (k, v)))
             .status();
         match status {
-            Ok(s) if s.success() && control_master_alive(&ctl) => return Ok(ctl),
+            Ok(s) if s.success() && control_master_alive(&ctl) => {
+                if let Some(d) = &askdir {
+                    let _ = std::fs::remove_dir_all(d);
+                }
+                return Ok(ctl);
+            }
             Ok(s) => errors.push(format!(
                 "{host}: the login was not completed (cancelled, or the server refused it; ssh {s})"
             )),
             Err(e) => errors.push(format!("{host}: cannot run ssh: {e}")),
         }
+    }
+    if let Some(d) = askdir {
+        let _ = std::fs::remove_dir_all(d);
     }
     Err(RemoteError::Connect {
         host: opts.hosts.join(","),

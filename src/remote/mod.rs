@@ -4,6 +4,7 @@
 //! the login node itself, and [`FakeRemote`] scripts answers for tests. Everything above this
 //! layer sees only the [`Remote`] trait.
 
+pub mod askpass;
 mod failover;
 pub mod fake;
 pub mod local;
