@@ -85,6 +85,8 @@ pub enum Msg {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cmd {
     PollQueue,
+    /// Skip the wait before the next reconnect attempt (`r` while disconnected).
+    Reconnect,
     FetchDetail(JobId),
     /// Stop every tail and start these (job, stream, path); an empty list only stops.
     Tail(Vec<(JobId, Stream, String)>),

@@ -104,6 +104,17 @@ impl Default for ClusterConfig {
     }
 }
 
+const HOUR_SECS: u64 = 3600;
+const DAY_SECS: u64 = 86_400;
+
+fn human_secs(secs: u64) -> &'static str {
+    if secs == HOUR_SECS {
+        "one hour"
+    } else {
+        "one day"
+    }
+}
+
 impl ClusterConfig {
     pub fn poll_interval(&self) -> Duration {
         Duration::from_secs(self.poll_interval_secs)
@@ -406,23 +417,30 @@ fn validate(config: &Config, path: &Path) -> Result<(), ConfigError> {
                 &format!("`{h}` is not a host name or ssh alias"),
             ));
         }
-        if c.poll_interval_secs == 0 {
-            return Err(invalid(key("poll_interval_secs"), "must be at least 1"));
-        }
-        if c.poll_min_secs == 0 {
-            return Err(invalid(key("poll_min_secs"), "must be at least 1"));
+        // Durations in seconds, each between 1 and a bound that keeps every sum and product
+        // made from them far from overflow.
+        for (name, value, max) in [
+            ("poll_interval_secs", c.poll_interval_secs, DAY_SECS),
+            ("poll_min_secs", c.poll_min_secs, DAY_SECS),
+            ("poll_max_secs", c.poll_max_secs, DAY_SECS),
+            ("connect_timeout_secs", c.connect_timeout_secs, HOUR_SECS),
+            ("command_timeout_secs", c.command_timeout_secs, DAY_SECS),
+        ] {
+            if value == 0 {
+                return Err(invalid(key(name), "must be at least 1"));
+            }
+            if value > max {
+                return Err(invalid(
+                    key(name),
+                    &format!("must be at most {max} ({}), not {value}", human_secs(max)),
+                ));
+            }
         }
         if c.poll_max_secs < c.poll_min_secs {
             return Err(invalid(
                 key("poll_max_secs"),
                 "must be at least poll_min_secs",
             ));
-        }
-        if c.connect_timeout_secs == 0 {
-            return Err(invalid(key("connect_timeout_secs"), "must be at least 1"));
-        }
-        if c.command_timeout_secs == 0 {
-            return Err(invalid(key("command_timeout_secs"), "must be at least 1"));
         }
         if let Some(r) = &c.results_root {
             if !r.starts_with('/') {

@@ -67,6 +67,7 @@ impl Workers {
     fn run(&mut self, cmd: Cmd) {
         match cmd {
             Cmd::PollQueue => self.poll(Vec::new(), true),
+            Cmd::Reconnect => self.remote.retry_now(),
             Cmd::PollWith { sacct, start } => self.poll(sacct, start),
             Cmd::FetchPending(job) => {
                 if self.pending_busy {
@@ -218,6 +219,10 @@ impl Workers {
                 state: remote.state(),
                 host: remote.host(),
             });
+            #[cfg(debug_assertions)]
+            if std::env::var_os("SLURMDASH_TEST_PANIC").is_some_and(|v| v == "worker") {
+                panic!("SLURMDASH_TEST_PANIC=worker: a deliberate panic in the queue worker (debug builds only, for the exit-path tests)");
+            }
             let result = result.map(|(jobs, extra)| {
                 let _ = tx.send(Msg::PollExtra(Box::new(extra)));
                 jobs
@@ -265,13 +270,25 @@ impl Workers {
     }
 }
 
+/// Runs the dashboard until `q`, a signal (SIGHUP when the terminal window closes,
+/// SIGTERM, SIGINT), a terminal error or a panic in any task. Every way out restores the
+/// terminal, closes the SSH master this session started and removes its temporary files.
 pub async fn run(loaded: &Loaded, session: Session, keymap: Keymap) -> Result<()> {
+    use futures_util::FutureExt;
     let mut session = session;
     tui::install_panic_hook();
     let mut term = tui::enter().wrap_err("opening the terminal")?;
-    let result = event_loop(&mut term, loaded, &mut session, keymap).await;
+    let result = std::panic::AssertUnwindSafe(event_loop(&mut term, loaded, &mut session, keymap))
+        .catch_unwind()
+        .await;
     tui::leave();
-    result
+    session.remote.close().await;
+    match result {
+        Ok(r) => r,
+        Err(_) => Err(color_eyre::eyre::eyre!(
+            "slurmdash stopped after an internal error (the panic message is above); the terminal was restored and the SSH connection closed"
+        )),
+    }
 }
 
 fn new_app(session: &Session, loaded: &Loaded, keymap: Keymap, size: (u16, u16)) -> App {
@@ -337,12 +354,20 @@ async fn event_loop(
     clock.set_missed_tick_behavior(MissedTickBehavior::Skip);
     let mut poll = tokio::time::interval(session.cluster.settings.poll_interval());
     poll.set_missed_tick_behavior(MissedTickBehavior::Skip);
-    let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .wrap_err("listening for SIGTERM")?;
+    let mut stop = crate::signals::Stop::new()?;
+    let (switch_tx, mut switch_rx) =
+        mpsc::unbounded_channel::<(u64, Result<(Cluster, Arc<dyn Remote>)>)>();
+    let mut switching: u64 = 0;
     let mut dirty = true;
     let mut ticks: u64 = 0;
     loop {
         if dirty {
+            let _frame = tui::draw_guard();
+            if tui::panicked() {
+                return Err(color_eyre::eyre::eyre!(
+                    "a background task panicked (the message is above)"
+                ));
+            }
             term.draw(|f| crate::ui::draw(f, &app))
                 .wrap_err("drawing the screen")?;
             dirty = false;
@@ -357,9 +382,38 @@ async fn event_loop(
                 None => return Ok(()),
             },
             Some(msg) = rx.recv() => msg,
+            Some((generation, result)) = switch_rx.recv() => {
+                if generation == switching {
+                    match result {
+                        Ok((cluster, remote)) => {
+                            workers.stop();
+                            let old = std::mem::replace(session, switched(loaded, session, cluster, remote));
+                            tokio::spawn(async move { old.remote.close().await });
+                            app = new_app(session, loaded, keymap.clone(), app.size);
+                            workers = new_workers(session, tx.clone(), loaded);
+                            for cmd in crate::worker::launch::setup(&mut app, loaded, &session.cluster) {
+                                workers.run(cmd);
+                            }
+                            poll = tokio::time::interval(session.cluster.settings.poll_interval());
+                            poll.set_missed_tick_behavior(MissedTickBehavior::Skip);
+                        }
+                        Err(e) => app.status.note = Some(format!("{e:#}")),
+                    }
+                }
+                dirty = true;
+                continue;
+            }
             _ = clock.tick() => Msg::Tick(now()),
             _ = poll.tick() => Msg::PollDue,
-            _ = sigterm.recv() => return Ok(()),
+            (name, _) = stop.recv() => {
+                tracing::info!(signal = name, "stopping on a signal");
+                return Ok(());
+            }
+            _ = tui::wait_for_panic() => {
+                return Err(color_eyre::eyre::eyre!(
+                    "a background task panicked (the message is above)"
+                ))
+            }
         };
         if matches!(msg, Msg::Detail { .. }) {
             workers.detail_done();
@@ -373,8 +427,15 @@ async fn event_loop(
                 let stats = session.remote.stats();
                 let _ = tx.send(Msg::RemoteStats { stats, at: *at });
             }
+            // The connection state as the transport sees it now (a countdown while it
+            // waits to reconnect), without waiting for the next refresh to report it.
+            let state = session.remote.state();
+            if state != app.status.conn {
+                let _ = tx.send(Msg::Conn { state, host: None });
+            }
         }
         let interval_before = app.status.poll_interval;
+        let error_before = app.status.last_error.clone();
         for cmd in app.update(msg) {
             match cmd {
                 Cmd::Quit => {
@@ -384,22 +445,28 @@ async fn event_loop(
                 Cmd::Suspend => {
                     tui::suspend(term).wrap_err("resuming after ctrl-z")?;
                 }
-                Cmd::SwitchCluster(name) => match switch(loaded, &name, session) {
-                    Ok(s) => {
-                        workers.stop();
-                        *session = s;
-                        app = new_app(session, loaded, keymap.clone(), app.size);
-                        workers = new_workers(session, tx.clone(), loaded);
-                        for cmd in crate::worker::launch::setup(&mut app, loaded, &session.cluster)
-                        {
-                            workers.run(cmd);
+                Cmd::SwitchCluster(name) => {
+                    match loaded.cluster(Some(&name), &crate::config::Env::from_process()) {
+                        Ok(cluster) => {
+                            // The new connection is checked on a worker (`ssh -O check` can
+                            // hang on a stale socket); the answer comes back below.
+                            switching += 1;
+                            app.status.note = Some(format!("switching to cluster `{name}`…"));
+                            let (stx, generation) = (switch_tx.clone(), switching);
+                            tokio::spawn(async move {
+                                let remote = crate::cli::connect_quiet(&cluster).await;
+                                let _ = stx.send((generation, remote.map(|r| (cluster, r))));
+                            });
                         }
-                        poll = tokio::time::interval(session.cluster.settings.poll_interval());
-                        poll.set_missed_tick_behavior(MissedTickBehavior::Skip);
+                        Err(e) => app.status.note = Some(format!("{e:#}")),
                     }
-                    Err(e) => app.status.note = Some(format!("{e:#}")),
-                },
+                }
                 other => workers.run(other),
+            }
+        }
+        if app.status.last_error != error_before {
+            if let Some(e) = &app.status.last_error {
+                tracing::error!(cluster = %session.cluster.name, error = %e, "shown on the status bar");
             }
         }
         if app.status.poll_interval != interval_before {
@@ -438,10 +505,13 @@ fn new_workers(session: &Session, tx: UnboundedSender<Msg>, loaded: &Loaded) -> 
 }
 
 /// A session on another cluster, showing the same scope (own jobs, --all, filters).
-fn switch(loaded: &Loaded, name: &str, current: &Session) -> Result<Session> {
-    let cluster = loaded.cluster(Some(name), &crate::config::Env::from_process())?;
-    let remote = crate::cli::connect_quiet(&cluster)?;
-    Ok(Session {
+fn switched(
+    loaded: &Loaded,
+    current: &Session,
+    cluster: Cluster,
+    remote: Arc<dyn Remote>,
+) -> Session {
+    Session {
         query: current.query.clone(),
         scope: current.scope.clone(),
         columns: loaded.config.ui.columns.clone(),
@@ -449,5 +519,5 @@ fn switch(loaded: &Loaded, name: &str, current: &Session) -> Result<Session> {
         force_read_only: current.force_read_only,
         cluster,
         remote,
-    })
+    }
 }

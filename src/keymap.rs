@@ -81,7 +81,7 @@ impl Action {
             Action::PrevPane => "focus the previous pane",
             Action::Select => "expand a collapsed array / zoom the pane",
             Action::Zoom => "zoom the focused pane",
-            Action::Refresh => "refresh now",
+            Action::Refresh => "refresh / reconnect now",
             Action::Filter => "filter jobs by id, name, state, partition",
             Action::Command => "command line (:cluster NAME, :q)",
             Action::Escape => "close; clear marks, then the filter",

@@ -13,6 +13,7 @@ pub mod queue;
 pub mod registry;
 pub mod remote;
 pub mod retry;
+pub mod signals;
 pub mod slurm;
 pub mod triage;
 pub mod tui;

@@ -5,10 +5,29 @@ use clap::Parser;
 use slurmdash::cli::{self, Cli};
 
 fn main() -> ExitCode {
+    // Run by ssh as its SSH_ASKPASS during an interactive login: ask, answer, exit.
+    if let Some(state) = std::env::var_os(slurmdash::remote::askpass::ENV) {
+        let prompt = std::env::args().nth(1).unwrap_or_default();
+        return slurmdash::remote::askpass::run(state.into(), prompt);
+    }
     if let Err(e) = color_eyre::install() {
         eprintln!("slurmdash: cannot install the error handler: {e}");
     }
     let cli = Cli::parse();
+    if let Some(path) = cli.log.as_deref().filter(|p| !p.as_os_str().is_empty()) {
+        if let Err(e) = start_log(path) {
+            eprintln!(
+                "slurmdash: cannot write the log file {}: {e}",
+                path.display()
+            );
+            return ExitCode::FAILURE;
+        }
+        tracing::info!(
+            version = env!("CARGO_PKG_VERSION"),
+            args = ?std::env::args().skip(1).collect::<Vec<_>>(),
+            "slurmdash started"
+        );
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -23,8 +42,23 @@ fn main() -> ExitCode {
     match runtime.block_on(cli::run(cli)) {
         Ok(code) => code,
         Err(e) => {
+            tracing::error!(error = %format!("{e:#}"), "slurmdash stopped with an error");
             eprintln!("slurmdash: {e:#}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// `--log FILE` / `SLURMDASH_LOG`: plain text lines appended to FILE, through `tracing`.
+fn start_log(path: &std::path::Path) -> std::io::Result<()> {
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    tracing_subscriber::fmt()
+        .with_writer(std::sync::Mutex::new(file))
+        .with_ansi(false)
+        .with_max_level(tracing::Level::DEBUG)
+        .try_init()
+        .map_err(std::io::Error::other)
 }

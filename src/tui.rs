@@ -1,7 +1,10 @@
 //! The terminal: entering and leaving the alternate screen on every exit path (normal
-//! quit, error, panic, SIGTERM), and suspending on ctrl-z.
+//! quit, error, a panic in any task, SIGHUP/SIGTERM/SIGINT), and suspending on ctrl-z.
 
 use std::io::{self, Stdout};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
 
 use crossterm::event::{DisableMouseCapture, EnableMouseCapture};
 use crossterm::terminal::{
@@ -32,13 +35,63 @@ pub fn leave() {
     let _ = disable_raw_mode();
 }
 
+static PANICKED: AtomicBool = AtomicBool::new(false);
+/// Held while a frame is drawn, so a panic on another thread restores the terminal only
+/// after (never during) a frame, and no frame is drawn after it.
+static DRAWING: Mutex<()> = Mutex::new(());
+
+fn panic_wake() -> &'static tokio::sync::Notify {
+    static WAKE: OnceLock<tokio::sync::Notify> = OnceLock::new();
+    WAKE.get_or_init(tokio::sync::Notify::new)
+}
+
+/// True once any thread or task has panicked while the TUI was up.
+pub fn panicked() -> bool {
+    PANICKED.load(Ordering::Acquire)
+}
+
+/// Completes when a panic happened anywhere (a worker task included): the event loop then
+/// stops instead of drawing into a terminal the panic hook has already given back.
+pub async fn wait_for_panic() {
+    let woken = panic_wake().notified();
+    tokio::pin!(woken);
+    woken.as_mut().enable();
+    if panicked() {
+        return;
+    }
+    woken.await;
+}
+
+/// Draw a frame only while holding this, and only if [`panicked`] is false.
+pub fn draw_guard() -> MutexGuard<'static, ()> {
+    DRAWING.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// Restores the terminal before a panic message is printed, so the message is readable
-/// and the shell is usable afterwards.
+/// and the shell is usable afterwards; then wakes the event loop so that it shuts down
+/// (closing the SSH master) instead of drawing on.
 pub fn install_panic_hook() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
+        PANICKED.store(true, Ordering::Release);
+        // Wait for a frame being drawn on another thread; a panic inside `draw` on this
+        // thread holds the lock itself, hence the bound.
+        let start = Instant::now();
+        let _frame = loop {
+            match DRAWING.try_lock() {
+                Ok(g) => break Some(g),
+                Err(std::sync::TryLockError::Poisoned(p)) => break Some(p.into_inner()),
+                Err(std::sync::TryLockError::WouldBlock)
+                    if start.elapsed() < Duration::from_millis(300) =>
+                {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(std::sync::TryLockError::WouldBlock) => break None,
+            }
+        };
         leave();
         previous(info);
+        panic_wake().notify_waiters();
     }));
 }
 

@@ -158,6 +158,7 @@ fn status_bar_shows_stale_data_reconnecting_and_the_failed_command() {
         state: ConnState::Reconnecting {
             attempt: 3,
             last_error: "master died".into(),
+            retry_in: None,
         },
         host: None,
     });

@@ -669,3 +669,40 @@ async fn interactive_login_starts_a_reusable_master() {
         .output()
         .expect("exit");
 }
+
+#[tokio::test]
+async fn output_past_the_cap_ends_the_remote_command_with_a_clear_error() {
+    let mut o = opts(&["slurmdash-dev"], &dev_config());
+    o.max_output = 1 << 20;
+    let r = SshRemote::new(o).expect("remote");
+    let marker = format!("sdcap-{}", std::process::id());
+    // Endless output on the login node: ended at the cap, well before the timeout.
+    let e = r
+        .run(&s(&["sh", "-c", &format!("exec yes {marker}")]), None, T)
+        .await
+        .expect_err("capped");
+    assert!(
+        matches!(e, RemoteError::TooMuchOutput { limit, .. } if limit == 1 << 20),
+        "{e}"
+    );
+    let msg = e.to_string();
+    assert!(msg.contains("printed more than 1 MiB"), "{msg}");
+    assert!(msg.contains("yes sdcap-"), "names the command: {msg}");
+    // The command does not run on: `yes` gets SIGPIPE once the channel is gone.
+    let start = Instant::now();
+    loop {
+        let out = ok(&r, &["pgrep", "-f", &format!("^yes {marker}")], None).await;
+        if !out.success() {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "`yes {marker}` still runs on the login node"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // The connection is fine, and exactly the cap is accepted.
+    let out = ok(&r, &["head", "-c", "1048576", "/dev/zero"], None).await;
+    assert_eq!(out.stdout.len(), 1 << 20);
+    assert_eq!(r.stats().connects, 1, "the master survived");
+}

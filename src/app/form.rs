@@ -521,7 +521,7 @@ fn placeholder_job(s: &Submitted, p: &Prepared) -> Job {
         time_used: SlurmDuration::from_secs(0),
         time_limit: SlurmDuration::Known(p.plan.time),
         nodes: p.plan.nodes,
-        cpus: p.plan.cpus_per_task * p.plan.nodes,
+        cpus: p.plan.cpus_per_task.saturating_mul(p.plan.nodes),
         min_memory: p.plan.mem.clone(),
         tres_per_node: (p.plan.gpus_per_node > 0)
             .then(|| format!("gres:gpu:{}", p.plan.gpus_per_node)),

@@ -40,7 +40,7 @@ impl Input {
 /// Commands accepted on the `:` line, for the help overlay.
 pub const COMMANDS: &[(&str, &str)] = &[
     ("q, quit", "quit"),
-    ("r, refresh", "refresh now"),
+    ("r, refresh", "refresh / reconnect now"),
     ("cluster NAME", "switch to another cluster"),
     ("filter TEXT", "filter the queue"),
     ("cancel [ID...]", "cancel jobs (or marks)"),
@@ -121,7 +121,7 @@ impl App {
                 self.quit = true;
                 vec![Cmd::Quit]
             }
-            ("r" | "refresh", _) => self.poll(),
+            ("r" | "refresh", _) => self.refresh_now(),
             ("cluster", [name]) => vec![Cmd::SwitchCluster((*name).to_string())],
             ("cluster", _) => {
                 self.status.note = Some(":cluster needs one name, e.g. :cluster polar".into());

@@ -2,6 +2,7 @@
 //! it does no I/O and never awaits, so every behaviour here is unit-testable.
 
 mod adaptive;
+mod conn;
 mod edit;
 mod events;
 mod form;
@@ -196,7 +197,7 @@ impl App {
                 if host.is_some() {
                     self.status.host = host;
                 }
-                Vec::new()
+                self.reconnect_due()
             }
             Msg::OpDone { op, result } => self.on_op_done(op, result),
             Msg::Edited { id, edit, result } => self.on_edited(id, edit, result),
@@ -441,11 +442,7 @@ impl App {
                 }
                 self.zoom = !self.zoom;
             }
-            Action::Refresh => {
-                let mut cmds = self.poll();
-                cmds.extend(self.refresh_pending());
-                return cmds;
-            }
+            Action::Refresh => return self.refresh_now(),
             Action::Filter => {
                 self.input = Some(Input::new(InputKind::Filter, self.queue.filter()));
             }

@@ -38,6 +38,10 @@ pub struct Cli {
     /// Refuse every action that changes jobs (cancel, hold, release, requeue, top, edit).
     #[arg(long, global = true)]
     pub read_only: bool,
+    /// Append a debug log to FILE (for bug reports): every remote command with its argv,
+    /// exit status, duration and bytes, and every error. Never secret values. Off by default.
+    #[arg(long, global = true, value_name = "FILE", env = "SLURMDASH_LOG")]
+    pub log: Option<PathBuf>,
     /// Which jobs the dashboard shows.
     #[command(flatten)]
     pub queue: jobs::QueueArgs,
@@ -61,9 +65,59 @@ pub enum Command {
     /// Launch a job (the dashboard's `n` form from the command line), e.g.
     /// `slurmdash submit --template train-8gpu --set time=2h -- python train.py`.
     Submit(submit::SubmitArgs),
+    /// Print shell completions, e.g. `slurmdash completions bash > ~/.local/share/bash-completion/completions/slurmdash`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), e.g. `slurmdash man > ~/.local/share/man/man1/slurmdash.1`;
+    /// with `--dir DIR`, write it and one page per subcommand there.
+    Man {
+        /// Write slurmdash.1 and slurmdash-SUBCOMMAND.1 into this directory.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+}
+
+/// Completions and the man page come from the same clap definitions as the parser, so they
+/// can never list a subcommand or option that does not exist.
+fn print_generated(command: &Command) -> Result<Option<ExitCode>> {
+    use clap::CommandFactory;
+    use std::io::Write;
+    let mut text = Vec::new();
+    match command {
+        Command::Completions { shell } => {
+            clap_complete::generate(*shell, &mut Cli::command(), "slurmdash", &mut text);
+        }
+        Command::Man { dir: Some(dir) } => {
+            clap_mangen::generate_to(Cli::command(), dir)
+                .wrap_err_with(|| format!("writing man pages to {}", dir.display()))?;
+        }
+        Command::Man { dir: None } => clap_mangen::Man::new(Cli::command())
+            .render(&mut text)
+            .wrap_err("rendering the man page")?,
+        _ => return Ok(None),
+    }
+    match std::io::stdout().lock().write_all(&text) {
+        // `slurmdash man | head` closes the pipe early: not an error.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(e).wrap_err("writing to standard output")
+        }
+        _ => Ok(Some(ExitCode::SUCCESS)),
+    }
 }
 
 pub async fn run(cli: Cli) -> Result<ExitCode> {
+    // Neither needs a config or a cluster.
+    if let Some(code) = cli
+        .command
+        .as_ref()
+        .map(print_generated)
+        .transpose()?
+        .flatten()
+    {
+        return Ok(code);
+    }
     let loaded = Loaded::load(cli.config.as_deref())?;
     let mut cluster = loaded
         .cluster(cli.cluster.as_deref(), &Env::from_process())
@@ -71,17 +125,25 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
     if cli.read_only {
         cluster.settings.read_only = true;
     }
+    use crate::signals::until_stopped;
     match cli.command {
-        Some(Command::Doctor) => doctor::run(&loaded, &cluster).await,
-        Some(Command::Jobs(args)) => jobs::run(&cluster, &args).await,
-        Some(Command::Cancel(args)) => cancel::run(&cluster, &args).await,
-        Some(Command::Logs(args)) => logs::run(&cluster, &args).await,
-        Some(Command::Login) => login::run(&cluster),
-        Some(Command::Submit(args)) => submit::run(&loaded, &cluster, &args).await,
+        Some(Command::Doctor) => until_stopped(doctor::run(&loaded, &cluster)).await,
+        Some(Command::Jobs(args)) => until_stopped(jobs::run(&cluster, &args)).await,
+        Some(Command::Cancel(args)) => until_stopped(cancel::run(&cluster, &args)).await,
+        Some(Command::Logs(args)) => until_stopped(logs::run(&cluster, &args)).await,
+        Some(Command::Login) => {
+            // ctrl-c at ssh's prompt ends ssh (the login fails with a message), not us.
+            let _keep = crate::signals::Stop::new()?;
+            login::run(&cluster)
+        }
+        Some(Command::Submit(args)) => until_stopped(submit::run(&loaded, &cluster, &args)).await,
+        Some(Command::Completions { .. } | Command::Man { .. }) => Ok(ExitCode::SUCCESS),
         None => {
             let args = &cli.queue;
             let keymap = Keymap::with_overrides(&loaded.config.keys)
                 .map_err(|e| eyre!("config file {}: {e}", loaded.path.display()))?;
+            // As for `login`: ctrl-c at an interactive login's prompt ends ssh, not us.
+            let _keep = crate::signals::Stop::new()?;
             let remote = connect(&cluster)?;
             let session = Session {
                 query: args.query(),

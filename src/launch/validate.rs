@@ -72,6 +72,7 @@ pub fn parse_time(s: &str) -> Result<Duration, String> {
     if s.is_empty() {
         return Err("a time limit is required (e.g. 4h)".into());
     }
+    let too_long = || crate::slurm::time::limit_too_long(s);
     if s.ends_with(['d', 'h', 'm', 's']) {
         let mut total = 0u64;
         let mut num = String::new();
@@ -80,20 +81,33 @@ pub fn parse_time(s: &str) -> Result<Duration, String> {
                 num.push(c);
                 continue;
             }
-            let n: u64 = num.parse().map_err(|_| bad())?;
+            let n: u64 = match num.parse() {
+                Ok(n) => n,
+                Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => {
+                    return Err(too_long())
+                }
+                Err(_) => return Err(bad()),
+            };
             num.clear();
-            total += n * match c {
+            let unit = match c {
                 'd' => 86400,
                 'h' => 3600,
                 'm' => 60,
                 's' => 1,
                 _ => return Err(bad()),
             };
+            total = n
+                .checked_mul(unit)
+                .and_then(|secs| total.checked_add(secs))
+                .ok_or_else(too_long)?;
         }
-        return Ok(Duration::from_secs(total));
+        return crate::slurm::time::check_time_limit(Duration::from_secs(total))
+            .map_err(|_| too_long());
     }
     match SlurmDuration::parse(s) {
-        Ok(SlurmDuration::Known(d)) => Ok(d),
+        Ok(SlurmDuration::Known(d)) => {
+            crate::slurm::time::check_time_limit(d).map_err(|_| too_long())
+        }
         _ => Err(bad()),
     }
 }
@@ -300,7 +314,7 @@ pub fn validate(spec: &LaunchSpec, facts: &ClusterFacts) -> Result<Plan, Vec<Pro
                 Field::Gpus,
                 format!(
                     "{} GPUs need {nodes} nodes of {gpus_per_node}, but partition {} has {} node(s) with {} GPUs in total",
-                    spec.gpus.max(gpus_per_node * nodes),
+                    spec.gpus.max(gpus_per_node.saturating_mul(nodes)),
                     p.name,
                     p.nodes,
                     p.gpus_total

@@ -3,10 +3,16 @@
 use std::future::Future;
 use std::time::Duration;
 
-/// Delay before reconnect attempt `attempt` (1-based): 0.5 s, 1 s, 2 s, 4 s … capped at 30 s.
+/// The longest wait between two reconnect attempts. A login node that comes back is noticed
+/// within this plus one connection attempt (under 5 s with a refused or quick host), however
+/// long it was gone; a refused attempt costs the node almost nothing.
+pub const BACKOFF_CAP: Duration = Duration::from_secs(3);
+
+/// Delay before reconnect attempt `attempt` (1-based): 0.5 s, 1 s, 2 s, then 3 s
+/// ([`BACKOFF_CAP`]) for as long as the host stays away.
 pub fn backoff_delay(attempt: u32) -> Duration {
     const FIRST_MS: u64 = 500;
-    const CAP_MS: u64 = 30_000;
+    const CAP_MS: u64 = BACKOFF_CAP.as_millis() as u64;
     if attempt == 0 {
         return Duration::ZERO;
     }
@@ -76,8 +82,10 @@ mod tests {
     #[test]
     fn backoff_doubles_and_caps() {
         let ms: Vec<u128> = (0..9).map(|a| backoff_delay(a).as_millis()).collect();
-        assert_eq!(ms, [0, 500, 1000, 2000, 4000, 8000, 16000, 30000, 30000]);
-        assert_eq!(backoff_delay(u32::MAX), Duration::from_secs(30));
+        assert_eq!(ms, [0, 500, 1000, 2000, 3000, 3000, 3000, 3000, 3000]);
+        assert_eq!(backoff_delay(u32::MAX), BACKOFF_CAP);
+        // However long the host stays away, a returning one is tried again within the cap.
+        assert!((1..10_000).all(|a| backoff_delay(a) <= BACKOFF_CAP));
     }
 
     #[test]

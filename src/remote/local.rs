@@ -14,6 +14,8 @@ use super::{
 pub struct LocalRemote {
     host: String,
     read_timeout: Duration,
+    /// Bytes read at most from a command's stdout (and from its stderr).
+    pub max_output: u64,
     stats: Mutex<RemoteStats>,
 }
 
@@ -37,6 +39,7 @@ impl LocalRemote {
         Self {
             host,
             read_timeout: Duration::from_secs(20),
+            max_output: super::MAX_OUTPUT,
             stats: Mutex::new(RemoteStats::default()),
         }
     }
@@ -46,9 +49,9 @@ impl LocalRemote {
     }
 }
 
-#[async_trait::async_trait]
-impl Remote for LocalRemote {
-    async fn run(
+impl LocalRemote {
+    /// [`Remote::run`] without the debug-log record.
+    async fn run_unlogged(
         &self,
         argv: &[String],
         stdin: Option<&[u8]>,
@@ -97,15 +100,25 @@ impl Remote for LocalRemote {
             s.bytes_out += stdin.map_or(0, |d| d.len() as u64);
         });
         let input = child.stdin.take();
+        let (sout, serr) = (child.stdout.take(), child.stderr.take());
         let data = stdin.map(<[u8]>::to_vec);
+        let cap = self.max_output;
         let work = async move {
             let write = async move {
                 if let (Some(mut w), Some(d)) = (input, data) {
                     let _ = w.write_all(&d).await;
                 }
+                Ok(())
             };
-            let (_, out) = tokio::join!(write, child.wait_with_output());
-            out
+            // The first stream past the cap ends the command (kill_on_drop).
+            let (_, stdout, stderr) =
+                tokio::try_join!(write, capped(sout, cap), capped(serr, cap))?;
+            let status = child.wait().await?;
+            Ok::<_, std::io::Error>(std::process::Output {
+                status,
+                stdout,
+                stderr,
+            })
         };
         match tokio::time::timeout(timeout, work).await {
             Err(_) => Err(RemoteError::Timeout {
@@ -113,6 +126,13 @@ impl Remote for LocalRemote {
                 host,
                 secs: timeout.as_secs_f64(),
             }),
+            Ok(Err(e)) if e.kind() == std::io::ErrorKind::FileTooLarge => {
+                Err(RemoteError::TooMuchOutput {
+                    command,
+                    host,
+                    limit: cap,
+                })
+            }
             Ok(Err(e)) => Err(RemoteError::Other {
                 command,
                 host,
@@ -130,6 +150,46 @@ impl Remote for LocalRemote {
                 })
             }
         }
+    }
+}
+
+/// Reads a pipe to its end; `FileTooLarge` as soon as it has sent more than `cap` bytes.
+async fn capped<R: tokio::io::AsyncRead + Unpin>(
+    r: Option<R>,
+    cap: u64,
+) -> std::io::Result<Vec<u8>> {
+    use tokio::io::AsyncReadExt;
+    let mut v = Vec::new();
+    if let Some(r) = r {
+        r.take(cap.saturating_add(1)).read_to_end(&mut v).await?;
+    }
+    if v.len() as u64 > cap {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            "output over the cap",
+        ));
+    }
+    Ok(v)
+}
+
+#[async_trait::async_trait]
+impl Remote for LocalRemote {
+    async fn run(
+        &self,
+        argv: &[String],
+        stdin: Option<&[u8]>,
+        timeout: Duration,
+    ) -> Result<RunOutput, RemoteError> {
+        let t0 = Instant::now();
+        let result = self.run_unlogged(argv, stdin, timeout).await;
+        super::log_run(
+            &self.host,
+            argv,
+            stdin.map_or(0, <[u8]>::len),
+            t0.elapsed(),
+            &result,
+        );
+        result
     }
 
     async fn read_file(
@@ -159,6 +219,31 @@ impl Remote for LocalRemote {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn output_past_the_cap_ends_the_command_with_a_clear_error() {
+        let mut r = LocalRemote::new();
+        r.max_output = 4096;
+        let t = Duration::from_secs(20);
+        // Endless output: ended at the cap, long before the timeout.
+        let e = r.run(&s(&["yes"]), None, t).await.expect_err("capped");
+        assert!(
+            matches!(e, RemoteError::TooMuchOutput { limit: 4096, .. }),
+            "{e}"
+        );
+        assert!(e.to_string().contains("printed more than 4 KiB"), "{e}");
+        let e = r
+            .run(&s(&["sh", "-c", "yes >&2"]), None, t)
+            .await
+            .expect_err("stderr capped too");
+        assert!(matches!(e, RemoteError::TooMuchOutput { .. }), "{e}");
+        // Exactly the cap is fine.
+        let out = r
+            .run(&s(&["head", "-c", "4096", "/dev/zero"]), None, t)
+            .await
+            .expect("at the cap");
+        assert_eq!(out.stdout.len(), 4096);
+    }
 
     fn s(v: &[&str]) -> Vec<String> {
         v.iter().map(|x| x.to_string()).collect()

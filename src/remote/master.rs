@@ -47,6 +47,12 @@ pub struct SshOptions {
     /// Run commands under the login node's `timeout` so that one we give up on also stops
     /// there (used only if `timeout --version` works on the node).
     pub kill_remote_on_timeout: bool,
+    /// The master on `control_path` was opened by a person (password or one-time code):
+    /// when it is gone, never try a non-interactive login, wait for a new one instead.
+    pub interactive_login: bool,
+    /// At most this many bytes are read from a command's stdout (and as many from its
+    /// stderr); past that the command is ended and the call fails with `TooMuchOutput`.
+    pub max_output: u64,
 }
 
 impl Default for SshOptions {
@@ -64,6 +70,8 @@ impl Default for SshOptions {
             control_persist: Duration::from_secs(600),
             read_timeout: Duration::from_secs(20),
             kill_remote_on_timeout: true,
+            interactive_login: false,
+            max_output: super::MAX_OUTPUT,
         }
     }
 }
@@ -160,15 +168,37 @@ fn check_args(ctl: &Path) -> [OsString; 5] {
     ]
 }
 
-/// True if a ControlMaster answers on `ctl` (`ssh -O check`). Blocking; for use before the TUI.
+/// How long `ssh -O check` may take: a master answers in milliseconds, and a socket whose
+/// owner hangs must not hang slurmdash.
+pub const CHECK_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// True if a ControlMaster answers on `ctl` (`ssh -O check`) within [`CHECK_TIMEOUT`].
+/// Blocking: for the command line before the TUI starts, never on the UI task (use
+/// [`master_answers`] there).
 pub fn control_master_alive(ctl: &Path) -> bool {
-    std::process::Command::new("ssh")
+    let Ok(mut child) = std::process::Command::new("ssh")
         .args(check_args(ctl))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
+        .spawn()
+    else {
+        return false;
+    };
+    let start = std::time::Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return status.success(),
+            Ok(None) if start.elapsed() < CHECK_TIMEOUT => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return false;
+            }
+        }
+    }
 }
 
 /// Process id of the ControlMaster on `ctl`, from `ssh -O check` ("Master running (pid=N)").
@@ -203,16 +233,34 @@ pub fn interactive_login(opts: &SshOptions) -> Result<PathBuf, RemoteError> {
         make_private_dir(dir).map_err(|e| connect_err(first, e))?;
     }
     let _ = std::fs::remove_file(&ctl);
+    // ssh asks its questions through slurmdash (see `askpass`), which can then say when an
+    // answer was refused. Without a private directory for its state, ssh asks by itself.
+    let askdir = new_private_dir().ok();
+    let askenv = askdir
+        .as_ref()
+        .and_then(|d| super::askpass::env_for_ssh(&d.join("prompt")))
+        .unwrap_or_default();
     let mut errors = Vec::new();
     for host in &opts.hosts {
         let status = std::process::Command::new("ssh")
             .args(opts.master_args(host, &ctl, None))
+            .envs(askenv.iter().map(|(k, v)| (k, v)))
             .status();
         match status {
-            Ok(s) if s.success() && control_master_alive(&ctl) => return Ok(ctl),
-            Ok(s) => errors.push(format!("{host}: ssh exited with {s}")),
+            Ok(s) if s.success() && control_master_alive(&ctl) => {
+                if let Some(d) = &askdir {
+                    let _ = std::fs::remove_dir_all(d);
+                }
+                return Ok(ctl);
+            }
+            Ok(s) => errors.push(format!(
+                "{host}: the login was not completed (cancelled, or the server refused it; ssh {s})"
+            )),
             Err(e) => errors.push(format!("{host}: cannot run ssh: {e}")),
         }
+    }
+    if let Some(d) = askdir {
+        let _ = std::fs::remove_dir_all(d);
     }
     Err(RemoteError::Connect {
         host: opts.hosts.join(","),
@@ -290,16 +338,16 @@ pub(crate) fn mux_never_connected(stderr: &[u8]) -> bool {
     s.contains("Control socket connect(") || s.contains("Could not resolve hostname none")
 }
 
-pub(crate) async fn master_alive(ctl: &Path) -> bool {
-    tokio::process::Command::new("ssh")
+/// True if a ControlMaster answers on `ctl` (`ssh -O check`) within [`CHECK_TIMEOUT`].
+pub async fn master_answers(ctl: &Path) -> bool {
+    let check = tokio::process::Command::new("ssh")
         .args(check_args(ctl))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .kill_on_drop(true)
-        .status()
-        .await
-        .is_ok_and(|s| s.success())
+        .status();
+    matches!(tokio::time::timeout(CHECK_TIMEOUT, check).await, Ok(Ok(s)) if s.success())
 }
 
 /// Runs `ssh -M -N -f` in BatchMode for `host` at `ctl` and waits until it has authenticated

@@ -4,6 +4,7 @@
 //! the login node itself, and [`FakeRemote`] scripts answers for tests. Everything above this
 //! layer sees only the [`Remote`] trait.
 
+pub mod askpass;
 mod failover;
 pub mod fake;
 pub mod local;
@@ -13,15 +14,19 @@ pub mod ssh;
 
 use std::time::Duration;
 
-pub use failover::{backoff_delay, parse_host_list, try_in_order, Attempt};
+pub use failover::{backoff_delay, parse_host_list, try_in_order, Attempt, BACKOFF_CAP};
 pub use fake::FakeRemote;
 pub use local::LocalRemote;
 pub use master::{
     control_master_alive, control_master_pid, default_control_path, interactive_login,
-    HostKeyCheck, SshOptions,
+    master_answers, HostKeyCheck, SshOptions, CHECK_TIMEOUT,
 };
 pub use readfile::{parse_read_output, read_file_argv, ReadOutcome, READ_SCRIPT};
 pub use ssh::SshRemote;
+
+/// The most bytes read from one remote command's stdout (and from its stderr): 64 MiB, a
+/// hundred times a 20,000-job squeue. A runaway command cannot fill the laptop's memory.
+pub const MAX_OUTPUT: u64 = 64 << 20;
 
 /// What a remote command printed and how it exited. A non-zero `code` is the command's own
 /// failure (e.g. `squeue` rejecting an option), not a transport error.
@@ -99,6 +104,12 @@ pub enum RemoteError {
         host: String,
         reason: String,
     },
+    #[error("`{command}` on {host} printed more than {}, so slurmdash stopped reading and ended it (ask for less: a narrower query, or one job's log instead of a whole file)", size_text(*limit))]
+    TooMuchOutput {
+        command: String,
+        host: String,
+        limit: u64,
+    },
     #[error("running `{command}` on {host} failed: {reason}")]
     Other {
         command: String,
@@ -131,12 +142,22 @@ pub enum ConnState {
     Connected {
         host: String,
     },
+    /// The connection was lost (or never made) and is being retried.
     Reconnecting {
         attempt: u32,
         last_error: String,
+        /// Time left before the next attempt, rounded up to whole seconds; `None` while an
+        /// attempt is under way.
+        retry_in: Option<Duration>,
     },
     Failed {
         reason: String,
+    },
+    /// The master of an interactive (password / one-time code) login is gone, and only a
+    /// person can open a new one (`slurmdash login`). Nothing is retried over the network;
+    /// each command only checks whether a master is back on the socket.
+    LoginNeeded {
+        host: String,
     },
 }
 
@@ -177,6 +198,56 @@ pub trait Remote: Send + Sync {
     fn host(&self) -> Option<String>;
     fn state(&self) -> ConnState;
     fn stats(&self) -> RemoteStats;
+
+    /// Skips the wait before the next reconnect attempt (the user pressed `r`); a command
+    /// already waiting for it goes ahead at once.
+    fn retry_now(&self) {}
+
+    /// Ends the connection for good: masters this remote started are told to exit and its
+    /// temporary files are removed. Later commands fail. Safe to call more than once.
+    async fn close(&self) {}
+}
+
+/// Records one remote command in the debug log (`--log FILE`, off by default): the whole
+/// argv, how it exited, how long it took and the bytes each way. Never stdin's content:
+/// that is where secrets travel.
+pub(crate) fn log_run(
+    host: &str,
+    argv: &[String],
+    stdin_len: usize,
+    took: Duration,
+    result: &Result<RunOutput, RemoteError>,
+) {
+    let ms = took.as_millis() as u64;
+    let argv =
+        shlex::try_join(argv.iter().map(String::as_str)).unwrap_or_else(|_| format!("{argv:?}"));
+    match result {
+        Ok(out) => {
+            let exit = out
+                .code
+                .map_or_else(|| "killed by a signal".to_string(), |c| c.to_string());
+            if out.success() {
+                tracing::info!(target: "slurmdash::remote", host, argv = ?argv, exit = %exit, ms, stdin_bytes = stdin_len, stdout_bytes = out.stdout.len(), stderr_bytes = out.stderr.len(), "ran");
+            } else {
+                let stderr: String = out.stderr_lossy().chars().take(500).collect();
+                tracing::warn!(target: "slurmdash::remote", host, argv = ?argv, exit = %exit, ms, stdin_bytes = stdin_len, stdout_bytes = out.stdout.len(), stderr_bytes = out.stderr.len(), stderr = ?stderr, "exited non-zero");
+            }
+        }
+        Err(e) => {
+            tracing::error!(target: "slurmdash::remote", host, argv = ?argv, ms, stdin_bytes = stdin_len, error = %e, "failed")
+        }
+    }
+}
+
+/// `64 MiB`, `512 KiB`, `100 bytes`.
+pub(crate) fn size_text(bytes: u64) -> String {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB", bytes >> 20)
+    } else if bytes >= 1 << 10 && bytes.is_multiple_of(1 << 10) {
+        format!("{} KiB", bytes >> 10)
+    } else {
+        format!("{bytes} bytes")
+    }
 }
 
 /// `argv` as a shell would show it, shortened for error messages.

@@ -8,7 +8,7 @@
 //! no TCP connect, no key exchange, no authentication.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -18,7 +18,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use super::failover::{backoff_delay, summarize, try_in_order};
 use super::master::{
     connect_err, exit_master, exit_master_blocking, launch_batch_master, looks_permanent,
-    master_alive, mux_never_connected, new_private_dir, no_hosts_error, SshOptions,
+    master_answers, mux_never_connected, new_private_dir, no_hosts_error, SshOptions,
 };
 use super::{
     display_argv, read_via_run, ConnState, FileChunk, ReadPos, Remote, RemoteError, RemoteStats,
@@ -49,12 +49,19 @@ struct Shared {
     stats: RemoteStats,
     host: Option<String>,
     ctl: Option<PathBuf>,
+    /// When the next reconnect attempt is allowed (for the status bar's countdown).
+    next_try: Option<Instant>,
 }
 
 enum Exec {
     Done(RunOutput),
     Timeout,
-    MasterGone { ran: bool, reason: String },
+    /// stdout or stderr went past `SshOptions::max_output`.
+    TooMuch,
+    MasterGone {
+        ran: bool,
+        reason: String,
+    },
     Failed(String),
 }
 
@@ -64,6 +71,12 @@ pub struct SshRemote {
     seq: AtomicU64,
     slot: tokio::sync::Mutex<Slot>,
     shared: Mutex<Shared>,
+    /// Set by [`Remote::retry_now`]: the next attempt skips its backoff wait.
+    skip_wait: AtomicBool,
+    /// Set by [`Remote::close`]: no new connection is made.
+    closed: AtomicBool,
+    /// Wakes a command that waits for its reconnect attempt.
+    wake: tokio::sync::Notify,
 }
 
 impl SshRemote {
@@ -84,6 +97,9 @@ impl SshRemote {
             seq: AtomicU64::new(0),
             slot: tokio::sync::Mutex::new(Slot::default()),
             shared: Mutex::new(Shared::default()),
+            skip_wait: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
+            wake: tokio::sync::Notify::new(),
         })
     }
 
@@ -110,32 +126,57 @@ impl SshRemote {
         if let Some(live) = &slot.live {
             return Ok(live.clone());
         }
-        if let Some(at) = slot.next_try {
-            let wait = at.saturating_duration_since(Instant::now());
-            if wait > max_wait {
-                return Err(RemoteError::Connect {
-                    host: self.opts.hosts.join(","),
-                    reason: format!(
-                        "{}; next attempt in {:.1}s",
-                        slot.last_error,
-                        wait.as_secs_f64()
-                    ),
-                });
-            }
-            tokio::time::sleep(wait).await;
+        if self.closed.load(Ordering::Acquire) {
+            return Err(self.closed_error());
         }
+        if let Some(at) = slot.next_try {
+            // Registered before the flag is read, so a `retry_now` in between is not lost.
+            let woken = self.wake.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            let wait = at.saturating_duration_since(Instant::now());
+            if !self.skip_wait.swap(false, Ordering::AcqRel) {
+                if wait > max_wait {
+                    return Err(RemoteError::Connect {
+                        host: self.opts.hosts.join(","),
+                        reason: format!(
+                            "{}; next attempt in {:.1}s",
+                            slot.last_error,
+                            wait.as_secs_f64()
+                        ),
+                    });
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep(wait) => {}
+                    _ = woken => {}
+                }
+            }
+        }
+        self.skip_wait.store(false, Ordering::Release);
         let attempt = slot.failures + 1;
         let was_connected = self.shared().stats.connects > 0;
-        if was_connected || slot.failures > 0 {
-            self.set_state(ConnState::Reconnecting {
-                attempt,
-                last_error: slot.last_error.clone(),
-            });
+        {
+            let mut sh = self.shared();
+            sh.next_try = None;
+            if was_connected || slot.failures > 0 {
+                sh.state = ConnState::Reconnecting {
+                    attempt,
+                    last_error: slot.last_error.clone(),
+                    retry_in: None,
+                };
+            }
         }
         match self
             .open(attempt, !was_connected && slot.failures == 0)
             .await
         {
+            Ok(live) if self.closed.load(Ordering::Acquire) => {
+                // Closed while this master was being opened: it must not outlive us.
+                if live.owned {
+                    exit_master(&live.ctl).await;
+                }
+                Err(self.closed_error())
+            }
             Ok(live) => {
                 let live = Arc::new(live);
                 slot.live = Some(live.clone());
@@ -150,11 +191,29 @@ impl SshRemote {
                 };
                 Ok(live)
             }
-            Err(reason) => {
-                slot.failures = attempt;
-                slot.next_try = Some(Instant::now() + backoff_delay(attempt));
+            Err(reason) if reason == LOGIN_NEEDED => {
+                // No backoff: the next command checks the socket again (a local call).
+                slot.failures = 0;
+                slot.next_try = None;
                 slot.last_error = reason.clone();
-                self.set_state(if looks_permanent(&reason) {
+                let mut sh = self.shared();
+                sh.next_try = None;
+                sh.state = ConnState::LoginNeeded {
+                    host: self.opts.hosts.join(","),
+                };
+                Err(RemoteError::Connect {
+                    host: self.opts.hosts.join(","),
+                    reason,
+                })
+            }
+            Err(reason) => {
+                let next = Instant::now() + backoff_delay(attempt);
+                slot.failures = attempt;
+                slot.next_try = Some(next);
+                slot.last_error = reason.clone();
+                let mut sh = self.shared();
+                sh.next_try = Some(next);
+                sh.state = if looks_permanent(&reason) {
                     ConnState::Failed {
                         reason: reason.clone(),
                     }
@@ -162,8 +221,9 @@ impl SshRemote {
                     ConnState::Reconnecting {
                         attempt,
                         last_error: reason.clone(),
+                        retry_in: None,
                     }
-                });
+                };
                 Err(RemoteError::Connect {
                     host: self.opts.hosts.join(","),
                     reason,
@@ -172,11 +232,33 @@ impl SshRemote {
         }
     }
 
+    fn closed_error(&self) -> RemoteError {
+        RemoteError::Connect {
+            host: self.opts.hosts.join(","),
+            reason: "slurmdash is shutting down".into(),
+        }
+    }
+
+    /// Sockets of the masters this remote started (all in its private directory).
+    fn own_sockets(&self) -> Vec<PathBuf> {
+        let Ok(dir) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        dir.flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with('m') && !n.ends_with(".log"))
+            })
+            .collect()
+    }
+
     /// Attaches to the configured socket if a master answers there; otherwise starts a
     /// BatchMode master, trying each host in order.
     async fn open(&self, attempt: u32, first: bool) -> Result<Live, String> {
         if let Some(ctl) = &self.opts.control_path {
-            if master_alive(ctl).await {
+            if master_answers(ctl).await {
                 let session = Session::resume(ctl.clone().into_boxed_path(), None);
                 return Ok(Live {
                     remote_timeout: self.probe_timeout(&session).await,
@@ -186,6 +268,11 @@ impl SshRemote {
                     owned: false,
                 });
             }
+        }
+        if self.opts.interactive_login && self.opts.control_path.is_some() {
+            // A BatchMode login cannot answer a prompt; trying would only fail (and could
+            // count against the account). Wait for `slurmdash login` to open a new master.
+            return Err(LOGIN_NEEDED.to_string());
         }
         let r = try_in_order(&self.opts.hosts, |_, host| async move {
             if first {
@@ -253,6 +340,7 @@ impl SshRemote {
             self.set_state(ConnState::Reconnecting {
                 attempt: 1,
                 last_error: reason.to_string(),
+                retry_in: None,
             });
             if live.owned {
                 exit_master(&live.ctl).await;
@@ -261,118 +349,8 @@ impl SshRemote {
         }
     }
 
-    async fn exec(
-        &self,
-        live: &Live,
-        argv: &[String],
-        stdin: Option<&[u8]>,
-        timeout: Duration,
-    ) -> Exec {
-        let wrapped;
-        let argv = match remote_timeout_argv(live.remote_timeout, argv, timeout) {
-            Some(w) => {
-                wrapped = w;
-                &wrapped
-            }
-            None => argv,
-        };
-        let mut cmd = live.session.command(argv[0].as_str());
-        cmd.args(&argv[1..])
-            .stdin(if stdin.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let work = async {
-            let mut child = cmd.spawn().await.map_err(|e| e.to_string())?;
-            let (sin, sout, serr) = (
-                child.stdin().take(),
-                child.stdout().take(),
-                child.stderr().take(),
-            );
-            let write = async move {
-                if let (Some(mut w), Some(data)) = (sin, stdin) {
-                    // A command that does not read its input is not an error.
-                    let _ = w.write_all(data).await;
-                    let _ = w.shutdown().await;
-                }
-            };
-            let read_out = async move {
-                let mut v = Vec::new();
-                if let Some(mut r) = sout {
-                    r.read_to_end(&mut v).await.map(|_| v)
-                } else {
-                    Ok(v)
-                }
-            };
-            let read_err = async move {
-                let mut v = Vec::new();
-                if let Some(mut r) = serr {
-                    r.read_to_end(&mut v).await.map(|_| v)
-                } else {
-                    Ok(v)
-                }
-            };
-            let ((), out, err) = tokio::join!(write, read_out, read_err);
-            let status = child.wait().await;
-            Ok::<_, String>((
-                out.map_err(|e| e.to_string())?,
-                err.map_err(|e| e.to_string())?,
-                status,
-            ))
-        };
-        let (stdout, stderr, status) = match tokio::time::timeout(timeout, work).await {
-            Err(_) => return Exec::Timeout,
-            Ok(Err(e)) => return Exec::Failed(e),
-            Ok(Ok(v)) => v,
-        };
-        let code = match status {
-            Ok(s) => s.code(),
-            Err(openssh::Error::Remote(e)) if e.kind() == std::io::ErrorKind::NotFound => Some(127),
-            Err(openssh::Error::RemoteProcessTerminated) => {
-                // 255 is both "ssh failed" and a real exit code: ask the master.
-                if let Err(e) = live.session.check().await {
-                    let ran = !mux_never_connected(&stderr);
-                    let detail = String::from_utf8_lossy(&stderr).trim().to_string();
-                    return Exec::MasterGone {
-                        ran,
-                        reason: format!("{e}: {detail}"),
-                    };
-                }
-                Some(255)
-            }
-            Err(e) => return Exec::Failed(e.to_string()),
-        };
-        Exec::Done(RunOutput {
-            stdout,
-            stderr,
-            code,
-        })
-    }
-}
-
-/// `timeout -k 5s <T+1>s argv…`: a command we stopped waiting for also ends on the login node
-/// (closing the channel alone leaves e.g. a hung `squeue` running there, since no pty means
-/// no SIGHUP).
-fn remote_timeout_argv(enabled: bool, argv: &[String], timeout: Duration) -> Option<Vec<String>> {
-    if !enabled || timeout > Duration::from_secs(86_400) {
-        return None;
-    }
-    let mut w = vec![
-        "timeout".to_string(),
-        "-k".into(),
-        "5s".into(),
-        format!("{:.1}s", timeout.as_secs_f64() + 1.0),
-    ];
-    w.extend(argv.iter().cloned());
-    Some(w)
-}
-
-#[async_trait::async_trait]
-impl Remote for SshRemote {
-    async fn run(
+    /// [`Remote::run`] without the debug-log record.
+    async fn run_unlogged(
         &self,
         argv: &[String],
         stdin: Option<&[u8]>,
@@ -412,6 +390,13 @@ impl Remote for SshRemote {
                         secs: timeout.as_secs_f64(),
                     })
                 }
+                Exec::TooMuch => {
+                    return Err(RemoteError::TooMuchOutput {
+                        command,
+                        host,
+                        limit: self.opts.max_output,
+                    })
+                }
                 Exec::Failed(reason) => {
                     return Err(RemoteError::Other {
                         command,
@@ -438,6 +423,163 @@ impl Remote for SshRemote {
         })
     }
 
+    async fn exec(
+        &self,
+        live: &Live,
+        argv: &[String],
+        stdin: Option<&[u8]>,
+        timeout: Duration,
+    ) -> Exec {
+        let wrapped;
+        let argv = match remote_timeout_argv(live.remote_timeout, argv, timeout) {
+            Some(w) => {
+                wrapped = w;
+                &wrapped
+            }
+            None => argv,
+        };
+        let mut cmd = live.session.command(argv[0].as_str());
+        cmd.args(&argv[1..])
+            .stdin(if stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let max_output = self.opts.max_output;
+        let work = async {
+            let mut child = cmd
+                .spawn()
+                .await
+                .map_err(|e| ReadError::Failed(e.to_string()))?;
+            let (sin, sout, serr) = (
+                child.stdin().take(),
+                child.stdout().take(),
+                child.stderr().take(),
+            );
+            let write = async move {
+                if let (Some(mut w), Some(data)) = (sin, stdin) {
+                    // A command that does not read its input is not an error.
+                    let _ = w.write_all(data).await;
+                    let _ = w.shutdown().await;
+                }
+            };
+            let write = async move {
+                write.await;
+                Ok(())
+            };
+            // The first stream past the cap ends the command (dropping the child kills
+            // the local ssh client, the channel closes and the remote side gets SIGPIPE).
+            let (_, out, err) = tokio::try_join!(
+                write,
+                read_capped(sout, max_output),
+                read_capped(serr, max_output)
+            )?;
+            let status = child.wait().await;
+            Ok::<_, ReadError>((out, err, status))
+        };
+        let (stdout, stderr, status) = match tokio::time::timeout(timeout, work).await {
+            Err(_) => return Exec::Timeout,
+            Ok(Err(ReadError::TooMuch)) => return Exec::TooMuch,
+            Ok(Err(ReadError::Failed(e))) => return Exec::Failed(e),
+            Ok(Ok(v)) => v,
+        };
+        let code = match status {
+            Ok(s) => s.code(),
+            Err(openssh::Error::Remote(e)) if e.kind() == std::io::ErrorKind::NotFound => Some(127),
+            Err(openssh::Error::RemoteProcessTerminated) => {
+                // 255 is both "ssh failed" and a real exit code: ask the master.
+                if let Err(e) = live.session.check().await {
+                    let ran = !mux_never_connected(&stderr);
+                    let detail = String::from_utf8_lossy(&stderr).trim().to_string();
+                    return Exec::MasterGone {
+                        ran,
+                        reason: format!("{e}: {detail}"),
+                    };
+                }
+                Some(255)
+            }
+            Err(e) => return Exec::Failed(e.to_string()),
+        };
+        Exec::Done(RunOutput {
+            stdout,
+            stderr,
+            code,
+        })
+    }
+}
+
+/// The reason given while an interactive login's master is gone.
+const LOGIN_NEEDED: &str =
+    "login needed: the connection opened with a password or one-time code has ended; run `slurmdash login` (the dashboard resumes by itself)";
+
+enum ReadError {
+    TooMuch,
+    Failed(String),
+}
+
+/// Reads a stream to its end, or fails as soon as it has sent more than `cap` bytes.
+async fn read_capped<R: tokio::io::AsyncRead + Unpin>(
+    r: Option<R>,
+    cap: u64,
+) -> Result<Vec<u8>, ReadError> {
+    let mut v = Vec::new();
+    if let Some(r) = r {
+        r.take(cap.saturating_add(1))
+            .read_to_end(&mut v)
+            .await
+            .map_err(|e| ReadError::Failed(e.to_string()))?;
+    }
+    if v.len() as u64 > cap {
+        return Err(ReadError::TooMuch);
+    }
+    Ok(v)
+}
+
+/// `d` rounded up to whole seconds, for a countdown that never shows 0 before it is due.
+fn whole_secs_up(d: Duration) -> Duration {
+    Duration::from_secs(d.as_millis().div_ceil(1000) as u64)
+}
+
+/// `timeout -k 5s <T+1>s argv…`: a command we stopped waiting for also ends on the login node
+/// (closing the channel alone leaves e.g. a hung `squeue` running there, since no pty means
+/// no SIGHUP).
+fn remote_timeout_argv(enabled: bool, argv: &[String], timeout: Duration) -> Option<Vec<String>> {
+    if !enabled || timeout > Duration::from_secs(86_400) {
+        return None;
+    }
+    let mut w = vec![
+        "timeout".to_string(),
+        "-k".into(),
+        "5s".into(),
+        format!("{:.1}s", timeout.as_secs_f64() + 1.0),
+    ];
+    w.extend(argv.iter().cloned());
+    Some(w)
+}
+
+#[async_trait::async_trait]
+impl Remote for SshRemote {
+    async fn run(
+        &self,
+        argv: &[String],
+        stdin: Option<&[u8]>,
+        timeout: Duration,
+    ) -> Result<RunOutput, RemoteError> {
+        let t0 = Instant::now();
+        let result = self.run_unlogged(argv, stdin, timeout).await;
+        let host = self.host().unwrap_or_else(|| self.opts.hosts.join(","));
+        super::log_run(
+            &host,
+            argv,
+            stdin.map_or(0, <[u8]>::len),
+            t0.elapsed(),
+            &result,
+        );
+        result
+    }
+
     async fn read_file(
         &self,
         path: &str,
@@ -453,7 +595,42 @@ impl Remote for SshRemote {
     }
 
     fn state(&self) -> ConnState {
-        self.shared().state.clone()
+        let sh = self.shared();
+        match &sh.state {
+            ConnState::Reconnecting {
+                attempt,
+                last_error,
+                ..
+            } => ConnState::Reconnecting {
+                attempt: *attempt,
+                last_error: last_error.clone(),
+                retry_in: sh
+                    .next_try
+                    .map(|t| whole_secs_up(t.saturating_duration_since(Instant::now()))),
+            },
+            other => other.clone(),
+        }
+    }
+
+    fn retry_now(&self) {
+        self.skip_wait.store(true, Ordering::Release);
+        self.wake.notify_waiters();
+    }
+
+    async fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        // A connection attempt in progress finishes first (bounded by its own timeouts)
+        // and then sees `closed`; do not wait for it longer than this.
+        if let Ok(mut slot) = tokio::time::timeout(Duration::from_secs(3), self.slot.lock()).await {
+            slot.live = None;
+        }
+        for ctl in self.own_sockets() {
+            exit_master(&ctl).await;
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+        let mut sh = self.shared();
+        sh.state = ConnState::NotConnected;
+        sh.ctl = None;
     }
 
     fn stats(&self) -> RemoteStats {
@@ -463,10 +640,9 @@ impl Remote for SshRemote {
 
 impl Drop for SshRemote {
     fn drop(&mut self) {
-        if let Some(live) = self.slot.get_mut().live.take() {
-            if live.owned {
-                exit_master_blocking(&live.ctl);
-            }
+        self.slot.get_mut().live = None;
+        for ctl in self.own_sockets() {
+            exit_master_blocking(&ctl);
         }
         let _ = std::fs::remove_dir_all(&self.dir);
     }

@@ -291,6 +291,9 @@ impl JobEdit {
         }
         if let Some(t) = &self.time_limit {
             match SlurmDuration::parse(t) {
+                Ok(SlurmDuration::Known(d)) if d > crate::slurm::time::MAX_TIME_LIMIT => {
+                    errs.push(crate::slurm::time::limit_too_long(t));
+                }
                 Ok(SlurmDuration::Known(d)) if d.as_secs() > 0 => {
                     if let Some(max) = part.and_then(|p| p.max_time.known()) {
                         if d > max {

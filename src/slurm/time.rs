@@ -53,6 +53,27 @@ pub fn format_time(t: &Option<NaiveDateTime>) -> String {
     }
 }
 
+/// The longest time limit Slurm can hold: it keeps limits in minutes in 32 bits, with the
+/// top two values meaning "infinite" and "not set" (about 8,166 years).
+pub const MAX_TIME_LIMIT: Duration = Duration::from_secs((u32::MAX as u64 - 2) * 60);
+
+/// Refuses a time limit Slurm cannot hold, with a message naming it.
+pub fn check_time_limit(d: Duration) -> Result<Duration, String> {
+    if d > MAX_TIME_LIMIT {
+        Err(limit_too_long(&human_form(d.as_secs())))
+    } else {
+        Ok(d)
+    }
+}
+
+/// The message for a time limit (as the user wrote it) over [`MAX_TIME_LIMIT`].
+pub fn limit_too_long(written: &str) -> String {
+    format!(
+        "a time limit of `{written}` is longer than Slurm can hold (at most {} days); give a shorter one, e.g. 7d",
+        MAX_TIME_LIMIT.as_secs() / 86400
+    )
+}
+
 /// A time limit or elapsed time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum SlurmDuration {
@@ -278,6 +299,20 @@ mod tests {
         assert_eq!(h(3 * 86400 + 4 * 3600 + 5), "3d4h");
         assert_eq!(h(86400), "1d");
         assert_eq!(SlurmDuration::Unlimited.human(), "∞");
+    }
+
+    #[test]
+    fn time_limits_slurm_cannot_hold_are_refused() {
+        assert!(check_time_limit(Duration::from_secs(7 * 86400)).is_ok());
+        assert!(check_time_limit(MAX_TIME_LIMIT).is_ok());
+        let e = check_time_limit(MAX_TIME_LIMIT + Duration::from_secs(60)).unwrap_err();
+        assert!(e.contains("longer than Slurm can hold"), "{e}");
+        // The longest forms the parser takes do not overflow.
+        let d = SlurmDuration::parse("999999999999-999999999999:999999999999:999999999999")
+            .unwrap()
+            .known()
+            .unwrap();
+        assert!(check_time_limit(d).is_err());
     }
 
     #[test]

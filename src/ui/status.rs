@@ -42,10 +42,25 @@ fn conn_text(c: &ConnState, host: Option<&str>) -> (String, bool) {
         }
         ConnState::Connecting { host, .. } => (format!("connecting to {host}"), false),
         ConnState::Connected { host: h } => (format!("{} connected", host.unwrap_or(h)), false),
+        ConnState::Reconnecting {
+            attempt,
+            retry_in: Some(d),
+            ..
+        } if d.as_secs() > 0 => (
+            format!(
+                "disconnected, attempt {attempt} failed · next try in {}s (r: now)",
+                d.as_secs()
+            ),
+            true,
+        ),
         ConnState::Reconnecting { attempt, .. } => {
             (format!("reconnecting, attempt {attempt}"), true)
         }
         ConnState::Failed { reason } => (format!("failed: {reason}"), true),
+        ConnState::LoginNeeded { .. } => (
+            "login needed: run `slurmdash login` in a terminal (resumes by itself)".into(),
+            true,
+        ),
     }
 }
 

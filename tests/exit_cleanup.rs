@@ -1,0 +1,193 @@
+//! Every way out of the dashboard cleans up like `q`: the terminal is restored, the SSH
+//! master slurmdash started is gone (and with it its session on the login node), and its
+//! private /tmp/sd-* directory is removed. The real binary in tmux, on the dev cluster.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::tmux::Tmux;
+use common::{dev_config, text};
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+fn children(pid: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/stat"))
+                .ok()
+                .and_then(|s| {
+                    let rest = s[s.rfind(')')? + 2..].to_string();
+                    rest.split_whitespace().nth(1)?.parse::<u32>().ok()
+                })
+                == Some(pid)
+        })
+        .collect()
+}
+
+fn alive(pid: u32) -> bool {
+    // A zombie has exited; its parent has not reaped it yet.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s[s.rfind(')')? + 2..]
+                .split_whitespace()
+                .next()
+                .map(|st| st != "Z")
+        })
+        .unwrap_or(false)
+}
+
+/// The slurmdash process inside the tmux pane.
+fn slurmdash_pid(t: &Tmux) -> u32 {
+    let out = Command::new("tmux")
+        .args(["display-message", "-p", "-t", &t.name, "#{pane_pid}"])
+        .output()
+        .expect("tmux");
+    let pane: u32 = text(&out.stdout).trim().parse().expect("pane pid");
+    let start = Instant::now();
+    loop {
+        let mut frontier = vec![pane];
+        while let Some(p) = frontier.pop() {
+            for c in children(p) {
+                let comm = std::fs::read_to_string(format!("/proc/{c}/comm")).unwrap_or_default();
+                if comm.trim() == "slurmdash" {
+                    return c;
+                }
+                frontier.push(c);
+            }
+        }
+        assert!(start.elapsed() < LIMIT, "no slurmdash process in the pane");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn sd_prefix(pid: u32) -> String {
+    format!("sd-{pid}-")
+}
+
+/// ssh processes whose command line names a socket in slurmdash's private directory.
+fn masters_of(pid: u32) -> Vec<u32> {
+    let needle = std::env::temp_dir().join(sd_prefix(pid));
+    let needle = needle.to_string_lossy().into_owned();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| {
+            let cmd = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            cmd.starts_with("ssh ") && cmd.contains(&needle) && alive(*p)
+        })
+        .collect()
+}
+
+fn sd_dirs(pid: u32) -> Vec<PathBuf> {
+    let prefix = sd_prefix(pid);
+    std::fs::read_dir(std::env::temp_dir())
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn wait_until(what: &str, f: impl Fn() -> bool) {
+    let start = Instant::now();
+    while !f() {
+        assert!(start.elapsed() < LIMIT, "timed out after {LIMIT:?}: {what}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Starts the dashboard, waits for its first refresh and its master, and returns the pid.
+fn started(env: &[(&str, &str)]) -> (Tmux, u32) {
+    let t = Tmux::start_with(&dev_config(), &[], env);
+    let pid = slurmdash_pid(&t);
+    wait_until("slurmdash's own ssh master", || !masters_of(pid).is_empty());
+    assert!(!sd_dirs(pid).is_empty(), "no /tmp/sd-{pid}-* directory");
+    (t, pid)
+}
+
+fn assert_cleaned_up(pid: u32) {
+    wait_until("slurmdash exits", || !alive(pid));
+    wait_until("its ssh master is gone", || masters_of(pid).is_empty());
+    assert!(
+        sd_dirs(pid).is_empty(),
+        "temporary directories left: {:?}",
+        sd_dirs(pid)
+    );
+}
+
+fn connected(t: &Tmux) {
+    t.wait("the first refresh", LIMIT, |s| {
+        s.contains("slurmdash-dev connected") && s.contains("updated")
+    });
+}
+
+fn signal(pid: u32, sig: &str) {
+    let ok = Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(ok.success());
+}
+
+#[test]
+fn closing_the_terminal_window_sighup_closes_the_master_and_removes_temp_files() {
+    let (t, pid) = started(&[]);
+    connected(&t);
+    // The window goes away: tmux hangs up on everything in the pane.
+    let ok = Command::new("tmux")
+        .args(["kill-session", "-t", &t.name])
+        .status()
+        .expect("tmux kill-session");
+    assert!(ok.success());
+    assert_cleaned_up(pid);
+}
+
+#[test]
+fn sigterm_and_sigint_restore_the_terminal_and_clean_up() {
+    for sig in ["-TERM", "-INT"] {
+        let (t, pid) = started(&[]);
+        connected(&t);
+        signal(pid, sig);
+        assert_cleaned_up(pid);
+        let s = t.wait("the shell back", LIMIT, |s| s.contains("EXITED:"));
+        assert!(s.contains("EXITED:0"), "{sig}: {s}");
+        assert!(
+            !t.alternate_screen_on(),
+            "{sig}: still on the alternate screen"
+        );
+    }
+}
+
+#[test]
+fn a_panic_in_a_worker_stops_the_dashboard_and_cleans_up() {
+    let (t, pid) = started(&[
+        ("SLURMDASH_TEST_PANIC", "worker"),
+        ("RUST_BACKTRACE", "0"),
+        ("RUST_LIB_BACKTRACE", "0"),
+    ]);
+    assert_cleaned_up(pid);
+    let s = t.wait("the shell back", LIMIT, |s| s.contains("EXITED:"));
+    assert!(s.contains("EXITED:1"), "{s}");
+    assert!(s.contains("deliberate panic in the queue worker"), "{s}");
+    assert!(
+        s.contains("slurmdash: a background task panicked (the message is above)"),
+        "{s}"
+    );
+    assert!(
+        !t.alternate_screen_on(),
+        "still on the alternate screen:\n{s}"
+    );
+}

@@ -1,0 +1,220 @@
+//! A login node that asks for a key and then a one-time code (the dev cluster's 2FA sshd on
+//! 127.0.0.1:22099, PAM with TOTP), driven through the real binary in tmux with real codes
+//! from oathtool. Each test uses its own control socket, so none reuses another's login.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::tmux::Tmux;
+use common::{dev_dir, text};
+
+const LIMIT: Duration = Duration::from_secs(40);
+const PROMPT: &str = "Verification code:";
+
+fn oathtool(extra: &[&str]) -> String {
+    let secret = std::fs::read_to_string(dev_dir().join("totp/sduser.secret"))
+        .expect("2FA secret (totp_up)");
+    let out = Command::new("oathtool")
+        .args(["--totp", "-b"])
+        .args(extra)
+        .arg(secret.trim())
+        .output()
+        .expect("oathtool");
+    assert!(out.status.success(), "oathtool: {}", text(&out.stderr));
+    text(&out.stdout).trim().to_string()
+}
+
+fn code_now() -> String {
+    oathtool(&[])
+}
+
+/// A code the server refuses now (none of the steps in its window).
+fn wrong_code() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs();
+    let mut valid: Vec<String> = oathtool(&["-w", "3"]).lines().map(str::to_string).collect();
+    valid.push(oathtool(&["--now", &format!("@{}", now - 30)]));
+    (0..10u32)
+        .map(|d| format!("{d}{d}{d}{d}{d}{d}"))
+        .find(|c| !valid.contains(c))
+        .expect("a refused code")
+}
+
+/// The dev 2FA config with a control socket of this test's own.
+fn config(dir: &Path) -> (PathBuf, PathBuf) {
+    let base = std::fs::read_to_string(dev_dir().join("slurmdash-2fa.toml"))
+        .expect("slurmdash-2fa.toml (totp_up)");
+    let sock = dir.join("login.sock");
+    let cfg = format!("{base}control_path = {:?}\n", sock.display().to_string());
+    let p = dir.join("slurmdash.toml");
+    std::fs::write(&p, cfg).expect("write config");
+    (p, sock)
+}
+
+fn prompts(screen: &str) -> usize {
+    screen.matches(PROMPT).count()
+}
+
+fn master_exit(sock: &Path) {
+    let _ = Command::new("ssh")
+        .arg("-S")
+        .arg(sock)
+        .args(["-O", "exit", "none"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}
+
+fn master_alive(sock: &Path) -> bool {
+    Command::new("ssh")
+        .arg("-S")
+        .arg(sock)
+        .args(["-O", "check", "none"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+struct Cleanup(PathBuf);
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        master_exit(&self.0);
+    }
+}
+
+#[test]
+fn the_dashboard_asks_for_the_code_then_waits_for_a_new_login_when_the_master_dies() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (cfg, sock) = config(dir.path());
+    let _cleanup = Cleanup(sock.clone());
+    let t = Tmux::start(&cfg, &[]);
+    // The prompt comes first, in the plain terminal.
+    t.wait("the code prompt", LIMIT, |s| prompts(s) == 1);
+    assert!(
+        !t.alternate_screen_on(),
+        "the UI took the screen before the login"
+    );
+    // A wrong code is asked again.
+    let wrong = wrong_code();
+    t.keys(&[&wrong, "Enter"]);
+    let s = t.wait("the prompt again after a wrong code", LIMIT, |s| {
+        prompts(s) == 2
+    });
+    assert!(s.contains("that answer was not accepted; try again"), "{s}");
+    assert!(
+        !s.contains(&wrong),
+        "the code was echoed on the screen:\n{s}"
+    );
+    t.keys(&[&code_now(), "Enter"]);
+    t.wait("the dashboard on the 2FA login", LIMIT, |s| {
+        s.contains("slurmdash-dev-2fa connected") && s.contains("updated")
+    });
+    assert!(t.alternate_screen_on());
+
+    // The login's master ends mid-session: no reconnect loop, a clear instruction.
+    master_exit(&sock);
+    let s = t.wait("login needed", LIMIT, |s| s.contains("login needed"));
+    assert!(s.contains("slurmdash login"), "{s}");
+    // It stays so, and never counts attempts (nothing is tried over the network).
+    for _ in 0..3 {
+        t.keys(&["r"]);
+        std::thread::sleep(Duration::from_secs(2));
+        let s = t.screen();
+        assert!(s.contains("login needed"), "{s}");
+        assert!(!s.contains("attempt"), "{s}");
+        assert!(!s.contains("Permission denied"), "{s}");
+    }
+
+    // `slurmdash login` elsewhere, with a code: the dashboard resumes by itself.
+    let login = Tmux::start(&cfg, &["login"]);
+    login.wait("the login prompt", LIMIT, |s| prompts(s) == 1);
+    login.keys(&[&code_now(), "Enter"]);
+    let said = login.wait("login done", LIMIT, |s| s.contains("EXITED:"));
+    assert!(said.contains("EXITED:0"), "{said}");
+    t.wait("the dashboard connected again", LIMIT, |s| {
+        s.contains("slurmdash-dev-2fa connected") && !s.contains("login needed")
+    });
+
+    // Later commands reuse the login without asking, even with no terminal.
+    let out = Command::new(env!("CARGO_BIN_EXE_slurmdash"))
+        .arg("--config")
+        .arg(&cfg)
+        .args(["jobs", "--json"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("jobs");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // The dashboard's q leaves the person's login open for the next command.
+    t.keys(&["q"]);
+    t.wait("the shell back", LIMIT, |s| s.contains("EXITED:0"));
+    assert!(master_alive(&sock), "q closed the login master");
+}
+
+#[test]
+fn without_a_terminal_the_error_names_slurmdash_login() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (cfg, sock) = config(dir.path());
+    let _cleanup = Cleanup(sock);
+    let out = Command::new(env!("CARGO_BIN_EXE_slurmdash"))
+        .arg("--config")
+        .arg(&cfg)
+        .arg("jobs")
+        .stdin(Stdio::null())
+        .output()
+        .expect("jobs");
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("slurmdash --cluster dev2fa login"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// `slurmdash ARGS` in a tmux pane whose shell survives ctrl-c (a trap, not an ignore, so
+/// slurmdash and ssh get the default SIGINT), printing `EXITED:<code>` after.
+fn start_surviving_ctrl_c(cfg: &Path, args: &str) -> Tmux {
+    let name = format!(
+        "sd2fa-int-{}-{}",
+        std::process::id(),
+        common::tmux::rand_suffix()
+    );
+    let cmd = format!(
+        "trap : INT; {} --config {} {args}; echo EXITED:$?; sleep 60",
+        env!("CARGO_BIN_EXE_slurmdash"),
+        cfg.display()
+    );
+    let ok = Command::new("tmux")
+        .args(["new-session", "-d", "-s", &name, "-x", "200", "-y", "50"])
+        .arg(format!("sh -c '{cmd}'"))
+        .status()
+        .expect("tmux");
+    assert!(ok.success());
+    Tmux { name }
+}
+
+#[test]
+fn closing_the_prompt_exits_cleanly() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (cfg, sock) = config(dir.path());
+    let _cleanup = Cleanup(sock.clone());
+    for args in ["login", ""] {
+        let t = start_surviving_ctrl_c(&cfg, args);
+        t.wait("the code prompt", LIMIT, |s| prompts(s) == 1);
+        t.keys(&["C-c"]);
+        let s = t.wait("the shell back", LIMIT, |s| s.contains("EXITED:"));
+        assert!(!s.contains("panicked"), "{args}: {s}");
+        assert!(s.contains("EXITED:1"), "{args}: {s}");
+        assert!(s.contains("the login was not completed"), "{args}: {s}");
+        assert!(!master_alive(&sock), "{args}: a master was left behind");
+        assert!(!t.alternate_screen_on(), "{args}");
+        // The terminal echoes again (echo was off while the code was typed).
+        t.keys(&["typed-after"]);
+        t.wait("echo back on", LIMIT, |s| s.contains("typed-after"));
+    }
+}
