@@ -66,8 +66,8 @@ struct Workers {
 impl Workers {
     fn run(&mut self, cmd: Cmd) {
         match cmd {
-            Cmd::PollQueue => self.poll(Vec::new(), true),
-            Cmd::PollWith { sacct, start } => self.poll(sacct, start),
+            Cmd::PollQueue => self.poll(Vec::new()),
+            Cmd::PollWith { sacct } => self.poll(sacct),
             Cmd::FetchPending(job) => {
                 if self.pending_busy {
                     self.pending_next = Some(job);
@@ -202,8 +202,8 @@ impl Workers {
         });
     }
 
-    /// One refresh: squeue, squeue --start and sacct for `gone`, in one remote exec.
-    fn poll(&mut self, gone: Vec<JobId>, start: bool) {
+    /// One refresh: squeue and sacct for `gone`, in one remote exec.
+    fn poll(&mut self, gone: Vec<JobId>) {
         let (tx, remote, query, timeout) = (
             self.tx.clone(),
             self.remote.clone(),
@@ -213,7 +213,7 @@ impl Workers {
         tokio::spawn(async move {
             let started = Instant::now();
             let result =
-                crate::worker::poll::poll(remote.as_ref(), &query, &gone, start, timeout).await;
+                crate::worker::poll::poll(remote.as_ref(), &query, &gone, timeout).await;
             let _ = tx.send(Msg::Conn {
                 state: remote.state(),
                 host: remote.host(),

@@ -10,6 +10,7 @@ pub mod local;
 mod master;
 mod readfile;
 pub mod ssh;
+pub mod stream;
 
 use std::time::Duration;
 
@@ -22,6 +23,7 @@ pub use master::{
 };
 pub use readfile::{parse_read_output, read_file_argv, ReadOutcome, READ_SCRIPT};
 pub use ssh::SshRemote;
+pub use stream::{FileStream, StreamEvent};
 
 /// What a remote command printed and how it exited. A non-zero `code` is the command's own
 /// failure (e.g. `squeue` rejecting an option), not a transport error.
@@ -153,6 +155,17 @@ pub struct RemoteStats {
     pub last_rtt: Option<Duration>,
     /// SSH connections (ControlMasters) opened or attached.
     pub connects: u64,
+    /// RPCs the commands run so far cost slurmctld and slurmdbd, counted from each command
+    /// (see `slurm::command::rpc_cost`).
+    pub rpcs: crate::slurm::command::RpcCost,
+}
+
+impl RemoteStats {
+    /// Counts one command: an exec and what it costs the Slurm daemons.
+    pub fn count(&mut self, argv: &[String]) {
+        self.execs += 1;
+        self.rpcs += crate::slurm::command::rpc_cost(argv);
+    }
 }
 
 #[async_trait::async_trait]
@@ -172,6 +185,16 @@ pub trait Remote: Send + Sync {
         pos: ReadPos,
         max_bytes: u64,
     ) -> Result<FileChunk, RemoteError>;
+
+    /// Streams `path` from byte `offset` on as it grows, over one long-lived command (see
+    /// [`stream`]). `Ok(None)`: this transport cannot stream; read from offsets instead.
+    async fn stream_file(
+        &self,
+        _path: &str,
+        _offset: u64,
+    ) -> Result<Option<FileStream>, RemoteError> {
+        Ok(None)
+    }
 
     /// The login host in use, if connected.
     fn host(&self) -> Option<String>;

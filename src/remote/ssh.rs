@@ -20,6 +20,7 @@ use super::master::{
     connect_err, exit_master, exit_master_blocking, launch_batch_master, looks_permanent,
     master_alive, mux_never_connected, new_private_dir, no_hosts_error, SshOptions,
 };
+use super::stream::{self, FileStream, StreamEvent};
 use super::{
     display_argv, read_via_run, ConnState, FileChunk, ReadPos, Remote, RemoteError, RemoteStats,
     RunOutput,
@@ -395,7 +396,7 @@ impl Remote for SshRemote {
             let result = self.exec(&live, argv, stdin, timeout).await;
             {
                 let mut sh = self.shared();
-                sh.stats.execs += 1;
+                sh.stats.count(argv);
                 sh.stats.bytes_out += sent;
                 if let Exec::Done(out) = &result {
                     sh.stats.bytes_in += (out.stdout.len() + out.stderr.len()) as u64;
@@ -446,6 +447,44 @@ impl Remote for SshRemote {
     ) -> Result<FileChunk, RemoteError> {
         let host = self.host().unwrap_or_else(|| self.opts.hosts.join(","));
         read_via_run(self, &host, path, pos, max_bytes, self.opts.read_timeout).await
+    }
+
+    /// One `tail -F` channel on the existing master; it lives as long as the returned stream.
+    async fn stream_file(
+        &self,
+        path: &str,
+        offset: u64,
+    ) -> Result<Option<FileStream>, RemoteError> {
+        let live = self.ensure(self.opts.read_timeout).await?;
+        let argv = stream::stream_argv(path, offset);
+        {
+            let mut sh = self.shared();
+            sh.stats.execs += 1;
+            sh.stats.bytes_out += argv.iter().map(|a| a.len() as u64 + 1).sum::<u64>();
+        }
+        let (tx, rx) = tokio::sync::mpsc::channel(stream::QUEUE);
+        let task = tokio::spawn(async move {
+            let mut cmd = live.session.command(argv[0].as_str());
+            cmd.args(&argv[1..])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            let mut child = match cmd.spawn().await {
+                Ok(c) => c,
+                Err(e) => {
+                    let reason = format!("starting tail -F on {}: {e}", live.host);
+                    let _ = tx.send(StreamEvent::Ended { reset: false, reason }).await;
+                    return;
+                }
+            };
+            // Held open: the remote script stops its tail when this closes.
+            let _stdin = child.stdin().take();
+            if let (Some(out), Some(err)) = (child.stdout().take(), child.stderr().take()) {
+                stream::pump(out, err, &tx).await;
+            }
+            // Dropping the child ends the channel (and, through its stdin, the remote tail).
+        });
+        Ok(Some(FileStream::new(rx, task)))
     }
 
     fn host(&self) -> Option<String> {
