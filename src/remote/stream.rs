@@ -147,6 +147,13 @@ mod tests {
         );
     }
 
+    async fn next(rx: &mut mpsc::Receiver<StreamEvent>) -> StreamEvent {
+        tokio::time::timeout(std::time::Duration::from_secs(10), rx.recv())
+            .await
+            .expect("in time")
+            .expect("event")
+    }
+
     #[tokio::test]
     async fn the_script_streams_a_local_file_and_stops_when_stdin_closes() {
         let dir = tempfile::tempdir().unwrap();
@@ -165,15 +172,6 @@ mod tests {
         let (out, err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
         let (tx, mut rx) = mpsc::channel(QUEUE);
         let pumping = tokio::spawn(async move { pump(out, err, &tx).await });
-        let next = |rx: &mut mpsc::Receiver<StreamEvent>| {
-            let f = rx.recv();
-            async move {
-                tokio::time::timeout(std::time::Duration::from_secs(10), f)
-                    .await
-                    .expect("in time")
-                    .expect("event")
-            }
-        };
         assert_eq!(next(&mut rx).await, StreamEvent::Data(b"first\n".to_vec()));
         use std::io::Write;
         let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
