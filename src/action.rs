@@ -116,7 +116,9 @@ pub enum Cmd {
     /// Ring the bell / show a desktop notification, as configured (done by the dashboard).
     Notify(crate::notify::Notification),
     /// A refresh that also asks sacct about jobs that left squeue.
-    PollWith { sacct: Vec<JobId> },
+    PollWith {
+        sacct: Vec<JobId>,
+    },
     FetchPending(Box<Job>),
     FetchPartitions,
 }

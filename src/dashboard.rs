@@ -212,8 +212,7 @@ impl Workers {
         );
         tokio::spawn(async move {
             let started = Instant::now();
-            let result =
-                crate::worker::poll::poll(remote.as_ref(), &query, &gone, timeout).await;
+            let result = crate::worker::poll::poll(remote.as_ref(), &query, &gone, timeout).await;
             let _ = tx.send(Msg::Conn {
                 state: remote.state(),
                 host: remote.host(),

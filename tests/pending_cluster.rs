@@ -185,9 +185,7 @@ async fn resources_and_priority_explained_with_estimate_rank_sprio_and_sshare() 
             "Resources/Priority with start estimates",
             Duration::from_secs(90),
             || async {
-                let (jobs, _) = poll::poll(&r, &SqueueQuery::default(), &[], T)
-                    .await
-                    .ok()?;
+                let (jobs, _) = poll::poll(&r, &SqueueQuery::default(), &[], T).await.ok()?;
                 let find = |id: u64| {
                     jobs.iter()
                         .find(|j| j.id.as_str() == id.to_string())
@@ -260,10 +258,7 @@ async fn resources_and_priority_explained_with_estimate_rank_sprio_and_sshare() 
         tb.contains("Reason Priority: jobs with higher priority are ahead of it in the queue"),
         "{tb}"
     );
-    assert!(
-        sb >= sa,
-        "second starts no earlier than first"
-    );
+    assert!(sb >= sa, "second starts no earlier than first");
 
     // Rank: as many pending jobs in long as squeue lists, and at least the first one ahead.
     let rank = info.rank.clone().expect("rank");

@@ -187,7 +187,11 @@ mod tests {
         p.refreshed(1, &b);
         p.refreshed(2, &b);
         assert!(p.key(Some(t(6)), &b));
-        assert_eq!(p.every, Duration::from_secs(2), "never slower because of a key");
+        assert_eq!(
+            p.every,
+            Duration::from_secs(2),
+            "never slower because of a key"
+        );
     }
 
     #[test]

@@ -200,14 +200,22 @@ fn interval_grows_while_the_queue_stays_the_same_and_snaps_back_on_a_change_or_a
         })
         .collect();
     a.update(loaded(quiet.clone()));
-    assert_eq!(a.status.poll_interval, Duration::from_secs(5), "just opened");
+    assert_eq!(
+        a.status.poll_interval,
+        Duration::from_secs(5),
+        "just opened"
+    );
     let mut seen = Vec::new();
     for _ in 0..6 {
         a.update(Msg::PollDue);
         a.update(loaded(quiet.clone()));
         seen.push(a.status.poll_interval.as_secs());
     }
-    assert_eq!(seen, [7, 11, 16, 25, 30, 30], "same queue: slower each time");
+    assert_eq!(
+        seen,
+        [7, 11, 16, 25, 30, 30],
+        "same queue: slower each time"
+    );
     // Following a log that writes steadily does not speed the queue up.
     a.update(Msg::Tick(now() + chrono::Duration::seconds(1)));
     assert_eq!(a.status.poll_interval, Duration::from_secs(30));
@@ -264,4 +272,3 @@ fn a_collapsed_array_row_changing_its_id_is_not_a_departure() {
     assert_eq!(a.insight.poll_cmd(), Cmd::PollQueue);
     assert!(a.insight.finished.is_empty());
 }
-

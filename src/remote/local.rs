@@ -168,7 +168,12 @@ impl Remote for LocalRemote {
                 (Some(out), Some(err)) => stream::pump(out, err, &tx).await,
                 _ => {
                     let reason = "tail -F started without pipes".to_string();
-                    let _ = tx.send(StreamEvent::Ended { reset: false, reason }).await;
+                    let _ = tx
+                        .send(StreamEvent::Ended {
+                            reset: false,
+                            reason,
+                        })
+                        .await;
                 }
             }
         });

@@ -473,7 +473,12 @@ impl Remote for SshRemote {
                 Ok(c) => c,
                 Err(e) => {
                     let reason = format!("starting tail -F on {}: {e}", live.host);
-                    let _ = tx.send(StreamEvent::Ended { reset: false, reason }).await;
+                    let _ = tx
+                        .send(StreamEvent::Ended {
+                            reset: false,
+                            reason,
+                        })
+                        .await;
                     return;
                 }
             };

@@ -132,7 +132,10 @@ mod tests {
             got.push(ev);
         }
         assert_eq!(got[0], StreamEvent::Data(b"line 1\nline 2\n".to_vec()));
-        assert!(matches!(got.last(), Some(StreamEvent::Ended { reset: false, .. })));
+        assert!(matches!(
+            got.last(),
+            Some(StreamEvent::Ended { reset: false, .. })
+        ));
 
         let (tx, mut rx) = mpsc::channel(QUEUE);
         let (_w, out) = tokio::io::duplex(64); // never writes: only stderr speaks
@@ -174,7 +177,10 @@ mod tests {
         let pumping = tokio::spawn(async move { pump(out, err, &tx).await });
         assert_eq!(next(&mut rx).await, StreamEvent::Data(b"first\n".to_vec()));
         use std::io::Write;
-        let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
         f.write_all(b"second\n").unwrap();
         assert_eq!(next(&mut rx).await, StreamEvent::Data(b"second\n".to_vec()));
         drop(stdin);

@@ -19,8 +19,8 @@ use crate::app::App;
 use crate::keymap::Keymap;
 use crate::queue::QueueView;
 use crate::remote::RemoteStats;
-use crate::slurm::command::RpcCost;
 use crate::slurm::batch::Section;
+use crate::slurm::command::RpcCost;
 use crate::slurm::model::Job;
 use crate::slurm::parse::parse_squeue;
 use crate::slurm::partview;
@@ -202,8 +202,14 @@ fn stats_view_rates_bytes_and_round_trip() {
         s.contains("slurmctld RPCs per minute 24.0 (last 5 min; 68 in all)"),
         "{s}"
     );
-    assert!(s.contains("slurmdbd RPCs per minute  1.0 (3 in all)"), "{s}");
-    assert!(s.contains("round trips per minute    12.0 (SSH execs; 34 in all)"), "{s}");
+    assert!(
+        s.contains("slurmdbd RPCs per minute  1.0 (3 in all)"),
+        "{s}"
+    );
+    assert!(
+        s.contains("round trips per minute    12.0 (SSH execs; 34 in all)"),
+        "{s}"
+    );
     assert_snapshot!(s);
 }
 

@@ -24,8 +24,9 @@ pub const MAX_CHUNK: u64 = 1 << 20;
 const MISSING_SLOWDOWN: u32 = 3;
 /// Transport errors double the delay up to `every * MAX_BACKOFF`.
 const MAX_BACKOFF: u32 = 8;
-/// A stream that lived this long was healthy: the next one starts without waiting.
-const STREAM_STEADY: Duration = Duration::from_secs(10);
+/// A stream that lived this long was healthy. After two in a row that did not, the next
+/// waits `every`, then twice as long, and so on up to `every * MAX_BACKOFF`.
+const STREAM_STEADY: Duration = Duration::from_secs(5);
 
 impl From<TailEvent> for crate::action::Msg {
     fn from(ev: TailEvent) -> Self {
@@ -79,11 +80,12 @@ where
                         } else {
                             breaks.saturating_add(1)
                         };
-                        if breaks == 0 {
-                            // Catch up from the offset (or the tail) at once, then stream again.
+                        if breaks <= 1 {
+                            // Catch up from the offset (or the tail) at once, then stream
+                            // again; only streams that keep breaking early wait.
                             continue;
                         }
-                        let shift = (breaks - 1).min(3);
+                        let shift = (breaks - 2).min(3);
                         tokio::time::sleep(every * (1u32 << shift).min(MAX_BACKOFF)).await;
                         continue;
                     }
@@ -494,7 +496,11 @@ mod tests {
             assert_eq!(next(&mut rx).await, data(&line, size));
         }
         tokio::time::sleep(EVERY * 10).await;
-        assert_eq!(fake.reads().len(), 1, "one read (the tail), then only the stream");
+        assert_eq!(
+            fake.reads().len(),
+            1,
+            "one read (the tail), then only the stream"
+        );
         assert_eq!(r.opened.lock().unwrap().len(), 1, "one stream");
     }
 
