@@ -3,9 +3,10 @@
 //! The master is a system `ssh -M -N -f` process that slurmdash starts itself (BatchMode, a
 //! socket in a private 0700 directory) or one the user started interactively with
 //! [`interactive_login`](super::interactive_login) and that we attach to by its socket path. Commands run through the
-//! openssh crate's process mux (`Session::resume` + `command(..).arg(..)`), so each poll is
-//! one `ssh -S socket` client on the laptop and one new channel on the existing connection:
-//! no TCP connect, no key exchange, no authentication.
+//! openssh crate's native mux (`Session::resume_mux` + `command(..).arg(..)`): each poll is
+//! one new channel opened by talking to the master's socket directly (no `ssh -S` client
+//! process per command, so nothing to fork and no extra memory), with no TCP connect, no key
+//! exchange and no authentication.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -178,7 +179,7 @@ impl SshRemote {
     async fn open(&self, attempt: u32, first: bool) -> Result<Live, String> {
         if let Some(ctl) = &self.opts.control_path {
             if master_alive(ctl).await {
-                let session = Session::resume(ctl.clone().into_boxed_path(), None);
+                let session = Session::resume_mux(ctl.clone().into_boxed_path(), None);
                 return Ok(Live {
                     remote_timeout: self.probe_timeout(&session).await,
                     session,
@@ -196,7 +197,7 @@ impl SshRemote {
                 });
             }
             let (ctl, log, owned) = self.launch(&host).await?;
-            let session = Session::resume(ctl.clone().into_boxed_path(), Some(log.into()));
+            let session = Session::resume_mux(ctl.clone().into_boxed_path(), Some(log.into()));
             Ok(Live {
                 remote_timeout: self.probe_timeout(&session).await,
                 session,
@@ -286,8 +287,23 @@ impl SshRemote {
             })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        let t0 = Instant::now();
+        let mut child = match tokio::time::timeout(timeout, cmd.spawn()).await {
+            Err(_) => return Exec::Timeout,
+            Ok(Err(e)) => {
+                // Native mux: a master that is gone fails here, before anything ran.
+                if let Err(gone) = live.session.check().await {
+                    return Exec::MasterGone {
+                        ran: false,
+                        reason: format!("{gone}: {e}"),
+                    };
+                }
+                return Exec::Failed(e.to_string());
+            }
+            Ok(Ok(c)) => c,
+        };
+        let timeout = timeout.saturating_sub(t0.elapsed());
         let work = async {
-            let mut child = cmd.spawn().await.map_err(|e| e.to_string())?;
             let (sin, sout, serr) = (
                 child.stdin().take(),
                 child.stdout().take(),
