@@ -117,11 +117,9 @@ pub enum Cmd {
     LoadRegistryJobs(String),
     /// Ring the bell / show a desktop notification, as configured (done by the dashboard).
     Notify(crate::notify::Notification),
-    /// A refresh that also asks sacct about jobs that left squeue (`sacct`), and skips
-    /// `squeue --start` when no job was pending (`start: false`).
+    /// A refresh that also asks sacct about jobs that left squeue.
     PollWith {
         sacct: Vec<JobId>,
-        start: bool,
     },
     FetchPending(Box<Job>),
     FetchPartitions,

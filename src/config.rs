@@ -74,9 +74,9 @@ pub struct ClusterConfig {
     pub command_timeout_secs: u64,
     /// Refuse every action that changes jobs (also `--read-only`).
     pub read_only: bool,
-    /// The adaptive refresh never goes faster than this (a job starting, a log followed)…
+    /// The adaptive refresh never goes faster than this (a job starting, ending, changing)…
     pub poll_min_secs: u64,
-    /// …nor slower than this (every job pending and no key pressed for a while).
+    /// …nor slower than this (reached while the queue stays the same).
     pub poll_max_secs: u64,
 }
 

@@ -66,9 +66,9 @@ struct Workers {
 impl Workers {
     fn run(&mut self, cmd: Cmd) {
         match cmd {
-            Cmd::PollQueue => self.poll(Vec::new(), true),
+            Cmd::PollQueue => self.poll(Vec::new()),
             Cmd::Reconnect => self.remote.retry_now(),
-            Cmd::PollWith { sacct, start } => self.poll(sacct, start),
+            Cmd::PollWith { sacct } => self.poll(sacct),
             Cmd::FetchPending(job) => {
                 if self.pending_busy {
                     self.pending_next = Some(job);
@@ -203,8 +203,8 @@ impl Workers {
         });
     }
 
-    /// One refresh: squeue, squeue --start and sacct for `gone`, in one remote exec.
-    fn poll(&mut self, gone: Vec<JobId>, start: bool) {
+    /// One refresh: squeue and sacct for `gone`, in one remote exec.
+    fn poll(&mut self, gone: Vec<JobId>) {
         let (tx, remote, query, timeout) = (
             self.tx.clone(),
             self.remote.clone(),
@@ -213,8 +213,7 @@ impl Workers {
         );
         tokio::spawn(async move {
             let started = Instant::now();
-            let result =
-                crate::worker::poll::poll(remote.as_ref(), &query, &gone, start, timeout).await;
+            let result = crate::worker::poll::poll(remote.as_ref(), &query, &gone, timeout).await;
             let _ = tx.send(Msg::Conn {
                 state: remote.state(),
                 host: remote.host(),

@@ -28,8 +28,9 @@ fn main() -> ExitCode {
             "slurmdash started"
         );
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread: the work is waiting on SSH and the terminal, never computing in parallel,
+    // and each extra worker thread costs memory (its stack) for nothing.
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {

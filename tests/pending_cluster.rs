@@ -35,7 +35,7 @@ async fn scancel(r: &dyn Remote, ids: &[u64]) {
 }
 
 async fn own_jobs(r: &dyn Remote) -> Vec<Job> {
-    let (jobs, _) = poll::poll(r, &SqueueQuery::default(), &[], true, T)
+    let (jobs, _) = poll::poll(r, &SqueueQuery::default(), &[], T)
         .await
         .expect("refresh");
     jobs
@@ -49,11 +49,7 @@ async fn job(r: &dyn Remote, id: u64) -> Option<Job> {
 }
 
 /// The detail pane's text for `job` with the pending info, as the user sees it.
-fn detail_text(
-    job: &Job,
-    info: Option<&PendingInfo>,
-    start: Option<&slurmdash::slurm::model::StartEstimate>,
-) -> String {
+fn detail_text(job: &Job, info: Option<&PendingInfo>) -> String {
     let theme = Theme::new(false);
     let mut buf = Buffer::empty(Rect::new(0, 0, 100, 60));
     let now = chrono::Local::now().naive_local();
@@ -69,7 +65,6 @@ fn detail_text(
         chain: None,
         pending: PendingView {
             info,
-            start,
             loading: false,
             error: None,
             edit_key: Some("E"),
@@ -115,17 +110,15 @@ async fn one_refresh_of_a_500_job_queue_is_one_remote_exec() {
         .collect();
     let submitted_ok = out.success() && ids.len() == 500;
     let before = r.stats().execs;
-    let result = poll::poll(&r, &SqueueQuery::default(), &[], true, T).await;
+    let result = poll::poll(&r, &SqueueQuery::default(), &[], T).await;
     let after = r.stats().execs;
     // Also with sacct for two departed ids: still one exec.
     let gone: Vec<_> = ids[..2.min(ids.len())]
         .iter()
         .map(|i| i.to_string().parse().expect("id"))
         .collect();
-    let with_sacct = poll::poll(&r, &SqueueQuery::default(), &gone, true, T).await;
+    let with_sacct = poll::poll(&r, &SqueueQuery::default(), &gone, T).await;
     let after2 = r.stats().execs;
-    let no_start = poll::poll(&r, &SqueueQuery::default(), &[], false, T).await;
-    let after3 = r.stats().execs;
     scancel(&r, &ids).await;
 
     assert!(submitted_ok, "sbatch loop: {}", out.stderr_lossy());
@@ -142,9 +135,6 @@ async fn one_refresh_of_a_500_job_queue_is_one_remote_exec() {
     assert_eq!(after2 - after, 1, "refresh with sacct = one remote exec");
     assert_eq!(extra2.asked.len(), 2);
     assert!(extra2.problems.is_empty(), "{:?}", extra2.problems);
-    let (jobs3, extra3) = no_start.expect("refresh without squeue --start");
-    assert_eq!(after3 - after2, 1);
-    assert!(jobs3.len() >= 500 && extra3.starts.is_empty());
 }
 
 /// Resources and Priority on purpose: a job holding all 8 GPUs of both GPU nodes for a minute
@@ -199,25 +189,18 @@ async fn resources_and_priority_explained_with_estimate_rank_sprio_and_sshare() 
             "Resources/Priority with start estimates",
             Duration::from_secs(90),
             || async {
-                let (jobs, extra) = poll::poll(&r, &SqueueQuery::default(), &[], true, T)
-                    .await
-                    .ok()?;
+                let (jobs, _) = poll::poll(&r, &SqueueQuery::default(), &[], T).await.ok()?;
                 let find = |id: u64| {
                     jobs.iter()
                         .find(|j| j.id.as_str() == id.to_string())
                         .cloned()
                 };
                 let (ja, jb) = (find(a)?, find(b)?);
-                let est = |id: u64| {
-                    extra
-                        .starts
-                        .iter()
-                        .find(|s| s.id.as_str() == id.to_string() && s.start_time.is_some())
-                        .cloned()
-                };
+                // squeue's %S: the estimate, in the refresh itself (no squeue --start).
+                let starts = (ja.start_time?, jb.start_time?);
                 (ja.reason.as_deref() == Some("Resources")
                     && jb.reason.as_deref() == Some("Priority"))
-                .then_some((ja, jb, (est(a)?, est(b)?)))
+                .then_some((ja, jb, starts))
             },
         )
         .await;
@@ -265,24 +248,21 @@ async fn resources_and_priority_explained_with_estimate_rank_sprio_and_sshare() 
     scancel(&r, &ids).await;
     let (ja, jb, (sa, sb), info, sprio_cmd, sshare_cmd, ranks) = outcome;
 
-    let ta = detail_text(&ja, None, Some(&sa));
+    let ta = detail_text(&ja, None);
     assert!(
         ta.contains("Reason Resources: it is next in line and waits for enough CPUs/GPUs/memory to become free"),
         "{ta}"
     );
     assert!(
-        ta.contains("Est. start") && ta.contains("(in ") || ta.contains("(now)"),
+        ta.contains("Est. start") && (ta.contains("(in ") || ta.contains("(now)")),
         "{ta}"
     );
-    let tb = detail_text(&jb, Some(&info), Some(&sb));
+    let tb = detail_text(&jb, Some(&info));
     assert!(
         tb.contains("Reason Priority: jobs with higher priority are ahead of it in the queue"),
         "{tb}"
     );
-    assert!(
-        sb.start_time >= sa.start_time,
-        "second starts no earlier than first"
-    );
+    assert!(sb >= sa, "second starts no earlier than first");
 
     // Rank: as many pending jobs in long as squeue lists, and at least the first one ahead.
     let rank = info.rank.clone().expect("rank");
@@ -372,7 +352,7 @@ async fn over_maxtime_shows_partition_time_limit_with_the_fix() {
     .await;
     scancel(&r, &[id]).await;
     let (j, info) = outcome;
-    let t = detail_text(&j, Some(&info), None);
+    let t = detail_text(&j, Some(&info));
     assert!(
         t.contains("PartitionTimeLimit: time limit 10:00:00 exceeds polar's MaxTime 4:00:00"),
         "{t}"
@@ -407,7 +387,7 @@ async fn held_job_shows_job_held_user_and_how_to_release() {
     })
     .await;
     scancel(&r, &[id]).await;
-    let t = detail_text(&j, None, None);
+    let t = detail_text(&j, None);
     assert!(
         t.contains("Reason JobHeldUser: you (or another user of the job) put it on hold"),
         "{t}"
@@ -450,7 +430,7 @@ async fn a_job_that_left_squeue_comes_back_from_sacct_with_its_final_state() {
     )
     .await;
     let gone = vec![id.to_string().parse().expect("id")];
-    let (jobs, extra) = poll::poll(&r, &SqueueQuery::default(), &gone, true, T)
+    let (jobs, extra) = poll::poll(&r, &SqueueQuery::default(), &gone, T)
         .await
         .expect("refresh with sacct");
     assert!(!jobs.iter().any(|j| j.id.as_str() == id.to_string()));
@@ -607,7 +587,7 @@ async fn headroom_against_a_real_qos_gpu_limit() {
         "you hold 2 of the 8 GPUs QOS sdgpu8 allows per user"
     );
     assert!(h.full, "2 held + 8 asked > 8");
-    let t = detail_text(&j, Some(&info), None);
+    let t = detail_text(&j, Some(&info));
     assert!(
         t.contains("Limits you hold 2 of the 8 GPUs QOS sdgpu8 allows per user"),
         "{t}"

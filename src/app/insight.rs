@@ -10,11 +10,11 @@ use chrono::NaiveDateTime;
 use super::App;
 use crate::action::Cmd;
 use crate::remote::RemoteStats;
-use crate::slurm::model::{Job, JobDetail, JobId, JobState, StartEstimate, Status};
+use crate::slurm::model::{Job, JobDetail, JobId, JobState, Status};
 use crate::slurm::pending::PendingInfo;
 use crate::worker::poll::PollExtra;
 
-pub use super::adaptive::{choose_interval, PollBounds, PollFacts};
+pub use super::adaptive::{choose_interval, queue_signature, Pace, PollBounds, PollFacts};
 pub use super::partitions::PartitionsState;
 
 /// A full-screen view over the dashboard, opened with a `:` command.
@@ -41,14 +41,11 @@ pub(crate) const SACCT_TRIES: u8 = 3;
 
 #[derive(Debug, Clone)]
 pub struct Insight {
-    pub starts: HashMap<JobId, StartEstimate>,
     /// Ids that left squeue and that the next refresh asks sacct about.
     pub departed: Vec<JobId>,
     tries: HashMap<JobId, u8>,
     /// Ids in the last squeue answer, as hashes (8 bytes a job, not a JobId each).
     live: HashSet<u64>,
-    /// Whether the last squeue answer had a pending job (None before the first).
-    live_pending: Option<bool>,
     /// Jobs that left squeue, with their final state once sacct answered.
     pub finished: Vec<Job>,
     pub pending: PendingState,
@@ -59,6 +56,8 @@ pub struct Insight {
     pub history: VecDeque<(u32, u32)>,
     pub view: Option<View>,
     pub bounds: PollBounds,
+    /// The adaptive interval's memory (grows while the queue stays the same).
+    pub pace: Pace,
     pub last_key: Option<NaiveDateTime>,
     /// Non-fatal problems of the last refresh (e.g. sacct failing), naming the command.
     pub problems: Vec<String>,
@@ -68,11 +67,9 @@ impl Insight {
     /// `now` counts as the last key press: the dashboard was just opened.
     pub fn new(poll: Duration, now: NaiveDateTime) -> Insight {
         Insight {
-            starts: HashMap::new(),
             departed: Vec::new(),
             tries: HashMap::new(),
             live: HashSet::new(),
-            live_pending: None,
             finished: Vec::new(),
             pending: PendingState::default(),
             partitions: PartitionsState::default(),
@@ -80,21 +77,19 @@ impl Insight {
             history: VecDeque::new(),
             view: None,
             bounds: PollBounds::fixed(poll),
+            pace: Pace::new(&PollBounds::fixed(poll)),
             last_key: Some(now),
             problems: Vec::new(),
         }
     }
 
-    /// The refresh command: squeue and `squeue --start` (skipped when the last answer had no
-    /// pending job), plus sacct for departed ids.
+    /// The refresh command: squeue, plus sacct only for departed ids.
     pub fn poll_cmd(&self) -> Cmd {
-        let start = self.live_pending != Some(false);
-        if self.departed.is_empty() && start {
+        if self.departed.is_empty() {
             Cmd::PollQueue
         } else {
             Cmd::PollWith {
                 sacct: self.departed.clone(),
-                start,
             }
         }
     }
@@ -104,6 +99,7 @@ impl Insight {
     pub fn merge(&mut self, jobs: Vec<Job>, previous: &[Job]) -> Vec<Job> {
         let key = super::events::id_key;
         let now_ids: HashSet<u64> = jobs.iter().map(|j| key(&j.id)).collect();
+        self.pace.refreshed(queue_signature(&jobs), &self.bounds);
         for old in previous {
             // A collapsed pending array changes its id as tasks start: not a departure.
             let k = key(&old.id);
@@ -130,7 +126,6 @@ impl Insight {
                 _ => {}
             }
         }
-        self.live_pending = Some(pend > 0);
         self.history.push_back((pend, run));
         while self.history.len() > HISTORY {
             self.history.pop_front();
@@ -141,11 +136,6 @@ impl Insight {
     }
 
     pub fn on_extra(&mut self, extra: PollExtra) {
-        self.starts = extra
-            .starts
-            .into_iter()
-            .map(|s| (s.id.clone(), s))
-            .collect();
         self.problems = extra.problems;
         for d in &extra.finished {
             let Some(id) = &d.id else { continue };
@@ -196,29 +186,19 @@ fn facts(app: &App) -> PollFacts {
     let soon = |t: Option<NaiveDateTime>| t.is_some_and(|t| (t - now).num_seconds().abs() <= 60);
     let active = live.iter().any(|j| {
         matches!(j.state, JobState::Configuring | JobState::Completing)
-            || (j.status() == Status::Pending
-                && soon(app.insight.starts.get(&j.id).and_then(|s| s.start_time)))
-            || (j.status() == Status::Running && soon(j.start_time))
+            // %S: the estimate of a pending job, the start of a running one.
+            || (matches!(j.status(), Status::Pending | Status::Running) && soon(j.start_time))
     });
-    let all_pending = !live.is_empty() && live.iter().all(|j| j.status() == Status::Pending);
-    let idle = app
-        .insight
-        .last_key
-        .map(|k| (app.now - k).num_seconds().max(0) as u64)
-        .unwrap_or(u64::MAX);
-    PollFacts {
-        log_open: app.focus == crate::keymap::Pane::Log && app.logs.paths.is_some(),
-        active,
-        all_pending,
-        idle_secs: idle,
-    }
+    PollFacts { active }
 }
 
 impl App {
     /// Recomputes the refresh interval; the dashboard restarts its timer when it changes.
     pub(super) fn adapt_interval(&mut self) {
         let f = facts(self);
-        self.status.poll_interval = choose_interval(&f, &self.insight.bounds);
+        let ins = &mut self.insight;
+        ins.pace.key(ins.last_key, &ins.bounds);
+        self.status.poll_interval = choose_interval(&f, &ins.pace, &ins.bounds);
     }
 
     /// The pending-info fetch for the selected job, if it is pending and not already loaded.

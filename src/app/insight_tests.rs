@@ -84,8 +84,7 @@ fn a_job_that_leaves_squeue_stays_and_gets_its_final_state_from_sacct() {
     assert_eq!(
         a.update(Msg::PollDue),
         vec![Cmd::PollWith {
-            sacct: vec![id("237")],
-            start: true
+            sacct: vec![id("237")]
         }]
     );
     a.update(Msg::PollExtra(Box::new(PollExtra {
@@ -120,8 +119,7 @@ fn sacct_gives_up_on_an_unknown_id_after_three_tries() {
         assert_eq!(
             a.insight.poll_cmd(),
             Cmd::PollWith {
-                sacct: vec![id("237")],
-                start: true
+                sacct: vec![id("237")]
             }
         );
         a.update(Msg::PollExtra(Box::new(PollExtra {
@@ -190,42 +188,66 @@ fn partitions_view_fetches_once_per_minute_while_open() {
 }
 
 #[test]
-fn interval_slows_when_all_pending_and_idle_and_speeds_up_on_a_key() {
+fn interval_grows_while_the_queue_stays_the_same_and_snaps_back_on_a_change_or_a_key() {
     let mut a = app();
-    let pending: Vec<Job> = jobs()
+    let quiet: Vec<Job> = jobs()
         .into_iter()
-        .filter(|j| j.status() == Status::Pending)
+        .filter(|j| !matches!(j.state, JobState::Configuring | JobState::Completing))
+        .map(|mut j| {
+            // Started long ago or no estimate: nothing is about to happen.
+            j.start_time = None;
+            j
+        })
         .collect();
-    a.update(loaded(pending));
+    a.update(loaded(quiet.clone()));
     assert_eq!(
         a.status.poll_interval,
         Duration::from_secs(5),
         "just opened"
     );
-    a.update(Msg::Tick(now() + chrono::Duration::seconds(200)));
+    let mut seen = Vec::new();
+    for _ in 0..6 {
+        a.update(Msg::PollDue);
+        a.update(loaded(quiet.clone()));
+        seen.push(a.status.poll_interval.as_secs());
+    }
     assert_eq!(
-        a.status.poll_interval,
-        Duration::from_secs(30),
-        "idle, all pending"
+        seen,
+        [7, 11, 16, 25, 30, 30],
+        "same queue: slower each time"
     );
+    // Following a log that writes steadily does not speed the queue up.
+    a.update(Msg::Tick(now() + chrono::Duration::seconds(1)));
+    assert_eq!(a.status.poll_interval, Duration::from_secs(30));
     a.update(Msg::Key(KeyEvent::new(
         KeyCode::Char('j'),
         KeyModifiers::NONE,
     )));
-    a.update(Msg::Tick(now() + chrono::Duration::seconds(201)));
+    a.update(Msg::Tick(now() + chrono::Duration::seconds(2)));
     assert_eq!(
         a.status.poll_interval,
         Duration::from_secs(5),
-        "a key speeds it up"
+        "a key brings back the usual pace"
     );
-    // A job that just started: poll fast.
-    let mut started = jobs();
+    let fewer: Vec<Job> = quiet[1..].to_vec();
+    a.update(Msg::PollDue);
+    a.update(loaded(fewer));
+    assert_eq!(
+        a.status.poll_interval,
+        Duration::from_secs(2),
+        "a job left: fastest"
+    );
+    // A job that just started: fastest while it is new.
+    let mut started = quiet.clone();
     for j in &mut started {
         if j.status() == Status::Running {
             j.start_time = Some(a.now - chrono::Duration::seconds(10));
         }
     }
-    a.update(loaded(started));
+    for _ in 0..3 {
+        a.update(Msg::PollDue);
+        a.update(loaded(started.clone()));
+    }
     assert_eq!(a.status.poll_interval, Duration::from_secs(2));
 }
 
@@ -249,28 +271,4 @@ fn a_collapsed_array_row_changing_its_id_is_not_a_departure() {
     a.update(loaded(renamed));
     assert_eq!(a.insight.poll_cmd(), Cmd::PollQueue);
     assert!(a.insight.finished.is_empty());
-}
-
-#[test]
-fn start_estimates_are_skipped_while_no_job_is_pending() {
-    let mut a = app();
-    assert_eq!(
-        a.update(Msg::PollDue),
-        vec![Cmd::PollQueue],
-        "unknown yet: ask"
-    );
-    let running: Vec<Job> = jobs()
-        .into_iter()
-        .filter(|j| j.status() == Status::Running)
-        .collect();
-    a.update(loaded(running));
-    assert_eq!(
-        a.update(Msg::PollDue),
-        vec![Cmd::PollWith {
-            sacct: Vec::new(),
-            start: false
-        }]
-    );
-    a.update(loaded(jobs()));
-    assert_eq!(a.update(Msg::PollDue), vec![Cmd::PollQueue]);
 }

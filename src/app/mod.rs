@@ -189,6 +189,10 @@ impl App {
             Msg::Queue { result, at, took } => self.on_queue(result, at, took),
             Msg::Detail { id, result } => self.on_detail(id, *result),
             Msg::Tail(ev) => {
+                if matches!(&ev.kind, crate::logview::TailKind::Data { bytes, .. } if !bytes.is_empty())
+                {
+                    self.insight.pace.log_wrote(self.now, &self.insight.bounds);
+                }
                 self.logs.apply(ev);
                 Vec::new()
             }

@@ -122,7 +122,7 @@ impl FakeRemote {
     fn next_reply(&self, argv: &[String]) -> FakeReply {
         let mut inner = self.lock();
         inner.calls.push(argv.to_vec());
-        inner.stats.execs += 1;
+        inner.stats.count(argv);
         let best = inner
             .rules
             .iter_mut()

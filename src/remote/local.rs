@@ -96,7 +96,7 @@ impl LocalRemote {
             }
         };
         self.bump(|s| {
-            s.execs += 1;
+            s.count(argv);
             s.bytes_out += stdin.map_or(0, |d| d.len() as u64);
         });
         let input = child.stdin.take();
@@ -199,6 +199,45 @@ impl Remote for LocalRemote {
         max_bytes: u64,
     ) -> Result<FileChunk, RemoteError> {
         read_via_run(self, &self.host, path, pos, max_bytes, self.read_timeout).await
+    }
+
+    /// The same `tail -F` script as over SSH, as a local process.
+    async fn stream_file(
+        &self,
+        path: &str,
+        offset: u64,
+    ) -> Result<Option<super::FileStream>, RemoteError> {
+        use super::stream::{self, StreamEvent};
+        let argv = stream::stream_argv(path, offset);
+        self.bump(|s| s.execs += 1);
+        let mut cmd = tokio::process::Command::new(&argv[0]);
+        cmd.args(&argv[1..])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = cmd.spawn().map_err(|e| RemoteError::Other {
+            command: format!("tail -F {path}"),
+            host: self.host.clone(),
+            reason: e.to_string(),
+        })?;
+        let (tx, rx) = tokio::sync::mpsc::channel(stream::QUEUE);
+        let task = tokio::spawn(async move {
+            let _stdin = child.stdin.take();
+            match (child.stdout.take(), child.stderr.take()) {
+                (Some(out), Some(err)) => stream::pump(out, err, &tx).await,
+                _ => {
+                    let reason = "tail -F started without pipes".to_string();
+                    let _ = tx
+                        .send(StreamEvent::Ended {
+                            reset: false,
+                            reason,
+                        })
+                        .await;
+                }
+            }
+        });
+        Ok(Some(super::FileStream::new(rx, task)))
     }
 
     fn host(&self) -> Option<String> {

@@ -11,6 +11,7 @@ pub mod local;
 mod master;
 mod readfile;
 pub mod ssh;
+pub mod stream;
 
 use std::time::Duration;
 
@@ -23,6 +24,7 @@ pub use master::{
 };
 pub use readfile::{parse_read_output, read_file_argv, ReadOutcome, READ_SCRIPT};
 pub use ssh::SshRemote;
+pub use stream::{FileStream, StreamEvent};
 
 /// The most bytes read from one remote command's stdout (and from its stderr): 64 MiB, a
 /// hundred times a 20,000-job squeue. A runaway command cannot fill the laptop's memory.
@@ -174,6 +176,17 @@ pub struct RemoteStats {
     pub last_rtt: Option<Duration>,
     /// SSH connections (ControlMasters) opened or attached.
     pub connects: u64,
+    /// RPCs the commands run so far cost slurmctld and slurmdbd, counted from each command
+    /// (see `slurm::command::rpc_cost`).
+    pub rpcs: crate::slurm::command::RpcCost,
+}
+
+impl RemoteStats {
+    /// Counts one command: an exec and what it costs the Slurm daemons.
+    pub fn count(&mut self, argv: &[String]) {
+        self.execs += 1;
+        self.rpcs += crate::slurm::command::rpc_cost(argv);
+    }
 }
 
 #[async_trait::async_trait]
@@ -193,6 +206,16 @@ pub trait Remote: Send + Sync {
         pos: ReadPos,
         max_bytes: u64,
     ) -> Result<FileChunk, RemoteError>;
+
+    /// Streams `path` from byte `offset` on as it grows, over one long-lived command (see
+    /// [`stream`]). `Ok(None)`: this transport cannot stream; read from offsets instead.
+    async fn stream_file(
+        &self,
+        _path: &str,
+        _offset: u64,
+    ) -> Result<Option<FileStream>, RemoteError> {
+        Ok(None)
+    }
 
     /// The login host in use, if connected.
     fn host(&self) -> Option<String>;

@@ -3,9 +3,10 @@
 //! The master is a system `ssh -M -N -f` process that slurmdash starts itself (BatchMode, a
 //! socket in a private 0700 directory) or one the user started interactively with
 //! [`interactive_login`](super::interactive_login) and that we attach to by its socket path. Commands run through the
-//! openssh crate's process mux (`Session::resume` + `command(..).arg(..)`), so each poll is
-//! one `ssh -S socket` client on the laptop and one new channel on the existing connection:
-//! no TCP connect, no key exchange, no authentication.
+//! openssh crate's native mux (`Session::resume_mux` + `command(..).arg(..)`): each poll is
+//! one new channel opened by talking to the master's socket directly (no `ssh -S` client
+//! process per command, so nothing to fork and no extra memory), with no TCP connect, no key
+//! exchange and no authentication.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -20,6 +21,7 @@ use super::master::{
     connect_err, exit_master, exit_master_blocking, launch_batch_master, looks_permanent,
     master_answers, mux_never_connected, new_private_dir, no_hosts_error, SshOptions,
 };
+use super::stream::{self, FileStream, StreamEvent};
 use super::{
     display_argv, read_via_run, ConnState, FileChunk, ReadPos, Remote, RemoteError, RemoteStats,
     RunOutput,
@@ -259,7 +261,7 @@ impl SshRemote {
     async fn open(&self, attempt: u32, first: bool) -> Result<Live, String> {
         if let Some(ctl) = &self.opts.control_path {
             if master_answers(ctl).await {
-                let session = Session::resume(ctl.clone().into_boxed_path(), None);
+                let session = Session::resume_mux(ctl.clone().into_boxed_path(), None);
                 return Ok(Live {
                     remote_timeout: self.probe_timeout(&session).await,
                     session,
@@ -282,7 +284,7 @@ impl SshRemote {
                 });
             }
             let (ctl, log, owned) = self.launch(&host).await?;
-            let session = Session::resume(ctl.clone().into_boxed_path(), Some(log.into()));
+            let session = Session::resume_mux(ctl.clone().into_boxed_path(), Some(log.into()));
             Ok(Live {
                 remote_timeout: self.probe_timeout(&session).await,
                 session,
@@ -373,7 +375,7 @@ impl SshRemote {
             let result = self.exec(&live, argv, stdin, timeout).await;
             {
                 let mut sh = self.shared();
-                sh.stats.execs += 1;
+                sh.stats.count(argv);
                 sh.stats.bytes_out += sent;
                 if let Exec::Done(out) = &result {
                     sh.stats.bytes_in += (out.stdout.len() + out.stderr.len()) as u64;
@@ -448,11 +450,23 @@ impl SshRemote {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let max_output = self.opts.max_output;
+        let t0 = Instant::now();
+        let mut child = match tokio::time::timeout(timeout, cmd.spawn()).await {
+            Err(_) => return Exec::Timeout,
+            Ok(Err(e)) => {
+                // Native mux: a master that is gone fails here, before anything ran.
+                if let Err(gone) = live.session.check().await {
+                    return Exec::MasterGone {
+                        ran: false,
+                        reason: format!("{gone}: {e}"),
+                    };
+                }
+                return Exec::Failed(e.to_string());
+            }
+            Ok(Ok(c)) => c,
+        };
+        let timeout = timeout.saturating_sub(t0.elapsed());
         let work = async {
-            let mut child = cmd
-                .spawn()
-                .await
-                .map_err(|e| ReadError::Failed(e.to_string()))?;
             let (sin, sout, serr) = (
                 child.stdin().take(),
                 child.stdout().take(),
@@ -588,6 +602,49 @@ impl Remote for SshRemote {
     ) -> Result<FileChunk, RemoteError> {
         let host = self.host().unwrap_or_else(|| self.opts.hosts.join(","));
         read_via_run(self, &host, path, pos, max_bytes, self.opts.read_timeout).await
+    }
+
+    /// One `tail -F` channel on the existing master; it lives as long as the returned stream.
+    async fn stream_file(
+        &self,
+        path: &str,
+        offset: u64,
+    ) -> Result<Option<FileStream>, RemoteError> {
+        let live = self.ensure(self.opts.read_timeout).await?;
+        let argv = stream::stream_argv(path, offset);
+        {
+            let mut sh = self.shared();
+            sh.stats.execs += 1;
+            sh.stats.bytes_out += argv.iter().map(|a| a.len() as u64 + 1).sum::<u64>();
+        }
+        let (tx, rx) = tokio::sync::mpsc::channel(stream::QUEUE);
+        let task = tokio::spawn(async move {
+            let mut cmd = live.session.command(argv[0].as_str());
+            cmd.args(&argv[1..])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            let mut child = match cmd.spawn().await {
+                Ok(c) => c,
+                Err(e) => {
+                    let reason = format!("starting tail -F on {}: {e}", live.host);
+                    let _ = tx
+                        .send(StreamEvent::Ended {
+                            reset: false,
+                            reason,
+                        })
+                        .await;
+                    return;
+                }
+            };
+            // Held open: the remote script stops its tail when this closes.
+            let _stdin = child.stdin().take();
+            if let (Some(out), Some(err)) = (child.stdout().take(), child.stderr().take()) {
+                stream::pump(out, err, &tx).await;
+            }
+            // Dropping the child ends the channel (and, through its stdin, the remote tail).
+        });
+        Ok(Some(FileStream::new(rx, task)))
     }
 
     fn host(&self) -> Option<String> {

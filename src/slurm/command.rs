@@ -141,15 +141,18 @@ fn join_ids(ids: &[JobId]) -> String {
     ids.iter().map(JobId::as_str).collect::<Vec<_>>().join(",")
 }
 
-/// The poll: one squeue, parsed by `parse::squeue::parse_squeue`.
+/// The poll: one squeue, parsed by `parse::squeue::parse_squeue`. `--local` spares
+/// slurmctld the federation-info RPC (two RPCs instead of three); `%S` in the format is the
+/// scheduler's start estimate of a pending job, so no separate `squeue --start` is needed.
 pub fn squeue(q: &SqueueQuery) -> Vec<String> {
-    let mut args = vec!["squeue".to_string(), "--noheader".into()];
+    let mut args = vec!["squeue".to_string(), "--noheader".into(), "--local".into()];
     filters(&mut args, q);
     args.push(format!("--format={}", squeue_format()));
     args
 }
 
-/// Start estimates of pending jobs; parsed by `parse::squeue::parse_squeue_start`.
+/// Start estimates of pending jobs with the nodes the scheduler expects (`%Y`); parsed by
+/// `parse::squeue::parse_squeue_start`. The refresh does not run it (see [`squeue`]).
 pub fn squeue_start(q: &SqueueQuery) -> Vec<String> {
     let mut args = vec!["squeue".to_string(), "--noheader".into(), "--start".into()];
     filters(&mut args, q);
@@ -327,6 +330,60 @@ pub fn shell_line(argv: &[String]) -> Result<String, shlex::QuoteError> {
     shlex::try_join(argv.iter().map(String::as_str))
 }
 
+/// Remote procedure calls a command costs the cluster's daemons.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RpcCost {
+    /// slurmctld
+    pub ctld: u64,
+    /// slurmdbd (the accounting database)
+    pub dbd: u64,
+}
+
+impl std::ops::AddAssign for RpcCost {
+    fn add_assign(&mut self, o: RpcCost) {
+        self.ctld += o.ctld;
+        self.dbd += o.dbd;
+    }
+}
+
+/// What `argv` costs slurmctld and slurmdbd, from what each Slurm 22.05 client sends (counted
+/// with `sdiag` on the dev cluster): squeue asks for jobs and partitions and, without
+/// `--local`, the federation; sinfo for nodes, partitions and the federation; sacct and
+/// sacctmgr go to slurmdbd only. `sh -c SCRIPT` (a batch of commands) costs what its lines
+/// cost; anything else (tail, cat, stat) costs nothing.
+pub fn rpc_cost(argv: &[String]) -> RpcCost {
+    let word = |w: &str| argv.iter().skip(1).any(|a| a == w);
+    let (ctld, dbd) = match argv.first().map(|p| p.rsplit('/').next().unwrap_or(p)) {
+        Some("sh" | "bash") if argv.get(1).map(String::as_str) == Some("-c") => {
+            let mut total = RpcCost::default();
+            for line in argv.get(2).map(String::as_str).unwrap_or("").lines() {
+                if let Some(words) = shlex::split(line) {
+                    total += rpc_cost(&words);
+                }
+            }
+            return total;
+        }
+        Some("timeout") => {
+            // `timeout [-k 5s] [-s SIG] DURATION argv…`
+            let mut i = 1;
+            while let Some(a) = argv.get(i) {
+                match a.as_str() {
+                    "-k" | "-s" => i += 2,
+                    a if a.starts_with('-') => i += 1,
+                    _ => break,
+                }
+            }
+            return rpc_cost(argv.get(i + 1..).unwrap_or(&[]));
+        }
+        Some("squeue") => (if word("--local") { 2 } else { 3 }, 0),
+        Some("sinfo") => (if word("--local") { 2 } else { 3 }, 0),
+        Some("sacct" | "sacctmgr") => (0, 1),
+        Some("scontrol" | "sprio" | "sshare" | "sstat" | "scancel" | "sbatch" | "srun") => (1, 0),
+        _ => (0, 0),
+    };
+    RpcCost { ctld, dbd }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -335,7 +392,7 @@ mod tests {
     #[test]
     fn squeue_defaults_to_own_jobs_and_one_argv_per_option() {
         let a = squeue(&SqueueQuery::default());
-        assert_eq!(&a[..3], &["squeue", "--noheader", "--me"]);
+        assert_eq!(&a[..4], &["squeue", "--noheader", "--local", "--me"]);
         let fmt = a.last().unwrap();
         assert!(fmt.starts_with("--format=%i\x1f%F\x1f"));
         assert!(fmt.ends_with("%j\x1e"));
@@ -421,5 +478,22 @@ mod tests {
         assert!(sprio(&ids, &Scope::Me).contains(&"--jobs=5,6_2".to_string()));
         assert!(sshare(&Scope::All).contains(&"--all".to_string()));
         assert!(sinfo()[2].contains("GresUsed:0\x1f"));
+    }
+
+    #[test]
+    fn rpc_cost_of_the_refresh_and_of_a_batch() {
+        let q = squeue(&SqueueQuery::default());
+        assert_eq!(rpc_cost(&q), RpcCost { ctld: 2, dbd: 0 });
+        let plain: Vec<String> = ["squeue", "--me"].map(String::from).to_vec();
+        assert_eq!(rpc_cost(&plain).ctld, 3, "federation info without --local");
+        let id: JobId = "7".parse().unwrap();
+        let b = crate::slurm::batch::script(&[q.clone(), sacct_jobs(&[id])]).unwrap();
+        let cost = rpc_cost(&crate::slurm::batch::argv(&b));
+        assert_eq!(cost, RpcCost { ctld: 2, dbd: 1 });
+        let mut wrapped: Vec<String> = ["timeout", "-k", "5s", "31.0s"].map(String::from).to_vec();
+        wrapped.extend(q);
+        assert_eq!(rpc_cost(&wrapped).ctld, 2);
+        let tail: Vec<String> = ["tail", "-c", "+1", "-F", "x"].map(String::from).to_vec();
+        assert_eq!(rpc_cost(&tail), RpcCost::default());
     }
 }

@@ -262,14 +262,9 @@ impl DetailWidget<'_> {
         let never_ran = state.is_finished()
             && d.is_some_and(|d| d.node_list.as_deref().is_none_or(|n| n == "None assigned"));
         match (pending, start) {
-            (true, _) => match self.pending.start.and_then(|e| e.start_time).or(start) {
-                Some(s) => {
-                    let mut text = at(s, human_until(s, self.now));
-                    if let Some(n) = self.pending.start.and_then(|e| e.sched_nodes.as_deref()) {
-                        text.push_str(&format!(" on {n}"));
-                    }
-                    l.plain("Est. start", &text)
-                }
+            // squeue's %S: the scheduler's estimate for a pending job.
+            (true, _) => match start {
+                Some(s) => l.plain("Est. start", &at(s, human_until(s, self.now))),
                 None => {
                     let r = dd.reason.as_deref().or(j.and_then(|j| j.reason.as_deref()));
                     l.field("Est. start", &why_no_estimate(r), t.dim())

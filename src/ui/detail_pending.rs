@@ -5,7 +5,7 @@ use ratatui::style::Style;
 
 use super::{DetailWidget, Lines};
 use crate::slurm::fit::{fits, JobRequest};
-use crate::slurm::model::{JobDetail, StartEstimate};
+use crate::slurm::model::JobDetail;
 use crate::slurm::pending::{factors, PendingInfo};
 use crate::slurm::reason::Context;
 
@@ -13,7 +13,6 @@ use crate::slurm::reason::Context;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PendingView<'a> {
     pub info: Option<&'a PendingInfo>,
-    pub start: Option<&'a StartEstimate>,
     pub loading: bool,
     pub error: Option<&'a str>,
     /// The key that opens the edit form, named in fixes.

@@ -20,6 +20,7 @@ use crate::keymap::Keymap;
 use crate::queue::QueueView;
 use crate::remote::RemoteStats;
 use crate::slurm::batch::Section;
+use crate::slurm::command::RpcCost;
 use crate::slurm::model::Job;
 use crate::slurm::parse::parse_squeue;
 use crate::slurm::partview;
@@ -86,7 +87,6 @@ fn detail(job: &Job, info: Option<&pending::PendingInfo>, w: u16, h: u16) -> Str
         chain: None,
         pending: PendingView {
             info,
-            start: None,
             loading: false,
             error: None,
             edit_key: Some("E"),
@@ -186,6 +186,10 @@ fn stats_view_rates_bytes_and_round_trip() {
                 bytes_out: execs * 600,
                 last_rtt: Some(Duration::from_millis(12)),
                 connects: 1,
+                rpcs: RpcCost {
+                    ctld: execs * 2,
+                    dbd: execs / 10,
+                },
             },
             at: t0 + chrono::Duration::seconds(i),
         });
@@ -195,7 +199,15 @@ fn stats_view_rates_bytes_and_round_trip() {
     StatsWidget { app: &a }.render(buf.area, &mut buf);
     let s = text(&buf);
     assert!(
-        s.contains("per minute              12.0 (last 5 min)"),
+        s.contains("slurmctld RPCs per minute 24.0 (last 5 min; 68 in all)"),
+        "{s}"
+    );
+    assert!(
+        s.contains("slurmdbd RPCs per minute  1.0 (3 in all)"),
+        "{s}"
+    );
+    assert!(
+        s.contains("round trips per minute    12.0 (SSH execs; 34 in all)"),
         "{s}"
     );
     assert_snapshot!(s);

@@ -197,7 +197,6 @@ fn detail_pending(app: &App) -> detail::PendingView<'_> {
     let mine = p.id.is_some() && p.id.as_ref() == selected;
     detail::PendingView {
         info: p.info.as_ref().filter(|_| mine),
-        start: selected.and_then(|id| ins.starts.get(id)),
         loading: mine && p.loading,
         error: p.error.as_deref().filter(|_| mine),
         // No "E to edit" hint where editing is refused or unbound.

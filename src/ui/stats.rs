@@ -1,5 +1,6 @@
-//! `:stats`: what slurmdash costs the cluster: remote commands per minute, bytes moved,
-//! round-trip time, from samples of the transport's counters.
+//! `:stats`: what slurmdash costs the cluster, to show an admin: slurmctld and slurmdbd RPCs
+//! per minute (counted from the commands it ran), remote commands (round trips), bytes moved,
+//! the last round-trip time and the current refresh interval.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -20,8 +21,16 @@ fn bytes(n: u64) -> String {
     }
 }
 
-/// (execs per minute, bytes in per minute) over the samples of the last `window` seconds.
-pub fn rates(app: &App, window: i64) -> Option<(f64, f64)> {
+/// Per-minute rates over the samples of the last `window` seconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rates {
+    pub execs: f64,
+    pub bytes_in: f64,
+    pub ctld: f64,
+    pub dbd: f64,
+}
+
+pub fn rates(app: &App, window: i64) -> Option<Rates> {
     let s = &app.insight.stats;
     let (t1, last) = s.back()?;
     let (t0, first) = s
@@ -29,10 +38,13 @@ pub fn rates(app: &App, window: i64) -> Option<(f64, f64)> {
         .find(|(t, _)| (*t1 - *t).num_seconds() <= window)
         .filter(|(t, _)| t < t1)?;
     let mins = (*t1 - *t0).num_milliseconds() as f64 / 60_000.0;
-    Some((
-        last.execs.saturating_sub(first.execs) as f64 / mins,
-        last.bytes_in.saturating_sub(first.bytes_in) as f64 / mins,
-    ))
+    let per_min = |a: u64, b: u64| a.saturating_sub(b) as f64 / mins;
+    Some(Rates {
+        execs: per_min(last.execs, first.execs),
+        bytes_in: per_min(last.bytes_in, first.bytes_in),
+        ctld: per_min(last.rpcs.ctld, first.rpcs.ctld),
+        dbd: per_min(last.rpcs.dbd, first.rpcs.dbd),
+    })
 }
 
 impl Widget for StatsWidget<'_> {
@@ -51,10 +63,26 @@ impl Widget for StatsWidget<'_> {
             Some((at, s)) => {
                 let since = app.insight.stats.front().map(|(t0, _)| *t0).unwrap_or(*at);
                 let mins = ((*at - since).num_seconds().max(0)) / 60;
-                lines.push(row("remote commands", format!("{} (SSH execs)", s.execs)));
-                if let Some((per_min, bytes_min)) = rates(app, 300) {
-                    lines.push(row("  per minute", format!("{per_min:.1} (last 5 min)")));
-                    lines.push(row("  received per minute", bytes(bytes_min as u64)));
+                if let Some(r) = rates(app, 300) {
+                    lines.push(row(
+                        "slurmctld RPCs per minute",
+                        format!("{:.1} (last 5 min; {} in all)", r.ctld, s.rpcs.ctld),
+                    ));
+                    lines.push(row(
+                        "slurmdbd RPCs per minute",
+                        format!("{:.1} ({} in all)", r.dbd, s.rpcs.dbd),
+                    ));
+                    lines.push(row(
+                        "round trips per minute",
+                        format!("{:.1} (SSH execs; {} in all)", r.execs, s.execs),
+                    ));
+                    lines.push(row("received per minute", bytes(r.bytes_in as u64)));
+                } else {
+                    lines.push(row(
+                        "slurmctld RPCs",
+                        format!("{} · slurmdbd {}", s.rpcs.ctld, s.rpcs.dbd),
+                    ));
+                    lines.push(row("round trips", format!("{} (SSH execs)", s.execs)));
                 }
                 lines.push(row(
                     "bytes",
@@ -77,19 +105,19 @@ impl Widget for StatsWidget<'_> {
         lines.push(row(
             "refresh every",
             format!(
-                "{}s now (bounds {}–{}s)",
-                app.status.poll_interval.as_secs(),
+                "{:.1}s now (bounds {}–{}s; slower while nothing changes)",
+                app.status.poll_interval.as_secs_f64(),
                 app.insight.bounds.min.as_secs(),
                 app.insight.bounds.max.as_secs()
             ),
         ));
         lines.push(Line::default());
         lines.push(Line::styled(
-            "one remote command per refresh: squeue and squeue --start (and sacct for jobs",
+            "one remote command per refresh: squeue --local (2 slurmctld RPCs; sacct only for",
             t.dim(),
         ));
         lines.push(Line::styled(
-            "that left the queue) share one SSH exec; `watch -n 2 squeue` runs 30 a minute.",
+            "jobs that left the queue); a followed log streams and costs slurmctld nothing.",
             t.dim(),
         ));
         for p in &app.insight.problems {

@@ -1,18 +1,19 @@
-//! The refresh: squeue, `squeue --start` and (when asked) sacct for jobs that left squeue,
-//! all in ONE remote exec.
+//! The refresh: one `squeue --local` (its `%S` is the start estimate of a pending job, so
+//! no `squeue --start`) and, only when jobs left squeue, sacct for them, in ONE remote exec.
+//! slurmctld sees two RPCs (job info and partition info); slurmdbd sees nothing unless a job
+//! left the queue.
 
 use std::time::Duration;
 
 use crate::remote::Remote;
 use crate::slurm::batch::{self, Section};
 use crate::slurm::command::{self, SqueueQuery};
-use crate::slurm::model::{Job, JobDetail, JobId, StartEstimate};
-use crate::slurm::parse::{parse_sacct, parse_squeue, parse_squeue_start};
+use crate::slurm::model::{Job, JobDetail, JobId};
+use crate::slurm::parse::{parse_sacct, parse_squeue};
 
 /// What one refresh brings besides the queue itself.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PollExtra {
-    pub starts: Vec<StartEstimate>,
     /// Final accounting records of jobs that left squeue.
     pub finished: Vec<JobDetail>,
     /// The ids sacct was asked about (those it did not know may be asked again).
@@ -24,12 +25,9 @@ pub struct PollExtra {
 /// At most this many ids per sacct call; the rest wait for the next refresh.
 pub const SACCT_MAX_IDS: usize = 200;
 
-/// squeue, then `squeue --start` when `start`, then sacct when `gone` is not empty.
-pub fn commands(query: &SqueueQuery, gone: &[JobId], start: bool) -> Vec<Vec<String>> {
+/// squeue, then sacct when `gone` is not empty.
+pub fn commands(query: &SqueueQuery, gone: &[JobId]) -> Vec<Vec<String>> {
     let mut v = vec![command::squeue(query)];
-    if start {
-        v.push(command::squeue_start(query));
-    }
     if !gone.is_empty() {
         v.push(command::sacct_jobs(&gone[..gone.len().min(SACCT_MAX_IDS)]));
     }
@@ -50,11 +48,7 @@ fn problem(name: &str, s: &Section) -> String {
 
 /// Interprets the sections of [`commands`]. squeue failing fails the refresh; the others only
 /// add a problem.
-pub fn parse(
-    sections: &[Section],
-    gone: &[JobId],
-    start: bool,
-) -> Result<(Vec<Job>, PollExtra), String> {
+pub fn parse(sections: &[Section], gone: &[JobId]) -> Result<(Vec<Job>, PollExtra), String> {
     let Some(q) = sections.first() else {
         return Err("the refresh printed nothing".into());
     };
@@ -64,18 +58,7 @@ pub fn parse(
     let jobs =
         parse_squeue(&q.stdout).map_err(|e| format!("squeue printed something unexpected: {e}"))?;
     let mut extra = PollExtra::default();
-    let sacct_at = if start { 2 } else { 1 };
-    if let Some(s) = sections.get(1).filter(|_| start) {
-        if !s.success() {
-            extra.problems.push(problem("squeue --start", s));
-        } else {
-            match parse_squeue_start(&s.stdout) {
-                Ok(v) => extra.starts = v,
-                Err(e) => extra.problems.push(format!("squeue --start: {e}")),
-            }
-        }
-    }
-    if let Some(s) = sections.get(sacct_at) {
+    if let Some(s) = sections.get(1) {
         extra.asked = gone[..gone.len().min(SACCT_MAX_IDS)].to_vec();
         if !s.success() {
             extra.problems.push(problem("sacct", s));
@@ -94,10 +77,9 @@ pub async fn poll(
     remote: &dyn Remote,
     query: &SqueueQuery,
     gone: &[JobId],
-    start: bool,
     timeout: Duration,
 ) -> Result<(Vec<Job>, PollExtra), String> {
-    let cmds = commands(query, gone, start);
+    let cmds = commands(query, gone);
     let b = batch::script(&cmds).map_err(|e| format!("building the refresh command: {e}"))?;
     let argv = batch::argv(&b);
     let out = remote
@@ -107,8 +89,7 @@ pub async fn poll(
     let sections = batch::split(&b, &out.stdout_lossy(), &out.stderr_lossy()).map_err(|e| {
         let said = out.stderr_lossy();
         format!(
-            "refresh (squeue{}{}) on {}: {e}{}",
-            if start { ", squeue --start" } else { "" },
+            "refresh (squeue{}) on {}: {e}{}",
             if gone.is_empty() { "" } else { ", sacct" },
             remote.host().unwrap_or_else(|| "the cluster".into()),
             if said.trim().is_empty() {
@@ -118,7 +99,7 @@ pub async fn poll(
             }
         )
     })?;
-    parse(&sections, gone, start)
+    parse(&sections, gone)
 }
 
 #[cfg(test)]
@@ -133,21 +114,17 @@ mod tests {
         // The fake cannot run sh: it answers with empty output, which split rejects.
         r.on(&["sh", "-c"], vec![FakeReply::ok("")]);
         let gone: Vec<JobId> = vec!["5".parse().unwrap()];
-        let e = poll(
-            &r,
-            &SqueueQuery::default(),
-            &gone,
-            true,
-            Duration::from_secs(5),
-        )
-        .await
-        .unwrap_err();
-        assert!(e.contains("squeue, squeue --start, sacct"), "{e}");
+        let e = poll(&r, &SqueueQuery::default(), &gone, Duration::from_secs(5))
+            .await
+            .unwrap_err();
+        assert!(e.contains("refresh (squeue, sacct)"), "{e}");
         assert_eq!(r.stats().execs, 1);
-        let calls = r.calls();
-        assert!(calls[0][2].contains("'--jobs=5'") || calls[0][2].contains("--jobs=5"));
-        assert_eq!(commands(&SqueueQuery::default(), &[], true).len(), 2);
-        assert_eq!(commands(&SqueueQuery::default(), &gone, false).len(), 2);
+        let script = &r.calls()[0][2];
+        assert!(script.contains("--jobs=5"), "{script}");
+        assert_eq!(script.matches("squeue").count(), 1, "one squeue: {script}");
+        assert!(!script.contains("--start"), "{script}");
+        assert_eq!(commands(&SqueueQuery::default(), &[]).len(), 1);
+        assert_eq!(commands(&SqueueQuery::default(), &gone).len(), 2);
     }
 
     #[test]
@@ -162,19 +139,13 @@ mod tests {
             stderr: "sacct: error: Problem talking to the database\n".into(),
             code: Some(1),
         };
-        let (jobs, extra) = parse(
-            &[ok(""), ok(""), bad.clone()],
-            &["7".parse().unwrap()],
-            true,
-        )
-        .unwrap();
-        assert!(jobs.is_empty());
-        let (_, extra2) = parse(&[ok(""), bad.clone()], &["7".parse().unwrap()], false).unwrap();
-        assert!(extra2.problems[0].starts_with("sacct failed"));
+        let (jobs, extra) = parse(&[ok(""), bad.clone()], &["7".parse().unwrap()]).unwrap();
         assert!(jobs.is_empty());
         assert_eq!(extra.asked.len(), 1);
         assert!(extra.problems[0].starts_with("sacct failed (exit 1): sacct: error"));
-        let e = parse(&[bad], &[], true).unwrap_err();
+        let (_, quiet) = parse(&[ok("")], &[]).unwrap();
+        assert!(quiet.asked.is_empty() && quiet.problems.is_empty());
+        let e = parse(&[bad], &[]).unwrap_err();
         assert!(e.starts_with("squeue failed (exit 1)"), "{e}");
     }
 }

@@ -1,15 +1,19 @@
-//! Follows one log file: a tail read first, then only the bytes past the last offset, every
-//! `every`. One read in flight; a missing file is polled more slowly; transport errors back
-//! off. The App stops it by aborting the JoinHandle.
+//! Follows one log file: a tail read first, then the file streams over one long-lived
+//! command (`tail -F` on the existing SSH master, see `remote::stream`), so a new line shows
+//! as soon as it is written and no command runs per line or per second. When the stream
+//! breaks, or the file is truncated or replaced, the tailer reads from its offset (or the
+//! tail again) and streams anew; a transport that cannot stream is read from offsets every
+//! `every`. A missing file is polled more slowly; transport errors back off. The App stops
+//! it by aborting the JoinHandle (which also ends the remote tail).
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinHandle;
 
 use crate::logview::{Stream, TailEvent, TailKind};
-use crate::remote::{FileChunk, ReadPos, Remote, RemoteError};
+use crate::remote::{FileChunk, FileStream, ReadPos, Remote, RemoteError, StreamEvent};
 use crate::slurm::model::JobId;
 
 /// Bytes read when opening a file: a few thousand lines, whatever the file's size.
@@ -20,6 +24,9 @@ pub const MAX_CHUNK: u64 = 1 << 20;
 const MISSING_SLOWDOWN: u32 = 3;
 /// Transport errors double the delay up to `every * MAX_BACKOFF`.
 const MAX_BACKOFF: u32 = 8;
+/// A stream that lived this long was healthy. After two in a row that did not, the next
+/// waits `every`, then twice as long, and so on up to `every * MAX_BACKOFF`.
+const STREAM_STEADY: Duration = Duration::from_secs(5);
 
 impl From<TailEvent> for crate::action::Msg {
     fn from(ev: TailEvent) -> Self {
@@ -40,23 +47,78 @@ where
     T: From<TailEvent> + Send + 'static,
 {
     tokio::spawn(async move {
+        let send = |kind: TailKind| {
+            tx.send(T::from(TailEvent {
+                job: job.clone(),
+                stream,
+                path: path.clone(),
+                kind,
+            }))
+            .is_ok()
+        };
         let mut st = TailState::default();
+        let mut can_stream = true;
+        // Streams in a row that broke early.
+        let mut breaks: u32 = 0;
         loop {
             let (kinds, slowdown) = step(remote.as_ref(), &path, &mut st).await;
             for kind in kinds {
-                let ev = TailEvent {
-                    job: job.clone(),
-                    stream,
-                    path: path.clone(),
-                    kind,
-                };
-                if tx.send(T::from(ev)).is_err() {
+                if !send(kind) {
                     return;
+                }
+            }
+            let readable = slowdown == 1 && st.problem.is_none();
+            if let (true, true, Some(offset)) = (can_stream, readable, st.next) {
+                match remote.stream_file(&path, offset).await {
+                    Ok(Some(s)) => {
+                        let t0 = Instant::now();
+                        if !follow(s, &mut st, &send).await {
+                            return;
+                        }
+                        breaks = if t0.elapsed() >= STREAM_STEADY {
+                            0
+                        } else {
+                            breaks.saturating_add(1)
+                        };
+                        if breaks <= 1 {
+                            // Catch up from the offset (or the tail) at once, then stream
+                            // again; only streams that keep breaking early wait.
+                            continue;
+                        }
+                        let shift = (breaks - 2).min(3);
+                        tokio::time::sleep(every * (1u32 << shift).min(MAX_BACKOFF)).await;
+                        continue;
+                    }
+                    Ok(None) => can_stream = false,
+                    // A transport error: read from the offset after the usual wait.
+                    Err(_) => {}
                 }
             }
             tokio::time::sleep(every * slowdown).await;
         }
     })
+}
+
+/// Forwards a stream's bytes as Data until it ends. False when nobody listens any more.
+async fn follow(mut s: FileStream, st: &mut TailState, send: &impl Fn(TailKind) -> bool) -> bool {
+    while let Some(ev) = s.rx.recv().await {
+        match ev {
+            StreamEvent::Data(bytes) => {
+                let next = st.next.unwrap_or(0) + bytes.len() as u64;
+                st.next = Some(next);
+                if !send(TailKind::Data { bytes, size: next }) {
+                    return false;
+                }
+            }
+            StreamEvent::Ended { reset, .. } => {
+                if reset {
+                    st.next = None;
+                }
+                break;
+            }
+        }
+    }
+    true
 }
 
 #[derive(Debug, Default)]
@@ -348,5 +410,136 @@ mod tests {
             panic!("data")
         };
         assert!(bytes.ends_with(b"burst 299999\n"));
+    }
+
+    /// The fake's files, plus streams the test drives by hand (one sender per stream opened).
+    struct Streaming {
+        fake: Arc<FakeRemote>,
+        opened: std::sync::Mutex<Vec<(u64, tokio::sync::mpsc::Sender<StreamEvent>)>>,
+    }
+
+    #[async_trait::async_trait]
+    impl Remote for Streaming {
+        async fn run(
+            &self,
+            argv: &[String],
+            stdin: Option<&[u8]>,
+            timeout: Duration,
+        ) -> Result<crate::remote::RunOutput, RemoteError> {
+            self.fake.run(argv, stdin, timeout).await
+        }
+        async fn read_file(
+            &self,
+            path: &str,
+            pos: ReadPos,
+            max_bytes: u64,
+        ) -> Result<FileChunk, RemoteError> {
+            self.fake.read_file(path, pos, max_bytes).await
+        }
+        async fn stream_file(
+            &self,
+            _path: &str,
+            offset: u64,
+        ) -> Result<Option<FileStream>, RemoteError> {
+            let (tx, rx) = tokio::sync::mpsc::channel(4);
+            self.opened.lock().unwrap().push((offset, tx));
+            Ok(Some(FileStream::new(rx, tokio::spawn(async {}))))
+        }
+        fn host(&self) -> Option<String> {
+            self.fake.host()
+        }
+        fn state(&self) -> crate::remote::ConnState {
+            self.fake.state()
+        }
+        fn stats(&self) -> crate::remote::RemoteStats {
+            self.fake.stats()
+        }
+    }
+
+    impl Streaming {
+        async fn stream(&self, n: usize) -> (u64, tokio::sync::mpsc::Sender<StreamEvent>) {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            loop {
+                if let Some(s) = self.opened.lock().unwrap().get(n).cloned() {
+                    return s;
+                }
+                assert!(Instant::now() < deadline, "stream {n} never opened");
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn streams_after_the_tail_read_with_no_read_per_line() {
+        let fake = Arc::new(FakeRemote::default());
+        fake.set_file(P, "one\n");
+        let r = Arc::new(Streaming {
+            fake: fake.clone(),
+            opened: Default::default(),
+        });
+        let (tx, mut rx) = unbounded_channel::<TailEvent>();
+        let remote: Arc<dyn Remote> = r.clone();
+        let _h = spawn_tailer(remote, JobId::new(7), Stream::Stdout, P.into(), EVERY, tx);
+        assert_eq!(next(&mut rx).await, TailKind::Reset { offset: 0, size: 4 });
+        assert_eq!(next(&mut rx).await, data("one\n", 4));
+        let (offset, s) = r.stream(0).await;
+        assert_eq!(offset, 4, "streams from where the tail read ended");
+        for i in 0..20 {
+            s.send(StreamEvent::Data(format!("line {i}\n").into_bytes()))
+                .await
+                .unwrap();
+        }
+        let mut size = 4;
+        for i in 0..20 {
+            let line = format!("line {i}\n");
+            size += line.len();
+            assert_eq!(next(&mut rx).await, data(&line, size));
+        }
+        tokio::time::sleep(EVERY * 10).await;
+        assert_eq!(
+            fake.reads().len(),
+            1,
+            "one read (the tail), then only the stream"
+        );
+        assert_eq!(r.opened.lock().unwrap().len(), 1, "one stream");
+    }
+
+    #[tokio::test]
+    async fn a_broken_stream_falls_back_to_a_read_from_the_offset_and_streams_again() {
+        let fake = Arc::new(FakeRemote::default());
+        fake.set_file(P, "one\n");
+        let r = Arc::new(Streaming {
+            fake: fake.clone(),
+            opened: Default::default(),
+        });
+        let (tx, mut rx) = unbounded_channel::<TailEvent>();
+        let remote: Arc<dyn Remote> = r.clone();
+        let _h = spawn_tailer(remote, JobId::new(7), Stream::Stdout, P.into(), EVERY, tx);
+        next(&mut rx).await;
+        next(&mut rx).await;
+        let (_, s) = r.stream(0).await;
+        // Written while the connection dropped: the stream ends without these bytes.
+        fake.set_file(P, "one\ntwo\n");
+        s.send(StreamEvent::Ended {
+            reset: false,
+            reason: "connection closed".into(),
+        })
+        .await
+        .unwrap();
+        assert_eq!(next(&mut rx).await, data("two\n", 8), "caught up by a read");
+        assert_eq!(fake.reads()[1].1, ReadPos::Offset(4));
+        let (offset, s2) = r.stream(1).await;
+        assert_eq!(offset, 8, "then streams again from the new offset");
+        // The file is replaced: tail says so; the tailer starts again from the new file's tail.
+        fake.set_file(P, "new\n");
+        s2.send(StreamEvent::Ended {
+            reset: true,
+            reason: "tail: 'slurm-7.out' has been replaced; following new file".into(),
+        })
+        .await
+        .unwrap();
+        assert_eq!(next(&mut rx).await, TailKind::Reset { offset: 0, size: 4 });
+        assert_eq!(next(&mut rx).await, data("new\n", 4));
+        assert_eq!(r.stream(2).await.0, 4);
     }
 }

@@ -1,0 +1,139 @@
+//! A followed log streams over one long-lived `tail -F` channel on the dev cluster's sshd:
+//! lines written one by one arrive with no remote command per line, a truncated file starts
+//! again from its new content, and stopping the tailer ends the tail on the login node.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
+
+use common::{remote, run, scratch};
+use slurmdash::logview::{LogPane, Stream, TailEvent};
+use slurmdash::remote::Remote;
+use slurmdash::slurm::model::JobId;
+use slurmdash::worker::tailer::spawn_tailer;
+
+/// The fallback read interval: long, so that anything arriving sooner came by the stream.
+const EVERY: Duration = Duration::from_secs(30);
+
+fn texts(p: &LogPane) -> Vec<String> {
+    let b = p.buffer();
+    (b.first_seq()..b.end_seq())
+        .filter_map(|s| b.get(s).map(|l| l.text().to_string()))
+        .collect()
+}
+
+async fn until(
+    rx: &mut UnboundedReceiver<TailEvent>,
+    pane: &mut LogPane,
+    limit: Duration,
+    done: impl Fn(&LogPane) -> bool,
+) {
+    let end = Instant::now() + limit;
+    while !done(pane) {
+        let left = end.saturating_duration_since(Instant::now());
+        let ev = tokio::time::timeout(left, rx.recv())
+            .await
+            .unwrap_or_else(|_| panic!("timed out; pane shows {:?}", texts(pane)))
+            .expect("tailer alive");
+        pane.apply(ev);
+    }
+}
+
+/// How many `tail -c +N -F` processes of this user run on the login node.
+async fn remote_tails(r: &dyn Remote, path: &str) -> usize {
+    // `[t]ail`: the pattern does not match the shell that runs pgrep.
+    let pattern = format!("[t]ail -c .* -F -- {path}");
+    let out = run(r, &["pgrep", "-u", "sduser", "-f", "--", &pattern]).await;
+    out.stdout_lossy().lines().count()
+}
+
+#[tokio::test]
+async fn lines_stream_without_a_command_each_and_truncation_starts_over() {
+    let ssh = Arc::new(remote());
+    let r: Arc<dyn Remote> = ssh.clone();
+    let dir = scratch(r.as_ref(), "logstream").await;
+    let path = format!("{dir}/job.out");
+    run(
+        r.as_ref(),
+        &["sh", "-c", "echo 'line 0' > \"$1\"", "sh", &path],
+    )
+    .await;
+
+    let mut pane = LogPane::new(Stream::Stdout);
+    pane.set_path(&path);
+    let (tx, mut rx) = unbounded_channel::<TailEvent>();
+    let h = spawn_tailer(
+        r.clone(),
+        JobId::new(1),
+        Stream::Stdout,
+        path.clone(),
+        EVERY,
+        tx,
+    );
+    until(&mut rx, &mut pane, Duration::from_secs(10), |p| {
+        texts(p) == ["line 0"]
+    })
+    .await;
+    // The stream opens right after the tail read; give it a moment to be in place.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while remote_tails(r.as_ref(), &path).await == 0 {
+        assert!(Instant::now() < deadline, "no tail -F on the login node");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let before = ssh.stats().execs;
+    // One command writes 20 lines, 100 ms apart.
+    let write_lines = [
+        "sh",
+        "-c",
+        "for i in $(seq 1 20); do echo \"line $i\" >> \"$1\"; sleep 0.1; done",
+        "sh",
+        &path,
+    ];
+    let writer = run(r.as_ref(), &write_lines);
+    let (w, ()) = tokio::join!(
+        writer,
+        until(&mut rx, &mut pane, Duration::from_secs(20), |p| {
+            texts(p).last().map(String::as_str) == Some("line 20")
+        })
+    );
+    assert!(w.success());
+    let want: Vec<String> = (0..=20).map(|i| format!("line {i}")).collect();
+    assert_eq!(texts(&pane), want, "every line once, in order");
+    assert_eq!(
+        ssh.stats().execs - before,
+        1,
+        "only the writer ran: no read per line"
+    );
+
+    // Truncated and rewritten (a requeued job): the pane starts over with the new content.
+    run(
+        r.as_ref(),
+        &[
+            "sh",
+            "-c",
+            ": > \"$1\"; sleep 0.5; echo rerun >> \"$1\"",
+            "sh",
+            &path,
+        ],
+    )
+    .await;
+    until(&mut rx, &mut pane, Duration::from_secs(20), |p| {
+        texts(p) == ["rerun"]
+    })
+    .await;
+
+    h.abort();
+    let _ = h.await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while remote_tails(r.as_ref(), &path).await > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the remote tail outlived the tailer"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    run(r.as_ref(), &["rm", "-rf", &dir]).await;
+}
