@@ -17,10 +17,11 @@
 #                                    slurmstepd read it for every step: no daemon restart.
 #   registry_up / registry_down      docker-registry on port 5000 (public) and 5001
 #                                    (private, htpasswd), with the test images pushed.
-#                                    They listen on every address of this machine: the
-#                                    compute nodes live in network namespaces and reach it
-#                                    only as their controller address ($CTL_ADDR, e.g.
-#                                    10.220.22.1), 127.0.0.1 from the login side.
+#                                    They serve read-only on every address of this
+#                                    machine: the compute nodes live in network namespaces
+#                                    and reach them only as their controller address
+#                                    ($CTL_ADDR, e.g. 10.220.22.1), 127.0.0.1 from the
+#                                    login side. Pushes happen on 127.0.0.1 only.
 #   containers_chroot_packages       the packages a chroot's Slurm needs for the above.
 #
 # Test images (rebuilt only when missing from the registry), named here by the address
