@@ -17,10 +17,11 @@
 #                                    slurmstepd read it for every step: no daemon restart.
 #   registry_up / registry_down      docker-registry on port 5000 (public) and 5001
 #                                    (private, htpasswd), with the test images pushed.
-#                                    They listen on every address of this machine: the
-#                                    compute nodes live in network namespaces and reach it
-#                                    only as their controller address ($CTL_ADDR, e.g.
-#                                    10.220.22.1), 127.0.0.1 from the login side.
+#                                    They serve read-only on every address of this
+#                                    machine: the compute nodes live in network namespaces
+#                                    and reach them only as their controller address
+#                                    ($CTL_ADDR, e.g. 10.220.22.1), 127.0.0.1 from the
+#                                    login side. Pushes happen on 127.0.0.1 only.
 #   containers_chroot_packages       the packages a chroot's Slurm needs for the above.
 #
 # Test images (rebuilt only when missing from the registry), named here by the address
@@ -229,20 +230,25 @@ containers_install() {
 
 REG_DIR=$CONTAINERS_DIR/registry
 
+# render_registry_conf NAME PORT MODE. MODE "serve": on every address (the nodes reach it
+# only as their controller address), read-only, so nothing on the network can push to
+# it; "push": on 127.0.0.1 only, writable, while this script pushes the test images.
 render_registry_conf() {
-	local name=$1 port=$2
+	local name=$1 port=$2 mode=$3 addr=0.0.0.0 readonly=true
+	[[ $mode == push ]] && addr=127.0.0.1 readonly=false
 	cat <<EOF
-# docker-registry of the slurmdash dev cluster ($name), scripts/dev-cluster.d/containers.sh
+# docker-registry of the slurmdash dev cluster ($name, $mode), scripts/dev-cluster.d/containers.sh
 version: 0.1
 log:
   level: info
 storage:
   filesystem:
     rootdirectory: $REG_DIR/$name-data
-  delete:
-    enabled: true
+  maintenance:
+    readonly:
+      enabled: $readonly
 http:
-  addr: 0.0.0.0:$port
+  addr: $addr:$port
 EOF
 	if [[ $name == private ]]; then
 		cat <<EOF
@@ -277,30 +283,44 @@ ensure_registry_login() {
 	chown "$owner" "$REG_DIR/user" "$REG_DIR/password"
 }
 
+# registry_run NAME MODE: runs registry-NAME in MODE (see render_registry_conf),
+# restarting it only when it runs in the other mode or its config changed.
+registry_run() {
+	local name=$1 mode=$2 port=$REGISTRY_PORT conf changed=1 where
+	[[ $name == private ]] && port=$REGISTRY_PRIVATE_PORT
+	conf=$REG_DIR/$name-$mode.yml
+	render_registry_conf "$name" "$port" "$mode" | write_file "$conf" 600 || changed=0
+	if is_alive "registry-$name"; then
+		if ((changed == 0)) && [[ $(cat "$CT_RUN/registry-$name.mode" 2>/dev/null) == "$mode" ]]; then
+			return 0
+		fi
+		stop_daemon "registry-$name"
+	fi
+	check_port "registry-$name" "$port"
+	where="port $port on every address, read-only: 127.0.0.1 here, \$CTL_ADDR from the nodes"
+	[[ $mode == push ]] && where="127.0.0.1:$port, writable, for pushing the test images"
+	say "starting registry-$name ($where)"
+	start_daemon "registry-$name" docker-registry serve "$conf"
+	printf '%s\n' "$mode" >"$CT_RUN/registry-$name.mode"
+	wait_ready "registry-$name" 20 "http://127.0.0.1:$port/v2/" registry_ready "$port"
+}
+
 registry_up() {
-	local name port RUN=$CT_RUN LOG=$CT_LOG
+	local name RUN=$CT_RUN LOG=$CT_LOG
 	mkdir -p "$REG_DIR" "$CT_RUN" "$CT_LOG"
 	chmod 711 "$REG_DIR"
 	ensure_registry_login
 	for name in public private; do
-		port=$REGISTRY_PORT
-		[[ $name == private ]] && port=$REGISTRY_PRIVATE_PORT
 		mkdir -p "$REG_DIR/$name-data"
-		if render_registry_conf "$name" "$port" | write_file "$REG_DIR/$name.yml" 600 &&
-			is_alive "registry-$name"; then
-			stop_daemon "registry-$name"
-		fi
-		if ! is_alive "registry-$name"; then
-			check_port "registry-$name" "$port"
-			say "starting registry-$name (port $port on every address: 127.0.0.1 here, \$CTL_ADDR from the nodes)"
-			start_daemon "registry-$name" docker-registry serve "$REG_DIR/$name.yml"
-			wait_ready "registry-$name" 20 "http://127.0.0.1:$port/v2/" registry_ready "$port"
-		fi
+		registry_run "$name" serve
 	done
+	test_images_present && return 0
+	for name in public private; do registry_run "$name" push; done
 	# (in a subshell: a failed image build disables the container tests, not `up`)
-	if ! (ensure_test_images); then
+	if ! (build_test_images); then
 		containers_unavailable "building the test images failed (log: $CT_LOG/images-build.log)"
 	fi
+	for name in public private; do registry_run "$name" serve; done
 }
 
 registry_down() {
@@ -379,16 +399,18 @@ image_present() {
 		"http://127.0.0.1:$port/v2/$repo/manifests/$tag"
 }
 
-ensure_test_images() {
-	local pw oci=$IMG_DIR/oci creds
+test_images_present() {
+	local pw
 	pw=$(<"$REG_DIR/password")
-	creds=(-u "$REGISTRY_USER:$pw")
-	if image_present "$REGISTRY_PORT" team/tiny 1.0 && image_present "$REGISTRY_PORT" team/tiny latest &&
+	image_present "$REGISTRY_PORT" team/tiny 1.0 && image_present "$REGISTRY_PORT" team/tiny latest &&
 		image_present "$REGISTRY_PORT" team/py 1.0 &&
-		image_present "$REGISTRY_PRIVATE_PORT" private/tiny 1.0 "${creds[@]}" &&
-		[[ -s $IMAGES_DIR/tiny.sqsh ]]; then
-		return 0
-	fi
+		image_present "$REGISTRY_PRIVATE_PORT" private/tiny 1.0 -u "$REGISTRY_USER:$pw" &&
+		[[ -s $IMAGES_DIR/tiny.sqsh ]]
+}
+
+build_test_images() {
+	local pw oci=$IMG_DIR/oci
+	pw=$(<"$REG_DIR/password")
 	say "building the test images (busybox; busybox+bash+python3) and pushing them to 127.0.0.1:$REGISTRY_PORT and :$REGISTRY_PRIVATE_PORT"
 	mkdir -p "$IMG_DIR"
 	rm -rf "$oci"
