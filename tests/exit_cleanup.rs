@@ -191,3 +191,56 @@ fn a_panic_in_a_worker_stops_the_dashboard_and_cleans_up() {
         "still on the alternate screen:\n{s}"
     );
 }
+
+/// `slurmdash logs ID --follow` interrupted with ctrl-c (SIGINT) or SIGHUP: the same
+/// clean-up, and the exit code a shell expects (128 + the signal). Submits one sleeping
+/// job (run under the cluster lock) and cancels it at the end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupted_logs_follow_closes_its_master_and_removes_temp_files() {
+    let r = common::remote();
+    let dir = common::scratch(&r, "sigint").await;
+    let job = common::sbatch(
+        &r,
+        &[
+            "-p",
+            "short",
+            "-t",
+            "5",
+            "-o",
+            &format!("{dir}/out.txt"),
+            "--wrap",
+            "echo started; sleep 300",
+        ],
+    )
+    .await;
+    for (sig, code) in [("-INT", 130), ("-HUP", 129)] {
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_slurmdash"))
+            .arg("--config")
+            .arg(dev_config())
+            .args(["logs", &job.to_string(), "--follow"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run slurmdash logs");
+        let pid = child.id();
+        wait_until("the follower's ssh master", || !masters_of(pid).is_empty());
+        signal(pid, sig);
+        let out = child.wait_with_output().expect("wait");
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{sig}: {}",
+            text(&out.stderr)
+        );
+        assert!(
+            text(&out.stderr).contains("stopped by SIG"),
+            "{sig}: {}",
+            text(&out.stderr)
+        );
+        wait_until("its ssh master is gone", || masters_of(pid).is_empty());
+        assert!(sd_dirs(pid).is_empty(), "{sig}: {:?}", sd_dirs(pid));
+    }
+    let _ = common::run(&r, &["scancel", &job.to_string()]).await;
+    let _ = common::run(&r, &["rm", "-rf", &dir]).await;
+}

@@ -132,3 +132,43 @@ impl Widget for StatusWidget<'_> {
         Paragraph::new(vec![line1, line2]).render(area, buf);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn reconnecting(retry_in: Option<u64>) -> ConnState {
+        ConnState::Reconnecting {
+            attempt: 4,
+            last_error: "Connection refused".into(),
+            retry_in: retry_in.map(Duration::from_secs),
+        }
+    }
+
+    #[test]
+    fn the_connection_says_when_it_tries_next_and_what_a_person_must_do() {
+        let (text, bad) = conn_text(&reconnecting(Some(3)), None);
+        assert_eq!(
+            text,
+            "disconnected, attempt 4 failed · next try in 3s (r: now)"
+        );
+        assert!(bad);
+        // Due now or under way: no countdown.
+        assert_eq!(
+            conn_text(&reconnecting(Some(0)), None).0,
+            "reconnecting, attempt 4"
+        );
+        assert_eq!(
+            conn_text(&reconnecting(None), None).0,
+            "reconnecting, attempt 4"
+        );
+        let (text, bad) = conn_text(&ConnState::LoginNeeded { host: "h".into() }, None);
+        assert!(
+            text.starts_with("login needed: run `slurmdash login`"),
+            "{text}"
+        );
+        assert!(bad);
+    }
+}
