@@ -170,6 +170,14 @@ impl DetailWidget<'_> {
             }
             return l.out;
         }
+        if let Some(p) = j.and_then(|j| j.problem.as_deref()) {
+            l.field(
+                "Problem",
+                &format!("squeue's record of this job did not read cleanly; shown is what could be read ({p})"),
+                t.error(),
+            );
+            l.gap();
+        }
         let dd = d.cloned().unwrap_or_default();
         let state = dd
             .state

@@ -249,6 +249,11 @@ impl Widget for QueueWidget<'_> {
                 // The mark sits on the left border, so no column loses width.
                 buf.set_string(area.x, y, "*", t.warn());
             }
+            if row.job.problem.is_some() {
+                // squeue's record of this job did not read cleanly (the detail pane says
+                // what): a mark on the right border.
+                buf.set_string(area.right().saturating_sub(1), y, "!", t.error());
+            }
         }
     }
 }

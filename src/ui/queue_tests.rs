@@ -186,3 +186,38 @@ fn column_names_in_config() {
     assert_eq!(c.columns[11], Column::NodeList);
     assert!(toml::from_str::<C>(r#"columns = ["nope"]"#).is_err());
 }
+
+/// A record that did not read cleanly is a row with what could be read, marked `!` on the
+/// right border; the detail pane says what was wrong.
+#[test]
+fn an_unreadable_record_is_a_marked_row_among_the_others() {
+    let mut jobs = parse_squeue(ME).unwrap();
+    let spoiled = jobs[1].id.clone();
+    jobs[1].problem = Some("squeue output line 2: field nodes (%D): not a number".into());
+    let mut v = QueueView::default();
+    v.set_jobs(jobs);
+    let screen = text(&render(&v, false, 100, 8));
+    let marked: Vec<&str> = screen.lines().filter(|l| l.ends_with('!')).collect();
+    assert_eq!(marked.len(), 1, "{screen}");
+    assert!(marked[0].contains(spoiled.as_str()), "{screen}");
+    let mut d = Buffer::empty(Rect::new(0, 0, 80, 10));
+    let theme = Theme::new(false);
+    crate::ui::detail::DetailWidget {
+        job: v.jobs().iter().find(|j| j.id == spoiled),
+        detail: None,
+        loading: false,
+        error: None,
+        theme: &theme,
+        now: now(),
+        focused: true,
+        triage: None,
+        chain: None,
+        pending: Default::default(),
+    }
+    .render(d.area, &mut d);
+    let detail = text(&d);
+    assert!(
+        detail.contains("Problem      squeue's record of this job did not read cleanly"),
+        "{detail}"
+    );
+}

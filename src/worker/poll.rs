@@ -7,7 +7,7 @@ use crate::remote::Remote;
 use crate::slurm::batch::{self, Section};
 use crate::slurm::command::{self, SqueueQuery};
 use crate::slurm::model::{Job, JobDetail, JobId, StartEstimate};
-use crate::slurm::parse::{parse_sacct, parse_squeue, parse_squeue_start};
+use crate::slurm::parse::{read_sacct, read_squeue, read_squeue_start};
 
 /// What one refresh brings besides the queue itself.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -61,18 +61,24 @@ pub fn parse(
     if !q.success() {
         return Err(problem("squeue", q));
     }
-    let jobs =
-        parse_squeue(&q.stdout).map_err(|e| format!("squeue printed something unexpected: {e}"))?;
+    // A record that does not read spoils only its own row (marked, with what could be
+    // read); the others refresh.
+    let queue = read_squeue(&q.stdout);
+    let jobs = queue.items;
     let mut extra = PollExtra::default();
+    extra
+        .problems
+        .extend(queue.problems.iter().map(|e| format!("squeue: {e}")));
     let sacct_at = if start { 2 } else { 1 };
     if let Some(s) = sections.get(1).filter(|_| start) {
         if !s.success() {
             extra.problems.push(problem("squeue --start", s));
         } else {
-            match parse_squeue_start(&s.stdout) {
-                Ok(v) => extra.starts = v,
-                Err(e) => extra.problems.push(format!("squeue --start: {e}")),
-            }
+            let p = read_squeue_start(&s.stdout);
+            extra.starts = p.items;
+            extra
+                .problems
+                .extend(p.problems.iter().map(|e| format!("squeue --start: {e}")));
         }
     }
     if let Some(s) = sections.get(sacct_at) {
@@ -80,10 +86,11 @@ pub fn parse(
         if !s.success() {
             extra.problems.push(problem("sacct", s));
         } else {
-            match parse_sacct(&s.stdout) {
-                Ok(v) => extra.finished = v,
-                Err(e) => extra.problems.push(format!("sacct: {e}")),
-            }
+            let p = read_sacct(&s.stdout);
+            extra.finished = p.items;
+            extra
+                .problems
+                .extend(p.problems.iter().map(|e| format!("sacct: {e}")));
         }
     }
     Ok((jobs, extra))
