@@ -372,9 +372,19 @@ impl DetailWidget<'_> {
         let work_dir = pick(&dd.work_dir, j.map(|j| j.work_dir.as_str())).unwrap_or_default();
         l.plain("Work dir", &work_dir);
         let out = dd.stdout.clone();
-        l.plain("Stdout", out.as_deref().unwrap_or(""));
+        // A folded pending array's logs are a pattern: one file per task (`%a`).
+        let folded = dd
+            .id
+            .as_ref()
+            .or(j.map(|j| &j.id))
+            .is_some_and(|i| i.array_pending().is_some());
+        let per_task = |p: &str| match folded && p.contains("%a") {
+            true => format!("{p} (one file per task)"),
+            false => p.to_string(),
+        };
+        l.plain("Stdout", &per_task(out.as_deref().unwrap_or("")));
         if dd.stderr.is_some() && dd.stderr != out {
-            l.plain("Stderr", dd.stderr.as_deref().unwrap_or(""));
+            l.plain("Stderr", &per_task(dd.stderr.as_deref().unwrap_or("")));
         } else if dd.stderr.is_some() {
             l.field("Stderr", "same file as stdout", t.dim());
         }
