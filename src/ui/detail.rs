@@ -170,6 +170,12 @@ impl DetailWidget<'_> {
             }
             return l.out;
         }
+        // The queue keeps NAME to what most names need: a name the title cannot hold in
+        // full is shown whole here.
+        let name = j.map(|j| j.name.as_str()).or(d.map(|d| d.name.as_str()));
+        if let Some(n) = name.filter(|_| self.title().width() > usize::from(width)) {
+            l.plain("Name", n);
+        }
         if let Some(p) = j.and_then(|j| j.problem.as_deref()) {
             l.field(
                 "Problem",

@@ -278,3 +278,15 @@ fn a_folded_array_says_which_id_was_asked_and_shows_logs_per_task() {
         "{s}"
     );
 }
+
+/// A name longer than the title can hold is shown whole in the pane.
+#[test]
+fn a_long_name_is_shown_whole() {
+    let mut j = job("248");
+    j.name = "a rather long job name that no queue column keeps in full, ending here".into();
+    let s = show(Some(&j), None);
+    assert!(s.contains("│Name         a rather long job name"), "{s}");
+    assert!(s.contains("│             here "), "{s}");
+    let short = show(Some(&job("248")), None);
+    assert!(!short.contains("Name "), "{short}");
+}

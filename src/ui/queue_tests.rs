@@ -221,3 +221,45 @@ fn an_unreadable_record_is_a_marked_row_among_the_others() {
         "{detail}"
     );
 }
+/// Spare width goes to the columns that need it (reason, node list) and NAME stays as wide
+/// as the names need: no more at 180 columns than at 120, none cut at either.
+#[test]
+fn queue_spare_width_goes_to_reason_and_nodes_not_the_name() {
+    let cols = vec![
+        Column::Id,
+        Column::Name,
+        Column::State,
+        Column::Reason,
+        Column::NodeList,
+        Column::Start,
+    ];
+    let mut v = QueueView::new(cols);
+    v.set_jobs(parse_squeue(ALL).unwrap());
+    let name_w = |w: u16| {
+        super::column_layout(&v, w)
+            .iter()
+            .find(|(c, _, _)| *c == Column::Name)
+            .map(|&(_, _, w)| w)
+    };
+    assert_eq!(name_w(180), name_w(120));
+    let wide = text(&render(&v, false, 180, 14));
+    for full in [
+        "PartitionTimeLimit",
+        "JobArrayTaskLimit",
+        "long-array (9+ tasks)",
+    ] {
+        assert!(wide.contains(full), "{full} cut at 180 columns:\n{wide}");
+    }
+    assert_snapshot!("queue_reason_nodes_180", wide);
+    assert_snapshot!("queue_reason_nodes_90", text(&render(&v, false, 90, 14)));
+}
+
+/// The default columns on a wide terminal: the name keeps to its need, the rest stays blank
+/// rather than padding it.
+#[test]
+fn queue_default_columns_wide() {
+    let v = view(ME);
+    let wide = text(&render(&v, false, 170, 12));
+    assert!(wide.contains("arra"), "{wide}");
+    assert_snapshot!(wide);
+}
