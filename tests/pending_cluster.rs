@@ -266,11 +266,19 @@ async fn resources_and_priority_explained_with_estimate_rank_sprio_and_sshare() 
         ta.contains("Reason Resources: it is next in line and waits for enough CPUs/GPUs/memory to become free"),
         "{ta}"
     );
-    let est = ta
-        .lines()
-        .find(|l| l.starts_with("Est. start"))
-        .unwrap_or_else(|| panic!("no Est. start line: {ta}"));
-    assert!(est.contains("(in ") || est.contains("(now)"), "{ta}");
+    // detail_text joins the pane into one line: the estimate is the date, time and
+    // "(in …)" or "(now)" right after the label.
+    let est: String = ta
+        .split("Est. start ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no Est. start: {ta}"))
+        .chars()
+        .take(40)
+        .collect();
+    assert!(
+        est.contains("(in ") || est.contains("(now)"),
+        "{est:?} in {ta}"
+    );
     let tb = detail_text(&jb, Some(&info), Some(&sb));
     assert!(
         tb.contains("Reason Priority: jobs with higher priority are ahead of it in the queue"),
@@ -329,13 +337,20 @@ async fn resources_and_priority_explained_with_estimate_rank_sprio_and_sshare() 
     assert!(info.limits.is_empty(), "{:?}", info.limits);
     assert!(tb.contains("no association or QOS limits set"), "{tb}");
     // Two minutes, one CPU and 8 GPUs fit every partition of the dev cluster.
-    let fits = tb
-        .lines()
-        .find(|l| l.starts_with("Fits in"))
-        .unwrap_or_else(|| panic!("no Fits in line: {tb}"));
-    let names: Vec<&str> = fits["Fits in".len()..].split(',').map(str::trim).collect();
+    // The list runs until the next label (the text is joined into one line).
+    let after = tb
+        .split("Fits in ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no Fits in: {tb}"));
+    let mut names = Vec::new();
+    for item in after.split(", ") {
+        names.push(item.split(' ').next().unwrap_or(""));
+        if item.contains(' ') {
+            break;
+        }
+    }
     for p in ["short", "polar", "long"] {
-        assert!(names.contains(&p), "{p} missing from {fits:?}");
+        assert!(names.contains(&p), "{p} missing from {names:?} in {tb}");
     }
     assert!(info.problems.is_empty(), "{:?}", info.problems);
 }
