@@ -16,8 +16,11 @@ fn a_pending_arrays_logs_are_the_pattern_per_task() {
     let d = parse_scontrol_jobs(&fixture("scontrol_pending_array.out")).expect("parses");
     let d = &d[0];
     assert_eq!(d.id.as_ref().map(|i| i.as_str()), Some("2256_[2-20]"));
-    assert_eq!(d.stdout.as_deref(), Some("/home/sduser/slurm-2256_%a.out"));
-    assert_eq!(d.stderr.as_deref(), Some("/home/sduser/slurm-2256_%a.out"));
+    // As scontrol printed it; the log panes resolve it per task.
+    assert_eq!(
+        d.stdout.as_deref(),
+        Some("/home/sduser/slurm-2256_4294967294.out")
+    );
     let (out, err, guessed) = log_paths(d, DetailSource::Scontrol).expect("paths");
     assert_eq!(out, "/home/sduser/slurm-2256_%a.out");
     assert_eq!(err, out);

@@ -50,8 +50,16 @@ impl LogContext {
                     .map(str::to_string)
             }),
             work_dir: d.work_dir.clone()?,
-            pending_tasks: id.array_pending().is_some(),
+            pending_tasks: false,
         })
+    }
+
+    /// As `from_detail`, for the files to show: a folded pending array (`3_[2-20]`) keeps
+    /// `%a`, one file per task, where Slurm itself would print NO_VAL.
+    pub fn per_task(d: &crate::slurm::model::JobDetail) -> Option<LogContext> {
+        let mut ctx = LogContext::from_detail(d)?;
+        ctx.pending_tasks = d.id.as_ref().is_some_and(|i| i.array_pending().is_some());
+        Some(ctx)
     }
 }
 
@@ -76,6 +84,14 @@ pub fn default_pattern(is_array_task: bool) -> &'static str {
 /// relative result onto the work dir. A pattern holding `\` is not expanded
 /// at all: Slurm strips the backslashes and uses it literally.
 pub fn resolve_log_path(pattern: &str, ctx: &LogContext) -> String {
+    // scontrol prints a folded pending array's path with NO_VAL for `%a`.
+    let per_task;
+    let pattern = if ctx.pending_tasks {
+        per_task = per_task_pattern(pattern);
+        per_task.as_str()
+    } else {
+        pattern
+    };
     let absolute = pattern.starts_with('/');
     if pattern.contains('\\') {
         let literal = strip_backslashes(pattern);
@@ -230,7 +246,7 @@ mod tests {
             ..ctx()
         };
         assert_eq!(
-            resolve_log_path(&per_task_pattern(printed), &c),
+            resolve_log_path(printed, &c),
             "/home/sduser/slurm-2215_%a.out"
         );
         assert_eq!(

@@ -384,8 +384,11 @@ impl DetailWidget<'_> {
             .as_ref()
             .or(j.map(|j| &j.id))
             .is_some_and(|i| i.array_pending().is_some());
-        let per_task = |p: &str| match folded && p.contains("%a") {
-            true => format!("{p} (one file per task)"),
+        let per_task = |p: &str| match folded && !p.is_empty() {
+            true => format!(
+                "{} (one file per task)",
+                crate::slurm::logpath::per_task_pattern(p)
+            ),
             false => p.to_string(),
         };
         l.plain("Stdout", &per_task(out.as_deref().unwrap_or("")));

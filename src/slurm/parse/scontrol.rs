@@ -3,7 +3,6 @@ use super::non_empty;
 use super::sacct::exit_code;
 use crate::slurm::error::ParseError;
 use crate::slurm::jobid::JobId;
-use crate::slurm::logpath::per_task_pattern;
 use crate::slurm::model::{JobDetail, Partition};
 use crate::slurm::state::StateField;
 use crate::slurm::time::{parse_time, SlurmDuration};
@@ -111,12 +110,6 @@ pub fn parse_scontrol_jobs(out: &str) -> Result<Vec<JobDetail>, ParseError> {
             _ => base.to_string(),
         };
         let id = shown.parse::<JobId>().unwrap_or_else(|_| JobId::new(base));
-        // A pending array's StdOut/StdErr hold NO_VAL for the task id: one file per task.
-        let folded = id.array_pending().is_some();
-        let log = |k: &str| {
-            b.opt(k)
-                .map(|p| if folded { per_task_pattern(&p) } else { p })
-        };
         let (user, uid) = split_user(b.get("UserId"));
         let st = b.get("JobState").map(StateField::parse);
         let mut d = JobDetail {
@@ -147,8 +140,8 @@ pub fn parse_scontrol_jobs(out: &str) -> Result<Vec<JobDetail>, ParseError> {
             tres_per_node: b.opt("TresPerNode").or_else(|| b.opt("Gres")),
             min_memory: b.opt("MinMemoryNode").or_else(|| b.opt("MinMemoryCPU")),
             work_dir: b.opt("WorkDir"),
-            stdout: log("StdOut"),
-            stderr: log("StdErr"),
+            stdout: b.opt("StdOut"),
+            stderr: b.opt("StdErr"),
             stdin: b.opt("StdIn"),
             command: b.opt("Command"),
             array_job_id,
