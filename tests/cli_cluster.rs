@@ -2,11 +2,61 @@
 
 mod common;
 
-use std::time::Duration;
+use std::io::Read;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use common::*;
 use serde_json::Value;
 use slurmdash::remote::{ReadPos, Remote};
+
+/// Runs the slurmdash binary like `slurmdash`, but kills it and fails the test if it has
+/// not ended within `limit` (`logs --follow` would otherwise wait forever if the job's
+/// end were never noticed).
+fn slurmdash_within(args: &[&str], limit: Duration) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_slurmdash"))
+        .arg("--config")
+        .arg(dev_config())
+        .args(args)
+        .env_remove("SLURM_HOSTNAME")
+        .env_remove("SLURM_USER")
+        .env_remove("SLURM_PARTITION")
+        .env_remove("SLURM_ACCOUNT")
+        .env_remove("SSH_KEY_PATH")
+        .env_remove("SLURM_BASE_RESULTS_DIR")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run slurmdash");
+    let end = Instant::now() + limit;
+    let status = loop {
+        if let Some(st) = child.try_wait().expect("wait for slurmdash") {
+            break st;
+        }
+        if Instant::now() >= end {
+            let _ = child.kill();
+            let _ = child.wait();
+            let mut out = String::new();
+            if let Some(mut o) = child.stdout.take() {
+                let _ = o.read_to_string(&mut out);
+            }
+            panic!("slurmdash {args:?} still running after {limit:?}; it printed {out:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    if let Some(mut o) = child.stdout.take() {
+        let _ = o.read_to_end(&mut stdout);
+    }
+    if let Some(mut e) = child.stderr.take() {
+        let _ = e.read_to_end(&mut stderr);
+    }
+    Output {
+        status,
+        stdout,
+        stderr,
+    }
+}
 
 fn jobs_json() -> Vec<Value> {
     let out = slurmdash(&["jobs", "--json"]);
@@ -141,7 +191,15 @@ async fn output_of_a_running_job_is_read_incrementally_and_followed_to_the_end()
     let mut offset = first.next_offset();
     let mut all = first.data.clone();
     let mut reads_with_new_bytes = 1;
+    // The job prints a line a second: a minute is ample, and the deadline turns output that
+    // stops into a failure instead of a test that never ends.
+    let deadline = Instant::now() + Duration::from_secs(60);
     while !text(&all).contains("line 6") {
+        assert!(
+            Instant::now() < deadline,
+            "line 6 never came; read so far: {:?}",
+            text(&all)
+        );
         tokio::time::sleep(Duration::from_millis(700)).await;
         let c = r
             .read_file(&path, ReadPos::Offset(offset), 1 << 20)
@@ -189,7 +247,10 @@ async fn output_of_a_running_job_is_read_incrementally_and_followed_to_the_end()
     )
     .await;
     let followed = tokio::task::spawn_blocking(move || {
-        slurmdash(&["logs", "--follow", "--err", &id2.to_string()])
+        slurmdash_within(
+            &["logs", "--follow", "--err", &id2.to_string()],
+            Duration::from_secs(120),
+        )
     })
     .await
     .expect("join");

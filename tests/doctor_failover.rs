@@ -83,8 +83,10 @@ fn refusing_and_silent_hosts_before_the_good_one_cost_at_most_the_connect_timeou
     let took = started.elapsed();
     assert!(out.status.success(), "{}", text(&out.stderr));
     serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("json");
-    // Refused: at once; silent: one connect timeout (2 s); then the good host.
-    assert!(took < Duration::from_secs(6), "failover took {took:?}");
+    // Refused: at once; silent: one connect timeout (2 s); then the good host. The bound is
+    // generous on purpose (expected ~2.5 s): it is not a speed figure but catches a silent
+    // host waited on without connect_timeout, which would hang for good.
+    assert!(took < Duration::from_secs(20), "failover took {took:?}");
 
     // doctor names each bad host with what to do, and passes because one host works.
     let out = slurmdash_with(&cfg, &["doctor"]);

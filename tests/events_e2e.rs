@@ -28,9 +28,13 @@ async fn job_changes_reach_the_status_bar_the_events_view_and_the_terminal() {
     let tag = format!("ev{}", rand_suffix() % 100_000);
     let ui = Tmux::start(&config(tmp.path()), &[]);
     ui.pipe_to(&raw);
-    ui.wait("the dashboard", Duration::from_secs(30), |s| {
-        s.contains("your jobs") || s.contains("no jobs")
-    });
+    // The first refresh is in once the status bar says when it was ("updated 1s ago
+    // (every 2s)"), whether or not the queue holds jobs.
+    ui.wait(
+        "the dashboard with the queue loaded",
+        Duration::from_secs(30),
+        |s| s.contains("updated ") && s.contains(" ago (every "),
+    );
     // Pending for a few seconds (begin time), then runs briefly and completes.
     let ok = sbatch(
         &r,

@@ -253,9 +253,18 @@ async fn resources_and_priority_explained_with_estimate_rank_sprio_and_sshare() 
         ta.contains("Reason Resources: it is next in line and waits for enough CPUs/GPUs/memory to become free"),
         "{ta}"
     );
+    // detail_text joins the pane into one line: the estimate is the date, time and
+    // "(in …)" or "(now)" right after the label.
+    let est: String = ta
+        .split("Est. start ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no Est. start: {ta}"))
+        .chars()
+        .take(40)
+        .collect();
     assert!(
-        ta.contains("Est. start") && (ta.contains("(in ") || ta.contains("(now)")),
-        "{ta}"
+        est.contains("(in ") || est.contains("(now)"),
+        "{est:?} in {ta}"
     );
     let tb = detail_text(&jb, Some(&info));
     assert!(
@@ -311,10 +320,22 @@ async fn resources_and_priority_explained_with_estimate_rank_sprio_and_sshare() 
     // No limits are set on the dev cluster, and the pane says so.
     assert!(info.limits.is_empty(), "{:?}", info.limits);
     assert!(tb.contains("no association or QOS limits set"), "{tb}");
-    assert!(
-        tb.contains("Fits in short, polar, long") || tb.contains("Fits in"),
-        "{tb}"
-    );
+    // Two minutes, one CPU and 8 GPUs fit every partition of the dev cluster.
+    // The list runs until the next label (the text is joined into one line).
+    let after = tb
+        .split("Fits in ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no Fits in: {tb}"));
+    let mut names = Vec::new();
+    for item in after.split(", ") {
+        names.push(item.split(' ').next().unwrap_or(""));
+        if item.contains(' ') {
+            break;
+        }
+    }
+    for p in ["short", "polar", "long"] {
+        assert!(names.contains(&p), "{p} missing from {names:?} in {tb}");
+    }
     assert!(info.problems.is_empty(), "{:?}", info.problems);
 }
 

@@ -46,8 +46,9 @@ async fn over_maxtime_explained_and_partitions_and_stats_views() {
         t.keys(&[":"]);
         t.keys(&["partitions", "Enter"]);
         let s = t.wait("the partitions view", Duration::from_secs(30), |s| {
-            s.contains("PARTITION") && s.contains("MAXTIME") && s.contains("could start now")
-                || s.contains("fits, waits for room")
+            s.contains("PARTITION")
+                && s.contains("MAXTIME")
+                && (s.contains("could start now") || s.contains("fits, waits for room"))
         });
         let polar = s
             .lines()

@@ -122,16 +122,43 @@ fn whole_screen_with_a_running_job_selected() {
     insta::assert_snapshot!(s);
 }
 
+/// The running fixture job writes stdout and stderr to one file (Slurm's default): a tall
+/// terminal shows that file once, not the same text twice.
 #[test]
-fn tall_terminal_shows_stdout_and_stderr_together() {
+fn tall_terminal_shows_one_pane_when_stdout_and_stderr_are_one_file() {
     let mut a = app(140, 50);
     with_running_job(&mut a);
+    let s = render(&a);
+    assert!(s.contains("┌ stdout+stderr "), "{s}");
+    assert!(!s.contains("┌ stderr "), "{s}");
+    assert_eq!(s.matches("epoch 3 loss=0.52").count(), 1, "{s}");
+    insta::assert_snapshot!(s);
+}
+
+#[test]
+fn tall_terminal_shows_stdout_and_stderr_together_when_they_differ() {
+    let mut a = app(140, 50);
+    let mut detail = parse_scontrol_jobs(SCONTROL_RUNNING).expect("fixture")[0].clone();
+    detail.stderr = Some("/lustre/fsw/sduser/capture-fixtures/logs/errors.err".into());
+    let id = detail.id.clone().expect("id");
+    key(&mut a, KeyCode::Char('/'));
+    for c in id.as_str().chars() {
+        key(&mut a, KeyCode::Char(c));
+    }
+    key(&mut a, KeyCode::Enter);
+    a.update(Msg::Detail {
+        id,
+        result: Box::new(Ok((detail, DetailSource::Scontrol))),
+    });
     let s = render(&a);
     assert!(s.contains("┌ stdout ") && s.contains("┌ stderr "), "{s}");
     let mut short = app(140, 40);
     with_running_job(&mut short);
     let s = render(&short);
-    assert!(s.contains("┌ stdout ") && !s.contains("┌ stderr "), "{s}");
+    assert!(
+        s.contains("┌ stdout+stderr ") && !s.contains("┌ stderr "),
+        "{s}"
+    );
 }
 
 #[test]

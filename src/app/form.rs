@@ -531,6 +531,7 @@ fn placeholder_job(s: &Submitted, p: &Prepared) -> Job {
         work_dir: s.job_dir.as_str().into(),
         qos: "".into(),
         priority: None,
+        problem: None,
     }
 }
 

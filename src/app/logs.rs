@@ -104,7 +104,8 @@ impl LogState {
 /// stdout and stderr paths with Slurm's filename patterns resolved; stderr defaults to
 /// stdout as in Slurm. The flag says the paths are guesses (sacct does not keep them).
 pub fn log_paths(detail: &JobDetail, source: DetailSource) -> Option<(String, String, bool)> {
-    let ctx = LogContext::from_detail(detail)?;
+    // A folded pending array's logs are one file per task (`%a`), not Slurm's NO_VAL name.
+    let ctx = LogContext::per_task(detail)?;
     let guessed = detail.stdout.is_none() && source == DetailSource::Sacct;
     let out_pattern = detail
         .stdout

@@ -47,13 +47,19 @@ pub struct JobsArgs {
 
 pub async fn run(cluster: &Cluster, args: &JobsArgs) -> Result<ExitCode> {
     let remote = connect(cluster)?;
-    let jobs = fetch::queue(
+    let parsed = fetch::queue_read(
         remote.as_ref(),
         &args.queue.query(),
         cluster.settings.command_timeout(),
     )
     .await
     .map_err(|e| eyre!(e))?;
+    // A record that did not read is named on stderr; the others (and its row, with what
+    // could be read and a `!` after its id) are listed as usual.
+    for e in &parsed.problems {
+        eprintln!("slurmdash: {}", printable(&e.to_string()));
+    }
+    let jobs = parsed.items;
     if args.json {
         let v: Vec<Value> = jobs.iter().map(job_json).collect();
         println!("{}", serde_json::to_string_pretty(&v)?);
@@ -83,6 +89,7 @@ pub fn job_json(j: &Job) -> Value {
         "start_time": j.start_time.map(|t| t.format("%Y-%m-%dT%H:%M:%S").to_string()),
         "work_dir": j.work_dir,
         "qos": j.qos,
+        "problem": j.problem,
     })
 }
 
@@ -123,7 +130,10 @@ pub fn table(jobs: &[Job]) -> String {
             j.node_list.clone().unwrap_or_default()
         };
         rows.push([
-            j.id.as_str().to_string(),
+            match j.problem {
+                Some(_) => format!("{}!", j.id.as_str()),
+                None => j.id.as_str().to_string(),
+            },
             clip(&j.name, NAME_WIDTH),
             printable(&j.partition),
             j.state.long_name().to_string(),

@@ -11,7 +11,7 @@ use crate::remote::{ReadPos, Remote, RemoteError};
 use crate::slurm::command::{self, Scope, SqueueQuery};
 use crate::slurm::logpath::{default_pattern, resolve_log_path, LogContext};
 use crate::slurm::model::{JobDetail, JobId, JobState};
-use crate::slurm::parse::parse_squeue;
+use crate::slurm::parse::read_squeue;
 use crate::worker::fetch::{self, DetailSource};
 
 #[derive(Debug, Args)]
@@ -113,10 +113,12 @@ async fn job_finished(remote: &dyn Remote, cluster: &Cluster, id: &JobId) -> boo
         ..SqueueQuery::default()
     };
     match run_checked(remote, cluster, &command::squeue(&q)).await {
-        Ok(out) => match parse_squeue(&out) {
-            Ok(jobs) => jobs.iter().all(|j| j.state.is_finished()),
-            Err(_) => false,
-        },
+        // An odd record of this job still gives its state.
+        Ok(out) => {
+            let p = read_squeue(&out);
+            (!p.items.is_empty() || p.problems.is_empty())
+                && p.items.iter().all(|j| j.state.is_finished())
+        }
         // squeue rejects ids it no longer knows.
         Err(_) => true,
     }

@@ -19,9 +19,17 @@ pub enum Width {
         min: u16,
         max: u16,
     },
+    /// As wide as the widest value, down to `min` when space is short; first in line for
+    /// the width the others leave (reasons, node lists).
+    Grow {
+        min: u16,
+    },
     /// Shares what the others leave.
     Flex,
 }
+
+/// Widest a growing column is measured (a node list can be very long).
+const GROW_MAX: u16 = 60;
 
 /// A queue column, named in config as `columns = ["id", "name", ...]`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -122,14 +130,17 @@ impl Column {
     pub fn width(self) -> Width {
         let data = |min, max| Width::Data { min, max };
         match self {
-            Column::Name | Column::WorkDir => Width::Flex,
+            // What the names need (with an array's task count), no more: spare width goes
+            // to the columns that need it; the full name is in the detail pane.
+            Column::Name => data(4, 40),
+            Column::WorkDir => Width::Flex,
             Column::Id => data(5, 16),
             Column::User | Column::Account | Column::Qos => data(4, 12),
             Column::Partition => data(4, 12),
             Column::State => data(5, 13),
-            Column::Reason => data(6, 20),
-            Column::NodeList => data(8, 20),
-            Column::Where => data(12, 20),
+            Column::Reason => Width::Grow { min: 6 },
+            Column::NodeList => Width::Grow { min: 8 },
+            Column::Where => Width::Grow { min: 12 },
             Column::Time => Width::Fixed(11),
             Column::Nodes => Width::Fixed(5),
             Column::Cpus => Width::Fixed(4),
@@ -337,11 +348,19 @@ pub fn data_width<'a>(
     now: NaiveDateTime,
 ) -> Option<u16> {
     use unicode_width::UnicodeWidthStr;
-    let Width::Data { min, max } = col.width() else {
-        return None;
+    let (min, max) = match col.width() {
+        Width::Data { min, max } => (min, max),
+        Width::Grow { min } => (min, GROW_MAX),
+        Width::Fixed(_) | Width::Flex => return None,
     };
     let w = rows
-        .map(|r| col.text(&r, now).width())
+        .map(|r| {
+            let suffix = match col {
+                Column::Name => name_suffix(&r).map_or(0, |s| s.width()),
+                _ => 0,
+            };
+            col.text(&r, now).width() + suffix
+        })
         .max()
         .unwrap_or(0)
         .max(col.label().len() + 1);

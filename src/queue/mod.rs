@@ -317,12 +317,13 @@ impl QueueView {
         self.order.iter().map(|&k| self.all.at(&self.jobs, k))
     }
 
-    /// Cells for `col`; None for a column sharing the leftover width.
+    /// Cells for `col` as measured over the rows (the widest value, within the column's
+    /// bounds); None for a column sharing the leftover width.
     pub fn column_width(&self, col: Column) -> Option<u16> {
         match col.width() {
             Width::Fixed(w) => Some(w),
             Width::Flex => None,
-            Width::Data { min, .. } => Some(
+            Width::Data { min, .. } | Width::Grow { min } => Some(
                 self.widths
                     .iter()
                     .find(|(c, _)| *c == col)

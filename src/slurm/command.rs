@@ -14,14 +14,17 @@ pub const FIELD_SEP: char = '\x1f';
 /// inside a job name.
 pub const RECORD_END: char = '\x1e';
 
-/// squeue `-o` fields, in order. The job name is last: the parser splits
-/// with a bounded `splitn`, so even a name holding the separator survives.
+/// squeue `-o` fields, in order. The free text (work dir, name) comes last, the job id
+/// between them and again at the end: a record is `ID␟…␟ID`, so a separator, terminator
+/// or newline inside a name or path cannot spoil another record (`parse::frame`).
 pub const SQUEUE_FIELDS: &[&str] = &[
     "%i", "%F", "%K", "%u", "%a", "%P", "%T", "%r", "%M", "%l", "%D", "%C", "%m", "%b", "%N", "%V",
-    "%S", "%q", "%Q", "%Z", "%j",
+    "%S", "%q", "%Q", "%Z", "%i", "%j", "%i",
 ];
 
-pub const SQUEUE_START_FIELDS: &[&str] = &["%i", "%P", "%u", "%T", "%S", "%D", "%Y", "%r", "%j"];
+/// As [`SQUEUE_FIELDS`]: the name last, closed by the job id.
+pub const SQUEUE_START_FIELDS: &[&str] =
+    &["%i", "%P", "%u", "%T", "%S", "%D", "%Y", "%r", "%j", "%i"];
 
 pub const SACCT_FIELDS: &[&str] = &[
     "JobID",
@@ -49,7 +52,9 @@ pub const SACCT_FIELDS: &[&str] = &[
     "AllocTRES",
     "ReqMem",
     "WorkDir",
+    "JobID",
     "JobName",
+    "JobID",
 ];
 
 pub const SINFO_FIELDS: &[&str] = &[
@@ -395,7 +400,7 @@ mod tests {
         assert_eq!(&a[..4], &["squeue", "--noheader", "--local", "--me"]);
         let fmt = a.last().unwrap();
         assert!(fmt.starts_with("--format=%i\x1f%F\x1f"));
-        assert!(fmt.ends_with("%j\x1e"));
+        assert!(fmt.ends_with("%Z\x1f%i\x1f%j\x1f%i\x1e"));
         assert_eq!(fmt.matches('\x1f').count(), SQUEUE_FIELDS.len() - 1);
     }
 

@@ -179,6 +179,16 @@ impl JobId {
         }
     }
 
+    /// What to hand a per-job command that refuses a folded array id (sprio: "Invalid job
+    /// id: 3_[2-20]"): a folded array's pending tasks share the array's own job id; any
+    /// other id is used as is (without a step).
+    pub fn per_job_target(&self) -> JobId {
+        match self.array {
+            Some(ArrayPart::Pending(_)) => JobId::new(self.base),
+            _ => self.without_step(),
+        }
+    }
+
     /// A collapsed array without squeue's `%N` (max running tasks), which scancel and
     /// scontrol refuse as an invalid range: `123_[4-99%4]` → `123_[4-99]`.
     fn without_throttle(self) -> JobId {
@@ -312,6 +322,15 @@ mod tests {
             id("123_[1,3,5-7%2]").cancel_target().to_string(),
             "123_[1,3,5-7]"
         );
+    }
+
+    #[test]
+    fn per_job_commands_get_the_arrays_own_id_for_a_folded_array() {
+        assert_eq!(id("3_[2-20]").per_job_target().to_string(), "3");
+        assert_eq!(id("3_[2-20%4]").per_job_target().to_string(), "3");
+        assert_eq!(id("3_7").per_job_target().to_string(), "3_7");
+        assert_eq!(id("9").per_job_target().to_string(), "9");
+        assert_eq!(id("9.batch").per_job_target().to_string(), "9");
     }
 
     #[test]

@@ -20,6 +20,9 @@ pub struct LogContext {
     /// The batch host (first allocated node); `%N` stays as is until known.
     pub node: Option<String>,
     pub work_dir: String,
+    /// A pending array's tasks, still folded (`3_[2-20]`): `%a` stays in the path, one
+    /// file per task.
+    pub pending_tasks: bool,
 }
 
 impl LogContext {
@@ -47,8 +50,24 @@ impl LogContext {
                     .map(str::to_string)
             }),
             work_dir: d.work_dir.clone()?,
+            pending_tasks: false,
         })
     }
+
+    /// As `from_detail`, for the files to show: a folded pending array (`3_[2-20]`) keeps
+    /// `%a`, one file per task, where Slurm itself would print NO_VAL.
+    pub fn per_task(d: &crate::slurm::model::JobDetail) -> Option<LogContext> {
+        let mut ctx = LogContext::from_detail(d)?;
+        ctx.pending_tasks = d.id.as_ref().is_some_and(|i| i.array_pending().is_some());
+        Some(ctx)
+    }
+}
+
+/// scontrol's StdOut/StdErr of a pending array holds Slurm's NO_VAL where the task id goes
+/// (`slurm-3_4294967294.out`, seen on 22.05 and 24.11): a file that will never exist. This
+/// gives the pattern per task instead (`slurm-3_%a.out`); other paths are unchanged.
+pub fn per_task_pattern(path: &str) -> String {
+    path.replace(&NO_VAL.to_string(), "%a")
 }
 
 /// Slurm's default when no `--output` was given.
@@ -65,6 +84,14 @@ pub fn default_pattern(is_array_task: bool) -> &'static str {
 /// relative result onto the work dir. A pattern holding `\` is not expanded
 /// at all: Slurm strips the backslashes and uses it literally.
 pub fn resolve_log_path(pattern: &str, ctx: &LogContext) -> String {
+    // scontrol prints a folded pending array's path with NO_VAL for `%a`.
+    let per_task;
+    let pattern = if ctx.pending_tasks {
+        per_task = per_task_pattern(pattern);
+        per_task.as_str()
+    } else {
+        pattern
+    };
     let absolute = pattern.starts_with('/');
     if pattern.contains('\\') {
         let literal = strip_backslashes(pattern);
@@ -109,6 +136,7 @@ pub fn resolve_log_path(pattern: &str, ctx: &LogContext) -> String {
         };
         let num = |n: u64| format!("{n:0width$}");
         let text = match spec {
+            'a' if ctx.pending_tasks => None,
             'a' => Some(num(ctx.array_task_id.map_or(NO_VAL, u64::from))),
             'A' => Some(num(match (ctx.array_job_id, ctx.array_task_id) {
                 (Some(a), Some(_)) => a,
@@ -162,6 +190,7 @@ mod tests {
             user: "sduser".into(),
             node: Some("node1".into()),
             work_dir: "/lustre/fsw/sduser".into(),
+            pending_tasks: false,
         }
     }
 
@@ -200,6 +229,29 @@ mod tests {
         assert_eq!(
             resolve_log_path(default_pattern(true), &c),
             "/lustre/fsw/sduser/slurm-128_3.out"
+        );
+    }
+
+    #[test]
+    fn a_pending_arrays_no_val_path_becomes_the_pattern_per_task() {
+        // scontrol show job 2215 (tasks 2-20 pending), dev cluster, Slurm 22.05.8:
+        // `StdOut=/home/sduser/slurm-2215_4294967294.out`; 24.11 prints the same.
+        let printed = "/home/sduser/slurm-2215_4294967294.out";
+        assert_eq!(per_task_pattern(printed), "/home/sduser/slurm-2215_%a.out");
+        assert_eq!(per_task_pattern("/o/run-12.log"), "/o/run-12.log");
+        let c = LogContext {
+            job_id: 2215,
+            pending_tasks: true,
+            work_dir: "/home/sduser".into(),
+            ..ctx()
+        };
+        assert_eq!(
+            resolve_log_path(printed, &c),
+            "/home/sduser/slurm-2215_%a.out"
+        );
+        assert_eq!(
+            resolve_log_path("%A_%4a.out", &c),
+            "/home/sduser/2215_%4a.out"
         );
     }
 

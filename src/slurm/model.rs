@@ -39,6 +39,9 @@ pub struct Job {
     pub work_dir: SharedStr,
     pub qos: SharedStr,
     pub priority: Option<u64>,
+    /// Set when squeue's record of this job did not read cleanly: what was wrong. The row
+    /// shows what could be read, with a mark.
+    pub problem: Option<String>,
 }
 
 impl Job {

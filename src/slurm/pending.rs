@@ -33,7 +33,8 @@ pub fn commands(job: &Job) -> Vec<Vec<String>> {
             "--states=PENDING".into(),
             format!("--format={}", fmt(RANK_FIELDS)),
         ],
-        command::sprio(std::slice::from_ref(&job.id), &Scope::Me),
+        // sprio refuses a folded id (`3_[2-20]`): ask for the array's own id.
+        command::sprio(&[job.id.per_job_target()], &Scope::Me),
         vec![
             "sshare".into(),
             "--noheader".into(),
@@ -164,6 +165,9 @@ pub fn factors(row: &SprioRow) -> Vec<(&'static str, f64)> {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct PendingInfo {
     pub id: Option<JobId>,
+    /// The id per-job commands (sprio) were given, when it is not `id`: a folded array
+    /// (`3_[2-20]`) is asked about by the array's own id (`3`).
+    pub asked_as: Option<JobId>,
     pub rank: Option<Rank>,
     pub sprio: Vec<SprioRow>,
     /// The account's row and the user's row.
@@ -184,8 +188,10 @@ impl PendingInfo {
 /// Puts the sections of the batch for `job` together. A failed section becomes a problem
 /// sentence; the rest still shows.
 pub fn parse(job: &Job, sections: &[super::batch::Section]) -> PendingInfo {
+    let target = job.id.per_job_target();
     let mut info = PendingInfo {
         id: Some(job.id.clone()),
+        asked_as: (target != job.id).then_some(target),
         ..PendingInfo::default()
     };
     let names = [

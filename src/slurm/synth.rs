@@ -32,9 +32,51 @@ pub fn squeue_rows(real: &str, n: usize) -> String {
             out.push_str(second);
         }
         out.push(FIELD_SEP);
-        out.push_str(rest);
+        // A framed record (`command::SQUEUE_FIELDS`) repeats the id before the name and
+        // after it.
+        let new_id = format!("{id}{}", &first[digits..]);
+        let closing = format!("{FIELD_SEP}{first}");
+        match rest.strip_suffix(closing.as_str()) {
+            Some(body) => {
+                let mid = format!("{FIELD_SEP}{first}{FIELD_SEP}");
+                let body = match body.rfind(mid.as_str()) {
+                    Some(i) => format!(
+                        "{}{FIELD_SEP}{new_id}{FIELD_SEP}{}",
+                        &body[..i],
+                        &body[i + mid.len()..]
+                    ),
+                    None => body.to_string(),
+                };
+                out.push_str(&body);
+                out.push(FIELD_SEP);
+                out.push_str(&new_id);
+            }
+            None => out.push_str(rest),
+        }
         out.push(RECORD_END);
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::slurm::parse::read_squeue;
+
+    #[test]
+    fn framed_records_stay_framed_with_new_ids() {
+        let mut f = vec![
+            "7_2", "7", "2", "u", "a", "p", "PENDING", "None", "0:00", "1:00",
+        ];
+        f.extend(["1", "1", "1G", "N/A", "", "N/A", "N/A", "normal", "1", "/d"]);
+        f.extend(["7_2", "n\x1fm", "7_2"]);
+        let real = format!("{}\x1e\n", f.join("\x1f"));
+        let p = read_squeue(&squeue_rows(&real, 3));
+        assert!(p.problems.is_empty(), "{:?}", p.problems);
+        let ids: Vec<&str> = p.items.iter().map(|j| j.id.as_str()).collect();
+        assert_eq!(ids, ["1000000_2", "1000001_2", "1000002_2"]);
+        assert!(p.items.iter().all(|j| j.name == "n\x1fm"));
+    }
 }

@@ -170,6 +170,20 @@ impl DetailWidget<'_> {
             }
             return l.out;
         }
+        // The queue keeps NAME to what most names need: a name the title cannot hold in
+        // full is shown whole here.
+        let name = j.map(|j| j.name.as_str()).or(d.map(|d| d.name.as_str()));
+        if let Some(n) = name.filter(|_| self.title().width() > usize::from(width)) {
+            l.plain("Name", n);
+        }
+        if let Some(p) = j.and_then(|j| j.problem.as_deref()) {
+            l.field(
+                "Problem",
+                &format!("squeue's record of this job did not read cleanly; shown is what could be read ({p})"),
+                t.error(),
+            );
+            l.gap();
+        }
         let dd = d.cloned().unwrap_or_default();
         let state = dd
             .state
@@ -359,9 +373,22 @@ impl DetailWidget<'_> {
         let work_dir = pick(&dd.work_dir, j.map(|j| j.work_dir.as_str())).unwrap_or_default();
         l.plain("Work dir", &work_dir);
         let out = dd.stdout.clone();
-        l.plain("Stdout", out.as_deref().unwrap_or(""));
+        // A folded pending array's logs are a pattern: one file per task (`%a`).
+        let folded = dd
+            .id
+            .as_ref()
+            .or(j.map(|j| &j.id))
+            .is_some_and(|i| i.array_pending().is_some());
+        let per_task = |p: &str| match folded && !p.is_empty() {
+            true => format!(
+                "{} (one file per task)",
+                crate::slurm::logpath::per_task_pattern(p)
+            ),
+            false => p.to_string(),
+        };
+        l.plain("Stdout", &per_task(out.as_deref().unwrap_or("")));
         if dd.stderr.is_some() && dd.stderr != out {
-            l.plain("Stderr", dd.stderr.as_deref().unwrap_or(""));
+            l.plain("Stderr", &per_task(dd.stderr.as_deref().unwrap_or("")));
         } else if dd.stderr.is_some() {
             l.field("Stderr", "same file as stdout", t.dim());
         }

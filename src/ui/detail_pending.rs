@@ -89,7 +89,12 @@ impl<'a> DetailWidget<'a> {
         }
         let part = self.job.map(|j| j.partition.as_str()).unwrap_or("");
         let id = self.job.map(|j| &j.id).or(info.id.as_ref());
-        let mine: Vec<_> = info.sprio.iter().filter(|r| Some(&r.id) == id).collect();
+        let asked = info.asked_as.as_ref();
+        let mine: Vec<_> = info
+            .sprio
+            .iter()
+            .filter(|r| Some(&r.id) == id || Some(&r.id) == asked)
+            .collect();
         let row = mine
             .iter()
             .find(|r| r.partition == part)
@@ -113,6 +118,13 @@ impl<'a> DetailWidget<'a> {
             .is_some_and(|r| r.starts_with("JobHeld"))
         {
             l.field("Factors", "none while held (priority 0)", t.dim());
+        }
+        if let (Some(a), Some(id)) = (asked, id) {
+            l.field(
+                "Asked as",
+                &format!("{a}, the array's own id (sprio refuses a folded id like {id})"),
+                t.dim(),
+            );
         }
         let user = self.job.map(|j| j.user.as_str()).unwrap_or("");
         let acct_row = info.sshare.iter().find(|s| s.user.is_none());

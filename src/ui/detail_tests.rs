@@ -233,3 +233,60 @@ fn scrolling_is_clamped_to_the_content() {
     assert_eq!(w(1000), w(u16::MAX));
     assert!(w(1000).contains("Requeue"));
 }
+
+/// A folded pending array: the pane says sprio was asked about the array's own id, and the
+/// log files are a pattern per task.
+#[test]
+fn a_folded_array_says_which_id_was_asked_and_shows_logs_per_task() {
+    let mut j = job("248");
+    j.id = "248_[2-20]".parse().unwrap();
+    let d = scontrol(include_str!(
+        "../../tests/fixtures/odd/scontrol_pending_array.out"
+    ));
+    let info = crate::slurm::pending::PendingInfo {
+        id: Some(j.id.clone()),
+        asked_as: Some(crate::slurm::model::JobId::new(248)),
+        ..Default::default()
+    };
+    let theme = Theme::new(false);
+    let mut buf = Buffer::empty(Rect::new(0, 0, 100, 40));
+    DetailWidget {
+        job: Some(&j),
+        detail: Some(&d[0]),
+        loading: false,
+        error: None,
+        theme: &theme,
+        now: now(),
+        focused: false,
+        triage: None,
+        chain: None,
+        pending: PendingView {
+            info: Some(&info),
+            ..PendingView::default()
+        },
+    }
+    .render(buf.area, &mut buf);
+    let s = text(&buf);
+    assert!(
+        s.contains(
+            "Asked as     248, the array's own id (sprio refuses a folded id like 248_[2-20])"
+        ),
+        "{s}"
+    );
+    assert!(
+        s.contains("Stdout       /home/sduser/slurm-2256_%a.out (one file per task)"),
+        "{s}"
+    );
+}
+
+/// A name longer than the title can hold is shown whole in the pane.
+#[test]
+fn a_long_name_is_shown_whole() {
+    let mut j = job("248");
+    j.name = "a rather long job name that no queue column keeps in full, ending here".into();
+    let s = show(Some(&j), None);
+    assert!(s.contains("│Name         a rather long job name"), "{s}");
+    assert!(s.contains("│             here "), "{s}");
+    let short = show(Some(&job("248")), None);
+    assert!(!short.contains("Name "), "{short}");
+}

@@ -19,6 +19,8 @@ pub struct LogWidget<'a> {
     pub focused: bool,
     /// False under NO_COLOR: the log's own colours are dropped, highlights use reverse video.
     pub color: bool,
+    /// stdout and stderr are one file, shown once: the title says `stdout+stderr`.
+    pub merged: bool,
 }
 
 impl LogWidget<'_> {
@@ -84,7 +86,10 @@ impl LogWidget<'_> {
             right.push(human_bytes(*size));
         }
         let right = format!(" {} ", right.join(" · "));
-        let stream = p.stream().to_string();
+        let stream = match self.merged {
+            true => "stdout+stderr".to_string(),
+            false => p.stream().to_string(),
+        };
         let budget = usize::from(width)
             .saturating_sub(2 + right.width() + stream.len() + 3)
             .max(8);
@@ -303,6 +308,7 @@ mod tests {
                 pane: p,
                 focused: true,
                 color,
+                merged: false,
             };
             f.render_widget(w, f.area());
         })

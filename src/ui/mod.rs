@@ -69,7 +69,8 @@ pub fn layout(size: (u16, u16), app: &App) -> Areas {
         Layout::vertical([Constraint::Percentage(45), Constraint::Percentage(55)]).areas(main);
     let [detail, logs] =
         Layout::horizontal([Constraint::Percentage(38), Constraint::Percentage(62)]).areas(bottom);
-    let (log, log2) = if size.1 >= BOTH_LOGS_FROM {
+    // One pane when stdout and stderr are the same file: the same text twice helps no one.
+    let (log, log2) = if size.1 >= BOTH_LOGS_FROM && !same_log_file(app) {
         let [a, b] =
             Layout::vertical([Constraint::Percentage(60), Constraint::Percentage(40)]).areas(logs);
         (a, Some(b))
@@ -83,6 +84,11 @@ pub fn layout(size: (u16, u16), app: &App) -> Areas {
         log2,
         status,
     }
+}
+
+/// stdout and stderr go to one file (Slurm's default without `--error`).
+fn same_log_file(app: &App) -> bool {
+    app.logs.paths.as_ref().is_some_and(|(o, e)| o == e)
 }
 
 pub fn draw(f: &mut Frame, app: &App) {
@@ -132,6 +138,7 @@ pub fn draw(f: &mut Frame, app: &App) {
                 pane: first,
                 focused: focused_log,
                 color: app.theme.color,
+                merged: same_log_file(app),
             },
             r,
         );
@@ -142,6 +149,7 @@ pub fn draw(f: &mut Frame, app: &App) {
                 pane: second,
                 focused: false,
                 color: app.theme.color,
+                merged: false,
             },
             r,
         );

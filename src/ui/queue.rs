@@ -11,7 +11,7 @@ use unicode_width::UnicodeWidthStr;
 
 use super::theme::Theme;
 use crate::queue::format::{fit, never_starts};
-use crate::queue::{name_suffix, Column, QueueRow, QueueView};
+use crate::queue::{name_suffix, Column, QueueRow, QueueView, Width};
 use crate::slurm::command::Scope;
 use crate::slurm::model::Status;
 
@@ -28,23 +28,37 @@ pub fn body_height(area_height: u16) -> usize {
     usize::from(area_height.saturating_sub(3))
 }
 
-/// Narrowest a shared-width column (name, work dir) gets before columns
-/// on the right are dropped.
+/// Narrowest the name (and a shared-width column such as the work dir) gets before
+/// columns on the right are dropped.
 const MIN_FLEX: u16 = 12;
 
-/// (column, x offset, width) for a row `width` cells wide. Columns that do
-/// not fit are dropped from the right; the name is never dropped.
+/// (least, most) cells of `col`: fixed and data-sized columns at their measured width, the
+/// name from 12 up to its widest value, a growing column (reason, node list) from its
+/// minimum up to its widest value, a shared-width column from 12 up to anything.
+fn span(view: &QueueView, col: Column) -> (u16, u16) {
+    match (col.width(), view.column_width(col)) {
+        (Width::Flex, _) | (_, None) => (MIN_FLEX, u16::MAX),
+        (Width::Grow { min }, Some(w)) => (min.min(w), w),
+        (_, Some(w)) if col == Column::Name => (MIN_FLEX.min(w), w),
+        (_, Some(w)) => (w, w),
+    }
+}
+
+/// (column, x offset, width) for a row `width` cells wide. Every column starts at its
+/// least; columns that do not fit even so are dropped from the right (never the id or
+/// the name). What is left goes first to the growing columns (reason, node list) up to
+/// their widest value, then to the name up to its widest, then to shared-width columns;
+/// the name never takes more than its names need.
 fn column_layout(view: &QueueView, width: u16) -> Vec<(Column, u16, u16)> {
-    let fixed = |c: Column| view.column_width(c);
     let mut shown: Vec<Column> = view.columns().to_vec();
-    loop {
+    let total = |shown: &[Column]| -> u16 {
         let gaps = shown.len().saturating_sub(1) as u16;
-        let fixed_sum: u16 = shown.iter().filter_map(|c| fixed(*c)).sum();
-        let flex = shown.iter().filter(|c| fixed(**c).is_none()).count() as u16;
-        let need = fixed_sum + gaps + flex * MIN_FLEX;
-        if need <= width || shown.len() <= 1 {
-            break;
-        }
+        shown
+            .iter()
+            .map(|c| span(view, *c).0)
+            .fold(gaps, u16::saturating_add)
+    };
+    while total(&shown) > width && shown.len() > 1 {
         match shown
             .iter()
             .rposition(|c| !matches!(c, Column::Name | Column::Id))
@@ -55,24 +69,31 @@ fn column_layout(view: &QueueView, width: u16) -> Vec<(Column, u16, u16)> {
             None => break,
         }
     }
-    let gaps = shown.len().saturating_sub(1) as u16;
-    let fixed_sum: u16 = shown.iter().filter_map(|c| fixed(*c)).sum();
-    let flex = shown.iter().filter(|c| fixed(**c).is_none()).count() as u16;
-    let spare = width.saturating_sub(fixed_sum + gaps);
-    let mut flex_left = flex;
-    let mut spare_left = spare;
+    let mut widths: Vec<u16> = shown.iter().map(|c| span(view, *c).0).collect();
+    let mut spare = width.saturating_sub(total(&shown));
+    let grows = |c: &Column| matches!(c.width(), Width::Grow { .. });
+    let named = |c: &Column| *c == Column::Name;
+    for wanted in [&grows as &dyn Fn(&Column) -> bool, &named] {
+        for (c, w) in shown.iter().zip(widths.iter_mut()) {
+            if wanted(c) {
+                let more = span(view, *c).1.saturating_sub(*w).min(spare);
+                *w += more;
+                spare -= more;
+            }
+        }
+    }
+    let mut flex_left = shown.iter().filter(|c| c.width() == Width::Flex).count() as u16;
+    for (c, w) in shown.iter().zip(widths.iter_mut()) {
+        if c.width() == Width::Flex {
+            let more = spare / flex_left.max(1);
+            flex_left = flex_left.saturating_sub(1);
+            spare -= more;
+            *w += more;
+        }
+    }
     let mut x = 0u16;
     let mut out = Vec::with_capacity(shown.len());
-    for c in shown {
-        let w = match fixed(c) {
-            Some(w) => w,
-            None => {
-                let w = spare_left / flex_left.max(1);
-                flex_left = flex_left.saturating_sub(1);
-                spare_left -= w;
-                w
-            }
-        };
+    for (c, w) in shown.into_iter().zip(widths) {
         let w = w.min(width.saturating_sub(x));
         out.push((c, x, w));
         x = x.saturating_add(w + 1);
@@ -248,6 +269,11 @@ impl Widget for QueueWidget<'_> {
             if v.is_marked(&row.job.id) {
                 // The mark sits on the left border, so no column loses width.
                 buf.set_string(area.x, y, "*", t.warn());
+            }
+            if row.job.problem.is_some() {
+                // squeue's record of this job did not read cleanly (the detail pane says
+                // what): a mark on the right border.
+                buf.set_string(area.right().saturating_sub(1), y, "!", t.error());
             }
         }
     }

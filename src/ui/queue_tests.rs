@@ -186,3 +186,80 @@ fn column_names_in_config() {
     assert_eq!(c.columns[11], Column::NodeList);
     assert!(toml::from_str::<C>(r#"columns = ["nope"]"#).is_err());
 }
+
+/// A record that did not read cleanly is a row with what could be read, marked `!` on the
+/// right border; the detail pane says what was wrong.
+#[test]
+fn an_unreadable_record_is_a_marked_row_among_the_others() {
+    let mut jobs = parse_squeue(ME).unwrap();
+    let spoiled = jobs[1].id.clone();
+    jobs[1].problem = Some("squeue output line 2: field nodes (%D): not a number".into());
+    let mut v = QueueView::default();
+    v.set_jobs(jobs);
+    let screen = text(&render(&v, false, 100, 8));
+    let marked: Vec<&str> = screen.lines().filter(|l| l.ends_with('!')).collect();
+    assert_eq!(marked.len(), 1, "{screen}");
+    assert!(marked[0].contains(spoiled.as_str()), "{screen}");
+    let mut d = Buffer::empty(Rect::new(0, 0, 80, 10));
+    let theme = Theme::new(false);
+    crate::ui::detail::DetailWidget {
+        job: v.jobs().iter().find(|j| j.id == spoiled),
+        detail: None,
+        loading: false,
+        error: None,
+        theme: &theme,
+        now: now(),
+        focused: true,
+        triage: None,
+        chain: None,
+        pending: Default::default(),
+    }
+    .render(d.area, &mut d);
+    let detail = text(&d);
+    assert!(
+        detail.contains("Problem      squeue's record of this job did not read cleanly"),
+        "{detail}"
+    );
+}
+/// Spare width goes to the columns that need it (reason, node list) and NAME stays as wide
+/// as the names need: no more at 180 columns than at 120, none cut at either.
+#[test]
+fn queue_spare_width_goes_to_reason_and_nodes_not_the_name() {
+    let cols = vec![
+        Column::Id,
+        Column::Name,
+        Column::State,
+        Column::Reason,
+        Column::NodeList,
+        Column::Start,
+    ];
+    let mut v = QueueView::new(cols);
+    v.set_jobs(parse_squeue(ALL).unwrap());
+    let name_w = |w: u16| {
+        super::column_layout(&v, w)
+            .iter()
+            .find(|(c, _, _)| *c == Column::Name)
+            .map(|&(_, _, w)| w)
+    };
+    assert_eq!(name_w(180), name_w(120));
+    let wide = text(&render(&v, false, 180, 14));
+    for full in [
+        "PartitionTimeLimit",
+        "JobArrayTaskLimit",
+        "long-array (9+ tasks)",
+    ] {
+        assert!(wide.contains(full), "{full} cut at 180 columns:\n{wide}");
+    }
+    assert_snapshot!("queue_reason_nodes_180", wide);
+    assert_snapshot!("queue_reason_nodes_90", text(&render(&v, false, 90, 14)));
+}
+
+/// The default columns on a wide terminal: the name keeps to its need, the rest stays blank
+/// rather than padding it.
+#[test]
+fn queue_default_columns_wide() {
+    let v = view(ME);
+    let wide = text(&render(&v, false, 170, 12));
+    assert!(wide.contains("arra"), "{wide}");
+    assert_snapshot!(wide);
+}

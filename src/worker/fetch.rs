@@ -6,7 +6,7 @@ use std::time::Duration;
 use crate::remote::{display_argv, Remote, RunOutput};
 use crate::slurm::command::{self, SqueueQuery};
 use crate::slurm::model::{Job, JobDetail, JobId};
-use crate::slurm::parse::{parse_sacct, parse_scontrol_jobs, parse_squeue};
+use crate::slurm::parse::{parse_scontrol_jobs, read_sacct, read_squeue, Parsed};
 
 /// Where a job's detail came from: slurmctld knows running and recently ended jobs; after
 /// MinJobAge only the accounting database (sacct) does, without the output paths.
@@ -56,14 +56,23 @@ pub async fn stdout_of(
 }
 
 /// Runs squeue for `query` and parses it. Errors are user-facing sentences naming the
-/// command.
+/// command; a record that does not read is only a problem of its own (see `read_squeue`).
+pub async fn queue_read(
+    remote: &dyn Remote,
+    query: &SqueueQuery,
+    timeout: Duration,
+) -> Result<Parsed<Job>, String> {
+    let out = stdout_of(remote, &command::squeue(query), None, timeout).await?;
+    Ok(read_squeue(&out))
+}
+
+/// [`queue_read`]'s rows (a row that did not read cleanly has its `problem` set).
 pub async fn queue(
     remote: &dyn Remote,
     query: &SqueueQuery,
     timeout: Duration,
 ) -> Result<Vec<Job>, String> {
-    let out = stdout_of(remote, &command::squeue(query), None, timeout).await?;
-    parse_squeue(&out).map_err(|e| format!("squeue printed something unexpected: {e}"))
+    queue_read(remote, query, timeout).await.map(|p| p.items)
 }
 
 /// `scontrol show job` while slurmctld knows the job, else sacct.
@@ -113,5 +122,10 @@ pub async fn final_states(
     timeout: Duration,
 ) -> Result<Vec<JobDetail>, String> {
     let out = stdout_of(remote, &command::sacct_jobs(ids), None, timeout).await?;
-    parse_sacct(&out).map_err(|e| format!("sacct printed something unexpected: {e}"))
+    // An odd record costs only itself.
+    let p = read_sacct(&out);
+    match p.problems.first() {
+        Some(e) if p.items.is_empty() => Err(format!("sacct printed something unexpected: {e}")),
+        _ => Ok(p.items),
+    }
 }

@@ -156,5 +156,6 @@ pub fn job_from_detail(d: &JobDetail) -> Option<Job> {
         work_dir: d.work_dir.clone().unwrap_or_default().into(),
         qos: d.qos.clone().unwrap_or_default().into(),
         priority: d.priority,
+        problem: None,
     })
 }

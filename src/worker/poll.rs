@@ -9,7 +9,7 @@ use crate::remote::Remote;
 use crate::slurm::batch::{self, Section};
 use crate::slurm::command::{self, SqueueQuery};
 use crate::slurm::model::{Job, JobDetail, JobId};
-use crate::slurm::parse::{parse_sacct, parse_squeue};
+use crate::slurm::parse::{read_sacct, read_squeue};
 
 /// What one refresh brings besides the queue itself.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -55,18 +55,24 @@ pub fn parse(sections: &[Section], gone: &[JobId]) -> Result<(Vec<Job>, PollExtr
     if !q.success() {
         return Err(problem("squeue", q));
     }
-    let jobs =
-        parse_squeue(&q.stdout).map_err(|e| format!("squeue printed something unexpected: {e}"))?;
+    // A record that does not read spoils only its own row (marked, with what could be
+    // read); the others refresh.
+    let queue = read_squeue(&q.stdout);
+    let jobs = queue.items;
     let mut extra = PollExtra::default();
+    extra
+        .problems
+        .extend(queue.problems.iter().map(|e| format!("squeue: {e}")));
     if let Some(s) = sections.get(1) {
         extra.asked = gone[..gone.len().min(SACCT_MAX_IDS)].to_vec();
         if !s.success() {
             extra.problems.push(problem("sacct", s));
         } else {
-            match parse_sacct(&s.stdout) {
-                Ok(v) => extra.finished = v,
-                Err(e) => extra.problems.push(format!("sacct: {e}")),
-            }
+            let p = read_sacct(&s.stdout);
+            extra.finished = p.items;
+            extra
+                .problems
+                .extend(p.problems.iter().map(|e| format!("sacct: {e}")));
         }
     }
     Ok((jobs, extra))

@@ -2,6 +2,10 @@
 //! error naming the line, never a silently dropped row.
 
 mod fields;
+mod frame;
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod fuzz;
 pub mod keyvalue;
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
@@ -16,14 +20,14 @@ pub mod sprio;
 pub mod squeue;
 pub mod sshare;
 
-pub use sacct::parse_sacct;
+pub use sacct::{parse_sacct, read_sacct};
 pub use sbatch::parse_sbatch;
 pub use scancel::parse_scancel;
 pub use scontrol::{parse_scontrol_jobs, parse_scontrol_partitions};
 pub use scontrol_op::parse_scontrol_op;
 pub use sinfo::parse_sinfo;
 pub use sprio::parse_sprio;
-pub use squeue::{parse_squeue, parse_squeue_start};
+pub use squeue::{parse_squeue, parse_squeue_start, read_squeue, read_squeue_start, Parsed};
 pub use sshare::parse_sshare;
 
 use chrono::NaiveDateTime;
@@ -91,6 +95,8 @@ pub(crate) struct Row<'a> {
     pub line: usize,
     pub text: &'a str,
     pub fields: Fields<'a>,
+    /// Set by [`Row::lenient`] when the record had the wrong number of fields.
+    pub error: Option<ParseError>,
 }
 
 impl<'a> Row<'a> {
@@ -115,7 +121,29 @@ impl<'a> Row<'a> {
             line: rec.line,
             text: rec.text,
             fields,
+            error: None,
         })
+    }
+
+    /// Like `split` with the last field free, but a record with too few fields is still a
+    /// row (the missing fields read as empty), with `error` saying so.
+    pub fn lenient(command: &'static str, rec: &Record<'a>, sep: char, n: usize) -> Row<'a> {
+        let fields = split_on(rec.text, sep, n, true);
+        let error = (fields.len() != n).then(|| {
+            ParseError::new(
+                command,
+                rec.line,
+                format!("expected {n} fields, found {}", fields.len()),
+                rec.text,
+            )
+        });
+        Row {
+            command,
+            line: rec.line,
+            text: rec.text,
+            fields,
+            error,
+        }
     }
 
     pub fn split_fields(

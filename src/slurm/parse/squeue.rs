@@ -1,22 +1,184 @@
-use super::{terminated_records, Row};
-use crate::slurm::command::{SQUEUE_FIELDS, SQUEUE_START_FIELDS};
+use super::frame::{framed_records, Framed};
+use super::{Record, Row};
+use crate::slurm::command::{FIELD_SEP, RECORD_END, SQUEUE_FIELDS, SQUEUE_START_FIELDS};
 use crate::slurm::error::ParseError;
 use crate::slurm::model::{Job, StartEstimate};
-use crate::slurm::shared::Interner;
+use crate::slurm::shared::{Interner, SharedStr};
 use crate::slurm::state::JobState;
+use crate::slurm::time::SlurmDuration;
 
 const CMD: &str = "squeue";
+const TERM: &str = "\u{1e}\n";
+/// Fields before the free text (work dir, id, name, id).
+const FIXED: usize = 19;
 
-/// Output of `command::squeue`.
-pub fn parse_squeue(out: &str) -> Result<Vec<Job>, ParseError> {
-    let recs = terminated_records(CMD, out)?;
-    let mut jobs = Vec::with_capacity(recs.len());
+/// What a squeue listing gave: every record that named its job, and what went wrong.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parsed<T> {
+    /// A record that did not read cleanly is here too when its job id could be read, with
+    /// what could be read and its `problem` set.
+    pub items: Vec<T>,
+    /// One entry per record that did not read cleanly (with or without a row).
+    pub problems: Vec<ParseError>,
+}
+
+impl<T> Default for Parsed<T> {
+    fn default() -> Self {
+        Parsed {
+            items: Vec::new(),
+            problems: Vec::new(),
+        }
+    }
+}
+
+impl<T> Parsed<T> {
+    /// The items, or the first problem.
+    pub fn strict(self) -> Result<Vec<T>, ParseError> {
+        match self.problems.into_iter().next() {
+            Some(e) => Err(e),
+            None => Ok(self.items),
+        }
+    }
+}
+
+/// One record: its line, its text without the closing id, and whether it was framed.
+struct Piece<'a> {
+    line: usize,
+    text: &'a str,
+    framed: bool,
+    complete: bool,
+}
+
+/// Records of `command::squeue`-style output: framed (`ID␟…␟ID␞`), or the older
+/// unframed output of captured fixtures, split at each terminator.
+fn pieces(out: &str, fields: usize) -> Vec<Piece<'_>> {
+    if let Some(recs) = framed_records(out, TERM, fields) {
+        return recs
+            .into_iter()
+            .map(
+                |Framed {
+                     line,
+                     text,
+                     complete,
+                     ..
+                 }| Piece {
+                    line,
+                    text,
+                    framed: true,
+                    complete,
+                },
+            )
+            .collect();
+    }
+    let mut v = Vec::new();
+    let mut line = 1;
+    let mut rest = out;
+    loop {
+        let (text, more) = match rest.find(RECORD_END) {
+            Some(end) => (&rest[..end], Some(&rest[end + RECORD_END.len_utf8()..])),
+            None => (rest, None),
+        };
+        let lead = text.len() - text.trim_start_matches(['\r', '\n']).len();
+        line += text[..lead].matches('\n').count();
+        let body = &text[lead..];
+        if more.is_some() || !body.trim().is_empty() {
+            v.push(Piece {
+                line,
+                text: body,
+                framed: false,
+                complete: more.is_some(),
+            });
+        }
+        line += body.matches('\n').count();
+        match more {
+            Some(m) => rest = m,
+            None => break,
+        }
+    }
+    v
+}
+
+/// Reads the fields of one record, keeping the first problem and a default for a field
+/// that does not read.
+struct Lenient {
+    problem: Option<ParseError>,
+}
+
+impl Lenient {
+    fn take<T>(&mut self, r: Result<T, ParseError>, default: T) -> T {
+        r.unwrap_or_else(|e| {
+            self.problem.get_or_insert(e);
+            default
+        })
+    }
+}
+
+/// Splits the free text after the fixed fields: framed `DIR␟ID␟NAME`, or `DIR␟NAME`.
+fn free_text<'a>(tail: &'a str, id: &str, framed: bool) -> Result<(&'a str, &'a str), String> {
+    if framed {
+        let mid = format!("{FIELD_SEP}{id}{FIELD_SEP}");
+        if let Some(i) = tail.find(&mid) {
+            return Ok((&tail[..i], &tail[i + mid.len()..]));
+        }
+        // The work dir may be empty: the tail then starts with `ID␟`.
+        if let Some(name) = tail.strip_prefix(&mid[1..]) {
+            return Ok(("", name));
+        }
+        return Err("work dir and name not separated by the job id".into());
+    }
+    match tail.split_once(FIELD_SEP) {
+        Some(x) => Ok(x),
+        None => Err("no name after the work dir".into()),
+    }
+}
+
+/// Output of `command::squeue`. A record that does not read cleanly spoils only itself:
+/// it is a row with what could be read and `problem` set when its job id reads, else only
+/// a problem.
+pub fn read_squeue(out: &str) -> Parsed<Job> {
+    let mut parsed = Parsed::default();
     let mut shared = Interner::default();
-    for rec in &recs {
-        let r = Row::split_fields(CMD, rec, SQUEUE_FIELDS.len())?;
-        let array_job_id = r.opt_num::<u64>(1, "array job id (%F)")?;
-        jobs.push(Job {
-            id: r.job_id(0, "job id (%i)")?,
+    for p in pieces(out, SQUEUE_FIELDS.len()) {
+        let rec = Record {
+            line: p.line,
+            text: p.text,
+        };
+        let r = Row::lenient(CMD, &rec, FIELD_SEP, FIXED + 1);
+        let id = match r.job_id(0, "job id (%i)") {
+            Ok(id) => id,
+            Err(e) => {
+                parsed.problems.push(e);
+                continue;
+            }
+        };
+        let mut l = Lenient {
+            problem: r.error.clone(),
+        };
+        if !p.complete {
+            l.problem.get_or_insert(r.err(if p.framed {
+                "record not closed by its job id (output cut off, or a field holds a separator)"
+            } else {
+                "record without terminator (output cut off, or format not applied)"
+            }));
+        }
+        let (work_dir, name) = match free_text(r.str(FIXED), id.as_str(), p.framed) {
+            Ok(x) => x,
+            Err(what) => {
+                l.problem.get_or_insert(r.err(what));
+                (r.str(FIXED), "")
+            }
+        };
+        let array_job_id = l.take(r.opt_num::<u64>(1, "array job id (%F)"), None);
+        let time_used = l.take(r.duration(8, "time used (%M)"), SlurmDuration::Unknown);
+        let time_limit = l.take(r.duration(9, "time limit (%l)"), SlurmDuration::Unknown);
+        let nodes = l.take(r.num(10, "nodes (%D)"), 0);
+        let cpus = l.take(r.num(11, "cpus (%C)"), 0);
+        let submit_time = l.take(r.time(15, "submit time (%V)"), None);
+        let start_time = l.take(r.time(16, "start time (%S)"), None);
+        let priority = l.take(r.opt_num(18, "priority (%Q)"), None);
+        let problem = l.problem.take();
+        let job = Job {
+            id,
             array_job_id,
             array_task: r.opt(2),
             user: shared.get(r.str(3)),
@@ -24,119 +186,75 @@ pub fn parse_squeue(out: &str) -> Result<Vec<Job>, ParseError> {
             partition: shared.get(r.str(5)),
             state: JobState::parse(r.str(6)),
             reason: r.opt(7),
-            time_used: r.duration(8, "time used (%M)")?,
-            time_limit: r.duration(9, "time limit (%l)")?,
-            nodes: r.num(10, "nodes (%D)")?,
-            cpus: r.num(11, "cpus (%C)")?,
+            time_used,
+            time_limit,
+            nodes,
+            cpus,
             min_memory: r.opt(12),
             tres_per_node: r.opt(13),
             node_list: r.opt(14),
-            submit_time: r.time(15, "submit time (%V)")?,
-            start_time: r.time(16, "start time (%S)")?,
+            submit_time,
+            start_time,
             qos: shared.get(r.str(17)),
-            priority: r.opt_num(18, "priority (%Q)")?,
-            work_dir: shared.get(r.str(19)),
-            name: r.string(20),
-        });
+            priority,
+            work_dir: SharedStr::from(work_dir),
+            name: name.to_string(),
+            problem: problem.as_ref().map(|e| e.to_string()),
+        };
+        if let Some(e) = problem {
+            parsed.problems.push(e);
+        }
+        parsed.items.push(job);
     }
-    Ok(jobs)
+    parsed
 }
 
-/// Output of `command::squeue_start`.
-pub fn parse_squeue_start(out: &str) -> Result<Vec<StartEstimate>, ParseError> {
-    let recs = terminated_records(CMD, out)?;
-    let mut rows = Vec::with_capacity(recs.len());
-    for rec in &recs {
-        let r = Row::split_fields(CMD, rec, SQUEUE_START_FIELDS.len())?;
-        rows.push(StartEstimate {
-            id: r.job_id(0, "job id (%i)")?,
-            partition: r.string(1),
-            user: r.string(2),
-            state: JobState::parse(r.str(3)),
-            start_time: r.time(4, "start time (%S)")?,
-            nodes: r.num(5, "nodes (%D)")?,
-            sched_nodes: r.opt(6),
-            reason: r.opt(7),
-            name: r.string(8),
-        });
+/// Output of `command::squeue`, failing on the first record that does not read cleanly.
+pub fn parse_squeue(out: &str) -> Result<Vec<Job>, ParseError> {
+    read_squeue(out).strict()
+}
+
+/// Output of `command::squeue_start`. A record that does not read is left out and named
+/// in `problems`.
+pub fn read_squeue_start(out: &str) -> Parsed<StartEstimate> {
+    let mut parsed = Parsed::default();
+    let n = SQUEUE_START_FIELDS.len();
+    for p in pieces(out, n) {
+        let rec = Record {
+            line: p.line,
+            text: p.text,
+        };
+        let one = || -> Result<StartEstimate, ParseError> {
+            let r = Row::split(CMD, &rec, FIELD_SEP, n - 1, true)?;
+            if !p.complete {
+                return Err(r.err("record not closed (output cut off)"));
+            }
+            Ok(StartEstimate {
+                id: r.job_id(0, "job id (%i)")?,
+                partition: r.string(1),
+                user: r.string(2),
+                state: JobState::parse(r.str(3)),
+                start_time: r.time(4, "start time (%S)")?,
+                nodes: r.num(5, "nodes (%D)")?,
+                sched_nodes: r.opt(6),
+                reason: r.opt(7),
+                name: r.string(8),
+            })
+        };
+        match one() {
+            Ok(s) => parsed.items.push(s),
+            Err(e) => parsed.problems.push(e),
+        }
     }
-    Ok(rows)
+    parsed
+}
+
+/// Output of `command::squeue_start`, failing on the first record that does not read.
+pub fn parse_squeue_start(out: &str) -> Result<Vec<StartEstimate>, ParseError> {
+    read_squeue_start(out).strict()
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-    use crate::slurm::state::Status;
-
-    fn row(fields: &[&str]) -> String {
-        format!("{}\x1e\n", fields.join("\x1f"))
-    }
-
-    const RUNNING: &[&str] = &[
-        "42",
-        "42",
-        "N/A",
-        "sduser",
-        "acct",
-        "short",
-        "RUNNING",
-        "None",
-        "1:02",
-        "30:00",
-        "1",
-        "2",
-        "1G",
-        "gres:gpu:2",
-        "node1",
-        "2026-11-23T08:12:44",
-        "2026-11-23T08:12:45",
-        "normal",
-        "4294901758",
-        "/home/sduser",
-        "name | with, \"quotes\" ünïcode",
-    ];
-
-    #[test]
-    fn parses_a_row_with_hostile_name() {
-        let jobs = parse_squeue(&row(RUNNING)).unwrap();
-        let j = &jobs[0];
-        assert_eq!(j.id.as_str(), "42");
-        assert_eq!(j.name, "name | with, \"quotes\" ünïcode");
-        assert_eq!(j.status(), Status::Running);
-        assert_eq!(j.gpus(), 2);
-        assert_eq!(j.reason, None);
-        assert_eq!(j.time_used.known().unwrap().as_secs(), 62);
-    }
-
-    #[test]
-    fn name_may_hold_separators_and_newlines() {
-        let mut f = RUNNING.to_vec();
-        f[20] = "a\x1fb\nc";
-        let out = format!("{}{}", row(&f), row(RUNNING));
-        let jobs = parse_squeue(&out).unwrap();
-        assert_eq!(jobs[0].name, "a\x1fb\nc");
-        assert_eq!(jobs.len(), 2);
-    }
-
-    #[test]
-    fn short_row_is_an_error_with_line_number() {
-        let out = format!("{}{}", row(RUNNING), row(&RUNNING[..5]));
-        let e = parse_squeue(&out).unwrap_err();
-        assert_eq!(e.line, 2);
-        assert!(e.what.contains("expected 21 fields, found 5"), "{e}");
-    }
-
-    #[test]
-    fn unterminated_tail_is_an_error() {
-        let out = format!("{}42\x1f42", row(RUNNING));
-        let e = parse_squeue(&out).unwrap_err();
-        assert_eq!(e.line, 2);
-    }
-
-    #[test]
-    fn empty_output_is_no_jobs() {
-        assert!(parse_squeue("").unwrap().is_empty());
-        assert!(parse_squeue("\n").unwrap().is_empty());
-    }
-}
+#[path = "squeue_tests.rs"]
+mod tests;

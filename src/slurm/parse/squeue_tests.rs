@@ -1,0 +1,171 @@
+use super::*;
+use crate::slurm::state::Status;
+
+fn row(fields: &[&str]) -> String {
+    format!("{}\x1e\n", fields.join("\x1f"))
+}
+
+/// A framed record: the fixed fields, then work dir, id, name, id.
+fn framed(fixed: &[&str], dir: &str, name: &str) -> String {
+    let id = fixed[0];
+    let mut f = fixed.to_vec();
+    f.extend([dir, id, name, id]);
+    row(&f)
+}
+
+const FIXED_RUNNING: &[&str] = &[
+    "42",
+    "42",
+    "N/A",
+    "sduser",
+    "acct",
+    "short",
+    "RUNNING",
+    "None",
+    "1:02",
+    "30:00",
+    "1",
+    "2",
+    "1G",
+    "gres:gpu:2",
+    "node1",
+    "2026-11-23T08:12:44",
+    "2026-11-23T08:12:45",
+    "normal",
+    "4294901758",
+];
+
+fn running(id: &str, dir: &str, name: &str) -> String {
+    let mut f = FIXED_RUNNING.to_vec();
+    f[0] = id;
+    f[1] = id;
+    framed(&f, dir, name)
+}
+
+#[test]
+fn parses_a_row_with_hostile_name() {
+    let out = running("42", "/home/sduser", "name | with, \"quotes\" ünïcode");
+    let jobs = parse_squeue(&out).unwrap();
+    let j = &jobs[0];
+    assert_eq!(j.id.as_str(), "42");
+    assert_eq!(j.name, "name | with, \"quotes\" ünïcode");
+    assert_eq!(&*j.work_dir, "/home/sduser");
+    assert_eq!(j.status(), Status::Running);
+    assert_eq!(j.gpus(), 2);
+    assert_eq!(j.reason, None);
+    assert_eq!(j.time_used.known().unwrap().as_secs(), 62);
+    assert_eq!(j.problem, None);
+}
+
+#[test]
+fn name_and_work_dir_may_hold_separators_terminators_and_newlines() {
+    let out = format!(
+        "{}{}{}",
+        running("41", "/tmp/w\x1ed", "wd"),
+        running("42", "/tmp/a\x1fb\x1e\nc", "a\x1fb\x1e\n7\x1fc\nd"),
+        running("43", "", "plain"),
+    );
+    let p = read_squeue(&out);
+    assert!(p.problems.is_empty(), "{:?}", p.problems);
+    let names: Vec<(&str, &str, &str)> = p
+        .items
+        .iter()
+        .map(|j| (j.id.as_str(), &*j.work_dir, j.name.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("41", "/tmp/w\x1ed", "wd"),
+            ("42", "/tmp/a\x1fb\x1e\nc", "a\x1fb\x1e\n7\x1fc\nd"),
+            ("43", "", "plain"),
+        ]
+    );
+}
+
+#[test]
+fn a_bad_record_is_its_own_marked_row_and_the_others_read() {
+    let mut bad = FIXED_RUNNING.to_vec();
+    bad[0] = "44";
+    bad[10] = "lots";
+    let out = format!(
+        "{}{}{}",
+        running("42", "/d", "a"),
+        framed(&bad, "/d", "b"),
+        running("45", "/d", "c")
+    );
+    let p = read_squeue(&out);
+    assert_eq!(p.items.len(), 3);
+    assert_eq!(p.problems.len(), 1);
+    let b = &p.items[1];
+    assert_eq!((b.id.as_str(), b.name.as_str()), ("44", "b"));
+    assert_eq!(b.status(), Status::Running);
+    let why = b.problem.as_deref().unwrap();
+    assert!(
+        why.contains("nodes (%D)") && why.contains("line 2"),
+        "{why}"
+    );
+    assert!(p.items[0].problem.is_none() && p.items[2].problem.is_none());
+    let e = parse_squeue(&out).unwrap_err();
+    assert_eq!(e.line, 2);
+}
+
+#[test]
+fn a_record_without_a_readable_id_is_only_a_problem() {
+    let mut bad = FIXED_RUNNING.to_vec();
+    bad[0] = "4\x072";
+    let out = format!(
+        "{}{}{}",
+        running("42", "/d", "a"),
+        framed(&bad, "/d", "b"),
+        running("45", "/d", "c")
+    );
+    let p = read_squeue(&out);
+    let ids: Vec<&str> = p.items.iter().map(|j| j.id.as_str()).collect();
+    assert_eq!(ids, ["42", "45"]);
+    assert_eq!(p.problems.len(), 1);
+    assert!(p.items.iter().all(|j| j.problem.is_none()));
+}
+
+#[test]
+fn cut_off_output_marks_only_the_last_row() {
+    let full = format!("{}{}", running("42", "/d", "a"), running("43", "/d", "b"));
+    let cut = &full[..full.len() - 8];
+    let p = read_squeue(cut);
+    assert_eq!(p.items.len(), 2);
+    assert!(p.items[0].problem.is_none());
+    assert!(p.items[1].problem.is_some());
+}
+
+#[test]
+fn older_unframed_output_still_reads() {
+    let mut f = FIXED_RUNNING.to_vec();
+    f.extend(["/home/sduser", "a\x1fb"]);
+    let out = format!("{}{}", row(&f), row(&f));
+    let jobs = parse_squeue(&out).unwrap();
+    assert_eq!(jobs.len(), 2);
+    assert_eq!(jobs[0].name, "a\x1fb");
+    let short = format!("{}{}", row(&f), row(&f[..5]));
+    let e = parse_squeue(&short).unwrap_err();
+    assert_eq!(e.line, 2);
+    assert!(e.what.contains("expected 20 fields, found 5"), "{e}");
+}
+
+#[test]
+fn empty_output_is_no_jobs() {
+    assert!(parse_squeue("").unwrap().is_empty());
+    assert!(parse_squeue("\n").unwrap().is_empty());
+}
+
+#[test]
+fn start_estimates_are_framed_too() {
+    let rec = |id: &str, name: &str| {
+        format!(
+            "{id}\x1fshort\x1fsduser\x1fPENDING\x1f2026-11-23T09:00:00\x1f1\x1f(null)\x1fPriority\x1f{name}\x1f{id}\x1e\n"
+        )
+    };
+    let out = format!("{}{}", rec("7", "x\x1e\ny\x1fz"), rec("8", "w"));
+    let v = parse_squeue_start(&out).unwrap();
+    assert_eq!(v.len(), 2);
+    assert_eq!(v[0].name, "x\x1e\ny\x1fz");
+    assert_eq!(v[1].id.as_str(), "8");
+}

@@ -1,0 +1,121 @@
+//! Jobs whose name or work directory hold our own separator bytes (0x1F between fields,
+//! 0x1E after a record) or a newline, submitted for real: every other job still lists,
+//! and these list with their name and directory intact, in `slurmdash jobs` and in the
+//! dashboard's refresh. Before the framed format, one such job made every refresh fail
+//! ("expected 21 fields, found 20") for its owner and every `--all` view.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use slurmdash::slurm::command::{Scope, SqueueQuery};
+use slurmdash::worker::poll;
+
+struct Odd {
+    dir: String,
+    odd_dir: String,
+    ids: Vec<u64>,
+}
+
+const ODD_NAME: &str = "a\x1fb\x1e\nc";
+
+async fn submit(r: &dyn slurmdash::remote::Remote) -> Odd {
+    let dir = scratch(r, "odd").await;
+    let odd_dir = format!("{dir}/w\x1ed\x1fx");
+    let out = run(r, &["mkdir", &odd_dir]).await;
+    assert!(out.success(), "mkdir: {}", out.stderr_lossy());
+    // Held: they take no node, and stay in squeue for the whole test.
+    let mut ids = Vec::new();
+    for (name, d) in [
+        (ODD_NAME, dir.as_str()),
+        ("odd-dir", odd_dir.as_str()),
+        ("plain", dir.as_str()),
+    ] {
+        ids.push(
+            sbatch(
+                r,
+                &["--hold", "-J", name, "-D", d, "-t", "1", "--wrap", "true"],
+            )
+            .await,
+        );
+    }
+    Odd { dir, odd_dir, ids }
+}
+
+fn by_id(jobs: &[Value], id: u64) -> Value {
+    jobs.iter()
+        .find(|j| j["id"].as_str() == Some(id.to_string().as_str()))
+        .cloned()
+        .unwrap_or_else(|| panic!("job {id} missing from {jobs:?}"))
+}
+
+#[tokio::test]
+async fn odd_names_and_dirs_spoil_no_listing() {
+    let r = remote();
+    let odd = submit(&r).await;
+    let json = slurmdash(&["jobs", "--json"]);
+    let all = slurmdash(&["jobs", "--all"]);
+    let refresh = poll::poll(
+        &r,
+        &SqueueQuery {
+            scope: Scope::All,
+            ..SqueueQuery::default()
+        },
+        &[],
+        true,
+        T,
+    )
+    .await;
+    let ids: Vec<String> = odd.ids.iter().map(u64::to_string).collect();
+    let mut cancel = vec!["scancel"];
+    cancel.extend(ids.iter().map(String::as_str));
+    run(&r, &cancel).await;
+
+    // `jobs --json`: exit 0, every job, names and dirs byte for byte, nothing on stderr.
+    assert!(json.status.success(), "jobs --json: {}", text(&json.stderr));
+    assert_eq!(text(&json.stderr), "");
+    let jobs: Vec<Value> = serde_json::from_slice(&json.stdout).expect("JSON array");
+    let a = by_id(&jobs, odd.ids[0]);
+    assert_eq!(a["name"], ODD_NAME);
+    assert_eq!(a["work_dir"], odd.dir.as_str());
+    let b = by_id(&jobs, odd.ids[1]);
+    assert_eq!(b["name"], "odd-dir");
+    assert_eq!(b["work_dir"], odd.odd_dir.as_str());
+    assert_eq!(by_id(&jobs, odd.ids[2])["name"], "plain");
+    assert!(jobs.iter().all(|j| j["problem"].is_null()), "{jobs:?}");
+
+    // The `--all` table: one row per job, control bytes shown as `?`.
+    assert!(all.status.success(), "jobs --all: {}", text(&all.stderr));
+    let table = text(&all.stdout);
+    for (id, name) in ids.iter().zip(["a?b??c", "odd-dir", "plain"]) {
+        let row = table
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(id.as_str()))
+            .unwrap_or_else(|| panic!("no row for {id} in\n{table}"));
+        assert!(row.contains(name), "{row}");
+    }
+
+    // The dashboard's refresh (squeue, squeue --start in one exec): the same, no problem.
+    let (jobs, extra) = refresh.expect("refresh");
+    let a = jobs
+        .iter()
+        .find(|j| j.id.as_str() == ids[0])
+        .expect("odd-name job in the refresh");
+    assert_eq!(a.name, ODD_NAME);
+    let b = jobs
+        .iter()
+        .find(|j| j.id.as_str() == ids[1])
+        .expect("odd-dir job in the refresh");
+    assert_eq!(&*b.work_dir, odd.odd_dir.as_str());
+    assert!(jobs.iter().any(|j| j.id.as_str() == ids[2]));
+    assert!(jobs.iter().all(|j| j.problem.is_none()));
+    assert!(extra.problems.is_empty(), "{:?}", extra.problems);
+    // `squeue --start` lists held jobs too; its name is last and closed by the id.
+    let start = extra.starts.iter().find(|s| s.id.as_str() == ids[0]);
+    assert_eq!(
+        start.map(|s| s.name.as_str()),
+        Some(ODD_NAME),
+        "{:?}",
+        extra.starts
+    );
+}
