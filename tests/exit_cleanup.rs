@@ -144,6 +144,13 @@ fn signal(pid: u32, sig: &str) {
 
 #[test]
 fn closing_the_terminal_window_sighup_closes_the_master_and_removes_temp_files() {
+    // Killing what may be the tmux server's last session makes the server exit, racing any
+    // test starting a session at that moment: a short-lived keeper holds it up.
+    let _ = Command::new("tmux")
+        .args(["new-session", "-d", "-s"])
+        .arg(format!("sdkeep-{}", std::process::id()))
+        .arg("sleep 90")
+        .status();
     let (t, pid) = started(&[]);
     connected(&t);
     // The window goes away: tmux hangs up on everything in the pane.
