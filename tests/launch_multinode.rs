@@ -135,6 +135,21 @@ fn check_two_ranks(main_out: &str, port: u16) {
     );
 }
 
+/// Cancels the job however the test ends (a 2-node exclusive job left pending would hold
+/// both GPU nodes for every later test).
+struct CancelOnDrop(u64);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let _ = Command::new("ssh")
+            .arg("-F")
+            .arg(ssh_config())
+            .args(["slurmdash-dev", "scancel", &self.0.to_string()])
+            .stdin(Stdio::null())
+            .output();
+    }
+}
+
 async fn wait_done(r: &dyn Remote, id: u64) -> String {
     wait_for("the job to end", Duration::from_secs(180), || async {
         let s = sacct_state(r, id).await;
@@ -188,6 +203,7 @@ async fn a_two_node_sixteen_gpu_submit_meets_at_master_addr_on_two_hosts() {
         .nth(1)
         .and_then(|w| w.parse().ok())
         .unwrap_or_else(|| panic!("no job id in {stdout}"));
+    let _cancel = CancelOnDrop(id);
     let script = cat(&r, field(&stdout, "script:")).await;
     for line in [
         "#SBATCH --nodes=2",
@@ -338,6 +354,7 @@ async fn a_two_node_launch_from_the_form_meets_at_master_addr_on_two_hosts() {
         }
     };
     let id: u64 = job_id.parse().expect("numeric job id");
+    let _cancel = CancelOnDrop(id);
     let r = remote.as_ref();
     let end = wait_done(r, id).await;
     let entries = slurmdash::registry::Registry::open(state.path())
