@@ -10,10 +10,14 @@ use std::time::Duration;
 use common::tmux::{rand_suffix, Tmux};
 use common::*;
 
-/// The dev config with a 2 s poll and OSC 9 desktop notifications.
+/// The dev config with a steady 2 s poll (the adaptive interval would otherwise grow to
+/// 30 s while the queue is quiet, and a job could start and end between two refreshes)
+/// and OSC 9 desktop notifications.
 fn config(dir: &Path) -> PathBuf {
     let mut cfg = std::fs::read_to_string(dev_config()).expect("dev config");
-    cfg.push_str("poll_interval_secs = 2\n\n[notify]\ndesktop = \"osc9\"\n");
+    cfg.push_str(
+        "poll_interval_secs = 2\npoll_max_secs = 2\n\n[notify]\ndesktop = \"osc9\"\n",
+    );
     let p = dir.join("slurmdash.toml");
     std::fs::write(&p, cfg).expect("write config");
     p

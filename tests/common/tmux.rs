@@ -18,8 +18,16 @@ impl Tmux {
     }
 
     /// `start` with environment variables for slurmdash (values without quotes or spaces).
+    /// Unless `env` names one, slurmdash gets a state directory of its own, so launches
+    /// that other tests record in the default registry never show in this dashboard.
     pub fn start_with(config: &Path, extra: &[&str], env: &[(&str, &str)]) -> Tmux {
         let name = format!("sdtest-{}-{}", std::process::id(), rand_suffix());
+        let own_state = std::env::temp_dir().join(format!("{name}-state"));
+        let own_state = own_state.display().to_string();
+        let mut env = env.to_vec();
+        if !env.iter().any(|(k, _)| *k == "SLURMDASH_STATE_DIR") {
+            env.push(("SLURMDASH_STATE_DIR", &own_state));
+        }
         let bin = env!("CARGO_BIN_EXE_slurmdash");
         let mut cmd = format!("{bin} --config {}", config.display());
         for a in extra {
