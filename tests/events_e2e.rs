@@ -15,9 +15,7 @@ use common::*;
 /// and OSC 9 desktop notifications.
 fn config(dir: &Path) -> PathBuf {
     let mut cfg = std::fs::read_to_string(dev_config()).expect("dev config");
-    cfg.push_str(
-        "poll_interval_secs = 2\npoll_max_secs = 2\n\n[notify]\ndesktop = \"osc9\"\n",
-    );
+    cfg.push_str("poll_interval_secs = 2\npoll_max_secs = 2\n\n[notify]\ndesktop = \"osc9\"\n");
     let p = dir.join("slurmdash.toml");
     std::fs::write(&p, cfg).expect("write config");
     p

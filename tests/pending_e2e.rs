@@ -67,7 +67,7 @@ async fn over_maxtime_explained_and_partitions_and_stats_views() {
         t.keys(&[":"]);
         t.keys(&["stats", "Enter"]);
         t.wait("the stats view", Duration::from_secs(15), |s| {
-            s.contains("remote commands") && s.contains("last round trip")
+            s.contains("slurmctld RPCs per minute") && s.contains("last round trip")
         });
         t.keys(&["Escape", "q"]);
     }));

@@ -89,6 +89,25 @@ fn resync(rest: &str, term: &str, min_seps: usize) -> usize {
     rest.len()
 }
 
+/// Whether `out` is framed output: a record among its first few closes with the id it
+/// opens with, within the first few dozen terminators. Checked first (and in that window
+/// only) because looking for a closing id that the older format never prints would scan
+/// the rest of the output once per record.
+fn looks_framed(out: &str, term: &str) -> bool {
+    let window = out
+        .match_indices(term)
+        .nth(32)
+        .map_or(out.len(), |(i, _)| i + term.len());
+    let w = &out[..window];
+    std::iter::once(0)
+        .chain(w.match_indices(term).map(|(i, _)| i + term.len()))
+        .take(16)
+        .any(|at| {
+            let r = w[at..].trim_start();
+            start_id(r).is_some_and(|id| find_end(r, id, term, 0).is_some())
+        })
+}
+
 /// Splits `out` into records `ID␟…␟ID` + `term` holding at least `fields` fields (the
 /// closing id counted). None when the output holds no such record at all: output of the
 /// older format without the closing id, which the caller splits the old way.
@@ -97,6 +116,9 @@ pub(crate) fn framed_records<'a>(
     term: &str,
     fields: usize,
 ) -> Option<Vec<Framed<'a>>> {
+    if !out.trim().is_empty() && !looks_framed(out, term) {
+        return None;
+    }
     let min_seps = fields.saturating_sub(2);
     let mut recs = Vec::new();
     let mut pos = 0;
