@@ -9,13 +9,13 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::tmux::Tmux;
-use common::{dev_dir, text};
+use common::{shared_dev_dir, text};
 
 const LIMIT: Duration = Duration::from_secs(40);
 const PROMPT: &str = "Verification code:";
 
 fn oathtool(extra: &[&str]) -> String {
-    let secret = std::fs::read_to_string(dev_dir().join("totp/sduser.secret"))
+    let secret = std::fs::read_to_string(shared_dev_dir().join("totp/sduser.secret"))
         .expect("2FA secret (totp_up)");
     let out = Command::new("oathtool")
         .args(["--totp", "-b"])
@@ -47,7 +47,7 @@ fn wrong_code() -> String {
 
 /// The dev 2FA config with a control socket of this test's own.
 fn config(dir: &Path) -> (PathBuf, PathBuf) {
-    let base = std::fs::read_to_string(dev_dir().join("slurmdash-2fa.toml"))
+    let base = std::fs::read_to_string(shared_dev_dir().join("slurmdash-2fa.toml"))
         .expect("slurmdash-2fa.toml (totp_up)");
     let sock = dir.join("login.sock");
     let cfg = format!("{base}control_path = {:?}\n", sock.display().to_string());

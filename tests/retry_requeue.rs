@@ -8,7 +8,6 @@
 
 mod common;
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -29,12 +28,13 @@ impl Drop for Resume {
     }
 }
 
+/// `scontrol update nodename=NODE ...` as root on the selected version's cluster (in its
+/// chroot for 24.11/26.05).
 fn scontrol_node(node: &str, args: &[&str]) -> std::process::Output {
-    Command::new("scontrol")
-        .args(["update", &format!("nodename={node}")])
-        .args(args)
-        .output()
-        .expect("run scontrol on the cluster host")
+    let name = format!("nodename={node}");
+    let mut argv = vec!["scontrol", "update", &name];
+    argv.extend_from_slice(args);
+    slurm_admin(&argv)
 }
 
 #[tokio::test(flavor = "multi_thread")]

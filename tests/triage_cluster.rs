@@ -34,13 +34,19 @@ async fn finished_and_triaged(
         done.then_some(s)
     })
     .await;
-    let (detail, source) = fetch::detail(r, &JobId::new(id), T)
-        .await
-        .unwrap_or_else(|e| panic!("detail of {id}: {e}"));
-    triage_job(r, &detail, source, results_dir, &Patterns::builtin())
-        .await
-        .unwrap_or_else(|e| panic!("triage of {id}: {e}"))
-        .unwrap_or_else(|| panic!("job {id} ended {state} but was not classified"))
+    // sacct can record the final state while slurmctld still shows the job completing
+    // (seen on 26.05 after a TIMEOUT): the dashboard triages it at a later refresh, so the
+    // test asks again for a while, as the dashboard would.
+    let what = format!("job {id} (sacct: {state}) to be classified");
+    wait_for(&what, Duration::from_secs(60), || async {
+        let (detail, source) = fetch::detail(r, &JobId::new(id), T)
+            .await
+            .unwrap_or_else(|e| panic!("detail of {id}: {e}"));
+        triage_job(r, &detail, source, results_dir, &Patterns::builtin())
+            .await
+            .unwrap_or_else(|e| panic!("triage of {id}: {e}"))
+    })
+    .await
 }
 
 fn submit_args<'a>(dir: &'a str, name: &'a str, wrap: &'a str) -> Vec<&'a str> {

@@ -23,10 +23,16 @@ pub fn dev_slurm() -> String {
         .unwrap_or_else(|| "22.05".into())
 }
 
+/// The dev-cluster directory every version shares: the 2FA login (`totp_up`) and the
+/// image registry serve all versions from the machine itself, whatever SLURMDASH_DEV_SLURM.
+pub fn shared_dev_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(".dev-cluster")
+}
+
 /// The selected version's client-side directory: `.dev-cluster` for 22.05,
 /// `.dev-cluster/<V>` for the others (ssh config, slurmdash.toml, env).
 pub fn dev_dir() -> PathBuf {
-    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join(".dev-cluster");
+    let base = shared_dev_dir();
     let v = dev_slurm();
     let d = if v == "22.05" { base } else { base.join(&v) };
     assert!(

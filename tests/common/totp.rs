@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use super::dev_dir;
+use super::shared_dev_dir;
 
 /// The ssh alias of the 2FA login, defined in [`ssh_config`].
 pub const ALIAS: &str = "slurmdash-dev-2fa";
@@ -24,17 +24,17 @@ fn checked(p: PathBuf) -> PathBuf {
 
 /// The ssh client config with [`ALIAS`] (no BatchMode: it must be able to prompt).
 pub fn ssh_config() -> PathBuf {
-    checked(dev_dir().join("ssh/config-2fa"))
+    checked(shared_dev_dir().join("ssh/config-2fa"))
 }
 
 /// A slurmdash config for the 2FA login (`interactive_login = true`, cluster `dev2fa`).
 pub fn slurmdash_config() -> PathBuf {
-    checked(dev_dir().join("slurmdash-2fa.toml"))
+    checked(shared_dev_dir().join("slurmdash-2fa.toml"))
 }
 
 /// The base32 TOTP secret of [`USER`] (what a phone app would hold).
 pub fn secret_path() -> PathBuf {
-    checked(dev_dir().join("totp").join(format!("{USER}.secret")))
+    checked(shared_dev_dir().join("totp").join(format!("{USER}.secret")))
 }
 
 fn oathtool(extra: &[&str]) -> String {
