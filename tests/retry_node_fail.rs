@@ -20,22 +20,6 @@ use slurmdash::retry::{Chain, RetryPolicy};
 use slurmdash::triage::{Class, Patterns};
 use slurmdash::worker::retry::{check, RetryCheck, RetryEvent};
 
-/// Sets the node back to service however the test ends.
-struct Resume(String);
-
-impl Drop for Resume {
-    fn drop(&mut self) {
-        let _ = scontrol_node(&self.0, &["state=resume"]);
-    }
-}
-
-fn scontrol_node(node: &str, args: &[&str]) -> std::process::Output {
-    let name = format!("nodename={node}");
-    let mut argv = vec!["scontrol", "update", &name];
-    argv.extend_from_slice(args);
-    slurm_admin(&argv)
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_node_failure_is_retried_and_the_second_attempt_completes() {
     let r = remote();

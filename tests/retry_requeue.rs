@@ -19,24 +19,6 @@ use slurmdash::retry::RetryPolicy;
 use slurmdash::triage::{Class, Patterns};
 use slurmdash::worker::retry::{check, RetryCheck, RetryEvent};
 
-/// Sets the node back to service however the test ends.
-struct Resume(String);
-
-impl Drop for Resume {
-    fn drop(&mut self) {
-        let _ = scontrol_node(&self.0, &["state=resume"]);
-    }
-}
-
-/// `scontrol update nodename=NODE ...` as root on the selected version's cluster (in its
-/// chroot for 24.11/26.05).
-fn scontrol_node(node: &str, args: &[&str]) -> std::process::Output {
-    let name = format!("nodename={node}");
-    let mut argv = vec!["scontrol", "update", &name];
-    argv.extend_from_slice(args);
-    slurm_admin(&argv)
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_node_failure_of_a_requeue_launch_is_left_to_slurm() {
     let r = remote();

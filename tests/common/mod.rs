@@ -98,6 +98,24 @@ pub fn slurm_admin(argv: &[&str]) -> Output {
         .unwrap_or_else(|e| panic!("run {argv:?} on the cluster host: {e}"))
 }
 
+/// `scontrol update nodename=NODE ...` as root on the selected version's cluster (in its
+/// chroot for 24.11/26.05).
+pub fn scontrol_node(node: &str, args: &[&str]) -> Output {
+    let name = format!("nodename={node}");
+    let mut argv = vec!["scontrol", "update", &name];
+    argv.extend_from_slice(args);
+    slurm_admin(&argv)
+}
+
+/// Sets the node back to service however the test ends.
+pub struct Resume(pub String);
+
+impl Drop for Resume {
+    fn drop(&mut self) {
+        let _ = scontrol_node(&self.0, &["state=resume"]);
+    }
+}
+
 /// The slurmdash config `scripts/dev-cluster up` writes for the dev cluster.
 pub fn dev_config() -> PathBuf {
     dev_dir().join("slurmdash.toml")
