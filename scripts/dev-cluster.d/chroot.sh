@@ -22,8 +22,7 @@ ensure_chroot() {
 	if [[ ! -x $ROOT/usr/sbin/slurmctld ]]; then
 		command -v debootstrap >/dev/null || {
 			say "installing debootstrap"
-			DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q debootstrap </dev/null >/dev/null ||
-				die "apt-get install debootstrap failed"
+			host_apt_install debootstrap >/dev/null || die "apt-get install debootstrap failed"
 		}
 		local mirror partial=$VDIR/root.partial
 		mirror=$(apt_mirror)

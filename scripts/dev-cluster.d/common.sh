@@ -15,6 +15,44 @@ now_ms() {
 	printf '%s' "$((t / 1000))"
 }
 
+# --- host packages -------------------------------------------------------------------
+# Several `up`s run at once (scripts/test-all brings up every version together), and apt
+# refuses or half-reads its package lists while another apt-get rewrites them ("Can't
+# find a source to download version ..."). Every host apt-get of dev-cluster goes through
+# these, one at a time across the machine.
+APT_LOCK=/var/lock/slurmdash-dev-cluster-apt.lock
+
+# Runs `apt-get ARGS` (read-only uses: download, show) holding the host apt lock.
+host_apt() {
+	flock -w 1200 "$APT_LOCK" env DEBIAN_FRONTEND=noninteractive \
+		apt-get -o DPkg::Lock::Timeout=600 "$@" </dev/null
+}
+
+# Installs host packages: `apt-get update` then `install`, holding the lock for both (a
+# fresh machine has no package lists yet). Keeps apt from starting the system's own
+# munge/mariadb/ssh/slurm services (they would take the sockets and ports we use): a
+# policy-rc.d that says "no", only for the duration and only if the machine has none.
+host_apt_install() {
+	(
+		exec 8>"$APT_LOCK"
+		flock -w 1200 8 || die "another apt-get of dev-cluster held $APT_LOCK for 20 minutes"
+		local policy=/usr/sbin/policy-rc.d own_policy=0 rc=0
+		if [[ ! -e $policy ]]; then
+			printf '#!/bin/sh\n# temporary, from slurmdash scripts/dev-cluster\nexit 101\n' >"$policy"
+			chmod 755 "$policy"
+			own_policy=1
+		fi
+		{
+			DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 update -q &&
+				DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q \
+					--no-install-recommends -o Dpkg::Options::=--force-confdef \
+					-o Dpkg::Options::=--force-confold "$@"
+		} </dev/null 8>&- || rc=$?
+		((own_policy)) && rm -f "$policy"
+		exit "$rc"
+	)
+}
+
 # --- pid records -------------------------------------------------------------------
 # $RUN/<name>.pid holds "PID STARTTIME" (STARTTIME = field 22 of /proc/PID/stat), so a
 # recycled pid is never mistaken for ours and never signalled.

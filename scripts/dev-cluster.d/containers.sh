@@ -341,7 +341,7 @@ unpack_debs() {
 	for p in "$@"; do
 		deb=$(compgen -G "$IMG_DIR/debs/${p}_*.deb" | head -n 1 || true)
 		if [[ -z $deb ]]; then
-			(cd "$IMG_DIR/debs" && apt-get download -q "$p" </dev/null >>"$CT_LOG/images-build.log" 2>&1) ||
+			(cd "$IMG_DIR/debs" && host_apt download -q "$p" >>"$CT_LOG/images-build.log" 2>&1) ||
 				die "apt-get download $p failed (building the test images; log $CT_LOG/images-build.log)"
 			deb=$(compgen -G "$IMG_DIR/debs/${p}_*.deb" | head -n 1)
 		fi

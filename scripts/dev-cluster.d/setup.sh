@@ -13,24 +13,7 @@ ensure_packages() {
 	done
 	((${#missing[@]} == 0)) && return 0
 	say "installing missing packages: ${missing[*]}"
-	# Keep apt from starting the system's own munge/mariadb/ssh/slurm services (they
-	# would take the sockets and ports we use): a policy-rc.d that says "no", only for
-	# the duration of the install and only if the machine has none.
-	local policy=/usr/sbin/policy-rc.d own_policy=0
-	if [[ ! -e $policy ]]; then
-		printf '#!/bin/sh\n# temporary, from slurmdash scripts/dev-cluster\nexit 101\n' >"$policy"
-		chmod 755 "$policy"
-		own_policy=1
-	fi
-	local rc=0
-	{
-		DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 update -q &&
-			DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends \
-				-o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
-				"${missing[@]}"
-	} </dev/null || rc=$?
-	((own_policy)) && rm -f "$policy"
-	((rc == 0)) || die "apt-get failed (exit $rc) installing: ${missing[*]}"
+	host_apt_install "${missing[@]}" || die "apt-get failed installing: ${missing[*]}"
 }
 
 # True if every directory on the way to $1 lets any user through (o+x).
