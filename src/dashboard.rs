@@ -435,7 +435,12 @@ async fn event_loop(
         }
         let interval_before = app.status.poll_interval;
         let error_before = app.status.last_error.clone();
-        for cmd in app.update(msg) {
+        let queue_replaced = matches!(msg, Msg::Queue { .. });
+        let cmds = app.update(msg);
+        if queue_replaced {
+            crate::memory::release_free();
+        }
+        for cmd in cmds {
             match cmd {
                 Cmd::Quit => {
                     workers.stop();

@@ -8,6 +8,7 @@ pub mod dashboard;
 pub mod keymap;
 pub mod launch;
 pub mod logview;
+pub mod memory;
 pub mod notify;
 pub mod queue;
 pub mod registry;

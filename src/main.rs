@@ -5,6 +5,7 @@ use clap::Parser;
 use slurmdash::cli::{self, Cli};
 
 fn main() -> ExitCode {
+    slurmdash::memory::tune();
     // Run by ssh as its SSH_ASKPASS during an interactive login: ask, answer, exit.
     if let Some(state) = std::env::var_os(slurmdash::remote::askpass::ENV) {
         let prompt = std::env::args().nth(1).unwrap_or_default();

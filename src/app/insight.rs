@@ -187,7 +187,12 @@ fn facts(app: &App) -> PollFacts {
     let active = live.iter().any(|j| {
         matches!(j.state, JobState::Configuring | JobState::Completing)
             // %S: the estimate of a pending job, the start of a running one.
-            || (matches!(j.status(), Status::Pending | Status::Running) && soon(j.start_time))
+            || (j.status() == Status::Running && soon(j.start_time))
+            // A held job's %S is when it would be eligible, not an estimate: it starts
+            // only after a release, and that is a change the next refresh sees anyway.
+            || (j.status() == Status::Pending
+                && !crate::slurm::reason::is_held(j.reason.as_deref())
+                && soon(j.start_time))
     });
     PollFacts { active }
 }

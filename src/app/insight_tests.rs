@@ -272,3 +272,42 @@ fn a_collapsed_array_row_changing_its_id_is_not_a_departure() {
     assert_eq!(a.insight.poll_cmd(), Cmd::PollQueue);
     assert!(a.insight.finished.is_empty());
 }
+
+#[test]
+fn a_held_job_whose_start_time_is_near_does_not_keep_the_fastest_pace() {
+    // `scontrol requeuehold` leaves the job pending with %S two minutes ahead (when it would
+    // be eligible) and reason "job requeued in held state": it starts only after a release.
+    let pending_at = |reason: &str| -> Vec<Job> {
+        jobs()
+            .into_iter()
+            .filter(|j| j.status() == Status::Pending)
+            .map(|mut j| {
+                j.reason = Some(reason.to_string());
+                j.start_time = None;
+                j
+            })
+            .enumerate()
+            .map(|(i, mut j)| {
+                if i == 0 {
+                    j.start_time = Some(now() + chrono::Duration::seconds(40));
+                }
+                j
+            })
+            .collect()
+    };
+    for (reason, expect) in [
+        ("job requeued in held state", 30),
+        ("JobHeldUser", 30),
+        // Not held: an estimate within a minute is a start about to happen.
+        ("Resources", 2),
+    ] {
+        let mut a = app();
+        let q = pending_at(reason);
+        a.update(loaded(q.clone()));
+        for _ in 0..8 {
+            a.update(Msg::PollDue);
+            a.update(loaded(q.clone()));
+        }
+        assert_eq!(a.status.poll_interval.as_secs(), expect, "reason {reason}");
+    }
+}

@@ -381,6 +381,16 @@ pub fn compact(reason: &str) -> String {
 
 pub const COMPACT_WIDTH: usize = 20;
 
+/// Whether a pending job's reason says it is held: it cannot start until released, whatever
+/// its start time says (a job requeued in held state shows its next eligible time in `%S`).
+pub fn is_held(reason: Option<&str>) -> bool {
+    match reason.map(str::trim) {
+        Some("JobHeldUser" | "JobHeldAdmin") => true,
+        Some(r) => r.to_ascii_lowercase().contains("held state"),
+        None => false,
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -500,6 +510,10 @@ mod tests {
     #[test]
     fn missing_estimates_say_why() {
         assert_eq!(why_no_estimate(Some("JobHeldUser")), "none while held");
+        assert!(is_held(Some("JobHeldUser")) && is_held(Some("JobHeldAdmin")));
+        // squeue's %r for `scontrol requeuehold` (Slurm 22.05 to 26.05).
+        assert!(is_held(Some("job requeued in held state")));
+        assert!(!is_held(Some("BeginTime")) && !is_held(Some("Priority")) && !is_held(None));
         assert_eq!(
             why_no_estimate(Some("Dependency")),
             "none while blocked by a dependency"
