@@ -292,11 +292,8 @@ fn scontrol_running_job_with_hostile_name_on(v: &str) {
     on_a_gpu_node(d.batch_host.as_deref());
     assert_eq!(d.time_limit.unwrap().known().unwrap().as_secs(), 1200);
     assert!(d.start_time.is_some() && d.end_time.is_some());
-    // 24.11 and later print ReqTRES=/AllocTRES= instead of TRES=, which slurmdash does not
-    // read yet (reported to the parser's owners): TRES is checked on 22.05 only.
-    if v == "22.05" {
-        assert_eq!(d.tres.as_deref(), Some("cpu=1,mem=50M,node=1,billing=1"));
-    }
+    // 22.05's TRES=, 24.11 and later's AllocTRES= of a running job.
+    assert_eq!(d.tres.as_deref(), Some("cpu=1,mem=50M,node=1,billing=1"));
     // 22.05 expands %x and %j in StdOut itself.
     let wd = d.work_dir.clone().unwrap();
     let id = d.id.clone().unwrap();
@@ -317,6 +314,8 @@ fn scontrol_pending_held_and_overtime_on(v: &str) {
     assert_eq!(d.reason.as_deref(), Some("Priority"));
     assert_eq!(d.node_list, None);
     assert_eq!(d.name, "cpu hog 3");
+    // Pending: what it asks for (22.05's TRES=, 24.11 and later's ReqTRES=; AllocTRES=(null)).
+    assert_eq!(d.tres.as_deref(), Some("cpu=8,mem=100M,node=1,billing=8"));
     let h = one_job(v, "scontrol_job_held.out");
     assert_eq!(h.reason.as_deref(), Some("JobHeldUser"));
     assert_eq!(h.priority, Some(0));

@@ -136,7 +136,12 @@ pub fn parse_scontrol_jobs(out: &str) -> Result<Vec<JobDetail>, ParseError> {
             cpus: b.lead_num("NumCPUs"),
             node_list: b.opt("NodeList"),
             batch_host: b.opt("BatchHost"),
-            tres: b.opt("TRES"),
+            // 22.05 prints TRES= (what the job holds, or asks for while pending); 24.11
+            // and later print ReqTRES= and AllocTRES= (null until it runs) instead.
+            tres: b
+                .opt("TRES")
+                .or_else(|| b.opt("AllocTRES"))
+                .or_else(|| b.opt("ReqTRES")),
             tres_per_node: b.opt("TresPerNode").or_else(|| b.opt("Gres")),
             min_memory: b.opt("MinMemoryNode").or_else(|| b.opt("MinMemoryCPU")),
             work_dir: b.opt("WorkDir"),
