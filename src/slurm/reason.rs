@@ -511,7 +511,7 @@ mod tests {
     fn missing_estimates_say_why() {
         assert_eq!(why_no_estimate(Some("JobHeldUser")), "none while held");
         assert!(is_held(Some("JobHeldUser")) && is_held(Some("JobHeldAdmin")));
-        // squeue's %r for `scontrol requeuehold` (Slurm 22.05 to 26.05).
+        // squeue's %r after `scontrol requeuehold`.
         assert!(is_held(Some("job requeued in held state")));
         assert!(!is_held(Some("BeginTime")) && !is_held(Some("Priority")) && !is_held(None));
         assert_eq!(
