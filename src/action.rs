@@ -7,12 +7,12 @@ use chrono::NaiveDateTime;
 use crossterm::event::{KeyEvent, MouseEvent};
 
 use crate::logview::{Stream, TailEvent};
+use crate::payload::ConnState;
+use crate::payload::DetailSource;
+use crate::payload::RetryEvent;
 use crate::registry::Entry;
-use crate::remote::ConnState;
 use crate::slurm::model::{CancelOutcome, Job, JobDetail, JobId, Partition};
 use crate::slurm::ops::{JobEdit, JobOp, OpReport};
-use crate::worker::fetch::DetailSource;
-use crate::worker::retry::RetryEvent;
 
 #[derive(Debug, Clone)]
 pub enum Msg {
@@ -55,7 +55,7 @@ pub enum Msg {
     /// A finished job's triage; `Ok(None)` when it turned out not to have finished.
     Triaged {
         id: JobId,
-        result: Box<Result<Option<crate::worker::triage::TriageReport>, String>>,
+        result: Box<Result<Option<crate::payload::TriageReport>, String>>,
     },
     /// Partitions, accounts and Pyxis for the launch form.
     LaunchFacts(Result<crate::launch::ClusterFacts, String>),
@@ -65,7 +65,7 @@ pub enum Msg {
     /// Jobs from the launch registry, as sacct knows them (kept visible after squeue).
     RegistryJobs(Result<Vec<Job>, String>),
     /// Start estimates and sacct records from the same refresh; sent just before its Queue.
-    PollExtra(Box<crate::worker::poll::PollExtra>),
+    PollExtra(Box<crate::payload::PollExtra>),
     /// Rank, priority, fair-share and limits of a pending job.
     Pending {
         id: JobId,
@@ -77,7 +77,7 @@ pub enum Msg {
     },
     /// A sample of the transport's counters, for :stats.
     RemoteStats {
-        stats: crate::remote::RemoteStats,
+        stats: crate::payload::RemoteStats,
         at: NaiveDateTime,
     },
 }

@@ -10,6 +10,7 @@ pub mod launch;
 pub mod logview;
 pub mod memory;
 pub mod notify;
+pub mod payload;
 pub mod queue;
 pub mod registry;
 pub mod remote;

@@ -1,8 +1,7 @@
 //! Odd cases captured from the dev cluster (tests/fixtures/odd/).
 
-use slurmdash::app::log_paths;
+use slurmdash::slurm::logpath::log_paths;
 use slurmdash::slurm::parse::parse_scontrol_jobs;
-use slurmdash::worker::fetch::DetailSource;
 
 fn fixture(name: &str) -> String {
     let p = format!("{}/tests/fixtures/odd/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -21,7 +20,7 @@ fn a_pending_arrays_logs_are_the_pattern_per_task() {
         d.stdout.as_deref(),
         Some("/home/sduser/slurm-2256_4294967294.out")
     );
-    let (out, err, guessed) = log_paths(d, DetailSource::Scontrol).expect("paths");
+    let (out, err, guessed) = log_paths(d, false).expect("paths");
     assert_eq!(out, "/home/sduser/slurm-2256_%a.out");
     assert_eq!(err, out);
     assert!(!guessed);

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::App;
 use crate::action::Cmd;
-use crate::remote::ConnState;
+use crate::payload::ConnState;
 
 impl App {
     /// While the connection is down, a refresh is started when the transport's next attempt
@@ -45,7 +45,7 @@ mod tests {
 
     use super::super::tests::{app, key};
     use crate::action::{Cmd, Msg};
-    use crate::remote::ConnState;
+    use crate::payload::ConnState;
 
     fn reconnecting(attempt: u32, retry_in: Option<u64>) -> Msg {
         Msg::Conn {

@@ -490,7 +490,7 @@ impl App {
                 triage.push(Cmd::Triage {
                     id: id.clone(),
                     detail: Box::new(d.clone()),
-                    source: crate::worker::fetch::DetailSource::Sacct,
+                    source: crate::payload::DetailSource::Sacct,
                     results_dir: self.results_dir(id),
                 });
             }
@@ -502,7 +502,7 @@ impl App {
     }
 
     /// A triage arrived: the job's latest failure event says the class and the evidence.
-    pub(super) fn annotate_failure(&mut self, id: &JobId, r: &crate::worker::triage::TriageReport) {
+    pub(super) fn annotate_failure(&mut self, id: &JobId, r: &crate::payload::TriageReport) {
         let Some(e) = self
             .events
             .log

@@ -71,7 +71,7 @@ fn lookups(a: &App) -> Vec<JobId> {
 /// The sacct part of a refresh that asked about these jobs arrives.
 fn finals(a: &mut App, details: Vec<JobDetail>) -> Vec<Cmd> {
     let asked = lookups(a);
-    a.update(Msg::PollExtra(Box::new(crate::worker::poll::PollExtra {
+    a.update(Msg::PollExtra(Box::new(crate::payload::PollExtra {
         finished: details,
         asked,
         ..Default::default()
@@ -262,7 +262,7 @@ fn many_changes_at_once_make_one_summary_notification() {
 
 #[test]
 fn a_retry_event_is_logged_shown_and_notified_with_the_workers_own_words() {
-    use crate::worker::retry::RetryEvent;
+    use crate::payload::RetryEvent;
     let mut a = app();
     // The message the retry worker produces, not one written for the test.
     let ev = RetryEvent::Requeued {
@@ -329,8 +329,8 @@ fn the_log_is_capped() {
 
 #[test]
 fn failures_learned_from_sacct_are_triaged_and_the_log_says_why() {
+    use crate::payload::TriageReport;
     use crate::triage::{Class, Evidence, Triage};
-    use crate::worker::triage::TriageReport;
     let mut a = app();
     refresh(&mut a, vec![job("10", "train", JobState::Running)]);
     refresh(&mut a, vec![]);
@@ -451,7 +451,7 @@ fn a_cancel_from_slurmdash_is_one_event_per_job_and_one_notification() {
 
 #[test]
 fn a_retry_submitted_is_logged_and_notified() {
-    use crate::worker::retry::RetryEvent;
+    use crate::payload::RetryEvent;
     let mut a = app();
     let ev = RetryEvent::Resubmitted {
         local_id: "L1".into(),

@@ -9,10 +9,10 @@ use chrono::NaiveDateTime;
 
 use super::App;
 use crate::action::Cmd;
-use crate::remote::RemoteStats;
+use crate::payload::PollExtra;
+use crate::payload::RemoteStats;
 use crate::slurm::model::{Job, JobDetail, JobId, JobState, Status};
 use crate::slurm::pending::PendingInfo;
-use crate::worker::poll::PollExtra;
 
 pub use super::adaptive::{choose_interval, queue_signature, Pace, PollBounds, PollFacts};
 pub use super::partitions::PartitionsState;

@@ -1,9 +1,9 @@
 //! The selected job's two log panes (stdout and stderr) and which files they tail.
 
 use crate::logview::{LogPane, Stream, TailEvent};
-use crate::slurm::logpath::{default_pattern, resolve_log_path, LogContext};
+use crate::payload::DetailSource;
+use crate::slurm::logpath::log_paths;
 use crate::slurm::model::{JobDetail, JobId, JobState};
-use crate::worker::fetch::DetailSource;
 
 pub struct LogState {
     pub stdout: LogPane,
@@ -85,7 +85,7 @@ impl LogState {
         detail: &JobDetail,
         source: DetailSource,
     ) -> Option<Vec<(JobId, Stream, String)>> {
-        let (out, err, guessed) = log_paths(detail, source)?;
+        let (out, err, guessed) = log_paths(detail, source == DetailSource::Sacct)?;
         self.set_job_state(detail.state.clone());
         if self.paths.as_ref() == Some(&(out.clone(), err.clone())) {
             return None;
@@ -99,22 +99,4 @@ impl LogState {
             (id.clone(), Stream::Stderr, err),
         ])
     }
-}
-
-/// stdout and stderr paths with Slurm's filename patterns resolved; stderr defaults to
-/// stdout as in Slurm. The flag says the paths are guesses (sacct does not keep them).
-pub fn log_paths(detail: &JobDetail, source: DetailSource) -> Option<(String, String, bool)> {
-    // A folded pending array's logs are one file per task (`%a`), not Slurm's NO_VAL name.
-    let ctx = LogContext::per_task(detail)?;
-    let guessed = detail.stdout.is_none() && source == DetailSource::Sacct;
-    let out_pattern = detail
-        .stdout
-        .clone()
-        .unwrap_or_else(|| default_pattern(detail.array_task.is_some()).to_string());
-    let err_pattern = detail.stderr.clone().unwrap_or_else(|| out_pattern.clone());
-    Some((
-        resolve_log_path(&out_pattern, &ctx),
-        resolve_log_path(&err_pattern, &ctx),
-        guessed,
-    ))
 }

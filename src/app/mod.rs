@@ -24,7 +24,6 @@ pub use edit::{EditForm, EDIT_FIELDS};
 pub use events::{notifications, Event, EventKind, Events, Own};
 pub use form::{Busy, FormState, LaunchContext, FIELDS};
 pub use input::{Input, InputKind, COMMANDS};
-pub use logs::log_paths;
 pub use logs::LogState;
 pub use ops::{Choice, Confirm};
 pub use retry::{RetryState, RETRY_CHECK_SECS};
@@ -33,11 +32,11 @@ pub use triage::{TriageStatus, TriageView};
 use crate::action::{Cmd, Msg};
 use crate::keymap::{Action, Keymap, Pane};
 use crate::logview::layout::Viewport;
+use crate::payload::ConnState;
+use crate::payload::DetailSource;
 use crate::queue::QueueView;
-use crate::remote::ConnState;
 use crate::slurm::model::{Job, JobDetail, JobId, Partition};
 use crate::ui::theme::Theme;
-use crate::worker::fetch::DetailSource;
 
 /// The selected job's detail as last fetched.
 #[derive(Debug, Clone, Default)]

@@ -309,8 +309,8 @@ fn edit_is_for_pending_jobs_and_shows_slurms_refusal() {
 
 mod retries {
     use super::*;
+    use crate::payload::RetryEvent;
     use crate::registry::{Attempt, Entry};
-    use crate::worker::retry::RetryEvent;
 
     fn entry(ids: &[u64]) -> Entry {
         let at = chrono::Utc::now();
@@ -441,9 +441,9 @@ fn a_truncated_array_row_offers_only_the_whole_array() {
 
 mod launched {
     use super::*;
+    use crate::payload::DetailSource;
     use crate::registry::{Attempt, Entry};
     use crate::slurm::model::{JobDetail, JobState};
-    use crate::worker::fetch::DetailSource;
 
     #[test]
     fn a_launched_job_that_left_slurmctld_is_read_from_its_job_dir() {

@@ -7,9 +7,9 @@ use chrono::NaiveDateTime;
 
 use super::App;
 use crate::action::Cmd;
+use crate::payload::RetryEvent;
 use crate::registry::Entry;
 use crate::retry::{Chain, RetryPolicy};
-use crate::worker::retry::RetryEvent;
 
 /// Seconds between two retry checks (the first runs at start).
 pub const RETRY_CHECK_SECS: i64 = 30;

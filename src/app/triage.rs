@@ -2,9 +2,9 @@
 //! detail pane, dropped when the selection moves on.
 
 use crate::action::Cmd;
+use crate::payload::DetailSource;
+use crate::payload::TriageReport;
 use crate::slurm::model::{JobDetail, JobId, JobState};
-use crate::worker::fetch::DetailSource;
-use crate::worker::triage::TriageReport;
 
 use super::App;
 

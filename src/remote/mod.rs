@@ -13,6 +13,7 @@ mod readfile;
 pub mod ssh;
 pub mod stream;
 
+pub use crate::payload::{ConnState, RemoteStats};
 use std::time::Duration;
 
 pub use failover::{backoff_delay, parse_host_list, try_in_order, Attempt, BACKOFF_CAP};
@@ -129,63 +130,6 @@ impl RemoteError {
                 | RemoteError::Timeout { .. }
                 | RemoteError::Disconnected { .. }
         )
-    }
-}
-
-/// Connection state, for the status bar.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum ConnState {
-    #[default]
-    NotConnected,
-    Connecting {
-        host: String,
-        attempt: u32,
-    },
-    Connected {
-        host: String,
-    },
-    /// The connection was lost (or never made) and is being retried.
-    Reconnecting {
-        attempt: u32,
-        last_error: String,
-        /// Time left before the next attempt, rounded up to whole seconds; `None` while an
-        /// attempt is under way.
-        retry_in: Option<Duration>,
-    },
-    Failed {
-        reason: String,
-    },
-    /// The master of an interactive (password / one-time code) login is gone, and only a
-    /// person can open a new one (`slurmdash login`). Nothing is retried over the network;
-    /// each command only checks whether a master is back on the socket.
-    LoginNeeded {
-        host: String,
-    },
-}
-
-/// Counters since the remote was created (shown as remote commands per minute).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RemoteStats {
-    /// Commands started on the cluster (one `ssh` channel each).
-    pub execs: u64,
-    /// Bytes received: stdout plus stderr.
-    pub bytes_in: u64,
-    /// Bytes sent: argv plus stdin.
-    pub bytes_out: u64,
-    /// Wall time of the last completed command, connection set-up excluded.
-    pub last_rtt: Option<Duration>,
-    /// SSH connections (ControlMasters) opened or attached.
-    pub connects: u64,
-    /// RPCs the commands run so far cost slurmctld and slurmdbd, counted from each command
-    /// (see `slurm::command::rpc_cost`).
-    pub rpcs: crate::slurm::command::RpcCost,
-}
-
-impl RemoteStats {
-    /// Counts one command: an exec and what it costs the Slurm daemons.
-    pub fn count(&mut self, argv: &[String]) {
-        self.execs += 1;
-        self.rpcs += crate::slurm::command::rpc_cost(argv);
     }
 }
 

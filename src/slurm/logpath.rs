@@ -176,6 +176,28 @@ fn strip_backslashes(s: &str) -> String {
     out
 }
 
+/// stdout and stderr paths with Slurm's filename patterns resolved; stderr defaults to
+/// stdout as in Slurm. `from_accounting`: the detail came from sacct, which does not keep the
+/// paths, so Slurm's default names stand in and the returned flag says they are guesses.
+pub fn log_paths(
+    detail: &crate::slurm::model::JobDetail,
+    from_accounting: bool,
+) -> Option<(String, String, bool)> {
+    // A folded pending array's logs are one file per task (`%a`), not Slurm's NO_VAL name.
+    let ctx = LogContext::per_task(detail)?;
+    let guessed = detail.stdout.is_none() && from_accounting;
+    let out_pattern = detail
+        .stdout
+        .clone()
+        .unwrap_or_else(|| default_pattern(detail.array_task.is_some()).to_string());
+    let err_pattern = detail.stderr.clone().unwrap_or_else(|| out_pattern.clone());
+    Some((
+        resolve_log_path(&out_pattern, &ctx),
+        resolve_log_path(&err_pattern, &ctx),
+        guessed,
+    ))
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 use crate::app::App;
-use crate::remote::ConnState;
+use crate::payload::ConnState;
 
 pub struct StatusWidget<'a> {
     pub app: &'a App,

@@ -78,12 +78,12 @@ mod tests {
     use ratatui::widgets::Widget;
 
     use super::*;
+    use crate::payload::TriageReport;
     use crate::slurm::model::JobDetail;
     use crate::slurm::parse::parse_sacct;
     use crate::triage::{classify, Patterns, TriageInput};
     use crate::ui::detail::DetailWidget;
     use crate::ui::queue::tests::{now, text};
-    use crate::worker::triage::TriageReport;
 
     fn failed_job() -> JobDetail {
         parse_sacct(include_str!(

@@ -3,18 +3,11 @@
 
 use std::time::Duration;
 
+pub use crate::payload::DetailSource;
 use crate::remote::{display_argv, Remote, RunOutput};
 use crate::slurm::command::{self, SqueueQuery};
 use crate::slurm::model::{Job, JobDetail, JobId};
 use crate::slurm::parse::{parse_scontrol_jobs, read_sacct, read_squeue, Parsed};
-
-/// Where a job's detail came from: slurmctld knows running and recently ended jobs; after
-/// MinJobAge only the accounting database (sacct) does, without the output paths.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DetailSource {
-    Scontrol,
-    Sacct,
-}
 
 /// A failed command as one sentence naming the command (shortened), the host, the exit
 /// status and what the command printed on stderr.

@@ -5,22 +5,12 @@
 
 use std::time::Duration;
 
+pub use crate::payload::PollExtra;
 use crate::remote::Remote;
 use crate::slurm::batch::{self, Section};
 use crate::slurm::command::{self, SqueueQuery};
-use crate::slurm::model::{Job, JobDetail, JobId};
+use crate::slurm::model::{Job, JobId};
 use crate::slurm::parse::{read_sacct, read_squeue};
-
-/// What one refresh brings besides the queue itself.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct PollExtra {
-    /// Final accounting records of jobs that left squeue.
-    pub finished: Vec<JobDetail>,
-    /// The ids sacct was asked about (those it did not know may be asked again).
-    pub asked: Vec<JobId>,
-    /// Sections that failed without spoiling the queue, each naming its command.
-    pub problems: Vec<String>,
-}
 
 /// At most this many ids per sacct call; the rest wait for the next refresh.
 pub const SACCT_MAX_IDS: usize = 200;

@@ -17,105 +17,14 @@ use std::time::Duration;
 
 use chrono::Utc;
 
+pub use crate::payload::RetryEvent;
 use crate::registry::{Attempt, Entry, Registry};
 use crate::remote::Remote;
 use crate::retry::{layout, RetryPolicy};
 use crate::slurm::model::{JobDetail, JobId};
-use crate::triage::{Class, Patterns};
+use crate::triage::Patterns;
 use crate::worker::fetch::DetailSource;
 use crate::worker::triage::triage_job;
-
-/// What the check did, for the status line and the events log.
-#[derive(Debug, Clone, PartialEq)]
-pub enum RetryEvent {
-    /// A launched job reached a final state.
-    Finished {
-        local_id: String,
-        job_id: u64,
-        state: String,
-        class: Option<Class>,
-    },
-    /// An infrastructure failure was submitted again.
-    Resubmitted {
-        local_id: String,
-        failed: u64,
-        new: u64,
-        attempt: usize,
-        max_attempts: usize,
-    },
-    /// An infrastructure failure that is not retried (limit reached, retry off, or the
-    /// re-submission failed), with why.
-    NotRetried {
-        local_id: String,
-        job_id: u64,
-        reason: String,
-    },
-    /// Slurm requeued the job itself (`--requeue`): same id, pending again. Not resubmitted.
-    Requeued {
-        local_id: String,
-        job_id: u64,
-        /// How the run before the requeue ended (e.g. NODE_FAIL).
-        state: String,
-        /// Requeues of this job seen so far.
-        times: usize,
-    },
-    /// An attempt a dashboard claimed but never submitted (it stopped in between) was
-    /// submitted now, or found already queued.
-    Recovered {
-        local_id: String,
-        job_id: u64,
-        attempt: usize,
-        /// The stopped dashboard had queued it after all; nothing new was submitted.
-        existing: bool,
-    },
-}
-
-impl RetryEvent {
-    pub fn line(&self) -> String {
-        match self {
-            RetryEvent::Finished {
-                job_id,
-                state,
-                class: Some(c),
-                ..
-            } => format!("launched job {job_id} ended {state} ({c})"),
-            RetryEvent::Finished { job_id, state, .. } => {
-                format!("launched job {job_id} ended {state}")
-            }
-            RetryEvent::Resubmitted {
-                failed,
-                new,
-                attempt,
-                max_attempts,
-                ..
-            } => format!(
-                "job {failed} failed on infrastructure: resubmitted as {new} (attempt {attempt}/{max_attempts})"
-            ),
-            RetryEvent::NotRetried { job_id, reason, .. } => {
-                format!("job {job_id} failed on infrastructure and was not resubmitted: {reason}")
-            }
-            RetryEvent::Requeued { job_id, state, .. } => format!(
-                "job {job_id} ended {state} and Slurm requeued it (same id, --requeue): not resubmitted"
-            ),
-            RetryEvent::Recovered {
-                local_id,
-                job_id,
-                attempt,
-                existing: true,
-            } => format!(
-                "attempt {attempt} of launch {local_id} was left unrecorded by a stopped dashboard: it is job {job_id}, already queued"
-            ),
-            RetryEvent::Recovered {
-                local_id,
-                job_id,
-                attempt,
-                existing: false,
-            } => format!(
-                "attempt {attempt} of launch {local_id} was claimed but never submitted (a dashboard stopped mid-retry): submitted now as {job_id}"
-            ),
-        }
-    }
-}
 
 pub struct RetryCheck<'a> {
     pub remote: &'a dyn Remote,

@@ -10,27 +10,18 @@
 //!    TAO layout also in `<job_dir>`. A directory shared by many jobs (`~/logs/`) is never
 //!    read: a stale status.json there belongs to some other job.
 
-use crate::app::log_paths;
 use crate::logview::Stream;
+use crate::payload::DetailSource;
+pub use crate::payload::TriageReport;
 use crate::remote::{ReadPos, Remote, RemoteError};
+use crate::slurm::logpath::log_paths;
 use crate::slurm::model::{JobDetail, JobState};
-use crate::triage::{classify, Patterns, Triage, TriageInput};
-use crate::worker::fetch::DetailSource;
+use crate::triage::{classify, Patterns, TriageInput};
 
 /// How much of the end of each log is read.
 pub const TAIL_BYTES: u64 = 64 * 1024;
 /// status.json larger than this is not read whole (TAO's grows by a line per epoch).
 pub const STATUS_BYTES: u64 = 64 * 1024;
-
-/// A classification and how it was reached.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TriageReport {
-    pub triage: Triage,
-    /// The status.json that was used, if any.
-    pub status_path: Option<String>,
-    /// Files that could not be read, as user-facing sentences.
-    pub notes: Vec<String>,
-}
 
 /// Where to look for status.json (see the module doc), most specific first.
 pub fn status_candidates(
@@ -100,7 +91,7 @@ pub async fn triage_job(
     if !state.is_finished() {
         return Ok(None);
     }
-    let paths = log_paths(detail, source);
+    let paths = log_paths(detail, source == DetailSource::Sacct);
     let mut notes = Vec::new();
     let (mut stdout, mut stderr) = (String::new(), String::new());
     if *state == JobState::Failed {

@@ -1,0 +1,186 @@
+//! What workers and the transport report, as the messages carry it: the payloads of
+//! `action::Msg`. A leaf below app/, ui/ and worker/, so the screen and the state never
+//! import a worker or the transport to name what they receive.
+
+use std::time::Duration;
+
+use crate::slurm::model::{JobDetail, JobId};
+use crate::triage::{Class, Triage};
+
+/// Where a job's detail came from: slurmctld knows running and recently ended jobs; after
+/// MinJobAge only the accounting database (sacct) does, without the output paths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DetailSource {
+    Scontrol,
+    Sacct,
+}
+
+/// What one refresh brings besides the queue itself.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PollExtra {
+    /// Final accounting records of jobs that left squeue.
+    pub finished: Vec<JobDetail>,
+    /// The ids sacct was asked about (those it did not know may be asked again).
+    pub asked: Vec<JobId>,
+    /// Sections that failed without spoiling the queue, each naming its command.
+    pub problems: Vec<String>,
+}
+
+/// What the check did, for the status line and the events log.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RetryEvent {
+    /// A launched job reached a final state.
+    Finished {
+        local_id: String,
+        job_id: u64,
+        state: String,
+        class: Option<Class>,
+    },
+    /// An infrastructure failure was submitted again.
+    Resubmitted {
+        local_id: String,
+        failed: u64,
+        new: u64,
+        attempt: usize,
+        max_attempts: usize,
+    },
+    /// An infrastructure failure that is not retried (limit reached, retry off, or the
+    /// re-submission failed), with why.
+    NotRetried {
+        local_id: String,
+        job_id: u64,
+        reason: String,
+    },
+    /// Slurm requeued the job itself (`--requeue`): same id, pending again. Not resubmitted.
+    Requeued {
+        local_id: String,
+        job_id: u64,
+        /// How the run before the requeue ended (e.g. NODE_FAIL).
+        state: String,
+        /// Requeues of this job seen so far.
+        times: usize,
+    },
+    /// An attempt a dashboard claimed but never submitted (it stopped in between) was
+    /// submitted now, or found already queued.
+    Recovered {
+        local_id: String,
+        job_id: u64,
+        attempt: usize,
+        /// The stopped dashboard had queued it after all; nothing new was submitted.
+        existing: bool,
+    },
+}
+
+impl RetryEvent {
+    pub fn line(&self) -> String {
+        match self {
+            RetryEvent::Finished {
+                job_id,
+                state,
+                class: Some(c),
+                ..
+            } => format!("launched job {job_id} ended {state} ({c})"),
+            RetryEvent::Finished { job_id, state, .. } => {
+                format!("launched job {job_id} ended {state}")
+            }
+            RetryEvent::Resubmitted {
+                failed,
+                new,
+                attempt,
+                max_attempts,
+                ..
+            } => format!(
+                "job {failed} failed on infrastructure: resubmitted as {new} (attempt {attempt}/{max_attempts})"
+            ),
+            RetryEvent::NotRetried { job_id, reason, .. } => {
+                format!("job {job_id} failed on infrastructure and was not resubmitted: {reason}")
+            }
+            RetryEvent::Requeued { job_id, state, .. } => format!(
+                "job {job_id} ended {state} and Slurm requeued it (same id, --requeue): not resubmitted"
+            ),
+            RetryEvent::Recovered {
+                local_id,
+                job_id,
+                attempt,
+                existing: true,
+            } => format!(
+                "attempt {attempt} of launch {local_id} was left unrecorded by a stopped dashboard: it is job {job_id}, already queued"
+            ),
+            RetryEvent::Recovered {
+                local_id,
+                job_id,
+                attempt,
+                existing: false,
+            } => format!(
+                "attempt {attempt} of launch {local_id} was claimed but never submitted (a dashboard stopped mid-retry): submitted now as {job_id}"
+            ),
+        }
+    }
+}
+
+/// A classification and how it was reached.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TriageReport {
+    pub triage: Triage,
+    /// The status.json that was used, if any.
+    pub status_path: Option<String>,
+    /// Files that could not be read, as user-facing sentences.
+    pub notes: Vec<String>,
+}
+
+/// Connection state, for the status bar.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum ConnState {
+    #[default]
+    NotConnected,
+    Connecting {
+        host: String,
+        attempt: u32,
+    },
+    Connected {
+        host: String,
+    },
+    /// The connection was lost (or never made) and is being retried.
+    Reconnecting {
+        attempt: u32,
+        last_error: String,
+        /// Time left before the next attempt, rounded up to whole seconds; `None` while an
+        /// attempt is under way.
+        retry_in: Option<Duration>,
+    },
+    Failed {
+        reason: String,
+    },
+    /// The master of an interactive (password / one-time code) login is gone, and only a
+    /// person can open a new one (`slurmdash login`). Nothing is retried over the network;
+    /// each command only checks whether a master is back on the socket.
+    LoginNeeded {
+        host: String,
+    },
+}
+
+/// Counters since the remote was created (shown as remote commands per minute).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RemoteStats {
+    /// Commands started on the cluster (one `ssh` channel each).
+    pub execs: u64,
+    /// Bytes received: stdout plus stderr.
+    pub bytes_in: u64,
+    /// Bytes sent: argv plus stdin.
+    pub bytes_out: u64,
+    /// Wall time of the last completed command, connection set-up excluded.
+    pub last_rtt: Option<Duration>,
+    /// SSH connections (ControlMasters) opened or attached.
+    pub connects: u64,
+    /// RPCs the commands run so far cost slurmctld and slurmdbd, counted from each command
+    /// (see `slurm::command::rpc_cost`).
+    pub rpcs: crate::slurm::command::RpcCost,
+}
+
+impl RemoteStats {
+    /// Counts one command: an exec and what it costs the Slurm daemons.
+    pub fn count(&mut self, argv: &[String]) {
+        self.execs += 1;
+        self.rpcs += crate::slurm::command::rpc_cost(argv);
+    }
+}
