@@ -46,7 +46,8 @@ fn alive(pid: u32) -> bool {
 
 /// The slurmdash process inside the tmux pane.
 fn slurmdash_pid(t: &Tmux) -> u32 {
-    let out = Command::new("tmux")
+    let out = t
+        .cmd()
         .args(["display-message", "-p", "-t", &t.name, "#{pane_pid}"])
         .output()
         .expect("tmux");
@@ -144,17 +145,11 @@ fn signal(pid: u32, sig: &str) {
 
 #[test]
 fn closing_the_terminal_window_sighup_closes_the_master_and_removes_temp_files() {
-    // Killing what may be the tmux server's last session makes the server exit, racing any
-    // test starting a session at that moment: a short-lived keeper holds it up.
-    let _ = Command::new("tmux")
-        .args(["new-session", "-d", "-s"])
-        .arg(format!("sdkeep-{}", std::process::id()))
-        .arg("sleep 90")
-        .status();
     let (t, pid) = started(&[]);
     connected(&t);
     // The window goes away: tmux hangs up on everything in the pane.
-    let ok = Command::new("tmux")
+    let ok = t
+        .cmd()
         .args(["kill-session", "-t", &t.name])
         .status()
         .expect("tmux kill-session");

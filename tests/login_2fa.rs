@@ -189,13 +189,7 @@ fn start_surviving_ctrl_c(cfg: &Path, args: &str) -> Tmux {
         env!("CARGO_BIN_EXE_slurmdash"),
         cfg.display()
     );
-    let ok = Command::new("tmux")
-        .args(["new-session", "-d", "-s", &name, "-x", "200", "-y", "50"])
-        .arg(format!("sh -c '{cmd}'"))
-        .status()
-        .expect("tmux");
-    assert!(ok.success());
-    Tmux { name }
+    Tmux::spawn(name, 200, 50, &format!("sh -c '{cmd}'"))
 }
 
 #[test]

@@ -160,7 +160,8 @@ fn resizing_reflows_and_sigterm_restores_the_terminal() {
         s.contains("updated")
     });
     assert!(t.alternate_screen_on());
-    let ok = Command::new("tmux")
+    let ok = t
+        .cmd()
         .args(["resize-window", "-t", &t.name, "-x", "100", "-y", "30"])
         .status()
         .expect("resize");

@@ -6,6 +6,9 @@ use std::time::{Duration, Instant};
 
 use super::{dev_config, text};
 
+/// One tmux server per session (its own socket, `-L`): a test that ends its session takes
+/// only its own server down, never one another test is starting a session on (tmux's
+/// "server exited unexpectedly" when the last session of a shared server closes).
 pub struct Tmux {
     pub name: String,
 }
@@ -35,25 +38,47 @@ impl Tmux {
             cmd.push_str(a);
         }
         cmd.push_str("; echo EXITED:$?; sleep 60");
-        let ok = Command::new("tmux")
-            .args(["new-session", "-d", "-s", &name, "-x", "200", "-y", "50"])
-            .arg(format!(
-                "env -u NO_COLOR TERM=xterm-256color {} sh -c '{cmd}'",
-                env.iter()
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            ))
-            .status()
+        let shell = format!(
+            "env -u NO_COLOR TERM=xterm-256color {} sh -c '{cmd}'",
+            env.iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+        Tmux::spawn(name, 200, 50, &shell)
+    }
+
+    /// A detached `cols`x`rows` session named `name` on a server of its own running
+    /// `shell` (a command line for `sh -c`).
+    pub fn spawn(name: String, cols: u16, rows: u16, shell: &str) -> Tmux {
+        let t = Tmux { name };
+        let out = t
+            .cmd()
+            .args(["new-session", "-d", "-s", &t.name])
+            .args(["-x", &cols.to_string(), "-y", &rows.to_string()])
+            .arg(shell)
+            .output()
             .expect("tmux");
-        assert!(ok.success(), "tmux new-session failed");
-        Tmux { name }
+        assert!(
+            out.status.success(),
+            "tmux new-session failed: {}",
+            text(&out.stderr)
+        );
+        t
+    }
+
+    /// `tmux` aimed at this session's own server.
+    pub fn cmd(&self) -> Command {
+        let mut c = Command::new("tmux");
+        c.args(["-L", &self.name]);
+        c
     }
 
     /// Appends everything the program writes to `path`, before tmux interprets it (to see
     /// escapes such as OSC 9 that never reach the screen).
     pub fn pipe_to(&self, path: &Path) {
-        let ok = Command::new("tmux")
+        let ok = self
+            .cmd()
             .args(["pipe-pane", "-o", "-t", &self.name])
             .arg(format!("cat >> {}", path.display()))
             .status()
@@ -62,7 +87,8 @@ impl Tmux {
     }
 
     pub fn screen(&self) -> String {
-        let out = Command::new("tmux")
+        let out = self
+            .cmd()
             .args(["capture-pane", "-p", "-t", &self.name])
             .output()
             .expect("capture-pane");
@@ -71,7 +97,8 @@ impl Tmux {
 
     pub fn keys(&self, keys: &[&str]) {
         for k in keys {
-            let ok = Command::new("tmux")
+            let ok = self
+                .cmd()
                 .args(["send-keys", "-t", &self.name, k])
                 .status()
                 .expect("send-keys");
@@ -81,7 +108,8 @@ impl Tmux {
     }
 
     pub fn alternate_screen_on(&self) -> bool {
-        let out = Command::new("tmux")
+        let out = self
+            .cmd()
             .args(["display-message", "-p", "-t", &self.name, "#{alternate_on}"])
             .output()
             .expect("display-message");
@@ -107,9 +135,7 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.name])
-            .status();
+        let _ = self.cmd().arg("kill-server").status();
     }
 }
 

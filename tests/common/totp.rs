@@ -91,14 +91,13 @@ pub fn ssh_in_tmux(cmd: &str) -> super::tmux::Tmux {
         super::tmux::rand_suffix()
     );
     let config = ssh_config();
-    let ok = Command::new("tmux")
-        .args(["new-session", "-d", "-s", &name, "-x", "120", "-y", "30"])
-        .arg(format!(
+    super::tmux::Tmux::spawn(
+        name,
+        120,
+        30,
+        &format!(
             "ssh -F {} {ALIAS} {cmd}; echo EXITED:$?; sleep 60",
             config.display()
-        ))
-        .status()
-        .expect("tmux");
-    assert!(ok.success(), "tmux new-session failed");
-    super::tmux::Tmux { name }
+        ),
+    )
 }
