@@ -21,7 +21,7 @@ use crate::remote::Remote;
 use crate::slurm::command::SqueueQuery;
 use crate::slurm::model::JobId;
 use crate::tui;
-use crate::ui::theme::Theme;
+use crate::theme::Theme;
 use crate::worker::{fetch, ops, tailer};
 
 /// What the dashboard shows and how it reaches the cluster.

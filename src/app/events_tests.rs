@@ -11,7 +11,7 @@ use crate::keymap::Keymap;
 use crate::queue::QueueView;
 use crate::slurm::model::SharedStr;
 use crate::slurm::parse::parse_squeue;
-use crate::ui::theme::Theme;
+use crate::theme::Theme;
 
 fn t0() -> NaiveDateTime {
     NaiveDate::from_ymd_opt(2026, 11, 23)

@@ -12,7 +12,7 @@ use crate::action::Msg;
 use crate::keymap::Keymap;
 use crate::launch::facts::PartitionInfo;
 use crate::queue::QueueView;
-use crate::ui::theme::Theme;
+use crate::theme::Theme;
 
 fn part(name: &str, max_min: u64, default: bool) -> PartitionInfo {
     PartitionInfo {

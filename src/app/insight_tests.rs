@@ -11,7 +11,7 @@ use crate::action::Msg;
 use crate::keymap::Keymap;
 use crate::queue::QueueView;
 use crate::slurm::parse::parse_squeue;
-use crate::ui::theme::Theme;
+use crate::theme::Theme;
 
 const SQUEUE: &str = include_str!("../../tests/fixtures/slurm/squeue_me.out");
 

@@ -23,6 +23,11 @@ impl Default for LogState {
 }
 
 impl LogState {
+    /// stdout and stderr go to one file (Slurm's default without `--error`): one pane.
+    pub fn one_file(&self) -> bool {
+        self.paths.as_ref().is_some_and(|(o, e)| o == e)
+    }
+
     pub fn new() -> LogState {
         LogState {
             stdout: LogPane::new(Stream::Stdout),

@@ -36,7 +36,7 @@ use crate::payload::ConnState;
 use crate::payload::DetailSource;
 use crate::queue::QueueView;
 use crate::slurm::model::{Job, JobDetail, JobId, Partition};
-use crate::ui::theme::Theme;
+use crate::theme::Theme;
 
 /// The selected job's detail as last fetched.
 #[derive(Debug, Clone, Default)]
@@ -172,9 +172,9 @@ impl App {
             }
             Msg::Resize(w, h) => {
                 self.size = (w, h);
-                let queue = crate::ui::layout(self.size, self).queue;
+                let queue = self.areas().queue;
                 self.queue
-                    .set_viewport(crate::ui::queue::body_height(queue.height));
+                    .set_viewport(crate::layout::queue_body_height(queue.height));
                 Vec::new()
             }
             Msg::Tick(now) => {
@@ -401,9 +401,14 @@ impl App {
         }
     }
 
+    /// Where each pane is on the screen, as the screen draws it.
+    pub fn areas(&self) -> crate::layout::Areas {
+        crate::layout::areas(self.size, self.zoom, self.focus, self.logs.one_file())
+    }
+
     /// The text area of the shown log pane, from the same layout the screen uses.
     pub fn log_viewport(&self) -> Viewport {
-        crate::ui::layout(self.size, self)
+        self.areas()
             .log
             .map(Viewport::of_pane)
             .unwrap_or(Viewport {

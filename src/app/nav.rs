@@ -51,7 +51,7 @@ impl App {
     }
 
     pub(super) fn on_mouse(&mut self, m: MouseEvent) -> Vec<Cmd> {
-        let areas = crate::ui::layout(self.size, self);
+        let areas = self.areas();
         let hit = |r: ratatui::layout::Rect| {
             m.column >= r.x && m.column < r.x + r.width && m.row >= r.y && m.row < r.y + r.height
         };

@@ -103,7 +103,7 @@ mod tests {
     use crate::queue::QueueView;
     use crate::slurm::parse::{parse_sacct, parse_squeue};
     use crate::triage::{Class, Evidence, Triage};
-    use crate::ui::theme::Theme;
+    use crate::theme::Theme;
 
     fn app_with_selection() -> (App, JobId) {
         let now = NaiveDate::from_ymd_opt(2026, 11, 23)

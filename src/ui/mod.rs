@@ -11,12 +11,15 @@ pub mod partitions;
 pub mod queue;
 pub mod stats;
 pub mod status;
-pub mod theme;
 pub mod triage;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod insight_tests;
+
+pub use crate::layout::Areas;
+/// Styles live below ui/ (App holds the theme); the old path still works.
+pub use crate::theme;
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::Frame;
@@ -25,70 +28,10 @@ use crate::app::App;
 use crate::keymap::Pane;
 use crate::logview::Stream;
 
-/// Where each pane goes for a terminal of `size`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Areas {
-    pub queue: Rect,
-    pub detail: Option<Rect>,
-    pub log: Option<Rect>,
-    /// The second log stream, when the terminal is tall enough to show both.
-    pub log2: Option<Rect>,
-    pub status: Rect,
-}
-
-/// Rows from which stdout and stderr are both shown.
-const BOTH_LOGS_FROM: u16 = 48;
-
+/// Where each pane goes, as App sees it (zoom, focus, one or two log files).
+/// Drawing follows the frame's size (it can differ from the last resize event).
 pub fn layout(size: (u16, u16), app: &App) -> Areas {
-    let full = Rect::new(0, 0, size.0, size.1);
-    let [main, status] = Layout::vertical([Constraint::Min(3), Constraint::Length(2)]).areas(full);
-    let none = Areas {
-        queue: Rect::default(),
-        detail: None,
-        log: None,
-        log2: None,
-        status,
-    };
-    if app.zoom {
-        return match app.focus {
-            Pane::Queue => Areas {
-                queue: main,
-                ..none
-            },
-            Pane::Detail => Areas {
-                detail: Some(main),
-                ..none
-            },
-            Pane::Log => Areas {
-                log: Some(main),
-                ..none
-            },
-        };
-    }
-    let [queue, bottom] =
-        Layout::vertical([Constraint::Percentage(45), Constraint::Percentage(55)]).areas(main);
-    let [detail, logs] =
-        Layout::horizontal([Constraint::Percentage(38), Constraint::Percentage(62)]).areas(bottom);
-    // One pane when stdout and stderr are the same file: the same text twice helps no one.
-    let (log, log2) = if size.1 >= BOTH_LOGS_FROM && !same_log_file(app) {
-        let [a, b] =
-            Layout::vertical([Constraint::Percentage(60), Constraint::Percentage(40)]).areas(logs);
-        (a, Some(b))
-    } else {
-        (logs, None)
-    };
-    Areas {
-        queue,
-        detail: Some(detail),
-        log: Some(log),
-        log2,
-        status,
-    }
-}
-
-/// stdout and stderr go to one file (Slurm's default without `--error`).
-fn same_log_file(app: &App) -> bool {
-    app.logs.paths.as_ref().is_some_and(|(o, e)| o == e)
+    crate::layout::areas(size, app.zoom, app.focus, app.logs.one_file())
 }
 
 pub fn draw(f: &mut Frame, app: &App) {
@@ -138,7 +81,7 @@ pub fn draw(f: &mut Frame, app: &App) {
                 pane: first,
                 focused: focused_log,
                 color: app.theme.color,
-                merged: same_log_file(app),
+                merged: app.logs.one_file(),
             },
             r,
         );

@@ -25,7 +25,7 @@ pub struct QueueWidget<'a> {
 /// Body rows of a queue pane `area_height` tall (borders and header off).
 /// What `QueueView::set_viewport`, `page_down` and `click` expect.
 pub fn body_height(area_height: u16) -> usize {
-    usize::from(area_height.saturating_sub(3))
+    crate::layout::queue_body_height(area_height)
 }
 
 /// Narrowest the name (and a shared-width column such as the work dir) gets before
