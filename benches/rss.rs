@@ -49,11 +49,7 @@ fn main() {
     for _ in 0..3 {
         // Each refresh parses squeue's text as the poller does; the text is dropped after.
         let jobs = parse_squeue(&squeue_rows(REAL, n)).expect("parses");
-        app.update(Msg::Queue {
-            result: Ok(jobs),
-            at: now,
-            took: Duration::from_millis(20),
-        });
+        app.update(Msg::queue(Ok(jobs), now, Duration::from_millis(20)));
         term.draw(|f| slurmdash::ui::draw(f, &app)).expect("draw");
     }
     println!(

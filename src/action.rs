@@ -23,11 +23,8 @@ pub enum Msg {
     Tick(NaiveDateTime),
     /// Time for the next queue refresh.
     PollDue,
-    Queue {
-        result: Result<Vec<Job>, String>,
-        at: NaiveDateTime,
-        took: Duration,
-    },
+    /// A refresh answered (queue, start estimates, sacct records, connection).
+    Queue(Box<crate::payload::Refresh>),
     Detail {
         id: JobId,
         result: Box<Result<(JobDetail, DetailSource), String>>,
@@ -64,8 +61,6 @@ pub enum Msg {
     Submitted(Box<Result<crate::launch::submit::Submitted, String>>),
     /// Jobs from the launch registry, as sacct knows them (kept visible after squeue).
     RegistryJobs(Result<Vec<Job>, String>),
-    /// Start estimates and sacct records from the same refresh; sent just before its Queue.
-    PollExtra(Box<crate::payload::PollExtra>),
     /// Rank, priority, fair-share and limits of a pending job.
     Pending {
         id: JobId,
@@ -82,6 +77,19 @@ pub enum Msg {
     },
 }
 
+impl Msg {
+    /// A refresh that brought only the queue (or its error).
+    pub fn queue(result: Result<Vec<Job>, String>, at: NaiveDateTime, took: Duration) -> Msg {
+        Msg::Queue(Box::new(crate::payload::Refresh {
+            result,
+            extra: None,
+            conn: None,
+            at,
+            took,
+        }))
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cmd {
     PollQueue,
@@ -93,6 +101,8 @@ pub enum Cmd {
     Quit,
     Suspend,
     SwitchCluster(String),
+    /// The next refresh comes one new interval from now (the adaptive interval moved).
+    SetPollInterval(Duration),
     /// One scancel / scontrol for all the op's jobs.
     Op(JobOp),
     Edit(JobId, JobEdit),

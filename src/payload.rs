@@ -26,6 +26,19 @@ pub struct PollExtra {
     pub problems: Vec<String>,
 }
 
+/// One refresh's answer, in one message: the queue, what came with it, and the connection
+/// as the transport saw it afterwards.
+#[derive(Debug, Clone)]
+pub struct Refresh {
+    pub result: Result<Vec<crate::slurm::model::Job>, String>,
+    /// Start estimates and sacct records of the same exec (when it succeeded).
+    pub extra: Option<PollExtra>,
+    /// The connection after the refresh, and the host it reached (when known).
+    pub conn: Option<(ConnState, Option<String>)>,
+    pub at: chrono::NaiveDateTime,
+    pub took: Duration,
+}
+
 /// What the check did, for the status line and the events log.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RetryEvent {

@@ -51,11 +51,11 @@ async fn app_with_queue(r: &dyn Remote) -> App {
     let jobs = fetch::queue(r, &SqueueQuery::default(), T)
         .await
         .expect("squeue");
-    a.update(Msg::Queue {
-        result: Ok(jobs),
-        at: Local::now().naive_local(),
-        took: Duration::from_millis(1),
-    });
+    a.update(Msg::queue(
+        Ok(jobs),
+        Local::now().naive_local(),
+        Duration::from_millis(1),
+    ));
     a
 }
 

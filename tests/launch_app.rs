@@ -10,7 +10,7 @@ use chrono::Local;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use tokio::sync::mpsc;
 
-use common::app_driver::{log_text, run_cmd};
+use common::app_driver::{hub, log_text};
 use common::*;
 use slurmdash::action::Msg;
 use slurmdash::app::{App, FormState, LaunchContext};
@@ -52,7 +52,7 @@ async fn a_job_submitted_from_the_form_runs_and_its_output_shows_in_the_log_pane
         results_root: Some(format!("{base}/results")),
         ..LaunchContext::default()
     };
-    let mut tails = Vec::new();
+    let mut hub = hub(&remote, &tx);
     let mut pending: Vec<Msg> = vec![
         Msg::PollDue,
         Msg::Key(KeyEvent::new(KeyCode::Char('n'), KeyModifiers::NONE)),
@@ -63,7 +63,7 @@ async fn a_job_submitted_from_the_form_runs_and_its_output_shows_in_the_log_pane
     loop {
         for msg in pending.drain(..) {
             for cmd in app.update(msg) {
-                run_cmd(cmd, &remote, &tx, &mut tails);
+                hub.run(cmd);
             }
         }
         // Once the partitions arrived and the values validate, go to Submit and press enter.
@@ -124,9 +124,7 @@ async fn a_job_submitted_from_the_form_runs_and_its_output_shows_in_the_log_pane
             _ = tokio::time::sleep(Duration::from_secs(2)) => pending.push(Msg::PollDue),
         }
     }
-    for t in tails {
-        t.abort();
-    }
+    hub.stop();
     let entries = slurmdash::registry::Registry::open(state.path())
         .load()
         .expect("registry");

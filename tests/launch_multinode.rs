@@ -15,15 +15,13 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use tokio::sync::mpsc;
 
 use common::*;
-use slurmdash::action::{Cmd, Msg};
+use slurmdash::action::Msg;
 use slurmdash::app::{App, FormState, LaunchContext};
 use slurmdash::keymap::Keymap;
 use slurmdash::launch::LaunchSpec;
 use slurmdash::queue::QueueView;
 use slurmdash::remote::Remote;
-use slurmdash::slurm::command::SqueueQuery;
 use slurmdash::ui::theme::Theme;
-use slurmdash::worker::{fetch, launch};
 
 /// Rank 0 listens on MASTER_PORT and waits for WORLD_SIZE-1 peers; every other rank connects
 /// to MASTER_ADDR:MASTER_PORT (retrying until rank 0 listens, for at most 60 s) and sends
@@ -245,35 +243,6 @@ async fn a_two_node_sixteen_gpu_submit_meets_at_master_addr_on_two_hosts() {
     );
 }
 
-/// What the dashboard's workers do for the commands a launch from the form needs.
-fn run_cmd(cmd: Cmd, remote: &Arc<dyn Remote>, tx: &mpsc::UnboundedSender<Msg>) {
-    let (r, tx) = (remote.clone(), tx.clone());
-    match cmd {
-        Cmd::PollQueue => {
-            tokio::spawn(async move {
-                let result = fetch::queue(r.as_ref(), &SqueueQuery::default(), T).await;
-                let _ = tx.send(Msg::Queue {
-                    result,
-                    at: Local::now().naive_local(),
-                    took: Duration::ZERO,
-                });
-            });
-        }
-        Cmd::FetchDetail(id) => {
-            tokio::spawn(async move {
-                let result = fetch::detail(r.as_ref(), &id, T).await;
-                let _ = tx.send(Msg::Detail {
-                    id,
-                    result: Box::new(result),
-                });
-            });
-        }
-        // (log tailing is not needed: the test reads main.out itself)
-        Cmd::Tail(_) => {}
-        other => launch::spawn(other, r, tx, T),
-    }
-}
-
 #[tokio::test]
 async fn a_two_node_launch_from_the_form_meets_at_master_addr_on_two_hosts() {
     let r = remote();
@@ -307,6 +276,7 @@ async fn a_two_node_launch_from_the_form_meets_at_master_addr_on_two_hosts() {
         results_root: Some(format!("{dir}/results")),
         ..LaunchContext::default()
     };
+    let mut hub = common::app_driver::hub(&remote, &tx);
     let mut pending: Vec<Msg> = vec![
         Msg::PollDue,
         Msg::Key(KeyEvent::new(KeyCode::Char('n'), KeyModifiers::NONE)),
@@ -316,7 +286,7 @@ async fn a_two_node_launch_from_the_form_meets_at_master_addr_on_two_hosts() {
     let job_id = loop {
         for msg in pending.drain(..) {
             for cmd in app.update(msg) {
-                run_cmd(cmd, &remote, &tx);
+                hub.run(cmd);
             }
         }
         if !submitted

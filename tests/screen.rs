@@ -52,11 +52,11 @@ fn app(w: u16, h: u16) -> App {
         },
         host: Some("login1".into()),
     });
-    a.update(Msg::Queue {
-        result: Ok(parse_squeue(SQUEUE).expect("fixture")),
-        at: now() - chrono::Duration::seconds(3),
-        took: Duration::from_millis(20),
-    });
+    a.update(Msg::queue(
+        Ok(parse_squeue(SQUEUE).expect("fixture")),
+        now() - chrono::Duration::seconds(3),
+        Duration::from_millis(20),
+    ));
     a
 }
 
@@ -190,14 +190,14 @@ fn status_bar_shows_stale_data_reconnecting_and_the_failed_command() {
         host: None,
     });
     a.update(Msg::PollDue);
-    a.update(Msg::Queue {
-        result: Err(
+    a.update(Msg::queue(
+        Err(
             "`squeue --me` on login1 failed (exit 1): slurm_load_jobs error: Socket timed out"
                 .into(),
         ),
-        at: now(),
-        took: Duration::from_secs(10),
-    });
+        now(),
+        Duration::from_secs(10),
+    ));
     let s = render(&a);
     let status: Vec<&str> = s.lines().rev().take(2).collect();
     let status = format!("{}\n{}", status[1], status[0]);

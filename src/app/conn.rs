@@ -8,6 +8,15 @@ use crate::action::Cmd;
 use crate::payload::ConnState;
 
 impl App {
+    /// The transport's state, from a refresh or the hub's once-a-second look.
+    pub(super) fn on_conn(&mut self, state: ConnState, host: Option<String>) -> Vec<Cmd> {
+        self.status.conn = state;
+        if host.is_some() {
+            self.status.host = host;
+        }
+        self.reconnect_due()
+    }
+
     /// While the connection is down, a refresh is started when the transport's next attempt
     /// is (almost) due, whatever the refresh interval: the transport waits out the rest, so
     /// a login node that comes back is noticed within its backoff cap.

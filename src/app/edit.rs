@@ -208,10 +208,6 @@ impl App {
                 }
             }
         }
-        let cmds = self.poll();
-        if cmds.is_empty() {
-            self.poll_again = true;
-        }
-        cmds
+        self.poll_now()
     }
 }

@@ -44,11 +44,7 @@ fn job(id: &str, name: &str, state: JobState) -> Job {
 }
 
 fn refresh(a: &mut App, jobs: Vec<Job>) -> Vec<Cmd> {
-    a.update(Msg::Queue {
-        result: Ok(jobs),
-        at: t0(),
-        took: Duration::from_millis(1),
-    })
+    a.update(Msg::queue(Ok(jobs), t0(), Duration::from_millis(1)))
 }
 
 fn notes(cmds: &[Cmd]) -> Vec<String> {
@@ -71,11 +67,11 @@ fn lookups(a: &App) -> Vec<JobId> {
 /// The sacct part of a refresh that asked about these jobs arrives.
 fn finals(a: &mut App, details: Vec<JobDetail>) -> Vec<Cmd> {
     let asked = lookups(a);
-    a.update(Msg::PollExtra(Box::new(crate::payload::PollExtra {
+    a.on_poll_extra(crate::payload::PollExtra {
         finished: details,
         asked,
         ..Default::default()
-    })))
+    })
 }
 
 fn texts(a: &App) -> Vec<String> {

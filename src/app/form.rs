@@ -439,8 +439,7 @@ impl App {
                 }
                 self.status.note = Some(note);
                 let mut cmds = self.selection_changed();
-                self.status.polling = false;
-                cmds.extend(self.poll());
+                cmds.extend(self.poll_now());
                 cmds
             }
         }

@@ -63,11 +63,7 @@ fn app() -> App {
         Duration::from_secs(5),
         now,
     );
-    a.update(Msg::Queue {
-        result: Ok(Vec::new()),
-        at: now,
-        took: Duration::from_millis(5),
-    });
+    a.update(Msg::queue(Ok(Vec::new()), now, Duration::from_millis(5)));
     let defaults = LaunchSpec {
         name: "hello".into(),
         partition: "short".into(),
@@ -382,11 +378,7 @@ fn registry_jobs_stay_in_the_queue_across_polls() {
     let id = jobs[0].id.clone();
     a.update(Msg::RegistryJobs(Ok(jobs)));
     assert!(a.queue.jobs().iter().any(|j| j.id == id));
-    a.update(Msg::Queue {
-        result: Ok(Vec::new()),
-        at: a.now,
-        took: Duration::from_millis(1),
-    });
+    a.update(Msg::queue(Ok(Vec::new()), a.now, Duration::from_millis(1)));
     assert!(
         a.queue.jobs().iter().any(|j| j.id == id),
         "a finished registry job survives a poll"
@@ -426,11 +418,7 @@ fn a_submitted_job_stays_selected_through_a_stale_poll_and_sacct_is_asked_when_i
     };
     a.update(Msg::Submitted(Box::new(Ok(s))));
     // A poll that started before the submission comes back without the job.
-    let cmds = a.update(Msg::Queue {
-        result: Ok(Vec::new()),
-        at: a.now,
-        took: Duration::from_millis(1),
-    });
+    let cmds = a.update(Msg::queue(Ok(Vec::new()), a.now, Duration::from_millis(1)));
     assert_eq!(a.queue.selected_id(), Some(&JobId::new(77)));
     assert!(
         cmds.contains(&Cmd::LoadRegistryJobs("dev".into())),
@@ -440,11 +428,7 @@ fn a_submitted_job_stays_selected_through_a_stale_poll_and_sacct_is_asked_when_i
     let mut done = a.launch.registry_jobs[0].clone();
     done.state = JobState::Completed;
     a.update(Msg::RegistryJobs(Ok(vec![done])));
-    let cmds = a.update(Msg::Queue {
-        result: Ok(Vec::new()),
-        at: a.now,
-        took: Duration::from_millis(1),
-    });
+    let cmds = a.update(Msg::queue(Ok(Vec::new()), a.now, Duration::from_millis(1)));
     assert!(
         !cmds.iter().any(|c| matches!(c, Cmd::LoadRegistryJobs(_))),
         "{cmds:?}"

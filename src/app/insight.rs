@@ -198,12 +198,17 @@ fn facts(app: &App) -> PollFacts {
 }
 
 impl App {
-    /// Recomputes the refresh interval; the dashboard restarts its timer when it changes.
-    pub(super) fn adapt_interval(&mut self) {
+    /// Chooses the refresh interval; when it moved, the event loop's timer is told.
+    pub(super) fn adapt_interval(&mut self) -> Vec<Cmd> {
         let f = facts(self);
         let ins = &mut self.insight;
         ins.pace.key(ins.last_key, &ins.bounds);
-        self.status.poll_interval = choose_interval(&f, &ins.pace, &ins.bounds);
+        let every = choose_interval(&f, &ins.pace, &ins.bounds);
+        if every == self.status.poll_interval {
+            return Vec::new();
+        }
+        self.status.poll_interval = every;
+        vec![Cmd::SetPollInterval(every)]
     }
 
     /// The pending-info fetch for the selected job, if it is pending and not already loaded.

@@ -44,11 +44,7 @@ fn jobs() -> Vec<Job> {
 }
 
 fn loaded(jobs: Vec<Job>) -> Msg {
-    Msg::Queue {
-        result: Ok(jobs),
-        at: now(),
-        took: Duration::from_millis(20),
-    }
+    Msg::queue(Ok(jobs), now(), Duration::from_millis(20))
 }
 
 fn id(s: &str) -> JobId {
@@ -87,7 +83,7 @@ fn a_job_that_leaves_squeue_stays_and_gets_its_final_state_from_sacct() {
             sacct: vec![id("237")]
         }]
     );
-    a.update(Msg::PollExtra(Box::new(PollExtra {
+    a.on_poll_extra(PollExtra {
         finished: vec![JobDetail {
             id: Some(id("237")),
             state: Some(JobState::Completed),
@@ -95,7 +91,7 @@ fn a_job_that_leaves_squeue_stays_and_gets_its_final_state_from_sacct() {
         }],
         asked: vec![id("237")],
         ..PollExtra::default()
-    })));
+    });
     a.update(loaded(without));
     let done = a.queue.jobs().iter().find(|j| j.id.as_str() == "237");
     assert_eq!(done.map(|j| j.state.clone()), Some(JobState::Completed));
@@ -122,10 +118,10 @@ fn sacct_gives_up_on_an_unknown_id_after_three_tries() {
                 sacct: vec![id("237")]
             }
         );
-        a.update(Msg::PollExtra(Box::new(PollExtra {
+        a.on_poll_extra(PollExtra {
             asked: vec![id("237")],
             ..PollExtra::default()
-        })));
+        });
     }
     assert_eq!(a.insight.poll_cmd(), Cmd::PollQueue);
 }

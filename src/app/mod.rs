@@ -96,8 +96,6 @@ pub struct App {
     pub edit: Option<EditForm>,
     /// Partitions with their limits, fetched the first time a form needs them.
     pub partitions: Option<Result<Vec<Partition>, String>>,
-    /// An action finished while a poll was in flight: poll again when it returns.
-    pub poll_again: bool,
     /// Automatic retries: policy and whether a check runs.
     pub retry: RetryState,
     /// Launched jobs (by Slurm job id) and their place in their chain of attempts.
@@ -153,7 +151,6 @@ impl App {
             confirm: None,
             edit: None,
             partitions: None,
-            poll_again: false,
             retry: RetryState::default(),
             chains: std::collections::HashMap::new(),
             form: None,
@@ -179,13 +176,13 @@ impl App {
             }
             Msg::Tick(now) => {
                 self.now = now;
-                self.adapt_interval();
-                let mut cmds = self.retry_tick();
+                let mut cmds = self.adapt_interval();
+                cmds.extend(self.retry_tick());
                 cmds.extend(self.partitions_due(false));
                 cmds
             }
             Msg::PollDue => self.poll(),
-            Msg::Queue { result, at, took } => self.on_queue(result, at, took),
+            Msg::Queue(refresh) => self.on_refresh(*refresh),
             Msg::Detail { id, result } => self.on_detail(id, *result),
             Msg::Tail(ev) => {
                 if matches!(&ev.kind, crate::logview::TailKind::Data { bytes, .. } if !bytes.is_empty())
@@ -195,13 +192,7 @@ impl App {
                 self.logs.apply(ev);
                 Vec::new()
             }
-            Msg::Conn { state, host } => {
-                self.status.conn = state;
-                if host.is_some() {
-                    self.status.host = host;
-                }
-                self.reconnect_due()
-            }
+            Msg::Conn { state, host } => self.on_conn(state, host),
             Msg::OpDone { op, result } => self.on_op_done(op, result),
             Msg::Edited { id, edit, result } => self.on_edited(id, edit, result),
             Msg::Limits(result) => {
@@ -219,11 +210,6 @@ impl App {
                 self.on_submitted(*r)
             }
             Msg::RegistryJobs(r) => self.on_registry_jobs(r),
-            Msg::PollExtra(extra) => {
-                let cmds = self.on_sacct_finals(&extra.asked, &extra.finished);
-                self.insight.on_extra(*extra);
-                cmds
-            }
             Msg::Pending { id, result } => {
                 self.on_pending(id, *result);
                 Vec::new()
@@ -239,12 +225,40 @@ impl App {
         }
     }
 
+    /// A refresh, unless one is already out (the timer, `r`, reconnecting).
     fn poll(&mut self) -> Vec<Cmd> {
         if self.status.polling {
             return Vec::new();
         }
+        self.poll_now()
+    }
+
+    /// A refresh that must see a change made just now (an action, a submission): asked for
+    /// even while one is out, which may predate the change; the worker hub runs it after
+    /// that one.
+    fn poll_now(&mut self) -> Vec<Cmd> {
         self.status.polling = true;
         vec![self.insight.poll_cmd()]
+    }
+
+    /// One refresh's answer, in the order its parts happened: the connection, the sacct
+    /// records and estimates that came with the queue, then the queue.
+    fn on_refresh(&mut self, r: crate::payload::Refresh) -> Vec<Cmd> {
+        let mut cmds = Vec::new();
+        if let Some((state, host)) = r.conn {
+            cmds.extend(self.on_conn(state, host));
+        }
+        if let Some(extra) = r.extra {
+            cmds.extend(self.on_poll_extra(extra));
+        }
+        cmds.extend(self.on_queue(r.result, r.at, r.took));
+        cmds
+    }
+
+    fn on_poll_extra(&mut self, extra: crate::payload::PollExtra) -> Vec<Cmd> {
+        let cmds = self.on_sacct_finals(&extra.asked, &extra.finished);
+        self.insight.on_extra(extra);
+        cmds
     }
 
     fn on_queue(
@@ -265,23 +279,18 @@ impl App {
                 let events = self.track_jobs(&jobs);
                 let jobs = self.insight.merge(jobs, self.queue.jobs());
                 self.queue.set_jobs(jobs);
-                self.adapt_interval();
+                let interval = self.adapt_interval();
                 let mut cmds = self.selection_changed();
                 if cmds.is_empty() {
                     cmds = self.refetch_if_state_changed();
                 }
-                if std::mem::take(&mut self.poll_again) {
-                    cmds.extend(self.poll());
-                }
+                cmds.extend(interval);
                 cmds.extend(reattach);
                 cmds.extend(events);
                 cmds
             }
             Err(e) => {
                 self.status.last_error = Some(e);
-                if std::mem::take(&mut self.poll_again) {
-                    return self.poll();
-                }
                 Vec::new()
             }
         }
@@ -408,13 +417,10 @@ impl App {
 
     /// The text area of the shown log pane, from the same layout the screen uses.
     pub fn log_viewport(&self) -> Viewport {
-        self.areas()
-            .log
-            .map(Viewport::of_pane)
-            .unwrap_or(Viewport {
-                width: 80,
-                height: 20,
-            })
+        self.areas().log.map(Viewport::of_pane).unwrap_or(Viewport {
+            width: 80,
+            height: 20,
+        })
     }
 
     /// Rows (or lines) one page moves in the focused pane.

@@ -233,12 +233,7 @@ impl App {
             }
         }
         // Show the new states now rather than at the next poll.
-        let cmds = self.poll();
-        if cmds.is_empty() {
-            // A poll is in flight that may predate the action: poll once more after it.
-            self.poll_again = true;
-        }
-        events.extend(cmds);
+        events.extend(self.poll_now());
         events
     }
 

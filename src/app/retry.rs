@@ -79,10 +79,7 @@ impl App {
                     ));
                     self.status.note = Some(line);
                     if cmds.is_empty() {
-                        cmds = self.poll();
-                        if cmds.is_empty() {
-                            self.poll_again = true;
-                        }
+                        cmds = self.poll_now();
                     }
                 }
                 RetryEvent::Requeued { job_id, times, .. } => {
@@ -105,10 +102,7 @@ impl App {
                     ));
                     self.status.note = Some(line);
                     if cmds.is_empty() {
-                        cmds = self.poll();
-                        if cmds.is_empty() {
-                            self.poll_again = true;
-                        }
+                        cmds = self.poll_now();
                     }
                 }
                 RetryEvent::Finished { .. } => {

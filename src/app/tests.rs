@@ -36,11 +36,7 @@ pub(super) fn jobs() -> Vec<Job> {
 }
 
 pub(super) fn loaded(jobs: Vec<Job>) -> Msg {
-    Msg::Queue {
-        result: Ok(jobs),
-        at: now(),
-        took: Duration::from_millis(20),
-    }
+    Msg::queue(Ok(jobs), now(), Duration::from_millis(20))
 }
 
 pub(super) fn key(c: char) -> Msg {
@@ -109,11 +105,11 @@ fn a_failed_refresh_keeps_the_jobs_and_shows_the_error() {
     a.update(loaded(jobs()));
     let before = a.queue.len();
     a.update(Msg::PollDue);
-    a.update(Msg::Queue {
-        result: Err("`squeue` on login1 failed (exit 1): slurm_load_jobs error".into()),
-        at: now(),
-        took: Duration::from_secs(1),
-    });
+    a.update(Msg::queue(
+        Err("`squeue` on login1 failed (exit 1): slurm_load_jobs error".into()),
+        now(),
+        Duration::from_secs(1),
+    ));
     assert_eq!(a.queue.len(), before);
     assert!(a
         .status

@@ -102,8 +102,8 @@ mod tests {
     use crate::keymap::Keymap;
     use crate::queue::QueueView;
     use crate::slurm::parse::{parse_sacct, parse_squeue};
-    use crate::triage::{Class, Evidence, Triage};
     use crate::theme::Theme;
+    use crate::triage::{Class, Evidence, Triage};
 
     fn app_with_selection() -> (App, JobId) {
         let now = NaiveDate::from_ymd_opt(2026, 11, 23)
@@ -119,11 +119,7 @@ mod tests {
             now,
         );
         let jobs = parse_squeue(include_str!("../../tests/fixtures/slurm/squeue_me.out")).unwrap();
-        a.update(Msg::Queue {
-            result: Ok(jobs),
-            at: now,
-            took: Duration::from_millis(1),
-        });
+        a.update(Msg::queue(Ok(jobs), now, Duration::from_millis(1)));
         let id = a.detail.id.clone().unwrap();
         (a, id)
     }

@@ -132,11 +132,11 @@ fn app() -> App {
         Duration::from_secs(5),
         now(),
     );
-    a.update(Msg::Queue {
-        result: Ok(parse_squeue(ME).unwrap()),
-        at: now(),
-        took: Duration::from_millis(10),
-    });
+    a.update(Msg::queue(
+        Ok(parse_squeue(ME).unwrap()),
+        now(),
+        Duration::from_millis(10),
+    ));
     a
 }
 

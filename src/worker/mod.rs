@@ -1,6 +1,8 @@
 //! Background work: receives commands, sends messages. Never touches UI state.
 
 pub mod fetch;
+pub mod flight;
+pub mod hub;
 pub mod launch;
 pub mod ops;
 pub mod partitions;

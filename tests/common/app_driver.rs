@@ -8,59 +8,19 @@ use std::time::Duration;
 use chrono::Local;
 use tokio::sync::mpsc;
 
-use slurmdash::action::{Cmd, Msg};
+use slurmdash::action::Msg;
 use slurmdash::app::App;
 use slurmdash::remote::Remote;
-use slurmdash::slurm::command::SqueueQuery;
-use slurmdash::worker::{fetch, launch, tailer};
+use slurmdash::worker::hub::{Hub, HubSettings};
 
 use super::T;
 
-/// What the dashboard's workers do for each command.
-pub fn run_cmd(
-    cmd: Cmd,
-    remote: &Arc<dyn Remote>,
-    tx: &mpsc::UnboundedSender<Msg>,
-    tails: &mut Vec<tokio::task::JoinHandle<()>>,
-) {
-    let (r, tx) = (remote.clone(), tx.clone());
-    match cmd {
-        Cmd::PollQueue => {
-            tokio::spawn(async move {
-                let result = fetch::queue(r.as_ref(), &SqueueQuery::default(), T).await;
-                let _ = tx.send(Msg::Queue {
-                    result,
-                    at: Local::now().naive_local(),
-                    took: Duration::ZERO,
-                });
-            });
-        }
-        Cmd::FetchDetail(id) => {
-            tokio::spawn(async move {
-                let result = fetch::detail(r.as_ref(), &id, T).await;
-                let _ = tx.send(Msg::Detail {
-                    id,
-                    result: Box::new(result),
-                });
-            });
-        }
-        Cmd::Tail(targets) => {
-            for t in tails.drain(..) {
-                t.abort();
-            }
-            for (job, stream, path) in targets {
-                tails.push(tailer::spawn_tailer(
-                    r.clone(),
-                    job,
-                    stream,
-                    path,
-                    Duration::from_millis(500),
-                    tx.clone(),
-                ));
-            }
-        }
-        other => launch::spawn(other, r, tx, T),
-    }
+/// The dashboard's own worker hub for `remote` (the default registry, logs read every
+/// half second).
+pub fn hub(remote: &Arc<dyn Remote>, tx: &mpsc::UnboundedSender<Msg>) -> Hub {
+    let mut settings = HubSettings::new("dev", T);
+    settings.tail_every = Duration::from_millis(500);
+    Hub::new(remote.clone(), settings, tx.clone())
 }
 
 /// The stdout log pane's text, one line per line.
@@ -99,7 +59,7 @@ pub async fn submit_from_form(
         results_root: Some(results_root),
         ..LaunchContext::default()
     };
-    let mut tails = Vec::new();
+    let mut hub = hub(&remote, &tx);
     let mut pending: Vec<Msg> = vec![
         Msg::PollDue,
         Msg::Key(KeyEvent::new(KeyCode::Char('n'), KeyModifiers::NONE)),
@@ -110,7 +70,7 @@ pub async fn submit_from_form(
     loop {
         for msg in pending.drain(..) {
             for cmd in app.update(msg) {
-                run_cmd(cmd, &remote, &tx, &mut tails);
+                hub.run(cmd);
             }
         }
         if !submitted
@@ -136,9 +96,7 @@ pub async fn submit_from_form(
         if let Some(id) = &job_id {
             let text = log_text(&app);
             if done(&text) {
-                for t in tails {
-                    t.abort();
-                }
+                hub.stop();
                 return (id.clone(), text);
             }
         }

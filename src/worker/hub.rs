@@ -1,0 +1,300 @@
+//! The worker hub: the only place a `Cmd` becomes a task. It owns the single-flight rules
+//! (one refresh, one detail fetch, one pending-job lookup at a time; the newest waiting
+//! request wins; each frees its own slot), answers each refresh with one message, and
+//! samples the transport for the status bar and :stats.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::task::JoinHandle;
+
+use crate::action::{Cmd, Msg};
+use crate::payload::{ConnState, Refresh};
+use crate::remote::Remote;
+use crate::slurm::command::SqueueQuery;
+use crate::slurm::model::{Job, JobId};
+use crate::worker::flight::Flight;
+use crate::worker::{fetch, ops, tailer};
+
+fn now() -> chrono::NaiveDateTime {
+    chrono::Local::now().naive_local()
+}
+
+/// The transport's counters are sampled for :stats every this many clock ticks (seconds).
+const STATS_EVERY_TICKS: u64 = 5;
+
+/// What the hub needs to know about its cluster and the user's settings.
+pub struct HubSettings {
+    /// The cluster's name, as the launch registry records it.
+    pub cluster: String,
+    pub query: SqueueQuery,
+    /// Limit for each remote command.
+    pub timeout: Duration,
+    /// How often a tailed log is read.
+    pub tail_every: Duration,
+    pub patterns: Arc<crate::triage::Patterns>,
+    pub registry: Arc<crate::registry::Registry>,
+    pub retry: crate::retry::RetryPolicy,
+    pub read_only: bool,
+    pub notify: crate::notify::Settings,
+}
+
+impl HubSettings {
+    /// Defaults for `cluster`: own jobs, built-in triage patterns, the default registry.
+    pub fn new(cluster: &str, timeout: Duration) -> HubSettings {
+        HubSettings {
+            cluster: cluster.to_string(),
+            query: SqueueQuery::default(),
+            timeout,
+            tail_every: Duration::from_secs(2),
+            patterns: Arc::new(crate::triage::Patterns::builtin()),
+            registry: Arc::new(crate::registry::Registry::open_default()),
+            retry: crate::retry::RetryPolicy::default(),
+            read_only: false,
+            notify: crate::notify::Settings::from_config(&crate::notify::NotifyConfig::default()),
+        }
+    }
+}
+
+/// Runs background work for one cluster's App state.
+pub struct Hub {
+    tx: UnboundedSender<Msg>,
+    remote: Arc<dyn Remote>,
+    s: Arc<HubSettings>,
+    tails: Vec<JoinHandle<()>>,
+    refresh: Flight<Vec<JobId>>,
+    detail: Flight<JobId>,
+    pending: Flight<Box<Job>>,
+    /// The connection state last reported to App (by a refresh or by `tick`).
+    reported: Arc<Mutex<Option<ConnState>>>,
+    ticks: u64,
+}
+
+impl Hub {
+    pub fn new(remote: Arc<dyn Remote>, settings: HubSettings, tx: UnboundedSender<Msg>) -> Hub {
+        Hub {
+            tx,
+            remote,
+            s: Arc::new(settings),
+            tails: Vec::new(),
+            refresh: Flight::default(),
+            detail: Flight::default(),
+            pending: Flight::default(),
+            reported: Arc::new(Mutex::new(None)),
+            ticks: 0,
+        }
+    }
+
+    pub fn remote(&self) -> &Arc<dyn Remote> {
+        &self.remote
+    }
+
+    /// Starts the work `cmd` asks for. Commands for the event loop itself (quit, suspend,
+    /// switching clusters, the refresh timer) are not the hub's and are ignored here.
+    pub fn run(&mut self, cmd: Cmd) {
+        match cmd {
+            Cmd::PollQueue => self.refresh(Vec::new()),
+            Cmd::PollWith { sacct } => self.refresh(sacct),
+            Cmd::Reconnect => self.remote.retry_now(),
+            Cmd::FetchDetail(id) => {
+                let (tx, remote, s) = self.parts();
+                self.detail.request(id, move |id| {
+                    let (tx, remote, s) = (tx.clone(), remote.clone(), s.clone());
+                    async move {
+                        let result = fetch::detail(remote.as_ref(), &id, s.timeout).await;
+                        let _ = tx.send(Msg::Detail {
+                            id,
+                            result: Box::new(result),
+                        });
+                    }
+                });
+            }
+            Cmd::FetchPending(job) => {
+                let (tx, remote, s) = self.parts();
+                self.pending.request(job, move |job| {
+                    let (tx, remote, s) = (tx.clone(), remote.clone(), s.clone());
+                    async move {
+                        let result =
+                            crate::worker::pending::fetch(remote.as_ref(), &job, s.timeout).await;
+                        let _ = tx.send(Msg::Pending {
+                            id: job.id.clone(),
+                            result: Box::new(result),
+                        });
+                    }
+                });
+            }
+            Cmd::FetchPartitions => {
+                let (tx, remote, s) = self.parts();
+                tokio::spawn(async move {
+                    let result = crate::worker::partitions::fetch(remote.as_ref(), s.timeout).await;
+                    let _ = tx.send(Msg::Partitions { result, at: now() });
+                });
+            }
+            Cmd::Tail(targets) => {
+                self.stop_tails();
+                for (job, stream, path) in targets {
+                    self.tails.push(tailer::spawn_tailer(
+                        self.remote.clone(),
+                        job,
+                        stream,
+                        path,
+                        self.s.tail_every,
+                        self.tx.clone(),
+                    ));
+                }
+            }
+            Cmd::Op(op) => {
+                let (tx, remote, s) = self.parts();
+                tokio::spawn(async move {
+                    let result = ops::run(remote.as_ref(), &op, s.timeout).await;
+                    if let Err(e) = &result {
+                        tracing::error!(cluster = %s.cluster, error = %e, "job action failed");
+                    }
+                    let _ = tx.send(Msg::OpDone { op, result });
+                });
+            }
+            Cmd::Edit(id, edit) => {
+                let (tx, remote, s) = self.parts();
+                tokio::spawn(async move {
+                    let result = ops::edit(remote.as_ref(), &id, &edit, s.timeout).await;
+                    let _ = tx.send(Msg::Edited { id, edit, result });
+                });
+            }
+            Cmd::FetchLimits => {
+                let (tx, remote, s) = self.parts();
+                tokio::spawn(async move {
+                    let _ = tx.send(Msg::Limits(
+                        ops::partitions(remote.as_ref(), s.timeout).await,
+                    ));
+                });
+            }
+            Cmd::CheckRetries => {
+                let (tx, remote, s) = self.parts();
+                tokio::spawn(async move {
+                    let secret = |n: &str| std::env::var(n).ok();
+                    let check = crate::worker::retry::RetryCheck {
+                        remote: remote.as_ref(),
+                        registry: &s.registry,
+                        cluster: &s.cluster,
+                        policy: s.retry,
+                        patterns: &s.patterns,
+                        timeout: s.timeout,
+                        secret: &secret,
+                        allow_submit: !s.read_only,
+                    };
+                    let result = crate::worker::retry::check(&check).await;
+                    let _ = tx.send(Msg::Retries(result));
+                });
+            }
+            Cmd::Triage {
+                id,
+                detail,
+                source,
+                results_dir,
+            } => {
+                let (tx, remote, s) = self.parts();
+                tokio::spawn(async move {
+                    let result = crate::worker::triage::triage_job(
+                        remote.as_ref(),
+                        &detail,
+                        source,
+                        results_dir.as_deref(),
+                        &s.patterns,
+                    )
+                    .await;
+                    let _ = tx.send(Msg::Triaged {
+                        id,
+                        result: Box::new(result),
+                    });
+                });
+            }
+            cmd @ (Cmd::FetchLaunchFacts
+            | Cmd::TestOnly(_)
+            | Cmd::Submit { .. }
+            | Cmd::LoadRegistryJobs(_)) => crate::worker::launch::spawn(
+                cmd,
+                self.remote.clone(),
+                self.tx.clone(),
+                self.s.timeout,
+            ),
+            Cmd::Notify(n) => crate::notify::deliver(&n, &self.s.notify),
+            Cmd::Quit | Cmd::Suspend | Cmd::SwitchCluster(_) | Cmd::SetPollInterval(_) => {}
+        }
+    }
+
+    fn parts(&self) -> (UnboundedSender<Msg>, Arc<dyn Remote>, Arc<HubSettings>) {
+        (self.tx.clone(), self.remote.clone(), self.s.clone())
+    }
+
+    /// One refresh (squeue, start estimates, sacct for `gone`) in one remote exec, answered
+    /// by one message.
+    fn refresh(&mut self, gone: Vec<JobId>) {
+        let (tx, remote, s) = self.parts();
+        let reported = self.reported.clone();
+        self.refresh.request(gone, move |gone| {
+            let (tx, remote, s) = (tx.clone(), remote.clone(), s.clone());
+            let reported = reported.clone();
+            async move {
+                let started = Instant::now();
+                let result =
+                    crate::worker::poll::poll(remote.as_ref(), &s.query, &gone, s.timeout).await;
+                #[cfg(debug_assertions)]
+                if std::env::var_os("SLURMDASH_TEST_PANIC").is_some_and(|v| v == "worker") {
+                    panic!("SLURMDASH_TEST_PANIC=worker: a deliberate panic in the queue worker (debug builds only, for the exit-path tests)");
+                }
+                if let Err(e) = &result {
+                    tracing::error!(cluster = %s.cluster, error = %e, "refresh failed");
+                }
+                let state = remote.state();
+                *reported.lock().unwrap_or_else(PoisonError::into_inner) = Some(state.clone());
+                let (result, extra) = match result {
+                    Ok((jobs, extra)) => (Ok(jobs), Some(extra)),
+                    Err(e) => (Err(e), None),
+                };
+                let _ = tx.send(Msg::Queue(Box::new(Refresh {
+                    result,
+                    extra,
+                    conn: Some((state, remote.host())),
+                    at: now(),
+                    took: started.elapsed(),
+                })));
+            }
+        });
+    }
+
+    /// Once a second: the transport's counters every few seconds, and its connection state
+    /// when it changed since last reported (a countdown while it waits to reconnect), without
+    /// waiting for the next refresh to report it.
+    pub fn tick(&mut self, at: chrono::NaiveDateTime) {
+        self.ticks += 1;
+        if self.ticks % STATS_EVERY_TICKS == 1 {
+            let stats = self.remote.stats();
+            let _ = self.tx.send(Msg::RemoteStats { stats, at });
+        }
+        let state = self.remote.state();
+        let mut reported = self.reported.lock().unwrap_or_else(PoisonError::into_inner);
+        if reported.as_ref() != Some(&state) {
+            *reported = Some(state.clone());
+            let _ = self.tx.send(Msg::Conn { state, host: None });
+        }
+    }
+
+    fn stop_tails(&mut self) {
+        for t in self.tails.drain(..) {
+            t.abort();
+        }
+    }
+
+    /// Stops the log tails (the other tasks end by themselves; their answers are dropped
+    /// with the channel).
+    pub fn stop(&mut self) {
+        self.stop_tails();
+    }
+}
+
+impl Drop for Hub {
+    fn drop(&mut self) {
+        self.stop_tails();
+    }
+}
