@@ -75,12 +75,12 @@ fn new_app(session: &Session, loaded: &Loaded, keymap: Keymap, size: (u16, u16))
         now(),
     );
     app.size = size;
-    app.read_only = session.force_read_only || session.cluster.settings.read_only;
+    app.cluster.read_only = session.force_read_only || session.cluster.settings.read_only;
     app.quick_cancel = session.quick_cancel;
-    app.retry.policy = loaded.config.retry;
-    app.events.own = own_jobs(session);
+    app.cluster.retry.policy = loaded.config.retry;
+    app.cluster.events.own = own_jobs(session);
     let (base, min, max) = session.cluster.settings.poll_bounds();
-    app.insight.bounds = crate::app::insight::PollBounds::new(base, min, max);
+    app.cluster.insight.bounds = crate::app::insight::PollBounds::new(base, min, max);
     app
 }
 
@@ -164,7 +164,7 @@ async fn event_loop(
                             poll = tokio::time::interval(session.cluster.settings.poll_interval());
                             poll.set_missed_tick_behavior(MissedTickBehavior::Skip);
                         }
-                        Err(e) => app.status.note = Some(format!("{e:#}")),
+                        Err(e) => app.note = Some(format!("{e:#}")),
                     }
                 }
                 dirty = true;
@@ -205,14 +205,14 @@ async fn event_loop(
                             // The new connection is checked on a worker (`ssh -O check` can
                             // hang on a stale socket); the answer comes back below.
                             switching += 1;
-                            app.status.note = Some(format!("switching to cluster `{name}`…"));
+                            app.note = Some(format!("switching to cluster `{name}`…"));
                             let (stx, generation) = (switch_tx.clone(), switching);
                             tokio::spawn(async move {
                                 let remote = crate::cli::connect_quiet(&cluster).await;
                                 let _ = stx.send((generation, remote.map(|r| (cluster, r))));
                             });
                         }
-                        Err(e) => app.status.note = Some(format!("{e:#}")),
+                        Err(e) => app.note = Some(format!("{e:#}")),
                     }
                 }
                 Cmd::SetPollInterval(every) => {

@@ -148,7 +148,7 @@ async fn fifty_marked_jobs_are_cancelled_by_one_scancel() {
         op,
         result: Ok(report),
     });
-    let note = a.status.note.clone().unwrap_or_default();
+    let note = a.note.clone().unwrap_or_default();
     assert!(note.starts_with("cancelled "), "{note}");
     assert_eq!(a.queue.mark_count(), 0, "cancelled jobs are unmarked");
     for id in ids {

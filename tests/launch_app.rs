@@ -38,7 +38,7 @@ async fn a_job_submitted_from_the_form_runs_and_its_output_shows_in_the_log_pane
         Local::now().naive_local(),
     );
     let marker = format!("form-launch-{}", std::process::id());
-    app.launch = LaunchContext {
+    app.cluster.launch = LaunchContext {
         defaults: LaunchSpec {
             name: "form-job".into(),
             partition: "short".into(),
@@ -90,12 +90,11 @@ async fn a_job_submitted_from_the_form_runs_and_its_output_shows_in_the_log_pane
                 .map(|i| i.as_str().to_string())
                 .expect("the new job is selected at once");
             assert!(
-                app.status
-                    .note
+                app.note
                     .as_deref()
                     .is_some_and(|n| n.contains(&format!("submitted job {id}"))),
                 "{:?}",
-                app.status.note
+                app.note
             );
             job_id = Some(id);
         }
@@ -115,7 +114,7 @@ async fn a_job_submitted_from_the_form_runs_and_its_output_shows_in_the_log_pane
         assert!(
             start.elapsed() < Duration::from_secs(120),
             "timed out; note {:?}, form {:?}, log {:?}",
-            app.status.note,
+            app.note,
             app.form.as_ref().map(|f| (&f.error, &f.problems)),
             log_text(&app)
         );

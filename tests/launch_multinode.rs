@@ -261,7 +261,7 @@ async fn a_two_node_launch_from_the_form_meets_at_master_addr_on_two_hosts() {
         Local::now().naive_local(),
     );
     let port = 29412;
-    app.launch = LaunchContext {
+    app.cluster.launch = LaunchContext {
         defaults: LaunchSpec {
             name: "form-two-nodes".into(),
             partition: "short".into(),
@@ -315,7 +315,7 @@ async fn a_two_node_launch_from_the_form_meets_at_master_addr_on_two_hosts() {
         assert!(
             start.elapsed() < Duration::from_secs(60),
             "not submitted in time; note {:?}, form {:?}",
-            app.status.note,
+            app.note,
             app.form.as_ref().map(|f| (&f.error, &f.problems)),
         );
         tokio::select! {

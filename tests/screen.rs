@@ -284,7 +284,7 @@ fn edit_form_shows_fields_limits_and_problems() {
 #[test]
 fn read_only_help_says_what_is_disabled() {
     let mut a = app(120, 50);
-    a.read_only = true;
+    a.cluster.read_only = true;
     ch(&mut a, '?');
     let s = render(&a);
     assert!(

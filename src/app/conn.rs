@@ -10,9 +10,9 @@ use crate::payload::ConnState;
 impl App {
     /// The transport's state, from a refresh or the hub's once-a-second look.
     pub(super) fn on_conn(&mut self, state: ConnState, host: Option<String>) -> Vec<Cmd> {
-        self.status.conn = state;
+        self.cluster.status.conn = state;
         if host.is_some() {
-            self.status.host = host;
+            self.cluster.status.host = host;
         }
         self.reconnect_due()
     }
@@ -21,7 +21,7 @@ impl App {
     /// is (almost) due, whatever the refresh interval: the transport waits out the rest, so
     /// a login node that comes back is noticed within its backoff cap.
     pub(super) fn reconnect_due(&mut self) -> Vec<Cmd> {
-        match &self.status.conn {
+        match &self.cluster.status.conn {
             ConnState::Reconnecting { retry_in, .. }
                 if retry_in.is_none_or(|d| d <= Duration::from_secs(1)) =>
             {
@@ -35,7 +35,7 @@ impl App {
     pub(super) fn refresh_now(&mut self) -> Vec<Cmd> {
         let mut cmds = Vec::new();
         if matches!(
-            self.status.conn,
+            self.cluster.status.conn,
             ConnState::Reconnecting { .. }
                 | ConnState::Failed { .. }
                 | ConnState::LoginNeeded { .. }
@@ -80,7 +80,7 @@ mod tests {
         assert!(!polls(&a.update(reconnecting(3, Some(2)))));
         // Due within a second: the refresh goes now and the transport waits out the rest.
         assert!(polls(&a.update(reconnecting(3, Some(1)))));
-        assert!(a.status.polling);
+        assert!(a.cluster.status.polling);
         // One at a time.
         assert!(!polls(&a.update(reconnecting(3, Some(0)))));
     }

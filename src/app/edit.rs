@@ -49,12 +49,12 @@ impl App {
             return Vec::new();
         }
         let Some(row) = self.queue.selected_row() else {
-            self.status.note = Some("no job selected to edit".into());
+            self.note = Some("no job selected to edit".into());
             return Vec::new();
         };
         let job = row.job;
         if job.status() != Status::Pending {
-            self.status.note = Some(format!(
+            self.note = Some(format!(
                 "only pending jobs can be edited; {} is {}",
                 job.id,
                 job.state.long_name()
@@ -81,7 +81,7 @@ impl App {
             sending: false,
         });
         self.check_edit();
-        if self.partitions.is_none() {
+        if self.cluster.partitions.is_none() {
             vec![Cmd::FetchLimits]
         } else {
             Vec::new()
@@ -89,7 +89,11 @@ impl App {
     }
 
     pub(super) fn check_edit(&mut self) {
-        let parts = self.partitions.as_ref().and_then(|p| p.as_ref().ok());
+        let parts = self
+            .cluster
+            .partitions
+            .as_ref()
+            .and_then(|p| p.as_ref().ok());
         let parts = parts.map(Vec::as_slice).unwrap_or(&[]);
         let Some(form) = self.edit.as_mut() else {
             return;
@@ -130,7 +134,7 @@ impl App {
         match k.code {
             KeyCode::Esc => {
                 self.edit = None;
-                self.status.note = Some("edit abandoned; nothing changed".into());
+                self.note = Some("edit abandoned; nothing changed".into());
                 return Vec::new();
             }
             KeyCode::Tab | KeyCode::Down => form.focus = (form.focus + 1) % EDIT_FIELDS.len(),
@@ -164,7 +168,7 @@ impl App {
         let edit = form.edit();
         if edit.is_empty() {
             self.edit = None;
-            self.status.note = Some("nothing changed".into());
+            self.note = Some("nothing changed".into());
             return Vec::new();
         }
         form.sending = true;
@@ -195,7 +199,7 @@ impl App {
                     self.edit = None;
                 }
                 let what: Vec<String> = edit.argv(&id).into_iter().skip(3).collect();
-                self.status.note = Some(format!("updated {id}: {}", what.join(" ")));
+                self.note = Some(format!("updated {id}: {}", what.join(" ")));
             }
             Some(msg) => {
                 let line = format!("could not update {id}: {msg}");
@@ -204,7 +208,7 @@ impl App {
                         form.sending = false;
                         form.errors = vec![line];
                     }
-                    None => self.status.last_error = Some(line),
+                    None => self.cluster.status.last_error = Some(line),
                 }
             }
         }

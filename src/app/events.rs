@@ -375,16 +375,16 @@ impl App {
                 !(e.kind == EventKind::Cancelled
                     && e.job
                         .as_ref()
-                        .is_some_and(|j| self.events.cancelled_by_you.contains(j)))
+                        .is_some_and(|j| self.cluster.events.cancelled_by_you.contains(j)))
             })
             .cloned()
             .collect();
-        let cmds = notifications(&news, &self.cluster)
+        let cmds = notifications(&news, &self.cluster.name)
             .into_iter()
             .map(Cmd::Notify)
             .collect();
         for e in events {
-            self.events.push(e);
+            self.cluster.events.push(e);
         }
         cmds
     }
@@ -416,7 +416,7 @@ impl App {
         let mut out = Vec::with_capacity(events.len());
         for (job, name, kind, text) in events {
             if let (EventKind::CancelledByYou, Some(id)) = (kind, &job) {
-                self.events.cancelled_by_you.insert(id.clone());
+                self.cluster.events.cancelled_by_you.insert(id.clone());
             }
             out.push(Event {
                 at,
@@ -458,7 +458,10 @@ impl App {
 
     /// Called with every successful queue refresh, before the list replaces the old one.
     pub(super) fn track_jobs(&mut self, jobs: &[Job]) -> Vec<Cmd> {
-        let events = self.events.on_jobs(self.queue.jobs(), jobs, self.now);
+        let events = self
+            .cluster
+            .events
+            .on_jobs(self.queue.jobs(), jobs, self.now);
         self.record(events)
     }
 
@@ -466,7 +469,7 @@ impl App {
     /// "left the queue"; ids asked about count towards giving up on them.
     pub(super) fn on_sacct_finals(&mut self, asked: &[JobId], details: &[JobDetail]) -> Vec<Cmd> {
         let mut cmds = self.final_states_known(details);
-        let unknown = self.events.count_lookup(asked, self.now);
+        let unknown = self.cluster.events.count_lookup(asked, self.now);
         cmds.extend(self.record(unknown));
         cmds
     }
@@ -481,7 +484,7 @@ impl App {
             let (Some(id), Some(state)) = (d.id.as_ref(), d.state.as_ref()) else {
                 continue;
             };
-            let Some(e) = self.events.on_final(id, state, now) else {
+            let Some(e) = self.cluster.events.on_final(id, state, now) else {
                 continue;
             };
             let selected_triaging =
@@ -504,6 +507,7 @@ impl App {
     /// A triage arrived: the job's latest failure event says the class and the evidence.
     pub(super) fn annotate_failure(&mut self, id: &JobId, r: &crate::payload::TriageReport) {
         let Some(e) = self
+            .cluster
             .events
             .log
             .iter_mut()
@@ -521,10 +525,10 @@ impl App {
     pub(super) fn on_events_key(&mut self, k: crossterm::event::KeyEvent) -> Vec<Cmd> {
         use crossterm::event::KeyCode;
         let page = usize::from(self.size.1.saturating_sub(4)).max(1);
-        let max = self.events.log.len().saturating_sub(1);
-        let s = &mut self.events.scroll;
+        let max = self.cluster.events.log.len().saturating_sub(1);
+        let s = &mut self.cluster.events.scroll;
         match k.code {
-            KeyCode::Esc | KeyCode::Char('q') => self.events.open = false,
+            KeyCode::Esc | KeyCode::Char('q') => self.cluster.events.open = false,
             KeyCode::Up | KeyCode::Char('k') => *s = (*s + 1).min(max),
             KeyCode::Down | KeyCode::Char('j') => *s = s.saturating_sub(1),
             KeyCode::PageUp => *s = (*s + page).min(max),

@@ -58,7 +58,7 @@ fn notes(cmds: &[Cmd]) -> Vec<String> {
 
 /// The jobs the next refresh asks sacct about (jobs that left squeue).
 fn lookups(a: &App) -> Vec<JobId> {
-    match a.insight.poll_cmd() {
+    match a.cluster.insight.poll_cmd() {
         Cmd::PollWith { sacct, .. } => sacct,
         _ => Vec::new(),
     }
@@ -75,7 +75,12 @@ fn finals(a: &mut App, details: Vec<JobDetail>) -> Vec<Cmd> {
 }
 
 fn texts(a: &App) -> Vec<String> {
-    a.events.log.iter().map(|e| e.text.clone()).collect()
+    a.cluster
+        .events
+        .log
+        .iter()
+        .map(|e| e.text.clone())
+        .collect()
 }
 
 fn sacct(id: &str, state: JobState) -> JobDetail {
@@ -97,8 +102,8 @@ fn jobs_already_in_the_queue_at_start_are_not_news() {
         ],
     );
     assert!(notes(&cmds).is_empty());
-    assert!(a.events.log.is_empty());
-    assert_eq!(a.events.status_line(t0()), None);
+    assert!(a.cluster.events.log.is_empty());
+    assert_eq!(a.cluster.events.status_line(t0()), None);
 }
 
 #[test]
@@ -108,7 +113,7 @@ fn start_then_leaving_the_queue_then_the_final_state_from_sacct() {
     let cmds = refresh(&mut a, vec![job("10", "train", JobState::Running)]);
     assert_eq!(notes(&cmds), vec!["job 10 train started on vm"]);
     assert_eq!(
-        a.events.status_line(t0()).as_deref(),
+        a.cluster.events.status_line(t0()).as_deref(),
         Some("12:00:00 job 10 train started on vm")
     );
     // squeue drops the job as soon as it ends.
@@ -219,7 +224,7 @@ fn pending_arrays_change_id_without_leaving_and_tasks_start() {
 #[test]
 fn only_own_jobs_count() {
     let mut a = app();
-    a.events.own = Own::User("sduser".into());
+    a.cluster.events.own = Own::User("sduser".into());
     let mut other = job("41", "theirs", JobState::Pending);
     other.user = SharedStr::from("sdother");
     refresh(
@@ -229,7 +234,7 @@ fn only_own_jobs_count() {
     other.state = JobState::Running;
     let cmds = refresh(&mut a, vec![job("40", "mine", JobState::Running), other]);
     assert_eq!(notes(&cmds), vec!["job 40 mine started on vm"]);
-    a.events.own = Own::Nobody;
+    a.cluster.events.own = Own::Nobody;
     assert!(notes(&refresh(&mut a, vec![])).is_empty());
 }
 
@@ -253,7 +258,11 @@ fn many_changes_at_once_make_one_summary_notification() {
         notes(&cmds),
         vec!["20 jobs changed: 19 completed, 1 failed"]
     );
-    assert_eq!(a.events.log.len(), 20, "each change is still logged");
+    assert_eq!(
+        a.cluster.events.log.len(),
+        20,
+        "each change is still logged"
+    );
 }
 
 #[test]
@@ -275,23 +284,24 @@ fn a_retry_event_is_logged_shown_and_notified_with_the_workers_own_words() {
     let cmds = a.update(Msg::Retries(Ok((vec![ev.clone()], Vec::new()))));
     assert_eq!(notes(&cmds), vec![line.clone()]);
     assert_eq!(
-        a.events.log.back().map(|e| e.kind),
+        a.cluster.events.log.back().map(|e| e.kind),
         Some(EventKind::Requeued)
     );
     assert!(
-        a.events
+        a.cluster
+            .events
             .status_line(t0())
             .is_some_and(|l| l.ends_with(&line)),
         "{:?}",
-        a.events.status_line(t0())
+        a.cluster.events.status_line(t0())
     );
     // The next check reports the same requeue: told once.
     let cmds = a.update(Msg::Retries(Ok((vec![ev], Vec::new()))));
     assert!(notes(&cmds).is_empty(), "{cmds:?}");
-    assert_eq!(a.events.log.len(), 1);
+    assert_eq!(a.cluster.events.log.len(), 1);
     // The status bar line fades after a minute.
     let later = t0() + chrono::Duration::seconds(STATUS_LINE_SECS);
-    assert_eq!(a.events.status_line(later), None);
+    assert_eq!(a.cluster.events.status_line(later), None);
 }
 
 #[test]
@@ -303,13 +313,13 @@ fn events_command_opens_the_view_and_esc_or_q_close_it() {
         a.update(k(KeyCode::Char(c)));
     }
     a.update(k(KeyCode::Enter));
-    assert!(a.events.open);
+    assert!(a.cluster.events.open);
     a.update(k(KeyCode::Esc));
-    assert!(!a.events.open);
+    assert!(!a.cluster.events.open);
     a.run_command("events");
-    assert!(a.events.open);
+    assert!(a.cluster.events.open);
     let cmds = a.update(k(KeyCode::Char('q')));
-    assert!(!a.events.open);
+    assert!(!a.cluster.events.open);
     assert!(!a.quit && cmds.is_empty(), "q closes the view, not the app");
 }
 
@@ -319,8 +329,11 @@ fn the_log_is_capped() {
     for i in 0..(EVENT_LOG_CAP + 10) {
         a.push_event(None, "", EventKind::Note, &format!("n{i}"));
     }
-    assert_eq!(a.events.log.len(), EVENT_LOG_CAP);
-    assert_eq!(a.events.log.front().map(|e| e.text.as_str()), Some("n10"));
+    assert_eq!(a.cluster.events.log.len(), EVENT_LOG_CAP);
+    assert_eq!(
+        a.cluster.events.log.front().map(|e| e.text.as_str()),
+        Some("n10")
+    );
 }
 
 #[test]
@@ -354,6 +367,7 @@ fn failures_learned_from_sacct_are_triaged_and_the_log_says_why() {
     let want = "job 10 train failed (FAILED) · ERR_INFRA (reason NodeDown)";
     assert_eq!(texts(&a).last().map(String::as_str), Some(want));
     assert!(a
+        .cluster
         .events
         .status_line(t0())
         .unwrap_or_default()
@@ -395,7 +409,7 @@ fn events_do_not_hide_the_users_own_messages_and_own_cancels_are_not_notified_tw
         }),
     });
     assert_eq!(notes(&cmds), vec!["job 80 mine cancelled by you"]);
-    let own = a.status.note.clone();
+    let own = a.note.clone();
     assert!(own.is_some(), "the op's own message");
     refresh(&mut a, vec![]);
     let cmds = finals(&mut a, vec![sacct("80", JobState::Cancelled)]);
@@ -404,7 +418,7 @@ fn events_do_not_hide_the_users_own_messages_and_own_cancels_are_not_notified_tw
         texts(&a).last().map(String::as_str),
         Some("job 80 mine cancelled (CANCELLED)")
     );
-    assert_eq!(a.status.note, own, "the user's own message stays");
+    assert_eq!(a.note, own, "the user's own message stays");
 }
 
 #[test]
@@ -460,7 +474,7 @@ fn a_retry_submitted_is_logged_and_notified() {
     let want = "job 237 failed on infrastructure: resubmitted as 248 (attempt 2/11)";
     assert_eq!(notes(&cmds), vec![want]);
     assert_eq!(
-        a.events.log.back().map(|e| e.kind),
+        a.cluster.events.log.back().map(|e| e.kind),
         Some(EventKind::Retried)
     );
     assert!(cmds.contains(&Cmd::PollQueue), "{cmds:?}");

@@ -160,11 +160,11 @@ impl FormState {
 impl App {
     /// `n`: opens the form with the last used values (or the defaults).
     pub fn open_form(&mut self) -> Vec<Cmd> {
-        if self.read_only {
-            self.status.note = Some("read-only session: launching jobs is off".into());
+        if self.cluster.read_only {
+            self.note = Some("read-only session: launching jobs is off".into());
             return Vec::new();
         }
-        let choices = self.launch.choices();
+        let choices = self.cluster.launch.choices();
         let spec = choices.first().map(|c| c.1.clone()).unwrap_or_default();
         let mut form = FormState {
             spec,
@@ -173,7 +173,7 @@ impl App {
             row: 1,
             editing: None,
             picker: None,
-            facts: self.launch.facts.clone(),
+            facts: self.cluster.launch.facts.clone(),
             problems: Vec::new(),
             prepared: None,
             preview: None,
@@ -181,7 +181,7 @@ impl App {
             busy: Some(Busy::Facts),
             error: None,
             local_id: submit::new_local_id(),
-            results_root: self.launch.results_root.clone(),
+            results_root: self.cluster.launch.results_root.clone(),
         };
         form.revalidate();
         self.form = Some(form);
@@ -322,7 +322,7 @@ impl App {
     }
 
     fn pick_template(&mut self, i: usize) -> Vec<Cmd> {
-        let choices = self.launch.choices();
+        let choices = self.cluster.launch.choices();
         if let (Some(form), Some((_, spec))) = (self.form.as_mut(), choices.get(i)) {
             form.choice = i;
             form.spec = spec.clone();
@@ -351,7 +351,7 @@ impl App {
     }
 
     fn form_submit(&mut self) -> Vec<Cmd> {
-        let cluster = self.cluster.clone();
+        let cluster = self.cluster.name.clone();
         let Some(form) = self.form.as_mut() else {
             return Vec::new();
         };
@@ -380,7 +380,7 @@ impl App {
 
     pub(super) fn on_launch_facts(&mut self, r: Result<ClusterFacts, String>) -> Vec<Cmd> {
         if let Ok(f) = &r {
-            self.launch.facts = Some(f.clone());
+            self.cluster.launch.facts = Some(f.clone());
         }
         if let Some(form) = self.form.as_mut() {
             if form.busy == Some(Busy::Facts) {
@@ -412,20 +412,23 @@ impl App {
                     form.busy = None;
                     form.error = Some(e);
                 } else {
-                    self.status.note = Some(e);
+                    self.note = Some(e);
                 }
                 Vec::new()
             }
             Ok(s) => {
                 let form = self.form.take();
                 if let Some(p) = form.as_ref().and_then(|f| f.prepared.as_ref()) {
-                    self.launch.last_used = Some(p.spec.clone());
+                    self.cluster.launch.last_used = Some(p.spec.clone());
                     // The queue shows it at once; the poll below brings the real row.
                     // A queue poll already in flight does not list it yet: the row stays
                     // (as a registry job) until squeue or sacct says more.
                     let placeholder = placeholder_job(&s, p);
-                    self.launch.registry_jobs.retain(|j| j.id != placeholder.id);
-                    self.launch.registry_jobs.push(placeholder);
+                    self.cluster
+                        .launch
+                        .registry_jobs
+                        .retain(|j| j.id != placeholder.id);
+                    self.cluster.launch.registry_jobs.push(placeholder);
                     let (jobs, _) = self.with_registry_jobs(self.queue.jobs().to_vec());
                     self.queue.set_jobs(jobs);
                 }
@@ -437,7 +440,7 @@ impl App {
                     note.push_str(" · ");
                     note.push_str(w);
                 }
-                self.status.note = Some(note);
+                self.note = Some(note);
                 let mut cmds = self.selection_changed();
                 cmds.extend(self.poll_now());
                 cmds
@@ -446,18 +449,24 @@ impl App {
     }
 
     pub(super) fn on_registry_jobs(&mut self, r: Result<Vec<Job>, String>) -> Vec<Cmd> {
-        self.launch.reattaching = false;
+        self.cluster.launch.reattaching = false;
         match r {
             Ok(jobs) => {
                 for j in jobs {
-                    match self.launch.registry_jobs.iter_mut().find(|r| r.id == j.id) {
+                    match self
+                        .cluster
+                        .launch
+                        .registry_jobs
+                        .iter_mut()
+                        .find(|r| r.id == j.id)
+                    {
                         Some(r) => *r = j,
-                        None => self.launch.registry_jobs.push(j),
+                        None => self.cluster.launch.registry_jobs.push(j),
                     }
                 }
                 // sacct's answer is newer than the rows on screen.
                 let mut jobs = self.queue.jobs().to_vec();
-                for r in &self.launch.registry_jobs {
+                for r in &self.cluster.launch.registry_jobs {
                     match jobs.iter_mut().find(|j| j.id == r.id) {
                         Some(j) => *j = r.clone(),
                         None => jobs.push(r.clone()),
@@ -471,7 +480,7 @@ impl App {
                 cmds
             }
             Err(e) => {
-                self.status.note = Some(format!("re-attaching launched jobs: {e}"));
+                self.note = Some(format!("re-attaching launched jobs: {e}"));
                 Vec::new()
             }
         }
@@ -482,7 +491,7 @@ impl App {
     /// finished is missing: sacct should be asked for its state.
     pub(super) fn with_registry_jobs(&mut self, mut jobs: Vec<Job>) -> (Vec<Job>, bool) {
         let mut stale = false;
-        for r in &mut self.launch.registry_jobs {
+        for r in &mut self.cluster.launch.registry_jobs {
             match jobs.iter().find(|j| j.id == r.id) {
                 Some(live) => *r = live.clone(),
                 None => {
@@ -498,9 +507,9 @@ impl App {
     /// squeue without a final state.
     pub(super) fn merge_registry(&mut self, jobs: Vec<Job>) -> (Vec<Job>, Vec<Cmd>) {
         let (jobs, stale) = self.with_registry_jobs(jobs);
-        if stale && !self.launch.reattaching {
-            self.launch.reattaching = true;
-            return (jobs, vec![Cmd::LoadRegistryJobs(self.cluster.clone())]);
+        if stale && !self.cluster.launch.reattaching {
+            self.cluster.launch.reattaching = true;
+            return (jobs, vec![Cmd::LoadRegistryJobs(self.cluster.name.clone())]);
         }
         (jobs, Vec::new())
     }

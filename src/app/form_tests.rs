@@ -77,7 +77,7 @@ fn app() -> App {
     let mut big = defaults.clone();
     big.gpus = 8;
     big.name = "train8".into();
-    a.launch = LaunchContext {
+    a.cluster.launch = LaunchContext {
         defaults,
         templates: vec![("train-8gpu".into(), big)],
         last_used: None,
@@ -276,7 +276,6 @@ fn templates_preview_test_only_and_submit() {
         "{cmds:?}"
     );
     assert!(a
-        .status
         .note
         .as_deref()
         .is_some_and(|n| n.contains("submitted job 4242")));
@@ -425,7 +424,7 @@ fn a_submitted_job_stays_selected_through_a_stale_poll_and_sacct_is_asked_when_i
         "{cmds:?}"
     );
     // sacct says it completed: no more lookups, the row shows the final state.
-    let mut done = a.launch.registry_jobs[0].clone();
+    let mut done = a.cluster.launch.registry_jobs[0].clone();
     done.state = JobState::Completed;
     a.update(Msg::RegistryJobs(Ok(vec![done])));
     let cmds = a.update(Msg::queue(Ok(Vec::new()), a.now, Duration::from_millis(1)));
@@ -483,12 +482,8 @@ fn validation_runs_as_the_user_types() {
 #[test]
 fn a_read_only_session_does_not_open_the_form() {
     let mut a = app();
-    a.read_only = true;
+    a.cluster.read_only = true;
     assert!(press(&mut a, KeyCode::Char('n')).is_empty());
     assert!(a.form.is_none());
-    assert!(a
-        .status
-        .note
-        .as_deref()
-        .is_some_and(|n| n.contains("read-only")));
+    assert!(a.note.as_deref().is_some_and(|n| n.contains("read-only")));
 }

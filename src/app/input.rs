@@ -124,7 +124,7 @@ impl App {
             ("r" | "refresh", _) => self.refresh_now(),
             ("cluster", [name]) => vec![Cmd::SwitchCluster((*name).to_string())],
             ("cluster", _) => {
-                self.status.note = Some(":cluster needs one name, e.g. :cluster polar".into());
+                self.note = Some(":cluster needs one name, e.g. :cluster polar".into());
                 Vec::new()
             }
             ("filter", words) => {
@@ -134,15 +134,15 @@ impl App {
             ("partitions" | "parts", _) => self.open_view(super::insight::View::Partitions),
             ("stats", _) => self.open_view(super::insight::View::Stats),
             ("events", _) => {
-                self.events.open = true;
-                self.events.scroll = 0;
+                self.cluster.events.open = true;
+                self.cluster.events.scroll = 0;
                 Vec::new()
             }
             (other, ids) => {
                 if let Some(kind) = crate::slurm::ops::OpKind::from_verb(other) {
                     return self.run_op_command(kind, ids);
                 }
-                self.status.note = Some(format!(
+                self.note = Some(format!(
                     "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top, events, partitions, stats; ? lists keys)"
                 ));
                 Vec::new()

@@ -180,7 +180,7 @@ fn facts(app: &App) -> PollFacts {
     let jobs = app.queue.jobs();
     let live: Vec<&Job> = jobs
         .iter()
-        .filter(|j| !app.insight.finished.iter().any(|f| f.id == j.id))
+        .filter(|j| !app.cluster.insight.finished.iter().any(|f| f.id == j.id))
         .collect();
     let now = app.now;
     let soon = |t: Option<NaiveDateTime>| t.is_some_and(|t| (t - now).num_seconds().abs() <= 60);
@@ -201,30 +201,30 @@ impl App {
     /// Chooses the refresh interval; when it moved, the event loop's timer is told.
     pub(super) fn adapt_interval(&mut self) -> Vec<Cmd> {
         let f = facts(self);
-        let ins = &mut self.insight;
+        let ins = &mut self.cluster.insight;
         ins.pace.key(ins.last_key, &ins.bounds);
         let every = choose_interval(&f, &ins.pace, &ins.bounds);
-        if every == self.status.poll_interval {
+        if every == self.cluster.status.poll_interval {
             return Vec::new();
         }
-        self.status.poll_interval = every;
+        self.cluster.status.poll_interval = every;
         vec![Cmd::SetPollInterval(every)]
     }
 
     /// The pending-info fetch for the selected job, if it is pending and not already loaded.
     pub(super) fn pending_for_selection(&mut self) -> Vec<Cmd> {
         let Some(job) = self.queue.selected_job() else {
-            self.insight.pending = PendingState::default();
+            self.cluster.insight.pending = PendingState::default();
             return Vec::new();
         };
         if job.status() != Status::Pending {
-            self.insight.pending = PendingState::default();
+            self.cluster.insight.pending = PendingState::default();
             return Vec::new();
         }
-        if self.insight.pending.id.as_ref() == Some(&job.id) {
+        if self.cluster.insight.pending.id.as_ref() == Some(&job.id) {
             return Vec::new();
         }
-        self.insight.pending = PendingState {
+        self.cluster.insight.pending = PendingState {
             id: Some(job.id.clone()),
             loading: true,
             ..PendingState::default()
@@ -234,29 +234,30 @@ impl App {
 
     /// Asks again for the selected pending job (the `r` key).
     pub(super) fn refresh_pending(&mut self) -> Vec<Cmd> {
-        self.insight.pending.id = None;
+        self.cluster.insight.pending.id = None;
         self.pending_for_selection()
     }
 
     pub(super) fn on_pending(&mut self, id: JobId, result: Result<PendingInfo, String>) {
-        if self.insight.pending.id.as_ref() != Some(&id) {
+        if self.cluster.insight.pending.id.as_ref() != Some(&id) {
             return;
         }
-        self.insight.pending.loading = false;
+        self.cluster.insight.pending.loading = false;
         match result {
             Ok(info) => {
-                self.insight
+                self.cluster
+                    .insight
                     .partitions
                     .note_partitions(&info.partitions, self.now);
-                self.insight.pending.info = Some(info);
-                self.insight.pending.error = None;
+                self.cluster.insight.pending.info = Some(info);
+                self.cluster.insight.pending.error = None;
             }
-            Err(e) => self.insight.pending.error = Some(e),
+            Err(e) => self.cluster.insight.pending.error = Some(e),
         }
     }
 
     pub(super) fn on_stats(&mut self, stats: RemoteStats, at: NaiveDateTime) {
-        let s = &mut self.insight.stats;
+        let s = &mut self.cluster.insight.stats;
         s.push_back((at, stats));
         while s.len() > HISTORY {
             s.pop_front();
@@ -265,7 +266,7 @@ impl App {
 
     /// `:partitions` and `:stats`.
     pub(super) fn open_view(&mut self, v: View) -> Vec<Cmd> {
-        self.insight.view = Some(v);
+        self.cluster.insight.view = Some(v);
         match v {
             View::Partitions => self.partitions_due(true),
             View::Stats => Vec::new(),
@@ -274,11 +275,11 @@ impl App {
 
     /// Fetches partition data when the view is open and the cache is older than its TTL.
     pub(super) fn partitions_due(&mut self, opening: bool) -> Vec<Cmd> {
-        if self.insight.view != Some(View::Partitions) && !opening {
+        if self.cluster.insight.view != Some(View::Partitions) && !opening {
             return Vec::new();
         }
-        if self.insight.partitions.due(self.now) {
-            self.insight.partitions.loading = true;
+        if self.cluster.insight.partitions.due(self.now) {
+            self.cluster.insight.partitions.loading = true;
             vec![Cmd::FetchPartitions]
         } else {
             Vec::new()

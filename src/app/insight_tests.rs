@@ -31,7 +31,7 @@ fn app() -> App {
         Duration::from_secs(5),
         now(),
     );
-    a.insight.bounds = PollBounds::new(
+    a.cluster.insight.bounds = PollBounds::new(
         Duration::from_secs(5),
         Duration::from_secs(2),
         Duration::from_secs(30),
@@ -113,7 +113,7 @@ fn sacct_gives_up_on_an_unknown_id_after_three_tries() {
     a.update(loaded(without.clone()));
     for _ in 0..3 {
         assert_eq!(
-            a.insight.poll_cmd(),
+            a.cluster.insight.poll_cmd(),
             Cmd::PollWith {
                 sacct: vec![id("237")]
             }
@@ -123,7 +123,7 @@ fn sacct_gives_up_on_an_unknown_id_after_three_tries() {
             ..PollExtra::default()
         });
     }
-    assert_eq!(a.insight.poll_cmd(), Cmd::PollQueue);
+    assert_eq!(a.cluster.insight.poll_cmd(), Cmd::PollQueue);
 }
 
 #[test]
@@ -138,7 +138,7 @@ fn pending_info_is_fetched_for_the_selected_pending_job_only() {
         .filter(|c| matches!(c, Cmd::FetchPending(j) if j.id.as_str() == "248"))
         .collect();
     assert_eq!(asked.len(), 1);
-    assert!(a.insight.pending.loading);
+    assert!(a.cluster.insight.pending.loading);
     // Refreshes do not ask again.
     let cmds = a.update(loaded(jobs()));
     assert!(!cmds.iter().any(|c| matches!(c, Cmd::FetchPending(_))));
@@ -148,19 +148,22 @@ fn pending_info_is_fetched_for_the_selected_pending_job_only() {
         id: id("248"),
         result: Box::new(Ok(crate::slurm::pending::PendingInfo::default())),
     });
-    assert!(a.insight.pending.info.is_none());
+    assert!(a.cluster.insight.pending.info.is_none());
     a.update(Msg::Pending {
         id: id("247"),
         result: Box::new(Err("sprio failed".into())),
     });
-    assert_eq!(a.insight.pending.error.as_deref(), Some("sprio failed"));
+    assert_eq!(
+        a.cluster.insight.pending.error.as_deref(),
+        Some("sprio failed")
+    );
 }
 
 #[test]
 fn partitions_view_fetches_once_per_minute_while_open() {
     let mut a = app();
     assert_eq!(a.run_command("partitions"), vec![Cmd::FetchPartitions]);
-    assert_eq!(a.insight.view, Some(View::Partitions));
+    assert_eq!(a.cluster.insight.view, Some(View::Partitions));
     a.update(Msg::Partitions {
         result: Ok(Vec::new()),
         at: now(),
@@ -175,12 +178,12 @@ fn partitions_view_fetches_once_per_minute_while_open() {
     assert!(tick(&mut a, 30).is_empty());
     assert_eq!(tick(&mut a, 61), vec![Cmd::FetchPartitions]);
     a.update(Msg::Key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE)));
-    assert_eq!(a.insight.view, None);
+    assert_eq!(a.cluster.insight.view, None);
     assert!(a
         .update(Msg::Tick(now() + chrono::Duration::seconds(200)))
         .is_empty());
     a.run_command("stats");
-    assert_eq!(a.insight.view, Some(View::Stats));
+    assert_eq!(a.cluster.insight.view, Some(View::Stats));
 }
 
 #[test]
@@ -197,7 +200,7 @@ fn interval_grows_while_the_queue_stays_the_same_and_snaps_back_on_a_change_or_a
         .collect();
     a.update(loaded(quiet.clone()));
     assert_eq!(
-        a.status.poll_interval,
+        a.cluster.status.poll_interval,
         Duration::from_secs(5),
         "just opened"
     );
@@ -205,7 +208,7 @@ fn interval_grows_while_the_queue_stays_the_same_and_snaps_back_on_a_change_or_a
     for _ in 0..6 {
         a.update(Msg::PollDue);
         a.update(loaded(quiet.clone()));
-        seen.push(a.status.poll_interval.as_secs());
+        seen.push(a.cluster.status.poll_interval.as_secs());
     }
     assert_eq!(
         seen,
@@ -214,14 +217,14 @@ fn interval_grows_while_the_queue_stays_the_same_and_snaps_back_on_a_change_or_a
     );
     // Following a log that writes steadily does not speed the queue up.
     a.update(Msg::Tick(now() + chrono::Duration::seconds(1)));
-    assert_eq!(a.status.poll_interval, Duration::from_secs(30));
+    assert_eq!(a.cluster.status.poll_interval, Duration::from_secs(30));
     a.update(Msg::Key(KeyEvent::new(
         KeyCode::Char('j'),
         KeyModifiers::NONE,
     )));
     a.update(Msg::Tick(now() + chrono::Duration::seconds(2)));
     assert_eq!(
-        a.status.poll_interval,
+        a.cluster.status.poll_interval,
         Duration::from_secs(5),
         "a key brings back the usual pace"
     );
@@ -229,7 +232,7 @@ fn interval_grows_while_the_queue_stays_the_same_and_snaps_back_on_a_change_or_a
     a.update(Msg::PollDue);
     a.update(loaded(fewer));
     assert_eq!(
-        a.status.poll_interval,
+        a.cluster.status.poll_interval,
         Duration::from_secs(2),
         "a job left: fastest"
     );
@@ -244,7 +247,7 @@ fn interval_grows_while_the_queue_stays_the_same_and_snaps_back_on_a_change_or_a
         a.update(Msg::PollDue);
         a.update(loaded(started.clone()));
     }
-    assert_eq!(a.status.poll_interval, Duration::from_secs(2));
+    assert_eq!(a.cluster.status.poll_interval, Duration::from_secs(2));
 }
 
 #[test]
@@ -265,8 +268,8 @@ fn a_collapsed_array_row_changing_its_id_is_not_a_departure() {
         jobs().iter().map(|j| j.id.clone()).collect::<Vec<_>>()
     );
     a.update(loaded(renamed));
-    assert_eq!(a.insight.poll_cmd(), Cmd::PollQueue);
-    assert!(a.insight.finished.is_empty());
+    assert_eq!(a.cluster.insight.poll_cmd(), Cmd::PollQueue);
+    assert!(a.cluster.insight.finished.is_empty());
 }
 
 #[test]
@@ -304,6 +307,10 @@ fn a_held_job_whose_start_time_is_near_does_not_keep_the_fastest_pace() {
             a.update(Msg::PollDue);
             a.update(loaded(q.clone()));
         }
-        assert_eq!(a.status.poll_interval.as_secs(), expect, "reason {reason}");
+        assert_eq!(
+            a.cluster.status.poll_interval.as_secs(),
+            expect,
+            "reason {reason}"
+        );
     }
 }

@@ -51,7 +51,7 @@ pub struct DetailState {
     pub triage: Option<TriageView>,
 }
 
-/// What the status bar shows.
+/// One cluster's side of the status bar: its connection and its last refresh.
 #[derive(Debug, Clone)]
 pub struct Status {
     pub conn: ConnState,
@@ -62,14 +62,59 @@ pub struct Status {
     pub last_error: Option<String>,
     pub polling: bool,
     pub poll_interval: Duration,
-    /// A short note for the user (e.g. an unknown command).
-    pub note: Option<String>,
 }
 
-pub struct App {
-    pub cluster: String,
+/// What App knows of one cluster: how it is reached, its refreshes, the insight into its
+/// pending jobs, its job events, its launches and their retries.
+pub struct ClusterState {
+    pub name: String,
     /// "your jobs", "all users", ...
     pub scope: String,
+    pub status: Status,
+    /// No action that changes jobs (`--read-only`, `read_only = true`).
+    pub read_only: bool,
+    /// Partitions with their limits, fetched the first time a form needs them.
+    pub partitions: Option<Result<Vec<Partition>, String>>,
+    /// Automatic retries: policy and whether a check runs.
+    pub retry: RetryState,
+    /// Launched jobs (by Slurm job id) and their place in their chain of attempts.
+    pub chains: std::collections::HashMap<u64, crate::retry::Chain>,
+    pub launch: LaunchContext,
+    /// Changes of own jobs: the `:events` log and notifications.
+    pub events: Events,
+    /// Pending-job insight, partitions, :stats and the adaptive interval.
+    pub insight: insight::Insight,
+}
+
+impl ClusterState {
+    pub fn new(name: &str, scope: &str, poll_interval: Duration, now: NaiveDateTime) -> Self {
+        ClusterState {
+            name: name.to_string(),
+            scope: scope.to_string(),
+            status: Status {
+                conn: ConnState::NotConnected,
+                host: None,
+                last_ok: None,
+                last_took: None,
+                last_error: None,
+                polling: false,
+                poll_interval,
+            },
+            read_only: false,
+            partitions: None,
+            retry: RetryState::default(),
+            chains: std::collections::HashMap::new(),
+            launch: LaunchContext::default(),
+            events: Events::default(),
+            insight: insight::Insight::new(poll_interval, now),
+        }
+    }
+}
+
+/// The dashboard's state: the cluster, the views over its jobs (queue, detail, logs), and
+/// what the user is doing (focus, overlays, forms, the line being typed).
+pub struct App {
+    pub cluster: ClusterState,
     pub keymap: Keymap,
     pub theme: Theme,
     pub queue: QueueView,
@@ -79,13 +124,12 @@ pub struct App {
     pub zoom: bool,
     pub help: bool,
     pub input: Option<Input>,
-    pub status: Status,
+    /// A short note for the user on the status bar (e.g. an unknown command).
+    pub note: Option<String>,
     pub now: NaiveDateTime,
     /// Terminal size, for paging and mouse hits (set from resize events, never by drawing).
     pub size: (u16, u16),
     pub quit: bool,
-    /// No action that changes jobs (`--read-only`, `read_only = true`).
-    pub read_only: bool,
     /// The key that edits a pending job, for hints (from the keymap).
     pub edit_key: Option<String>,
     /// `D` cancels without asking (`[ui] quick_cancel`).
@@ -94,19 +138,8 @@ pub struct App {
     pub confirm: Option<Confirm>,
     /// The edit form of a pending job, when open.
     pub edit: Option<EditForm>,
-    /// Partitions with their limits, fetched the first time a form needs them.
-    pub partitions: Option<Result<Vec<Partition>, String>>,
-    /// Automatic retries: policy and whether a check runs.
-    pub retry: RetryState,
-    /// Launched jobs (by Slurm job id) and their place in their chain of attempts.
-    pub chains: std::collections::HashMap<u64, crate::retry::Chain>,
     /// The launch form, when open.
     pub form: Option<FormState>,
-    pub launch: LaunchContext,
-    /// Changes of own jobs: the `:events` log and notifications.
-    pub events: Events,
-    /// Pending-job insight, partitions, :stats and the adaptive interval.
-    pub insight: insight::Insight,
 }
 
 impl App {
@@ -121,8 +154,7 @@ impl App {
     ) -> App {
         let edit_key = keymap.key_for(Action::Edit, Pane::Queue);
         App {
-            cluster: cluster.to_string(),
-            scope: scope.to_string(),
+            cluster: ClusterState::new(cluster, scope, poll_interval, now),
             keymap,
             theme,
             queue,
@@ -132,31 +164,15 @@ impl App {
             zoom: false,
             help: false,
             input: None,
-            status: Status {
-                conn: ConnState::NotConnected,
-                host: None,
-                last_ok: None,
-                last_took: None,
-                last_error: None,
-                polling: false,
-                poll_interval,
-                note: None,
-            },
+            note: None,
             now,
             size: (120, 40),
             quit: false,
-            read_only: false,
             edit_key,
             quick_cancel: true,
             confirm: None,
             edit: None,
-            partitions: None,
-            retry: RetryState::default(),
-            chains: std::collections::HashMap::new(),
             form: None,
-            launch: LaunchContext::default(),
-            events: Events::default(),
-            insight: insight::Insight::new(poll_interval, now),
         }
     }
 
@@ -164,7 +180,7 @@ impl App {
         match msg {
             Msg::Key(k) => self.on_key(k),
             Msg::Mouse(m) => {
-                self.insight.last_key = Some(self.now);
+                self.cluster.insight.last_key = Some(self.now);
                 self.on_mouse(m)
             }
             Msg::Resize(w, h) => {
@@ -187,7 +203,10 @@ impl App {
             Msg::Tail(ev) => {
                 if matches!(&ev.kind, crate::logview::TailKind::Data { bytes, .. } if !bytes.is_empty())
                 {
-                    self.insight.pace.log_wrote(self.now, &self.insight.bounds);
+                    self.cluster
+                        .insight
+                        .pace
+                        .log_wrote(self.now, &self.cluster.insight.bounds);
                 }
                 self.logs.apply(ev);
                 Vec::new()
@@ -196,7 +215,7 @@ impl App {
             Msg::OpDone { op, result } => self.on_op_done(op, result),
             Msg::Edited { id, edit, result } => self.on_edited(id, edit, result),
             Msg::Limits(result) => {
-                self.partitions = Some(result);
+                self.cluster.partitions = Some(result);
                 self.check_edit();
                 Vec::new()
             }
@@ -206,7 +225,7 @@ impl App {
             Msg::TestOnly(r) => self.on_test_only(r),
             Msg::Submitted(r) => {
                 // The new launch's chain (job dir, attempts): at the next tick.
-                self.retry.last = None;
+                self.cluster.retry.last = None;
                 self.on_submitted(*r)
             }
             Msg::RegistryJobs(r) => self.on_registry_jobs(r),
@@ -215,7 +234,7 @@ impl App {
                 Vec::new()
             }
             Msg::Partitions { result, at } => {
-                self.insight.partitions.set(result, at);
+                self.cluster.insight.partitions.set(result, at);
                 Vec::new()
             }
             Msg::RemoteStats { stats, at } => {
@@ -227,7 +246,7 @@ impl App {
 
     /// A refresh, unless one is already out (the timer, `r`, reconnecting).
     fn poll(&mut self) -> Vec<Cmd> {
-        if self.status.polling {
+        if self.cluster.status.polling {
             return Vec::new();
         }
         self.poll_now()
@@ -237,8 +256,8 @@ impl App {
     /// even while one is out, which may predate the change; the worker hub runs it after
     /// that one.
     fn poll_now(&mut self) -> Vec<Cmd> {
-        self.status.polling = true;
-        vec![self.insight.poll_cmd()]
+        self.cluster.status.polling = true;
+        vec![self.cluster.insight.poll_cmd()]
     }
 
     /// One refresh's answer, in the order its parts happened: the connection, the sacct
@@ -257,7 +276,7 @@ impl App {
 
     fn on_poll_extra(&mut self, extra: crate::payload::PollExtra) -> Vec<Cmd> {
         let cmds = self.on_sacct_finals(&extra.asked, &extra.finished);
-        self.insight.on_extra(extra);
+        self.cluster.insight.on_extra(extra);
         cmds
     }
 
@@ -267,17 +286,17 @@ impl App {
         at: NaiveDateTime,
         took: Duration,
     ) -> Vec<Cmd> {
-        self.status.polling = false;
+        self.cluster.status.polling = false;
         match result {
             Ok(jobs) => {
-                self.status.last_ok = Some(at);
-                self.status.last_took = Some(took);
-                self.status.last_error = None;
+                self.cluster.status.last_ok = Some(at);
+                self.cluster.status.last_took = Some(took);
+                self.cluster.status.last_error = None;
                 // Job changes are seen on squeue's list (with registry jobs); jobs that
                 // left it are kept visible by `insight` until sacct has their final state.
                 let (jobs, reattach) = self.merge_registry(jobs);
                 let events = self.track_jobs(&jobs);
-                let jobs = self.insight.merge(jobs, self.queue.jobs());
+                let jobs = self.cluster.insight.merge(jobs, self.queue.jobs());
                 self.queue.set_jobs(jobs);
                 let interval = self.adapt_interval();
                 let mut cmds = self.selection_changed();
@@ -290,7 +309,7 @@ impl App {
                 cmds
             }
             Err(e) => {
-                self.status.last_error = Some(e);
+                self.cluster.status.last_error = Some(e);
                 Vec::new()
             }
         }
@@ -379,10 +398,10 @@ impl App {
         if k.code == KeyCode::Char('z') && k.modifiers.contains(KeyModifiers::CONTROL) {
             return vec![Cmd::Suspend];
         }
-        self.status.note = None;
-        self.insight.last_key = Some(self.now);
-        if self.insight.view.is_some() && k.code == KeyCode::Esc {
-            self.insight.view = None;
+        self.note = None;
+        self.cluster.insight.last_key = Some(self.now);
+        if self.cluster.insight.view.is_some() && k.code == KeyCode::Esc {
+            self.cluster.insight.view = None;
             return Vec::new();
         }
         if self.help {
@@ -401,7 +420,7 @@ impl App {
         if self.form.is_some() {
             return self.on_form_key(k);
         }
-        if self.events.open {
+        if self.cluster.events.open {
             return self.on_events_key(k);
         }
         match self.keymap.action(self.focus, &k) {
@@ -466,7 +485,7 @@ impl App {
                 if self.zoom {
                     self.zoom = false;
                 } else if self.queue.clear_marks() {
-                    self.status.note = Some("marks cleared".into());
+                    self.note = Some("marks cleared".into());
                 } else if !self.queue.filter().is_empty() {
                     self.queue.set_filter("");
                     return self.selection_changed();
@@ -507,14 +526,14 @@ impl App {
             }
             Action::MarkRange => {
                 let n = self.queue.mark_range();
-                self.status.note = Some(format!(
+                self.note = Some(format!(
                     "marked {n} rows ({} in all)",
                     self.queue.mark_count()
                 ));
             }
             Action::MarkAll => {
                 let n = self.queue.mark_all_shown();
-                self.status.note = Some(format!("marked {n} rows (esc clears)"));
+                self.note = Some(format!("marked {n} rows (esc clears)"));
             }
             Action::NewJob => return self.open_form(),
         }

@@ -58,12 +58,12 @@ fn kind_of(a: Action) -> Option<OpKind> {
 impl App {
     /// Says why a changing action is refused, if it is.
     pub(super) fn refuse_read_only(&mut self, what: &str) -> bool {
-        if self.read_only {
-            self.status.note = Some(format!(
+        if self.cluster.read_only {
+            self.note = Some(format!(
                 "read-only session: {what} is disabled (started with --read-only or read_only = true in the config)"
             ));
         }
-        self.read_only
+        self.cluster.read_only
     }
 
     /// d, D, h, u, R, T.
@@ -98,7 +98,7 @@ impl App {
             return Vec::new();
         }
         let Some(row) = self.queue.selected_row() else {
-            self.status.note = Some(format!("no job selected to {kind}"));
+            self.note = Some(format!("no job selected to {kind}"));
             return Vec::new();
         };
         let job = row.job;
@@ -183,7 +183,7 @@ impl App {
         match pick {
             Some(c) => self.start_op(c.op.clone()),
             None => {
-                self.status.note = Some("nothing changed".into());
+                self.note = Some("nothing changed".into());
                 Vec::new()
             }
         }
@@ -195,7 +195,7 @@ impl App {
             return Vec::new();
         }
         self.queue.set_busy(&op.ids, op.kind.doing());
-        self.status.note = Some(format!("{}…", op.describe()));
+        self.note = Some(format!("{}…", op.describe()));
         vec![Cmd::Op(op)]
     }
 
@@ -207,10 +207,10 @@ impl App {
                 let failed = !report.failed().is_empty();
                 let line = report.summary();
                 if failed {
-                    self.status.last_error = Some(line);
-                    self.status.note = None;
+                    self.cluster.status.last_error = Some(line);
+                    self.note = None;
                 } else {
-                    self.status.note = Some(line);
+                    self.note = Some(line);
                 }
                 if op.kind == OpKind::Cancel {
                     let done: Vec<JobId> = report
@@ -228,8 +228,8 @@ impl App {
                 }
             }
             Err(e) => {
-                self.status.last_error = Some(format!("could not {}: {e}", op.describe()));
-                self.status.note = None;
+                self.cluster.status.last_error = Some(format!("could not {}: {e}", op.describe()));
+                self.note = None;
             }
         }
         // Show the new states now rather than at the next poll.
@@ -258,7 +258,7 @@ impl App {
                 match a.parse::<JobId>() {
                     Ok(id) => ids.push(id),
                     Err(e) => {
-                        self.status.note = Some(format!(":{kind}: `{a}` is not a job id ({e})"));
+                        self.note = Some(format!(":{kind}: `{a}` is not a job id ({e})"));
                         return Vec::new();
                     }
                 }
@@ -266,7 +266,7 @@ impl App {
             ids
         };
         if ids.is_empty() {
-            self.status.note = Some(format!(":{kind} needs job ids, marks or a selected job"));
+            self.note = Some(format!(":{kind} needs job ids, marks or a selected job"));
             return Vec::new();
         }
         self.start_op(JobOp::new(kind, ids))

@@ -68,7 +68,7 @@ fn d_asks_then_cancels_and_the_row_says_cancelling() {
     // The answer arrives: the label goes, the status line says so, the queue refreshes.
     let cmds = a.update(done(&sent[0], CancelOutcome::Cancelled));
     assert_eq!(a.queue.busy(&id("242")), None);
-    assert_eq!(a.status.note.as_deref(), Some("cancelled 242"));
+    assert_eq!(a.note.as_deref(), Some("cancelled 242"));
     assert!(cmds.contains(&Cmd::PollQueue));
 }
 
@@ -133,7 +133,7 @@ fn failures_are_shown_as_errors_with_slurms_message() {
         &sent[0],
         CancelOutcome::Failed("Access/permission denied".into()),
     ));
-    let err = a.status.last_error.clone().unwrap();
+    let err = a.cluster.status.last_error.clone().unwrap();
     assert!(
         err.starts_with("could not top 237: Access/permission denied"),
         "{err}"
@@ -143,7 +143,7 @@ fn failures_are_shown_as_errors_with_slurms_message() {
 #[test]
 fn read_only_refuses_every_change_and_sends_nothing() {
     let mut a = ready();
-    a.read_only = true;
+    a.cluster.read_only = true;
     select(&mut a, "242");
     for c in ['d', 'D', 'h', 'u', 'R', 'T', 'E'] {
         let cmds = a.update(key(c));
@@ -152,16 +152,11 @@ fn read_only_refuses_every_change_and_sends_nothing() {
             a.confirm.is_none() && a.edit.is_none(),
             "{c} opened something"
         );
-        let note = a.status.note.clone().unwrap_or_default();
+        let note = a.note.clone().unwrap_or_default();
         assert!(note.starts_with("read-only session"), "{c}: {note}");
     }
     assert!(a.run_command("cancel 242").is_empty());
-    assert!(a
-        .status
-        .note
-        .clone()
-        .unwrap()
-        .starts_with("read-only session"));
+    assert!(a.note.clone().unwrap().starts_with("read-only session"));
 }
 
 #[test]
@@ -192,12 +187,7 @@ fn typed_commands_take_ids_or_the_selection() {
     select(&mut a, "241");
     assert_eq!(ops(&a.run_command("release"))[0].ids, vec![id("241")]);
     assert!(a.run_command("hold 12x").is_empty());
-    assert!(a
-        .status
-        .note
-        .clone()
-        .unwrap()
-        .contains("`12x` is not a job id"));
+    assert!(a.note.clone().unwrap().contains("`12x` is not a job id"));
 }
 
 /// The refresh out when the action ends may predate it: App asks for another at once and
@@ -268,7 +258,6 @@ fn edit_checks_limits_as_you_type_and_sends_only_changes() {
     });
     assert!(a.edit.is_none());
     assert!(a
-        .status
         .note
         .clone()
         .unwrap()
@@ -282,7 +271,7 @@ fn edit_is_for_pending_jobs_and_shows_slurms_refusal() {
     select(&mut a, "237");
     assert!(a.update(key('E')).is_empty());
     assert!(a.edit.is_none());
-    assert!(a.status.note.clone().unwrap().contains("only pending jobs"));
+    assert!(a.note.clone().unwrap().contains("only pending jobs"));
     select(&mut a, "241");
     a.update(key('E'));
     a.update(Msg::Limits(Err("scontrol failed".into())));
@@ -379,7 +368,7 @@ mod retries {
         let cmds = a.update(Msg::Retries(Ok((vec![ev], vec![entry(&[237, 248])]))));
         assert!(cmds.contains(&Cmd::PollQueue), "{cmds:?}");
         assert_eq!(
-            a.status.note.as_deref(),
+            a.note.as_deref(),
             Some("job 237 failed on infrastructure: resubmitted as 248 (attempt 2/11)")
         );
         assert_eq!(a.queue.badge(&id("248")), Some("↻2/11"));
@@ -388,7 +377,7 @@ mod retries {
             None,
             "the first attempt has no badge"
         );
-        let c = a.chains.get(&248).unwrap();
+        let c = a.cluster.chains.get(&248).unwrap();
         assert_eq!(
             c.previous,
             vec![(237, Some("NODE_FAIL ERR_INFRA".to_string()))]
@@ -405,14 +394,15 @@ mod retries {
         };
         a.update(Msg::Retries(Ok((vec![ev.clone()], vec![entry(&[237])]))));
         assert!(a
+            .cluster
             .status
             .last_error
             .clone()
             .unwrap()
             .contains("not resubmitted: this session is read-only"));
-        a.status.last_error = None;
+        a.cluster.status.last_error = None;
         a.update(Msg::Retries(Ok((vec![ev], vec![entry(&[237])]))));
-        assert!(a.status.last_error.is_none());
+        assert!(a.cluster.status.last_error.is_none());
     }
 }
 

@@ -30,7 +30,7 @@ pub struct RetryState {
 impl App {
     /// On every clock tick: start a check when one is due and none is running.
     pub(super) fn retry_tick(&mut self) -> Vec<Cmd> {
-        let r = &mut self.retry;
+        let r = &mut self.cluster.retry;
         if r.checking {
             return Vec::new();
         }
@@ -49,15 +49,15 @@ impl App {
         &mut self,
         result: Result<(Vec<RetryEvent>, Vec<Entry>), String>,
     ) -> Vec<Cmd> {
-        self.retry.checking = false;
+        self.cluster.retry.checking = false;
         let (events, entries) = match result {
             Ok(v) => v,
             Err(e) => {
-                self.retry.error = Some(format!("retry check: {e}"));
+                self.cluster.retry.error = Some(format!("retry check: {e}"));
                 return Vec::new();
             }
         };
-        self.retry.error = None;
+        self.cluster.retry.error = None;
         self.set_launches(&entries);
         let mut cmds = Vec::new();
         let mut notify = Vec::new();
@@ -65,8 +65,8 @@ impl App {
             let line = ev.line();
             match ev {
                 RetryEvent::NotRetried { job_id, .. } => {
-                    if self.retry.told.insert(*job_id) {
-                        self.status.last_error = Some(line);
+                    if self.cluster.retry.told.insert(*job_id) {
+                        self.cluster.status.last_error = Some(line);
                     }
                 }
                 RetryEvent::Resubmitted { new, .. } => {
@@ -77,20 +77,20 @@ impl App {
                         super::EventKind::Retried,
                         line.clone(),
                     ));
-                    self.status.note = Some(line);
+                    self.note = Some(line);
                     if cmds.is_empty() {
                         cmds = self.poll_now();
                     }
                 }
                 RetryEvent::Requeued { job_id, times, .. } => {
-                    if self.retry.requeues_told.insert((*job_id, *times)) {
+                    if self.cluster.retry.requeues_told.insert((*job_id, *times)) {
                         notify.push((
                             Some(crate::slurm::model::JobId::new(*job_id)),
                             String::new(),
                             super::EventKind::Requeued,
                             line.clone(),
                         ));
-                        self.status.note = Some(line);
+                        self.note = Some(line);
                     }
                 }
                 RetryEvent::Recovered { job_id, .. } => {
@@ -100,14 +100,14 @@ impl App {
                         super::EventKind::Retried,
                         line.clone(),
                     ));
-                    self.status.note = Some(line);
+                    self.note = Some(line);
                     if cmds.is_empty() {
                         cmds = self.poll_now();
                     }
                 }
                 RetryEvent::Finished { .. } => {
-                    if self.status.note.is_none() {
-                        self.status.note = Some(line);
+                    if self.note.is_none() {
+                        self.note = Some(line);
                     }
                 }
             }
@@ -118,10 +118,11 @@ impl App {
 
     /// The launches of this cluster (from the registry): chains and queue badges.
     pub fn set_launches(&mut self, entries: &[Entry]) {
-        self.chains = Chain::index(entries, &self.retry.policy)
+        self.cluster.chains = Chain::index(entries, &self.cluster.retry.policy)
             .into_iter()
             .collect();
         let badges: HashMap<u64, String> = self
+            .cluster
             .chains
             .iter()
             .filter_map(|(id, c)| c.badge().map(|b| (*id, b)))

@@ -81,7 +81,7 @@ fn first_queue_selects_a_job_and_asks_for_its_detail() {
     let selected = a.queue.selected_id().cloned().expect("a job is selected");
     assert_eq!(fetches(&cmds), vec![selected.clone()]);
     assert!(a.detail.loading);
-    assert_eq!(a.status.last_ok, Some(now()));
+    assert_eq!(a.cluster.status.last_ok, Some(now()));
     assert_eq!(a.logs.job, Some(selected));
 }
 
@@ -112,13 +112,17 @@ fn a_failed_refresh_keeps_the_jobs_and_shows_the_error() {
     ));
     assert_eq!(a.queue.len(), before);
     assert!(a
+        .cluster
         .status
         .last_error
         .as_deref()
         .is_some_and(|e| e.contains("squeue")));
-    assert!(!a.status.polling);
+    assert!(!a.cluster.status.polling);
     a.update(loaded(jobs()));
-    assert_eq!(a.status.last_error, None, "cleared by the next success");
+    assert_eq!(
+        a.cluster.status.last_error, None,
+        "cleared by the next success"
+    );
 }
 
 #[test]
@@ -227,11 +231,7 @@ fn command_line_switches_cluster_quits_and_explains_unknown_commands() {
         a.update(key(c));
     }
     a.update(code(KeyCode::Enter));
-    assert!(a
-        .status
-        .note
-        .as_deref()
-        .is_some_and(|n| n.contains(":frobnicate")));
+    assert!(a.note.as_deref().is_some_and(|n| n.contains(":frobnicate")));
     assert_eq!(a.update(key('q')), vec![Cmd::Quit]);
     assert!(a.quit);
 }

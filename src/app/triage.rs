@@ -35,7 +35,7 @@ impl App {
         if id.array().is_some() || id.het_offset().is_some() {
             return None;
         }
-        self.chains.get(&id.base())
+        self.cluster.chains.get(&id.base())
     }
 
     /// After a detail arrived: triage the job if it has finished and was not triaged in this

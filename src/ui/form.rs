@@ -219,7 +219,7 @@ impl Widget for FormWidget<'_> {
                 .render(r, buf);
             return;
         }
-        let (lines, cursor) = form_lines(form, t, &self.app.cluster);
+        let (lines, cursor) = form_lines(form, t, &self.app.cluster.name);
         let inner_h = usize::from(r.height.saturating_sub(2));
         let offset = cursor.saturating_sub(inner_h.saturating_sub(4));
         Paragraph::new(lines)
@@ -227,7 +227,7 @@ impl Widget for FormWidget<'_> {
             .block(
                 Block::default()
                     .borders(Borders::ALL)
-                    .title(format!(" launch a job on {} ", self.app.cluster))
+                    .title(format!(" launch a job on {} ", self.app.cluster.name))
                     .title_bottom(format!(" {HINT} ")),
             )
             .render(r, buf);

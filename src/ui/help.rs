@@ -17,14 +17,14 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
         format!("keys in the {} pane", app.focus.title()),
         t.title(),
     ))];
-    if app.read_only {
+    if app.cluster.read_only {
         lines.push(Line::from(Span::styled(
             "read-only: cancel, hold, release, requeue, top, edit are disabled",
             t.warn(),
         )));
     }
     for (action, keys) in app.keymap.bindings(app.focus) {
-        let disabled = app.read_only && action.changes_jobs();
+        let disabled = app.cluster.read_only && action.changes_jobs();
         lines.push(Line::from(vec![
             Span::styled(format!("  {:<18}", keys.join(", ")), t.key()),
             if disabled {

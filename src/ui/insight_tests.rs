@@ -153,7 +153,7 @@ fn partitions_view_with_a_pending_job_selected() {
         at: now(),
     });
     a.run_command("partitions");
-    assert_eq!(a.insight.view, Some(View::Partitions));
+    assert_eq!(a.cluster.insight.view, Some(View::Partitions));
     let i = a
         .queue
         .rows()
@@ -161,7 +161,7 @@ fn partitions_view_with_a_pending_job_selected() {
         .unwrap();
     a.queue.select_index(i);
     for (p, r) in [(3, 1), (4, 1), (6, 2), (6, 3), (2, 5), (0, 7)] {
-        a.insight.history.push_back((p, r));
+        a.cluster.insight.history.push_back((p, r));
     }
     let mut buf = Buffer::empty(Rect::new(0, 0, 100, 24));
     PartitionsWidget { app: &a }.render(buf.area, &mut buf);

@@ -63,7 +63,7 @@ pub fn draw(f: &mut Frame, app: &App) {
                     .queue
                     .selected_job()
                     .filter(|j| j.id.array().is_none())
-                    .and_then(|j| app.chains.get(&j.id.base())),
+                    .and_then(|j| app.cluster.chains.get(&j.id.base())),
                 pending: detail_pending(app),
             }
             .scrolled(app.detail.scroll),
@@ -98,7 +98,7 @@ pub fn draw(f: &mut Frame, app: &App) {
         );
     }
     f.render_widget(status::StatusWidget { app }, areas.status);
-    if let Some(v) = app.insight.view {
+    if let Some(v) = app.cluster.insight.view {
         let [main, _] = Layout::vertical([Constraint::Min(3), Constraint::Length(2)]).areas(size);
         match v {
             crate::app::insight::View::Partitions => {
@@ -107,7 +107,7 @@ pub fn draw(f: &mut Frame, app: &App) {
             crate::app::insight::View::Stats => f.render_widget(stats::StatsWidget { app }, main),
         }
     }
-    if app.events.open {
+    if app.cluster.events.open {
         let over = Rect::new(
             0,
             0,
@@ -116,7 +116,7 @@ pub fn draw(f: &mut Frame, app: &App) {
         );
         f.render_widget(
             events::EventsWidget {
-                events: &app.events,
+                events: &app.cluster.events,
                 theme: &app.theme,
             },
             over,
@@ -127,7 +127,7 @@ pub fn draw(f: &mut Frame, app: &App) {
             edit::EditWidget {
                 form,
                 theme: &app.theme,
-                partitions: app.partitions.as_ref(),
+                partitions: app.cluster.partitions.as_ref(),
             },
             size,
         );
@@ -142,7 +142,7 @@ pub fn draw(f: &mut Frame, app: &App) {
 
 /// The selected pending job's extra information, when it is the one selected.
 fn detail_pending(app: &App) -> detail::PendingView<'_> {
-    let ins = &app.insight;
+    let ins = &app.cluster.insight;
     let selected = app.queue.selected_id();
     let p = &ins.pending;
     let mine = p.id.is_some() && p.id.as_ref() == selected;
@@ -151,6 +151,6 @@ fn detail_pending(app: &App) -> detail::PendingView<'_> {
         loading: mine && p.loading,
         error: p.error.as_deref().filter(|_| mine),
         // No "E to edit" hint where editing is refused or unbound.
-        edit_key: app.edit_key.as_deref().filter(|_| !app.read_only),
+        edit_key: app.edit_key.as_deref().filter(|_| !app.cluster.read_only),
     }
 }

@@ -31,7 +31,7 @@ pub struct Rates {
 }
 
 pub fn rates(app: &App, window: i64) -> Option<Rates> {
-    let s = &app.insight.stats;
+    let s = &app.cluster.insight.stats;
     let (t1, last) = s.back()?;
     let (t0, first) = s
         .iter()
@@ -58,10 +58,16 @@ impl Widget for StatsWidget<'_> {
                 Span::raw(value),
             ])
         };
-        match app.insight.stats.back() {
+        match app.cluster.insight.stats.back() {
             None => lines.push(Line::styled("no sample yet", t.dim())),
             Some((at, s)) => {
-                let since = app.insight.stats.front().map(|(t0, _)| *t0).unwrap_or(*at);
+                let since = app
+                    .cluster
+                    .insight
+                    .stats
+                    .front()
+                    .map(|(t0, _)| *t0)
+                    .unwrap_or(*at);
                 let mins = ((*at - since).num_seconds().max(0)) / 60;
                 if let Some(r) = rates(app, 300) {
                     lines.push(row(
@@ -106,9 +112,9 @@ impl Widget for StatsWidget<'_> {
             "refresh every",
             format!(
                 "{:.1}s now (bounds {}–{}s; slower while nothing changes)",
-                app.status.poll_interval.as_secs_f64(),
-                app.insight.bounds.min.as_secs(),
-                app.insight.bounds.max.as_secs()
+                app.cluster.status.poll_interval.as_secs_f64(),
+                app.cluster.insight.bounds.min.as_secs(),
+                app.cluster.insight.bounds.max.as_secs()
             ),
         ));
         lines.push(Line::default());
@@ -120,7 +126,7 @@ impl Widget for StatsWidget<'_> {
             "jobs that left the queue); a followed log streams and costs slurmctld nothing.",
             t.dim(),
         ));
-        for p in &app.insight.problems {
+        for p in &app.cluster.insight.problems {
             lines.push(Line::styled(format!("problem: {p}"), t.warn()));
         }
         lines.push(Line::default());

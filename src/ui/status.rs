@@ -16,9 +16,9 @@ pub struct StatusWidget<'a> {
 
 /// "updated 3s ago" and whether that is stale (more than three poll intervals).
 pub fn freshness(app: &App) -> (String, bool) {
-    let every = app.status.poll_interval.as_secs().max(1);
-    match app.status.last_ok {
-        None if app.status.polling => ("loading…".into(), false),
+    let every = app.cluster.status.poll_interval.as_secs().max(1);
+    match app.cluster.status.last_ok {
+        None if app.cluster.status.polling => ("loading…".into(), false),
         None => ("not updated yet".into(), true),
         Some(t) => {
             let age = (app.now - t).num_seconds().max(0);
@@ -69,10 +69,11 @@ impl Widget for StatusWidget<'_> {
         let app = self.app;
         let t = &app.theme;
         let sep = Span::styled(" · ", t.dim());
-        let (conn, conn_bad) = conn_text(&app.status.conn, app.status.host.as_deref());
+        let (conn, conn_bad) =
+            conn_text(&app.cluster.status.conn, app.cluster.status.host.as_deref());
         let (fresh, stale) = freshness(app);
         let mut spans = vec![
-            Span::styled(format!(" {} ", app.cluster), t.title()),
+            Span::styled(format!(" {} ", app.cluster.name), t.title()),
             Span::styled(
                 conn,
                 if conn_bad {
@@ -84,17 +85,17 @@ impl Widget for StatusWidget<'_> {
             sep.clone(),
             Span::styled(fresh, if stale { t.warn() } else { Style::default() }),
             Span::styled(
-                format!(" (every {}s)", app.status.poll_interval.as_secs()),
+                format!(" (every {}s)", app.cluster.status.poll_interval.as_secs()),
                 t.dim(),
             ),
         ];
-        if app.status.polling {
+        if app.cluster.status.polling {
             spans.push(Span::styled(" ⟳", t.dim()));
         }
         spans.push(sep.clone());
         let counts = app.queue.state_counts();
         if counts.is_empty() {
-            spans.push(Span::raw(format!("no jobs ({})", app.scope)));
+            spans.push(Span::raw(format!("no jobs ({})", app.cluster.scope)));
         } else {
             let text: Vec<String> = counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
             spans.push(Span::raw(text.join(" · ")));
@@ -113,15 +114,15 @@ impl Widget for StatusWidget<'_> {
                 Span::styled("█", Style::default().add_modifier(Modifier::SLOW_BLINK)),
                 Span::styled("   enter: apply · esc: cancel", t.dim()),
             ])
-        } else if let Some(note) = &app.status.note {
+        } else if let Some(note) = &app.note {
             Line::from(Span::styled(format!(" {note}"), t.warn()))
-        } else if let Some(err) = &app.status.last_error {
+        } else if let Some(err) = &app.cluster.status.last_error {
             Line::from(Span::styled(format!(" error: {err}"), t.error()))
-        } else if let Some(ev) = app.events.status_line(app.now) {
+        } else if let Some(ev) = app.cluster.events.status_line(app.now) {
             Line::from(Span::styled(format!(" {ev}"), t.title()))
         } else {
             Line::from(Span::styled(
-                if app.read_only {
+                if app.cluster.read_only {
                     " read-only session · ? help · / filter · s sort · tab pane · enter zoom · o/e stdout/stderr · : command · q quit"
                 } else {
                     " ? help · n new job · d cancel · space mark · / filter · s sort · tab pane · o/e stdout/stderr · : command · q quit"

@@ -35,7 +35,7 @@ pub fn setup(app: &mut App, loaded: &Loaded, cluster: &Cluster) -> Vec<Cmd> {
                 .map(|t| (name.clone(), with(t)))
         })
         .collect();
-    app.launch = LaunchContext {
+    app.cluster.launch = LaunchContext {
         defaults: with(loaded.config.launch.clone()),
         templates,
         last_used: Registry::open_default().load_last(),

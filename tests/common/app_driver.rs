@@ -54,7 +54,7 @@ pub async fn submit_from_form(
         Duration::from_secs(2),
         Local::now().naive_local(),
     );
-    app.launch = LaunchContext {
+    app.cluster.launch = LaunchContext {
         defaults,
         results_root: Some(results_root),
         ..LaunchContext::default()
@@ -103,7 +103,7 @@ pub async fn submit_from_form(
         assert!(
             start.elapsed() < limit,
             "timed out after {limit:?}; note {:?}, form {:?}, log {:?}",
-            app.status.note,
+            app.note,
             app.form.as_ref().map(|f| (&f.error, &f.problems)),
             log_text(&app)
         );
