@@ -75,9 +75,90 @@ pub enum Msg {
         stats: crate::payload::RemoteStats,
         at: NaiveDateTime,
     },
+    /// A message from the workers of one of the dashboard's clusters (by its number).
+    Cluster(u16, Box<Msg>),
 }
 
 impl Msg {
+    /// Calls `f` on every job id the message carries (to say which cluster they are on).
+    pub fn for_each_id(&mut self, f: &mut dyn FnMut(&mut JobId)) {
+        let jobs = |jobs: &mut Vec<Job>, f: &mut dyn FnMut(&mut JobId)| {
+            jobs.iter_mut().for_each(|j| f(&mut j.id));
+        };
+        match self {
+            Msg::Queue(r) => {
+                if let Ok(js) = &mut r.result {
+                    jobs(js, f);
+                }
+                if let Some(e) = &mut r.extra {
+                    e.finished
+                        .iter_mut()
+                        .filter_map(|d| d.id.as_mut())
+                        .for_each(&mut *f);
+                    e.asked.iter_mut().for_each(f);
+                }
+            }
+            Msg::Detail { id, result } => {
+                f(id);
+                if let Ok((d, _)) = result.as_mut() {
+                    d.id.iter_mut().for_each(f);
+                }
+            }
+            Msg::Tail(ev) => f(&mut ev.job),
+            Msg::OpDone { op, result } => {
+                op.ids.iter_mut().for_each(&mut *f);
+                if let Ok(r) = result {
+                    r.op.ids.iter_mut().for_each(&mut *f);
+                    r.outcomes.iter_mut().for_each(|(id, _)| f(id));
+                }
+            }
+            Msg::Edited { id, result, .. } => {
+                f(id);
+                if let Ok(v) = result {
+                    v.iter_mut().for_each(|(id, _)| f(id));
+                }
+            }
+            Msg::Triaged { id, .. } => f(id),
+            Msg::RegistryJobs(Ok(js)) => jobs(js, f),
+            Msg::Pending { id, result } => {
+                f(id);
+                if let Ok(p) = result.as_mut() {
+                    p.id.iter_mut().for_each(&mut *f);
+                    p.asked_as.iter_mut().for_each(f);
+                }
+            }
+            Msg::Cluster(_, m) => m.for_each_id(f),
+            Msg::Key(_)
+            | Msg::Mouse(_)
+            | Msg::Resize(..)
+            | Msg::Tick(_)
+            | Msg::PollDue
+            | Msg::Conn { .. }
+            | Msg::Limits(_)
+            | Msg::Retries(_)
+            | Msg::LaunchFacts(_)
+            | Msg::TestOnly(_)
+            | Msg::Submitted(_)
+            | Msg::RegistryJobs(Err(_))
+            | Msg::Partitions { .. }
+            | Msg::RemoteStats { .. } => {}
+        }
+    }
+
+    /// Calls `f` on every queue row the message brings.
+    pub fn for_each_job(&mut self, f: &mut dyn FnMut(&mut Job)) {
+        match self {
+            Msg::Queue(r) => {
+                if let Ok(js) = &mut r.result {
+                    js.iter_mut().for_each(f);
+                }
+            }
+            Msg::RegistryJobs(Ok(js)) => js.iter_mut().for_each(f),
+            Msg::Cluster(_, m) => m.for_each_job(f),
+            _ => {}
+        }
+    }
+
     /// A refresh that brought only the queue (or its error).
     pub fn queue(result: Result<Vec<Job>, String>, at: NaiveDateTime, took: Duration) -> Msg {
         Msg::Queue(Box::new(crate::payload::Refresh {
@@ -100,7 +181,8 @@ pub enum Cmd {
     Tail(Vec<(JobId, Stream, String)>),
     Quit,
     Suspend,
-    SwitchCluster(String),
+    /// Show this configured cluster too (`:cluster NAME` for a cluster not shown yet).
+    AddCluster(String),
     /// The next refresh comes one new interval from now (the adaptive interval moved).
     SetPollInterval(Duration),
     /// One scancel / scontrol for all the op's jobs.
@@ -133,4 +215,44 @@ pub enum Cmd {
     },
     FetchPending(Box<Job>),
     FetchPartitions,
+}
+
+impl Cmd {
+    /// Calls `f` on every job id the command carries.
+    pub fn for_each_id(&mut self, f: &mut dyn FnMut(&mut JobId)) {
+        match self {
+            Cmd::FetchDetail(id) | Cmd::Edit(id, _) => f(id),
+            Cmd::Tail(targets) => targets.iter_mut().for_each(|(id, ..)| f(id)),
+            Cmd::Op(op) => op.ids.iter_mut().for_each(f),
+            Cmd::Triage { id, detail, .. } => {
+                f(id);
+                detail.id.iter_mut().for_each(f);
+            }
+            Cmd::PollWith { sacct } => sacct.iter_mut().for_each(f),
+            Cmd::FetchPending(job) => f(&mut job.id),
+            Cmd::PollQueue
+            | Cmd::Reconnect
+            | Cmd::Quit
+            | Cmd::Suspend
+            | Cmd::AddCluster(_)
+            | Cmd::SetPollInterval(_)
+            | Cmd::FetchLimits
+            | Cmd::CheckRetries
+            | Cmd::FetchLaunchFacts
+            | Cmd::TestOnly(_)
+            | Cmd::Submit { .. }
+            | Cmd::LoadRegistryJobs(_)
+            | Cmd::Notify(_)
+            | Cmd::FetchPartitions => {}
+        }
+    }
+
+    /// The cluster whose jobs the command names, if it names any.
+    pub fn cluster_of_ids(&mut self) -> Option<u16> {
+        let mut found = None;
+        self.for_each_id(&mut |id| {
+            found.get_or_insert(id.cluster());
+        });
+        found
+    }
 }

@@ -15,6 +15,9 @@ pub const EXAMPLE: &str = include_str!("../config.example.toml");
 pub struct Config {
     /// Cluster used when `--cluster` is not given.
     pub default_cluster: Option<String>,
+    /// Clusters the dashboard and `jobs` show together when `--cluster` is not given
+    /// (`watch = ["a", "b"]`); empty: `default_cluster` alone.
+    pub watch: Vec<String>,
     pub clusters: BTreeMap<String, ClusterConfig>,
     /// Key bindings: `[keys.global]`, `[keys.queue]`, `[keys.detail]`, `[keys.log]`.
     pub keys: crate::keymap::KeyConfig,
@@ -248,6 +251,30 @@ impl Loaded {
         Ok(Self { path, config })
     }
 
+    /// The clusters to show: `--cluster a,b` (one or several names), else `watch`, else the
+    /// one [`Self::cluster`] picks. Each is checked as `cluster` checks one.
+    pub fn clusters(&self, names: Option<&str>, env: &Env) -> Result<Vec<Cluster>, ConfigError> {
+        let names: Vec<String> = match names {
+            Some(list) => list
+                .split(',')
+                .map(str::trim)
+                .filter(|n| !n.is_empty())
+                .map(str::to_string)
+                .collect(),
+            None => self.config.watch.clone(),
+        };
+        if names.is_empty() {
+            return Ok(vec![self.cluster(None, env)?]);
+        }
+        let mut out: Vec<Cluster> = Vec::new();
+        for n in names {
+            if !out.iter().any(|c| c.name == n) {
+                out.push(self.cluster(Some(&n), env)?);
+            }
+        }
+        Ok(out)
+    }
+
     /// Picks the cluster (`--cluster`, else `default_cluster`, else the only one) and
     /// applies the environment overrides. With no config at all, SLURM_HOSTNAME alone
     /// defines a cluster named `default`.
@@ -376,6 +403,19 @@ fn validate(config: &Config, path: &Path) -> Result<(), ConfigError> {
                 ),
             ));
         }
+    }
+    if let Some(w) = config
+        .watch
+        .iter()
+        .find(|w| !config.clusters.contains_key(*w))
+    {
+        return Err(invalid(
+            "watch".into(),
+            &format!(
+                "names `{w}`, which is not a [clusters.*] table (known: {})",
+                known_names(&config.clusters)
+            ),
+        ));
     }
     if config.ui.columns.as_ref().is_some_and(Vec::is_empty) {
         return Err(ConfigError::Invalid {

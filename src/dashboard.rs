@@ -12,7 +12,7 @@ use tokio::sync::mpsc::{self, UnboundedSender};
 use tokio::time::MissedTickBehavior;
 
 use crate::action::{Cmd, Msg};
-use crate::app::App;
+use crate::app::{App, ClusterState, LaunchContext};
 use crate::config::{Cluster, Loaded};
 use crate::keymap::Keymap;
 use crate::queue::QueueView;
@@ -22,15 +22,21 @@ use crate::theme::Theme;
 use crate::tui;
 use crate::worker::hub::{Hub, HubSettings};
 
-/// What the dashboard shows and how it reaches the cluster.
-pub struct Session {
+/// One cluster on the dashboard and how it is reached.
+pub struct Site {
     pub cluster: Cluster,
     pub remote: Arc<dyn Remote>,
+}
+
+/// What the dashboard shows and how it reaches the clusters.
+pub struct Session {
+    /// The clusters shown (at least one); the first is in focus at start.
+    pub sites: Vec<Site>,
     pub query: SqueueQuery,
     pub scope: String,
     pub columns: Option<Vec<crate::queue::Column>>,
     pub quick_cancel: bool,
-    /// `--read-only`: kept when switching clusters.
+    /// `--read-only`: applies to every cluster, also those added later.
     pub force_read_only: bool,
 }
 
@@ -40,7 +46,7 @@ fn now() -> chrono::NaiveDateTime {
 
 /// Runs the dashboard until `q`, a signal (SIGHUP when the terminal window closes,
 /// SIGTERM, SIGINT), a terminal error or a panic in any task. Every way out restores the
-/// terminal, closes the SSH master this session started and removes its temporary files.
+/// terminal, closes the SSH masters this session started and removes its temporary files.
 pub async fn run(loaded: &Loaded, session: Session, keymap: Keymap) -> Result<()> {
     use futures_util::FutureExt;
     let mut session = session;
@@ -50,7 +56,9 @@ pub async fn run(loaded: &Loaded, session: Session, keymap: Keymap) -> Result<()
         .catch_unwind()
         .await;
     tui::leave();
-    session.remote.close().await;
+    for site in &session.sites {
+        site.remote.close().await;
+    }
     match result {
         Ok(r) => r,
         Err(_) => Err(color_eyre::eyre::eyre!(
@@ -59,46 +67,111 @@ pub async fn run(loaded: &Loaded, session: Session, keymap: Keymap) -> Result<()
     }
 }
 
+/// The App for the session's first cluster; the others are added with [`cluster_state`].
 fn new_app(session: &Session, loaded: &Loaded, keymap: Keymap, size: (u16, u16)) -> App {
     let theme = Theme::from_env();
     let queue = match &session.columns {
         Some(c) => QueueView::new(c.clone()),
         None => QueueView::default(),
     };
+    let first = &session.sites[0].cluster;
     let mut app = App::new(
-        &session.cluster.name,
+        &first.name,
         &session.scope,
         keymap,
         theme,
         queue,
-        session.cluster.settings.poll_interval(),
+        first.settings.poll_interval(),
         now(),
     );
     app.size = size;
-    app.cluster.read_only = session.force_read_only || session.cluster.settings.read_only;
     app.quick_cancel = session.quick_cancel;
-    app.cluster.retry.policy = loaded.config.retry;
-    app.cluster.events.own = own_jobs(session);
-    let (base, min, max) = session.cluster.settings.poll_bounds();
-    app.cluster.insight.bounds = crate::app::insight::PollBounds::new(base, min, max);
+    app.cluster = cluster_state(session, loaded, first);
     app
 }
 
+/// A cluster's state as the config and the command line set it up: read-only, retry
+/// policy, whose jobs count as own, refresh bounds, launch defaults and last-used values.
+fn cluster_state(session: &Session, loaded: &Loaded, cluster: &Cluster) -> ClusterState {
+    let s = &cluster.settings;
+    let mut c = ClusterState::new(&cluster.name, &session.scope, s.poll_interval(), now());
+    c.read_only = session.force_read_only || s.read_only;
+    c.retry.policy = loaded.config.retry;
+    c.events.own = own_jobs(&session.query, cluster);
+    let (base, min, max) = s.poll_bounds();
+    c.insight.bounds = crate::app::insight::PollBounds::new(base, min, max);
+    c.launch = launch_context(loaded, cluster);
+    c
+}
+
+/// The launch form's defaults and templates for `cluster`, from the config and the registry.
+fn launch_context(loaded: &Loaded, cluster: &Cluster) -> LaunchContext {
+    let s = &cluster.settings;
+    let with = |spec: crate::launch::LaunchSpec| {
+        spec.with_cluster_defaults(s.partition.as_deref(), s.account.as_deref())
+    };
+    let templates = loaded
+        .config
+        .templates
+        .keys()
+        .filter_map(|name| {
+            crate::launch::spec::from_config(&loaded.config, Some(name))
+                .ok()
+                .map(|t| (name.clone(), with(t)))
+        })
+        .collect();
+    LaunchContext {
+        defaults: with(loaded.config.launch.clone()),
+        templates,
+        last_used: crate::registry::Registry::open_default().load_last(),
+        results_root: s.results_root.clone(),
+        facts: None,
+        registry_jobs: Vec::new(),
+        reattaching: true,
+    }
+}
+
 /// Which listed jobs are the user's own, for job-change events.
-fn own_jobs(session: &Session) -> crate::app::Own {
+fn own_jobs(query: &SqueueQuery, cluster: &Cluster) -> crate::app::Own {
     use crate::slurm::command::Scope;
-    let me = session
-        .cluster
+    let me = cluster
         .settings
         .user
         .clone()
         .or_else(|| std::env::var("USER").ok());
-    match (&session.query.scope, me) {
+    match (&query.scope, me) {
         (Scope::Me, _) => crate::app::Own::Listed,
         (Scope::User(u), Some(me)) if *u == me => crate::app::Own::Listed,
         (Scope::All, Some(me)) => crate::app::Own::User(me),
         _ => crate::app::Own::Nobody,
     }
+}
+
+/// The workers of cluster number `ix`: its refresh timer runs from now, and the registry
+/// jobs of its launches are looked up.
+fn start_hub(session: &Session, loaded: &Loaded, ix: u16, tx: &UnboundedSender<Msg>) -> Hub {
+    let site = &session.sites[usize::from(ix)];
+    let s = &site.cluster.settings;
+    let settings = HubSettings {
+        ix,
+        cluster: site.cluster.name.clone(),
+        query: session.query.clone(),
+        timeout: s.command_timeout(),
+        tail_every: Duration::from_secs(2).min(s.poll_interval()),
+        // The config was validated at load; built-ins alone if it somehow was not.
+        patterns: Arc::new(
+            crate::triage::Patterns::new(&loaded.config.triage)
+                .unwrap_or_else(|_| crate::triage::Patterns::builtin()),
+        ),
+        registry: Arc::new(crate::registry::Registry::open_default()),
+        retry: loaded.config.retry,
+        read_only: session.force_read_only || s.read_only,
+        notify: crate::notify::Settings::from_config(&loaded.config.notify),
+    };
+    let mut hub = Hub::new(site.remote.clone(), settings, tx.clone());
+    hub.start_refresh_timer(s.poll_interval());
+    hub.run(Cmd::LoadRegistryJobs(site.cluster.name.clone()));
+    hub
 }
 
 async fn event_loop(
@@ -112,20 +185,20 @@ async fn event_loop(
         .size()
         .map(|s| (s.width, s.height))
         .unwrap_or((120, 40));
-    let mut app = new_app(session, loaded, keymap.clone(), size);
-    let mut workers = new_workers(session, tx.clone(), loaded);
-    for cmd in crate::worker::launch::setup(&mut app, loaded, &session.cluster) {
-        workers.run(cmd);
+    let mut app = new_app(session, loaded, keymap, size);
+    let mut hubs: Vec<Hub> = vec![start_hub(session, loaded, 0, &tx)];
+    for i in 1..session.sites.len() {
+        let ix = u16::try_from(i).unwrap_or(u16::MAX);
+        let state = cluster_state(session, loaded, &session.sites[i].cluster);
+        app.add_cluster(state);
+        hubs.push(start_hub(session, loaded, ix, &tx));
     }
     let mut events = EventStream::new();
     let mut clock = tokio::time::interval(Duration::from_secs(1));
     clock.set_missed_tick_behavior(MissedTickBehavior::Skip);
-    let mut poll = tokio::time::interval(session.cluster.settings.poll_interval());
-    poll.set_missed_tick_behavior(MissedTickBehavior::Skip);
     let mut stop = crate::signals::Stop::new()?;
-    let (switch_tx, mut switch_rx) =
-        mpsc::unbounded_channel::<(u64, Result<(Cluster, Arc<dyn Remote>)>)>();
-    let mut switching: u64 = 0;
+    // Clusters being added (`:cluster NAME`): connected on a task, the answer comes here.
+    let (add_tx, mut add_rx) = mpsc::unbounded_channel::<(String, Result<Site>)>();
     let mut dirty = true;
     loop {
         if dirty {
@@ -149,29 +222,26 @@ async fn event_loop(
                 None => return Ok(()),
             },
             Some(msg) = rx.recv() => msg,
-            Some((generation, result)) = switch_rx.recv() => {
-                if generation == switching {
-                    match result {
-                        Ok((cluster, remote)) => {
-                            workers.stop();
-                            let old = std::mem::replace(session, switched(loaded, session, cluster, remote));
-                            tokio::spawn(async move { old.remote.close().await });
-                            app = new_app(session, loaded, keymap.clone(), app.size);
-                            workers = new_workers(session, tx.clone(), loaded);
-                            for cmd in crate::worker::launch::setup(&mut app, loaded, &session.cluster) {
-                                workers.run(cmd);
-                            }
-                            poll = tokio::time::interval(session.cluster.settings.poll_interval());
-                            poll.set_missed_tick_behavior(MissedTickBehavior::Skip);
-                        }
-                        Err(e) => app.note = Some(format!("{e:#}")),
+            Some((name, result)) = add_rx.recv() => {
+                match result {
+                    Ok(site) if !session.sites.iter().any(|s| s.cluster.name == name) => {
+                        session.sites.push(site);
+                        let i = session.sites.len() - 1;
+                        let state = cluster_state(session, loaded, &session.sites[i].cluster);
+                        let ix = app.add_cluster(state);
+                        hubs.push(start_hub(session, loaded, ix, &tx));
+                        app.focus_cluster_named(&name);
+                        app.note = Some(format!("added cluster `{name}`"));
                     }
+                    Ok(site) => {
+                        tokio::spawn(async move { site.remote.close().await });
+                    }
+                    Err(e) => app.note = Some(format!("{e:#}")),
                 }
                 dirty = true;
                 continue;
             }
             _ = clock.tick() => Msg::Tick(now()),
-            _ = poll.tick() => Msg::PollDue,
             (name, _) = stop.recv() => {
                 tracing::info!(signal = name, "stopping on a signal");
                 return Ok(());
@@ -183,83 +253,48 @@ async fn event_loop(
             }
         };
         if let Msg::Tick(at) = &msg {
-            workers.tick(*at);
+            for hub in &mut hubs {
+                hub.tick(*at);
+            }
         }
-        let queue_replaced = matches!(msg, Msg::Queue { .. });
-        let cmds = app.update(msg);
+        let queue_replaced = matches!(&msg, Msg::Cluster(_, m) if matches!(**m, Msg::Queue(_)));
+        let cmds = app.handle(msg);
         if queue_replaced {
             crate::memory::release_free();
         }
-        for cmd in cmds {
+        for (ix, cmd) in cmds {
             match cmd {
                 Cmd::Quit => {
-                    workers.stop();
+                    for hub in &mut hubs {
+                        hub.stop();
+                    }
                     return Ok(());
                 }
                 Cmd::Suspend => {
                     tui::suspend(term).wrap_err("resuming after ctrl-z")?;
                 }
-                Cmd::SwitchCluster(name) => {
+                Cmd::AddCluster(name) => {
                     match loaded.cluster(Some(&name), &crate::config::Env::from_process()) {
                         Ok(cluster) => {
-                            // The new connection is checked on a worker (`ssh -O check` can
-                            // hang on a stale socket); the answer comes back below.
-                            switching += 1;
-                            app.note = Some(format!("switching to cluster `{name}`…"));
-                            let (stx, generation) = (switch_tx.clone(), switching);
+                            // The connection is checked on a task (`ssh -O check` can hang on
+                            // a stale socket); the answer comes back above.
+                            let add = add_tx.clone();
                             tokio::spawn(async move {
                                 let remote = crate::cli::connect_quiet(&cluster).await;
-                                let _ = stx.send((generation, remote.map(|r| (cluster, r))));
+                                let site = remote.map(|remote| Site { cluster, remote });
+                                let _ = add.send((name, site));
                             });
                         }
                         Err(e) => app.note = Some(format!("{e:#}")),
                     }
                 }
-                Cmd::SetPollInterval(every) => {
-                    // Adaptive interval: the next refresh comes one new interval from now.
-                    poll = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-                    poll.set_missed_tick_behavior(MissedTickBehavior::Skip);
+                other => {
+                    if let Some(hub) = hubs.get_mut(usize::from(ix)) {
+                        hub.run(other);
+                    }
                 }
-                other => workers.run(other),
             }
         }
         dirty = true;
-    }
-}
-
-fn new_workers(session: &Session, tx: UnboundedSender<Msg>, loaded: &Loaded) -> Hub {
-    let settings = HubSettings {
-        cluster: session.cluster.name.clone(),
-        query: session.query.clone(),
-        timeout: session.cluster.settings.command_timeout(),
-        tail_every: Duration::from_secs(2).min(session.cluster.settings.poll_interval()),
-        // The config was validated at load; built-ins alone if it somehow was not.
-        patterns: Arc::new(
-            crate::triage::Patterns::new(&loaded.config.triage)
-                .unwrap_or_else(|_| crate::triage::Patterns::builtin()),
-        ),
-        registry: Arc::new(crate::registry::Registry::open_default()),
-        retry: loaded.config.retry,
-        read_only: session.force_read_only || session.cluster.settings.read_only,
-        notify: crate::notify::Settings::from_config(&loaded.config.notify),
-    };
-    Hub::new(session.remote.clone(), settings, tx)
-}
-
-/// A session on another cluster, showing the same scope (own jobs, --all, filters).
-fn switched(
-    loaded: &Loaded,
-    current: &Session,
-    cluster: Cluster,
-    remote: Arc<dyn Remote>,
-) -> Session {
-    Session {
-        query: current.query.clone(),
-        scope: current.scope.clone(),
-        columns: loaded.config.ui.columns.clone(),
-        quick_cancel: current.quick_cancel,
-        force_read_only: current.force_read_only,
-        cluster,
-        remote,
     }
 }

@@ -297,3 +297,75 @@ fn read_only_help_says_what_is_disabled() {
     );
     assert!(s.contains(":cancel [ID...]"), "commands listed: {s}");
 }
+
+#[test]
+fn two_clusters_share_the_queue_and_the_status_bar_says_which_one_failed() {
+    use slurmdash::app::ClusterState;
+    let mut a = App::new(
+        "dev",
+        "your jobs",
+        Keymap::default(),
+        Theme::new(false),
+        QueueView::default(),
+        Duration::from_secs(5),
+        now(),
+    );
+    a.size = (160, 30);
+    let polar = a.add_cluster(ClusterState::new(
+        "polar",
+        "your jobs",
+        Duration::from_secs(5),
+        now(),
+    ));
+    let some = |ids: &[&str]| -> Vec<_> {
+        parse_squeue(SQUEUE)
+            .expect("fixture")
+            .into_iter()
+            .filter(|j| ids.contains(&j.id.as_str()))
+            .collect()
+    };
+    a.handle(Msg::Cluster(
+        0,
+        Box::new(Msg::queue(
+            Ok(some(&["237", "248", "247", "241"])),
+            now() - chrono::Duration::seconds(3),
+            Duration::from_millis(20),
+        )),
+    ));
+    let few = some(&["237", "248"]);
+    a.handle(Msg::Cluster(
+        polar,
+        Box::new(Msg::queue(
+            Ok(few),
+            now() - chrono::Duration::seconds(40),
+            Duration::from_millis(20),
+        )),
+    ));
+    a.handle(Msg::Cluster(
+        polar,
+        Box::new(Msg::queue(
+            Err("`squeue --me` on polar-login failed (exit 1): Socket timed out".into()),
+            now(),
+            Duration::from_secs(10),
+        )),
+    ));
+    let s = render(&a);
+    let header = s.lines().find(|l| l.contains("JOBID")).expect("header");
+    assert!(header.contains("CLUSTER"), "{header}");
+    let polar_rows: Vec<&str> = s.lines().filter(|l| l.contains("polar (stale)")).collect();
+    assert_eq!(polar_rows.len(), 2, "{s}");
+    assert!(
+        s.lines()
+            .any(|l| l.starts_with("│237 ") && l.contains(" dev ")),
+        "{s}"
+    );
+    let status: Vec<&str> = s.lines().rev().take(2).collect();
+    let status = format!("{}\n{}", status[1], status[0]);
+    assert!(status.contains(" dev "), "{status}");
+    assert!(status.contains(" polar refresh failed"), "{status}");
+    assert!(
+        status.contains("error: polar: `squeue --me` on polar-login failed"),
+        "{status}"
+    );
+    insta::assert_snapshot!(s);
+}

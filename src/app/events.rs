@@ -458,10 +458,9 @@ impl App {
 
     /// Called with every successful queue refresh, before the list replaces the old one.
     pub(super) fn track_jobs(&mut self, jobs: &[Job]) -> Vec<Cmd> {
-        let events = self
-            .cluster
-            .events
-            .on_jobs(self.queue.jobs(), jobs, self.now);
+        let ix = self.multi().then_some(self.cluster.ix);
+        let previous = super::clusters::jobs_of(&self.queue, ix);
+        let events = self.cluster.events.on_jobs(&previous, jobs, self.now);
         self.record(events)
     }
 

@@ -423,17 +423,21 @@ impl App {
                     // The queue shows it at once; the poll below brings the real row.
                     // A queue poll already in flight does not list it yet: the row stays
                     // (as a registry job) until squeue or sacct says more.
-                    let placeholder = placeholder_job(&s, p);
+                    let mut placeholder = placeholder_job(&s, p, self.cluster.ix);
+                    if self.multi() {
+                        placeholder.cluster = super::clusters::shared_name(&self.cluster.name);
+                    }
                     self.cluster
                         .launch
                         .registry_jobs
                         .retain(|j| j.id != placeholder.id);
                     self.cluster.launch.registry_jobs.push(placeholder);
-                    let (jobs, _) = self.with_registry_jobs(self.queue.jobs().to_vec());
-                    self.queue.set_jobs(jobs);
+                    let (jobs, _) = self.with_registry_jobs(self.own_jobs().into_owned());
+                    self.set_own_jobs(jobs);
                 }
                 self.queue.set_filter("");
-                self.queue.select_id(&JobId::new(s.job_id));
+                self.queue
+                    .select_id(&JobId::new(s.job_id).on(self.cluster.ix));
                 self.focus = crate::keymap::Pane::Queue;
                 let mut note = format!("submitted job {} · logs {}", s.job_id, s.stdout);
                 for w in &s.warnings {
@@ -465,14 +469,14 @@ impl App {
                     }
                 }
                 // sacct's answer is newer than the rows on screen.
-                let mut jobs = self.queue.jobs().to_vec();
+                let mut jobs = self.own_jobs().into_owned();
                 for r in &self.cluster.launch.registry_jobs {
                     match jobs.iter_mut().find(|j| j.id == r.id) {
                         Some(j) => *j = r.clone(),
                         None => jobs.push(r.clone()),
                     }
                 }
-                self.queue.set_jobs(jobs);
+                self.set_own_jobs(jobs);
                 let mut cmds = self.selection_changed();
                 if cmds.is_empty() {
                     cmds = self.refetch_if_state_changed();
@@ -515,9 +519,10 @@ impl App {
     }
 }
 
-fn placeholder_job(s: &Submitted, p: &Prepared) -> Job {
+fn placeholder_job(s: &Submitted, p: &Prepared, cluster: u16) -> Job {
     Job {
-        id: JobId::new(s.job_id),
+        id: JobId::new(s.job_id).on(cluster),
+        cluster: "".into(),
         array_job_id: None,
         array_task: None,
         name: p.plan.name.clone(),

@@ -41,7 +41,7 @@ impl Input {
 pub const COMMANDS: &[(&str, &str)] = &[
     ("q, quit", "quit"),
     ("r, refresh", "refresh / reconnect now"),
-    ("cluster NAME", "switch to another cluster"),
+    ("cluster NAME", "show or add a cluster"),
     ("filter TEXT", "filter the queue"),
     ("cancel [ID...]", "cancel jobs (or marks)"),
     ("hold [ID...]", "hold pending jobs"),
@@ -122,7 +122,14 @@ impl App {
                 vec![Cmd::Quit]
             }
             ("r" | "refresh", _) => self.refresh_now(),
-            ("cluster", [name]) => vec![Cmd::SwitchCluster((*name).to_string())],
+            ("cluster", [name]) => {
+                if self.focus_cluster_named(name) {
+                    self.note = Some(format!("cluster `{name}`: in view"));
+                    return self.selection_changed();
+                }
+                self.note = Some(format!("adding cluster `{name}`…"));
+                vec![Cmd::AddCluster((*name).to_string())]
+            }
             ("cluster", _) => {
                 self.note = Some(":cluster needs one name, e.g. :cluster polar".into());
                 Vec::new()

@@ -177,7 +177,7 @@ fn apply_final(row: &mut Job, d: &JobDetail) {
 
 /// Facts for the adaptive interval, read from the App.
 fn facts(app: &App) -> PollFacts {
-    let jobs = app.queue.jobs();
+    let jobs = app.own_jobs();
     let live: Vec<&Job> = jobs
         .iter()
         .filter(|j| !app.cluster.insight.finished.iter().any(|f| f.id == j.id))

@@ -2,6 +2,7 @@
 //! it does no I/O and never awaits, so every behaviour here is unit-testable.
 
 mod adaptive;
+mod clusters;
 mod conn;
 mod edit;
 mod events;
@@ -67,6 +68,8 @@ pub struct Status {
 /// What App knows of one cluster: how it is reached, its refreshes, the insight into its
 /// pending jobs, its job events, its launches and their retries.
 pub struct ClusterState {
+    /// The dashboard's number for the cluster (job ids on it carry it).
+    pub ix: u16,
     pub name: String,
     /// "your jobs", "all users", ...
     pub scope: String,
@@ -89,6 +92,7 @@ pub struct ClusterState {
 impl ClusterState {
     pub fn new(name: &str, scope: &str, poll_interval: Duration, now: NaiveDateTime) -> Self {
         ClusterState {
+            ix: 0,
             name: name.to_string(),
             scope: scope.to_string(),
             status: Status {
@@ -114,7 +118,12 @@ impl ClusterState {
 /// The dashboard's state: the cluster, the views over its jobs (queue, detail, logs), and
 /// what the user is doing (focus, overlays, forms, the line being typed).
 pub struct App {
+    /// The cluster being worked on: the one a message is about while it is handled, else
+    /// the one on screen (the selected job's). The others wait in `parked`.
     pub cluster: ClusterState,
+    pub parked: Vec<ClusterState>,
+    /// The cluster chosen with `:cluster NAME` (the launch form's, when no job is selected).
+    pub focus_cluster: u16,
     pub keymap: Keymap,
     pub theme: Theme,
     pub queue: QueueView,
@@ -155,6 +164,8 @@ impl App {
         let edit_key = keymap.key_for(Action::Edit, Pane::Queue);
         App {
             cluster: ClusterState::new(cluster, scope, poll_interval, now),
+            parked: Vec::new(),
+            focus_cluster: 0,
             keymap,
             theme,
             queue,
@@ -178,6 +189,15 @@ impl App {
 
     pub fn update(&mut self, msg: Msg) -> Vec<Cmd> {
         match msg {
+            Msg::Cluster(ix, mut m) => {
+                m.for_each_id(&mut |id| id.set_cluster(ix));
+                self.activate(ix);
+                if self.multi() {
+                    let name = clusters::shared_name(&self.cluster.name);
+                    m.for_each_job(&mut |j| j.cluster = name.clone());
+                }
+                self.update(*m)
+            }
             Msg::Key(k) => self.on_key(k),
             Msg::Mouse(m) => {
                 self.cluster.insight.last_key = Some(self.now);
@@ -296,8 +316,10 @@ impl App {
                 // left it are kept visible by `insight` until sacct has their final state.
                 let (jobs, reattach) = self.merge_registry(jobs);
                 let events = self.track_jobs(&jobs);
-                let jobs = self.cluster.insight.merge(jobs, self.queue.jobs());
-                self.queue.set_jobs(jobs);
+                let ix = self.multi().then_some(self.cluster.ix);
+                let previous = clusters::jobs_of(&self.queue, ix);
+                let jobs = self.cluster.insight.merge(jobs, &previous);
+                self.set_own_jobs(jobs);
                 let interval = self.adapt_interval();
                 let mut cmds = self.selection_changed();
                 if cmds.is_empty() {
@@ -541,6 +563,9 @@ impl App {
     }
 }
 
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod clusters_tests;
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod ops_tests;

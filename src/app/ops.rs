@@ -104,7 +104,7 @@ impl App {
         let job = row.job;
         if row.is_collapsed() {
             // A folded array: the whole array, or only the pending tasks this row shows.
-            let whole = JobOp::new(kind, [JobId::new(job.id.base())]);
+            let whole = JobOp::new(kind, [JobId::new(job.id.base()).on(job.id.cluster())]);
             let these = JobOp::new(kind, [job.id.clone()]);
             let tasks = match row.kind {
                 crate::queue::RowKind::Collapsed { tasks, .. } => tasks,
@@ -256,7 +256,8 @@ impl App {
                 .filter(|a| !a.is_empty())
             {
                 match a.parse::<JobId>() {
-                    Ok(id) => ids.push(id),
+                    // Ids typed on the command line are on the cluster in view.
+                    Ok(id) => ids.push(id.on(self.cluster.ix)),
                     Err(e) => {
                         self.note = Some(format!(":{kind}: `{a}` is not a job id ({e})"));
                         return Vec::new();

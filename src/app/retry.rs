@@ -72,7 +72,7 @@ impl App {
                 RetryEvent::Resubmitted { new, .. } => {
                     // The log, a notification, and the status bar (below).
                     notify.push((
-                        Some(crate::slurm::model::JobId::new(*new)),
+                        Some(crate::slurm::model::JobId::new(*new).on(self.cluster.ix)),
                         String::new(),
                         super::EventKind::Retried,
                         line.clone(),
@@ -85,7 +85,7 @@ impl App {
                 RetryEvent::Requeued { job_id, times, .. } => {
                     if self.cluster.retry.requeues_told.insert((*job_id, *times)) {
                         notify.push((
-                            Some(crate::slurm::model::JobId::new(*job_id)),
+                            Some(crate::slurm::model::JobId::new(*job_id).on(self.cluster.ix)),
                             String::new(),
                             super::EventKind::Requeued,
                             line.clone(),
@@ -95,7 +95,7 @@ impl App {
                 }
                 RetryEvent::Recovered { job_id, .. } => {
                     notify.push((
-                        Some(crate::slurm::model::JobId::new(*job_id)),
+                        Some(crate::slurm::model::JobId::new(*job_id).on(self.cluster.ix)),
                         String::new(),
                         super::EventKind::Retried,
                         line.clone(),
@@ -127,6 +127,6 @@ impl App {
             .iter()
             .filter_map(|(id, c)| c.badge().map(|b| (*id, b)))
             .collect();
-        self.queue.set_badges(badges);
+        self.queue.set_badges(self.cluster.ix, badges);
     }
 }

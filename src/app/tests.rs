@@ -216,7 +216,7 @@ fn filter_applies_while_typing_and_escape_clears_it() {
 }
 
 #[test]
-fn command_line_switches_cluster_quits_and_explains_unknown_commands() {
+fn command_line_adds_a_cluster_quits_and_explains_unknown_commands() {
     let mut a = app();
     a.update(key(':'));
     for c in "cluster polar".chars() {
@@ -224,8 +224,12 @@ fn command_line_switches_cluster_quits_and_explains_unknown_commands() {
     }
     assert_eq!(
         a.update(code(KeyCode::Enter)),
-        vec![Cmd::SwitchCluster("polar".into())]
+        vec![Cmd::AddCluster("polar".into())]
     );
+    assert!(a
+        .note
+        .as_deref()
+        .is_some_and(|n| n.contains("adding cluster `polar`")));
     a.update(key(':'));
     for c in "frobnicate".chars() {
         a.update(key(c));

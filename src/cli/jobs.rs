@@ -45,7 +45,8 @@ pub struct JobsArgs {
     pub json: bool,
 }
 
-pub async fn run(cluster: &Cluster, args: &JobsArgs) -> Result<ExitCode> {
+/// One cluster's queue, or why it could not be read (naming the cluster and the command).
+async fn one(cluster: &Cluster, args: &JobsArgs) -> Result<Vec<Job>> {
     let remote = connect(cluster)?;
     let parsed = fetch::queue_read(
         remote.as_ref(),
@@ -53,20 +54,75 @@ pub async fn run(cluster: &Cluster, args: &JobsArgs) -> Result<ExitCode> {
         cluster.settings.command_timeout(),
     )
     .await
-    .map_err(|e| eyre!(e))?;
+    .map_err(|e| eyre!(e));
+    remote.close().await;
+    let parsed = parsed?;
     // A record that did not read is named on stderr; the others (and its row, with what
     // could be read and a `!` after its id) are listed as usual.
     for e in &parsed.problems {
         eprintln!("slurmdash: {}", printable(&e.to_string()));
     }
-    let jobs = parsed.items;
+    Ok(parsed.items)
+}
+
+/// Prints the queues of `clusters`, asked at the same time. A cluster that cannot be read
+/// is reported on stderr and makes the exit status 1; the others are printed all the same.
+pub async fn run(clusters: &[Cluster], args: &JobsArgs) -> Result<ExitCode> {
+    let answers = futures_util::future::join_all(clusters.iter().map(|c| one(c, args))).await;
+    let several = clusters.len() > 1;
+    let mut failed = false;
+    let mut rows: Vec<(&str, Job)> = Vec::new();
+    for (c, answer) in clusters.iter().zip(answers) {
+        match answer {
+            Ok(jobs) => rows.extend(jobs.into_iter().map(|j| (c.name.as_str(), j))),
+            Err(e) if !several => return Err(e),
+            Err(e) => {
+                failed = true;
+                eprintln!("slurmdash: cluster `{}`: {e:#}", c.name);
+            }
+        }
+    }
     if args.json {
-        let v: Vec<Value> = jobs.iter().map(job_json).collect();
+        let v: Vec<Value> = rows
+            .iter()
+            .map(|(cluster, j)| {
+                let mut o = job_json(j);
+                o["cluster"] = json!(cluster);
+                o
+            })
+            .collect();
         println!("{}", serde_json::to_string_pretty(&v)?);
+    } else if several {
+        print!("{}", table_by_cluster(&rows));
     } else {
+        let jobs: Vec<Job> = rows.into_iter().map(|(_, j)| j).collect();
         print!("{}", table(&jobs));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The table of several clusters: each row starts with its cluster's name.
+fn table_by_cluster(rows: &[(&str, Job)]) -> String {
+    let jobs: Vec<Job> = rows.iter().map(|(_, j)| j.clone()).collect();
+    let text = table(&jobs);
+    let width = rows
+        .iter()
+        .map(|(c, _)| printable(c).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max("CLUSTER".len());
+    let mut out = String::new();
+    let mut names =
+        std::iter::once("CLUSTER".to_string()).chain(rows.iter().map(|(c, _)| printable(c)));
+    for line in text.lines() {
+        let name = names.next().unwrap_or_default();
+        out.push_str(&format!("{name:<width$}  {line}\n"));
+    }
+    out
 }
 
 pub fn job_json(j: &Job) -> Value {

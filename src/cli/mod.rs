@@ -32,8 +32,9 @@ pub struct Cli {
     /// Config file (default: $XDG_CONFIG_HOME/slurmdash/config.toml).
     #[arg(long, global = true, value_name = "PATH")]
     pub config: Option<PathBuf>,
-    /// Cluster from the config (default: default_cluster).
-    #[arg(long, global = true, value_name = "NAME")]
+    /// Cluster from the config (default: `watch`, else default_cluster). The dashboard and
+    /// `jobs` take several: `--cluster a,b`.
+    #[arg(long, global = true, value_name = "NAME[,NAME...]")]
     pub cluster: Option<String>,
     /// Refuse every action that changes jobs (cancel, hold, release, requeue, top, edit).
     #[arg(long, global = true)]
@@ -119,16 +120,46 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         return Ok(code);
     }
     let loaded = Loaded::load(cli.config.as_deref())?;
-    let mut cluster = loaded
-        .cluster(cli.cluster.as_deref(), &Env::from_process())
+    let mut clusters = loaded
+        .clusters(cli.cluster.as_deref(), &Env::from_process())
         .wrap_err("choosing the cluster")?;
-    if cli.read_only {
-        cluster.settings.read_only = true;
+    for c in &mut clusters {
+        if cli.read_only {
+            c.settings.read_only = true;
+        }
     }
+    let several = clusters.len() > 1;
+    let cluster = clusters[0].clone();
+    let one_only = |what: &str| {
+        let names: Vec<&str> = clusters.iter().map(|c| c.name.as_str()).collect();
+        eyre!(
+            "`{what}` works on one cluster at a time, and {} are chosen ({}): pass --cluster NAME",
+            names.len(),
+            names.join(", ")
+        )
+    };
     use crate::signals::until_stopped;
+    match (&cli.command, several) {
+        (Some(Command::Cancel(_)), true) => return Err(one_only("cancel")),
+        (Some(Command::Logs(_)), true) => return Err(one_only("logs")),
+        (Some(Command::Login), true) => return Err(one_only("login")),
+        (Some(Command::Submit(_)), true) => return Err(one_only("submit")),
+        _ => {}
+    }
     match cli.command {
-        Some(Command::Doctor) => until_stopped(doctor::run(&loaded, &cluster)).await,
-        Some(Command::Jobs(args)) => until_stopped(jobs::run(&cluster, &args)).await,
+        Some(Command::Doctor) => {
+            let mut code = ExitCode::SUCCESS;
+            for c in &clusters {
+                if several {
+                    println!("== cluster {} ==", c.name);
+                }
+                if until_stopped(doctor::run(&loaded, c)).await? != ExitCode::SUCCESS {
+                    code = ExitCode::FAILURE;
+                }
+            }
+            Ok(code)
+        }
+        Some(Command::Jobs(args)) => until_stopped(jobs::run(&clusters, &args)).await,
         Some(Command::Cancel(args)) => until_stopped(cancel::run(&cluster, &args)).await,
         Some(Command::Logs(args)) => until_stopped(logs::run(&cluster, &args)).await,
         Some(Command::Login) => {
@@ -144,7 +175,11 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
                 .map_err(|e| eyre!("config file {}: {e}", loaded.path.display()))?;
             // As for `login`: ctrl-c at an interactive login's prompt ends ssh, not us.
             let _keep = crate::signals::Stop::new()?;
-            let remote = connect(&cluster)?;
+            let mut sites = Vec::new();
+            for c in clusters {
+                let remote = connect(&c)?;
+                sites.push(dashboard::Site { cluster: c, remote });
+            }
             let session = Session {
                 query: args.query(),
                 scope: if args.all {
@@ -155,8 +190,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
                 columns: loaded.config.ui.columns.clone(),
                 quick_cancel: loaded.config.ui.quick_cancel,
                 force_read_only: cli.read_only,
-                cluster,
-                remote,
+                sites,
             };
             dashboard::run(&loaded, session, keymap).await?;
             Ok(ExitCode::SUCCESS)

@@ -28,6 +28,9 @@ pub enum Width {
     Flex,
 }
 
+/// After the cluster's name on the rows of a cluster whose last refresh failed.
+pub const STALE_MARK: &str = " (stale)";
+
 /// Widest a growing column is measured (a node list can be very long).
 const GROW_MAX: u16 = 60;
 
@@ -36,6 +39,8 @@ const GROW_MAX: u16 = 60;
 #[serde(rename_all = "snake_case")]
 pub enum Column {
     Id,
+    /// The cluster's name (shown only while the dashboard shows several).
+    Cluster,
     Name,
     User,
     Account,
@@ -65,6 +70,7 @@ pub enum Column {
 impl Column {
     pub const ALL: &'static [Column] = &[
         Column::Id,
+        Column::Cluster,
         Column::Name,
         Column::User,
         Column::Account,
@@ -105,6 +111,7 @@ impl Column {
     pub fn label(self) -> &'static str {
         match self {
             Column::Id => "JOBID",
+            Column::Cluster => "CLUSTER",
             Column::Name => "NAME",
             Column::User => "USER",
             Column::Account => "ACCOUNT",
@@ -135,6 +142,7 @@ impl Column {
             Column::Name => data(4, 40),
             Column::WorkDir => Width::Flex,
             Column::Id => data(5, 16),
+            Column::Cluster => data(7, 24),
             Column::User | Column::Account | Column::Qos => data(4, 12),
             Column::Partition => data(4, 12),
             Column::State => data(5, 13),
@@ -167,6 +175,7 @@ impl Column {
         let pending = j.status() == Status::Pending;
         match self {
             Column::Id => Cow::Borrowed(j.id.as_str()),
+            Column::Cluster => one_line(&j.cluster),
             Column::Name => one_line(&j.name),
             Column::User => one_line(&j.user),
             Column::Account => one_line(&j.account),
@@ -218,6 +227,7 @@ impl Column {
         }
         Some(match self {
             Column::Id => id_key(x).cmp(&id_key(y)),
+            Column::Cluster => nocase(&x.cluster, &y.cluster),
             Column::Name => nocase(&x.name, &y.name),
             Column::User => nocase(&x.user, &y.user),
             Column::Account => nocase(&x.account, &y.account),
@@ -357,6 +367,8 @@ pub fn data_width<'a>(
         .map(|r| {
             let suffix = match col {
                 Column::Name => name_suffix(&r).map_or(0, |s| s.width()),
+                // Room for the mark of a cluster that could not be refreshed.
+                Column::Cluster => STALE_MARK.width(),
                 _ => 0,
             };
             col.text(&r, now).width() + suffix

@@ -133,16 +133,19 @@ impl QueueView {
             .copied()
     }
 
-    /// Words shown after the names of these jobs (plain job ids), replacing earlier ones.
-    pub fn set_badges(&mut self, badges: HashMap<u64, String>) {
-        self.badges = badges;
+    /// Words shown after the names of these jobs (plain job ids) of `cluster`, replacing
+    /// that cluster's earlier ones.
+    pub fn set_badges(&mut self, cluster: u16, badges: HashMap<u64, String>) {
+        self.badges.retain(|(c, _), _| *c != cluster);
+        self.badges
+            .extend(badges.into_iter().map(|(id, b)| ((cluster, id), b)));
     }
 
     pub fn badge(&self, id: &JobId) -> Option<&str> {
         if id.array().is_some() || id.het_offset().is_some() {
             return None;
         }
-        self.badges.get(&id.base()).map(String::as_str)
+        self.badges.get(&id.array_key()).map(String::as_str)
     }
 }
 

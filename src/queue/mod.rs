@@ -13,11 +13,11 @@ mod tests;
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 
-pub use column::{arrow as column_arrow, name_suffix, Column, Width};
+pub use column::{arrow as column_arrow, name_suffix, Column, Width, STALE_MARK};
 pub use rows::{QueueRow, RowKind, MAX_EXPANDED_TASKS};
 
 use crate::slurm::command::Scope;
-use crate::slurm::model::{Job, JobId, JobState};
+use crate::slurm::model::{ArrayKey, Job, JobId, JobState};
 use rows::{build_rows, Haystack, RowKey, Rows};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -41,7 +41,7 @@ pub struct QueueView {
     order: Vec<usize>,
     filter: String,
     sort: Sort,
-    expanded: HashSet<u64>,
+    expanded: HashSet<ArrayKey>,
     /// Position in `order`.
     cursor: usize,
     selected: Option<RowKey>,
@@ -58,7 +58,14 @@ pub struct QueueView {
     /// Jobs with an action in flight, and what the row says meanwhile.
     busy: HashMap<JobId, &'static str>,
     /// Extra words after a job's name (e.g. `↻2/11` for a retried launch), by job id.
-    badges: HashMap<u64, String>,
+    badges: HashMap<ArrayKey, String>,
+    /// Several clusters are shown: the CLUSTER column is added.
+    multi: bool,
+    /// Clusters (by number) whose rows are out of date: their last refresh failed.
+    stale: HashSet<u16>,
+    /// The columns drawn: the configured ones, with CLUSTER only when several clusters
+    /// are shown.
+    shown: Vec<Column>,
 }
 
 impl Default for QueueView {
@@ -69,12 +76,16 @@ impl Default for QueueView {
 
 impl QueueView {
     pub fn new(columns: Vec<Column>) -> QueueView {
+        let columns = if columns.is_empty() {
+            Column::defaults()
+        } else {
+            columns
+        };
         QueueView {
-            columns: if columns.is_empty() {
-                Column::defaults()
-            } else {
-                columns
-            },
+            shown: shown_columns(&columns, false),
+            multi: false,
+            stale: HashSet::new(),
+            columns,
             jobs: Vec::new(),
             loaded: false,
             all: Rows::default(),
@@ -105,8 +116,27 @@ impl QueueView {
         &self.scope
     }
 
-    pub fn columns(&self) -> &[Column] {
-        &self.columns
+    /// The columns drawn.
+    pub fn shown_columns(&self) -> &[Column] {
+        &self.shown
+    }
+
+    /// Marks the rows of these clusters as out of date (their last refresh failed).
+    pub fn set_stale(&mut self, clusters: HashSet<u16>) {
+        self.stale = clusters;
+    }
+
+    /// The row's cluster could not be refreshed: what it shows may be old.
+    pub fn is_stale(&self, job: &Job) -> bool {
+        self.stale.contains(&job.id.cluster())
+    }
+
+    /// The dashboard shows these clusters (by number): with more than one, rows say which
+    /// cluster they are on (CLUSTER column, filter, sort).
+    pub fn set_cluster_names(&mut self, names: Vec<String>) {
+        self.multi = names.iter().filter(|n| !n.is_empty()).count() > 1;
+        self.shown = shown_columns(&self.columns, self.multi);
+        self.rebuild();
     }
 
     pub fn set_columns(&mut self, columns: Vec<Column>) {
@@ -131,7 +161,7 @@ impl QueueView {
         self.haystack = None;
         self.jobs = jobs;
         self.loaded = true;
-        let present: HashSet<u64> = self.jobs.iter().map(|j| j.id.base()).collect();
+        let present: HashSet<ArrayKey> = self.jobs.iter().map(|j| j.id.array_key()).collect();
         self.expanded.retain(|b| present.contains(b));
         self.rebuild();
         self.prune_marks();
@@ -219,7 +249,7 @@ impl QueueView {
         true
     }
 
-    pub fn is_expanded(&self, array_id: u64) -> bool {
+    pub fn is_expanded(&self, array_id: ArrayKey) -> bool {
         self.expanded.contains(&array_id)
     }
 
@@ -235,7 +265,7 @@ impl QueueView {
         // Data-sized columns do not depend on the time: any `now` will do.
         let now = chrono::NaiveDateTime::default();
         self.widths = self
-            .columns
+            .shown
             .iter()
             .filter_map(|&c| column::data_width(c, self.all.iter(&self.jobs), now).map(|w| (c, w)))
             .collect();
@@ -281,7 +311,7 @@ impl QueueView {
                     // A task that was folded into its array: select the array.
                     RowKey::Job(id) => self
                         .rows()
-                        .position(|r| r.is_collapsed() && r.job.id.base() == id.base()),
+                        .position(|r| r.is_collapsed() && r.job.id.array_key() == id.array_key()),
                     RowKey::Array(_) => None,
                 })
         });
@@ -335,8 +365,20 @@ impl QueueView {
     /// Jobs per state over the whole queue (not the filter), a collapsed
     /// array counting each task: for "12 PD · 3 R · 1 CG".
     pub fn counts_by_state(&self) -> Vec<(JobState, usize)> {
+        self.counts_where(|_| true)
+    }
+
+    /// Short codes and counts of one cluster's jobs (by its number).
+    pub fn state_counts_of(&self, cluster: u16) -> Vec<(String, usize)> {
+        self.counts_where(|j| j.id.cluster() == cluster)
+            .into_iter()
+            .map(|(s, n)| (s.short_code().to_string(), n))
+            .collect()
+    }
+
+    fn counts_where(&self, keep: impl Fn(&Job) -> bool) -> Vec<(JobState, usize)> {
         let mut counts: Vec<(JobState, usize)> = Vec::new();
-        for j in &self.jobs {
+        for j in self.jobs.iter().filter(|j| keep(j)) {
             let n =
                 j.id.array_pending()
                     .map(|s| s.task_count() as usize)
@@ -500,4 +542,22 @@ fn missing_last(a: &QueueRow, b: &QueueRow, col: Column) -> Ordering {
     // compare() returned None: at least one side lacks the value.
     let has = |r: &QueueRow| col.compare(r, r).is_some();
     has(b).cmp(&has(a))
+}
+
+/// The configured columns; CLUSTER after the id when several clusters are shown (unless
+/// configured elsewhere), never when one is.
+fn shown_columns(configured: &[Column], multi: bool) -> Vec<Column> {
+    let mut shown: Vec<Column> = configured
+        .iter()
+        .copied()
+        .filter(|c| multi || *c != Column::Cluster)
+        .collect();
+    if multi && !shown.contains(&Column::Cluster) {
+        let at = shown
+            .iter()
+            .position(|c| *c == Column::Id)
+            .map_or(0, |i| i + 1);
+        shown.insert(at, Column::Cluster);
+    }
+    shown
 }

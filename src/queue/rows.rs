@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::slurm::model::{ArraySpec, Job, JobId, JobState};
+use crate::slurm::model::{ArrayKey, ArraySpec, Job, JobId, JobState};
 
 /// More synthetic task rows than this from one collapsed record is not a
 /// useful list: such an array stays collapsed.
@@ -64,14 +64,14 @@ pub enum RowKind {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) enum RowKey {
     Job(JobId),
-    Array(u64),
+    Array(ArrayKey),
 }
 
 impl RowKey {
     /// What the selection follows for this row.
     pub(crate) fn of(row: &QueueRow<'_>) -> RowKey {
         match row.kind {
-            RowKind::Collapsed { .. } => RowKey::Array(row.job.id.base()),
+            RowKind::Collapsed { .. } => RowKey::Array(row.job.id.array_key()),
             _ => RowKey::Job(row.job.id.clone()),
         }
     }
@@ -79,14 +79,14 @@ impl RowKey {
     /// `RowKey::of(row) == *self`, without cloning the id.
     pub(crate) fn matches(&self, row: &QueueRow<'_>) -> bool {
         match (self, row.kind) {
-            (RowKey::Array(a), RowKind::Collapsed { .. }) => *a == row.job.id.base(),
+            (RowKey::Array(a), RowKind::Collapsed { .. }) => *a == row.job.id.array_key(),
             (RowKey::Job(id), RowKind::Job | RowKind::Task { .. }) => *id == row.job.id,
             _ => false,
         }
     }
 }
 
-/// Lowercased id, name, state and partition of every row, for the filter:
+/// Lowercased id, cluster, name, state and partition of every row, for the filter:
 /// one string and the end of each row's part, built only while a filter is
 /// set.
 #[derive(Debug, Clone, Default)]
@@ -104,6 +104,7 @@ impl Haystack {
             part.clear();
             for p in [
                 j.id.as_str(),
+                &j.cluster,
                 &j.name,
                 j.state.long_name(),
                 j.state.short_code(),
@@ -144,9 +145,9 @@ impl QueueRow<'_> {
 
     /// The array this row belongs to, if it is a collapsed row or a task
     /// (pending or not) of an array.
-    pub fn array_id(&self) -> Option<u64> {
+    pub fn array_id(&self) -> Option<ArrayKey> {
         let id = &self.job.id;
-        (id.array_pending().is_some() || id.array_task().is_some()).then(|| id.base())
+        (id.array_pending().is_some() || id.array_task().is_some()).then(|| id.array_key())
     }
 }
 
@@ -156,13 +157,13 @@ fn is_pending_task(j: &Job) -> bool {
 
 /// Rows in squeue's order. A group of pending tasks takes the place of its
 /// first task; an expanded array lists its tasks instead.
-pub(crate) fn build_rows(jobs: &[Job], expanded: &HashSet<u64>) -> Rows {
+pub(crate) fn build_rows(jobs: &[Job], expanded: &HashSet<ArrayKey>) -> Rows {
     // (array id, reason) -> indices of its pending tasks, for `squeue -r` output.
-    let mut groups: HashMap<(u64, Option<&str>), Vec<usize>> = HashMap::new();
+    let mut groups: HashMap<(ArrayKey, Option<&str>), Vec<usize>> = HashMap::new();
     for (i, j) in jobs.iter().enumerate() {
         if is_pending_task(j) {
             groups
-                .entry((j.id.base(), j.reason.as_deref()))
+                .entry((j.id.array_key(), j.reason.as_deref()))
                 .or_default()
                 .push(i);
         }
@@ -178,10 +179,10 @@ pub(crate) fn build_rows(jobs: &[Job], expanded: &HashSet<u64>) -> Rows {
     for (i, j) in jobs.iter().enumerate() {
         if is_pending_task(j) {
             let members = groups
-                .get(&(j.id.base(), j.reason.as_deref()))
+                .get(&(j.id.array_key(), j.reason.as_deref()))
                 .map(Vec::as_slice)
                 .unwrap_or(&[]);
-            if members.len() <= 1 || expanded.contains(&j.id.base()) {
+            if members.len() <= 1 || expanded.contains(&j.id.array_key()) {
                 let kind = if members.len() <= 1 {
                     RowKind::Job
                 } else {
@@ -196,7 +197,7 @@ pub(crate) fn build_rows(jobs: &[Job], expanded: &HashSet<u64>) -> Rows {
         }
         match j.id.array_pending() {
             Some(spec) => {
-                let expand = expanded.contains(&j.id.base())
+                let expand = expanded.contains(&j.id.array_key())
                     && spec.task_count() <= MAX_EXPANDED_TASKS
                     && !spec.ranges.is_empty();
                 if expand {
@@ -268,6 +269,7 @@ fn fold_tasks(jobs: &[Job], members: &[usize]) -> (Job, RowKind) {
     let mut job = first.clone();
     let spec_text = spec.to_string();
     if let Ok(id) = format!("{}_[{spec_text}]", first.id.base()).parse::<JobId>() {
+        let id = id.on(first.id.cluster());
         job.id = id;
     }
     job.array_task = Some(spec_text);
@@ -296,7 +298,10 @@ fn task_jobs<'a>(record: &'a Job, spec: &'a ArraySpec) -> impl Iterator<Item = J
         .iter()
         .flat_map(|&(a, b, step)| (a..=b).step_by(step.max(1) as usize))
         .filter_map(move |t| {
-            let id = format!("{base}_{t}").parse::<JobId>().ok()?;
+            let id = format!("{base}_{t}")
+                .parse::<JobId>()
+                .ok()?
+                .on(record.id.cluster());
             let mut job = record.clone();
             job.id = id;
             job.array_task = Some(t.to_string());

@@ -6,6 +6,9 @@ use std::str::FromStr;
 
 use super::error::ValueError;
 
+/// (cluster, leader id): an array as the queue groups, folds and expands it.
+pub type ArrayKey = (u16, u64);
+
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct JobId {
     raw: String,
@@ -13,6 +16,9 @@ pub struct JobId {
     array: Option<ArrayPart>,
     het_offset: Option<u32>,
     step: Option<String>,
+    /// Which of the dashboard's clusters the job is on (0 when there is one): the same
+    /// number on two clusters is two jobs. Never part of the text handed to Slurm.
+    cluster: u16,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -136,7 +142,28 @@ impl JobId {
             array: None,
             het_offset: None,
             step: None,
+            cluster: 0,
         }
+    }
+
+    /// An array (or job) as the queue groups and expands it: its cluster and leader id.
+    pub fn array_key(&self) -> ArrayKey {
+        (self.cluster, self.base)
+    }
+
+    /// The dashboard's number for the job's cluster (0 when there is one).
+    pub fn cluster(&self) -> u16 {
+        self.cluster
+    }
+
+    /// The same id on cluster `k`.
+    pub fn on(mut self, k: u16) -> JobId {
+        self.cluster = k;
+        self
+    }
+
+    pub fn set_cluster(&mut self, k: u16) {
+        self.cluster = k;
     }
 
     /// The text Slurm printed; what to hand back to scancel/scontrol.
@@ -174,7 +201,7 @@ impl JobId {
     /// every component.
     pub fn cancel_target(&self) -> JobId {
         match self.het_offset {
-            Some(_) => JobId::new(self.base),
+            Some(_) => JobId::new(self.base).on(self.cluster),
             None => self.without_step().without_throttle(),
         }
     }
@@ -184,7 +211,7 @@ impl JobId {
     /// other id is used as is (without a step).
     pub fn per_job_target(&self) -> JobId {
         match self.array {
-            Some(ArrayPart::Pending(_)) => JobId::new(self.base),
+            Some(ArrayPart::Pending(_)) => JobId::new(self.base).on(self.cluster),
             _ => self.without_step(),
         }
     }
@@ -196,7 +223,11 @@ impl JobId {
             return self;
         };
         let tail = rest.trim_start_matches(|c: char| c.is_ascii_digit());
-        format!("{head}{tail}").parse().unwrap_or(self)
+        let cluster = self.cluster;
+        format!("{head}{tail}")
+            .parse::<JobId>()
+            .map(|id| id.on(cluster))
+            .unwrap_or(self)
     }
 
     /// The job without its step (`123_4.batch` → `123_4`).
@@ -286,6 +317,7 @@ impl FromStr for JobId {
             array,
             het_offset,
             step,
+            cluster: 0,
         })
     }
 }

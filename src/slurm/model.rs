@@ -3,7 +3,7 @@
 
 use chrono::NaiveDateTime;
 
-pub use super::jobid::{ArrayPart, ArraySpec, JobId};
+pub use super::jobid::{ArrayKey, ArrayPart, ArraySpec, JobId};
 pub use super::shared::SharedStr;
 pub use super::state::{JobState, StateField, Status};
 pub use super::time::SlurmDuration;
@@ -13,6 +13,8 @@ pub use super::time::SlurmDuration;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Job {
     pub id: JobId,
+    /// The cluster's name when the dashboard shows several (empty otherwise).
+    pub cluster: SharedStr,
     /// %F: the array's leader id (the job id itself for non-array jobs).
     pub array_job_id: Option<u64>,
     /// %K as printed: `7`, `0-99`, `1,3,5-7%2`; None for `N/A`.

@@ -50,7 +50,7 @@ fn span(view: &QueueView, col: Column) -> (u16, u16) {
 /// their widest value, then to the name up to its widest, then to shared-width columns;
 /// the name never takes more than its names need.
 fn column_layout(view: &QueueView, width: u16) -> Vec<(Column, u16, u16)> {
-    let mut shown: Vec<Column> = view.columns().to_vec();
+    let mut shown: Vec<Column> = view.shown_columns().to_vec();
     let total = |shown: &[Column]| -> u16 {
         let gaps = shown.len().saturating_sub(1) as u16;
         shown
@@ -155,6 +155,8 @@ impl QueueWidget<'_> {
         let t = self.theme;
         // Grey text would vanish on the selection bar.
         let dim = if selected { Style::new() } else { t.dim() };
+        // A cluster that could not be refreshed: its rows are greyed, its name marked.
+        let stale = self.view.is_stale(row.job);
         for &(col, x, w) in layout {
             if w == 0 {
                 continue;
@@ -163,9 +165,16 @@ impl QueueWidget<'_> {
             let busy = self.view.busy(&row.job.id);
             let text = match (col, busy) {
                 (Column::State, Some(label)) => std::borrow::Cow::Borrowed(label),
+                (Column::Cluster, _) if stale => std::borrow::Cow::Owned(format!(
+                    "{}{}",
+                    row.job.cluster,
+                    crate::queue::STALE_MARK
+                )),
                 _ => col.text(row, self.now),
             };
             let style = match col {
+                Column::Cluster if stale => t.warn(),
+                _ if stale => dim,
                 Column::State if busy.is_some() => t.warn(),
                 Column::State => t.status_style(row.job.status()),
                 Column::Where | Column::Reason

@@ -7,7 +7,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
-use crate::app::App;
+use crate::app::{App, ClusterState, Status};
 use crate::payload::ConnState;
 
 pub struct StatusWidget<'a> {
@@ -16,12 +16,16 @@ pub struct StatusWidget<'a> {
 
 /// "updated 3s ago" and whether that is stale (more than three poll intervals).
 pub fn freshness(app: &App) -> (String, bool) {
-    let every = app.cluster.status.poll_interval.as_secs().max(1);
-    match app.cluster.status.last_ok {
-        None if app.cluster.status.polling => ("loading…".into(), false),
+    freshness_of(&app.cluster.status, app.now)
+}
+
+fn freshness_of(status: &Status, now: chrono::NaiveDateTime) -> (String, bool) {
+    let every = status.poll_interval.as_secs().max(1);
+    match status.last_ok {
+        None if status.polling => ("loading…".into(), false),
         None => ("not updated yet".into(), true),
         Some(t) => {
-            let age = (app.now - t).num_seconds().max(0);
+            let age = (now - t).num_seconds().max(0);
             let text = if age < 60 {
                 format!("updated {age}s ago")
             } else if age < 3600 {
@@ -64,11 +68,74 @@ fn conn_text(c: &ConnState, host: Option<&str>) -> (String, bool) {
     }
 }
 
+/// One cluster's part of the first line when several are shown: its name, its connection
+/// when something is wrong with it, how fresh its rows are and their counts.
+fn cluster_spans<'a>(app: &App, c: &ClusterState, t: &crate::theme::Theme) -> Vec<Span<'a>> {
+    let (conn, conn_bad) = conn_text(&c.status.conn, c.status.host.as_deref());
+    let (fresh, stale) = freshness_of(&c.status, app.now);
+    let mut spans = vec![Span::styled(format!(" {} ", c.name), t.title())];
+    if conn_bad {
+        spans.push(Span::styled(format!("{conn} · "), t.error()));
+    } else if c.status.last_error.is_some() {
+        spans.push(Span::styled("refresh failed · ", t.error()));
+    }
+    spans.push(Span::styled(
+        fresh,
+        if stale { t.warn() } else { Style::default() },
+    ));
+    if c.status.polling {
+        spans.push(Span::styled(" ⟳", t.dim()));
+    }
+    let counts = app.queue.state_counts_of(c.ix);
+    let text = if counts.is_empty() {
+        "no jobs".to_string()
+    } else {
+        counts
+            .iter()
+            .map(|(s, n)| format!("{n} {s}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    spans.push(Span::styled(format!(" · {text}"), Style::default()));
+    spans
+}
+
+/// The error to show on the second line: the cluster in view first, then any other
+/// (named, when several are shown).
+fn shown_error(app: &App) -> Option<String> {
+    if let Some(e) = &app.cluster.status.last_error {
+        return Some(if app.multi() {
+            format!("{}: {e}", app.cluster.name)
+        } else {
+            e.clone()
+        });
+    }
+    app.parked.iter().find_map(|c| {
+        c.status
+            .last_error
+            .as_ref()
+            .map(|e| format!("{}: {e}", c.name))
+    })
+}
+
 impl Widget for StatusWidget<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let app = self.app;
         let t = &app.theme;
         let sep = Span::styled(" · ", t.dim());
+        if app.multi() {
+            let mut spans = Vec::new();
+            for (i, c) in app.clusters().enumerate() {
+                if i > 0 {
+                    spans.push(Span::styled(" │", t.dim()));
+                }
+                spans.extend(cluster_spans(app, c, t));
+            }
+            let line1 = Line::from(spans);
+            let line2 = second_line(app);
+            Paragraph::new(vec![line1, line2]).render(area, buf);
+            return;
+        }
         let (conn, conn_bad) =
             conn_text(&app.cluster.status.conn, app.cluster.status.host.as_deref());
         let (fresh, stale) = freshness(app);
@@ -101,8 +168,17 @@ impl Widget for StatusWidget<'_> {
             spans.push(Span::raw(text.join(" · ")));
         }
         let line1 = Line::from(spans);
+        let line2 = second_line(app);
+        Paragraph::new(vec![line1, line2]).render(area, buf);
+    }
+}
 
-        let line2 = if let Some(c) = &app.confirm {
+/// The question, the line being typed, a note, the last error, the last job event, or the
+/// keys to try.
+fn second_line(app: &App) -> Line<'static> {
+    let t = &app.theme;
+    {
+        if let Some(c) = &app.confirm {
             Line::from(vec![
                 Span::styled(format!(" {} ", c.prompt), t.warn()),
                 Span::styled(format!("  {}", c.hint()), t.dim()),
@@ -116,7 +192,7 @@ impl Widget for StatusWidget<'_> {
             ])
         } else if let Some(note) = &app.note {
             Line::from(Span::styled(format!(" {note}"), t.warn()))
-        } else if let Some(err) = &app.cluster.status.last_error {
+        } else if let Some(err) = shown_error(app) {
             Line::from(Span::styled(format!(" error: {err}"), t.error()))
         } else if let Some(ev) = app.cluster.events.status_line(app.now) {
             Line::from(Span::styled(format!(" {ev}"), t.title()))
@@ -129,8 +205,7 @@ impl Widget for StatusWidget<'_> {
                 },
                 t.dim(),
             ))
-        };
-        Paragraph::new(vec![line1, line2]).render(area, buf);
+        }
     }
 }
 

@@ -26,6 +26,9 @@ const STATS_EVERY_TICKS: u64 = 5;
 
 /// What the hub needs to know about its cluster and the user's settings.
 pub struct HubSettings {
+    /// The dashboard's number for the cluster: every message is sent as
+    /// `Msg::Cluster(ix, ..)`.
+    pub ix: u16,
     /// The cluster's name, as the launch registry records it.
     pub cluster: String,
     pub query: SqueueQuery,
@@ -44,6 +47,7 @@ impl HubSettings {
     /// Defaults for `cluster`: own jobs, built-in triage patterns, the default registry.
     pub fn new(cluster: &str, timeout: Duration) -> HubSettings {
         HubSettings {
+            ix: 0,
             cluster: cluster.to_string(),
             query: SqueueQuery::default(),
             timeout,
@@ -59,6 +63,8 @@ impl HubSettings {
 
 /// Runs background work for one cluster's App state.
 pub struct Hub {
+    /// Labels this hub's messages with its cluster and passes them on.
+    forward: JoinHandle<()>,
     tx: UnboundedSender<Msg>,
     remote: Arc<dyn Remote>,
     s: Arc<HubSettings>,
@@ -69,11 +75,25 @@ pub struct Hub {
     /// The connection state last reported to App (by a refresh or by `tick`).
     reported: Arc<Mutex<Option<ConnState>>>,
     ticks: u64,
+    /// Sends `Msg::PollDue` at the refresh interval, once started.
+    timer: Option<JoinHandle<()>>,
 }
 
 impl Hub {
-    pub fn new(remote: Arc<dyn Remote>, settings: HubSettings, tx: UnboundedSender<Msg>) -> Hub {
+    /// A hub whose messages reach `out` as `Msg::Cluster(settings.ix, ..)`. Needs a tokio
+    /// runtime (it starts the task that labels them).
+    pub fn new(remote: Arc<dyn Remote>, settings: HubSettings, out: UnboundedSender<Msg>) -> Hub {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Msg>();
+        let ix = settings.ix;
+        let forward = tokio::spawn(async move {
+            while let Some(m) = rx.recv().await {
+                if out.send(Msg::Cluster(ix, Box::new(m))).is_err() {
+                    break;
+                }
+            }
+        });
         Hub {
+            forward,
             tx,
             remote,
             s: Arc::new(settings),
@@ -83,6 +103,7 @@ impl Hub {
             pending: Flight::default(),
             reported: Arc::new(Mutex::new(None)),
             ticks: 0,
+            timer: None,
         }
     }
 
@@ -92,7 +113,9 @@ impl Hub {
 
     /// Starts the work `cmd` asks for. Commands for the event loop itself (quit, suspend,
     /// switching clusters, the refresh timer) are not the hub's and are ignored here.
-    pub fn run(&mut self, cmd: Cmd) {
+    pub fn run(&mut self, mut cmd: Cmd) {
+        // Workers see job ids as Slurm prints them; App labels them again on the way back.
+        cmd.for_each_id(&mut |id| id.set_cluster(0));
         match cmd {
             Cmd::PollQueue => self.refresh(Vec::new()),
             Cmd::PollWith { sacct } => self.refresh(sacct),
@@ -219,7 +242,13 @@ impl Hub {
                 self.s.timeout,
             ),
             Cmd::Notify(n) => crate::notify::deliver(&n, &self.s.notify),
-            Cmd::Quit | Cmd::Suspend | Cmd::SwitchCluster(_) | Cmd::SetPollInterval(_) => {}
+            Cmd::SetPollInterval(every) => {
+                // The next refresh comes one new interval from now.
+                if self.timer.is_some() {
+                    self.start_timer(tokio::time::Instant::now() + every, every);
+                }
+            }
+            Cmd::Quit | Cmd::Suspend | Cmd::AddCluster(_) => {}
         }
     }
 
@@ -280,6 +309,29 @@ impl Hub {
         }
     }
 
+    /// Asks for a refresh now and then every `every` (`Msg::PollDue`); the adaptive
+    /// interval moves it with `Cmd::SetPollInterval`.
+    pub fn start_refresh_timer(&mut self, every: Duration) {
+        self.start_timer(tokio::time::Instant::now(), every);
+    }
+
+    fn start_timer(&mut self, first: tokio::time::Instant, every: Duration) {
+        if let Some(t) = self.timer.take() {
+            t.abort();
+        }
+        let tx = self.tx.clone();
+        self.timer = Some(tokio::spawn(async move {
+            let mut iv = tokio::time::interval_at(first, every);
+            iv.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+            loop {
+                iv.tick().await;
+                if tx.send(Msg::PollDue).is_err() {
+                    return;
+                }
+            }
+        }));
+    }
+
     fn stop_tails(&mut self) {
         for t in self.tails.drain(..) {
             t.abort();
@@ -290,11 +342,15 @@ impl Hub {
     /// with the channel).
     pub fn stop(&mut self) {
         self.stop_tails();
+        if let Some(t) = self.timer.take() {
+            t.abort();
+        }
     }
 }
 
 impl Drop for Hub {
     fn drop(&mut self) {
-        self.stop_tails();
+        self.stop();
+        self.forward.abort();
     }
 }

@@ -8,8 +8,6 @@ use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::action::{Cmd, Msg};
-use crate::app::{App, LaunchContext};
-use crate::config::{Cluster, Loaded};
 use crate::launch::{facts, submit};
 use crate::registry::{Entry, Registry};
 use crate::remote::Remote;
@@ -17,35 +15,6 @@ use crate::slurm::model::{Job, JobDetail, JobId, JobState, SlurmDuration};
 
 /// How many of the newest registry launches are re-attached at start.
 pub const REATTACH_MAX: usize = 200;
-
-/// Fills the App's launch context from the config and the registry; returns the command
-/// that re-attaches this cluster's registry jobs.
-pub fn setup(app: &mut App, loaded: &Loaded, cluster: &Cluster) -> Vec<Cmd> {
-    let s = &cluster.settings;
-    let with = |spec: crate::launch::LaunchSpec| {
-        spec.with_cluster_defaults(s.partition.as_deref(), s.account.as_deref())
-    };
-    let templates = loaded
-        .config
-        .templates
-        .keys()
-        .filter_map(|name| {
-            crate::launch::spec::from_config(&loaded.config, Some(name))
-                .ok()
-                .map(|t| (name.clone(), with(t)))
-        })
-        .collect();
-    app.cluster.launch = LaunchContext {
-        defaults: with(loaded.config.launch.clone()),
-        templates,
-        last_used: Registry::open_default().load_last(),
-        results_root: s.results_root.clone(),
-        facts: None,
-        registry_jobs: Vec::new(),
-        reattaching: true,
-    };
-    vec![Cmd::LoadRegistryJobs(cluster.name.clone())]
-}
 
 /// Runs one launch command in the background; other commands are ignored.
 pub fn spawn(cmd: Cmd, remote: Arc<dyn Remote>, tx: UnboundedSender<Msg>, timeout: Duration) {
@@ -130,6 +99,7 @@ pub fn job_from_detail(d: &JobDetail) -> Option<Job> {
     let id = d.id.clone()?;
     Some(Job {
         id,
+        cluster: "".into(),
         array_job_id: d.array_job_id,
         array_task: d.array_task.clone(),
         name: d.name.clone(),

@@ -179,6 +179,7 @@ pub fn read_squeue(out: &str) -> Parsed<Job> {
         let problem = l.problem.take();
         let job = Job {
             id,
+            cluster: "".into(),
             array_job_id,
             array_task: r.opt(2),
             user: shared.get(r.str(3)),

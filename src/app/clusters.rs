@@ -1,0 +1,226 @@
+//! Several clusters in one dashboard. Each cluster's state is a `ClusterState`; the one a
+//! message is about is made active (`self.cluster`) while App handles it, so every handler
+//! works on one cluster without knowing there are others. The queue shows every cluster's
+//! rows; job ids carry their cluster's number, so the same id on two clusters is two rows.
+
+use std::borrow::Cow;
+
+use super::{App, ClusterState};
+use crate::action::{Cmd, Msg};
+use crate::slurm::model::Job;
+
+impl App {
+    /// Adds a cluster to the dashboard; its workers' messages come as `Msg::Cluster(n, ..)`
+    /// with the number returned.
+    pub fn add_cluster(&mut self, mut c: ClusterState) -> u16 {
+        let n = self.clusters().map(|c| c.ix).max().map_or(0, |m| m + 1);
+        c.ix = n;
+        self.parked.push(c);
+        // The rows already shown say which cluster they are on from now.
+        let names = self.cluster_names();
+        let mut jobs = self.queue.jobs().to_vec();
+        for j in &mut jobs {
+            if let Some(name) = names.get(usize::from(j.id.cluster())) {
+                j.cluster = shared_name(name);
+            }
+        }
+        self.queue.set_jobs(jobs);
+        self.queue.set_cluster_names(names);
+        n
+    }
+
+    /// Every cluster, in the order they were added.
+    pub fn clusters(&self) -> impl Iterator<Item = &ClusterState> {
+        let mut all: Vec<&ClusterState> = std::iter::once(&self.cluster)
+            .chain(self.parked.iter())
+            .collect();
+        all.sort_by_key(|c| c.ix);
+        all.into_iter()
+    }
+
+    /// The cluster numbered `ix`.
+    pub fn cluster_by_ix(&self, ix: u16) -> Option<&ClusterState> {
+        self.clusters().find(|c| c.ix == ix)
+    }
+
+    /// The names by number, for the queue's CLUSTER column (empty names for gaps).
+    fn cluster_names(&self) -> Vec<String> {
+        let mut names = Vec::new();
+        for c in self.clusters() {
+            let i = usize::from(c.ix);
+            if names.len() <= i {
+                names.resize(i + 1, String::new());
+            }
+            names[i] = c.name.clone();
+        }
+        names
+    }
+
+    /// Several clusters are shown.
+    pub fn multi(&self) -> bool {
+        !self.parked.is_empty()
+    }
+
+    /// Makes cluster `ix` the one handlers work on.
+    pub(super) fn activate(&mut self, ix: u16) {
+        if self.cluster.ix == ix {
+            return;
+        }
+        if let Some(i) = self.parked.iter().position(|c| c.ix == ix) {
+            std::mem::swap(&mut self.cluster, &mut self.parked[i]);
+        }
+    }
+
+    /// The cluster the screen is about: the selected job's, else the focused one.
+    pub fn view_cluster(&self) -> u16 {
+        self.queue
+            .selected_job()
+            .map(|j| j.id.cluster())
+            .unwrap_or(self.focus_cluster)
+    }
+
+    /// Focuses cluster `name` (the launch form and commands without a job go there).
+    pub fn focus_cluster_named(&mut self, name: &str) -> bool {
+        let Some(ix) = self.clusters().find(|c| c.name == name).map(|c| c.ix) else {
+            return false;
+        };
+        self.focus_cluster = ix;
+        if self
+            .queue
+            .selected_job()
+            .is_some_and(|j| j.id.cluster() != ix)
+        {
+            // Select the cluster's first row, so what follows (detail, keys) is about it.
+            if let Some(id) = self
+                .queue
+                .jobs()
+                .iter()
+                .find(|j| j.id.cluster() == ix)
+                .map(|j| j.id.clone())
+            {
+                self.queue.select_id(&id);
+            }
+        }
+        self.activate(self.view_cluster());
+        true
+    }
+
+    /// Handles `msg` and says which cluster's workers each command is for: the cluster of
+    /// the jobs it names, else the cluster the message was about. A log tail goes to every
+    /// cluster (each keeps the targets on it and stops the rest).
+    pub fn handle(&mut self, msg: Msg) -> Vec<(u16, Cmd)> {
+        let mut out = Vec::new();
+        match msg {
+            Msg::Tick(at) if self.multi() => {
+                let all: Vec<u16> = self.clusters().map(|c| c.ix).collect();
+                for ix in all {
+                    self.activate(ix);
+                    let cmds = self.update(Msg::Tick(at));
+                    self.route(ix, cmds, &mut out);
+                }
+            }
+            Msg::Cluster(ix, m) => {
+                let cmds = self.update(Msg::Cluster(ix, m));
+                self.route(ix, cmds, &mut out);
+            }
+            other => {
+                let ix = self.view_cluster();
+                self.activate(ix);
+                let cmds = self.update(other);
+                // A key may have moved the selection to another cluster's job: the
+                // commands without job ids belong to the cluster it was about.
+                self.route(ix, cmds, &mut out);
+            }
+        }
+        self.activate(self.view_cluster());
+        self.mark_stale();
+        out
+    }
+
+    /// With several clusters, the rows of one that could not be refreshed (or lost its
+    /// connection) are marked as out of date; the status bar says why.
+    fn mark_stale(&mut self) {
+        let stale = if self.multi() {
+            self.clusters()
+                .filter(|c| {
+                    c.status.last_error.is_some()
+                        || matches!(
+                            c.status.conn,
+                            crate::payload::ConnState::Reconnecting { .. }
+                                | crate::payload::ConnState::Failed { .. }
+                                | crate::payload::ConnState::LoginNeeded { .. }
+                        )
+                })
+                .map(|c| c.ix)
+                .collect()
+        } else {
+            Default::default()
+        };
+        self.queue.set_stale(stale);
+    }
+
+    pub(super) fn route(&self, about: u16, cmds: Vec<Cmd>, out: &mut Vec<(u16, Cmd)>) {
+        for mut cmd in cmds {
+            if let Cmd::Tail(targets) = &cmd {
+                for c in self.clusters() {
+                    let mine = targets
+                        .iter()
+                        .filter(|(id, ..)| id.cluster() == c.ix)
+                        .cloned()
+                        .collect();
+                    out.push((c.ix, Cmd::Tail(mine)));
+                }
+                continue;
+            }
+            let ix = cmd.cluster_of_ids().unwrap_or(about);
+            out.push((ix, cmd));
+        }
+    }
+
+    /// The active cluster's rows (all rows when there is one cluster).
+    pub(super) fn own_jobs(&self) -> Cow<'_, [Job]> {
+        jobs_of(&self.queue, self.multi().then_some(self.cluster.ix))
+    }
+
+    /// Replaces the active cluster's rows, keeping the other clusters'.
+    pub(super) fn set_own_jobs(&mut self, jobs: Vec<Job>) {
+        if !self.multi() {
+            self.queue.set_jobs(jobs);
+            return;
+        }
+        let ix = self.cluster.ix;
+        let mut all: Vec<Job> = self
+            .queue
+            .jobs()
+            .iter()
+            .filter(|j| j.id.cluster() != ix)
+            .cloned()
+            .collect();
+        // Each cluster's rows stay together, in the order the clusters were added.
+        let at = all
+            .iter()
+            .position(|j| j.id.cluster() > ix)
+            .unwrap_or(all.len());
+        all.splice(at..at, jobs);
+        self.queue.set_jobs(all);
+    }
+}
+
+/// The rows of cluster `ix`, or all of them (borrowed, without a copy) for `None`.
+pub(super) fn jobs_of(queue: &crate::queue::QueueView, ix: Option<u16>) -> Cow<'_, [Job]> {
+    match ix {
+        None => Cow::Borrowed(queue.jobs()),
+        Some(ix) => Cow::Owned(
+            queue
+                .jobs()
+                .iter()
+                .filter(|j| j.id.cluster() == ix)
+                .cloned()
+                .collect(),
+        ),
+    }
+}
+
+pub(super) fn shared_name(name: &str) -> crate::slurm::shared::SharedStr {
+    crate::slurm::shared::SharedStr::from(name)
+}

@@ -1,0 +1,215 @@
+//! Several clusters in one dashboard, over real SSH to two dev clusters of different Slurm
+//! versions (the selected one and another that is up), plus one whose login host refuses.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::tmux::{rand_suffix, Tmux};
+use common::{dev_slurm, shared_dev_dir, slurmdash_with, text};
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// The client directory of Slurm version `v` (as `dev_dir` for the selected one).
+fn dir_of(v: &str) -> PathBuf {
+    let base = shared_dev_dir();
+    let d = if v == "22.05" { base } else { base.join(v) };
+    assert!(
+        d.join("slurmdash.toml").is_file(),
+        "this test needs a second dev cluster: run `scripts/dev-cluster up --slurm {v}` ({} is missing)",
+        d.display()
+    );
+    d
+}
+
+/// The other version this test pairs with the selected one.
+fn other_version() -> String {
+    if dev_slurm() == "26.05" {
+        "22.05"
+    } else {
+        "26.05"
+    }
+    .to_string()
+}
+
+/// `sbatch` on version `v`'s cluster; returns the job id.
+fn submit(v: &str, name: &str) -> u64 {
+    let cfg = dir_of(v).join("ssh/config");
+    let out = Command::new("ssh")
+        .arg("-F")
+        .arg(&cfg)
+        .args([
+            "slurmdash-dev",
+            "sbatch",
+            "--parsable",
+            "-p",
+            "short",
+            "-t",
+            "5",
+        ])
+        .args(["-J", name, "--wrap='sleep 300'"])
+        .output()
+        .expect("ssh sbatch");
+    assert!(out.status.success(), "sbatch on {v}: {}", text(&out.stderr));
+    text(&out.stdout)
+        .trim()
+        .split(';')
+        .next()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("sbatch printed {:?}", text(&out.stdout)))
+}
+
+/// What Slurm says of job `id` on version `v`'s cluster (`sacct` state, `CANCELLED by 1000`
+/// cut to its first word).
+fn state(v: &str, id: u64) -> String {
+    let cfg = dir_of(v).join("ssh/config");
+    let out = Command::new("ssh")
+        .arg("-F")
+        .arg(&cfg)
+        .args([
+            "slurmdash-dev",
+            "sacct",
+            "-n",
+            "-X",
+            "-P",
+            "-o",
+            "State",
+            "-j",
+        ])
+        .arg(id.to_string())
+        .output()
+        .expect("ssh sacct");
+    text(&out.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .to_string()
+}
+
+fn scancel(v: &str, id: u64) {
+    let cfg = dir_of(v).join("ssh/config");
+    let _ = Command::new("ssh")
+        .arg("-F")
+        .arg(&cfg)
+        .args(["slurmdash-dev", "scancel"])
+        .arg(id.to_string())
+        .status();
+}
+
+/// A config with the two dev clusters as `alpha` (selected version) and `beta` (the other),
+/// and `gamma`, whose login host refuses connections.
+fn config(dir: &Path, alpha: &str, beta: &str) -> PathBuf {
+    let mut cfg = String::from("default_cluster = \"alpha\"\n");
+    for (name, v) in [("alpha", alpha), ("beta", beta)] {
+        let src = std::fs::read_to_string(dir_of(v).join("slurmdash.toml")).expect("dev config");
+        let table = src
+            .split_once("[clusters.dev]")
+            .map(|(_, t)| t)
+            .expect("a [clusters.dev] table");
+        cfg.push_str(&format!(
+            "\n[clusters.{name}]{table}poll_interval_secs = 2\n"
+        ));
+    }
+    cfg.push_str(
+        "\n[clusters.gamma]\nhosts = [\"127.0.0.1\"]\nport = 9\nconnect_timeout_secs = 2\npoll_interval_secs = 2\n",
+    );
+    let p = dir.join("slurmdash.toml");
+    std::fs::write(&p, cfg).expect("write config");
+    p
+}
+
+/// The queue row of job `id` shown for cluster `cluster`.
+fn row_of<'a>(screen: &'a str, id: u64, cluster: &str) -> Option<&'a str> {
+    let id = id.to_string();
+    screen.lines().find(|l| {
+        let mut w = l.trim_start_matches(['│', ' ']).split_whitespace();
+        w.next() == Some(id.as_str()) && w.next() == Some(cluster)
+    })
+}
+
+#[test]
+fn one_dashboard_shows_two_clusters_acts_on_the_right_one_and_a_dead_one_holds_up_nothing() {
+    let (alpha, beta) = (dev_slurm(), other_version());
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let cfg = config(tmp.path(), &alpha, &beta);
+    let tag = rand_suffix();
+    let a_job = submit(&alpha, &format!("mc-a-{tag}"));
+    let b_job = submit(&beta, &format!("mc-b-{tag}"));
+
+    // The CLI first: one JSON list from both, each row naming its cluster.
+    let out = slurmdash_with(&cfg, &["--cluster", "alpha,beta", "jobs", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("json");
+    let cluster_of = |id: u64| {
+        rows.iter()
+            .filter(|r| r["id"].as_str() == Some(id.to_string().as_str()))
+            .map(|r| r["cluster"].as_str().unwrap_or("").to_string())
+            .collect::<Vec<_>>()
+    };
+    assert!(cluster_of(a_job).contains(&"alpha".to_string()), "{rows:?}");
+    assert!(cluster_of(b_job).contains(&"beta".to_string()), "{rows:?}");
+    // A cluster that cannot be reached is named on stderr; the others are still listed.
+    let out = slurmdash_with(&cfg, &["--cluster", "alpha,gamma", "jobs"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("cluster `gamma`"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        text(&out.stdout).contains(&format!("mc-a-{tag}")),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(
+        text(&out.stdout).starts_with("CLUSTER"),
+        "{}",
+        text(&out.stdout)
+    );
+
+    // The dashboard on all three.
+    let started = Instant::now();
+    let t = Tmux::start(&cfg, &["--cluster", "alpha,beta,gamma"]);
+    let s = t.wait("both clusters' jobs in one queue", LIMIT, |s| {
+        row_of(s, a_job, "alpha").is_some() && row_of(s, b_job, "beta").is_some()
+    });
+    let took = started.elapsed();
+    assert!(s.contains("CLUSTER"), "{s}");
+    println!("both clusters' rows on screen {took:?} after start, with gamma refusing");
+    let s = t.wait("gamma's trouble on the status bar", LIMIT, |s| {
+        let status: Vec<&str> = s.lines().rev().take(2).collect();
+        status
+            .iter()
+            .any(|l| l.contains(" gamma ") && !l.contains(" gamma no jobs"))
+    });
+    let status: Vec<&str> = s.lines().rev().take(2).collect();
+    assert!(status[1].contains(" alpha "), "{s}");
+    assert!(status[1].contains(" beta "), "{s}");
+
+    // Filter to beta's job by its cluster's name, then cancel it: only beta's job goes.
+    t.keys(&["/", &format!("mc-b-{tag}"), "Enter"]);
+    t.wait("only beta's job left in the filter", LIMIT, |s| {
+        row_of(s, b_job, "beta").is_some() && row_of(s, a_job, "alpha").is_none()
+    });
+    t.keys(&["D"]);
+    let deadline = Instant::now() + LIMIT;
+    while state(&beta, b_job) != "CANCELLED" {
+        assert!(
+            Instant::now() < deadline,
+            "beta's job {b_job} was not cancelled: {}\n{}",
+            state(&beta, b_job),
+            t.screen()
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let a_state = state(&alpha, a_job);
+    assert!(
+        a_state == "RUNNING" || a_state == "PENDING",
+        "alpha's job untouched: {a_state}"
+    );
+    t.keys(&["q"]);
+    t.wait("the dashboard exits", LIMIT, |s| s.contains("EXITED:0"));
+    scancel(&alpha, a_job);
+}
