@@ -71,8 +71,15 @@ impl App {
         }
     }
 
-    /// The cluster the screen is about: the selected job's, else the focused one.
+    /// The cluster the screen is about: the one of an open launch or edit form, else the
+    /// selected job's, else the focused one.
     pub fn view_cluster(&self) -> u16 {
+        if let Some(f) = &self.form {
+            return f.cluster;
+        }
+        if let Some(e) = &self.edit {
+            return e.id.cluster();
+        }
         self.queue
             .selected_job()
             .map(|j| j.id.cluster())

@@ -189,3 +189,20 @@ fn cluster_command_focuses_a_shown_cluster_and_adds_another() {
         "{cmds:?}"
     );
 }
+
+#[test]
+fn the_launch_form_stays_on_the_cluster_it_was_opened_for() {
+    let mut a = two();
+    select(&mut a, 1, "248");
+    let cmds = a.handle(key('n'));
+    assert!(cmds.contains(&(1, Cmd::FetchLaunchFacts)), "{cmds:?}");
+    // Another cluster's refresh arrives and the selection moves to dev's rows.
+    a.handle(Msg::Cluster(
+        0,
+        Box::new(Msg::queue(Ok(jobs()), now(), Duration::from_millis(5))),
+    ));
+    a.queue.select_id(&"237".parse::<JobId>().expect("id"));
+    a.handle(Msg::Resize(120, 40));
+    assert_eq!(a.view_cluster(), 1);
+    assert_eq!(a.cluster.name, "polar", "the form's keys work on polar");
+}

@@ -74,6 +74,8 @@ pub enum Busy {
 
 #[derive(Debug, Clone)]
 pub struct FormState {
+    /// The cluster the job is launched on (the dashboard's number for it).
+    pub cluster: u16,
     pub spec: LaunchSpec,
     pub choices: Vec<String>,
     pub choice: usize,
@@ -167,6 +169,7 @@ impl App {
         let choices = self.cluster.launch.choices();
         let spec = choices.first().map(|c| c.1.clone()).unwrap_or_default();
         let mut form = FormState {
+            cluster: self.cluster.ix,
             spec,
             choices: choices.into_iter().map(|c| c.0).collect(),
             choice: 0,
