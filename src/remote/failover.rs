@@ -3,6 +3,8 @@
 use std::future::Future;
 use std::time::Duration;
 
+use futures_util::stream::{FuturesUnordered, StreamExt};
+
 /// The longest wait between two reconnect attempts. A login node that comes back is noticed
 /// within this plus one connection attempt (under 5 s with a refused or quick host), however
 /// long it was gone; a refused attempt costs the node almost nothing.
@@ -40,9 +42,9 @@ pub struct Attempt {
     pub took: Duration,
 }
 
-/// Tries `connect` on each host in order and returns the first success with its index, or
-/// every failure. Hosts are always tried in the configured order: the first one is the
-/// preferred login node, and a failed one is retried on the next round.
+/// Tries `connect` on each host in order, one after the other, and returns the first success
+/// with its index, or every failure. Each round starts again from the first host: a failed
+/// one is retried on the next round.
 pub async fn try_in_order<T, F, Fut>(
     hosts: &[String],
     mut connect: F,
@@ -64,6 +66,76 @@ where
         }
     }
     Err(failed)
+}
+
+/// How long a host that has not answered yet keeps the next one waiting: past this, the next
+/// host is started beside it and the first to connect wins.
+pub const HEAD_START: Duration = Duration::from_secs(1);
+
+/// Tries `connect` on the hosts in order, without letting one that does not answer hold up
+/// the others: each attempt gets `head_start` before the next host starts beside it (at once
+/// if it fails sooner, as a refused host does). The first success wins and the attempts still
+/// running are dropped, which cancels them (their `ssh` children are killed on drop). Returns
+/// the winner's index with its value and the failures so far, or every failure in host order.
+pub async fn try_staggered<T, F, Fut>(
+    hosts: &[String],
+    head_start: Duration,
+    mut connect: F,
+) -> Result<(usize, T, Vec<Attempt>), Vec<Attempt>>
+where
+    F: FnMut(usize, String) -> Fut,
+    Fut: Future<Output = Result<T, String>>,
+{
+    use tokio::time::Instant;
+    let mut running = FuturesUnordered::new();
+    let mut failed: Vec<(usize, Attempt)> = Vec::new();
+    let mut next = 0;
+    // When the most recently started host's head start ends.
+    let mut due = Instant::now();
+    loop {
+        if next < hosts.len() && (running.is_empty() || Instant::now() >= due) {
+            let (i, host) = (next, hosts[next].clone());
+            let t0 = Instant::now();
+            let fut = connect(i, host);
+            running.push(async move { (i, t0, fut.await) });
+            next += 1;
+            due = t0 + head_start;
+            continue;
+        }
+        let Some(more) = (if next < hosts.len() {
+            tokio::select! {
+                r = running.next() => r,
+                _ = tokio::time::sleep_until(due) => continue,
+            }
+        } else {
+            running.next().await
+        }) else {
+            break;
+        };
+        let (i, t0, result) = more;
+        match result {
+            Ok(v) => {
+                failed.sort_by_key(|(i, _)| *i);
+                return Ok((i, v, failed.into_iter().map(|(_, a)| a).collect()));
+            }
+            Err(error) => {
+                failed.push((
+                    i,
+                    Attempt {
+                        host: hosts[i].clone(),
+                        error,
+                        took: t0.elapsed(),
+                    },
+                ));
+                // The newest attempt failed before its head start ended: the next goes now.
+                if i + 1 == next {
+                    due = Instant::now();
+                }
+            }
+        }
+    }
+    failed.sort_by_key(|(i, _)| *i);
+    Err(failed.into_iter().map(|(_, a)| a).collect())
 }
 
 /// One line per failed host, for error messages.
@@ -133,5 +205,163 @@ mod tests {
             failed.iter().map(|a| a.host.as_str()).collect::<Vec<_>>(),
             ["a", "b"]
         );
+    }
+
+    /// A fake login host for the staggered failover, by name: `refused` fails at once,
+    /// `silent` never answers, `ok:MS` connects after MS milliseconds, `fail:MS` fails then.
+    async fn fake_host(name: String, log: Arc<Mutex<Log>>) -> Result<String, String> {
+        let t0 = tokio::time::Instant::now();
+        log.lock().expect("log").started.push((name.clone(), t0));
+        let guard = Unfinished(name.clone(), log);
+        let (kind, ms) = name.split_once(':').unwrap_or((name.as_str(), "0"));
+        let wait = Duration::from_millis(ms.parse().expect("ms"));
+        let r = match kind {
+            "refused" => Err(format!("{name}: Connection refused")),
+            "silent" => {
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+                Err("timed out".into())
+            }
+            "ok" => {
+                tokio::time::sleep(wait).await;
+                Ok(name.clone())
+            }
+            _ => {
+                tokio::time::sleep(wait).await;
+                Err(format!("{name} failed"))
+            }
+        };
+        std::mem::forget(guard);
+        r
+    }
+
+    #[derive(Default)]
+    struct Log {
+        started: Vec<(String, tokio::time::Instant)>,
+        /// Attempts dropped before they finished (cancelled).
+        cancelled: Vec<String>,
+    }
+
+    struct Unfinished(String, Arc<Mutex<Log>>);
+    impl Drop for Unfinished {
+        fn drop(&mut self) {
+            self.1.lock().expect("log").cancelled.push(self.0.clone());
+        }
+    }
+
+    use std::sync::{Arc, Mutex};
+
+    /// Runs the staggered failover over fake hosts; returns the result, when each host
+    /// started (ms after the start), which were cancelled, and how long it all took (ms).
+    async fn race(
+        names: &[&str],
+    ) -> (
+        Result<(usize, String, Vec<Attempt>), Vec<Attempt>>,
+        Vec<(String, u128)>,
+        Vec<String>,
+        u128,
+    ) {
+        let hosts: Vec<String> = names.iter().map(|s| s.to_string()).collect();
+        let log = Arc::new(Mutex::new(Log::default()));
+        let t0 = tokio::time::Instant::now();
+        let r = try_staggered(&hosts, HEAD_START, |_, h| fake_host(h, log.clone())).await;
+        let took = t0.elapsed().as_millis();
+        let log = log.lock().expect("log");
+        let started = log
+            .started
+            .iter()
+            .map(|(n, t)| (n.clone(), (*t - t0).as_millis()))
+            .collect();
+        (r, started, log.cancelled.clone(), took)
+    }
+
+    fn at(v: &[(&str, u128)]) -> Vec<(String, u128)> {
+        v.iter().map(|(n, t)| (n.to_string(), *t)).collect()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_silent_host_costs_its_head_start_not_the_connect_timeout() {
+        let (r, started, cancelled, took) = race(&["silent", "ok:300"]).await;
+        let (idx, v, failed) = r.expect("the second host connects");
+        assert_eq!((idx, v.as_str()), (1, "ok:300"));
+        assert!(failed.is_empty(), "{failed:?}");
+        assert_eq!(started, at(&[("silent", 0), ("ok:300", 1000)]));
+        assert_eq!(took, 1300);
+        // The silent attempt did not linger: it was dropped when the other won.
+        assert_eq!(cancelled, ["silent"]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn refused_hosts_are_skipped_at_once() {
+        let (r, started, cancelled, took) = race(&["refused", "refused", "ok:200"]).await;
+        let (idx, _, failed) = r.expect("third connects");
+        assert_eq!(idx, 2);
+        assert_eq!(
+            started,
+            at(&[("refused", 0), ("refused", 0), ("ok:200", 0)])
+        );
+        assert_eq!(took, 200);
+        assert_eq!(failed.len(), 2);
+        assert!(cancelled.is_empty(), "{cancelled:?}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_quick_first_host_wins_alone() {
+        let (r, started, _, took) = race(&["ok:400", "ok:10", "silent"]).await;
+        assert_eq!(r.expect("first").0, 0);
+        assert_eq!(started, at(&[("ok:400", 0)]), "the others never started");
+        assert_eq!(took, 400);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_first_to_connect_wins_and_the_slower_is_cancelled() {
+        // The first host answers after 2.5 s, the second (started at 1 s) after 0.5 s more.
+        let (r, started, cancelled, took) = race(&["ok:2500", "ok:500"]).await;
+        assert_eq!(r.expect("one connects").0, 1);
+        assert_eq!(started, at(&[("ok:2500", 0), ("ok:500", 1000)]));
+        assert_eq!(took, 1500);
+        assert_eq!(cancelled, ["ok:2500"]);
+        // Still slower than the first: the first wins once it answers.
+        let (r, _, cancelled, took) = race(&["ok:1200", "ok:800"]).await;
+        assert_eq!(r.expect("one connects").0, 0);
+        assert_eq!(took, 1200);
+        assert_eq!(cancelled, ["ok:800"]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn silent_hosts_start_one_head_start_apart_and_a_late_failure_does_not_hurry_them() {
+        // Host 1 fails at 1.2 s, during its own head start: host 2 starts then, not at 2 s.
+        let (r, started, _, _) = race(&["silent", "fail:200", "silent", "ok:100"]).await;
+        assert_eq!(r.expect("last connects").0, 3);
+        assert_eq!(
+            started,
+            at(&[
+                ("silent", 0),
+                ("fail:200", 1000),
+                ("silent", 1200),
+                ("ok:100", 2200)
+            ])
+        );
+        // The first host failing late (at 1.5 s) does not start host 2 before host 1 had its
+        // head start (until 2 s).
+        let (r, started, _, _) = race(&["fail:1500", "silent", "ok:100"]).await;
+        assert_eq!(r.expect("last connects").0, 2);
+        assert_eq!(
+            started,
+            at(&[("fail:1500", 0), ("silent", 1000), ("ok:100", 2000)])
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn every_failure_is_reported_in_host_order() {
+        let (r, _, cancelled, took) = race(&["fail:3000", "refused", "fail:100"]).await;
+        let failed = r.expect_err("all fail");
+        let hosts: Vec<&str> = failed.iter().map(|a| a.host.as_str()).collect();
+        assert_eq!(hosts, ["fail:3000", "refused", "fail:100"]);
+        assert_eq!(failed[0].took, Duration::from_millis(3000));
+        assert_eq!(took, 3000);
+        assert!(cancelled.is_empty());
+        let none: Result<(usize, (), _), _> =
+            try_staggered(&[], HEAD_START, |_, _| async { Ok(()) }).await;
+        assert!(none.expect_err("no hosts").is_empty());
     }
 }

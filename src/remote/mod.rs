@@ -16,7 +16,9 @@ pub mod stream;
 pub use crate::payload::{ConnState, RemoteStats};
 use std::time::Duration;
 
-pub use failover::{backoff_delay, parse_host_list, try_in_order, Attempt, BACKOFF_CAP};
+pub use failover::{
+    backoff_delay, parse_host_list, try_in_order, try_staggered, Attempt, BACKOFF_CAP, HEAD_START,
+};
 pub use fake::FakeRemote;
 pub use local::LocalRemote;
 pub use master::{
