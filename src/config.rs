@@ -75,6 +75,9 @@ pub struct ClusterConfig {
     pub poll_interval_secs: u64,
     pub connect_timeout_secs: u64,
     pub command_timeout_secs: u64,
+    /// How long the cluster's SSH master stays open after the last slurmdash using it exits,
+    /// for the next command to reuse; 0: it is closed when slurmdash exits.
+    pub persist_secs: u64,
     /// Refuse every action that changes jobs (also `--read-only`).
     pub read_only: bool,
     /// The adaptive refresh never goes faster than this (a job starting, ending, changing)…
@@ -100,6 +103,7 @@ impl Default for ClusterConfig {
             poll_interval_secs: 5,
             connect_timeout_secs: 10,
             command_timeout_secs: 30,
+            persist_secs: 600,
             read_only: false,
             poll_min_secs: 2,
             poll_max_secs: 30,
@@ -127,6 +131,9 @@ impl ClusterConfig {
     }
     pub fn command_timeout(&self) -> Duration {
         Duration::from_secs(self.command_timeout_secs)
+    }
+    pub fn persist(&self) -> Duration {
+        Duration::from_secs(self.persist_secs)
     }
     /// (usual, fastest, slowest) refresh intervals.
     pub fn poll_bounds(&self) -> (Duration, Duration, Duration) {
@@ -476,6 +483,17 @@ fn validate(config: &Config, path: &Path) -> Result<(), ConfigError> {
                 ));
             }
         }
+        // 0 is meaningful here: the master closes with slurmdash.
+        if c.persist_secs > DAY_SECS {
+            return Err(invalid(
+                key("persist_secs"),
+                &format!(
+                    "must be at most {DAY_SECS} ({}), not {}",
+                    human_secs(DAY_SECS),
+                    c.persist_secs
+                ),
+            ));
+        }
         if c.poll_max_secs < c.poll_min_secs {
             return Err(invalid(
                 key("poll_max_secs"),
@@ -516,6 +534,16 @@ mod tests {
     }
 
     #[test]
+    fn persist_secs_defaults_to_ten_minutes_and_zero_is_allowed() {
+        let cfg = parse("[clusters.a]\nhosts=['h']\n", &p()).expect("parses");
+        assert_eq!(cfg.clusters["a"].persist(), Duration::from_secs(600));
+        let cfg = parse("[clusters.a]\nhosts=['h']\npersist_secs = 0\n", &p()).expect("parses");
+        assert_eq!(cfg.clusters["a"].persist_secs, 0);
+        let example = parse(EXAMPLE, Path::new("config.example.toml")).expect("example parses");
+        assert_eq!(example.clusters["polar"].persist_secs, 600);
+    }
+
+    #[test]
     fn unknown_key_names_the_file_and_the_key() {
         let err = parse("[clusters.a]\nhosts=['x']\nhostz = 1\n", &p()).unwrap_err();
         let msg = err.to_string();
@@ -544,6 +572,14 @@ mod tests {
         assert!(err.to_string().contains("`default_cluster`"));
         let err = parse("[clusters.a]\nhosts=['h']\nresults_root='results'\n", &p()).unwrap_err();
         assert!(err.to_string().contains("clusters.a.results_root"));
+        let err = parse("[clusters.a]\nhosts=['h']\npersist_secs = 90000\n", &p()).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("key `clusters.a.persist_secs`: must be at most 86400"),
+            "{err}"
+        );
+        let err = parse("[clusters.a]\nhosts=['h']\npersist_secs = -1\n", &p()).unwrap_err();
+        assert!(err.to_string().contains("persist_secs"), "{err}");
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Every way out of the dashboard cleans up like `q`: the terminal is restored, the SSH
-//! master slurmdash started is gone (and with it its session on the login node), and its
-//! private /tmp/sd-* directory is removed. The real binary in tmux, on the dev cluster.
+//! master is gone with `persist_secs = 0` (and with it its session on the login node), with
+//! `persist_secs > 0` only the one shared master is left, and no temporary directory is left
+//! in /tmp. The real binary in tmux, on the dev cluster, each test with a runtime directory
+//! of its own (`XDG_RUNTIME_DIR`), so the masters it looks at are its slurmdash's alone.
 
 mod common;
 
@@ -9,7 +11,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::tmux::Tmux;
-use common::{dev_config, text};
+use common::{dev_config, dev_config_persist, master_pid, text, RuntimeDir};
 
 const LIMIT: Duration = Duration::from_secs(30);
 
@@ -73,23 +75,8 @@ fn sd_prefix(pid: u32) -> String {
     format!("sd-{pid}-")
 }
 
-/// ssh processes whose command line names a socket in slurmdash's private directory.
-fn masters_of(pid: u32) -> Vec<u32> {
-    let needle = std::env::temp_dir().join(sd_prefix(pid));
-    let needle = needle.to_string_lossy().into_owned();
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|p| {
-            let cmd = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
-            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-            cmd.starts_with("ssh ") && cmd.contains(&needle) && alive(*p)
-        })
-        .collect()
-}
-
+/// Temporary directories of slurmdash process `pid` in /tmp (for its askpass state, or the
+/// sockets of masters that are its own).
 fn sd_dirs(pid: u32) -> Vec<PathBuf> {
     let prefix = sd_prefix(pid);
     std::fs::read_dir(std::env::temp_dir())
@@ -110,18 +97,26 @@ fn wait_until(what: &str, f: impl Fn() -> bool) {
     }
 }
 
-/// Starts the dashboard, waits for its first refresh and its master, and returns the pid.
-fn started(env: &[(&str, &str)]) -> (Tmux, u32) {
-    let t = Tmux::start_with(&dev_config(), &[], env);
+/// Starts the dashboard (`persist_secs = 0`) with its own runtime directory, waits for its
+/// master, and returns the pid.
+fn started(env: &[(&str, &str)]) -> (Tmux, u32, RuntimeDir) {
+    let rt = RuntimeDir::new();
+    let xdg = rt.env();
+    let mut env = env.to_vec();
+    env.push(("XDG_RUNTIME_DIR", &xdg));
+    let t = Tmux::start_with(&dev_config(), &[], &env);
     let pid = slurmdash_pid(&t);
-    wait_until("slurmdash's own ssh master", || !masters_of(pid).is_empty());
-    assert!(!sd_dirs(pid).is_empty(), "no /tmp/sd-{pid}-* directory");
-    (t, pid)
+    wait_until("slurmdash's ssh master", || !rt.masters().is_empty());
+    (t, pid, rt)
 }
 
-fn assert_cleaned_up(pid: u32) {
+/// slurmdash has exited, its master is gone (`persist_secs = 0`: a second after the last
+/// slurmdash using it lets go) with its socket, and nothing is left in /tmp.
+fn assert_cleaned_up(pid: u32, rt: &RuntimeDir) {
     wait_until("slurmdash exits", || !alive(pid));
-    wait_until("its ssh master is gone", || masters_of(pid).is_empty());
+    wait_until("its ssh master is gone", || {
+        rt.masters().is_empty() && rt.sockets().is_empty()
+    });
     assert!(
         sd_dirs(pid).is_empty(),
         "temporary directories left: {:?}",
@@ -145,7 +140,7 @@ fn signal(pid: u32, sig: &str) {
 
 #[test]
 fn closing_the_terminal_window_sighup_closes_the_master_and_removes_temp_files() {
-    let (t, pid) = started(&[]);
+    let (t, pid, rt) = started(&[]);
     connected(&t);
     // The window goes away: tmux hangs up on everything in the pane.
     let ok = t
@@ -154,16 +149,16 @@ fn closing_the_terminal_window_sighup_closes_the_master_and_removes_temp_files()
         .status()
         .expect("tmux kill-session");
     assert!(ok.success());
-    assert_cleaned_up(pid);
+    assert_cleaned_up(pid, &rt);
 }
 
 #[test]
 fn sigterm_and_sigint_restore_the_terminal_and_clean_up() {
     for sig in ["-TERM", "-INT"] {
-        let (t, pid) = started(&[]);
+        let (t, pid, rt) = started(&[]);
         connected(&t);
         signal(pid, sig);
-        assert_cleaned_up(pid);
+        assert_cleaned_up(pid, &rt);
         let s = t.wait("the shell back", LIMIT, |s| s.contains("EXITED:"));
         assert!(s.contains("EXITED:0"), "{sig}: {s}");
         assert!(
@@ -175,12 +170,12 @@ fn sigterm_and_sigint_restore_the_terminal_and_clean_up() {
 
 #[test]
 fn a_panic_in_a_worker_stops_the_dashboard_and_cleans_up() {
-    let (t, pid) = started(&[
+    let (t, pid, rt) = started(&[
         ("SLURMDASH_TEST_PANIC", "worker"),
         ("RUST_BACKTRACE", "0"),
         ("RUST_LIB_BACKTRACE", "0"),
     ]);
-    assert_cleaned_up(pid);
+    assert_cleaned_up(pid, &rt);
     let s = t.wait("the shell back", LIMIT, |s| s.contains("EXITED:"));
     assert!(s.contains("EXITED:1"), "{s}");
     assert!(s.contains("deliberate panic in the queue worker"), "{s}");
@@ -216,7 +211,9 @@ async fn an_interrupted_logs_follow_closes_its_master_and_removes_temp_files() {
     )
     .await;
     for (sig, code) in [("-INT", 130), ("-HUP", 129)] {
+        let rt = RuntimeDir::new();
         let child = std::process::Command::new(env!("CARGO_BIN_EXE_slurmdash"))
+            .env("XDG_RUNTIME_DIR", rt.env())
             .arg("--config")
             .arg(dev_config())
             .args(["logs", &job.to_string(), "--follow"])
@@ -226,7 +223,7 @@ async fn an_interrupted_logs_follow_closes_its_master_and_removes_temp_files() {
             .spawn()
             .expect("run slurmdash logs");
         let pid = child.id();
-        wait_until("the follower's ssh master", || !masters_of(pid).is_empty());
+        wait_until("the follower's ssh master", || !rt.masters().is_empty());
         signal(pid, sig);
         let out = child.wait_with_output().expect("wait");
         assert_eq!(
@@ -240,9 +237,30 @@ async fn an_interrupted_logs_follow_closes_its_master_and_removes_temp_files() {
             "{sig}: {}",
             text(&out.stderr)
         );
-        wait_until("its ssh master is gone", || masters_of(pid).is_empty());
+        wait_until("its ssh master is gone", || rt.masters().is_empty());
         assert!(sd_dirs(pid).is_empty(), "{sig}: {:?}", sd_dirs(pid));
     }
     let _ = common::run(&r, &["scancel", &job.to_string()]).await;
     let _ = common::run(&r, &["rm", "-rf", &dir]).await;
+}
+
+/// With `persist_secs > 0` the way out is as clean, except that the one shared master is
+/// left for the next command (the test's runtime directory ends it afterwards).
+#[test]
+fn with_persist_secs_the_one_shared_master_is_left_and_nothing_else() {
+    let rt = RuntimeDir::new();
+    let xdg = rt.env();
+    let t = Tmux::start_with(&dev_config_persist(600), &[], &[("XDG_RUNTIME_DIR", &xdg)]);
+    let pid = slurmdash_pid(&t);
+    connected(&t);
+    let socks = rt.sockets();
+    assert_eq!(socks.len(), 1, "{socks:?}");
+    let master = master_pid(&socks[0]).expect("the shared master");
+    t.keys(&["q"]);
+    wait_until("slurmdash exits", || !alive(pid));
+    let s = t.wait("the shell back", LIMIT, |s| s.contains("EXITED:"));
+    assert!(s.contains("EXITED:0"), "{s}");
+    assert_eq!(rt.masters(), [master], "other masters were left, or none");
+    assert_eq!(rt.sockets(), socks);
+    assert!(sd_dirs(pid).is_empty(), "{:?}", sd_dirs(pid));
 }

@@ -1,6 +1,8 @@
 //! A login node that asks for a key and then a one-time code (the dev cluster's 2FA sshd on
 //! 127.0.0.1:22099, PAM with TOTP), driven through the real binary in tmux with real codes
-//! from oathtool. Each test uses its own control socket, so none reuses another's login.
+//! from oathtool. The login's master sits at the cluster's stable socket in the runtime
+//! directory, which every slurmdash shares; each test has a runtime directory of its own
+//! (`XDG_RUNTIME_DIR`), so none reuses another's login, and ends its masters when it ends.
 
 mod common;
 
@@ -9,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::tmux::Tmux;
-use common::{shared_dev_dir, text};
+use common::{master_exit, shared_dev_dir, text, RuntimeDir};
 
 const LIMIT: Duration = Duration::from_secs(40);
 const PROMPT: &str = "Verification code:";
@@ -45,30 +47,20 @@ fn wrong_code() -> String {
         .expect("a refused code")
 }
 
-/// The dev 2FA config with a control socket of this test's own.
-fn config(dir: &Path) -> (PathBuf, PathBuf) {
-    let base = std::fs::read_to_string(shared_dev_dir().join("slurmdash-2fa.toml"))
-        .expect("slurmdash-2fa.toml (totp_up)");
-    let sock = dir.join("login.sock");
-    let cfg = format!("{base}control_path = {:?}\n", sock.display().to_string());
-    let p = dir.join("slurmdash.toml");
-    std::fs::write(&p, cfg).expect("write config");
-    (p, sock)
+/// The dev 2FA config (its master kept the default persist_secs after its last use).
+fn config() -> PathBuf {
+    shared_dev_dir().join("slurmdash-2fa.toml")
 }
 
 fn prompts(screen: &str) -> usize {
     screen.matches(PROMPT).count()
 }
 
-fn master_exit(sock: &Path) {
-    let _ = Command::new("ssh")
-        .arg("-S")
-        .arg(sock)
-        .args(["-O", "exit", "none"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
+/// The one socket in the test's runtime directory: where the login's master is.
+fn login_socket(rt: &RuntimeDir) -> PathBuf {
+    let socks = rt.sockets();
+    assert_eq!(socks.len(), 1, "one login socket: {socks:?}");
+    socks[0].clone()
 }
 
 fn master_alive(sock: &Path) -> bool {
@@ -83,19 +75,13 @@ fn master_alive(sock: &Path) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-struct Cleanup(PathBuf);
-impl Drop for Cleanup {
-    fn drop(&mut self) {
-        master_exit(&self.0);
-    }
-}
-
 #[test]
 fn the_dashboard_asks_for_the_code_then_waits_for_a_new_login_when_the_master_dies() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (cfg, sock) = config(dir.path());
-    let _cleanup = Cleanup(sock.clone());
-    let t = Tmux::start(&cfg, &[]);
+    let rt = RuntimeDir::new();
+    let xdg = rt.env();
+    let env = [("XDG_RUNTIME_DIR", xdg.as_str())];
+    let cfg = config();
+    let t = Tmux::start_with(&cfg, &[], &env);
     // The prompt comes first, in the plain terminal.
     t.wait("the code prompt", LIMIT, |s| prompts(s) == 1);
     assert!(
@@ -120,6 +106,7 @@ fn the_dashboard_asks_for_the_code_then_waits_for_a_new_login_when_the_master_di
     assert!(t.alternate_screen_on());
 
     // The login's master ends mid-session: no reconnect loop, a clear instruction.
+    let sock = login_socket(&rt);
     master_exit(&sock);
     let s = t.wait("login needed", LIMIT, |s| s.contains("login needed"));
     assert!(s.contains("slurmdash login"), "{s}");
@@ -134,11 +121,18 @@ fn the_dashboard_asks_for_the_code_then_waits_for_a_new_login_when_the_master_di
     }
 
     // `slurmdash login` elsewhere, with a code: the dashboard resumes by itself.
-    let login = Tmux::start(&cfg, &["login"]);
+    let login = Tmux::start_with(&cfg, &["login"], &env);
     login.wait("the login prompt", LIMIT, |s| prompts(s) == 1);
     login.keys(&[&code_now(), "Enter"]);
     let said = login.wait("login done", LIMIT, |s| s.contains("EXITED:"));
     assert!(said.contains("EXITED:0"), "{said}");
+    // At the same stable socket, which it names (the screen wraps long lines: joined).
+    let joined: String = said.lines().map(str::trim_end).collect();
+    assert!(
+        joined.contains(&format!("ssh -S {}", sock.display())),
+        "{said}"
+    );
+    assert_eq!(login_socket(&rt), sock);
     t.wait("the dashboard connected again", LIMIT, |s| {
         s.contains("slurmdash-dev-2fa connected") && !s.contains("login needed")
     });
@@ -148,6 +142,7 @@ fn the_dashboard_asks_for_the_code_then_waits_for_a_new_login_when_the_master_di
         .arg("--config")
         .arg(&cfg)
         .args(["jobs", "--json"])
+        .envs(env)
         .stdin(Stdio::null())
         .output()
         .expect("jobs");
@@ -160,12 +155,11 @@ fn the_dashboard_asks_for_the_code_then_waits_for_a_new_login_when_the_master_di
 
 #[test]
 fn without_a_terminal_the_error_names_slurmdash_login() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (cfg, sock) = config(dir.path());
-    let _cleanup = Cleanup(sock);
+    let rt = RuntimeDir::new();
     let out = Command::new(env!("CARGO_BIN_EXE_slurmdash"))
         .arg("--config")
-        .arg(&cfg)
+        .arg(config())
+        .env("XDG_RUNTIME_DIR", rt.env())
         .arg("jobs")
         .stdin(Stdio::null())
         .output()
@@ -178,14 +172,15 @@ fn without_a_terminal_the_error_names_slurmdash_login() {
 
 /// `slurmdash ARGS` in a tmux pane whose shell survives ctrl-c (a trap, not an ignore, so
 /// slurmdash and ssh get the default SIGINT), printing `EXITED:<code>` after.
-fn start_surviving_ctrl_c(cfg: &Path, args: &str) -> Tmux {
+fn start_surviving_ctrl_c(cfg: &Path, rt: &RuntimeDir, args: &str) -> Tmux {
     let name = format!(
         "sd2fa-int-{}-{}",
         std::process::id(),
         common::tmux::rand_suffix()
     );
     let cmd = format!(
-        "trap : INT; {} --config {} {args}; echo EXITED:$?; sleep 60",
+        "trap : INT; XDG_RUNTIME_DIR={} {} --config {} {args}; echo EXITED:$?; sleep 60",
+        rt.env(),
         env!("CARGO_BIN_EXE_slurmdash"),
         cfg.display()
     );
@@ -194,18 +189,20 @@ fn start_surviving_ctrl_c(cfg: &Path, args: &str) -> Tmux {
 
 #[test]
 fn closing_the_prompt_exits_cleanly() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (cfg, sock) = config(dir.path());
-    let _cleanup = Cleanup(sock.clone());
+    let rt = RuntimeDir::new();
+    let cfg = config();
     for args in ["login", ""] {
-        let t = start_surviving_ctrl_c(&cfg, args);
+        let t = start_surviving_ctrl_c(&cfg, &rt, args);
         t.wait("the code prompt", LIMIT, |s| prompts(s) == 1);
         t.keys(&["C-c"]);
         let s = t.wait("the shell back", LIMIT, |s| s.contains("EXITED:"));
         assert!(!s.contains("panicked"), "{args}: {s}");
         assert!(s.contains("EXITED:1"), "{args}: {s}");
         assert!(s.contains("the login was not completed"), "{args}: {s}");
-        assert!(!master_alive(&sock), "{args}: a master was left behind");
+        assert!(
+            rt.sockets().iter().all(|s| !master_alive(s)) && rt.masters().is_empty(),
+            "{args}: a master was left behind"
+        );
         assert!(!t.alternate_screen_on(), "{args}");
         // The terminal echoes again (echo was off while the code was typed).
         t.keys(&["typed-after"]);

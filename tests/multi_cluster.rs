@@ -109,7 +109,7 @@ fn config(dir: &Path, alpha: &str, beta: &str) -> PathBuf {
             .map(|(_, t)| t)
             .expect("a [clusters.dev] table");
         cfg.push_str(&format!(
-            "\n[clusters.{name}]{table}poll_interval_secs = 2\n"
+            "\n[clusters.{name}]{table}poll_interval_secs = 2\npersist_secs = 0\n"
         ));
     }
     cfg.push_str(

@@ -8,7 +8,7 @@ use color_eyre::eyre::Result;
 use super::connect::ssh_options;
 use super::{check_output, connect};
 use crate::config::{Cluster, Config, Loaded};
-use crate::remote::{Remote, SshOptions, SshRemote};
+use crate::remote::{runtime_dir, Remote, SshOptions, SshRemote};
 use crate::slurm::command;
 use crate::slurm::parse::parse_sinfo;
 
@@ -62,8 +62,25 @@ pub fn ssh_advice(reason: &str) -> &'static str {
 pub async fn run(loaded: &Loaded, cluster: &Cluster) -> Result<ExitCode> {
     let mut report = Report { failed: false };
     println!("slurmdash doctor: cluster `{}`", cluster.name);
+    // Each host's connection stays open until the end, for the checks below to reuse.
+    let mut connected = Vec::new();
     if !cluster.settings.local {
-        let base = ssh_options(cluster);
+        let dir = match runtime_dir() {
+            Ok(dir) => dir,
+            Err(e) => {
+                report.fail(
+                    "connection directory",
+                    &e,
+                    "slurmdash keeps its SSH connections there, shared by every command; fix it and run doctor again",
+                );
+                return Ok(ExitCode::FAILURE);
+            }
+        };
+        report.ok(
+            "connection directory",
+            &format!("{} (yours, mode 0700)", dir.display()),
+        );
+        let base = ssh_options(cluster)?;
         let mut reachable = 0;
         for host in &base.hosts {
             let opts = SshOptions {
@@ -71,22 +88,40 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster) -> Result<ExitCode> {
                 ..base.clone()
             };
             let started = Instant::now();
-            let result = match SshRemote::new(opts) {
+            let remote = SshRemote::new(opts);
+            let result = match &remote {
                 Ok(r) => r.connect().await,
-                Err(e) => Err(e),
+                Err(e) => Err(e.clone()),
             };
-            match result {
-                Ok(()) => {
+            match (result, remote) {
+                (Ok(()), Ok(remote)) => {
                     reachable += 1;
+                    let took = started.elapsed().as_secs_f64();
                     report.ok(
                         &format!("ssh {host}"),
-                        &format!(
-                            "connected without a prompt in {:.1}s",
-                            started.elapsed().as_secs_f64()
-                        ),
+                        &if remote.reused() {
+                            format!("an open connection answered in {took:.2}s")
+                        } else {
+                            format!("connected without a prompt in {took:.1}s")
+                        },
                     );
+                    if let Some(ctl) = remote.control_path() {
+                        let ctl = ctl.to_string_lossy();
+                        let kept = match cluster.settings.persist_secs {
+                            0 => "closed when slurmdash exits (persist_secs = 0)".to_string(),
+                            n => format!("kept {n} s after the last slurmdash using it exits"),
+                        };
+                        report.ok(
+                            &format!("shared connection to {host}"),
+                            &format!(
+                                "ssh -S {} {host} ({kept})",
+                                shlex::try_quote(&ctl).unwrap_or(ctl.clone())
+                            ),
+                        );
+                    }
+                    connected.push(remote);
                 }
-                Err(e) => {
+                (Err(e), _) | (_, Err(e)) => {
                     let msg = e.to_string();
                     let advice = ssh_advice(&msg).replace("HOST", host);
                     if base.hosts.len() > 1 {

@@ -1,6 +1,6 @@
 //! Options of an SSH connection and the system `ssh` processes around it: starting a
 //! ControlMaster (in BatchMode for slurmdash, in the terminal for [`interactive_login`]),
-//! checking and stopping one by its socket.
+//! finding, checking and stopping one by its socket.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -8,7 +8,21 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use super::RemoteError;
+use super::hold::{hold_blocking, Hold};
+use super::sockets::{socket_path, Identity};
+use super::{failover, lasthost, RemoteError};
+
+/// Masters shared by every slurmdash process, and by plain `ssh -S PATH HOST`: one per
+/// (cluster, user, host), at a stable socket in `dir`.
+#[derive(Debug, Clone)]
+pub struct SharedMasters {
+    /// A private directory of the user's ([`runtime_dir`](super::runtime_dir)).
+    pub dir: PathBuf,
+    /// The cluster's name, the first part of each socket's name.
+    pub cluster: String,
+    /// Where the host that last worked is remembered (the state directory); `None`: nowhere.
+    pub state_dir: Option<PathBuf>,
+}
 
 /// How host keys are checked. Checking is never switched off by slurmdash.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -32,16 +46,23 @@ pub struct SshOptions {
     pub key_path: Option<PathBuf>,
     /// An ssh config file used instead of ~/.ssh/config (`ssh -F`).
     pub ssh_config: Option<PathBuf>,
-    /// Attach to the ControlMaster at this socket (made by [`interactive_login`] or by hand).
+    /// Attach to (or start) the ControlMaster at this socket, whatever the host (made by
+    /// [`interactive_login`] or by hand).
     pub control_path: Option<PathBuf>,
+    /// Share masters with other slurmdash processes (see [`SharedMasters`]). `None`: this
+    /// remote's masters are its own, in a private temporary directory, and end with it.
+    pub shared: Option<SharedMasters>,
     /// Per host: TCP connect plus SSH banner (`ConnectTimeout`).
     pub connect_timeout: Duration,
     pub host_key_check: HostKeyCheck,
     /// Keepalive of the master; a dead network ends it after three silent intervals.
     pub server_alive_interval: Duration,
-    /// How long a master started by slurmdash lingers after its last command (it outlives a crash,
-    /// not forever).
-    pub control_persist: Duration,
+    /// How long a master lingers once no slurmdash holds it any more (ssh's `ControlPersist`;
+    /// see [`hold`](super::hold)). Zero: it ends a second after the last one lets go.
+    pub persist: Duration,
+    /// A host that has not connected within this no longer keeps the next one waiting
+    /// ([`try_staggered`](super::try_staggered)).
+    pub head_start: Duration,
     /// Timeout of the remote command behind `read_file`.
     pub read_timeout: Duration,
     /// Run commands under the login node's `timeout` so that one we give up on also stops
@@ -64,10 +85,12 @@ impl Default for SshOptions {
             key_path: None,
             ssh_config: None,
             control_path: None,
+            shared: None,
             connect_timeout: Duration::from_secs(10),
             host_key_check: HostKeyCheck::default(),
             server_alive_interval: Duration::from_secs(15),
-            control_persist: Duration::from_secs(600),
+            persist: Duration::ZERO,
+            head_start: failover::HEAD_START,
             read_timeout: Duration::from_secs(20),
             kill_remote_on_timeout: true,
             interactive_login: false,
@@ -84,6 +107,55 @@ impl SshOptions {
         }
     }
 
+    /// The socket of `host`'s master: the configured `control_path`, else the stable one in
+    /// the shared directory. `None` when masters are private (a new socket per master).
+    pub fn socket_for(&self, host: &str) -> Option<PathBuf> {
+        if let Some(p) = &self.control_path {
+            return Some(p.clone());
+        }
+        let s = self.shared.as_ref()?;
+        socket_path(
+            &s.dir,
+            &Identity {
+                cluster: &s.cluster,
+                user: self.user.as_deref(),
+                host,
+                port: self.port,
+                ssh_config: self.ssh_config.as_deref(),
+                key_path: self.key_path.as_deref(),
+            },
+        )
+    }
+
+    /// The hosts to try: the one that last worked first, then the others in their order.
+    pub fn hosts_in_order(&self) -> Vec<String> {
+        let last = match &self.shared {
+            Some(SharedMasters {
+                cluster,
+                state_dir: Some(dir),
+                ..
+            }) if self.hosts.len() > 1 => lasthost::last_host(dir, cluster),
+            _ => None,
+        };
+        lasthost::ordered(&self.hosts, last.as_deref())
+    }
+
+    /// Remembers `host` as the one that worked (only where there is a choice to make).
+    pub(crate) fn remember_host(&self, host: &str) {
+        if let Some(SharedMasters {
+            cluster,
+            state_dir: Some(dir),
+            ..
+        }) = &self.shared
+        {
+            if self.hosts.len() > 1 {
+                if let Err(e) = lasthost::remember(dir, cluster, host) {
+                    tracing::warn!(target: "slurmdash::remote", dir = %dir.display(), error = %e, "cannot record the last host that worked");
+                }
+            }
+        }
+    }
+
     /// Arguments of `ssh` that start a ControlMaster for `host` at `ctl`. `log` is given for
     /// background masters (BatchMode, errors to that file); `None` means an interactive login
     /// whose prompts and errors go to the terminal.
@@ -93,11 +165,8 @@ impl SshOptions {
             a.push("-o".into());
             a.push(s.into());
         };
-        let persist = match log {
-            Some(_) => format!("{}s", self.control_persist.as_secs().max(1)),
-            None => "yes".to_string(),
-        };
-        opt(format!("ControlPersist={persist}"));
+        // `ControlPersist=0` would mean "for ever" to ssh: a second is the shortest linger.
+        opt(format!("ControlPersist={}s", self.persist.as_secs().max(1)));
         let secs = self.connect_timeout.as_secs_f64().ceil().max(1.0) as u64;
         opt(format!("ConnectTimeout={secs}"));
         let alive = self.server_alive_interval.as_secs().max(1);
@@ -137,25 +206,6 @@ impl SshOptions {
         out.push(host.into());
         out
     }
-}
-
-/// Where [`interactive_login`] puts the socket for `host` unless told otherwise:
-/// `~/.ssh/slurmdash-<host>.sock`.
-pub fn default_control_path(host: &str) -> PathBuf {
-    let safe: String = host
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "._-@".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let base = std::env::var_os("HOME")
-        .map(|h| PathBuf::from(h).join(".ssh"))
-        .unwrap_or_else(std::env::temp_dir);
-    base.join(format!("slurmdash-{safe}.sock"))
 }
 
 fn check_args(ctl: &Path) -> [OsString; 5] {
@@ -217,22 +267,52 @@ pub async fn control_master_pid(ctl: &Path) -> Option<u32> {
     rest[..rest.find(')')?].trim().parse().ok()
 }
 
+/// A master opened by a person ([`interactive_login`]), or found alive, and held open (see
+/// [`hold`](super::hold)) until handed to the remote that works through it.
+#[derive(Debug)]
+pub struct Login {
+    /// Its socket: `ssh -S SOCKET HOST` uses it too.
+    pub socket: PathBuf,
+    pub host: String,
+    pub(crate) hold: Hold,
+}
+
+/// Each host's socket, hosts in the order to try them.
+fn login_sockets(opts: &SshOptions) -> Result<Vec<(String, PathBuf)>, RemoteError> {
+    let hosts = opts.hosts_in_order();
+    if hosts.is_empty() {
+        return Err(no_hosts_error());
+    }
+    hosts
+        .into_iter()
+        .map(|h| match opts.socket_for(&h) {
+            Some(ctl) => Ok((h, ctl)),
+            None => Err(connect_err(
+                &h,
+                "a login needs a socket to keep: set control_path or share masters",
+            )),
+        })
+        .collect()
+}
+
+/// The master of the first host (in [`SshOptions::hosts_in_order`]) that has one answering
+/// on its socket, held. Blocking, at most [`CHECK_TIMEOUT`] per socket.
+pub fn running_login(opts: &SshOptions) -> Option<Login> {
+    let sockets = login_sockets(opts).ok()?;
+    sockets.into_iter().find_map(|(host, socket)| {
+        let hold = hold_blocking(&socket, CHECK_TIMEOUT).ok()?;
+        Some(Login { socket, host, hold })
+    })
+}
+
 /// Starts a ControlMaster in the user's terminal, before the TUI takes the screen, so that
-/// password, OTP and host-key prompts can be answered. Hosts are tried in order. Returns the
-/// socket to put in `SshOptions::control_path`. A master already alive there is reused.
-pub fn interactive_login(opts: &SshOptions) -> Result<PathBuf, RemoteError> {
-    let first = opts.hosts.first().ok_or_else(no_hosts_error)?;
-    let ctl = opts
-        .control_path
-        .clone()
-        .unwrap_or_else(|| default_control_path(first));
-    if control_master_alive(&ctl) {
-        return Ok(ctl);
+/// password, OTP and host-key prompts can be answered. A master already answering on a
+/// host's socket is reused; otherwise hosts are tried in order (the last that worked first).
+pub fn interactive_login(opts: &SshOptions) -> Result<Login, RemoteError> {
+    if let Some(login) = running_login(opts) {
+        return Ok(login);
     }
-    if let Some(dir) = ctl.parent() {
-        make_private_dir(dir).map_err(|e| connect_err(first, e))?;
-    }
-    let _ = std::fs::remove_file(&ctl);
+    let sockets = login_sockets(opts)?;
     // ssh asks its questions through slurmdash (see `askpass`), which can then say when an
     // answer was refused. Without a private directory for its state, ssh asks by itself.
     let askdir = new_private_dir().ok();
@@ -241,18 +321,33 @@ pub fn interactive_login(opts: &SshOptions) -> Result<PathBuf, RemoteError> {
         .and_then(|d| super::askpass::env_for_ssh(&d.join("prompt")))
         .unwrap_or_default();
     let mut errors = Vec::new();
-    for host in &opts.hosts {
+    let mut done = None;
+    for (host, ctl) in sockets {
+        if let Some(dir) = ctl.parent() {
+            if let Err(e) = make_private_dir(dir) {
+                errors.push(format!("{host}: cannot create {}: {e}", dir.display()));
+                continue;
+            }
+        }
+        // Nothing answered there: what is left is the socket of a master that died.
+        let _ = std::fs::remove_file(&ctl);
         let status = std::process::Command::new("ssh")
-            .args(opts.master_args(host, &ctl, None))
+            .args(opts.master_args(&host, &ctl, None))
             .envs(askenv.iter().map(|(k, v)| (k, v)))
             .status();
         match status {
-            Ok(s) if s.success() && control_master_alive(&ctl) => {
-                if let Some(d) = &askdir {
-                    let _ = std::fs::remove_dir_all(d);
+            Ok(s) if s.success() => match hold_blocking(&ctl, CHECK_TIMEOUT) {
+                Ok(hold) => {
+                    opts.remember_host(&host);
+                    done = Some(Login {
+                        socket: ctl,
+                        host,
+                        hold,
+                    });
+                    break;
                 }
-                return Ok(ctl);
-            }
+                Err(e) => errors.push(format!("{host}: logged in, but then {e}")),
+            },
             Ok(s) => errors.push(format!(
                 "{host}: the login was not completed (cancelled, or the server refused it; ssh {s})"
             )),
@@ -262,7 +357,7 @@ pub fn interactive_login(opts: &SshOptions) -> Result<PathBuf, RemoteError> {
     if let Some(d) = askdir {
         let _ = std::fs::remove_dir_all(d);
     }
-    Err(RemoteError::Connect {
+    done.ok_or_else(|| RemoteError::Connect {
         host: opts.hosts.join(","),
         reason: errors.join("; "),
     })
@@ -449,7 +544,7 @@ mod tests {
             "-p 2222",
             "-l me",
             "-i /k/id",
-            "-o ControlPersist=600s",
+            "-o ControlPersist=1s",
         ] {
             assert!(s.contains(want), "missing {want} in {s}");
         }
@@ -462,15 +557,69 @@ mod tests {
         let s = strs(&o.master_args("h", Path::new("/s/c"), None)).join(" ");
         assert!(!s.contains("BatchMode"), "{s}");
         assert!(!s.contains("StrictHostKeyChecking"), "{s}");
-        assert!(s.contains("ControlPersist=yes"));
         assert!(!s.contains("-E "));
+        // A person's login lingers as long as any master of the cluster.
+        let o = SshOptions {
+            persist: Duration::from_secs(600),
+            ..o
+        };
+        let s = strs(&o.master_args("h", Path::new("/s/c"), None)).join(" ");
+        assert!(s.contains("ControlPersist=600s"), "{s}");
     }
 
     #[test]
-    fn control_path_is_sanitized() {
-        let p = default_control_path("me@login/1 x");
-        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-        assert_eq!(name, "slurmdash-me@login_1_x.sock");
+    fn each_host_has_its_own_stable_socket_unless_one_is_configured() {
+        let mut o = SshOptions::new(vec!["login1".into(), "login2".into()]);
+        assert_eq!(
+            o.socket_for("login1"),
+            None,
+            "private masters: no stable socket"
+        );
+        o.shared = Some(SharedMasters {
+            dir: "/run/user/1000/slurmdash".into(),
+            cluster: "polar".into(),
+            state_dir: None,
+        });
+        o.user = Some("alice".into());
+        let a = o.socket_for("login1").expect("shared socket");
+        let name = a.to_string_lossy();
+        assert!(
+            name.starts_with("/run/user/1000/slurmdash/polar-alice@login1-"),
+            "{name}"
+        );
+        assert_eq!(o.socket_for("login1"), Some(a.clone()));
+        assert_ne!(o.socket_for("login2"), Some(a));
+        o.control_path = Some("/home/alice/.ssh/cm".into());
+        assert_eq!(
+            o.socket_for("login2"),
+            Some(PathBuf::from("/home/alice/.ssh/cm"))
+        );
+    }
+
+    #[test]
+    fn the_host_that_last_worked_is_tried_first() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let mut o = SshOptions::new(vec!["a".into(), "b".into(), "c".into()]);
+        o.shared = Some(SharedMasters {
+            dir: t.path().into(),
+            cluster: "polar".into(),
+            state_dir: Some(t.path().join("state")),
+        });
+        assert_eq!(o.hosts_in_order(), ["a", "b", "c"]);
+        o.remember_host("c");
+        assert_eq!(o.hosts_in_order(), ["c", "a", "b"]);
+        // One host: nothing to choose, nothing written.
+        let one = SshOptions {
+            hosts: vec!["x".into()],
+            shared: Some(SharedMasters {
+                dir: t.path().into(),
+                cluster: "solo".into(),
+                state_dir: Some(t.path().join("state1")),
+            }),
+            ..SshOptions::default()
+        };
+        one.remember_host("x");
+        assert!(!t.path().join("state1").exists());
     }
 
     #[test]

@@ -7,9 +7,12 @@
 pub mod askpass;
 mod failover;
 pub mod fake;
+mod hold;
+mod lasthost;
 pub mod local;
 mod master;
 mod readfile;
+mod sockets;
 pub mod ssh;
 pub mod stream;
 
@@ -22,10 +25,11 @@ pub use failover::{
 pub use fake::FakeRemote;
 pub use local::LocalRemote;
 pub use master::{
-    control_master_alive, control_master_pid, default_control_path, interactive_login,
-    master_answers, HostKeyCheck, SshOptions, CHECK_TIMEOUT,
+    control_master_alive, control_master_pid, interactive_login, master_answers, running_login,
+    HostKeyCheck, Login, SharedMasters, SshOptions, CHECK_TIMEOUT,
 };
 pub use readfile::{parse_read_output, read_file_argv, ReadOutcome, READ_SCRIPT};
+pub use sockets::{runtime_dir, MAX_SOCKET_PATH};
 pub use ssh::SshRemote;
 pub use stream::{FileStream, StreamEvent};
 
@@ -172,8 +176,10 @@ pub trait Remote: Send + Sync {
     /// already waiting for it goes ahead at once.
     fn retry_now(&self) {}
 
-    /// Ends the connection for good: masters this remote started are told to exit and its
-    /// temporary files are removed. Later commands fail. Safe to call more than once.
+    /// Ends the connection for good: a master shared with other processes is let go of (it
+    /// ends `persist_secs` after the last slurmdash using it), masters of this remote alone
+    /// are told to exit, and its temporary files are removed. Later commands fail. Safe to
+    /// call more than once.
     async fn close(&self) {}
 }
 

@@ -1,12 +1,18 @@
 //! [`SshRemote`]: every command goes over one SSH ControlMaster per cluster.
 //!
-//! The master is a system `ssh -M -N -f` process that slurmdash starts itself (BatchMode, a
-//! socket in a private 0700 directory) or one the user started interactively with
-//! [`interactive_login`](super::interactive_login) and that we attach to by its socket path. Commands run through the
-//! openssh crate's native mux (`Session::resume_mux` + `command(..).arg(..)`): each poll is
-//! one new channel opened by talking to the master's socket directly (no `ssh -S` client
-//! process per command, so nothing to fork and no extra memory), with no TCP connect, no key
-//! exchange and no authentication.
+//! The master is a system `ssh -M -N -f` process. With [`SharedMasters`] (what the dashboard
+//! and every command use) it sits at a stable socket per host in the user's private runtime
+//! directory: a master already answering there (started by another slurmdash, by `slurmdash
+//! login` or by hand) is attached to, and one is started (BatchMode, under a lock beside the
+//! socket, so that two processes starting at once make one) only when none answers. Each
+//! process holds the master it uses (see [`hold`](super::hold)), so it lives while any
+//! slurmdash runs and `persist` after the last. Without, the masters are this remote's own, in
+//! a private temporary directory, and end with it.
+//!
+//! Commands run through the openssh crate's native mux (`Session::resume_mux` +
+//! `command(..).arg(..)`): each poll is one new channel opened by talking to the master's
+//! socket directly (no `ssh -S` client process per command, so nothing to fork and no extra
+//! memory), with no TCP connect, no key exchange and no authentication.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -16,11 +22,14 @@ use std::time::{Duration, Instant};
 use openssh::{Session, Stdio};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use super::failover::{backoff_delay, summarize, try_in_order};
+use super::failover::{backoff_delay, summarize, try_in_order, try_staggered};
+use super::hold::{hold, Hold, HoldError};
 use super::master::{
     connect_err, exit_master, exit_master_blocking, launch_batch_master, looks_permanent,
-    master_answers, mux_never_connected, new_private_dir, no_hosts_error, SshOptions,
+    mux_never_connected, new_private_dir, no_hosts_error, Login, SharedMasters, SshOptions,
+    CHECK_TIMEOUT,
 };
+use super::sockets::{beside, lock};
 use super::stream::{self, FileStream, StreamEvent};
 use super::{
     display_argv, read_via_run, ConnState, FileChunk, ReadPos, Remote, RemoteError, RemoteStats,
@@ -31,8 +40,12 @@ struct Live {
     session: Session,
     host: String,
     ctl: PathBuf,
-    /// Started by us: closed when the SshRemote is dropped.
+    /// Started by us in our private directory: closed when the SshRemote is dropped.
     owned: bool,
+    /// Started by this remote (not found running).
+    started: bool,
+    /// Keeps the master in use while this connection is (see [`hold`](super::hold)).
+    _hold: Hold,
     /// The login node has `timeout`, so commands are wrapped to die there when we give up.
     remote_timeout: bool,
 }
@@ -51,6 +64,8 @@ struct Shared {
     stats: RemoteStats,
     host: Option<String>,
     ctl: Option<PathBuf>,
+    /// The master in use was already running when this remote connected.
+    reused: bool,
     /// When the next reconnect attempt is allowed (for the status bar's countdown).
     next_try: Option<Instant>,
 }
@@ -69,7 +84,10 @@ enum Exec {
 
 pub struct SshRemote {
     opts: SshOptions,
-    dir: PathBuf,
+    /// Private masters' sockets and logs (`None` when masters are shared).
+    dir: Option<PathBuf>,
+    /// The hold on a master a person logged in to before this remote was made.
+    adopted: Mutex<Option<Hold>>,
     seq: AtomicU64,
     slot: tokio::sync::Mutex<Slot>,
     shared: Mutex<Shared>,
@@ -87,15 +105,25 @@ impl SshRemote {
         if opts.hosts.is_empty() {
             return Err(no_hosts_error());
         }
-        let dir = new_private_dir().map_err(|e| {
-            connect_err(
-                &opts.hosts[0],
-                format!("cannot create a socket directory: {e}"),
-            )
-        })?;
+        let first = &opts.hosts[0];
+        let dir = match &opts.shared {
+            Some(SharedMasters { dir, .. }) => {
+                if opts.socket_for(first).is_none() {
+                    return Err(connect_err(
+                        first,
+                        format!("{} is too long a path for a socket", dir.display()),
+                    ));
+                }
+                None
+            }
+            None => Some(new_private_dir().map_err(|e| {
+                connect_err(first, format!("cannot create a socket directory: {e}"))
+            })?),
+        };
         Ok(Self {
             opts,
             dir,
+            adopted: Mutex::new(None),
             seq: AtomicU64::new(0),
             slot: tokio::sync::Mutex::new(Slot::default()),
             shared: Mutex::new(Shared::default()),
@@ -110,9 +138,22 @@ impl SshRemote {
         self.ensure(Duration::MAX).await.map(|_| ())
     }
 
+    /// Keeps the master of a login made before this remote (see
+    /// [`interactive_login`](super::interactive_login)) in use for as long as this remote
+    /// lives; the first command attaches to it.
+    pub fn keep(&self, login: Login) {
+        *self.adopted.lock().unwrap_or_else(|p| p.into_inner()) = Some(login.hold);
+    }
+
     /// Socket of the master in use, if connected.
     pub fn control_path(&self) -> Option<PathBuf> {
         self.shared().ctl.clone()
+    }
+
+    /// True if the master in use was already running (another slurmdash's, a login's) when
+    /// this remote last connected, false if this remote started it.
+    pub fn reused(&self) -> bool {
+        self.shared().reused
     }
 
     fn shared(&self) -> MutexGuard<'_, Shared> {
@@ -188,6 +229,7 @@ impl SshRemote {
                 sh.stats.connects += 1;
                 sh.host = Some(live.host.clone());
                 sh.ctl = Some(live.ctl.clone());
+                sh.reused = !live.started;
                 sh.state = ConnState::Connected {
                     host: live.host.clone(),
                 };
@@ -241,9 +283,9 @@ impl SshRemote {
         }
     }
 
-    /// Sockets of the masters this remote started (all in its private directory).
+    /// Sockets of the masters this remote started in its private directory.
     fn own_sockets(&self) -> Vec<PathBuf> {
-        let Ok(dir) = std::fs::read_dir(&self.dir) else {
+        let Some(Ok(dir)) = self.dir.as_ref().map(std::fs::read_dir) else {
             return Vec::new();
         };
         dir.flatten()
@@ -251,51 +293,62 @@ impl SshRemote {
             .filter(|p| {
                 p.file_name()
                     .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with('m') && !n.ends_with(".log"))
+                    .and_then(|n| n.strip_prefix('m'))
+                    .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
             })
             .collect()
     }
 
-    /// Attaches to the configured socket if a master answers there; otherwise starts a
-    /// BatchMode master, trying each host in order.
+    /// Attaches to a master already answering on a host's socket; otherwise starts a BatchMode
+    /// master. Hosts go in [`SshOptions::hosts_in_order`]; each gets a head start before the
+    /// next starts beside it, and the first to connect wins (one after the other instead when
+    /// every host shares one configured socket).
     async fn open(&self, attempt: u32, first: bool) -> Result<Live, String> {
-        if let Some(ctl) = &self.opts.control_path {
-            if master_answers(ctl).await {
-                let session = Session::resume_mux(ctl.clone().into_boxed_path(), None);
-                return Ok(Live {
-                    remote_timeout: self.probe_timeout(&session).await,
-                    session,
-                    host: self.opts.hosts[0].clone(),
-                    ctl: ctl.clone(),
-                    owned: false,
-                });
+        let hosts = self.opts.hosts_in_order();
+        let looked = match self.running_master(&hosts).await {
+            Ok((host, ctl, held)) => {
+                let live = self.live(host, ctl, held, false, None).await;
+                self.opts.remember_host(&live.host);
+                return Ok(live);
             }
-        }
-        if self.opts.interactive_login && self.opts.control_path.is_some() {
+            Err(looked) => looked,
+        };
+        if self.opts.interactive_login {
             // A BatchMode login cannot answer a prompt; trying would only fail (and could
             // count against the account). Wait for `slurmdash login` to open a new master.
             return Err(LOGIN_NEEDED.to_string());
         }
-        let r = try_in_order(&self.opts.hosts, |_, host| async move {
-            if first {
-                self.set_state(ConnState::Connecting {
-                    host: host.clone(),
-                    attempt,
-                });
+        // Sockets of the masters started below: those of hosts that lost the race are closed.
+        let started = Mutex::new(Vec::new());
+        let connect = |_, host: String| {
+            let (started, looked) = (&started, &looked);
+            async move {
+                if first {
+                    self.set_state(ConnState::Connecting {
+                        host: host.clone(),
+                        attempt,
+                    });
+                }
+                self.start_master(host, looked, started).await
             }
-            let (ctl, log, owned) = self.launch(&host).await?;
-            let session = Session::resume_mux(ctl.clone().into_boxed_path(), Some(log.into()));
-            Ok(Live {
-                remote_timeout: self.probe_timeout(&session).await,
-                session,
-                host,
-                ctl,
-                owned,
-            })
-        })
-        .await;
+        };
+        let r = if self.opts.control_path.is_some() {
+            try_in_order(&hosts, connect).await
+        } else {
+            try_staggered(&hosts, self.opts.head_start, connect).await
+        };
+        let winner = r.as_ref().ok().map(|(_, live, _)| live.ctl.clone());
+        let started = std::mem::take(&mut *started.lock().unwrap_or_else(|p| p.into_inner()));
+        for ctl in started {
+            if Some(&ctl) != winner.as_ref() {
+                exit_master(&ctl).await;
+            }
+        }
         match r {
-            Ok((_, live, _)) => Ok(live),
+            Ok((_, live, _)) => {
+                self.opts.remember_host(&live.host);
+                Ok(live)
+            }
             Err(failed) => {
                 let mut reason = summarize(&failed);
                 if self.opts.control_path.is_some() {
@@ -303,6 +356,115 @@ impl SshRemote {
                 }
                 Err(reason)
             }
+        }
+    }
+
+    /// The first host (in order) whose socket has a master answering, held; else the sockets
+    /// looked at, each with the file found there then (see [`socket_file`]).
+    async fn running_master(
+        &self,
+        hosts: &[String],
+    ) -> Result<(String, PathBuf, Hold), Vec<(PathBuf, Option<(u64, u64)>)>> {
+        let mut looked: Vec<(PathBuf, Option<(u64, u64)>)> = Vec::new();
+        for host in hosts {
+            let Some(ctl) = self.opts.socket_for(host) else {
+                continue;
+            };
+            if looked.iter().any(|(c, _)| *c == ctl) {
+                continue;
+            }
+            let file = socket_file(&ctl);
+            match hold(&ctl, CHECK_TIMEOUT).await {
+                Ok(held) => return Ok((host.clone(), ctl, held)),
+                Err(HoldError::Silent) => {
+                    tracing::warn!(target: "slurmdash::remote", socket = %ctl.display(), "a socket whose master does not answer: a new master takes its place")
+                }
+                Err(_) => {}
+            }
+            looked.push((ctl, file));
+        }
+        Err(looked)
+    }
+
+    /// A file of ours about the master on `ctl` (its lock, its log): beside the socket in the
+    /// shared directory, in our private one for a socket elsewhere (`control_path`).
+    fn aux_file(&self, ctl: &std::path::Path, ext: &str) -> PathBuf {
+        let dir = match (&self.opts.shared, &self.dir) {
+            (Some(s), _) => s.dir.as_path(),
+            (None, Some(d)) => d.as_path(),
+            (None, None) => ctl.parent().unwrap_or(std::path::Path::new(".")),
+        };
+        let name = ctl.file_name().unwrap_or(ctl.as_os_str());
+        beside(&dir.join(name), ext)
+    }
+
+    /// Starts a BatchMode master for `host` and holds it. At a host's stable socket this
+    /// happens under the lock beside it, and a master another process started meanwhile (the
+    /// socket is not the one `looked` at) is attached to instead. Sockets of masters started
+    /// are added to `started`.
+    async fn start_master(
+        &self,
+        host: String,
+        looked: &[(PathBuf, Option<(u64, u64)>)],
+        started: &Mutex<Vec<PathBuf>>,
+    ) -> Result<Live, String> {
+        let (ctl, log, _lock, owned) = match self.opts.socket_for(&host) {
+            Some(ctl) => {
+                // Long enough for another process's login to finish or time out.
+                let limit = self.opts.connect_timeout * 2 + Duration::from_secs(5);
+                let taken = lock(&self.aux_file(&ctl, "lock"), limit).await?;
+                let seen = looked.iter().find(|(c, _)| *c == ctl).map(|(_, f)| *f);
+                if seen != Some(socket_file(&ctl)) {
+                    if let Ok(held) = hold(&ctl, CHECK_TIMEOUT).await {
+                        return Ok(self.live(host, ctl, held, false, None).await);
+                    }
+                }
+                let log = self.aux_file(&ctl, "log");
+                // The previous master's errors are not this one's.
+                let _ = std::fs::remove_file(&log);
+                (ctl, log, Some(taken), false)
+            }
+            None => {
+                let dir = self.dir.as_ref().ok_or("no socket directory")?;
+                let n = self.seq.fetch_add(1, Ordering::Relaxed);
+                (
+                    dir.join(format!("m{n}")),
+                    dir.join(format!("m{n}.log")),
+                    None,
+                    true,
+                )
+            }
+        };
+        launch_batch_master(&self.opts, &host, &ctl, &log).await?;
+        started
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(ctl.clone());
+        let held = hold(&ctl, CHECK_TIMEOUT)
+            .await
+            .map_err(|e| format!("the new master went away at once: {e}"))?;
+        Ok(self.live(host, ctl, held, owned, Some(log)).await)
+    }
+
+    /// A connection through the master on `ctl`.
+    async fn live(
+        &self,
+        host: String,
+        ctl: PathBuf,
+        held: Hold,
+        owned: bool,
+        log: Option<PathBuf>,
+    ) -> Live {
+        let started = log.is_some();
+        let session = Session::resume_mux(ctl.clone().into_boxed_path(), log.map(Into::into));
+        Live {
+            started,
+            remote_timeout: self.probe_timeout(&session).await,
+            session,
+            host,
+            ctl,
+            owned,
+            _hold: held,
         }
     }
 
@@ -319,18 +481,6 @@ impl SshRemote {
         let probe = tokio::time::timeout(self.opts.connect_timeout, cmd.status()).await;
         self.shared().stats.execs += 1;
         matches!(probe, Ok(Ok(s)) if s.success())
-    }
-
-    /// Runs `ssh -M -N -f` in BatchMode and waits until it has authenticated and forked.
-    async fn launch(&self, host: &str) -> Result<(PathBuf, PathBuf, bool), String> {
-        let n = self.seq.fetch_add(1, Ordering::Relaxed);
-        let (ctl, owned) = match &self.opts.control_path {
-            Some(p) => (p.clone(), false),
-            None => (self.dir.join(format!("m{n}")), true),
-        };
-        let log = self.dir.join(format!("m{n}.log"));
-        launch_batch_master(&self.opts, host, &ctl, &log).await?;
-        Ok((ctl, log, owned))
     }
 
     /// Forgets a dead master so the next command reconnects.
@@ -524,6 +674,15 @@ impl SshRemote {
     }
 }
 
+/// Which file is at `path` (device and inode), to tell a socket replaced since from the one
+/// looked at before.
+fn socket_file(path: &std::path::Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path)
+        .ok()
+        .map(|m| (m.dev(), m.ino()))
+}
+
 /// The reason given while an interactive login's master is gone.
 const LOGIN_NEEDED: &str =
     "login needed: the connection opened with a password or one-time code has ended; run `slurmdash login` (the dashboard resumes by itself)";
@@ -681,10 +840,17 @@ impl Remote for SshRemote {
         if let Ok(mut slot) = tokio::time::timeout(Duration::from_secs(3), self.slot.lock()).await {
             slot.live = None;
         }
+        // A shared master is only let go of: it ends `persist` after the last process using it.
+        self.adopted
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
         for ctl in self.own_sockets() {
             exit_master(&ctl).await;
         }
-        let _ = std::fs::remove_dir_all(&self.dir);
+        if let Some(dir) = &self.dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
         let mut sh = self.shared();
         sh.state = ConnState::NotConnected;
         sh.ctl = None;
@@ -701,7 +867,9 @@ impl Drop for SshRemote {
         for ctl in self.own_sockets() {
             exit_master_blocking(&ctl);
         }
-        let _ = std::fs::remove_dir_all(&self.dir);
+        if let Some(dir) = &self.dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 }
 

@@ -116,9 +116,158 @@ impl Drop for Resume {
     }
 }
 
-/// The slurmdash config `scripts/dev-cluster up` writes for the dev cluster.
+/// The slurmdash config `scripts/dev-cluster up` writes for the dev cluster, as the tests use
+/// it: with `persist_secs = 0`, so the SSH master that the test processes share ends a second
+/// after the last slurmdash using it exits, and the suite leaves none behind. Tests of a master
+/// that outlives slurmdash use [`dev_config_persist`] (with a [`RuntimeDir`] of their own).
 pub fn dev_config() -> PathBuf {
-    dev_dir().join("slurmdash.toml")
+    dev_config_persist(0)
+}
+
+/// The dev cluster's config with `persist_secs = secs` in each cluster (a copy under the
+/// target directory, rewritten only when it changes).
+pub fn dev_config_persist(secs: u64) -> PathBuf {
+    let src = dev_dir().join("slurmdash.toml");
+    let text =
+        std::fs::read_to_string(&src).unwrap_or_else(|e| panic!("read {}: {e}", src.display()));
+    let mut out = String::new();
+    for line in text.lines() {
+        out.push_str(line);
+        out.push('\n');
+        if line.trim_start().starts_with("[clusters.") {
+            out.push_str(&format!("persist_secs = {secs}\n"));
+        }
+    }
+    let dest = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("dev-{}-persist-{secs}.toml", dev_slurm()));
+    if std::fs::read_to_string(&dest).ok().as_deref() != Some(out.as_str()) {
+        // Test processes run at once: each writes its own file and renames it into place.
+        let tmp = dest.with_extension(format!(
+            "{}.{:?}.tmp",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        std::fs::write(&tmp, &out).expect("write the test config");
+        std::fs::rename(&tmp, &dest).expect("rename the test config");
+    }
+    dest
+}
+
+/// A runtime directory of the test's own (`XDG_RUNTIME_DIR` for the slurmdash it runs), so
+/// the masters slurmdash keeps there are this test's alone. Dropping it ends every master
+/// still answering in it (`ssh -O exit`): no test leaves one behind.
+pub struct RuntimeDir {
+    pub dir: tempfile::TempDir,
+}
+
+impl RuntimeDir {
+    pub fn new() -> RuntimeDir {
+        // Short, under /tmp: socket paths are limited to about 100 bytes.
+        let dir = tempfile::Builder::new()
+            .prefix("sdrt")
+            .tempdir_in("/tmp")
+            .expect("runtime dir");
+        RuntimeDir { dir }
+    }
+
+    /// The value for `XDG_RUNTIME_DIR`.
+    pub fn env(&self) -> String {
+        self.dir.path().display().to_string()
+    }
+
+    /// Where slurmdash keeps its sockets in it.
+    pub fn slurmdash_dir(&self) -> PathBuf {
+        self.dir.path().join("slurmdash")
+    }
+
+    /// The master sockets in it.
+    pub fn sockets(&self) -> Vec<PathBuf> {
+        std::fs::read_dir(self.slurmdash_dir())
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|x| x == "sock"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Live ssh masters started for this directory (their command line names it).
+    pub fn masters(&self) -> Vec<u32> {
+        ssh_processes_naming(&self.slurmdash_dir().display().to_string())
+    }
+}
+
+impl Drop for RuntimeDir {
+    fn drop(&mut self) {
+        for s in self.sockets() {
+            master_exit(&s);
+        }
+        // A master whose socket was taken from it (what a broken lock would do) no longer
+        // answers there: it is found by its command line, which names this directory.
+        for pid in self.masters() {
+            // SAFETY: kill() has no memory-safety preconditions.
+            unsafe {
+                libc::kill(pid as i32, libc::SIGTERM);
+            }
+        }
+    }
+}
+
+/// `ssh -S SOCKET -O exit`: ends the master there, if one answers.
+pub fn master_exit(sock: &Path) {
+    let _ = Command::new("ssh")
+        .arg("-S")
+        .arg(sock)
+        .args(["-O", "exit", "none"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
+}
+
+/// The pid of the master answering on `sock` (`ssh -O check`), if any.
+pub fn master_pid(sock: &Path) -> Option<u32> {
+    let out = Command::new("ssh")
+        .arg("-S")
+        .arg(sock)
+        .args(["-O", "check", "none"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let t = text(&out.stderr);
+    let rest = &t[t.find("pid=")? + 4..];
+    rest[..rest.find(')')?].trim().parse().ok()
+}
+
+/// Live (not zombie) `ssh` processes whose command line contains `needle`.
+pub fn ssh_processes_naming(needle: &str) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| {
+            let cmd = std::fs::read(format!("/proc/{p}/cmdline")).unwrap_or_default();
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            let state = std::fs::read_to_string(format!("/proc/{p}/stat"))
+                .ok()
+                .and_then(|s| Some(s[s.rfind(')')? + 2..].chars().next()? != 'Z'));
+            cmd.starts_with("ssh ") && cmd.contains(needle) && state == Some(true)
+        })
+        .collect()
+}
+
+/// Waits (at most `limit`) until `f` holds; panics with `what` otherwise.
+pub fn wait_until(what: &str, limit: Duration, f: impl Fn() -> bool) {
+    let start = Instant::now();
+    while !f() {
+        assert!(start.elapsed() < limit, "timed out after {limit:?}: {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 pub fn ssh_config() -> PathBuf {
@@ -221,10 +370,17 @@ pub fn slurmdash(args: &[&str]) -> Output {
 }
 
 pub fn slurmdash_with(config: &Path, args: &[&str]) -> Output {
+    slurmdash_env(config, args, &[])
+}
+
+/// [`slurmdash_with`] with environment variables for slurmdash (e.g. `XDG_RUNTIME_DIR`,
+/// `SLURMDASH_STATE_DIR`).
+pub fn slurmdash_env(config: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_slurmdash"))
         .arg("--config")
         .arg(config)
         .args(args)
+        .envs(env.iter().copied())
         .env_remove("SLURM_HOSTNAME")
         .env_remove("SLURM_USER")
         .env_remove("SLURM_PARTITION")
