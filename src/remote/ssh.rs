@@ -97,7 +97,14 @@ pub struct SshRemote {
     closed: AtomicBool,
     /// Wakes a command that waits for its reconnect attempt.
     wake: tokio::sync::Notify,
+    /// Sessions (commands, log streams) this process runs at once over its master.
+    sessions: Arc<tokio::sync::Semaphore>,
 }
+
+/// Sessions one process runs at once over its master. sshd allows `MaxSessions` (10 unless
+/// configured) per connection, and a shared master carries every slurmdash's sessions: each
+/// process keeps well under it, and a session the login node refuses anyway is tried again.
+const SESSIONS_PER_PROCESS: usize = 6;
 
 impl SshRemote {
     /// Prepares the remote; nothing connects until the first command or [`SshRemote::connect`].
@@ -130,6 +137,7 @@ impl SshRemote {
             skip_wait: AtomicBool::new(false),
             closed: AtomicBool::new(false),
             wake: tokio::sync::Notify::new(),
+            sessions: Arc::new(tokio::sync::Semaphore::new(SESSIONS_PER_PROCESS)),
         })
     }
 
@@ -518,6 +526,15 @@ impl SshRemote {
         }
         let sent = argv.iter().map(|a| a.len() as u64 + 1).sum::<u64>()
             + stdin.map_or(0, |s| s.len() as u64);
+        let Ok(Ok(_session)) =
+            tokio::time::timeout(timeout, self.sessions.clone().acquire_owned()).await
+        else {
+            return Err(RemoteError::Timeout {
+                command,
+                host: self.host().unwrap_or_default(),
+                secs: timeout.as_secs_f64(),
+            });
+        };
         // One transparent retry, only when the command provably never reached the cluster.
         for round in 0..2 {
             let live = self.ensure(timeout).await?;
@@ -601,19 +618,26 @@ impl SshRemote {
             .stderr(Stdio::piped());
         let max_output = self.opts.max_output;
         let t0 = Instant::now();
-        let mut child = match tokio::time::timeout(timeout, cmd.spawn()).await {
-            Err(_) => return Exec::Timeout,
-            Ok(Err(e)) => {
-                // Native mux: a master that is gone fails here, before anything ran.
-                if let Err(gone) = live.session.check().await {
-                    return Exec::MasterGone {
-                        ran: false,
-                        reason: format!("{gone}: {e}"),
-                    };
-                }
-                return Exec::Failed(e.to_string());
+        let deadline = t0 + timeout;
+        let mut pause = Duration::from_millis(50);
+        let mut child = loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match tokio::time::timeout(left, cmd.spawn()).await {
+                Err(_) => return Exec::Timeout,
+                Ok(Ok(c)) => break c,
+                // Native mux: nothing ran yet. A master that is gone fails here; a live one
+                // whose login node refused the session is asked again after a pause.
+                Ok(Err(e)) => match pause_before_retry(live, &mut pause, deadline).await {
+                    Ok(()) => continue,
+                    Err(Some(gone)) => {
+                        return Exec::MasterGone {
+                            ran: false,
+                            reason: format!("{gone}: {e}"),
+                        }
+                    }
+                    Err(None) => return Exec::Failed(refused(&e, timeout)),
+                },
             }
-            Ok(Ok(c)) => c,
         };
         let timeout = timeout.saturating_sub(t0.elapsed());
         let work = async {
@@ -672,6 +696,36 @@ impl SshRemote {
             code,
         })
     }
+}
+
+/// After a session could not be opened: `Ok` once it is worth asking again (after a pause
+/// that doubles up to 1 s), `Err(Some(why))` when the master is gone, `Err(None)` when
+/// `deadline` has passed. A live master means the login node refused the session itself
+/// (sshd's `MaxSessions`, reached by the other slurmdash processes sharing the master).
+async fn pause_before_retry(
+    live: &Live,
+    pause: &mut Duration,
+    deadline: Instant,
+) -> Result<(), Option<String>> {
+    if let Err(gone) = live.session.check().await {
+        return Err(Some(gone.to_string()));
+    }
+    if Instant::now() + *pause >= deadline {
+        return Err(None);
+    }
+    tokio::time::sleep(*pause).await;
+    *pause = (*pause * 2).min(Duration::from_secs(1));
+    Ok(())
+}
+
+/// Why a command never started on a live master, and what to do.
+fn refused(e: &openssh::Error, waited: Duration) -> String {
+    use std::error::Error;
+    let why = e.source().map(|s| format!(" ({s})")).unwrap_or_default();
+    format!(
+        "{e}{why}: the login node refused a new session on the SSH connection for {}s (sshd's MaxSessions, shared by every slurmdash window and command on this cluster): close some, or raise MaxSessions",
+        waited.as_secs()
+    )
 }
 
 /// Which file is at `path` (device and inode), to tell a socket replaced since from the one
@@ -777,13 +831,43 @@ impl Remote for SshRemote {
             sh.stats.bytes_out += argv.iter().map(|a| a.len() as u64 + 1).sum::<u64>();
         }
         let (tx, rx) = tokio::sync::mpsc::channel(stream::QUEUE);
+        let sessions = self.sessions.clone();
+        let wait = self.opts.read_timeout;
         let task = tokio::spawn(async move {
+            // Held while the stream lives.
+            let Ok(Ok(_session)) = tokio::time::timeout(wait, sessions.acquire_owned()).await
+            else {
+                let reason = format!(
+                    "starting tail -F on {}: no session free within {}s",
+                    live.host,
+                    wait.as_secs()
+                );
+                let _ = tx
+                    .send(StreamEvent::Ended {
+                        reset: false,
+                        reason,
+                    })
+                    .await;
+                return;
+            };
             let mut cmd = live.session.command(argv[0].as_str());
             cmd.args(&argv[1..])
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped());
-            let mut child = match cmd.spawn().await {
+            let deadline = Instant::now() + wait;
+            let mut pause = Duration::from_millis(50);
+            let spawned = loop {
+                match cmd.spawn().await {
+                    Ok(c) => break Ok(c),
+                    Err(e) => match pause_before_retry(&live, &mut pause, deadline).await {
+                        Ok(()) => continue,
+                        Err(Some(gone)) => break Err(format!("{gone}: {e}")),
+                        Err(None) => break Err(refused(&e, wait)),
+                    },
+                }
+            };
+            let mut child = match spawned {
                 Ok(c) => c,
                 Err(e) => {
                     let reason = format!("starting tail -F on {}: {e}", live.host);
