@@ -181,6 +181,11 @@ pub enum Cmd {
     Tail(Vec<(JobId, Stream, String)>),
     Quit,
     Suspend,
+    /// Hand the terminal to a shell in this running job (on `node`), then take it back.
+    Shell {
+        id: JobId,
+        node: Option<String>,
+    },
     /// Show this configured cluster too (`:cluster NAME` for a cluster not shown yet).
     AddCluster(String),
     /// The next refresh comes one new interval from now (the adaptive interval moved).
@@ -221,7 +226,7 @@ impl Cmd {
     /// Calls `f` on every job id the command carries.
     pub fn for_each_id(&mut self, f: &mut dyn FnMut(&mut JobId)) {
         match self {
-            Cmd::FetchDetail(id) | Cmd::Edit(id, _) => f(id),
+            Cmd::FetchDetail(id) | Cmd::Edit(id, _) | Cmd::Shell { id, .. } => f(id),
             Cmd::Tail(targets) => targets.iter_mut().for_each(|(id, ..)| f(id)),
             Cmd::Op(op) => op.ids.iter_mut().for_each(f),
             Cmd::Triage { id, detail, .. } => {

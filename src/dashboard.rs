@@ -273,6 +273,32 @@ async fn event_loop(
                 Cmd::Suspend => {
                     tui::suspend(term).wrap_err("resuming after ctrl-z")?;
                 }
+                Cmd::Shell { id, node } => {
+                    let remote = &session.sites[usize::from(ix)].remote;
+                    let argv = crate::slurm::shell::shell_argv(&id, node.as_deref());
+                    let Some(local) = remote.terminal_argv(&argv) else {
+                        app.note = Some(format!(
+                            "no shell in job {id} yet: not connected to the cluster (r reconnects)"
+                        ));
+                        continue;
+                    };
+                    // Nothing of ours may read the keys meant for the shell.
+                    drop(std::mem::replace(&mut events, EventStream::new()));
+                    let on = node.as_deref().unwrap_or("its first node");
+                    println!("slurmdash: a shell in job {id} on {on}; exit it to return to the dashboard");
+                    let status = tui::hand_over(term, &local)
+                        .await
+                        .wrap_err("taking the terminal back after the shell")?;
+                    app.note = Some(match status.map(|s| s.code()) {
+                        Ok(Some(0)) => format!("back from the shell in job {id}"),
+                        Ok(Some(code)) => format!(
+                            "the shell in job {id} ended with exit code {code} (`{}`)",
+                            argv.last().map(String::as_str).unwrap_or("")
+                        ),
+                        Ok(None) => format!("the shell in job {id} was ended by a signal"),
+                        Err(e) => format!("could not run `{}`: {e}", local[0]),
+                    });
+                }
                 Cmd::AddCluster(name) => {
                     match loaded.cluster(Some(&name), &crate::config::Env::from_process()) {
                         Ok(cluster) => {

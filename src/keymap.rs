@@ -49,6 +49,8 @@ pub enum Action {
     Edit,
     /// Open the launch form.
     NewJob,
+    /// A shell in the selected running job (on one of its nodes).
+    Shell,
 }
 
 impl Action {
@@ -105,6 +107,7 @@ impl Action {
             Action::Prioritize => "move to the top of your pending jobs (asks first)",
             Action::Edit => "edit a pending job (time, partition, QOS, name)",
             Action::NewJob => "launch a job (form: templates, preview, test-only, submit)",
+            Action::Shell => "a shell on the selected running job's node (srun --overlap)",
         }
     }
 }
@@ -282,6 +285,7 @@ const DEFAULT_GLOBAL: &[(&str, Action)] = &[
     ("T", Action::Prioritize),
     ("E", Action::Edit),
     ("n", Action::NewJob),
+    ("x", Action::Shell),
 ];
 
 const DEFAULT_QUEUE: &[(&str, Action)] = &[

@@ -97,6 +97,32 @@ pub fn install_panic_hook() {
 
 /// ctrl-z: give the terminal back, stop the process as the shell expects, and take the
 /// screen again when `fg` resumes it.
+/// Runs `cmd` in this terminal (a shell in a job) with the dashboard put away, and takes the
+/// terminal back when it ends. The caller drops its terminal event stream first, so that
+/// nothing reads the keys meant for `cmd`.
+/// The outer error is the terminal's (it could not be taken back); the inner one says why
+/// `cmd` could not run.
+pub async fn hand_over(
+    term: &mut Term,
+    cmd: &[String],
+) -> io::Result<io::Result<std::process::ExitStatus>> {
+    leave();
+    let status = match cmd.split_first() {
+        Some((prog, args)) => {
+            tokio::process::Command::new(prog)
+                .args(args)
+                .kill_on_drop(true)
+                .status()
+                .await
+        }
+        None => Err(io::Error::other("empty command")),
+    };
+    enable_raw_mode()?;
+    execute!(io::stdout(), EnterAlternateScreen, EnableMouseCapture)?;
+    term.clear()?;
+    Ok(status)
+}
+
 pub fn suspend(term: &mut Term) -> io::Result<()> {
     leave();
     // SAFETY: raise() with a valid signal number has no memory-safety preconditions.

@@ -26,6 +26,8 @@ impl InputKind {
 pub struct Input {
     pub kind: InputKind,
     pub text: String,
+    /// Shown after the text instead of "enter: apply · esc: cancel".
+    pub hint: Option<String>,
 }
 
 impl Input {
@@ -33,6 +35,7 @@ impl Input {
         Input {
             kind,
             text: text.to_string(),
+            hint: None,
         }
     }
 }
@@ -48,6 +51,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("release [ID...]", "release held jobs"),
     ("requeue [ID...]", "requeue jobs"),
     ("top [ID...]", "first of your pending jobs"),
+    ("shell [NODE]", "a shell in the selected job"),
     ("events", "log of job changes"),
     ("partitions", "partitions at a glance"),
     ("stats", "commands, bytes, RTT"),
@@ -132,6 +136,12 @@ impl App {
             }
             ("cluster", _) => {
                 self.note = Some(":cluster needs one name, e.g. :cluster polar".into());
+                Vec::new()
+            }
+            ("shell", []) => self.open_shell(None),
+            ("shell", [node]) => self.open_shell(Some(node)),
+            ("shell", _) => {
+                self.note = Some(":shell takes at most one node, e.g. :shell gpu02".into());
                 Vec::new()
             }
             ("filter", words) => {

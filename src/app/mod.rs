@@ -14,6 +14,7 @@ mod nav;
 mod ops;
 pub mod partitions;
 mod retry;
+mod shell;
 mod triage;
 
 use std::time::Duration;
@@ -558,6 +559,7 @@ impl App {
                 self.note = Some(format!("marked {n} rows (esc clears)"));
             }
             Action::NewJob => return self.open_form(),
+            Action::Shell => return self.open_shell(None),
         }
         Vec::new()
     }

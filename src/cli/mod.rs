@@ -7,6 +7,7 @@ mod doctor;
 mod jobs;
 mod login;
 mod logs;
+mod shell;
 mod submit;
 
 use std::path::PathBuf;
@@ -60,6 +61,9 @@ pub enum Command {
     Cancel(cancel::CancelArgs),
     /// Print (and follow) a job's output.
     Logs(logs::LogsArgs),
+    /// A shell inside a running job's allocation, on its first node or `--node N`
+    /// (`srun --overlap --pty`, over the open SSH connection); exits with the shell's status.
+    Shell(shell::ShellArgs),
     /// Open the SSH connection in this terminal (answer password/2FA prompts here); later
     /// commands and the dashboard reuse it.
     Login,
@@ -143,6 +147,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         (Some(Command::Cancel(_)), true) => return Err(one_only("cancel")),
         (Some(Command::Logs(_)), true) => return Err(one_only("logs")),
         (Some(Command::Login), true) => return Err(one_only("login")),
+        (Some(Command::Shell(_)), true) => return Err(one_only("shell")),
         (Some(Command::Submit(_)), true) => return Err(one_only("submit")),
         _ => {}
     }
@@ -162,6 +167,11 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Jobs(args)) => until_stopped(jobs::run(&clusters, &args)).await,
         Some(Command::Cancel(args)) => until_stopped(cancel::run(&cluster, &args)).await,
         Some(Command::Logs(args)) => until_stopped(logs::run(&cluster, &args)).await,
+        Some(Command::Shell(args)) => {
+            // ctrl-c belongs to the remote shell (ssh puts the terminal in raw mode).
+            let _keep = crate::signals::Stop::new()?;
+            shell::run(&cluster, &args).await
+        }
         Some(Command::Login) => {
             // ctrl-c at ssh's prompt ends ssh (the login fails with a message), not us.
             let _keep = crate::signals::Stop::new()?;

@@ -174,6 +174,10 @@ async fn capped<R: tokio::io::AsyncRead + Unpin>(
 
 #[async_trait::async_trait]
 impl Remote for LocalRemote {
+    fn terminal_argv(&self, argv: &[String]) -> Option<Vec<String>> {
+        Some(argv.to_vec())
+    }
+
     async fn run(
         &self,
         argv: &[String],

@@ -172,6 +172,13 @@ pub trait Remote: Send + Sync {
     fn state(&self) -> ConnState;
     fn stats(&self) -> RemoteStats;
 
+    /// The local command that runs `argv` on the cluster in this terminal, with a tty (a
+    /// shell in a job): over the connection already open, so no new login. `None` when not
+    /// connected yet, or when the transport cannot hand over a terminal.
+    fn terminal_argv(&self, _argv: &[String]) -> Option<Vec<String>> {
+        None
+    }
+
     /// Skips the wait before the next reconnect attempt (the user pressed `r`); a command
     /// already waiting for it goes ahead at once.
     fn retry_now(&self) {}

@@ -788,6 +788,29 @@ fn remote_timeout_argv(enabled: bool, argv: &[String], timeout: Duration) -> Opt
 
 #[async_trait::async_trait]
 impl Remote for SshRemote {
+    /// `ssh -S SOCKET -t HOST -- COMMAND` through the master in use (the same user, port and
+    /// ssh config, should ssh have to connect by itself).
+    fn terminal_argv(&self, argv: &[String]) -> Option<Vec<String>> {
+        let ctl = self.control_path()?;
+        let host = self.host()?;
+        let mut out: Vec<String> = vec!["ssh".into(), "-t".into(), "-S".into()];
+        out.push(ctl.display().to_string());
+        out.extend(["-o".into(), "ControlMaster=no".into()]);
+        if let Some(cfg) = &self.opts.ssh_config {
+            out.extend(["-F".into(), cfg.display().to_string()]);
+        }
+        if let Some(u) = &self.opts.user {
+            out.extend(["-l".into(), u.clone()]);
+        }
+        if let Some(p) = self.opts.port {
+            out.extend(["-p".into(), p.to_string()]);
+        }
+        out.push(host);
+        // ssh hands the remote shell one line: each argument is quoted in it.
+        out.push(shlex::try_join(argv.iter().map(String::as_str)).ok()?);
+        Some(out)
+    }
+
     async fn run(
         &self,
         argv: &[String],

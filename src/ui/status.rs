@@ -188,7 +188,16 @@ fn second_line(app: &App) -> Line<'static> {
                 Span::styled(input.kind.prompt().to_string(), t.title()),
                 Span::raw(input.text.clone()),
                 Span::styled("█", Style::default().add_modifier(Modifier::SLOW_BLINK)),
-                Span::styled("   enter: apply · esc: cancel", t.dim()),
+                Span::styled(
+                    format!(
+                        "   {}",
+                        input
+                            .hint
+                            .as_deref()
+                            .unwrap_or("enter: apply · esc: cancel")
+                    ),
+                    t.dim(),
+                ),
             ])
         } else if let Some(note) = &app.note {
             Line::from(Span::styled(format!(" {note}"), t.warn()))

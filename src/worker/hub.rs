@@ -248,7 +248,7 @@ impl Hub {
                     self.start_timer(tokio::time::Instant::now() + every, every);
                 }
             }
-            Cmd::Quit | Cmd::Suspend | Cmd::AddCluster(_) => {}
+            Cmd::Quit | Cmd::Suspend | Cmd::AddCluster(_) | Cmd::Shell { .. } => {}
         }
     }
 

@@ -1,0 +1,49 @@
+//! A shell inside a running job's allocation: `srun --overlap --pty` on one of its nodes.
+
+use super::model::JobId;
+
+/// The remote command for an interactive login shell in job `id` (on `node`, else the job's
+/// first node), run by the login node's `sh` so that the user's `$SHELL` is used. The id and
+/// the node are quoted: nothing typed or printed is ever run as shell text.
+pub fn shell_argv(id: &JobId, node: Option<&str>) -> Vec<String> {
+    let q = |s: &str| {
+        shlex::try_quote(s)
+            .map(|c| c.into_owned())
+            .unwrap_or_default()
+    };
+    // A heterogeneous job's steps start under its leader's id.
+    let job = match id.het_offset() {
+        Some(_) => id.base().to_string(),
+        None => id.without_step().as_str().to_string(),
+    };
+    let mut script = format!("exec srun --jobid={} --overlap --pty", q(&job));
+    if let Some(n) = node {
+        script.push_str(&format!(" --nodelist={} --nodes=1 --ntasks=1", q(n)));
+    } else {
+        script.push_str(" --nodes=1 --ntasks=1");
+    }
+    script.push_str(" \"${SHELL:-/bin/sh}\" -l");
+    vec!["sh".into(), "-c".into(), script]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_ids_and_nodes_and_uses_the_users_shell() {
+        let id: JobId = "1234".parse().expect("id");
+        assert_eq!(
+            shell_argv(&id, Some("gpu01")),
+            [
+                "sh",
+                "-c",
+                "exec srun --jobid=1234 --overlap --pty --nodelist=gpu01 --nodes=1 --ntasks=1 \"${SHELL:-/bin/sh}\" -l"
+            ]
+        );
+        let het: JobId = "249+1".parse().expect("id");
+        assert!(shell_argv(&het, None)[2].contains("--jobid=249 "));
+        let odd = shell_argv(&id, Some("n1; rm -rf ~"));
+        assert!(odd[2].contains("--nodelist='n1; rm -rf ~'"), "{}", odd[2]);
+    }
+}
