@@ -282,11 +282,18 @@ async fn event_loop(
                         ));
                         continue;
                     };
-                    // Nothing of ours may read the keys meant for the shell.
+                    // Nothing of ours may read the keys meant for the shell: the event
+                    // stream's reader thread is stopped, and the wake-up that stops it is
+                    // used up here rather than by the next read of the terminal (the cursor
+                    // query when the dashboard comes back would take it as a failure).
                     drop(std::mem::replace(&mut events, EventStream::new()));
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    let _ = crossterm::event::poll(Duration::ZERO);
                     let on = node.as_deref().unwrap_or("its first node");
-                    println!("slurmdash: a shell in job {id} on {on}; exit it to return to the dashboard");
-                    let status = tui::hand_over(term, &local)
+                    let banner = format!(
+                        "slurmdash: a shell in job {id} on {on}; exit it to return to the dashboard"
+                    );
+                    let status = tui::hand_over(term, &local, &banner)
                         .await
                         .wrap_err("taking the terminal back after the shell")?;
                     app.note = Some(match status.map(|s| s.code()) {

@@ -105,8 +105,10 @@ pub fn install_panic_hook() {
 pub async fn hand_over(
     term: &mut Term,
     cmd: &[String],
+    banner: &str,
 ) -> io::Result<io::Result<std::process::ExitStatus>> {
     leave();
+    println!("{banner}");
     let status = match cmd.split_first() {
         Some((prog, args)) => {
             tokio::process::Command::new(prog)

@@ -6,8 +6,8 @@ mod common;
 
 use std::time::Duration;
 
-use common::tmux::{rand_suffix, row, Tmux};
-use common::{dev_config, fast_config, remote, run, sbatch, slurmdash_with, text, wait_for};
+use common::tmux::{fast_config, rand_suffix, row, Tmux};
+use common::{dev_config, remote, run, sbatch, slurmdash_with, text, wait_for};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
