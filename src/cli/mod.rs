@@ -4,6 +4,7 @@
 mod cancel;
 mod connect;
 mod doctor;
+mod forward;
 mod jobs;
 mod login;
 mod logs;
@@ -64,6 +65,9 @@ pub enum Command {
     /// A shell inside a running job's allocation, on its first node or `--node N`
     /// (`srun --overlap --pty`, over the open SSH connection); exits with the shell's status.
     Shell(shell::ShellArgs),
+    /// Forward a local port to a port a running job listens on (Jupyter, TensorBoard, a
+    /// server) over the open SSH connection, until ctrl-c or the job's end.
+    Forward(forward::ForwardArgs),
     /// Open the SSH connection in this terminal (answer password/2FA prompts here); later
     /// commands and the dashboard reuse it.
     Login,
@@ -148,6 +152,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         (Some(Command::Logs(_)), true) => return Err(one_only("logs")),
         (Some(Command::Login), true) => return Err(one_only("login")),
         (Some(Command::Shell(_)), true) => return Err(one_only("shell")),
+        (Some(Command::Forward(_)), true) => return Err(one_only("forward")),
         (Some(Command::Submit(_)), true) => return Err(one_only("submit")),
         _ => {}
     }
@@ -167,6 +172,8 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Jobs(args)) => until_stopped(jobs::run(&clusters, &args)).await,
         Some(Command::Cancel(args)) => until_stopped(cancel::run(&cluster, &args)).await,
         Some(Command::Logs(args)) => until_stopped(logs::run(&cluster, &args)).await,
+        // It ends itself on ctrl-c (after closing the forward).
+        Some(Command::Forward(args)) => forward::run(&cluster, &args).await,
         Some(Command::Shell(args)) => {
             // ctrl-c belongs to the remote shell (ssh puts the terminal in raw mode).
             let _keep = crate::signals::Stop::new()?;

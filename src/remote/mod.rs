@@ -179,6 +179,23 @@ pub trait Remote: Send + Sync {
         None
     }
 
+    /// Forwards `127.0.0.1:local` on this machine to `host:port` as the login node reaches
+    /// it, through the open connection (`cancel`: ends that forward). Nothing listens beyond
+    /// 127.0.0.1.
+    async fn forward(
+        &self,
+        _local: u16,
+        _host: &str,
+        _port: u16,
+        _cancel: bool,
+    ) -> Result<(), RemoteError> {
+        Err(RemoteError::Other {
+            command: "port forward".into(),
+            host: self.host().unwrap_or_default(),
+            reason: "this connection cannot forward ports (local = true runs on the login node: connect to the node directly)".into(),
+        })
+    }
+
     /// Skips the wait before the next reconnect attempt (the user pressed `r`); a command
     /// already waiting for it goes ahead at once.
     fn retry_now(&self) {}

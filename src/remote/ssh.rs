@@ -788,6 +788,52 @@ fn remote_timeout_argv(enabled: bool, argv: &[String], timeout: Duration) -> Opt
 
 #[async_trait::async_trait]
 impl Remote for SshRemote {
+    /// `ssh -S SOCKET -O forward|cancel -L 127.0.0.1:LOCAL:HOST:PORT` on the master in use.
+    async fn forward(
+        &self,
+        local: u16,
+        host: &str,
+        port: u16,
+        cancel: bool,
+    ) -> Result<(), RemoteError> {
+        let live = self.ensure(self.opts.connect_timeout).await?;
+        let spec = format!("127.0.0.1:{local}:{host}:{port}");
+        let op = if cancel { "cancel" } else { "forward" };
+        let command = format!("ssh -O {op} -L {spec}");
+        let run = tokio::process::Command::new("ssh")
+            .arg("-S")
+            .arg(&live.ctl)
+            .args(["-O", op, "-L", &spec, "none"])
+            .stdin(Stdio::null())
+            .kill_on_drop(true)
+            .output();
+        let out = match tokio::time::timeout(CHECK_TIMEOUT, run).await {
+            Err(_) => {
+                return Err(RemoteError::Timeout {
+                    command,
+                    host: live.host.clone(),
+                    secs: CHECK_TIMEOUT.as_secs_f64(),
+                })
+            }
+            Ok(Err(e)) => {
+                return Err(RemoteError::Other {
+                    command,
+                    host: live.host.clone(),
+                    reason: format!("cannot run ssh: {e}"),
+                })
+            }
+            Ok(Ok(out)) => out,
+        };
+        if out.status.success() {
+            return Ok(());
+        }
+        Err(RemoteError::Other {
+            command,
+            host: live.host.clone(),
+            reason: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        })
+    }
+
     /// `ssh -S SOCKET -t HOST -- COMMAND` through the master in use (the same user, port and
     /// ssh config, should ssh have to connect by itself).
     fn terminal_argv(&self, argv: &[String]) -> Option<Vec<String>> {

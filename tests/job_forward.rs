@@ -1,0 +1,129 @@
+//! A local port to what a running job serves on its node: `slurmdash forward` over the open
+//! SSH connection, checked with a real HTTP server in a job on the dev cluster.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::tmux::rand_suffix;
+use common::{dev_config, remote, run, sbatch, wait_for};
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// `GET /` on 127.0.0.1:`port`; the whole answer, or why not.
+fn get(port: u16) -> Result<String, String> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
+    s.set_read_timeout(Some(Duration::from_secs(5)))
+        .map_err(|e| e.to_string())?;
+    s.write_all(b"GET / HTTP/1.0\r\nHost: x\r\n\r\n")
+        .map_err(|e| e.to_string())?;
+    let mut body = String::new();
+    s.read_to_string(&mut body).map_err(|e| e.to_string())?;
+    Ok(body)
+}
+
+#[tokio::test]
+async fn a_job_s_web_server_is_reached_through_the_forward_until_ctrl_c() {
+    let tag = format!("fwd-{}", rand_suffix());
+    let marker = format!("served-by-{tag}");
+    let port = 20000 + (rand_suffix() % 20000) as u16;
+    let r = remote();
+    let id = sbatch(
+        &r,
+        &[
+            "-J",
+            &tag,
+            "-c",
+            "1",
+            "-t",
+            "3",
+            "--wrap",
+            &format!(
+                "d=$(mktemp -d) && cd $d && echo {marker} > index.html && exec python3 -m http.server {port}"
+            ),
+        ],
+    )
+    .await;
+    wait_for("the server job to run", LIMIT, || async {
+        let out = run(&r, &["squeue", "-h", "-o", "%T", "-j", &id.to_string()]).await;
+        (out.stdout_lossy().trim() == "RUNNING").then_some(())
+    })
+    .await;
+
+    // A local port already taken: the next free one is used, and that is said.
+    let taken = TcpListener::bind(("127.0.0.1", 0)).expect("bind");
+    let busy = taken.local_addr().expect("addr").port();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_slurmdash"))
+        .arg("--config")
+        .arg(dev_config())
+        .args(["forward", &id.to_string(), &port.to_string(), "--local"])
+        .arg(busy.to_string())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("slurmdash forward");
+    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut said = String::new();
+    let local = loop {
+        let mut line = String::new();
+        if out.read_line(&mut line).expect("read") == 0 {
+            let mut err = String::new();
+            let _ = child.stderr.take().map(|mut e| e.read_to_string(&mut err));
+            panic!("slurmdash forward ended early:\n{said}\n{err}");
+        }
+        said.push_str(&line);
+        if let Some(rest) = line.strip_prefix("forwarding http://127.0.0.1:") {
+            break rest
+                .split('/')
+                .next()
+                .and_then(|p| p.parse::<u16>().ok())
+                .expect("local port");
+        }
+    };
+    assert_ne!(local, busy);
+    assert!(
+        said.contains(&format!(
+            "port {busy} is in use on this machine: using {local}"
+        )),
+        "{said}"
+    );
+    drop(taken);
+
+    // The job's page through the forward (the server may still be starting).
+    let start = Instant::now();
+    let page = loop {
+        match get(local) {
+            Ok(p) if p.contains(&marker) => break p,
+            other => assert!(
+                start.elapsed() < LIMIT,
+                "no page through the forward: {other:?}"
+            ),
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    assert!(page.starts_with("HTTP/1."), "{page}");
+    println!(
+        "job {id}'s server answered through 127.0.0.1:{local} {:.2} s after the forward opened",
+        start.elapsed().as_secs_f64()
+    );
+
+    // ctrl-c closes the forward.
+    let ok = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(ok.success());
+    let status = child.wait().expect("wait");
+    let mut rest = String::new();
+    out.read_to_string(&mut rest).expect("read");
+    assert!(status.success(), "{said}{rest}");
+    assert!(
+        rest.contains(&format!("forward of port {local} closed")),
+        "{rest}"
+    );
+    assert!(get(local).is_err(), "nothing listens on {local} any more");
+    run(&r, &["scancel", &id.to_string()]).await;
+}
