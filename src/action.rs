@@ -75,6 +75,14 @@ pub enum Msg {
         stats: crate::payload::RemoteStats,
         at: NaiveDateTime,
     },
+    /// A forward asked for is open (on this local port) or could not be.
+    Forwarded {
+        id: JobId,
+        node: String,
+        port: u16,
+        path: String,
+        result: Result<u16, String>,
+    },
     /// A message from the workers of one of the dashboard's clusters (by its number).
     Cluster(u16, Box<Msg>),
 }
@@ -118,7 +126,7 @@ impl Msg {
                     v.iter_mut().for_each(|(id, _)| f(id));
                 }
             }
-            Msg::Triaged { id, .. } => f(id),
+            Msg::Triaged { id, .. } | Msg::Forwarded { id, .. } => f(id),
             Msg::RegistryJobs(Ok(js)) => jobs(js, f),
             Msg::Pending { id, result } => {
                 f(id);
@@ -186,6 +194,15 @@ pub enum Cmd {
         id: JobId,
         node: Option<String>,
     },
+    /// Forward a free local port (from `port` on) to `node:port` of job `id`.
+    Forward {
+        id: JobId,
+        node: String,
+        port: u16,
+        path: String,
+    },
+    /// Close this tunnel.
+    Unforward(crate::payload::Tunnel),
     /// Show this configured cluster too (`:cluster NAME` for a cluster not shown yet).
     AddCluster(String),
     /// The next refresh comes one new interval from now (the adaptive interval moved).
@@ -226,7 +243,11 @@ impl Cmd {
     /// Calls `f` on every job id the command carries.
     pub fn for_each_id(&mut self, f: &mut dyn FnMut(&mut JobId)) {
         match self {
-            Cmd::FetchDetail(id) | Cmd::Edit(id, _) | Cmd::Shell { id, .. } => f(id),
+            Cmd::FetchDetail(id)
+            | Cmd::Edit(id, _)
+            | Cmd::Shell { id, .. }
+            | Cmd::Forward { id, .. } => f(id),
+            Cmd::Unforward(t) => f(&mut t.job),
             Cmd::Tail(targets) => targets.iter_mut().for_each(|(id, ..)| f(id)),
             Cmd::Op(op) => op.ids.iter_mut().for_each(f),
             Cmd::Triage { id, detail, .. } => {

@@ -38,6 +38,9 @@ pub struct Session {
     pub quick_cancel: bool,
     /// `--read-only`: applies to every cluster, also those added later.
     pub force_read_only: bool,
+    /// Tunnels open when the dashboard ends, closed on the way out (the shared master
+    /// outlives the dashboard, and so would they).
+    pub tunnels: Vec<crate::payload::Tunnel>,
 }
 
 fn now() -> chrono::NaiveDateTime {
@@ -56,6 +59,11 @@ pub async fn run(loaded: &Loaded, session: Session, keymap: Keymap) -> Result<()
         .catch_unwind()
         .await;
     tui::leave();
+    for t in &session.tunnels {
+        if let Some(site) = session.sites.get(usize::from(t.job.cluster())) {
+            let _ = site.remote.forward(t.local, &t.node, t.port, true).await;
+        }
+    }
     for site in &session.sites {
         site.remote.close().await;
     }
@@ -259,6 +267,9 @@ async fn event_loop(
         }
         let queue_replaced = matches!(&msg, Msg::Cluster(_, m) if matches!(**m, Msg::Queue(_)));
         let cmds = app.handle(msg);
+        if app.tunnels != session.tunnels {
+            session.tunnels = app.tunnels.clone();
+        }
         if queue_replaced {
             crate::memory::release_free();
         }

@@ -51,6 +51,8 @@ pub enum Action {
     NewJob,
     /// A shell in the selected running job (on one of its nodes).
     Shell,
+    /// A local port to what the selected running job serves.
+    Forward,
 }
 
 impl Action {
@@ -107,7 +109,8 @@ impl Action {
             Action::Prioritize => "move to the top of your pending jobs (asks first)",
             Action::Edit => "edit a pending job (time, partition, QOS, name)",
             Action::NewJob => "launch a job (form: templates, preview, test-only, submit)",
-            Action::Shell => "a shell on the selected running job's node (srun --overlap)",
+            Action::Shell => "a shell on the running job's node",
+            Action::Forward => "tunnel a port the running job serves",
         }
     }
 }
@@ -286,6 +289,7 @@ const DEFAULT_GLOBAL: &[(&str, Action)] = &[
     ("E", Action::Edit),
     ("n", Action::NewJob),
     ("x", Action::Shell),
+    ("F", Action::Forward),
 ];
 
 const DEFAULT_QUEUE: &[(&str, Action)] = &[

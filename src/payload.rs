@@ -197,3 +197,30 @@ impl RemoteStats {
         self.rpcs += crate::slurm::command::rpc_cost(argv);
     }
 }
+
+/// A local port forwarded to what a job serves on its node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tunnel {
+    pub job: JobId,
+    pub node: String,
+    /// The port on the node.
+    pub port: u16,
+    /// The port on this machine (127.0.0.1).
+    pub local: u16,
+    /// Path and query the job printed with its URL (`/lab?token=...`), `/` when none.
+    pub path: String,
+}
+
+impl Tunnel {
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}{}", self.local, self.path)
+    }
+
+    /// `127.0.0.1:8889 → gpu01:8888 (job 123)`.
+    pub fn describe(&self) -> String {
+        format!(
+            "127.0.0.1:{} → {}:{} (job {})",
+            self.local, self.node, self.port, self.job
+        )
+    }
+}

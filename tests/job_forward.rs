@@ -127,3 +127,78 @@ async fn a_job_s_web_server_is_reached_through_the_forward_until_ctrl_c() {
     assert!(get(local).is_err(), "nothing listens on {local} any more");
     run(&r, &["scancel", &id.to_string()]).await;
 }
+
+#[tokio::test]
+async fn f_in_the_dashboard_forwards_the_port_the_job_printed_and_its_end_closes_it() {
+    use common::tmux::{fast_config, row, Tmux};
+    let tag = format!("fwdui-{}", rand_suffix());
+    let marker = format!("served-by-{tag}");
+    let port = 20000 + (rand_suffix() % 20000) as u16;
+    let r = remote();
+    let id = sbatch(
+        &r,
+        &[
+            "-J",
+            &tag,
+            "-c",
+            "1",
+            "-t",
+            "3",
+            "--wrap",
+            &format!(
+                "d=$(mktemp -d) && cd $d && echo {marker} > index.html && exec python3 -u -m http.server {port}"
+            ),
+        ],
+    )
+    .await;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let cfg = fast_config(tmp.path());
+    let t = Tmux::start(&cfg, &[]);
+    t.wait("the job", LIMIT, |s| row(s, id).is_some());
+    t.keys(&["/", &tag, "Enter"]);
+    t.wait(
+        "the server's line in the log pane, its row running",
+        LIMIT,
+        |s| {
+            s.contains(&format!("(http://0.0.0.0:{port}/)"))
+                && row(s, id).is_some_and(|r| r.contains("RUNNING"))
+        },
+    );
+    t.keys(&["F"]);
+    t.wait("the port it printed, offered", LIMIT, |s| {
+        s.contains(&format!(":forward {port}")) && s.contains("printed http://")
+    });
+    t.keys(&["Enter"]);
+    let s = t.wait("the tunnel open", LIMIT, |s| {
+        s.contains("tunnel open: http://127.0.0.1:")
+    });
+    let local: u16 = s
+        .split("tunnel open: http://127.0.0.1:")
+        .nth(1)
+        .and_then(|r| r.split('/').next())
+        .and_then(|p| p.parse().ok())
+        .expect("local port");
+    let start = Instant::now();
+    loop {
+        match get(local) {
+            Ok(p) if p.contains(&marker) => break,
+            other => assert!(start.elapsed() < LIMIT, "no page: {other:?}"),
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    // The job ends: its tunnel goes with it.
+    run(&r, &["scancel", &id.to_string()]).await;
+    t.wait("the tunnel closed with the job", LIMIT, |s| {
+        s.contains(&format!("job {id} ended: tunnel 127.0.0.1:{local}"))
+    });
+    let start = Instant::now();
+    while get(local).is_ok() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "port {local} still forwarded"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    t.keys(&["q"]);
+    t.wait("the dashboard exits", LIMIT, |s| s.contains("EXITED:0"));
+}

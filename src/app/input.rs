@@ -51,7 +51,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("release [ID...]", "release held jobs"),
     ("requeue [ID...]", "requeue jobs"),
     ("top [ID...]", "first of your pending jobs"),
-    ("shell [NODE]", "a shell in the selected job"),
+    ("shell [NODE]", "shell in the job"),
+    ("forward PORT", "tunnel a job's port"),
+    ("tunnels", "open tunnels"),
+    ("untunnel PORT", "close a tunnel"),
     ("events", "log of job changes"),
     ("partitions", "partitions at a glance"),
     ("stats", "commands, bytes, RTT"),
@@ -138,6 +141,14 @@ impl App {
                 self.note = Some(":cluster needs one name, e.g. :cluster polar".into());
                 Vec::new()
             }
+            ("forward", [port]) => self.forward(port, None),
+            ("forward", [port, node]) => self.forward(port, Some(node)),
+            ("forward", _) => {
+                self.note = Some(":forward needs the job's port, e.g. :forward 8888 [NODE]".into());
+                Vec::new()
+            }
+            ("tunnels", _) => self.list_tunnels(),
+            ("untunnel", [port]) => self.untunnel(port),
             ("shell", []) => self.open_shell(None),
             ("shell", [node]) => self.open_shell(Some(node)),
             ("shell", _) => {

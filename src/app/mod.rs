@@ -16,6 +16,7 @@ pub mod partitions;
 mod retry;
 mod shell;
 mod triage;
+mod tunnels;
 
 use std::time::Duration;
 
@@ -150,6 +151,8 @@ pub struct App {
     pub edit: Option<EditForm>,
     /// The launch form, when open.
     pub form: Option<FormState>,
+    /// Local ports forwarded to what running jobs serve.
+    pub tunnels: Vec<crate::payload::Tunnel>,
 }
 
 impl App {
@@ -185,6 +188,7 @@ impl App {
             confirm: None,
             edit: None,
             form: None,
+            tunnels: Vec::new(),
         }
     }
 
@@ -241,6 +245,13 @@ impl App {
                 Vec::new()
             }
             Msg::Triaged { id, result } => self.on_triaged(id, *result),
+            Msg::Forwarded {
+                id,
+                node,
+                port,
+                path,
+                result,
+            } => self.on_forwarded(id, node, port, path, result),
             Msg::Retries(result) => self.on_retries(result),
             Msg::LaunchFacts(r) => self.on_launch_facts(r),
             Msg::TestOnly(r) => self.on_test_only(r),
@@ -316,6 +327,11 @@ impl App {
                 // Job changes are seen on squeue's list (with registry jobs); jobs that
                 // left it are kept visible by `insight` until sacct has their final state.
                 let (jobs, reattach) = self.merge_registry(jobs);
+                let running: Vec<JobId> = jobs
+                    .iter()
+                    .filter(|j| j.status() == crate::slurm::model::Status::Running)
+                    .map(|j| j.id.clone())
+                    .collect();
                 let events = self.track_jobs(&jobs);
                 let ix = self.multi().then_some(self.cluster.ix);
                 let previous = clusters::jobs_of(&self.queue, ix);
@@ -328,6 +344,7 @@ impl App {
                 }
                 cmds.extend(interval);
                 cmds.extend(reattach);
+                cmds.extend(self.close_ended_tunnels(&running));
                 cmds.extend(events);
                 cmds
             }
@@ -560,6 +577,7 @@ impl App {
             }
             Action::NewJob => return self.open_form(),
             Action::Shell => return self.open_shell(None),
+            Action::Forward => return self.open_forward(),
         }
         Vec::new()
     }

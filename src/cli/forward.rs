@@ -35,12 +35,6 @@ pub struct ForwardArgs {
 /// How often the job is looked at while the forward lasts.
 const JOB_CHECK: Duration = Duration::from_secs(10);
 
-/// The first port from `want` on that nothing on this machine listens on (127.0.0.1).
-pub fn free_port(want: u16) -> Option<u16> {
-    (want..=want.saturating_add(100))
-        .find(|p| std::net::TcpListener::bind(("127.0.0.1", *p)).is_ok())
-}
-
 pub async fn run(cluster: &Cluster, args: &ForwardArgs) -> Result<ExitCode> {
     let id: JobId = args
         .id
@@ -78,7 +72,8 @@ pub async fn run(cluster: &Cluster, args: &ForwardArgs) -> Result<ExitCode> {
     let want = args
         .local
         .unwrap_or(if args.port > 1023 { args.port } else { 8000 });
-    let local = free_port(want).ok_or_else(|| eyre!("no free local port from {want} on"))?;
+    let local = crate::remote::free_local_port(want)
+        .ok_or_else(|| eyre!("no free local port from {want} on"))?;
     if local != want {
         println!("port {want} is in use on this machine: using {local}");
     }

@@ -311,6 +311,13 @@ pub(crate) async fn read_via_run<R: Remote + ?Sized>(
     chunk_from_outcome(outcome, path, host, &command)
 }
 
+/// The first port from `want` on (within 100) that nothing on this machine listens on at
+/// 127.0.0.1, for a forward's local end.
+pub fn free_local_port(want: u16) -> Option<u16> {
+    (want..=want.saturating_add(100))
+        .find(|p| std::net::TcpListener::bind(("127.0.0.1", *p)).is_ok())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

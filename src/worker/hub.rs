@@ -248,6 +248,40 @@ impl Hub {
                     self.start_timer(tokio::time::Instant::now() + every, every);
                 }
             }
+            Cmd::Forward {
+                id,
+                node,
+                port,
+                path,
+            } => {
+                let (tx, remote, _) = self.parts();
+                tokio::spawn(async move {
+                    let want = if port > 1023 { port } else { 8000 };
+                    let result = match crate::remote::free_local_port(want) {
+                        None => Err(format!("no free local port from {want} on")),
+                        Some(local) => remote
+                            .forward(local, &node, port, false)
+                            .await
+                            .map(|()| local)
+                            .map_err(|e| e.to_string()),
+                    };
+                    let _ = tx.send(Msg::Forwarded {
+                        id,
+                        node,
+                        port,
+                        path,
+                        result,
+                    });
+                });
+            }
+            Cmd::Unforward(t) => {
+                let remote = self.remote.clone();
+                tokio::spawn(async move {
+                    if let Err(e) = remote.forward(t.local, &t.node, t.port, true).await {
+                        tracing::warn!(error = %e, "closing a tunnel");
+                    }
+                });
+            }
             Cmd::Quit | Cmd::Suspend | Cmd::AddCluster(_) | Cmd::Shell { .. } => {}
         }
     }

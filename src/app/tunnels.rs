@@ -1,0 +1,282 @@
+//! Tunnels to what running jobs serve (`F`, `:forward PORT [NODE]`, `:tunnels`,
+//! `:untunnel LOCAL_PORT`): a local port through the open connection to the job's node. A
+//! URL the job printed (Jupyter's token, TensorBoard) is offered first; a job that ends takes
+//! its tunnels with it.
+
+use super::{App, Input, InputKind};
+use crate::action::Cmd;
+use crate::logview::urls::{service_urls, ServiceUrl};
+use crate::payload::Tunnel;
+use crate::slurm::model::{JobId, Status};
+
+impl App {
+    /// The selected job if it runs, with its nodes; otherwise says why not.
+    fn running_selected(&mut self, what: &str) -> Option<(JobId, Vec<String>)> {
+        let Some(job) = self.queue.selected_job() else {
+            self.note = Some(format!("no job selected: select a running job for {what}"));
+            return None;
+        };
+        if job.status() != Status::Running {
+            self.note = Some(format!(
+                "job {} is {}: {what} needs a running job",
+                job.id,
+                job.state.long_name()
+            ));
+            return None;
+        }
+        let nodes = job
+            .node_list
+            .as_deref()
+            .map(crate::slurm::hostlist::expand)
+            .unwrap_or_default();
+        Some((job.id.clone(), nodes))
+    }
+
+    /// Service URLs in the selected job's log panes (stdout, then stderr).
+    fn urls_in_log(&self, id: &JobId, nodes: &[String]) -> Vec<ServiceUrl> {
+        if self.logs.job.as_ref() != Some(id) {
+            return Vec::new();
+        }
+        let lines = [&self.logs.stdout, &self.logs.stderr]
+            .into_iter()
+            .flat_map(|p| {
+                let b = p.buffer();
+                (b.first_seq()..b.end_seq()).filter_map(move |s| b.get(s).map(|l| l.text()))
+            });
+        service_urls(lines, nodes)
+    }
+
+    /// `F`: asks for the port, with the one the job printed filled in.
+    pub(super) fn open_forward(&mut self) -> Vec<Cmd> {
+        let Some((id, nodes)) = self.running_selected("a tunnel") else {
+            return Vec::new();
+        };
+        let found = self.urls_in_log(&id, &nodes);
+        let (text, hint) = match found.last() {
+            Some(u) => (
+                format!("forward {}", u.port),
+                format!(
+                    "job {id} printed http://…:{}{}: enter forwards it to this machine · esc: cancel",
+                    u.port, u.path
+                ),
+            ),
+            None => (
+                "forward ".to_string(),
+                format!("the port job {id} serves on (e.g. 8888): enter forwards it here · esc: cancel"),
+            ),
+        };
+        let mut input = Input::new(InputKind::Command, &text);
+        input.hint = Some(hint);
+        self.input = Some(input);
+        Vec::new()
+    }
+
+    /// `:forward PORT [NODE]` on the selected running job.
+    pub(super) fn forward(&mut self, port: &str, node: Option<&str>) -> Vec<Cmd> {
+        let Ok(port) = port.parse::<u16>() else {
+            self.note = Some(format!(
+                ":forward: `{port}` is not a port number, e.g. :forward 8888"
+            ));
+            return Vec::new();
+        };
+        let Some((id, nodes)) = self.running_selected("a tunnel") else {
+            return Vec::new();
+        };
+        let node = match (node, nodes.first()) {
+            (Some(n), _) if nodes.is_empty() || nodes.iter().any(|m| m == n) => n.to_string(),
+            (Some(n), _) => {
+                self.note = Some(format!(
+                    "job {id} does not run on {n}: its nodes are {}",
+                    nodes.join(", ")
+                ));
+                return Vec::new();
+            }
+            (None, Some(first)) => first.clone(),
+            (None, None) => {
+                self.note = Some(format!(
+                    "job {id} has no node list yet: try again in a moment"
+                ));
+                return Vec::new();
+            }
+        };
+        let path = self
+            .urls_in_log(&id, &nodes)
+            .into_iter()
+            .rev()
+            .find(|u| u.port == port)
+            .map(|u| u.path)
+            .unwrap_or_else(|| "/".into());
+        self.note = Some(format!("forwarding port {port} of job {id} on {node}…"));
+        vec![Cmd::Forward {
+            id,
+            node,
+            port,
+            path,
+        }]
+    }
+
+    pub(super) fn on_forwarded(
+        &mut self,
+        id: JobId,
+        node: String,
+        port: u16,
+        path: String,
+        result: Result<u16, String>,
+    ) -> Vec<Cmd> {
+        match result {
+            Ok(local) => {
+                let t = Tunnel {
+                    job: id,
+                    node,
+                    port,
+                    local,
+                    path,
+                };
+                let moved = if local != port && port > 1023 {
+                    format!(" (port {port} is in use on this machine)")
+                } else {
+                    String::new()
+                };
+                self.note = Some(format!(
+                    "tunnel open: {}{moved} → {}:{} · :tunnels lists, :untunnel {local} closes",
+                    t.url(),
+                    t.node,
+                    t.port
+                ));
+                self.tunnels.push(t);
+            }
+            Err(e) => self.note = Some(format!("no tunnel to job {id} on {node}:{port}: {e}")),
+        }
+        Vec::new()
+    }
+
+    /// `:tunnels`
+    pub(super) fn list_tunnels(&mut self) -> Vec<Cmd> {
+        self.note = Some(if self.tunnels.is_empty() {
+            "no tunnels: F on a running job opens one".into()
+        } else {
+            let all: Vec<String> = self
+                .tunnels
+                .iter()
+                .map(|t| format!("{} {}", t.url(), t.describe()))
+                .collect();
+            format!("{} · :untunnel PORT closes one", all.join(" · "))
+        });
+        Vec::new()
+    }
+
+    /// `:untunnel LOCAL_PORT`
+    pub(super) fn untunnel(&mut self, local: &str) -> Vec<Cmd> {
+        let Some(i) = self
+            .tunnels
+            .iter()
+            .position(|t| t.local.to_string() == local)
+        else {
+            self.note = Some(format!(
+                ":untunnel: no tunnel on local port {local} (:tunnels lists them)"
+            ));
+            return Vec::new();
+        };
+        let t = self.tunnels.remove(i);
+        self.note = Some(format!("tunnel closed: {}", t.describe()));
+        vec![Cmd::Unforward(t)]
+    }
+
+    /// After a refresh of the active cluster (`running`: the jobs squeue says run): tunnels
+    /// of its jobs that no longer run close.
+    pub(super) fn close_ended_tunnels(&mut self, running: &[JobId]) -> Vec<Cmd> {
+        let ix = self.cluster.ix;
+        let (ended, kept): (Vec<Tunnel>, Vec<Tunnel>) = std::mem::take(&mut self.tunnels)
+            .into_iter()
+            .partition(|t| t.job.cluster() == ix && !running.contains(&t.job));
+        self.tunnels = kept;
+        if let Some(t) = ended.first() {
+            self.note = Some(format!(
+                "job {} ended: tunnel {} closed",
+                t.job,
+                t.describe()
+            ));
+        }
+        ended.into_iter().map(Cmd::Unforward).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{app, jobs, loaded};
+    use super::*;
+    use crate::slurm::model::JobState;
+
+    fn running(a: &mut App) {
+        let mut js = jobs();
+        let j = js.iter_mut().find(|j| j.id.as_str() == "237").expect("job");
+        j.state = JobState::Running;
+        j.node_list = Some("gpu01".into());
+        a.update(loaded(js));
+        a.queue.select_id(&"237".parse().expect("id"));
+    }
+
+    #[test]
+    fn forward_opens_then_closes_when_the_job_ends() {
+        let mut a = app();
+        running(&mut a);
+        let cmds = a.run_command("forward 8888");
+        let id: JobId = "237".parse().expect("id");
+        assert_eq!(
+            cmds,
+            vec![Cmd::Forward {
+                id: id.clone(),
+                node: "gpu01".into(),
+                port: 8888,
+                path: "/".into()
+            }]
+        );
+        a.update(crate::action::Msg::Forwarded {
+            id: id.clone(),
+            node: "gpu01".into(),
+            port: 8888,
+            path: "/".into(),
+            result: Ok(8889),
+        });
+        assert!(a
+            .note
+            .as_deref()
+            .is_some_and(|n| n.contains("http://127.0.0.1:8889/") && n.contains("in use")));
+        assert_eq!(a.tunnels.len(), 1);
+        // The job leaves the queue: its tunnel is closed.
+        let rest: Vec<_> = jobs()
+            .into_iter()
+            .filter(|j| j.id.as_str() != "237")
+            .collect();
+        let cmds = a.update(loaded(rest));
+        assert!(
+            cmds.iter()
+                .any(|c| matches!(c, Cmd::Unforward(t) if t.local == 8889)),
+            "{cmds:?}"
+        );
+        assert!(a.tunnels.is_empty());
+    }
+
+    #[test]
+    fn pending_jobs_bad_ports_and_unknown_tunnels_are_explained() {
+        let mut a = app();
+        a.update(loaded(jobs()));
+        a.queue.select_id(&"248".parse().expect("id"));
+        assert!(a.run_command("forward 8888").is_empty());
+        assert!(a
+            .note
+            .as_deref()
+            .is_some_and(|n| n.contains("needs a running job")));
+        running(&mut a);
+        assert!(a.run_command("forward http").is_empty());
+        assert!(a
+            .note
+            .as_deref()
+            .is_some_and(|n| n.contains("not a port number")));
+        assert!(a.run_command("untunnel 1234").is_empty());
+        assert!(a
+            .note
+            .as_deref()
+            .is_some_and(|n| n.contains("no tunnel on local port 1234")));
+    }
+}
