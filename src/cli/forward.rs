@@ -10,7 +10,6 @@ use color_eyre::eyre::{bail, eyre, Result};
 
 use super::connect;
 use crate::config::Cluster;
-use crate::slurm::model::{JobId, Status};
 
 #[derive(Debug, Args)]
 pub struct ForwardArgs {
@@ -36,38 +35,18 @@ pub struct ForwardArgs {
 const JOB_CHECK: Duration = Duration::from_secs(10);
 
 pub async fn run(cluster: &Cluster, args: &ForwardArgs) -> Result<ExitCode> {
-    let id: JobId = args
-        .id
-        .parse()
-        .map_err(|e| eyre!("`{}` is not a Slurm job id: {e}", args.id))?;
     let remote = connect(cluster)?;
     let timeout = cluster.settings.command_timeout();
-    let (detail, _) = crate::worker::fetch::detail(remote.as_ref(), &id, timeout)
-        .await
-        .map_err(|e| eyre!(e))?;
-    if detail.state.as_ref().map(|s| s.status()) != Some(Status::Running) {
-        bail!(
-            "job {id} is {}: a forward needs a running job",
-            detail
-                .state
-                .as_ref()
-                .map(|s| s.long_name())
-                .unwrap_or("unknown")
-        );
-    }
-    let nodes = detail
-        .node_list
-        .as_deref()
-        .map(crate::slurm::hostlist::expand)
-        .unwrap_or_default();
-    let node = match (&args.node, nodes.first()) {
-        (Some(n), _) if nodes.is_empty() || nodes.contains(n) => n.clone(),
-        (Some(n), _) => bail!(
-            "job {id} does not run on {n}: its nodes are {}",
-            nodes.join(", ")
-        ),
-        (None, Some(first)) => first.clone(),
-        (None, None) => bail!("job {id} has no node list yet: try again in a moment"),
+    let (id, node) = super::running::running_job(
+        cluster,
+        remote.as_ref(),
+        &args.id,
+        args.node.as_deref(),
+        "a forward",
+    )
+    .await?;
+    let Some(node) = node else {
+        bail!("job {id} has no node list yet: try again in a moment");
     };
     let want = args
         .local

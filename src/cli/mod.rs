@@ -8,6 +8,7 @@ mod forward;
 mod jobs;
 mod login;
 mod logs;
+mod running;
 mod shell;
 mod submit;
 

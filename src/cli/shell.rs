@@ -4,11 +4,10 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use color_eyre::eyre::{bail, eyre, Result, WrapErr};
+use color_eyre::eyre::{eyre, Result, WrapErr};
 
 use super::connect;
 use crate::config::Cluster;
-use crate::slurm::model::{JobId, Status};
 
 #[derive(Debug, Args)]
 pub struct ShellArgs {
@@ -21,40 +20,15 @@ pub struct ShellArgs {
 }
 
 pub async fn run(cluster: &Cluster, args: &ShellArgs) -> Result<ExitCode> {
-    let id: JobId = args
-        .id
-        .parse()
-        .map_err(|e| eyre!("`{}` is not a Slurm job id: {e}", args.id))?;
     let remote = connect(cluster)?;
-    let timeout = cluster.settings.command_timeout();
-    let (detail, _) = crate::worker::fetch::detail(remote.as_ref(), &id, timeout)
-        .await
-        .map_err(|e| eyre!(e))?;
-    let state = detail.state.clone();
-    match state.as_ref().map(|s| s.status()) {
-        Some(Status::Running) => {}
-        Some(Status::Pending) => bail!("job {id} is pending: a shell opens once it runs"),
-        Some(_) | None => bail!(
-            "job {id} is {}: no shell, it has no allocation any more",
-            state
-                .map(|s| s.long_name().to_string())
-                .unwrap_or_else(|| "unknown".into())
-        ),
-    }
-    let nodes = detail
-        .node_list
-        .as_deref()
-        .map(crate::slurm::hostlist::expand)
-        .unwrap_or_default();
-    if let Some(n) = &args.node {
-        if !nodes.is_empty() && !nodes.contains(n) {
-            bail!(
-                "job {id} does not run on {n}: its nodes are {}",
-                nodes.join(", ")
-            );
-        }
-    }
-    let node = args.node.clone().or_else(|| nodes.first().cloned());
+    let (id, node) = super::running::running_job(
+        cluster,
+        remote.as_ref(),
+        &args.id,
+        args.node.as_deref(),
+        "a shell",
+    )
+    .await?;
     let argv = crate::slurm::shell::shell_argv(&id, node.as_deref());
     let local = remote.terminal_argv(&argv).ok_or_else(|| {
         eyre!(
