@@ -443,14 +443,24 @@ impl SshRemote {
                 )
             }
         };
-        launch_batch_master(&self.opts, &host, &ctl, &log).await?;
-        started
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(ctl.clone());
-        let held = hold(&ctl, CHECK_TIMEOUT)
-            .await
-            .map_err(|e| format!("the new master went away at once: {e}"))?;
+        // A master with a short ControlPersist (`persist_secs = 0` lingers a second) can end
+        // on its own before it is held, when the machine is busy: it is started again.
+        let mut tries = 0;
+        let held = loop {
+            tries += 1;
+            launch_batch_master(&self.opts, &host, &ctl, &log).await?;
+            started
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(ctl.clone());
+            match hold(&ctl, CHECK_TIMEOUT).await {
+                Ok(held) => break held,
+                Err(e) if tries < 3 => {
+                    tracing::warn!(target: "slurmdash::remote", socket = %ctl.display(), error = %e, "a new master ended before it was held: starting it again");
+                }
+                Err(e) => return Err(format!("the new master went away at once: {e}")),
+            }
+        };
         Ok(self.live(host, ctl, held, owned, Some(log)).await)
     }
 
