@@ -6,12 +6,12 @@
 use super::command::{self, Scope, FIELD_SEP, RECORD_END};
 use super::error::ParseError;
 use super::jobid::JobId;
-use super::limits::{self, Headroom, Limit, Request, Usage};
+use super::limits::{self, Headroom, Limit, Request};
 use super::model::{Job, Partition, SprioRow, SshareRow};
 use super::parse::{parse_scontrol_partitions, parse_sprio, parse_sshare, terminated_records, Row};
 
-/// `squeue` fields of the rank and usage listings: id, priority, user, account, state, cpus,
-/// nodes, tres-per-node, QOS.
+/// `squeue` fields of the rank listing: id, priority, user, account, state, cpus, nodes,
+/// tres-per-node, QOS.
 const RANK_FIELDS: &[&str] = &["%i", "%Q", "%u", "%a", "%T", "%C", "%D", "%b", "%q"];
 
 fn fmt(fields: &[&str]) -> String {
@@ -28,8 +28,7 @@ pub fn commands(job: &Job) -> Vec<Vec<String>> {
         vec![
             "squeue".into(),
             "--noheader".into(),
-            // --local: this cluster only, no federation lookup (one slurmctld RPC fewer
-            // per squeue here and below).
+            // --local: this cluster only, no federation lookup (one slurmctld RPC fewer).
             "--local".into(),
             "--all".into(),
             format!("--partition={part}"),
@@ -46,32 +45,14 @@ pub fn commands(job: &Job) -> Vec<Vec<String>> {
             format!("--users={}", job.user.as_str()),
             format!("--format={}", command::SSHARE_FIELDS.join(",")),
         ],
-        limits::sacctmgr_assoc(job.account.as_str()),
-        limits::sacctmgr_qos(job.qos.as_str()),
-        // The account's pending and running jobs: usage against limits.
-        vec![
-            "squeue".into(),
-            "--noheader".into(),
-            "--local".into(),
-            "--all".into(),
-            format!("--account={}", job.account.as_str()),
-            "--states=PENDING,RUNNING".into(),
-            format!("--format={}", fmt(RANK_FIELDS)),
-        ],
+        // slurmctld's accounting cache: the account's, the user's association's and the
+        // QOS's limits with slurmctld's own usage beside each (one RPC, no slurmdbd).
+        limits::scontrol_assoc_mgr(job.user.as_str(), job.account.as_str(), job.qos.as_str()),
         command::scontrol_show_partition(),
-        // The user's pending and running jobs in every account: usage against QOS limits.
-        vec![
-            "squeue".into(),
-            "--noheader".into(),
-            "--local".into(),
-            format!("--user={}", job.user.as_str()),
-            "--states=PENDING,RUNNING".into(),
-            format!("--format={}", fmt(RANK_FIELDS)),
-        ],
     ]
 }
 
-/// One row of the rank / usage listings.
+/// One row of the rank listing.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueuedJob {
     pub id: JobId,
@@ -179,6 +160,8 @@ pub struct PendingInfo {
     pub sshare: Vec<SshareRow>,
     pub limits: Vec<Limit>,
     pub headroom: Vec<Headroom>,
+    /// The headroom line of the limit the job's reason names (`QOSMaxGRESPerUser`, ...).
+    pub blocking: Option<usize>,
     pub partitions: Vec<Partition>,
     /// Sections that failed, each naming its command.
     pub problems: Vec<String>,
@@ -203,11 +186,8 @@ pub fn parse(job: &Job, sections: &[super::batch::Section]) -> PendingInfo {
         "squeue (rank)",
         "sprio",
         "sshare",
-        "sacctmgr show assoc",
-        "sacctmgr show qos",
-        "squeue (account usage)",
+        "scontrol show assoc_mgr",
         "scontrol show partition",
-        "squeue (your jobs)",
     ];
     let mut ok = |i: usize| -> Option<&str> {
         let s = sections.get(i)?;
@@ -226,10 +206,7 @@ pub fn parse(job: &Job, sections: &[super::batch::Section]) -> PendingInfo {
     let sprio_out = ok(1).map(str::to_string);
     let sshare_out = ok(2).map(str::to_string);
     let assoc_out = ok(3).map(str::to_string);
-    let qos_out = ok(4).map(str::to_string);
-    let usage_out = ok(5).map(str::to_string);
-    let part_out = ok(6).map(str::to_string);
-    let mine_out = ok(7).map(str::to_string);
+    let part_out = ok(4).map(str::to_string);
     let mut bad = |what: &str, e: ParseError| info.problems.push(format!("{what}: {e}"));
     let mut rank_v = None;
     if let Some(o) = rank_out {
@@ -253,56 +230,19 @@ pub fn parse(job: &Job, sections: &[super::batch::Section]) -> PendingInfo {
             Err(e) => bad("sshare", e),
         }
     }
-    let mut lims = Vec::new();
+    let mut sel = limits::Selected::default();
     if let Some(o) = assoc_out {
-        match limits::parse_assoc(&o, job.user.as_str(), job.partition.as_str()) {
-            Ok(l) => lims.extend(l),
-            Err(e) => bad("sacctmgr show assoc", e),
-        }
-    }
-    if let Some(o) = qos_out {
-        match limits::parse_qos(&o) {
-            Ok(l) => lims.extend(l),
-            Err(e) => bad("sacctmgr show qos", e),
-        }
-    }
-    // Association limits count the account's jobs; QOS limits count the QOS's jobs (per
-    // user: the user's jobs in that QOS in any account; in total: approximated by the
-    // account's jobs in that QOS, as other accounts' jobs are not listed).
-    let qos = job.qos.as_str();
-    let (mut in_acct, mut mine_in_acct, mut acct_in_qos, mut mine_in_qos) = (
-        Usage::default(),
-        Usage::default(),
-        Usage::default(),
-        Usage::default(),
-    );
-    let add = |u: &mut Usage, j: &QueuedJob| {
-        limits::add_job(u, j.running, j.cpus, j.nodes, j.tres_per_node.as_deref());
-    };
-    if let Some(o) = usage_out {
-        match parse_queued(&o) {
-            Ok(q) => {
-                for j in q.iter().filter(|j| j.id != job.id) {
-                    add(&mut in_acct, j);
-                    if j.user == job.user.as_str() {
-                        add(&mut mine_in_acct, j);
-                    }
-                    if j.qos == qos {
-                        add(&mut acct_in_qos, j);
-                    }
-                }
+        match limits::parse_assoc_mgr(&o) {
+            Ok(m) => {
+                sel = limits::select(
+                    &m,
+                    job.user.as_str(),
+                    job.account.as_str(),
+                    job.partition.as_str(),
+                    job.qos.as_str(),
+                )
             }
-            Err(e) => bad("squeue (account usage)", e),
-        }
-    }
-    if let Some(o) = mine_out {
-        match parse_queued(&o) {
-            Ok(q) => {
-                for j in q.iter().filter(|j| j.id != job.id && j.qos == qos) {
-                    add(&mut mine_in_qos, j);
-                }
-            }
-            Err(e) => bad("squeue (your jobs)", e),
+            Err(e) => bad("scontrol show assoc_mgr", e),
         }
     }
     let mut parts = Vec::new();
@@ -316,14 +256,16 @@ pub fn parse(job: &Job, sections: &[super::batch::Section]) -> PendingInfo {
         cpus: u64::from(job.cpus),
         gpus: u64::from(job.gpus()),
         nodes: u64::from(job.nodes),
+        minutes: job.time_limit.known().map_or(0, |d| d.as_secs() / 60),
     };
-    let (q_lims, a_lims): (Vec<Limit>, Vec<Limit>) = lims
-        .iter()
-        .cloned()
-        .partition(|l| l.owner.starts_with("QOS "));
-    info.headroom = limits::headroom(&a_lims, &mine_in_acct, &in_acct, &req);
-    info.headroom
-        .extend(limits::headroom(&q_lims, &mine_in_qos, &acct_in_qos, &req));
+    info.headroom = limits::headroom(&sel, &req);
+    // Only from slurmctld's counts: without them no limit is enforced to wait for.
+    info.blocking = job
+        .reason
+        .as_deref()
+        .filter(|_| sel.counted != Some(false))
+        .and_then(|r| limits::blocking(r, &info.headroom));
+    let lims = sel.limits;
     info.limits = lims;
     info.rank = rank_v;
     info.sprio = sprio_v;
@@ -408,11 +350,8 @@ mod fixture_tests {
             ok(&f("squeue_rank")),
             ok(&f("sprio")),
             ok(&f("sshare_acct_user")),
-            ok(&f("sacctmgr_assoc")),
-            ok(&f("sacctmgr_qos")),
-            ok(&f("squeue_rank")),
+            ok(&f("22.05/scontrol_assoc_mgr")),
             ok(&f("scontrol_partition")),
-            ok(&f("squeue_rank")),
         ]
     }
 

@@ -27,9 +27,31 @@ use crate::slurm::partview;
 use crate::slurm::pending;
 
 const ME: &str = include_str!("../../tests/fixtures/slurm/squeue_me.out");
-/// One running job of the user holding 8 GPUs, in the usage listings.
-const RUNNING: &str =
-    "237\x1f0\x1fsduser\x1fresearch\x1fRUNNING\x1f8\x1f1\x1fgres:gpu:8\x1fnormal\x1e\n";
+/// slurmctld's limits and usage for sduser, account research, QOS normal (captured on
+/// 26.05, where none are set).
+const ASSOC_MGR: &str = include_str!("../../tests/fixtures/slurm/26.05/scontrol_assoc_mgr.out");
+
+/// [`ASSOC_MGR`] with a limit of 8 GPUs per user on QOS normal, all 8 held by sduser in a
+/// running job, and the selected job counted among the queued ones.
+fn assoc_mgr_gpu8() -> String {
+    let mut out = String::new();
+    let mut in_user = false;
+    for line in ASSOC_MGR.lines() {
+        let t = line.trim();
+        if t == "sduser(1001)" {
+            in_user = true;
+        } else if !t.starts_with("Max") {
+            in_user = false;
+        }
+        let mut l = line.replace("GrpSubmitJobs=N(0)", "GrpSubmitJobs=N(2)");
+        if in_user && t.starts_with("MaxTRESPU=") {
+            l = l.replace("gres/gpu=N(0)", "gres/gpu=8(8)");
+        }
+        out.push_str(&l);
+        out.push('\n');
+    }
+    out
+}
 
 fn fixture(n: &str) -> String {
     std::fs::read_to_string(format!(
@@ -55,19 +77,15 @@ fn job(id: &str) -> Job {
         .unwrap()
 }
 
-/// A fetch for `job` from real output, with a QOS GPU limit per user added (the dev cluster
-/// sets none) so the headroom lines show.
-fn info(job: &Job, qos: &str) -> pending::PendingInfo {
+/// A fetch for `job` from real output, with `assoc_mgr` as slurmctld's limits.
+fn info(job: &Job, assoc_mgr: &str) -> pending::PendingInfo {
     let rank: String = fixture("squeue_rank").replace("909\x1f", &format!("{}\x1f", job.id));
     let sections = vec![
         ok(&rank),
         ok(&fixture("sprio")),
         ok(&fixture("sshare_acct_user")),
-        ok(&fixture("sacctmgr_assoc")),
-        ok(qos),
-        ok(RUNNING),
+        ok(assoc_mgr),
         ok(&fixture("scontrol_partition")),
-        ok(RUNNING),
     ];
     pending::parse(job, &sections)
 }
@@ -99,7 +117,7 @@ fn detail(job: &Job, info: Option<&pending::PendingInfo>, w: u16, h: u16) -> Str
 #[test]
 fn detail_pending_with_rank_factors_fairshare_and_limits() {
     let j = job("248");
-    let i = info(&j, "normal|||||gres/gpu=8|||||\n");
+    let i = info(&j, &assoc_mgr_gpu8());
     let s = detail(&j, Some(&i), 80, 40);
     assert!(s.contains("Rank         1st of 23 in short"), "{s}");
     assert!(
@@ -109,10 +127,38 @@ fn detail_pending_with_rank_factors_fairshare_and_limits() {
     assert_snapshot!(s);
 }
 
+/// A job waiting for QOSMaxGRESPerUser: the pane names the limit and slurmctld's count.
+#[test]
+fn detail_names_the_limit_a_job_waits_for() {
+    let mut j = job("248");
+    j.reason = Some("QOSMaxGRESPerUser".into());
+    j.tres_per_node = Some("gres:gpu:1".into());
+    let i = info(&j, &assoc_mgr_gpu8());
+    assert!(i.blocking.is_some(), "{:?}", i.headroom);
+    let s = detail(&j, Some(&i), 120, 40);
+    assert!(
+        s.contains(
+            "Limit hit    you hold 8 of the 8 GPUs QOS normal allows per user (QOSMaxGRESPerUser)"
+        ),
+        "{s}"
+    );
+    // Without slurmctld's counts (limits not enforced) nothing is named.
+    let i = info(
+        &j,
+        &assoc_mgr_gpu8().replace("GrpSubmitJobs=N(2)", "GrpSubmitJobs=N(0)"),
+    );
+    let s = detail(&j, Some(&i), 120, 40);
+    assert!(!s.contains("Limit hit"), "{s}");
+    assert!(
+        s.contains("slurmctld counts no usage against these limits"),
+        "{s}"
+    );
+}
+
 #[test]
 fn detail_over_partition_maxtime_names_numbers_and_fix() {
     let j = job("242");
-    let i = info(&j, &fixture("sacctmgr_qos"));
+    let i = info(&j, ASSOC_MGR);
     let s = detail(&j, Some(&i), 100, 34);
     assert!(
         s.contains("time limit 2:00:00 exceeds short's MaxTime 30:00"),
