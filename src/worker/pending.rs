@@ -56,7 +56,7 @@ mod tests {
         assert_eq!(rpc_cost(&calls[0]), RpcCost { ctld: 6, dbd: 0 });
         let programs: Vec<String> = calls[0][2]
             .lines()
-            .filter_map(|l| shlex::split(l))
+            .filter_map(shlex::split)
             .filter_map(|w| {
                 let p = w.first()?.clone();
                 (p != "printf" && p != "rc=$?;" && p != "exit" && !p.starts_with("m="))
