@@ -6,6 +6,7 @@ mod common;
 
 use std::time::Duration;
 
+use common::limits;
 use common::*;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -490,99 +491,13 @@ async fn partitions_match_sinfo() {
     );
 }
 
-/// sacctmgr as root on this machine (the dev cluster's host; in the version's chroot for
-/// 24.11/26.05).
-fn sacctmgr(args: &[&str]) -> std::process::Output {
-    let mut argv = vec!["sacctmgr"];
-    argv.extend_from_slice(args);
-    slurm_admin(&argv)
-}
-
-/// Limits of this test's own, that nothing else uses: QOS `sdlimits` (2 GPUs per user) and
-/// account `sdlimits` (4 GPUs; sduser's association in it may use only that QOS). Removed
-/// again when dropped, however the test ends: other tests share the cluster.
-struct OwnLimits;
-
-impl OwnLimits {
-    fn add() -> OwnLimits {
-        let guard = OwnLimits;
-        guard.remove(); // a run that was killed may have left them
-        for args in [
-            &["-i", "add", "qos", "sdlimits", "MaxTRESPerUser=gres/gpu=2"][..],
-            &[
-                "-i",
-                "add",
-                "account",
-                "sdlimits",
-                "parent=root",
-                "description=slurmdash-limits-test",
-                "organization=slurmdash",
-                "GrpTRES=gres/gpu=4",
-            ],
-            &[
-                "-i",
-                "add",
-                "user",
-                "sduser",
-                "account=sdlimits",
-                "qos=sdlimits",
-                "defaultqos=sdlimits",
-            ],
-        ] {
-            let o = sacctmgr(args);
-            assert!(
-                o.status.success(),
-                "sacctmgr {args:?}: {}{}",
-                text(&o.stdout),
-                text(&o.stderr)
-            );
-        }
-        guard
-    }
-
-    fn remove(&self) {
-        // Jobs still completing keep the association: retry for a while.
-        let deadline = std::time::Instant::now() + Duration::from_secs(90);
-        loop {
-            let _ = sacctmgr(&["-i", "delete", "user", "name=sduser", "account=sdlimits"]);
-            let _ = sacctmgr(&["-i", "delete", "account", "sdlimits"]);
-            let _ = sacctmgr(&["-i", "delete", "qos", "sdlimits"]);
-            let left = sacctmgr(&["-nP", "show", "qos", "name=sdlimits", "format=Name"]);
-            let acct = sacctmgr(&["-nP", "show", "account", "sdlimits", "format=Account"]);
-            if text(&left.stdout).trim().is_empty() && text(&acct.stdout).trim().is_empty() {
-                return;
-            }
-            if std::time::Instant::now() > deadline {
-                eprintln!("could not remove QOS/account sdlimits: remove them by hand");
-                return;
-            }
-            std::thread::sleep(Duration::from_secs(2));
-        }
-    }
-}
-
-impl Drop for OwnLimits {
-    fn drop(&mut self) {
-        self.remove();
-    }
-}
-
-/// Whether slurmctld counts usage against limits (`AccountingStorageEnforce` has `limits`).
-fn limits_enforced() -> bool {
-    let o = slurm_admin(&["scontrol", "show", "config"]);
-    text(&o.stdout)
-        .lines()
-        .find(|l| l.starts_with("AccountingStorageEnforce"))
-        .is_some_and(|l| l.contains("limits"))
-}
-
 /// A job waiting for a QOS's per-user GPU limit: the pane names that limit and slurmctld's
 /// count (`scontrol show assoc_mgr`), as the reason it waits. Where the cluster does not
 /// enforce limits, slurmctld counts nothing and the pane says so instead.
 #[tokio::test]
 async fn a_job_waiting_for_a_qos_gpu_limit_is_told_the_limit_and_slurmctlds_count() {
-    let enforced = limits_enforced();
-    let limits = OwnLimits::add();
+    let enforced = limits::enforced();
+    let limits = limits::OwnLimits::add("sdlimits");
     let r = remote();
     let dir = scratch(&r, "limits").await;
     let args = ["-A", "sdlimits", "--qos=sdlimits", "-c", "1", "-D", &dir];
@@ -656,7 +571,7 @@ async fn a_job_waiting_for_a_qos_gpu_limit_is_told_the_limit_and_slurmctlds_coun
             texts[0].starts_with("slurmctld counts no usage"),
             "{texts:?}"
         );
-        assert!(info.blocking.is_none());
+        assert!(info.limit_hit(j.reason.as_deref()).is_none());
         assert!(
             t.contains("slurmctld counts no usage against these limits"),
             "{t}"
@@ -664,14 +579,14 @@ async fn a_job_waiting_for_a_qos_gpu_limit_is_told_the_limit_and_slurmctlds_coun
         eprintln!("this cluster does not enforce limits: checked that the pane says so");
         return;
     }
-    let i = info
-        .blocking
+    let hit = info
+        .limit_hit(j.reason.as_deref())
         .unwrap_or_else(|| panic!("no limit named for QOSMaxGRESPerUser in {texts:?}"));
     assert_eq!(
-        info.headroom[i].text,
+        hit.text,
         "you hold 2 of the 2 GPUs QOS sdlimits allows per user"
     );
-    assert!(info.headroom[i].full);
+    assert!(hit.full);
     // The account's limit, with the same count.
     assert!(
         texts.contains(&"account sdlimits holds 2 of the 4 GPUs it allows"),

@@ -5,6 +5,7 @@ mod common;
 
 use std::time::Duration;
 
+use common::limits;
 use common::tmux::{rand_suffix, Tmux};
 use common::*;
 use slurmdash::remote::Remote;
@@ -75,4 +76,97 @@ async fn over_maxtime_explained_and_partitions_and_stats_views() {
     if let Err(e) = result {
         std::panic::resume_unwind(e);
     }
+}
+
+/// A job waiting for its QOS's per-user GPU limit (a QOS and account of this test's own,
+/// removed after): the real dashboard's detail pane names the limit and slurmctld's count.
+/// Where the cluster does not enforce limits it says slurmctld counts nothing instead.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_detail_pane_names_the_limit_a_job_waits_for() {
+    let enforced = limits::enforced();
+    let own = limits::OwnLimits::add("sdlime2e");
+    let r = remote();
+    let dir = scratch(&r, "lim-e2e").await;
+    let tag = format!("le{}", rand_suffix() % 100_000);
+    let args = ["-A", "sdlime2e", "--qos=sdlime2e", "-c", "1", "-D", &dir];
+    let holder_name = format!("{tag}-holder");
+    // slurmctld hears of the new QOS and account from slurmdbd within seconds.
+    let holder = wait_for(
+        "sbatch with the new QOS",
+        Duration::from_secs(60),
+        || async {
+            let mut argv = vec!["sbatch", "--parsable", "-J", &holder_name];
+            argv.extend_from_slice(&["--gres=gpu:2", "-t", "3"]);
+            argv.extend_from_slice(&args);
+            argv.extend_from_slice(&["--wrap", "sleep 150"]);
+            let out = run(&r, &argv).await;
+            out.success()
+                .then(|| {
+                    out.stdout_lossy()
+                        .trim()
+                        .split(';')
+                        .next()?
+                        .parse::<u64>()
+                        .ok()
+                })
+                .flatten()
+        },
+    )
+    .await;
+    // Other tests may hold the GPUs for a while.
+    let running = wait_for_running(&r, holder).await;
+    let waits_name = format!("{tag}-waits");
+    let mut argv = vec!["-J", &waits_name, "--gres=gpu:1", "-t", "1"];
+    if !enforced {
+        // Nothing would hold it back: hold it, so it stays pending to be looked at.
+        argv.push("--hold");
+    }
+    argv.extend_from_slice(&args);
+    argv.extend_from_slice(&["--wrap", "true"]);
+    let target = sbatch(&r, &argv).await;
+    let t = Tmux::start(&dev_config(), &[]);
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        assert!(running, "the 2-GPU holder did not start within 240 s");
+        t.keys(&["/"]);
+        t.keys(&[&waits_name, "Enter"]);
+        if enforced {
+            let s = t.wait("the limit named", Duration::from_secs(60), |s| {
+                s.contains("Limit hit") && s.contains("QOSMaxGRESPerUser")
+            });
+            let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert!(
+                flat.contains("you hold 2 of the 2 GPUs QOS sdlime2e allows per user"),
+                "{s}"
+            );
+        } else {
+            t.wait("the note", Duration::from_secs(60), |s| {
+                s.contains("slurmctld counts no usage")
+            });
+        }
+        t.keys(&["q"]);
+    }));
+    let _ = r
+        .run(
+            &s(&["scancel", &holder.to_string(), &target.to_string()]),
+            None,
+            T,
+        )
+        .await;
+    drop(own);
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
+}
+
+/// Whether job `id` runs within 240 s (squeue as the test user).
+async fn wait_for_running(r: &dyn Remote, id: u64) -> bool {
+    let start = std::time::Instant::now();
+    while start.elapsed() < Duration::from_secs(240) {
+        let out = run(r, &["squeue", "-h", "-j", &id.to_string(), "-o", "%T"]).await;
+        if out.stdout_lossy().trim() == "RUNNING" {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    false
 }

@@ -27,6 +27,8 @@ pub enum View {
 #[derive(Debug, Clone, Default)]
 pub struct PendingState {
     pub id: Option<JobId>,
+    /// The job's reason when the info was asked for.
+    pub reason: Option<String>,
     pub info: Option<PendingInfo>,
     pub loading: bool,
     pub error: Option<String>,
@@ -226,10 +228,32 @@ impl App {
         }
         self.cluster.insight.pending = PendingState {
             id: Some(job.id.clone()),
+            reason: job.reason.clone(),
             loading: true,
             ..PendingState::default()
         };
         vec![Cmd::FetchPending(Box::new(job.clone()))]
+    }
+
+    /// The selected pending job now waits for a limit (a `QOS…` or `Assoc…` reason) other
+    /// than when its info was fetched: ask again, for slurmctld's counts of now.
+    pub(super) fn pending_if_limit_reason_appeared(&mut self) -> Vec<Cmd> {
+        let Some(job) = self.queue.selected_job() else {
+            return Vec::new();
+        };
+        let p = &self.cluster.insight.pending;
+        let now = job
+            .reason
+            .as_deref()
+            .filter(|r| crate::slurm::limits::names_a_limit(r));
+        if p.id.as_ref() != Some(&job.id)
+            || p.loading
+            || now.is_none()
+            || now == p.reason.as_deref()
+        {
+            return Vec::new();
+        }
+        self.refresh_pending()
     }
 
     /// Asks again for the selected pending job (the `r` key).

@@ -159,6 +159,49 @@ fn pending_info_is_fetched_for_the_selected_pending_job_only() {
     );
 }
 
+/// A selected job that starts waiting for a limit after its info was fetched: asked again
+/// once, for slurmctld's current counts; other reason changes ask nothing.
+#[test]
+fn pending_info_is_asked_again_when_the_job_starts_waiting_for_a_limit() {
+    let mut a = app();
+    a.update(loaded(jobs()));
+    select(&mut a, "248");
+    a.update(Msg::Pending {
+        id: id("248"),
+        result: Box::new(Ok(crate::slurm::pending::PendingInfo::default())),
+    });
+    let with_reason = |r: &str| -> Vec<Job> {
+        jobs()
+            .into_iter()
+            .map(|mut j| {
+                if j.id.as_str() == "248" {
+                    j.reason = Some(r.into());
+                }
+                j
+            })
+            .collect()
+    };
+    let fetches = |cmds: Vec<Cmd>| {
+        cmds.iter()
+            .filter(|c| matches!(c, Cmd::FetchPending(j) if j.id.as_str() == "248"))
+            .count()
+    };
+    assert_eq!(fetches(a.update(loaded(with_reason("Resources")))), 0);
+    assert_eq!(
+        fetches(a.update(loaded(with_reason("QOSMaxGRESPerUser")))),
+        1
+    );
+    a.update(Msg::Pending {
+        id: id("248"),
+        result: Box::new(Ok(crate::slurm::pending::PendingInfo::default())),
+    });
+    assert_eq!(
+        fetches(a.update(loaded(with_reason("QOSMaxGRESPerUser")))),
+        0
+    );
+    assert_eq!(fetches(a.update(loaded(with_reason("AssocGrpGRES")))), 1);
+}
+
 #[test]
 fn partitions_view_fetches_once_per_minute_while_open() {
     let mut a = app();

@@ -341,6 +341,7 @@ impl App {
                 let mut cmds = self.selection_changed();
                 if cmds.is_empty() {
                     cmds = self.refetch_if_state_changed();
+                    cmds.extend(self.pending_if_limit_reason_appeared());
                 }
                 cmds.extend(interval);
                 cmds.extend(reattach);

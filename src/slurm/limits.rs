@@ -661,6 +661,11 @@ pub fn headroom(sel: &Selected, job: &Request) -> Vec<Headroom> {
     out
 }
 
+/// Whether a pending reason speaks of an association or QOS limit.
+pub fn names_a_limit(reason: &str) -> bool {
+    reason.starts_with("QOS") || reason.starts_with("Assoc")
+}
+
 /// The limit a pending reason names (`QOSMaxGRESPerUser`, `AssocGrpCpuLimit`,
 /// `QOSMaxJobsPerAccountLimit`, ...): the index in `h` of the full one it speaks of.
 pub fn blocking(reason: &str, h: &[Headroom]) -> Option<usize> {

@@ -160,8 +160,8 @@ pub struct PendingInfo {
     pub sshare: Vec<SshareRow>,
     pub limits: Vec<Limit>,
     pub headroom: Vec<Headroom>,
-    /// The headroom line of the limit the job's reason names (`QOSMaxGRESPerUser`, ...).
-    pub blocking: Option<usize>,
+    /// Whether slurmctld counts usage against limits (see [`limits::Selected::counted`]).
+    pub limits_counted: Option<bool>,
     pub partitions: Vec<Partition>,
     /// Sections that failed, each naming its command.
     pub problems: Vec<String>,
@@ -170,6 +170,17 @@ pub struct PendingInfo {
 impl PendingInfo {
     pub fn partition(&self, name: &str) -> Option<&Partition> {
         self.partitions.iter().find(|p| p.name == name)
+    }
+
+    /// The headroom line of the limit `reason` names (`QOSMaxGRESPerUser`, ...): the job's
+    /// current reason, which may have changed since this was fetched. Only from slurmctld's
+    /// counts: without them no limit is enforced to wait for.
+    pub fn limit_hit(&self, reason: Option<&str>) -> Option<&Headroom> {
+        if self.limits_counted == Some(false) {
+            return None;
+        }
+        let i = limits::blocking(reason?, &self.headroom)?;
+        self.headroom.get(i)
     }
 }
 
@@ -259,12 +270,7 @@ pub fn parse(job: &Job, sections: &[super::batch::Section]) -> PendingInfo {
         minutes: job.time_limit.known().map_or(0, |d| d.as_secs() / 60),
     };
     info.headroom = limits::headroom(&sel, &req);
-    // Only from slurmctld's counts: without them no limit is enforced to wait for.
-    info.blocking = job
-        .reason
-        .as_deref()
-        .filter(|_| sel.counted != Some(false))
-        .and_then(|r| limits::blocking(r, &info.headroom));
+    info.limits_counted = sel.counted;
     let lims = sel.limits;
     info.limits = lims;
     info.rank = rank_v;

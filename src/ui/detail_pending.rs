@@ -152,9 +152,10 @@ impl<'a> DetailWidget<'a> {
             }
             l.plain("Fair-share", &parts.join(" · "));
         }
-        // The limit the job's reason names, from slurmctld's own count.
-        if let Some(h) = info.blocking.and_then(|i| info.headroom.get(i)) {
-            let reason = self.job.and_then(|j| j.reason.as_deref()).unwrap_or("");
+        // The limit the job's reason (as of the last refresh) names, from slurmctld's count.
+        let reason = self.job.and_then(|j| j.reason.as_deref());
+        if let Some(h) = info.limit_hit(reason) {
+            let reason = reason.unwrap_or("");
             l.field("Limit hit", &format!("{} ({reason})", h.text), t.warn());
         }
         if info.headroom.is_empty() {

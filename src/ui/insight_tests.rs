@@ -134,7 +134,11 @@ fn detail_names_the_limit_a_job_waits_for() {
     j.reason = Some("QOSMaxGRESPerUser".into());
     j.tres_per_node = Some("gres:gpu:1".into());
     let i = info(&j, &assoc_mgr_gpu8());
-    assert!(i.blocking.is_some(), "{:?}", i.headroom);
+    assert!(
+        i.limit_hit(j.reason.as_deref()).is_some(),
+        "{:?}",
+        i.headroom
+    );
     let s = detail(&j, Some(&i), 120, 40);
     assert!(
         s.contains(

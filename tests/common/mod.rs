@@ -3,6 +3,7 @@
 
 pub mod app_driver;
 pub mod containers;
+pub mod limits;
 pub mod tmux;
 pub mod totp;
 

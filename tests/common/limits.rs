@@ -1,0 +1,101 @@
+//! Limits of a test's own on the dev cluster (a QOS and an account that nothing else uses),
+//! set with sacctmgr as root on this machine and removed when the guard drops.
+
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use super::{slurm_admin, text};
+
+/// sacctmgr as root on this machine (the dev cluster's host; in the version's chroot for
+/// 24.11/26.05).
+pub fn sacctmgr(args: &[&str]) -> Output {
+    let mut argv = vec!["sacctmgr"];
+    argv.extend_from_slice(args);
+    slurm_admin(&argv)
+}
+
+/// Whether slurmctld counts usage against limits (`AccountingStorageEnforce` has `limits`).
+pub fn enforced() -> bool {
+    let o = slurm_admin(&["scontrol", "show", "config"]);
+    text(&o.stdout)
+        .lines()
+        .find(|l| l.starts_with("AccountingStorageEnforce"))
+        .is_some_and(|l| l.contains("limits"))
+}
+
+/// QOS NAME (2 GPUs per user) and account NAME (4 GPUs; sduser's association in it may use
+/// only that QOS). Removed again when dropped, however the test ends: other tests share
+/// the cluster. Each test file uses its own NAME.
+pub struct OwnLimits {
+    pub name: String,
+}
+
+impl OwnLimits {
+    pub fn add(name: &str) -> OwnLimits {
+        let guard = OwnLimits {
+            name: name.to_string(),
+        };
+        guard.remove(); // a run that was killed may have left them
+        let acct = format!("account={name}");
+        for args in [
+            &["-i", "add", "qos", name, "MaxTRESPerUser=gres/gpu=2"][..],
+            &[
+                "-i",
+                "add",
+                "account",
+                name,
+                "parent=root",
+                "description=slurmdash-limits-test",
+                "organization=slurmdash",
+                "GrpTRES=gres/gpu=4",
+            ],
+            &[
+                "-i",
+                "add",
+                "user",
+                "sduser",
+                &acct,
+                &format!("qos={name}"),
+                &format!("defaultqos={name}"),
+            ],
+        ] {
+            let o = sacctmgr(args);
+            assert!(
+                o.status.success(),
+                "sacctmgr {args:?}: {}{}",
+                text(&o.stdout),
+                text(&o.stderr)
+            );
+        }
+        guard
+    }
+
+    fn remove(&self) {
+        let n = self.name.as_str();
+        let acct = format!("account={n}");
+        let qos = format!("name={n}");
+        // Jobs still completing keep the association: retry for a while.
+        let deadline = Instant::now() + Duration::from_secs(90);
+        loop {
+            let _ = sacctmgr(&["-i", "delete", "user", "name=sduser", &acct]);
+            let _ = sacctmgr(&["-i", "delete", "account", n]);
+            let _ = sacctmgr(&["-i", "delete", "qos", n]);
+            let q = sacctmgr(&["-nP", "show", "qos", &qos, "format=Name"]);
+            let a = sacctmgr(&["-nP", "show", "account", n, "format=Account"]);
+            if text(&q.stdout).trim().is_empty() && text(&a.stdout).trim().is_empty() {
+                return;
+            }
+            if Instant::now() > deadline {
+                eprintln!("could not remove QOS/account {n}: remove them by hand");
+                return;
+            }
+            std::thread::sleep(Duration::from_secs(2));
+        }
+    }
+}
+
+impl Drop for OwnLimits {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
