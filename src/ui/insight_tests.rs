@@ -146,6 +146,7 @@ fn detail_names_the_limit_a_job_waits_for() {
         ),
         "{s}"
     );
+    assert_snapshot!(s);
     // Without slurmctld's counts (limits not enforced) nothing is named.
     let i = info(
         &j,
