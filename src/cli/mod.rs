@@ -4,7 +4,9 @@
 mod cancel;
 mod connect;
 mod doctor;
+mod eff;
 mod forward;
+mod history;
 mod jobs;
 mod login;
 mod logs;
@@ -61,6 +63,11 @@ pub enum Command {
     Jobs(jobs::JobsArgs),
     /// Cancel jobs. A job that is already gone or finished counts as cancelled.
     Cancel(cancel::CancelArgs),
+    /// How a finished job used what it asked for: CPU, memory, time and GPU efficiency,
+    /// with a verdict (`--json` for scripts).
+    Eff(eff::EffArgs),
+    /// Your jobs that ended in the last N days, with their efficiency (`--json` for scripts).
+    History(history::HistoryArgs),
     /// Print (and follow) a job's output.
     Logs(logs::LogsArgs),
     /// A shell inside a running job's allocation, on its first node or `--node N`
@@ -155,6 +162,8 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         (Some(Command::Shell(_)), true) => return Err(one_only("shell")),
         (Some(Command::Forward(_)), true) => return Err(one_only("forward")),
         (Some(Command::Submit(_)), true) => return Err(one_only("submit")),
+        (Some(Command::Eff(_)), true) => return Err(one_only("eff")),
+        (Some(Command::History(_)), true) => return Err(one_only("history")),
         _ => {}
     }
     match cli.command {
@@ -173,6 +182,8 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Jobs(args)) => until_stopped(jobs::run(&clusters, &args)).await,
         Some(Command::Cancel(args)) => until_stopped(cancel::run(&cluster, &args)).await,
         Some(Command::Logs(args)) => until_stopped(logs::run(&cluster, &args)).await,
+        Some(Command::Eff(args)) => until_stopped(eff::run(&cluster, &args)).await,
+        Some(Command::History(args)) => until_stopped(history::run(&cluster, &args)).await,
         // It ends itself on ctrl-c (after closing the forward).
         Some(Command::Forward(args)) => forward::run(&cluster, &args).await,
         Some(Command::Shell(args)) => {

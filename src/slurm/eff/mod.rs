@@ -65,21 +65,56 @@ pub fn sacct_eff_jobs(ids: &[JobId]) -> Vec<String> {
     a
 }
 
-fn stamp(t: NaiveDateTime) -> String {
-    t.format("%Y-%m-%dT%H:%M:%S").to_string()
+/// One end of a time window, in the cluster's own clock: relative to its `now`, so the
+/// laptop's clock and time zone never matter, or a time sacct printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Edge {
+    /// `now-Nseconds` (negative: in the future, `now+Nseconds`).
+    Ago(i64),
+    At(NaiveDateTime),
 }
 
-/// Own jobs that ended between `start` and `end` (cluster time). `steps` adds every step
-/// (for the use figures); without it one line per job (the list).
-pub fn sacct_ended(start: NaiveDateTime, end: NaiveDateTime, steps: bool) -> Vec<String> {
+impl Edge {
+    pub fn arg(&self) -> String {
+        match self {
+            Edge::Ago(s) if *s < 0 => format!("now+{}seconds", -s),
+            Edge::Ago(s) => format!("now-{s}seconds"),
+            Edge::At(t) => t.format("%Y-%m-%dT%H:%M:%S").to_string(),
+        }
+    }
+}
+
+/// The newest window ends a minute after `now`: 22.05's sacct leaves out jobs that ended
+/// seconds before `--endtime=now`.
+pub const NEWEST_END: Edge = Edge::Ago(-60);
+
+/// Own jobs that ended in `[start, end]`. `steps` adds every step (for the use figures);
+/// without it one line per job (the list).
+pub fn sacct_ended(start: Edge, end: Edge, steps: bool) -> Vec<String> {
     let mut a = base();
     if !steps {
         a.push("--allocations".into());
     }
     a.push(format!("--state={ENDED_STATES}"));
-    a.push(format!("--starttime={}", stamp(start)));
-    a.push(format!("--endtime={}", stamp(end)));
+    a.push(format!("--starttime={}", start.arg()));
+    a.push(format!("--endtime={}", end.arg()));
     a
+}
+
+/// `days` back from now in windows of `window_days`, newest first; the newest ends at
+/// [`NEWEST_END`].
+pub fn windows(from_days: u32, days: u32, window_days: u32) -> Vec<(Edge, Edge)> {
+    let w = i64::from(window_days.max(1)) * 86_400;
+    let mut out = Vec::new();
+    let mut end = i64::from(from_days) * 86_400;
+    let stop = i64::from(from_days + days) * 86_400;
+    while end < stop {
+        let start = (end + w).min(stop);
+        let e = if end == 0 { NEWEST_END } else { Edge::Ago(end) };
+        out.push((Edge::Ago(start), e));
+        end = start;
+    }
+    out
 }
 
 /// One step's figures.

@@ -418,3 +418,70 @@ fn verdict(
     }
     (clauses.join("; "), s)
 }
+
+impl Efficiency {
+    /// Labelled lines for the detail pane and `slurmdash eff`: CPU, memory, time, GPUs,
+    /// the verdict and any notes.
+    pub fn lines(&self) -> Vec<(&'static str, String)> {
+        let mut l = Vec::new();
+        let cpus = self.cpus.unwrap_or(0);
+        match (self.cpu_efficiency, self.cpu_time_s, self.elapsed_s) {
+            (Some(c), Some(t), Some(el)) => l.push((
+                "CPU",
+                format!(
+                    "{} of {cpus} CPU{} ({} CPU time over {} × {})",
+                    pct(c),
+                    if cpus == 1 { "" } else { "s" },
+                    human(t.round() as u64),
+                    cpus,
+                    human(el)
+                ),
+            )),
+            _ => l.push(("CPU", "not recorded".into())),
+        }
+        let req = self
+            .mem_requested_bytes
+            .map(size::show)
+            .unwrap_or_else(|| "?".into());
+        match (self.mem_peak_bytes, self.mem_efficiency) {
+            (Some(p), eff) => l.push((
+                "Memory",
+                format!(
+                    "peak {} (step {}) of {req} per node{}",
+                    size::show(p),
+                    self.mem_peak_step.as_deref().unwrap_or("?"),
+                    eff.map(|e| format!(": {}", pct(e))).unwrap_or_default()
+                ),
+            )),
+            (None, _) => l.push(("Memory", format!("{req} per node, no peak recorded"))),
+        }
+        if let Some(el) = self.elapsed_s {
+            let limit = self
+                .time_limit_s
+                .map(|t| format!(" of {}", SlurmDuration::from_secs(t).to_slurm()))
+                .unwrap_or_default();
+            let p = self
+                .time_efficiency
+                .map(|t| format!(": {}", pct(t)))
+                .unwrap_or_default();
+            l.push((
+                "Time",
+                format!("{}{limit}{p}", SlurmDuration::from_secs(el).to_slurm()),
+            ));
+        }
+        if self.gpus > 0 {
+            l.push((
+                "GPUs",
+                match self.gpu_utilization {
+                    Some(g) => format!("{}, {g:.0}% busy on average", self.gpus),
+                    None => format!("{}, utilisation not recorded", self.gpus),
+                },
+            ));
+        }
+        l.push(("Verdict", self.verdict.clone()));
+        for n in &self.notes {
+            l.push(("Note", n.clone()));
+        }
+        l
+    }
+}

@@ -141,3 +141,28 @@ fn odd_records_cost_only_themselves() {
     assert!(read_eff("").items.is_empty());
     assert_eq!(read_eff("x|y\n").problems.len(), 1);
 }
+
+#[test]
+fn out_of_memory_asks_for_more() {
+    for v in ["22.05", "26.05"] {
+        let jobs = parse_eff(&fixture(v)).unwrap();
+        let e = Efficiency::compute(by_name(&jobs, "oom"), &[]);
+        assert_eq!(e.state, "OUT_OF_MEMORY");
+        assert_eq!(e.triage.as_deref(), Some("ERR_OOM"));
+        assert_eq!(e.verdict, "ran out of memory at 100M: ask for 150M", "{v}");
+        assert_eq!(e.suggestion.mem.as_deref(), Some("150M"));
+    }
+}
+
+#[test]
+fn windows_page_back_from_a_minute_after_now() {
+    let w = windows(0, 30, 7);
+    assert_eq!(w.len(), 5);
+    assert_eq!(w[0], (Edge::Ago(7 * 86_400), NEWEST_END));
+    assert_eq!(w[4], (Edge::Ago(30 * 86_400), Edge::Ago(28 * 86_400)));
+    assert_eq!(NEWEST_END.arg(), "now+60seconds");
+    assert_eq!(windows(7, 7, 7), [(Edge::Ago(14 * 86_400), Edge::Ago(7 * 86_400))]);
+    let a = sacct_ended(Edge::Ago(60), NEWEST_END, false);
+    assert!(a.contains(&"--allocations".to_string()));
+    assert!(a.contains(&"--starttime=now-60seconds".to_string()));
+}

@@ -1,0 +1,85 @@
+//! Reads of finished jobs' use: one job (the detail pane, `slurmdash eff`) and the jobs that
+//! ended in a time window (`:history`, `slurmdash history`). One sacct each.
+
+use std::time::Duration;
+
+use crate::remote::Remote;
+use crate::slurm::eff::{self, Edge, JobUse};
+use crate::slurm::model::JobId;
+use crate::slurm::parse::Parsed;
+use crate::worker::fetch::stdout_of;
+
+fn read(out: &str) -> Result<Parsed<JobUse>, String> {
+    let p = eff::read_eff(out);
+    match p.problems.first() {
+        Some(e) if p.items.is_empty() => Err(format!("sacct printed something unexpected: {e}")),
+        _ => Ok(p),
+    }
+}
+
+/// These jobs with every step.
+pub async fn jobs(
+    remote: &dyn Remote,
+    ids: &[JobId],
+    timeout: Duration,
+) -> Result<Parsed<JobUse>, String> {
+    let out = stdout_of(remote, &eff::sacct_eff_jobs(ids), None, timeout).await?;
+    read(&out)
+}
+
+/// Own jobs that ended in `[start, end]`; with `steps`, their steps too.
+pub async fn ended(
+    remote: &dyn Remote,
+    start: Edge,
+    end: Edge,
+    steps: bool,
+    timeout: Duration,
+) -> Result<Parsed<JobUse>, String> {
+    let out = stdout_of(remote, &eff::sacct_ended(start, end, steps), None, timeout).await?;
+    read(&out)
+}
+
+/// One page of `:history`: what a worker sends back for each window.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page {
+    /// Which read this belongs to (App drops pages of reads it no longer wants).
+    pub generation: u64,
+    /// false: the list (one line per job); true: the same window with every step.
+    pub steps: bool,
+    pub jobs: Vec<JobUse>,
+    /// Records that did not read, as sentences.
+    pub problems: Vec<String>,
+    /// The last page of this read.
+    pub last: bool,
+}
+
+/// What App asks for: windows, newest first. The list of every window is read first, then
+/// the steps of each, so the list is on screen before the use figures fill in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    pub generation: u64,
+    pub windows: Vec<(Edge, Edge)>,
+}
+
+/// Runs `req`, calling `send` with each page; stops at the first error (returned).
+pub async fn run(
+    remote: &dyn Remote,
+    req: &Request,
+    timeout: Duration,
+    send: &(dyn Fn(Page) + Send + Sync),
+) -> Result<(), String> {
+    let n = req.windows.len();
+    for steps in [false, true] {
+        for (i, (start, end)) in req.windows.iter().enumerate() {
+            let p = ended(remote, *start, *end, steps, timeout).await?;
+            send(Page {
+                generation: req.generation,
+                steps,
+                jobs: p.items,
+                problems: p.problems.iter().map(ToString::to_string).collect(),
+                last: steps && i + 1 == n,
+            });
+        }
+    }
+    Ok(())
+}
