@@ -83,6 +83,16 @@ pub enum Msg {
         path: String,
         result: Result<u16, String>,
     },
+    /// A finished job's use, read with its detail (one sacct with every step).
+    JobUse {
+        id: JobId,
+        result: Box<crate::slurm::eff::JobUse>,
+    },
+    /// One page of a `:history` read (or why it stopped).
+    History {
+        generation: u64,
+        result: Box<Result<crate::worker::history::Page, String>>,
+    },
     /// A message from the workers of one of the dashboard's clusters (by its number).
     Cluster(u16, Box<Msg>),
 }
@@ -136,6 +146,18 @@ impl Msg {
                 }
             }
             Msg::Cluster(_, m) => m.for_each_id(f),
+            Msg::JobUse { id, result } => {
+                f(id);
+                result.detail.id.iter_mut().for_each(f);
+            }
+            Msg::History { result, .. } => {
+                if let Ok(p) = result.as_mut() {
+                    p.jobs
+                        .iter_mut()
+                        .filter_map(|u| u.detail.id.as_mut())
+                        .for_each(f);
+                }
+            }
             Msg::Key(_)
             | Msg::Mouse(_)
             | Msg::Resize(..)
@@ -237,6 +259,8 @@ pub enum Cmd {
     },
     FetchPending(Box<Job>),
     FetchPartitions,
+    /// Read finished jobs for `:history`.
+    History(crate::worker::history::Request),
 }
 
 impl Cmd {
@@ -269,7 +293,8 @@ impl Cmd {
             | Cmd::Submit { .. }
             | Cmd::LoadRegistryJobs(_)
             | Cmd::Notify(_)
-            | Cmd::FetchPartitions => {}
+            | Cmd::FetchPartitions
+            | Cmd::History(_) => {}
         }
     }
 

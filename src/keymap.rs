@@ -53,6 +53,10 @@ pub enum Action {
     Shell,
     /// A local port to what the selected running job serves.
     Forward,
+    /// `:history`: a week further back.
+    HistoryOlder,
+    /// `:history`: a week less far back.
+    HistoryNewer,
 }
 
 impl Action {
@@ -111,6 +115,8 @@ impl Action {
             Action::NewJob => "launch a job (form: templates, preview, test-only, submit)",
             Action::Shell => "a shell on the running job's node",
             Action::Forward => "tunnel a port the running job serves",
+            Action::HistoryOlder => ":history: a week further back",
+            Action::HistoryNewer => ":history: a week less far back",
         }
     }
 }
@@ -293,6 +299,8 @@ const DEFAULT_GLOBAL: &[(&str, Action)] = &[
 ];
 
 const DEFAULT_QUEUE: &[(&str, Action)] = &[
+    ("[", Action::HistoryOlder),
+    ("]", Action::HistoryNewer),
     ("/", Action::Filter),
     ("s", Action::SortNext),
     ("S", Action::SortReverse),

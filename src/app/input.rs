@@ -57,6 +57,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("untunnel PORT", "close a tunnel"),
     ("events", "log of job changes"),
     ("partitions", "partitions at a glance"),
+    ("history [DAYS]", "your finished jobs (7 days; [ ] a week more/less)"),
     ("stats", "commands, bytes, RTT"),
 ];
 
@@ -161,6 +162,14 @@ impl App {
             }
             ("partitions" | "parts", _) => self.open_view(super::insight::View::Partitions),
             ("stats", _) => self.open_view(super::insight::View::Stats),
+            ("history", []) => self.open_history(None),
+            ("history", [days]) => match days.parse::<u32>() {
+                Ok(d) if d > 0 => self.open_history(Some(d)),
+                _ => {
+                    self.note = Some(format!(":history takes a number of days, e.g. :history 30 (not `{days}`)"));
+                    Vec::new()
+                }
+            },
             ("events", _) => {
                 self.cluster.events.open = true;
                 self.cluster.events.scroll = 0;
@@ -171,7 +180,7 @@ impl App {
                     return self.run_op_command(kind, ids);
                 }
                 self.note = Some(format!(
-                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top, events, partitions, stats; ? lists keys)"
+                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top, events, partitions, history, stats; ? lists keys)"
                 ));
                 Vec::new()
             }

@@ -7,6 +7,7 @@ mod conn;
 mod edit;
 mod events;
 mod form;
+pub mod history;
 mod input;
 pub mod insight;
 mod logs;
@@ -153,6 +154,8 @@ pub struct App {
     pub form: Option<FormState>,
     /// Local ports forwarded to what running jobs serve.
     pub tunnels: Vec<crate::payload::Tunnel>,
+    /// `:history` and finished jobs' efficiency reports.
+    pub history: history::HistoryState,
 }
 
 impl App {
@@ -189,10 +192,14 @@ impl App {
             edit: None,
             form: None,
             tunnels: Vec::new(),
+            history: history::HistoryState::default(),
         }
     }
 
     pub fn update(&mut self, msg: Msg) -> Vec<Cmd> {
+        let Some(msg) = self.history.defer(msg) else {
+            return Vec::new();
+        };
         match msg {
             Msg::Cluster(ix, mut m) => {
                 m.for_each_id(&mut |id| id.set_cluster(ix));
@@ -242,8 +249,11 @@ impl App {
             Msg::Limits(result) => {
                 self.cluster.partitions = Some(result);
                 self.check_edit();
+                self.history_partitions();
                 Vec::new()
             }
+            Msg::JobUse { id, result } => self.on_job_use(id, *result),
+            Msg::History { generation, result } => self.on_history(generation, *result),
             Msg::Triaged { id, result } => self.on_triaged(id, *result),
             Msg::Forwarded {
                 id,
@@ -385,7 +395,10 @@ impl App {
         self.logs.reset(selected.clone(), state);
         let mut cmds = vec![Cmd::Tail(Vec::new())];
         if let Some(id) = selected {
-            cmds.push(Cmd::FetchDetail(id));
+            match self.history_detail(&id) {
+                Some(known) => cmds.extend(self.on_detail(id, Ok(known))),
+                None => cmds.push(Cmd::FetchDetail(id)),
+            }
         }
         cmds.extend(self.pending_for_selection());
         cmds
@@ -529,6 +542,8 @@ impl App {
                 } else if !self.queue.filter().is_empty() {
                     self.queue.set_filter("");
                     return self.selection_changed();
+                } else if self.history.open {
+                    return self.close_history();
                 } else {
                     self.logs.current_mut().clear_search();
                 }
@@ -578,6 +593,8 @@ impl App {
             Action::NewJob => return self.open_form(),
             Action::Shell => return self.open_shell(None),
             Action::Forward => return self.open_forward(),
+            Action::HistoryOlder => return self.history_days(true),
+            Action::HistoryNewer => return self.history_days(false),
         }
         Vec::new()
     }

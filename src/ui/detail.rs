@@ -29,6 +29,8 @@ pub struct DetailWidget<'a> {
     pub chain: Option<&'a crate::retry::Chain>,
     /// Rank, priority, fair-share and limits of a pending job.
     pub pending: PendingView<'a>,
+    /// How a finished job used what it asked for (from its sacct read).
+    pub efficiency: Option<&'a crate::slurm::eff::Efficiency>,
 }
 
 pub use pending::PendingView;
@@ -250,6 +252,9 @@ impl DetailWidget<'_> {
             .unwrap_or_default()
         {
             l.field(label, &value, style);
+        }
+        if let Some(e) = self.efficiency.filter(|_| state.is_finished()) {
+            super::efficiency::rows(e, &mut |label, value, style| l.field(label, &value, style), t);
         }
         if let Some(c) = self.chain {
             let style = if c.attempt > 1 {

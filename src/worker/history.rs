@@ -83,3 +83,62 @@ pub async fn run(
     }
     Ok(())
 }
+
+/// The detail pane's fetch: `scontrol show job` while slurmctld knows the job, else ONE
+/// sacct read with every step, which gives both the detail and the use figures.
+pub async fn detail(
+    remote: &dyn Remote,
+    id: &JobId,
+    timeout: Duration,
+) -> (
+    Result<(crate::slurm::model::JobDetail, crate::payload::DetailSource), String>,
+    Option<JobUse>,
+) {
+    use crate::payload::DetailSource;
+    use crate::slurm::parse::parse_scontrol_jobs;
+    let asked = match id.array_pending() {
+        Some(_) => JobId::new(id.base()),
+        None => id.clone(),
+    };
+    let argv = crate::slurm::command::scontrol_show_job(&asked, false);
+    let out = match remote.run(&argv, None, timeout).await {
+        Ok(o) => o,
+        Err(e) => return (Err(e.to_string()), None),
+    };
+    if out.success() {
+        let details = match parse_scontrol_jobs(&out.stdout_lossy()) {
+            Ok(d) => d,
+            Err(e) => return (Err(format!("scontrol printed something unexpected: {e}")), None),
+        };
+        let wanted = details
+            .iter()
+            .find(|d| d.id.as_ref() == Some(&asked))
+            .or_else(|| details.first());
+        if let Some(d) = wanted {
+            return (Ok((d.clone(), DetailSource::Scontrol)), None);
+        }
+    }
+    match jobs(remote, std::slice::from_ref(&asked), timeout).await {
+        Err(e) => (Err(e), None),
+        Ok(p) => {
+            let found = p
+                .items
+                .iter()
+                .position(|u| u.detail.id.as_ref() == Some(&asked))
+                .or((!p.items.is_empty()).then_some(0));
+            match found {
+                Some(i) => {
+                    let u = p.items.into_iter().nth(i);
+                    let d = u.as_ref().map(|u| u.detail.clone()).unwrap_or_default();
+                    (Ok((d, DetailSource::Sacct)), u)
+                }
+                None => (
+                    Err(format!(
+                        "job {asked} is unknown to both slurmctld and the accounting database (sacct)"
+                    )),
+                    None,
+                ),
+            }
+        }
+    }
+}

@@ -15,7 +15,7 @@ use crate::remote::Remote;
 use crate::slurm::command::SqueueQuery;
 use crate::slurm::model::{Job, JobId};
 use crate::worker::flight::Flight;
-use crate::worker::{fetch, ops, tailer};
+use crate::worker::{ops, tailer};
 
 fn now() -> chrono::NaiveDateTime {
     chrono::Local::now().naive_local()
@@ -125,11 +125,20 @@ impl Hub {
                 self.detail.request(id, move |id| {
                     let (tx, remote, s) = (tx.clone(), remote.clone(), s.clone());
                     async move {
-                        let result = fetch::detail(remote.as_ref(), &id, s.timeout).await;
+                        // A finished job's detail comes from one sacct read that also
+                        // gives its use figures.
+                        let (result, used) =
+                            crate::worker::history::detail(remote.as_ref(), &id, s.timeout).await;
                         let _ = tx.send(Msg::Detail {
-                            id,
+                            id: id.clone(),
                             result: Box::new(result),
                         });
+                        if let Some(u) = used {
+                            let _ = tx.send(Msg::JobUse {
+                                id,
+                                result: Box::new(u),
+                            });
+                        }
                     }
                 });
             }
@@ -279,6 +288,26 @@ impl Hub {
                 tokio::spawn(async move {
                     if let Err(e) = remote.forward(t.local, &t.node, t.port, true).await {
                         tracing::warn!(error = %e, "closing a tunnel");
+                    }
+                });
+            }
+            Cmd::History(req) => {
+                let (tx, remote, s) = self.parts();
+                tokio::spawn(async move {
+                    let generation = req.generation;
+                    let send = |p| {
+                        let _ = tx.send(Msg::History {
+                            generation,
+                            result: Box::new(Ok(p)),
+                        });
+                    };
+                    let r =
+                        crate::worker::history::run(remote.as_ref(), &req, s.timeout, &send).await;
+                    if let Err(e) = r {
+                        let _ = tx.send(Msg::History {
+                            generation,
+                            result: Box::new(Err(e)),
+                        });
                     }
                 });
             }
