@@ -1,0 +1,161 @@
+//! Efficiency of finished jobs against the dev cluster: a job that burns two cores and holds
+//! about 300 MB gets a report whose figures are sacct's own; a TIMEOUT job's verdict asks
+//! for more time and its suggestion prefills a longer limit; `slurmdash history` lists both.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use slurmdash::remote::Remote;
+use slurmdash::slurm::eff::Efficiency;
+use slurmdash::slurm::model::JobId;
+use slurmdash::worker::{history, ops};
+
+/// Waits (with a deadline) until sacct records a final state.
+async fn finished(r: &dyn Remote, id: u64, limit: Duration) -> String {
+    wait_for(&format!("job {id} to finish"), limit, || async {
+        let s = sacct_state(r, id).await;
+        let done = !s.is_empty()
+            && !["PENDING", "RUNNING", "COMPLETING", "REQUEUED"]
+                .iter()
+                .any(|w| s.starts_with(w));
+        done.then_some(s)
+    })
+    .await
+}
+
+/// sacct's own figures, asked plainly: (TotalCPU, CPUTimeRAW, largest MaxRSS in KiB).
+async fn sacct_figures(r: &dyn Remote, id: u64) -> (String, u64, u64) {
+    let out = run(
+        r,
+        &[
+            "sacct", "-n", "-P", "--units=K", "-o", "JobID,TotalCPU,CPUTimeRAW,MaxRSS", "-j",
+            &id.to_string(),
+        ],
+    )
+    .await;
+    let text = out.stdout_lossy();
+    let mut total = String::new();
+    let mut core = 0;
+    let mut rss = 0u64;
+    for line in text.lines() {
+        let f: Vec<&str> = line.split('|').collect();
+        if f[0] == id.to_string() {
+            total = f[1].to_string();
+            core = f[2].parse().unwrap_or(0);
+        }
+        let k = f[3].trim_end_matches('K');
+        if let Ok(v) = k.parse::<f64>() {
+            rss = rss.max(v as u64);
+        }
+    }
+    (total, core, rss)
+}
+
+/// The report as the dashboard and `slurmdash eff` make it, once its steps' figures are in.
+async fn report(r: &dyn Remote, id: u64) -> Efficiency {
+    let parts = ops::partitions(r, T).await.expect("partitions");
+    wait_for(&format!("job {id}'s steps in sacct"), Duration::from_secs(60), || async {
+        let p = history::jobs(r, &[JobId::new(id)], T).await.expect("sacct");
+        let u = p.items.into_iter().find(|u| u.detail.id == Some(JobId::new(id)))?;
+        (!u.steps.is_empty()).then(|| Efficiency::compute(&u, &parts))
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_busy_job_and_a_timeout_are_reported_with_sacct_figures_and_a_verdict() {
+    let r = remote();
+    let dir = scratch(&r, "eff").await;
+    let tag = format!("eff{}", common::tmux::rand_suffix() % 100_000);
+    // Two busy processes for 40 s (so the 30 s sampling sees them) holding ~300 MB.
+    let burn = format!("{tag}-burn");
+    let script = "python3 -c 'b=bytearray(300*1024*1024)\nfor i in range(0,len(b),4096): b[i]=1\nimport time; time.sleep(42)' & \
+                  timeout 40 sh -c 'while :; do :; done' & timeout 40 sh -c 'while :; do :; done' & wait";
+    let busy = sbatch(
+        &r,
+        &[
+            "--chdir", &dir, "-J", &burn, "-c", "2", "--mem=1G", "-t", "5", "--wrap", script,
+        ],
+    )
+    .await;
+    let slow = format!("{tag}-slow");
+    let tmo = sbatch(
+        &r,
+        &[
+            "--chdir", &dir, "-J", &slow, "-c", "1", "--mem=100M", "-t", "1", "--wrap",
+            "sleep 600",
+        ],
+    )
+    .await;
+    let limit = Duration::from_secs(240);
+    assert_eq!(finished(&r, busy, limit).await, "COMPLETED");
+    assert_eq!(finished(&r, tmo, limit).await, "TIMEOUT");
+
+    let e = report(&r, busy).await;
+    let (total, core, rss_k) = sacct_figures(&r, busy).await;
+    println!("busy job {busy}: {}\n  sacct TotalCPU {total}, CPUTimeRAW {core}, MaxRSS {rss_k}K", e.figures());
+    assert_eq!(e.cpus, Some(2));
+    assert_eq!(e.mem_requested_bytes, Some(1 << 30));
+    // The same numbers as sacct's.
+    let total_s = slurmdash::slurm::model::SlurmDuration::parse(&total)
+        .expect("TotalCPU")
+        .known()
+        .expect("TotalCPU known")
+        .as_secs_f64();
+    assert!((e.cpu_time_s.expect("cpu time") - total_s).abs() < 0.01);
+    assert!((e.cpu_efficiency.expect("cpu eff") - total_s / core as f64).abs() < 0.001);
+    let peak = e.mem_peak_bytes.expect("a memory peak after 40 s");
+    assert!(peak.abs_diff(rss_k * 1024) <= 1024, "{peak} vs {rss_k}K");
+    assert!((250..400).contains(&(peak >> 20)), "~300 MB held: {peak}");
+    assert!(e.verdict.contains("asked 1G, peaked"), "{}", e.verdict);
+    assert_eq!(e.triage.as_deref(), Some("COMPLETE"));
+
+    let t = report(&r, tmo).await;
+    println!("timeout job {tmo}: {}", t.verdict);
+    assert_eq!(t.state, "TIMEOUT");
+    assert_eq!(t.triage.as_deref(), Some("ERR_TIMEOUT"));
+    assert!(t.verdict.starts_with("ran out of time at 1:00: 2m"), "{}", t.verdict);
+    assert_eq!(t.suggestion.time_s, Some(120), "a longer limit to prefill");
+
+    // The command line prints the same.
+    let out = slurmdash(&["eff", &busy.to_string(), "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    for k in [
+        "id", "name", "state", "exit_code", "elapsed_s", "time_limit_s", "cpus",
+        "cpu_efficiency", "mem_requested_bytes", "mem_peak_bytes", "mem_efficiency", "gpus",
+        "triage", "verdict",
+    ] {
+        assert!(v.get(k).is_some(), "key {k} in {v}");
+    }
+    assert_eq!(v["mem_peak_bytes"].as_u64(), Some(peak));
+    let out = slurmdash(&["eff", &tmo.to_string()]);
+    assert!(text(&out.stdout).contains("ran out of time at 1:00"), "{}", text(&out.stdout));
+
+    // `history` lists both; slurmdbd's end-time selection lags `sacct -j` a little.
+    let listed = wait_for("both jobs in slurmdash history", Duration::from_secs(60), || async {
+        let out = slurmdash(&["history", "--days", "1", "--json"]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        let ids: Vec<String> = v
+            .as_array()
+            .expect("array")
+            .iter()
+            .filter_map(|j| j["id"].as_str().map(String::from))
+            .collect();
+        (ids.contains(&busy.to_string()) && ids.contains(&tmo.to_string())).then_some(v)
+    })
+    .await;
+    let row = listed
+        .as_array()
+        .expect("array")
+        .iter()
+        .find(|j| j["id"] == busy.to_string())
+        .expect("busy row");
+    assert_eq!(row["mem_peak_bytes"].as_u64(), Some(peak));
+    let out = slurmdash(&["history", "--days", "1"]);
+    let table = text(&out.stdout);
+    assert!(table.contains(&burn) && table.contains(&slow), "{table}");
+}
