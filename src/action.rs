@@ -93,6 +93,11 @@ pub enum Msg {
         generation: u64,
         result: Box<Result<crate::worker::history::Page, String>>,
     },
+    /// A finished launch's staged spec and use, for `L`.
+    Relaunch {
+        id: JobId,
+        result: Box<Result<(crate::launch::LaunchSpec, Option<crate::slurm::eff::JobUse>), String>>,
+    },
     /// A message from the workers of one of the dashboard's clusters (by its number).
     Cluster(u16, Box<Msg>),
 }
@@ -136,7 +141,9 @@ impl Msg {
                     v.iter_mut().for_each(|(id, _)| f(id));
                 }
             }
-            Msg::Triaged { id, .. } | Msg::Forwarded { id, .. } => f(id),
+            Msg::Triaged { id, .. } | Msg::Forwarded { id, .. } | Msg::Relaunch { id, .. } => {
+                f(id)
+            }
             Msg::RegistryJobs(Ok(js)) => jobs(js, f),
             Msg::Pending { id, result } => {
                 f(id);
@@ -261,6 +268,8 @@ pub enum Cmd {
     FetchPartitions,
     /// Read finished jobs for `:history`.
     History(crate::worker::history::Request),
+    /// Read a finished launch's staged spec and use, for `L`.
+    Relaunch { id: JobId, job_dir: String },
 }
 
 impl Cmd {
@@ -270,7 +279,8 @@ impl Cmd {
             Cmd::FetchDetail(id)
             | Cmd::Edit(id, _)
             | Cmd::Shell { id, .. }
-            | Cmd::Forward { id, .. } => f(id),
+            | Cmd::Forward { id, .. }
+            | Cmd::Relaunch { id, .. } => f(id),
             Cmd::Unforward(t) => f(&mut t.job),
             Cmd::Tail(targets) => targets.iter_mut().for_each(|(id, ..)| f(id)),
             Cmd::Op(op) => op.ids.iter_mut().for_each(f),

@@ -57,6 +57,8 @@ pub enum Action {
     HistoryOlder,
     /// `:history`: a week less far back.
     HistoryNewer,
+    /// Launch a finished job again with the values its use suggests.
+    Relaunch,
 }
 
 impl Action {
@@ -117,6 +119,7 @@ impl Action {
             Action::Forward => "tunnel a port the running job serves",
             Action::HistoryOlder => ":history: a week further back",
             Action::HistoryNewer => ":history: a week less far back",
+            Action::Relaunch => "relaunch a finished job with the suggested time/memory/GPUs",
         }
     }
 }
@@ -296,6 +299,7 @@ const DEFAULT_GLOBAL: &[(&str, Action)] = &[
     ("n", Action::NewJob),
     ("x", Action::Shell),
     ("F", Action::Forward),
+    ("L", Action::Relaunch),
 ];
 
 const DEFAULT_QUEUE: &[(&str, Action)] = &[

@@ -159,3 +159,50 @@ async fn a_busy_job_and_a_timeout_are_reported_with_sacct_figures_and_a_verdict(
     let table = text(&out.stdout);
     assert!(table.contains(&burn) && table.contains(&slow), "{table}");
 }
+
+/// `L` on a launch that ran out of time opens the form with a longer time limit, from the
+/// spec staged in its job directory and the job's sacct figures.
+#[tokio::test(flavor = "multi_thread")]
+async fn relaunch_after_a_timeout_prefills_a_longer_time() {
+    let r = remote();
+    let state = tempfile::tempdir().expect("tempdir");
+    let state_dir = state.path().display().to_string();
+    let env = [("SLURMDASH_STATE_DIR", state_dir.as_str())];
+    let name = format!("relaunch{}", common::tmux::rand_suffix() % 100_000);
+    let out = slurmdash_env(
+        &dev_config(),
+        &[
+            "submit", "--set", &format!("name={name}"), "--set", "time=1m", "--set", "gpus=0",
+            "--set", "cpus_per_task=1", "--set", "mem=100M", "--", "sleep", "600",
+        ],
+        &env,
+    );
+    assert!(out.status.success(), "submit: {}", text(&out.stderr));
+    let id: u64 = text(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("Submitted job "))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("job id in {}", text(&out.stdout)));
+    assert_eq!(finished(&r, id, Duration::from_secs(240)).await, "TIMEOUT");
+
+    let ui = common::tmux::Tmux::start_with(&dev_config(), &[], &env);
+    ui.wait("the launch in the queue", Duration::from_secs(60), |s| {
+        common::tmux::row(s, id).is_some_and(|r| r.contains("TIMEOUT"))
+    });
+    ui.keys(&["/", &name, "Enter"]);
+    ui.wait("its Efficiency lines and verdict", Duration::from_secs(60), |s| {
+        s.contains("ran out of time at 1:00") && s.contains("Efficiency")
+    });
+    ui.keys(&["L"]);
+    let s = ui.wait("the form prefilled with a longer time", Duration::from_secs(60), |s| {
+        s.contains("launch a job on") && s.contains(&format!("relaunch of {id}: time 2m (was 1m)"))
+    });
+    let time_row = s
+        .lines()
+        .find(|l| l.contains("time limit"))
+        .expect("time limit row");
+    assert!(time_row.contains(" 2m "), "{time_row}");
+    assert!(s.contains("sleep 600"), "the command comes from the staged spec:\n{s}");
+    ui.keys(&["Escape", "q"]);
+}

@@ -13,6 +13,7 @@ pub mod insight;
 mod logs;
 mod nav;
 mod ops;
+mod relaunch;
 pub mod partitions;
 mod retry;
 mod shell;
@@ -254,6 +255,7 @@ impl App {
             }
             Msg::JobUse { id, result } => self.on_job_use(id, *result),
             Msg::History { generation, result } => self.on_history(generation, *result),
+            Msg::Relaunch { id, result } => self.on_relaunch(id, *result),
             Msg::Triaged { id, result } => self.on_triaged(id, *result),
             Msg::Forwarded {
                 id,
@@ -595,6 +597,7 @@ impl App {
             Action::Forward => return self.open_forward(),
             Action::HistoryOlder => return self.history_days(true),
             Action::HistoryNewer => return self.history_days(false),
+            Action::Relaunch => return self.relaunch(),
         }
         Vec::new()
     }

@@ -85,7 +85,8 @@ pub async fn run(
 }
 
 /// The detail pane's fetch: `scontrol show job` while slurmctld knows the job, else ONE
-/// sacct read with every step, which gives both the detail and the use figures.
+/// sacct read with every step, which gives both the detail and the use figures. A finished
+/// job slurmctld still knows gets that sacct read too (for its use figures).
 pub async fn detail(
     remote: &dyn Remote,
     id: &JobId,
@@ -115,7 +116,20 @@ pub async fn detail(
             .find(|d| d.id.as_ref() == Some(&asked))
             .or_else(|| details.first());
         if let Some(d) = wanted {
-            return (Ok((d.clone(), DetailSource::Scontrol)), None);
+            // A finished job slurmctld still knows (until MinJobAge): its use is in sacct.
+            let finished = d.state.as_ref().is_some_and(|s| s.is_finished());
+            let used = match finished {
+                true => jobs(remote, std::slice::from_ref(&asked), timeout)
+                    .await
+                    .ok()
+                    .and_then(|p| {
+                        p.items
+                            .into_iter()
+                            .find(|u| u.detail.id.as_ref() == Some(&asked))
+                    }),
+                false => None,
+            };
+            return (Ok((d.clone(), DetailSource::Scontrol)), used);
         }
     }
     match jobs(remote, std::slice::from_ref(&asked), timeout).await {
@@ -141,4 +155,26 @@ pub async fn detail(
             }
         }
     }
+}
+
+/// What `L` needs to launch a finished job again: the spec staged in its job directory and
+/// its use (for the suggested values), read at the same time.
+pub async fn relaunch(
+    remote: &dyn Remote,
+    id: &JobId,
+    job_dir: &str,
+    timeout: Duration,
+) -> Result<(crate::launch::LaunchSpec, Option<JobUse>), String> {
+    let path = format!("{job_dir}/specs/launch.json");
+    let argv = vec!["cat".to_string(), "--".into(), path.clone()];
+    let (spec, used) = tokio::join!(
+        stdout_of(remote, &argv, None, timeout),
+        jobs(remote, std::slice::from_ref(id), timeout)
+    );
+    let spec: crate::launch::LaunchSpec = serde_json::from_str(&spec?)
+        .map_err(|e| format!("{path} is not a launch spec slurmdash can read: {e}"))?;
+    let used = used
+        .ok()
+        .and_then(|p| p.items.into_iter().find(|u| u.detail.id.as_ref() == Some(id)));
+    Ok((spec, used))
 }

@@ -311,6 +311,18 @@ impl Hub {
                     }
                 });
             }
+            Cmd::Relaunch { id, job_dir } => {
+                let (tx, remote, s) = self.parts();
+                tokio::spawn(async move {
+                    let result =
+                        crate::worker::history::relaunch(remote.as_ref(), &id, &job_dir, s.timeout)
+                            .await;
+                    let _ = tx.send(Msg::Relaunch {
+                        id,
+                        result: Box::new(result),
+                    });
+                });
+            }
             Cmd::Quit | Cmd::Suspend | Cmd::AddCluster(_) | Cmd::Shell { .. } => {}
         }
     }
