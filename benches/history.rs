@@ -34,7 +34,10 @@ fn dev_dir() -> std::path::PathBuf {
 fn config(tmp: &std::path::Path) -> std::path::PathBuf {
     let src = std::fs::read_to_string(dev_dir().join("slurmdash.toml")).expect("dev config");
     let text = src
-        .replace("hosts = [\"slurmdash-dev\"]", "hosts = [\"slurmdash-dev-other\"]")
+        .replace(
+            "hosts = [\"slurmdash-dev\"]",
+            "hosts = [\"slurmdash-dev-other\"]",
+        )
         .replace("user = \"sduser\"", "user = \"sdother\"")
         .replace("/lustre/fsw/sduser/", "/lustre/fsw/sdother/")
         + "persist_secs = 0\n";
@@ -109,8 +112,11 @@ async fn main() {
     let cfg = config(tmp.path());
     let runtime = tmp.path().join("run");
     std::fs::create_dir_all(&runtime).expect("runtime dir");
-    std::fs::set_permissions(&runtime, std::os::unix::fs::PermissionsExt::from_mode(0o700))
-        .expect("chmod");
+    std::fs::set_permissions(
+        &runtime,
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .expect("chmod");
     // Set before any other thread runs: a master of its own, a new SSH connection.
     std::env::set_var("XDG_RUNTIME_DIR", &runtime);
     let loaded = Loaded::load(Some(&cfg)).expect("config");
@@ -135,11 +141,25 @@ async fn main() {
     let (first, all, pages, jobs) = read(&mut app, remote.as_ref(), cmds, start).await;
     let rows = app.queue.total();
     let screen = frame(&app);
-    let effbench = app.queue.jobs().iter().filter(|j| j.name == "effbench").count();
+    let effbench = app
+        .queue
+        .jobs()
+        .iter()
+        .filter(|j| j.name == "effbench")
+        .count();
     println!("30-day history of sdother: {rows} finished jobs ({effbench} of them the bench's array tasks), {pages} pages, {jobs} job records read");
-    println!("  rows on screen (new SSH connection + newest week's list): {:.2} s", first.as_secs_f64());
-    println!("  use figures filled in (every window, with steps):         {:.2} s", all.as_secs_f64());
-    assert!(screen.contains("history, 30 days"), "sanity: the view is drawn");
+    println!(
+        "  rows on screen (new SSH connection + newest week's list): {:.2} s",
+        first.as_secs_f64()
+    );
+    println!(
+        "  use figures filled in (every window, with steps):         {:.2} s",
+        all.as_secs_f64()
+    );
+    assert!(
+        screen.contains("history, 30 days"),
+        "sanity: the view is drawn"
+    );
 
     // Incremental: back to the queue and :history again.
     app.update(Msg::Key(crossterm::event::KeyEvent::new(
@@ -161,6 +181,9 @@ async fn main() {
             .items
             .len();
     }
-    println!("  slurmdash history --days 30's reads over the open connection: {:.2} s ({n} jobs)", t.elapsed().as_secs_f64());
+    println!(
+        "  slurmdash history --days 30's reads over the open connection: {:.2} s ({n} jobs)",
+        t.elapsed().as_secs_f64()
+    );
     remote.close().await;
 }

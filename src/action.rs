@@ -141,9 +141,7 @@ impl Msg {
                     v.iter_mut().for_each(|(id, _)| f(id));
                 }
             }
-            Msg::Triaged { id, .. } | Msg::Forwarded { id, .. } | Msg::Relaunch { id, .. } => {
-                f(id)
-            }
+            Msg::Triaged { id, .. } | Msg::Forwarded { id, .. } | Msg::Relaunch { id, .. } => f(id),
             Msg::RegistryJobs(Ok(js)) => jobs(js, f),
             Msg::Pending { id, result } => {
                 f(id);
@@ -269,7 +267,10 @@ pub enum Cmd {
     /// Read finished jobs for `:history`.
     History(crate::worker::history::Request),
     /// Read a finished launch's staged spec and use, for `L`.
-    Relaunch { id: JobId, job_dir: String },
+    Relaunch {
+        id: JobId,
+        job_dir: String,
+    },
 }
 
 impl Cmd {

@@ -30,7 +30,13 @@ async fn sacct_figures(r: &dyn Remote, id: u64) -> (String, u64, u64) {
     let out = run(
         r,
         &[
-            "sacct", "-n", "-P", "--units=K", "-o", "JobID,TotalCPU,CPUTimeRAW,MaxRSS", "-j",
+            "sacct",
+            "-n",
+            "-P",
+            "--units=K",
+            "-o",
+            "JobID,TotalCPU,CPUTimeRAW,MaxRSS",
+            "-j",
             &id.to_string(),
         ],
     )
@@ -56,11 +62,18 @@ async fn sacct_figures(r: &dyn Remote, id: u64) -> (String, u64, u64) {
 /// The report as the dashboard and `slurmdash eff` make it, once its steps' figures are in.
 async fn report(r: &dyn Remote, id: u64) -> Efficiency {
     let parts = ops::partitions(r, T).await.expect("partitions");
-    wait_for(&format!("job {id}'s steps in sacct"), Duration::from_secs(60), || async {
-        let p = history::jobs(r, &[JobId::new(id)], T).await.expect("sacct");
-        let u = p.items.into_iter().find(|u| u.detail.id == Some(JobId::new(id)))?;
-        (!u.steps.is_empty()).then(|| Efficiency::compute(&u, &parts))
-    })
+    wait_for(
+        &format!("job {id}'s steps in sacct"),
+        Duration::from_secs(60),
+        || async {
+            let p = history::jobs(r, &[JobId::new(id)], T).await.expect("sacct");
+            let u = p
+                .items
+                .into_iter()
+                .find(|u| u.detail.id == Some(JobId::new(id)))?;
+            (!u.steps.is_empty()).then(|| Efficiency::compute(&u, &parts))
+        },
+    )
     .await
 }
 
@@ -84,7 +97,16 @@ async fn a_busy_job_and_a_timeout_are_reported_with_sacct_figures_and_a_verdict(
     let tmo = sbatch(
         &r,
         &[
-            "--chdir", &dir, "-J", &slow, "-c", "1", "--mem=100M", "-t", "1", "--wrap",
+            "--chdir",
+            &dir,
+            "-J",
+            &slow,
+            "-c",
+            "1",
+            "--mem=100M",
+            "-t",
+            "1",
+            "--wrap",
             "sleep 600",
         ],
     )
@@ -95,7 +117,10 @@ async fn a_busy_job_and_a_timeout_are_reported_with_sacct_figures_and_a_verdict(
 
     let e = report(&r, busy).await;
     let (total, core, rss_k) = sacct_figures(&r, busy).await;
-    println!("busy job {busy}: {}\n  sacct TotalCPU {total}, CPUTimeRAW {core}, MaxRSS {rss_k}K", e.figures());
+    println!(
+        "busy job {busy}: {}\n  sacct TotalCPU {total}, CPUTimeRAW {core}, MaxRSS {rss_k}K",
+        e.figures()
+    );
     assert_eq!(e.cpus, Some(2));
     assert_eq!(e.mem_requested_bytes, Some(1 << 30));
     // The same numbers as sacct's.
@@ -116,7 +141,11 @@ async fn a_busy_job_and_a_timeout_are_reported_with_sacct_figures_and_a_verdict(
     println!("timeout job {tmo}: {}", t.verdict);
     assert_eq!(t.state, "TIMEOUT");
     assert_eq!(t.triage.as_deref(), Some("ERR_TIMEOUT"));
-    assert!(t.verdict.starts_with("ran out of time at 1:00: 2m"), "{}", t.verdict);
+    assert!(
+        t.verdict.starts_with("ran out of time at 1:00: 2m"),
+        "{}",
+        t.verdict
+    );
     assert_eq!(t.suggestion.time_s, Some(120), "a longer limit to prefill");
 
     // The command line prints the same.
@@ -124,35 +153,54 @@ async fn a_busy_job_and_a_timeout_are_reported_with_sacct_figures_and_a_verdict(
     assert!(out.status.success(), "{}", text(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     for k in [
-        "id", "name", "state", "exit_code", "elapsed_s", "time_limit_s", "cpus",
-        "cpu_efficiency", "mem_requested_bytes", "mem_peak_bytes", "mem_efficiency", "gpus",
-        "triage", "verdict",
+        "id",
+        "name",
+        "state",
+        "exit_code",
+        "elapsed_s",
+        "time_limit_s",
+        "cpus",
+        "cpu_efficiency",
+        "mem_requested_bytes",
+        "mem_peak_bytes",
+        "mem_efficiency",
+        "gpus",
+        "triage",
+        "verdict",
     ] {
         assert!(v.get(k).is_some(), "key {k} in {v}");
     }
     assert_eq!(v["mem_peak_bytes"].as_u64(), Some(peak));
     let out = slurmdash(&["eff", &tmo.to_string()]);
-    assert!(text(&out.stdout).contains("ran out of time at 1:00"), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("ran out of time at 1:00"),
+        "{}",
+        text(&out.stdout)
+    );
 
     // `history` lists both; slurmdbd's end-time selection lags `sacct -j` a little.
-    let listed = wait_for("both jobs in slurmdash history", Duration::from_secs(60), || async {
-        let out = slurmdash(&["history", "--days", "1", "--json"]);
-        assert!(out.status.success(), "{}", text(&out.stderr));
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-        let ids: Vec<String> = v
-            .as_array()
-            .expect("array")
-            .iter()
-            .filter_map(|j| j["id"].as_str().map(String::from))
-            .collect();
-        (ids.contains(&busy.to_string()) && ids.contains(&tmo.to_string())).then_some(v)
-    })
+    let listed = wait_for(
+        "both jobs in slurmdash history",
+        Duration::from_secs(60),
+        || async {
+            let out = slurmdash(&["history", "--days", "1", "--json"]);
+            assert!(out.status.success(), "{}", text(&out.stderr));
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+            let ids: Vec<String> = v
+                .as_array()
+                .expect("array")
+                .iter()
+                .filter_map(|j| j["id"].as_str().map(String::from))
+                .collect();
+            (ids.contains(&busy.to_string()) && ids.contains(&tmo.to_string())).then_some(v)
+        },
+    )
     .await;
     let row = listed
         .as_array()
         .expect("array")
         .iter()
-        .find(|j| j["id"] == busy.to_string())
+        .find(|j| j["id"].as_str() == Some(busy.to_string().as_str()))
         .expect("busy row");
     assert_eq!(row["mem_peak_bytes"].as_u64(), Some(peak));
     let out = slurmdash(&["history", "--days", "1"]);
@@ -172,8 +220,20 @@ async fn relaunch_after_a_timeout_prefills_a_longer_time() {
     let out = slurmdash_env(
         &dev_config(),
         &[
-            "submit", "--set", &format!("name={name}"), "--set", "time=1m", "--set", "gpus=0",
-            "--set", "cpus_per_task=1", "--set", "mem=100M", "--", "sleep", "600",
+            "submit",
+            "--set",
+            &format!("name={name}"),
+            "--set",
+            "time=1m",
+            "--set",
+            "gpus=0",
+            "--set",
+            "cpus_per_task=1",
+            "--set",
+            "mem=100M",
+            "--",
+            "sleep",
+            "600",
         ],
         &env,
     );
@@ -191,18 +251,28 @@ async fn relaunch_after_a_timeout_prefills_a_longer_time() {
         common::tmux::row(s, id).is_some_and(|r| r.contains("TIMEOUT"))
     });
     ui.keys(&["/", &name, "Enter"]);
-    ui.wait("its Efficiency lines and verdict", Duration::from_secs(60), |s| {
-        s.contains("ran out of time at 1:00") && s.contains("Efficiency")
-    });
+    ui.wait(
+        "its Efficiency lines and verdict",
+        Duration::from_secs(60),
+        |s| s.contains("ran out of time at 1:00") && s.contains("Efficiency"),
+    );
     ui.keys(&["L"]);
-    let s = ui.wait("the form prefilled with a longer time", Duration::from_secs(60), |s| {
-        s.contains("launch a job on") && s.contains(&format!("relaunch of {id}: time 2m (was 1m)"))
-    });
+    let s = ui.wait(
+        "the form prefilled with a longer time",
+        Duration::from_secs(60),
+        |s| {
+            s.contains("launch a job on")
+                && s.contains(&format!("relaunch of {id}: time 2m (was 1m)"))
+        },
+    );
     let time_row = s
         .lines()
         .find(|l| l.contains("time limit"))
         .expect("time limit row");
     assert!(time_row.contains(" 2m "), "{time_row}");
-    assert!(s.contains("sleep 600"), "the command comes from the staged spec:\n{s}");
+    assert!(
+        s.contains("sleep 600"),
+        "the command comes from the staged spec:\n{s}"
+    );
     ui.keys(&["Escape", "q"]);
 }

@@ -18,36 +18,68 @@ async fn history_lists_a_job_that_ended_before_the_dashboard_started() {
     let id = sbatch(
         &r,
         &[
-            "--chdir", &dir, "-J", &format!("{tag}-bad"), "-c", "1", "--mem=200M", "-t", "5", "--wrap",
+            "--chdir",
+            &dir,
+            "-J",
+            &format!("{tag}-bad"),
+            "-c",
+            "1",
+            "--mem=200M",
+            "-t",
+            "5",
+            "--wrap",
             "echo hello; sleep 2; exit 3",
         ],
     )
     .await;
     let other = sbatch(
         &r,
-        &["--chdir", &dir, "-J", &format!("{tag}-ok"), "-c", "1", "--mem=50M", "--wrap", "true"],
+        &[
+            "--chdir",
+            &dir,
+            "-J",
+            &format!("{tag}-ok"),
+            "-c",
+            "1",
+            "--mem=50M",
+            "--wrap",
+            "true",
+        ],
     )
     .await;
     // Ended, and found by slurmdbd's end-time selection (it lags `sacct -j` by seconds).
-    wait_for("both jobs in sacct's end-time selection", Duration::from_secs(120), || async {
-        let out = run(
-            &r,
-            &[
-                "sacct", "-n", "-X", "-P", "-o", "JobID", "--state=CD,F", "--starttime=now-3600seconds",
-                "--endtime=now+60seconds",
-            ],
-        )
-        .await;
-        let t = out.stdout_lossy();
-        let has = |j: u64| t.lines().any(|l| l.trim() == j.to_string());
-        (has(id) && has(other)).then_some(())
-    })
+    wait_for(
+        "both jobs in sacct's end-time selection",
+        Duration::from_secs(120),
+        || async {
+            let out = run(
+                &r,
+                &[
+                    "sacct",
+                    "-n",
+                    "-X",
+                    "-P",
+                    "-o",
+                    "JobID",
+                    "--state=CD,F",
+                    "--starttime=now-3600seconds",
+                    "--endtime=now+60seconds",
+                ],
+            )
+            .await;
+            let t = out.stdout_lossy();
+            let has = |j: u64| t.lines().any(|l| l.trim() == j.to_string());
+            (has(id) && has(other)).then_some(())
+        },
+    )
     .await;
 
     let ui = Tmux::start(&dev_config(), &[]);
-    ui.wait("the dashboard with the queue loaded", Duration::from_secs(30), |s| {
-        s.contains("updated ")
-    });
+    ui.wait(
+        "the dashboard with the queue loaded",
+        Duration::from_secs(30),
+        |s| s.contains("updated "),
+    );
     ui.keys(&[":", "history", "Enter"]);
     let s = ui.wait("the job in :history", Duration::from_secs(60), |s| {
         tmux::row(s, id).is_some_and(|r| r.contains("FAILED"))
@@ -57,10 +89,15 @@ async fn history_lists_a_job_that_ended_before_the_dashboard_started() {
         assert!(s.contains(col), "column {col}:\n{s}");
     }
     let row = tmux::row(&s, id).expect("row").to_string();
-    assert!(row.contains(&tag) && row.contains(" 3 "), "exit code 3 in {row}");
-    ui.wait("the use figures and the triage class", Duration::from_secs(60), |s| {
-        tmux::row(s, id).is_some_and(|r| r.contains("ERR_PROGRAM") && !r.contains('…'))
-    });
+    assert!(
+        row.contains(&tag) && row.contains(" 3 "),
+        "exit code 3 in {row}"
+    );
+    ui.wait(
+        "the use figures and the triage class",
+        Duration::from_secs(60),
+        |s| tmux::row(s, id).is_some_and(|r| r.contains("ERR_PROGRAM") && !r.contains('…')),
+    );
 
     // The filter works as in the queue.
     ui.keys(&["/", &format!("{tag}-ok"), "Enter"]);
@@ -76,9 +113,11 @@ async fn history_lists_a_job_that_ended_before_the_dashboard_started() {
     // Select the failed job: its detail shows the Efficiency lines (no remote command:
     // the history's read holds them).
     ui.keys(&["/", &format!("{tag}-bad"), "Enter"]);
-    let s = ui.wait("the Efficiency lines in the detail", Duration::from_secs(30), |s| {
-        s.contains("Efficiency") && s.contains("Verdict") && s.contains(&format!("job {id}"))
-    });
+    let s = ui.wait(
+        "the Efficiency lines in the detail",
+        Duration::from_secs(30),
+        |s| s.contains("Efficiency") && s.contains("Verdict") && s.contains(&format!("job {id}")),
+    );
     assert!(s.contains("ERR_PROGRAM"), "{s}");
 
     // esc clears the filter, then returns to the queue.

@@ -196,10 +196,13 @@ impl App {
     fn history_rows(&mut self) {
         let mut jobs: Vec<&JobUse> = self.history.jobs.values().collect();
         jobs.sort_by(|a, b| {
-            b.detail
-                .end_time
-                .cmp(&a.detail.end_time)
-                .then_with(|| b.detail.id.as_ref().map(JobId::base).cmp(&a.detail.id.as_ref().map(JobId::base)))
+            b.detail.end_time.cmp(&a.detail.end_time).then_with(|| {
+                b.detail
+                    .id
+                    .as_ref()
+                    .map(JobId::base)
+                    .cmp(&a.detail.id.as_ref().map(JobId::base))
+            })
         });
         let rows = jobs
             .iter()
@@ -226,9 +229,8 @@ impl App {
         if !self.history.open {
             std::mem::swap(&mut self.queue, &mut self.history.other);
             self.history.open = true;
-            self.queue.set_viewport(crate::layout::queue_body_height(
-                self.areas().queue.height,
-            ));
+            self.queue
+                .set_viewport(crate::layout::queue_body_height(self.areas().queue.height));
         }
         if self.history.reading == 0 {
             if days != self.history.read_days || self.history.generation == 0 {

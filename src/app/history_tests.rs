@@ -13,7 +13,10 @@ use super::*;
 use crate::slurm::eff::parse_eff;
 
 fn fixture() -> Vec<JobUse> {
-    parse_eff(include_str!("../../tests/fixtures/slurm/22.05/sacct_eff.out")).unwrap()
+    parse_eff(include_str!(
+        "../../tests/fixtures/slurm/22.05/sacct_eff.out"
+    ))
+    .unwrap()
 }
 
 fn page(generation: u64, steps: bool, last: bool) -> Msg {
@@ -80,7 +83,10 @@ fn opening_reads_seven_days_in_windows_ending_a_minute_from_now() {
     assert_eq!(reads[0].windows[0].1, eff::NEWEST_END);
     assert!(a.history.open);
     assert!(a.queue.rows().any(|r| r.job.name == "burn two|cores"));
-    assert!(cmds.contains(&Cmd::FetchLimits), "partitions for the verdicts");
+    assert!(
+        cmds.contains(&Cmd::FetchLimits),
+        "partitions for the verdicts"
+    );
 }
 
 #[test]
@@ -92,8 +98,14 @@ fn the_list_shows_before_the_use_figures_fill_in() {
     assert_eq!(a.queue.fact_text(&id, Column::CpuEff).as_deref(), Some("…"));
     assert!(a.history.report(&id).is_none());
     a.update(page(1, true, true));
-    assert_eq!(a.queue.fact_text(&id, Column::CpuEff).as_deref(), Some("30%"));
-    assert_eq!(a.queue.fact_text(&id, Column::Triage).as_deref(), Some("COMPLETE"));
+    assert_eq!(
+        a.queue.fact_text(&id, Column::CpuEff).as_deref(),
+        Some("30%")
+    );
+    assert_eq!(
+        a.queue.fact_text(&id, Column::Triage).as_deref(),
+        Some("COMPLETE")
+    );
     // A page of an older read is dropped.
     a.update(page(0, true, true));
 }
@@ -108,7 +120,11 @@ fn queue_refreshes_wait_while_the_history_shows_and_esc_returns() {
     assert_ne!(a.cluster.status.last_ok, Some(later));
     a.update(key(KeyCode::Esc));
     assert!(!a.history.open);
-    assert_eq!(a.cluster.status.last_ok, Some(later), "the refresh that came meanwhile is applied");
+    assert_eq!(
+        a.cluster.status.last_ok,
+        Some(later),
+        "the refresh that came meanwhile is applied"
+    );
     assert!(a.queue.rows().all(|r| r.job.name != "burn two|cores"));
     // Opening again reads only what ended since the newest end seen.
     let cmds = a.run_command("history");
@@ -121,11 +137,17 @@ fn queue_refreshes_wait_while_the_history_shows_and_esc_returns() {
 #[test]
 fn brackets_page_a_week_further_and_less_back() {
     let (mut a, _) = opened();
-    let cmds = a.update(Msg::Key(KeyEvent::new(KeyCode::Char('['), KeyModifiers::NONE)));
+    let cmds = a.update(Msg::Key(KeyEvent::new(
+        KeyCode::Char('['),
+        KeyModifiers::NONE,
+    )));
     let reads = history_reads(&cmds);
     assert_eq!(reads[0].windows, eff::windows(7, 7, 7));
     assert_eq!(a.history.days, 14);
-    let cmds = a.update(Msg::Key(KeyEvent::new(KeyCode::Char(']'), KeyModifiers::NONE)));
+    let cmds = a.update(Msg::Key(KeyEvent::new(
+        KeyCode::Char(']'),
+        KeyModifiers::NONE,
+    )));
     assert_eq!(history_reads(&cmds)[0].windows, eff::windows(0, 7, 7));
     assert_eq!(a.history.days, 7);
 }
@@ -136,8 +158,14 @@ fn a_history_row_shows_its_detail_without_a_remote_command() {
     let i = a.queue.rows().position(|r| r.job.name == "tmo").unwrap();
     a.queue.select_index(i);
     let cmds = a.selection_changed();
-    assert!(!cmds.iter().any(|c| matches!(c, Cmd::FetchDetail(_))), "{cmds:?}");
-    assert_eq!(a.detail.detail.as_ref().map(|d| d.name.as_str()), Some("tmo"));
+    assert!(
+        !cmds.iter().any(|c| matches!(c, Cmd::FetchDetail(_))),
+        "{cmds:?}"
+    );
+    assert_eq!(
+        a.detail.detail.as_ref().map(|d| d.name.as_str()),
+        Some("tmo")
+    );
 }
 
 #[test]
@@ -151,7 +179,11 @@ fn history_view() {
 #[test]
 fn efficiency_in_the_detail_pane() {
     let (mut a, _) = opened();
-    let i = a.queue.rows().position(|r| r.job.name == "burn two|cores").unwrap();
+    let i = a
+        .queue
+        .rows()
+        .position(|r| r.job.name == "burn two|cores")
+        .unwrap();
     a.queue.select_index(i);
     a.selection_changed();
     let s = screen(&a);
@@ -163,12 +195,23 @@ fn efficiency_in_the_detail_pane() {
 #[test]
 fn a_finished_queue_job_gets_its_report_from_the_detail_read() {
     let mut a = app();
-    let u = fixture().into_iter().find(|u| u.detail.name == "tmo").unwrap();
+    let u = fixture()
+        .into_iter()
+        .find(|u| u.detail.name == "tmo")
+        .unwrap();
     let cmds = a.update(Msg::JobUse {
         id: "4".parse().unwrap(),
         result: Box::new(u),
     });
-    assert_eq!(cmds, vec![Cmd::FetchLimits], "a timeout's verdict wants partitions");
+    assert_eq!(
+        cmds,
+        vec![Cmd::FetchLimits],
+        "a timeout's verdict wants partitions"
+    );
     let r = a.history.report(&"4".parse().unwrap()).unwrap();
-    assert!(r.verdict.starts_with("ran out of time at 1:00"), "{}", r.verdict);
+    assert!(
+        r.verdict.starts_with("ran out of time at 1:00"),
+        "{}",
+        r.verdict
+    );
 }

@@ -57,7 +57,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("untunnel PORT", "close a tunnel"),
     ("events", "log of job changes"),
     ("partitions", "partitions at a glance"),
-    ("history [DAYS]", "your finished jobs (7 days; [ ] a week more/less)"),
+    (
+        "history [DAYS]",
+        "your finished jobs (7 days; [ ] a week more/less)",
+    ),
     ("stats", "commands, bytes, RTT"),
 ];
 
@@ -166,7 +169,9 @@ impl App {
             ("history", [days]) => match days.parse::<u32>() {
                 Ok(d) if d > 0 => self.open_history(Some(d)),
                 _ => {
-                    self.note = Some(format!(":history takes a number of days, e.g. :history 30 (not `{days}`)"));
+                    self.note = Some(format!(
+                        ":history takes a number of days, e.g. :history 30 (not `{days}`)"
+                    ));
                     Vec::new()
                 }
             },

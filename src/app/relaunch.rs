@@ -11,7 +11,7 @@ use crate::slurm::model::JobId;
 
 /// Slurm's `--time` as a person writes it: `5h`, `90m`.
 fn time_text(secs: u64) -> String {
-    if secs % 3600 == 0 {
+    if secs.is_multiple_of(3600) {
         format!("{}h", secs / 3600)
     } else {
         format!("{}m", secs.div_ceil(60))
@@ -27,7 +27,10 @@ pub fn apply(spec: &mut LaunchSpec, s: &Suggestion) -> Vec<String> {
         spec.time = new;
     }
     if let Some(p) = &s.partition {
-        changed.push(format!("partition {p} (was {})", or_default(&spec.partition)));
+        changed.push(format!(
+            "partition {p} (was {})",
+            or_default(&spec.partition)
+        ));
         spec.partition = p.clone();
     }
     if let Some(m) = &s.mem {
@@ -57,7 +60,10 @@ impl App {
         };
         let id = job.id.clone();
         if !job.state.is_finished() {
-            self.note = Some(format!("L relaunches a finished job; {id} is {}", job.state.long_name()));
+            self.note = Some(format!(
+                "L relaunches a finished job; {id} is {}",
+                job.state.long_name()
+            ));
             return Vec::new();
         }
         if self.cluster.read_only {
@@ -130,7 +136,10 @@ mod tests {
         assert_eq!(spec.time, "5h");
         assert_eq!(spec.partition, "long");
         assert_eq!(spec.mem, "1G");
-        assert_eq!(changed, ["time 5h (was 1m)", "partition long (was the default)"]);
+        assert_eq!(
+            changed,
+            ["time 5h (was 1m)", "partition long (was the default)"]
+        );
         assert_eq!(time_text(120), "2m");
     }
 }

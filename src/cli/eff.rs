@@ -89,8 +89,12 @@ pub fn text(e: &Efficiency) -> String {
                 st.elapsed_s
                     .map(|x| crate::slurm::model::SlurmDuration::from_secs(x).to_slurm())
                     .unwrap_or_default(),
-                st.cpu_time_s.map(|x| format!("{x:.1}s")).unwrap_or_default(),
-                st.mem_peak_bytes.map(size::show).unwrap_or_else(|| "-".into()),
+                st.cpu_time_s
+                    .map(|x| format!("{x:.1}s"))
+                    .unwrap_or_default(),
+                st.mem_peak_bytes
+                    .map(size::show)
+                    .unwrap_or_else(|| "-".into()),
                 printable(&st.name)
             ));
         }

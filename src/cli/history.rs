@@ -29,7 +29,9 @@ pub async fn run(cluster: &Cluster, args: &HistoryArgs) -> Result<ExitCode> {
     }
     let remote = connect(cluster)?;
     let t = cluster.settings.command_timeout();
-    let parts = ops::partitions(remote.as_ref(), t).await.unwrap_or_default();
+    let parts = ops::partitions(remote.as_ref(), t)
+        .await
+        .unwrap_or_default();
     let mut rows: Vec<Efficiency> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let mut failure = None;

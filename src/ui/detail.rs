@@ -254,7 +254,11 @@ impl DetailWidget<'_> {
             l.field(label, &value, style);
         }
         if let Some(e) = self.efficiency.filter(|_| state.is_finished()) {
-            super::efficiency::rows(e, &mut |label, value, style| l.field(label, &value, style), t);
+            super::efficiency::rows(
+                e,
+                &mut |label, value, style| l.field(label, &value, style),
+                t,
+            );
         }
         if let Some(c) = self.chain {
             let style = if c.attempt > 1 {

@@ -66,11 +66,7 @@ pub fn draw(f: &mut Frame, app: &App) {
                     .filter(|j| j.id.array().is_none())
                     .and_then(|j| app.cluster.chains.get(&j.id.base())),
                 pending: detail_pending(app),
-                efficiency: app
-                    .detail
-                    .id
-                    .as_ref()
-                    .and_then(|id| app.history.report(id)),
+                efficiency: app.detail.id.as_ref().and_then(|id| app.history.report(id)),
             }
             .scrolled(app.detail.scroll),
             r,

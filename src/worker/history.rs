@@ -109,7 +109,12 @@ pub async fn detail(
     if out.success() {
         let details = match parse_scontrol_jobs(&out.stdout_lossy()) {
             Ok(d) => d,
-            Err(e) => return (Err(format!("scontrol printed something unexpected: {e}")), None),
+            Err(e) => {
+                return (
+                    Err(format!("scontrol printed something unexpected: {e}")),
+                    None,
+                )
+            }
         };
         let wanted = details
             .iter()
@@ -173,8 +178,10 @@ pub async fn relaunch(
     );
     let spec: crate::launch::LaunchSpec = serde_json::from_str(&spec?)
         .map_err(|e| format!("{path} is not a launch spec slurmdash can read: {e}"))?;
-    let used = used
-        .ok()
-        .and_then(|p| p.items.into_iter().find(|u| u.detail.id.as_ref() == Some(id)));
+    let used = used.ok().and_then(|p| {
+        p.items
+            .into_iter()
+            .find(|u| u.detail.id.as_ref() == Some(id))
+    });
     Ok((spec, used))
 }

@@ -177,7 +177,7 @@ pub fn read_eff(out: &str) -> Parsed<JobUse> {
                 }
                 parsed.items.push(*u);
             }
-            Ok(Row::Step(job, s)) => pending_steps.push((job, s)),
+            Ok(Row::Step(job, s)) => pending_steps.push((job, *s)),
             Err(e) => parsed.problems.push(e),
         }
     }
@@ -196,7 +196,7 @@ pub fn parse_eff(out: &str) -> Result<Vec<JobUse>, ParseError> {
 
 enum Row {
     Job(Box<JobUse>),
-    Step(JobId, StepUse),
+    Step(JobId, Box<StepUse>),
 }
 
 fn err(line: usize, text: &str, what: impl Into<String>) -> ParseError {
@@ -270,7 +270,7 @@ fn one(line: usize, text: &str, complete: bool) -> Result<Row, ParseError> {
     match id.step() {
         Some(step) => Ok(Row::Step(
             id.without_step(),
-            StepUse {
+            Box::new(StepUse {
                 step: step.to_string(),
                 name: detail.name.clone(),
                 state: detail.state.clone(),
@@ -281,7 +281,7 @@ fn one(line: usize, text: &str, complete: bool) -> Result<Row, ParseError> {
                 max_rss_node,
                 gpu_util,
                 gpu_mem: tres_value(tres_max, "gres/gpumem").and_then(|v| size::parse_bytes(v, 1)),
-            },
+            }),
         )),
         None => Ok(Row::Job(Box::new(JobUse {
             detail,

@@ -171,14 +171,22 @@ impl Efficiency {
             })
             .collect();
         let mut e = Efficiency {
-            id: d.id.as_ref().map(|i| i.as_str().to_string()).unwrap_or_default(),
+            id: d
+                .id
+                .as_ref()
+                .map(|i| i.as_str().to_string())
+                .unwrap_or_default(),
             name: d.name.clone(),
             state: state.long_name().to_string(),
             exit_code: d.exit_code.map(|c| c.0),
             signal: d.exit_code.map(|c| c.1),
             partition: d.partition.clone(),
-            start: d.start_time.map(|t| t.format("%Y-%m-%dT%H:%M:%S").to_string()),
-            end: d.end_time.map(|t| t.format("%Y-%m-%dT%H:%M:%S").to_string()),
+            start: d
+                .start_time
+                .map(|t| t.format("%Y-%m-%dT%H:%M:%S").to_string()),
+            end: d
+                .end_time
+                .map(|t| t.format("%Y-%m-%dT%H:%M:%S").to_string()),
             elapsed_s: u.elapsed_s,
             time_limit_s: u.time_limit_s,
             time_efficiency,
@@ -242,7 +250,10 @@ impl Efficiency {
 fn notes(u: &JobUse, e: &Efficiency, state: &JobState) -> Vec<String> {
     let mut n = Vec::new();
     if e.mem_peak_bytes.is_none() && state.is_finished() {
-        let short = u.steps.iter().all(|s| s.elapsed_s.unwrap_or(0) < SAMPLE_SECS);
+        let short = u
+            .steps
+            .iter()
+            .all(|s| s.elapsed_s.unwrap_or(0) < SAMPLE_SECS);
         if short {
             n.push(format!(
                 "no memory peak: Slurm recorded no MaxRSS (every step ended within the {SAMPLE_SECS} s accounting interval)"
@@ -272,12 +283,7 @@ fn request(u: &JobUse, time_s: u64) -> JobRequest {
     }
 }
 
-fn time_clause(
-    u: &JobUse,
-    limit: u64,
-    partitions: &[Partition],
-    s: &mut Suggestion,
-) -> String {
+fn time_clause(u: &JobUse, limit: u64, partitions: &[Partition], s: &mut Suggestion) -> String {
     let want = round_time(limit + limit / 4);
     let own = u.detail.partition.as_deref().unwrap_or("");
     let own_max = partitions
@@ -317,7 +323,10 @@ fn time_clause(
             p.name
         );
     }
-    match fitting.last().and_then(|p| p.max_time.known().map(|m| (p, m))) {
+    match fitting
+        .last()
+        .and_then(|p| p.max_time.known().map(|m| (p, m)))
+    {
         Some((p, m)) if m.as_secs() > limit => {
             s.time_s = Some(m.as_secs());
             if p.name != own {
@@ -330,9 +339,7 @@ fn time_clause(
                 p.max_time.to_slurm()
             )
         }
-        _ => format!(
-            "ran out of time at {at}: no partition allows more; checkpoint and resume"
-        ),
+        _ => format!("ran out of time at {at}: no partition allows more; checkpoint and resume"),
     }
 }
 
@@ -352,7 +359,10 @@ fn verdict(
     if matches!(state, JobState::OutOfMemory) {
         if let Some(r) = e.mem_requested_bytes {
             let (_, ask) = size::suggest(r + r / 5);
-            clauses.push(format!("ran out of memory at {}: ask for {ask}", size::show(r)));
+            clauses.push(format!(
+                "ran out of memory at {}: ask for {ask}",
+                size::show(r)
+            ));
             s.mem = Some(ask);
         }
     } else if let (Some(p), Some(r), Some(m)) =
@@ -386,10 +396,7 @@ fn verdict(
         if g < 50.0 && long_enough {
             let want = ((f64::from(e.gpus) * g / 100.0 * 1.25).ceil() as u32).clamp(1, e.gpus);
             if want < e.gpus {
-                clauses.push(format!(
-                    "{} GPUs {g:.0}% busy: {want} would do",
-                    e.gpus
-                ));
+                clauses.push(format!("{} GPUs {g:.0}% busy: {want} would do", e.gpus));
                 s.gpus = Some(want);
             }
         }

@@ -75,7 +75,11 @@ fn a_short_job_says_why_it_has_no_memory_peak() {
         let jobs = parse_eff(&fixture(v)).unwrap();
         let e = Efficiency::compute(by_name(&jobs, "quick"), &[]);
         assert_eq!(e.mem_peak_bytes, None);
-        assert!(e.notes[0].contains("30 s accounting interval"), "{:?}", e.notes);
+        assert!(
+            e.notes[0].contains("30 s accounting interval"),
+            "{:?}",
+            e.notes
+        );
         assert!(!e.verdict.contains("peaked 0"), "{}", e.verdict);
     }
 }
@@ -95,7 +99,10 @@ fn timeout_names_a_longer_time_and_the_partition_that_allows_it() {
         long.time_limit_s = Some(4 * 3600);
         long.detail.partition = Some("polar".into());
         let e = Efficiency::compute(&long, &parts());
-        assert_eq!(e.verdict, "ran out of time at 4:00:00: 5h would need partition long");
+        assert_eq!(
+            e.verdict,
+            "ran out of time at 4:00:00: 5h would need partition long"
+        );
         assert_eq!(e.suggestion.partition.as_deref(), Some("long"));
         // Nothing longer than 2 days: the largest is offered.
         long.time_limit_s = Some(47 * 3600);
@@ -121,10 +128,17 @@ fn gpu_utilisation_from_tres_usage_where_recorded() {
     j.elapsed_s = Some(600);
     let e = Efficiency::compute(&j, &[]);
     assert_eq!(e.gpu_utilization, Some(12.0));
-    assert!(e.verdict.contains("2 GPUs 12% busy: 1 would do"), "{}", e.verdict);
+    assert!(
+        e.verdict.contains("2 GPUs 12% busy: 1 would do"),
+        "{}",
+        e.verdict
+    );
     assert_eq!(e.suggestion.gpus, Some(1));
     assert_eq!(
-        tres_value("cpu=00:00:17,gres/gpuutil=87,gres/gpumem=100M", "gres/gpuutil"),
+        tres_value(
+            "cpu=00:00:17,gres/gpuutil=87,gres/gpumem=100M",
+            "gres/gpuutil"
+        ),
         Some("87")
     );
 }
@@ -161,7 +175,10 @@ fn windows_page_back_from_a_minute_after_now() {
     assert_eq!(w[0], (Edge::Ago(7 * 86_400), NEWEST_END));
     assert_eq!(w[4], (Edge::Ago(30 * 86_400), Edge::Ago(28 * 86_400)));
     assert_eq!(NEWEST_END.arg(), "now+60seconds");
-    assert_eq!(windows(7, 7, 7), [(Edge::Ago(14 * 86_400), Edge::Ago(7 * 86_400))]);
+    assert_eq!(
+        windows(7, 7, 7),
+        [(Edge::Ago(14 * 86_400), Edge::Ago(7 * 86_400))]
+    );
     let a = sacct_ended(Edge::Ago(60), NEWEST_END, false);
     assert!(a.contains(&"--allocations".to_string()));
     assert!(a.contains(&"--starttime=now-60seconds".to_string()));
