@@ -98,6 +98,11 @@ pub enum Msg {
         id: JobId,
         result: Box<Result<(crate::launch::LaunchSpec, Option<crate::slurm::eff::JobUse>), String>>,
     },
+    /// What could be recovered of a job slurmdash did not launch, for `L`.
+    Recovered {
+        id: JobId,
+        result: Box<Result<crate::worker::history::Recovered, String>>,
+    },
     /// A message from the workers of one of the dashboard's clusters (by its number).
     Cluster(u16, Box<Msg>),
 }
@@ -141,7 +146,10 @@ impl Msg {
                     v.iter_mut().for_each(|(id, _)| f(id));
                 }
             }
-            Msg::Triaged { id, .. } | Msg::Forwarded { id, .. } | Msg::Relaunch { id, .. } => f(id),
+            Msg::Triaged { id, .. }
+            | Msg::Forwarded { id, .. }
+            | Msg::Relaunch { id, .. }
+            | Msg::Recovered { id, .. } => f(id),
             Msg::RegistryJobs(Ok(js)) => jobs(js, f),
             Msg::Pending { id, result } => {
                 f(id);
@@ -271,6 +279,8 @@ pub enum Cmd {
         id: JobId,
         job_dir: String,
     },
+    /// Recover a job's options and batch script (a job slurmdash did not launch), for `L`.
+    Recover(JobId),
 }
 
 impl Cmd {
@@ -281,7 +291,8 @@ impl Cmd {
             | Cmd::Edit(id, _)
             | Cmd::Shell { id, .. }
             | Cmd::Forward { id, .. }
-            | Cmd::Relaunch { id, .. } => f(id),
+            | Cmd::Relaunch { id, .. }
+            | Cmd::Recover(id) => f(id),
             Cmd::Unforward(t) => f(&mut t.job),
             Cmd::Tail(targets) => targets.iter_mut().for_each(|(id, ..)| f(id)),
             Cmd::Op(op) => op.ids.iter_mut().for_each(f),

@@ -276,3 +276,59 @@ async fn relaunch_after_a_timeout_prefills_a_longer_time() {
     );
     ui.keys(&["Escape", "q"]);
 }
+
+/// A job slurmdash did not launch: its batch script is recovered while slurmctld knows it
+/// (the command of a `--wrap` script), and after it left, `L` says plainly what is missing.
+#[tokio::test(flavor = "multi_thread")]
+async fn recovering_a_job_slurmdash_did_not_launch() {
+    use slurmdash::slurm::eff::recover::wrapped_command;
+    let r = remote();
+    let dir = scratch(&r, "recover").await;
+    let name = format!("recover{}", common::tmux::rand_suffix() % 100_000);
+    let id = sbatch(
+        &r,
+        &[
+            "--chdir",
+            &dir,
+            "-J",
+            &name,
+            "-c",
+            "1",
+            "--mem=60M",
+            "-t",
+            "3",
+            "--wrap",
+            "sleep 120",
+        ],
+    )
+    .await;
+    let job = JobId::new(id);
+    // While slurmctld knows it (pending or running), scontrol gives the script.
+    let rec = wait_for("the job in sacct", Duration::from_secs(60), || async {
+        history::recover(&r, &job, T).await.ok()
+    })
+    .await;
+    assert_eq!(rec.script_from, "scontrol write batch_script");
+    assert_eq!(
+        rec.script.as_deref().and_then(wrapped_command).as_deref(),
+        Some("sleep 120")
+    );
+    assert_eq!(rec.used.detail.name, name);
+    run(&r, &["scancel", &id.to_string()]).await;
+    // Once slurmctld forgot it (MinJobAge), only sacct -B could have it, and the dev cluster
+    // does not store scripts: said so.
+    let rec = wait_for(
+        "slurmctld to forget the job",
+        Duration::from_secs(120),
+        || async {
+            let rec = history::recover(&r, &job, T).await.expect("recover");
+            rec.script.is_none().then_some(rec)
+        },
+    )
+    .await;
+    assert!(
+        rec.script_from.contains("does not store batch scripts"),
+        "{}",
+        rec.script_from
+    );
+}

@@ -120,6 +120,23 @@ async fn history_lists_a_job_that_ended_before_the_dashboard_started() {
     );
     assert!(s.contains("ERR_PROGRAM"), "{s}");
 
+    // `L` on it: slurmdash did not launch it, so the form gets what Slurm recorded and the
+    // note says what could not be recovered.
+    ui.keys(&["L"]);
+    let s = ui.wait(
+        "the form from the job's records",
+        Duration::from_secs(60),
+        |s| {
+            s.contains("launch a job on")
+                && s.contains(&format!("relaunch of {id} (not launched by slurmdash"))
+        },
+    );
+    assert!(s.contains("not recovered"), "{s}");
+    ui.keys(&["Escape"]);
+    ui.wait("the form closed", Duration::from_secs(10), |s| {
+        !s.contains("launch a job on")
+    });
+
     // esc clears the filter, then returns to the queue.
     ui.keys(&["Escape", "Escape"]);
     ui.wait("the queue again", Duration::from_secs(10), |s| {

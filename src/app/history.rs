@@ -163,11 +163,9 @@ impl HistoryState {
                     exit: u.detail.exit_code,
                     cpu: r.and_then(|r| r.cpu_efficiency),
                     mem: r.and_then(|r| r.mem_efficiency),
-                    triage: r.and_then(|r| r.triage.clone()).or_else(|| {
-                        let i = crate::triage::TriageInput::from_detail(&u.detail, "", "", None)?;
-                        crate::triage::classify(&i, &crate::triage::Patterns::builtin())
-                            .map(|t| t.class.code().to_string())
-                    }),
+                    triage: r
+                        .and_then(|r| r.triage.clone())
+                        .or_else(|| eff::report::triage_class(&u.detail)),
                     filled: r.is_some(),
                 };
                 (id.clone(), f)

@@ -256,6 +256,7 @@ impl App {
             Msg::JobUse { id, result } => self.on_job_use(id, *result),
             Msg::History { generation, result } => self.on_history(generation, *result),
             Msg::Relaunch { id, result } => self.on_relaunch(id, *result),
+            Msg::Recovered { id, result } => self.on_recovered(id, *result),
             Msg::Triaged { id, result } => self.on_triaged(id, *result),
             Msg::Forwarded {
                 id,

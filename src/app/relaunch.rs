@@ -6,8 +6,10 @@
 use super::App;
 use crate::action::Cmd;
 use crate::launch::LaunchSpec;
+use crate::slurm::eff::recover::wrapped_command;
 use crate::slurm::eff::{Efficiency, JobUse, Suggestion};
 use crate::slurm::model::JobId;
+use crate::worker::history::Recovered;
 
 /// Slurm's `--time` as a person writes it: `5h`, `90m`.
 fn time_text(secs: u64) -> String {
@@ -71,10 +73,8 @@ impl App {
             return Vec::new();
         }
         let Some(dir) = self.launch_of(&id).map(|c| c.job_dir.clone()) else {
-            self.note = Some(format!(
-                "L works for jobs slurmdash launched (from their staged spec); {id} was submitted otherwise"
-            ));
-            return Vec::new();
+            self.note = Some(format!("recovering {id}'s options and batch script…"));
+            return vec![Cmd::Recover(id)];
         };
         self.note = Some(format!("reading {id}'s launch spec and use…"));
         vec![Cmd::Relaunch { id, job_dir: dir }]
@@ -115,10 +115,149 @@ impl App {
     }
 }
 
+/// Letters, digits, `.`, `_`, `-` (what a launch's name may hold).
+fn launch_name(name: &str) -> String {
+    let n: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(64)
+        .collect();
+    if n.trim_matches('-').is_empty() {
+        "job".into()
+    } else {
+        n
+    }
+}
+
+/// A spec from what Slurm recorded of a job slurmdash did not launch; returns what could
+/// not be recovered, in words.
+pub fn spec_from_job(spec: &mut LaunchSpec, rec: &Recovered, report: &Efficiency) -> Vec<String> {
+    let d = &rec.used.detail;
+    let nodes = d.nodes.unwrap_or(1).max(1);
+    spec.name = launch_name(&d.name);
+    spec.partition = d.partition.clone().unwrap_or_default();
+    spec.account = d.account.clone().unwrap_or_default();
+    spec.nodes = nodes;
+    spec.gpus = d.gpus();
+    spec.cpus_per_task = (d.cpus.unwrap_or(1) / nodes).max(1);
+    if let Some(m) = report.mem_requested_bytes {
+        spec.mem = format!("{}M", (m >> 20).max(1));
+    }
+    if let Some(t) = report.time_limit_s {
+        spec.time = time_text(t);
+    }
+    spec.workdir = d.work_dir.clone().unwrap_or_default();
+    spec.image.clear();
+    spec.env.clear();
+    spec.extra_sbatch.clear();
+    spec.inputs.clear();
+    let mut missing = vec![
+        "container, environment and other sbatch options (not in Slurm's records)".to_string(),
+    ];
+    match rec.script.as_deref().map(wrapped_command) {
+        Some(Some(cmd)) => spec.command = cmd,
+        Some(None) => {
+            spec.command.clear();
+            missing.push(format!(
+                "the command: its batch script ({}) is not a one-line --wrap command",
+                rec.script_from
+            ));
+        }
+        None => {
+            spec.command.clear();
+            missing.push(format!(
+                "the command: no batch script ({})",
+                rec.script_from
+            ));
+        }
+    }
+    missing
+}
+
+impl App {
+    pub(super) fn on_recovered(
+        &mut self,
+        id: JobId,
+        result: Result<Recovered, String>,
+    ) -> Vec<Cmd> {
+        let rec = match result {
+            Ok(r) => r,
+            Err(e) => {
+                self.note = Some(format!("cannot relaunch {id}: {e}"));
+                return Vec::new();
+            }
+        };
+        let parts = match &self.cluster.partitions {
+            Some(Ok(p)) => p.clone(),
+            _ => Vec::new(),
+        };
+        let report = Efficiency::compute(&rec.used, &parts);
+        let cmds = self.open_form();
+        let Some(form) = self.form.as_mut() else {
+            return cmds;
+        };
+        let mut spec = form.spec.clone();
+        let missing = spec_from_job(&mut spec, &rec, &report);
+        let changed = apply(&mut spec, &report.suggestion);
+        form.spec = spec;
+        form.revalidate();
+        let changed = if changed.is_empty() {
+            String::new()
+        } else {
+            format!("; {}", changed.join(", "))
+        };
+        self.note = Some(format!(
+            "relaunch of {id} (not launched by slurmdash; options from sacct{}){changed}; not recovered: {}",
+            rec.script
+                .as_ref()
+                .map(|_| format!(", script from {}", rec.script_from))
+                .unwrap_or_default(),
+            missing.join("; ")
+        ));
+        cmds
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_job_not_launched_by_slurmdash_gets_its_recorded_options_and_wrapped_command() {
+        let u = crate::slurm::eff::parse_eff(include_str!(
+            "../../tests/fixtures/slurm/22.05/sacct_eff.out"
+        ))
+        .unwrap()
+        .into_iter()
+        .find(|u| u.detail.name == "tmo")
+        .unwrap();
+        let rec = Recovered {
+            used: u,
+            script: Some(
+                "#!/bin/sh\n# This script was created by sbatch --wrap.\n\nsleep 300\n".into(),
+            ),
+            script_from: "scontrol write batch_script".into(),
+        };
+        let report = Efficiency::compute(&rec.used, &[]);
+        let mut spec = LaunchSpec::default();
+        let missing = spec_from_job(&mut spec, &rec, &report);
+        assert_eq!(spec.command, "sleep 300");
+        assert_eq!(spec.partition, "short");
+        assert_eq!(spec.gpus, 0);
+        assert_eq!(spec.cpus_per_task, 1);
+        assert_eq!(spec.mem, "200M");
+        assert_eq!(spec.time, "1m");
+        assert_eq!(missing.len(), 1, "{missing:?}");
+        apply(&mut spec, &report.suggestion);
+        assert_eq!(spec.time, "2m");
+    }
 
     #[test]
     fn a_suggestion_changes_only_what_it_names() {

@@ -185,3 +185,52 @@ pub async fn relaunch(
     });
     Ok((spec, used))
 }
+
+/// What `L` could recover of a job slurmdash did not launch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recovered {
+    pub used: JobUse,
+    pub script: Option<String>,
+    /// Where the script came from, or why there is none.
+    pub script_from: String,
+}
+
+/// The job's options and use (one sacct read) and its batch script: `scontrol write
+/// batch_script` while slurmctld knows the job, else `sacct -B`.
+pub async fn recover(
+    remote: &dyn Remote,
+    id: &JobId,
+    timeout: Duration,
+) -> Result<Recovered, String> {
+    use crate::slurm::eff::recover as r;
+    let p = jobs(remote, std::slice::from_ref(id), timeout).await?;
+    let used = p
+        .items
+        .into_iter()
+        .find(|u| u.detail.id.as_ref() == Some(id))
+        .ok_or_else(|| format!("sacct does not know job {id}"))?;
+    if let Ok(s) = stdout_of(remote, &r::scontrol_batch_script(id), None, timeout).await {
+        if !s.trim().is_empty() {
+            return Ok(Recovered {
+                used,
+                script: Some(s),
+                script_from: "scontrol write batch_script".into(),
+            });
+        }
+    }
+    let (script, script_from) = match stdout_of(remote, &r::sacct_batch_script(id), None, timeout).await {
+        Ok(out) => match r::parse_sacct_script(&out) {
+            Some(s) => (Some(s), "sacct --batch-script".to_string()),
+            None => (
+                None,
+                "slurmctld no longer knows the job and the cluster does not store batch scripts (AccountingStoreFlags=job_script)".to_string(),
+            ),
+        },
+        Err(e) => (None, e),
+    };
+    Ok(Recovered {
+        used,
+        script,
+        script_from,
+    })
+}

@@ -323,6 +323,17 @@ impl Hub {
                     });
                 });
             }
+            Cmd::Recover(id) => {
+                let (tx, remote, s) = self.parts();
+                tokio::spawn(async move {
+                    let result =
+                        crate::worker::history::recover(remote.as_ref(), &id, s.timeout).await;
+                    let _ = tx.send(Msg::Recovered {
+                        id,
+                        result: Box::new(result),
+                    });
+                });
+            }
             Cmd::Quit | Cmd::Suspend | Cmd::AddCluster(_) | Cmd::Shell { .. } => {}
         }
     }

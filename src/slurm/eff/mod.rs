@@ -6,6 +6,7 @@
 //! come right after the opening id, before the usual sacct fields, so the rest of each
 //! record is exactly a record of `command::SACCT_FIELDS` and reads with the same code.
 
+pub mod recover;
 pub mod report;
 pub mod size;
 

@@ -8,6 +8,18 @@ use crate::slurm::fit::{fits, JobRequest};
 use crate::slurm::model::{JobState, Partition, SlurmDuration};
 use crate::triage::{classify, Patterns, TriageInput};
 
+/// The built-in triage patterns, compiled once (a history classifies thousands of jobs).
+pub fn builtin() -> &'static Patterns {
+    static P: std::sync::OnceLock<Patterns> = std::sync::OnceLock::new();
+    P.get_or_init(Patterns::builtin)
+}
+
+/// The triage class from the state and exit code alone (no logs are read).
+pub fn triage_class(d: &crate::slurm::model::JobDetail) -> Option<String> {
+    let i = TriageInput::from_detail(d, "", "", None)?;
+    classify(&i, builtin()).map(|t| t.class.code().to_string())
+}
+
 /// Slurm samples step use every JobAcctGatherFrequency (30 s by default); 22.05 records no
 /// MaxRSS for a step that ended before the first sample.
 pub const SAMPLE_SECS: u64 = 30;
@@ -154,7 +166,7 @@ impl Efficiency {
                 .max_by(f64::total_cmp)
         });
         let triage = TriageInput::from_detail(d, "", "", None)
-            .and_then(|i| classify(&i, &Patterns::builtin()))
+            .and_then(|i| classify(&i, builtin()))
             .map(|t| t.class.code().to_string());
         let steps = u
             .steps
