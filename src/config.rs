@@ -42,6 +42,9 @@ pub struct UiConfig {
     pub columns: Option<Vec<crate::queue::Column>>,
     /// `D` cancels without asking; false makes `D` ask like `d`.
     pub quick_cancel: bool,
+    /// Mark (`z`) running jobs whose GPUs showed 0 % in every live sample for this many
+    /// minutes; 0 turns the mark off.
+    pub idle_gpu_minutes: u64,
 }
 
 impl Default for UiConfig {
@@ -49,6 +52,7 @@ impl Default for UiConfig {
         UiConfig {
             columns: None,
             quick_cancel: true,
+            idle_gpu_minutes: 10,
         }
     }
 }

@@ -9,6 +9,7 @@ mod events;
 mod form;
 mod input;
 pub mod insight;
+pub mod live;
 mod logs;
 mod nav;
 mod ops;
@@ -153,6 +154,8 @@ pub struct App {
     pub form: Option<FormState>,
     /// Local ports forwarded to what running jobs serve.
     pub tunnels: Vec<crate::payload::Tunnel>,
+    /// Live use of running jobs (sstat, nvidia-smi), sampled while selected.
+    pub live: live::LiveState,
 }
 
 impl App {
@@ -189,6 +192,7 @@ impl App {
             edit: None,
             form: None,
             tunnels: Vec::new(),
+            live: live::LiveState::default(),
         }
     }
 
@@ -269,6 +273,7 @@ impl App {
                 self.cluster.insight.partitions.set(result, at);
                 Vec::new()
             }
+            Msg::Live { id, result, at } => self.on_live(id, *result, at),
             Msg::RemoteStats { stats, at } => {
                 self.on_stats(stats, at);
                 Vec::new()
@@ -345,6 +350,7 @@ impl App {
                 cmds.extend(interval);
                 cmds.extend(reattach);
                 cmds.extend(self.close_ended_tunnels(&running));
+                cmds.extend(self.live_on_refresh(&running));
                 cmds.extend(events);
                 cmds
             }
@@ -388,6 +394,7 @@ impl App {
             cmds.push(Cmd::FetchDetail(id));
         }
         cmds.extend(self.pending_for_selection());
+        cmds.extend(self.live_due());
         cmds
     }
 

@@ -245,6 +245,9 @@ pub struct NodeGpus {
 /// One sample, as parsed: the steps (or why sstat said nothing) and each node's GPUs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LiveSample {
+    /// When sstat ran, by the login node's clock (seconds since the epoch), for CPU-time
+    /// deltas that do not depend on how long the GPU probes took.
+    pub clock: Option<f64>,
     pub steps: Result<Vec<StepUsage>, String>,
     pub gpus: Vec<NodeGpus>,
 }
@@ -320,6 +323,11 @@ pub fn parse_sample(out: &str, marker: &str) -> Result<LiveSample, ParseError> {
             ParseError::new("live sample", 0, what, "")
         })?;
     let rc = sstat.head.get(1).copied().unwrap_or("");
+    let clock = sstat
+        .head
+        .get(2)
+        .and_then(|t| t.parse::<f64>().ok())
+        .filter(|t| t.is_finite());
     let steps = match parse_sstat(sstat.body) {
         Ok(s) if s.is_empty() => Err(match first_line(sstat.err).as_str() {
             "" if rc != "0" => format!("sstat failed (exit {rc})"),
@@ -353,7 +361,11 @@ pub fn parse_sample(out: &str, marker: &str) -> Result<LiveSample, ParseError> {
         };
         gpus.push(NodeGpus { node, probe });
     }
-    Ok(LiveSample { steps, gpus })
+    Ok(LiveSample {
+        clock,
+        steps,
+        gpus,
+    })
 }
 
 /// The job's memory request in bytes, from its TRES (`mem=1G`), when known.

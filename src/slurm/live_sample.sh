@@ -19,11 +19,12 @@ for n in "$@"; do
 	) &
 	i=$((i + 1))
 done
+ts=$(date +%s.%N)
 sstat --allsteps --parsable2 --noheader \
 	--format=JobID,NTasks,Nodelist,AveCPU,MaxRSS,AveRSS,TRESUsageInTot,TRESUsageInMax,TRESUsageOutTot \
 	--jobs="$j" >"$d/sstat.out" 2>"$d/sstat.err" </dev/null
 rc=$?
-printf '%s sstat %s\n' "$m" "$rc"
+printf '%s sstat %s %s\n' "$m" "$rc" "$ts"
 cat "$d/sstat.out"
 printf '\n%s stderr\n' "$m"
 cat "$d/sstat.err"

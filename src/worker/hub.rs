@@ -72,6 +72,7 @@ pub struct Hub {
     refresh: Flight<Vec<JobId>>,
     detail: Flight<JobId>,
     pending: Flight<Box<Job>>,
+    live: Flight<Box<crate::slurm::live::LiveTarget>>,
     /// The connection state last reported to App (by a refresh or by `tick`).
     reported: Arc<Mutex<Option<ConnState>>>,
     ticks: u64,
@@ -101,6 +102,7 @@ impl Hub {
             refresh: Flight::default(),
             detail: Flight::default(),
             pending: Flight::default(),
+            live: Flight::default(),
             reported: Arc::new(Mutex::new(None)),
             ticks: 0,
             timer: None,
@@ -282,6 +284,13 @@ impl Hub {
                     }
                 });
             }
+            Cmd::SampleLive(t) => crate::worker::live::spawn(
+                &self.live,
+                t,
+                self.remote.clone(),
+                self.tx.clone(),
+                self.s.timeout,
+            ),
             Cmd::Quit | Cmd::Suspend | Cmd::AddCluster(_) | Cmd::Shell { .. } => {}
         }
     }

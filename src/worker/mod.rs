@@ -4,6 +4,7 @@ pub mod fetch;
 pub mod flight;
 pub mod hub;
 pub mod launch;
+pub mod live;
 pub mod ops;
 pub mod partitions;
 pub mod pending;
