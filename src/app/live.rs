@@ -16,6 +16,8 @@ pub const LIVE_HISTORY: usize = 240;
 /// Cores busy is measured over at least this many seconds of samples (sstat counts CPU
 /// time in whole seconds).
 const CPU_WINDOW_SECS: f64 = 10.0;
+/// ... and over no less than this: a shorter window would be mostly rounding.
+const CPU_MIN_SECS: f64 = 5.0;
 /// A sample not answered after this long no longer holds the next one back.
 const STUCK_SECS: i64 = 120;
 
@@ -92,7 +94,7 @@ impl JobLive {
                 .or(self.cpu.front());
             if let Some((t0, then)) = base {
                 let dt = clock - t0;
-                if dt >= 0.5 {
+                if dt >= CPU_MIN_SECS {
                     let used: f64 = now
                         .iter()
                         .filter_map(|(k, v)| then.get(k).map(|p| (v - p).max(0.0)))

@@ -59,7 +59,7 @@ impl DetailWidget<'_> {
     fn spark_field(&self, l: &mut Lines, label: &str, value: &str, style: Style, spark: Spark) {
         let room = l.width.saturating_sub(LABEL_W + 1 + value.width() + 2);
         let n = spark.values.len().min(room).min(48);
-        if n < 6 || spark.values.len() < 2 {
+        if room < 8 || spark.values.len() < 2 {
             l.field(label, value, style);
             return;
         }
@@ -115,7 +115,7 @@ impl DetailWidget<'_> {
                 let busy = last.and_then(|p| p.cores_busy);
                 let text = match busy {
                     Some(b) => format!("{b:.1} of {cores} core{} busy", plural(cores)),
-                    None => format!("{cores} core{} allocated, busy: at the next sample", plural(cores)),
+                    None => format!("{cores} core{} allocated, busy: measured over 5 s or more", plural(cores)),
                 };
                 self.spark_field(
                     l,
