@@ -3,6 +3,7 @@
 //! `srun --overlap`, in one remote command; App sampling through the real worker hub; the
 //! real binary's detail pane in tmux. The machine is shared: figures are compared with what
 //! the job measures itself, never with what it asked for.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 
@@ -38,14 +39,24 @@ impl Drop for CancelOnDrop {
 }
 
 fn tag() -> String {
-    format!("{}-{}", std::process::id(), common::tmux::rand_suffix() % 100_000)
+    format!(
+        "{}-{}",
+        std::process::id(),
+        common::tmux::rand_suffix() % 100_000
+    )
 }
 
 /// Writes `text` to `path` on the login node (data on stdin, the path an argument).
 async fn put(r: &dyn Remote, path: &str, text: &str) {
     let out = r
         .run(
-            &s(&["sh", "-c", "mkdir -p \"$(dirname \"$1\")\" && cat > \"$1\"", "sh", path]),
+            &s(&[
+                "sh",
+                "-c",
+                "mkdir -p \"$(dirname \"$1\")\" && cat > \"$1\"",
+                "sh",
+                path,
+            ]),
             Some(text.as_bytes()),
             T,
         )
@@ -114,7 +125,10 @@ async fn gpus_by_node(r: &dyn Remote, id: u64) -> Vec<(String, Vec<u32>)> {
             v.push((n, list.clone()));
         }
     }
-    assert!(!v.is_empty(), "no GPU indices in scontrol show job -d:\n{text}");
+    assert!(
+        !v.is_empty(),
+        "no GPU indices in scontrol show job -d:\n{text}"
+    );
     v
 }
 
@@ -149,7 +163,11 @@ async fn measured(r: &dyn Remote, path: &str) -> Vec<(f64, f64, u64)> {
         .lines()
         .filter_map(|l| {
             let mut f = l.split_whitespace();
-            Some((f.next()?.parse().ok()?, f.next()?.parse().ok()?, f.next()?.parse().ok()?))
+            Some((
+                f.next()?.parse().ok()?,
+                f.next()?.parse().ok()?,
+                f.next()?.parse().ok()?,
+            ))
         })
         .collect()
 }
@@ -305,7 +323,11 @@ async fn gpu_load(r: &dyn Remote, id: u64, node: &str, lines: &str) {
     put(r, &format!("/tmp/fake-gpu/{id}/{node}"), lines).await;
 }
 
-async fn sample(r: &dyn Remote, id: u64, nodes: &[String]) -> (slurmdash::slurm::live::LiveSample, u64, Duration) {
+async fn sample(
+    r: &dyn Remote,
+    id: u64,
+    nodes: &[String],
+) -> (slurmdash::slurm::live::LiveSample, u64, Duration) {
     let t = LiveTarget {
         id: id.to_string().parse().unwrap(),
         gpu_nodes: nodes.to_vec(),
@@ -320,8 +342,15 @@ async fn sample(r: &dyn Remote, id: u64, nodes: &[String]) -> (slurmdash::slurm:
     (s, r.stats().execs - before, started.elapsed())
 }
 
-fn gpus_of<'a>(s: &'a slurmdash::slurm::live::LiveSample, node: &str) -> &'a [slurmdash::slurm::live::GpuUsage] {
-    let n = s.gpus.iter().find(|n| n.node == node).expect("node answered");
+fn gpus_of<'a>(
+    s: &'a slurmdash::slurm::live::LiveSample,
+    node: &str,
+) -> &'a [slurmdash::slurm::live::GpuUsage] {
+    let n = s
+        .gpus
+        .iter()
+        .find(|n| n.node == node)
+        .expect("node answered");
     match &n.probe {
         GpuProbe::Gpus(g) => g,
         p => panic!("{node}: {p:?}"),
@@ -335,16 +364,41 @@ async fn a_two_gpu_job_shows_the_load_written_for_its_own_node_and_gpus() {
     let id = common::sbatch(
         r,
         &[
-            "-p", "short", "-N", "1", "-c", "1", "--mem=200M", "-t", "10", "--gres=gpu:2",
-            "-J", &format!("live-gpu-{}", tag()), "-o", "/dev/null", "--wrap", "srun sleep 600",
+            "-p",
+            "short",
+            "-N",
+            "1",
+            "-c",
+            "1",
+            "--mem=200M",
+            "-t",
+            "10",
+            "--gres=gpu:2",
+            "-J",
+            &format!("live-gpu-{}", tag()),
+            "-o",
+            "/dev/null",
+            "--wrap",
+            "srun sleep 600",
         ],
     )
     .await;
     let cpu = common::sbatch(
         r,
         &[
-            "-p", "cpu", "-c", "1", "--mem=100M", "-t", "10", "-J", &format!("live-cpu-{}", tag()),
-            "-o", "/dev/null", "--wrap", "sleep 600",
+            "-p",
+            "cpu",
+            "-c",
+            "1",
+            "--mem=100M",
+            "-t",
+            "10",
+            "-J",
+            &format!("live-cpu-{}", tag()),
+            "-o",
+            "/dev/null",
+            "--wrap",
+            "sleep 600",
         ],
     )
     .await;
@@ -355,7 +409,13 @@ async fn a_two_gpu_job_shows_the_load_written_for_its_own_node_and_gpus() {
     let (n, idx) = &by_node[0];
     assert_eq!(n, &node);
     assert_eq!(idx.len(), 2, "gres gpu:2 gave {idx:?}");
-    gpu_load(r, id, &node, &format!("{} 61 2048\n{} 0 10\n", idx[0], idx[1])).await;
+    gpu_load(
+        r,
+        id,
+        &node,
+        &format!("{} 61 2048\n{} 0 10\n", idx[0], idx[1]),
+    )
+    .await;
     let (s, execs, took) = sample(r, id, std::slice::from_ref(&node)).await;
     println!("one live sample of a 1-node job with 2 GPUs: {execs} remote command, {took:.2?}");
     assert_eq!(execs, 1, "one remote command per sample");
@@ -365,7 +425,11 @@ async fn a_two_gpu_job_shows_the_load_written_for_its_own_node_and_gpus() {
     assert_eq!(g[0].util, Some(61));
     assert_eq!(g[0].mem_used_mib, Some(2048));
     assert_eq!(g[1].util, Some(0));
-    assert!(s.steps.as_ref().is_ok_and(|st| !st.is_empty()), "{:?}", s.steps);
+    assert!(
+        s.steps.as_ref().is_ok_and(|st| !st.is_empty()),
+        "{:?}",
+        s.steps
+    );
 
     // A node without GPUs: its nvidia-smi has no driver to talk to.
     let cpu_node = wait_running(r, cpu).await;
@@ -383,8 +447,22 @@ async fn a_two_node_job_shows_the_gpus_of_each_node() {
     let id = common::sbatch(
         r,
         &[
-            "-p", "short", "-N", "2", "--ntasks-per-node=1", "-c", "1", "--mem=100M", "-t", "10",
-            "--gres=gpu:1", "-J", &format!("live-two-{}", tag()), "-o", "/dev/null", "--wrap",
+            "-p",
+            "short",
+            "-N",
+            "2",
+            "--ntasks-per-node=1",
+            "-c",
+            "1",
+            "--mem=100M",
+            "-t",
+            "10",
+            "--gres=gpu:1",
+            "-J",
+            &format!("live-two-{}", tag()),
+            "-o",
+            "/dev/null",
+            "--wrap",
             "srun sleep 600",
         ],
     )
@@ -394,7 +472,13 @@ async fn a_two_node_job_shows_the_gpus_of_each_node() {
     assert_eq!(nodes.len(), 2);
     let by_node = gpus_by_node(r, id).await;
     for (i, (node, idx)) in by_node.iter().enumerate() {
-        gpu_load(r, id, node, &format!("{} {} {}\n", idx[0], 20 + i, 100 * (i + 1))).await;
+        gpu_load(
+            r,
+            id,
+            node,
+            &format!("{} {} {}\n", idx[0], 20 + i, 100 * (i + 1)),
+        )
+        .await;
     }
     let (s, execs, took) = sample(r, id, &nodes).await;
     println!("one live sample of a 2-node job, 1 GPU each: {execs} remote command, {took:.2?}");
@@ -416,8 +500,21 @@ async fn the_dashboard_shows_the_live_figures_of_the_selected_running_job() {
     let id = common::sbatch(
         r,
         &[
-            "-p", "short", "-N", "1", "-c", "1", "--mem=300M", "-t", "10", "--gres=gpu:2",
-            "-J", &name, "-o", "/dev/null", "--wrap",
+            "-p",
+            "short",
+            "-N",
+            "1",
+            "-c",
+            "1",
+            "--mem=300M",
+            "-t",
+            "10",
+            "--gres=gpu:2",
+            "-J",
+            &name,
+            "-o",
+            "/dev/null",
+            "--wrap",
             "srun sh -c 'while :; do :; done'",
         ],
     )
@@ -450,8 +547,15 @@ async fn the_dashboard_shows_the_live_figures_of_the_selected_running_job() {
     );
     let lines: Vec<&str> = screen
         .lines()
-        .filter(|l| ["Live use", "CPU ", "Memory", "GPU "].iter().any(|k| l.contains(k)))
+        .filter(|l| {
+            ["Live use", "CPU ", "Memory", "GPU "]
+                .iter()
+                .any(|k| l.contains(k))
+        })
         .collect();
     println!("{}", lines.join("\n"));
-    assert!(screen.contains(&format!("GPU {node}:{}", idx[1])), "{screen}");
+    assert!(
+        screen.contains(&format!("GPU {node}:{}", idx[1])),
+        "{screen}"
+    );
 }

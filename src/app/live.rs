@@ -80,8 +80,10 @@ impl JobLive {
         let mut cores = None;
         let mut rss = None;
         if let Ok(steps) = &s.steps {
-            let now: HashMap<String, f64> =
-                steps.iter().map(|st| (st.step.clone(), st.cpu_secs)).collect();
+            let now: HashMap<String, f64> = steps
+                .iter()
+                .map(|st| (st.step.clone(), st.cpu_secs))
+                .collect();
             let clock = s
                 .clock
                 .unwrap_or_else(|| at.and_utc().timestamp_millis() as f64 / 1000.0);

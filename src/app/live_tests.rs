@@ -115,7 +115,10 @@ fn the_selected_running_job_is_sampled_at_most_once_per_refresh() {
     assert!(samples(&select(&mut a, "237")).is_empty());
     answer(&mut a, sample(105.0, 20.0, 300, &[50]), now());
     // A job without GPUs is sampled without asking its nodes for GPUs.
-    assert!(samples(&select(&mut a, "234")).is_empty(), "sampled this refresh");
+    assert!(
+        samples(&select(&mut a, "234")).is_empty(),
+        "sampled this refresh"
+    );
     let cmds = refresh(&mut a, now());
     let s = samples(&cmds);
     assert_eq!(s.len(), 1);
@@ -131,7 +134,10 @@ fn a_lost_sample_does_not_stop_sampling_for_good() {
     assert_eq!(samples(&select(&mut a, "237")).len(), 1);
     assert!(samples(&refresh(&mut a, now() + Span::seconds(5))).is_empty());
     // Never answered: after two minutes the next refresh asks again.
-    assert_eq!(samples(&refresh(&mut a, now() + Span::seconds(130))).len(), 1);
+    assert_eq!(
+        samples(&refresh(&mut a, now() + Span::seconds(130))).len(),
+        1
+    );
 }
 
 #[test]

@@ -302,7 +302,11 @@ fn no_telemetry(words: &str) -> bool {
 }
 
 fn first_line(s: &str) -> String {
-    let l = s.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    let l = s
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
     l.chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .take(200)
@@ -316,7 +320,10 @@ pub fn parse_sample(out: &str, marker: &str) -> Result<LiveSample, ParseError> {
         .iter()
         .find(|s| s.head.first() == Some(&"sstat"))
         .ok_or_else(|| {
-            let what = match out.lines().find(|l| l.starts_with(&format!("{marker} error"))) {
+            let what = match out
+                .lines()
+                .find(|l| l.starts_with(&format!("{marker} error")))
+            {
                 Some(l) => format!("the sample script could not start: {l}"),
                 None => "no sstat section (output cut off?)".to_string(),
             };
@@ -353,7 +360,9 @@ pub fn parse_sample(out: &str, marker: &str) -> Result<LiveSample, ParseError> {
                 Err(e) => GpuProbe::Failed(e.to_string()),
             },
             _ if no_telemetry(s.body) || no_telemetry(s.err) => GpuProbe::NoTelemetry(said),
-            "124" | "137" => GpuProbe::Failed("nvidia-smi through srun did not answer in time".into()),
+            "124" | "137" => {
+                GpuProbe::Failed("nvidia-smi through srun did not answer in time".into())
+            }
             rc => GpuProbe::Failed(match said.as_str() {
                 "" => format!("srun … nvidia-smi exited {rc}"),
                 w => format!("srun … nvidia-smi exited {rc}: {w}"),
@@ -361,11 +370,7 @@ pub fn parse_sample(out: &str, marker: &str) -> Result<LiveSample, ParseError> {
         };
         gpus.push(NodeGpus { node, probe });
     }
-    Ok(LiveSample {
-        clock,
-        steps,
-        gpus,
-    })
+    Ok(LiveSample { clock, steps, gpus })
 }
 
 /// The job's memory request in bytes, from its TRES (`mem=1G`), when known.

@@ -45,8 +45,14 @@ fn a_busy_step_reads_its_cpu_time_and_resident_memory_on_every_version() {
         assert!(step.step.ends_with(".0"), "{v}");
         assert_eq!(step.tasks, 1);
         assert_eq!(step.nodes, "gpu01");
-        assert!(step.cpu_secs >= 2.0, "{v}: two busy loops for 8 s (on a shared machine)");
-        assert!(s.clock.is_some_and(|c| c > 1.7e9), "{v}: the login node's clock");
+        assert!(
+            step.cpu_secs >= 2.0,
+            "{v}: two busy loops for 8 s (on a shared machine)"
+        );
+        assert!(
+            s.clock.is_some_and(|c| c > 1.7e9),
+            "{v}: the login node's clock"
+        );
         // ~300 MiB held by the job (python's bytearray plus the interpreter).
         let mib = step.rss_now / (1 << 20);
         assert!((300..340).contains(&mib), "{v}: {mib} MiB");
@@ -59,7 +65,9 @@ fn a_busy_step_reads_its_cpu_time_and_resident_memory_on_every_version() {
             panic!("{v}: {:?}", s.gpus[0].probe)
         };
         assert_eq!(g.len(), 2);
-        assert!(g.iter().any(|g| g.util == Some(37) && g.mem_used_mib == Some(1234)));
+        assert!(g
+            .iter()
+            .any(|g| g.util == Some(37) && g.mem_used_mib == Some(1234)));
         assert!(g.iter().all(|g| g.mem_total_mib == Some(81920)));
         assert!(g[0].uuid.starts_with("GPU-"));
     }
@@ -179,7 +187,17 @@ fn the_argv_carries_the_job_and_nodes_as_arguments_only() {
     };
     let a = argv(&t, "SLURMDASH-LIVE-1");
     assert_eq!(a[..3], ["sh", "-c", SCRIPT]);
-    assert_eq!(a[3..], ["slurmdash-live", "SLURMDASH-LIVE-1", "123", "10", "gpu01", "n;rm -rf ~"]);
+    assert_eq!(
+        a[3..],
+        [
+            "slurmdash-live",
+            "SLURMDASH-LIVE-1",
+            "123",
+            "10",
+            "gpu01",
+            "n;rm -rf ~"
+        ]
+    );
     assert!(SCRIPT.contains(GPU_QUERY));
     assert!(SCRIPT.contains(&SSTAT_FIELDS.join(",")));
 }

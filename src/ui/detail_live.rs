@@ -24,6 +24,16 @@ pub struct LiveView<'a> {
     pub idle_minutes: u64,
 }
 
+/// The help overlay's words on the queue's left-border marks.
+pub fn idle_mark_help(minutes: u64) -> String {
+    match minutes {
+        0 => "left border: * marked · z (GPUs idle) is off: [ui] idle_gpu_minutes = 0".into(),
+        m => format!(
+            "left border: * marked · z every GPU at 0 % in the live samples of the last {m} min ([ui] idle_gpu_minutes)"
+        ),
+    }
+}
+
 const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
 
 /// The newest `width` values as bars from 0 to `max`; a gap where a sample had no value.
@@ -115,7 +125,10 @@ impl DetailWidget<'_> {
                 let busy = last.and_then(|p| p.cores_busy);
                 let text = match busy {
                     Some(b) => format!("{b:.1} of {cores} core{} busy", plural(cores)),
-                    None => format!("{cores} core{} allocated, busy: measured over 5 s or more", plural(cores)),
+                    None => format!(
+                        "{cores} core{} allocated, busy: measured over 5 s or more",
+                        plural(cores)
+                    ),
                 };
                 self.spark_field(
                     l,

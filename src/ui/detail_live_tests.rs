@@ -87,7 +87,10 @@ fn sample(i: u32, gpus: Vec<NodeGpus>) -> LiveSample {
 fn history(n: u32, gpu: impl Fn(u32) -> Vec<NodeGpus>) -> JobLive {
     let mut j = JobLive::default();
     for i in 0..n {
-        j.add(sample(i, gpu(i)), now() - Span::seconds(i64::from(5 * (n - i))));
+        j.add(
+            sample(i, gpu(i)),
+            now() - Span::seconds(i64::from(5 * (n - i))),
+        );
     }
     j
 }
@@ -116,7 +119,12 @@ fn render(live: LiveView, w: u16, h: u16) -> String {
 
 #[test]
 fn detail_live_cpu_memory_and_two_gpus_with_sparklines() {
-    let j = history(8, |i| vec![gpus("vm", &[(3, i * 12, 1000 + 500 * u64::from(i)), (5, 0, 4)])]);
+    let j = history(8, |i| {
+        vec![gpus(
+            "vm",
+            &[(3, i * 12, 1000 + 500 * u64::from(i)), (5, 0, 4)],
+        )]
+    });
     assert_snapshot!(render(
         LiveView {
             shown: true,
@@ -134,7 +142,10 @@ fn detail_live_no_gpu_telemetry_and_a_first_sample() {
     let j = history(1, |_| {
         vec![NodeGpus {
             node: "vm".into(),
-            probe: GpuProbe::NoTelemetry("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.".into()),
+            probe: GpuProbe::NoTelemetry(
+                "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver."
+                    .into(),
+            ),
         }]
     });
     assert_snapshot!(render(
@@ -173,7 +184,10 @@ fn detail_live_idle_gpus_and_a_failed_node() {
         30,
     );
     assert!(s.contains("GPUs idle"), "{s}");
-    assert!(s.contains("gpu02: nvidia-smi through srun did not answer in time"), "{s}");
+    assert!(
+        s.contains("gpu02: nvidia-smi through srun did not answer in time"),
+        "{s}"
+    );
     assert_snapshot!(s);
     // Before any sample, and with the section off.
     let s = render(

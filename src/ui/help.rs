@@ -42,6 +42,13 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
             Span::raw(*what),
         ]));
     }
+    if app.focus == crate::keymap::Pane::Queue {
+        lines.push(Line::from(""));
+        lines.push(Line::from(Span::styled(
+            crate::ui::detail::idle_mark_help(app.live.idle_minutes),
+            t.dim(),
+        )));
+    }
     lines.push(Line::from(""));
     lines.push(Line::from(Span::styled(
         "mouse: click selects, wheel scrolls · esc closes views · any key closes this help",

@@ -40,7 +40,12 @@ pub async fn sample(
     let out = remote
         .run(&live::argv(&t, &m), None, timeout)
         .await
-        .map_err(|e| format!("live sample (sstat, srun … nvidia-smi) of job {}: {e}", t.id))?;
+        .map_err(|e| {
+            format!(
+                "live sample (sstat, srun … nvidia-smi) of job {}: {e}",
+                t.id
+            )
+        })?;
     live::parse_sample(&out.stdout_lossy(), &m).map_err(|e| {
         let said = out.stderr_lossy();
         let said = said.trim();
