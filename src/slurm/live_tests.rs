@@ -215,3 +215,65 @@ fn the_memory_request_comes_from_the_tres() {
     };
     assert_eq!(requested_memory(&d), Some(500 << 20));
 }
+
+#[test]
+fn the_script_runs_with_hostile_node_names_as_plain_data() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let put = |name: &str, body: &str| {
+        let p = bin.join(name);
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    // Stand-ins: sstat prints one step; srun says which node it was given, then answers
+    // like nvidia-smi, except on the node called "slow", where it never ends.
+    put(
+        "sstat",
+        "echo \"$*\" >&2; echo '9.0|1|n1|00:00:02|1M|1M|cpu=00:00:02,mem=2M|mem=1M|fs/disk=3'",
+    );
+    put(
+        "srun",
+        "for a; do case $a in --nodelist=*) n=${a#--nodelist=};; esac; done\n\
+         [ \"$n\" = slow ] && exec sleep 30\n\
+         echo \"0, GPU-x, node <$n>, 5, 6, 7\"",
+    );
+    let pwned = dir.path().join("pwned");
+    let hostile = format!("a b;touch {}", pwned.display());
+    let t = LiveTarget {
+        id: "9".parse().unwrap(),
+        gpu_nodes: vec![hostile.clone(), "$(touch x)".into(), "slow".into()],
+        nodes_skipped: 0,
+        timeout_secs: 1,
+    };
+    let a = argv(&t, "M");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let started = std::time::Instant::now();
+    let out = std::process::Command::new(&a[0])
+        .args(&a[1..])
+        .env("PATH", path)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    let s = parse_sample(&String::from_utf8_lossy(&out.stdout), "M").unwrap();
+    assert_eq!(s.steps.unwrap()[0].cpu_secs, 2.0);
+    assert_eq!(s.gpus.len(), 3);
+    assert_eq!(s.gpus[0].node, hostile);
+    match &s.gpus[0].probe {
+        GpuProbe::Gpus(g) => assert_eq!(g[0].name, format!("node <{hostile}>")),
+        p => panic!("{p:?}"),
+    }
+    assert_eq!(s.gpus[1].node, "$(touch x)");
+    assert!(
+        matches!(&s.gpus[2].probe, GpuProbe::Failed(w) if w.contains("in time")),
+        "{:?}",
+        s.gpus[2]
+    );
+    assert!(!pwned.exists() && !dir.path().join("x").exists());
+}

@@ -209,3 +209,40 @@ fn sparklines_scale_to_their_maximum_and_keep_the_newest() {
     assert_eq!(sparkline(&v, 2.0, 2), "██");
     assert_eq!(sparkline(&v, 0.0, 3), " ▁▁");
 }
+
+#[test]
+fn the_queue_marks_rows_with_idle_gpus_z_on_the_left_border() {
+    use crate::queue::QueueView;
+    use crate::ui::queue::QueueWidget;
+    let mut v = QueueView::default();
+    v.set_jobs(parse_squeue(ME).unwrap());
+    let idle = job().id;
+    v.set_idle([idle.clone()].into_iter().collect());
+    let theme = Theme::new(false);
+    let mut buf = Buffer::empty(Rect::new(0, 0, 100, 24));
+    QueueWidget {
+        view: &v,
+        theme: &theme,
+        now: now(),
+        focused: true,
+    }
+    .render(buf.area, &mut buf);
+    let screen = text(&buf);
+    let marked: Vec<&str> = screen.lines().filter(|l| l.starts_with('z')).collect();
+    assert_eq!(marked.len(), 1, "{screen}");
+    assert!(marked[0].contains("233"), "{screen}");
+    // A row marked for a bulk action shows its `*` instead.
+    let i = v.rows().position(|r| r.job.id == idle).unwrap();
+    v.select_index(i);
+    v.toggle_mark();
+    let mut buf = Buffer::empty(Rect::new(0, 0, 100, 24));
+    QueueWidget {
+        view: &v,
+        theme: &theme,
+        now: now(),
+        focused: true,
+    }
+    .render(buf.area, &mut buf);
+    let screen = text(&buf);
+    assert!(!screen.lines().any(|l| l.starts_with('z')), "{screen}");
+}
