@@ -277,3 +277,15 @@ fn the_script_runs_with_hostile_node_names_as_plain_data() {
     );
     assert!(!pwned.exists() && !dir.path().join("x").exists());
 }
+
+#[test]
+fn stats_count_the_sstat_and_the_srun_of_a_sample() {
+    let t = LiveTarget {
+        id: "9".parse().unwrap(),
+        gpu_nodes: vec!["n1".into()],
+        nodes_skipped: 0,
+        timeout_secs: 5,
+    };
+    let cost = crate::slurm::command::rpc_cost(&argv(&t, "M"));
+    assert_eq!((cost.ctld, cost.dbd), (2, 0));
+}
