@@ -22,19 +22,24 @@ use slurmdash::slurm::hostlist;
 use slurmdash::slurm::live::{GpuProbe, LiveTarget};
 use slurmdash::slurm::model::JobId;
 
-/// Cancels the test's jobs however it ends.
+/// Cancels the test's jobs and removes their fake GPU loads however it ends.
 struct CancelOnDrop(Vec<u64>);
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
-        let mut argv = vec!["slurmdash-dev".to_string(), "scancel".into()];
-        argv.extend(self.0.iter().map(u64::to_string));
-        let _ = Command::new("ssh")
-            .arg("-F")
-            .arg(ssh_config())
-            .args(argv)
-            .stdin(Stdio::null())
-            .output();
+        let ids: Vec<String> = self.0.iter().map(u64::to_string).collect();
+        let mut cancel = vec!["slurmdash-dev".to_string(), "scancel".into()];
+        cancel.extend(ids.iter().cloned());
+        let mut clean = vec!["slurmdash-dev".to_string(), "rm".into(), "-rf".into()];
+        clean.extend(ids.iter().map(|i| format!("/tmp/fake-gpu/{i}")));
+        for argv in [cancel, clean] {
+            let _ = Command::new("ssh")
+                .arg("-F")
+                .arg(ssh_config())
+                .args(argv)
+                .stdin(Stdio::null())
+                .output();
+        }
     }
 }
 
