@@ -5,6 +5,7 @@
 //! layer sees only the [`Remote`] trait.
 
 pub mod askpass;
+pub mod exec;
 mod failover;
 pub mod fake;
 mod hold;
@@ -31,6 +32,7 @@ pub use master::{
 pub use readfile::{parse_read_output, read_file_argv, ReadOutcome, READ_SCRIPT};
 pub use sockets::{runtime_dir, MAX_SOCKET_PATH};
 pub use ssh::SshRemote;
+pub use exec::{ExecEvent, ExecStream};
 pub use stream::{FileStream, StreamEvent};
 
 /// The most bytes read from one remote command's stdout (and from its stderr): 64 MiB, a
@@ -165,6 +167,21 @@ pub trait Remote: Send + Sync {
         _offset: u64,
     ) -> Result<Option<FileStream>, RemoteError> {
         Ok(None)
+    }
+
+    /// Runs `argv` and yields its stdout in chunks as it arrives, then how it exited (a
+    /// file copy: no output cap, no overall time limit; the reader decides how long to wait
+    /// for the next chunk). This default runs the command to completion with `run` (capped
+    /// at [`MAX_OUTPUT`]), for transports that cannot stream.
+    async fn exec_stream(&self, argv: &[String]) -> Result<ExecStream, RemoteError> {
+        let out = self.run(argv, None, Duration::from_secs(600)).await?;
+        Ok(ExecStream::done(vec![
+            ExecEvent::Data(out.stdout),
+            ExecEvent::Exit {
+                code: out.code,
+                stderr: out.stderr,
+            },
+        ]))
     }
 
     /// The login host in use, if connected.
