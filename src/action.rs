@@ -83,6 +83,8 @@ pub enum Msg {
         path: String,
         result: Result<u16, String>,
     },
+    /// The files view: a listing, a preview, a copy's progress or end.
+    Files(crate::jobfiles::FilesMsg),
     /// A message from the workers of one of the dashboard's clusters (by its number).
     Cluster(u16, Box<Msg>),
 }
@@ -149,7 +151,8 @@ impl Msg {
             | Msg::Submitted(_)
             | Msg::RegistryJobs(Err(_))
             | Msg::Partitions { .. }
-            | Msg::RemoteStats { .. } => {}
+            | Msg::RemoteStats { .. }
+            | Msg::Files(_) => {}
         }
     }
 
@@ -237,6 +240,8 @@ pub enum Cmd {
     },
     FetchPending(Box<Job>),
     FetchPartitions,
+    /// The files view's work: list, preview, size, fetch, stop.
+    Files(crate::jobfiles::FilesCmd),
 }
 
 impl Cmd {
@@ -256,6 +261,7 @@ impl Cmd {
             }
             Cmd::PollWith { sacct } => sacct.iter_mut().for_each(f),
             Cmd::FetchPending(job) => f(&mut job.id),
+            Cmd::Files(c) => f(c.job_mut()),
             Cmd::PollQueue
             | Cmd::Reconnect
             | Cmd::Quit

@@ -6,6 +6,7 @@ mod clusters;
 mod conn;
 mod edit;
 mod events;
+pub mod files;
 mod form;
 mod input;
 pub mod insight;
@@ -25,6 +26,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 pub use edit::{EditForm, EDIT_FIELDS};
 pub use events::{notifications, Event, EventKind, Events, Own};
+pub use files::{FilesState, FilesView};
 pub use form::{Busy, FormState, LaunchContext, FIELDS};
 pub use input::{Input, InputKind, COMMANDS};
 pub use logs::LogState;
@@ -153,6 +155,8 @@ pub struct App {
     pub form: Option<FormState>,
     /// Local ports forwarded to what running jobs serve.
     pub tunnels: Vec<crate::payload::Tunnel>,
+    /// The files view (`y`, `:files`) and where fetches go.
+    pub files: FilesState,
 }
 
 impl App {
@@ -189,6 +193,7 @@ impl App {
             edit: None,
             form: None,
             tunnels: Vec::new(),
+            files: FilesState::default(),
         }
     }
 
@@ -273,6 +278,7 @@ impl App {
                 self.on_stats(stats, at);
                 Vec::new()
             }
+            Msg::Files(m) => self.on_files_msg(m),
         }
     }
 
@@ -451,6 +457,9 @@ impl App {
         if self.confirm.is_some() {
             return self.on_confirm_key(k);
         }
+        if self.files.view.is_some() && self.input.is_none() {
+            return self.on_files_key(k);
+        }
         if self.edit.is_some() {
             return self.on_edit_key(k);
         }
@@ -578,6 +587,7 @@ impl App {
             Action::NewJob => return self.open_form(),
             Action::Shell => return self.open_shell(None),
             Action::Forward => return self.open_forward(),
+            Action::Files => return self.open_files(),
         }
         Vec::new()
     }

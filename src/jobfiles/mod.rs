@@ -8,10 +8,13 @@
 
 pub mod copy;
 pub mod list;
+pub mod msg;
+
+pub use msg::{FilesCmd, FilesMsg};
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// A copy larger than this asks first (the size is shown).
 pub const CONFIRM_BYTES: u64 = 100 << 20;
@@ -29,7 +32,7 @@ impl ParseError {
 }
 
 /// `[files]` in the config.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct FilesConfig {
     /// Where fetched files go (a sub-directory per job). `~/` is your home. Default: your
@@ -213,4 +216,14 @@ mod tests {
         assert_eq!(c.download_dir(), Path::new("/data/dl"));
         assert!(FilesConfig::default().download_dir().ends_with("slurmdash"));
     }
+}
+
+/// `100.0 MiB in 1.2 s (81.3 MiB/s)`.
+pub fn rate_line(bytes: u64, secs: f64) -> String {
+    let mib = bytes as f64 / (1u64 << 20) as f64;
+    let rate = if secs > 0.0 { mib / secs } else { 0.0 };
+    format!(
+        "{} in {secs:.1} s ({rate:.1} MiB/s)",
+        crate::logview::human_bytes(bytes)
+    )
 }

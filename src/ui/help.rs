@@ -12,6 +12,9 @@ pub struct HelpWidget<'a> {
 }
 
 pub fn help_lines(app: &App) -> Vec<Line<'static>> {
+    if app.files.view.is_some() {
+        return super::files::help_lines(app);
+    }
     let t = &app.theme;
     let mut lines = vec![Line::from(Span::styled(
         format!("keys in the {} pane", app.focus.title()),
@@ -19,7 +22,7 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
     ))];
     if app.cluster.read_only {
         lines.push(Line::from(Span::styled(
-            "read-only: cancel, hold, release, requeue, top, edit are disabled",
+            "read-only: cancel, hold, release, requeue, top, edit are disabled (shells, tunnels and fetching files change no job: allowed)",
             t.warn(),
         )));
     }
