@@ -381,7 +381,7 @@ impl App {
         }
         v.status = None;
         v.copy = Some(Copy {
-            what: jobfiles::display_name(&ask.src),
+            what: jobfiles::display_name(jobfiles::base_name(&ask.src).unwrap_or(&ask.src)),
             dest: ask.dest.clone(),
             done: 0,
             total: ask.bytes,

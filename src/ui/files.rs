@@ -73,7 +73,13 @@ fn age(now: chrono::NaiveDateTime, mtime: i64) -> String {
     }
 }
 
-fn entry_line(e: &Entry, now: chrono::NaiveDateTime, width: usize, style: Style) -> Line<'static> {
+fn entry_line(
+    e: &Entry,
+    now: chrono::NaiveDateTime,
+    width: usize,
+    selected: bool,
+    style: Style,
+) -> Line<'static> {
     let (mark, suffix) = match e.kind {
         Kind::Dir => ("d", "/"),
         Kind::File => ("f", ""),
@@ -88,17 +94,19 @@ fn entry_line(e: &Entry, now: chrono::NaiveDateTime, width: usize, style: Style)
     };
     let right = format!(" {size:>10} {:>5}", age(now, e.mtime));
     let name = format!("{}{suffix}", e.display());
-    let room = width.saturating_sub(2 + right.width());
+    let room = width.saturating_sub(4 + right.width());
     let name = crate::ui::log::shorten_left(&name, room);
     let pad = room.saturating_sub(name.width());
+    let sel = if selected { "▶" } else { " " };
     Line::styled(
-        format!("{mark} {name}{}{right}", " ".repeat(pad)),
+        format!("{sel} {mark} {name}{}{right}", " ".repeat(pad)),
         style,
     )
 }
 
-/// `[█████░░░░░] 52% 52.0 MiB of 100.0 MiB · file · esc stops`.
-fn progress_line(c: &Copy, width: usize) -> String {
+/// `[█████░░░░░]  52% 52.0 MiB of 100.0 MiB · esc stops · what → dest (file)`; the end
+/// is cut on a narrow screen.
+fn progress_line(c: &Copy) -> String {
     let pct = if c.total > 0 {
         (c.done.min(c.total) * 100 / c.total) as usize
     } else {
@@ -116,30 +124,31 @@ fn progress_line(c: &Copy, width: usize) -> String {
     } else {
         format!(" · {}", c.file)
     };
-    let line = format!(
-        "[{}{}] {pct:>3}% {of} · {}{file} → {} · esc stops",
+    format!(
+        "[{}{}] {pct:>3}% {of} · esc stops · {}{file} → {}",
         "█".repeat(full),
         "░".repeat(bar_w - full),
         c.what,
         c.dest.display()
-    );
-    crate::ui::log::shorten_left(&line, width)
+    )
 }
 
-fn bottom(v: &FilesView, width: usize) -> (String, bool) {
+fn bottom(v: &FilesView) -> (String, bool) {
     if let Some(a) = &v.ask {
         return (
             format!(
-                "fetch {} ({}) to {}? y: yes · any other key: no",
-                crate::jobfiles::display_name(&a.src),
+                "{}: fetch {}? y: yes · any other key: no · → {}",
                 human_bytes(a.bytes),
+                crate::jobfiles::display_name(
+                    crate::jobfiles::base_name(&a.src).unwrap_or(&a.src)
+                ),
                 a.dest.display()
             ),
             true,
         );
     }
     if let Some(c) = &v.copy {
-        return (progress_line(c, width), false);
+        return (progress_line(c), false);
     }
     match &v.status {
         Some(s) => (s.clone(), s.starts_with("fetch failed") || s.contains("not ")),
@@ -157,7 +166,7 @@ impl Widget for FilesWidget<'_> {
         let over = view_area((area.width, area.height), self.status_rows);
         Clear.render(over, buf);
         let width = usize::from(over.width);
-        let (line, alert) = bottom(v, width.saturating_sub(2));
+        let (line, alert) = bottom(v);
         let line_style = if alert { t.warn() } else { t.dim() };
         if let Some(p) = &v.preview {
             let r = preview_area(over);
@@ -177,7 +186,7 @@ impl Widget for FilesWidget<'_> {
                 ),
                 None => format!(" preview {} ", p.pane.path().unwrap_or("")),
             };
-            let room = usize::from(r.width).saturating_sub(30).max(10);
+            let room = usize::from(r.width).saturating_sub(4).max(10);
             // Over the log pane's own title (which names a stream).
             let old = usize::from(r.width).saturating_sub(2);
             buf.set_stringn(r.x + 1, r.y, "─".repeat(old), old, t.border(true));
@@ -226,7 +235,12 @@ impl Widget for FilesWidget<'_> {
             (None, _) => {
                 for (i, r) in v.roots.iter().enumerate() {
                     let style = if i == v.selected { t.selected(true) } else { Style::new() };
-                    let text = format!("d {:<9} {}", r.label, crate::jobfiles::display_name(&r.path));
+                    let sel = if i == v.selected { "▶" } else { " " };
+                    let text = format!(
+                        "{sel} d {:<9} {}",
+                        r.label,
+                        crate::jobfiles::display_name(&r.path)
+                    );
                     let pad = w.saturating_sub(text.width());
                     lines.push(Line::styled(format!("{text}{}", " ".repeat(pad)), style));
                 }
@@ -243,7 +257,7 @@ impl Widget for FilesWidget<'_> {
                 let first = v.selected.saturating_sub(list_h.saturating_sub(1));
                 for (i, e) in l.entries.iter().enumerate().skip(first).take(list_h) {
                     let style = if i == v.selected { t.selected(true) } else { Style::new() };
-                    lines.push(entry_line(e, app.now, w, style));
+                    lines.push(entry_line(e, app.now, w, i == v.selected, style));
                 }
             }
         }
