@@ -27,8 +27,9 @@ pub struct FetchArgs {
     #[arg(value_name = "ID")]
     pub id: String,
     /// A file or directory of the job: absolute, or relative to the job directory of a job
-    /// slurmdash launched (else the job's work directory), e.g. `specs/launch.json`.
-    #[arg(value_name = "PATH")]
+    /// slurmdash launched (else the job's work directory), e.g. `specs/launch.json`. A name
+    /// starting with `-` is taken as a path.
+    #[arg(value_name = "PATH", allow_hyphen_values = true)]
     pub path: String,
     /// Where to put it (default: the current directory). An existing directory receives it
     /// under its own name; a partial file already there is resumed.
