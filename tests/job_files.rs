@@ -40,8 +40,15 @@ async fn remote_sha(r: &dyn Remote, path: &[u8]) -> String {
 fn local_sha(path: &Path) -> String {
     // On stdin: sha256sum escapes a file name holding a newline in its output.
     let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let out = Command::new("sha256sum").stdin(file).output().expect("sha256sum");
-    text(&out.stdout).split_whitespace().next().expect("sum").to_string()
+    let out = Command::new("sha256sum")
+        .stdin(file)
+        .output()
+        .expect("sha256sum");
+    text(&out.stdout)
+        .split_whitespace()
+        .next()
+        .expect("sum")
+        .to_string()
 }
 
 /// A job running in `dir` (its work directory) until the test cancels it.
@@ -49,7 +56,20 @@ async fn job_in(dir: &str, tag: &str) -> u64 {
     let r = remote();
     let id = sbatch(
         &r,
-        &["-J", tag, "-c", "1", "-t", "5", "--chdir", dir, "-o", "/dev/null", "--wrap", "sleep 280"],
+        &[
+            "-J",
+            tag,
+            "-c",
+            "1",
+            "-t",
+            "5",
+            "--chdir",
+            dir,
+            "-o",
+            "/dev/null",
+            "--wrap",
+            "sleep 280",
+        ],
     )
     .await;
     wait_for("the job to run", LIMIT, || async {
@@ -70,7 +90,12 @@ fn fetch(args: &[&str], env: &[(&str, &str)]) -> Output {
 }
 
 /// The odd names a job's results may hold, made on the cluster with printf escapes.
-const ODD: &[&[u8]] = &[b"two\nlines", b"\xff\xfe not utf-8", b"-rf", b"it's \"q\" $(x)"];
+const ODD: &[&[u8]] = &[
+    b"two\nlines",
+    b"\xff\xfe not utf-8",
+    b"-rf",
+    b"it's \"q\" $(x)",
+];
 
 #[tokio::test]
 async fn fetch_copies_a_file_and_a_directory_with_odd_names_identically_and_resumes() {
@@ -99,19 +124,37 @@ async fn fetch_copies_a_file_and_a_directory_with_odd_names_identically_and_resu
     let said = text(&out.stdout);
     assert!(out.status.success(), "{said}{}", text(&out.stderr));
     let lines: Vec<&str> = said.lines().collect();
-    assert!(lines[0].contains("is 3145728 bytes (3.0 MiB)"), "size first: {said}");
     assert!(
-        lines.last().is_some_and(|l| l.contains("fetched 3145728 bytes") && l.contains("MiB/s") && l.contains("on both sides")),
+        lines[0].contains("is 3145728 bytes (3.0 MiB)"),
+        "size first: {said}"
+    );
+    assert!(
+        lines
+            .last()
+            .is_some_and(|l| l.contains("fetched 3145728 bytes")
+                && l.contains("MiB/s")
+                && l.contains("on both sides")),
         "{said}"
     );
     let want = remote_sha(&r, format!("{dir}/{big}").as_bytes()).await;
     assert_eq!(local_sha(&dest), want);
-    assert!(text(&out.stderr).contains('%'), "a progress line: {}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains('%'),
+        "a progress line: {}",
+        text(&out.stderr)
+    );
 
     // A partial file (a copy cut short) resumes from its size.
     let whole = std::fs::read(&dest).expect("read");
     std::fs::write(&dest, &whole[..1_000_000]).expect("cut");
-    let out = fetch(&[&id.to_string(), &format!("{dir}/{big}"), dest.to_str().expect("utf-8")], &[]);
+    let out = fetch(
+        &[
+            &id.to_string(),
+            &format!("{dir}/{big}"),
+            dest.to_str().expect("utf-8"),
+        ],
+        &[],
+    );
     let said = text(&out.stdout);
     assert!(out.status.success(), "{said}{}", text(&out.stderr));
     assert!(said.contains("resumed from 1000000 bytes"), "{said}");
@@ -120,11 +163,17 @@ async fn fetch_copies_a_file_and_a_directory_with_odd_names_identically_and_resu
     // The directory, file by file: every file identical, the link named as skipped.
     let into = local.path().join("dl");
     std::fs::create_dir(&into).expect("mkdir");
-    let out = fetch(&[&id.to_string(), "res dir", into.to_str().expect("utf-8")], &[]);
+    let out = fetch(
+        &[&id.to_string(), "res dir", into.to_str().expect("utf-8")],
+        &[],
+    );
     let said = text(&out.stdout);
     assert!(out.status.success(), "{said}{}", text(&out.stderr));
     assert!(said.contains("fetched 5 files"), "{said}");
-    assert!(said.contains("not copied (links, special files): link"), "{said}");
+    assert!(
+        said.contains("not copied (links, special files): link"),
+        "{said}"
+    );
     let got = into.join("res dir");
     let mut names: Vec<Vec<u8>> = ODD.iter().map(|n| n.to_vec()).collect();
     names.push(b"sub/deep.txt".to_vec());
@@ -140,7 +189,10 @@ async fn fetch_copies_a_file_and_a_directory_with_odd_names_identically_and_resu
     let out = fetch(&[&id.to_string(), "no/such.txt"], &[]);
     assert_eq!(out.status.code(), Some(1));
     let err = text(&out.stderr);
-    assert!(err.contains("no such file") && err.contains("no/such.txt"), "{err}");
+    assert!(
+        err.contains("no such file") && err.contains("no/such.txt"),
+        "{err}"
+    );
 
     run(&r, &["scancel", &id.to_string()]).await;
 }
@@ -158,14 +210,31 @@ async fn fetch_takes_relative_paths_of_a_launched_job_below_its_job_directory() 
         .filter(|l| !l.starts_with("results_root"))
         .map(|l| format!("{l}\n"))
         .collect::<String>()
-        .replacen("[clusters.dev]", &format!("[clusters.dev]\nresults_root = \"{base}/results\""), 1);
+        .replacen(
+            "[clusters.dev]",
+            &format!("[clusters.dev]\nresults_root = \"{base}/results\""),
+            1,
+        );
     let cfg = tmp.path().join("slurmdash.toml");
     std::fs::write(&cfg, cfg_text).expect("config");
     let st = state.path().to_str().expect("utf-8");
     let out = Command::new(env!("CARGO_BIN_EXE_slurmdash"))
         .arg("--config")
         .arg(&cfg)
-        .args(["submit", "--set", "name=files-launch", "--set", "gpus=0", "--set", "cpus_per_task=1", "--set", "time=2m", "--", "echo", "hello from the job"])
+        .args([
+            "submit",
+            "--set",
+            "name=files-launch",
+            "--set",
+            "gpus=0",
+            "--set",
+            "cpus_per_task=1",
+            "--set",
+            "time=2m",
+            "--",
+            "echo",
+            "hello from the job",
+        ])
         .env("SLURMDASH_STATE_DIR", st)
         .env_remove("SLURM_HOSTNAME")
         .stdin(Stdio::null())
@@ -198,15 +267,32 @@ async fn fetch_takes_relative_paths_of_a_launched_job_below_its_job_directory() 
             .expect("fetch")
     };
     let dest = tmp.path().join("launch.json");
-    let out = fetch_with(&[&id.to_string(), "specs/launch.json", dest.to_str().expect("utf-8")]);
-    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
+    let out = fetch_with(&[
+        &id.to_string(),
+        "specs/launch.json",
+        dest.to_str().expect("utf-8"),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
     let there = run(&r, &["cat", &format!("{job_dir}/specs/launch.json")]).await;
     assert_eq!(std::fs::read(&dest).expect("read"), there.stdout);
     // The whole job directory's sbatch/ and meta/ (a directory, relative too).
     let out = fetch_with(&[&id.to_string(), "meta", tmp.path().to_str().expect("utf-8")]);
-    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
     let there = run(&r, &["cat", &format!("{job_dir}/meta/request.json")]).await;
-    assert_eq!(std::fs::read(tmp.path().join("meta/request.json")).expect("read"), there.stdout);
+    assert_eq!(
+        std::fs::read(tmp.path().join("meta/request.json")).expect("read"),
+        there.stdout
+    );
     run(&r, &["scancel", &id.to_string()]).await;
 }
 
@@ -215,13 +301,30 @@ async fn fetching_100_mb_prints_its_rate_beside_scp() {
     let r = remote();
     let tag = format!("filesbig-{}", rand_suffix());
     let dir = scratch(&r, &tag).await;
-    sh(&r, "head -c 104857600 /dev/urandom > \"$1/big.bin\"", &[&dir]).await;
+    sh(
+        &r,
+        "head -c 104857600 /dev/urandom > \"$1/big.bin\"",
+        &[&dir],
+    )
+    .await;
     let id = job_in(&dir, &tag).await;
     let local = tempfile::tempdir().expect("tempdir");
     let t0 = Instant::now();
-    let out = fetch(&[&id.to_string(), "big.bin", local.path().to_str().expect("utf-8")], &[]);
+    let out = fetch(
+        &[
+            &id.to_string(),
+            "big.bin",
+            local.path().to_str().expect("utf-8"),
+        ],
+        &[],
+    );
     let ours = t0.elapsed();
-    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
     let t1 = Instant::now();
     let scp = Command::new("scp")
         .arg("-q")
@@ -242,7 +345,10 @@ async fn fetching_100_mb_prints_its_rate_beside_scp() {
         if scp.status.success() { String::new() } else { format!(" (scp failed: {})", text(&scp.stderr)) }
     );
     println!("slurmdash said: {}", text(&out.stdout).trim());
-    assert_eq!(local_sha(&local.path().join("big.bin")), remote_sha(&r, format!("{dir}/big.bin").as_bytes()).await);
+    assert_eq!(
+        local_sha(&local.path().join("big.bin")),
+        remote_sha(&r, format!("{dir}/big.bin").as_bytes()).await
+    );
     run(&r, &["scancel", &id.to_string()]).await;
     run(&r, &["rm", "-f", &format!("{dir}/big.bin")]).await;
 }
@@ -269,7 +375,9 @@ async fn the_files_view_walks_previews_and_fetches_in_the_real_dashboard() {
     let t = Tmux::start(&cfg, &["--read-only"]);
     t.wait("the running job", LIMIT, |s| row(s, id).is_some());
     t.keys(&["/", &tag, "Enter"]);
-    t.wait("only the job", LIMIT, |s| s.contains("jobs 1") && row(s, id).is_some());
+    t.wait("only the job", LIMIT, |s| {
+        s.contains("jobs 1") && row(s, id).is_some()
+    });
     // The work directory is the job's only one: the view opens in it.
     t.keys(&["y"]);
     t.wait("the listing", LIMIT, |s| {
@@ -277,19 +385,30 @@ async fn the_files_view_walks_previews_and_fetches_in_the_real_dashboard() {
     });
     // Into logs/, and back.
     t.keys(&["Enter"]);
-    t.wait("logs/ listed", LIMIT, |s| s.contains("a.log") && s.contains("1 entries"));
+    t.wait("logs/ listed", LIMIT, |s| {
+        s.contains("a.log") && s.contains("1 entries")
+    });
     t.keys(&["BSpace"]);
     t.wait("back up", LIMIT, |s| s.contains("notes.csv"));
     // A preview of the CSV in the log viewer.
     t.keys(&["j", "Enter"]);
-    t.wait("the preview", LIMIT, |s| s.contains("preview") && s.contains("2,1.25"));
+    t.wait("the preview", LIMIT, |s| {
+        s.contains("preview") && s.contains("2,1.25")
+    });
     // Fetch it from the preview (read-only sessions may fetch).
     t.keys(&["f"]);
-    t.wait("the fetch done", LIMIT, |s| s.contains("fetched") && s.contains("sha256 checked"));
+    t.wait("the fetch done", LIMIT, |s| {
+        s.contains("fetched") && s.contains("sha256 checked")
+    });
     let got = dl.join(id.to_string()).join("notes.csv");
-    assert_eq!(std::fs::read(&got).expect("fetched file"), b"step,loss\n1,2.5\n2,1.25\n");
+    assert_eq!(
+        std::fs::read(&got).expect("fetched file"),
+        b"step,loss\n1,2.5\n2,1.25\n"
+    );
     t.keys(&["Escape", "Escape"]);
-    t.wait("the queue again", LIMIT, |s| !s.contains("files · job") && row(s, id).is_some());
+    t.wait("the queue again", LIMIT, |s| {
+        !s.contains("files · job") && row(s, id).is_some()
+    });
     t.keys(&["q"]);
     t.wait("the dashboard exits", LIMIT, |s| s.contains("EXITED:0"));
     run(&r, &["scancel", &id.to_string()]).await;

@@ -160,8 +160,12 @@ impl App {
     }
 
     fn files_page(&self) -> usize {
-        usize::from(view_area(self.size, self.areas().status.height).height.saturating_sub(5))
-            .max(1)
+        usize::from(
+            view_area(self.size, self.areas().status.height)
+                .height
+                .saturating_sub(5),
+        )
+        .max(1)
     }
 
     /// `y` / `:files` on the selected job.
@@ -257,7 +261,10 @@ impl App {
             return self.files_list();
         }
         if e.kind != jobfiles::list::Kind::File {
-            v.status = Some(format!("{} is not a regular file: nothing to show", e.display()));
+            v.status = Some(format!(
+                "{} is not a regular file: nothing to show",
+                e.display()
+            ));
             return Vec::new();
         }
         let Some(dir) = v.dir() else {
@@ -323,7 +330,11 @@ impl App {
         }
         let job = v.job.to_string();
         let (src, dir, size) = if let Some(p) = &v.preview {
-            (p.path.clone(), false, p.cut.or_else(|| Some(p.pane.buffer().bytes() as u64)))
+            (
+                p.path.clone(),
+                false,
+                p.cut.or_else(|| Some(p.pane.buffer().bytes() as u64)),
+            )
         } else if v.root.is_none() {
             match v.roots.get(v.selected) {
                 Some(r) => (r.path.clone(), true, None),
@@ -338,13 +349,19 @@ impl App {
             };
             let size = (!e.is_dir()).then_some(e.size);
             if !e.is_dir() && e.kind != jobfiles::list::Kind::File {
-                v.status = Some(format!("{} is not a regular file: not fetched", e.display()));
+                v.status = Some(format!(
+                    "{} is not a regular file: not fetched",
+                    e.display()
+                ));
                 return Vec::new();
             }
             (jobfiles::join(&d, &e.name), e.is_dir(), size)
         };
         let Some(dest) = jobfiles::local_dest(&dl, &job, &src) else {
-            v.status = Some(format!("{} has no name to save it under", jobfiles::display_name(&src)));
+            v.status = Some(format!(
+                "{} has no name to save it under",
+                jobfiles::display_name(&src)
+            ));
             return Vec::new();
         };
         if dir {
@@ -431,7 +448,7 @@ impl App {
                     kind,
                 };
                 match result {
-                    Ok((size, _)) if size == 0 => {
+                    Ok((0, _)) => {
                         p.pane.apply(ev(TailKind::Reset { offset: 0, size: 0 }));
                     }
                     Ok((size, bytes)) if looks_binary(&bytes) => {
@@ -488,10 +505,7 @@ impl App {
         };
         if let Some(ask) = v.ask.take() {
             if matches!(k.code, KeyCode::Char('y') | KeyCode::Enter) {
-                return self.files_start_or_ask(Ask {
-                    bytes: 0,
-                    ..ask
-                });
+                return self.files_start_or_ask(Ask { bytes: 0, ..ask });
             }
             v.status = Some("not fetched".into());
             return Vec::new();
@@ -542,11 +556,7 @@ impl App {
             KeyCode::Char('G') | KeyCode::End => v.selected = last,
             KeyCode::Enter | KeyCode::Right | KeyCode::Char('l') => return self.files_open(),
             KeyCode::Backspace | KeyCode::Left | KeyCode::Char('h') => return self.files_up(),
-            KeyCode::Char('r') => {
-                if v.root.is_some() {
-                    return self.files_list();
-                }
-            }
+            KeyCode::Char('r') if v.root.is_some() => return self.files_list(),
             _ => {}
         }
         Vec::new()

@@ -96,7 +96,10 @@ fn y_shows_the_job_dir_and_work_dir_and_walks_without_climbing_above_them() {
     listed(&mut a, 1, job_dir());
     let v = a.files.view.as_ref().expect("open");
     assert_eq!(v.rows(), 4);
-    assert_eq!(v.selected_entry().map(Entry::display).as_deref(), Some("slurm-logs"));
+    assert_eq!(
+        v.selected_entry().map(Entry::display).as_deref(),
+        Some("slurm-logs")
+    );
     // Into slurm-logs, then back: the directory left is selected again.
     let cmds = files(&a.update(code(KeyCode::Enter)));
     assert!(matches!(&cmds[..], [FilesCmd::List { dir, seq: 2, .. }] if dir == b"/r/7/slurm-logs"));
@@ -108,7 +111,10 @@ fn y_shows_the_job_dir_and_work_dir_and_walks_without_climbing_above_them() {
     assert!(matches!(&cmds[..], [FilesCmd::List { dir, seq: 3, .. }] if dir == b"/r/7"));
     listed(&mut a, 3, job_dir());
     let v = a.files.view.as_ref().expect("open");
-    assert_eq!(v.selected_entry().map(Entry::display).as_deref(), Some("slurm-logs"));
+    assert_eq!(
+        v.selected_entry().map(Entry::display).as_deref(),
+        Some("slurm-logs")
+    );
     // Up from the root shows the roots; up again goes nowhere.
     assert!(a.update(key('h')).is_empty());
     assert!(a.files.view.as_ref().expect("open").root.is_none());
@@ -151,7 +157,12 @@ fn preview_shows_json_indented_and_esc_goes_back_to_the_list() {
         seq: *seq,
         result: Ok((body.len() as u64, body)),
     }));
-    let p = a.files.view.as_ref().and_then(|v| v.preview.as_ref()).expect("preview");
+    let p = a
+        .files
+        .view
+        .as_ref()
+        .and_then(|v| v.preview.as_ref())
+        .expect("preview");
     let lines: Vec<String> = (0..p.pane.buffer().end_seq())
         .filter_map(|s| p.pane.buffer().get(s).map(|l| l.text().to_string()))
         .collect();
@@ -175,7 +186,12 @@ fn binary_files_are_not_shown_as_text() {
         seq: *seq,
         result: Ok((5, vec![0, 1, 2, 3, 4])),
     }));
-    let p = a.files.view.as_ref().and_then(|v| v.preview.as_ref()).expect("preview");
+    let p = a
+        .files
+        .view
+        .as_ref()
+        .and_then(|v| v.preview.as_ref())
+        .expect("preview");
     let (head, detail) = p.pane.message().expect("a message instead of lines");
     assert!(detail.contains("binary file"), "{head} {detail}");
 }
@@ -203,7 +219,12 @@ fn fetch_progress_esc_stops_and_large_copies_ask_first() {
         total: 0,
         file: "/r/7/request.json".into(),
     }));
-    let c = a.files.view.as_ref().and_then(|v| v.copy.clone()).expect("copying");
+    let c = a
+        .files
+        .view
+        .as_ref()
+        .and_then(|v| v.copy.clone())
+        .expect("copying");
     assert_eq!((c.done, c.total), (12, 30));
     // A second fetch waits for the first.
     assert!(files(&a.update(key('f'))).is_empty());
@@ -217,14 +238,28 @@ fn fetch_progress_esc_stops_and_large_copies_ask_first() {
     // 300 MiB: asks, with the size; another key keeps it.
     a.update(key('k'));
     assert_eq!(
-        a.files.view.as_ref().and_then(|v| v.selected_entry()).map(Entry::display).as_deref(),
+        a.files
+            .view
+            .as_ref()
+            .and_then(|v| v.selected_entry())
+            .map(Entry::display)
+            .as_deref(),
         Some("model.ckpt")
     );
     assert!(files(&a.update(key('f'))).is_empty());
-    let ask = a.files.view.as_ref().and_then(|v| v.ask.clone()).expect("asks");
+    let ask = a
+        .files
+        .view
+        .as_ref()
+        .and_then(|v| v.ask.clone())
+        .expect("asks");
     assert_eq!(ask.bytes, 300 << 20);
     assert!(files(&a.update(key('n'))).is_empty());
-    assert!(a.files.view.as_ref().is_some_and(|v| v.ask.is_none() && v.copy.is_none()));
+    assert!(a
+        .files
+        .view
+        .as_ref()
+        .is_some_and(|v| v.ask.is_none() && v.copy.is_none()));
     a.update(key('f'));
     let cmds = files(&a.update(key('y')));
     assert!(matches!(&cmds[..], [FilesCmd::Fetch { src, .. }] if src == b"/r/7/model.ckpt"));
@@ -234,7 +269,10 @@ fn fetch_progress_esc_stops_and_large_copies_ask_first() {
     }));
     let v = a.files.view.as_ref().expect("open");
     assert!(v.copy.is_none());
-    assert!(v.status.as_deref().is_some_and(|s| s.contains("/dl/237/model.ckpt")));
+    assert!(v
+        .status
+        .as_deref()
+        .is_some_and(|s| s.contains("/dl/237/model.ckpt")));
 }
 
 #[test]
@@ -265,7 +303,10 @@ fn a_directory_is_sized_first_then_fetched() {
         dest: PathBuf::from("/dl/237/slurm-logs"),
         result: Err("tail failed".into()),
     }));
-    assert!(a.note.as_deref().is_some_and(|n| n.contains("fetch failed: tail failed")));
+    assert!(a
+        .note
+        .as_deref()
+        .is_some_and(|n| n.contains("fetch failed: tail failed")));
 }
 
 #[test]
@@ -273,5 +314,8 @@ fn no_job_or_no_directory_is_explained() {
     let mut a = app();
     assert!(a.update(key('y')).is_empty());
     assert!(a.files.view.is_none());
-    assert!(a.note.as_deref().is_some_and(|n| n.contains("no job selected")));
+    assert!(a
+        .note
+        .as_deref()
+        .is_some_and(|n| n.contains("no job selected")));
 }

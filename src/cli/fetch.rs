@@ -93,7 +93,7 @@ impl Meter {
         }
         self.last = Instant::now();
         let secs = self.t0.elapsed().as_secs_f64().max(0.001);
-        let pct = if total > 0 { done.min(total) * 100 / total } else { 100 };
+        let pct = (done.min(total) * 100).checked_div(total).unwrap_or(100);
         let rate = done as f64 / (1u64 << 20) as f64 / secs;
         let file = if file.is_empty() {
             String::new()
@@ -147,11 +147,13 @@ async fn fetch(
         resolve(&args.path, base.as_deref()).map_err(|e| eyre!("job {id}: {e}"))?
     };
     let src = path.as_bytes();
-    let entry = copy::stat(remote, src, timeout)
-        .await
-        .map_err(|e| eyre!("{e} (job {id}; check the path with `ssh` or in the dashboard's files view, y)"))?;
+    let entry = copy::stat(remote, src, timeout).await.map_err(|e| {
+        eyre!("{e} (job {id}; check the path with `ssh` or in the dashboard's files view, y)")
+    })?;
     let Some(name) = base_name(src) else {
-        return Err(eyre!("{path} has no name to save it under: name a file or directory inside it"));
+        return Err(eyre!(
+            "{path} has no name to save it under: name a file or directory inside it"
+        ));
     };
     let dest = dest_for(args.dest.as_deref(), name);
     let opts = CopyOpts {
@@ -189,7 +191,10 @@ async fn fetch(
                 Ok(r) => r,
                 Err((name, num)) => {
                     let _ = std::fs::remove_file(&dest);
-                    eprintln!("slurmdash: stopped by {name}: the partial file {} was removed", dest.display());
+                    eprintln!(
+                        "slurmdash: stopped by {name}: the partial file {} was removed",
+                        dest.display()
+                    );
                     return Ok(ExitCode::from(128 + num as u8));
                 }
             };
@@ -208,7 +213,9 @@ async fn fetch(
             println!("{line}");
         }
         Kind::Dir | Kind::Link { to_dir: true } => {
-            let (_, total) = copy::plan_dir(remote, src, timeout).await.map_err(|e| eyre!("{e}"))?;
+            let (_, total) = copy::plan_dir(remote, src, timeout)
+                .await
+                .map_err(|e| eyre!("{e}"))?;
             println!(
                 "job {id}: {}/ holds {total} bytes ({}) → {}",
                 super::printable(&display_name(src)),

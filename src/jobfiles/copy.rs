@@ -384,7 +384,10 @@ pub async fn fetch_dir(
     let mut entries = tree.entries;
     entries.sort_by(|a, b| a.name.cmp(&b.name));
     for e in &entries {
-        if e.name.split(|b| *b == b'/').any(|c| c == b".." || c.is_empty()) {
+        if e.name
+            .split(|b| *b == b'/')
+            .any(|c| c == b".." || c.is_empty())
+        {
             report.skipped.push(e.display());
             continue;
         }
@@ -474,31 +477,58 @@ mod tests {
         .await
         .unwrap();
         assert_eq!(std::fs::read(&dest).unwrap(), data);
-        assert_eq!((r.size, r.copied, r.resumed_from, r.restarted), (700_000, 700_000, 0, false));
+        assert_eq!(
+            (r.size, r.copied, r.resumed_from, r.restarted),
+            (700_000, 700_000, 0, false)
+        );
         assert_eq!(seen, 700_000);
         assert_eq!(r.sha256, local_sha256(&dest).await.unwrap());
 
         // A partial copy continues from its size.
         std::fs::write(&dest, &data[..300_000]).unwrap();
-        let r = fetch_file(&remote, src.as_os_str().as_bytes(), &dest, CopyOpts::default(), &mut |_| {})
-            .await
-            .unwrap();
-        assert_eq!((r.resumed_from, r.copied, r.restarted), (300_000, 400_000, false));
+        let r = fetch_file(
+            &remote,
+            src.as_os_str().as_bytes(),
+            &dest,
+            CopyOpts::default(),
+            &mut |_| {},
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            (r.resumed_from, r.copied, r.restarted),
+            (300_000, 400_000, false)
+        );
         assert_eq!(std::fs::read(&dest).unwrap(), data);
 
         // A partial file that is not the start of the remote one is copied again whole.
         std::fs::write(&dest, b"something else").unwrap();
-        let r = fetch_file(&remote, src.as_os_str().as_bytes(), &dest, CopyOpts::default(), &mut |_| {})
-            .await
-            .unwrap();
+        let r = fetch_file(
+            &remote,
+            src.as_os_str().as_bytes(),
+            &dest,
+            CopyOpts::default(),
+            &mut |_| {},
+        )
+        .await
+        .unwrap();
         assert!(r.restarted);
         assert_eq!(std::fs::read(&dest).unwrap(), data);
 
         // A missing file is named with what it means.
-        let e = fetch_file(&remote, b"/no/such/file", &dir.path().join("x"), CopyOpts::default(), &mut |_| {})
-            .await
-            .unwrap_err();
-        assert!(e.contains("/no/such/file") && e.contains("no such file"), "{e}");
+        let e = fetch_file(
+            &remote,
+            b"/no/such/file",
+            &dir.path().join("x"),
+            CopyOpts::default(),
+            &mut |_| {},
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            e.contains("/no/such/file") && e.contains("no such file"),
+            "{e}"
+        );
     }
 
     #[tokio::test]
@@ -509,7 +539,11 @@ mod tests {
         let names: [&[u8]; 4] = [b"two\nlines", b"\xff\xfe", b"-rf", b"sub/it's \"q\""];
         std::fs::create_dir_all(src.join("sub/empty")).unwrap();
         for (i, n) in names.iter().enumerate() {
-            std::fs::write(src.join(std::ffi::OsStr::from_bytes(n)), bytes_of(1000 * (i + 1))).unwrap();
+            std::fs::write(
+                src.join(std::ffi::OsStr::from_bytes(n)),
+                bytes_of(1000 * (i + 1)),
+            )
+            .unwrap();
         }
         std::os::unix::fs::symlink("/etc/passwd", src.join("link")).unwrap();
         let dest = dir.path().join("dl/job dir");
@@ -529,13 +563,23 @@ mod tests {
         assert_eq!(r.skipped, vec!["link".to_string()]);
         for (i, n) in names.iter().enumerate() {
             let p = dest.join(std::ffi::OsStr::from_bytes(n));
-            assert_eq!(std::fs::read(&p).unwrap(), bytes_of(1000 * (i + 1)), "{n:?}");
+            assert_eq!(
+                std::fs::read(&p).unwrap(),
+                bytes_of(1000 * (i + 1)),
+                "{n:?}"
+            );
         }
         assert!(dest.join("sub/empty").is_dir());
         // Again: everything is already here, nothing is copied.
-        let r = fetch_dir(&remote, src.as_os_str().as_bytes(), &dest, CopyOpts::default(), &mut |_, _, _| {})
-            .await
-            .unwrap();
+        let r = fetch_dir(
+            &remote,
+            src.as_os_str().as_bytes(),
+            &dest,
+            CopyOpts::default(),
+            &mut |_, _, _| {},
+        )
+        .await
+        .unwrap();
         assert_eq!((r.files, r.copied), (4, 0));
     }
 
@@ -548,11 +592,15 @@ mod tests {
         let t = Duration::from_secs(10);
         let e = stat(&remote, f.as_os_str().as_bytes(), t).await.unwrap();
         assert_eq!((e.kind, e.size), (Kind::File, 300_000));
-        let d = stat(&remote, dir.path().as_os_str().as_bytes(), t).await.unwrap();
+        let d = stat(&remote, dir.path().as_os_str().as_bytes(), t)
+            .await
+            .unwrap();
         assert_eq!(d.kind, Kind::Dir);
         let (size, head) = preview(&remote, f.as_os_str().as_bytes(), t).await.unwrap();
         assert_eq!((size, head.len() as u64), (300_000, PREVIEW_BYTES));
-        let e = preview(&remote, dir.path().as_os_str().as_bytes(), t).await.unwrap_err();
+        let e = preview(&remote, dir.path().as_os_str().as_bytes(), t)
+            .await
+            .unwrap_err();
         assert!(e.contains("not a regular file"), "{e}");
         let e = stat(&remote, b"/no/such", t).await.unwrap_err();
         assert!(e.contains("no such file"), "{e}");

@@ -47,7 +47,9 @@ pub enum Kind {
     Dir,
     File,
     /// A symbolic link (to a directory when `dir` of its target is known).
-    Link { to_dir: bool },
+    Link {
+        to_dir: bool,
+    },
     Other,
 }
 
@@ -88,8 +90,11 @@ impl Listing {
 
     /// Directories first, then by name.
     pub fn sort(&mut self) {
-        self.entries
-            .sort_by(|a, b| b.is_dir().cmp(&a.is_dir()).then_with(|| a.name.cmp(&b.name)));
+        self.entries.sort_by(|a, b| {
+            b.is_dir()
+                .cmp(&a.is_dir())
+                .then_with(|| a.name.cmp(&b.name))
+        });
     }
 }
 
@@ -148,10 +153,7 @@ pub fn parse_listing(out: &[u8]) -> Result<Listing, ParseError> {
             .ok()
             .and_then(|s| s.parse::<u64>().ok())
             .ok_or_else(|| {
-                ParseError::new(format!(
-                    "`{}` is not a size",
-                    String::from_utf8_lossy(size)
-                ))
+                ParseError::new(format!("`{}` is not a size", String::from_utf8_lossy(size)))
             })?;
         let mtime = std::str::from_utf8(mtime)
             .ok()
@@ -213,9 +215,17 @@ mod tests {
             assert!(l.entries.iter().any(|e| e.name == n), "{n:?}");
         }
         assert_eq!(l.more(), 0);
-        let bad = l.entries.iter().find(|e| e.name.starts_with(b"\xff")).unwrap();
+        let bad = l
+            .entries
+            .iter()
+            .find(|e| e.name.starts_with(b"\xff"))
+            .unwrap();
         assert_eq!(bad.display(), "\\xff\\xfe not utf-8");
-        let nl = l.entries.iter().find(|e| e.name.starts_with(b"two")).unwrap();
+        let nl = l
+            .entries
+            .iter()
+            .find(|e| e.name.starts_with(b"two"))
+            .unwrap();
         assert_eq!(nl.display(), "two\\nlines");
     }
 
@@ -296,7 +306,11 @@ mod tests {
                 .args(&argv[1..])
                 .output()
                 .unwrap();
-            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
             parse_listing(&out.stdout).unwrap()
         };
         let l = run(MAX_ENTRIES, Some(1));
@@ -312,7 +326,10 @@ mod tests {
         assert_eq!((cut.entries.len(), cut.more()), (2, 5));
         // The whole tree, with paths below the root.
         let tree = run(MAX_TREE, None);
-        assert!(tree.entries.iter().any(|e| e.name == b"sub/deep" && e.size == 5));
+        assert!(tree
+            .entries
+            .iter()
+            .any(|e| e.name == b"sub/deep" && e.size == 5));
         // A file, a missing path and a bad limit are refused with their exit codes.
         let code = |p: &[u8]| {
             let argv = list_argv(p, 10, Some(1));

@@ -172,6 +172,16 @@ pub fn local_dest(download_dir: &Path, job: &str, remote: &[u8]) -> Option<PathB
     )
 }
 
+/// `100.0 MiB in 1.2 s (81.3 MiB/s)`.
+pub fn rate_line(bytes: u64, secs: f64) -> String {
+    let mib = bytes as f64 / (1u64 << 20) as f64;
+    let rate = if secs > 0.0 { mib / secs } else { 0.0 };
+    format!(
+        "{} in {secs:.1} s ({rate:.1} MiB/s)",
+        crate::logview::human_bytes(bytes)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,10 +208,16 @@ mod tests {
         assert_eq!(base_name(b"/a/.."), None);
         let r = roots(Some("/r/7/"), Some("/home/u"));
         assert_eq!(r.len(), 2);
-        assert_eq!((r[0].label.as_str(), r[0].path.as_slice()), ("job dir", &b"/r/7"[..]));
+        assert_eq!(
+            (r[0].label.as_str(), r[0].path.as_slice()),
+            ("job dir", &b"/r/7"[..])
+        );
         assert_eq!(roots(Some("/w"), Some("/w")).len(), 1);
         assert!(roots(None, Some("")).is_empty());
-        assert_eq!(resolve("specs/launch.json", Some("/r/7/")).as_deref(), Ok("/r/7/specs/launch.json"));
+        assert_eq!(
+            resolve("specs/launch.json", Some("/r/7/")).as_deref(),
+            Ok("/r/7/specs/launch.json")
+        );
         assert_eq!(resolve("/abs", None).as_deref(), Ok("/abs"));
         assert!(resolve("rel", None).is_err());
         let d = local_dest(Path::new("/dl"), "123", b"/r/a b").expect("dest");
@@ -216,14 +232,4 @@ mod tests {
         assert_eq!(c.download_dir(), Path::new("/data/dl"));
         assert!(FilesConfig::default().download_dir().ends_with("slurmdash"));
     }
-}
-
-/// `100.0 MiB in 1.2 s (81.3 MiB/s)`.
-pub fn rate_line(bytes: u64, secs: f64) -> String {
-    let mib = bytes as f64 / (1u64 << 20) as f64;
-    let rate = if secs > 0.0 { mib / secs } else { 0.0 };
-    format!(
-        "{} in {secs:.1} s ({rate:.1} MiB/s)",
-        crate::logview::human_bytes(bytes)
-    )
 }

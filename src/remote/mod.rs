@@ -20,6 +20,7 @@ pub mod stream;
 pub use crate::payload::{ConnState, RemoteStats};
 use std::time::Duration;
 
+pub use exec::{ExecEvent, ExecStream};
 pub use failover::{
     backoff_delay, parse_host_list, try_in_order, try_staggered, Attempt, BACKOFF_CAP, HEAD_START,
 };
@@ -32,7 +33,6 @@ pub use master::{
 pub use readfile::{parse_read_output, read_file_argv, ReadOutcome, READ_SCRIPT};
 pub use sockets::{runtime_dir, MAX_SOCKET_PATH};
 pub use ssh::SshRemote;
-pub use exec::{ExecEvent, ExecStream};
 pub use stream::{FileStream, StreamEvent};
 
 /// The most bytes read from one remote command's stdout (and from its stderr): 64 MiB, a

@@ -963,10 +963,9 @@ impl Remote for SshRemote {
                         code: st.code(),
                         stderr,
                     },
-                    Err(openssh::Error::RemoteProcessTerminated) => ExecEvent::Exit {
-                        code: None,
-                        stderr,
-                    },
+                    Err(openssh::Error::RemoteProcessTerminated) => {
+                        ExecEvent::Exit { code: None, stderr }
+                    }
                     Err(e) => ExecEvent::Failed(format!(
                         "`{command}` on {}: the connection failed: {e}",
                         live.host

@@ -23,8 +23,14 @@ pub struct FilesWidget<'a> {
 pub const KEYS: &[(&str, &str)] = &[
     ("j/k, arrows, pgup/pgdn, g/G", "move"),
     ("enter, l, →", "open a directory / preview a file"),
-    ("backspace, h, ←", "up one level (never above the job's directory)"),
-    ("f", "fetch the file or directory to the download directory (asks above 100 MiB)"),
+    (
+        "backspace, h, ←",
+        "up one level (never above the job's directory)",
+    ),
+    (
+        "f",
+        "fetch the file or directory to the download directory (asks above 100 MiB)",
+    ),
     ("esc", "stop a copy; close the preview; close the view"),
     ("r", "list the directory again"),
     ("w", "preview: wrap long lines on/off"),
@@ -33,7 +39,10 @@ pub const KEYS: &[(&str, &str)] = &[
 
 pub fn help_lines(app: &App) -> Vec<Line<'static>> {
     let t = &app.theme;
-    let mut lines = vec![Line::from(Span::styled("keys in the files view", t.title()))];
+    let mut lines = vec![Line::from(Span::styled(
+        "keys in the files view",
+        t.title(),
+    ))];
     for (k, what) in KEYS {
         lines.push(Line::from(vec![
             Span::styled(format!("  {k:<28}"), t.key()),
@@ -54,7 +63,10 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
             t.dim(),
         )));
     }
-    lines.push(Line::from(Span::styled("any key closes this help", t.dim())));
+    lines.push(Line::from(Span::styled(
+        "any key closes this help",
+        t.dim(),
+    )));
     lines
 }
 
@@ -107,11 +119,9 @@ fn entry_line(
 /// `[█████░░░░░]  52% 52.0 MiB of 100.0 MiB · esc stops · what → dest (file)`; the end
 /// is cut on a narrow screen.
 fn progress_line(c: &Copy) -> String {
-    let pct = if c.total > 0 {
-        (c.done.min(c.total) * 100 / c.total) as usize
-    } else {
-        0
-    };
+    let pct = (c.done.min(c.total) * 100)
+        .checked_div(c.total)
+        .unwrap_or(0) as usize;
     let bar_w = 20usize;
     let full = pct * bar_w / 100;
     let of = if c.total > 0 {
@@ -139,9 +149,7 @@ fn bottom(v: &FilesView) -> (String, bool) {
             format!(
                 "{}: fetch {}? y: yes · any other key: no · → {}",
                 human_bytes(a.bytes),
-                crate::jobfiles::display_name(
-                    crate::jobfiles::base_name(&a.src).unwrap_or(&a.src)
-                ),
+                crate::jobfiles::display_name(crate::jobfiles::base_name(&a.src).unwrap_or(&a.src)),
                 a.dest.display()
             ),
             true,
@@ -151,7 +159,10 @@ fn bottom(v: &FilesView) -> (String, bool) {
         return (progress_line(c), false);
     }
     match &v.status {
-        Some(s) => (s.clone(), s.starts_with("fetch failed") || s.contains("not ")),
+        Some(s) => (
+            s.clone(),
+            s.starts_with("fetch failed") || s.contains("not "),
+        ),
         None => (String::new(), false),
     }
 }
@@ -234,7 +245,11 @@ impl Widget for FilesWidget<'_> {
         match (&v.root, &v.listing) {
             (None, _) => {
                 for (i, r) in v.roots.iter().enumerate() {
-                    let style = if i == v.selected { t.selected(true) } else { Style::new() };
+                    let style = if i == v.selected {
+                        t.selected(true)
+                    } else {
+                        Style::new()
+                    };
                     let sel = if i == v.selected { "▶" } else { " " };
                     let text = format!(
                         "{sel} d {:<9} {}",
@@ -245,9 +260,15 @@ impl Widget for FilesWidget<'_> {
                     lines.push(Line::styled(format!("{text}{}", " ".repeat(pad)), style));
                 }
             }
-            (Some(_), None) => lines.push(Line::styled(format!("listing {} …", v.dir_shown()), t.dim())),
+            (Some(_), None) => lines.push(Line::styled(
+                format!("listing {} …", v.dir_shown()),
+                t.dim(),
+            )),
             (Some(_), Some(Err(e))) => {
-                lines.push(Line::styled(format!("cannot list {}", v.dir_shown()), t.error()));
+                lines.push(Line::styled(
+                    format!("cannot list {}", v.dir_shown()),
+                    t.error(),
+                ));
                 lines.push(Line::styled(e.clone(), t.dim()));
             }
             (Some(_), Some(Ok(l))) if l.entries.is_empty() => {
@@ -256,7 +277,11 @@ impl Widget for FilesWidget<'_> {
             (Some(_), Some(Ok(l))) => {
                 let first = v.selected.saturating_sub(list_h.saturating_sub(1));
                 for (i, e) in l.entries.iter().enumerate().skip(first).take(list_h) {
-                    let style = if i == v.selected { t.selected(true) } else { Style::new() };
+                    let style = if i == v.selected {
+                        t.selected(true)
+                    } else {
+                        Style::new()
+                    };
                     lines.push(entry_line(e, app.now, w, i == v.selected, style));
                 }
             }

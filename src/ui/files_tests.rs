@@ -56,7 +56,10 @@ fn app_in_dir() -> App {
     a.update(Msg::queue(Ok(jobs), now(), Duration::from_millis(5)));
     a.queue.select_id(&"237".parse().unwrap());
     a.files.download_dir = PathBuf::from("/home/u/Downloads/slurmdash");
-    let cmds = a.update(Msg::Key(KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE)));
+    let cmds = a.update(Msg::Key(KeyEvent::new(
+        KeyCode::Char('y'),
+        KeyModifiers::NONE,
+    )));
     let seq = cmds
         .iter()
         .find_map(|c| match c {
@@ -81,16 +84,17 @@ fn app_in_dir() -> App {
         total: 5_012,
     };
     l.sort();
-    a.update(Msg::Files(FilesMsg::Listed {
-        seq,
-        result: Ok(l),
-    }));
+    a.update(Msg::Files(FilesMsg::Listed { seq, result: Ok(l) }));
     a
 }
 
 fn render(a: &App) -> String {
     let mut buf = Buffer::empty(Rect::new(0, 0, a.size.0, a.size.1));
-    FilesWidget { app: a, status_rows: 1 }.render(buf.area, &mut buf);
+    FilesWidget {
+        app: a,
+        status_rows: 1,
+    }
+    .render(buf.area, &mut buf);
     text(&buf)
 }
 
