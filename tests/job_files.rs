@@ -414,3 +414,44 @@ async fn the_files_view_walks_previews_and_fetches_in_the_real_dashboard() {
     run(&r, &["scancel", &id.to_string()]).await;
     let _ = s(&[]);
 }
+
+#[tokio::test]
+async fn ctrl_c_during_a_fetch_removes_the_partial_file_and_exits_130() {
+    let r = remote();
+    let tag = format!("filesint-{}", rand_suffix());
+    let dir = scratch(&r, &tag).await;
+    sh(&r, "head -c 314572800 /dev/zero > \"$1/large.bin\"", &[&dir]).await;
+    let id = job_in(&dir, &tag).await;
+    let local = tempfile::tempdir().expect("tempdir");
+    let dest = local.path().join("large.bin");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_slurmdash"))
+        .arg("--config")
+        .arg(dev_config())
+        .args(["fetch", &id.to_string(), "large.bin"])
+        .arg(&dest)
+        .env_remove("SLURM_HOSTNAME")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn fetch");
+    // As soon as bytes arrive, ctrl-c (SIGINT) it.
+    let t0 = Instant::now();
+    while std::fs::metadata(&dest).map(|m| m.len()).unwrap_or(0) == 0 {
+        assert!(t0.elapsed() < LIMIT, "the copy never started");
+        assert!(child.try_wait().expect("wait").is_none(), "fetch ended before any byte arrived");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let out = child.wait_with_output().expect("wait");
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{}{err}", text(&out.stdout));
+    assert!(err.contains("stopped by SIGINT") && err.contains("removed"), "{err}");
+    assert!(!dest.exists(), "the partial file is removed");
+    run(&r, &["scancel", &id.to_string()]).await;
+    run(&r, &["rm", "-f", &format!("{dir}/large.bin")]).await;
+}
