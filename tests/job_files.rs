@@ -420,7 +420,12 @@ async fn ctrl_c_during_a_fetch_removes_the_partial_file_and_exits_130() {
     let r = remote();
     let tag = format!("filesint-{}", rand_suffix());
     let dir = scratch(&r, &tag).await;
-    sh(&r, "head -c 314572800 /dev/zero > \"$1/large.bin\"", &[&dir]).await;
+    sh(
+        &r,
+        "head -c 314572800 /dev/zero > \"$1/large.bin\"",
+        &[&dir],
+    )
+    .await;
     let id = job_in(&dir, &tag).await;
     let local = tempfile::tempdir().expect("tempdir");
     let dest = local.path().join("large.bin");
@@ -439,7 +444,10 @@ async fn ctrl_c_during_a_fetch_removes_the_partial_file_and_exits_130() {
     let t0 = Instant::now();
     while std::fs::metadata(&dest).map(|m| m.len()).unwrap_or(0) == 0 {
         assert!(t0.elapsed() < LIMIT, "the copy never started");
-        assert!(child.try_wait().expect("wait").is_none(), "fetch ended before any byte arrived");
+        assert!(
+            child.try_wait().expect("wait").is_none(),
+            "fetch ended before any byte arrived"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
     let killed = Command::new("kill")
@@ -450,7 +458,10 @@ async fn ctrl_c_during_a_fetch_removes_the_partial_file_and_exits_130() {
     let out = child.wait_with_output().expect("wait");
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{}{err}", text(&out.stdout));
-    assert!(err.contains("stopped by SIGINT") && err.contains("removed"), "{err}");
+    assert!(
+        err.contains("stopped by SIGINT") && err.contains("removed"),
+        "{err}"
+    );
     assert!(!dest.exists(), "the partial file is removed");
     run(&r, &["scancel", &id.to_string()]).await;
     run(&r, &["rm", "-f", &format!("{dir}/large.bin")]).await;

@@ -68,12 +68,12 @@ pub fn preview_argv(path: &[u8], max: u64) -> Vec<String> {
 /// What the scripts' exit codes mean, for messages.
 fn exit_meaning(code: Option<i32>) -> &'static str {
     match code {
-        Some(3) => "no such file or directory on the cluster",
-        Some(4) => "not a regular file (a directory, a link or a device)",
+        Some(3) => "no such file or directory on the cluster: check the path (relative paths are below the job's directory; `y` in the dashboard lists them)",
+        Some(4) => "not a regular file (a directory, a link or a device): name a file, or fetch the directory",
         Some(5) => "permission denied: the file (or a directory above it) is not readable by your cluster user",
-        Some(6) => "tail failed reading it",
-        Some(7) => "sha256sum failed reading it",
-        _ => "the command failed",
+        Some(6) => "tail failed reading it: check that the file is readable and try again",
+        Some(7) => "sha256sum failed reading it: check that coreutils' sha256sum exists on the login node",
+        _ => "the command failed: run it again, or check the path with ssh",
     }
 }
 
@@ -264,7 +264,7 @@ pub async fn fetch_file(
         file.sync_all().await.map_err(|e| local(e, "writing"))?;
         drop(file);
         if code != Some(0) {
-            return Err(failed("fetching", src, code, &stderr));
+            return Err(failed("fetching (tail, sha256sum)", src, code, &stderr));
         }
         let Some(remote_sum) = parse_sum(&stderr) else {
             return Err(format!(
@@ -325,12 +325,12 @@ pub async fn list_dir(
     timeout: Duration,
 ) -> Result<Listing, String> {
     let argv = list_argv(dir, super::list::MAX_ENTRIES, Some(1));
-    run_listing(remote, &argv, dir, "listing", timeout).await
+    run_listing(remote, &argv, dir, "listing (find)", timeout).await
 }
 
 /// The entry of `path` itself: whether it is a file or a directory, and its size.
 pub async fn stat(remote: &dyn Remote, path: &[u8], timeout: Duration) -> Result<Entry, String> {
-    let l = run_listing(remote, &stat_argv(path), path, "looking up", timeout).await?;
+    let l = run_listing(remote, &stat_argv(path), path, "looking up (find)", timeout).await?;
     l.entries
         .into_iter()
         .next()
@@ -344,7 +344,7 @@ pub async fn plan_dir(
     timeout: Duration,
 ) -> Result<(Listing, u64), String> {
     let argv = list_argv(dir, MAX_TREE, None);
-    let l = run_listing(remote, &argv, dir, "listing the tree of", timeout).await?;
+    let l = run_listing(remote, &argv, dir, "listing the tree (find)", timeout).await?;
     if l.more() > 0 {
         return Err(format!(
             "{} holds {} entries, more than the {MAX_TREE} a fetch copies: fetch its sub-directories one by one",
@@ -423,7 +423,7 @@ pub async fn preview(
         .await
         .map_err(|e| e.to_string())?;
     if !out.success() {
-        return Err(failed("reading", path, out.code, &out.stderr));
+        return Err(failed("reading (head)", path, out.code, &out.stderr));
     }
     let nl = out.stdout.iter().position(|b| *b == b'\n');
     let size = nl

@@ -270,6 +270,42 @@ mod tests {
         }
     }
 
+    /// Real output of the script on the dev cluster's login node (see the fixture's README).
+    #[test]
+    fn real_output_from_the_dev_cluster_parses() {
+        let l = parse_listing(include_bytes!(
+            "../../tests/fixtures/files/listing_odd_dir.out"
+        ))
+        .unwrap();
+        let names: Vec<String> = l.entries.iter().map(Entry::display).collect();
+        assert_eq!(
+            names,
+            [
+                "empty",
+                "sub",
+                "-rf",
+                "it's \"q\" $(x)",
+                "link",
+                "two\\nlines",
+                "\\xff\\xfe not utf-8"
+            ]
+        );
+        assert_eq!(l.total, 7);
+        let link = l.entries.iter().find(|e| e.name == b"link").unwrap();
+        assert_eq!(link.kind, Kind::Link { to_dir: false });
+        let rf = l.entries.iter().find(|e| e.name == b"-rf").unwrap();
+        assert_eq!((rf.kind, rf.size), (Kind::File, 70_000));
+        let tree = parse_listing(include_bytes!(
+            "../../tests/fixtures/files/listing_odd_tree.out"
+        ))
+        .unwrap();
+        assert!(tree
+            .entries
+            .iter()
+            .any(|e| e.name == b"sub/deep.txt" && e.size == 4));
+        assert_eq!(tree.total, 8);
+    }
+
     #[test]
     fn the_directory_is_an_argument_never_script_text() {
         let a = list_argv(b"/scratch/it's $(x) \n-dir", 5000, Some(1));
