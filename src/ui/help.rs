@@ -22,8 +22,12 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
     ))];
     if app.cluster.read_only {
         lines.push(Line::from(Span::styled(
-            "read-only: cancel, hold, release, requeue, top, edit are disabled (shells, tunnels and fetching files change no job: allowed)",
+            "read-only: cancel, hold, release, requeue, top, edit are disabled",
             t.warn(),
+        )));
+        lines.push(Line::from(Span::styled(
+            "  (a shell, tunnels and fetching files change no job: allowed)",
+            t.dim(),
         )));
     }
     for (action, keys) in app.keymap.bindings(app.focus) {
