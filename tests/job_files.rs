@@ -378,8 +378,8 @@ async fn the_files_view_walks_previews_and_fetches_in_the_real_dashboard() {
     t.wait("only the job", LIMIT, |s| {
         s.contains("jobs 1") && row(s, id).is_some()
     });
-    // The work directory is the job's only one: the view opens in it.
-    t.keys(&["y"]);
+    // The work directory is the job's only one: the view opens in it (`y` does the same).
+    t.keys(&[":", "files", "Enter"]);
     t.wait("the listing", LIMIT, |s| {
         s.contains(&format!("files · job {id}")) && s.contains("logs/") && s.contains("notes.csv")
     });

@@ -118,7 +118,7 @@ fn entry_line(
 
 /// `[█████░░░░░]  52% 52.0 MiB of 100.0 MiB · esc stops · what → dest (file)`; the end
 /// is cut on a narrow screen.
-fn progress_line(c: &Copy) -> String {
+fn progress_line(c: &Copy, now: chrono::NaiveDateTime) -> String {
     let pct = (c.done.min(c.total) * 100)
         .checked_div(c.total)
         .unwrap_or(0) as usize;
@@ -134,8 +134,17 @@ fn progress_line(c: &Copy) -> String {
     } else {
         format!(" · {}", c.file)
     };
+    let secs = (now - c.started).num_milliseconds() as f64 / 1000.0;
+    let rate = if secs >= 1.0 {
+        format!(
+            " · {:.1} MiB/s",
+            c.done as f64 / f64::from(1u32 << 20) / secs
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "[{}{}] {pct:>3}% {of} · esc stops · {}{file} → {}",
+        "[{}{}] {pct:>3}% {of}{rate} · esc stops · {}{file} → {}",
         "█".repeat(full),
         "░".repeat(bar_w - full),
         c.what,
@@ -143,7 +152,7 @@ fn progress_line(c: &Copy) -> String {
     )
 }
 
-fn bottom(v: &FilesView) -> (String, bool) {
+fn bottom(v: &FilesView, now: chrono::NaiveDateTime) -> (String, bool) {
     if let Some(a) = &v.ask {
         return (
             format!(
@@ -156,7 +165,7 @@ fn bottom(v: &FilesView) -> (String, bool) {
         );
     }
     if let Some(c) = &v.copy {
-        return (progress_line(c), false);
+        return (progress_line(c, now), false);
     }
     match &v.status {
         Some(s) => (
@@ -177,7 +186,7 @@ impl Widget for FilesWidget<'_> {
         let over = view_area((area.width, area.height), self.status_rows);
         Clear.render(over, buf);
         let width = usize::from(over.width);
-        let (line, alert) = bottom(v);
+        let (line, alert) = bottom(v, app.now);
         let line_style = if alert { t.warn() } else { t.dim() };
         if let Some(p) = &v.preview {
             let r = preview_area(over);
