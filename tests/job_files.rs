@@ -185,6 +185,31 @@ async fn fetch_copies_a_file_and_a_directory_with_odd_names_identically_and_resu
     }
     assert!(got.join("empty").is_dir());
 
+    // A name that is not UTF-8, given on the command line as the bytes it is.
+    let odd = local.path().join("odd.bin");
+    let out = Command::new(env!("CARGO_BIN_EXE_slurmdash"))
+        .arg("--config")
+        .arg(dev_config())
+        .args(["fetch", &id.to_string()])
+        .arg(std::ffi::OsStr::from_bytes(b"res dir/\xff\xfe not utf-8"))
+        .arg(&odd)
+        .env_remove("SLURM_HOSTNAME")
+        .stdin(Stdio::null())
+        .output()
+        .expect("fetch");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    assert!(
+        text(&out.stdout).contains("\\xff\\xfe not utf-8"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(std::fs::read(&odd).expect("read"), b"b");
+
     // A path that is not there: exit 1, naming what failed and what to do.
     let out = fetch(&[&id.to_string(), "no/such.txt"], &[]);
     assert_eq!(out.status.code(), Some(1));

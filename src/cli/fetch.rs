@@ -30,7 +30,7 @@ pub struct FetchArgs {
     /// slurmdash launched (else the job's work directory), e.g. `specs/launch.json`. A name
     /// starting with `-` is taken as a path.
     #[arg(value_name = "PATH", allow_hyphen_values = true)]
-    pub path: String,
+    pub path: PathBuf,
     /// Where to put it (default: the current directory). An existing directory receives it
     /// under its own name; a partial file already there is resumed.
     #[arg(value_name = "DEST")]
@@ -140,13 +140,16 @@ async fn fetch(
     args: &FetchArgs,
 ) -> Result<ExitCode> {
     let timeout = cluster.settings.command_timeout();
-    let path = if args.path.starts_with('/') {
-        args.path.clone()
+    use std::os::unix::ffi::OsStrExt;
+    let given = args.path.as_os_str().as_bytes();
+    let src_buf = if given.starts_with(b"/") {
+        given.to_vec()
     } else {
         let base = base_dir(cluster, remote, id).await?;
-        resolve(&args.path, base.as_deref()).map_err(|e| eyre!("job {id}: {e}"))?
+        resolve(given, base.as_deref()).map_err(|e| eyre!("job {id}: {e}"))?
     };
-    let src = path.as_bytes();
+    let src = src_buf.as_slice();
+    let path = super::printable(&display_name(src));
     let entry = copy::stat(remote, src, timeout).await.map_err(|e| {
         eyre!("{e} (job {id}; check the path with `ssh` or in the dashboard's files view, y)")
     })?;

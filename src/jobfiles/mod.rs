@@ -148,15 +148,17 @@ pub fn roots(job_dir: Option<&str>, work_dir: Option<&str>) -> Vec<Root> {
 }
 
 /// `path` as the cluster sees it: absolute paths stay, relative ones are taken below `base`
-/// (the job directory of a launch, else the work directory).
-pub fn resolve(path: &str, base: Option<&str>) -> Result<String, String> {
-    if path.starts_with('/') {
-        return Ok(path.to_string());
+/// (the job directory of a launch, else the work directory). Bytes: a path need not be
+/// UTF-8.
+pub fn resolve(path: &[u8], base: Option<&str>) -> Result<Vec<u8>, String> {
+    if path.starts_with(b"/") {
+        return Ok(path.to_vec());
     }
     match base.filter(|b| !b.is_empty()) {
-        Some(b) => Ok(format!("{}/{}", b.trim_end_matches('/'), path)),
+        Some(b) => Ok(join(b.trim_end_matches('/').as_bytes(), path)),
         None => Err(format!(
-            "`{path}` is relative and the job has neither a job directory nor a work directory Slurm reports: give an absolute path"
+            "`{}` is relative and the job has neither a job directory nor a work directory Slurm reports: give an absolute path",
+            display_name(path)
         )),
     }
 }
@@ -215,11 +217,11 @@ mod tests {
         assert_eq!(roots(Some("/w"), Some("/w")).len(), 1);
         assert!(roots(None, Some("")).is_empty());
         assert_eq!(
-            resolve("specs/launch.json", Some("/r/7/")).as_deref(),
-            Ok("/r/7/specs/launch.json")
+            resolve(b"specs/launch.json", Some("/r/7/")).as_deref(),
+            Ok(&b"/r/7/specs/launch.json"[..])
         );
-        assert_eq!(resolve("/abs", None).as_deref(), Ok("/abs"));
-        assert!(resolve("rel", None).is_err());
+        assert_eq!(resolve(b"/abs", None).as_deref(), Ok(&b"/abs"[..]));
+        assert!(resolve(b"rel", None).is_err());
         let d = local_dest(Path::new("/dl"), "123", b"/r/a b").expect("dest");
         assert_eq!(d, Path::new("/dl/123/a b"));
     }
