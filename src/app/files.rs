@@ -260,7 +260,7 @@ impl App {
             v.rel.push(e.name);
             return self.files_list();
         }
-        if e.kind != jobfiles::list::Kind::File {
+        if !e.is_file_like() {
             v.status = Some(format!(
                 "{} is not a regular file: nothing to show",
                 e.display()
@@ -348,7 +348,7 @@ impl App {
                 return Vec::new();
             };
             let size = (!e.is_dir()).then_some(e.size);
-            if !e.is_dir() && e.kind != jobfiles::list::Kind::File {
+            if !e.is_dir() && !e.is_file_like() {
                 v.status = Some(format!(
                     "{} is not a regular file: not fetched",
                     e.display()
@@ -384,15 +384,16 @@ impl App {
             dest,
             bytes: size,
         };
-        self.files_start_or_ask(ask)
+        self.files_start_or_ask(ask, false)
     }
 
-    fn files_start_or_ask(&mut self, ask: Ask) -> Vec<Cmd> {
+    /// Starts the copy, or asks first when it is large and not `confirmed` yet.
+    fn files_start_or_ask(&mut self, ask: Ask, confirmed: bool) -> Vec<Cmd> {
         let now = self.now;
         let Some(v) = self.files.view.as_mut() else {
             return Vec::new();
         };
-        if ask.bytes > CONFIRM_BYTES {
+        if ask.bytes > CONFIRM_BYTES && !confirmed {
             v.ask = Some(ask);
             return Vec::new();
         }
@@ -470,12 +471,15 @@ impl App {
             FilesMsg::Planned { src, dest, result } => match result {
                 Ok(bytes) => {
                     v.status = None;
-                    return self.files_start_or_ask(Ask {
-                        src,
-                        dir: true,
-                        dest,
-                        bytes,
-                    });
+                    return self.files_start_or_ask(
+                        Ask {
+                            src,
+                            dir: true,
+                            dest,
+                            bytes,
+                        },
+                        false,
+                    );
                 }
                 Err(e) => v.status = Some(e),
             },
@@ -505,7 +509,7 @@ impl App {
         };
         if let Some(ask) = v.ask.take() {
             if matches!(k.code, KeyCode::Char('y') | KeyCode::Enter) {
-                return self.files_start_or_ask(Ask { bytes: 0, ..ask });
+                return self.files_start_or_ask(ask, true);
             }
             v.status = Some("not fetched".into());
             return Vec::new();

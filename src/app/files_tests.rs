@@ -263,6 +263,13 @@ fn fetch_progress_esc_stops_and_large_copies_ask_first() {
     a.update(key('f'));
     let cmds = files(&a.update(key('y')));
     assert!(matches!(&cmds[..], [FilesCmd::Fetch { src, .. }] if src == b"/r/7/model.ckpt"));
+    let c = a
+        .files
+        .view
+        .as_ref()
+        .and_then(|v| v.copy.clone())
+        .expect("copying");
+    assert_eq!(c.total, 300 << 20, "the bar knows the size it asked about");
     a.update(Msg::Files(FilesMsg::Fetched {
         dest: PathBuf::from("/dl/237/model.ckpt"),
         result: Ok("300.0 MiB in 3.0 s (100.0 MiB/s), sha256 checked".into()),

@@ -69,6 +69,12 @@ impl Entry {
         super::display_name(&self.name)
     }
 
+    /// A regular file, or a link that is not to a directory (previewed and fetched through
+    /// the link; a broken one says so when read).
+    pub fn is_file_like(&self) -> bool {
+        matches!(self.kind, Kind::File | Kind::Link { to_dir: false })
+    }
+
     /// Entered with enter: a directory or a link to one.
     pub fn is_dir(&self) -> bool {
         matches!(self.kind, Kind::Dir | Kind::Link { to_dir: true })
