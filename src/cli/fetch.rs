@@ -150,9 +150,9 @@ async fn fetch(
     };
     let src = src_buf.as_slice();
     let path = super::printable(&display_name(src));
-    let entry = copy::stat(remote, src, timeout).await.map_err(|e| {
-        eyre!("{e} (job {id}; check the path with `ssh` or in the dashboard's files view, y)")
-    })?;
+    let entry = copy::stat(remote, src, timeout)
+        .await
+        .map_err(|e| eyre!("job {id}: {e}"))?;
     let Some(name) = base_name(src) else {
         return Err(eyre!(
             "{path} has no name to save it under: name a file or directory inside it"
