@@ -276,7 +276,9 @@ impl App {
         let shown = jobfiles::display_name(&path);
         let mut pane = LogPane::new(Stream::Stdout);
         pane.set_path(&shown);
-        let v = self.files.view.as_mut().expect("checked above");
+        let Some(v) = self.files.view.as_mut() else {
+            return Vec::new();
+        };
         v.preview = Some(Preview {
             path: path.clone(),
             pane,
@@ -527,11 +529,16 @@ impl App {
                 ));
                 return vec![Cmd::Files(FilesCmd::Stop { job: v.job.clone() })];
             }
-            KeyCode::Char('?') => self.help = true,
+            KeyCode::Char('?') => {
+                self.help = true;
+                return Vec::new();
+            }
             KeyCode::Char('f') => return self.files_fetch(),
             _ => {}
         }
-        let v = self.files.view.as_mut().expect("checked above");
+        let Some(v) = self.files.view.as_mut() else {
+            return Vec::new();
+        };
         if let Some(p) = v.preview.as_mut() {
             match k.code {
                 KeyCode::Esc | KeyCode::Char('q' | 'h') | KeyCode::Backspace | KeyCode::Left => {
