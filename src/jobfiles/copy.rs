@@ -1,8 +1,8 @@
 //! Moving a job's files to this machine over any [`Remote`]: one streamed exec per file
-//! (`tail -c +N`, so a partial local file resumes from its size), followed in the same exec
-//! by the file's sha256 on the cluster, checked against the bytes written here. A directory
-//! is fetched file by file from one listing of its tree (so it resumes too, and every file
-//! is checked); symbolic links and special files in it are listed as skipped.
+//! (`tail -c +N`, so a partial local file resumes from its size), with the file's sha256 on
+//! the cluster computed beside it in the same exec, checked against the bytes written here.
+//! A directory is fetched file by file from one listing of its tree (so it resumes too, and
+//! every file is checked); symbolic links and special files in it are listed as skipped.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -15,16 +15,19 @@ use super::{display_name, encode_arg, join, PREVIEW_BYTES};
 use crate::remote::{ExecEvent, Remote};
 
 /// `sh -c FETCH_SCRIPT sh ENCODED_PATH START`: the file's bytes from START (1-based) on
-/// stdout, then `sha256 HEX` of the whole file on stderr. Exit 3: missing, 4: not a regular
-/// file, 5: not readable, 6: tail failed, 7: sha256sum failed.
+/// stdout and, from a second read of the file running at the same time (so the hash costs
+/// no time after the copy, and never comes from the bytes sent), `sha256 HEX` of the whole
+/// file on stderr. Exit 3: missing, 4: not a regular file, 5: not readable, 6: tail failed,
+/// 7: sha256sum failed.
 pub const FETCH_SCRIPT: &str = r#"p=$(printf '%bx' "$1"); p=${p%x}
 case $p in -*) p=./$p;; esac
 [ -e "$p" ] || { echo "no such file" >&2; exit 3; }
 [ -f "$p" ] || { echo "not a regular file" >&2; exit 4; }
 [ -r "$p" ] || { echo "permission denied" >&2; exit 5; }
-tail -c +"$2" -- "$p" || exit 6
-sum=$(sha256sum < "$p") || exit 7
-echo "sha256 ${sum%% *}" >&2
+{ sum=$(sha256sum < "$p") && echo "sha256 ${sum%% *}" >&2; } &
+h=$!
+tail -c +"$2" -- "$p" || { kill "$h" 2>/dev/null; exit 6; }
+wait "$h" || exit 7
 "#;
 
 /// `sh -c STAT_SCRIPT sh ENCODED_PATH`: the path's own entry in [`LIST_SCRIPT`]'s format
