@@ -89,6 +89,8 @@ pub enum Msg {
         result: Box<Result<crate::slurm::live::LiveSample, String>>,
         at: NaiveDateTime,
     },
+    /// The files view: a listing, a preview, a copy's progress or end.
+    Files(crate::jobfiles::FilesMsg),
     /// A message from the workers of one of the dashboard's clusters (by its number).
     Cluster(u16, Box<Msg>),
 }
@@ -155,7 +157,8 @@ impl Msg {
             | Msg::Submitted(_)
             | Msg::RegistryJobs(Err(_))
             | Msg::Partitions { .. }
-            | Msg::RemoteStats { .. } => {}
+            | Msg::RemoteStats { .. }
+            | Msg::Files(_) => {}
         }
     }
 
@@ -245,6 +248,8 @@ pub enum Cmd {
     FetchPartitions,
     /// One live sample of a running job.
     SampleLive(Box<crate::slurm::live::LiveTarget>),
+    /// The files view's work: list, preview, size, fetch, stop.
+    Files(crate::jobfiles::FilesCmd),
 }
 
 impl Cmd {
@@ -265,6 +270,7 @@ impl Cmd {
             Cmd::PollWith { sacct } => sacct.iter_mut().for_each(f),
             Cmd::FetchPending(job) => f(&mut job.id),
             Cmd::SampleLive(t) => f(&mut t.id),
+            Cmd::Files(c) => f(c.job_mut()),
             Cmd::PollQueue
             | Cmd::Reconnect
             | Cmd::Quit

@@ -32,6 +32,8 @@ pub struct Config {
     pub retry: crate::retry::RetryPolicy,
     /// `[notify]`: bell and desktop notifications on job changes.
     pub notify: crate::notify::NotifyConfig,
+    /// `[files]`: where the files view and `fetch` put what they copy.
+    pub files: crate::jobfiles::FilesConfig,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]

@@ -6,6 +6,7 @@ mod clusters;
 mod conn;
 mod edit;
 mod events;
+pub mod files;
 mod form;
 mod input;
 pub mod insight;
@@ -26,6 +27,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 pub use edit::{EditForm, EDIT_FIELDS};
 pub use events::{notifications, Event, EventKind, Events, Own};
+pub use files::{FilesState, FilesView};
 pub use form::{Busy, FormState, LaunchContext, FIELDS};
 pub use input::{Input, InputKind, COMMANDS};
 pub use logs::LogState;
@@ -156,6 +158,8 @@ pub struct App {
     pub tunnels: Vec<crate::payload::Tunnel>,
     /// Live use of running jobs (sstat, nvidia-smi), sampled while selected.
     pub live: live::LiveState,
+    /// The files view (`y`, `:files`) and where fetches go.
+    pub files: FilesState,
 }
 
 impl App {
@@ -193,6 +197,7 @@ impl App {
             form: None,
             tunnels: Vec::new(),
             live: live::LiveState::default(),
+            files: FilesState::default(),
         }
     }
 
@@ -278,6 +283,7 @@ impl App {
                 self.on_stats(stats, at);
                 Vec::new()
             }
+            Msg::Files(m) => self.on_files_msg(m),
         }
     }
 
@@ -458,6 +464,9 @@ impl App {
         if self.confirm.is_some() {
             return self.on_confirm_key(k);
         }
+        if self.files.view.is_some() && self.input.is_none() {
+            return self.on_files_key(k);
+        }
         if self.edit.is_some() {
             return self.on_edit_key(k);
         }
@@ -585,6 +594,7 @@ impl App {
             Action::NewJob => return self.open_form(),
             Action::Shell => return self.open_shell(None),
             Action::Forward => return self.open_forward(),
+            Action::Files => return self.open_files(),
         }
         Vec::new()
     }

@@ -12,6 +12,9 @@ pub struct HelpWidget<'a> {
 }
 
 pub fn help_lines(app: &App) -> Vec<Line<'static>> {
+    if app.files.view.is_some() {
+        return super::files::help_lines(app);
+    }
     let t = &app.theme;
     let mut lines = vec![Line::from(Span::styled(
         format!("keys in the {} pane", app.focus.title()),
@@ -21,6 +24,10 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
         lines.push(Line::from(Span::styled(
             "read-only: cancel, hold, release, requeue, top, edit are disabled",
             t.warn(),
+        )));
+        lines.push(Line::from(Span::styled(
+            "  (a shell, tunnels and fetching files change no job: allowed)",
+            t.dim(),
         )));
     }
     for (action, keys) in app.keymap.bindings(app.focus) {

@@ -4,6 +4,7 @@
 pub mod detail;
 pub mod edit;
 pub mod events;
+pub mod files;
 pub mod form;
 pub mod help;
 pub mod log;
@@ -121,6 +122,15 @@ pub fn draw(f: &mut Frame, app: &App) {
                 theme: &app.theme,
             },
             over,
+        );
+    }
+    if app.files.view.is_some() {
+        f.render_widget(
+            files::FilesWidget {
+                app,
+                status_rows: areas.status.height,
+            },
+            size,
         );
     }
     if let Some(form) = &app.edit {

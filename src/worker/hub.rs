@@ -78,6 +78,8 @@ pub struct Hub {
     ticks: u64,
     /// Sends `Msg::PollDue` at the refresh interval, once started.
     timer: Option<JoinHandle<()>>,
+    /// The files view's copy under way.
+    files: crate::worker::files::FilesWorker,
 }
 
 impl Hub {
@@ -106,6 +108,7 @@ impl Hub {
             reported: Arc::new(Mutex::new(None)),
             ticks: 0,
             timer: None,
+            files: Default::default(),
         }
     }
 
@@ -291,6 +294,10 @@ impl Hub {
                 self.tx.clone(),
                 self.s.timeout,
             ),
+            Cmd::Files(c) => {
+                let (tx, remote, s) = self.parts();
+                self.files.run(c, remote, tx, s.timeout);
+            }
             Cmd::Quit | Cmd::Suspend | Cmd::AddCluster(_) | Cmd::Shell { .. } => {}
         }
     }

@@ -1,6 +1,7 @@
 //! Background work: receives commands, sends messages. Never touches UI state.
 
 pub mod fetch;
+pub mod files;
 pub mod flight;
 pub mod hub;
 pub mod launch;
