@@ -103,6 +103,14 @@ pub enum Msg {
         id: JobId,
         result: Box<Result<crate::worker::history::Recovered, String>>,
     },
+    /// A live sample of a running job (sstat, nvidia-smi on its nodes), taken at `at`.
+    Live {
+        id: JobId,
+        result: Box<Result<crate::slurm::live::LiveSample, String>>,
+        at: NaiveDateTime,
+    },
+    /// The files view: a listing, a preview, a copy's progress or end.
+    Files(crate::jobfiles::FilesMsg),
     /// A message from the workers of one of the dashboard's clusters (by its number).
     Cluster(u16, Box<Msg>),
 }
@@ -148,6 +156,7 @@ impl Msg {
             }
             Msg::Triaged { id, .. }
             | Msg::Forwarded { id, .. }
+            | Msg::Live { id, .. }
             | Msg::Relaunch { id, .. }
             | Msg::Recovered { id, .. } => f(id),
             Msg::RegistryJobs(Ok(js)) => jobs(js, f),
@@ -184,7 +193,8 @@ impl Msg {
             | Msg::Submitted(_)
             | Msg::RegistryJobs(Err(_))
             | Msg::Partitions { .. }
-            | Msg::RemoteStats { .. } => {}
+            | Msg::RemoteStats { .. }
+            | Msg::Files(_) => {}
         }
     }
 
@@ -281,6 +291,10 @@ pub enum Cmd {
     },
     /// Recover a job's options and batch script (a job slurmdash did not launch), for `L`.
     Recover(JobId),
+    /// One live sample of a running job.
+    SampleLive(Box<crate::slurm::live::LiveTarget>),
+    /// The files view's work: list, preview, size, fetch, stop.
+    Files(crate::jobfiles::FilesCmd),
 }
 
 impl Cmd {
@@ -302,6 +316,8 @@ impl Cmd {
             }
             Cmd::PollWith { sacct } => sacct.iter_mut().for_each(f),
             Cmd::FetchPending(job) => f(&mut job.id),
+            Cmd::SampleLive(t) => f(&mut t.id),
+            Cmd::Files(c) => f(c.job_mut()),
             Cmd::PollQueue
             | Cmd::Reconnect
             | Cmd::Quit

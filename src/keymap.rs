@@ -59,6 +59,8 @@ pub enum Action {
     HistoryNewer,
     /// Launch a finished job again with the values its use suggests.
     Relaunch,
+    /// The selected job's files: walk, preview, fetch.
+    Files,
 }
 
 impl Action {
@@ -119,7 +121,8 @@ impl Action {
             Action::Forward => "tunnel a port the running job serves",
             Action::HistoryOlder => ":history: a week further back",
             Action::HistoryNewer => ":history: a week less far back",
-            Action::Relaunch => "relaunch a finished job with the suggested time/memory/GPUs",
+            Action::Relaunch => "relaunch a finished job, sized by its use",
+            Action::Files => "the job's files: walk, preview, fetch (also :files)",
         }
     }
 }
@@ -300,6 +303,7 @@ const DEFAULT_GLOBAL: &[(&str, Action)] = &[
     ("x", Action::Shell),
     ("F", Action::Forward),
     ("L", Action::Relaunch),
+    ("y", Action::Files),
 ];
 
 const DEFAULT_QUEUE: &[(&str, Action)] = &[

@@ -217,6 +217,27 @@ struct Largest {
     nodes: u32,
 }
 
+/// The partitions other than `except` with a node of at least `cpus` CPUs (sinfo).
+async fn partitions_with_cpus(cpus: u32, except: &str) -> Vec<String> {
+    let out = run(
+        &remote(),
+        &["sinfo", "--noheader", "--Node", "--format=%P|%c"],
+    )
+    .await;
+    assert!(out.success(), "sinfo: {}", out.stderr_lossy());
+    let mut parts: Vec<String> = out
+        .stdout_lossy()
+        .lines()
+        .filter_map(|l| l.split_once('|'))
+        .filter(|(_, c)| c.trim().parse::<u32>().is_ok_and(|c| c >= cpus))
+        .map(|(p, _)| p.trim_end_matches('*').to_string())
+        .filter(|p| p != except)
+        .collect();
+    parts.sort();
+    parts.dedup();
+    parts
+}
+
 async fn largest_node(partition: &str) -> Largest {
     let out = run(
         &remote(),
@@ -279,12 +300,34 @@ async fn each_rejection_names_the_problem_and_submits_nothing() {
         big.gpus
     );
     let many_msg = format!("partition short has {nodes} node(s)");
+    // Too many CPUs for partition cpu's nodes: the refusal names the partitions whose nodes
+    // hold the request (from sinfo: every other partition with a node that large).
+    let cpu_part = largest_node("cpu").await;
+    let want_cpus = cpu_part.cpus + 1;
+    let mut holders = partitions_with_cpus(want_cpus, "cpu").await;
+    holders.sort();
+    let where_msg = match holders.as_slice() {
+        [] => "no partition of this cluster has a node that holds it".to_string(),
+        [one] => format!("pick partition {one}, whose nodes hold it"),
+        [first @ .., last] => format!(
+            "pick partition {} or {last}, whose nodes hold it",
+            first.join(", ")
+        ),
+    };
+    let elsewhere_msg = format!(
+        "{want_cpus} CPUs per task, but the largest node in cpu has {}: ask for at most {} or {where_msg}",
+        cpu_part.cpus, cpu_part.cpus
+    );
     let cases: Vec<(Vec<String>, &str)> = vec![
         (
             vec!["time=1h".into()],
             "over partition short's MaxTime 30:00",
         ),
         (vec![format!("cpus_per_task={cpus}")], &cpu_msg),
+        (
+            vec!["partition=cpu".into(), format!("cpus_per_task={want_cpus}")],
+            &elsewhere_msg,
+        ),
         (vec![format!("mem={mem}M")], &mem_msg),
         (
             vec![

@@ -231,14 +231,34 @@ fn requests_larger_than_the_largest_node_are_refused() {
     one(
         &s,
         Field::Cpus,
-        "17 CPUs per task, but the largest node in polar has 16",
+        "17 CPUs per task, but the largest node in polar has 16: ask for at most 16 or pick partition gpu4, whose nodes hold it",
+    );
+    // Without GPUs the 64-CPU node of mixed holds it too.
+    s.gpus = 0;
+    one(
+        &s,
+        Field::Cpus,
+        "or pick partition gpu4 or mixed, whose nodes hold it",
+    );
+    s.cpus_per_task = 40;
+    one(
+        &s,
+        Field::Cpus,
+        "or pick partition mixed, whose nodes hold it",
+    );
+    s.gpus = 1;
+    s.cpus_per_task = 65;
+    one(
+        &s,
+        Field::Cpus,
+        "ask for less: no partition of this cluster has a node that holds it",
     );
     s.cpus_per_task = 16;
     s.mem = "65G".into();
     one(
         &s,
         Field::Mem,
-        "65G memory per node, but the largest node in polar has 64G",
+        "65G memory per node, but the largest node in polar has 64G: ask for at most that or pick partition gpu4, whose nodes hold it",
     );
     s.mem = "64G".into();
     assert!(problems(&s).is_empty(), "{:?}", problems(&s));

@@ -209,3 +209,62 @@ fn closing_the_prompt_exits_cleanly() {
         t.wait("echo back on", LIMIT, |s| s.contains("typed-after"));
     }
 }
+
+/// `slurmdash login` says each refused code was refused; when the server stops asking, it
+/// ends with exit 1 and ssh's own words, leaving no master; a wrong code then the right one
+/// logs in.
+#[test]
+fn login_says_each_refused_code_and_ends_cleanly_when_the_server_gives_up() {
+    let rt = RuntimeDir::new();
+    let xdg = rt.env();
+    let env = [("XDG_RUNTIME_DIR", xdg.as_str())];
+    let cfg = config();
+
+    let t = Tmux::start_with(&cfg, &["login"], &env);
+    let wrong = wrong_code();
+    let mut asked = 1;
+    t.wait("the code prompt", LIMIT, |s| prompts(s) == asked);
+    // Wrong codes until the server stops asking (ssh asks three times by default); each
+    // refusal that is followed by a new prompt is said.
+    let s = loop {
+        t.keys(&[&wrong, "Enter"]);
+        let s = t.wait("another prompt or the end", LIMIT, |s| {
+            prompts(s) > asked || s.contains("EXITED:")
+        });
+        if s.contains("EXITED:") {
+            break s;
+        }
+        asked += 1;
+        assert!(asked <= 6, "the server never stopped asking:\n{s}");
+        assert_eq!(
+            s.matches("that answer was not accepted; try again").count(),
+            asked - 1,
+            "each refusal said once:\n{s}"
+        );
+    };
+    assert!(asked >= 2, "only one code was asked for:\n{s}");
+    assert!(s.contains("EXITED:1"), "{s}");
+    assert!(!s.contains("panicked"), "{s}");
+    assert!(
+        s.contains("Permission denied"),
+        "ssh's words are kept:\n{s}"
+    );
+    assert!(!s.contains(&wrong), "the code was echoed:\n{s}");
+    assert!(
+        rt.sockets().iter().all(|s| !master_alive(s)) && rt.masters().is_empty(),
+        "a master was left behind after the failed login"
+    );
+
+    // A wrong code, then the right one: logged in, the master kept for later commands.
+    let t = Tmux::start_with(&cfg, &["login"], &env);
+    t.wait("the code prompt", LIMIT, |s| prompts(s) == 1);
+    t.keys(&[&wrong, "Enter"]);
+    let s = t.wait("the prompt again", LIMIT, |s| prompts(s) == 2);
+    assert!(s.contains("that answer was not accepted; try again"), "{s}");
+    t.keys(&[&code_now(), "Enter"]);
+    let s = t.wait("login done", LIMIT, |s| s.contains("EXITED:"));
+    assert!(s.contains("EXITED:0"), "{s}");
+    let sock = login_socket(&rt);
+    assert!(master_alive(&sock), "no master after the login");
+    master_exit(&sock);
+}

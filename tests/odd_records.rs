@@ -110,3 +110,88 @@ async fn odd_names_and_dirs_spoil_no_listing() {
     assert!(jobs.iter().all(|j| j.problem.is_none()));
     assert!(extra.problems.is_empty(), "{:?}", extra.problems);
 }
+
+/// `slurmdash jobs` when one record of squeue's output does not read: real output of the
+/// 26.05 dev cluster (the fixture) with one field cut out of job 81's record, printed by a
+/// stand-in `squeue` on a cluster that runs its commands on this machine (`local = true`).
+/// The listing still succeeds, every other job is listed, the bad row is marked `!`, and
+/// stderr names the problem and the job.
+#[test]
+fn jobs_lists_the_rest_and_names_a_record_that_does_not_read() {
+    let real = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/slurm/26.05/squeue_me.out"),
+    )
+    .expect("fixture");
+    // Job 81's record loses its reason field ("\x1fResources"): one field short.
+    let start = real
+        .windows(4)
+        .position(|w| w == b"\n81\x1f")
+        .expect("job 81 in the fixture")
+        + 1;
+    let end = start
+        + real[start..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .expect("end of record");
+    let record = &real[start..end];
+    let cut = record
+        .windows(10)
+        .position(|w| w == b"\x1fResources")
+        .expect("reason field")
+        + start;
+    let mut bad = real[..cut].to_vec();
+    bad.extend_from_slice(&real[cut + 10..]);
+    let ids_total = real.iter().filter(|&&b| b == 0x1e).count();
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out_file = dir.path().join("squeue.out");
+    std::fs::write(&out_file, &bad).expect("write");
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).expect("mkdir");
+    let squeue = bin.join("squeue");
+    std::fs::write(
+        &squeue,
+        format!("#!/bin/sh\nexec cat '{}'\n", out_file.display()),
+    )
+    .expect("write squeue");
+    std::fs::set_permissions(&squeue, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let cfg = dir.path().join("config.toml");
+    std::fs::write(
+        &cfg,
+        "default_cluster = \"here\"\n[clusters.here]\nlocal = true\nuser = \"sduser\"\n",
+    )
+    .expect("config");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = slurmdash_env(&cfg, &["jobs"], &[("PATH", &path)]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(
+        out.status.success(),
+        "exit {:?}\n{stdout}\n{stderr}",
+        out.status
+    );
+    assert!(
+        stdout.lines().any(|l| l.starts_with("81!")),
+        "job 81 not marked `!`:\n{stdout}"
+    );
+    let listed = stdout
+        .lines()
+        .filter(|l| l.chars().next().is_some_and(|c| c.is_ascii_digit()))
+        .count();
+    assert_eq!(listed, ids_total, "every job listed once:\n{stdout}");
+    for id in ["71", "82"] {
+        assert!(
+            stdout.lines().any(|l| l.starts_with(&format!("{id} "))),
+            "job {id} missing:\n{stdout}"
+        );
+    }
+    assert!(
+        stderr.starts_with("slurmdash: ") && stderr.contains("81") && stderr.contains("squeue"),
+        "stderr does not name the problem, the job and the command:\n{stderr}"
+    );
+}

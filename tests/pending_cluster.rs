@@ -70,6 +70,7 @@ fn detail_text(job: &Job, info: Option<&PendingInfo>) -> String {
             edit_key: Some("E"),
         },
         efficiency: None,
+        live: Default::default(),
     }
     .render(buf.area, &mut buf);
     let mut s = String::new();

@@ -55,12 +55,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("forward PORT", "tunnel a job's port"),
     ("tunnels", "open tunnels"),
     ("untunnel PORT", "close a tunnel"),
+    ("files", "the job's files"),
     ("events", "log of job changes"),
     ("partitions", "partitions at a glance"),
-    (
-        "history [DAYS]",
-        "your finished jobs (7 days; [ ] a week more/less)",
-    ),
+    ("history [DAYS]", "finished jobs ([ ] ±week)"),
     ("stats", "commands, bytes, RTT"),
 ];
 
@@ -152,6 +150,7 @@ impl App {
                 Vec::new()
             }
             ("tunnels", _) => self.list_tunnels(),
+            ("files", _) => self.open_files(),
             ("untunnel", [port]) => self.untunnel(port),
             ("shell", []) => self.open_shell(None),
             ("shell", [node]) => self.open_shell(Some(node)),

@@ -6,10 +6,12 @@ mod clusters;
 mod conn;
 mod edit;
 mod events;
+pub mod files;
 mod form;
 pub mod history;
 mod input;
 pub mod insight;
+pub mod live;
 mod logs;
 mod nav;
 mod ops;
@@ -27,6 +29,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 pub use edit::{EditForm, EDIT_FIELDS};
 pub use events::{notifications, Event, EventKind, Events, Own};
+pub use files::{FilesState, FilesView};
 pub use form::{Busy, FormState, LaunchContext, FIELDS};
 pub use input::{Input, InputKind, COMMANDS};
 pub use logs::LogState;
@@ -157,6 +160,10 @@ pub struct App {
     pub tunnels: Vec<crate::payload::Tunnel>,
     /// `:history` and finished jobs' efficiency reports.
     pub history: history::HistoryState,
+    /// Live use of running jobs (sstat, nvidia-smi), sampled while selected.
+    pub live: live::LiveState,
+    /// The files view (`y`, `:files`) and where fetches go.
+    pub files: FilesState,
 }
 
 impl App {
@@ -194,6 +201,8 @@ impl App {
             form: None,
             tunnels: Vec::new(),
             history: history::HistoryState::default(),
+            live: live::LiveState::default(),
+            files: FilesState::default(),
         }
     }
 
@@ -282,10 +291,12 @@ impl App {
                 self.cluster.insight.partitions.set(result, at);
                 Vec::new()
             }
+            Msg::Live { id, result, at } => self.on_live(id, *result, at),
             Msg::RemoteStats { stats, at } => {
                 self.on_stats(stats, at);
                 Vec::new()
             }
+            Msg::Files(m) => self.on_files_msg(m),
         }
     }
 
@@ -358,6 +369,7 @@ impl App {
                 cmds.extend(interval);
                 cmds.extend(reattach);
                 cmds.extend(self.close_ended_tunnels(&running));
+                cmds.extend(self.live_on_refresh(&running));
                 cmds.extend(events);
                 cmds
             }
@@ -404,6 +416,7 @@ impl App {
             }
         }
         cmds.extend(self.pending_for_selection());
+        cmds.extend(self.live_due());
         cmds
     }
 
@@ -466,6 +479,9 @@ impl App {
         }
         if self.confirm.is_some() {
             return self.on_confirm_key(k);
+        }
+        if self.files.view.is_some() && self.input.is_none() {
+            return self.on_files_key(k);
         }
         if self.edit.is_some() {
             return self.on_edit_key(k);
@@ -599,6 +615,7 @@ impl App {
             Action::HistoryOlder => return self.history_days(true),
             Action::HistoryNewer => return self.history_days(false),
             Action::Relaunch => return self.relaunch(),
+            Action::Files => return self.open_files(),
         }
         Vec::new()
     }

@@ -211,6 +211,31 @@ fn slurm_version(text: &str) -> Option<(u32, u32)> {
     Some((major, minor))
 }
 
+/// What doctor says of `sinfo --version`'s output.
+#[derive(Debug, PartialEq)]
+enum Verdict {
+    Ok(String),
+    /// What is wrong, and what to do.
+    Warn(String, &'static str),
+}
+
+fn version_verdict(text: &str) -> Verdict {
+    match slurm_version(text) {
+        Some(v) if v < OLDEST_SUPPORTED => Verdict::Warn(
+            format!(
+                "{text}: older than Slurm {}.{:02}, the oldest slurmdash is tested with",
+                OLDEST_SUPPORTED.0, OLDEST_SUPPORTED.1
+            ),
+            "some views may miss data or show errors; tell us what breaks",
+        ),
+        Some((major, minor)) => Verdict::Ok(format!("{major}.{minor:02} ({text})")),
+        None => Verdict::Warn(
+            format!("cannot read a version in `sinfo --version`: {text}"),
+            "slurmdash is tested with Slurm 22.05 to 26.05",
+        ),
+    }
+}
+
 async fn check_version(remote: &dyn Remote, report: &mut Report) {
     let argv = vec!["sinfo".to_string(), "--version".into()];
     match remote
@@ -219,24 +244,9 @@ async fn check_version(remote: &dyn Remote, report: &mut Report) {
     {
         Ok(out) if out.success() => {
             let text = out.stdout_lossy();
-            let text = text.trim();
-            match slurm_version(text) {
-                Some(v) if v < OLDEST_SUPPORTED => report.warn(
-                    "slurm version",
-                    &format!(
-                        "{text}: older than Slurm {}.{:02}, the oldest slurmdash is tested with",
-                        OLDEST_SUPPORTED.0, OLDEST_SUPPORTED.1
-                    ),
-                    "some views may miss data or show errors; tell us what breaks",
-                ),
-                Some((major, minor)) => {
-                    report.ok("slurm version", &format!("{major}.{minor:02} ({text})"))
-                }
-                None => report.warn(
-                    "slurm version",
-                    &format!("cannot read a version in `sinfo --version`: {text}"),
-                    "slurmdash is tested with Slurm 22.05 to 26.05",
-                ),
+            match version_verdict(text.trim()) {
+                Verdict::Ok(detail) => report.ok("slurm version", &detail),
+                Verdict::Warn(detail, advice) => report.warn("slurm version", &detail, advice),
             }
         }
         Ok(out) => report.fail(
@@ -459,5 +469,33 @@ mod credential_tests {
             parse_credentials_listing("mode 600\nmachine nvcr.io\nmachine 10.1.2.3\n"),
             Some(("600".into(), vec!["nvcr.io".into(), "10.1.2.3".into()]))
         );
+    }
+
+    #[test]
+    fn the_version_verdict_accepts_22_05_to_26_05_and_names_older_ones() {
+        assert_eq!(
+            version_verdict("slurm-wlm 22.05.8"),
+            Verdict::Ok("22.05 (slurm-wlm 22.05.8)".into())
+        );
+        assert_eq!(
+            version_verdict("slurm 26.05.5"),
+            Verdict::Ok("26.05 (slurm 26.05.5)".into())
+        );
+        for old in ["slurm 21.08.8", "slurm-wlm 20.11.9"] {
+            match version_verdict(old) {
+                Verdict::Warn(d, _) => assert!(
+                    d.contains("older than Slurm 22.05, the oldest slurmdash is tested with"),
+                    "{d}"
+                ),
+                v => panic!("{old}: {v:?}"),
+            }
+        }
+        match version_verdict("bash: sinfo: command not found") {
+            Verdict::Warn(d, advice) => {
+                assert!(d.starts_with("cannot read a version"), "{d}");
+                assert!(advice.contains("22.05 to 26.05"), "{advice}");
+            }
+            v => panic!("{v:?}"),
+        }
     }
 }

@@ -557,6 +557,30 @@ fn mib_text(m: u64) -> String {
     }
 }
 
+/// Where else the request fits: "pick partition long or short, whose nodes hold it", or,
+/// when no partition of the cluster has such a node, says so (what the user should change).
+fn elsewhere(want: &NodeNeed<'_>, chosen: &[&PartitionInfo], facts: &ClusterFacts) -> String {
+    let mut fit: Vec<&str> = facts
+        .nodes
+        .iter()
+        .filter(|n| !chosen.iter().any(|p| p.name == n.partition))
+        .filter(|n| {
+            n.cpus >= want.cpus && n.gpus >= want.gpus && want.mem_mb.is_none_or(|m| n.mem_mb >= m)
+        })
+        .map(|n| n.partition.as_str())
+        .collect();
+    fit.sort_unstable();
+    fit.dedup();
+    match fit.as_slice() {
+        [] => "ask for less: no partition of this cluster has a node that holds it".into(),
+        [one] => format!("pick partition {one}, whose nodes hold it"),
+        [first @ .., last] => format!(
+            "pick partition {} or {last}, whose nodes hold it",
+            first.join(", ")
+        ),
+    }
+}
+
 /// Checks the request against the largest node of the listed partitions (sinfo per node),
 /// naming the limit; nothing when the node sizes are unknown.
 fn fit_nodes(
@@ -581,8 +605,9 @@ fn fit_nodes(
         out.push(Problem {
             field: Field::Cpus,
             message: format!(
-                "{} CPUs per task, but the largest node in {names} has {max_cpus}: ask for at most {max_cpus} or pick a partition with larger nodes",
-                want.cpus
+                "{} CPUs per task, but the largest node in {names} has {max_cpus}: ask for at most {max_cpus} or {}",
+                want.cpus,
+                elsewhere(want, parts, facts)
             ),
         });
     }
@@ -590,9 +615,10 @@ fn fit_nodes(
         out.push(Problem {
             field: Field::Mem,
             message: format!(
-                "{} memory per node, but the largest node in {names} has {}: ask for at most that or pick a partition with larger nodes",
+                "{} memory per node, but the largest node in {names} has {}: ask for at most that or {}",
                 want.mem_text,
-                mib_text(max_mem)
+                mib_text(max_mem),
+                elsewhere(want, parts, facts)
             ),
         });
     }
@@ -611,11 +637,12 @@ fn fit_nodes(
         out.push(Problem {
             field: Field::Cpus,
             message: format!(
-                "no single node in {names} has {} CPUs and {} GPUs{} together (its nodes have: {}): ask for less per node or pick another partition",
+                "no single node in {names} has {} CPUs and {} GPUs{} together (its nodes have: {}): ask for less per node or {}",
                 want.cpus,
                 want.gpus,
                 if want.mem_mb.is_some() { format!(" and {}", want.mem_text) } else { String::new() },
-                shapes.join("; ")
+                shapes.join("; "),
+                elsewhere(want, parts, facts)
             ),
         });
     }

@@ -60,6 +60,8 @@ pub struct QueueView {
     busy: HashMap<JobId, &'static str>,
     /// Extra words after a job's name (e.g. `↻2/11` for a retried launch), by job id.
     badges: HashMap<ArrayKey, String>,
+    /// Running jobs whose GPUs stayed idle (`z` in the marks column).
+    idle: HashSet<JobId>,
     /// Several clusters are shown: the CLUSTER column is added.
     multi: bool,
     /// Clusters (by number) whose rows are out of date: their last refresh failed.
@@ -111,6 +113,7 @@ impl QueueView {
             badges: HashMap::new(),
             facts: HashMap::new(),
             caption: None,
+            idle: HashSet::new(),
         }
     }
 

@@ -46,6 +46,7 @@ fn render(c: Case, w: u16, h: u16) -> Buffer {
         chain: None,
         pending: PendingView::default(),
         efficiency: None,
+        live: Default::default(),
     }
     .render(buf.area, &mut buf);
     buf
@@ -225,6 +226,7 @@ fn scrolling_is_clamped_to_the_content() {
             chain: None,
             pending: PendingView::default(),
             efficiency: None,
+            live: Default::default(),
         }
         .scrolled(scroll)
         .render(buf.area, &mut buf);
@@ -267,6 +269,7 @@ fn a_folded_array_says_which_id_was_asked_and_shows_logs_per_task() {
             ..PendingView::default()
         },
         efficiency: None,
+        live: Default::default(),
     }
     .render(buf.area, &mut buf);
     let s = text(&buf);

@@ -92,6 +92,7 @@ fn detail(job: &Job, info: Option<&pending::PendingInfo>, w: u16, h: u16) -> Str
             edit_key: Some("E"),
         },
         efficiency: None,
+        live: Default::default(),
     }
     .render(buf.area, &mut buf);
     text(&buf)

@@ -214,6 +214,7 @@ fn an_unreadable_record_is_a_marked_row_among_the_others() {
         chain: None,
         pending: Default::default(),
         efficiency: None,
+        live: Default::default(),
     }
     .render(d.area, &mut d);
     let detail = text(&d);

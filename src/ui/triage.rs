@@ -123,6 +123,7 @@ mod tests {
             chain: None,
             pending: crate::ui::detail::PendingView::default(),
             efficiency: None,
+            live: Default::default(),
         }
         .render(buf.area, &mut buf);
         text(&buf)
