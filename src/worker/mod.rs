@@ -2,6 +2,7 @@
 
 pub mod fetch;
 pub mod flight;
+pub mod guard_sync;
 pub mod hub;
 pub mod launch;
 pub mod ops;
