@@ -181,7 +181,10 @@ mod tests {
 
     #[test]
     fn only_infrastructure_failures_are_retried_up_to_the_limit() {
-        let p = RetryPolicy { max_retries: 2, ..RetryPolicy::default() };
+        let p = RetryPolicy {
+            max_retries: 2,
+            ..RetryPolicy::default()
+        };
         let one = entry(&[(10, None)]);
         assert!(p.should_retry(&one, Class::Infra));
         for c in [
@@ -199,7 +202,11 @@ mod tests {
             !p.should_retry(&three, Class::Infra),
             "3 attempts = 1 + 2 retries"
         );
-        assert!(!RetryPolicy { max_retries: 0, ..RetryPolicy::default() }.should_retry(&one, Class::Infra));
+        assert!(!RetryPolicy {
+            max_retries: 0,
+            ..RetryPolicy::default()
+        }
+        .should_retry(&one, Class::Infra));
     }
 
     #[test]

@@ -95,8 +95,11 @@ fn stage(limit: u32, webhook: bool) -> Stage {
 
 impl Stage {
     fn log(&self, stream: &str, text: &str) {
-        std::fs::write(format!("{}/slurm-logs/train-7/main.{stream}", self.dir), text)
-            .expect("log");
+        std::fs::write(
+            format!("{}/slurm-logs/train-7/main.{stream}", self.dir),
+            text,
+        )
+        .expect("log");
     }
 
     /// Runs `guard.sh run DIR 7 N SUM` with the stand-ins; returns the chain and the calls.
@@ -141,7 +144,10 @@ fn decision(chain: &[ChainLine]) -> &ChainLine {
 #[test]
 fn an_nccl_line_is_infra_and_is_resubmitted_with_a_new_guard() {
     let s = stage(3, false);
-    s.log("err", "step 1\nNCCL WARN NET/IB : Got completion from peer\nTraceback\n");
+    s.log(
+        "err",
+        "step 1\nNCCL WARN NET/IB : Got completion from peer\nTraceback\n",
+    );
     let (chain, calls) = s.run(1, "FAILED|None|1:0", &[]);
     let d = decision(&chain);
     assert_eq!(d.class.as_deref(), Some("ERR_INFRA"));
@@ -153,11 +159,26 @@ fn an_nccl_line_is_infra_and_is_resubmitted_with_a_new_guard() {
     assert_eq!(d.next_id(), Some(101));
     // Held, then its guard (afternotok on the new attempt, number 2), then released.
     let lines: Vec<&str> = calls.lines().filter(|l| !l.starts_with("squeue")).collect();
-    assert!(lines[0].starts_with("sbatch --parsable --hold --export=ALL "), "{calls}");
-    assert!(lines[1].contains("--job-name=sdguard-train") && lines[1].contains("--dependency=afternotok:101") && lines[1].contains("--kill-on-invalid-dep=yes") && lines[1].contains(" run ") && lines[1].ends_with(&format!(" 101 2 {}", s.sum)), "{calls}");
+    assert!(
+        lines[0].starts_with("sbatch --parsable --hold --export=ALL "),
+        "{calls}"
+    );
+    assert!(
+        lines[1].contains("--job-name=sdguard-train")
+            && lines[1].contains("--dependency=afternotok:101")
+            && lines[1].contains("--kill-on-invalid-dep=yes")
+            && lines[1].contains(" run ")
+            && lines[1].ends_with(&format!(" 101 2 {}", s.sum)),
+        "{calls}"
+    );
     assert_eq!(lines[2], "scontrol release 101");
-    assert!(chain.iter().any(|l| l.event == "armed" && l.job_id() == Some(101)));
-    assert!(s.dir.len() > 1 && std::path::Path::new(&format!("{}/slurm-logs/train-101", s.dir)).is_dir());
+    assert!(chain
+        .iter()
+        .any(|l| l.event == "armed" && l.job_id() == Some(101)));
+    assert!(
+        s.dir.len() > 1
+            && std::path::Path::new(&format!("{}/slurm-logs/train-101", s.dir)).is_dir()
+    );
 }
 
 #[test]
@@ -184,7 +205,10 @@ fn oom_lines_win_over_nccl_lines_and_stdout_is_read_after_stderr() {
     let d = decision(&chain);
     assert_eq!(d.class.as_deref(), Some("ERR_OOM"));
     assert!(
-        d.evidence.as_deref().unwrap_or("").starts_with("main.out: slurmstepd"),
+        d.evidence
+            .as_deref()
+            .unwrap_or("")
+            .starts_with("main.out: slurmstepd"),
         "{d:?}"
     );
     assert!(!calls.contains("sbatch"));
@@ -220,7 +244,10 @@ fn a_changed_script_is_not_resubmitted() {
     let d = decision(&chain);
     assert_eq!(d.evidence.as_deref(), Some("reason NodeDown"));
     assert!(
-        d.decision.as_deref().unwrap_or("").contains("changed since it was launched"),
+        d.decision
+            .as_deref()
+            .unwrap_or("")
+            .contains("changed since it was launched"),
         "{d:?}"
     );
     assert!(!calls.contains("sbatch"));
@@ -256,7 +283,10 @@ fn the_webhook_gets_each_decision_with_its_url_only_in_the_curl_file() {
         .lines()
         .find(|l| l.starts_with("curl "))
         .unwrap_or_else(|| panic!("{calls}"));
-    assert!(curl.contains(&format!("-K {}/meta/webhook.curl", s.dir)), "{curl}");
+    assert!(
+        curl.contains(&format!("-K {}/meta/webhook.curl", s.dir)),
+        "{curl}"
+    );
     assert!(!curl.contains("T0KEN"));
     let body = calls
         .lines()
@@ -278,5 +308,8 @@ fn the_new_attempt_does_not_inherit_the_guards_allocation() {
     )
     .expect("stub");
     let (_, calls) = s.run(1, "BOOT_FAIL|None|0:0", &[]);
-    assert!(calls.contains("--hold --export=ALL") && calls.contains("mem=unset"), "{calls}");
+    assert!(
+        calls.contains("--hold --export=ALL") && calls.contains("mem=unset"),
+        "{calls}"
+    );
 }

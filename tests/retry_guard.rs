@@ -36,11 +36,17 @@ async fn nccl_failure_is_retried_once_by_the_guard_and_the_webhook_hears_it() {
     let d = decision_for(&r, &l.dir, l.job).await;
     assert_eq!(d.class.as_deref(), Some("ERR_INFRA"), "{d:?}");
     assert!(
-        d.evidence.as_deref().unwrap_or("").contains("NCCL WARN NET/IB"),
+        d.evidence
+            .as_deref()
+            .unwrap_or("")
+            .contains("NCCL WARN NET/IB"),
         "{d:?}"
     );
     let second = d.next_id().unwrap_or_else(|| panic!("not retried: {d:?}"));
-    assert_eq!(d.decision.as_deref(), Some(&*format!("retried as {second}")));
+    assert_eq!(
+        d.decision.as_deref(),
+        Some(&*format!("retried as {second}"))
+    );
     assert_eq!(final_state(&r, second).await, "COMPLETED");
     let lines = chain(&r, &l.dir).await;
     let g2 = guard_of(&lines, second);
@@ -48,11 +54,20 @@ async fn nccl_failure_is_retried_once_by_the_guard_and_the_webhook_hears_it() {
     let g2_state = final_state(&r, g2).await;
     assert!(g2_state.starts_with("CANCELLED"), "{g2_state}");
     assert!(
-        !lines.iter().any(|x| x.is_decision() && x.job_id() == Some(second)),
+        !lines
+            .iter()
+            .any(|x| x.is_decision() && x.job_id() == Some(second)),
         "{lines:?}"
     );
     wait_quiet(&r, &l.dir).await;
-    let out = run(&r, &["cat", &format!("{}/slurm-logs/{name}-{second}/main.out", l.dir)]).await;
+    let out = run(
+        &r,
+        &[
+            "cat",
+            &format!("{}/slurm-logs/{name}-{second}/main.out", l.dir),
+        ],
+    )
+    .await;
     assert!(out.stdout_lossy().contains("second attempt ok"));
 
     // One POST per decision, with the job and class; the token only in the 0600 file.
@@ -70,7 +85,11 @@ async fn nccl_failure_is_retried_once_by_the_guard_and_the_webhook_hears_it() {
     assert_eq!(v["job"], l.job.to_string());
     assert_eq!(v["class"], "ERR_INFRA");
     assert_eq!(v["decision"], format!("retried as {second}"));
-    let mode = run(&r, &["stat", "-c", "%a", &format!("{}/meta/webhook.curl", l.dir)]).await;
+    let mode = run(
+        &r,
+        &["stat", "-c", "%a", &format!("{}/meta/webhook.curl", l.dir)],
+    )
+    .await;
     assert_eq!(mode.stdout_lossy().trim(), "600");
     let grep = run(&r, &["grep", "-rl", &token, &l.dir]).await;
     assert_eq!(
@@ -89,7 +108,10 @@ async fn nccl_failure_is_retried_once_by_the_guard_and_the_webhook_hears_it() {
     let text = c.describe();
     assert!(
         text.contains(&format!("earlier: {} FAILED ERR_INFRA", l.job))
-            && text.contains(&format!("cluster guard: attempt 1 (job {}): retried as {second}", l.job)),
+            && text.contains(&format!(
+                "cluster guard: attempt 1 (job {}): retried as {second}",
+                l.job
+            )),
         "{text}"
     );
     println!("dashboard afterwards: {text}");
@@ -127,7 +149,16 @@ async fn the_guard_is_gone_after_a_success() {
     let st = final_state(&r, g).await;
     let reason = run(
         &r,
-        &["sacct", "-n", "-X", "-P", "-o", "Reason", "-j", &g.to_string()],
+        &[
+            "sacct",
+            "-n",
+            "-X",
+            "-P",
+            "-o",
+            "Reason",
+            "-j",
+            &g.to_string(),
+        ],
     )
     .await;
     println!(
@@ -139,7 +170,11 @@ async fn the_guard_is_gone_after_a_success() {
     assert!(!chain(&r, &l.dir).await.iter().any(ChainLine::is_decision));
     // The guard never ran: no log of its own.
     let ls = run(&r, &["ls", &format!("{}/meta", l.dir)]).await;
-    assert!(!ls.stdout_lossy().contains("guard-"), "{}", ls.stdout_lossy());
+    assert!(
+        !ls.stdout_lossy().contains("guard-"),
+        "{}",
+        ls.stdout_lossy()
+    );
     let chains = dashboard_check(&r, &l).await;
     assert_eq!(chains.len(), 1);
     let entries = Registry::open(l.state.path()).load().expect("registry");
@@ -179,5 +214,12 @@ async fn a_plain_scancel_starts_nothing() {
     assert_eq!(d.class.as_deref(), Some("ERR_CANCELLED"));
     tokio::time::sleep(Duration::from_secs(3)).await;
     wait_quiet(&r, &l.dir).await;
-    assert_eq!(chain(&r, &l.dir).await.iter().filter(|x| x.event == "armed").count(), 1);
+    assert_eq!(
+        chain(&r, &l.dir)
+            .await
+            .iter()
+            .filter(|x| x.event == "armed")
+            .count(),
+        1
+    );
 }

@@ -31,9 +31,11 @@ async fn take_down_and_resume(r: &dyn Remote, node: &str, job: u64) {
     let out = scontrol_node(node, &["state=down", "reason=slurmdash guard test"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     // Slurm kills the attempt at once (slurmd may bring the node back by re-registering).
-    wait_for("the attempt off the node", Duration::from_secs(90), || async {
-        (node_of(r, job).await != node).then_some(())
-    })
+    wait_for(
+        "the attempt off the node",
+        Duration::from_secs(90),
+        || async { (node_of(r, job).await != node).then_some(()) },
+    )
     .await;
     let _ = scontrol_node(node, &["state=resume"]);
     let mut kicked = false;
@@ -53,8 +55,11 @@ async fn take_down_and_resume(r: &dyn Remote, node: &str, job: u64) {
             } else if st.contains("down") || st.contains("drain") {
                 let _ = scontrol_node(&node, &["state=resume"]);
             }
-            (!st.is_empty() && !st.contains("down") && !st.contains("drain") && !st.contains("comp"))
-                .then_some(())
+            (!st.is_empty()
+                && !st.contains("down")
+                && !st.contains("drain")
+                && !st.contains("comp"))
+            .then_some(())
         }
     })
     .await;
@@ -66,7 +71,10 @@ async fn a_node_failure_is_retried_by_the_guard_or_left_to_slurms_requeue() {
     let short = run(&r, &["sinfo", "-h", "-N", "-p", "short", "-o", "%N"])
         .await
         .stdout_lossy();
-    assert!(short.lines().count() >= 2, "short needs several nodes: {short}");
+    assert!(
+        short.lines().count() >= 2,
+        "short needs several nodes: {short}"
+    );
 
     // Without --requeue: the guard retries once.
     let l = submit(&tag("nf"), ONCE, &[]);
@@ -88,7 +96,10 @@ async fn a_node_failure_is_retried_by_the_guard_or_left_to_slurms_requeue() {
         "{lines:?}"
     );
     wait_quiet(&r, &l.dir).await;
-    println!("no requeue: {} NODE_FAIL -> retried as {second}, COMPLETED", l.job);
+    println!(
+        "no requeue: {} NODE_FAIL -> retried as {second}, COMPLETED",
+        l.job
+    );
 
     // With --requeue: Slurm requeues the same job; the guard adds nothing.
     let l = submit(&tag("rq"), ONCE, &["--set", "requeue=true"]);
@@ -102,7 +113,10 @@ async fn a_node_failure_is_retried_by_the_guard_or_left_to_slurms_requeue() {
     // For a moment sacct shows only NODE_FAIL; the requeued job waits (BeginTime) and runs
     // again under its id, while its guard's afternotok stays unfulfilled.
     let dep = run(&r, &["squeue", "-h", "-j", &g.to_string(), "-o", "%T|%E"]).await;
-    println!("requeue: guard {g} meanwhile: {}", dep.stdout_lossy().trim());
+    println!(
+        "requeue: guard {g} meanwhile: {}",
+        dep.stdout_lossy().trim()
+    );
     wait_for("the requeued job to complete", WAIT, || async {
         (sacct_state(&r, l.job).await == "COMPLETED").then_some(())
     })

@@ -132,8 +132,14 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Resul
     }
     let secrets = submit::read_secrets(&prepared.plan.secrets, |n| std::env::var(n).ok())
         .map_err(|e| eyre!(e))?;
-    let patterns = crate::triage::Patterns::new(&loaded.config.triage)
-        .map_err(|e| eyre!("config file {}: {}: {}", loaded.path.display(), e.key, e.reason))?;
+    let patterns = crate::triage::Patterns::new(&loaded.config.triage).map_err(|e| {
+        eyre!(
+            "config file {}: {}: {}",
+            loaded.path.display(),
+            e.key,
+            e.reason
+        )
+    })?;
     if let Some(w) = &args.webhook {
         launch::guard::webhook_curl(w).map_err(|e| eyre!("--webhook: {e}"))?;
     }

@@ -139,7 +139,7 @@ pub fn to_ere(re: &str) -> Result<String, String> {
                         out.push_str(outside);
                     }
                 } else if d == 't' {
-                    out.push(if in_class { '\t' } else { '\t' });
+                    out.push('\t');
                 } else if d.is_ascii_punctuation() {
                     if in_class {
                         if matches!(d, ']' | '\\' | '^' | '-' | '[') {
@@ -198,7 +198,9 @@ pub fn to_ere(re: &str) -> Result<String, String> {
                     i += 4;
                     continue;
                 } else {
-                    return Err("`(?...)` groups other than `(?:` and `(?i)` have no POSIX form".into());
+                    return Err(
+                        "`(?...)` groups other than `(?:` and `(?i)` have no POSIX form".into(),
+                    );
                 }
             }
             '?' if !in_class

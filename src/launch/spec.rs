@@ -199,7 +199,13 @@ impl LaunchSpec {
                     .map_err(|_| format!("master_port must be a port number, not `{v}`"))?
             }
             "job_dir_mode" => self.job_dir_mode = v.to_string(),
-            "retries" => self.retries = if v.is_empty() { None } else { Some(num("retries")?) },
+            "retries" => {
+                self.retries = if v.is_empty() {
+                    None
+                } else {
+                    Some(num("retries")?)
+                }
+            }
             "mail_type" => self.mail_type = v.to_string(),
             "mail_user" => self.mail_user = v.to_string(),
             _ => {

@@ -183,10 +183,7 @@ async fn live(c: &RetryCheck<'_>, ids: &[u64]) -> Result<Vec<u64>, String> {
         "--noheader".into(),
         format!(
             "--jobs={}",
-            ids.iter()
-                .map(u64::to_string)
-                .collect::<Vec<_>>()
-                .join(",")
+            ids.iter().map(u64::to_string).collect::<Vec<_>>().join(",")
         ),
         "--format=%i|%T".into(),
     ];
@@ -239,9 +236,14 @@ mod tests {
         assert_eq!(e.attempts[0].state.as_deref(), Some("FAILED ERR_INFRA"));
         assert_eq!(e.attempts[1].job_id, 7);
         assert_eq!(e.attempts[1].state.as_deref(), Some("FAILED ERR_PROGRAM"));
-        assert!(ev
-            .iter()
-            .any(|x| matches!(x, RetryEvent::Resubmitted { failed: 5, new: 7, .. })));
+        assert!(ev.iter().any(|x| matches!(
+            x,
+            RetryEvent::Resubmitted {
+                failed: 5,
+                new: 7,
+                ..
+            }
+        )));
         assert_eq!(
             e.guard.unwrap().last.as_deref(),
             Some("attempt 2 (job 7): not retried: ERR_PROGRAM (exit code 1)")

@@ -595,6 +595,10 @@ mod tests {
             .find(|c| c[0] == "sh" && c[2] == crate::launch::stage::SUBMIT_SCRIPT)
             .unwrap();
         assert_eq!(submit.get(7).map(String::as_str), Some("ab"));
-        assert_eq!(submit.get(8).map(String::as_str), Some(""), "no guard for a dashboard retry");
+        assert_eq!(
+            submit.get(8).map(String::as_str),
+            Some(""),
+            "no guard for a dashboard retry"
+        );
     }
 }

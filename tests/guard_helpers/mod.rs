@@ -95,12 +95,16 @@ pub async fn chain(r: &dyn Remote, dir: &str) -> Vec<ChainLine> {
 }
 
 pub async fn decision_for(r: &dyn Remote, dir: &str, job: u64) -> ChainLine {
-    wait_for(&format!("the guard's decision on job {job}"), WAIT, || async {
-        chain(r, dir)
-            .await
-            .into_iter()
-            .find(|l| l.is_decision() && l.job_id() == Some(job))
-    })
+    wait_for(
+        &format!("the guard's decision on job {job}"),
+        WAIT,
+        || async {
+            chain(r, dir)
+                .await
+                .into_iter()
+                .find(|l| l.is_decision() && l.job_id() == Some(job))
+        },
+    )
     .await
 }
 
@@ -204,15 +208,17 @@ pub async fn listener() -> (String, Arc<Mutex<Vec<(String, String)>>>) {
     (format!("http://{addr}:{port}"), got)
 }
 
-
 pub async fn wait_running(r: &dyn Remote, id: u64) {
     wait_for(&format!("job {id} to run"), WAIT, || async {
-        let out = run(r, &["squeue", "--noheader", "-j", &id.to_string(), "-o", "%T"]).await;
+        let out = run(
+            r,
+            &["squeue", "--noheader", "-j", &id.to_string(), "-o", "%T"],
+        )
+        .await;
         (out.stdout_lossy().trim() == "RUNNING").then_some(())
     })
     .await;
 }
-
 
 /// Waits until nothing of this launch (attempt or guard) is queued or running.
 pub async fn wait_quiet(r: &dyn Remote, dir: &str) {
