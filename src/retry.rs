@@ -221,6 +221,19 @@ mod tests {
     }
 
     #[test]
+    fn a_guarded_chain_shows_the_guards_last_decision() {
+        let mut e = entry(&[(10, Some("FAILED ERR_INFRA")), (11, None)]);
+        e.guard = Some(crate::registry::GuardRecord {
+            last: Some("attempt 1 (job 10): retried as 11".into()),
+        });
+        let idx = Chain::index(&[e], &RetryPolicy::default());
+        assert_eq!(
+            idx[1].1.describe(),
+            "attempt 2 of up to 11 (launch 20261123-1-abc) · earlier: 10 FAILED ERR_INFRA · cluster guard: attempt 1 (job 10): retried as 11"
+        );
+    }
+
+    #[test]
     fn chain_names_the_earlier_attempts() {
         let e = entry(&[(10, Some("NODE_FAIL")), (11, None)]);
         let idx = Chain::index(&[e], &RetryPolicy::default());

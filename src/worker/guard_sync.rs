@@ -249,5 +249,63 @@ mod tests {
             Some("attempt 2 (job 7): not retried: ERR_PROGRAM (exit code 1)")
         );
         // Applying the same chain again changes nothing.
+        let mut again = e_after(&lines);
+        let before = again.clone();
+        assert!(apply(&mut again, &lines, 11).is_empty());
+        assert_eq!(again, before);
+    }
+
+    fn e_after(lines: &[ChainLine]) -> Entry {
+        let mut e = entry();
+        apply(&mut e, lines, 11);
+        e
+    }
+
+    async fn check_with(remote: &crate::remote::fake::FakeRemote) -> Vec<RetryEvent> {
+        let d = tempfile::tempdir().unwrap();
+        let registry = crate::registry::Registry::open(d.path());
+        let mut e = entry();
+        e.attempts[0].state = None;
+        registry.add(e).unwrap();
+        let patterns = Patterns::builtin();
+        let secret = |_: &str| None;
+        let c = RetryCheck {
+            remote,
+            registry: &registry,
+            cluster: "dev",
+            policy: RetryPolicy::default(),
+            patterns: &patterns,
+            timeout: std::time::Duration::from_secs(5),
+            secret: &secret,
+            allow_submit: true,
+        };
+        crate::worker::retry::check(&c).await.unwrap().0
+    }
+
+    const ARMED: &str = "==> /lustre/r/L1/meta/chain.jsonl\n{\"time\":\"t\",\"event\":\"armed\",\"job\":\"5\",\"attempt\":1,\"guard\":\"6\"}\n";
+
+    #[tokio::test]
+    async fn a_launch_whose_guard_still_waits_is_left_to_the_cluster() {
+        use crate::remote::fake::{FakeRemote, FakeReply};
+        let r = FakeRemote::new("login1");
+        r.on(&["sh", "-c", guard::READ_CHAINS], vec![FakeReply::ok(ARMED)]);
+        r.on(&["squeue"], vec![FakeReply::ok("6|PENDING\n")]);
+        let events = check_with(&r).await;
+        assert!(events.is_empty(), "{events:?}");
+        assert!(r.calls().iter().all(|c| c[0] != "sacct"), "{:?}", r.calls());
+    }
+
+    #[tokio::test]
+    async fn when_every_guard_left_without_a_decision_the_dashboard_takes_over() {
+        use crate::remote::fake::{FakeRemote, FakeReply};
+        let r = FakeRemote::new("login1");
+        r.on(&["sh", "-c", guard::READ_CHAINS], vec![FakeReply::ok(ARMED)]);
+        r.on(
+            &["squeue"],
+            vec![FakeReply::fail(1, "slurm_load_jobs error: Invalid job id specified")],
+        );
+        r.on(&["sacct"], vec![FakeReply::ok("")]);
+        check_with(&r).await;
+        assert!(r.calls().iter().any(|c| c[0] == "sacct"), "{:?}", r.calls());
     }
 }
