@@ -101,18 +101,19 @@ async fn nccl_failure_is_retried_once_by_the_guard_and_the_webhook_hears_it() {
     // A dashboard opened afterwards (the real binary in a terminal) shows the chain: the
     // badge in the queue and, for the second attempt, the guard's decision in the detail.
     let state_dir = l.state.path().display().to_string();
-    let t = common::tmux::Tmux::start_with(
-        &dev_config(),
-        &[],
-        &[("SLURMDASH_STATE_DIR", &state_dir)],
+    let t =
+        common::tmux::Tmux::start_with(&dev_config(), &[], &[("SLURMDASH_STATE_DIR", &state_dir)]);
+    t.wait(
+        "the retried launch with its badge",
+        Duration::from_secs(60),
+        |s| common::tmux::row(s, second).is_some_and(|row| row.contains("↻2/11")),
     );
-    t.wait("the retried launch with its badge", Duration::from_secs(60), |s| {
-        common::tmux::row(s, second).is_some_and(|row| row.contains("↻2/11"))
-    });
     t.keys(&["/", &second.to_string(), "Enter"]);
-    let screen = t.wait("the chain in the detail pane", Duration::from_secs(30), |s| {
-        s.contains("cluster guard: attempt 1")
-    });
+    let screen = t.wait(
+        "the chain in the detail pane",
+        Duration::from_secs(30),
+        |s| s.contains("cluster guard: attempt 1"),
+    );
     assert!(screen.contains(&format!("(job {})", l.job)), "{screen}");
     t.keys(&["q"]);
     drop(t);

@@ -288,7 +288,10 @@ mod tests {
     async fn a_launch_whose_guard_still_waits_is_left_to_the_cluster() {
         use crate::remote::fake::{FakeRemote, FakeReply};
         let r = FakeRemote::new("login1");
-        r.on(&["sh", "-c", guard::READ_CHAINS], vec![FakeReply::ok(ARMED)]);
+        r.on(
+            &["sh", "-c", guard::READ_CHAINS],
+            vec![FakeReply::ok(ARMED)],
+        );
         r.on(&["squeue"], vec![FakeReply::ok("6|PENDING\n")]);
         let events = check_with(&r).await;
         assert!(events.is_empty(), "{events:?}");
@@ -299,10 +302,16 @@ mod tests {
     async fn when_every_guard_left_without_a_decision_the_dashboard_takes_over() {
         use crate::remote::fake::{FakeRemote, FakeReply};
         let r = FakeRemote::new("login1");
-        r.on(&["sh", "-c", guard::READ_CHAINS], vec![FakeReply::ok(ARMED)]);
+        r.on(
+            &["sh", "-c", guard::READ_CHAINS],
+            vec![FakeReply::ok(ARMED)],
+        );
         r.on(
             &["squeue"],
-            vec![FakeReply::fail(1, "slurm_load_jobs error: Invalid job id specified")],
+            vec![FakeReply::fail(
+                1,
+                "slurm_load_jobs error: Invalid job id specified",
+            )],
         );
         r.on(&["sacct"], vec![FakeReply::ok("")]);
         check_with(&r).await;
