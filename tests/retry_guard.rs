@@ -214,6 +214,8 @@ async fn cancel_from_slurmdash_ends_the_chain() {
     assert!(final_state(&r, l.job).await.starts_with("CANCELLED"));
     let d = decision_for(&r, &l.dir, l.job).await;
     assert_eq!(d.decision.as_deref(), Some("cancelled"));
+    assert_eq!(d.attempt, 1, "{d:?}");
+    assert_eq!(d.evidence.as_deref(), Some("cancelled from slurmdash"));
     tokio::time::sleep(Duration::from_secs(5)).await;
     wait_quiet(&r, &l.dir).await;
     let ls = run(&r, &["ls", &format!("{}/meta", l.dir)]).await;

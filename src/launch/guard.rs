@@ -412,7 +412,10 @@ for id do
     case $dep in *"afternotok:$id("*|*"afternotok:$id") ;; *) continue ;; esac
     if scancel "$gi" 2>/dev/null; then
       d=${cmd%/sbatch/guard.sh*}
-      case $d in /*) ( umask 077; printf '{"time":"%s","event":"decision","job":"%s","attempt":0,"state":"CANCELLED","class":"ERR_CANCELLED","evidence":"cancelled from slurmdash","decision":"cancelled"}\n' "$now" "$id" >> "$d/meta/chain.jsonl" ) 2>/dev/null ;; esac
+      case $d in /*)
+        n=$(sed -n "s/.*\"event\":\"armed\",\"job\":\"$id\",\"attempt\":\([0-9]*\).*/\1/p" "$d/meta/chain.jsonl" 2>/dev/null | tail -n 1)
+        ( umask 077; printf '{"time":"%s","event":"decision","job":"%s","attempt":%s,"state":"CANCELLED","class":"ERR_CANCELLED","evidence":"cancelled from slurmdash","decision":"cancelled"}\n' "$now" "$id" "${n:-0}" >> "$d/meta/chain.jsonl" ) 2>/dev/null ;;
+      esac
     fi
   done
 done
