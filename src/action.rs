@@ -83,6 +83,14 @@ pub enum Msg {
         path: String,
         result: Result<u16, String>,
     },
+    /// A live sample of a running job (sstat, nvidia-smi on its nodes), taken at `at`.
+    Live {
+        id: JobId,
+        result: Box<Result<crate::slurm::live::LiveSample, String>>,
+        at: NaiveDateTime,
+    },
+    /// The files view: a listing, a preview, a copy's progress or end.
+    Files(crate::jobfiles::FilesMsg),
     /// A message from the workers of one of the dashboard's clusters (by its number).
     Cluster(u16, Box<Msg>),
 }
@@ -126,7 +134,7 @@ impl Msg {
                     v.iter_mut().for_each(|(id, _)| f(id));
                 }
             }
-            Msg::Triaged { id, .. } | Msg::Forwarded { id, .. } => f(id),
+            Msg::Triaged { id, .. } | Msg::Forwarded { id, .. } | Msg::Live { id, .. } => f(id),
             Msg::RegistryJobs(Ok(js)) => jobs(js, f),
             Msg::Pending { id, result } => {
                 f(id);
@@ -149,7 +157,8 @@ impl Msg {
             | Msg::Submitted(_)
             | Msg::RegistryJobs(Err(_))
             | Msg::Partitions { .. }
-            | Msg::RemoteStats { .. } => {}
+            | Msg::RemoteStats { .. }
+            | Msg::Files(_) => {}
         }
     }
 
@@ -237,6 +246,10 @@ pub enum Cmd {
     },
     FetchPending(Box<Job>),
     FetchPartitions,
+    /// One live sample of a running job.
+    SampleLive(Box<crate::slurm::live::LiveTarget>),
+    /// The files view's work: list, preview, size, fetch, stop.
+    Files(crate::jobfiles::FilesCmd),
 }
 
 impl Cmd {
@@ -256,6 +269,8 @@ impl Cmd {
             }
             Cmd::PollWith { sacct } => sacct.iter_mut().for_each(f),
             Cmd::FetchPending(job) => f(&mut job.id),
+            Cmd::SampleLive(t) => f(&mut t.id),
+            Cmd::Files(c) => f(c.job_mut()),
             Cmd::PollQueue
             | Cmd::Reconnect
             | Cmd::Quit

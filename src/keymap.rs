@@ -53,6 +53,8 @@ pub enum Action {
     Shell,
     /// A local port to what the selected running job serves.
     Forward,
+    /// The selected job's files: walk, preview, fetch.
+    Files,
 }
 
 impl Action {
@@ -111,6 +113,7 @@ impl Action {
             Action::NewJob => "launch a job (form: templates, preview, test-only, submit)",
             Action::Shell => "a shell on the running job's node",
             Action::Forward => "tunnel a port the running job serves",
+            Action::Files => "the job's files: walk, preview, fetch (also :files)",
         }
     }
 }
@@ -290,6 +293,7 @@ const DEFAULT_GLOBAL: &[(&str, Action)] = &[
     ("n", Action::NewJob),
     ("x", Action::Shell),
     ("F", Action::Forward),
+    ("y", Action::Files),
 ];
 
 const DEFAULT_QUEUE: &[(&str, Action)] = &[

@@ -69,6 +69,7 @@ fn detail_text(job: &Job, info: Option<&PendingInfo>) -> String {
             error: None,
             edit_key: Some("E"),
         },
+        live: Default::default(),
     }
     .render(buf.area, &mut buf);
     let mut s = String::new();

@@ -55,6 +55,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("forward PORT", "tunnel a job's port"),
     ("tunnels", "open tunnels"),
     ("untunnel PORT", "close a tunnel"),
+    ("files", "the job's files"),
     ("events", "log of job changes"),
     ("partitions", "partitions at a glance"),
     ("stats", "commands, bytes, RTT"),
@@ -148,6 +149,7 @@ impl App {
                 Vec::new()
             }
             ("tunnels", _) => self.list_tunnels(),
+            ("files", _) => self.open_files(),
             ("untunnel", [port]) => self.untunnel(port),
             ("shell", []) => self.open_shell(None),
             ("shell", [node]) => self.open_shell(Some(node)),

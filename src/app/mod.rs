@@ -6,9 +6,11 @@ mod clusters;
 mod conn;
 mod edit;
 mod events;
+pub mod files;
 mod form;
 mod input;
 pub mod insight;
+pub mod live;
 mod logs;
 mod nav;
 mod ops;
@@ -25,6 +27,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 pub use edit::{EditForm, EDIT_FIELDS};
 pub use events::{notifications, Event, EventKind, Events, Own};
+pub use files::{FilesState, FilesView};
 pub use form::{Busy, FormState, LaunchContext, FIELDS};
 pub use input::{Input, InputKind, COMMANDS};
 pub use logs::LogState;
@@ -153,6 +156,10 @@ pub struct App {
     pub form: Option<FormState>,
     /// Local ports forwarded to what running jobs serve.
     pub tunnels: Vec<crate::payload::Tunnel>,
+    /// Live use of running jobs (sstat, nvidia-smi), sampled while selected.
+    pub live: live::LiveState,
+    /// The files view (`y`, `:files`) and where fetches go.
+    pub files: FilesState,
 }
 
 impl App {
@@ -189,6 +196,8 @@ impl App {
             edit: None,
             form: None,
             tunnels: Vec::new(),
+            live: live::LiveState::default(),
+            files: FilesState::default(),
         }
     }
 
@@ -269,10 +278,12 @@ impl App {
                 self.cluster.insight.partitions.set(result, at);
                 Vec::new()
             }
+            Msg::Live { id, result, at } => self.on_live(id, *result, at),
             Msg::RemoteStats { stats, at } => {
                 self.on_stats(stats, at);
                 Vec::new()
             }
+            Msg::Files(m) => self.on_files_msg(m),
         }
     }
 
@@ -345,6 +356,7 @@ impl App {
                 cmds.extend(interval);
                 cmds.extend(reattach);
                 cmds.extend(self.close_ended_tunnels(&running));
+                cmds.extend(self.live_on_refresh(&running));
                 cmds.extend(events);
                 cmds
             }
@@ -388,6 +400,7 @@ impl App {
             cmds.push(Cmd::FetchDetail(id));
         }
         cmds.extend(self.pending_for_selection());
+        cmds.extend(self.live_due());
         cmds
     }
 
@@ -450,6 +463,9 @@ impl App {
         }
         if self.confirm.is_some() {
             return self.on_confirm_key(k);
+        }
+        if self.files.view.is_some() && self.input.is_none() {
+            return self.on_files_key(k);
         }
         if self.edit.is_some() {
             return self.on_edit_key(k);
@@ -578,6 +594,7 @@ impl App {
             Action::NewJob => return self.open_form(),
             Action::Shell => return self.open_shell(None),
             Action::Forward => return self.open_forward(),
+            Action::Files => return self.open_files(),
         }
         Vec::new()
     }

@@ -4,6 +4,7 @@
 mod cancel;
 mod connect;
 mod doctor;
+mod fetch;
 mod forward;
 mod jobs;
 mod login;
@@ -69,6 +70,10 @@ pub enum Command {
     /// Forward a local port to a port a running job listens on (Jupyter, TensorBoard, a
     /// server) over the open SSH connection, until ctrl-c or the job's end.
     Forward(forward::ForwardArgs),
+    /// Copy a job's file or directory here over the open SSH connection (relative paths
+    /// are below the job directory of a launch, else the work directory); resumes a partial
+    /// file and checks sha256 on both sides.
+    Fetch(fetch::FetchArgs),
     /// Open the SSH connection in this terminal (answer password/2FA prompts here); later
     /// commands and the dashboard reuse it.
     Login,
@@ -154,6 +159,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         (Some(Command::Login), true) => return Err(one_only("login")),
         (Some(Command::Shell(_)), true) => return Err(one_only("shell")),
         (Some(Command::Forward(_)), true) => return Err(one_only("forward")),
+        (Some(Command::Fetch(_)), true) => return Err(one_only("fetch")),
         (Some(Command::Submit(_)), true) => return Err(one_only("submit")),
         _ => {}
     }
@@ -173,6 +179,8 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Jobs(args)) => until_stopped(jobs::run(&clusters, &args)).await,
         Some(Command::Cancel(args)) => until_stopped(cancel::run(&cluster, &args)).await,
         Some(Command::Logs(args)) => until_stopped(logs::run(&cluster, &args)).await,
+        // It ends itself on ctrl-c (removing the partial file).
+        Some(Command::Fetch(args)) => fetch::run(&cluster, &args).await,
         // It ends itself on ctrl-c (after closing the forward).
         Some(Command::Forward(args)) => forward::run(&cluster, &args).await,
         Some(Command::Shell(args)) => {

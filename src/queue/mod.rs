@@ -59,6 +59,8 @@ pub struct QueueView {
     busy: HashMap<JobId, &'static str>,
     /// Extra words after a job's name (e.g. `↻2/11` for a retried launch), by job id.
     badges: HashMap<ArrayKey, String>,
+    /// Running jobs whose GPUs stayed idle (`z` in the marks column).
+    idle: HashSet<JobId>,
     /// Several clusters are shown: the CLUSTER column is added.
     multi: bool,
     /// Clusters (by number) whose rows are out of date: their last refresh failed.
@@ -104,6 +106,7 @@ impl QueueView {
             mark_anchor: None,
             busy: HashMap::new(),
             badges: HashMap::new(),
+            idle: HashSet::new(),
         }
     }
 

@@ -8,6 +8,7 @@ pub mod fit;
 pub mod hostlist;
 pub mod jobid;
 pub mod limits;
+pub mod live;
 pub mod logpath;
 pub mod model;
 pub mod ops;

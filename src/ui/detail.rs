@@ -29,8 +29,11 @@ pub struct DetailWidget<'a> {
     pub chain: Option<&'a crate::retry::Chain>,
     /// Rank, priority, fair-share and limits of a pending job.
     pub pending: PendingView<'a>,
+    /// Live use of a running job (sstat, nvidia-smi).
+    pub live: LiveView<'a>,
 }
 
+pub use live::{idle_mark_help, LiveView};
 pub use pending::PendingView;
 
 /// A [`DetailWidget`] scrolled down by `scroll` lines (clamped to the content).
@@ -322,6 +325,9 @@ impl DetailWidget<'_> {
         if pending {
             self.pending_lines(&mut l, &dd);
         }
+        if state.status() == Status::Running {
+            self.live_lines(&mut l, &dd);
+        }
 
         // Where and with what.
         let pick = |a: &Option<String>, b: Option<&str>| a.clone().or(b.map(str::to_string));
@@ -503,6 +509,9 @@ impl Widget for ScrolledDetail<'_> {
 
 #[path = "detail_pending.rs"]
 mod pending;
+
+#[path = "detail_live.rs"]
+mod live;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

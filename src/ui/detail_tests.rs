@@ -45,6 +45,7 @@ fn render(c: Case, w: u16, h: u16) -> Buffer {
         triage: None,
         chain: None,
         pending: PendingView::default(),
+        live: Default::default(),
     }
     .render(buf.area, &mut buf);
     buf
@@ -223,6 +224,7 @@ fn scrolling_is_clamped_to_the_content() {
             triage: None,
             chain: None,
             pending: PendingView::default(),
+            live: Default::default(),
         }
         .scrolled(scroll)
         .render(buf.area, &mut buf);
@@ -264,6 +266,7 @@ fn a_folded_array_says_which_id_was_asked_and_shows_logs_per_task() {
             info: Some(&info),
             ..PendingView::default()
         },
+        live: Default::default(),
     }
     .render(buf.area, &mut buf);
     let s = text(&buf);

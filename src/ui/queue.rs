@@ -278,6 +278,9 @@ impl Widget for QueueWidget<'_> {
             if v.is_marked(&row.job.id) {
                 // The mark sits on the left border, so no column loses width.
                 buf.set_string(area.x, y, "*", t.warn());
+            } else if v.is_idle(&row.job.id) {
+                // GPUs idle for `[ui] idle_gpu_minutes` (asleep: `z`).
+                buf.set_string(area.x, y, "z", t.warn());
             }
             if row.job.problem.is_some() {
                 // squeue's record of this job did not read cleanly (the detail pane says

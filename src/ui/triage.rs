@@ -122,6 +122,7 @@ mod tests {
             triage: v,
             chain: None,
             pending: crate::ui::detail::PendingView::default(),
+            live: Default::default(),
         }
         .render(buf.area, &mut buf);
         text(&buf)

@@ -72,11 +72,14 @@ pub struct Hub {
     refresh: Flight<Vec<JobId>>,
     detail: Flight<JobId>,
     pending: Flight<Box<Job>>,
+    live: Flight<Box<crate::slurm::live::LiveTarget>>,
     /// The connection state last reported to App (by a refresh or by `tick`).
     reported: Arc<Mutex<Option<ConnState>>>,
     ticks: u64,
     /// Sends `Msg::PollDue` at the refresh interval, once started.
     timer: Option<JoinHandle<()>>,
+    /// The files view's copy under way.
+    files: crate::worker::files::FilesWorker,
 }
 
 impl Hub {
@@ -101,9 +104,11 @@ impl Hub {
             refresh: Flight::default(),
             detail: Flight::default(),
             pending: Flight::default(),
+            live: Flight::default(),
             reported: Arc::new(Mutex::new(None)),
             ticks: 0,
             timer: None,
+            files: Default::default(),
         }
     }
 
@@ -281,6 +286,17 @@ impl Hub {
                         tracing::warn!(error = %e, "closing a tunnel");
                     }
                 });
+            }
+            Cmd::SampleLive(t) => crate::worker::live::spawn(
+                &self.live,
+                t,
+                self.remote.clone(),
+                self.tx.clone(),
+                self.s.timeout,
+            ),
+            Cmd::Files(c) => {
+                let (tx, remote, s) = self.parts();
+                self.files.run(c, remote, tx, s.timeout);
             }
             Cmd::Quit | Cmd::Suspend | Cmd::AddCluster(_) | Cmd::Shell { .. } => {}
         }
