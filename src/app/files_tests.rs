@@ -44,6 +44,7 @@ fn launched() -> App {
             attempts: 1,
             max_attempts: 11,
             previous: Vec::new(),
+            guard: None,
         },
     );
     a.files.download_dir = PathBuf::from("/dl");

@@ -214,7 +214,7 @@ impl Hub {
                         remote: remote.as_ref(),
                         registry: &s.registry,
                         cluster: &s.cluster,
-                        policy: s.retry,
+                        policy: s.retry.clone(),
                         patterns: &s.patterns,
                         timeout: s.timeout,
                         secret: &secret,
@@ -250,7 +250,7 @@ impl Hub {
             | Cmd::TestOnly(_)
             | Cmd::Submit { .. }
             | Cmd::LoadRegistryJobs(_)) => crate::worker::launch::spawn(
-                cmd,
+                crate::worker::guard_sync::with_guard(cmd, &self.s.retry, &self.s.patterns),
                 self.remote.clone(),
                 self.tx.clone(),
                 self.s.timeout,

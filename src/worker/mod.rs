@@ -3,6 +3,7 @@
 pub mod fetch;
 pub mod files;
 pub mod flight;
+pub mod guard_sync;
 pub mod history;
 pub mod hub;
 pub mod launch;
