@@ -83,6 +83,34 @@ pub enum Msg {
         path: String,
         result: Result<u16, String>,
     },
+    /// A finished job's use, read with its detail (one sacct with every step).
+    JobUse {
+        id: JobId,
+        result: Box<crate::slurm::eff::JobUse>,
+    },
+    /// One page of a `:history` read (or why it stopped).
+    History {
+        generation: u64,
+        result: Box<Result<crate::worker::history::Page, String>>,
+    },
+    /// A finished launch's staged spec and use, for `L`.
+    Relaunch {
+        id: JobId,
+        result: Box<Result<(crate::launch::LaunchSpec, Option<crate::slurm::eff::JobUse>), String>>,
+    },
+    /// What could be recovered of a job slurmdash did not launch, for `L`.
+    Recovered {
+        id: JobId,
+        result: Box<Result<crate::worker::history::Recovered, String>>,
+    },
+    /// A live sample of a running job (sstat, nvidia-smi on its nodes), taken at `at`.
+    Live {
+        id: JobId,
+        result: Box<Result<crate::slurm::live::LiveSample, String>>,
+        at: NaiveDateTime,
+    },
+    /// The files view: a listing, a preview, a copy's progress or end.
+    Files(crate::jobfiles::FilesMsg),
     /// A message from the workers of one of the dashboard's clusters (by its number).
     Cluster(u16, Box<Msg>),
 }
@@ -126,7 +154,11 @@ impl Msg {
                     v.iter_mut().for_each(|(id, _)| f(id));
                 }
             }
-            Msg::Triaged { id, .. } | Msg::Forwarded { id, .. } => f(id),
+            Msg::Triaged { id, .. }
+            | Msg::Forwarded { id, .. }
+            | Msg::Live { id, .. }
+            | Msg::Relaunch { id, .. }
+            | Msg::Recovered { id, .. } => f(id),
             Msg::RegistryJobs(Ok(js)) => jobs(js, f),
             Msg::Pending { id, result } => {
                 f(id);
@@ -136,6 +168,18 @@ impl Msg {
                 }
             }
             Msg::Cluster(_, m) => m.for_each_id(f),
+            Msg::JobUse { id, result } => {
+                f(id);
+                result.detail.id.iter_mut().for_each(f);
+            }
+            Msg::History { result, .. } => {
+                if let Ok(p) = result.as_mut() {
+                    p.jobs
+                        .iter_mut()
+                        .filter_map(|u| u.detail.id.as_mut())
+                        .for_each(f);
+                }
+            }
             Msg::Key(_)
             | Msg::Mouse(_)
             | Msg::Resize(..)
@@ -149,7 +193,8 @@ impl Msg {
             | Msg::Submitted(_)
             | Msg::RegistryJobs(Err(_))
             | Msg::Partitions { .. }
-            | Msg::RemoteStats { .. } => {}
+            | Msg::RemoteStats { .. }
+            | Msg::Files(_) => {}
         }
     }
 
@@ -237,6 +282,19 @@ pub enum Cmd {
     },
     FetchPending(Box<Job>),
     FetchPartitions,
+    /// Read finished jobs for `:history`.
+    History(crate::worker::history::Request),
+    /// Read a finished launch's staged spec and use, for `L`.
+    Relaunch {
+        id: JobId,
+        job_dir: String,
+    },
+    /// Recover a job's options and batch script (a job slurmdash did not launch), for `L`.
+    Recover(JobId),
+    /// One live sample of a running job.
+    SampleLive(Box<crate::slurm::live::LiveTarget>),
+    /// The files view's work: list, preview, size, fetch, stop.
+    Files(crate::jobfiles::FilesCmd),
 }
 
 impl Cmd {
@@ -246,7 +304,9 @@ impl Cmd {
             Cmd::FetchDetail(id)
             | Cmd::Edit(id, _)
             | Cmd::Shell { id, .. }
-            | Cmd::Forward { id, .. } => f(id),
+            | Cmd::Forward { id, .. }
+            | Cmd::Relaunch { id, .. }
+            | Cmd::Recover(id) => f(id),
             Cmd::Unforward(t) => f(&mut t.job),
             Cmd::Tail(targets) => targets.iter_mut().for_each(|(id, ..)| f(id)),
             Cmd::Op(op) => op.ids.iter_mut().for_each(f),
@@ -256,6 +316,8 @@ impl Cmd {
             }
             Cmd::PollWith { sacct } => sacct.iter_mut().for_each(f),
             Cmd::FetchPending(job) => f(&mut job.id),
+            Cmd::SampleLive(t) => f(&mut t.id),
+            Cmd::Files(c) => f(c.job_mut()),
             Cmd::PollQueue
             | Cmd::Reconnect
             | Cmd::Quit
@@ -269,7 +331,8 @@ impl Cmd {
             | Cmd::Submit { .. }
             | Cmd::LoadRegistryJobs(_)
             | Cmd::Notify(_)
-            | Cmd::FetchPartitions => {}
+            | Cmd::FetchPartitions
+            | Cmd::History(_) => {}
         }
     }
 

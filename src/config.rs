@@ -32,6 +32,8 @@ pub struct Config {
     pub retry: crate::retry::RetryPolicy,
     /// `[notify]`: bell and desktop notifications on job changes.
     pub notify: crate::notify::NotifyConfig,
+    /// `[files]`: where the files view and `fetch` put what they copy.
+    pub files: crate::jobfiles::FilesConfig,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
@@ -42,6 +44,9 @@ pub struct UiConfig {
     pub columns: Option<Vec<crate::queue::Column>>,
     /// `D` cancels without asking; false makes `D` ask like `d`.
     pub quick_cancel: bool,
+    /// Mark (`z`) running jobs whose GPUs showed 0 % in every live sample for this many
+    /// minutes; 0 turns the mark off.
+    pub idle_gpu_minutes: u64,
 }
 
 impl Default for UiConfig {
@@ -49,6 +54,7 @@ impl Default for UiConfig {
         UiConfig {
             columns: None,
             quick_cancel: true,
+            idle_gpu_minutes: 10,
         }
     }
 }

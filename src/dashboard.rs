@@ -94,6 +94,8 @@ fn new_app(session: &Session, loaded: &Loaded, keymap: Keymap, size: (u16, u16))
     );
     app.size = size;
     app.quick_cancel = session.quick_cancel;
+    app.live.idle_minutes = loaded.config.ui.idle_gpu_minutes;
+    app.files.download_dir = loaded.config.files.download_dir();
     app.cluster = cluster_state(session, loaded, first);
     app
 }
@@ -104,7 +106,7 @@ fn cluster_state(session: &Session, loaded: &Loaded, cluster: &Cluster) -> Clust
     let s = &cluster.settings;
     let mut c = ClusterState::new(&cluster.name, &session.scope, s.poll_interval(), now());
     c.read_only = session.force_read_only || s.read_only;
-    c.retry.policy = loaded.config.retry;
+    c.retry.policy = loaded.config.retry.clone();
     c.events.own = own_jobs(&session.query, cluster);
     let (base, min, max) = s.poll_bounds();
     c.insight.bounds = crate::app::insight::PollBounds::new(base, min, max);
@@ -172,7 +174,7 @@ fn start_hub(session: &Session, loaded: &Loaded, ix: u16, tx: &UnboundedSender<M
                 .unwrap_or_else(|_| crate::triage::Patterns::builtin()),
         ),
         registry: Arc::new(crate::registry::Registry::open_default()),
-        retry: loaded.config.retry,
+        retry: loaded.config.retry.clone(),
         read_only: session.force_read_only || s.read_only,
         notify: crate::notify::Settings::from_config(&loaded.config.notify),
     };

@@ -53,6 +53,14 @@ pub enum Action {
     Shell,
     /// A local port to what the selected running job serves.
     Forward,
+    /// `:history`: a week further back.
+    HistoryOlder,
+    /// `:history`: a week less far back.
+    HistoryNewer,
+    /// Launch a finished job again with the values its use suggests.
+    Relaunch,
+    /// The selected job's files: walk, preview, fetch.
+    Files,
 }
 
 impl Action {
@@ -111,6 +119,10 @@ impl Action {
             Action::NewJob => "launch a job (form: templates, preview, test-only, submit)",
             Action::Shell => "a shell on the running job's node",
             Action::Forward => "tunnel a port the running job serves",
+            Action::HistoryOlder => ":history: a week further back",
+            Action::HistoryNewer => ":history: a week less far back",
+            Action::Relaunch => "relaunch a finished job, sized by its use",
+            Action::Files => "the job's files: walk, preview, fetch (also :files)",
         }
     }
 }
@@ -290,9 +302,13 @@ const DEFAULT_GLOBAL: &[(&str, Action)] = &[
     ("n", Action::NewJob),
     ("x", Action::Shell),
     ("F", Action::Forward),
+    ("L", Action::Relaunch),
+    ("y", Action::Files),
 ];
 
 const DEFAULT_QUEUE: &[(&str, Action)] = &[
+    ("[", Action::HistoryOlder),
+    ("]", Action::HistoryNewer),
     ("/", Action::Filter),
     ("s", Action::SortNext),
     ("S", Action::SortReverse),

@@ -5,6 +5,7 @@ pub mod app;
 pub mod cli;
 pub mod config;
 pub mod dashboard;
+pub mod jobfiles;
 pub mod keymap;
 pub mod launch;
 pub mod layout;

@@ -47,6 +47,18 @@ pub struct Entry {
     /// preemption, so slurmdash does not also resubmit it then.
     #[serde(default)]
     pub requeue: bool,
+    /// A retry guard on the cluster retries this launch (see `launch::guard`): the
+    /// dashboard only reads its chain and never resubmits it itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guard: Option<GuardRecord>,
+}
+
+/// What the dashboard last read of a guarded launch's `meta/chain.jsonl`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GuardRecord {
+    /// The chain's last decision, as the detail pane shows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last: Option<String>,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -234,7 +246,7 @@ impl Entry {
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     pub(crate) fn entry(id: &str, job: u64) -> Entry {
@@ -258,6 +270,7 @@ mod tests {
             secrets: Vec::new(),
             checksum: None,
             requeue: false,
+            guard: None,
         }
     }
 

@@ -9,16 +9,27 @@ use crate::registry::Entry;
 use crate::triage::Class;
 
 /// `[retry]` in the config.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RetryPolicy {
     /// Re-submissions after the first attempt; 0 turns automatic retry off.
     pub max_retries: u32,
+    /// Leave a retry guard on the cluster beside each launch without secrets, so that
+    /// retries happen with no slurmdash running (`launch::guard`).
+    pub guard: bool,
+    /// An HTTP(S) URL the guard POSTs each decision to (JSON). It reaches the cluster only
+    /// as a 0600 file in the job directory, never in a command line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub webhook: Option<String>,
 }
 
 impl Default for RetryPolicy {
     fn default() -> Self {
-        RetryPolicy { max_retries: 10 }
+        RetryPolicy {
+            max_retries: 10,
+            guard: true,
+            webhook: None,
+        }
     }
 }
 
@@ -60,6 +71,8 @@ pub struct Chain {
     pub max_attempts: usize,
     /// Earlier attempts: (job id, final state if known).
     pub previous: Vec<(u64, Option<String>)>,
+    /// The launch has a retry guard on the cluster: its chain's last line, if any yet.
+    pub guard: Option<Option<String>>,
 }
 
 impl Chain {
@@ -84,6 +97,7 @@ impl Chain {
                             .iter()
                             .map(|p| (p.job_id, p.state.clone()))
                             .collect(),
+                        guard: e.guard.as_ref().map(|g| g.last.clone()),
                     },
                 ));
             }
@@ -123,6 +137,11 @@ impl Chain {
                 .collect();
             s.push_str(&format!(" · earlier: {}", prev.join(", ")));
         }
+        match &self.guard {
+            Some(Some(last)) => s.push_str(&format!(" · cluster guard: {last}")),
+            Some(None) => s.push_str(" · cluster guard armed"),
+            None => {}
+        }
         s
     }
 }
@@ -156,12 +175,16 @@ mod tests {
             secrets: Vec::new(),
             checksum: None,
             requeue: false,
+            guard: None,
         }
     }
 
     #[test]
     fn only_infrastructure_failures_are_retried_up_to_the_limit() {
-        let p = RetryPolicy { max_retries: 2 };
+        let p = RetryPolicy {
+            max_retries: 2,
+            ..RetryPolicy::default()
+        };
         let one = entry(&[(10, None)]);
         assert!(p.should_retry(&one, Class::Infra));
         for c in [
@@ -179,7 +202,11 @@ mod tests {
             !p.should_retry(&three, Class::Infra),
             "3 attempts = 1 + 2 retries"
         );
-        assert!(!RetryPolicy { max_retries: 0 }.should_retry(&one, Class::Infra));
+        assert!(!RetryPolicy {
+            max_retries: 0,
+            ..RetryPolicy::default()
+        }
+        .should_retry(&one, Class::Infra));
     }
 
     #[test]
@@ -190,6 +217,19 @@ mod tests {
         assert_eq!(
             l.stdout("train", 10),
             "/lustre/r/results/20261123-1-abc/slurm-logs/train-10/main.out"
+        );
+    }
+
+    #[test]
+    fn a_guarded_chain_shows_the_guards_last_decision() {
+        let mut e = entry(&[(10, Some("FAILED ERR_INFRA")), (11, None)]);
+        e.guard = Some(crate::registry::GuardRecord {
+            last: Some("attempt 1 (job 10): retried as 11".into()),
+        });
+        let idx = Chain::index(&[e], &RetryPolicy::default());
+        assert_eq!(
+            idx[1].1.describe(),
+            "attempt 2 of up to 11 (launch 20261123-1-abc) · earlier: 10 FAILED ERR_INFRA · cluster guard: attempt 1 (job 10): retried as 11"
         );
     }
 

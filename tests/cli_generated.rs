@@ -4,8 +4,9 @@
 use std::collections::HashSet;
 use std::process::{Command, Output};
 
-const SUBCOMMANDS: [&str; 8] = [
+const SUBCOMMANDS: [&str; 9] = [
     "doctor",
+    "fetch",
     "jobs",
     "cancel",
     "logs",

@@ -70,6 +70,8 @@ fn detail_text(job: &Job, info: Option<&PendingInfo>) -> String {
             error: None,
             edit_key: Some("E"),
         },
+        efficiency: None,
+        live: Default::default(),
     }
     .render(buf.area, &mut buf);
     let mut s = String::new();

@@ -29,6 +29,7 @@ fn entry(n: u64) -> Entry {
         secrets: Vec::new(),
         checksum: None,
         requeue: false,
+        guard: None,
     }
 }
 

@@ -108,6 +108,13 @@ ensure_gpu_devices() {
 	done
 }
 
+# The stand-in nvidia-smi (fake-nvidia-smi) as /usr/local/bin/nvidia-smi in the nodes'
+# root (the machine's, or the chroot's): jobs' steps find it on PATH; it reports the GPUs
+# Slurm gave the step, on the nodes gres.conf gives GPUs to.
+ensure_fake_nvidia_smi() {
+	install -D -m 755 "$LIB/fake-nvidia-smi" "${ROOT%/}/usr/local/bin/nvidia-smi"
+}
+
 # sshd host key and client key (one each, shared by every version's sshd and ssh
 # config), known_hosts, authorized_keys of the test users.
 ensure_ssh_keys() {

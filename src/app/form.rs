@@ -31,6 +31,9 @@ pub const FIELDS: &[(&str, &str, Field)] = &[
     ("extra_sbatch", "extra sbatch options", Field::Extra),
     ("inputs", "input paths", Field::Inputs),
     ("requeue", "requeue", Field::Extra),
+    ("retries", "retries", Field::Extra),
+    ("mail_type", "mail type", Field::Extra),
+    ("mail_user", "mail to", Field::Extra),
     ("force_reconvert", "force reconvert", Field::Image),
 ];
 

@@ -260,6 +260,7 @@ fn templates_preview_test_only_and_submit() {
             secrets: Vec::new(),
             checksum: None,
             requeue: false,
+            guard: None,
         },
         warnings: Vec::new(),
     };
@@ -411,6 +412,7 @@ fn a_submitted_job_stays_selected_through_a_stale_poll_and_sacct_is_asked_when_i
             attempts: Vec::new(),
             secrets: Vec::new(),
             checksum: None,
+            guard: None,
             requeue: false,
         },
         warnings: Vec::new(),

@@ -55,8 +55,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("forward PORT", "tunnel a job's port"),
     ("tunnels", "open tunnels"),
     ("untunnel PORT", "close a tunnel"),
+    ("files", "the job's files"),
     ("events", "log of job changes"),
     ("partitions", "partitions at a glance"),
+    ("history [DAYS]", "finished jobs ([ ] ±week)"),
     ("stats", "commands, bytes, RTT"),
 ];
 
@@ -148,6 +150,7 @@ impl App {
                 Vec::new()
             }
             ("tunnels", _) => self.list_tunnels(),
+            ("files", _) => self.open_files(),
             ("untunnel", [port]) => self.untunnel(port),
             ("shell", []) => self.open_shell(None),
             ("shell", [node]) => self.open_shell(Some(node)),
@@ -161,6 +164,16 @@ impl App {
             }
             ("partitions" | "parts", _) => self.open_view(super::insight::View::Partitions),
             ("stats", _) => self.open_view(super::insight::View::Stats),
+            ("history", []) => self.open_history(None),
+            ("history", [days]) => match days.parse::<u32>() {
+                Ok(d) if d > 0 => self.open_history(Some(d)),
+                _ => {
+                    self.note = Some(format!(
+                        ":history takes a number of days, e.g. :history 30 (not `{days}`)"
+                    ));
+                    Vec::new()
+                }
+            },
             ("events", _) => {
                 self.cluster.events.open = true;
                 self.cluster.events.scroll = 0;
@@ -171,7 +184,7 @@ impl App {
                     return self.run_op_command(kind, ids);
                 }
                 self.note = Some(format!(
-                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top, events, partitions, stats; ? lists keys)"
+                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top, events, partitions, history, stats; ? lists keys)"
                 ));
                 Vec::new()
             }

@@ -6,13 +6,17 @@ mod clusters;
 mod conn;
 mod edit;
 mod events;
+pub mod files;
 mod form;
+pub mod history;
 mod input;
 pub mod insight;
+pub mod live;
 mod logs;
 mod nav;
 mod ops;
 pub mod partitions;
+mod relaunch;
 mod retry;
 mod shell;
 mod triage;
@@ -25,6 +29,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 pub use edit::{EditForm, EDIT_FIELDS};
 pub use events::{notifications, Event, EventKind, Events, Own};
+pub use files::{FilesState, FilesView};
 pub use form::{Busy, FormState, LaunchContext, FIELDS};
 pub use input::{Input, InputKind, COMMANDS};
 pub use logs::LogState;
@@ -153,6 +158,12 @@ pub struct App {
     pub form: Option<FormState>,
     /// Local ports forwarded to what running jobs serve.
     pub tunnels: Vec<crate::payload::Tunnel>,
+    /// `:history` and finished jobs' efficiency reports.
+    pub history: history::HistoryState,
+    /// Live use of running jobs (sstat, nvidia-smi), sampled while selected.
+    pub live: live::LiveState,
+    /// The files view (`y`, `:files`) and where fetches go.
+    pub files: FilesState,
 }
 
 impl App {
@@ -189,10 +200,16 @@ impl App {
             edit: None,
             form: None,
             tunnels: Vec::new(),
+            history: history::HistoryState::default(),
+            live: live::LiveState::default(),
+            files: FilesState::default(),
         }
     }
 
     pub fn update(&mut self, msg: Msg) -> Vec<Cmd> {
+        let Some(msg) = self.history.defer(msg) else {
+            return Vec::new();
+        };
         match msg {
             Msg::Cluster(ix, mut m) => {
                 m.for_each_id(&mut |id| id.set_cluster(ix));
@@ -242,8 +259,13 @@ impl App {
             Msg::Limits(result) => {
                 self.cluster.partitions = Some(result);
                 self.check_edit();
+                self.history_partitions();
                 Vec::new()
             }
+            Msg::JobUse { id, result } => self.on_job_use(id, *result),
+            Msg::History { generation, result } => self.on_history(generation, *result),
+            Msg::Relaunch { id, result } => self.on_relaunch(id, *result),
+            Msg::Recovered { id, result } => self.on_recovered(id, *result),
             Msg::Triaged { id, result } => self.on_triaged(id, *result),
             Msg::Forwarded {
                 id,
@@ -269,10 +291,12 @@ impl App {
                 self.cluster.insight.partitions.set(result, at);
                 Vec::new()
             }
+            Msg::Live { id, result, at } => self.on_live(id, *result, at),
             Msg::RemoteStats { stats, at } => {
                 self.on_stats(stats, at);
                 Vec::new()
             }
+            Msg::Files(m) => self.on_files_msg(m),
         }
     }
 
@@ -346,6 +370,7 @@ impl App {
                 cmds.extend(interval);
                 cmds.extend(reattach);
                 cmds.extend(self.close_ended_tunnels(&running));
+                cmds.extend(self.live_on_refresh(&running));
                 cmds.extend(events);
                 cmds
             }
@@ -386,9 +411,13 @@ impl App {
         self.logs.reset(selected.clone(), state);
         let mut cmds = vec![Cmd::Tail(Vec::new())];
         if let Some(id) = selected {
-            cmds.push(Cmd::FetchDetail(id));
+            match self.history_detail(&id) {
+                Some(known) => cmds.extend(self.on_detail(id, Ok(known))),
+                None => cmds.push(Cmd::FetchDetail(id)),
+            }
         }
         cmds.extend(self.pending_for_selection());
+        cmds.extend(self.live_due());
         cmds
     }
 
@@ -451,6 +480,9 @@ impl App {
         }
         if self.confirm.is_some() {
             return self.on_confirm_key(k);
+        }
+        if self.files.view.is_some() && self.input.is_none() {
+            return self.on_files_key(k);
         }
         if self.edit.is_some() {
             return self.on_edit_key(k);
@@ -530,6 +562,8 @@ impl App {
                 } else if !self.queue.filter().is_empty() {
                     self.queue.set_filter("");
                     return self.selection_changed();
+                } else if self.history.open {
+                    return self.close_history();
                 } else {
                     self.logs.current_mut().clear_search();
                 }
@@ -579,6 +613,10 @@ impl App {
             Action::NewJob => return self.open_form(),
             Action::Shell => return self.open_shell(None),
             Action::Forward => return self.open_forward(),
+            Action::HistoryOlder => return self.history_days(true),
+            Action::HistoryNewer => return self.history_days(false),
+            Action::Relaunch => return self.relaunch(),
+            Action::Files => return self.open_files(),
         }
         Vec::new()
     }

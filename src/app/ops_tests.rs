@@ -329,6 +329,7 @@ mod retries {
             secrets: Vec::new(),
             checksum: None,
             requeue: false,
+            guard: None,
         }
     }
 
@@ -461,6 +462,7 @@ mod launched {
             }],
             secrets: Vec::new(),
             checksum: None,
+            guard: None,
             requeue: false,
         }]);
         // From sacct: no StdOut, and (right after the end) no work dir either.

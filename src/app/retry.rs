@@ -112,6 +112,15 @@ impl App {
                 }
             }
         }
+        // Attempts a cluster guard submitted while nobody watched may have finished already:
+        // look the launches up again so they have rows.
+        let resubmitted = events
+            .iter()
+            .any(|e| matches!(e, RetryEvent::Resubmitted { .. }));
+        if resubmitted && !self.cluster.launch.reattaching {
+            self.cluster.launch.reattaching = true;
+            cmds.push(Cmd::LoadRegistryJobs(self.cluster.name.clone()));
+        }
         cmds.extend(self.push_events(notify));
         cmds
     }

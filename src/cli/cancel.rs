@@ -5,7 +5,6 @@ use color_eyre::eyre::{eyre, Result};
 
 use super::connect;
 use crate::config::Cluster;
-use crate::slurm::command;
 use crate::slurm::model::{CancelOutcome, JobId};
 use crate::slurm::parse::parse_scancel;
 
@@ -44,7 +43,8 @@ pub async fn run(cluster: &Cluster, args: &CancelArgs) -> Result<ExitCode> {
     }
     let ids = targets;
     let remote = connect(cluster)?;
-    let argv = command::scancel(&ids);
+    // Retry guards of these jobs go first, in the same command: nothing resubmits them.
+    let argv = crate::launch::guard::cancel_argv(&ids);
     let out = remote
         .run(&argv, None, cluster.settings.command_timeout())
         .await?;

@@ -4,7 +4,10 @@
 mod cancel;
 mod connect;
 mod doctor;
+mod eff;
+mod fetch;
 mod forward;
+mod history;
 mod jobs;
 mod login;
 mod logs;
@@ -61,6 +64,11 @@ pub enum Command {
     Jobs(jobs::JobsArgs),
     /// Cancel jobs. A job that is already gone or finished counts as cancelled.
     Cancel(cancel::CancelArgs),
+    /// How a finished job used what it asked for: CPU, memory, time and GPU efficiency,
+    /// with a verdict (`--json` for scripts).
+    Eff(eff::EffArgs),
+    /// Your jobs that ended in the last N days, with their efficiency (`--json` for scripts).
+    History(history::HistoryArgs),
     /// Print (and follow) a job's output.
     Logs(logs::LogsArgs),
     /// A shell inside a running job's allocation, on its first node or `--node N`
@@ -69,6 +77,10 @@ pub enum Command {
     /// Forward a local port to a port a running job listens on (Jupyter, TensorBoard, a
     /// server) over the open SSH connection, until ctrl-c or the job's end.
     Forward(forward::ForwardArgs),
+    /// Copy a job's file or directory here over the open SSH connection (relative paths
+    /// are below the job directory of a launch, else the work directory); resumes a partial
+    /// file and checks sha256 on both sides.
+    Fetch(fetch::FetchArgs),
     /// Open the SSH connection in this terminal (answer password/2FA prompts here); later
     /// commands and the dashboard reuse it.
     Login,
@@ -154,7 +166,10 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         (Some(Command::Login), true) => return Err(one_only("login")),
         (Some(Command::Shell(_)), true) => return Err(one_only("shell")),
         (Some(Command::Forward(_)), true) => return Err(one_only("forward")),
+        (Some(Command::Fetch(_)), true) => return Err(one_only("fetch")),
         (Some(Command::Submit(_)), true) => return Err(one_only("submit")),
+        (Some(Command::Eff(_)), true) => return Err(one_only("eff")),
+        (Some(Command::History(_)), true) => return Err(one_only("history")),
         _ => {}
     }
     match cli.command {
@@ -173,6 +188,10 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Jobs(args)) => until_stopped(jobs::run(&clusters, &args)).await,
         Some(Command::Cancel(args)) => until_stopped(cancel::run(&cluster, &args)).await,
         Some(Command::Logs(args)) => until_stopped(logs::run(&cluster, &args)).await,
+        Some(Command::Eff(args)) => until_stopped(eff::run(&cluster, &args)).await,
+        Some(Command::History(args)) => until_stopped(history::run(&cluster, &args)).await,
+        // It ends itself on ctrl-c (removing the partial file).
+        Some(Command::Fetch(args)) => fetch::run(&cluster, &args).await,
         // It ends itself on ctrl-c (after closing the forward).
         Some(Command::Forward(args)) => forward::run(&cluster, &args).await,
         Some(Command::Shell(args)) => {

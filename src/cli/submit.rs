@@ -32,6 +32,19 @@ pub struct SubmitArgs {
     /// Print the exact script before submitting it.
     #[arg(long)]
     pub preview: bool,
+    /// Re-submissions after an infrastructure failure (default `[retry] max_retries`; 0: none).
+    #[arg(long, value_name = "N")]
+    pub retries: Option<u32>,
+    /// Slurm's mail for this launch (`--mail-type`, e.g. END,FAIL).
+    #[arg(long, value_name = "TYPES")]
+    pub mail_type: Option<String>,
+    /// Where Slurm's mail goes (`--mail-user`).
+    #[arg(long, value_name = "ADDRESS")]
+    pub mail_user: Option<String>,
+    /// An HTTP(S) URL the cluster's retry guard POSTs each decision to (over `[retry]
+    /// webhook`); it reaches the cluster on stdin into a 0600 file, never a command line.
+    #[arg(long, value_name = "URL")]
+    pub webhook: Option<String>,
     /// The command the job runs (after `--`).
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -47,6 +60,15 @@ pub fn spec_from_args(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> 
             .ok_or_else(|| eyre!("--set takes KEY=VALUE, not `{kv}`"))?;
         spec.set(k.trim(), v)
             .map_err(|e| eyre!("--set {kv}: {e}"))?;
+    }
+    if let Some(r) = args.retries {
+        spec.retries = Some(r);
+    }
+    if let Some(t) = &args.mail_type {
+        spec.mail_type = t.clone();
+    }
+    if let Some(u) = &args.mail_user {
+        spec.mail_user = u.clone();
     }
     if !args.command.is_empty() {
         spec.command = crate::slurm::command::shell_line(&args.command)
@@ -78,7 +100,7 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Resul
         .await
         .map_err(|e| eyre!("reading the cluster's partitions: {e}"))?;
     let local_id = submit::new_local_id();
-    let prepared = match submit::prepare(&spec, &facts, &results_root, &local_id) {
+    let mut prepared = match submit::prepare(&spec, &facts, &results_root, &local_id) {
         Ok(p) => p,
         Err(problems) => {
             eprintln!("slurmdash: not submitted:");
@@ -110,6 +132,23 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Resul
     }
     let secrets = submit::read_secrets(&prepared.plan.secrets, |n| std::env::var(n).ok())
         .map_err(|e| eyre!(e))?;
+    let patterns = crate::triage::Patterns::new(&loaded.config.triage).map_err(|e| {
+        eyre!(
+            "config file {}: {}: {}",
+            loaded.path.display(),
+            e.key,
+            e.reason
+        )
+    })?;
+    if let Some(w) = &args.webhook {
+        launch::guard::webhook_curl(w).map_err(|e| eyre!("--webhook: {e}"))?;
+    }
+    prepared.guard = launch::guard::plan_for(
+        &prepared,
+        &loaded.config.retry,
+        &patterns,
+        args.webhook.as_deref(),
+    );
     let registry = Registry::open_default();
     let target = submit::Target {
         remote: remote.as_ref(),
@@ -126,6 +165,16 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Resul
     println!("script:  {}", s.script_path);
     println!("stdout:  {}", s.stdout);
     println!("stderr:  {}", s.stderr);
+    match (&s.entry.guard, &prepared.guard) {
+        (Some(_), Ok(g)) => println!(
+            "retries: up to {} on infrastructure failures, by a guard job on the cluster (sdguard-{}); see {}",
+            g.max_attempts - 1,
+            prepared.plan.name,
+            launch::guard::chain_path(&s.job_dir)
+        ),
+        (_, Err(why)) => println!("retries: by a running dashboard only ({why})"),
+        (None, Ok(_)) => println!("retries: by a running dashboard only (the guard was not queued)"),
+    }
     for w in &s.warnings {
         eprintln!("warning: {w}");
     }

@@ -5,6 +5,7 @@
 
 pub mod container;
 pub mod facts;
+pub mod guard;
 pub mod script;
 pub mod spec;
 pub mod stage;

@@ -59,6 +59,11 @@ pub struct LaunchSpec {
     /// Octal mode of the job directory and its sub-directories (`0700`: only you; `0750`
     /// lets your group read results).
     pub job_dir_mode: String,
+    /// Re-submissions after an infrastructure failure; unset: `[retry] max_retries`.
+    pub retries: Option<u32>,
+    /// Slurm's mail (`--mail-type`, e.g. `END,FAIL`) and its address (`--mail-user`).
+    pub mail_type: String,
+    pub mail_user: String,
     /// The template these values started from (recorded in the registry).
     pub template: Option<String>,
 }
@@ -91,6 +96,9 @@ impl Default for LaunchSpec {
             sqsh_cache_dir: String::new(),
             master_port: 29500,
             job_dir_mode: "0700".into(),
+            retries: None,
+            mail_type: String::new(),
+            mail_user: String::new(),
             template: None,
         }
     }
@@ -123,6 +131,9 @@ pub const KEYS: &[&str] = &[
     "sqsh_cache_dir",
     "master_port",
     "job_dir_mode",
+    "retries",
+    "mail_type",
+    "mail_user",
 ];
 
 impl LaunchSpec {
@@ -188,6 +199,15 @@ impl LaunchSpec {
                     .map_err(|_| format!("master_port must be a port number, not `{v}`"))?
             }
             "job_dir_mode" => self.job_dir_mode = v.to_string(),
+            "retries" => {
+                self.retries = if v.is_empty() {
+                    None
+                } else {
+                    Some(num("retries")?)
+                }
+            }
+            "mail_type" => self.mail_type = v.to_string(),
+            "mail_user" => self.mail_user = v.to_string(),
             _ => {
                 return Err(format!(
                     "unknown launch setting `{key}`; known: {}",
@@ -232,6 +252,9 @@ impl LaunchSpec {
             "sqsh_cache_dir" => self.sqsh_cache_dir.clone(),
             "master_port" => self.master_port.to_string(),
             "job_dir_mode" => self.job_dir_mode.clone(),
+            "retries" => self.retries.map(|r| r.to_string()).unwrap_or_default(),
+            "mail_type" => self.mail_type.clone(),
+            "mail_user" => self.mail_user.clone(),
             _ => String::new(),
         }
     }

@@ -58,7 +58,7 @@ pub fn missing_argv(paths: &[String]) -> Vec<String> {
 /// Interrupted (the command timeout's SIGTERM, a hangup), it cancels the job it submitted:
 /// nothing is left held or running that the caller was not told about. The last line is
 /// `slurmdash-job ID new|existing SHA256`.
-pub const SUBMIT_SCRIPT: &str = r#"script=$1; logs=$2; name=$3; want=$4
+pub const SUBMIT_SCRIPT: &str = r#"script=$1; logs=$2; name=$3; want=$4; guard=${5-}
 while IFS= read -r line; do
   case $line in *=*) export "$line" ;; esac
 done
@@ -94,6 +94,9 @@ case $id in ''|*[!0-9]*) echo "sbatch printed: $out" >&2; id=; exit 1 ;; esac
 if ! mkdir -p "$logs/$name-$id"; then
   scancel "$id"; echo "cannot create $logs/$name-$id: job $id cancelled" >&2; exit 1
 fi
+if [ -n "$guard" ]; then
+  sh "$guard" arm "${logs%/slurm-logs}" "$id" 1 "$sum" || echo "slurmdash-guard-failed"
+fi
 if ! scontrol release "$id"; then
   scancel "$id"; echo "job $id cancelled" >&2; exit 11
 fi
@@ -101,6 +104,17 @@ trap - HUP INT TERM
 echo "slurmdash-job $id new $sum""#;
 
 pub fn submit_argv(layout: &Layout, name: &str, checksum: Option<&str>) -> Vec<String> {
+    submit_argv_guarded(layout, name, checksum, false)
+}
+
+/// With `guard`, the staged `sbatch/guard.sh` arms the first retry guard while the job is
+/// still held (see [`crate::launch::guard`]).
+pub fn submit_argv_guarded(
+    layout: &Layout,
+    name: &str,
+    checksum: Option<&str>,
+    guard: bool,
+) -> Vec<String> {
     sh(
         SUBMIT_SCRIPT,
         [
@@ -108,6 +122,11 @@ pub fn submit_argv(layout: &Layout, name: &str, checksum: Option<&str>) -> Vec<S
             format!("{}/slurm-logs", layout.job_dir),
             name.to_string(),
             checksum.unwrap_or_default().to_string(),
+            if guard {
+                crate::launch::guard::script_path(layout)
+            } else {
+                String::new()
+            },
         ],
     )
 }
@@ -190,6 +209,8 @@ pub struct Queued {
     pub existing: bool,
     /// sha256 of the staged script that was (or is) queued.
     pub checksum: String,
+    /// The retry guard armed beside it (`slurmdash-guard ID`), when one was asked for.
+    pub guard: Option<u64>,
 }
 
 /// Submits the staged script (see [`SUBMIT_SCRIPT`]). `checksum`: the script's sha256 as
@@ -202,8 +223,21 @@ pub async fn submit_held(
     checksum: Option<&str>,
     t: Duration,
 ) -> Result<Queued, String> {
+    submit_held_guarded(remote, layout, name, secrets, checksum, false, t).await
+}
+
+/// [`submit_held`], arming the retry guard staged in the job directory when `guard`.
+pub async fn submit_held_guarded(
+    remote: &dyn Remote,
+    layout: &Layout,
+    name: &str,
+    secrets: &[(String, String)],
+    checksum: Option<&str>,
+    guard: bool,
+    t: Duration,
+) -> Result<Queued, String> {
     let stdin = secrets_stdin(secrets)?;
-    let argv = submit_argv(layout, name, checksum);
+    let argv = submit_argv_guarded(layout, name, checksum, guard);
     let script = layout.script_path();
     let out = remote.run(&argv, Some(&stdin), t).await.map_err(|e| {
         format!("submitting {script}: {e} (an interrupted submission cancels the job it made; submitting again does not queue the launch twice)")
@@ -230,10 +264,15 @@ pub fn parse_queued(out: &str) -> Option<Queued> {
         _ => return None,
     };
     let checksum = w.next()?.to_string();
+    let guard = out
+        .lines()
+        .find_map(|l| l.strip_prefix("slurmdash-guard "))
+        .and_then(|g| g.trim().parse().ok());
     Some(Queued {
         job_id,
         existing,
         checksum,
+        guard,
     })
 }
 

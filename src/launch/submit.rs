@@ -23,6 +23,9 @@ pub struct Prepared {
     pub layout: Layout,
     pub conversion: Option<Conversion>,
     pub script: String,
+    /// The cluster-side retry guard (`launch::guard`), or why the launch has none (it then
+    /// keeps the dashboard's retry). Set by the caller, which knows `[retry]` and `[triage]`.
+    pub guard: Result<crate::launch::guard::GuardPlan, String>,
 }
 
 /// A new local id: UTC time plus a few random-ish hex digits (`20261123-105400-3fa2c1`).
@@ -100,6 +103,7 @@ pub fn prepare(
         layout,
         conversion,
         script,
+        guard: Err("no retry guard asked for".into()),
     })
 }
 
@@ -214,7 +218,31 @@ pub async fn submit(
     for (path, content) in &files {
         stage::write_file(remote, path, content.as_bytes(), to).await?;
     }
-    let queued = stage::submit_held(remote, l, &p.plan.name, secrets, None, to).await?;
+    let mut warnings = Vec::new();
+    let guard = match &p.guard {
+        Ok(g) if secrets.is_empty() => {
+            let staged = crate::launch::guard::stage_files(
+                remote,
+                l,
+                g,
+                &p.plan.name,
+                &p.plan.partition,
+                p.plan.account.as_deref(),
+                to,
+            )
+            .await;
+            match staged {
+                Ok(_) => true,
+                Err(e) => {
+                    warnings.push(format!("{e}; retries of this launch need a dashboard"));
+                    false
+                }
+            }
+        }
+        _ => false,
+    };
+    let queued =
+        stage::submit_held_guarded(remote, l, &p.plan.name, secrets, None, guard, to).await?;
     let job_id = queued.job_id;
     let now = Utc::now();
     let entry = Entry {
@@ -234,8 +262,13 @@ pub async fn submit(
         secrets: p.plan.secrets.clone(),
         checksum: Some(queued.checksum.clone()),
         requeue: p.plan.requeue,
+        guard: queued
+            .guard
+            .map(|_| crate::registry::GuardRecord::default()),
     };
-    let mut warnings = Vec::new();
+    if guard && queued.guard.is_none() && !queued.existing {
+        warnings.push("the retry guard could not be queued (see meta/ in the job directory); retries of this launch need a dashboard".into());
+    }
     if queued.existing {
         warnings.push(format!(
             "launch {} was already queued as job {job_id} (an earlier submission whose answer was lost): not submitted a second time",

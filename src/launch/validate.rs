@@ -440,6 +440,11 @@ pub fn validate(spec: &LaunchSpec, facts: &ClusterFacts) -> Result<Plan, Vec<Pro
             );
         }
     }
+    let mut extra_sbatch = spec.extra_sbatch.clone();
+    match crate::launch::guard::mail_options(&spec.mail_type, &spec.mail_user) {
+        Ok(o) => extra_sbatch.extend(o),
+        Err(e) => bad(Field::Extra, e),
+    }
     let job_dir_mode = match parse_mode(&spec.job_dir_mode) {
         Ok(m) => m,
         Err(e) => {
@@ -476,7 +481,7 @@ pub fn validate(spec: &LaunchSpec, facts: &ClusterFacts) -> Result<Plan, Vec<Pro
         shell,
         env: spec.env.clone(),
         secrets: spec.secrets.clone(),
-        extra_sbatch: spec.extra_sbatch.clone(),
+        extra_sbatch,
         inputs,
         requeue: spec.requeue,
         master_port: spec.master_port,

@@ -65,6 +65,14 @@ pub enum Column {
     Waited,
     Priority,
     WorkDir,
+    /// Exit code of a finished job (`:history`).
+    Exit,
+    /// CPU efficiency of a finished job (`:history`).
+    CpuEff,
+    /// Memory peak over the request of a finished job (`:history`).
+    MemEff,
+    /// Triage class of a finished job (`:history`).
+    Triage,
 }
 
 impl Column {
@@ -90,7 +98,19 @@ impl Column {
         Column::Waited,
         Column::Priority,
         Column::WorkDir,
+        Column::Exit,
+        Column::CpuEff,
+        Column::MemEff,
+        Column::Triage,
     ];
+
+    /// Whether the view's [`super::facts::RowFacts`] hold this column's values.
+    pub fn is_fact(self) -> bool {
+        matches!(
+            self,
+            Column::Exit | Column::CpuEff | Column::MemEff | Column::Triage
+        )
+    }
 
     pub fn defaults() -> Vec<Column> {
         vec![
@@ -131,6 +151,10 @@ impl Column {
             Column::Waited => "WAITED",
             Column::Priority => "PRIORITY",
             Column::WorkDir => "WORKDIR",
+            Column::Exit => "EXIT",
+            Column::CpuEff => "CPU%",
+            Column::MemEff => "MEM%",
+            Column::Triage => "TRIAGE",
         }
     }
 
@@ -158,13 +182,23 @@ impl Column {
             Column::Submitted => Width::Fixed(10),
             Column::Waited => Width::Fixed(6),
             Column::Priority => Width::Fixed(8),
+            Column::Exit => Width::Fixed(5),
+            Column::CpuEff | Column::MemEff => Width::Fixed(5),
+            Column::Triage => Width::Fixed(13),
         }
     }
 
     pub fn right_aligned(self) -> bool {
         matches!(
             self,
-            Column::Nodes | Column::Cpus | Column::Memory | Column::Gpus | Column::Priority
+            Column::Nodes
+                | Column::Cpus
+                | Column::Memory
+                | Column::Gpus
+                | Column::Priority
+                | Column::Exit
+                | Column::CpuEff
+                | Column::MemEff
         )
     }
 
@@ -212,6 +246,8 @@ impl Column {
                 None => Cow::Borrowed("-"),
             },
             Column::WorkDir => one_line(&j.work_dir),
+            // Drawn from the view's facts (see `QueueView::fact_text`).
+            Column::Exit | Column::CpuEff | Column::MemEff | Column::Triage => Cow::Borrowed(""),
         }
     }
 
@@ -253,6 +289,7 @@ impl Column {
             Column::Waited => return opt(wait_key(x), wait_key(y)),
             Column::Priority => return opt(x.priority, y.priority),
             Column::WorkDir => x.work_dir.cmp(&y.work_dir),
+            Column::Exit | Column::CpuEff | Column::MemEff | Column::Triage => return None,
         })
     }
 }

@@ -141,6 +141,15 @@ impl QueueView {
             .extend(badges.into_iter().map(|(id, b)| ((cluster, id), b)));
     }
 
+    /// The running jobs whose GPUs have been idle for `[ui] idle_gpu_minutes`.
+    pub fn set_idle(&mut self, ids: HashSet<JobId>) {
+        self.idle = ids;
+    }
+
+    pub fn is_idle(&self, id: &JobId) -> bool {
+        !self.idle.is_empty() && self.idle.contains(id)
+    }
+
     pub fn badge(&self, id: &JobId) -> Option<&str> {
         if id.array().is_some() || id.het_offset().is_some() {
             return None;

@@ -3,6 +3,7 @@
 //! Pure: the App owns one `QueueView` and drawing only reads it.
 
 mod column;
+pub mod facts;
 pub mod format;
 mod marks;
 mod rows;
@@ -59,6 +60,8 @@ pub struct QueueView {
     busy: HashMap<JobId, &'static str>,
     /// Extra words after a job's name (e.g. `↻2/11` for a retried launch), by job id.
     badges: HashMap<ArrayKey, String>,
+    /// Running jobs whose GPUs stayed idle (`z` in the marks column).
+    idle: HashSet<JobId>,
     /// Several clusters are shown: the CLUSTER column is added.
     multi: bool,
     /// Clusters (by number) whose rows are out of date: their last refresh failed.
@@ -66,6 +69,10 @@ pub struct QueueView {
     /// The columns drawn: the configured ones, with CLUSTER only when several clusters
     /// are shown.
     shown: Vec<Column>,
+    /// Figures beyond squeue's record (`:history`), by job id.
+    facts: HashMap<JobId, facts::RowFacts>,
+    /// A view that is not the queue (`:history`): its title and what it says when empty.
+    caption: Option<(String, String)>,
 }
 
 impl Default for QueueView {
@@ -104,7 +111,33 @@ impl QueueView {
             mark_anchor: None,
             busy: HashMap::new(),
             badges: HashMap::new(),
+            facts: HashMap::new(),
+            caption: None,
+            idle: HashSet::new(),
         }
+    }
+
+    /// Names a view that is not the queue: (title, text when it has no rows).
+    pub fn set_caption(&mut self, caption: Option<(String, String)>) {
+        self.caption = caption;
+    }
+
+    pub fn caption(&self) -> Option<&(String, String)> {
+        self.caption.as_ref()
+    }
+
+    /// Figures for the facts columns (exit code, efficiency, triage), by job id; the order
+    /// is kept up to date when sorted by one of them.
+    pub fn set_facts(&mut self, facts: HashMap<JobId, facts::RowFacts>) {
+        self.facts = facts;
+        if self.sort.column.is_some_and(Column::is_fact) {
+            self.reorder();
+        }
+    }
+
+    /// The text of a facts column for this job.
+    pub fn fact_text(&self, id: &JobId, col: Column) -> Option<String> {
+        self.facts.get(id).and_then(|f| f.text(col))
     }
 
     /// Whose jobs the queue holds, for the "no jobs" text.
@@ -287,7 +320,18 @@ impl QueueView {
         }
         let (all, jobs) = (&self.all, &self.jobs);
         let Sort { column, descending } = self.sort;
-        if let Some(col) = column {
+        if let Some(col) = column.filter(|c| c.is_fact()) {
+            let facts = &self.facts;
+            let cmp = |a: usize, b: usize| {
+                let (a, b) = (all.at(jobs, a), all.at(jobs, b));
+                facts::RowFacts::compare(col, facts.get(&a.job.id), facts.get(&b.job.id))
+            };
+            self.order.sort_by(|&a, &b| match cmp(a, b) {
+                Some(o) if descending => o.reverse(),
+                Some(o) => o,
+                None => cmp(b, b).is_some().cmp(&cmp(a, a).is_some()),
+            });
+        } else if let Some(col) = column {
             // Stable: equal rows keep squeue's order. Missing values last.
             self.order.sort_by(|&a, &b| {
                 let (a, b) = (all.at(jobs, a), all.at(jobs, b));

@@ -205,6 +205,50 @@ impl Remote for LocalRemote {
         read_via_run(self, &self.host, path, pos, max_bytes, self.read_timeout).await
     }
 
+    /// The command as a local process; its stdout in chunks as it arrives.
+    async fn exec_stream(&self, argv: &[String]) -> Result<super::ExecStream, RemoteError> {
+        use super::exec::{pump, ExecEvent, ExecStream, QUEUE};
+        let Some((prog, args)) = argv.split_first() else {
+            return Err(RemoteError::Other {
+                command: display_argv(argv),
+                host: self.host.clone(),
+                reason: "empty command".into(),
+            });
+        };
+        let mut child = tokio::process::Command::new(prog)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| RemoteError::Other {
+                command: display_argv(argv),
+                host: self.host.clone(),
+                reason: e.to_string(),
+            })?;
+        self.bump(|s| s.count(argv));
+        let (tx, rx) = tokio::sync::mpsc::channel(QUEUE);
+        let task = tokio::spawn(async move {
+            let (Some(out), Some(err)) = (child.stdout.take(), child.stderr.take()) else {
+                return;
+            };
+            let ev = match pump(out, err, &tx).await {
+                Ok(None) => return,
+                Ok(Some(stderr)) => match child.wait().await {
+                    Ok(st) => ExecEvent::Exit {
+                        code: st.code(),
+                        stderr,
+                    },
+                    Err(e) => ExecEvent::Failed(e.to_string()),
+                },
+                Err(e) => ExecEvent::Failed(e),
+            };
+            let _ = tx.send(ev).await;
+        });
+        Ok(ExecStream::new(rx, Some(task)))
+    }
+
     /// The same `tail -F` script as over SSH, as a local process.
     async fn stream_file(
         &self,

@@ -5,6 +5,7 @@
 //! layer sees only the [`Remote`] trait.
 
 pub mod askpass;
+pub mod exec;
 mod failover;
 pub mod fake;
 mod hold;
@@ -19,6 +20,7 @@ pub mod stream;
 pub use crate::payload::{ConnState, RemoteStats};
 use std::time::Duration;
 
+pub use exec::{ExecEvent, ExecStream};
 pub use failover::{
     backoff_delay, parse_host_list, try_in_order, try_staggered, Attempt, BACKOFF_CAP, HEAD_START,
 };
@@ -165,6 +167,21 @@ pub trait Remote: Send + Sync {
         _offset: u64,
     ) -> Result<Option<FileStream>, RemoteError> {
         Ok(None)
+    }
+
+    /// Runs `argv` and yields its stdout in chunks as it arrives, then how it exited (a
+    /// file copy: no output cap, no overall time limit; the reader decides how long to wait
+    /// for the next chunk). This default runs the command to completion with `run` (capped
+    /// at [`MAX_OUTPUT`]), for transports that cannot stream.
+    async fn exec_stream(&self, argv: &[String]) -> Result<ExecStream, RemoteError> {
+        let out = self.run(argv, None, Duration::from_secs(600)).await?;
+        Ok(ExecStream::done(vec![
+            ExecEvent::Data(out.stdout),
+            ExecEvent::Exit {
+                code: out.code,
+                stderr: out.stderr,
+            },
+        ]))
     }
 
     /// The login host in use, if connected.

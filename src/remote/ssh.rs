@@ -896,6 +896,91 @@ impl Remote for SshRemote {
         read_via_run(self, &host, path, pos, max_bytes, self.opts.read_timeout).await
     }
 
+    /// One channel on the existing master; its stdout is forwarded as it arrives.
+    async fn exec_stream(&self, argv: &[String]) -> Result<super::ExecStream, RemoteError> {
+        use super::exec::{pump, ExecEvent, ExecStream, QUEUE};
+        if argv.is_empty() {
+            return Err(RemoteError::Other {
+                command: String::new(),
+                host: self.host().unwrap_or_default(),
+                reason: "empty command".into(),
+            });
+        }
+        let live = self.ensure(self.opts.read_timeout).await?;
+        let argv = argv.to_vec();
+        {
+            let mut sh = self.shared();
+            sh.stats.count(&argv);
+            sh.stats.bytes_out += argv.iter().map(|a| a.len() as u64 + 1).sum::<u64>();
+        }
+        let (tx, rx) = tokio::sync::mpsc::channel(QUEUE);
+        let sessions = self.sessions.clone();
+        let wait = self.opts.read_timeout;
+        let task = tokio::spawn(async move {
+            let command = display_argv(&argv);
+            let Ok(Ok(_session)) = tokio::time::timeout(wait, sessions.acquire_owned()).await
+            else {
+                let reason = format!(
+                    "`{command}` on {}: no session free within {}s",
+                    live.host,
+                    wait.as_secs()
+                );
+                let _ = tx.send(ExecEvent::Failed(reason)).await;
+                return;
+            };
+            let mut cmd = live.session.command(argv[0].as_str());
+            cmd.args(&argv[1..])
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            let deadline = Instant::now() + wait;
+            let mut pause = Duration::from_millis(50);
+            let spawned = loop {
+                match cmd.spawn().await {
+                    Ok(c) => break Ok(c),
+                    Err(e) => match pause_before_retry(&live, &mut pause, deadline).await {
+                        Ok(()) => continue,
+                        Err(Some(gone)) => break Err(format!("{gone}: {e}")),
+                        Err(None) => break Err(refused(&e, wait)),
+                    },
+                }
+            };
+            let mut child = match spawned {
+                Ok(c) => c,
+                Err(e) => {
+                    let reason = format!("starting `{command}` on {}: {e}", live.host);
+                    let _ = tx.send(ExecEvent::Failed(reason)).await;
+                    return;
+                }
+            };
+            let (Some(out), Some(err)) = (child.stdout().take(), child.stderr().take()) else {
+                return;
+            };
+            let ev = match pump(out, err, &tx).await {
+                Ok(None) => return,
+                Ok(Some(stderr)) => match child.wait().await {
+                    Ok(st) => ExecEvent::Exit {
+                        code: st.code(),
+                        stderr,
+                    },
+                    Err(openssh::Error::RemoteProcessTerminated) => {
+                        ExecEvent::Exit { code: None, stderr }
+                    }
+                    Err(e) => ExecEvent::Failed(format!(
+                        "`{command}` on {}: the connection failed: {e}",
+                        live.host
+                    )),
+                },
+                Err(e) => ExecEvent::Failed(format!(
+                    "`{command}` on {}: reading its output failed: {e}",
+                    live.host
+                )),
+            };
+            let _ = tx.send(ev).await;
+        });
+        Ok(ExecStream::new(rx, Some(task)))
+    }
+
     /// One `tail -F` channel on the existing master; it lives as long as the returned stream.
     async fn stream_file(
         &self,

@@ -3,11 +3,13 @@
 
 pub mod batch;
 pub mod command;
+pub mod eff;
 pub mod error;
 pub mod fit;
 pub mod hostlist;
 pub mod jobid;
 pub mod limits;
+pub mod live;
 pub mod logpath;
 pub mod model;
 pub mod ops;

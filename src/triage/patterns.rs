@@ -182,6 +182,11 @@ impl PatternList {
         self.texts.len()
     }
 
+    /// The patterns as written (built-in first), e.g. for the cluster-side retry guard.
+    pub fn texts(&self) -> &[String] {
+        &self.texts
+    }
+
     pub fn is_empty(&self) -> bool {
         self.texts.is_empty()
     }

@@ -29,8 +29,13 @@ pub struct DetailWidget<'a> {
     pub chain: Option<&'a crate::retry::Chain>,
     /// Rank, priority, fair-share and limits of a pending job.
     pub pending: PendingView<'a>,
+    /// How a finished job used what it asked for (from its sacct read).
+    pub efficiency: Option<&'a crate::slurm::eff::Efficiency>,
+    /// Live use of a running job (sstat, nvidia-smi).
+    pub live: LiveView<'a>,
 }
 
+pub use live::{idle_mark_help, LiveView};
 pub use pending::PendingView;
 
 /// A [`DetailWidget`] scrolled down by `scroll` lines (clamped to the content).
@@ -251,6 +256,13 @@ impl DetailWidget<'_> {
         {
             l.field(label, &value, style);
         }
+        if let Some(e) = self.efficiency.filter(|_| state.is_finished()) {
+            super::efficiency::rows(
+                e,
+                &mut |label, value, style| l.field(label, &value, style),
+                t,
+            );
+        }
         if let Some(c) = self.chain {
             let style = if c.attempt > 1 {
                 t.warn()
@@ -321,6 +333,9 @@ impl DetailWidget<'_> {
 
         if pending {
             self.pending_lines(&mut l, &dd);
+        }
+        if state.status() == Status::Running {
+            self.live_lines(&mut l, &dd);
         }
 
         // Where and with what.
@@ -503,6 +518,9 @@ impl Widget for ScrolledDetail<'_> {
 
 #[path = "detail_pending.rs"]
 mod pending;
+
+#[path = "detail_live.rs"]
+mod live;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

@@ -45,6 +45,8 @@ fn render(c: Case, w: u16, h: u16) -> Buffer {
         triage: None,
         chain: None,
         pending: PendingView::default(),
+        efficiency: None,
+        live: Default::default(),
     }
     .render(buf.area, &mut buf);
     buf
@@ -223,6 +225,8 @@ fn scrolling_is_clamped_to_the_content() {
             triage: None,
             chain: None,
             pending: PendingView::default(),
+            efficiency: None,
+            live: Default::default(),
         }
         .scrolled(scroll)
         .render(buf.area, &mut buf);
@@ -264,6 +268,8 @@ fn a_folded_array_says_which_id_was_asked_and_shows_logs_per_task() {
             info: Some(&info),
             ..PendingView::default()
         },
+        efficiency: None,
+        live: Default::default(),
     }
     .render(buf.area, &mut buf);
     let s = text(&buf);

@@ -12,6 +12,9 @@ pub struct HelpWidget<'a> {
 }
 
 pub fn help_lines(app: &App) -> Vec<Line<'static>> {
+    if app.files.view.is_some() {
+        return super::files::help_lines(app);
+    }
     let t = &app.theme;
     let mut lines = vec![Line::from(Span::styled(
         format!("keys in the {} pane", app.focus.title()),
@@ -21,6 +24,10 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
         lines.push(Line::from(Span::styled(
             "read-only: cancel, hold, release, requeue, top, edit are disabled",
             t.warn(),
+        )));
+        lines.push(Line::from(Span::styled(
+            "  (a shell, tunnels and fetching files change no job: allowed)",
+            t.dim(),
         )));
     }
     for (action, keys) in app.keymap.bindings(app.focus) {
@@ -41,6 +48,13 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
             Span::styled(format!("  :{cmd:<17}"), t.key()),
             Span::raw(*what),
         ]));
+    }
+    if app.focus == crate::keymap::Pane::Queue {
+        lines.push(Line::from(""));
+        lines.push(Line::from(Span::styled(
+            crate::ui::detail::idle_mark_help(app.live.idle_minutes),
+            t.dim(),
+        )));
     }
     lines.push(Line::from(""));
     lines.push(Line::from(Span::styled(

@@ -109,6 +109,8 @@ fn detail(job: &Job, info: Option<&pending::PendingInfo>, w: u16, h: u16) -> Str
             error: None,
             edit_key: Some("E"),
         },
+        efficiency: None,
+        live: Default::default(),
     }
     .render(buf.area, &mut buf);
     text(&buf)

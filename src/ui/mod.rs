@@ -3,7 +3,9 @@
 
 pub mod detail;
 pub mod edit;
+pub mod efficiency;
 pub mod events;
+pub mod files;
 pub mod form;
 pub mod help;
 pub mod log;
@@ -65,6 +67,8 @@ pub fn draw(f: &mut Frame, app: &App) {
                     .filter(|j| j.id.array().is_none())
                     .and_then(|j| app.cluster.chains.get(&j.id.base())),
                 pending: detail_pending(app),
+                efficiency: app.detail.id.as_ref().and_then(|id| app.history.report(id)),
+                live: detail_live(app),
             }
             .scrolled(app.detail.scroll),
             r,
@@ -122,6 +126,15 @@ pub fn draw(f: &mut Frame, app: &App) {
             over,
         );
     }
+    if app.files.view.is_some() {
+        f.render_widget(
+            files::FilesWidget {
+                app,
+                status_rows: areas.status.height,
+            },
+            size,
+        );
+    }
     if let Some(form) = &app.edit {
         f.render_widget(
             edit::EditWidget {
@@ -137,6 +150,17 @@ pub fn draw(f: &mut Frame, app: &App) {
     }
     if app.help {
         f.render_widget(help::HelpWidget { app }, size);
+    }
+}
+
+/// The selected running job's live use.
+fn detail_live(app: &App) -> detail::LiveView<'_> {
+    let id = app.queue.selected_id();
+    detail::LiveView {
+        shown: true,
+        job: id.and_then(|id| app.live.job(id)),
+        sampling: id.is_some_and(|id| app.live.sampling(id)),
+        idle_minutes: app.live.idle_minutes,
     }
 }
 

@@ -104,11 +104,12 @@ fn column_layout(view: &QueueView, width: u16) -> Vec<(Column, u16, u16)> {
 impl QueueWidget<'_> {
     fn title(&self) -> Line<'static> {
         let v = self.view;
+        let what = v.caption().map_or("jobs", |c| c.0.as_str());
         let mut spans = vec![Span::styled(
             if v.filter().is_empty() {
-                format!(" jobs {} ", v.len())
+                format!(" {what} {} ", v.len())
             } else {
-                format!(" jobs {}/{} ", v.len(), v.total())
+                format!(" {what} {}/{} ", v.len(), v.total())
             },
             self.theme.title(),
         )];
@@ -130,6 +131,9 @@ impl QueueWidget<'_> {
 
     fn empty_text(&self) -> String {
         let v = self.view;
+        if let (Some(c), 0) = (v.caption(), v.total()) {
+            return c.1.clone();
+        }
         if !v.is_loaded() {
             return "loading the queue…".to_string();
         }
@@ -170,6 +174,9 @@ impl QueueWidget<'_> {
                     row.job.cluster,
                     crate::queue::STALE_MARK
                 )),
+                _ if col.is_fact() => std::borrow::Cow::Owned(
+                    self.view.fact_text(&row.job.id, col).unwrap_or_default(),
+                ),
                 _ => col.text(row, self.now),
             };
             let style = match col {
@@ -278,6 +285,9 @@ impl Widget for QueueWidget<'_> {
             if v.is_marked(&row.job.id) {
                 // The mark sits on the left border, so no column loses width.
                 buf.set_string(area.x, y, "*", t.warn());
+            } else if v.is_idle(&row.job.id) {
+                // GPUs idle for `[ui] idle_gpu_minutes` (asleep: `z`).
+                buf.set_string(area.x, y, "z", t.warn());
             }
             if row.job.problem.is_some() {
                 // squeue's record of this job did not read cleanly (the detail pane says

@@ -213,6 +213,8 @@ fn an_unreadable_record_is_a_marked_row_among_the_others() {
         triage: None,
         chain: None,
         pending: Default::default(),
+        efficiency: None,
+        live: Default::default(),
     }
     .render(d.area, &mut d);
     let detail = text(&d);

@@ -122,6 +122,8 @@ mod tests {
             triage: v,
             chain: None,
             pending: crate::ui::detail::PendingView::default(),
+            efficiency: None,
+            live: Default::default(),
         }
         .render(buf.area, &mut buf);
         text(&buf)

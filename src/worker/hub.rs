@@ -15,7 +15,7 @@ use crate::remote::Remote;
 use crate::slurm::command::SqueueQuery;
 use crate::slurm::model::{Job, JobId};
 use crate::worker::flight::Flight;
-use crate::worker::{fetch, ops, tailer};
+use crate::worker::{ops, tailer};
 
 fn now() -> chrono::NaiveDateTime {
     chrono::Local::now().naive_local()
@@ -72,11 +72,14 @@ pub struct Hub {
     refresh: Flight<Vec<JobId>>,
     detail: Flight<JobId>,
     pending: Flight<Box<Job>>,
+    live: Flight<Box<crate::slurm::live::LiveTarget>>,
     /// The connection state last reported to App (by a refresh or by `tick`).
     reported: Arc<Mutex<Option<ConnState>>>,
     ticks: u64,
     /// Sends `Msg::PollDue` at the refresh interval, once started.
     timer: Option<JoinHandle<()>>,
+    /// The files view's copy under way.
+    files: crate::worker::files::FilesWorker,
 }
 
 impl Hub {
@@ -101,9 +104,11 @@ impl Hub {
             refresh: Flight::default(),
             detail: Flight::default(),
             pending: Flight::default(),
+            live: Flight::default(),
             reported: Arc::new(Mutex::new(None)),
             ticks: 0,
             timer: None,
+            files: Default::default(),
         }
     }
 
@@ -125,11 +130,20 @@ impl Hub {
                 self.detail.request(id, move |id| {
                     let (tx, remote, s) = (tx.clone(), remote.clone(), s.clone());
                     async move {
-                        let result = fetch::detail(remote.as_ref(), &id, s.timeout).await;
+                        // A finished job's detail comes from one sacct read that also
+                        // gives its use figures.
+                        let (result, used) =
+                            crate::worker::history::detail(remote.as_ref(), &id, s.timeout).await;
                         let _ = tx.send(Msg::Detail {
-                            id,
+                            id: id.clone(),
                             result: Box::new(result),
                         });
+                        if let Some(u) = used {
+                            let _ = tx.send(Msg::JobUse {
+                                id,
+                                result: Box::new(u),
+                            });
+                        }
                     }
                 });
             }
@@ -200,7 +214,7 @@ impl Hub {
                         remote: remote.as_ref(),
                         registry: &s.registry,
                         cluster: &s.cluster,
-                        policy: s.retry,
+                        policy: s.retry.clone(),
                         patterns: &s.patterns,
                         timeout: s.timeout,
                         secret: &secret,
@@ -236,7 +250,7 @@ impl Hub {
             | Cmd::TestOnly(_)
             | Cmd::Submit { .. }
             | Cmd::LoadRegistryJobs(_)) => crate::worker::launch::spawn(
-                cmd,
+                crate::worker::guard_sync::with_guard(cmd, &self.s.retry, &self.s.patterns),
                 self.remote.clone(),
                 self.tx.clone(),
                 self.s.timeout,
@@ -281,6 +295,60 @@ impl Hub {
                         tracing::warn!(error = %e, "closing a tunnel");
                     }
                 });
+            }
+            Cmd::History(req) => {
+                let (tx, remote, s) = self.parts();
+                tokio::spawn(async move {
+                    let generation = req.generation;
+                    let send = |p| {
+                        let _ = tx.send(Msg::History {
+                            generation,
+                            result: Box::new(Ok(p)),
+                        });
+                    };
+                    let r =
+                        crate::worker::history::run(remote.as_ref(), &req, s.timeout, &send).await;
+                    if let Err(e) = r {
+                        let _ = tx.send(Msg::History {
+                            generation,
+                            result: Box::new(Err(e)),
+                        });
+                    }
+                });
+            }
+            Cmd::Relaunch { id, job_dir } => {
+                let (tx, remote, s) = self.parts();
+                tokio::spawn(async move {
+                    let result =
+                        crate::worker::history::relaunch(remote.as_ref(), &id, &job_dir, s.timeout)
+                            .await;
+                    let _ = tx.send(Msg::Relaunch {
+                        id,
+                        result: Box::new(result),
+                    });
+                });
+            }
+            Cmd::Recover(id) => {
+                let (tx, remote, s) = self.parts();
+                tokio::spawn(async move {
+                    let result =
+                        crate::worker::history::recover(remote.as_ref(), &id, s.timeout).await;
+                    let _ = tx.send(Msg::Recovered {
+                        id,
+                        result: Box::new(result),
+                    });
+                });
+            }
+            Cmd::SampleLive(t) => crate::worker::live::spawn(
+                &self.live,
+                t,
+                self.remote.clone(),
+                self.tx.clone(),
+                self.s.timeout,
+            ),
+            Cmd::Files(c) => {
+                let (tx, remote, s) = self.parts();
+                self.files.run(c, remote, tx, s.timeout);
             }
             Cmd::Quit | Cmd::Suspend | Cmd::AddCluster(_) | Cmd::Shell { .. } => {}
         }

@@ -1,9 +1,13 @@
 //! Background work: receives commands, sends messages. Never touches UI state.
 
 pub mod fetch;
+pub mod files;
 pub mod flight;
+pub mod guard_sync;
+pub mod history;
 pub mod hub;
 pub mod launch;
+pub mod live;
 pub mod ops;
 pub mod partitions;
 pub mod pending;

@@ -58,7 +58,13 @@ pub async fn check(c: &RetryCheck<'_>) -> Result<(Vec<RetryEvent>, Vec<Entry>), 
         all.into_iter().filter(|e| e.cluster == c.cluster).collect()
     };
     let entries = mine(c.registry.load().map_err(|e| e.to_string())?);
-    let mut events = Vec::new();
+    // Launches with a retry guard on the cluster: what it decided, and which to leave to it.
+    let (mut events, leave) = crate::worker::guard_sync::sync(c, &entries).await?;
+    let entries = if events.is_empty() {
+        entries
+    } else {
+        mine(c.registry.load().map_err(|e| e.to_string())?)
+    };
     for e in entries.iter().filter(|e| {
         e.attempts
             .last()
@@ -72,6 +78,7 @@ pub async fn check(c: &RetryCheck<'_>) -> Result<(Vec<RetryEvent>, Vec<Entry>), 
             e.attempts
                 .last()
                 .is_some_and(|a| a.state.is_none() && a.job_id != 0)
+                && !leave.contains(&e.local_id)
         })
         .collect();
     if open.is_empty() {
@@ -489,6 +496,7 @@ mod tests {
             secrets: Vec::new(),
             checksum: Some("ab".into()),
             requeue,
+            guard: None,
         })
         .unwrap();
         (d, r)
@@ -586,6 +594,11 @@ mod tests {
             .into_iter()
             .find(|c| c[0] == "sh" && c[2] == crate::launch::stage::SUBMIT_SCRIPT)
             .unwrap();
-        assert_eq!(submit.last().map(String::as_str), Some("ab"));
+        assert_eq!(submit.get(7).map(String::as_str), Some("ab"));
+        assert_eq!(
+            submit.get(8).map(String::as_str),
+            Some(""),
+            "no guard for a dashboard retry"
+        );
     }
 }

@@ -2,7 +2,7 @@
 //! error naming the line, never a silently dropped row.
 
 mod fields;
-mod frame;
+pub(crate) mod frame;
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod fuzz;

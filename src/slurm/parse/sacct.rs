@@ -83,7 +83,7 @@ pub fn parse_sacct(out: &str) -> Result<Vec<JobDetail>, ParseError> {
     read_sacct(out).strict()
 }
 
-fn one(rec: &Record<'_>, framed: bool, complete: bool) -> Result<JobDetail, ParseError> {
+pub(crate) fn one(rec: &Record<'_>, framed: bool, complete: bool) -> Result<JobDetail, ParseError> {
     let r = Row::split(CMD, rec, FIELD_SEP, FIXED + 1, true)?;
     if !complete {
         return Err(r.err("record not closed by its job id (output cut off)"));

@@ -1,0 +1,217 @@
+#!/bin/sh
+# slurmdash retry guard. Staged unchanged into every guarded launch's job directory as
+# sbatch/guard.sh; it reads data files only (meta/guard.conf, meta/triage-*.ere,
+# meta/webhook.curl) and never sources or evaluates their contents.
+#
+#   guard.sh arm JOB_DIR ATTEMPT_ID N SHA256
+#       queue the guard of attempt N (Slurm job ATTEMPT_ID): a 1-CPU job that waits with
+#       --dependency=afternotok:ATTEMPT_ID and is removed by Slurm when the attempt succeeds.
+#       Prints `slurmdash-guard GUARD_ID`.
+#   guard.sh run JOB_DIR ATTEMPT_ID N SHA256
+#       (the guard job itself, after the attempt failed) classify the attempt as slurmdash
+#       does; on ERR_INFRA with attempts left resubmit the staged script and arm the next
+#       guard. Every decision is one JSON line in meta/chain.jsonl.
+set -u
+mode=${1-}
+dir=${2-}
+attempt=${3-}
+n=${4-}
+sum=${5-}
+case $mode in arm|run) ;; *) echo "usage: guard.sh arm|run JOB_DIR ATTEMPT N SHA256" >&2; exit 2 ;; esac
+case $attempt in ''|*[!0-9_]*) echo "guard.sh: bad attempt id '$attempt'" >&2; exit 2 ;; esac
+case $n in ''|*[!0-9]*) echo "guard.sh: bad attempt number '$n'" >&2; exit 2 ;; esac
+conf=$dir/meta/guard.conf
+[ -r "$conf" ] || { echo "guard.sh: cannot read $conf" >&2; exit 2; }
+
+name= partition= account= limit=1 script= local_id=
+while IFS= read -r line || [ -n "$line" ]; do
+  k=${line%%=*}
+  v=${line#*=}
+  case $k in
+    name) name=$v ;;
+    partition) partition=$v ;;
+    account) account=$v ;;
+    limit) limit=$v ;;
+    script) script=$v ;;
+    local_id) local_id=$v ;;
+  esac
+done < "$conf"
+case $limit in ''|*[!0-9]*) limit=1 ;; esac
+chain=$dir/meta/chain.jsonl
+
+now() { date -u +%Y-%m-%dT%H:%M:%SZ; }
+
+# JSON string body: backslashes and quotes escaped, control characters dropped.
+js() { printf '%s' "$1" | tr -d '\000-\010\012-\037' | tr '\011' ' ' | sed 's/\\/\\\\/g; s/"/\\"/g'; }
+
+record() { # line (a JSON object): append to chain.jsonl
+  ( umask 077; printf '%s\n' "$1" >> "$chain" )
+}
+
+# Posts one decision to the webhook, when the launch has one. Never fails the guard.
+notify() { # job state class evidence decision
+  [ -r "$dir/meta/webhook.curl" ] || return 0
+  command -v curl >/dev/null 2>&1 || { echo "guard: no curl for the webhook" >&2; return 0; }
+  text="slurmdash: $name (launch $local_id) attempt $n, job $1: $5"
+  [ -n "$3" ] && text="$text ($3: $4)"
+  body=$(printf '{"text":"%s","launch":"%s","name":"%s","job":"%s","attempt":%s,"state":"%s","class":"%s","evidence":"%s","decision":"%s"}' \
+    "$(js "$text")" "$(js "$local_id")" "$(js "$name")" "$1" "$n" "$(js "$2")" "$(js "$3")" "$(js "$4")" "$(js "$5")")
+  printf '%s' "$body" | curl -sS -m 20 -o /dev/null -K "$dir/meta/webhook.curl" \
+    -H 'Content-Type: application/json' --data-binary @- >/dev/null 2>&1 \
+    || echo "guard: the webhook did not answer (ignored)" >&2
+  return 0
+}
+
+decide() { # state class evidence decision [next]
+  next=${5-}
+  record "$(printf '{"time":"%s","event":"decision","job":"%s","attempt":%s,"state":"%s","class":"%s","evidence":"%s","decision":"%s"%s}' \
+    "$(now)" "$attempt" "$n" "$(js "$1")" "$(js "$2")" "$(js "$3")" "$(js "$4")" "${next:+,\"next\":\"$next\"}")"
+  echo "guard: attempt $n (job $attempt): $4"
+  notify "$attempt" "$1" "$2" "$3" "$4"
+}
+
+# Queues the guard of attempt $2 (number $3); prints its id.
+arm_guard() { # dir attempt n sum
+  g=$(sbatch --parsable --job-name="sdguard-$name" ${partition:+"--partition=$partition"} \
+      ${account:+"--account=$account"} --nodes=1 --ntasks=1 --cpus-per-task=1 --mem=100M \
+      --time=10:00 --no-requeue --mail-type=NONE \
+      --dependency="afternotok:$2" --kill-on-invalid-dep=yes \
+      --chdir="$1" --output="$1/meta/guard-%j.log" --export=ALL \
+      "$1/sbatch/guard.sh" run "$1" "$2" "$3" "$4") || return 1
+  g=${g%%;*}
+  case $g in ''|*[!0-9]*) echo "guard.sh: sbatch printed '$g'" >&2; return 1 ;; esac
+  record "$(printf '{"time":"%s","event":"armed","job":"%s","attempt":%s,"guard":"%s"}' "$(now)" "$2" "$3" "$g")"
+  echo "$g"
+}
+
+if [ "$mode" = arm ]; then
+  g=$(arm_guard "$dir" "$attempt" "$n" "$sum") || exit 1
+  echo "slurmdash-guard $g"
+  exit 0
+fi
+
+# ---- run: the attempt ended in a failed state (or Slurm could not tell) ----
+
+# What sacct knows of the attempt, once final: STATE|REASON|EXIT (waits up to ~3 min for
+# accounting to catch up).
+live_state() { squeue --noheader --jobs="$attempt" --format='%T' 2>/dev/null | head -n 1; }
+rec=
+i=0
+while [ "$i" -lt 60 ]; do
+  # Slurm requeued the attempt (it runs again under the same id): it keeps a guard.
+  case $(live_state) in
+    PENDING|RUNNING|CONFIGURING|SUSPENDED|REQUEUED|REQUEUE_HOLD)
+      if g=$(arm_guard "$dir" "$attempt" "$n" "$sum"); then
+        echo "guard: job $attempt was requeued by Slurm; guard $g waits for it"
+        exit 0
+      fi ;;
+  esac
+  rec=$(sacct -X --noheader --parsable2 --jobs="$attempt" --format=State,Reason,ExitCode 2>/dev/null | tail -n 1)
+  st=${rec%%|*}
+  st=${st%% *}
+  case $st in
+    PENDING|RUNNING|REQUEUED|SUSPENDED|COMPLETING|CONFIGURING|RESIZING|REQUEUE_HOLD|REQUEUE_FED|'') ;;
+    *) break ;;
+  esac
+  i=$((i + 1))
+  sleep 3
+done
+state=${rec%%|*}
+state=${state%% *}
+rest=${rec#*|}
+reason=${rest%%|*}
+exitcode=${rest#*|}
+code=${exitcode%%:*}
+sig=${exitcode#*:}
+
+log_dir=$dir/slurm-logs/$name-$attempt
+# The last line of main.err, then main.out (their last 64 KiB), matching one of the EREs.
+match() { # ere-file
+  [ -s "$1" ] || return 1
+  for f in "$log_dir/main.err" "$log_dir/main.out"; do
+    [ -r "$f" ] || continue
+    l=$(tail -c 65536 "$f" | tr '\r' '\n' | grep -E -i -f "$1" 2>/dev/null | tail -n 1)
+    if [ -n "$l" ]; then
+      l=$(printf '%s' "$l" | tr -d '\000-\010\013-\037' | tr '\011' ' ' | sed 's/^[[:space:]]*//; s/[[:space:]]*$//' | cut -c1-200)
+      printf '%s: %s' "${f##*/}" "$l"
+      return 0
+    fi
+  done
+  return 1
+}
+
+class= evidence=
+case $state in
+  COMPLETED) class=COMPLETE; evidence="state COMPLETED" ;;
+  NODE_FAIL|BOOT_FAIL|PREEMPTED) class=ERR_INFRA; evidence="state $state" ;;
+  OUT_OF_MEMORY) class=ERR_OOM; evidence="state $state" ;;
+  TIMEOUT|DEADLINE) class=ERR_TIMEOUT; evidence="state $state" ;;
+  CANCELLED|REVOKED) class=ERR_CANCELLED; evidence="state $state" ;;
+  FAILED)
+    case $reason in
+      NodeDown|Prolog|SystemFailure|JobLaunchFailure) class=ERR_INFRA; evidence="reason $reason" ;;
+    esac
+    # OOM before infra: a rank killed for memory makes its peers print NCCL network errors.
+    if [ -z "$class" ] && l=$(match "$dir/meta/triage-oom.ere"); then class=ERR_OOM; evidence=$l; fi
+    if [ -z "$class" ] && l=$(match "$dir/meta/triage-infra.ere"); then class=ERR_INFRA; evidence=$l; fi
+    if [ -z "$class" ]; then
+      class=ERR_PROGRAM
+      if [ "${sig:-0}" != 0 ] && [ "${code:-0}" = 0 ]; then evidence="exit code $code, signal $sig"
+      else evidence="exit code ${code:-?}"; fi
+    fi ;;
+  '') decide "UNKNOWN" "" "sacct has no final record of job $attempt" "not retried: no final state in sacct"; exit 0 ;;
+  *) class=ERR_PROGRAM; evidence="state $state" ;;
+esac
+
+if [ "$class" = ERR_CANCELLED ]; then
+  decide "$state" "$class" "$evidence" "cancelled"; exit 0
+fi
+if [ "$class" != ERR_INFRA ]; then
+  decide "$state" "$class" "$evidence" "not retried: $class ($evidence)"; exit 0
+fi
+if [ "$n" -ge "$limit" ]; then
+  decide "$state" "$class" "$evidence" "limit reached"; exit 0
+fi
+
+# ---- resubmit the staged script, as the launch did ----
+now_sum=$(sha256sum < "$script" 2>/dev/null) || now_sum=
+now_sum=${now_sum%% *}
+if [ -z "$now_sum" ] || [ "$now_sum" != "$sum" ]; then
+  decide "$state" "$class" "$evidence" "not retried: $script changed since it was launched (sha256 ${now_sum:-unreadable}, recorded $sum)"
+  exit 0
+fi
+# The new attempt gets the environment of the launch, not this guard's allocation.
+for v in $(env | sed -n 's/^\(SLURM_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(SBATCH_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(SRUN_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(SALLOC_[A-Za-z0-9_]*\)=.*/\1/p'); do
+  unset "$v"
+done
+live() {
+  q=$(squeue --me --noheader --format='%i|%T|%o') || return 1
+  printf '%s\n' "$q" | while IFS='|' read -r i st cmd; do
+    [ "$cmd" = "$script" ] || continue
+    case $st in COMPLETED|COMPLETING|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|PREEMPTED|BOOT_FAIL|DEADLINE|OUT_OF_MEMORY|SPECIAL_EXIT) ;; *) echo "$i" ;; esac
+  done
+}
+next=$((n + 1))
+found=$(live) || found=
+id=${found%%[!0-9]*}
+if [ -n "$id" ]; then
+  mkdir -p "$log_dir/../$name-$id"
+  g=$(arm_guard "$dir" "$id" "$next" "$sum") || g=
+  decide "$state" "$class" "$evidence" "retried as $id (already queued)" "$id"
+  exit 0
+fi
+out=$(sbatch --parsable --hold --export=ALL "$script") || {
+  decide "$state" "$class" "$evidence" "not retried: sbatch refused the new attempt"; exit 0; }
+id=${out%%;*}
+case $id in ''|*[!0-9]*) decide "$state" "$class" "$evidence" "not retried: sbatch printed '$out'"; exit 0 ;; esac
+if ! mkdir -p "$dir/slurm-logs/$name-$id"; then
+  scancel "$id"
+  decide "$state" "$class" "$evidence" "not retried: cannot create the log directory"; exit 0
+fi
+g=$(arm_guard "$dir" "$id" "$next" "$sum") || echo "guard: could not arm a guard for job $id" >&2
+if ! scontrol release "$id"; then
+  scancel "$id"
+  [ -n "${g-}" ] && scancel "$g"
+  decide "$state" "$class" "$evidence" "not retried: Slurm would not release job $id"; exit 0
+fi
+decide "$state" "$class" "$evidence" "retried as $id" "$id"

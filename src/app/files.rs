@@ -1,0 +1,579 @@
+//! The files view (`y`, `:files`): the selected job's directories (the job directory of a
+//! launch, the work directory), walked one level at a time, a file previewed in the log
+//! viewer, and a file or directory fetched to this machine with its progress. Its own
+//! state and keys; the App only routes to it.
+
+use std::path::PathBuf;
+
+use chrono::NaiveDateTime;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::layout::Rect;
+
+use super::App;
+use crate::action::Cmd;
+use crate::jobfiles::list::{Entry, Listing};
+use crate::jobfiles::{self, FilesCmd, FilesMsg, Root, CONFIRM_BYTES};
+use crate::logview::{LogPane, Stream, TailEvent, TailKind, Viewport};
+use crate::slurm::model::JobId;
+
+/// What the App keeps for the files view: where fetches go, and the view when open.
+#[derive(Debug, Clone)]
+pub struct FilesState {
+    pub download_dir: PathBuf,
+    pub view: Option<FilesView>,
+    seq: u64,
+}
+
+impl Default for FilesState {
+    fn default() -> Self {
+        FilesState {
+            download_dir: PathBuf::from("Downloads/slurmdash"),
+            view: None,
+            seq: 0,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct FilesView {
+    pub job: JobId,
+    pub roots: Vec<Root>,
+    /// The root being walked; `None` shows the roots themselves.
+    pub root: Option<usize>,
+    /// Names below the root, outermost first.
+    pub rel: Vec<Vec<u8>>,
+    /// `None` while the listing loads.
+    pub listing: Option<Result<Listing, String>>,
+    pub selected: usize,
+    seq: u64,
+    pub preview: Option<Preview>,
+    pub copy: Option<Copy>,
+    /// A large copy waiting for `y`.
+    pub ask: Option<Ask>,
+    /// The last outcome (a copy's summary or what failed), on the view's bottom line.
+    pub status: Option<String>,
+    /// The directory just left (`backspace`): selected again once its parent is listed.
+    rel_back: Option<Vec<u8>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Preview {
+    pub path: Vec<u8>,
+    pub pane: LogPane,
+    pub loading: bool,
+    /// The file's size when more of it exists than was read.
+    pub cut: Option<u64>,
+    seq: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Copy {
+    /// The remote path, as shown.
+    pub what: String,
+    pub dest: PathBuf,
+    pub done: u64,
+    pub total: u64,
+    /// The file being copied (directory copies).
+    pub file: String,
+    pub started: NaiveDateTime,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ask {
+    pub src: Vec<u8>,
+    pub dir: bool,
+    pub dest: PathBuf,
+    pub bytes: u64,
+}
+
+impl FilesView {
+    /// The directory listed (`None` on the roots).
+    pub fn dir(&self) -> Option<Vec<u8>> {
+        let root = self.roots.get(self.root?)?;
+        let mut p = root.path.clone();
+        for n in &self.rel {
+            p = jobfiles::join(&p, n);
+        }
+        Some(p)
+    }
+
+    /// The directory as shown in the title.
+    pub fn dir_shown(&self) -> String {
+        match self.dir() {
+            Some(d) => jobfiles::display_name(&d),
+            None => "the job's directories".into(),
+        }
+    }
+
+    pub fn entries(&self) -> &[Entry] {
+        match &self.listing {
+            Some(Ok(l)) => &l.entries,
+            _ => &[],
+        }
+    }
+
+    /// Rows shown: the roots, or the listing's entries.
+    pub fn rows(&self) -> usize {
+        match self.root {
+            None => self.roots.len(),
+            Some(_) => self.entries().len(),
+        }
+    }
+
+    pub fn selected_entry(&self) -> Option<&Entry> {
+        self.root?;
+        self.entries().get(self.selected)
+    }
+}
+
+/// Where the files view is drawn: the screen above the status bar (`status_rows`).
+pub fn view_area(size: (u16, u16), status_rows: u16) -> Rect {
+    Rect::new(0, 0, size.0, size.1.saturating_sub(status_rows))
+}
+
+/// Where a preview is drawn inside the view: all of it but the bottom line (progress, keys).
+pub fn preview_area(view: Rect) -> Rect {
+    Rect::new(view.x, view.y, view.width, view.height.saturating_sub(1))
+}
+
+/// Text that is not worth showing as text: a NUL in its first 8 KiB.
+fn looks_binary(bytes: &[u8]) -> bool {
+    bytes.iter().take(8 << 10).any(|b| *b == 0)
+}
+
+/// JSON read whole is shown indented; anything else as it is.
+fn preview_text(path: &[u8], size: u64, bytes: Vec<u8>) -> Vec<u8> {
+    if path.ends_with(b".json") && size == bytes.len() as u64 {
+        if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes) {
+            if let Ok(s) = serde_json::to_string_pretty(&v) {
+                return s.into_bytes();
+            }
+        }
+    }
+    bytes
+}
+
+impl App {
+    fn files_viewport(&self) -> Viewport {
+        let view = view_area(self.size, self.areas().status.height);
+        Viewport::of_pane(preview_area(view))
+    }
+
+    fn files_page(&self) -> usize {
+        usize::from(
+            view_area(self.size, self.areas().status.height)
+                .height
+                .saturating_sub(5),
+        )
+        .max(1)
+    }
+
+    /// `y` / `:files` on the selected job.
+    pub(super) fn open_files(&mut self) -> Vec<Cmd> {
+        let Some(job) = self.queue.selected_job() else {
+            self.note = Some("no job selected: select a job to see its files".into());
+            return Vec::new();
+        };
+        let id = job.id.clone();
+        let job_dir = self.launch_of(&id).map(|c| c.job_dir.clone());
+        let detail_dir = self
+            .detail
+            .detail
+            .as_ref()
+            .filter(|_| self.detail.id.as_ref() == Some(&id))
+            .and_then(|d| d.work_dir.clone());
+        let work_dir = detail_dir.or_else(|| {
+            let w = job.work_dir.to_string();
+            (!w.is_empty()).then_some(w)
+        });
+        let roots = jobfiles::roots(job_dir.as_deref(), work_dir.as_deref());
+        if roots.is_empty() {
+            self.note = Some(format!(
+                "job {id}: no directory known yet (Slurm reports no work dir and slurmdash did not launch it); try again once its detail has loaded"
+            ));
+            return Vec::new();
+        }
+        let one = roots.len() == 1;
+        self.files.view = Some(FilesView {
+            job: id,
+            roots,
+            root: None,
+            rel: Vec::new(),
+            listing: None,
+            selected: 0,
+            seq: 0,
+            preview: None,
+            copy: None,
+            ask: None,
+            status: None,
+            rel_back: None,
+        });
+        if one {
+            return self.files_enter_root(0);
+        }
+        Vec::new()
+    }
+
+    fn files_list(&mut self) -> Vec<Cmd> {
+        self.files.seq += 1;
+        let seq = self.files.seq;
+        let Some(v) = self.files.view.as_mut() else {
+            return Vec::new();
+        };
+        v.seq = seq;
+        v.listing = None;
+        v.selected = 0;
+        let Some(dir) = v.dir() else {
+            return Vec::new();
+        };
+        vec![Cmd::Files(FilesCmd::List {
+            job: v.job.clone(),
+            dir,
+            seq,
+        })]
+    }
+
+    fn files_enter_root(&mut self, i: usize) -> Vec<Cmd> {
+        if let Some(v) = self.files.view.as_mut() {
+            v.root = Some(i);
+            v.rel.clear();
+        }
+        self.files_list()
+    }
+
+    /// enter: into a directory, or a preview of a file.
+    fn files_open(&mut self) -> Vec<Cmd> {
+        let Some(v) = self.files.view.as_mut() else {
+            return Vec::new();
+        };
+        if v.root.is_none() {
+            let i = v.selected;
+            if i < v.roots.len() {
+                return self.files_enter_root(i);
+            }
+            return Vec::new();
+        }
+        let Some(e) = v.selected_entry().cloned() else {
+            return Vec::new();
+        };
+        if e.is_dir() {
+            v.rel.push(e.name);
+            return self.files_list();
+        }
+        if !e.is_file_like() {
+            v.status = Some(format!(
+                "{} is not a regular file: nothing to show",
+                e.display()
+            ));
+            return Vec::new();
+        }
+        let Some(dir) = v.dir() else {
+            return Vec::new();
+        };
+        let path = jobfiles::join(&dir, &e.name);
+        self.files.seq += 1;
+        let seq = self.files.seq;
+        let shown = jobfiles::display_name(&path);
+        let mut pane = LogPane::new(Stream::Stdout);
+        pane.set_path(&shown);
+        let Some(v) = self.files.view.as_mut() else {
+            return Vec::new();
+        };
+        v.preview = Some(Preview {
+            path: path.clone(),
+            pane,
+            loading: true,
+            cut: None,
+            seq,
+        });
+        vec![Cmd::Files(FilesCmd::Preview {
+            job: v.job.clone(),
+            path,
+            seq,
+        })]
+    }
+
+    /// backspace / h: one level up, never above a root (the roots are shown instead).
+    fn files_up(&mut self) -> Vec<Cmd> {
+        let Some(v) = self.files.view.as_mut() else {
+            return Vec::new();
+        };
+        if v.root.is_none() {
+            return Vec::new();
+        }
+        match v.rel.pop() {
+            Some(name) => {
+                let cmds = self.files_list();
+                // Come back to the directory just left, once listed.
+                if let Some(v) = self.files.view.as_mut() {
+                    v.status = None;
+                    v.rel_back = Some(name);
+                }
+                cmds
+            }
+            None => {
+                let i = v.root.take().unwrap_or(0);
+                v.listing = None;
+                v.selected = i;
+                Vec::new()
+            }
+        }
+    }
+
+    /// `f`: fetch the selected file or directory (asks first above [`CONFIRM_BYTES`]).
+    fn files_fetch(&mut self) -> Vec<Cmd> {
+        let dl = self.files.download_dir.clone();
+        let Some(v) = self.files.view.as_mut() else {
+            return Vec::new();
+        };
+        if v.copy.is_some() {
+            v.status = Some("a copy is under way: esc stops it".into());
+            return Vec::new();
+        }
+        let job = v.job.to_string();
+        let (src, dir, size) = if let Some(p) = &v.preview {
+            (
+                p.path.clone(),
+                false,
+                p.cut.or_else(|| Some(p.pane.buffer().bytes() as u64)),
+            )
+        } else if v.root.is_none() {
+            match v.roots.get(v.selected) {
+                Some(r) => (r.path.clone(), true, None),
+                None => return Vec::new(),
+            }
+        } else {
+            let Some(e) = v.selected_entry().cloned() else {
+                return Vec::new();
+            };
+            let Some(d) = v.dir() else {
+                return Vec::new();
+            };
+            let size = (!e.is_dir()).then_some(e.size);
+            if !e.is_dir() && !e.is_file_like() {
+                v.status = Some(format!(
+                    "{} is not a regular file: not fetched",
+                    e.display()
+                ));
+                return Vec::new();
+            }
+            (jobfiles::join(&d, &e.name), e.is_dir(), size)
+        };
+        let Some(dest) = jobfiles::local_dest(&dl, &job, &src) else {
+            v.status = Some(format!(
+                "{} has no name to save it under",
+                jobfiles::display_name(&src)
+            ));
+            return Vec::new();
+        };
+        if dir {
+            v.status = Some(format!("sizing {} …", jobfiles::display_name(&src)));
+            return vec![Cmd::Files(FilesCmd::Plan {
+                job: v.job.clone(),
+                src,
+                dest,
+            })];
+        }
+        // A preview was opened on the selected entry, whose size the listing knows.
+        let size = match &v.preview {
+            Some(_) => v.selected_entry().map(|e| e.size).or(size),
+            None => size,
+        }
+        .unwrap_or(0);
+        let ask = Ask {
+            src,
+            dir: false,
+            dest,
+            bytes: size,
+        };
+        self.files_start_or_ask(ask, false)
+    }
+
+    /// Starts the copy, or asks first when it is large and not `confirmed` yet.
+    fn files_start_or_ask(&mut self, ask: Ask, confirmed: bool) -> Vec<Cmd> {
+        let now = self.now;
+        let Some(v) = self.files.view.as_mut() else {
+            return Vec::new();
+        };
+        if ask.bytes > CONFIRM_BYTES && !confirmed {
+            v.ask = Some(ask);
+            return Vec::new();
+        }
+        v.status = None;
+        v.copy = Some(Copy {
+            what: jobfiles::display_name(jobfiles::base_name(&ask.src).unwrap_or(&ask.src)),
+            dest: ask.dest.clone(),
+            done: 0,
+            total: ask.bytes,
+            file: String::new(),
+            started: now,
+        });
+        vec![Cmd::Files(FilesCmd::Fetch {
+            job: v.job.clone(),
+            src: ask.src,
+            dir: ask.dir,
+            dest: ask.dest,
+        })]
+    }
+
+    pub(super) fn on_files_msg(&mut self, m: FilesMsg) -> Vec<Cmd> {
+        let Some(v) = self.files.view.as_mut() else {
+            if let FilesMsg::Fetched { dest, result } = m {
+                self.note = Some(match result {
+                    Ok(s) => format!("fetched {}: {s}", dest.display()),
+                    Err(e) => format!("fetch failed: {e}"),
+                });
+            }
+            return Vec::new();
+        };
+        match m {
+            FilesMsg::Listed { seq, result } => {
+                if seq != v.seq {
+                    return Vec::new();
+                }
+                v.listing = Some(result);
+                if let Some(back) = v.rel_back.take() {
+                    if let Some(i) = v.entries().iter().position(|e| e.name == back) {
+                        v.selected = i;
+                    }
+                }
+            }
+            FilesMsg::Previewed { seq, result } => {
+                let Some(p) = v.preview.as_mut().filter(|p| p.seq == seq) else {
+                    return Vec::new();
+                };
+                p.loading = false;
+                let path = p.pane.path().unwrap_or_default().to_string();
+                let ev = |kind| TailEvent {
+                    job: v.job.clone(),
+                    stream: Stream::Stdout,
+                    path: path.clone(),
+                    kind,
+                };
+                match result {
+                    Ok((0, _)) => {
+                        p.pane.apply(ev(TailKind::Reset { offset: 0, size: 0 }));
+                    }
+                    Ok((size, bytes)) if looks_binary(&bytes) => {
+                        p.pane.apply(ev(TailKind::NotRegular(format!(
+                            "a binary file ({}): f fetches it",
+                            crate::logview::human_bytes(size)
+                        ))));
+                    }
+                    Ok((size, bytes)) => {
+                        p.cut = (size > bytes.len() as u64).then_some(size);
+                        let text = preview_text(&p.path, size, bytes);
+                        p.pane.apply(ev(TailKind::Reset { offset: 0, size }));
+                        p.pane.apply(ev(TailKind::Data { bytes: text, size }));
+                        p.pane.top();
+                    }
+                    Err(e) => p.pane.apply(ev(TailKind::Error(e))),
+                }
+            }
+            FilesMsg::Planned { src, dest, result } => match result {
+                Ok(bytes) => {
+                    v.status = None;
+                    return self.files_start_or_ask(
+                        Ask {
+                            src,
+                            dir: true,
+                            dest,
+                            bytes,
+                        },
+                        false,
+                    );
+                }
+                Err(e) => v.status = Some(e),
+            },
+            FilesMsg::Progress { done, total, file } => {
+                if let Some(c) = v.copy.as_mut() {
+                    c.done = done;
+                    c.total = total.max(c.total);
+                    c.file = file;
+                }
+            }
+            FilesMsg::Fetched { dest, result } => {
+                v.copy = None;
+                v.status = Some(match result {
+                    Ok(s) => format!("fetched {}: {s}", dest.display()),
+                    Err(e) => format!("fetch failed: {e}"),
+                });
+            }
+        }
+        Vec::new()
+    }
+
+    pub(super) fn on_files_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
+        let vp = self.files_viewport();
+        let page = self.files_page();
+        let Some(v) = self.files.view.as_mut() else {
+            return Vec::new();
+        };
+        if let Some(ask) = v.ask.take() {
+            if matches!(k.code, KeyCode::Char('y') | KeyCode::Enter) {
+                return self.files_start_or_ask(ask, true);
+            }
+            v.status = Some("not fetched".into());
+            return Vec::new();
+        }
+        if k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL) {
+            self.quit = true;
+            return vec![Cmd::Quit];
+        }
+        match k.code {
+            KeyCode::Esc if v.copy.is_some() => {
+                let c = v.copy.take();
+                v.status = Some(format!(
+                    "copy stopped: the partial file stays in {}, and fetching again resumes it",
+                    c.map(|c| c.dest.display().to_string()).unwrap_or_default()
+                ));
+                return vec![Cmd::Files(FilesCmd::Stop { job: v.job.clone() })];
+            }
+            KeyCode::Char('?') => {
+                self.help = true;
+                return Vec::new();
+            }
+            KeyCode::Char('f') => return self.files_fetch(),
+            _ => {}
+        }
+        let Some(v) = self.files.view.as_mut() else {
+            return Vec::new();
+        };
+        if let Some(p) = v.preview.as_mut() {
+            match k.code {
+                KeyCode::Esc | KeyCode::Char('q' | 'h') | KeyCode::Backspace | KeyCode::Left => {
+                    v.preview = None;
+                }
+                KeyCode::Down | KeyCode::Char('j') => p.pane.scroll_down(1, vp),
+                KeyCode::Up | KeyCode::Char('k') => p.pane.scroll_up(1, vp),
+                KeyCode::PageDown | KeyCode::Char(' ') => p.pane.page_down(vp),
+                KeyCode::PageUp => p.pane.page_up(vp),
+                KeyCode::Char('g') | KeyCode::Home => p.pane.top(),
+                KeyCode::Char('G') | KeyCode::End => p.pane.bottom_and_follow(),
+                KeyCode::Char('w') => p.pane.toggle_wrap(),
+                _ => {}
+            }
+            return Vec::new();
+        }
+        let rows = v.rows();
+        let last = rows.saturating_sub(1);
+        match k.code {
+            KeyCode::Esc | KeyCode::Char('q') => self.files.view = None,
+            KeyCode::Down | KeyCode::Char('j') => v.selected = (v.selected + 1).min(last),
+            KeyCode::Up | KeyCode::Char('k') => v.selected = v.selected.saturating_sub(1),
+            KeyCode::PageDown => v.selected = (v.selected + page).min(last),
+            KeyCode::PageUp => v.selected = v.selected.saturating_sub(page),
+            KeyCode::Char('g') | KeyCode::Home => v.selected = 0,
+            KeyCode::Char('G') | KeyCode::End => v.selected = last,
+            KeyCode::Enter | KeyCode::Right | KeyCode::Char('l') => return self.files_open(),
+            KeyCode::Backspace | KeyCode::Left | KeyCode::Char('h') => return self.files_up(),
+            KeyCode::Char('r') if v.root.is_some() => return self.files_list(),
+            _ => {}
+        }
+        Vec::new()
+    }
+}
+
+#[cfg(test)]
+#[path = "files_tests.rs"]
+mod tests;

@@ -1,0 +1,306 @@
+//! Live use of the selected running job: one sample (sstat + nvidia-smi on its nodes) at
+//! most once per refresh, the session's history of each job's samples (for sparklines), and
+//! the queue's mark on jobs whose GPUs stay idle. Pure: no I/O.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use chrono::NaiveDateTime;
+
+use super::App;
+use crate::action::Cmd;
+use crate::slurm::live::{GpuProbe, LiveSample, LiveTarget, NodeGpus, MAX_GPU_NODES};
+use crate::slurm::model::{Job, JobId, Status};
+
+/// Samples kept per job (the sparklines show the newest that fit).
+pub const LIVE_HISTORY: usize = 240;
+/// Cores busy is measured over at least this many seconds of samples (sstat counts CPU
+/// time in whole seconds).
+const CPU_WINDOW_SECS: f64 = 10.0;
+/// ... and over no less than this: a shorter window would be mostly rounding.
+const CPU_MIN_SECS: f64 = 5.0;
+/// A sample not answered after this long no longer holds the next one back.
+const STUCK_SECS: i64 = 120;
+
+/// One GPU's figures in one sample.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuPoint {
+    pub node: String,
+    pub index: u32,
+    pub util: Option<u32>,
+    pub mem_used_mib: Option<u64>,
+    pub mem_total_mib: Option<u64>,
+}
+
+/// One sample, reduced to what the pane draws.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    pub at: NaiveDateTime,
+    /// Cores busy since an earlier sample; None for the first one.
+    pub cores_busy: Option<f64>,
+    /// Resident memory of all running steps now, bytes.
+    pub rss: Option<u64>,
+    pub gpus: Vec<GpuPoint>,
+}
+
+/// What the session knows of one running job's use.
+#[derive(Debug, Clone, Default)]
+pub struct JobLive {
+    pub points: VecDeque<Point>,
+    /// The last sample as parsed (steps, I/O, each node's GPU answer).
+    pub latest: Option<LiveSample>,
+    pub at: Option<NaiveDateTime>,
+    /// The last sample failed as a whole (the command could not run).
+    pub error: Option<String>,
+    /// The highest resident memory seen: sstat's per-step peaks, or a higher sum seen here.
+    pub peak_rss: u64,
+    /// (login-node clock, CPU seconds per step) of recent samples, for cores busy.
+    cpu: VecDeque<(f64, HashMap<String, f64>)>,
+    /// Since when every GPU of the job has shown 0 % in every sample.
+    pub idle_since: Option<NaiveDateTime>,
+}
+
+impl JobLive {
+    /// The GPUs of the latest sample that answered, as (node, index), in order.
+    pub fn gpu_keys(&self) -> Vec<(String, u32)> {
+        self.points
+            .back()
+            .map(|p| p.gpus.iter().map(|g| (g.node.clone(), g.index)).collect())
+            .unwrap_or_default()
+    }
+
+    /// One series over the session (oldest first), e.g. a GPU's utilisation.
+    pub fn series(&self, f: impl Fn(&Point) -> Option<f64>) -> Vec<Option<f64>> {
+        self.points.iter().map(f).collect()
+    }
+
+    /// Adds a sample answered at `at`.
+    pub fn add(&mut self, s: LiveSample, at: NaiveDateTime) {
+        self.at = Some(at);
+        self.error = None;
+        let mut cores = None;
+        let mut rss = None;
+        if let Ok(steps) = &s.steps {
+            let now: HashMap<String, f64> = steps
+                .iter()
+                .map(|st| (st.step.clone(), st.cpu_secs))
+                .collect();
+            let clock = s
+                .clock
+                .unwrap_or_else(|| at.and_utc().timestamp_millis() as f64 / 1000.0);
+            // The oldest kept sample at least CPU_WINDOW_SECS back, else the oldest.
+            let base = self
+                .cpu
+                .iter()
+                .rev()
+                .find(|(t, _)| clock - t >= CPU_WINDOW_SECS)
+                .or(self.cpu.front());
+            if let Some((t0, then)) = base {
+                let dt = clock - t0;
+                if dt >= CPU_MIN_SECS {
+                    let used: f64 = now
+                        .iter()
+                        .filter_map(|(k, v)| then.get(k).map(|p| (v - p).max(0.0)))
+                        .sum();
+                    cores = Some(used / dt);
+                }
+            }
+            self.cpu.push_back((clock, now));
+            while self.cpu.len() > 8 {
+                self.cpu.pop_front();
+            }
+            let sum: u64 = steps.iter().map(|st| st.rss_now).sum();
+            let peak: u64 = steps.iter().map(|st| st.rss_peak).max().unwrap_or(0);
+            self.peak_rss = self.peak_rss.max(sum).max(peak);
+            rss = Some(sum);
+        }
+        let gpus: Vec<GpuPoint> = s
+            .gpus
+            .iter()
+            .flat_map(|n: &NodeGpus| match &n.probe {
+                GpuProbe::Gpus(g) => g
+                    .iter()
+                    .map(|g| GpuPoint {
+                        node: n.node.clone(),
+                        index: g.index,
+                        util: g.util,
+                        mem_used_mib: g.mem_used_mib,
+                        mem_total_mib: g.mem_total_mib,
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            })
+            .collect();
+        // A node that could not be asked leaves the count as it was: it is not known to
+        // be idle, nor known to work.
+        let unknown = s
+            .gpus
+            .iter()
+            .any(|n| matches!(n.probe, GpuProbe::Failed(_)));
+        let idle = !gpus.is_empty() && gpus.iter().all(|g| g.util == Some(0));
+        match (idle, unknown) {
+            (_, true) => {}
+            (true, false) => {
+                self.idle_since.get_or_insert(at);
+            }
+            (false, false) => self.idle_since = None,
+        }
+        self.points.push_back(Point {
+            at,
+            cores_busy: cores,
+            rss,
+            gpus,
+        });
+        while self.points.len() > LIVE_HISTORY {
+            self.points.pop_front();
+        }
+        self.latest = Some(s);
+    }
+
+    /// Every GPU has been at 0 % in every sample for at least `minutes` (0: never).
+    pub fn gpus_idle_for(&self, minutes: u64) -> bool {
+        match (self.idle_since, self.at) {
+            (Some(since), Some(last)) if minutes > 0 => {
+                (last - since).num_seconds() >= (minutes * 60) as i64
+            }
+            _ => false,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct LiveState {
+    /// `[ui] idle_gpu_minutes`: mark running jobs whose GPUs stayed at 0 % this long.
+    pub idle_minutes: u64,
+    pub jobs: HashMap<JobId, JobLive>,
+    /// Jobs squeue listed as running at each cluster's last refresh.
+    running: HashSet<JobId>,
+    /// The sample out now, and since when.
+    in_flight: Option<(JobId, NaiveDateTime)>,
+    /// A sample was taken since the last refresh (of the selected job's cluster).
+    sampled: bool,
+}
+
+impl Default for LiveState {
+    fn default() -> Self {
+        LiveState {
+            idle_minutes: 10,
+            jobs: HashMap::new(),
+            running: HashSet::new(),
+            in_flight: None,
+            sampled: false,
+        }
+    }
+}
+
+impl LiveState {
+    pub fn job(&self, id: &JobId) -> Option<&JobLive> {
+        self.jobs.get(id)
+    }
+
+    /// Whether a sample of `id` is out.
+    pub fn sampling(&self, id: &JobId) -> bool {
+        self.in_flight.as_ref().is_some_and(|(i, _)| i == id)
+    }
+
+    /// Jobs to mark in the queue.
+    pub fn idle_jobs(&self) -> HashSet<JobId> {
+        self.jobs
+            .iter()
+            .filter(|(_, j)| j.gpus_idle_for(self.idle_minutes))
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+}
+
+/// What to sample for `job`: its nodes when it has GPUs (at most MAX_GPU_NODES).
+pub fn target(job: &Job) -> LiveTarget {
+    let nodes = match job.gpus() {
+        0 => Vec::new(),
+        _ => job
+            .node_list
+            .as_deref()
+            .map(crate::slurm::hostlist::expand)
+            .unwrap_or_default(),
+    };
+    let skipped = nodes.len().saturating_sub(MAX_GPU_NODES);
+    LiveTarget {
+        id: job.id.clone(),
+        gpu_nodes: nodes.into_iter().take(MAX_GPU_NODES).collect(),
+        nodes_skipped: skipped,
+        timeout_secs: 0,
+    }
+}
+
+impl App {
+    /// A sample of the selected job, if it runs on the cluster being worked on, none was
+    /// taken since that cluster's last refresh, and none is out.
+    pub(super) fn live_due(&mut self) -> Vec<Cmd> {
+        let Some(job) = self.queue.selected_job() else {
+            return Vec::new();
+        };
+        // A job that left squeue keeps its last row (RUNNING) until sacct answers.
+        let runs = job.status() == Status::Running && self.live.running.contains(&job.id);
+        if !runs || job.id.cluster() != self.cluster.ix {
+            return Vec::new();
+        }
+        let live = &mut self.live;
+        if live.sampled {
+            return Vec::new();
+        }
+        if let Some((_, since)) = &live.in_flight {
+            if (self.now - *since).num_seconds() < STUCK_SECS {
+                return Vec::new();
+            }
+        }
+        live.sampled = true;
+        live.in_flight = Some((job.id.clone(), self.now));
+        vec![Cmd::SampleLive(Box::new(target(job)))]
+    }
+
+    /// A refresh of the cluster being worked on answered with these jobs running: forget
+    /// its jobs that no longer run, and sample the selected one if it runs.
+    pub(super) fn live_on_refresh(&mut self, running: &[JobId]) -> Vec<Cmd> {
+        let ix = self.cluster.ix;
+        let live = &mut self.live;
+        live.running.retain(|id| id.cluster() != ix);
+        live.running.extend(running.iter().cloned());
+        let running = &live.running;
+        live.jobs
+            .retain(|id, _| id.cluster() != ix || running.contains(id));
+        let selected_here = self
+            .queue
+            .selected_job()
+            .is_some_and(|j| j.id.cluster() == ix);
+        if selected_here {
+            self.live.sampled = false;
+        }
+        self.queue.set_idle(self.live.idle_jobs());
+        self.live_due()
+    }
+
+    pub(super) fn on_live(
+        &mut self,
+        id: JobId,
+        result: Result<LiveSample, String>,
+        at: NaiveDateTime,
+    ) -> Vec<Cmd> {
+        if self.live.in_flight.as_ref().is_some_and(|(i, _)| *i == id) {
+            self.live.in_flight = None;
+        }
+        let job = self.live.jobs.entry(id).or_default();
+        match result {
+            Ok(s) => job.add(s, at),
+            Err(e) => {
+                job.error = Some(e);
+                job.at = Some(at);
+            }
+        }
+        self.queue.set_idle(self.live.idle_jobs());
+        Vec::new()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+#[path = "live_tests.rs"]
+mod tests;

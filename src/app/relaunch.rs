@@ -1,0 +1,284 @@
+//! `L`: launch a finished job again with the values its use suggests (more time after a
+//! timeout, more memory after running out, less memory or fewer GPUs when most went
+//! unused), in the launch form, from the spec staged in its job directory. Jobs slurmdash
+//! did not launch have no staged spec: the key says so.
+
+use super::App;
+use crate::action::Cmd;
+use crate::launch::LaunchSpec;
+use crate::slurm::eff::recover::wrapped_command;
+use crate::slurm::eff::{Efficiency, JobUse, Suggestion};
+use crate::slurm::model::JobId;
+use crate::worker::history::Recovered;
+
+/// Slurm's `--time` as a person writes it: `5h`, `90m`.
+fn time_text(secs: u64) -> String {
+    if secs.is_multiple_of(3600) {
+        format!("{}h", secs / 3600)
+    } else {
+        format!("{}m", secs.div_ceil(60))
+    }
+}
+
+/// Applies the suggestion to the spec; returns what changed, in words.
+pub fn apply(spec: &mut LaunchSpec, s: &Suggestion) -> Vec<String> {
+    let mut changed = Vec::new();
+    if let Some(t) = s.time_s {
+        let new = time_text(t);
+        changed.push(format!("time {new} (was {})", spec.time));
+        spec.time = new;
+    }
+    if let Some(p) = &s.partition {
+        changed.push(format!(
+            "partition {p} (was {})",
+            or_default(&spec.partition)
+        ));
+        spec.partition = p.clone();
+    }
+    if let Some(m) = &s.mem {
+        changed.push(format!("memory {m} (was {})", or_default(&spec.mem)));
+        spec.mem = m.clone();
+    }
+    if let Some(g) = s.gpus {
+        changed.push(format!("GPUs {g} (was {})", spec.gpus));
+        spec.gpus = g;
+    }
+    changed
+}
+
+fn or_default(s: &str) -> &str {
+    if s.is_empty() {
+        "the default"
+    } else {
+        s
+    }
+}
+
+impl App {
+    /// `L` on the selected job.
+    pub(super) fn relaunch(&mut self) -> Vec<Cmd> {
+        let Some(job) = self.queue.selected_job() else {
+            return Vec::new();
+        };
+        let id = job.id.clone();
+        if !job.state.is_finished() {
+            self.note = Some(format!(
+                "L relaunches a finished job; {id} is {}",
+                job.state.long_name()
+            ));
+            return Vec::new();
+        }
+        if self.cluster.read_only {
+            self.note = Some("read-only session: launching jobs is off".into());
+            return Vec::new();
+        }
+        let Some(dir) = self.launch_of(&id).map(|c| c.job_dir.clone()) else {
+            self.note = Some(format!("recovering {id}'s options and batch script…"));
+            return vec![Cmd::Recover(id)];
+        };
+        self.note = Some(format!("reading {id}'s launch spec and use…"));
+        vec![Cmd::Relaunch { id, job_dir: dir }]
+    }
+
+    pub(super) fn on_relaunch(
+        &mut self,
+        id: JobId,
+        result: Result<(LaunchSpec, Option<JobUse>), String>,
+    ) -> Vec<Cmd> {
+        let (mut spec, used) = match result {
+            Ok(r) => r,
+            Err(e) => {
+                self.note = Some(format!("cannot relaunch {id}: {e}"));
+                return Vec::new();
+            }
+        };
+        let parts = match &self.cluster.partitions {
+            Some(Ok(p)) => p.clone(),
+            _ => Vec::new(),
+        };
+        let report = used.as_ref().map(|u| Efficiency::compute(u, &parts));
+        let changed = report
+            .as_ref()
+            .map(|r| apply(&mut spec, &r.suggestion))
+            .unwrap_or_default();
+        let cmds = self.open_form();
+        if let Some(form) = self.form.as_mut() {
+            form.spec = spec;
+            form.revalidate();
+        }
+        self.note = Some(match (changed.is_empty(), report) {
+            (false, _) => format!("relaunch of {id}: {}", changed.join(", ")),
+            (true, Some(r)) => format!("relaunch of {id} as it was ({})", r.verdict),
+            (true, None) => format!("relaunch of {id} as it was (sacct has no use figures)"),
+        });
+        cmds
+    }
+}
+
+/// Letters, digits, `.`, `_`, `-` (what a launch's name may hold).
+fn launch_name(name: &str) -> String {
+    let n: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(64)
+        .collect();
+    if n.trim_matches('-').is_empty() {
+        "job".into()
+    } else {
+        n
+    }
+}
+
+/// A spec from what Slurm recorded of a job slurmdash did not launch; returns what could
+/// not be recovered, in words.
+pub fn spec_from_job(spec: &mut LaunchSpec, rec: &Recovered, report: &Efficiency) -> Vec<String> {
+    let d = &rec.used.detail;
+    let nodes = d.nodes.unwrap_or(1).max(1);
+    spec.name = launch_name(&d.name);
+    spec.partition = d.partition.clone().unwrap_or_default();
+    spec.account = d.account.clone().unwrap_or_default();
+    spec.nodes = nodes;
+    spec.gpus = d.gpus();
+    spec.cpus_per_task = (d.cpus.unwrap_or(1) / nodes).max(1);
+    if let Some(m) = report.mem_requested_bytes {
+        spec.mem = format!("{}M", (m >> 20).max(1));
+    }
+    if let Some(t) = report.time_limit_s {
+        spec.time = time_text(t);
+    }
+    spec.workdir = d.work_dir.clone().unwrap_or_default();
+    spec.image.clear();
+    spec.env.clear();
+    spec.extra_sbatch.clear();
+    spec.inputs.clear();
+    let mut missing = vec![
+        "container, environment and other sbatch options (not in Slurm's records)".to_string(),
+    ];
+    match rec.script.as_deref().map(wrapped_command) {
+        Some(Some(cmd)) => spec.command = cmd,
+        Some(None) => {
+            spec.command.clear();
+            missing.push(format!(
+                "the command: its batch script ({}) is not a one-line --wrap command",
+                rec.script_from
+            ));
+        }
+        None => {
+            spec.command.clear();
+            missing.push(format!(
+                "the command: no batch script ({})",
+                rec.script_from
+            ));
+        }
+    }
+    missing
+}
+
+impl App {
+    pub(super) fn on_recovered(
+        &mut self,
+        id: JobId,
+        result: Result<Recovered, String>,
+    ) -> Vec<Cmd> {
+        let rec = match result {
+            Ok(r) => r,
+            Err(e) => {
+                self.note = Some(format!("cannot relaunch {id}: {e}"));
+                return Vec::new();
+            }
+        };
+        let parts = match &self.cluster.partitions {
+            Some(Ok(p)) => p.clone(),
+            _ => Vec::new(),
+        };
+        let report = Efficiency::compute(&rec.used, &parts);
+        let cmds = self.open_form();
+        let Some(form) = self.form.as_mut() else {
+            return cmds;
+        };
+        let mut spec = form.spec.clone();
+        let missing = spec_from_job(&mut spec, &rec, &report);
+        let changed = apply(&mut spec, &report.suggestion);
+        form.spec = spec;
+        form.revalidate();
+        let changed = if changed.is_empty() {
+            String::new()
+        } else {
+            format!("; {}", changed.join(", "))
+        };
+        self.note = Some(format!(
+            "relaunch of {id} (not launched by slurmdash; options from sacct{}){changed}; not recovered: {}",
+            rec.script
+                .as_ref()
+                .map(|_| format!(", script from {}", rec.script_from))
+                .unwrap_or_default(),
+            missing.join("; ")
+        ));
+        cmds
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_job_not_launched_by_slurmdash_gets_its_recorded_options_and_wrapped_command() {
+        let u = crate::slurm::eff::parse_eff(include_str!(
+            "../../tests/fixtures/slurm/22.05/sacct_eff.out"
+        ))
+        .unwrap()
+        .into_iter()
+        .find(|u| u.detail.name == "tmo")
+        .unwrap();
+        let rec = Recovered {
+            used: u,
+            script: Some(
+                "#!/bin/sh\n# This script was created by sbatch --wrap.\n\nsleep 300\n".into(),
+            ),
+            script_from: "scontrol write batch_script".into(),
+        };
+        let report = Efficiency::compute(&rec.used, &[]);
+        let mut spec = LaunchSpec::default();
+        let missing = spec_from_job(&mut spec, &rec, &report);
+        assert_eq!(spec.command, "sleep 300");
+        assert_eq!(spec.partition, "short");
+        assert_eq!(spec.gpus, 0);
+        assert_eq!(spec.cpus_per_task, 1);
+        assert_eq!(spec.mem, "200M");
+        assert_eq!(spec.time, "1m");
+        assert_eq!(missing.len(), 1, "{missing:?}");
+        apply(&mut spec, &report.suggestion);
+        assert_eq!(spec.time, "2m");
+    }
+
+    #[test]
+    fn a_suggestion_changes_only_what_it_names() {
+        let mut spec = LaunchSpec {
+            time: "1m".into(),
+            mem: "1G".into(),
+            ..LaunchSpec::default()
+        };
+        let s = Suggestion {
+            time_s: Some(5 * 3600),
+            partition: Some("long".into()),
+            ..Suggestion::default()
+        };
+        let changed = apply(&mut spec, &s);
+        assert_eq!(spec.time, "5h");
+        assert_eq!(spec.partition, "long");
+        assert_eq!(spec.mem, "1G");
+        assert_eq!(
+            changed,
+            ["time 5h (was 1m)", "partition long (was the default)"]
+        );
+        assert_eq!(time_text(120), "2m");
+    }
+}

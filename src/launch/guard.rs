@@ -1,0 +1,485 @@
+//! Retries with the laptop closed: a small guard job beside each attempt of a launch.
+//!
+//! After the first attempt is queued (held), `sbatch/guard.sh arm` queues `sdguard-<name>`
+//! (1 CPU, 100 MB, 10 min) with `--dependency=afternotok:<attempt>` and
+//! `--kill-on-invalid-dep=yes`: it pends at no cost while the attempt runs, Slurm removes it
+//! when the attempt succeeds, and only after a failure does it run. Then it classifies the
+//! attempt with the dashboard's rules (sacct state and reason, the `[triage]` patterns as
+//! POSIX EREs in `meta/triage-*.ere`, OOM before infrastructure), resubmits the staged
+//! script on ERR_INFRA while attempts are left (checksum checked, a queued copy adopted),
+//! arms the next guard, and appends each decision to `meta/chain.jsonl`. No slurmdash process
+//! is needed anywhere. This module stages the files, reads the chain back and builds the
+//! guard-aware cancel; the script is `assets/guard.sh`.
+
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::launch::script::Layout;
+use crate::launch::stage;
+use crate::remote::Remote;
+use crate::slurm::model::JobId;
+use crate::triage::Patterns;
+
+/// The fixed guard script, staged as `sbatch/guard.sh`.
+pub const GUARD_SH: &str = include_str!("../../assets/guard.sh");
+
+/// Prefix of every guard job's name.
+pub const GUARD_PREFIX: &str = "sdguard-";
+
+/// What a guarded launch needs besides its plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GuardPlan {
+    /// Attempts in all (the first plus the retries).
+    pub max_attempts: u32,
+    /// `[triage]` infra patterns (built-in first), as POSIX EREs.
+    pub infra: Vec<String>,
+    pub oom: Vec<String>,
+    /// The webhook URL (`[retry] webhook`, `submit --webhook`): reaches the cluster only on
+    /// stdin, into `meta/webhook.curl` (mode 0600).
+    pub webhook: Option<String>,
+}
+
+impl GuardPlan {
+    /// The plan for a launch, or why it gets none (it then keeps the dashboard's retry).
+    /// `retries`: the launch's own `retries`, else `[retry] max_retries`.
+    pub fn new(
+        retries: u32,
+        secrets: &[String],
+        patterns: &Patterns,
+        webhook: Option<&str>,
+    ) -> Result<GuardPlan, String> {
+        if retries == 0 {
+            return Err("retries are off for this launch".into());
+        }
+        if !secrets.is_empty() {
+            return Err("a launch with secrets is retried by the dashboard only (a secret never touches the cluster's disk)".into());
+        }
+        let conv = |list: &[String]| -> Result<Vec<String>, String> {
+            list.iter()
+                .map(|p| to_ere(p).map_err(|e| format!("triage pattern `{p}`: {e}")))
+                .collect()
+        };
+        Ok(GuardPlan {
+            max_attempts: retries.saturating_add(1),
+            infra: conv(patterns.infra.texts())?,
+            oom: conv(patterns.oom.texts())?,
+            webhook: webhook
+                .map(str::trim)
+                .filter(|w| !w.is_empty())
+                .map(str::to_string),
+        })
+    }
+}
+
+/// The guard plan of a prepared launch under `[retry]` (the launch's own `retries` first;
+/// `webhook` overrides `[retry] webhook`), or why it gets none.
+pub fn plan_for(
+    p: &crate::launch::submit::Prepared,
+    policy: &crate::retry::RetryPolicy,
+    patterns: &Patterns,
+    webhook: Option<&str>,
+) -> Result<GuardPlan, String> {
+    if !policy.guard {
+        return Err("[retry] guard = false".into());
+    }
+    GuardPlan::new(
+        p.spec.retries.unwrap_or(policy.max_retries),
+        &p.plan.secrets,
+        patterns,
+        webhook.or(policy.webhook.as_deref()),
+    )
+}
+
+/// Hand-written POSIX EREs for the built-in patterns whose Rust form uses `\b` (no POSIX
+/// equivalent); each is tested against the Rust regex on the same sample lines.
+const BUILTIN_ERE: &[(&str, &str)] = &[(
+    r"\bXid\b\s*(\(PCI:|\d|error)",
+    r"(^|[^[:alnum:]_])Xid([[:space:]]*\(PCI:|[[:space:]]+([0-9]|error))",
+)];
+
+/// A Rust regex (as the dashboard matches it, case-insensitively) as a POSIX ERE for
+/// `grep -E -i`. Handles the Perl classes (`\s \S \d \D \w \W`), escaped punctuation,
+/// non-capturing groups, `(?i)` and lazy quantifiers; refuses what has no POSIX form.
+pub fn to_ere(re: &str) -> Result<String, String> {
+    if let Some((_, e)) = BUILTIN_ERE.iter().find(|(r, _)| *r == re) {
+        return Ok((*e).to_string());
+    }
+    if re.contains(['\n', '\r']) {
+        return Err("contains a line break".into());
+    }
+    let mut out = String::new();
+    let cs: Vec<char> = re.chars().collect();
+    let mut i = 0;
+    let mut in_class = false;
+    while i < cs.len() {
+        let c = cs[i];
+        match c {
+            '\\' => {
+                let Some(&d) = cs.get(i + 1) else {
+                    return Err("ends with a backslash".into());
+                };
+                i += 1;
+                let class = match d {
+                    's' => Some(("[[:space:]]", "[:space:]")),
+                    'S' => Some(("[^[:space:]]", "")),
+                    'd' => Some(("[0-9]", "0-9")),
+                    'D' => Some(("[^0-9]", "")),
+                    'w' => Some(("[[:alnum:]_]", "[:alnum:]_")),
+                    'W' => Some(("[^[:alnum:]_]", "")),
+                    _ => None,
+                };
+                if let Some((outside, inside)) = class {
+                    if in_class {
+                        if inside.is_empty() {
+                            return Err(format!("`\\{d}` inside [...] has no POSIX form"));
+                        }
+                        out.push_str(inside);
+                    } else {
+                        out.push_str(outside);
+                    }
+                } else if d == 't' {
+                    out.push('\t');
+                } else if d.is_ascii_punctuation() {
+                    if in_class {
+                        if matches!(d, ']' | '\\' | '^' | '-' | '[') {
+                            return Err(format!("`\\{d}` inside [...] has no simple POSIX form"));
+                        }
+                        out.push(d);
+                    } else if ".[]()*+?{}|^$\\".contains(d) {
+                        out.push('\\');
+                        out.push(d);
+                    } else {
+                        out.push(d);
+                    }
+                } else {
+                    return Err(format!(
+                        "`\\{d}` has no POSIX ERE form (write it without it)"
+                    ));
+                }
+            }
+            '[' if !in_class => {
+                in_class = true;
+                out.push('[');
+                // `[^]...` and `[]...`: a leading `]` is literal in both.
+                if cs.get(i + 1) == Some(&'^') {
+                    out.push('^');
+                    i += 1;
+                }
+                if cs.get(i + 1) == Some(&']') {
+                    out.push(']');
+                    i += 1;
+                }
+            }
+            '[' if in_class => {
+                if cs.get(i + 1) == Some(&':') {
+                    // A POSIX class like [:alpha:], same in both.
+                    let rest: String = cs[i..].iter().collect();
+                    let Some(end) = rest.find(":]") else {
+                        return Err("unclosed [: class".into());
+                    };
+                    out.push_str(&rest[..end + 2]);
+                    i += rest[..end + 2].chars().count();
+                    continue;
+                }
+                return Err("nested [...] has no POSIX form".into());
+            }
+            ']' if in_class => {
+                in_class = false;
+                out.push(']');
+            }
+            '(' if !in_class && cs.get(i + 1) == Some(&'?') => {
+                let rest: String = cs[i..].iter().collect();
+                if rest.starts_with("(?:") {
+                    out.push('(');
+                    i += 3;
+                    continue;
+                } else if rest.starts_with("(?i)") {
+                    i += 4;
+                    continue;
+                } else {
+                    return Err(
+                        "`(?...)` groups other than `(?:` and `(?i)` have no POSIX form".into(),
+                    );
+                }
+            }
+            '?' if !in_class
+                && i > 0
+                && matches!(cs[i - 1], '*' | '+' | '?' | '}')
+                && !(i > 1 && cs[i - 2] == '\\') =>
+            {
+                // A lazy quantifier matches the same lines as the greedy one.
+            }
+            _ => out.push(c),
+        }
+        i += 1;
+    }
+    if in_class {
+        return Err("unclosed [".into());
+    }
+    if out.is_empty() {
+        return Err("is empty".into());
+    }
+    Ok(out)
+}
+
+/// `meta/guard.conf`: `key=value` lines the guard reads as data.
+pub fn conf(
+    layout: &Layout,
+    name: &str,
+    partition: &str,
+    account: Option<&str>,
+    max_attempts: u32,
+) -> String {
+    let one = |s: &str| s.replace(['\n', '\r'], " ");
+    format!(
+        "local_id={}\nname={}\npartition={}\naccount={}\nlimit={max_attempts}\nscript={}\n",
+        one(&layout.local_id),
+        one(name),
+        one(partition.split(',').next().unwrap_or(partition)),
+        one(account.unwrap_or("")),
+        one(&layout.script_path()),
+    )
+}
+
+/// A curl config file (`curl -K`) holding only the URL, so it is in no command line.
+pub fn webhook_curl(url: &str) -> Result<String, String> {
+    let u = url.trim();
+    if !(u.starts_with("https://") || u.starts_with("http://")) {
+        return Err(format!(
+            "webhook must be an http:// or https:// URL, not `{}`",
+            redact(u)
+        ));
+    }
+    if u.chars().any(char::is_control) {
+        return Err("webhook URL contains a control character".into());
+    }
+    Ok(format!(
+        "url = \"{}\"\n",
+        u.replace('\\', "\\\\").replace('"', "\\\"")
+    ))
+}
+
+/// A URL with its path and query hidden (they often hold a token), for messages.
+pub fn redact(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let host = rest.split(['/', '?']).next().unwrap_or("");
+            let host = host.rsplit('@').next().unwrap_or(host);
+            format!("{scheme}://{host}/…")
+        }
+        None => "…".into(),
+    }
+}
+
+pub fn script_path(layout: &Layout) -> String {
+    format!("{}/sbatch/guard.sh", layout.job_dir)
+}
+
+pub fn chain_path(job_dir: &str) -> String {
+    format!("{}/meta/chain.jsonl", job_dir.trim_end_matches('/'))
+}
+
+/// Writes guard.sh, guard.conf, the two ERE files and (when there is one) webhook.curl
+/// into the job directory, each through stdin with mode 0600.
+pub async fn stage_files(
+    remote: &dyn Remote,
+    layout: &Layout,
+    plan: &GuardPlan,
+    name: &str,
+    partition: &str,
+    account: Option<&str>,
+    t: Duration,
+) -> Result<usize, String> {
+    let meta = format!("{}/meta", layout.job_dir);
+    let lines = |v: &[String]| {
+        let mut s = v.join("\n");
+        s.push('\n');
+        s
+    };
+    let mut files = vec![
+        (script_path(layout), GUARD_SH.to_string()),
+        (
+            format!("{meta}/guard.conf"),
+            conf(layout, name, partition, account, plan.max_attempts),
+        ),
+        (format!("{meta}/triage-infra.ere"), lines(&plan.infra)),
+        (format!("{meta}/triage-oom.ere"), lines(&plan.oom)),
+    ];
+    if let Some(w) = &plan.webhook {
+        files.push((format!("{meta}/webhook.curl"), webhook_curl(w)?));
+    }
+    for (path, content) in &files {
+        stage::write_file(remote, path, content.as_bytes(), t)
+            .await
+            .map_err(|e| format!("staging the retry guard ({path}): {e}"))?;
+    }
+    Ok(files.len())
+}
+
+/// One line of `meta/chain.jsonl`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Default)]
+#[serde(default)]
+pub struct ChainLine {
+    pub time: String,
+    /// `armed` (a guard was queued for `job`) or `decision`.
+    pub event: String,
+    /// The attempt's Slurm job id.
+    pub job: String,
+    pub attempt: u32,
+    pub guard: Option<String>,
+    pub state: Option<String>,
+    pub class: Option<String>,
+    pub evidence: Option<String>,
+    pub decision: Option<String>,
+    /// The next attempt's job id, for `retried as N`.
+    pub next: Option<String>,
+}
+
+impl ChainLine {
+    pub fn job_id(&self) -> Option<u64> {
+        self.job.parse().ok()
+    }
+    pub fn next_id(&self) -> Option<u64> {
+        self.next.as_deref().and_then(|n| n.parse().ok())
+    }
+    pub fn is_decision(&self) -> bool {
+        self.event == "decision" && self.decision.is_some()
+    }
+    /// For the detail pane: `attempt 1 (job 812): retried as 813 · ERR_INFRA: main.err: …`.
+    pub fn describe(&self) -> String {
+        let mut s = format!(
+            "attempt {} (job {}): {}",
+            self.attempt,
+            self.job,
+            self.decision.as_deref().unwrap_or("?")
+        );
+        if let (Some(c), Some(e)) = (&self.class, &self.evidence) {
+            if !c.is_empty() && !self.decision.as_deref().unwrap_or("").contains(e.as_str()) {
+                s.push_str(&format!(" · {c}: {e}"));
+            }
+        }
+        s
+    }
+}
+
+/// Every readable line of a chain file (a torn or foreign line is skipped).
+pub fn parse_chain(text: &str) -> Vec<ChainLine> {
+    text.lines()
+        .filter(|l| l.trim_start().starts_with('{'))
+        .filter_map(|l| serde_json::from_str::<ChainLine>(l).ok())
+        .collect()
+}
+
+/// Prints each chain file framed by `==> PATH` (a JSON line never starts with `=`); one
+/// remote command for every guarded launch.
+pub const READ_CHAINS: &str =
+    "for f do printf '==> %s\\n' \"$f\"; tail -n 200 -- \"$f\" 2>/dev/null; done; exit 0";
+
+pub fn read_chains_argv(job_dirs: &[String]) -> Vec<String> {
+    let mut v = vec![
+        "sh".to_string(),
+        "-c".into(),
+        READ_CHAINS.into(),
+        "sh".into(),
+    ];
+    v.extend(job_dirs.iter().map(|d| chain_path(d)));
+    v
+}
+
+/// The output of [`READ_CHAINS`], per chain path.
+pub fn split_chains(out: &str) -> Vec<(String, Vec<ChainLine>)> {
+    let mut res: Vec<(String, String)> = Vec::new();
+    for line in out.split_inclusive('\n') {
+        if let Some(p) = line.strip_prefix("==> ") {
+            res.push((p.trim_end_matches('\n').to_string(), String::new()));
+        } else if let Some((_, t)) = res.last_mut() {
+            t.push_str(line);
+        }
+    }
+    res.into_iter().map(|(p, t)| (p, parse_chain(&t))).collect()
+}
+
+/// Cancels the guards of the given jobs first (found by name and dependency in one
+/// squeue), records `cancelled` in each launch's chain, then runs scancel on the jobs
+/// themselves as `command::scancel` does (its stderr and exit status are the command's).
+pub const CANCEL_SCRIPT: &str = r#"q=$(squeue --me --noheader --format='%i|%j|%E|%o' 2>/dev/null)
+now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+for id do
+  case $id in -*) continue ;; esac
+  printf '%s\n' "$q" | while IFS='|' read -r gi gn dep cmd; do
+    case $gn in sdguard-*) ;; *) continue ;; esac
+    case $dep in *"afternotok:$id("*|*"afternotok:$id") ;; *) continue ;; esac
+    if scancel "$gi" 2>/dev/null; then
+      d=${cmd%/sbatch/guard.sh*}
+      case $d in /*)
+        n=$(sed -n "s/.*\"event\":\"armed\",\"job\":\"$id\",\"attempt\":\([0-9]*\).*/\1/p" "$d/meta/chain.jsonl" 2>/dev/null | tail -n 1)
+        ( umask 077; printf '{"time":"%s","event":"decision","job":"%s","attempt":%s,"state":"CANCELLED","class":"ERR_CANCELLED","evidence":"cancelled from slurmdash","decision":"cancelled"}\n' "$now" "$id" "${n:-0}" >> "$d/meta/chain.jsonl" ) 2>/dev/null ;;
+      esac
+    fi
+  done
+done
+exec scancel "$@""#;
+
+/// `command::scancel`, guards first.
+pub fn cancel_argv(ids: &[JobId]) -> Vec<String> {
+    let mut v = vec![
+        "sh".to_string(),
+        "-c".into(),
+        CANCEL_SCRIPT.into(),
+        "sh".into(),
+    ];
+    v.extend(crate::slurm::command::scancel(ids).into_iter().skip(1));
+    v
+}
+
+/// `--mail-type` values sbatch accepts.
+const MAIL_TYPES: &[&str] = &[
+    "NONE",
+    "BEGIN",
+    "END",
+    "FAIL",
+    "REQUEUE",
+    "ALL",
+    "INVALID_DEPEND",
+    "STAGE_OUT",
+    "TIME_LIMIT",
+    "TIME_LIMIT_90",
+    "TIME_LIMIT_80",
+    "TIME_LIMIT_50",
+    "ARRAY_TASKS",
+];
+
+/// The sbatch options for a launch's mail settings, or what is wrong with them.
+pub fn mail_options(mail_type: &str, mail_user: &str) -> Result<Vec<String>, String> {
+    let (t, u) = (mail_type.trim(), mail_user.trim());
+    let mut v = Vec::new();
+    if !t.is_empty() {
+        for part in t.split(',') {
+            if !MAIL_TYPES.contains(&part.trim().to_ascii_uppercase().as_str()) {
+                return Err(format!(
+                    "mail type `{part}` is not one of {}",
+                    MAIL_TYPES.join(", ")
+                ));
+            }
+        }
+        v.push(format!(
+            "--mail-type={}",
+            t.split(',')
+                .map(|p| p.trim().to_ascii_uppercase())
+                .collect::<Vec<_>>()
+                .join(",")
+        ));
+    }
+    if !u.is_empty() {
+        if u.contains(|c: char| c.is_whitespace() || c.is_control() || c == '\'' || c == '"') {
+            return Err(format!("mail user `{u}` must be one address"));
+        }
+        v.push(format!("--mail-user={u}"));
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+#[path = "guard_tests.rs"]
+mod tests;

@@ -1,0 +1,236 @@
+//! Reads of finished jobs' use: one job (the detail pane, `slurmdash eff`) and the jobs that
+//! ended in a time window (`:history`, `slurmdash history`). One sacct each.
+
+use std::time::Duration;
+
+use crate::remote::Remote;
+use crate::slurm::eff::{self, Edge, JobUse};
+use crate::slurm::model::JobId;
+use crate::slurm::parse::Parsed;
+use crate::worker::fetch::stdout_of;
+
+fn read(out: &str) -> Result<Parsed<JobUse>, String> {
+    let p = eff::read_eff(out);
+    match p.problems.first() {
+        Some(e) if p.items.is_empty() => Err(format!("sacct printed something unexpected: {e}")),
+        _ => Ok(p),
+    }
+}
+
+/// These jobs with every step.
+pub async fn jobs(
+    remote: &dyn Remote,
+    ids: &[JobId],
+    timeout: Duration,
+) -> Result<Parsed<JobUse>, String> {
+    let out = stdout_of(remote, &eff::sacct_eff_jobs(ids), None, timeout).await?;
+    read(&out)
+}
+
+/// Own jobs that ended in `[start, end]`; with `steps`, their steps too.
+pub async fn ended(
+    remote: &dyn Remote,
+    start: Edge,
+    end: Edge,
+    steps: bool,
+    timeout: Duration,
+) -> Result<Parsed<JobUse>, String> {
+    let out = stdout_of(remote, &eff::sacct_ended(start, end, steps), None, timeout).await?;
+    read(&out)
+}
+
+/// One page of `:history`: what a worker sends back for each window.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page {
+    /// Which read this belongs to (App drops pages of reads it no longer wants).
+    pub generation: u64,
+    /// false: the list (one line per job); true: the same window with every step.
+    pub steps: bool,
+    pub jobs: Vec<JobUse>,
+    /// Records that did not read, as sentences.
+    pub problems: Vec<String>,
+    /// The last page of this read.
+    pub last: bool,
+}
+
+/// What App asks for: windows, newest first. The list of every window is read first, then
+/// the steps of each, so the list is on screen before the use figures fill in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    pub generation: u64,
+    pub windows: Vec<(Edge, Edge)>,
+}
+
+/// Runs `req`, calling `send` with each page; stops at the first error (returned).
+pub async fn run(
+    remote: &dyn Remote,
+    req: &Request,
+    timeout: Duration,
+    send: &(dyn Fn(Page) + Send + Sync),
+) -> Result<(), String> {
+    let n = req.windows.len();
+    for steps in [false, true] {
+        for (i, (start, end)) in req.windows.iter().enumerate() {
+            let p = ended(remote, *start, *end, steps, timeout).await?;
+            send(Page {
+                generation: req.generation,
+                steps,
+                jobs: p.items,
+                problems: p.problems.iter().map(ToString::to_string).collect(),
+                last: steps && i + 1 == n,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The detail pane's fetch: `scontrol show job` while slurmctld knows the job, else ONE
+/// sacct read with every step, which gives both the detail and the use figures. A finished
+/// job slurmctld still knows gets that sacct read too (for its use figures).
+pub async fn detail(
+    remote: &dyn Remote,
+    id: &JobId,
+    timeout: Duration,
+) -> (
+    Result<(crate::slurm::model::JobDetail, crate::payload::DetailSource), String>,
+    Option<JobUse>,
+) {
+    use crate::payload::DetailSource;
+    use crate::slurm::parse::parse_scontrol_jobs;
+    let asked = match id.array_pending() {
+        Some(_) => JobId::new(id.base()),
+        None => id.clone(),
+    };
+    let argv = crate::slurm::command::scontrol_show_job(&asked, false);
+    let out = match remote.run(&argv, None, timeout).await {
+        Ok(o) => o,
+        Err(e) => return (Err(e.to_string()), None),
+    };
+    if out.success() {
+        let details = match parse_scontrol_jobs(&out.stdout_lossy()) {
+            Ok(d) => d,
+            Err(e) => {
+                return (
+                    Err(format!("scontrol printed something unexpected: {e}")),
+                    None,
+                )
+            }
+        };
+        let wanted = details
+            .iter()
+            .find(|d| d.id.as_ref() == Some(&asked))
+            .or_else(|| details.first());
+        if let Some(d) = wanted {
+            // A finished job slurmctld still knows (until MinJobAge): its use is in sacct.
+            let finished = d.state.as_ref().is_some_and(|s| s.is_finished());
+            let used = match finished {
+                true => jobs(remote, std::slice::from_ref(&asked), timeout)
+                    .await
+                    .ok()
+                    .and_then(|p| {
+                        p.items
+                            .into_iter()
+                            .find(|u| u.detail.id.as_ref() == Some(&asked))
+                    }),
+                false => None,
+            };
+            return (Ok((d.clone(), DetailSource::Scontrol)), used);
+        }
+    }
+    match jobs(remote, std::slice::from_ref(&asked), timeout).await {
+        Err(e) => (Err(e), None),
+        Ok(p) => {
+            let found = p
+                .items
+                .iter()
+                .position(|u| u.detail.id.as_ref() == Some(&asked))
+                .or((!p.items.is_empty()).then_some(0));
+            match found {
+                Some(i) => {
+                    let u = p.items.into_iter().nth(i);
+                    let d = u.as_ref().map(|u| u.detail.clone()).unwrap_or_default();
+                    (Ok((d, DetailSource::Sacct)), u)
+                }
+                None => (
+                    Err(format!(
+                        "job {asked} is unknown to both slurmctld and the accounting database (sacct)"
+                    )),
+                    None,
+                ),
+            }
+        }
+    }
+}
+
+/// What `L` needs to launch a finished job again: the spec staged in its job directory and
+/// its use (for the suggested values), read at the same time.
+pub async fn relaunch(
+    remote: &dyn Remote,
+    id: &JobId,
+    job_dir: &str,
+    timeout: Duration,
+) -> Result<(crate::launch::LaunchSpec, Option<JobUse>), String> {
+    let path = format!("{job_dir}/specs/launch.json");
+    let argv = vec!["cat".to_string(), "--".into(), path.clone()];
+    let (spec, used) = tokio::join!(
+        stdout_of(remote, &argv, None, timeout),
+        jobs(remote, std::slice::from_ref(id), timeout)
+    );
+    let spec: crate::launch::LaunchSpec = serde_json::from_str(&spec?)
+        .map_err(|e| format!("{path} is not a launch spec slurmdash can read: {e}"))?;
+    let used = used.ok().and_then(|p| {
+        p.items
+            .into_iter()
+            .find(|u| u.detail.id.as_ref() == Some(id))
+    });
+    Ok((spec, used))
+}
+
+/// What `L` could recover of a job slurmdash did not launch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recovered {
+    pub used: JobUse,
+    pub script: Option<String>,
+    /// Where the script came from, or why there is none.
+    pub script_from: String,
+}
+
+/// The job's options and use (one sacct read) and its batch script: `scontrol write
+/// batch_script` while slurmctld knows the job, else `sacct -B`.
+pub async fn recover(
+    remote: &dyn Remote,
+    id: &JobId,
+    timeout: Duration,
+) -> Result<Recovered, String> {
+    use crate::slurm::eff::recover as r;
+    let p = jobs(remote, std::slice::from_ref(id), timeout).await?;
+    let used = p
+        .items
+        .into_iter()
+        .find(|u| u.detail.id.as_ref() == Some(id))
+        .ok_or_else(|| format!("sacct does not know job {id}"))?;
+    if let Ok(s) = stdout_of(remote, &r::scontrol_batch_script(id), None, timeout).await {
+        if !s.trim().is_empty() {
+            return Ok(Recovered {
+                used,
+                script: Some(s),
+                script_from: "scontrol write batch_script".into(),
+            });
+        }
+    }
+    let (script, script_from) = match stdout_of(remote, &r::sacct_batch_script(id), None, timeout).await {
+        Ok(out) => match r::parse_sacct_script(&out) {
+            Some(s) => (Some(s), "sacct --batch-script".to_string()),
+            None => (
+                None,
+                "slurmctld no longer knows the job and the cluster does not store batch scripts (AccountingStoreFlags=job_script)".to_string(),
+            ),
+        },
+        Err(e) => (None, e),
+    };
+    Ok(Recovered {
+        used,
+        script,
+        script_from,
+    })
+}

@@ -1,0 +1,78 @@
+//! One live sample of the selected running job: the fixed script of `slurm::live` (sstat of
+//! its steps, nvidia-smi on each of its nodes through `srun --overlap`) in ONE remote exec.
+
+use std::hash::{BuildHasher, Hasher};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::action::Msg;
+use crate::remote::Remote;
+use crate::slurm::live::{self, LiveSample, LiveTarget};
+use crate::worker::flight::Flight;
+
+fn marker() -> String {
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+    );
+    format!("SLURMDASH-LIVE-{:016x}", h.finish())
+}
+
+/// Each node's `srun … nvidia-smi` gets this long: half the command's limit, 3 to 15 s.
+pub fn probe_secs(timeout: Duration) -> u64 {
+    (timeout.as_secs() / 2).clamp(3, 15)
+}
+
+/// Takes one sample.
+pub async fn sample(
+    remote: &dyn Remote,
+    target: &LiveTarget,
+    timeout: Duration,
+) -> Result<LiveSample, String> {
+    let mut t = target.clone();
+    t.timeout_secs = probe_secs(timeout);
+    let m = marker();
+    let out = remote
+        .run(&live::argv(&t, &m), None, timeout)
+        .await
+        .map_err(|e| {
+            format!(
+                "live sample (sstat, srun … nvidia-smi) of job {}: {e}",
+                t.id
+            )
+        })?;
+    live::parse_sample(&out.stdout_lossy(), &m).map_err(|e| {
+        let said = out.stderr_lossy();
+        let said = said.trim();
+        match said.is_empty() {
+            true => format!("live sample of job {}: {e}", t.id),
+            false => format!("live sample of job {}: {e} ({said})", t.id),
+        }
+    })
+}
+
+/// Samples `target` on a task; one sample at a time (a newer request waits, newest wins).
+pub fn spawn(
+    flight: &Flight<Box<LiveTarget>>,
+    target: Box<LiveTarget>,
+    remote: Arc<dyn Remote>,
+    tx: UnboundedSender<Msg>,
+    timeout: Duration,
+) {
+    flight.request(target, move |target| {
+        let (remote, tx) = (remote.clone(), tx.clone());
+        async move {
+            let result = sample(remote.as_ref(), &target, timeout).await;
+            let _ = tx.send(Msg::Live {
+                id: target.id.clone(),
+                result: Box::new(result),
+                at: chrono::Local::now().naive_local(),
+            });
+        }
+    });
+}

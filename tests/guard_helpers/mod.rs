@@ -1,0 +1,229 @@
+//! Helpers of the retry guard tests (`retry_guard.rs`, `retry_guard_node.rs`).
+#![allow(dead_code)]
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::common::*;
+use slurmdash::launch::guard::{self, ChainLine};
+use slurmdash::registry::Registry;
+use slurmdash::remote::Remote;
+use slurmdash::retry::{Chain, RetryPolicy};
+use slurmdash::triage::Patterns;
+use slurmdash::worker::retry::{check, RetryCheck};
+
+pub const WAIT: Duration = Duration::from_secs(240);
+
+/// A launch submitted by the binary (which then exits).
+pub struct Launch {
+    pub job: u64,
+    pub dir: String,
+    pub state: tempfile::TempDir,
+    /// How long `slurmdash submit` took and how many remote commands it ran.
+    pub took: Duration,
+    pub commands: usize,
+}
+
+pub fn tag(s: &str) -> String {
+    format!("g{s}{}", std::process::id() % 10000)
+}
+
+pub fn submit(name: &str, command: &str, extra: &[&str]) -> Launch {
+    let state = tempfile::tempdir().expect("state dir");
+    let log = state.path().join("debug.log");
+    let mut args = vec![
+        "--log",
+        log.to_str().expect("utf-8 path"),
+        "submit",
+        "--set",
+        "gpus=0",
+        "--set",
+        "cpus_per_task=1",
+        "--set",
+        "mem=50M",
+        "--set",
+        "time=5m",
+        "--set",
+        "requeue=false",
+    ];
+    let name_set = format!("name={name}");
+    args.extend(["--set", &name_set]);
+    args.extend_from_slice(extra);
+    args.extend(["--", "sh", "-c", command]);
+    let start = Instant::now();
+    let out = slurmdash_env(
+        &dev_config(),
+        &args,
+        &[("SLURMDASH_STATE_DIR", state.path().to_str().expect("utf-8"))],
+    );
+    let took = start.elapsed();
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.contains("by a guard job on the cluster (sdguard-"),
+        "{stdout}"
+    );
+    let job = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Submitted job "))
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|j| j.parse().ok())
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let dir = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("job dir: "))
+        .unwrap_or_else(|| panic!("{stdout}"))
+        .trim()
+        .to_string();
+    let commands = std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains("slurmdash::remote: ran "))
+        .count();
+    Launch {
+        job,
+        dir,
+        state,
+        took,
+        commands,
+    }
+}
+
+pub async fn chain(r: &dyn Remote, dir: &str) -> Vec<ChainLine> {
+    let out = run(r, &["cat", &guard::chain_path(dir)]).await;
+    guard::parse_chain(&out.stdout_lossy())
+}
+
+pub async fn decision_for(r: &dyn Remote, dir: &str, job: u64) -> ChainLine {
+    wait_for(
+        &format!("the guard's decision on job {job}"),
+        WAIT,
+        || async {
+            chain(r, dir)
+                .await
+                .into_iter()
+                .find(|l| l.is_decision() && l.job_id() == Some(job))
+        },
+    )
+    .await
+}
+
+pub fn guard_of(lines: &[ChainLine], job: u64) -> u64 {
+    lines
+        .iter()
+        .find(|l| l.event == "armed" && l.job_id() == Some(job))
+        .and_then(|l| l.guard.as_deref()?.parse().ok())
+        .unwrap_or_else(|| panic!("no guard armed for {job}: {lines:?}"))
+}
+
+pub async fn final_state(r: &dyn Remote, id: u64) -> String {
+    wait_for(&format!("job {id} to end"), WAIT, || async {
+        let s = sacct_state(r, id).await;
+        let done = !s.is_empty()
+            && !["PENDING", "RUNNING", "REQUEUED", "COMPLETING"]
+                .iter()
+                .any(|p| s.starts_with(p));
+        done.then_some(s)
+    })
+    .await
+}
+
+/// Jobs of this launch (its script or its guards) still queued or running.
+pub async fn live_of(r: &dyn Remote, dir: &str) -> Vec<String> {
+    let out = run(r, &["squeue", "--me", "--noheader", "--format=%i|%j|%T|%o"]).await;
+    out.stdout_lossy()
+        .lines()
+        .filter(|l| l.contains(dir))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The dashboard's retry check, as a dashboard opened now runs it at start.
+pub async fn dashboard_check(r: &dyn Remote, l: &Launch) -> Vec<(u64, Chain)> {
+    let registry = Registry::open(l.state.path());
+    let patterns = Patterns::builtin();
+    let secret = |_: &str| None;
+    let c = RetryCheck {
+        remote: r,
+        registry: &registry,
+        cluster: "dev",
+        policy: RetryPolicy::default(),
+        patterns: &patterns,
+        timeout: T,
+        secret: &secret,
+        allow_submit: true,
+    };
+    let (_, entries) = check(&c).await.expect("retry check");
+    Chain::index(&entries, &RetryPolicy::default())
+}
+
+/// A tiny HTTP server on the nodes' gateway address: records each POST body.
+pub async fn listener() -> (String, Arc<Mutex<Vec<(String, String)>>>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let major = dev_slurm().split('.').next().unwrap_or("22").to_string();
+    let addr = format!("10.220.{major}.1");
+    let l = tokio::net::TcpListener::bind(format!("{addr}:0"))
+        .await
+        .expect("bind the webhook listener on the nodes' gateway");
+    let port = l.local_addr().expect("addr").port();
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let g = got.clone();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = l.accept().await {
+            let g = g.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                loop {
+                    let Ok(n) = s.read(&mut chunk).await else {
+                        return;
+                    };
+                    if n == 0 {
+                        break;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                    let t = String::from_utf8_lossy(&buf).to_string();
+                    if let Some((head, body)) = t.split_once("\r\n\r\n") {
+                        let len = head
+                            .lines()
+                            .find_map(|h| {
+                                let (k, v) = h.split_once(':')?;
+                                k.eq_ignore_ascii_case("content-length")
+                                    .then(|| v.trim().parse::<usize>().ok())?
+                            })
+                            .unwrap_or(0);
+                        if body.len() >= len {
+                            let first = head.lines().next().unwrap_or("").to_string();
+                            g.lock().expect("lock").push((first, body.to_string()));
+                            break;
+                        }
+                    }
+                }
+                let _ = s
+                    .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+                    .await;
+            });
+        }
+    });
+    (format!("http://{addr}:{port}"), got)
+}
+
+pub async fn wait_running(r: &dyn Remote, id: u64) {
+    wait_for(&format!("job {id} to run"), WAIT, || async {
+        let out = run(
+            r,
+            &["squeue", "--noheader", "-j", &id.to_string(), "-o", "%T"],
+        )
+        .await;
+        (out.stdout_lossy().trim() == "RUNNING").then_some(())
+    })
+    .await;
+}
+
+/// Waits until nothing of this launch (attempt or guard) is queued or running.
+pub async fn wait_quiet(r: &dyn Remote, dir: &str) {
+    wait_for("nothing of the launch queued or running", WAIT, || async {
+        live_of(r, dir).await.is_empty().then_some(())
+    })
+    .await;
+}

@@ -1,0 +1,315 @@
+//! `sbatch/guard.sh` on its own, against stand-in `sacct`, `squeue`, `sbatch`, `scontrol`,
+//! `scancel` and `curl` (shell scripts on PATH that print what the test sets and log their
+//! arguments): one case per path the guard can take. The real Slurm paths are proven in
+//! `retry_guard.rs` and `retry_guard_node.rs`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use slurmdash::launch::guard::{self, ChainLine, GuardPlan};
+use slurmdash::launch::script::Layout;
+use slurmdash::triage::Patterns;
+
+struct Stage {
+    _tmp: tempfile::TempDir,
+    dir: String,
+    bin: PathBuf,
+    calls: PathBuf,
+    sum: String,
+}
+
+const STUBS: &[(&str, &str)] = &[
+    ("sacct", "printf '%s\\n' \"$SACCT_OUT\"\n"),
+    (
+        "squeue",
+        "echo \"squeue $*\" >> \"$CALLS\"\ncase \"$*\" in *--jobs=*) [ -n \"${SQUEUE_JOB-}\" ] && printf '%s\\n' \"$SQUEUE_JOB\" ;; *) [ -n \"${SQUEUE_ME-}\" ] && printf '%s\\n' \"$SQUEUE_ME\" ;; esac\nexit 0\n",
+    ),
+    (
+        "sbatch",
+        "echo \"sbatch $*\" >> \"$CALLS\"\nn=$(cat \"$CALLS.id\" 2>/dev/null || echo 100); n=$((n + 1)); echo $n > \"$CALLS.id\"; echo \"$n\"\n",
+    ),
+    ("scontrol", "echo \"scontrol $*\" >> \"$CALLS\"\n"),
+    ("scancel", "echo \"scancel $*\" >> \"$CALLS\"\n"),
+    ("sleep", ":\n"),
+    (
+        "curl",
+        "echo \"curl $*\" >> \"$CALLS\"\necho \"body $(cat)\" >> \"$CALLS\"\n",
+    ),
+];
+
+fn stage(limit: u32, webhook: bool) -> Stage {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let root = tmp.path().join("results");
+    let layout = Layout::new(root.to_str().expect("utf-8"), "L1");
+    for d in ["meta", "sbatch", "slurm-logs/train-7"] {
+        std::fs::create_dir_all(Path::new(&layout.job_dir).join(d)).expect("mkdir");
+    }
+    let plan = GuardPlan::new(limit - 1, &[], &Patterns::builtin(), None).expect("plan");
+    let w = |p: String, c: &str| std::fs::write(p, c).expect("write");
+    w(guard::script_path(&layout), guard::GUARD_SH);
+    w(
+        format!("{}/meta/guard.conf", layout.job_dir),
+        &guard::conf(&layout, "train", "short", Some("research"), limit),
+    );
+    w(
+        format!("{}/meta/triage-infra.ere", layout.job_dir),
+        &(plan.infra.join("\n") + "\n"),
+    );
+    w(
+        format!("{}/meta/triage-oom.ere", layout.job_dir),
+        &(plan.oom.join("\n") + "\n"),
+    );
+    if webhook {
+        w(
+            format!("{}/meta/webhook.curl", layout.job_dir),
+            &guard::webhook_curl("https://hooks.example/T0KEN").expect("url"),
+        );
+    }
+    w(layout.script_path(), "#!/bin/bash\necho work\n");
+    let sum = Command::new("sha256sum")
+        .arg(layout.script_path())
+        .output()
+        .expect("sha256sum");
+    let sum = String::from_utf8_lossy(&sum.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .to_string();
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    for (name, body) in STUBS {
+        let p = bin.join(name);
+        std::fs::write(&p, format!("#!/bin/sh\n{body}")).expect("stub");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let calls = tmp.path().join("calls");
+    Stage {
+        dir: layout.job_dir.clone(),
+        _tmp: tmp,
+        bin,
+        calls,
+        sum,
+    }
+}
+
+impl Stage {
+    fn log(&self, stream: &str, text: &str) {
+        std::fs::write(
+            format!("{}/slurm-logs/train-7/main.{stream}", self.dir),
+            text,
+        )
+        .expect("log");
+    }
+
+    /// Runs `guard.sh run DIR 7 N SUM` with the stand-ins; returns the chain and the calls.
+    fn run(&self, n: u32, sacct: &str, env: &[(&str, &str)]) -> (Vec<ChainLine>, String) {
+        let path = format!(
+            "{}:{}",
+            self.bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let out = Command::new("sh")
+            .arg(guard::script_path(&Layout::new(
+                self.dir.trim_end_matches("/L1"),
+                "L1",
+            )))
+            .args(["run", &self.dir, "7", &n.to_string(), &self.sum])
+            .env("PATH", path)
+            .env("CALLS", &self.calls)
+            .env("SACCT_OUT", sacct)
+            .env("SLURM_MEM_PER_NODE", "100")
+            .envs(env.iter().copied())
+            .output()
+            .expect("run guard.sh");
+        assert!(
+            out.status.success(),
+            "guard.sh: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let chain = std::fs::read_to_string(guard::chain_path(&self.dir)).unwrap_or_default();
+        let calls = std::fs::read_to_string(&self.calls).unwrap_or_default();
+        (guard::parse_chain(&chain), calls)
+    }
+}
+
+fn decision(chain: &[ChainLine]) -> &ChainLine {
+    chain
+        .iter()
+        .find(|l| l.is_decision())
+        .unwrap_or_else(|| panic!("no decision: {chain:?}"))
+}
+
+#[test]
+fn an_nccl_line_is_infra_and_is_resubmitted_with_a_new_guard() {
+    let s = stage(3, false);
+    s.log(
+        "err",
+        "step 1\nNCCL WARN NET/IB : Got completion from peer\nTraceback\n",
+    );
+    let (chain, calls) = s.run(1, "FAILED|None|1:0", &[]);
+    let d = decision(&chain);
+    assert_eq!(d.class.as_deref(), Some("ERR_INFRA"));
+    assert_eq!(
+        d.evidence.as_deref(),
+        Some("main.err: NCCL WARN NET/IB : Got completion from peer")
+    );
+    assert_eq!(d.decision.as_deref(), Some("retried as 101"));
+    assert_eq!(d.next_id(), Some(101));
+    // Held, then its guard (afternotok on the new attempt, number 2), then released.
+    let lines: Vec<&str> = calls.lines().filter(|l| !l.starts_with("squeue")).collect();
+    assert!(
+        lines[0].starts_with("sbatch --parsable --hold --export=ALL "),
+        "{calls}"
+    );
+    assert!(
+        lines[1].contains("--job-name=sdguard-train")
+            && lines[1].contains("--dependency=afternotok:101")
+            && lines[1].contains("--kill-on-invalid-dep=yes")
+            && lines[1].contains(" run ")
+            && lines[1].ends_with(&format!(" 101 2 {}", s.sum)),
+        "{calls}"
+    );
+    assert_eq!(lines[2], "scontrol release 101");
+    assert!(chain
+        .iter()
+        .any(|l| l.event == "armed" && l.job_id() == Some(101)));
+    assert!(
+        s.dir.len() > 1
+            && std::path::Path::new(&format!("{}/slurm-logs/train-101", s.dir)).is_dir()
+    );
+}
+
+#[test]
+fn exit_1_is_a_program_error_and_nothing_is_submitted() {
+    let s = stage(3, false);
+    s.log("err", "ValueError: bad input\n");
+    let (chain, calls) = s.run(1, "FAILED|None|1:0", &[]);
+    assert_eq!(
+        decision(&chain).decision.as_deref(),
+        Some("not retried: ERR_PROGRAM (exit code 1)")
+    );
+    assert!(!calls.contains("sbatch"), "{calls}");
+}
+
+#[test]
+fn oom_lines_win_over_nccl_lines_and_stdout_is_read_after_stderr() {
+    let s = stage(3, false);
+    s.log("err", "");
+    s.log(
+        "out",
+        "NCCL WARN NET/IB : peer gone\nslurmstepd: error: Detected 1 oom-kill event(s) in StepId=7.0\n",
+    );
+    let (chain, calls) = s.run(1, "FAILED|None|1:0", &[]);
+    let d = decision(&chain);
+    assert_eq!(d.class.as_deref(), Some("ERR_OOM"));
+    assert!(
+        d.evidence
+            .as_deref()
+            .unwrap_or("")
+            .starts_with("main.out: slurmstepd"),
+        "{d:?}"
+    );
+    assert!(!calls.contains("sbatch"));
+}
+
+#[test]
+fn a_cancelled_attempt_starts_nothing() {
+    let s = stage(3, false);
+    let (chain, calls) = s.run(1, "CANCELLED by 1001|None|0:15", &[]);
+    let d = decision(&chain);
+    assert_eq!(d.decision.as_deref(), Some("cancelled"));
+    assert_eq!(d.class.as_deref(), Some("ERR_CANCELLED"));
+    assert!(!calls.contains("sbatch"));
+}
+
+#[test]
+fn the_limit_ends_the_chain() {
+    let s = stage(2, false);
+    let (chain, calls) = s.run(2, "NODE_FAIL|None|0:0", &[]);
+    assert_eq!(decision(&chain).decision.as_deref(), Some("limit reached"));
+    assert!(!calls.contains("sbatch"));
+}
+
+#[test]
+fn a_changed_script_is_not_resubmitted() {
+    let s = stage(3, false);
+    std::fs::write(
+        format!("{}/sbatch/job_L1.sbatch", s.dir),
+        "#!/bin/bash\necho something else\n",
+    )
+    .expect("edit");
+    let (chain, calls) = s.run(1, "FAILED|NodeDown|1:0", &[]);
+    let d = decision(&chain);
+    assert_eq!(d.evidence.as_deref(), Some("reason NodeDown"));
+    assert!(
+        d.decision
+            .as_deref()
+            .unwrap_or("")
+            .contains("changed since it was launched"),
+        "{d:?}"
+    );
+    assert!(!calls.contains("sbatch"));
+}
+
+#[test]
+fn a_copy_already_queued_is_adopted() {
+    let s = stage(3, false);
+    let me = format!("77|PENDING|{}/sbatch/job_L1.sbatch", s.dir);
+    let (chain, calls) = s.run(1, "NODE_FAIL|None|0:0", &[("SQUEUE_ME", &me)]);
+    assert_eq!(
+        decision(&chain).decision.as_deref(),
+        Some("retried as 77 (already queued)")
+    );
+    assert!(!calls.contains("--hold"), "{calls}");
+    assert!(calls.contains("--dependency=afternotok:77"), "{calls}");
+}
+
+#[test]
+fn a_job_slurm_requeued_gets_its_guard_back_and_no_decision() {
+    let s = stage(3, false);
+    let (chain, calls) = s.run(1, "NODE_FAIL|None|0:0", &[("SQUEUE_JOB", "PENDING")]);
+    assert!(!chain.iter().any(ChainLine::is_decision), "{chain:?}");
+    assert!(calls.contains("--dependency=afternotok:7 "), "{calls}");
+    assert!(!calls.contains("--hold"));
+}
+
+#[test]
+fn the_webhook_gets_each_decision_with_its_url_only_in_the_curl_file() {
+    let s = stage(3, true);
+    let (_, calls) = s.run(1, "TIMEOUT|TimeLimit|0:0", &[]);
+    let curl = calls
+        .lines()
+        .find(|l| l.starts_with("curl "))
+        .unwrap_or_else(|| panic!("{calls}"));
+    assert!(
+        curl.contains(&format!("-K {}/meta/webhook.curl", s.dir)),
+        "{curl}"
+    );
+    assert!(!curl.contains("T0KEN"));
+    let body = calls
+        .lines()
+        .find_map(|l| l.strip_prefix("body "))
+        .unwrap_or_else(|| panic!("{calls}"));
+    let v: serde_json::Value = serde_json::from_str(body).expect("JSON");
+    assert_eq!(v["job"], "7");
+    assert_eq!(v["class"], "ERR_TIMEOUT");
+    assert_eq!(v["decision"], "not retried: ERR_TIMEOUT (state TIMEOUT)");
+}
+
+#[test]
+fn the_new_attempt_does_not_inherit_the_guards_allocation() {
+    let s = stage(3, false);
+    // A stand-in sbatch that records what it sees of the guard's own allocation.
+    std::fs::write(
+        s.bin.join("sbatch"),
+        "#!/bin/sh\necho \"sbatch $* mem=${SLURM_MEM_PER_NODE-unset}\" >> \"$CALLS\"\necho 101\n",
+    )
+    .expect("stub");
+    let (_, calls) = s.run(1, "BOOT_FAIL|None|0:0", &[]);
+    assert!(
+        calls.contains("--hold --export=ALL") && calls.contains("mem=unset"),
+        "{calls}"
+    );
+}

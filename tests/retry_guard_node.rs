@@ -1,0 +1,144 @@
+//! A node taken down under a guarded launch, with no slurmdash process after submit: without
+//! `--requeue` the guard resubmits it once (NODE_FAIL is ERR_INFRA) and the second attempt
+//! completes; with `--requeue` Slurm's own requeue alone runs it again under the same id and
+//! the guard starts no second copy.
+//!
+//! This sets a node of partition `short` DOWN (which kills every job on it), so it lives in
+//! its own test binary; the node is always resumed (and, if it stays COMPLETING, set down and
+//! resumed again).
+
+mod common;
+mod guard_helpers;
+
+use std::time::Duration;
+
+use common::*;
+use guard_helpers::*;
+use slurmdash::remote::Remote;
+
+/// Runs long the first time, finishes at once when run again.
+const ONCE: &str = "f=\"$SLURMDASH_JOB_DIR/ran-once\"; if [ -e \"$f\" ]; then echo again done; exit 0; fi; touch \"$f\"; sleep 300";
+
+async fn node_of(r: &dyn Remote, id: u64) -> String {
+    run(r, &["squeue", "-h", "-j", &id.to_string(), "-o", "%N"])
+        .await
+        .stdout_lossy()
+        .trim()
+        .to_string()
+}
+
+async fn take_down_and_resume(r: &dyn Remote, node: &str, job: u64) {
+    let out = scontrol_node(node, &["state=down", "reason=slurmdash guard test"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // Slurm kills the attempt at once (slurmd may bring the node back by re-registering).
+    wait_for(
+        "the attempt off the node",
+        Duration::from_secs(90),
+        || async { (node_of(r, job).await != node).then_some(()) },
+    )
+    .await;
+    let _ = scontrol_node(node, &["state=resume"]);
+    let mut kicked = false;
+    wait_for("the node back in service", Duration::from_secs(120), || {
+        let node = node.to_string();
+        let again = !kicked;
+        kicked = true;
+        async move {
+            let st = run(r, &["sinfo", "-h", "-n", &node, "-o", "%T"])
+                .await
+                .stdout_lossy();
+            let st = st.lines().next().unwrap_or("").to_string();
+            if st.contains("comp") && again {
+                tokio::time::sleep(Duration::from_secs(20)).await;
+                let _ = scontrol_node(&node, &["state=down", "reason=stuck completing"]);
+                let _ = scontrol_node(&node, &["state=resume"]);
+            } else if st.contains("down") || st.contains("drain") {
+                let _ = scontrol_node(&node, &["state=resume"]);
+            }
+            (!st.is_empty()
+                && !st.contains("down")
+                && !st.contains("drain")
+                && !st.contains("comp"))
+            .then_some(())
+        }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_node_failure_is_retried_by_the_guard_or_left_to_slurms_requeue() {
+    let r = remote();
+    let short = run(&r, &["sinfo", "-h", "-N", "-p", "short", "-o", "%N"])
+        .await
+        .stdout_lossy();
+    assert!(
+        short.lines().count() >= 2,
+        "short needs several nodes: {short}"
+    );
+
+    // Without --requeue: the guard retries once.
+    let l = submit(&tag("nf"), ONCE, &[]);
+    wait_running(&r, l.job).await;
+    let node = node_of(&r, l.job).await;
+    {
+        let _resume = Resume(node.clone());
+        take_down_and_resume(&r, &node, l.job).await;
+    }
+    let d = decision_for(&r, &l.dir, l.job).await;
+    assert_eq!(d.state.as_deref(), Some("NODE_FAIL"), "{d:?}");
+    assert_eq!(d.class.as_deref(), Some("ERR_INFRA"));
+    let second = d.next_id().unwrap_or_else(|| panic!("not retried: {d:?}"));
+    assert_eq!(final_state(&r, second).await, "COMPLETED");
+    let lines = chain(&r, &l.dir).await;
+    assert_eq!(
+        lines.iter().filter(|x| x.is_decision()).count(),
+        1,
+        "{lines:?}"
+    );
+    wait_quiet(&r, &l.dir).await;
+    println!(
+        "no requeue: {} NODE_FAIL -> retried as {second}, COMPLETED",
+        l.job
+    );
+
+    // With --requeue: Slurm requeues the same job; the guard adds nothing.
+    let l = submit(&tag("rq"), ONCE, &["--set", "requeue=true"]);
+    wait_running(&r, l.job).await;
+    let g = guard_of(&chain(&r, &l.dir).await, l.job);
+    let node = node_of(&r, l.job).await;
+    {
+        let _resume = Resume(node.clone());
+        take_down_and_resume(&r, &node, l.job).await;
+    }
+    // For a moment sacct shows only NODE_FAIL; the requeued job waits (BeginTime) and runs
+    // again under its id, while its guard's afternotok stays unfulfilled.
+    let dep = run(&r, &["squeue", "-h", "-j", &g.to_string(), "-o", "%T|%E"]).await;
+    println!(
+        "requeue: guard {g} meanwhile: {}",
+        dep.stdout_lossy().trim()
+    );
+    wait_for("the requeued job to complete", WAIT, || async {
+        (sacct_state(&r, l.job).await == "COMPLETED").then_some(())
+    })
+    .await;
+    let gs = final_state(&r, g).await;
+    let lines = chain(&r, &l.dir).await;
+    println!(
+        "requeue: job {} requeued by Slurm and COMPLETED; its guard {g}: {gs}; chain: {lines:?}",
+        l.job
+    );
+    assert!(
+        !lines
+            .iter()
+            .any(|x| x.decision.as_deref().unwrap_or("").starts_with("retried")),
+        "{lines:?}"
+    );
+    let logs = run(&r, &["ls", &format!("{}/slurm-logs", l.dir)]).await;
+    assert_eq!(
+        logs.stdout_lossy().lines().count(),
+        1,
+        "one job only: {}",
+        logs.stdout_lossy()
+    );
+    wait_quiet(&r, &l.dir).await;
+}
