@@ -114,7 +114,13 @@ async fn nccl_failure_is_retried_once_by_the_guard_and_the_webhook_hears_it() {
         Duration::from_secs(30),
         |s| s.contains("cluster guard: attempt 1"),
     );
-    assert!(screen.contains(&format!("(job {})", l.job)), "{screen}");
+    assert!(
+        common::tmux::left_pane_text(&screen).contains(&format!(
+            "cluster guard: attempt 1 (job {}): retried as {second}",
+            l.job
+        )),
+        "{screen}"
+    );
     t.keys(&["q"]);
     drop(t);
     let chains = dashboard_check(&r, &l).await;

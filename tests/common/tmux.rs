@@ -154,6 +154,21 @@ pub fn row(screen: &str, id: u64) -> Option<&str> {
         .find(|l| l.trim_start_matches(['│', ' ']).split_whitespace().next() == Some(id.as_str()))
 }
 
+/// The text of the pane whose border starts at the left edge below the queue (the detail
+/// pane), its wrapped lines joined with single spaces, so a check does not depend on where
+/// the pane's width broke a line.
+pub fn left_pane_text(screen: &str) -> String {
+    let mut words = Vec::new();
+    for line in screen.lines() {
+        let Some(rest) = line.strip_prefix('│') else {
+            continue;
+        };
+        let cell = rest.split('│').next().unwrap_or("");
+        words.extend(cell.split_whitespace().map(str::to_string));
+    }
+    words.join(" ")
+}
+
 /// The dev cluster's config with a 2 s poll interval.
 pub fn fast_config(dir: &Path) -> PathBuf {
     let mut cfg = std::fs::read_to_string(dev_config()).expect("dev config");
