@@ -47,6 +47,9 @@ pub struct UiConfig {
     /// Mark (`z`) running jobs whose GPUs showed 0 % in every live sample for this many
     /// minutes; 0 turns the mark off.
     pub idle_gpu_minutes: u64,
+    /// At least this many seconds between two live samples of the selected running job
+    /// (sstat costs slurmctld RPCs; the refresh can come every few seconds).
+    pub live_sample_secs: u64,
 }
 
 impl Default for UiConfig {
@@ -55,6 +58,7 @@ impl Default for UiConfig {
             columns: None,
             quick_cancel: true,
             idle_gpu_minutes: 10,
+            live_sample_secs: 30,
         }
     }
 }

@@ -171,6 +171,9 @@ impl JobLive {
 pub struct LiveState {
     /// `[ui] idle_gpu_minutes`: mark running jobs whose GPUs stayed at 0 % this long.
     pub idle_minutes: u64,
+    /// `[ui] live_sample_secs`: at least this long between two samples of one job (each
+    /// costs slurmctld a few RPCs; the refresh can come every few seconds).
+    pub min_gap_secs: u64,
     pub jobs: HashMap<JobId, JobLive>,
     /// Jobs squeue listed as running at each cluster's last refresh.
     running: HashSet<JobId>,
@@ -184,6 +187,7 @@ impl Default for LiveState {
     fn default() -> Self {
         LiveState {
             idle_minutes: 10,
+            min_gap_secs: 0,
             jobs: HashMap::new(),
             running: HashSet::new(),
             in_flight: None,
@@ -251,6 +255,12 @@ impl App {
             if (self.now - *since).num_seconds() < STUCK_SECS {
                 return Vec::new();
             }
+        }
+        // Too soon after this job's last sample: a later refresh takes it.
+        let last = live.jobs.get(&job.id).and_then(|j| j.at);
+        let gap = live.min_gap_secs as i64;
+        if gap > 0 && last.is_some_and(|at| (self.now - at).num_seconds() < gap) {
+            return Vec::new();
         }
         live.sampled = true;
         live.in_flight = Some((job.id.clone(), self.now));

@@ -225,3 +225,21 @@ fn a_job_that_stops_running_is_forgotten_at_the_next_refresh() {
     a.update(loaded(rest));
     assert!(a.live.job(&id("237")).is_none());
 }
+
+#[test]
+fn live_sample_secs_spaces_the_samples_of_a_job_over_refreshes() {
+    let mut a = start();
+    a.live.min_gap_secs = 30;
+    select(&mut a, "237");
+    let t0 = now() + chrono::Duration::seconds(60);
+    assert_eq!(samples(&refresh(&mut a, t0)).len(), 1);
+    answer(&mut a, sample(100.0, 10.0, 300, &[50]), t0);
+    // Refreshes 5 s and 25 s later: too soon after the last sample.
+    for secs in [5, 25] {
+        let at = t0 + chrono::Duration::seconds(secs);
+        assert!(samples(&refresh(&mut a, at)).is_empty(), "{secs}s");
+    }
+    // The first refresh 30 s after it samples again.
+    let at = t0 + chrono::Duration::seconds(30);
+    assert_eq!(samples(&refresh(&mut a, at)).len(), 1);
+}
