@@ -91,7 +91,7 @@ pub enum Msg {
     /// One page of a `:history` read (or why it stopped).
     History {
         generation: u64,
-        result: Box<Result<crate::worker::history::Page, String>>,
+        result: Box<Result<crate::payload::Page, String>>,
     },
     /// A finished launch's staged spec and use, for `L`.
     Relaunch {
@@ -101,7 +101,7 @@ pub enum Msg {
     /// What could be recovered of a job slurmdash did not launch, for `L`.
     Recovered {
         id: JobId,
-        result: Box<Result<crate::worker::history::Recovered, String>>,
+        result: Box<Result<crate::payload::Recovered, String>>,
     },
     /// A live sample of a running job (sstat, nvidia-smi on its nodes), taken at `at`.
     Live {
@@ -283,7 +283,7 @@ pub enum Cmd {
     FetchPending(Box<Job>),
     FetchPartitions,
     /// Read finished jobs for `:history`.
-    History(crate::worker::history::Request),
+    History(crate::payload::Request),
     /// Read a finished launch's staged spec and use, for `L`.
     Relaunch {
         id: JobId,

@@ -224,3 +224,34 @@ impl Tunnel {
         )
     }
 }
+
+/// One page of `:history`: what a worker sends back for each window.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page {
+    /// Which read this belongs to (App drops pages of reads it no longer wants).
+    pub generation: u64,
+    /// false: the list (one line per job); true: the same window with every step.
+    pub steps: bool,
+    pub jobs: Vec<crate::slurm::eff::JobUse>,
+    /// Records that did not read, as sentences.
+    pub problems: Vec<String>,
+    /// The last page of this read.
+    pub last: bool,
+}
+
+/// What App asks for: windows, newest first. The list of every window is read first, then
+/// the steps of each, so the list is on screen before the use figures fill in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    pub generation: u64,
+    pub windows: Vec<(crate::slurm::eff::Edge, crate::slurm::eff::Edge)>,
+}
+
+/// What `L` could recover of a job slurmdash did not launch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recovered {
+    pub used: crate::slurm::eff::JobUse,
+    pub script: Option<String>,
+    /// Where the script came from, or why there is none.
+    pub script_from: String,
+}

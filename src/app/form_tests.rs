@@ -372,7 +372,7 @@ fn registry_jobs_stay_in_the_queue_across_polls() {
     .expect("fixture");
     let jobs: Vec<Job> = d
         .iter()
-        .filter_map(crate::worker::launch::job_from_detail)
+        .filter_map(crate::slurm::model::JobDetail::to_job)
         .take(1)
         .collect();
     let id = jobs[0].id.clone();

@@ -12,11 +12,11 @@ use chrono::NaiveDateTime;
 use super::App;
 use crate::action::{Cmd, Msg};
 use crate::payload::DetailSource;
+use crate::payload::{Page, Request};
 use crate::queue::facts::RowFacts;
 use crate::queue::{Column, QueueView};
 use crate::slurm::eff::{self, Edge, Efficiency, JobUse};
 use crate::slurm::model::{JobDetail, JobId, JobState, Partition};
-use crate::worker::history::{Page, Request};
 
 pub const DEFAULT_DAYS: u32 = 7;
 /// Days per sacct read.
@@ -202,10 +202,7 @@ impl App {
                     .cmp(&a.detail.id.as_ref().map(JobId::base))
             })
         });
-        let rows = jobs
-            .iter()
-            .filter_map(|u| crate::worker::launch::job_from_detail(&u.detail))
-            .collect();
+        let rows = jobs.iter().filter_map(|u| u.detail.to_job()).collect();
         let facts = self.history.facts();
         let caption = self.history.caption();
         let v = self.history_view();

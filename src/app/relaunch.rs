@@ -6,10 +6,10 @@
 use super::App;
 use crate::action::Cmd;
 use crate::launch::LaunchSpec;
+use crate::payload::Recovered;
 use crate::slurm::eff::recover::wrapped_command;
 use crate::slurm::eff::{Efficiency, JobUse, Suggestion};
 use crate::slurm::model::JobId;
-use crate::worker::history::Recovered;
 
 /// Slurm's `--time` as a person writes it: `5h`, `90m`.
 fn time_text(secs: u64) -> String {

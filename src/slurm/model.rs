@@ -126,6 +126,43 @@ pub struct JobDetail {
 }
 
 impl JobDetail {
+    /// A queue row from a sacct record.
+    pub fn to_job(&self) -> Option<Job> {
+        let d = self;
+        let id = d.id.clone()?;
+        Some(Job {
+            id,
+            cluster: "".into(),
+            array_job_id: d.array_job_id,
+            array_task: d.array_task.clone(),
+            name: d.name.clone(),
+            user: d.user.clone().unwrap_or_default().into(),
+            account: d.account.clone().unwrap_or_default().into(),
+            partition: d.partition.clone().unwrap_or_default().into(),
+            state: d.state.clone().unwrap_or(JobState::Unknown(String::new())),
+            reason: d.reason.clone(),
+            time_used: d.elapsed.unwrap_or_default(),
+            time_limit: d.time_limit.unwrap_or(SlurmDuration::Unknown),
+            nodes: d.nodes.unwrap_or(0),
+            cpus: d.cpus.unwrap_or(0),
+            min_memory: d.min_memory.clone(),
+            tres_per_node: d.tres_per_node.clone().or_else(|| {
+                d.tres.as_deref().and_then(|t| {
+                    let g = gpus_in_tres(t);
+                    let n = d.nodes.unwrap_or(1).max(1);
+                    (g > 0).then(|| format!("gres:gpu:{}", g / n))
+                })
+            }),
+            node_list: d.node_list.clone(),
+            submit_time: d.submit_time,
+            start_time: d.start_time,
+            work_dir: d.work_dir.clone().unwrap_or_default().into(),
+            qos: d.qos.clone().unwrap_or_default().into(),
+            priority: d.priority,
+            problem: None,
+        })
+    }
+
     pub fn status(&self) -> Option<Status> {
         self.state.as_ref().map(JobState::status)
     }

@@ -9,6 +9,8 @@ use crate::slurm::model::JobId;
 use crate::slurm::parse::Parsed;
 use crate::worker::fetch::stdout_of;
 
+pub use crate::payload::{Page, Recovered, Request};
+
 fn read(out: &str) -> Result<Parsed<JobUse>, String> {
     let p = eff::read_eff(out);
     match p.problems.first() {
@@ -37,28 +39,6 @@ pub async fn ended(
 ) -> Result<Parsed<JobUse>, String> {
     let out = stdout_of(remote, &eff::sacct_ended(start, end, steps), None, timeout).await?;
     read(&out)
-}
-
-/// One page of `:history`: what a worker sends back for each window.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Page {
-    /// Which read this belongs to (App drops pages of reads it no longer wants).
-    pub generation: u64,
-    /// false: the list (one line per job); true: the same window with every step.
-    pub steps: bool,
-    pub jobs: Vec<JobUse>,
-    /// Records that did not read, as sentences.
-    pub problems: Vec<String>,
-    /// The last page of this read.
-    pub last: bool,
-}
-
-/// What App asks for: windows, newest first. The list of every window is read first, then
-/// the steps of each, so the list is on screen before the use figures fill in.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Request {
-    pub generation: u64,
-    pub windows: Vec<(Edge, Edge)>,
 }
 
 /// Runs `req`, calling `send` with each page; stops at the first error (returned).
@@ -184,15 +164,6 @@ pub async fn relaunch(
             .find(|u| u.detail.id.as_ref() == Some(id))
     });
     Ok((spec, used))
-}
-
-/// What `L` could recover of a job slurmdash did not launch.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Recovered {
-    pub used: JobUse,
-    pub script: Option<String>,
-    /// Where the script came from, or why there is none.
-    pub script_from: String,
 }
 
 /// The job's options and use (one sacct read) and its batch script: `scontrol write

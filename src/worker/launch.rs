@@ -11,7 +11,7 @@ use crate::action::{Cmd, Msg};
 use crate::launch::{facts, submit};
 use crate::registry::{Entry, Registry};
 use crate::remote::Remote;
-use crate::slurm::model::{Job, JobDetail, JobId, JobState, SlurmDuration};
+use crate::slurm::model::{Job, JobDetail, JobId};
 
 /// How many of the newest registry launches are re-attached at start.
 pub const REATTACH_MAX: usize = 200;
@@ -77,7 +77,7 @@ pub async fn registry_jobs(
     Ok(details
         .iter()
         .filter(|d| d.id.as_ref().is_some_and(|i| ids.contains(i)))
-        .filter_map(job_from_detail)
+        .filter_map(JobDetail::to_job)
         .map(|mut j| {
             if let Some(e) = entries
                 .iter()
@@ -92,40 +92,4 @@ pub async fn registry_jobs(
             j
         })
         .collect())
-}
-
-/// A queue row from a sacct record.
-pub fn job_from_detail(d: &JobDetail) -> Option<Job> {
-    let id = d.id.clone()?;
-    Some(Job {
-        id,
-        cluster: "".into(),
-        array_job_id: d.array_job_id,
-        array_task: d.array_task.clone(),
-        name: d.name.clone(),
-        user: d.user.clone().unwrap_or_default().into(),
-        account: d.account.clone().unwrap_or_default().into(),
-        partition: d.partition.clone().unwrap_or_default().into(),
-        state: d.state.clone().unwrap_or(JobState::Unknown(String::new())),
-        reason: d.reason.clone(),
-        time_used: d.elapsed.unwrap_or_default(),
-        time_limit: d.time_limit.unwrap_or(SlurmDuration::Unknown),
-        nodes: d.nodes.unwrap_or(0),
-        cpus: d.cpus.unwrap_or(0),
-        min_memory: d.min_memory.clone(),
-        tres_per_node: d.tres_per_node.clone().or_else(|| {
-            d.tres.as_deref().and_then(|t| {
-                let g = crate::slurm::model::gpus_in_tres(t);
-                let n = d.nodes.unwrap_or(1).max(1);
-                (g > 0).then(|| format!("gres:gpu:{}", g / n))
-            })
-        }),
-        node_list: d.node_list.clone(),
-        submit_time: d.submit_time,
-        start_time: d.start_time,
-        work_dir: d.work_dir.clone().unwrap_or_default().into(),
-        qos: d.qos.clone().unwrap_or_default().into(),
-        priority: d.priority,
-        problem: None,
-    })
 }
