@@ -2,10 +2,10 @@
 //! `:events` view), shown on the status bar and handed to the dashboard as notifications.
 //!
 //! Detection is pure: it compares each refresh's job list with the previous one by job id.
-//! squeue drops a job as soon as it ends, so a job that vanishes without a final state is
-//! logged once its final state is known: from a later job list that carries it (sacct rows
-//! merged into the queue), from a detail fetch, or from the sacct part of the next refresh
-//! (`Msg::PollExtra`); after that many lookups without one, as "left the queue".
+//! Which jobs left squeue is the cluster's `Departures` to say (tracked once there); an own
+//! job that left without a final state is logged once its final state is known: from a
+//! later job list that carries it (the registry's rows), from a detail fetch, or from the
+//! sacct part of a refresh; when `Departures` gives up on it, as "left the queue".
 
 use std::collections::{HashMap, VecDeque};
 
@@ -21,9 +21,6 @@ use super::App;
 pub const STATUS_LINE_SECS: i64 = 60;
 /// Events kept for the `:events` view.
 pub const EVENT_LOG_CAP: usize = 1000;
-/// sacct lookups for a vanished job before it is logged as "left the queue" (its final state
-/// unknown): as many as the refresh asks sacct about a departed job.
-const FINAL_LOOKUPS: u32 = crate::app::insight::SACCT_TRIES as u32;
 /// Failures triaged automatically per batch of final states (each reads up to two log tails).
 const AUTO_TRIAGE: usize = 5;
 /// More changes than this in one refresh become one summary notification.
@@ -84,45 +81,9 @@ struct Seen {
     generation: u64,
 }
 
-/// FNV-1a: job ids come from our own cluster, so no hash flooding to guard against, and a
-/// 20,000-job refresh does 20,000 lookups on the UI thread.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Fnv(u64);
-
-impl std::hash::Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for b in bytes {
-            h ^= u64::from(*b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-        self.0 = h;
-    }
-}
+use super::departures::{id_key, Fnv};
 
 type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<Fnv>>;
-
-/// A job id as a 64-bit FNV-1a hash of its text: 20,000 ids collide with odds of about
-/// 1 in 10^10, and the map holds no strings.
-pub(crate) fn id_key(id: &JobId) -> u64 {
-    use std::hash::Hasher;
-    let mut h = Fnv::default();
-    h.write(id.as_str().as_bytes());
-    h.finish()
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Vanished {
-    name: String,
-    lookups: u32,
-}
 
 /// Whose jobs count as "own" for events.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -144,7 +105,8 @@ pub struct Events {
     pub open: bool,
     pub scroll: usize,
     prev: FastMap<u64, Seen>,
-    vanished: HashMap<JobId, Vanished>,
+    /// Own jobs that left squeue without a final state, by name, until one is known.
+    awaiting: HashMap<JobId, String>,
     baseline: bool,
     generation: u64,
     /// Jobs the user cancelled from slurmdash (`push_event(CancelledByYou)`).
@@ -209,10 +171,10 @@ impl Events {
         }
     }
 
-    /// Compares a refresh's jobs with the previous ones (`old`, the list they replace,
-    /// names the jobs that left). The first list only sets the baseline: jobs that were
-    /// already running at start are not news.
-    pub fn on_jobs(&mut self, old: &[Job], jobs: &[Job], at: NaiveDateTime) -> Vec<Event> {
+    /// Compares a refresh's jobs with the previous ones; `gone` are the rows of the jobs
+    /// that left the list (from `Departures`). The first list only sets the baseline: jobs
+    /// that were already running at start are not news.
+    pub fn on_jobs(&mut self, jobs: &[Job], gone: &[Job], at: NaiveDateTime) -> Vec<Event> {
         // Updated in place: an unchanged refresh only looks ids up.
         self.generation += 1;
         let (generation, baseline) = (self.generation, self.baseline);
@@ -231,7 +193,8 @@ impl Events {
                 }
                 None => {
                     self.prev.insert(id_key(&j.id), Seen { status, generation });
-                    if self.vanished.contains_key(&j.id) && j.state.is_finished() {
+                    let awaited = !self.awaiting.is_empty() && self.awaiting.contains_key(&j.id);
+                    if awaited && j.state.is_finished() {
                         // Back with its final state after leaving squeue.
                         kind_for(None, &j.state)
                     } else if status == Status::Running {
@@ -250,36 +213,18 @@ impl Events {
                 };
                 out.push(event(at, k, &j.id, &j.name, Some(&j.state), &extra));
             }
-            if j.state.is_finished() && !self.vanished.is_empty() {
-                self.vanished.remove(&j.id);
+            if !self.awaiting.is_empty() {
+                // Listed again: with its final state (logged above) or requeued.
+                self.awaiting.remove(&j.id);
             }
         }
         if baseline {
-            // A collapsed pending array (`12_[3-9]`) changes id as tasks start: not gone.
-            let mut gone: Vec<&Job> = old
-                .iter()
-                .filter(|o| {
-                    self.is_own(o)
-                        && !o.state.is_finished()
-                        && o.id.array_pending().is_none()
-                        && self
-                            .prev
-                            .get(&id_key(&o.id))
-                            .is_some_and(|s| s.generation != generation)
-                })
-                .collect();
-            gone.sort_by(|a, b| (a.id.base(), a.id.as_str()).cmp(&(b.id.base(), b.id.as_str())));
-            gone.dedup_by(|a, b| a.id == b.id);
-            // Logged once sacct has the final state (the next refresh asks), or as
-            // "left the queue" when it never does (`count_lookup`).
+            // Logged once sacct has the final state, or as "left the queue" when
+            // `Departures` gives up on it (`given_up`).
             for o in gone {
-                self.vanished.insert(
-                    o.id.clone(),
-                    Vanished {
-                        name: o.name.clone(),
-                        lookups: 0,
-                    },
-                );
+                if self.is_own(o) && !o.state.is_finished() {
+                    self.awaiting.insert(o.id.clone(), o.name.clone());
+                }
             }
         }
         self.prev.retain(|_, s| s.generation == generation);
@@ -287,22 +232,14 @@ impl Events {
         out
     }
 
-    /// Counts a sacct lookup for each id; those that reach the limit without a final state
-    /// are given up on and logged as "left the queue".
-    pub fn count_lookup(&mut self, ids: &[JobId], at: NaiveDateTime) -> Vec<Event> {
-        let mut out = Vec::new();
-        for id in ids {
-            let Some(v) = self.vanished.get_mut(id) else {
-                continue;
-            };
-            v.lookups += 1;
-            if v.lookups >= FINAL_LOOKUPS {
-                if let Some(v) = self.vanished.remove(id) {
-                    out.push(event(at, EventKind::LeftQueue, id, &v.name, None, ""));
-                }
-            }
-        }
-        out
+    /// Jobs whose final state sacct never gave: logged as "left the queue".
+    pub fn given_up(&mut self, ids: &[JobId], at: NaiveDateTime) -> Vec<Event> {
+        ids.iter()
+            .filter_map(|id| {
+                let name = self.awaiting.remove(id)?;
+                Some(event(at, EventKind::LeftQueue, id, &name, None, ""))
+            })
+            .collect()
     }
 
     /// A final state learned for a job (sacct, a detail fetch): refines "left the queue".
@@ -310,9 +247,9 @@ impl Events {
         if !state.is_finished() {
             return None;
         }
-        let v = self.vanished.remove(id)?;
+        let name = self.awaiting.remove(id)?;
         let kind = kind_for(None, state)?;
-        Some(event(at, kind, id, &v.name, Some(state), ""))
+        Some(event(at, kind, id, &name, Some(state), ""))
     }
 
     /// The newest event for the status bar, while it is recent.
@@ -320,6 +257,29 @@ impl Events {
         let e = self.log.back()?;
         let age = (now - e.at).num_seconds();
         (age < STATUS_LINE_SECS).then(|| format!("{} {}", e.at.format("%H:%M:%S"), e.text))
+    }
+
+    /// Logs `events` and returns the notifications they call for: the user already knows
+    /// about jobs they cancelled from slurmdash, so those are logged, not notified.
+    pub fn record(&mut self, events: Vec<Event>, cluster: &str) -> Vec<Notification> {
+        if events.is_empty() {
+            return Vec::new();
+        }
+        let news: Vec<Event> = events
+            .iter()
+            .filter(|e| {
+                !(e.kind == EventKind::Cancelled
+                    && e.job
+                        .as_ref()
+                        .is_some_and(|j| self.cancelled_by_you.contains(j)))
+            })
+            .cloned()
+            .collect();
+        let notes = notifications(&news, cluster);
+        for e in events {
+            self.push(e);
+        }
+        notes
     }
 
     pub fn push(&mut self, e: Event) {
@@ -364,29 +324,13 @@ pub fn notifications(events: &[Event], cluster: &str) -> Vec<Notification> {
 
 impl App {
     /// Records events: the log, the status bar, and notifications for the dashboard.
-    fn record(&mut self, events: Vec<Event>) -> Vec<Cmd> {
-        if events.is_empty() {
-            return Vec::new();
-        }
-        // The user already knows about jobs they cancelled from slurmdash.
-        let news: Vec<Event> = events
-            .iter()
-            .filter(|e| {
-                !(e.kind == EventKind::Cancelled
-                    && e.job
-                        .as_ref()
-                        .is_some_and(|j| self.cluster.events.cancelled_by_you.contains(j)))
-            })
-            .cloned()
-            .collect();
-        let cmds = notifications(&news, &self.cluster.name)
+    pub(super) fn record(&mut self, events: Vec<Event>) -> Vec<Cmd> {
+        let c = &mut self.cluster;
+        c.events
+            .record(events, &c.name)
             .into_iter()
             .map(Cmd::Notify)
-            .collect();
-        for e in events {
-            self.cluster.events.push(e);
-        }
-        cmds
+            .collect()
     }
 
     /// An event from elsewhere in the App (e.g. "retry submitted", "cancelled by you"):
@@ -456,39 +400,19 @@ impl App {
         self.push_events(events)
     }
 
-    /// Called with every successful queue refresh, before the list replaces the old one.
-    pub(super) fn track_jobs(&mut self, jobs: &[Job]) -> Vec<Cmd> {
-        let ix = self.multi().then_some(self.cluster.ix);
-        let previous = super::clusters::jobs_of(&self.queue, ix);
-        let events = self.cluster.events.on_jobs(&previous, jobs, self.now);
-        self.record(events)
-    }
-
-    /// The sacct part of a refresh (asked about jobs that left squeue): final states refine
-    /// "left the queue"; ids asked about count towards giving up on them.
-    pub(super) fn on_sacct_finals(&mut self, asked: &[JobId], details: &[JobDetail]) -> Vec<Cmd> {
-        let mut cmds = self.final_states_known(details);
-        let unknown = self.cluster.events.count_lookup(asked, self.now);
-        cmds.extend(self.record(unknown));
-        cmds
-    }
-
     /// Refines "left the queue" events with final states from anywhere (sacct rows, details).
     /// Failures are then triaged (a few per batch) so the log can say why.
     pub fn final_states_known(&mut self, details: &[JobDetail]) -> Vec<Cmd> {
-        let now = self.now;
-        let mut events = Vec::new();
+        let events = self.cluster.finals_known(details, self.now);
         let mut triage = Vec::new();
-        for d in details {
-            let (Some(id), Some(state)) = (d.id.as_ref(), d.state.as_ref()) else {
-                continue;
-            };
-            let Some(e) = self.cluster.events.on_final(id, state, now) else {
-                continue;
-            };
+        for e in events.iter().filter(|e| e.kind == EventKind::Failed) {
+            let Some(id) = e.job.as_ref() else { continue };
             let selected_triaging =
                 self.detail.id.as_ref() == Some(id) && self.detail.triage.is_some();
-            if e.kind == EventKind::Failed && !selected_triaging && triage.len() < AUTO_TRIAGE {
+            let Some(d) = details.iter().find(|d| d.id.as_ref() == Some(id)) else {
+                continue;
+            };
+            if !selected_triaging && triage.len() < AUTO_TRIAGE {
                 triage.push(Cmd::Triage {
                     id: id.clone(),
                     detail: Box::new(d.clone()),
@@ -496,7 +420,6 @@ impl App {
                     results_dir: self.results_dir(id),
                 });
             }
-            events.push(e);
         }
         let mut cmds = self.record(events);
         cmds.extend(triage);

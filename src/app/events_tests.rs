@@ -58,7 +58,7 @@ fn notes(cmds: &[Cmd]) -> Vec<String> {
 
 /// The jobs the next refresh asks sacct about (jobs that left squeue).
 fn lookups(a: &App) -> Vec<JobId> {
-    match a.cluster.insight.poll_cmd() {
+    match a.cluster.departures.poll_cmd() {
         Cmd::PollWith { sacct, .. } => sacct,
         _ => Vec::new(),
     }
@@ -148,7 +148,7 @@ fn an_unfinished_sacct_record_keeps_asking_but_not_forever() {
             finals(&mut a, vec![]);
         }
     }
-    assert_eq!(asked, crate::app::insight::SACCT_TRIES as usize);
+    assert_eq!(asked, crate::app::departures::SACCT_TRIES as usize);
     // Given up on: logged once, not notified.
     let left: Vec<String> = texts(&a)
         .into_iter()

@@ -438,7 +438,9 @@ impl App {
                         .registry_jobs
                         .retain(|j| j.id != placeholder.id);
                     self.cluster.launch.registry_jobs.push(placeholder);
-                    let (jobs, _) = self.with_registry_jobs(self.own_jobs().into_owned());
+                    let (jobs, _) = self
+                        .cluster
+                        .with_registry_jobs(self.own_jobs().into_owned());
                     self.set_own_jobs(jobs);
                 }
                 self.queue.set_filter("");
@@ -494,34 +496,6 @@ impl App {
                 Vec::new()
             }
         }
-    }
-
-    /// Adds registry jobs that squeue does not list (finished ones, with their sacct
-    /// state) and remembers the squeue row of those it does. True when one that was not
-    /// finished is missing: sacct should be asked for its state.
-    pub(super) fn with_registry_jobs(&mut self, mut jobs: Vec<Job>) -> (Vec<Job>, bool) {
-        let mut stale = false;
-        for r in &mut self.cluster.launch.registry_jobs {
-            match jobs.iter().find(|j| j.id == r.id) {
-                Some(live) => *r = live.clone(),
-                None => {
-                    stale |= !r.state.is_finished();
-                    jobs.push(r.clone());
-                }
-            }
-        }
-        (jobs, stale)
-    }
-
-    /// After a queue refresh: the merged jobs, and a sacct lookup when a launched job left
-    /// squeue without a final state.
-    pub(super) fn merge_registry(&mut self, jobs: Vec<Job>) -> (Vec<Job>, Vec<Cmd>) {
-        let (jobs, stale) = self.with_registry_jobs(jobs);
-        if stale && !self.cluster.launch.reattaching {
-            self.cluster.launch.reattaching = true;
-            return (jobs, vec![Cmd::LoadRegistryJobs(self.cluster.name.clone())]);
-        }
-        (jobs, Vec::new())
     }
 }
 

@@ -1,8 +1,7 @@
-//! State for "why is my job pending": start estimates and departed jobs from the refresh
-//! batch, the selected pending job's rank/priority/limits, the partitions and :stats views,
+//! State for "why is my job pending": the selected pending job's rank/priority/limits, the partitions and :stats views,
 //! the pending/running history, and the adaptive poll interval. Pure: no I/O.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::time::Duration;
 
 use chrono::NaiveDateTime;
@@ -11,7 +10,7 @@ use super::App;
 use crate::action::Cmd;
 use crate::payload::PollExtra;
 use crate::payload::RemoteStats;
-use crate::slurm::model::{Job, JobDetail, JobId, JobState, Status};
+use crate::slurm::model::{Job, JobId, JobState, Status};
 use crate::slurm::pending::PendingInfo;
 
 pub use super::adaptive::{choose_interval, queue_signature, Pace, PollBounds, PollFacts};
@@ -36,20 +35,9 @@ pub struct PendingState {
 
 /// How many samples the history and :stats keep (one per refresh / per sample message).
 pub const HISTORY: usize = 240;
-/// Jobs that left squeue stay in the queue this many at most (oldest dropped first).
-pub const FINISHED_KEEP: usize = 200;
-/// sacct is asked about a departed id this many times before giving up.
-pub(crate) const SACCT_TRIES: u8 = 3;
 
 #[derive(Debug, Clone)]
 pub struct Insight {
-    /// Ids that left squeue and that the next refresh asks sacct about.
-    pub departed: Vec<JobId>,
-    tries: HashMap<JobId, u8>,
-    /// Ids in the last squeue answer, as hashes (8 bytes a job, not a JobId each).
-    live: HashSet<u64>,
-    /// Jobs that left squeue, with their final state once sacct answered.
-    pub finished: Vec<Job>,
     pub pending: PendingState,
     pub partitions: PartitionsState,
     /// (when, counters) samples of the transport, for :stats.
@@ -69,10 +57,6 @@ impl Insight {
     /// `now` counts as the last key press: the dashboard was just opened.
     pub fn new(poll: Duration, now: NaiveDateTime) -> Insight {
         Insight {
-            departed: Vec::new(),
-            tries: HashMap::new(),
-            live: HashSet::new(),
-            finished: Vec::new(),
             pending: PendingState::default(),
             partitions: PartitionsState::default(),
             stats: VecDeque::new(),
@@ -85,43 +69,12 @@ impl Insight {
         }
     }
 
-    /// The refresh command: squeue, plus sacct only for departed ids.
-    pub fn poll_cmd(&self) -> Cmd {
-        if self.departed.is_empty() {
-            Cmd::PollQueue
-        } else {
-            Cmd::PollWith {
-                sacct: self.departed.clone(),
-            }
-        }
-    }
-
-    /// Notes which jobs left squeue (keeping their last row until sacct answers) and returns
-    /// the queue to show: squeue's jobs plus the departed ones.
-    pub fn merge(&mut self, jobs: Vec<Job>, previous: &[Job]) -> Vec<Job> {
-        let key = super::events::id_key;
-        let now_ids: HashSet<u64> = jobs.iter().map(|j| key(&j.id)).collect();
-        self.pace.refreshed(queue_signature(&jobs), &self.bounds);
-        for old in previous {
-            // A collapsed pending array changes its id as tasks start: not a departure.
-            let k = key(&old.id);
-            let gone =
-                self.live.contains(&k) && !now_ids.contains(&k) && old.id.array_pending().is_none();
-            if gone && !self.finished.iter().any(|f| f.id == old.id) {
-                self.departed.push(old.id.clone());
-                self.finished.push(old.clone());
-            }
-        }
-        // A requeued job is back in squeue.
-        self.finished.retain(|f| !now_ids.contains(&key(&f.id)));
-        self.departed.retain(|d| !now_ids.contains(&key(d)));
-        if self.finished.len() > FINISHED_KEEP {
-            let cut = self.finished.len() - FINISHED_KEEP;
-            self.finished.drain(..cut);
-        }
-        self.live = now_ids;
+    /// A refresh's list (squeue's jobs): the adaptive interval's memory and the
+    /// pending/running counts.
+    pub fn on_list(&mut self, jobs: &[Job]) {
+        self.pace.refreshed(queue_signature(jobs), &self.bounds);
         let (mut pend, mut run) = (0u32, 0u32);
-        for j in &jobs {
+        for j in jobs {
             match j.status() {
                 Status::Pending => pend += 1,
                 Status::Running => run += 1,
@@ -132,48 +85,11 @@ impl Insight {
         while self.history.len() > HISTORY {
             self.history.pop_front();
         }
-        let mut all = jobs;
-        all.extend(self.finished.iter().cloned());
-        all
     }
 
-    pub fn on_extra(&mut self, extra: PollExtra) {
-        self.problems = extra.problems;
-        for d in &extra.finished {
-            let Some(id) = &d.id else { continue };
-            if let Some(row) = self.finished.iter_mut().find(|f| &f.id == id) {
-                apply_final(row, d);
-            }
-        }
-        for id in &extra.asked {
-            // A record still completing (or not yet final) is asked about again.
-            let known = extra.finished.iter().any(|d| {
-                d.id.as_ref() == Some(id) && d.state.as_ref().is_some_and(|s| s.is_finished())
-            });
-            let n = self.tries.entry(id.clone()).or_insert(0);
-            *n += 1;
-            if known || *n >= SACCT_TRIES {
-                self.departed.retain(|d| d != id);
-                self.tries.remove(id);
-            }
-        }
-    }
-}
-
-/// Puts sacct's final word into the row kept for a job that left squeue.
-fn apply_final(row: &mut Job, d: &JobDetail) {
-    if let Some(s) = &d.state {
-        row.state = s.clone();
-    }
-    row.reason = d.reason.clone().filter(|r| r != "None");
-    if let Some(e) = d.elapsed {
-        row.time_used = e;
-    }
-    if d.start_time.is_some() {
-        row.start_time = d.start_time;
-    }
-    if let Some(n) = d.node_list.clone().filter(|n| n != "None assigned") {
-        row.node_list = Some(n);
+    /// The sacct part of a refresh: its problems, shown until the next one.
+    pub fn on_extra(&mut self, extra: &PollExtra) {
+        self.problems = extra.problems.clone();
     }
 }
 
@@ -182,7 +98,7 @@ fn facts(app: &App) -> PollFacts {
     let jobs = app.own_jobs();
     let live: Vec<&Job> = jobs
         .iter()
-        .filter(|j| !app.cluster.insight.finished.iter().any(|f| f.id == j.id))
+        .filter(|j| !app.cluster.departures.is_kept(&j.id))
         .collect();
     let now = app.now;
     let soon = |t: Option<NaiveDateTime>| t.is_some_and(|t| (t - now).num_seconds().abs() <= 60);

@@ -10,6 +10,7 @@ use super::*;
 use crate::action::Msg;
 use crate::keymap::Keymap;
 use crate::queue::QueueView;
+use crate::slurm::model::JobDetail;
 use crate::slurm::parse::parse_squeue;
 use crate::theme::Theme;
 
@@ -113,7 +114,7 @@ fn sacct_gives_up_on_an_unknown_id_after_three_tries() {
     a.update(loaded(without.clone()));
     for _ in 0..3 {
         assert_eq!(
-            a.cluster.insight.poll_cmd(),
+            a.cluster.departures.poll_cmd(),
             Cmd::PollWith {
                 sacct: vec![id("237")]
             }
@@ -123,7 +124,7 @@ fn sacct_gives_up_on_an_unknown_id_after_three_tries() {
             ..PollExtra::default()
         });
     }
-    assert_eq!(a.cluster.insight.poll_cmd(), Cmd::PollQueue);
+    assert_eq!(a.cluster.departures.poll_cmd(), Cmd::PollQueue);
 }
 
 #[test]
@@ -311,8 +312,8 @@ fn a_collapsed_array_row_changing_its_id_is_not_a_departure() {
         jobs().iter().map(|j| j.id.clone()).collect::<Vec<_>>()
     );
     a.update(loaded(renamed));
-    assert_eq!(a.cluster.insight.poll_cmd(), Cmd::PollQueue);
-    assert!(a.cluster.insight.finished.is_empty());
+    assert_eq!(a.cluster.departures.poll_cmd(), Cmd::PollQueue);
+    assert!(a.cluster.departures.rows.is_empty());
 }
 
 #[test]

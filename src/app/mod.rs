@@ -2,8 +2,10 @@
 //! it does no I/O and never awaits, so every behaviour here is unit-testable.
 
 mod adaptive;
+mod cluster;
 mod clusters;
 mod conn;
+pub mod departures;
 mod edit;
 mod events;
 pub mod files;
@@ -27,6 +29,7 @@ use std::time::Duration;
 use chrono::NaiveDateTime;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+pub use cluster::{ClusterState, Listed, Status};
 pub use edit::{EditForm, EDIT_FIELDS};
 pub use events::{notifications, Event, EventKind, Events, Own};
 pub use files::{FilesState, FilesView};
@@ -40,10 +43,9 @@ pub use triage::{TriageStatus, TriageView};
 use crate::action::{Cmd, Msg};
 use crate::keymap::{Action, Keymap, Pane};
 use crate::logview::layout::Viewport;
-use crate::payload::ConnState;
 use crate::payload::DetailSource;
 use crate::queue::QueueView;
-use crate::slurm::model::{Job, JobDetail, JobId, Partition};
+use crate::slurm::model::{Job, JobDetail, JobId};
 use crate::theme::Theme;
 
 /// The selected job's detail as last fetched.
@@ -57,69 +59,6 @@ pub struct DetailState {
     pub scroll: u16,
     /// Why a finished job ended as it did (asked for after its detail arrived).
     pub triage: Option<TriageView>,
-}
-
-/// One cluster's side of the status bar: its connection and its last refresh.
-#[derive(Debug, Clone)]
-pub struct Status {
-    pub conn: ConnState,
-    pub host: Option<String>,
-    pub last_ok: Option<NaiveDateTime>,
-    pub last_took: Option<Duration>,
-    /// The last error, naming the command that failed.
-    pub last_error: Option<String>,
-    pub polling: bool,
-    pub poll_interval: Duration,
-}
-
-/// What App knows of one cluster: how it is reached, its refreshes, the insight into its
-/// pending jobs, its job events, its launches and their retries.
-pub struct ClusterState {
-    /// The dashboard's number for the cluster (job ids on it carry it).
-    pub ix: u16,
-    pub name: String,
-    /// "your jobs", "all users", ...
-    pub scope: String,
-    pub status: Status,
-    /// No action that changes jobs (`--read-only`, `read_only = true`).
-    pub read_only: bool,
-    /// Partitions with their limits, fetched the first time a form needs them.
-    pub partitions: Option<Result<Vec<Partition>, String>>,
-    /// Automatic retries: policy and whether a check runs.
-    pub retry: RetryState,
-    /// Launched jobs (by Slurm job id) and their place in their chain of attempts.
-    pub chains: std::collections::HashMap<u64, crate::retry::Chain>,
-    pub launch: LaunchContext,
-    /// Changes of own jobs: the `:events` log and notifications.
-    pub events: Events,
-    /// Pending-job insight, partitions, :stats and the adaptive interval.
-    pub insight: insight::Insight,
-}
-
-impl ClusterState {
-    pub fn new(name: &str, scope: &str, poll_interval: Duration, now: NaiveDateTime) -> Self {
-        ClusterState {
-            ix: 0,
-            name: name.to_string(),
-            scope: scope.to_string(),
-            status: Status {
-                conn: ConnState::NotConnected,
-                host: None,
-                last_ok: None,
-                last_took: None,
-                last_error: None,
-                polling: false,
-                poll_interval,
-            },
-            read_only: false,
-            partitions: None,
-            retry: RetryState::default(),
-            chains: std::collections::HashMap::new(),
-            launch: LaunchContext::default(),
-            events: Events::default(),
-            insight: insight::Insight::new(poll_interval, now),
-        }
-    }
 }
 
 /// The dashboard's state: the cluster, the views over its jobs (queue, detail, logs), and
@@ -312,8 +251,7 @@ impl App {
     /// even while one is out, which may predate the change; the worker hub runs it after
     /// that one.
     fn poll_now(&mut self) -> Vec<Cmd> {
-        self.cluster.status.polling = true;
-        vec![self.cluster.insight.poll_cmd()]
+        vec![self.cluster.poll_cmd()]
     }
 
     /// One refresh's answer, in the order its parts happened: the connection, the sacct
@@ -330,9 +268,12 @@ impl App {
         cmds
     }
 
+    /// The sacct part of a refresh: final states are logged (failures triaged), then the
+    /// cluster settles the jobs that left its queue.
     fn on_poll_extra(&mut self, extra: crate::payload::PollExtra) -> Vec<Cmd> {
-        let cmds = self.on_sacct_finals(&extra.asked, &extra.finished);
-        self.cluster.insight.on_extra(extra);
+        let mut cmds = self.final_states_known(&extra.finished);
+        let left = self.cluster.on_poll_extra(&extra, self.now);
+        cmds.extend(self.record(left));
         cmds
     }
 
@@ -342,43 +283,30 @@ impl App {
         at: NaiveDateTime,
         took: Duration,
     ) -> Vec<Cmd> {
-        self.cluster.status.polling = false;
-        match result {
-            Ok(jobs) => {
-                self.cluster.status.last_ok = Some(at);
-                self.cluster.status.last_took = Some(took);
-                self.cluster.status.last_error = None;
-                // Job changes are seen on squeue's list (with registry jobs); jobs that
-                // left it are kept visible by `insight` until sacct has their final state.
-                let (jobs, reattach) = self.merge_registry(jobs);
-                let running: Vec<JobId> = jobs
-                    .iter()
-                    .filter(|j| j.status() == crate::slurm::model::Status::Running)
-                    .map(|j| j.id.clone())
-                    .collect();
-                let events = self.track_jobs(&jobs);
-                let ix = self.multi().then_some(self.cluster.ix);
-                let previous = clusters::jobs_of(&self.queue, ix);
-                let jobs = self.cluster.insight.merge(jobs, &previous);
-                self.set_own_jobs(jobs);
-                let interval = self.adapt_interval();
-                let mut cmds = self.selection_changed();
-                if cmds.is_empty() {
-                    cmds = self.refetch_if_state_changed();
-                    cmds.extend(self.pending_if_limit_reason_appeared());
-                }
-                cmds.extend(interval);
-                cmds.extend(reattach);
-                cmds.extend(self.close_ended_tunnels(&running));
-                cmds.extend(self.live_on_refresh(&running));
-                cmds.extend(events);
-                cmds
-            }
+        let jobs = match result {
+            Ok(jobs) => jobs,
             Err(e) => {
-                self.cluster.status.last_error = Some(e);
-                Vec::new()
+                self.cluster.on_failed(e);
+                return Vec::new();
             }
+        };
+        let ix = self.multi().then_some(self.cluster.ix);
+        let previous = clusters::jobs_of(&self.queue, ix);
+        let listed = self.cluster.on_jobs(jobs, &previous, at, took, self.now);
+        drop(previous);
+        self.set_own_jobs(listed.rows);
+        let interval = self.adapt_interval();
+        let mut cmds = self.selection_changed();
+        if cmds.is_empty() {
+            cmds = self.refetch_if_state_changed();
+            cmds.extend(self.pending_if_limit_reason_appeared());
         }
+        cmds.extend(interval);
+        cmds.extend(listed.cmds);
+        cmds.extend(self.close_ended_tunnels(&listed.running));
+        cmds.extend(self.live_on_refresh(&listed.running));
+        cmds.extend(self.record(listed.events));
+        cmds
     }
 
     /// The selected job moved on (e.g. PENDING to RUNNING): its detail and log paths may have

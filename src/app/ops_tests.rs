@@ -1,5 +1,6 @@
 //! Job actions through App::update: confirmation, marks, read-only, arrays, edits.
 
+use crate::slurm::model::Partition;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::tests::{app, code, id, jobs, key, loaded};

@@ -1,0 +1,189 @@
+//! One cluster's state: how it is reached, its refreshes, the jobs that left its queue, the
+//! insight into its pending jobs, its job events, its launches and their retries. Each part
+//! has its own update; a refresh's job list goes through [`ClusterState::on_jobs`], which
+//! hands App what to show and tell.
+
+use std::time::Duration;
+
+use chrono::NaiveDateTime;
+
+use super::departures::Departures;
+use super::events::Event;
+use super::{Events, LaunchContext, RetryState};
+use crate::action::Cmd;
+use crate::payload::{ConnState, PollExtra};
+use crate::slurm::model::{Job, JobDetail, JobId, Partition};
+
+/// One cluster's side of the status bar: its connection and its last refresh.
+#[derive(Debug, Clone)]
+pub struct Status {
+    pub conn: ConnState,
+    pub host: Option<String>,
+    pub last_ok: Option<NaiveDateTime>,
+    pub last_took: Option<Duration>,
+    /// The last error, naming the command that failed.
+    pub last_error: Option<String>,
+    pub polling: bool,
+    pub poll_interval: Duration,
+}
+
+/// What App knows of one cluster: how it is reached, its refreshes, the insight into its
+/// pending jobs, its job events, its launches and their retries.
+pub struct ClusterState {
+    /// The dashboard's number for the cluster (job ids on it carry it).
+    pub ix: u16,
+    pub name: String,
+    /// "your jobs", "all users", ...
+    pub scope: String,
+    pub status: Status,
+    /// No action that changes jobs (`--read-only`, `read_only = true`).
+    pub read_only: bool,
+    /// Partitions with their limits, fetched the first time a form needs them.
+    pub partitions: Option<Result<Vec<Partition>, String>>,
+    /// Automatic retries: policy and whether a check runs.
+    pub retry: RetryState,
+    /// Launched jobs (by Slurm job id) and their place in their chain of attempts.
+    pub chains: std::collections::HashMap<u64, crate::retry::Chain>,
+    pub launch: LaunchContext,
+    /// Changes of own jobs: the `:events` log and notifications.
+    pub events: Events,
+    /// Pending-job insight, partitions, :stats and the adaptive interval.
+    pub insight: super::insight::Insight,
+    /// Jobs that left squeue: kept rows, the sacct lookups, when to give up.
+    pub departures: Departures,
+}
+
+impl ClusterState {
+    pub fn new(name: &str, scope: &str, poll_interval: Duration, now: NaiveDateTime) -> Self {
+        ClusterState {
+            ix: 0,
+            name: name.to_string(),
+            scope: scope.to_string(),
+            status: Status {
+                conn: ConnState::NotConnected,
+                host: None,
+                last_ok: None,
+                last_took: None,
+                last_error: None,
+                polling: false,
+                poll_interval,
+            },
+            read_only: false,
+            partitions: None,
+            retry: RetryState::default(),
+            chains: std::collections::HashMap::new(),
+            launch: LaunchContext::default(),
+            events: Events::default(),
+            insight: super::insight::Insight::new(poll_interval, now),
+            departures: Departures::default(),
+        }
+    }
+}
+
+/// What one refresh's job list comes to, for App's views.
+#[derive(Debug, Default)]
+pub struct Listed {
+    /// The cluster's rows: squeue's jobs, launched jobs it no longer lists, and the kept
+    /// rows of jobs that left it.
+    pub rows: Vec<Job>,
+    /// Changes of own jobs, for the log and notifications.
+    pub events: Vec<Event>,
+    /// Work the list calls for (the registry's jobs read again).
+    pub cmds: Vec<Cmd>,
+    /// Jobs running now.
+    pub running: Vec<JobId>,
+}
+
+impl ClusterState {
+    /// The refresh command (squeue, with sacct for jobs that left it); the refresh is out.
+    pub fn poll_cmd(&mut self) -> Cmd {
+        self.status.polling = true;
+        self.departures.poll_cmd()
+    }
+
+    /// A refresh's job list from squeue, replacing `previous` (this cluster's rows on
+    /// screen), at `at` after `took`; `now` is the dashboard's clock.
+    pub fn on_jobs(
+        &mut self,
+        jobs: Vec<Job>,
+        previous: &[Job],
+        at: NaiveDateTime,
+        took: Duration,
+        now: NaiveDateTime,
+    ) -> Listed {
+        self.status.polling = false;
+        self.status.last_ok = Some(at);
+        self.status.last_took = Some(took);
+        self.status.last_error = None;
+        let (jobs, cmds) = self.merge_registry(jobs);
+        let running = jobs
+            .iter()
+            .filter(|j| j.status() == crate::slurm::model::Status::Running)
+            .map(|j| j.id.clone())
+            .collect();
+        let gone = self.departures.on_list(&jobs, previous);
+        let events = self.events.on_jobs(&jobs, &gone, now);
+        self.insight.on_list(&jobs);
+        Listed {
+            rows: self.departures.shown(jobs),
+            events,
+            cmds,
+            running,
+        }
+    }
+
+    /// A refresh that failed: the rows stay, the error is shown.
+    pub fn on_failed(&mut self, error: String) {
+        self.status.polling = false;
+        self.status.last_error = Some(error);
+    }
+
+    /// The sacct part of a refresh (after App has logged the final states it brought):
+    /// the kept rows take their final state, and jobs sacct never settled are logged as
+    /// having left the queue.
+    pub fn on_poll_extra(&mut self, extra: &PollExtra, now: NaiveDateTime) -> Vec<Event> {
+        self.insight.on_extra(extra);
+        let given_up = self.departures.on_sacct(extra);
+        self.events.given_up(&given_up, now)
+    }
+
+    /// Adds the launched jobs squeue no longer lists (with their last known state) and
+    /// remembers the squeue row of those it does. True when one that was not finished is
+    /// missing: sacct should be asked for its state.
+    pub fn with_registry_jobs(&mut self, mut jobs: Vec<Job>) -> (Vec<Job>, bool) {
+        let mut stale = false;
+        for r in &mut self.launch.registry_jobs {
+            match jobs.iter().find(|j| j.id == r.id) {
+                Some(live) => *r = live.clone(),
+                None => {
+                    stale |= !r.state.is_finished();
+                    jobs.push(r.clone());
+                }
+            }
+        }
+        (jobs, stale)
+    }
+
+    /// The list with the launched jobs, and a registry read when a launched job left
+    /// squeue without a final state.
+    fn merge_registry(&mut self, jobs: Vec<Job>) -> (Vec<Job>, Vec<Cmd>) {
+        let (jobs, stale) = self.with_registry_jobs(jobs);
+        if stale && !self.launch.reattaching {
+            self.launch.reattaching = true;
+            return (jobs, vec![Cmd::LoadRegistryJobs(self.name.clone())]);
+        }
+        (jobs, Vec::new())
+    }
+
+    /// Final states learned anywhere (sacct, a detail fetch) settle the jobs the events
+    /// log waits for.
+    pub fn finals_known(&mut self, details: &[JobDetail], now: NaiveDateTime) -> Vec<Event> {
+        details
+            .iter()
+            .filter_map(|d| {
+                let (id, state) = (d.id.as_ref()?, d.state.as_ref()?);
+                self.events.on_final(id, state, now)
+            })
+            .collect()
+    }
+}
