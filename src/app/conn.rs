@@ -43,7 +43,11 @@ impl App {
             cmds.push(Cmd::Reconnect);
         }
         cmds.extend(self.poll());
-        cmds.extend(self.refresh_pending());
+        cmds.extend(
+            self.cluster
+                .insight
+                .refresh_pending(self.queue.selected_job()),
+        );
         cmds
     }
 }

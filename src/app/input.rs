@@ -162,8 +162,14 @@ impl App {
                 self.queue.set_filter(&words.join(" "));
                 self.selection_changed()
             }
-            ("partitions" | "parts", _) => self.open_view(super::insight::View::Partitions),
-            ("stats", _) => self.open_view(super::insight::View::Stats),
+            ("partitions" | "parts", _) => self
+                .cluster
+                .insight
+                .open_view(super::insight::View::Partitions, self.now),
+            ("stats", _) => self
+                .cluster
+                .insight
+                .open_view(super::insight::View::Stats, self.now),
             ("history", []) => self.open_history(None),
             ("history", [days]) => match days.parse::<u32>() {
                 Ok(d) if d > 0 => self.open_history(Some(d)),

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use chrono::NaiveDateTime;
 
+use super::departures::Departures;
 use super::App;
 use crate::action::Cmd;
 use crate::payload::PollExtra;
@@ -93,16 +94,10 @@ impl Insight {
     }
 }
 
-/// Facts for the adaptive interval, read from the App.
-fn facts(app: &App) -> PollFacts {
-    let jobs = app.own_jobs();
-    let live: Vec<&Job> = jobs
-        .iter()
-        .filter(|j| !app.cluster.departures.is_kept(&j.id))
-        .collect();
-    let now = app.now;
+/// Facts for the adaptive interval: `jobs` are the cluster's rows on screen.
+fn facts(jobs: &[Job], departures: &Departures, now: NaiveDateTime) -> PollFacts {
     let soon = |t: Option<NaiveDateTime>| t.is_some_and(|t| (t - now).num_seconds().abs() <= 60);
-    let active = live.iter().any(|j| {
+    let active = jobs.iter().filter(|j| !departures.is_kept(&j.id)).any(|j| {
         matches!(j.state, JobState::Configuring | JobState::Completing)
             // %S: the estimate of a pending job, the start of a running one.
             || (j.status() == Status::Running && soon(j.start_time))
@@ -115,34 +110,30 @@ fn facts(app: &App) -> PollFacts {
     PollFacts { active }
 }
 
-impl App {
-    /// Chooses the refresh interval; when it moved, the event loop's timer is told.
-    pub(super) fn adapt_interval(&mut self) -> Vec<Cmd> {
-        let f = facts(self);
-        let ins = &mut self.cluster.insight;
-        ins.pace.key(ins.last_key, &ins.bounds);
-        let every = choose_interval(&f, &ins.pace, &ins.bounds);
-        if every == self.cluster.status.poll_interval {
-            return Vec::new();
-        }
-        self.cluster.status.poll_interval = every;
-        vec![Cmd::SetPollInterval(every)]
+impl Insight {
+    /// The refresh interval for the cluster's rows (`jobs`) as they are now.
+    pub fn interval(
+        &mut self,
+        jobs: &[Job],
+        departures: &Departures,
+        now: NaiveDateTime,
+    ) -> Duration {
+        let f = facts(jobs, departures, now);
+        self.pace.key(self.last_key, &self.bounds);
+        choose_interval(&f, &self.pace, &self.bounds)
     }
 
-    /// The pending-info fetch for the selected job, if it is pending and not already loaded.
-    pub(super) fn pending_for_selection(&mut self) -> Vec<Cmd> {
-        let Some(job) = self.queue.selected_job() else {
-            self.cluster.insight.pending = PendingState::default();
+    /// The pending-info fetch for the selected job (`job`), if it is pending and not
+    /// already loaded.
+    pub fn pending_for(&mut self, job: Option<&Job>) -> Vec<Cmd> {
+        let Some(job) = job.filter(|j| j.status() == Status::Pending) else {
+            self.pending = PendingState::default();
             return Vec::new();
         };
-        if job.status() != Status::Pending {
-            self.cluster.insight.pending = PendingState::default();
+        if self.pending.id.as_ref() == Some(&job.id) {
             return Vec::new();
         }
-        if self.cluster.insight.pending.id.as_ref() == Some(&job.id) {
-            return Vec::new();
-        }
-        self.cluster.insight.pending = PendingState {
+        self.pending = PendingState {
             id: Some(job.id.clone()),
             reason: job.reason.clone(),
             loading: true,
@@ -151,79 +142,93 @@ impl App {
         vec![Cmd::FetchPending(Box::new(job.clone()))]
     }
 
-    /// The selected pending job now waits for a limit (a `QOS…` or `Assoc…` reason) other
-    /// than when its info was fetched: ask again, for slurmctld's counts of now.
-    pub(super) fn pending_if_limit_reason_appeared(&mut self) -> Vec<Cmd> {
-        let Some(job) = self.queue.selected_job() else {
+    /// The selected pending job (`job`) now waits for a limit (a `QOS…` or `Assoc…`
+    /// reason) other than when its info was fetched: ask again, for slurmctld's counts of
+    /// now.
+    pub fn limit_reason_appeared(&mut self, job: Option<&Job>) -> Vec<Cmd> {
+        let Some(j) = job else {
             return Vec::new();
         };
-        let p = &self.cluster.insight.pending;
-        let now = job
+        let p = &self.pending;
+        let now = j
             .reason
             .as_deref()
             .filter(|r| crate::slurm::limits::names_a_limit(r));
-        if p.id.as_ref() != Some(&job.id)
-            || p.loading
-            || now.is_none()
-            || now == p.reason.as_deref()
+        if p.id.as_ref() != Some(&j.id) || p.loading || now.is_none() || now == p.reason.as_deref()
         {
             return Vec::new();
         }
-        self.refresh_pending()
+        self.refresh_pending(job)
     }
 
     /// Asks again for the selected pending job (the `r` key).
-    pub(super) fn refresh_pending(&mut self) -> Vec<Cmd> {
-        self.cluster.insight.pending.id = None;
-        self.pending_for_selection()
+    pub fn refresh_pending(&mut self, job: Option<&Job>) -> Vec<Cmd> {
+        self.pending.id = None;
+        self.pending_for(job)
     }
 
-    pub(super) fn on_pending(&mut self, id: JobId, result: Result<PendingInfo, String>) {
-        if self.cluster.insight.pending.id.as_ref() != Some(&id) {
+    pub fn on_pending(
+        &mut self,
+        id: JobId,
+        result: Result<PendingInfo, String>,
+        now: NaiveDateTime,
+    ) {
+        if self.pending.id.as_ref() != Some(&id) {
             return;
         }
-        self.cluster.insight.pending.loading = false;
+        self.pending.loading = false;
         match result {
             Ok(info) => {
-                self.cluster
-                    .insight
-                    .partitions
-                    .note_partitions(&info.partitions, self.now);
-                self.cluster.insight.pending.info = Some(info);
-                self.cluster.insight.pending.error = None;
+                self.partitions.note_partitions(&info.partitions, now);
+                self.pending.info = Some(info);
+                self.pending.error = None;
             }
-            Err(e) => self.cluster.insight.pending.error = Some(e),
+            Err(e) => self.pending.error = Some(e),
         }
     }
 
-    pub(super) fn on_stats(&mut self, stats: RemoteStats, at: NaiveDateTime) {
-        let s = &mut self.cluster.insight.stats;
-        s.push_back((at, stats));
-        while s.len() > HISTORY {
-            s.pop_front();
+    pub fn on_stats(&mut self, stats: RemoteStats, at: NaiveDateTime) {
+        self.stats.push_back((at, stats));
+        while self.stats.len() > HISTORY {
+            self.stats.pop_front();
         }
     }
 
     /// `:partitions` and `:stats`.
-    pub(super) fn open_view(&mut self, v: View) -> Vec<Cmd> {
-        self.cluster.insight.view = Some(v);
+    pub fn open_view(&mut self, v: View, now: NaiveDateTime) -> Vec<Cmd> {
+        self.view = Some(v);
         match v {
-            View::Partitions => self.partitions_due(true),
+            View::Partitions => self.partitions_due(true, now),
             View::Stats => Vec::new(),
         }
     }
 
     /// Fetches partition data when the view is open and the cache is older than its TTL.
-    pub(super) fn partitions_due(&mut self, opening: bool) -> Vec<Cmd> {
-        if self.cluster.insight.view != Some(View::Partitions) && !opening {
+    pub fn partitions_due(&mut self, opening: bool, now: NaiveDateTime) -> Vec<Cmd> {
+        if self.view != Some(View::Partitions) && !opening {
             return Vec::new();
         }
-        if self.cluster.insight.partitions.due(self.now) {
-            self.cluster.insight.partitions.loading = true;
+        if self.partitions.due(now) {
+            self.partitions.loading = true;
             vec![Cmd::FetchPartitions]
         } else {
             Vec::new()
         }
+    }
+}
+
+impl App {
+    /// Chooses the refresh interval; when it moved, the cluster's hub is told.
+    pub(super) fn adapt_interval(&mut self) -> Vec<Cmd> {
+        let ix = self.multi().then_some(self.cluster.ix);
+        let jobs = super::clusters::jobs_of(&self.queue, ix);
+        let c = &mut self.cluster;
+        let every = c.insight.interval(&jobs, &c.departures, self.now);
+        if every == c.status.poll_interval {
+            return Vec::new();
+        }
+        c.status.poll_interval = every;
+        vec![Cmd::SetPollInterval(every)]
     }
 }
 

@@ -175,7 +175,7 @@ impl App {
                 self.now = now;
                 let mut cmds = self.adapt_interval();
                 cmds.extend(self.retry_tick());
-                cmds.extend(self.partitions_due(false));
+                cmds.extend(self.cluster.insight.partitions_due(false, now));
                 cmds
             }
             Msg::PollDue => self.poll(),
@@ -223,7 +223,7 @@ impl App {
             }
             Msg::RegistryJobs(r) => self.on_registry_jobs(r),
             Msg::Pending { id, result } => {
-                self.on_pending(id, *result);
+                self.cluster.insight.on_pending(id, *result, self.now);
                 Vec::new()
             }
             Msg::Partitions { result, at } => {
@@ -232,7 +232,7 @@ impl App {
             }
             Msg::Live { id, result, at } => self.on_live(id, *result, at),
             Msg::RemoteStats { stats, at } => {
-                self.on_stats(stats, at);
+                self.cluster.insight.on_stats(stats, at);
                 Vec::new()
             }
             Msg::Files(m) => self.on_files_msg(m),
@@ -299,7 +299,11 @@ impl App {
         let mut cmds = self.selection_changed();
         if cmds.is_empty() {
             cmds = self.refetch_if_state_changed();
-            cmds.extend(self.pending_if_limit_reason_appeared());
+            cmds.extend(
+                self.cluster
+                    .insight
+                    .limit_reason_appeared(self.queue.selected_job()),
+            );
         }
         cmds.extend(interval);
         cmds.extend(listed.cmds);
@@ -344,7 +348,7 @@ impl App {
                 None => cmds.push(Cmd::FetchDetail(id)),
             }
         }
-        cmds.extend(self.pending_for_selection());
+        cmds.extend(self.cluster.insight.pending_for(self.queue.selected_job()));
         cmds.extend(self.live_due());
         cmds
     }
