@@ -7,39 +7,48 @@ use super::App;
 use crate::action::Cmd;
 use crate::payload::ConnState;
 
+impl super::Status {
+    /// The transport's state, and the host it reached (when known).
+    pub fn on_conn(&mut self, state: ConnState, host: Option<String>) {
+        self.conn = state;
+        if host.is_some() {
+            self.host = host;
+        }
+    }
+
+    /// While the connection is down, a refresh is due when the transport's next attempt
+    /// is (almost) due, whatever the refresh interval: the transport waits out the rest, so
+    /// a login node that comes back is noticed within its backoff cap.
+    pub fn reconnect_due(&self) -> bool {
+        matches!(&self.conn, ConnState::Reconnecting { retry_in, .. }
+            if retry_in.is_none_or(|d| d <= Duration::from_secs(1)))
+    }
+
+    /// Down in a way `r` can act on at once (reconnect now instead of after the backoff).
+    pub fn down(&self) -> bool {
+        matches!(
+            self.conn,
+            ConnState::Reconnecting { .. }
+                | ConnState::Failed { .. }
+                | ConnState::LoginNeeded { .. }
+        )
+    }
+}
+
 impl App {
     /// The transport's state, from a refresh or the hub's once-a-second look.
     pub(super) fn on_conn(&mut self, state: ConnState, host: Option<String>) -> Vec<Cmd> {
-        self.cluster.status.conn = state;
-        if host.is_some() {
-            self.cluster.status.host = host;
+        self.cluster.status.on_conn(state, host);
+        if self.cluster.status.reconnect_due() {
+            return self.poll();
         }
-        self.reconnect_due()
-    }
-
-    /// While the connection is down, a refresh is started when the transport's next attempt
-    /// is (almost) due, whatever the refresh interval: the transport waits out the rest, so
-    /// a login node that comes back is noticed within its backoff cap.
-    pub(super) fn reconnect_due(&mut self) -> Vec<Cmd> {
-        match &self.cluster.status.conn {
-            ConnState::Reconnecting { retry_in, .. }
-                if retry_in.is_none_or(|d| d <= Duration::from_secs(1)) =>
-            {
-                self.poll()
-            }
-            _ => Vec::new(),
-        }
+        Vec::new()
     }
 
     /// `r`: refresh now; while disconnected, reconnect now instead of after the backoff.
     pub(super) fn refresh_now(&mut self) -> Vec<Cmd> {
         let mut cmds = Vec::new();
-        if matches!(
-            self.cluster.status.conn,
-            ConnState::Reconnecting { .. }
-                | ConnState::Failed { .. }
-                | ConnState::LoginNeeded { .. }
-        ) {
+        if self.cluster.status.down() {
             cmds.push(Cmd::Reconnect);
         }
         cmds.extend(self.poll());

@@ -282,6 +282,23 @@ impl Events {
         notes
     }
 
+    /// A key while the `:events` view is open: scroll it, or close it.
+    pub fn on_key(&mut self, k: crossterm::event::KeyEvent, page: usize) {
+        use crossterm::event::KeyCode;
+        let max = self.log.len().saturating_sub(1);
+        let s = &mut self.scroll;
+        match k.code {
+            KeyCode::Esc | KeyCode::Char('q') => self.open = false,
+            KeyCode::Up | KeyCode::Char('k') => *s = (*s + 1).min(max),
+            KeyCode::Down | KeyCode::Char('j') => *s = s.saturating_sub(1),
+            KeyCode::PageUp => *s = (*s + page).min(max),
+            KeyCode::PageDown => *s = s.saturating_sub(page),
+            KeyCode::Char('g') | KeyCode::Home => *s = max,
+            KeyCode::Char('G') | KeyCode::End => *s = 0,
+            _ => {}
+        }
+    }
+
     pub fn push(&mut self, e: Event) {
         self.log.push_back(e);
         while self.log.len() > EVENT_LOG_CAP {
@@ -445,20 +462,8 @@ impl App {
     }
 
     pub(super) fn on_events_key(&mut self, k: crossterm::event::KeyEvent) -> Vec<Cmd> {
-        use crossterm::event::KeyCode;
         let page = usize::from(self.size.1.saturating_sub(4)).max(1);
-        let max = self.cluster.events.log.len().saturating_sub(1);
-        let s = &mut self.cluster.events.scroll;
-        match k.code {
-            KeyCode::Esc | KeyCode::Char('q') => self.cluster.events.open = false,
-            KeyCode::Up | KeyCode::Char('k') => *s = (*s + 1).min(max),
-            KeyCode::Down | KeyCode::Char('j') => *s = s.saturating_sub(1),
-            KeyCode::PageUp => *s = (*s + page).min(max),
-            KeyCode::PageDown => *s = s.saturating_sub(page),
-            KeyCode::Char('g') | KeyCode::Home => *s = max,
-            KeyCode::Char('G') | KeyCode::End => *s = 0,
-            _ => {}
-        }
+        self.cluster.events.on_key(k, page);
         Vec::new()
     }
 }

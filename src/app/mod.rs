@@ -174,7 +174,7 @@ impl App {
             Msg::Tick(now) => {
                 self.now = now;
                 let mut cmds = self.adapt_interval();
-                cmds.extend(self.retry_tick());
+                cmds.extend(self.cluster.retry.tick(now));
                 cmds.extend(self.cluster.insight.partitions_due(false, now));
                 cmds
             }

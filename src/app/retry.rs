@@ -27,24 +27,25 @@ pub struct RetryState {
     pub requeues_told: std::collections::HashSet<(u64, usize)>,
 }
 
-impl App {
+impl RetryState {
     /// On every clock tick: start a check when one is due and none is running.
-    pub(super) fn retry_tick(&mut self) -> Vec<Cmd> {
-        let r = &mut self.cluster.retry;
-        if r.checking {
+    pub fn tick(&mut self, now: NaiveDateTime) -> Vec<Cmd> {
+        if self.checking {
             return Vec::new();
         }
-        let due = r
+        let due = self
             .last
-            .is_none_or(|t| (self.now - t).num_seconds() >= RETRY_CHECK_SECS);
+            .is_none_or(|t| (now - t).num_seconds() >= RETRY_CHECK_SECS);
         if !due {
             return Vec::new();
         }
-        r.checking = true;
-        r.last = Some(self.now);
+        self.checking = true;
+        self.last = Some(now);
         vec![Cmd::CheckRetries]
     }
+}
 
+impl App {
     pub(super) fn on_retries(
         &mut self,
         result: Result<(Vec<RetryEvent>, Vec<Entry>), String>,
