@@ -113,6 +113,11 @@ pub enum Msg {
     Files(crate::jobfiles::FilesMsg),
     /// A message from the workers of one of the dashboard's clusters (by its number).
     Cluster(u16, Box<Msg>),
+    /// Something the event loop did for the user (a shell that ended, a cluster that could
+    /// not be added), for the status bar.
+    Note(String),
+    /// A cluster `:cluster NAME` asked for was connected and added: focus it.
+    ClusterAdded(String),
 }
 
 impl Msg {
@@ -194,7 +199,9 @@ impl Msg {
             | Msg::RegistryJobs(Err(_))
             | Msg::Partitions { .. }
             | Msg::RemoteStats { .. }
-            | Msg::Files(_) => {}
+            | Msg::Files(_)
+            | Msg::Note(_)
+            | Msg::ClusterAdded(_) => {}
         }
     }
 

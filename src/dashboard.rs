@@ -38,9 +38,6 @@ pub struct Session {
     pub quick_cancel: bool,
     /// `--read-only`: applies to every cluster, also those added later.
     pub force_read_only: bool,
-    /// Tunnels open when the dashboard ends, closed on the way out (the shared master
-    /// outlives the dashboard, and so would they).
-    pub tunnels: Vec<crate::payload::Tunnel>,
 }
 
 fn now() -> chrono::NaiveDateTime {
@@ -55,11 +52,19 @@ pub async fn run(loaded: &Loaded, session: Session, keymap: Keymap) -> Result<()
     let mut session = session;
     tui::install_panic_hook();
     let mut term = tui::enter().wrap_err("opening the terminal")?;
-    let result = std::panic::AssertUnwindSafe(event_loop(&mut term, loaded, &mut session, keymap))
-        .catch_unwind()
-        .await;
+    let size = term
+        .size()
+        .map(|s| (s.width, s.height))
+        .unwrap_or((120, 40));
+    let mut app = new_app(&session, loaded, keymap, size);
+    let result =
+        std::panic::AssertUnwindSafe(event_loop(&mut term, loaded, &mut session, &mut app))
+            .catch_unwind()
+            .await;
     tui::leave();
-    for t in &session.tunnels {
+    // Tunnels still open are closed: the shared master outlives the dashboard, and so
+    // would they.
+    for t in &app.tunnels {
         if let Some(site) = session.sites.get(usize::from(t.job.cluster())) {
             let _ = site.remote.forward(t.local, &t.node, t.port, true).await;
         }
@@ -189,14 +194,9 @@ async fn event_loop(
     term: &mut tui::Term,
     loaded: &Loaded,
     session: &mut Session,
-    keymap: Keymap,
+    app: &mut App,
 ) -> Result<()> {
     let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
-    let size = term
-        .size()
-        .map(|s| (s.width, s.height))
-        .unwrap_or((120, 40));
-    let mut app = new_app(session, loaded, keymap, size);
     let mut hubs: Vec<Hub> = vec![start_hub(session, loaded, 0, &tx)];
     for i in 1..session.sites.len() {
         let ix = u16::try_from(i).unwrap_or(u16::MAX);
@@ -219,7 +219,7 @@ async fn event_loop(
                     "a background task panicked (the message is above)"
                 ));
             }
-            term.draw(|f| crate::ui::draw(f, &app))
+            term.draw(|f| crate::ui::draw(f, app))
                 .wrap_err("drawing the screen")?;
             dirty = false;
         }
@@ -241,16 +241,14 @@ async fn event_loop(
                         let state = cluster_state(session, loaded, &session.sites[i].cluster);
                         let ix = app.add_cluster(state);
                         hubs.push(start_hub(session, loaded, ix, &tx));
-                        app.focus_cluster_named(&name);
-                        app.note = Some(format!("added cluster `{name}`"));
+                        Msg::ClusterAdded(name)
                     }
                     Ok(site) => {
                         tokio::spawn(async move { site.remote.close().await });
+                        continue;
                     }
-                    Err(e) => app.note = Some(format!("{e:#}")),
+                    Err(e) => Msg::Note(format!("{e:#}")),
                 }
-                dirty = true;
-                continue;
             }
             _ = clock.tick() => Msg::Tick(now()),
             (name, _) = stop.recv() => {
@@ -270,9 +268,6 @@ async fn event_loop(
         }
         let queue_replaced = matches!(&msg, Msg::Cluster(_, m) if matches!(**m, Msg::Queue(_)));
         let cmds = app.handle(msg);
-        if app.tunnels != session.tunnels {
-            session.tunnels = app.tunnels.clone();
-        }
         if queue_replaced {
             crate::memory::release_free();
         }
@@ -291,9 +286,9 @@ async fn event_loop(
                     let remote = &session.sites[usize::from(ix)].remote;
                     let argv = crate::slurm::shell::shell_argv(&id, node.as_deref());
                     let Some(local) = remote.terminal_argv(&argv) else {
-                        app.note = Some(format!(
+                        let _ = tx.send(Msg::Note(format!(
                             "no shell in job {id} yet: not connected to the cluster (r reconnects)"
-                        ));
+                        )));
                         continue;
                     };
                     // Nothing of ours may read the keys meant for the shell: the event
@@ -310,7 +305,7 @@ async fn event_loop(
                     let status = tui::hand_over(term, &local, &banner)
                         .await
                         .wrap_err("taking the terminal back after the shell")?;
-                    app.note = Some(match status.map(|s| s.code()) {
+                    let note = match status.map(|s| s.code()) {
                         Ok(Some(0)) => format!("back from the shell in job {id}"),
                         Ok(Some(code)) => format!(
                             "the shell in job {id} ended with exit code {code} (`{}`)",
@@ -318,7 +313,8 @@ async fn event_loop(
                         ),
                         Ok(None) => format!("the shell in job {id} was ended by a signal"),
                         Err(e) => format!("could not run `{}`: {e}", local[0]),
-                    });
+                    };
+                    let _ = tx.send(Msg::Note(note));
                 }
                 Cmd::AddCluster(name) => {
                     match loaded.cluster(Some(&name), &crate::config::Env::from_process()) {
@@ -332,7 +328,9 @@ async fn event_loop(
                                 let _ = add.send((name, site));
                             });
                         }
-                        Err(e) => app.note = Some(format!("{e:#}")),
+                        Err(e) => {
+                            let _ = tx.send(Msg::Note(format!("{e:#}")));
+                        }
                     }
                 }
                 other => {

@@ -236,6 +236,15 @@ impl App {
                 Vec::new()
             }
             Msg::Files(m) => self.on_files_msg(m),
+            Msg::Note(text) => {
+                self.note = Some(text);
+                Vec::new()
+            }
+            Msg::ClusterAdded(name) => {
+                self.focus_cluster_named(&name);
+                self.note = Some(format!("added cluster `{name}`"));
+                Vec::new()
+            }
         }
     }
 

@@ -228,7 +228,6 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
                 quick_cancel: loaded.config.ui.quick_cancel,
                 force_read_only: cli.read_only,
                 sites,
-                tunnels: Vec::new(),
             };
             dashboard::run(&loaded, session, keymap).await?;
             Ok(ExitCode::SUCCESS)
