@@ -204,7 +204,14 @@ fn one_dashboard_shows_two_clusters_acts_on_the_right_one_and_a_dead_one_holds_u
         );
         std::thread::sleep(Duration::from_millis(300));
     }
-    let a_state = state(&alpha, a_job);
+    // slurmdbd records a new job a little after slurmctld has it (longer on a busy
+    // machine): an empty answer is asked again.
+    let deadline = Instant::now() + LIMIT;
+    let mut a_state = state(&alpha, a_job);
+    while a_state.is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(300));
+        a_state = state(&alpha, a_job);
+    }
     assert!(
         a_state == "RUNNING" || a_state == "PENDING",
         "alpha's job untouched: {a_state}"
