@@ -5,11 +5,12 @@ use std::collections::HashMap;
 
 use chrono::NaiveDateTime;
 
-use super::App;
+use super::{App, EventKind};
 use crate::action::Cmd;
 use crate::payload::RetryEvent;
 use crate::registry::Entry;
 use crate::retry::{Chain, RetryPolicy};
+use crate::slurm::model::JobId;
 
 /// Seconds between two retry checks (the first runs at start).
 pub const RETRY_CHECK_SECS: i64 = 30;
@@ -45,6 +46,67 @@ impl RetryState {
     }
 }
 
+/// What one retry check comes to, for App to show and log.
+#[derive(Debug, Default)]
+pub struct Checked {
+    /// Events for the log and notifications: (job, kind, line).
+    pub events: Vec<(JobId, EventKind, String)>,
+    /// For the status bar's note (the last that says something new).
+    pub note: Option<String>,
+    /// A line only when nothing else is noted (a launch that finished).
+    pub quiet_note: Option<String>,
+    /// For the status bar's error line: a failure that is not retried, said once.
+    pub error: Option<String>,
+    /// A job was submitted again or recovered: refresh now.
+    pub poll: bool,
+    /// A job was submitted again: read the launches again, so attempts a guard submitted
+    /// while nobody watched have rows.
+    pub resubmitted: bool,
+}
+
+impl RetryState {
+    /// A retry check's answer about cluster number `ix`: what is new to say. Each
+    /// "not retried" and each requeue is said once.
+    pub fn on_check(&mut self, events: &[RetryEvent], ix: u16) -> Checked {
+        let mut out = Checked::default();
+        let id = |n: u64| JobId::new(n).on(ix);
+        for ev in events {
+            let line = ev.line();
+            match ev {
+                RetryEvent::NotRetried { job_id, .. } => {
+                    if self.told.insert(*job_id) {
+                        out.error = Some(line);
+                    }
+                }
+                RetryEvent::Resubmitted { new, .. } => {
+                    out.events
+                        .push((id(*new), EventKind::Retried, line.clone()));
+                    out.note = Some(line);
+                    out.poll = true;
+                    out.resubmitted = true;
+                }
+                RetryEvent::Requeued { job_id, times, .. } => {
+                    if self.requeues_told.insert((*job_id, *times)) {
+                        out.events
+                            .push((id(*job_id), EventKind::Requeued, line.clone()));
+                        out.note = Some(line);
+                    }
+                }
+                RetryEvent::Recovered { job_id, .. } => {
+                    out.events
+                        .push((id(*job_id), EventKind::Retried, line.clone()));
+                    out.note = Some(line);
+                    out.poll = true;
+                }
+                RetryEvent::Finished { .. } => {
+                    out.quiet_note.get_or_insert(line);
+                }
+            }
+        }
+        out
+    }
+}
+
 impl App {
     pub(super) fn on_retries(
         &mut self,
@@ -60,69 +122,30 @@ impl App {
         };
         self.cluster.retry.error = None;
         self.set_launches(&entries);
-        let mut cmds = Vec::new();
-        let mut notify = Vec::new();
-        for ev in &events {
-            let line = ev.line();
-            match ev {
-                RetryEvent::NotRetried { job_id, .. } => {
-                    if self.cluster.retry.told.insert(*job_id) {
-                        self.cluster.status.last_error = Some(line);
-                    }
-                }
-                RetryEvent::Resubmitted { new, .. } => {
-                    // The log, a notification, and the status bar (below).
-                    notify.push((
-                        Some(crate::slurm::model::JobId::new(*new).on(self.cluster.ix)),
-                        String::new(),
-                        super::EventKind::Retried,
-                        line.clone(),
-                    ));
-                    self.note = Some(line);
-                    if cmds.is_empty() {
-                        cmds = self.poll_now();
-                    }
-                }
-                RetryEvent::Requeued { job_id, times, .. } => {
-                    if self.cluster.retry.requeues_told.insert((*job_id, *times)) {
-                        notify.push((
-                            Some(crate::slurm::model::JobId::new(*job_id).on(self.cluster.ix)),
-                            String::new(),
-                            super::EventKind::Requeued,
-                            line.clone(),
-                        ));
-                        self.note = Some(line);
-                    }
-                }
-                RetryEvent::Recovered { job_id, .. } => {
-                    notify.push((
-                        Some(crate::slurm::model::JobId::new(*job_id).on(self.cluster.ix)),
-                        String::new(),
-                        super::EventKind::Retried,
-                        line.clone(),
-                    ));
-                    self.note = Some(line);
-                    if cmds.is_empty() {
-                        cmds = self.poll_now();
-                    }
-                }
-                RetryEvent::Finished { .. } => {
-                    if self.note.is_none() {
-                        self.note = Some(line);
-                    }
-                }
-            }
+        let ix = self.cluster.ix;
+        let checked = self.cluster.retry.on_check(&events, ix);
+        if let Some(e) = checked.error {
+            self.cluster.status.last_error = Some(e);
         }
-        // Attempts a cluster guard submitted while nobody watched may have finished already:
-        // look the launches up again so they have rows.
-        let resubmitted = events
-            .iter()
-            .any(|e| matches!(e, RetryEvent::Resubmitted { .. }));
-        if resubmitted && !self.cluster.launch.reattaching {
+        if checked.note.is_some() {
+            self.note = checked.note;
+        } else if self.note.is_none() {
+            self.note = checked.quiet_note;
+        }
+        let mut cmds = Vec::new();
+        if checked.poll {
+            cmds.extend(self.poll_now());
+        }
+        if checked.resubmitted && !self.cluster.launch.reattaching {
             self.cluster.launch.reattaching = true;
             cmds.push(Cmd::LoadRegistryJobs(self.cluster.name.clone()));
         }
-        cmds.extend(self.push_events(notify));
+        let events = checked
+            .events
+            .into_iter()
+            .map(|(id, kind, line)| (Some(id), String::new(), kind, line))
+            .collect();
+        cmds.extend(self.push_events(events));
         cmds
     }
 
