@@ -56,6 +56,28 @@ pub struct LaunchContext {
 }
 
 impl LaunchContext {
+    /// The launches' jobs as the registry and sacct know them now.
+    pub fn on_registry_jobs(&mut self, jobs: Vec<Job>) {
+        self.reattaching = false;
+        for j in jobs {
+            match self.registry_jobs.iter_mut().find(|r| r.id == j.id) {
+                Some(r) => *r = j,
+                None => self.registry_jobs.push(j),
+            }
+        }
+    }
+
+    /// `rows` with the launches' jobs in place of (or beside) their rows.
+    pub fn over(&self, mut rows: Vec<Job>) -> Vec<Job> {
+        for r in &self.registry_jobs {
+            match rows.iter_mut().find(|j| j.id == r.id) {
+                Some(j) => *j = r.clone(),
+                None => rows.push(r.clone()),
+            }
+        }
+        rows
+    }
+
     /// (label, values) choices for the template row: last used first when there is one.
     pub fn choices(&self) -> Vec<(String, LaunchSpec)> {
         let mut v = Vec::new();
@@ -461,30 +483,12 @@ impl App {
     }
 
     pub(super) fn on_registry_jobs(&mut self, r: Result<Vec<Job>, String>) -> Vec<Cmd> {
-        self.cluster.launch.reattaching = false;
         match r {
             Ok(jobs) => {
-                for j in jobs {
-                    match self
-                        .cluster
-                        .launch
-                        .registry_jobs
-                        .iter_mut()
-                        .find(|r| r.id == j.id)
-                    {
-                        Some(r) => *r = j,
-                        None => self.cluster.launch.registry_jobs.push(j),
-                    }
-                }
+                self.cluster.launch.on_registry_jobs(jobs);
                 // sacct's answer is newer than the rows on screen.
-                let mut jobs = self.own_jobs().into_owned();
-                for r in &self.cluster.launch.registry_jobs {
-                    match jobs.iter_mut().find(|j| j.id == r.id) {
-                        Some(j) => *j = r.clone(),
-                        None => jobs.push(r.clone()),
-                    }
-                }
-                self.set_own_jobs(jobs);
+                let rows = self.cluster.launch.over(self.own_jobs().into_owned());
+                self.set_own_jobs(rows);
                 let mut cmds = self.selection_changed();
                 if cmds.is_empty() {
                     cmds = self.refetch_if_state_changed();
@@ -492,6 +496,7 @@ impl App {
                 cmds
             }
             Err(e) => {
+                self.cluster.launch.reattaching = false;
                 self.note = Some(format!("re-attaching launched jobs: {e}"));
                 Vec::new()
             }
