@@ -5,6 +5,7 @@
 //! layer sees only the [`Remote`] trait.
 
 pub mod askpass;
+mod channel;
 pub mod exec;
 mod failover;
 pub mod fake;

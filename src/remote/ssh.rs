@@ -22,6 +22,8 @@ use std::time::{Duration, Instant};
 use openssh::{Session, Stdio};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use super::channel::Channel;
+use super::channel::{pause_before_retry, refused};
 use super::failover::{backoff_delay, summarize, try_in_order, try_staggered};
 use super::hold::{hold, Hold, HoldError};
 use super::master::{
@@ -30,15 +32,15 @@ use super::master::{
     CHECK_TIMEOUT,
 };
 use super::sockets::{beside, lock};
-use super::stream::{self, FileStream, StreamEvent};
+use super::stream::FileStream;
 use super::{
     display_argv, read_via_run, ConnState, FileChunk, ReadPos, Remote, RemoteError, RemoteStats,
     RunOutput,
 };
 
-struct Live {
-    session: Session,
-    host: String,
+pub(super) struct Live {
+    pub(super) session: Session,
+    pub(super) host: String,
     ctl: PathBuf,
     /// Started by us in our private directory: closed when the SshRemote is dropped.
     owned: bool,
@@ -708,36 +710,6 @@ impl SshRemote {
     }
 }
 
-/// After a session could not be opened: `Ok` once it is worth asking again (after a pause
-/// that doubles up to 1 s), `Err(Some(why))` when the master is gone, `Err(None)` when
-/// `deadline` has passed. A live master means the login node refused the session itself
-/// (sshd's `MaxSessions`, reached by the other slurmdash processes sharing the master).
-async fn pause_before_retry(
-    live: &Live,
-    pause: &mut Duration,
-    deadline: Instant,
-) -> Result<(), Option<String>> {
-    if let Err(gone) = live.session.check().await {
-        return Err(Some(gone.to_string()));
-    }
-    if Instant::now() + *pause >= deadline {
-        return Err(None);
-    }
-    tokio::time::sleep(*pause).await;
-    *pause = (*pause * 2).min(Duration::from_secs(1));
-    Ok(())
-}
-
-/// Why a command never started on a live master, and what to do.
-fn refused(e: &openssh::Error, waited: Duration) -> String {
-    use std::error::Error;
-    let why = e.source().map(|s| format!(" ({s})")).unwrap_or_default();
-    format!(
-        "{e}{why}: the login node refused a new session on the SSH connection for {}s (sshd's MaxSessions, shared by every slurmdash window and command on this cluster): close some, or raise MaxSessions",
-        waited.as_secs()
-    )
-}
-
 /// Which file is at `path` (device and inode), to tell a socket replaced since from the one
 /// looked at before.
 fn socket_file(path: &std::path::Path) -> Option<(u64, u64)> {
@@ -898,7 +870,6 @@ impl Remote for SshRemote {
 
     /// One channel on the existing master; its stdout is forwarded as it arrives.
     async fn exec_stream(&self, argv: &[String]) -> Result<super::ExecStream, RemoteError> {
-        use super::exec::{pump, ExecEvent, ExecStream, QUEUE};
         if argv.is_empty() {
             return Err(RemoteError::Other {
                 command: String::new(),
@@ -907,78 +878,17 @@ impl Remote for SshRemote {
             });
         }
         let live = self.ensure(self.opts.read_timeout).await?;
-        let argv = argv.to_vec();
         {
             let mut sh = self.shared();
-            sh.stats.count(&argv);
+            sh.stats.count(argv);
             sh.stats.bytes_out += argv.iter().map(|a| a.len() as u64 + 1).sum::<u64>();
         }
-        let (tx, rx) = tokio::sync::mpsc::channel(QUEUE);
-        let sessions = self.sessions.clone();
-        let wait = self.opts.read_timeout;
-        let task = tokio::spawn(async move {
-            let command = display_argv(&argv);
-            let Ok(Ok(_session)) = tokio::time::timeout(wait, sessions.acquire_owned()).await
-            else {
-                let reason = format!(
-                    "`{command}` on {}: no session free within {}s",
-                    live.host,
-                    wait.as_secs()
-                );
-                let _ = tx.send(ExecEvent::Failed(reason)).await;
-                return;
-            };
-            let mut cmd = live.session.command(argv[0].as_str());
-            cmd.args(&argv[1..])
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped());
-            let deadline = Instant::now() + wait;
-            let mut pause = Duration::from_millis(50);
-            let spawned = loop {
-                match cmd.spawn().await {
-                    Ok(c) => break Ok(c),
-                    Err(e) => match pause_before_retry(&live, &mut pause, deadline).await {
-                        Ok(()) => continue,
-                        Err(Some(gone)) => break Err(format!("{gone}: {e}")),
-                        Err(None) => break Err(refused(&e, wait)),
-                    },
-                }
-            };
-            let mut child = match spawned {
-                Ok(c) => c,
-                Err(e) => {
-                    let reason = format!("starting `{command}` on {}: {e}", live.host);
-                    let _ = tx.send(ExecEvent::Failed(reason)).await;
-                    return;
-                }
-            };
-            let (Some(out), Some(err)) = (child.stdout().take(), child.stderr().take()) else {
-                return;
-            };
-            let ev = match pump(out, err, &tx).await {
-                Ok(None) => return,
-                Ok(Some(stderr)) => match child.wait().await {
-                    Ok(st) => ExecEvent::Exit {
-                        code: st.code(),
-                        stderr,
-                    },
-                    Err(openssh::Error::RemoteProcessTerminated) => {
-                        ExecEvent::Exit { code: None, stderr }
-                    }
-                    Err(e) => ExecEvent::Failed(format!(
-                        "`{command}` on {}: the connection failed: {e}",
-                        live.host
-                    )),
-                },
-                Err(e) => ExecEvent::Failed(format!(
-                    "`{command}` on {}: reading its output failed: {e}",
-                    live.host
-                )),
-            };
-            let _ = tx.send(ev).await;
-        });
-        Ok(ExecStream::new(rx, Some(task)))
+        let channel = Channel {
+            live,
+            sessions: self.sessions.clone(),
+            wait: self.opts.read_timeout,
+        };
+        Ok(channel.exec_stream(argv.to_vec()))
     }
 
     /// One `tail -F` channel on the existing master; it lives as long as the returned stream.
@@ -988,70 +898,18 @@ impl Remote for SshRemote {
         offset: u64,
     ) -> Result<Option<FileStream>, RemoteError> {
         let live = self.ensure(self.opts.read_timeout).await?;
-        let argv = stream::stream_argv(path, offset);
+        let argv = super::stream::stream_argv(path, offset);
         {
             let mut sh = self.shared();
             sh.stats.execs += 1;
             sh.stats.bytes_out += argv.iter().map(|a| a.len() as u64 + 1).sum::<u64>();
         }
-        let (tx, rx) = tokio::sync::mpsc::channel(stream::QUEUE);
-        let sessions = self.sessions.clone();
-        let wait = self.opts.read_timeout;
-        let task = tokio::spawn(async move {
-            // Held while the stream lives.
-            let Ok(Ok(_session)) = tokio::time::timeout(wait, sessions.acquire_owned()).await
-            else {
-                let reason = format!(
-                    "starting tail -F on {}: no session free within {}s",
-                    live.host,
-                    wait.as_secs()
-                );
-                let _ = tx
-                    .send(StreamEvent::Ended {
-                        reset: false,
-                        reason,
-                    })
-                    .await;
-                return;
-            };
-            let mut cmd = live.session.command(argv[0].as_str());
-            cmd.args(&argv[1..])
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped());
-            let deadline = Instant::now() + wait;
-            let mut pause = Duration::from_millis(50);
-            let spawned = loop {
-                match cmd.spawn().await {
-                    Ok(c) => break Ok(c),
-                    Err(e) => match pause_before_retry(&live, &mut pause, deadline).await {
-                        Ok(()) => continue,
-                        Err(Some(gone)) => break Err(format!("{gone}: {e}")),
-                        Err(None) => break Err(refused(&e, wait)),
-                    },
-                }
-            };
-            let mut child = match spawned {
-                Ok(c) => c,
-                Err(e) => {
-                    let reason = format!("starting tail -F on {}: {e}", live.host);
-                    let _ = tx
-                        .send(StreamEvent::Ended {
-                            reset: false,
-                            reason,
-                        })
-                        .await;
-                    return;
-                }
-            };
-            // Held open: the remote script stops its tail when this closes.
-            let _stdin = child.stdin().take();
-            if let (Some(out), Some(err)) = (child.stdout().take(), child.stderr().take()) {
-                stream::pump(out, err, &tx).await;
-            }
-            // Dropping the child ends the channel (and, through its stdin, the remote tail).
-        });
-        Ok(Some(FileStream::new(rx, task)))
+        let channel = Channel {
+            live,
+            sessions: self.sessions.clone(),
+            wait: self.opts.read_timeout,
+        };
+        Ok(Some(channel.follow(argv)))
     }
 
     fn host(&self) -> Option<String> {
