@@ -345,33 +345,74 @@ pub struct Selected {
     pub qos_user_missing: bool,
 }
 
-fn push_tres(out: &mut Vec<Limit>, owner: &str, per: Per, v: Option<&str>) {
-    for (k, t) in v.map(tres_tallies).unwrap_or_default() {
-        if let Some(max) = t.max {
+/// What a limit field holds: TRES tallies (`cpu=16(1),gres/gpu=4(2)`) or one tally.
+#[derive(Clone, Copy)]
+enum Holds {
+    Tres,
+    Jobs,
+    Submit,
+    Wall,
+}
+
+/// Limit fields of an account's association and of a QOS: (field, holds, counted per).
+const GROUP_FIELDS: &[(&str, Holds, Per)] = &[
+    ("GrpTRES", Holds::Tres, Per::Group),
+    ("GrpJobs", Holds::Jobs, Per::Group),
+    ("GrpSubmitJobs", Holds::Submit, Per::Group),
+    ("MaxTRESPJ", Holds::Tres, Per::Job),
+    ("MaxTRESPN", Holds::Tres, Per::Node),
+    ("MaxWallPJ", Holds::Wall, Per::Job),
+];
+
+/// Limit fields of the user's association in an account.
+const USER_ASSOC_FIELDS: &[(&str, Holds, Per)] = &[
+    ("GrpTRES", Holds::Tres, Per::User),
+    ("GrpJobs", Holds::Jobs, Per::User),
+    ("GrpSubmitJobs", Holds::Submit, Per::User),
+    ("MaxJobs", Holds::Jobs, Per::User),
+    ("MaxSubmitJobs", Holds::Submit, Per::User),
+    ("MaxTRESPJ", Holds::Tres, Per::Job),
+    ("MaxTRESPN", Holds::Tres, Per::Node),
+    ("MaxWallPJ", Holds::Wall, Per::Job),
+];
+
+/// A QOS's limits per user (its `User Limits` entry of the user).
+const QOS_USER_FIELDS: &[(&str, Holds, Per)] = &[
+    ("MaxTRESPU", Holds::Tres, Per::User),
+    ("MaxJobsPU", Holds::Jobs, Per::User),
+    ("MaxSubmitJobsPU", Holds::Submit, Per::User),
+];
+
+/// A QOS's limits per account (its `Account Limits` entry of the account).
+const QOS_ACCOUNT_FIELDS: &[(&str, Holds, Per)] = &[
+    ("MaxTRESPA", Holds::Tres, Per::Account),
+    ("MaxJobsPA", Holds::Jobs, Per::Account),
+    ("MaxSubmitJobsPA", Holds::Submit, Per::Account),
+];
+
+/// The limits `owner` sets in `fields`, by the table `which`: only those with a maximum.
+fn push_limits(out: &mut Vec<Limit>, owner: &str, fields: &Fields, which: &[(&str, Holds, Per)]) {
+    for &(name, holds, per) in which {
+        let Some(v) = fields.get(name) else { continue };
+        let tallies: Vec<(What, Tally)> = match holds {
+            Holds::Tres => tres_tallies(v)
+                .into_iter()
+                .map(|(k, t)| (What::Tres(k), t))
+                .collect(),
+            Holds::Jobs => tally(v).map(|t| (What::Jobs, t)).into_iter().collect(),
+            Holds::Submit => tally(v).map(|t| (What::Submit, t)).into_iter().collect(),
+            Holds::Wall => tally(v).map(|t| (What::Wall, t)).into_iter().collect(),
+        };
+        for (what, t) in tallies {
+            let Some(max) = t.max else { continue };
             out.push(Limit {
                 owner: owner.to_string(),
-                what: What::Tres(k),
+                what,
                 per,
                 max,
                 used: t.used,
             });
         }
-    }
-}
-
-fn push_num(out: &mut Vec<Limit>, owner: &str, what: What, per: Per, v: Option<&str>) {
-    if let Some(Tally {
-        max: Some(max),
-        used,
-    }) = v.and_then(tally)
-    {
-        out.push(Limit {
-            owner: owner.to_string(),
-            what,
-            per,
-            max,
-            used,
-        });
     }
 }
 
@@ -391,43 +432,11 @@ pub fn select(mgr: &AssocMgr, user: &str, account: &str, partition: &str, qos: &
         .max_by_key(|a| a.partition.is_some());
     if let Some(a) = acct {
         let owner = format!("account {}", a.account);
-        let f = &a.fields;
-        push_tres(&mut out, &owner, Per::Group, f.get("GrpTRES"));
-        push_num(&mut out, &owner, What::Jobs, Per::Group, f.get("GrpJobs"));
-        push_num(
-            &mut out,
-            &owner,
-            What::Submit,
-            Per::Group,
-            f.get("GrpSubmitJobs"),
-        );
-        push_tres(&mut out, &owner, Per::Job, f.get("MaxTRESPJ"));
-        push_tres(&mut out, &owner, Per::Node, f.get("MaxTRESPN"));
-        push_num(&mut out, &owner, What::Wall, Per::Job, f.get("MaxWallPJ"));
+        push_limits(&mut out, &owner, &a.fields, GROUP_FIELDS);
     }
     if let Some(a) = mine {
         let owner = format!("association {}/{user}", a.account);
-        let f = &a.fields;
-        push_tres(&mut out, &owner, Per::User, f.get("GrpTRES"));
-        push_num(&mut out, &owner, What::Jobs, Per::User, f.get("GrpJobs"));
-        push_num(
-            &mut out,
-            &owner,
-            What::Submit,
-            Per::User,
-            f.get("GrpSubmitJobs"),
-        );
-        push_num(&mut out, &owner, What::Jobs, Per::User, f.get("MaxJobs"));
-        push_num(
-            &mut out,
-            &owner,
-            What::Submit,
-            Per::User,
-            f.get("MaxSubmitJobs"),
-        );
-        push_tres(&mut out, &owner, Per::Job, f.get("MaxTRESPJ"));
-        push_tres(&mut out, &owner, Per::Node, f.get("MaxTRESPN"));
-        push_num(&mut out, &owner, What::Wall, Per::Job, f.get("MaxWallPJ"));
+        push_limits(&mut out, &owner, &a.fields, USER_ASSOC_FIELDS);
     }
     let counted = mine
         .and_then(|a| a.fields.get("GrpSubmitJobs"))
@@ -438,34 +447,11 @@ pub fn select(mgr: &AssocMgr, user: &str, account: &str, partition: &str, qos: &
     let mut qos_user_missing = false;
     if let Some(q) = mgr.qos.iter().find(|q| q.name == qos) {
         let owner = format!("QOS {}", q.name);
-        let f = &q.fields;
-        push_tres(&mut out, &owner, Per::Group, f.get("GrpTRES"));
-        push_num(&mut out, &owner, What::Jobs, Per::Group, f.get("GrpJobs"));
-        push_num(
-            &mut out,
-            &owner,
-            What::Submit,
-            Per::Group,
-            f.get("GrpSubmitJobs"),
-        );
-        push_tres(&mut out, &owner, Per::Job, f.get("MaxTRESPJ"));
-        push_tres(&mut out, &owner, Per::Node, f.get("MaxTRESPN"));
-        push_num(&mut out, &owner, What::Wall, Per::Job, f.get("MaxWallPJ"));
+        push_limits(&mut out, &owner, &q.fields, GROUP_FIELDS);
         match q.users.iter().find(|e| {
             e.name.as_deref() == Some(user) || (e.name.is_none() && e.uid.is_some() && e.uid == uid)
         }) {
-            Some(e) => {
-                let f = &e.fields;
-                push_tres(&mut out, &owner, Per::User, f.get("MaxTRESPU"));
-                push_num(&mut out, &owner, What::Jobs, Per::User, f.get("MaxJobsPU"));
-                push_num(
-                    &mut out,
-                    &owner,
-                    What::Submit,
-                    Per::User,
-                    f.get("MaxSubmitJobsPU"),
-                );
-            }
+            Some(e) => push_limits(&mut out, &owner, &e.fields, QOS_USER_FIELDS),
             None => qos_user_missing = true,
         }
         if let Some(e) = q
@@ -473,22 +459,7 @@ pub fn select(mgr: &AssocMgr, user: &str, account: &str, partition: &str, qos: &
             .iter()
             .find(|e| e.name.as_deref() == Some(account))
         {
-            let f = &e.fields;
-            push_tres(&mut out, &owner, Per::Account, f.get("MaxTRESPA"));
-            push_num(
-                &mut out,
-                &owner,
-                What::Jobs,
-                Per::Account,
-                f.get("MaxJobsPA"),
-            );
-            push_num(
-                &mut out,
-                &owner,
-                What::Submit,
-                Per::Account,
-                f.get("MaxSubmitJobsPA"),
-            );
+            push_limits(&mut out, &owner, &e.fields, QOS_ACCOUNT_FIELDS);
         }
     }
     Selected {
