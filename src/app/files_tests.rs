@@ -327,3 +327,38 @@ fn no_job_or_no_directory_is_explained() {
         .as_deref()
         .is_some_and(|n| n.contains("no job selected")));
 }
+
+#[test]
+fn a_click_while_the_files_view_is_open_does_not_reach_the_queue_under_it() {
+    let mut a = launched();
+    a.update(Msg::Resize(120, 40));
+    a.update(key('y'));
+    let before = a.queue.selected_id().cloned();
+    let areas = a.areas();
+    for row in areas.queue.y + 2..areas.queue.y + areas.queue.height.saturating_sub(1) {
+        let click = crossterm::event::MouseEvent {
+            kind: crossterm::event::MouseEventKind::Down(crossterm::event::MouseButton::Left),
+            column: areas.queue.x + 2,
+            row,
+            modifiers: crossterm::event::KeyModifiers::NONE,
+        };
+        assert!(a.update(Msg::Mouse(click)).is_empty());
+    }
+    assert_eq!(a.queue.selected_id().cloned(), before);
+    assert!(a.files.view.is_some());
+    // Closed, clicks on two rows select them.
+    a.update(code(KeyCode::Esc));
+    assert!(a.files.view.is_none());
+    let click = |row: u16| {
+        Msg::Mouse(crossterm::event::MouseEvent {
+            kind: crossterm::event::MouseEventKind::Down(crossterm::event::MouseButton::Left),
+            column: areas.queue.x + 2,
+            row,
+            modifiers: crossterm::event::KeyModifiers::NONE,
+        })
+    };
+    a.update(click(areas.queue.y + 2));
+    let first = a.queue.selected_id().cloned();
+    a.update(click(areas.queue.y + 3));
+    assert_ne!(a.queue.selected_id().cloned(), first);
+}
