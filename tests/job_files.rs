@@ -415,10 +415,10 @@ async fn the_files_view_walks_previews_and_fetches_in_the_real_dashboard() {
     });
     t.keys(&["BSpace"]);
     t.wait("back up", LIMIT, |s| s.contains("notes.csv"));
-    // A preview of the CSV in the log viewer.
+    // A preview of the CSV in the log viewer, its columns aligned.
     t.keys(&["j", "Enter"]);
     t.wait("the preview", LIMIT, |s| {
-        s.contains("preview") && s.contains("2,1.25")
+        s.contains("preview") && s.contains("step  loss") && s.contains("2     1.25")
     });
     // Fetch it from the preview (read-only sessions may fetch).
     t.keys(&["f"]);

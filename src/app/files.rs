@@ -136,23 +136,6 @@ pub fn preview_area(view: Rect) -> Rect {
     Rect::new(view.x, view.y, view.width, view.height.saturating_sub(1))
 }
 
-/// Text that is not worth showing as text: a NUL in its first 8 KiB.
-fn looks_binary(bytes: &[u8]) -> bool {
-    bytes.iter().take(8 << 10).any(|b| *b == 0)
-}
-
-/// JSON read whole is shown indented; anything else as it is.
-fn preview_text(path: &[u8], size: u64, bytes: Vec<u8>) -> Vec<u8> {
-    if path.ends_with(b".json") && size == bytes.len() as u64 {
-        if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes) {
-            if let Ok(s) = serde_json::to_string_pretty(&v) {
-                return s.into_bytes();
-            }
-        }
-    }
-    bytes
-}
-
 impl App {
     fn files_viewport(&self) -> Viewport {
         let view = view_area(self.size, self.areas().status.height);
@@ -454,7 +437,7 @@ impl App {
                     Ok((0, _)) => {
                         p.pane.apply(ev(TailKind::Reset { offset: 0, size: 0 }));
                     }
-                    Ok((size, bytes)) if looks_binary(&bytes) => {
+                    Ok((size, bytes)) if crate::jobfiles::preview::looks_binary(&bytes) => {
                         p.pane.apply(ev(TailKind::NotRegular(format!(
                             "a binary file ({}): f fetches it",
                             crate::logview::human_bytes(size)
@@ -462,7 +445,7 @@ impl App {
                     }
                     Ok((size, bytes)) => {
                         p.cut = (size > bytes.len() as u64).then_some(size);
-                        let text = preview_text(&p.path, size, bytes);
+                        let text = crate::jobfiles::preview::preview_text(&p.path, size, bytes);
                         p.pane.apply(ev(TailKind::Reset { offset: 0, size }));
                         p.pane.apply(ev(TailKind::Data { bytes: text, size }));
                         p.pane.top();

@@ -9,6 +9,7 @@
 pub mod copy;
 pub mod list;
 pub mod msg;
+pub mod preview;
 
 pub use msg::{FilesCmd, FilesMsg};
 
