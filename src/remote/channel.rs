@@ -4,6 +4,7 @@
 //! is opened the way every command is: a session the login node refuses is asked for again
 //! after a pause, until the wait is over.
 
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -20,6 +21,8 @@ pub(super) struct Channel {
     pub live: Arc<Live>,
     pub sessions: Arc<Semaphore>,
     pub wait: Duration,
+    /// Bytes the channels received, for `:stats`.
+    pub received: Arc<AtomicU64>,
 }
 
 impl Channel {
@@ -71,7 +74,7 @@ impl Channel {
             let (Some(out), Some(err)) = (child.stdout().take(), child.stderr().take()) else {
                 return;
             };
-            let ev = match pump(out, err, &tx).await {
+            let ev = match pump(out, err, &tx, &self.received).await {
                 Ok(None) => return,
                 Ok(Some(stderr)) => match child.wait().await {
                     Ok(st) => ExecEvent::Exit {
@@ -116,7 +119,7 @@ impl Channel {
             // Held open: the remote script stops its tail when this closes.
             let _stdin = child.stdin().take();
             if let (Some(out), Some(err)) = (child.stdout().take(), child.stderr().take()) {
-                stream::pump(out, err, &tx).await;
+                stream::pump(out, err, &tx, &self.received).await;
             }
             // Dropping the child ends the channel (and, through its stdin, the remote tail).
         });

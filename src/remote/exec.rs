@@ -58,6 +58,7 @@ pub async fn pump<O, E>(
     stdout: O,
     stderr: E,
     tx: &mpsc::Sender<ExecEvent>,
+    received: &std::sync::atomic::AtomicU64,
 ) -> Result<Option<Vec<u8>>, String>
 where
     O: AsyncRead + Unpin,
@@ -76,6 +77,7 @@ where
             match out.read(&mut buf).await {
                 Ok(0) => return Ok(true),
                 Ok(n) => {
+                    received.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
                     if tx.send(ExecEvent::Data(buf[..n].to_vec())).await.is_err() {
                         return Ok(false);
                     }

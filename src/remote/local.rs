@@ -17,6 +17,8 @@ pub struct LocalRemote {
     /// Bytes read at most from a command's stdout (and from its stderr).
     pub max_output: u64,
     stats: Mutex<RemoteStats>,
+    /// Bytes received by streamed commands and followed files (`:stats`).
+    streamed: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Default for LocalRemote {
@@ -41,6 +43,7 @@ impl LocalRemote {
             read_timeout: Duration::from_secs(20),
             max_output: super::MAX_OUTPUT,
             stats: Mutex::new(RemoteStats::default()),
+            streamed: Default::default(),
         }
     }
 
@@ -229,11 +232,12 @@ impl Remote for LocalRemote {
             })?;
         self.bump(|s| s.count(argv));
         let (tx, rx) = tokio::sync::mpsc::channel(QUEUE);
+        let received = self.streamed.clone();
         let task = tokio::spawn(async move {
             let (Some(out), Some(err)) = (child.stdout.take(), child.stderr.take()) else {
                 return;
             };
-            let ev = match pump(out, err, &tx).await {
+            let ev = match pump(out, err, &tx, &received).await {
                 Ok(None) => return,
                 Ok(Some(stderr)) => match child.wait().await {
                     Ok(st) => ExecEvent::Exit {
@@ -270,10 +274,11 @@ impl Remote for LocalRemote {
             reason: e.to_string(),
         })?;
         let (tx, rx) = tokio::sync::mpsc::channel(stream::QUEUE);
+        let received = self.streamed.clone();
         let task = tokio::spawn(async move {
             let _stdin = child.stdin.take();
             match (child.stdout.take(), child.stderr.take()) {
-                (Some(out), Some(err)) => stream::pump(out, err, &tx).await,
+                (Some(out), Some(err)) => stream::pump(out, err, &tx, &received).await,
                 _ => {
                     let reason = "tail -F started without pipes".to_string();
                     let _ = tx
@@ -299,13 +304,42 @@ impl Remote for LocalRemote {
     }
 
     fn stats(&self) -> RemoteStats {
-        self.stats.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        let mut s = self.stats.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        s.bytes_in += self.streamed.load(std::sync::atomic::Ordering::Relaxed);
+        s
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn streamed_bytes_count_as_received_in_the_stats() {
+        use crate::remote::exec::ExecEvent;
+        let r = LocalRemote::new();
+        let before = r.stats();
+        let mut st = r
+            .exec_stream(&s(&["head", "-c", "300000", "/dev/zero"]))
+            .await
+            .expect("started");
+        let mut got = 0usize;
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            match tokio::time::timeout_at(deadline, st.rx.recv()).await {
+                Ok(Some(ExecEvent::Data(d))) => got += d.len(),
+                Ok(Some(ExecEvent::Exit { code, .. })) => {
+                    assert_eq!(code, Some(0));
+                    break;
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(got, 300_000);
+        let after = r.stats();
+        assert_eq!(after.execs, before.execs + 1);
+        assert_eq!(after.bytes_in - before.bytes_in, 300_000);
+    }
 
     #[tokio::test]
     async fn output_past_the_cap_ends_the_command_with_a_clear_error() {

@@ -101,6 +101,8 @@ pub struct SshRemote {
     wake: tokio::sync::Notify,
     /// Sessions (commands, log streams) this process runs at once over its master.
     sessions: Arc<tokio::sync::Semaphore>,
+    /// Bytes received by streamed commands and followed files (`:stats`).
+    streamed: Arc<AtomicU64>,
 }
 
 /// Sessions one process runs at once over its master. sshd allows `MaxSessions` (10 unless
@@ -140,6 +142,7 @@ impl SshRemote {
             closed: AtomicBool::new(false),
             wake: tokio::sync::Notify::new(),
             sessions: Arc::new(tokio::sync::Semaphore::new(SESSIONS_PER_PROCESS)),
+            streamed: Arc::new(AtomicU64::new(0)),
         })
     }
 
@@ -887,6 +890,7 @@ impl Remote for SshRemote {
             live,
             sessions: self.sessions.clone(),
             wait: self.opts.read_timeout,
+            received: self.streamed.clone(),
         };
         Ok(channel.exec_stream(argv.to_vec()))
     }
@@ -908,6 +912,7 @@ impl Remote for SshRemote {
             live,
             sessions: self.sessions.clone(),
             wait: self.opts.read_timeout,
+            received: self.streamed.clone(),
         };
         Ok(Some(channel.follow(argv)))
     }
@@ -963,7 +968,9 @@ impl Remote for SshRemote {
     }
 
     fn stats(&self) -> RemoteStats {
-        self.shared().stats.clone()
+        let mut s = self.shared().stats.clone();
+        s.bytes_in += self.streamed.load(Ordering::Relaxed);
+        s
     }
 }
 

@@ -71,8 +71,12 @@ pub fn means_reset(line: &str) -> bool {
 
 /// Forwards `stdout` as [`StreamEvent::Data`] until it ends or `stderr` says something, then
 /// sends one [`StreamEvent::Ended`]. Returns when the receiver is gone too.
-pub async fn pump<O, E>(stdout: O, stderr: E, tx: &mpsc::Sender<StreamEvent>)
-where
+pub async fn pump<O, E>(
+    stdout: O,
+    stderr: E,
+    tx: &mpsc::Sender<StreamEvent>,
+    received: &std::sync::atomic::AtomicU64,
+) where
     O: AsyncRead + Unpin,
     E: AsyncRead + Unpin,
 {
@@ -85,6 +89,7 @@ where
             n = out.read(&mut buf) => match n {
                 Ok(0) => break StreamEvent::Ended { reset: false, reason: "the stream ended".into() },
                 Ok(n) => {
+                    received.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
                     if tx.send(StreamEvent::Data(buf[..n].to_vec())).await.is_err() {
                         return;
                     }
@@ -126,7 +131,7 @@ mod tests {
         let out: &[u8] = b"line 1\nline 2\n";
         // stderr speaks after stdout has been drained in this test's single poll order.
         let err: &[u8] = b"";
-        pump(out, err, &tx).await;
+        pump(out, err, &tx, &std::sync::atomic::AtomicU64::new(0)).await;
         let mut got = Vec::new();
         while let Ok(ev) = rx.try_recv() {
             got.push(ev);
@@ -140,7 +145,7 @@ mod tests {
         let (tx, mut rx) = mpsc::channel(QUEUE);
         let (_w, out) = tokio::io::duplex(64); // never writes: only stderr speaks
         let err: &[u8] = b"tail: /x/slurm-7.out: file truncated\n";
-        pump(out, err, &tx).await;
+        pump(out, err, &tx, &std::sync::atomic::AtomicU64::new(0)).await;
         assert_eq!(
             rx.recv().await,
             Some(StreamEvent::Ended {
@@ -174,7 +179,9 @@ mod tests {
         let stdin = child.stdin.take();
         let (out, err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
         let (tx, mut rx) = mpsc::channel(QUEUE);
-        let pumping = tokio::spawn(async move { pump(out, err, &tx).await });
+        let pumping = tokio::spawn(async move {
+            pump(out, err, &tx, &std::sync::atomic::AtomicU64::new(0)).await
+        });
         assert_eq!(next(&mut rx).await, StreamEvent::Data(b"first\n".to_vec()));
         use std::io::Write;
         let mut f = std::fs::OpenOptions::new()
