@@ -206,3 +206,31 @@ fn the_launch_form_stays_on_the_cluster_it_was_opened_for() {
     assert_eq!(a.view_cluster(), 1);
     assert_eq!(a.cluster.name, "polar", "the form's keys work on polar");
 }
+
+#[test]
+fn events_view_scrolls_over_every_cluster_s_events() {
+    let mut a = two();
+    for (ix, n) in [(0u16, 3usize), (1, 4)] {
+        a.activate(ix);
+        for i in 0..n {
+            a.push_event(None, "", EventKind::Note, &format!("note {i} of cluster {ix}"));
+        }
+    }
+    a.handle(key(':'));
+    for c in "events".chars() {
+        a.handle(key(c));
+    }
+    a.handle(code(crossterm::event::KeyCode::Enter));
+    assert!(a.cluster.events.open);
+    for _ in 0..20 {
+        a.handle(key('k'));
+    }
+    assert_eq!(a.cluster.events.scroll, 6, "7 events in all: 6 lines up at most");
+    let logs: Vec<(Option<&str>, &Events)> = a
+        .clusters()
+        .map(|c| (Some(c.name.as_str()), &c.events))
+        .collect();
+    assert_eq!(merged_events(&logs).len(), 7);
+    a.handle(code(crossterm::event::KeyCode::Esc));
+    assert!(!a.cluster.events.open);
+}

@@ -282,10 +282,10 @@ impl Events {
         notes
     }
 
-    /// A key while the `:events` view is open: scroll it, or close it.
-    pub fn on_key(&mut self, k: crossterm::event::KeyEvent, page: usize) {
+    /// A key while the `:events` view (of `lines` events) is open: scroll it, or close it.
+    pub fn on_key(&mut self, k: crossterm::event::KeyEvent, page: usize, lines: usize) {
         use crossterm::event::KeyCode;
-        let max = self.log.len().saturating_sub(1);
+        let max = lines.saturating_sub(1);
         let s = &mut self.scroll;
         match k.code {
             KeyCode::Esc | KeyCode::Char('q') => self.open = false,
@@ -305,6 +305,19 @@ impl Events {
             self.log.pop_front();
         }
     }
+}
+
+/// Several clusters' logs as one, oldest first (a tie keeps the clusters' order), each event
+/// with its cluster's name when given.
+pub fn merged_events<'a>(
+    logs: &[(Option<&'a str>, &'a Events)],
+) -> Vec<(Option<&'a str>, &'a Event)> {
+    let mut all: Vec<(Option<&str>, &Event)> = logs
+        .iter()
+        .flat_map(|(name, ev)| ev.log.iter().map(move |e| (*name, e)))
+        .collect();
+    all.sort_by_key(|(_, e)| e.at);
+    all
 }
 
 /// The notification for the events of one refresh: each alone, or a summary when many
@@ -463,7 +476,9 @@ impl App {
 
     pub(super) fn on_events_key(&mut self, k: crossterm::event::KeyEvent) -> Vec<Cmd> {
         let page = usize::from(self.size.1.saturating_sub(4)).max(1);
-        self.cluster.events.on_key(k, page);
+        // The view shows every cluster's events.
+        let total = self.clusters().map(|c| c.events.log.len()).sum();
+        self.cluster.events.on_key(k, page, total);
         Vec::new()
     }
 }

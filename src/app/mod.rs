@@ -31,7 +31,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 pub use cluster::{ClusterState, Listed, Status};
 pub use edit::{EditForm, EDIT_FIELDS};
-pub use events::{notifications, Event, EventKind, Events, Own};
+pub use events::{merged_events, notifications, Event, EventKind, Events, Own};
 pub use files::{FilesState, FilesView};
 pub use form::{Busy, FormState, LaunchContext, FIELDS};
 pub use input::{Input, InputKind, COMMANDS};

@@ -12,7 +12,10 @@ use crate::app::{Event, EventKind, Events};
 use crate::slurm::model::Status;
 
 pub struct EventsWidget<'a> {
-    pub events: &'a Events,
+    /// Each cluster's log, with its name when several clusters are shown.
+    pub logs: Vec<(Option<&'a str>, &'a Events)>,
+    /// Lines scrolled up from the newest.
+    pub scroll: usize,
     pub theme: &'a Theme,
 }
 
@@ -27,19 +30,36 @@ fn kind_style(k: EventKind, t: &Theme) -> Style {
     }
 }
 
-fn line(e: &Event, t: &Theme) -> Line<'static> {
-    Line::from(vec![
-        Span::styled(format!("{}  ", e.at.format("%m-%d %H:%M:%S")), t.dim()),
-        Span::styled(e.text.clone(), kind_style(e.kind, t)),
-    ])
+fn line(cluster: Option<&str>, width: usize, e: &Event, t: &Theme) -> Line<'static> {
+    let mut spans = vec![Span::styled(
+        format!("{}  ", e.at.format("%m-%d %H:%M:%S")),
+        t.dim(),
+    )];
+    if let Some(c) = cluster {
+        spans.push(Span::styled(format!("{c:<width$}  "), t.title()));
+    }
+    spans.push(Span::styled(e.text.clone(), kind_style(e.kind, t)));
+    Line::from(spans)
 }
 
 impl Widget for EventsWidget<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let t = self.theme;
         Clear.render(area, buf);
-        let n = self.events.log.len();
-        let title = format!(" events · {n} · esc closes · j/k scroll ");
+        let all = crate::app::merged_events(&self.logs);
+        let width = self
+            .logs
+            .iter()
+            .filter_map(|(c, _)| c.map(str::len))
+            .max()
+            .unwrap_or(0);
+        let n = all.len();
+        let whose = if self.logs.len() > 1 {
+            " · all clusters"
+        } else {
+            ""
+        };
+        let title = format!(" events · {n}{whose} · esc closes · j/k scroll ");
         let block = Block::bordered()
             .border_style(t.border(true))
             .title(Span::styled(title, t.title()));
@@ -52,14 +72,11 @@ impl Widget for EventsWidget<'_> {
             )]
         } else {
             // Newest at the bottom; `scroll` lines up from the newest.
-            let end = n - self.events.scroll.min(n - 1);
+            let end = n - self.scroll.min(n - 1);
             let start = end.saturating_sub(height);
-            self.events
-                .log
+            all[start..end]
                 .iter()
-                .skip(start)
-                .take(end - start)
-                .map(|e| line(e, t))
+                .map(|(c, e)| line(*c, width, e, t))
                 .collect()
         };
         Paragraph::new(lines).block(block).render(area, buf);
@@ -92,7 +109,8 @@ mod tests {
         let theme = Theme::new(false);
         let mut buf = Buffer::empty(Rect::new(0, 0, w, h));
         EventsWidget {
-            events: e,
+            logs: vec![(None, e)],
+            scroll: e.scroll,
             theme: &theme,
         }
         .render(buf.area, &mut buf);
@@ -123,5 +141,23 @@ mod tests {
         e.scroll = 3;
         let scrolled = render(&e, 90, 5);
         assert_snapshot!(format!("{empty}{all}{scrolled}"));
+    }
+
+    #[test]
+    fn events_of_several_clusters_in_time_order_with_their_names() {
+        let theme = Theme::new(false);
+        let mut a = Events::default();
+        let mut b = Events::default();
+        a.push(ev(1, EventKind::Started, "job 101 train started on gpu01"));
+        b.push(ev(2, EventKind::Failed, "job 7 eval failed (FAILED)"));
+        a.push(ev(3, EventKind::Completed, "job 101 train completed"));
+        let mut buf = Buffer::empty(Rect::new(0, 0, 70, 6));
+        EventsWidget {
+            logs: vec![(Some("polar"), &a), (Some("gpu3"), &b)],
+            scroll: 0,
+            theme: &theme,
+        }
+        .render(buf.area, &mut buf);
+        assert_snapshot!(text(&buf));
     }
 }

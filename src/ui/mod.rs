@@ -118,9 +118,15 @@ pub fn draw(f: &mut Frame, app: &App) {
             size.width,
             size.height.saturating_sub(areas.status.height),
         );
+        let multi = app.multi();
+        let logs = app
+            .clusters()
+            .map(|c| (multi.then_some(c.name.as_str()), &c.events))
+            .collect();
         f.render_widget(
             events::EventsWidget {
-                events: &app.cluster.events,
+                logs,
+                scroll: app.cluster.events.scroll,
                 theme: &app.theme,
             },
             over,
