@@ -213,7 +213,12 @@ fn events_view_scrolls_over_every_cluster_s_events() {
     for (ix, n) in [(0u16, 3usize), (1, 4)] {
         a.activate(ix);
         for i in 0..n {
-            a.push_event(None, "", EventKind::Note, &format!("note {i} of cluster {ix}"));
+            a.push_event(
+                None,
+                "",
+                EventKind::Note,
+                &format!("note {i} of cluster {ix}"),
+            );
         }
     }
     a.handle(key(':'));
@@ -225,7 +230,10 @@ fn events_view_scrolls_over_every_cluster_s_events() {
     for _ in 0..20 {
         a.handle(key('k'));
     }
-    assert_eq!(a.cluster.events.scroll, 6, "7 events in all: 6 lines up at most");
+    assert_eq!(
+        a.cluster.events.scroll, 6,
+        "7 events in all: 6 lines up at most"
+    );
     let logs: Vec<(Option<&str>, &Events)> = a
         .clusters()
         .map(|c| (Some(c.name.as_str()), &c.events))
