@@ -159,6 +159,7 @@ impl App {
                         )
                 })
                 .map(|c| c.ix)
+                .chain(self.history.open.then(|| self.history.failed()).into_iter().flatten())
                 .collect()
         } else {
             Default::default()
@@ -167,7 +168,14 @@ impl App {
     }
 
     pub(super) fn route(&self, about: u16, cmds: Vec<Cmd>, out: &mut Vec<(u16, Cmd)>) {
-        for mut cmd in cmds {
+        for cmd in cmds {
+            let mut cmd = match cmd {
+                Cmd::ToCluster(ix, c) => {
+                    out.push((ix, *c));
+                    continue;
+                }
+                other => other,
+            };
             if let Cmd::Tail(targets) = &cmd {
                 for c in self.clusters() {
                     let mine = targets
