@@ -74,6 +74,8 @@ pub struct HistoryState {
     reports: HashMap<JobId, Efficiency>,
     /// Queue refreshes that came while the history was shown, applied when it closes.
     deferred: Vec<Msg>,
+    /// The view has the CLUSTER column (several clusters).
+    cluster_column: bool,
 }
 
 impl Default for HistoryState {
@@ -88,6 +90,7 @@ impl Default for HistoryState {
             fetched: HashMap::new(),
             reports: HashMap::new(),
             deferred: Vec::new(),
+            cluster_column: false,
         }
     }
 }
@@ -292,13 +295,12 @@ impl App {
     fn history_rows(&mut self) {
         let mut jobs: Vec<&JobUse> = self.history.jobs.values().collect();
         jobs.sort_by(|a, b| {
-            b.detail.end_time.cmp(&a.detail.end_time).then_with(|| {
-                b.detail
-                    .id
-                    .as_ref()
-                    .map(|i| (i.base(), i.cluster()))
-                    .cmp(&a.detail.id.as_ref().map(|i| (i.base(), i.cluster())))
-            })
+            let (ia, ib) = (a.detail.id.as_ref(), b.detail.id.as_ref());
+            b.detail
+                .end_time
+                .cmp(&a.detail.end_time)
+                .then_with(|| ib.map(JobId::base).cmp(&ia.map(JobId::base)))
+                .then_with(|| ia.map(JobId::cluster).cmp(&ib.map(JobId::cluster)))
         });
         let multi = self.multi();
         let mut names = Vec::new();
@@ -323,7 +325,17 @@ impl App {
             .collect();
         let facts = self.history.facts();
         let caption = self.history.caption(multi);
+        // CLUSTER is one of the columns (to sort by with `s`) only with several clusters.
+        let with_cluster = multi != self.history.cluster_column;
+        self.history.cluster_column = multi;
         let v = self.history_view();
+        if with_cluster {
+            let mut cols = columns();
+            if multi {
+                cols.insert(1, Column::Cluster);
+            }
+            v.set_columns(cols);
+        }
         v.set_cluster_names(if multi { names } else { Vec::new() });
         v.set_jobs(rows);
         v.set_facts(facts);
@@ -534,3 +546,8 @@ impl App {
 #[allow(clippy::unwrap_used)]
 #[path = "history_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+#[path = "history_multi_tests.rs"]
+mod multi_tests;
