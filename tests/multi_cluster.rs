@@ -337,13 +337,18 @@ fn history_lists_jobs_that_ended_on_every_cluster_and_a_dead_one_holds_up_nothin
     // `:history` in the dashboard on all three: both clusters' jobs, gamma named as failing.
     let t = Tmux::start(&cfg, &["--cluster", "alpha,beta,gamma"]);
     t.wait("both clusters' queues", LIMIT, |s| {
-        s.contains("CLUSTER") && s.contains("updated ")
+        s.contains("alpha updated") && s.contains("beta updated")
     });
+    let asked = Instant::now();
     t.keys(&[":", "history", "Enter"]);
     let s = t.wait("finished jobs of both clusters in :history", LIMIT, |s| {
         row_of(s, a_job, "alpha").is_some_and(|r| r.contains("COMPLETED"))
             && row_of(s, b_job, "beta").is_some_and(|r| r.contains("COMPLETED"))
     });
+    println!(
+        ":history rows of both clusters on screen {:?} after asking, with gamma refusing",
+        asked.elapsed()
+    );
     assert!(s.contains("history, 7 days"), "{s}");
     t.wait("gamma's failed read named in the title", LIMIT, |s| {
         s.contains("[gamma: ")
