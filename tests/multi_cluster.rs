@@ -269,7 +269,10 @@ fn ended_job(v: &str, name: &str) -> u64 {
             ])
             .output()
             .expect("ssh sacct");
-        if text(&out.stdout).lines().any(|l| l.trim() == id.to_string()) {
+        if text(&out.stdout)
+            .lines()
+            .any(|l| l.trim() == id.to_string())
+        {
             return id;
         }
         assert!(
@@ -293,7 +296,14 @@ fn history_lists_jobs_that_ended_on_every_cluster_and_a_dead_one_holds_up_nothin
     // The CLI: one JSON list from both, each row naming its cluster.
     let out = slurmdash_with(
         &cfg,
-        &["--cluster", "alpha,beta", "history", "--days", "1", "--json"],
+        &[
+            "--cluster",
+            "alpha,beta",
+            "history",
+            "--days",
+            "1",
+            "--json",
+        ],
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("json");
@@ -310,7 +320,8 @@ fn history_lists_jobs_that_ended_on_every_cluster_and_a_dead_one_holds_up_nothin
     assert_eq!(b["cluster"], "beta", "{b}");
     assert_eq!(b["id"], b_job.to_string(), "{b}");
     assert!(
-        rows.iter().all(|r| r["cluster"] == "alpha" || r["cluster"] == "beta"),
+        rows.iter()
+            .all(|r| r["cluster"] == "alpha" || r["cluster"] == "beta"),
         "every row names its cluster"
     );
 

@@ -16,6 +16,11 @@ impl App {
         let n = self.clusters().map(|c| c.ix).max().map_or(0, |m| m + 1);
         c.ix = n;
         self.parked.push(c);
+        // The queue's rows (in `:history`'s keeping while it is shown).
+        let history = self.history.open;
+        if history {
+            self.swap_history();
+        }
         // The rows already shown say which cluster they are on from now.
         let names = self.cluster_names();
         let mut jobs = self.queue.jobs().to_vec();
@@ -26,6 +31,10 @@ impl App {
         }
         self.queue.set_jobs(jobs);
         self.queue.set_cluster_names(names);
+        if history {
+            self.swap_history();
+            self.history_rows();
+        }
         n
     }
 
@@ -159,7 +168,13 @@ impl App {
                         )
                 })
                 .map(|c| c.ix)
-                .chain(self.history.open.then(|| self.history.failed()).into_iter().flatten())
+                .chain(
+                    self.history
+                        .open
+                        .then(|| self.history.failed())
+                        .into_iter()
+                        .flatten(),
+                )
                 .collect()
         } else {
             Default::default()

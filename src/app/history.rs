@@ -291,8 +291,14 @@ impl App {
         self.clusters().map(|c| (c.ix, c.name.clone())).collect()
     }
 
+    /// Swaps the queue and the history's rows (the queue is kept there while the history
+    /// is shown).
+    pub(super) fn swap_history(&mut self) {
+        std::mem::swap(&mut self.queue, &mut self.history.other);
+    }
+
     /// Rebuilds the history's rows (newest end first, every cluster's together) and figures.
-    fn history_rows(&mut self) {
+    pub(super) fn history_rows(&mut self) {
         let mut jobs: Vec<&JobUse> = self.history.jobs.values().collect();
         jobs.sort_by(|a, b| {
             let (ia, ib) = (a.detail.id.as_ref(), b.detail.id.as_ref());

@@ -23,7 +23,7 @@ fn fixture() -> Vec<JobUse> {
 
 /// A page of the fixture's jobs (those `keep` lets through) for cluster `ix`.
 fn page(ix: u16, generation: u64, steps: bool, keep: fn(&JobUse) -> bool) -> Msg {
-    let mut jobs: Vec<JobUse> = fixture().into_iter().filter(|u| keep(u)).collect();
+    let mut jobs: Vec<JobUse> = fixture().into_iter().filter(keep).collect();
     if !steps {
         jobs.iter_mut().for_each(|u| u.steps.clear());
     }
@@ -307,8 +307,16 @@ fn reopening_reads_each_cluster_from_its_own_newest_end() {
     };
     let t = |s: &str| NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S").unwrap();
     let five = chrono::Duration::seconds(OVERLAP_SECS);
-    assert_eq!(start(0), t("2026-11-24T12:51:59") - five, "dev's newest: oom");
-    assert_eq!(start(1), t("2026-11-24T12:50:45") - five, "polar's newest: tmo");
+    assert_eq!(
+        start(0),
+        t("2026-11-24T12:51:59") - five,
+        "dev's newest: oom"
+    );
+    assert_eq!(
+        start(1),
+        t("2026-11-24T12:50:45") - five,
+        "polar's newest: tmo"
+    );
     // The generations stay (an incremental read adds to the rows).
     assert_eq!(gen_of(&rs, 0), gen_of(&first, 0));
     assert_eq!(gen_of(&rs, 1), gen_of(&first, 1));
@@ -398,4 +406,31 @@ fn history_view_with_one_cluster_failing() {
     let s = screen(&a);
     assert!(s.contains("polar: `sacct"), "{s}");
     assert_snapshot!(s);
+}
+
+#[test]
+fn a_cluster_added_while_the_history_shows_names_the_queues_rows() {
+    let mut a = app();
+    a.handle(Msg::queue(Ok(jobs()), now(), Duration::from_millis(5)));
+    type_history(&mut a);
+    a.add_cluster(ClusterState::new(
+        "polar",
+        "your jobs",
+        Duration::from_secs(5),
+        now(),
+    ));
+    assert!(
+        a.queue.shown_columns().contains(&Column::Cluster),
+        "the history's"
+    );
+    a.handle(key(KeyCode::Esc));
+    assert!(!a.history.open);
+    assert!(
+        a.queue.shown_columns().contains(&Column::Cluster),
+        "the queue's"
+    );
+    assert!(a.queue.rows().all(|r| &*r.job.cluster == "dev"));
+    // `:history` again reads the new cluster too.
+    let rs = reads(&type_history(&mut a));
+    assert!(rs.iter().any(|(ix, _)| *ix == 1), "{rs:?}");
 }

@@ -67,8 +67,7 @@ pub async fn run(clusters: &[Cluster], args: &HistoryArgs) -> Result<ExitCode> {
     if args.days == 0 {
         return Err(eyre!("--days must be at least 1"));
     }
-    let answers =
-        futures_util::future::join_all(clusters.iter().map(|c| one(c, args.days))).await;
+    let answers = futures_util::future::join_all(clusters.iter().map(|c| one(c, args.days))).await;
     let several = clusters.len() > 1;
     let mut failed = false;
     let mut rows: Vec<(&str, Efficiency)> = Vec::new();
