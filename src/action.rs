@@ -302,6 +302,9 @@ pub enum Cmd {
     SampleLive(Box<crate::slurm::live::LiveTarget>),
     /// The files view's work: list, preview, size, fetch, stop.
     Files(crate::jobfiles::FilesCmd),
+    /// A command for cluster `.0`'s workers, whatever message it answers (App::route
+    /// unwraps it).
+    ToCluster(u16, Box<Cmd>),
 }
 
 impl Cmd {
@@ -325,6 +328,7 @@ impl Cmd {
             Cmd::FetchPending(job) => f(&mut job.id),
             Cmd::SampleLive(t) => f(&mut t.id),
             Cmd::Files(c) => f(c.job_mut()),
+            Cmd::ToCluster(_, c) => c.for_each_id(f),
             Cmd::PollQueue
             | Cmd::Reconnect
             | Cmd::Quit

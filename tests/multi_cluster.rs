@@ -220,3 +220,156 @@ fn one_dashboard_shows_two_clusters_acts_on_the_right_one_and_a_dead_one_holds_u
     t.wait("the dashboard exits", LIMIT, |s| s.contains("EXITED:0"));
     scancel(&alpha, a_job);
 }
+
+/// A job that ends at once on version `v`'s cluster; returns its id once sacct's end-time
+/// selection (what `history` reads) lists it.
+fn ended_job(v: &str, name: &str) -> u64 {
+    let cfg = dir_of(v).join("ssh/config");
+    let out = Command::new("ssh")
+        .arg("-F")
+        .arg(&cfg)
+        .args([
+            "slurmdash-dev",
+            "sbatch",
+            "--parsable",
+            "-p",
+            "short",
+            "-t",
+            "5",
+            "-c",
+            "1",
+            "--mem=50M",
+        ])
+        .args(["-J", name, "--wrap='true'"])
+        .output()
+        .expect("ssh sbatch");
+    assert!(out.status.success(), "sbatch on {v}: {}", text(&out.stderr));
+    let id: u64 = text(&out.stdout)
+        .trim()
+        .split(';')
+        .next()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("sbatch printed {:?}", text(&out.stdout)));
+    let deadline = Instant::now() + Duration::from_secs(180);
+    loop {
+        let out = Command::new("ssh")
+            .arg("-F")
+            .arg(&cfg)
+            .args([
+                "slurmdash-dev",
+                "sacct",
+                "-n",
+                "-X",
+                "-P",
+                "-o",
+                "JobID",
+                "--state=CD,F",
+                "--starttime=now-3600seconds",
+                "--endtime=now+60seconds",
+            ])
+            .output()
+            .expect("ssh sacct");
+        if text(&out.stdout)
+            .lines()
+            .any(|l| l.trim() == id.to_string())
+        {
+            return id;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "job {id} on {v} never showed in sacct's end-time selection"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+#[test]
+fn history_lists_jobs_that_ended_on_every_cluster_and_a_dead_one_holds_up_nothing() {
+    let (alpha, beta) = (dev_slurm(), other_version());
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let cfg = config(tmp.path(), &alpha, &beta);
+    let tag = rand_suffix();
+    let (a_name, b_name) = (format!("mh-a-{tag}"), format!("mh-b-{tag}"));
+    let a_job = ended_job(&alpha, &a_name);
+    let b_job = ended_job(&beta, &b_name);
+
+    // The CLI: one JSON list from both, each row naming its cluster.
+    let out = slurmdash_with(
+        &cfg,
+        &[
+            "--cluster",
+            "alpha,beta",
+            "history",
+            "--days",
+            "1",
+            "--json",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).expect("json");
+    let row = |name: &str| {
+        rows.iter()
+            .find(|r| r["name"].as_str() == Some(name))
+            .unwrap_or_else(|| panic!("no row named {name}: {rows:?}"))
+            .clone()
+    };
+    let (a, b) = (row(&a_name), row(&b_name));
+    assert_eq!(a["cluster"], "alpha", "{a}");
+    assert_eq!(a["id"], a_job.to_string(), "{a}");
+    assert_eq!(a["state"], "COMPLETED", "{a}");
+    assert_eq!(b["cluster"], "beta", "{b}");
+    assert_eq!(b["id"], b_job.to_string(), "{b}");
+    assert!(
+        rows.iter()
+            .all(|r| r["cluster"] == "alpha" || r["cluster"] == "beta"),
+        "every row names its cluster"
+    );
+
+    // A cluster that cannot be reached: named on stderr, exit 1, the others printed.
+    let out = slurmdash_with(
+        &cfg,
+        &["--cluster", "alpha,gamma", "history", "--days", "1"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("cluster `gamma`"),
+        "{}",
+        text(&out.stderr)
+    );
+    let stdout = text(&out.stdout);
+    assert!(stdout.starts_with("CLUSTER"), "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("alpha") && l.contains(&a_job.to_string())),
+        "{stdout}"
+    );
+
+    // `:history` in the dashboard on all three: both clusters' jobs, gamma named as failing.
+    let t = Tmux::start(&cfg, &["--cluster", "alpha,beta,gamma"]);
+    t.wait("both clusters' queues", LIMIT, |s| {
+        s.contains("alpha updated") && s.contains("beta updated")
+    });
+    let asked = Instant::now();
+    t.keys(&[":", "history", "Enter"]);
+    let s = t.wait("finished jobs of both clusters in :history", LIMIT, |s| {
+        row_of(s, a_job, "alpha").is_some_and(|r| r.contains("COMPLETED"))
+            && row_of(s, b_job, "beta").is_some_and(|r| r.contains("COMPLETED"))
+    });
+    println!(
+        ":history rows of both clusters on screen {:?} after asking, with gamma refusing",
+        asked.elapsed()
+    );
+    assert!(s.contains("history, 7 days"), "{s}");
+    t.wait("gamma's failed read named in the title", LIMIT, |s| {
+        s.contains("[gamma: ")
+    });
+    // The filter by cluster name keeps only that cluster's rows.
+    t.keys(&["/", "beta", "Enter"]);
+    t.wait("only beta's rows", LIMIT, |s| {
+        row_of(s, b_job, "beta").is_some() && row_of(s, a_job, "alpha").is_none()
+    });
+    t.keys(&["Escape"]);
+    t.keys(&["q"]);
+    t.wait("the dashboard exits", LIMIT, |s| s.contains("EXITED:0"));
+}

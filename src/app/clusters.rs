@@ -16,6 +16,11 @@ impl App {
         let n = self.clusters().map(|c| c.ix).max().map_or(0, |m| m + 1);
         c.ix = n;
         self.parked.push(c);
+        // The queue's rows (in `:history`'s keeping while it is shown).
+        let history = self.history.open;
+        if history {
+            self.swap_history();
+        }
         // The rows already shown say which cluster they are on from now.
         let names = self.cluster_names();
         let mut jobs = self.queue.jobs().to_vec();
@@ -26,6 +31,10 @@ impl App {
         }
         self.queue.set_jobs(jobs);
         self.queue.set_cluster_names(names);
+        if history {
+            self.swap_history();
+            self.history_rows();
+        }
         n
     }
 
@@ -159,6 +168,13 @@ impl App {
                         )
                 })
                 .map(|c| c.ix)
+                .chain(
+                    self.history
+                        .open
+                        .then(|| self.history.failed())
+                        .into_iter()
+                        .flatten(),
+                )
                 .collect()
         } else {
             Default::default()
@@ -167,7 +183,14 @@ impl App {
     }
 
     pub(super) fn route(&self, about: u16, cmds: Vec<Cmd>, out: &mut Vec<(u16, Cmd)>) {
-        for mut cmd in cmds {
+        for cmd in cmds {
+            let mut cmd = match cmd {
+                Cmd::ToCluster(ix, c) => {
+                    out.push((ix, *c));
+                    continue;
+                }
+                other => other,
+            };
             if let Cmd::Tail(targets) = &cmd {
                 for c in self.clusters() {
                     let mine = targets

@@ -5,7 +5,7 @@
 //! fill in the use figures. Efficiency reports of finished jobs selected in the queue (from
 //! the detail fetch's sacct read) are kept here too, for the detail pane.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use chrono::NaiveDateTime;
 
@@ -41,27 +41,41 @@ pub fn columns() -> Vec<Column> {
     ]
 }
 
+/// One cluster's reads: each cluster is read through its own connection, and its pages
+/// are taken only while their generation is the cluster's latest.
+#[derive(Debug, Default)]
+struct Reads {
+    name: String,
+    generation: u64,
+    /// Reads under way.
+    reading: u32,
+    filling: bool,
+    error: Option<String>,
+    /// The newest end time read (the cluster's clock), where incremental reads start.
+    newest_end: Option<NaiveDateTime>,
+    /// Days the rows cover.
+    read_days: u32,
+}
+
 pub struct HistoryState {
     pub open: bool,
     pub days: u32,
     /// The history's rows while closed, the queue while open (swapped with `App::queue`).
     other: QueueView,
-    generation: u64,
-    /// Reads under way.
-    reading: u32,
-    filling: bool,
-    pub error: Option<String>,
+    /// The last generation handed out (to any cluster: a page is never taken for another's).
+    generations: u64,
+    /// Per cluster (by number).
+    reads: BTreeMap<u16, Reads>,
+    /// Every cluster's rows (job ids carry their cluster).
     jobs: HashMap<JobId, JobUse>,
     /// Use read with the detail of finished jobs selected in the queue.
     fetched: HashMap<JobId, JobUse>,
     /// Reports of finished jobs: the history's and those of jobs selected in the queue.
     reports: HashMap<JobId, Efficiency>,
-    /// The newest end time read (the cluster's clock), where incremental reads start.
-    newest_end: Option<NaiveDateTime>,
-    /// Days the rows cover.
-    read_days: u32,
     /// Queue refreshes that came while the history was shown, applied when it closes.
     deferred: Vec<Msg>,
+    /// The view has the CLUSTER column (several clusters).
+    cluster_column: bool,
 }
 
 impl Default for HistoryState {
@@ -70,17 +84,22 @@ impl Default for HistoryState {
             open: false,
             days: DEFAULT_DAYS,
             other: QueueView::new(columns()),
-            generation: 0,
-            reading: 0,
-            filling: false,
-            error: None,
+            generations: 0,
+            reads: BTreeMap::new(),
             jobs: HashMap::new(),
             fetched: HashMap::new(),
             reports: HashMap::new(),
-            newest_end: None,
-            read_days: 0,
             deferred: Vec::new(),
+            cluster_column: false,
         }
+    }
+}
+
+fn days_text(days: u32) -> String {
+    if days == 1 {
+        "1 day".to_string()
+    } else {
+        format!("{days} days")
     }
 }
 
@@ -107,51 +126,120 @@ impl HistoryState {
         Some(msg)
     }
 
-    fn caption(&self) -> (String, String) {
-        let what = if self.reading > 0 && !self.filling {
+    /// The clusters whose last read failed.
+    pub fn failed(&self) -> impl Iterator<Item = u16> + '_ {
+        self.reads
+            .iter()
+            .filter(|(_, r)| r.error.is_some())
+            .map(|(ix, _)| *ix)
+    }
+
+    /// A read of cluster `ix` is under way.
+    pub fn reading(&self, ix: u16) -> bool {
+        self.reads.get(&ix).is_some_and(|r| r.reading > 0)
+    }
+
+    /// The view's title and what it says without rows. With several clusters the title
+    /// names the ones still being read and each one whose read failed, with why.
+    fn caption(&self, multi: bool) -> (String, String) {
+        let under_way: Vec<&Reads> = self.reads.values().filter(|r| r.reading > 0).collect();
+        let what = if under_way.iter().any(|r| !r.filling) {
             "reading"
-        } else if self.reading > 0 {
+        } else if !under_way.is_empty() {
             "filling in use"
         } else {
             ""
         };
-        let days = if self.days == 1 {
-            "1 day".to_string()
+        let days = days_text(self.days);
+        let mut title = format!("history, {days}");
+        if !what.is_empty() {
+            title.push_str(", ");
+            title.push_str(what);
+            if multi {
+                let names: Vec<&str> = under_way.iter().map(|r| r.name.as_str()).collect();
+                title.push_str(&format!(" {}", names.join(", ")));
+            }
+            title.push('…');
+        }
+        let failed: Vec<String> = self
+            .reads
+            .values()
+            .filter_map(|r| r.error.as_ref().map(|e| format!("{}: {e}", r.name)))
+            .collect();
+        if multi {
+            for f in &failed {
+                title.push_str(&format!(" [{f}]"));
+            }
+        }
+        title.push(':');
+        let empty = if !failed.is_empty() {
+            match multi {
+                true => format!("history: {}", failed.join("; ")),
+                false => {
+                    let e = self.reads.values().find_map(|r| r.error.as_deref());
+                    format!("history: {}", e.unwrap_or_default())
+                }
+            }
+        } else if under_way.is_empty() {
+            format!("none of your jobs ended in the last {days}")
         } else {
-            format!("{} days", self.days)
-        };
-        let title = if what.is_empty() {
-            format!("history, {days}:")
-        } else {
-            format!("history, {days}, {what}…:")
-        };
-        let empty = match (&self.error, self.reading) {
-            (Some(e), _) => format!("history: {e}"),
-            (None, 0) => format!("none of your jobs ended in the last {days}"),
-            _ => "reading your finished jobs from sacct…".to_string(),
+            "reading your finished jobs from sacct…".to_string()
         };
         (title, empty)
     }
 
-    fn request(&mut self, windows: Vec<(Edge, Edge)>) -> Cmd {
-        self.reading += 1;
-        self.filling = false;
-        self.error = None;
+    fn request(&mut self, ix: u16, windows: Vec<(Edge, Edge)>) -> Cmd {
+        let r = self.reads.entry(ix).or_default();
+        r.reading += 1;
+        r.filling = false;
+        r.error = None;
         Cmd::History(Request {
-            generation: self.generation,
+            generation: r.generation,
             windows,
         })
     }
 
-    /// Everything again, `days` back.
-    fn full(&mut self, days: u32) -> Cmd {
-        self.generation += 1;
-        self.reading = 0;
-        self.jobs.clear();
-        self.newest_end = None;
-        self.days = days;
-        self.read_days = days;
-        self.request(eff::windows(0, days, WINDOW_DAYS))
+    /// Cluster `ix`'s rows again, `days` back (its pages of earlier reads are dropped).
+    fn full(&mut self, ix: u16, days: u32) -> Cmd {
+        self.generations += 1;
+        let generation = self.generations;
+        self.jobs.retain(|id, _| id.cluster() != ix);
+        let r = self.reads.entry(ix).or_default();
+        r.generation = generation;
+        r.reading = 0;
+        r.newest_end = None;
+        r.read_days = days;
+        self.request(ix, eff::windows(0, days, WINDOW_DAYS))
+    }
+
+    /// Opening: what ended on cluster `ix` since its last read (or everything, the first
+    /// time or for another number of days); nothing while a read of it is under way.
+    fn open_read(&mut self, ix: u16, name: &str, days: u32) -> Option<Cmd> {
+        let r = self.reads.entry(ix).or_default();
+        r.name = name.to_string();
+        if r.reading > 0 {
+            return None;
+        }
+        if days != r.read_days || r.generation == 0 {
+            return Some(self.full(ix, days));
+        }
+        let start = r
+            .newest_end
+            .map(|t| Edge::At(t - chrono::Duration::seconds(OVERLAP_SECS)))
+            .unwrap_or(Edge::Ago(i64::from(days) * 86_400));
+        Some(self.request(ix, vec![(start, eff::NEWEST_END)]))
+    }
+
+    /// `[`: one more week of cluster `ix` (all of it again when its rows cover other days).
+    fn older(&mut self, ix: u16, name: &str, days: u32) -> Cmd {
+        let r = self.reads.entry(ix).or_default();
+        r.name = name.to_string();
+        if r.generation == 0 || r.read_days + WINDOW_DAYS != days {
+            return self.full(ix, days);
+        }
+        let from = r.read_days;
+        r.read_days = days;
+        self.request(ix, eff::windows(from, WINDOW_DAYS, WINDOW_DAYS))
     }
 
     fn facts(&self) -> HashMap<JobId, RowFacts> {
@@ -190,34 +278,84 @@ impl App {
         }
     }
 
-    /// Rebuilds the history's rows (newest end first) and figures.
-    fn history_rows(&mut self) {
+    /// `cmd` for cluster `ix`'s workers (as is when there is one cluster).
+    fn for_cluster(&self, ix: u16, cmd: Cmd) -> Cmd {
+        match self.multi() {
+            true => Cmd::ToCluster(ix, Box::new(cmd)),
+            false => cmd,
+        }
+    }
+
+    /// Every cluster's number and name.
+    fn named_clusters(&self) -> Vec<(u16, String)> {
+        self.clusters().map(|c| (c.ix, c.name.clone())).collect()
+    }
+
+    /// Swaps the queue and the history's rows (the queue is kept there while the history
+    /// is shown).
+    pub(super) fn swap_history(&mut self) {
+        std::mem::swap(&mut self.queue, &mut self.history.other);
+    }
+
+    /// Rebuilds the history's rows (newest end first, every cluster's together) and figures.
+    pub(super) fn history_rows(&mut self) {
         let mut jobs: Vec<&JobUse> = self.history.jobs.values().collect();
         jobs.sort_by(|a, b| {
-            b.detail.end_time.cmp(&a.detail.end_time).then_with(|| {
-                b.detail
-                    .id
-                    .as_ref()
-                    .map(JobId::base)
-                    .cmp(&a.detail.id.as_ref().map(JobId::base))
-            })
+            let (ia, ib) = (a.detail.id.as_ref(), b.detail.id.as_ref());
+            b.detail
+                .end_time
+                .cmp(&a.detail.end_time)
+                .then_with(|| ib.map(JobId::base).cmp(&ia.map(JobId::base)))
+                .then_with(|| ia.map(JobId::cluster).cmp(&ib.map(JobId::cluster)))
         });
-        let rows = jobs.iter().filter_map(|u| u.detail.to_job()).collect();
+        let multi = self.multi();
+        let mut names = Vec::new();
+        for (ix, name) in self.named_clusters() {
+            let i = usize::from(ix);
+            if names.len() <= i {
+                names.resize(i + 1, String::new());
+            }
+            names[i] = name;
+        }
+        let rows = jobs
+            .iter()
+            .filter_map(|u| {
+                let mut j = u.detail.to_job()?;
+                if multi {
+                    if let Some(n) = names.get(usize::from(j.id.cluster())) {
+                        j.cluster = super::clusters::shared_name(n);
+                    }
+                }
+                Some(j)
+            })
+            .collect();
         let facts = self.history.facts();
-        let caption = self.history.caption();
+        let caption = self.history.caption(multi);
+        // CLUSTER is one of the columns (to sort by with `s`) only with several clusters.
+        let with_cluster = multi != self.history.cluster_column;
+        self.history.cluster_column = multi;
         let v = self.history_view();
+        if with_cluster {
+            let mut cols = columns();
+            if multi {
+                cols.insert(1, Column::Cluster);
+            }
+            v.set_columns(cols);
+        }
+        v.set_cluster_names(if multi { names } else { Vec::new() });
         v.set_jobs(rows);
         v.set_facts(facts);
         v.set_caption(Some(caption));
     }
 
     fn history_caption(&mut self) {
-        let c = self.history.caption();
+        let c = self.history.caption(self.multi());
         self.history_view().set_caption(Some(c));
     }
 
-    /// `:history [DAYS]`: shows the history in place of the queue, reading what ended since
-    /// the last read (or everything, the first time or for another number of days).
+    /// `:history [DAYS]`: shows the history in place of the queue, reading from every
+    /// cluster (each through its own connection) what ended since its last read (or
+    /// everything, the first time or for another number of days).
     pub(super) fn open_history(&mut self, days: Option<u32>) -> Vec<Cmd> {
         let days = days.unwrap_or(self.history.days).max(1);
         let mut cmds = Vec::new();
@@ -227,27 +365,27 @@ impl App {
             self.queue
                 .set_viewport(crate::layout::queue_body_height(self.areas().queue.height));
         }
-        if self.history.reading == 0 {
-            if days != self.history.read_days || self.history.generation == 0 {
-                cmds.push(self.history.full(days));
-            } else {
-                let start = self
-                    .history
-                    .newest_end
-                    .map(|t| Edge::At(t - chrono::Duration::seconds(OVERLAP_SECS)))
-                    .unwrap_or(Edge::Ago(i64::from(days) * 86_400));
-                cmds.push(self.history.request(vec![(start, eff::NEWEST_END)]));
+        self.history.days = days;
+        for (ix, name) in self.named_clusters() {
+            if let Some(cmd) = self.history.open_read(ix, &name, days) {
+                cmds.push(self.for_cluster(ix, cmd));
             }
         }
-        if self.cluster.partitions.is_none() {
-            cmds.push(Cmd::FetchLimits);
+        // Partitions, for the verdicts that name one.
+        let wanting: Vec<u16> = self
+            .clusters()
+            .filter(|c| c.partitions.is_none())
+            .map(|c| c.ix)
+            .collect();
+        for ix in wanting {
+            cmds.push(self.for_cluster(ix, Cmd::FetchLimits));
         }
         self.history_rows();
         cmds.extend(self.selection_changed());
         cmds
     }
 
-    /// `[` a week further back, `]` a week less.
+    /// `[` a week further back, `]` a week less: on every cluster.
     pub(super) fn history_days(&mut self, older: bool) -> Vec<Cmd> {
         if !self.history.open {
             self.note = Some("[ and ] page :history (open it with :history)".into());
@@ -255,20 +393,24 @@ impl App {
         }
         let mut cmds = Vec::new();
         if older {
-            let from = self.history.read_days;
-            self.history.days = from + WINDOW_DAYS;
-            self.history.read_days = self.history.days;
-            cmds.push(
-                self.history
-                    .request(eff::windows(from, WINDOW_DAYS, WINDOW_DAYS)),
-            );
+            self.history.days += WINDOW_DAYS;
+            let days = self.history.days;
+            for (ix, name) in self.named_clusters() {
+                let cmd = self.history.older(ix, &name, days);
+                cmds.push(self.for_cluster(ix, cmd));
+            }
         } else {
             let days = self.history.days.saturating_sub(WINDOW_DAYS).max(1);
             if days == self.history.days {
                 self.note = Some(format!("history: already the last {days} day"));
                 return cmds;
             }
-            cmds.push(self.history.full(days));
+            self.history.days = days;
+            for (ix, name) in self.named_clusters() {
+                self.history.reads.entry(ix).or_default().name = name;
+                let cmd = self.history.full(ix, days);
+                cmds.push(self.for_cluster(ix, cmd));
+            }
         }
         self.history_rows();
         cmds.extend(self.selection_changed());
@@ -276,34 +418,56 @@ impl App {
     }
 
     /// esc with nothing else to clear: back to the queue, with the refreshes that came
-    /// meanwhile.
+    /// meanwhile (each one's work for its own cluster).
     pub(super) fn close_history(&mut self) -> Vec<Cmd> {
         std::mem::swap(&mut self.queue, &mut self.history.other);
         self.history.open = false;
         let mut cmds = Vec::new();
         for m in std::mem::take(&mut self.history.deferred) {
-            cmds.extend(self.update(m));
+            let about = match &m {
+                Msg::Cluster(ix, _) => Some(*ix),
+                _ => None,
+            };
+            let done = self.update(m);
+            match about {
+                Some(ix) => cmds.extend(done.into_iter().map(|c| self.for_cluster(ix, c))),
+                None => cmds.extend(done),
+            }
         }
         cmds.extend(self.selection_changed());
         cmds
     }
 
+    /// A page of the active cluster's read (dropped unless of its latest read).
     pub(super) fn on_history(&mut self, generation: u64, result: Result<Page, String>) -> Vec<Cmd> {
-        if generation != self.history.generation {
+        let ix = self.cluster.ix;
+        let multi = self.multi();
+        let Some(r) = self.history.reads.get_mut(&ix) else {
+            return Vec::new();
+        };
+        if generation != r.generation {
             return Vec::new();
         }
         match result {
             Ok(page) => {
+                if page.steps {
+                    r.filling = true;
+                }
+                if page.last {
+                    r.reading = r.reading.saturating_sub(1);
+                }
+                for u in &page.jobs {
+                    if let Some(end) = u.detail.end_time {
+                        if r.newest_end.is_none_or(|n| end > n) {
+                            r.newest_end = Some(end);
+                        }
+                    }
+                }
                 let parts = partitions(self).to_vec();
                 for u in page.jobs {
                     let Some(id) = u.detail.id.clone() else {
                         continue;
                     };
-                    if let Some(end) = u.detail.end_time {
-                        if self.history.newest_end.is_none_or(|n| end > n) {
-                            self.history.newest_end = Some(end);
-                        }
-                    }
                     if page.steps {
                         self.history
                             .reports
@@ -313,15 +477,13 @@ impl App {
                         self.history.jobs.entry(id).or_insert(u);
                     }
                 }
-                if page.steps {
-                    self.history.filling = true;
-                }
-                if page.last {
-                    self.history.reading = self.history.reading.saturating_sub(1);
-                }
                 if let Some(p) = page.problems.first() {
+                    let on = match multi {
+                        true => format!(" on {}", self.cluster.name),
+                        false => String::new(),
+                    };
                     self.note = Some(format!(
-                        "history: {} record(s) did not read: {p}",
+                        "history{on}: {} record(s) did not read: {p}",
                         page.problems.len()
                     ));
                 }
@@ -331,9 +493,12 @@ impl App {
                 }
             }
             Err(e) => {
-                self.history.reading = self.history.reading.saturating_sub(1);
-                self.history.error = Some(e.clone());
-                self.note = Some(format!("history: {e}"));
+                r.reading = r.reading.saturating_sub(1);
+                r.error = Some(e.clone());
+                self.note = Some(match multi {
+                    true => format!("history on {}: {e}", self.cluster.name),
+                    false => format!("history: {e}"),
+                });
                 self.history_caption();
             }
         }
@@ -355,15 +520,17 @@ impl App {
         Vec::new()
     }
 
-    /// Partitions arrived: verdicts that name partitions are made again.
+    /// The active cluster's partitions arrived: its verdicts that name partitions are made
+    /// again.
     pub(super) fn history_partitions(&mut self) {
         let parts = partitions(self).to_vec();
         if parts.is_empty() {
             return;
         }
+        let ix = self.cluster.ix;
         let h = &mut self.history;
         for (id, u) in h.jobs.iter().chain(h.fetched.iter()) {
-            if h.reports.contains_key(id) {
+            if id.cluster() == ix && h.reports.contains_key(id) {
                 h.reports.insert(id.clone(), Efficiency::compute(u, &parts));
             }
         }
@@ -385,3 +552,8 @@ impl App {
 #[allow(clippy::unwrap_used)]
 #[path = "history_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+#[path = "history_multi_tests.rs"]
+mod multi_tests;

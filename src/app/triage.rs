@@ -35,7 +35,11 @@ impl App {
         if id.array().is_some() || id.het_offset().is_some() {
             return None;
         }
-        self.cluster.chains.get(&id.base())
+        // The job's own cluster's (a key may select another cluster's row).
+        self.cluster_by_ix(id.cluster())
+            .unwrap_or(&self.cluster)
+            .chains
+            .get(&id.base())
     }
 
     /// After a detail arrived: triage the job if it has finished and was not triaged in this

@@ -23,10 +23,8 @@ pub struct HistoryArgs {
 /// Days per sacct read.
 pub const WINDOW_DAYS: u32 = 7;
 
-pub async fn run(cluster: &Cluster, args: &HistoryArgs) -> Result<ExitCode> {
-    if args.days == 0 {
-        return Err(eyre!("--days must be at least 1"));
-    }
+/// One cluster's rows (newest first), or why they could not be read (naming the command).
+async fn one(cluster: &Cluster, days: u32) -> Result<Vec<Efficiency>> {
     let remote = connect(cluster)?;
     let t = cluster.settings.command_timeout();
     let parts = ops::partitions(remote.as_ref(), t)
@@ -35,7 +33,7 @@ pub async fn run(cluster: &Cluster, args: &HistoryArgs) -> Result<ExitCode> {
     let mut rows: Vec<Efficiency> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let mut failure = None;
-    for (start, end) in eff::windows(0, args.days, WINDOW_DAYS) {
+    for (start, end) in eff::windows(0, days, WINDOW_DAYS) {
         match history::ended(remote.as_ref(), start, end, true, t).await {
             Ok(p) => {
                 for e in &p.problems {
@@ -59,13 +57,71 @@ pub async fn run(cluster: &Cluster, args: &HistoryArgs) -> Result<ExitCode> {
     if let Some(e) = failure {
         return Err(eyre!(e));
     }
-    rows.sort_by(|a, b| b.end.cmp(&a.end));
+    Ok(rows)
+}
+
+/// Prints the finished jobs of `clusters`, read at the same time, newest first. A cluster
+/// that cannot be read is reported on stderr and makes the exit status 1; the others are
+/// printed all the same.
+pub async fn run(clusters: &[Cluster], args: &HistoryArgs) -> Result<ExitCode> {
+    if args.days == 0 {
+        return Err(eyre!("--days must be at least 1"));
+    }
+    let answers = futures_util::future::join_all(clusters.iter().map(|c| one(c, args.days))).await;
+    let several = clusters.len() > 1;
+    let mut failed = false;
+    let mut rows: Vec<(&str, Efficiency)> = Vec::new();
+    for (c, answer) in clusters.iter().zip(answers) {
+        match answer {
+            Ok(r) => rows.extend(r.into_iter().map(|e| (c.name.as_str(), e))),
+            Err(e) if !several => return Err(e),
+            Err(e) => {
+                failed = true;
+                eprintln!("slurmdash: cluster `{}`: {e:#}", c.name);
+            }
+        }
+    }
+    // Newest end first; the same end keeps the clusters' order.
+    rows.sort_by(|a, b| b.1.end.cmp(&a.1.end));
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&rows)?);
+        let mut v = Vec::with_capacity(rows.len());
+        for (cluster, e) in &rows {
+            let mut o = serde_json::to_value(e)?;
+            o["cluster"] = serde_json::json!(cluster);
+            v.push(o);
+        }
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else if several {
+        print!("{}", table_by_cluster(&rows));
     } else {
+        let rows: Vec<Efficiency> = rows.into_iter().map(|(_, e)| e).collect();
         print!("{}", table(&rows));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The table of several clusters: each row starts with its cluster's name.
+fn table_by_cluster(rows: &[(&str, Efficiency)]) -> String {
+    let effs: Vec<Efficiency> = rows.iter().map(|(_, e)| e.clone()).collect();
+    let text = table(&effs);
+    let width = rows
+        .iter()
+        .map(|(c, _)| printable(c).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max("CLUSTER".len());
+    let mut out = String::new();
+    let mut names =
+        std::iter::once("CLUSTER".to_string()).chain(rows.iter().map(|(c, _)| printable(c)));
+    for line in text.lines() {
+        let name = names.next().unwrap_or_default();
+        out.push_str(&format!("{name:<width$}  {line}\n"));
+    }
+    out
 }
 
 fn pct(v: Option<f64>) -> String {

@@ -169,7 +169,6 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         (Some(Command::Fetch(_)), true) => return Err(one_only("fetch")),
         (Some(Command::Submit(_)), true) => return Err(one_only("submit")),
         (Some(Command::Eff(_)), true) => return Err(one_only("eff")),
-        (Some(Command::History(_)), true) => return Err(one_only("history")),
         _ => {}
     }
     match cli.command {
@@ -189,7 +188,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Cancel(args)) => until_stopped(cancel::run(&cluster, &args)).await,
         Some(Command::Logs(args)) => until_stopped(logs::run(&cluster, &args)).await,
         Some(Command::Eff(args)) => until_stopped(eff::run(&cluster, &args)).await,
-        Some(Command::History(args)) => until_stopped(history::run(&cluster, &args)).await,
+        Some(Command::History(args)) => until_stopped(history::run(&clusters, &args)).await,
         // It ends itself on ctrl-c (removing the partial file).
         Some(Command::Fetch(args)) => fetch::run(&cluster, &args).await,
         // It ends itself on ctrl-c (after closing the forward).

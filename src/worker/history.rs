@@ -37,7 +37,13 @@ pub async fn ended(
     steps: bool,
     timeout: Duration,
 ) -> Result<Parsed<JobUse>, String> {
-    let out = stdout_of(remote, &eff::sacct_ended(start, end, steps), None, timeout).await?;
+    let out = stdout_of(remote, &eff::sacct_ended(start, end, steps), None, timeout)
+        .await
+        .map_err(|e| match e.starts_with('`') {
+            // `failure` names the command already; a transport error does not.
+            true => e,
+            false => format!("`sacct` (jobs that ended) could not run: {e}"),
+        })?;
     read(&out)
 }
 

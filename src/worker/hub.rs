@@ -350,6 +350,7 @@ impl Hub {
                 let (tx, remote, s) = self.parts();
                 self.files.run(c, remote, tx, s.timeout);
             }
+            Cmd::ToCluster(_, c) => self.run(*c),
             Cmd::Quit | Cmd::Suspend | Cmd::AddCluster(_) | Cmd::Shell { .. } => {}
         }
     }
