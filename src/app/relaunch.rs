@@ -1,7 +1,9 @@
 //! `L`: launch a finished job again with the values its use suggests (more time after a
 //! timeout, more memory after running out, less memory or fewer GPUs when most went
-//! unused), in the launch form, from the spec staged in its job directory. Jobs slurmdash
-//! did not launch have no staged spec: the key says so.
+//! unused), in the launch form, from the spec staged in its job directory. A job slurmdash
+//! did not launch gets sacct's options and its own batch script: a `--wrap` one-liner as the
+//! command, any other script staged verbatim and run as the batch step, its `#SBATCH`
+//! options read into the form; what is not carried over is said.
 
 use super::App;
 use crate::action::Cmd;
@@ -169,7 +171,14 @@ pub fn spec_from_job(spec: &mut LaunchSpec, rec: &Recovered, report: &Efficiency
             missing = vec![
                 "the environment it was submitted from and any arguments given after the script (not in Slurm's records)".to_string(),
             ];
-            let skipped = directives_into(spec, &sbatch_directives(script), nodes);
+            let mut lacks = Vec::new();
+            if report.time_limit_s.is_none() {
+                lacks.push("time");
+            }
+            if report.mem_requested_bytes.is_none() {
+                lacks.push("mem");
+            }
+            let skipped = directives_into(spec, &sbatch_directives(script), nodes, &lacks);
             if !skipped.is_empty() {
                 missing.push(format!("#SBATCH {} (not carried over)", skipped.join(", ")));
             }
@@ -189,8 +198,14 @@ pub fn spec_from_job(spec: &mut LaunchSpec, rec: &Recovered, report: &Efficiency
 /// (name, partition, account, nodes, CPUs, memory, time, GPUs, working directory): it is
 /// what the job ran with, command-line options of sbatch included, which override the
 /// script's. Mail, requeue, QOS, constraints, exclusivity and task counts are taken from
-/// the script; the rest is returned, as written, as not carried over.
-pub fn directives_into(spec: &mut LaunchSpec, dirs: &[Directive], nodes: u32) -> Vec<String> {
+/// the script; the rest is returned, as written, as not carried over. `lacks`: the keys
+/// (`time`, `mem`) sacct had no value for, which the script's then gives.
+pub fn directives_into(
+    spec: &mut LaunchSpec,
+    dirs: &[Directive],
+    nodes: u32,
+    lacks: &[&str],
+) -> Vec<String> {
     const FROM_SACCT: &[&str] = &[
         "job-name",
         "partition",
@@ -220,6 +235,8 @@ pub fn directives_into(spec: &mut LaunchSpec, dirs: &[Directive], nodes: u32) ->
         let v = d.value.as_deref().unwrap_or("");
         match d.key.as_str() {
             "cpus-per-task" => cpus_per_task = v.parse::<u32>().ok(),
+            "time" if lacks.contains(&"time") && !v.is_empty() => spec.time = v.to_string(),
+            "mem" if lacks.contains(&"mem") && !v.is_empty() => spec.mem = v.to_string(),
             k if FROM_SACCT.contains(&k) => {}
             "mail-type" => spec.mail_type = v.to_string(),
             "mail-user" => spec.mail_user = v.to_string(),
@@ -406,7 +423,16 @@ mod tests {
             "#!/bin/bash\n#SBATCH -n 8 -c 4 --exclusive --array=1-3 -d afterok:1\nsrun x\n",
         );
         let mut spec = LaunchSpec::default();
-        let skipped = directives_into(&mut spec, &dirs, 2);
+        let skipped = directives_into(&mut spec, &dirs, 2, &[]);
+        // What sacct did not record comes from the script.
+        let mut other = LaunchSpec::default();
+        directives_into(
+            &mut other,
+            &sbatch_directives("#!/bin/sh\n#SBATCH -t 3 --mem=1G\n"),
+            1,
+            &["time"],
+        );
+        assert_eq!((other.time.as_str(), other.mem.as_str()), ("3", ""));
         assert_eq!(spec.extra_sbatch, ["--ntasks-per-node=4", "--exclusive"]);
         assert_eq!(spec.cpus_per_task, 4);
         assert_eq!(skipped, ["--array=1-3", "-d afterok:1"]);
