@@ -47,6 +47,12 @@ pub struct UiConfig {
     /// Mark (`z`) running jobs whose GPUs showed 0 % in every live sample for this many
     /// minutes; 0 turns the mark off.
     pub idle_gpu_minutes: u64,
+    /// Mark (`u`) running jobs whose cores busy stayed under this percent of their cores
+    /// in every live sample for `idle_gpu_minutes`; 0 turns it off.
+    pub low_cpu_percent: u64,
+    /// ... or whose peak resident memory stayed under this percent of the memory they
+    /// asked for over `idle_gpu_minutes` of samples; 0 turns it off.
+    pub low_mem_percent: u64,
     /// At least this many seconds between two live samples of the selected running job
     /// (sstat costs slurmctld RPCs; the refresh can come every few seconds).
     pub live_sample_secs: u64,
@@ -58,6 +64,8 @@ impl Default for UiConfig {
             columns: None,
             quick_cancel: true,
             idle_gpu_minutes: 10,
+            low_cpu_percent: 25,
+            low_mem_percent: 25,
             live_sample_secs: 30,
         }
     }

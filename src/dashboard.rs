@@ -100,6 +100,8 @@ fn new_app(session: &Session, loaded: &Loaded, keymap: Keymap, size: (u16, u16))
     app.size = size;
     app.quick_cancel = session.quick_cancel;
     app.live.idle_minutes = loaded.config.ui.idle_gpu_minutes;
+    app.live.low_cpu_percent = loaded.config.ui.low_cpu_percent;
+    app.live.low_mem_percent = loaded.config.ui.low_mem_percent;
     app.live.min_gap_secs = loaded.config.ui.live_sample_secs;
     app.files.download_dir = loaded.config.files.download_dir();
     app.cluster = cluster_state(session, loaded, first);

@@ -362,3 +362,207 @@ async fn recovering_a_job_slurmdash_did_not_launch() {
         rec.script_from
     );
 }
+
+/// The multi-line batch script a user submits with plain `sbatch script.sh`.
+const USER_SCRIPT: &str = r#"#!/bin/bash
+#SBATCH -J NAME
+#SBATCH -p short
+#SBATCH -c 2
+#SBATCH --mem=100M
+#SBATCH --time=3
+#SBATCH --output=OUT
+#SBATCH --no-requeue
+
+# Several steps, quotes and expansions: it must run as written.
+echo "cpus=$SLURM_CPUS_PER_TASK args=$#"
+for i in 1 2 3; do
+  echo "step $i of 'the' \"script\""
+done
+srun -n 1 sh -c 'echo "in a step: $SLURM_STEP_ID"'
+echo script-finished
+"#;
+
+/// A job submitted with plain sbatch from a multi-line script, finished, is relaunched through
+/// the dashboard's App and real workers (`L` asks for `Cmd::Recover`; the form opens with the
+/// recovered script as its command and the script's options; submitting it stages the
+/// script): the new job prints what the first printed and runs with the same options.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_submitted_from_a_multi_line_script_is_relaunched_from_its_own_script() {
+    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+    use slurmdash::action::{Cmd, Msg};
+    use slurmdash::app::{App, FormState, LaunchContext};
+    use std::sync::Arc;
+
+    let state = tempfile::tempdir().unwrap();
+    // The launch is recorded in a registry of this test's own.
+    std::env::set_var("SLURMDASH_STATE_DIR", state.path());
+    let remote: Arc<dyn Remote> = Arc::new(remote());
+    let r = remote.as_ref();
+    let dir = scratch(r, "rescript").await;
+    let name = format!("rescript{}", common::tmux::rand_suffix() % 100_000);
+    let path = format!("{dir}/train.sh");
+    let text = USER_SCRIPT
+        .replace("NAME", &name)
+        .replace("OUT", &format!("{dir}/first-%j.out"));
+    let out = r
+        .run(
+            &s(&["sh", "-c", "cat > \"$1\"", "sh", &path]),
+            Some(text.as_bytes()),
+            T,
+        )
+        .await
+        .unwrap();
+    assert!(out.success(), "{}", out.stderr_lossy());
+    let (first, state_end) = loop {
+        let id = sbatch(r, &["--chdir", &dir, &path]).await;
+        match finished(r, id, Duration::from_secs(240)).await.as_str() {
+            "NODE_FAIL" => continue,
+            s => break (id, s.to_string()),
+        }
+    };
+    assert_eq!(state_end, "COMPLETED");
+    let first_out = run(r, &["cat", &format!("{dir}/first-{first}.out")])
+        .await
+        .stdout_lossy()
+        .to_string();
+    assert!(first_out.contains("script-finished"), "{first_out}");
+
+    // At once (slurmctld forgets a finished job after MinJobAge; the dev cluster does not
+    // store scripts in slurmdbd): what `L` asks for.
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Msg>();
+    let mut hub = common::app_driver::hub(&remote, &tx);
+    let mut app = App::new(
+        "dev",
+        "your jobs",
+        slurmdash::keymap::Keymap::default(),
+        slurmdash::ui::theme::Theme::new(false),
+        slurmdash::queue::QueueView::default(),
+        Duration::from_secs(2),
+        chrono::Local::now().naive_local(),
+    );
+    app.cluster.launch = LaunchContext {
+        defaults: slurmdash::launch::LaunchSpec::default(),
+        results_root: Some(format!("{dir}/results")),
+        ..LaunchContext::default()
+    };
+    hub.run(Cmd::Recover(JobId::new(first)));
+    let mut pending: Vec<Msg> = Vec::new();
+    let start = std::time::Instant::now();
+    let mut submitted = false;
+    let mut checked_form = false;
+    let mut new_id: Option<String> = None;
+    let log = loop {
+        for msg in pending.drain(..) {
+            for cmd in app.update(msg) {
+                hub.run(cmd);
+            }
+        }
+        let ready = app
+            .form
+            .as_ref()
+            .is_some_and(|f| f.prepared.is_some() && f.busy.is_none());
+        if ready && !checked_form {
+            checked_form = true;
+            let note = app.note.clone().unwrap_or_default();
+            println!("note: {note}");
+            let f = app.form.as_ref().unwrap();
+            println!(
+                "form: time {} mem {} cpus {} extra {:?}",
+                f.spec.time, f.spec.mem, f.spec.cpus_per_task, f.spec.extra_sbatch
+            );
+            assert!(
+                note.contains(
+                    "-line batch script from scontrol write batch_script runs as the command"
+                ),
+                "{note}"
+            );
+            assert!(note.contains("--output="), "{note}");
+            let f = app.form.as_ref().unwrap();
+            assert_eq!(
+                f.spec.batch_script_summary().as_deref(),
+                Some("the job's recovered batch script: 16 lines (type a command to replace it)")
+            );
+            assert_eq!(f.spec.batch_script, text);
+            assert!(!f.spec.requeue);
+        }
+        if ready && !submitted {
+            if let Some(f) = app.form.as_mut() {
+                f.row = FormState::submit_row();
+            }
+            pending.push(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
+            submitted = true;
+            continue;
+        }
+        if let Some(e) = app.form.as_ref().and_then(|f| f.error.clone()) {
+            panic!("form error: {e}");
+        }
+        if submitted && app.form.is_none() && new_id.is_none() {
+            new_id = app.queue.selected_id().map(|i| i.as_str().to_string());
+            assert!(
+                new_id.is_some(),
+                "the new job is selected; note {:?}",
+                app.note
+            );
+        }
+        if new_id.is_some() {
+            let text = common::app_driver::log_text(&app);
+            if text.contains("script-finished") {
+                break text;
+            }
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(240),
+            "no relaunched output after 4 minutes; note {:?}, form {:?}, log {:?}",
+            app.note,
+            app.form.as_ref().map(|f| (
+                &f.error,
+                &f.problems,
+                &f.spec.time,
+                &f.spec.command,
+                f.spec.batch_script.len()
+            )),
+            common::app_driver::log_text(&app)
+        );
+        tokio::select! {
+            Some(m) = rx.recv() => pending.push(m),
+            _ = tokio::time::sleep(Duration::from_secs(2)) => pending.push(Msg::PollDue),
+        }
+    };
+    hub.stop();
+    let new_id: u64 = new_id.unwrap().parse().unwrap();
+    println!("job {first} printed:\n{first_out}job {new_id} (relaunched) printed:\n{log}");
+    // The same script ran: the same lines, in order (the step id may differ).
+    let lines = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(lines(&log), lines(&first_out));
+    // With the recovered options: sacct of both jobs.
+    let opts = |id: u64| {
+        let r = remote.clone();
+        async move {
+            run(
+                r.as_ref(),
+                &[
+                    "sacct",
+                    "-n",
+                    "-X",
+                    "-P",
+                    "-j",
+                    &id.to_string(),
+                    "--format=Partition,AllocCPUS,ReqMem,Timelimit",
+                ],
+            )
+            .await
+            .stdout_lossy()
+            .trim()
+            .to_string()
+        }
+    };
+    let (a, b) = (opts(first).await, opts(new_id).await);
+    println!("options: {a} / {b}");
+    assert_eq!(a, b);
+    assert!(a.starts_with("short|2|100M|00:03:00"), "{a}");
+}

@@ -564,3 +564,84 @@ async fn the_dashboard_shows_the_live_figures_of_the_selected_running_job() {
         "{screen}"
     );
 }
+
+/// A job sleeping on 2 cores with 1 GiB, selected in the real binary with `[ui]
+/// idle_gpu_minutes = 1`: after a minute of samples its row gets a `u` on the queue's
+/// left border and the detail pane says why, with the sampled figures.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_sleeping_on_two_cores_is_marked_u_and_the_detail_says_why() {
+    let remote: Arc<dyn Remote> = Arc::new(common::remote());
+    let r = remote.as_ref();
+    let name = format!("live-low-{}", tag());
+    let id = common::sbatch(
+        r,
+        &[
+            "-p",
+            "short",
+            "-N",
+            "1",
+            "-c",
+            "2",
+            "--mem=1G",
+            "-t",
+            "10",
+            "-J",
+            &name,
+            "-o",
+            "/dev/null",
+            "--wrap",
+            "srun sleep 600",
+        ],
+    )
+    .await;
+    let _cancel = CancelOnDrop(vec![id]);
+    wait_running(r, id).await;
+
+    let dir = tempfile::tempdir().unwrap();
+    let config = common::tmux::fast_config(dir.path());
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("\n[ui]\nidle_gpu_minutes = 1\nlive_sample_secs = 5\n");
+    std::fs::write(&config, text).unwrap();
+    let t = common::tmux::Tmux::start(&config, &[]);
+    t.wait("the queue", Duration::from_secs(60), |s| {
+        common::tmux::row(s, id).is_some()
+    });
+    t.keys(&["/"]);
+    t.keys(&[&name, "Enter"]);
+    let marked = |s: &str| {
+        s.lines().any(|l| {
+            l.starts_with('u')
+                && l[1..]
+                    .trim_start_matches(['│', ' '])
+                    .starts_with(&id.to_string())
+        })
+    };
+    let screen = t.wait(
+        "a u on the job's row and the reason in the detail pane",
+        Duration::from_secs(240),
+        |s| {
+            let detail = common::tmux::left_pane_text(s);
+            marked(s)
+                && detail.contains("of 2 cores busy for 1 min (u in the queue)")
+                && detail.contains("of 1.0 GiB asked over 1 min (u in the queue)")
+        },
+    );
+    let lines: Vec<&str> = screen
+        .lines()
+        .filter(|l| {
+            ["Live use", "CPU ", "Memory", "Low use", &id.to_string()]
+                .iter()
+                .any(|k| l.contains(k))
+        })
+        .collect();
+    println!("{}", lines.join("\n"));
+    let detail = common::tmux::left_pane_text(&screen);
+    // A sleeping job: well under a tenth of a core.
+    let busy: f64 = detail
+        .split("Low use ")
+        .nth(1)
+        .and_then(|s| s.split(" of 2 cores").next())
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("cores busy in {detail}"));
+    assert!(busy < 0.5, "{detail}");
+}

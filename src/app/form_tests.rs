@@ -489,3 +489,74 @@ fn a_read_only_session_does_not_open_the_form() {
     assert!(a.form.is_none());
     assert!(a.note.as_deref().is_some_and(|n| n.contains("read-only")));
 }
+
+#[test]
+fn a_recovered_multi_line_script_is_the_forms_command_and_is_staged_beside_the_script() {
+    let mut a = app();
+    let used = crate::slurm::eff::parse_eff(include_str!(
+        "../../tests/fixtures/slurm/22.05/sacct_eff.out"
+    ))
+    .expect("sacct fixture")
+    .into_iter()
+    .find(|u| u.detail.name == "tmo")
+    .expect("tmo");
+    let body = include_str!("../../tests/fixtures/slurm/26.05/batch_script_multiline.out");
+    let id = JobId::new(77);
+    let cmds = a.update(Msg::Recovered {
+        id: id.clone(),
+        result: Box::new(Ok(crate::payload::Recovered {
+            used,
+            script: Some(body.into()),
+            script_from: "scontrol write batch_script".into(),
+        })),
+    });
+    assert_eq!(cmds, vec![Cmd::FetchLaunchFacts]);
+    a.update(Msg::LaunchFacts(Ok(facts())));
+    if let Some(f) = a.form.as_mut() {
+        f.local_id = "20261123-120000-abcdef".into();
+        f.revalidate();
+    }
+    let note = a.note.clone().unwrap_or_default();
+    assert!(
+        note.contains(
+            "its 20-line batch script from scontrol write batch_script runs as the command"
+        ),
+        "{note}"
+    );
+    assert!(
+        note.contains("#SBATCH --output=/tmp/train-%j.out (not carried over)"),
+        "{note}"
+    );
+    let form = a.form.as_ref().expect("open");
+    assert!(form.problems.is_empty(), "{:?}", form.problems);
+    let screen = render(&a, 110, 42);
+    assert!(
+        screen
+            .contains("the job's recovered batch script: 20 lines (type a command to replace it)"),
+        "{screen}"
+    );
+    insta::assert_snapshot!("launch_form_recovered_script", screen);
+    a.form.as_mut().expect("open").row = FormState::submit_row();
+    let cmds = press(&mut a, KeyCode::Enter);
+    let prepared = match cmds.as_slice() {
+        [Cmd::Submit { prepared, .. }] => prepared.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(prepared.plan.batch_script.as_deref(), Some(body));
+    let s = &prepared.script;
+    assert!(
+        s.contains(&crate::launch::script::sha256_hex(body.as_bytes())),
+        "{s}"
+    );
+    assert!(
+        s.contains("recovered=/lustre/fsw/me/results/20261123-120000-abcdef/sbatch/recovered.sh"),
+        "{s}"
+    );
+    assert!(!s.contains("iteration") && !s.contains("srun"), "{s}");
+    assert!(
+        s.contains("#SBATCH --qos=normal\n#SBATCH --ntasks-per-node=1\n"),
+        "{s}"
+    );
+    assert!(s.contains("#SBATCH --no-requeue"), "{s}");
+    assert!(s.contains("#SBATCH --cpus-per-task=2"), "{s}");
+}

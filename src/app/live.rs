@@ -1,6 +1,7 @@
 //! Live use of the selected running job: one sample (sstat + nvidia-smi on its nodes) at
 //! most once per refresh, the session's history of each job's samples (for sparklines), and
-//! the queue's mark on jobs whose GPUs stay idle. Pure: no I/O.
+//! the queue's marks on jobs whose GPUs stay idle (`z`) or that use much less CPU or memory
+//! than they asked (`u`). Pure: no I/O.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -8,7 +9,9 @@ use chrono::NaiveDateTime;
 
 use super::App;
 use crate::action::Cmd;
-use crate::slurm::live::{GpuProbe, LiveSample, LiveTarget, NodeGpus, MAX_GPU_NODES};
+use crate::slurm::live::{
+    requested_memory, GpuProbe, LiveSample, LiveTarget, NodeGpus, MAX_GPU_NODES,
+};
 use crate::slurm::model::{Job, JobId, Status};
 
 /// Samples kept per job (the sparklines show the newest that fit).
@@ -57,6 +60,57 @@ pub struct JobLive {
     cpu: VecDeque<(f64, HashMap<String, f64>)>,
     /// Since when every GPU of the job has shown 0 % in every sample.
     pub idle_since: Option<NaiveDateTime>,
+    /// Cores the job was given (0: unknown), as the queue or its detail said at its last
+    /// sample.
+    pub asked_cores: u32,
+    /// Memory it asked for in all (its TRES `mem=`), bytes, when its detail was known.
+    pub asked_mem: Option<u64>,
+    /// The first and the latest sample in which sstat saw a running step.
+    pub steps_first: Option<NaiveDateTime>,
+    pub steps_last: Option<NaiveDateTime>,
+}
+
+/// When a sampled running job counts as using much less than it asked: `[ui]
+/// idle_gpu_minutes` (the span, shared with the idle-GPU mark; 0 turns both off),
+/// `low_cpu_percent` and `low_mem_percent` (0 turns that test off).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LowUseRules {
+    pub minutes: u64,
+    pub cpu_percent: u64,
+    pub mem_percent: u64,
+}
+
+/// Why a job counts as using much less than it asked, with the figures that say so.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LowUse {
+    /// Cores busy stayed under the share of `of` in every measured sample for `minutes`;
+    /// `busy` is their mean over those samples.
+    Cores { busy: f64, of: u32, minutes: i64 },
+    /// Peak resident memory stayed under the share of the request over `minutes` of
+    /// samples.
+    Memory { peak: u64, asked: u64, minutes: i64 },
+}
+
+impl LowUse {
+    /// One line for the detail pane: "1.2 of 8 cores busy for 14 min".
+    pub fn describe(&self) -> String {
+        use crate::logview::human_bytes;
+        match self {
+            LowUse::Cores { busy, of, minutes } => format!(
+                "{busy:.1} of {of} core{} busy for {minutes} min",
+                if *of == 1 { "" } else { "s" }
+            ),
+            LowUse::Memory {
+                peak,
+                asked,
+                minutes,
+            } => format!(
+                "peak {} of {} asked over {minutes} min",
+                human_bytes(*peak),
+                human_bytes(*asked)
+            ),
+        }
+    }
 }
 
 impl JobLive {
@@ -112,6 +166,8 @@ impl JobLive {
             let peak: u64 = steps.iter().map(|st| st.rss_peak).max().unwrap_or(0);
             self.peak_rss = self.peak_rss.max(sum).max(peak);
             rss = Some(sum);
+            self.steps_first.get_or_insert(at);
+            self.steps_last = Some(at);
         }
         let gpus: Vec<GpuPoint> = s
             .gpus
@@ -165,12 +221,78 @@ impl JobLive {
             _ => false,
         }
     }
+
+    /// What the job uses much less of than it asked, judged on the samples taken (none
+    /// when `rules.minutes` is 0 or the samples span less).
+    pub fn low_use(&self, rules: &LowUseRules) -> Vec<LowUse> {
+        let mut out = Vec::new();
+        if rules.minutes == 0 {
+            return out;
+        }
+        let need = (rules.minutes * 60) as i64;
+        if rules.cpu_percent > 0 && self.asked_cores > 0 {
+            let limit = f64::from(self.asked_cores) * rules.cpu_percent as f64 / 100.0;
+            // The newest run of measured samples all under the limit (a sample without a
+            // figure neither breaks nor extends it).
+            let (mut sum, mut n, mut since) = (0.0, 0u32, None);
+            for p in self.points.iter().rev() {
+                match p.cores_busy {
+                    None => continue,
+                    Some(b) if b < limit => {
+                        sum += b;
+                        n += 1;
+                        since = Some(p.at);
+                    }
+                    Some(_) => break,
+                }
+            }
+            let last = self
+                .points
+                .iter()
+                .rev()
+                .find(|p| p.cores_busy.is_some())
+                .map(|p| p.at);
+            if let (Some(since), Some(last)) = (since, last) {
+                let span = (last - since).num_seconds();
+                if n >= 2 && span >= need {
+                    out.push(LowUse::Cores {
+                        busy: sum / f64::from(n),
+                        of: self.asked_cores,
+                        minutes: span / 60,
+                    });
+                }
+            }
+        }
+        if let (true, Some(asked), Some(first), Some(last)) = (
+            rules.mem_percent > 0,
+            self.asked_mem,
+            self.steps_first,
+            self.steps_last,
+        ) {
+            let span = (last - first).num_seconds();
+            let limit = asked as f64 * rules.mem_percent as f64 / 100.0;
+            if self.peak_rss > 0 && (self.peak_rss as f64) < limit && span >= need {
+                out.push(LowUse::Memory {
+                    peak: self.peak_rss,
+                    asked,
+                    minutes: span / 60,
+                });
+            }
+        }
+        out
+    }
 }
 
 #[derive(Debug, Clone)]
 pub struct LiveState {
     /// `[ui] idle_gpu_minutes`: mark running jobs whose GPUs stayed at 0 % this long.
     pub idle_minutes: u64,
+    /// `[ui] low_cpu_percent`: mark (`u`) running jobs whose cores busy stayed under this
+    /// share of their cores for `idle_minutes`; 0 turns it off.
+    pub low_cpu_percent: u64,
+    /// `[ui] low_mem_percent`: ... whose peak memory stayed under this share of the
+    /// request; 0 turns it off.
+    pub low_mem_percent: u64,
     /// `[ui] live_sample_secs`: at least this long between two samples of one job (each
     /// costs slurmctld a few RPCs; the refresh can come every few seconds).
     pub min_gap_secs: u64,
@@ -187,6 +309,8 @@ impl Default for LiveState {
     fn default() -> Self {
         LiveState {
             idle_minutes: 10,
+            low_cpu_percent: 25,
+            low_mem_percent: 25,
             min_gap_secs: 0,
             jobs: HashMap::new(),
             running: HashSet::new(),
@@ -211,6 +335,24 @@ impl LiveState {
         self.jobs
             .iter()
             .filter(|(_, j)| j.gpus_idle_for(self.idle_minutes))
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+
+    pub fn rules(&self) -> LowUseRules {
+        LowUseRules {
+            minutes: self.idle_minutes,
+            cpu_percent: self.low_cpu_percent,
+            mem_percent: self.low_mem_percent,
+        }
+    }
+
+    /// Jobs to mark `u` in the queue: much less CPU or memory used than asked.
+    pub fn low_use_jobs(&self) -> HashSet<JobId> {
+        let rules = self.rules();
+        self.jobs
+            .iter()
+            .filter(|(_, j)| !j.low_use(&rules).is_empty())
             .map(|(id, _)| id.clone())
             .collect()
     }
@@ -284,7 +426,7 @@ impl App {
         if selected_here {
             self.live.sampled = false;
         }
-        self.queue.set_idle(self.live.idle_jobs());
+        self.live_marks();
         self.live_due()
     }
 
@@ -297,6 +439,7 @@ impl App {
         if self.live.in_flight.as_ref().is_some_and(|(i, _)| *i == id) {
             self.live.in_flight = None;
         }
+        let (cores, mem) = self.asked(&id);
         let job = self.live.jobs.entry(id).or_default();
         match result {
             Ok(s) => job.add(s, at),
@@ -305,8 +448,32 @@ impl App {
                 job.at = Some(at);
             }
         }
-        self.queue.set_idle(self.live.idle_jobs());
+        job.asked_cores = cores.unwrap_or(job.asked_cores);
+        job.asked_mem = mem.or(job.asked_mem);
+        self.live_marks();
         Vec::new()
+    }
+
+    /// The cores and memory `id` asked for: its detail's when shown, else the queue's
+    /// cores (memory only from the detail's TRES, which counts every node).
+    fn asked(&self, id: &JobId) -> (Option<u32>, Option<u64>) {
+        let detail = self
+            .detail
+            .detail
+            .as_ref()
+            .filter(|_| self.detail.id.as_ref() == Some(id));
+        let queue = self.queue.jobs().iter().find(|j| &j.id == id);
+        let cores = detail
+            .and_then(|d| d.cpus)
+            .or(queue.map(|j| j.cpus))
+            .filter(|c| *c > 0);
+        (cores, detail.and_then(requested_memory))
+    }
+
+    /// The queue's `z` and `u` marks, from what the samples say.
+    fn live_marks(&mut self) {
+        self.queue.set_idle(self.live.idle_jobs());
+        self.queue.set_low_use(self.live.low_use_jobs());
     }
 }
 

@@ -243,3 +243,168 @@ fn live_sample_secs_spaces_the_samples_of_a_job_over_refreshes() {
     let at = t0 + chrono::Duration::seconds(30);
     assert_eq!(samples(&refresh(&mut a, at)).len(), 1);
 }
+
+/// A job of `cores` cores asking `mem_gib` GiB, sampled once a minute: `busy` cores, `rss`
+/// MiB.
+fn low_job(cores: u32, mem_gib: Option<u64>, busy: &[f64], rss: u64) -> JobLive {
+    let mut j = JobLive {
+        asked_cores: cores,
+        asked_mem: mem_gib.map(|g| g << 30),
+        ..JobLive::default()
+    };
+    let mut cpu = 0.0;
+    for (m, b) in busy.iter().enumerate() {
+        cpu += b * 60.0;
+        let mut s = sample(m as f64 * 60.0, cpu, rss, &[]);
+        s.gpus.clear();
+        j.add(s, now() + Span::minutes(m as i64));
+    }
+    j
+}
+
+const RULES: LowUseRules = LowUseRules {
+    minutes: 10,
+    cpu_percent: 25,
+    mem_percent: 25,
+};
+
+#[test]
+fn low_use_needs_every_measured_sample_under_the_share_for_the_whole_span() {
+    // 1.2 of 8 cores (15 %): the first sample has no figure yet, so 11 samples a minute
+    // apart measure 9 minutes (not enough) and 12 measure 10.
+    assert!(low_job(8, None, &[1.2; 11], 300).low_use(&RULES).is_empty());
+    let low = low_job(8, None, &[1.2; 12], 300).low_use(&RULES);
+    assert_eq!(low.len(), 1, "{low:?}");
+    let LowUse::Cores { busy, of, minutes } = &low[0] else {
+        panic!("{low:?}")
+    };
+    assert!((busy - 1.2).abs() < 1e-9);
+    assert_eq!((*of, *minutes), (8, 10));
+    assert_eq!(low[0].describe(), "1.2 of 8 cores busy for 10 min");
+    // One busy minute in the middle starts the count again.
+    let mut busy = vec![1.0; 12];
+    busy[4] = 3.0;
+    assert!(low_job(8, None, &busy, 300).low_use(&RULES).is_empty());
+    // At the share or above is not low; 0 turns the test off; so does a span of 0.
+    assert!(low_job(8, None, &[2.0; 12], 300).low_use(&RULES).is_empty());
+    let off = LowUseRules {
+        cpu_percent: 0,
+        ..RULES
+    };
+    assert!(low_job(8, None, &[1.2; 12], 300).low_use(&off).is_empty());
+    let never = LowUseRules {
+        minutes: 0,
+        ..RULES
+    };
+    assert!(low_job(8, Some(16), &[0.1; 12], 300)
+        .low_use(&never)
+        .is_empty());
+    // Unknown cores: no verdict.
+    assert!(low_job(0, None, &[0.0; 12], 300).low_use(&RULES).is_empty());
+}
+
+#[test]
+fn low_memory_is_a_peak_under_the_share_of_the_request_over_the_span() {
+    // 310 MiB of 16 GiB, sampled 11 minutes: low (and the cores are busy enough).
+    let j = low_job(2, Some(16), &[2.0; 12], 310);
+    let low = j.low_use(&RULES);
+    assert_eq!(
+        low,
+        [LowUse::Memory {
+            peak: 310 << 20,
+            asked: 16 << 30,
+            minutes: 11
+        }]
+    );
+    assert_eq!(
+        low[0].describe(),
+        "peak 310.0 MiB of 16.0 GiB asked over 11 min"
+    );
+    // Sampled for less than the span: no verdict yet.
+    assert!(low_job(2, Some(16), &[2.0; 5], 310)
+        .low_use(&RULES)
+        .is_empty());
+    // A peak at 25 % or more, no known request, or the test off: none.
+    assert!(low_job(2, Some(1), &[2.0; 12], 300)
+        .low_use(&RULES)
+        .is_empty());
+    assert!(low_job(2, None, &[2.0; 12], 310).low_use(&RULES).is_empty());
+    let off = LowUseRules {
+        mem_percent: 0,
+        ..RULES
+    };
+    assert!(low_job(2, Some(16), &[2.0; 12], 310)
+        .low_use(&off)
+        .is_empty());
+    // Both at once.
+    assert_eq!(
+        low_job(8, Some(16), &[0.5; 12], 310).low_use(&RULES).len(),
+        2
+    );
+}
+
+#[test]
+fn a_sampled_job_using_little_of_what_it_asked_is_marked_u_and_z_stays_for_gpus() {
+    let mut a = start();
+    select(&mut a, "237");
+    // Its detail: 4 cores, 16 GiB in all.
+    let detail = crate::slurm::model::JobDetail {
+        id: Some(id("237")),
+        cpus: Some(4),
+        tres: Some("cpu=4,mem=16G,node=1,billing=4,gres/gpu=1".into()),
+        ..Default::default()
+    };
+    a.update(Msg::Detail {
+        id: id("237"),
+        result: Box::new(Ok((detail, crate::payload::DetailSource::Scontrol))),
+    });
+    let t = |m: i64| now() + Span::minutes(m);
+    // 0.5 of 4 cores and 300 MiB, GPU at 50 %: not idle, but little used.
+    let mut cpu = 0.0;
+    for m in 0..10 {
+        cpu += 30.0;
+        answer(&mut a, sample(m as f64 * 60.0, cpu, 300, &[50]), t(m));
+        assert!(!a.queue.is_low_use(&id("237")), "minute {m}");
+    }
+    // 10 minutes of samples: the memory says so; a minute later the cores too.
+    cpu += 30.0;
+    answer(&mut a, sample(600.0, cpu, 300, &[50]), t(10));
+    assert!(
+        a.queue.is_low_use(&id("237")),
+        "300 MiB of 16 GiB for 10 min"
+    );
+    assert_eq!(
+        a.live
+            .job(&id("237"))
+            .unwrap()
+            .low_use(&a.live.rules())
+            .len(),
+        1
+    );
+    cpu += 30.0;
+    answer(&mut a, sample(660.0, cpu, 300, &[50]), t(11));
+    assert!(a.queue.is_low_use(&id("237")));
+    assert!(!a.queue.is_idle(&id("237")), "its GPU works");
+    assert!(!a.queue.is_low_use(&id("233")));
+    let j = a.live.job(&id("237")).unwrap();
+    assert_eq!((j.asked_cores, j.asked_mem), (4, Some(16 << 30)));
+    let why: Vec<String> = j
+        .low_use(&a.live.rules())
+        .iter()
+        .map(LowUse::describe)
+        .collect();
+    assert_eq!(
+        why,
+        [
+            "0.5 of 4 cores busy for 10 min",
+            "peak 300.0 MiB of 16.0 GiB asked over 11 min"
+        ]
+    );
+    // Busy again: the memory still says so; with that test off the mark goes.
+    cpu += 180.0;
+    answer(&mut a, sample(720.0, cpu, 300, &[50]), t(12));
+    assert!(a.queue.is_low_use(&id("237")));
+    a.live.low_mem_percent = 0;
+    refresh(&mut a, t(12));
+    assert!(!a.queue.is_low_use(&id("237")));
+}

@@ -1,13 +1,15 @@
 //! `L`: launch a finished job again with the values its use suggests (more time after a
 //! timeout, more memory after running out, less memory or fewer GPUs when most went
-//! unused), in the launch form, from the spec staged in its job directory. Jobs slurmdash
-//! did not launch have no staged spec: the key says so.
+//! unused), in the launch form, from the spec staged in its job directory. A job slurmdash
+//! did not launch gets sacct's options and its own batch script: a `--wrap` one-liner as the
+//! command, any other script staged verbatim and run as the batch step, its `#SBATCH`
+//! options read into the form; what is not carried over is said.
 
 use super::App;
 use crate::action::Cmd;
 use crate::launch::LaunchSpec;
 use crate::payload::Recovered;
-use crate::slurm::eff::recover::wrapped_command;
+use crate::slurm::eff::recover::{sbatch_directives, wrapped_command, Directive};
 use crate::slurm::eff::{Efficiency, JobUse, Suggestion};
 use crate::slurm::model::JobId;
 
@@ -157,17 +159,29 @@ pub fn spec_from_job(spec: &mut LaunchSpec, rec: &Recovered, report: &Efficiency
     spec.env.clear();
     spec.extra_sbatch.clear();
     spec.inputs.clear();
+    spec.batch_script.clear();
     let mut missing = vec![
         "container, environment and other sbatch options (not in Slurm's records)".to_string(),
     ];
-    match rec.script.as_deref().map(wrapped_command) {
-        Some(Some(cmd)) => spec.command = cmd,
-        Some(None) => {
+    match rec.script.as_deref().map(|s| (s, wrapped_command(s))) {
+        Some((_, Some(cmd))) => spec.command = cmd,
+        Some((script, None)) => {
             spec.command.clear();
-            missing.push(format!(
-                "the command: its batch script ({}) is not a one-line --wrap command",
-                rec.script_from
-            ));
+            spec.batch_script = script.to_string();
+            missing = vec![
+                "the environment it was submitted from and any arguments given after the script (not in Slurm's records)".to_string(),
+            ];
+            let mut lacks = Vec::new();
+            if report.time_limit_s.is_none() {
+                lacks.push("time");
+            }
+            if report.mem_requested_bytes.is_none() {
+                lacks.push("mem");
+            }
+            let skipped = directives_into(spec, &sbatch_directives(script), nodes, &lacks);
+            if !skipped.is_empty() {
+                missing.push(format!("#SBATCH {} (not carried over)", skipped.join(", ")));
+            }
         }
         None => {
             spec.command.clear();
@@ -178,6 +192,81 @@ pub fn spec_from_job(spec: &mut LaunchSpec, rec: &Recovered, report: &Efficiency
         }
     }
     missing
+}
+
+/// Reads a recovered script's `#SBATCH` options into the spec. What sacct recorded wins
+/// (name, partition, account, nodes, CPUs, memory, time, GPUs, working directory): it is
+/// what the job ran with, command-line options of sbatch included, which override the
+/// script's. Mail, requeue, QOS, constraints, exclusivity and task counts are taken from
+/// the script; the rest is returned, as written, as not carried over. `lacks`: the keys
+/// (`time`, `mem`) sacct had no value for, which the script's then gives.
+pub fn directives_into(
+    spec: &mut LaunchSpec,
+    dirs: &[Directive],
+    nodes: u32,
+    lacks: &[&str],
+) -> Vec<String> {
+    const FROM_SACCT: &[&str] = &[
+        "job-name",
+        "partition",
+        "account",
+        "nodes",
+        "cpus-per-task",
+        "mem",
+        "time",
+        "gres",
+        "gpus",
+        "chdir",
+    ];
+    const PASSED: &[&str] = &[
+        "qos",
+        "constraint",
+        "exclude",
+        "nodelist",
+        "exclusive",
+        "reservation",
+        "licenses",
+        "ntasks-per-node",
+    ];
+    let mut skipped = Vec::new();
+    let mut cpus_per_task = None;
+    let mut tasks = false;
+    for d in dirs {
+        let v = d.value.as_deref().unwrap_or("");
+        match d.key.as_str() {
+            "cpus-per-task" => cpus_per_task = v.parse::<u32>().ok(),
+            "time" if lacks.contains(&"time") && !v.is_empty() => spec.time = v.to_string(),
+            "mem" if lacks.contains(&"mem") && !v.is_empty() => spec.mem = v.to_string(),
+            k if FROM_SACCT.contains(&k) => {}
+            "mail-type" => spec.mail_type = v.to_string(),
+            "mail-user" => spec.mail_user = v.to_string(),
+            "requeue" => spec.requeue = true,
+            "no-requeue" => spec.requeue = false,
+            "ntasks" => match v.parse::<u32>() {
+                // Tasks spread over the nodes as evenly as sbatch would.
+                Ok(n) if n > 0 => {
+                    tasks = true;
+                    spec.extra_sbatch
+                        .push(format!("--ntasks-per-node={}", n.div_ceil(nodes.max(1))));
+                }
+                _ => skipped.push(d.text.clone()),
+            },
+            k if PASSED.contains(&k) => {
+                tasks |= k == "ntasks-per-node";
+                spec.extra_sbatch.push(match &d.value {
+                    Some(v) => format!("--{k}={v}"),
+                    None => format!("--{k}"),
+                });
+            }
+            _ => skipped.push(d.text.clone()),
+        }
+    }
+    // sacct's CPU count is for all tasks: with several tasks a node, CPUs per task is the
+    // script's (1 when it does not say).
+    if tasks {
+        spec.cpus_per_task = cpus_per_task.unwrap_or(1);
+    }
+    skipped
 }
 
 impl App {
@@ -212,12 +301,17 @@ impl App {
         } else {
             format!("; {}", changed.join(", "))
         };
+        let script = match (&rec.script, form.spec.batch_script_summary()) {
+            (Some(s), Some(_)) => format!(
+                ", its {}-line batch script from {} runs as the command",
+                crate::slurm::eff::recover::script_lines(s),
+                rec.script_from
+            ),
+            (Some(_), None) => format!(", script from {}", rec.script_from),
+            (None, _) => String::new(),
+        };
         self.note = Some(format!(
-            "relaunch of {id} (not launched by slurmdash; options from sacct{}){changed}; not recovered: {}",
-            rec.script
-                .as_ref()
-                .map(|_| format!(", script from {}", rec.script_from))
-                .unwrap_or_default(),
+            "relaunch of {id} (not launched by slurmdash; options from sacct{script}){changed}; not recovered: {}",
             missing.join("; ")
         ));
         cmds
@@ -257,6 +351,91 @@ mod tests {
         assert_eq!(missing.len(), 1, "{missing:?}");
         apply(&mut spec, &report.suggestion);
         assert_eq!(spec.time, "2m");
+    }
+
+    fn multiline(v: &str) -> Recovered {
+        let u = crate::slurm::eff::parse_eff(include_str!(
+            "../../tests/fixtures/slurm/22.05/sacct_eff.out"
+        ))
+        .unwrap()
+        .into_iter()
+        .find(|u| u.detail.name == "tmo")
+        .unwrap();
+        let script = match v {
+            "22.05" => include_str!("../../tests/fixtures/slurm/22.05/batch_script_multiline.out"),
+            _ => include_str!("../../tests/fixtures/slurm/26.05/batch_script_multiline.out"),
+        };
+        Recovered {
+            used: u,
+            script: Some(script.into()),
+            script_from: "scontrol write batch_script".into(),
+        }
+    }
+
+    #[test]
+    fn a_multi_line_batch_script_becomes_the_command_with_its_directives_read() {
+        for v in ["22.05", "26.05"] {
+            let rec = multiline(v);
+            let report = Efficiency::compute(&rec.used, &[]);
+            let mut spec = LaunchSpec {
+                command: "old".into(),
+                ..LaunchSpec::default()
+            };
+            let missing = spec_from_job(&mut spec, &rec, &report);
+            assert_eq!(spec.command, "", "{v}");
+            assert_eq!(spec.batch_script, rec.script.clone().unwrap(), "{v}");
+            // sacct's values win: partition, memory and time are the job's records.
+            assert_eq!(
+                (
+                    spec.partition.as_str(),
+                    spec.mem.as_str(),
+                    spec.time.as_str()
+                ),
+                ("short", "200M", "1m")
+            );
+            // From the script: mail, requeue, QOS, tasks a node and so CPUs per task.
+            assert_eq!(spec.mail_type, "END,FAIL");
+            assert!(!spec.requeue);
+            assert_eq!(spec.extra_sbatch, ["--qos=normal", "--ntasks-per-node=1"]);
+            assert_eq!(spec.cpus_per_task, 2);
+            assert_eq!(
+                missing,
+                [
+                    "the environment it was submitted from and any arguments given after the script (not in Slurm's records)",
+                    "#SBATCH --output=/tmp/train-%j.out (not carried over)"
+                ],
+                "{v}"
+            );
+            assert_eq!(
+                spec.batch_script_summary().as_deref(),
+                Some("the job's recovered batch script: 20 lines (type a command to replace it)")
+            );
+            // Typing a command replaces the recovered script.
+            spec.set("command", "echo hi").unwrap();
+            assert!(spec.batch_script.is_empty());
+            assert_eq!(spec.batch_script_summary(), None);
+        }
+    }
+
+    #[test]
+    fn tasks_spread_over_nodes_and_a_container_is_refused_with_a_recovered_script() {
+        let dirs = sbatch_directives(
+            "#!/bin/bash\n#SBATCH -n 8 -c 4 --exclusive --array=1-3 -d afterok:1\nsrun x\n",
+        );
+        let mut spec = LaunchSpec::default();
+        let skipped = directives_into(&mut spec, &dirs, 2, &[]);
+        // What sacct did not record comes from the script.
+        let mut other = LaunchSpec::default();
+        directives_into(
+            &mut other,
+            &sbatch_directives("#!/bin/sh\n#SBATCH -t 3 --mem=1G\n"),
+            1,
+            &["time"],
+        );
+        assert_eq!((other.time.as_str(), other.mem.as_str()), ("3", ""));
+        assert_eq!(spec.extra_sbatch, ["--ntasks-per-node=4", "--exclusive"]);
+        assert_eq!(spec.cpus_per_task, 4);
+        assert_eq!(skipped, ["--array=1-3", "-d afterok:1"]);
     }
 
     #[test]

@@ -29,6 +29,10 @@ impl Layout {
     pub fn script_path(&self) -> String {
         format!("{}/sbatch/job_{}.sbatch", self.job_dir, self.local_id)
     }
+    /// Where a recovered batch script is staged (see [`crate::launch::LaunchSpec::batch_script`]).
+    pub fn recovered_path(&self) -> String {
+        format!("{}/sbatch/recovered.sh", self.job_dir)
+    }
     pub fn log_dir(&self, name: &str, job_id: u64) -> String {
         format!("{}/slurm-logs/{name}-{job_id}", self.job_dir)
     }
@@ -50,6 +54,28 @@ pub fn quote(s: &str) -> String {
     } else {
         format!("'{}'", s.replace('\'', "'\\''"))
     }
+}
+
+/// The sha256 of a staged file's bytes, in hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The end of a script that runs a recovered batch script: staged beside it verbatim, its
+/// sha256 checked (the checksum lives in this script, whose own sha256 the submission
+/// checks), then run as the batch step, by its own `#!` line, as Slurm ran it.
+fn recovered(s: &mut String, body: &str, layout: &Layout) {
+    let path = layout.recovered_path();
+    let sum = sha256_hex(body.as_bytes());
+    let _ = writeln!(
+        s,
+        "\n# The batch script of the job this relaunches, staged verbatim as {path}.\n# Its #SBATCH lines are not read again: the options above are this launch's.\nrecovered={}\nif [ \"$(sha256sum < \"$recovered\" | cut -d' ' -f1)\" != {sum} ]; then\n  echo \"slurmdash: $recovered changed since it was launched (sha256 {sum} recorded): not run\" >&2\n  exit 12\nfi\nchmod u+x \"$recovered\"\nexec \"$recovered\"",
+        quote(&path)
+    );
 }
 
 /// Renders the script. `image` is what `--container-image` gets (the Pyxis form, or the
@@ -122,6 +148,10 @@ pub fn render(plan: &Plan, layout: &Layout, image: Option<&str>) -> String {
     }
     let workdir = plan.workdir.as_deref().unwrap_or(&layout.job_dir);
     let _ = writeln!(s, "\ncd {}", quote(workdir));
+    if let Some(body) = &plan.batch_script {
+        recovered(&mut s, body, layout);
+        return s;
+    }
 
     let mut inner = String::new();
     if plan.nodes > 1 {

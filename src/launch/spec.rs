@@ -66,6 +66,10 @@ pub struct LaunchSpec {
     pub mail_user: String,
     /// The template these values started from (recorded in the registry).
     pub template: Option<String>,
+    /// A batch script recovered from a job slurmdash did not launch (`L`), run instead of
+    /// `command`: staged verbatim as `sbatch/recovered.sh`, checked by its sha256 and run
+    /// as the batch step. Empty: none. Typing a command replaces it.
+    pub batch_script: String,
 }
 
 impl Default for LaunchSpec {
@@ -100,6 +104,7 @@ impl Default for LaunchSpec {
             mail_type: String::new(),
             mail_user: String::new(),
             template: None,
+            batch_script: String::new(),
         }
     }
 }
@@ -173,7 +178,12 @@ impl LaunchSpec {
             "image" => self.image = v.to_string(),
             "container_mounts" | "mounts" => self.container_mounts = v.to_string(),
             "workdir" => self.workdir = v.to_string(),
-            "command" => self.command = value.to_string(),
+            "command" => {
+                self.command = value.to_string();
+                if !v.is_empty() {
+                    self.batch_script.clear();
+                }
+            }
             "shell" => self.shell = v.to_string(),
             "env" => {
                 let mut env = BTreeMap::new();
@@ -216,6 +226,18 @@ impl LaunchSpec {
             }
         }
         Ok(())
+    }
+
+    /// What the form shows for the command when it is a recovered batch script.
+    pub fn batch_script_summary(&self) -> Option<String> {
+        if self.batch_script.is_empty() || !self.command.trim().is_empty() {
+            return None;
+        }
+        let n = self.batch_script.lines().count();
+        Some(format!(
+            "the job's recovered batch script: {n} line{} (type a command to replace it)",
+            if n == 1 { "" } else { "s" }
+        ))
     }
 
     /// The field's value as text, in the form `set` accepts.

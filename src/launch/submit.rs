@@ -209,12 +209,16 @@ pub async fn submit(
         env: &p.plan.env,
         secrets: &p.plan.secrets,
     };
-    let files = [
+    let mut files = vec![
         (format!("{}/specs/launch.json", l.job_dir), json(&p.spec)),
         (format!("{}/env/env.json", l.job_dir), json(&env)),
         (format!("{}/meta/request.json", l.job_dir), json(&request)),
-        (l.script_path(), p.script.clone()),
     ];
+    if let Some(body) = &p.plan.batch_script {
+        // Before the script that checks it.
+        files.push((l.recovered_path(), body.clone()));
+    }
+    files.push((l.script_path(), p.script.clone()));
     for (path, content) in &files {
         stage::write_file(remote, path, content.as_bytes(), to).await?;
     }
@@ -280,7 +284,10 @@ pub async fn submit(
             "job {job_id} is queued but was not recorded locally: {e}"
         ));
     }
-    if let Err(e) = t.registry.save_last(&p.spec) {
+    // A recovered script belongs to that relaunch, not to the next form.
+    let mut last = p.spec.clone();
+    last.batch_script.clear();
+    if let Err(e) = t.registry.save_last(&last) {
         warnings.push(format!("the form's last-used values were not saved: {e}"));
     }
     let meta = format!("{}/meta/registry.json", l.job_dir);

@@ -52,6 +52,8 @@ pub struct Plan {
     pub container_mounts: String,
     pub workdir: Option<String>,
     pub command: String,
+    /// A recovered batch script run instead of `command` (see [`LaunchSpec::batch_script`]).
+    pub batch_script: Option<String>,
     /// The program that runs `command` with `-c` (e.g. `/bin/sh`, `bash`).
     pub shell: String,
     pub env: BTreeMap<String, String>,
@@ -401,7 +403,14 @@ pub fn validate(spec: &LaunchSpec, facts: &ClusterFacts) -> Result<Plan, Vec<Pro
             }
         }
     };
-    if spec.command.trim().is_empty() {
+    let recovered = spec.command.trim().is_empty() && !spec.batch_script.is_empty();
+    if recovered && !spec.image.trim().is_empty() {
+        bad(
+            Field::Command,
+            "a recovered batch script runs as the batch step, outside any container: clear the container image or type a command".into(),
+        );
+    }
+    if spec.command.trim().is_empty() && !recovered {
         bad(Field::Command, "a command to run is required".into());
     }
     let shell = match resolve_shell(&spec.shell, image.is_some()) {
@@ -478,6 +487,7 @@ pub fn validate(spec: &LaunchSpec, facts: &ClusterFacts) -> Result<Plan, Vec<Pro
         container_mounts: spec.container_mounts.trim().to_string(),
         workdir,
         command: spec.command.trim().to_string(),
+        batch_script: recovered.then(|| spec.batch_script.clone()),
         shell,
         env: spec.env.clone(),
         secrets: spec.secrets.clone(),

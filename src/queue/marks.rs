@@ -150,6 +150,16 @@ impl QueueView {
         !self.idle.is_empty() && self.idle.contains(id)
     }
 
+    /// The running jobs that used much less CPU or memory than they asked
+    /// (`[ui] low_cpu_percent`, `low_mem_percent`).
+    pub fn set_low_use(&mut self, ids: HashSet<JobId>) {
+        self.low_use = ids;
+    }
+
+    pub fn is_low_use(&self, id: &JobId) -> bool {
+        !self.low_use.is_empty() && self.low_use.contains(id)
+    }
+
     pub fn badge(&self, id: &JobId) -> Option<&str> {
         if id.array().is_some() || id.het_offset().is_some() {
             return None;

@@ -62,6 +62,8 @@ pub struct QueueView {
     badges: HashMap<ArrayKey, String>,
     /// Running jobs whose GPUs stayed idle (`z` in the marks column).
     idle: HashSet<JobId>,
+    /// Running jobs that use much less CPU or memory than they asked (`u`).
+    low_use: HashSet<JobId>,
     /// Several clusters are shown: the CLUSTER column is added.
     multi: bool,
     /// Clusters (by number) whose rows are out of date: their last refresh failed.
@@ -114,6 +116,7 @@ impl QueueView {
             facts: HashMap::new(),
             caption: None,
             idle: HashSet::new(),
+            low_use: HashSet::new(),
         }
     }
 

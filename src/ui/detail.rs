@@ -35,7 +35,7 @@ pub struct DetailWidget<'a> {
     pub live: LiveView<'a>,
 }
 
-pub use live::{idle_mark_help, LiveView};
+pub use live::{idle_mark_help, low_use_help, LiveView};
 pub use pending::PendingView;
 
 /// A [`DetailWidget`] scrolled down by `scroll` lines (clamped to the content).

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthStr;
 
 use super::{DetailWidget, Lines, LABEL_W};
-use crate::app::live::{JobLive, Point};
+use crate::app::live::{JobLive, LowUseRules, Point};
 use crate::logview::human_bytes;
 use crate::slurm::live::{requested_memory, GpuProbe};
 use crate::slurm::model::JobDetail;
@@ -22,6 +22,30 @@ pub struct LiveView<'a> {
     pub sampling: bool,
     /// `[ui] idle_gpu_minutes` (0: no idle warning).
     pub idle_minutes: u64,
+    /// When the job counts as using much less CPU or memory than it asked (default: never).
+    pub low: LowUseRules,
+}
+
+/// The help overlay's words on the queue's `u` mark.
+pub fn low_use_help(r: &LowUseRules) -> String {
+    let mut tests = Vec::new();
+    if r.cpu_percent > 0 {
+        tests.push(format!("cores busy under {} % of its cores", r.cpu_percent));
+    }
+    if r.mem_percent > 0 {
+        tests.push(format!(
+            "peak memory under {} % of its request",
+            r.mem_percent
+        ));
+    }
+    if r.minutes == 0 || tests.is_empty() {
+        return "u (much less used than asked) is off: [ui] low_cpu_percent, low_mem_percent, idle_gpu_minutes".into();
+    }
+    format!(
+        "u {} in the live samples of the last {} min ([ui] low_cpu_percent, low_mem_percent); z wins",
+        tests.join(" or "),
+        r.minutes
+    )
 }
 
 /// The help overlay's words on the queue's left-border marks.
@@ -173,6 +197,13 @@ impl DetailWidget<'_> {
             ),
         }
         self.gpu_lines(l, job);
+        for why in job.low_use(&v.low) {
+            l.field(
+                "Low use",
+                &format!("{} (u in the queue)", why.describe()),
+                t.warn(),
+            );
+        }
         l.gap();
     }
 

@@ -132,6 +132,7 @@ fn detail_live_cpu_memory_and_two_gpus_with_sparklines() {
             job: Some(&j),
             sampling: false,
             idle_minutes: 10,
+            low: LowUseRules::default(),
         },
         80,
         36
@@ -155,6 +156,7 @@ fn detail_live_no_gpu_telemetry_and_a_first_sample() {
             job: Some(&j),
             sampling: true,
             idle_minutes: 10,
+            low: LowUseRules::default(),
         },
         80,
         30
@@ -180,6 +182,7 @@ fn detail_live_idle_gpus_and_a_failed_node() {
             job: Some(&idle),
             sampling: false,
             idle_minutes: 10,
+            low: LowUseRules::default(),
         },
         80,
         30,
@@ -246,4 +249,92 @@ fn the_queue_marks_rows_with_idle_gpus_z_on_the_left_border() {
     .render(buf.area, &mut buf);
     let screen = text(&buf);
     assert!(!screen.lines().any(|l| l.starts_with('z')), "{screen}");
+}
+
+#[test]
+fn detail_live_says_why_a_job_uses_little_of_what_it_asked() {
+    // Job 233 (2 cores, 1 GiB): about 0.3 cores busy and 110-135 MiB, sampled each minute
+    // for 12 minutes, no GPU figures.
+    let mut j = JobLive::default();
+    j.asked_cores = 2;
+    j.asked_mem = Some(1 << 30);
+    for i in 0..13u32 {
+        let mut s = sample(0, Vec::new());
+        s.clock = Some(f64::from(i) * 60.0);
+        if let Ok(steps) = &mut s.steps {
+            steps[1].cpu_secs = 18.0 * f64::from(i);
+            steps[1].rss_peak = 135 << 20;
+        }
+        j.add(s, now() - Span::minutes(i64::from(12 - i)));
+    }
+    let low = LowUseRules {
+        minutes: 10,
+        cpu_percent: 25,
+        mem_percent: 25,
+    };
+    let s = render(
+        LiveView {
+            shown: true,
+            job: Some(&j),
+            sampling: false,
+            idle_minutes: 10,
+            low,
+        },
+        80,
+        24,
+    );
+    assert!(
+        s.contains("0.3 of 2 cores busy for 11 min (u in the queue)"),
+        "{s}"
+    );
+    assert!(
+        s.contains("peak 135.0 MiB of 1.0 GiB asked over 12 min"),
+        "{s}"
+    );
+    assert_snapshot!(s);
+    // The same job with the tests off says nothing of it.
+    let s = render(
+        LiveView {
+            shown: true,
+            job: Some(&j),
+            sampling: false,
+            idle_minutes: 10,
+            low: LowUseRules::default(),
+        },
+        80,
+        24,
+    );
+    assert!(!s.contains("Low use"), "{s}");
+}
+
+#[test]
+fn the_queue_marks_rows_using_little_u_and_idle_gpus_win() {
+    use crate::queue::QueueView;
+    use crate::ui::queue::QueueWidget;
+    let mut v = QueueView::default();
+    v.set_jobs(parse_squeue(ME).unwrap());
+    let low = job().id;
+    v.set_low_use([low.clone()].into_iter().collect());
+    let theme = Theme::new(false);
+    let draw = |v: &QueueView| {
+        let mut buf = Buffer::empty(Rect::new(0, 0, 100, 24));
+        QueueWidget {
+            view: v,
+            theme: &theme,
+            now: now(),
+            focused: true,
+        }
+        .render(buf.area, &mut buf);
+        text(&buf)
+    };
+    let screen = draw(&v);
+    let marked: Vec<&str> = screen.lines().filter(|l| l.starts_with('u')).collect();
+    assert_eq!(marked.len(), 1, "{screen}");
+    assert!(marked[0].contains("233"), "{screen}");
+    assert_snapshot!(screen);
+    // Idle GPUs too: `z` is shown (the costlier waste); the detail pane says both.
+    v.set_idle([low].into_iter().collect());
+    let screen = draw(&v);
+    assert!(!screen.lines().any(|l| l.starts_with('u')), "{screen}");
+    assert_eq!(screen.lines().filter(|l| l.starts_with('z')).count(), 1);
 }

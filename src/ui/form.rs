@@ -59,7 +59,10 @@ pub fn form_lines(form: &FormState, t: &Theme, cluster: &str) -> (Vec<Line<'stat
         }
         let value = match (&form.editing, form.row == row) {
             (Some(buf), true) => format!("{buf}▏"),
-            _ => form.spec.get(key),
+            _ => match (*key, form.spec.batch_script_summary()) {
+                ("command", Some(summary)) => summary,
+                _ => form.spec.get(key),
+            },
         };
         let marker = if form.row == row { "›" } else { " " };
         lines.push(Line::from(vec![

@@ -55,6 +55,10 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
             crate::ui::detail::idle_mark_help(app.live.idle_minutes),
             t.dim(),
         )));
+        lines.push(Line::from(Span::styled(
+            crate::ui::detail::low_use_help(&app.live.rules()),
+            t.dim(),
+        )));
     }
     lines.push(Line::from(""));
     lines.push(Line::from(Span::styled(

@@ -167,6 +167,7 @@ fn detail_live(app: &App) -> detail::LiveView<'_> {
         job: id.and_then(|id| app.live.job(id)),
         sampling: id.is_some_and(|id| app.live.sampling(id)),
         idle_minutes: app.live.idle_minutes,
+        low: app.live.rules(),
     }
 }
 

@@ -288,6 +288,9 @@ impl Widget for QueueWidget<'_> {
             } else if v.is_idle(&row.job.id) {
                 // GPUs idle for `[ui] idle_gpu_minutes` (asleep: `z`).
                 buf.set_string(area.x, y, "z", t.warn());
+            } else if v.is_low_use(&row.job.id) {
+                // Much less CPU or memory used than asked (`u`: under-used).
+                buf.set_string(area.x, y, "u", t.warn());
             }
             if row.job.problem.is_some() {
                 // squeue's record of this job did not read cleanly (the detail pane says
