@@ -394,8 +394,6 @@ async fn a_job_submitted_from_a_multi_line_script_is_relaunched_from_its_own_scr
     use std::sync::Arc;
 
     let state = tempfile::tempdir().unwrap();
-    // The launch is recorded in a registry of this test's own.
-    std::env::set_var("SLURMDASH_STATE_DIR", state.path());
     let remote: Arc<dyn Remote> = Arc::new(remote());
     let r = remote.as_ref();
     let dir = scratch(r, "rescript").await;
@@ -430,7 +428,8 @@ async fn a_job_submitted_from_a_multi_line_script_is_relaunched_from_its_own_scr
     // At once (slurmctld forgets a finished job after MinJobAge; the dev cluster does not
     // store scripts in slurmdbd): what `L` asks for.
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Msg>();
-    let mut hub = common::app_driver::hub(&remote, &tx);
+    // The launch is recorded in a registry of this test's own.
+    let mut hub = common::app_driver::hub_with_registry(&remote, &tx, state.path());
     let mut app = App::new(
         "dev",
         "your jobs",

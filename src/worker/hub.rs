@@ -252,6 +252,7 @@ impl Hub {
             | Cmd::LoadRegistryJobs(_)) => crate::worker::launch::spawn(
                 crate::worker::guard_sync::with_guard(cmd, &self.s.retry, &self.s.patterns),
                 self.remote.clone(),
+                self.s.registry.clone(),
                 self.tx.clone(),
                 self.s.timeout,
             ),

@@ -16,15 +16,21 @@ use crate::slurm::model::{Job, JobDetail, JobId};
 /// How many of the newest registry launches are re-attached at start.
 pub const REATTACH_MAX: usize = 200;
 
-/// Runs one launch command in the background; other commands are ignored.
-pub fn spawn(cmd: Cmd, remote: Arc<dyn Remote>, tx: UnboundedSender<Msg>, timeout: Duration) {
+/// Runs one launch command in the background, recording launches in `registry`; other
+/// commands are ignored.
+pub fn spawn(
+    cmd: Cmd,
+    remote: Arc<dyn Remote>,
+    registry: Arc<Registry>,
+    tx: UnboundedSender<Msg>,
+    timeout: Duration,
+) {
     tokio::spawn(async move {
         let r = remote.as_ref();
         let msg = match cmd {
             Cmd::FetchLaunchFacts => Msg::LaunchFacts(facts::fetch(r, timeout).await),
             Cmd::TestOnly(p) => Msg::TestOnly(submit::test_only(r, &p, timeout).await),
             Cmd::Submit { cluster, prepared } => {
-                let registry = Registry::open_default();
                 let target = submit::Target {
                     remote: r,
                     cluster: &cluster,
@@ -40,7 +46,7 @@ pub fn spawn(cmd: Cmd, remote: Arc<dyn Remote>, tx: UnboundedSender<Msg>, timeou
                 Msg::Submitted(Box::new(result))
             }
             Cmd::LoadRegistryJobs(cluster) => {
-                let entries = Registry::open_default().load();
+                let entries = registry.load();
                 match entries {
                     Ok(entries) => {
                         Msg::RegistryJobs(registry_jobs(r, &cluster, &entries, timeout).await)

@@ -23,6 +23,18 @@ pub fn hub(remote: &Arc<dyn Remote>, tx: &mpsc::UnboundedSender<Msg>) -> Hub {
     Hub::new(remote.clone(), settings, tx.clone())
 }
 
+/// The same, recording launches in a registry at `dir`.
+pub fn hub_with_registry(
+    remote: &Arc<dyn Remote>,
+    tx: &mpsc::UnboundedSender<Msg>,
+    dir: &std::path::Path,
+) -> Hub {
+    let mut settings = HubSettings::new("dev", T);
+    settings.tail_every = Duration::from_millis(500);
+    settings.registry = Arc::new(slurmdash::registry::Registry::open(dir));
+    Hub::new(remote.clone(), settings, tx.clone())
+}
+
 /// The stdout log pane's text, one line per line.
 pub fn log_text(app: &App) -> String {
     let b = app.logs.stdout.buffer();
