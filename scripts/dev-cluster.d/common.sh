@@ -108,7 +108,7 @@ start_daemon() {
 	fi
 	log=$(stdio_file "$name")
 	printf '\n==== %s: dev-cluster starting %s\n' "$(date '+%F %T')" "$name" >>"$log"
-	(cd / && exec setsid "$@" </dev/null >>"$log" 2>&1 9>&-) &
+	(cd / && exec setsid "$@" </dev/null >>"$log" 2>&1 9>&- 7>&-) &
 	local pid=$!
 	st=$(proc_stat "$pid") || st="? "
 	printf '%s %s\n' "$pid" "${st#* }" >"$(pid_file "$name")"

@@ -92,7 +92,9 @@ pub async fn run(clusters: &[Cluster], args: &HistoryArgs) -> Result<ExitCode> {
         }
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else if several {
-        print!("{}", table_by_cluster(&rows));
+        let names: Vec<&str> = rows.iter().map(|(c, _)| *c).collect();
+        let items: Vec<Efficiency> = rows.into_iter().map(|(_, x)| x).collect();
+        print!("{}", super::with_cluster_column(&names, &table(&items)));
     } else {
         let rows: Vec<Efficiency> = rows.into_iter().map(|(_, e)| e).collect();
         print!("{}", table(&rows));
@@ -102,26 +104,6 @@ pub async fn run(clusters: &[Cluster], args: &HistoryArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// The table of several clusters: each row starts with its cluster's name.
-fn table_by_cluster(rows: &[(&str, Efficiency)]) -> String {
-    let effs: Vec<Efficiency> = rows.iter().map(|(_, e)| e.clone()).collect();
-    let text = table(&effs);
-    let width = rows
-        .iter()
-        .map(|(c, _)| printable(c).chars().count())
-        .max()
-        .unwrap_or(0)
-        .max("CLUSTER".len());
-    let mut out = String::new();
-    let mut names =
-        std::iter::once("CLUSTER".to_string()).chain(rows.iter().map(|(c, _)| printable(c)));
-    for line in text.lines() {
-        let name = names.next().unwrap_or_default();
-        out.push_str(&format!("{name:<width$}  {line}\n"));
-    }
-    out
 }
 
 fn pct(v: Option<f64>) -> String {

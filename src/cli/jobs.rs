@@ -93,7 +93,9 @@ pub async fn run(clusters: &[Cluster], args: &JobsArgs) -> Result<ExitCode> {
             .collect();
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else if several {
-        print!("{}", table_by_cluster(&rows));
+        let names: Vec<&str> = rows.iter().map(|(c, _)| *c).collect();
+        let items: Vec<Job> = rows.into_iter().map(|(_, x)| x).collect();
+        print!("{}", super::with_cluster_column(&names, &table(&items)));
     } else {
         let jobs: Vec<Job> = rows.into_iter().map(|(_, j)| j).collect();
         print!("{}", table(&jobs));
@@ -103,26 +105,6 @@ pub async fn run(clusters: &[Cluster], args: &JobsArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// The table of several clusters: each row starts with its cluster's name.
-fn table_by_cluster(rows: &[(&str, Job)]) -> String {
-    let jobs: Vec<Job> = rows.iter().map(|(_, j)| j.clone()).collect();
-    let text = table(&jobs);
-    let width = rows
-        .iter()
-        .map(|(c, _)| printable(c).chars().count())
-        .max()
-        .unwrap_or(0)
-        .max("CLUSTER".len());
-    let mut out = String::new();
-    let mut names =
-        std::iter::once("CLUSTER".to_string()).chain(rows.iter().map(|(c, _)| printable(c)));
-    for line in text.lines() {
-        let name = names.next().unwrap_or_default();
-        out.push_str(&format!("{name:<width$}  {line}\n"));
-    }
-    out
 }
 
 pub fn job_json(j: &Job) -> Value {

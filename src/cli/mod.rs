@@ -256,6 +256,25 @@ pub(crate) fn check_output(remote: &dyn Remote, argv: &[String], out: RunOutput)
 
 /// Text from the cluster made safe to print on a terminal: control characters (escape
 /// sequences included) become `?`.
+/// A table of several clusters' rows (`table`: a header line, then one line per row in the
+/// order of `names`) with each line led by its cluster's name under CLUSTER.
+pub(crate) fn with_cluster_column(names: &[&str], table: &str) -> String {
+    let width = names
+        .iter()
+        .map(|c| printable(c).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max("CLUSTER".len());
+    let mut out = String::new();
+    let mut names =
+        std::iter::once("CLUSTER".to_string()).chain(names.iter().map(|c| printable(c)));
+    for line in table.lines() {
+        let name = names.next().unwrap_or_default();
+        out.push_str(&format!("{name:<width$}  {line}\n"));
+    }
+    out
+}
+
 pub(crate) fn printable(s: &str) -> String {
     s.chars()
         .map(|c| if c.is_control() { '?' } else { c })
