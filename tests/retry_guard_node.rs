@@ -27,6 +27,18 @@ async fn node_of(r: &dyn Remote, id: u64) -> String {
         .to_string()
 }
 
+/// Waits until the attempt has run its command's first line (the `ran-once` mark): RUNNING in
+/// squeue comes before the batch script starts, and a node taken down before the mark is
+/// written makes the next attempt sleep as the first one did.
+async fn wait_started(r: &dyn Remote, l: &Launch) {
+    wait_running(r, l.job).await;
+    let mark = format!("{}/ran-once", l.dir);
+    wait_for("the attempt to mark its first run", WAIT, || async {
+        run(r, &["test", "-e", &mark]).await.success().then_some(())
+    })
+    .await;
+}
+
 async fn take_down_and_resume(r: &dyn Remote, node: &str, job: u64) {
     let out = scontrol_node(node, &["state=down", "reason=slurmdash guard test"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -78,7 +90,7 @@ async fn a_node_failure_is_retried_by_the_guard_or_left_to_slurms_requeue() {
 
     // Without --requeue: the guard retries once.
     let l = submit(&tag("nf"), ONCE, &[]);
-    wait_running(&r, l.job).await;
+    wait_started(&r, &l).await;
     let node = node_of(&r, l.job).await;
     {
         let _resume = Resume(node.clone());
@@ -103,7 +115,7 @@ async fn a_node_failure_is_retried_by_the_guard_or_left_to_slurms_requeue() {
 
     // With --requeue: Slurm requeues the same job; the guard adds nothing.
     let l = submit(&tag("rq"), ONCE, &["--set", "requeue=true"]);
-    wait_running(&r, l.job).await;
+    wait_started(&r, &l).await;
     let g = guard_of(&chain(&r, &l.dir).await, l.job);
     let node = node_of(&r, l.job).await;
     {
