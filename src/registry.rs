@@ -114,6 +114,10 @@ impl Registry {
     pub fn path(&self) -> PathBuf {
         self.dir.join("registry.json")
     }
+    /// The state directory the registry lives in.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
 
     fn io(&self, what: &str, e: std::io::Error) -> RegistryError {
         RegistryError::Io {

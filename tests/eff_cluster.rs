@@ -332,7 +332,7 @@ async fn recovering_a_job_slurmdash_did_not_launch() {
     // (Until slurmdbd has its record, sacct may show an older job of the same id from an
     // earlier life of the dev cluster's database.)
     let rec = wait_for("the job in sacct", Duration::from_secs(60), || async {
-        history::recover(&r, &job, T)
+        history::recover(&r, &job, T, None)
             .await
             .ok()
             .filter(|rec| rec.used.detail.name == name)
@@ -351,7 +351,7 @@ async fn recovering_a_job_slurmdash_did_not_launch() {
         "slurmctld to forget the job",
         Duration::from_secs(120),
         || async {
-            let rec = history::recover(&r, &job, T).await.expect("recover");
+            let rec = history::recover(&r, &job, T, None).await.expect("recover");
             rec.script.is_none().then_some(rec)
         },
     )

@@ -173,11 +173,13 @@ pub async fn relaunch(
 }
 
 /// The job's options and use (one sacct read) and its batch script: `scontrol write
-/// batch_script` while slurmctld knows the job, else `sacct -B`.
+/// batch_script` while slurmctld knows the job, else the copy slurmdash kept when the job
+/// was selected (`kept`: the store and the cluster's name), else `sacct -B`.
 pub async fn recover(
     remote: &dyn Remote,
     id: &JobId,
     timeout: Duration,
+    kept: Option<(&crate::kept_scripts::KeptScripts, &str)>,
 ) -> Result<Recovered, String> {
     use crate::slurm::eff::recover as r;
     let p = jobs(remote, std::slice::from_ref(id), timeout).await?;
@@ -195,12 +197,27 @@ pub async fn recover(
             });
         }
     }
+    let copy = kept
+        .zip(used.detail.submit_time)
+        .and_then(|((store, cluster), submit)| store.get(cluster, id.as_str(), submit));
+    if let Some(k) = copy {
+        let when = chrono::DateTime::<chrono::Local>::from(k.kept_at).format("%Y-%m-%d %H:%M");
+        return Ok(Recovered {
+            used,
+            script: Some(k.script),
+            script_from: format!("the copy slurmdash kept on {when}"),
+        });
+    }
     let (script, script_from) = match stdout_of(remote, &r::sacct_batch_script(id), None, timeout).await {
         Ok(out) => match r::parse_sacct_script(&out) {
             Some(s) => (Some(s), "sacct --batch-script".to_string()),
             None => (
                 None,
-                "slurmctld no longer knows the job and the cluster does not store batch scripts (AccountingStoreFlags=job_script)".to_string(),
+                match kept {
+                    Some(_) => "slurmctld no longer knows the job, slurmdash kept no copy (it keeps one when a job it did not launch is selected while queued or running) and the cluster does not store batch scripts (AccountingStoreFlags=job_script)",
+                    None => "slurmctld no longer knows the job and the cluster does not store batch scripts (AccountingStoreFlags=job_script)",
+                }
+                .to_string(),
             ),
         },
         Err(e) => (None, e),

@@ -80,6 +80,8 @@ pub struct Hub {
     timer: Option<JoinHandle<()>>,
     /// The files view's copy under way.
     files: crate::worker::files::FilesWorker,
+    /// The jobs whose batch script was asked to be kept (once each).
+    asked: Arc<crate::worker::keep::Asked>,
 }
 
 impl Hub {
@@ -109,6 +111,7 @@ impl Hub {
             ticks: 0,
             timer: None,
             files: Default::default(),
+            asked: Default::default(),
         }
     }
 
@@ -127,13 +130,19 @@ impl Hub {
             Cmd::Reconnect => self.remote.retry_now(),
             Cmd::FetchDetail(id) => {
                 let (tx, remote, s) = self.parts();
+                let asked = self.asked.clone();
                 self.detail.request(id, move |id| {
                     let (tx, remote, s) = (tx.clone(), remote.clone(), s.clone());
+                    let asked = asked.clone();
                     async move {
                         // A finished job's detail comes from one sacct read that also
                         // gives its use figures.
                         let (result, used) =
                             crate::worker::history::detail(remote.as_ref(), &id, s.timeout).await;
+                        let from_slurmctld = match &result {
+                            Ok((d, crate::payload::DetailSource::Scontrol)) => Some(d.clone()),
+                            _ => None,
+                        };
                         let _ = tx.send(Msg::Detail {
                             id: id.clone(),
                             result: Box::new(result),
@@ -143,6 +152,20 @@ impl Hub {
                                 id,
                                 result: Box::new(u),
                             });
+                        }
+                        // While slurmctld has it: the script of a job slurmdash did not
+                        // launch, for a relaunch after it ended.
+                        if let Some(d) = from_slurmctld {
+                            let r = crate::worker::keep::keep(
+                                remote.as_ref(),
+                                &s.registry,
+                                &s.cluster,
+                                &asked,
+                                &d,
+                                s.timeout,
+                            )
+                            .await;
+                            tracing::debug!(cluster = %s.cluster, job = ?d.id, outcome = ?r, "batch script");
                         }
                     }
                 });
@@ -332,8 +355,14 @@ impl Hub {
             Cmd::Recover(id) => {
                 let (tx, remote, s) = self.parts();
                 tokio::spawn(async move {
-                    let result =
-                        crate::worker::history::recover(remote.as_ref(), &id, s.timeout).await;
+                    let kept = crate::kept_scripts::KeptScripts::under(s.registry.dir());
+                    let result = crate::worker::history::recover(
+                        remote.as_ref(),
+                        &id,
+                        s.timeout,
+                        Some((&kept, &s.cluster)),
+                    )
+                    .await;
                     let _ = tx.send(Msg::Recovered {
                         id,
                         result: Box::new(result),

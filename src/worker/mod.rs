@@ -6,6 +6,7 @@ pub mod flight;
 pub mod guard_sync;
 pub mod history;
 pub mod hub;
+pub mod keep;
 pub mod launch;
 pub mod live;
 pub mod ops;
