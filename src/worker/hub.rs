@@ -154,18 +154,21 @@ impl Hub {
                             });
                         }
                         // While slurmctld has it: the script of a job slurmdash did not
-                        // launch, for a relaunch after it ended.
+                        // launch, for a relaunch after it ended (on its own task: the next
+                        // selection's read does not wait for it).
                         if let Some(d) = from_slurmctld {
-                            let r = crate::worker::keep::keep(
-                                remote.as_ref(),
-                                &s.registry,
-                                &s.cluster,
-                                &asked,
-                                &d,
-                                s.timeout,
-                            )
-                            .await;
-                            tracing::debug!(cluster = %s.cluster, job = ?d.id, outcome = ?r, "batch script");
+                            tokio::spawn(async move {
+                                let r = crate::worker::keep::keep(
+                                    remote.as_ref(),
+                                    &s.registry,
+                                    &s.cluster,
+                                    &asked,
+                                    &d,
+                                    s.timeout,
+                                )
+                                .await;
+                                tracing::debug!(cluster = %s.cluster, job = ?d.id, outcome = ?r, "batch script");
+                            });
                         }
                     }
                 });
