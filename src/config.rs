@@ -56,6 +56,10 @@ pub struct UiConfig {
     /// At least this many seconds between two live samples of the selected running job
     /// (sstat costs slurmctld RPCs; the refresh can come every few seconds).
     pub live_sample_secs: u64,
+    /// Keep a copy of the batch script of a job slurmdash did not launch when it is
+    /// selected while slurmctld knows it (one `scontrol write batch_script` per job), so
+    /// `L` can relaunch it from its script after it ended.
+    pub keep_scripts: bool,
 }
 
 impl Default for UiConfig {
@@ -67,6 +71,7 @@ impl Default for UiConfig {
             low_cpu_percent: 25,
             low_mem_percent: 25,
             live_sample_secs: 30,
+            keep_scripts: true,
         }
     }
 }

@@ -185,6 +185,7 @@ fn start_hub(session: &Session, loaded: &Loaded, ix: u16, tx: &UnboundedSender<M
         retry: loaded.config.retry.clone(),
         read_only: session.force_read_only || s.read_only,
         notify: crate::notify::Settings::from_config(&loaded.config.notify),
+        keep_scripts: loaded.config.ui.keep_scripts,
     };
     let mut hub = Hub::new(site.remote.clone(), settings, tx.clone());
     hub.start_refresh_timer(s.poll_interval());

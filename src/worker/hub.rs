@@ -41,6 +41,8 @@ pub struct HubSettings {
     pub retry: crate::retry::RetryPolicy,
     pub read_only: bool,
     pub notify: crate::notify::Settings,
+    /// Keep the batch scripts of selected jobs slurmdash did not launch (`[ui] keep_scripts`).
+    pub keep_scripts: bool,
 }
 
 impl HubSettings {
@@ -57,6 +59,7 @@ impl HubSettings {
             retry: crate::retry::RetryPolicy::default(),
             read_only: false,
             notify: crate::notify::Settings::from_config(&crate::notify::NotifyConfig::default()),
+            keep_scripts: true,
         }
     }
 }
@@ -139,10 +142,7 @@ impl Hub {
                         // gives its use figures.
                         let (result, used) =
                             crate::worker::history::detail(remote.as_ref(), &id, s.timeout).await;
-                        let from_slurmctld = match &result {
-                            Ok((d, crate::payload::DetailSource::Scontrol)) => Some(d.clone()),
-                            _ => None,
-                        };
+                        let to_keep = crate::worker::keep::to_keep(&result, s.keep_scripts);
                         let _ = tx.send(Msg::Detail {
                             id: id.clone(),
                             result: Box::new(result),
@@ -156,7 +156,7 @@ impl Hub {
                         // While slurmctld has it: the script of a job slurmdash did not
                         // launch, for a relaunch after it ended (on its own task: the next
                         // selection's read does not wait for it).
-                        if let Some(d) = from_slurmctld {
+                        if let Some(d) = to_keep {
                             tokio::spawn(async move {
                                 let r = crate::worker::keep::keep(
                                     remote.as_ref(),

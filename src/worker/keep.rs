@@ -38,6 +38,18 @@ impl Asked {
     }
 }
 
+/// The job whose script a detail read may keep: one slurmctld answered for (sacct's jobs
+/// are past it), unless keeping is off (`[ui] keep_scripts = false`).
+pub fn to_keep(
+    read: &Result<(JobDetail, crate::payload::DetailSource), String>,
+    keep_scripts: bool,
+) -> Option<JobDetail> {
+    match read {
+        Ok((d, crate::payload::DetailSource::Scontrol)) if keep_scripts => Some(d.clone()),
+        _ => None,
+    }
+}
+
 /// Keeps the script of `d` (read from slurmctld) on `cluster` unless it is not a batch job,
 /// slurmdash launched it (its staged script is on the cluster), or it is kept already.
 pub async fn keep(
@@ -132,6 +144,16 @@ mod tests {
             KeepOutcome::Skipped("kept already")
         );
         assert_eq!(scripts(&r), 1);
+    }
+
+    #[test]
+    fn only_what_slurmctld_answered_is_kept_and_only_when_on() {
+        use crate::payload::DetailSource;
+        let read = Ok((running(), DetailSource::Scontrol));
+        assert_eq!(to_keep(&read, true).and_then(|d| d.id), running().id);
+        assert!(to_keep(&read, false).is_none());
+        assert!(to_keep(&Ok((running(), DetailSource::Sacct)), true).is_none());
+        assert!(to_keep(&Err("ssh: timed out".into()), true).is_none());
     }
 
     #[tokio::test]
