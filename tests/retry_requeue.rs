@@ -131,9 +131,11 @@ touch "$f"; sleep 300"#
 
     // Back in service, the requeued run (same id) completes, and that is recorded.
     let _ = scontrol_node(&node, &["state=resume"]);
+    // Slurm holds a requeued batch job for about two minutes (its BeginTime) before it may
+    // start again.
     let done = wait_for(
         "the requeued job to complete",
-        Duration::from_secs(180),
+        Duration::from_secs(300),
         || async {
             let s = sacct_state(&r, job.job_id).await;
             (!s.is_empty() && !["PENDING", "RUNNING", "REQUEUED"].contains(&s.as_str()))
