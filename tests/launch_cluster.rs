@@ -4,135 +4,74 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
+use common::launch::LaunchSetup;
 use common::*;
-use slurmdash::registry::Registry;
 
-/// A config like the dev cluster's with its own results root, and a private state dir.
-struct Setup {
-    config: PathBuf,
-    state: tempfile::TempDir,
-    _dir: tempfile::TempDir,
-    root: String,
+const LIMIT: Duration = Duration::from_secs(120);
+
+async fn setup(tag: &str) -> LaunchSetup {
+    LaunchSetup::new(&format!("launch-{tag}")).await
 }
 
-async fn setup(tag: &str) -> Setup {
-    let r = remote();
-    let base = scratch(&r, &format!("launch-{tag}")).await;
-    let root = format!("{base}/results");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let text = std::fs::read_to_string(dev_config()).expect("dev config");
-    let text = text
-        .lines()
-        .filter(|l| !l.starts_with("results_root"))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let text = text.replacen(
-        "[clusters.dev]",
-        &format!("[clusters.dev]\nresults_root = \"{root}\""),
-        1,
-    );
-    let config = dir.path().join("slurmdash.toml");
-    std::fs::write(&config, text).expect("write config");
-    Setup {
-        config,
-        state: tempfile::tempdir().expect("state dir"),
-        _dir: dir,
-        root,
+/// `slurmdash submit` with `--set` before each of `sets`, then `rest` (`--` and the command),
+/// with `env` for slurmdash.
+fn submit(s: &LaunchSetup, sets: &[&str], rest: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = s.submit_command();
+    for kv in sets {
+        c.arg("--set").arg(kv);
     }
+    c.args(rest)
+        .envs(env.iter().copied())
+        .output()
+        .expect("run slurmdash submit")
 }
 
-impl Setup {
-    fn submit(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_slurmdash"));
-        c.arg("--config")
-            .arg(&self.config)
-            .arg("submit")
-            .args(args)
-            .env("SLURMDASH_STATE_DIR", self.state.path())
-            .env_remove("SLURM_BASE_RESULTS_DIR")
-            .env_remove("SLURM_PARTITION")
-            .env_remove("SLURM_ACCOUNT")
-            .env_remove("SLURM_HOSTNAME");
-        for (k, v) in env {
-            c.env(k, v);
-        }
-        c.stdin(Stdio::null())
-            .output()
-            .expect("run slurmdash submit")
-    }
-    fn registry(&self) -> Registry {
-        Registry::open(self.state.path())
-    }
-}
-
-fn field<'a>(out: &'a str, label: &str) -> &'a str {
-    out.lines()
-        .find_map(|l| l.strip_prefix(label))
-        .map(str::trim)
-        .unwrap_or_else(|| panic!("no `{label}` in {out}"))
-}
-
-fn job_id(out: &str) -> u64 {
-    out.split_whitespace()
-        .skip_while(|w| *w != "job")
-        .nth(1)
-        .and_then(|w| w.parse().ok())
-        .unwrap_or_else(|| panic!("no job id in {out}"))
-}
-
-async fn wait_done(id: u64) -> String {
-    let r = remote();
-    wait_for("the job to end", Duration::from_secs(120), || async {
-        let s = sacct_state(&r, id).await;
-        (!s.is_empty() && !["PENDING", "RUNNING", "REQUEUED"].contains(&s.as_str())).then_some(s)
-    })
-    .await
-}
-
-async fn cat(path: &str) -> String {
-    let out = run(&remote(), &["cat", path]).await;
-    assert!(out.success(), "cat {path}: {}", out.stderr_lossy());
-    out.stdout_lossy()
-}
-
-#[tokio::test]
-async fn submit_runs_the_job_in_the_tao_layout_and_records_it() {
-    let s = setup("cli").await;
-    let out = s.submit(
-        &[
-            "--set", "name=cli-hello", "--set", "gpus=1", "--set", "cpus_per_task=1",
-            "--set", "time=2m", "--set", "env=GREETING=hi there",
-            "--", "bash", "-c", "echo \"$GREETING from $SLURM_JOB_ID on $NUM_GPU_PER_NODE gpu, results $TAO_API_RESULTS_DIR/$TAO_JOB_ID\"; pwd",
-        ],
-        &[],
-    );
+/// What a submission that succeeded printed (the test fails with all it said otherwise).
+fn submitted(out: &Output) -> String {
     let stdout = text(&out.stdout);
     assert!(
         out.status.success(),
         "submit failed: {stdout}{}",
         text(&out.stderr)
     );
-    let id = job_id(&stdout);
-    let job_dir = field(&stdout, "job dir:").to_string();
+    stdout
+}
+
+/// All a submission said, stdout then stderr.
+fn said(out: &Output) -> String {
+    format!("{}{}", text(&out.stdout), text(&out.stderr))
+}
+
+#[tokio::test]
+async fn submit_runs_the_job_in_the_tao_layout_and_records_it() {
+    let s = setup("cli").await;
+    let out = submit(
+        &s,
+        &["name=cli-hello", "gpus=1", "cpus_per_task=1", "time=2m", "env=GREETING=hi there"],
+        &["--", "bash", "-c", "echo \"$GREETING from $SLURM_JOB_ID on $NUM_GPU_PER_NODE gpu, results $TAO_API_RESULTS_DIR/$TAO_JOB_ID\"; pwd"],
+        &[],
+    );
+    let stdout = submitted(&out);
+    let id = printed_job_id(&stdout);
+    let job_dir = printed_field(&stdout, "job dir:").to_string();
     assert!(job_dir.starts_with(&format!("{}/", s.root)), "{job_dir}");
     let local_id = job_dir.rsplit('/').next().expect("local id").to_string();
-    let main_out = field(&stdout, "stdout:").to_string();
+    let main_out = printed_field(&stdout, "stdout:").to_string();
     assert_eq!(
         main_out,
         format!("{job_dir}/slurm-logs/cli-hello-{id}/main.out")
     );
     assert_eq!(
-        field(&stdout, "stderr:"),
+        printed_field(&stdout, "stderr:"),
         format!("{job_dir}/slurm-logs/cli-hello-{id}/main.err")
     );
 
-    assert_eq!(wait_done(id).await, "COMPLETED");
+    assert_eq!(final_state(&remote(), id, LIMIT).await, "COMPLETED");
     assert_eq!(
-        cat(&main_out).await,
+        cat(&remote(), &main_out).await,
         format!("hi there from {id} on 1 gpu, results {job_dir}\n{job_dir}\n")
     );
     // The layout TAO tooling expects.
@@ -151,7 +90,11 @@ async fn submit_runs_the_job_in_the_tao_layout_and_records_it() {
             "{f} missing in:\n{listing}"
         );
     }
-    let script = cat(&format!("{job_dir}/sbatch/job_{local_id}.sbatch")).await;
+    let script = cat(
+        &remote(),
+        &format!("{job_dir}/sbatch/job_{local_id}.sbatch"),
+    )
+    .await;
     assert!(
         script.contains("#SBATCH --requeue\n") && script.contains("#SBATCH --account=research\n")
     );
@@ -178,7 +121,7 @@ async fn submit_runs_the_job_in_the_tao_layout_and_records_it() {
     );
     assert_eq!(e.attempts.len(), 1);
     let remote_meta: slurmdash::registry::Entry =
-        serde_json::from_str(&cat(&format!("{job_dir}/meta/registry.json")).await)
+        serde_json::from_str(&cat(&remote(), &format!("{job_dir}/meta/registry.json")).await)
             .expect("meta json");
     assert_eq!(&remote_meta, e);
 }
@@ -360,22 +303,10 @@ async fn each_rejection_names_the_problem_and_submits_nothing() {
     ];
     for (i, (sets, want)) in cases.iter().enumerate() {
         let name = format!("name={tag}-{i}");
-        let mut args: Vec<&str> = vec![
-            "--set",
-            &name,
-            "--set",
-            "cpus_per_task=1",
-            "--set",
-            "gpus=0",
-            "--set",
-            "time=1m",
-        ];
-        for kv in sets {
-            args.extend(["--set", kv.as_str()]);
-        }
-        args.extend(["--", "true"]);
-        let out = s.submit(&args, &[]);
-        let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        let mut args: Vec<&str> = vec![&name, "cpus_per_task=1", "gpus=0", "time=1m"];
+        args.extend(sets.iter().map(String::as_str));
+        let out = submit(&s, &args, &["--", "true"], &[]);
+        let all = said(&out);
         assert!(!out.status.success(), "case {i} was accepted: {all}");
         assert!(all.contains(want), "case {i}: want {want:?} in:\n{all}");
         assert!(!all.contains("Submitted job"), "{all}");
@@ -396,24 +327,13 @@ async fn test_only_shows_the_estimate_and_queues_nothing() {
     let s = setup("testonly").await;
     let tag = format!("to{}", std::process::id());
     let name = format!("name={tag}");
-    let out = s.submit(
-        &[
-            "--test-only",
-            "--set",
-            &name,
-            "--set",
-            "gpus=1",
-            "--set",
-            "cpus_per_task=1",
-            "--set",
-            "time=1m",
-            "--",
-            "true",
-        ],
+    let out = submit(
+        &s,
+        &[&name, "gpus=1", "cpus_per_task=1", "time=1m"],
+        &["--test-only", "--", "true"],
         &[],
     );
-    let stdout = text(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    let stdout = submitted(&out);
     assert!(stdout.starts_with("estimated start 20"), "{stdout}");
     // The node sbatch names is one of the partition's (whatever the machine is called).
     let nodes = run(
@@ -463,18 +383,16 @@ async fn a_secret_reaches_the_job_but_no_file_registry_or_command_line() {
         .spawn()
         .expect("start the ps sampler");
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let out = s.submit(
+    let out = submit(
+        &s,
         &[
-            "--set",
             "name=secret-job",
-            "--set",
             "gpus=1",
-            "--set",
             "cpus_per_task=1",
-            "--set",
             "time=1m",
-            "--set",
             "secrets=HF_TOKEN",
+        ],
+        &[
             "--",
             "bash",
             "-c",
@@ -484,15 +402,14 @@ async fn a_secret_reaches_the_job_but_no_file_registry_or_command_line() {
     );
     let stop = run(&remote(), &["touch", &format!("{ps_file}.stop")]).await;
     assert!(stop.success());
-    let stdout = text(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    let stdout = submitted(&out);
     assert!(!stdout.contains(&secret) && !text(&out.stderr).contains(&secret));
-    let id = job_id(&stdout);
-    let job_dir = field(&stdout, "job dir:").to_string();
-    assert_eq!(wait_done(id).await, "COMPLETED");
+    let id = printed_job_id(&stdout);
+    let job_dir = printed_field(&stdout, "job dir:").to_string();
+    assert_eq!(final_state(&remote(), id, LIMIT).await, "COMPLETED");
     // It reached the job...
     assert_eq!(
-        cat(field(&stdout, "stdout:")).await,
+        cat(&remote(), printed_field(&stdout, "stdout:")).await,
         format!("token-present len={}\n", secret.len())
     );
     let waited = tokio::task::spawn_blocking(move || sampler.wait_with_output()).await;
@@ -508,7 +425,7 @@ async fn a_secret_reaches_the_job_but_no_file_registry_or_command_line() {
         "secret found in: {}",
         grep.stdout_lossy()
     );
-    let env_json = cat(&format!("{job_dir}/env/env.json")).await;
+    let env_json = cat(&remote(), &format!("{job_dir}/env/env.json")).await;
     assert!(
         env_json.contains("\"secrets\":[\"HF_TOKEN\"]"),
         "the name (only) is kept for retries: {env_json}"
@@ -522,7 +439,7 @@ async fn a_secret_reaches_the_job_but_no_file_registry_or_command_line() {
             p.display()
         );
     }
-    let samples = cat(&ps_file).await;
+    let samples = cat(&remote(), &ps_file).await;
     assert!(
         samples.contains("scontrol release") || samples.contains("sbatch --parsable --hold"),
         "the sampler did not see the submission; samples were too sparse ({} lines)",
@@ -537,25 +454,15 @@ async fn a_secret_reaches_the_job_but_no_file_registry_or_command_line() {
 #[tokio::test]
 async fn registry_jobs_are_found_again_through_sacct_after_leaving_squeue() {
     let s = setup("reattach").await;
-    let out = s.submit(
-        &[
-            "--set",
-            "name=reattach",
-            "--set",
-            "gpus=1",
-            "--set",
-            "cpus_per_task=1",
-            "--set",
-            "time=1m",
-            "--",
-            "true",
-        ],
+    let out = submit(
+        &s,
+        &["name=reattach", "gpus=1", "cpus_per_task=1", "time=1m"],
+        &["--", "true"],
         &[],
     );
-    let stdout = text(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
-    let id = job_id(&stdout);
-    assert_eq!(wait_done(id).await, "COMPLETED");
+    let stdout = submitted(&out);
+    let id = printed_job_id(&stdout);
+    assert_eq!(final_state(&remote(), id, LIMIT).await, "COMPLETED");
     // Gone from squeue (MinJobAge) but the registry still finds it, with its final state.
     let r = remote();
     wait_for(
@@ -595,24 +502,13 @@ async fn hostile_paths_and_values_stay_single_arguments() {
     let mk = run(&r, &["mkdir", "-p", &odd]).await;
     assert!(mk.success());
     let inputs = format!("inputs=lustre://{odd}");
-    let out = s.submit(
-        &[
-            "--dry-run",
-            "--set",
-            "name=hostile",
-            "--set",
-            "gpus=1",
-            "--set",
-            "time=1m",
-            "--set",
-            &inputs,
-            "--",
-            "echo",
-            "a b; $(id)",
-        ],
+    let out = submit(
+        &s,
+        &["name=hostile", "gpus=1", "time=1m", &inputs],
+        &["--dry-run", "--", "echo", "a b; $(id)"],
         &[],
     );
-    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    let all = said(&out);
     assert!(out.status.success(), "{all}");
     assert!(
         all.contains("dry run: valid; nothing was submitted"),
@@ -622,23 +518,13 @@ async fn hostile_paths_and_values_stay_single_arguments() {
     let pwned = run(&r, &["test", "-e", &format!("{base}/pwned")]).await;
     assert_eq!(pwned.code, Some(1), "a path was run through a shell");
     let missing = format!("inputs={odd}/nope");
-    let out = s.submit(
-        &[
-            "--dry-run",
-            "--set",
-            "name=hostile",
-            "--set",
-            "gpus=1",
-            "--set",
-            "time=1m",
-            "--set",
-            &missing,
-            "--",
-            "true",
-        ],
+    let out = submit(
+        &s,
+        &["name=hostile", "gpus=1", "time=1m", &missing],
+        &["--dry-run", "--", "true"],
         &[],
     );
-    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    let all = said(&out);
     assert!(
         !out.status.success() && all.contains(&format!("{odd}/nope")),
         "{all}"
@@ -687,44 +573,28 @@ async fn the_job_dir_mode_comes_from_the_config_and_other_refusals_keep_slurms_w
     let s = setup("mode").await;
     let tag = format!("md{}", std::process::id());
     let name = format!("name={tag}");
-    let out = s.submit(
+    let out = submit(
+        &s,
         &[
-            "--set",
             &name,
-            "--set",
             "gpus=0",
-            "--set",
             "cpus_per_task=1",
-            "--set",
             "time=1m",
-            "--set",
             "job_dir_mode=0750",
-            "--",
-            "true",
         ],
+        &["--", "true"],
         &[],
     );
-    let stdout = text(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
-    let job_dir = field(&stdout, "job dir:").to_string();
+    let stdout = submitted(&out);
+    let job_dir = printed_field(&stdout, "job dir:").to_string();
     let st = run(
         &remote(),
         &["stat", "-c", "%a", &job_dir, &format!("{job_dir}/meta")],
     )
     .await;
     assert_eq!(st.stdout_lossy(), "750\n750\n");
-    let out = s.submit(
-        &[
-            "--set",
-            "job_dir_mode=0077",
-            "--set",
-            "gpus=0",
-            "--",
-            "true",
-        ],
-        &[],
-    );
-    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    let out = submit(&s, &["job_dir_mode=0077", "gpus=0"], &["--", "true"], &[]);
+    let all = said(&out);
     assert_eq!(out.status.code(), Some(2), "{all}");
     assert!(
         all.contains("job_dir_mode `0077` must give you (the owner) rwx"),
@@ -734,22 +604,18 @@ async fn the_job_dir_mode_comes_from_the_config_and_other_refusals_keep_slurms_w
     // A request validation cannot see (an extra sbatch option) that Slurm refuses: its own
     // words, what to change, and nothing left queued.
     let name = format!("name={tag}-x");
-    let out = s.submit(
+    let out = submit(
+        &s,
         &[
-            "--set",
             &name,
-            "--set",
             "gpus=0",
-            "--set",
             "time=1m",
-            "--set",
             "extra_sbatch=--gres=nosuchthing:1",
-            "--",
-            "true",
         ],
+        &["--", "true"],
         &[],
     );
-    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    let all = said(&out);
     assert!(!out.status.success(), "{all}");
     assert!(
         all.contains("sbatch refused the job: Invalid generic resource (gres) specification"),

@@ -7,8 +7,9 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
+use tokio::sync::mpsc::unbounded_channel;
 
+use common::logpane::{texts, until};
 use common::{remote, run, scratch};
 use slurmdash::logview::{LogPane, Stream, TailEvent};
 use slurmdash::remote::Remote;
@@ -17,30 +18,6 @@ use slurmdash::worker::tailer::spawn_tailer;
 
 /// The fallback read interval: long, so that anything arriving sooner came by the stream.
 const EVERY: Duration = Duration::from_secs(30);
-
-fn texts(p: &LogPane) -> Vec<String> {
-    let b = p.buffer();
-    (b.first_seq()..b.end_seq())
-        .filter_map(|s| b.get(s).map(|l| l.text().to_string()))
-        .collect()
-}
-
-async fn until(
-    rx: &mut UnboundedReceiver<TailEvent>,
-    pane: &mut LogPane,
-    limit: Duration,
-    done: impl Fn(&LogPane) -> bool,
-) {
-    let end = Instant::now() + limit;
-    while !done(pane) {
-        let left = end.saturating_duration_since(Instant::now());
-        let ev = tokio::time::timeout(left, rx.recv())
-            .await
-            .unwrap_or_else(|_| panic!("timed out; pane shows {:?}", texts(pane)))
-            .expect("tailer alive");
-        pane.apply(ev);
-    }
-}
 
 /// How many `tail -c +N -F` processes of this user run on the login node.
 async fn remote_tails(r: &dyn Remote, path: &str) -> usize {
@@ -93,7 +70,7 @@ async fn lines_stream_without_a_command_each_and_truncation_starts_over() {
         &path,
     ];
     let writer = run(r.as_ref(), &write_lines);
-    let (w, ()) = tokio::join!(
+    let (w, _) = tokio::join!(
         writer,
         until(&mut rx, &mut pane, Duration::from_secs(20), |p| {
             texts(p).last().map(String::as_str) == Some("line 20")

@@ -7,8 +7,9 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
+use tokio::sync::mpsc::unbounded_channel;
 
+use common::logpane::{texts, until};
 use common::{remote, run, sbatch, scratch};
 use slurmdash::logview::{LogPane, Stream, TailEvent, TailKind};
 use slurmdash::remote::Remote;
@@ -16,34 +17,6 @@ use slurmdash::slurm::model::JobId;
 use slurmdash::worker::tailer::{spawn_tailer, MAX_CHUNK, TAIL_BYTES};
 
 const EVERY: Duration = Duration::from_millis(300);
-
-fn texts(p: &LogPane) -> Vec<String> {
-    let b = p.buffer();
-    (b.first_seq()..b.end_seq())
-        .filter_map(|s| b.get(s).map(|l| l.text().to_string()))
-        .collect()
-}
-
-/// Applies events until `done` holds for the pane; returns the events seen.
-async fn until(
-    rx: &mut UnboundedReceiver<TailEvent>,
-    pane: &mut LogPane,
-    limit: Duration,
-    done: impl Fn(&LogPane) -> bool,
-) -> Vec<TailKind> {
-    let mut seen = Vec::new();
-    let end = Instant::now() + limit;
-    while !done(pane) {
-        let left = end.saturating_duration_since(Instant::now());
-        let ev = tokio::time::timeout(left, rx.recv())
-            .await
-            .unwrap_or_else(|_| panic!("timed out; pane shows {:?}", texts(pane)))
-            .expect("tailer alive");
-        seen.push(ev.kind.clone());
-        pane.apply(ev);
-    }
-    seen
-}
 
 #[tokio::test]
 async fn a_1gib_log_opens_from_its_tail_and_follows_appends() {

@@ -3,7 +3,9 @@
 
 pub mod app_driver;
 pub mod containers;
+pub mod launch;
 pub mod limits;
+pub mod logpane;
 pub mod tmux;
 pub mod totp;
 
@@ -313,12 +315,16 @@ pub async fn sbatch(r: &dyn Remote, args: &[&str]) -> u64 {
     argv.extend_from_slice(args);
     let out = run(r, &argv).await;
     assert!(out.success(), "sbatch {args:?}: {}", out.stderr_lossy());
-    let text = out.stdout_lossy();
-    text.trim()
-        .split(';')
-        .next()
-        .and_then(|id| id.parse().ok())
-        .unwrap_or_else(|| panic!("sbatch printed {text:?}"))
+    parsable_job_id(&out.stdout_lossy())
+}
+
+/// A one-CPU, one-minute job named `name` that runs `true`, submitted with `args` added
+/// (e.g. `--hold`); returns its id.
+pub async fn sbatch_true(r: &dyn Remote, name: &str, args: &[&str]) -> u64 {
+    let mut argv = vec!["-J", name, "-c", "1", "-t", "1"];
+    argv.extend_from_slice(args);
+    argv.extend(["--wrap", "true"]);
+    sbatch(r, &argv).await
 }
 
 /// The job's state as sacct records it (e.g. `COMPLETED`, `CANCELLED by 1001`).
@@ -344,6 +350,93 @@ pub async fn sacct_state(r: &dyn Remote, id: u64) -> String {
         out.stderr_lossy()
     );
     out.stdout_lossy().trim().to_string()
+}
+
+/// Waits (at most `limit`) until sacct records a final state for the job (none of PENDING,
+/// RUNNING, REQUEUED, COMPLETING), and returns it.
+pub async fn final_state(r: &dyn Remote, id: u64, limit: Duration) -> String {
+    wait_for(&format!("job {id} to end"), limit, || async {
+        let s = sacct_state(r, id).await;
+        let done = !s.is_empty()
+            && !["PENDING", "RUNNING", "REQUEUED", "COMPLETING"]
+                .iter()
+                .any(|w| s.starts_with(w));
+        done.then_some(s)
+    })
+    .await
+}
+
+/// The file's content on the login node (the test fails if `cat` does).
+pub async fn cat(r: &dyn Remote, path: &str) -> String {
+    let out = run(r, &["cat", path]).await;
+    assert!(out.success(), "cat {path}: {}", out.stderr_lossy());
+    out.stdout_lossy()
+}
+
+/// Writes `text` to `path` on the login node (data on stdin, the path an argument), making
+/// its directory first.
+pub async fn put(r: &dyn Remote, path: &str, text: &str) {
+    let out = r
+        .run(
+            &s(&[
+                "sh",
+                "-c",
+                "mkdir -p \"$(dirname \"$1\")\" && cat > \"$1\"",
+                "sh",
+                path,
+            ]),
+            Some(text.as_bytes()),
+            T,
+        )
+        .await
+        .expect("write a file on the cluster");
+    assert!(out.success(), "writing {path}: {}", out.stderr_lossy());
+}
+
+/// The job id in what `sbatch --parsable` printed (`ID` or `ID;CLUSTER`).
+pub fn parsable_job_id(printed: &str) -> u64 {
+    printed
+        .trim()
+        .split(';')
+        .next()
+        .and_then(|id| id.parse().ok())
+        .unwrap_or_else(|| panic!("sbatch printed {printed:?}"))
+}
+
+/// The value of a `LABEL VALUE` line `slurmdash submit` printed (e.g. `stdout:`).
+pub fn printed_field<'a>(out: &'a str, label: &str) -> &'a str {
+    out.lines()
+        .find_map(|l| l.strip_prefix(label))
+        .map(str::trim)
+        .unwrap_or_else(|| panic!("no `{label}` in {out}"))
+}
+
+/// The job id `slurmdash submit` printed (the word after `job`).
+pub fn printed_job_id(out: &str) -> u64 {
+    out.split_whitespace()
+        .skip_while(|w| *w != "job")
+        .nth(1)
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("no job id in {out}"))
+}
+
+/// `sacct` of the jobs that ended (COMPLETED or FAILED) in the last hour, by end time: the
+/// selection `slurmdash history` reads, which lags `sacct -j` by seconds.
+pub const SACCT_ENDED: &[&str] = &[
+    "sacct",
+    "-n",
+    "-X",
+    "-P",
+    "-o",
+    "JobID",
+    "--state=CD,F",
+    "--starttime=now-3600seconds",
+    "--endtime=now+60seconds",
+];
+
+/// Whether [`SACCT_ENDED`]'s output lists job `id`.
+pub fn lists_job(sacct: &str, id: u64) -> bool {
+    sacct.lines().any(|l| l.trim() == id.to_string())
 }
 
 /// Polls `f` every 500 ms until it returns Some, or panics after `limit` with `what`.
@@ -377,19 +470,26 @@ pub fn slurmdash_with(config: &Path, args: &[&str]) -> Output {
 /// [`slurmdash_with`] with environment variables for slurmdash (e.g. `XDG_RUNTIME_DIR`,
 /// `SLURMDASH_STATE_DIR`).
 pub fn slurmdash_env(config: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_slurmdash"))
-        .arg("--config")
-        .arg(config)
+    slurmdash_command(config)
         .args(args)
         .envs(env.iter().copied())
+        .output()
+        .expect("run slurmdash")
+}
+
+/// The slurmdash binary with `--config CONFIG`, without the environment variables that
+/// would override the config (`SLURM_HOSTNAME`, `SLURM_PARTITION`, ...).
+pub fn slurmdash_command(config: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_slurmdash"));
+    c.arg("--config")
+        .arg(config)
         .env_remove("SLURM_HOSTNAME")
         .env_remove("SLURM_USER")
         .env_remove("SLURM_PARTITION")
         .env_remove("SLURM_ACCOUNT")
         .env_remove("SSH_KEY_PATH")
-        .env_remove("SLURM_BASE_RESULTS_DIR")
-        .output()
-        .expect("run slurmdash")
+        .env_remove("SLURM_BASE_RESULTS_DIR");
+    c
 }
 
 pub fn text(b: &[u8]) -> String {
