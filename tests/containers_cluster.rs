@@ -6,12 +6,12 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::sync::Arc;
 use std::time::Duration;
 
 use common::containers::{self as ct, ready};
+use common::launch::LaunchSetup;
 use common::*;
 use slurmdash::launch::LaunchSpec;
 use slurmdash::remote::Remote;
@@ -29,38 +29,18 @@ const PROBE: &str = "grep '^ID=' /etc/os-release; ls -d /lustre/fsw/sduser; echo
 /// A config like the dev cluster's with its own results root and SQSH cache, and a
 /// private state dir (registry of launches).
 struct Setup {
-    config: PathBuf,
-    state: tempfile::TempDir,
-    _dir: tempfile::TempDir,
+    launch: LaunchSetup,
     root: String,
     cache: String,
 }
 
 async fn setup(tag: &str) -> Setup {
     ready();
-    let r = remote();
-    let base = scratch(&r, &format!("ct-{tag}")).await;
-    let root = format!("{base}/results");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let text = std::fs::read_to_string(dev_config()).expect("dev config");
-    let text = text
-        .lines()
-        .filter(|l| !l.starts_with("results_root"))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let text = text.replacen(
-        "[clusters.dev]",
-        &format!("[clusters.dev]\nresults_root = \"{root}\""),
-        1,
-    );
-    let config = dir.path().join("slurmdash.toml");
-    std::fs::write(&config, text).expect("write config");
+    let launch = LaunchSetup::new(&format!("ct-{tag}")).await;
     Setup {
-        config,
-        state: tempfile::tempdir().expect("state dir"),
-        _dir: dir,
-        root,
-        cache: format!("{base}/sqsh-cache"),
+        root: launch.root.clone(),
+        cache: format!("{}/sqsh-cache", launch.base),
+        launch,
     }
 }
 
@@ -68,15 +48,7 @@ impl Setup {
     /// `slurmdash submit` with `--set` for each pair (1 GPU, 1 CPU, 5 minutes, this
     /// setup's SQSH cache unless given).
     fn submit(&self, name: &str, set: &[(&str, &str)]) -> Output {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_slurmdash"));
-        c.arg("--config")
-            .arg(&self.config)
-            .arg("submit")
-            .env("SLURMDASH_STATE_DIR", self.state.path())
-            .env_remove("SLURM_BASE_RESULTS_DIR")
-            .env_remove("SLURM_PARTITION")
-            .env_remove("SLURM_ACCOUNT")
-            .env_remove("SLURM_HOSTNAME");
+        let mut c = self.launch.submit_command();
         let cache = format!("sqsh_cache_dir={}", self.cache);
         let name = format!("name={name}");
         for kv in [
@@ -91,17 +63,15 @@ impl Setup {
         for (k, v) in set {
             c.arg("--set").arg(format!("{k}={v}"));
         }
-        c.stdin(Stdio::null())
-            .output()
-            .expect("run slurmdash submit")
+        c.output().expect("run slurmdash submit")
     }
 }
 
 impl Setup {
     /// `slurmdash doctor` with this setup's config plus `[launch] image = IMAGE`.
     fn doctor_with_image(&self, image: &str) -> String {
-        let base = std::fs::read_to_string(&self.config).expect("config");
-        let path = self.config.with_file_name("doctor.toml");
+        let base = std::fs::read_to_string(&self.launch.config).expect("config");
+        let path = self.launch.config.with_file_name("doctor.toml");
         std::fs::write(&path, format!("{base}\n[launch]\nimage = \"{image}\"\n")).expect("write");
         let out = slurmdash_with(&path, &["doctor"]);
         format!("{}{}", text(&out.stdout), text(&out.stderr))
@@ -117,44 +87,16 @@ fn submitted(out: &Output) -> (u64, String, String) {
         "submit failed: {stdout}{}",
         text(&out.stderr)
     );
-    let field = |label: &str| {
-        stdout
-            .lines()
-            .find_map(|l| l.strip_prefix(label))
-            .map(|v| v.trim().to_string())
-            .unwrap_or_else(|| panic!("no `{label}` in {stdout}"))
-    };
-    let id = stdout
-        .split_whitespace()
-        .skip_while(|w| *w != "job")
-        .nth(1)
-        .and_then(|w| w.parse().ok())
-        .unwrap_or_else(|| panic!("no job id in {stdout}"));
-    (id, field("stdout:"), field("stderr:"))
+    (
+        printed_job_id(&stdout),
+        printed_field(&stdout, "stdout:").to_string(),
+        printed_field(&stdout, "stderr:").to_string(),
+    )
 }
 
-async fn wait_done(r: &dyn Remote, id: u64) -> String {
-    wait_for(&format!("job {id} to end"), JOB_LIMIT, || async {
-        let s = sacct_state(r, id).await;
-        (!s.is_empty()
-            && !["PENDING", "RUNNING", "REQUEUED", "COMPLETING"]
-                .iter()
-                .any(|w| s.starts_with(w)))
-        .then_some(s)
-    })
-    .await
-}
-
-async fn cat(r: &dyn Remote, path: &str) -> String {
-    let out = run(r, &["cat", path]).await;
-    assert!(out.success(), "cat {path}: {}", out.stderr_lossy());
-    out.stdout_lossy()
-}
-
-/// Runs to COMPLETED and returns main.out; on any other end shows main.err.
 async fn completed_output(r: &dyn Remote, what: &str, out: &Output) -> String {
     let (id, stdout, stderr) = submitted(out);
-    let state = wait_done(r, id).await;
+    let state = final_state(r, id, JOB_LIMIT).await;
     assert_eq!(
         state,
         "COMPLETED",
@@ -311,7 +253,7 @@ async fn a_private_image_needs_credentials_on_the_cluster() {
     // Without credentials: the job fails at start with Pyxis' own words, triaged as an
     // infrastructure failure whose remedy is the credentials file.
     let (id, _, stderr) = submitted(&s.submit("ct-private", &set));
-    let state = wait_done(&r, id).await;
+    let state = final_state(&r, id, JOB_LIMIT).await;
     assert_eq!(state, "FAILED", "job {id}");
     let err = cat(&r, &stderr).await;
     let line = format!("pyxis: failed to import docker image: {image}");
