@@ -12,25 +12,12 @@ use slurmdash::slurm::eff::Efficiency;
 use slurmdash::slurm::model::JobId;
 use slurmdash::worker::{history, ops};
 
-/// Waits (with a deadline) until sacct records a final state.
-async fn finished(r: &dyn Remote, id: u64, limit: Duration) -> String {
-    wait_for(&format!("job {id} to finish"), limit, || async {
-        let s = sacct_state(r, id).await;
-        let done = !s.is_empty()
-            && !["PENDING", "RUNNING", "COMPLETING", "REQUEUED"]
-                .iter()
-                .any(|w| s.starts_with(w));
-        done.then_some(s)
-    })
-    .await
-}
-
 /// Submits `args` and waits for its end; a job ended by a node failure (other tests on the
 /// shared dev cluster set nodes down) is submitted again, up to three times.
 async fn submit_to_end(r: &dyn Remote, args: &[&str]) -> (u64, String) {
     for _ in 0..3 {
         let id = sbatch(r, args).await;
-        let state = finished(r, id, Duration::from_secs(240)).await;
+        let state = final_state(r, id, Duration::from_secs(240)).await;
         if state != "NODE_FAIL" {
             return (id, state);
         }
@@ -258,7 +245,7 @@ async fn relaunch_after_a_timeout_prefills_a_longer_time() {
             .and_then(|l| l.split_whitespace().next())
             .and_then(|n| n.parse().ok())
             .unwrap_or_else(|| panic!("job id in {}", text(&out.stdout)));
-        match finished(&r, id, Duration::from_secs(240)).await.as_str() {
+        match final_state(&r, id, Duration::from_secs(240)).await.as_str() {
             "NODE_FAIL" => failed.push(id),
             s => {
                 assert_eq!(s, "TIMEOUT");
@@ -388,9 +375,9 @@ echo script-finished
 /// script): the new job prints what the first printed and runs with the same options.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_submitted_from_a_multi_line_script_is_relaunched_from_its_own_script() {
-    use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-    use slurmdash::action::{Cmd, Msg};
-    use slurmdash::app::{App, FormState, LaunchContext};
+    use common::app_driver::Driver;
+    use slurmdash::action::Cmd;
+    use slurmdash::app::LaunchContext;
     use std::sync::Arc;
 
     let state = tempfile::tempdir().unwrap();
@@ -402,18 +389,10 @@ async fn a_job_submitted_from_a_multi_line_script_is_relaunched_from_its_own_scr
     let text = USER_SCRIPT
         .replace("NAME", &name)
         .replace("OUT", &format!("{dir}/first-%j.out"));
-    let out = r
-        .run(
-            &s(&["sh", "-c", "cat > \"$1\"", "sh", &path]),
-            Some(text.as_bytes()),
-            T,
-        )
-        .await
-        .unwrap();
-    assert!(out.success(), "{}", out.stderr_lossy());
+    put(r, &path, &text).await;
     let (first, state_end) = loop {
         let id = sbatch(r, &["--chdir", &dir, &path]).await;
-        match finished(r, id, Duration::from_secs(240)).await.as_str() {
+        match final_state(r, id, Duration::from_secs(240)).await.as_str() {
             "NODE_FAIL" => continue,
             s => break (id, s.to_string()),
         }
@@ -427,41 +406,17 @@ async fn a_job_submitted_from_a_multi_line_script_is_relaunched_from_its_own_scr
 
     // At once (slurmctld forgets a finished job after MinJobAge; the dev cluster does not
     // store scripts in slurmdbd): what `L` asks for.
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Msg>();
     // The launch is recorded in a registry of this test's own.
-    let mut hub = common::app_driver::hub_with_registry(&remote, &tx, state.path());
-    let mut app = App::new(
-        "dev",
-        "your jobs",
-        slurmdash::keymap::Keymap::default(),
-        slurmdash::ui::theme::Theme::new(false),
-        slurmdash::queue::QueueView::default(),
-        Duration::from_secs(2),
-        chrono::Local::now().naive_local(),
-    );
-    app.cluster.launch = LaunchContext {
+    let mut d = Driver::with_registry(&remote, state.path());
+    d.app.cluster.launch = LaunchContext {
         defaults: slurmdash::launch::LaunchSpec::default(),
         results_root: Some(format!("{dir}/results")),
         ..LaunchContext::default()
     };
-    hub.run(Cmd::Recover(JobId::new(first)));
-    let mut pending: Vec<Msg> = Vec::new();
-    let start = std::time::Instant::now();
-    let mut submitted = false;
-    let mut checked_form = false;
-    let mut new_id: Option<String> = None;
-    let log = loop {
-        for msg in pending.drain(..) {
-            for cmd in app.update(msg) {
-                hub.run(cmd);
-            }
-        }
-        let ready = app
-            .form
-            .as_ref()
-            .is_some_and(|f| f.prepared.is_some() && f.busy.is_none());
-        if ready && !checked_form {
-            checked_form = true;
+    d.hub.run(Cmd::Recover(JobId::new(first)));
+    let (start, limit) = (std::time::Instant::now(), Duration::from_secs(240));
+    let new_id = d
+        .submit_form(start, limit, |app| {
             let note = app.note.clone().unwrap_or_default();
             println!("note: {note}");
             let f = app.form.as_ref().unwrap();
@@ -476,59 +431,19 @@ async fn a_job_submitted_from_a_multi_line_script_is_relaunched_from_its_own_scr
                 "{note}"
             );
             assert!(note.contains("--output="), "{note}");
-            let f = app.form.as_ref().unwrap();
             assert_eq!(
                 f.spec.batch_script_summary().as_deref(),
                 Some("the job's recovered batch script: 16 lines (type a command to replace it)")
             );
             assert_eq!(f.spec.batch_script, text);
             assert!(!f.spec.requeue);
-        }
-        if ready && !submitted {
-            if let Some(f) = app.form.as_mut() {
-                f.row = FormState::submit_row();
-            }
-            pending.push(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
-            submitted = true;
-            continue;
-        }
-        if let Some(e) = app.form.as_ref().and_then(|f| f.error.clone()) {
-            panic!("form error: {e}");
-        }
-        if submitted && app.form.is_none() && new_id.is_none() {
-            new_id = app.queue.selected_id().map(|i| i.as_str().to_string());
-            assert!(
-                new_id.is_some(),
-                "the new job is selected; note {:?}",
-                app.note
-            );
-        }
-        if new_id.is_some() {
-            let text = common::app_driver::log_text(&app);
-            if text.contains("script-finished") {
-                break text;
-            }
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(240),
-            "no relaunched output after 4 minutes; note {:?}, form {:?}, log {:?}",
-            app.note,
-            app.form.as_ref().map(|f| (
-                &f.error,
-                &f.problems,
-                &f.spec.time,
-                &f.spec.command,
-                f.spec.batch_script.len()
-            )),
-            common::app_driver::log_text(&app)
-        );
-        tokio::select! {
-            Some(m) = rx.recv() => pending.push(m),
-            _ = tokio::time::sleep(Duration::from_secs(2)) => pending.push(Msg::PollDue),
-        }
-    };
-    hub.stop();
-    let new_id: u64 = new_id.unwrap().parse().unwrap();
+        })
+        .await;
+    let log = d
+        .follow_log(start, limit, |t| t.contains("script-finished"))
+        .await;
+    d.hub.stop();
+    let new_id: u64 = new_id.parse().unwrap();
     println!("job {first} printed:\n{first_out}job {new_id} (relaunched) printed:\n{log}");
     // The same script ran: the same lines, in order (the step id may differ).
     let lines = |t: &str| -> Vec<String> {

@@ -10,18 +10,13 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use chrono::Local;
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use tokio::sync::mpsc;
-
+use common::app_driver::Driver;
 use common::*;
-use slurmdash::action::Msg;
-use slurmdash::app::{App, FormState, LaunchContext};
-use slurmdash::keymap::Keymap;
 use slurmdash::launch::LaunchSpec;
-use slurmdash::queue::QueueView;
 use slurmdash::remote::Remote;
-use slurmdash::ui::theme::Theme;
+
+/// How long a two-node job may take to end (both GPU nodes whole).
+const JOB_LIMIT: Duration = Duration::from_secs(180);
 
 /// Rank 0 listens on MASTER_PORT and waits for WORLD_SIZE-1 peers; every other rank connects
 /// to MASTER_ADDR:MASTER_PORT (retrying until rank 0 listens, for at most 60 s) and sends
@@ -67,15 +62,7 @@ else:
 async fn rendezvous_program(r: &dyn Remote, tag: &str) -> (String, String) {
     let dir = scratch(r, tag).await;
     let path = format!("{dir}/rendezvous.py");
-    let out = r
-        .run(
-            &s(&["sh", "-c", "cat > \"$1\"", "sh", &path]),
-            Some(RENDEZVOUS.as_bytes()),
-            T,
-        )
-        .await
-        .expect("write the rendezvous program");
-    assert!(out.success(), "{}", out.stderr_lossy());
+    put(r, &path, RENDEZVOUS).await;
     (dir, path)
 }
 
@@ -148,44 +135,19 @@ impl Drop for CancelOnDrop {
     }
 }
 
-async fn wait_done(r: &dyn Remote, id: u64) -> String {
-    wait_for("the job to end", Duration::from_secs(180), || async {
-        let s = sacct_state(r, id).await;
-        (!s.is_empty() && !["PENDING", "RUNNING", "REQUEUED"].contains(&s.as_str())).then_some(s)
-    })
-    .await
-}
-
-async fn cat(r: &dyn Remote, path: &str) -> String {
-    let out = run(r, &["cat", path]).await;
-    assert!(out.success(), "cat {path}: {}", out.stderr_lossy());
-    out.stdout_lossy()
-}
-
-fn field<'a>(out: &'a str, label: &str) -> &'a str {
-    out.lines()
-        .find_map(|l| l.strip_prefix(label))
-        .map(str::trim)
-        .unwrap_or_else(|| panic!("no `{label}` in {out}"))
-}
-
 #[tokio::test]
 async fn a_two_node_sixteen_gpu_submit_meets_at_master_addr_on_two_hosts() {
     let r = remote();
     let (dir, program) = rendezvous_program(&r, "multinode-cli").await;
     let state = tempfile::tempdir().expect("state dir");
     let port = 29411;
-    let out = Command::new(env!("CARGO_BIN_EXE_slurmdash"))
-        .arg("--config")
-        .arg(dev_config())
+    let out = slurmdash_command(&dev_config())
         .args(["submit", "--set", "name=two-nodes", "--set", "gpus=16"])
         .args(["--set", "cpus_per_task=1", "--set", "time=3m"])
         .args(["--set", &format!("master_port={port}")])
         .args(["--", "python3", &program])
         .env("SLURMDASH_STATE_DIR", state.path())
         .env("SLURM_BASE_RESULTS_DIR", format!("{dir}/results"))
-        .env_remove("SLURM_PARTITION")
-        .env_remove("SLURM_HOSTNAME")
         .stdin(Stdio::null())
         .output()
         .expect("run slurmdash submit");
@@ -195,14 +157,9 @@ async fn a_two_node_sixteen_gpu_submit_meets_at_master_addr_on_two_hosts() {
         "submit failed: {stdout}{}",
         text(&out.stderr)
     );
-    let id: u64 = stdout
-        .split_whitespace()
-        .skip_while(|w| *w != "job")
-        .nth(1)
-        .and_then(|w| w.parse().ok())
-        .unwrap_or_else(|| panic!("no job id in {stdout}"));
+    let id = printed_job_id(&stdout);
     let _cancel = CancelOnDrop(id);
-    let script = cat(&r, field(&stdout, "script:")).await;
+    let script = cat(&r, printed_field(&stdout, "script:")).await;
     for line in [
         "#SBATCH --nodes=2",
         "#SBATCH --gres=gpu:8",
@@ -213,9 +170,9 @@ async fn a_two_node_sixteen_gpu_submit_meets_at_master_addr_on_two_hosts() {
             "no {line:?} in\n{script}"
         );
     }
-    let state = wait_done(&r, id).await;
-    let main_out = cat(&r, field(&stdout, "stdout:")).await;
-    let main_err = cat(&r, field(&stdout, "stderr:")).await;
+    let state = final_state(&r, id, JOB_LIMIT).await;
+    let main_out = cat(&r, printed_field(&stdout, "stdout:")).await;
+    let main_err = cat(&r, printed_field(&stdout, "stderr:")).await;
     assert_eq!(
         state, "COMPLETED",
         "main.out:\n{main_out}\nmain.err:\n{main_err}"
@@ -248,21 +205,12 @@ async fn a_two_node_launch_from_the_form_meets_at_master_addr_on_two_hosts() {
     let r = remote();
     let (dir, program) = rendezvous_program(&r, "multinode-form").await;
     let state = tempfile::tempdir().expect("state");
-    std::env::set_var("SLURMDASH_STATE_DIR", state.path());
     let remote: Arc<dyn Remote> = Arc::new(r);
-    let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
-    let mut app = App::new(
-        "dev",
-        "your jobs",
-        Keymap::default(),
-        Theme::new(false),
-        QueueView::default(),
-        Duration::from_secs(2),
-        Local::now().naive_local(),
-    );
+    // The launch is recorded in a registry of this test's own.
+    let mut d = Driver::with_registry(&remote, state.path());
     let port = 29412;
-    app.cluster.launch = LaunchContext {
-        defaults: LaunchSpec {
+    d.open_form(
+        LaunchSpec {
             name: "form-two-nodes".into(),
             partition: "short".into(),
             account: "research".into(),
@@ -273,60 +221,15 @@ async fn a_two_node_launch_from_the_form_meets_at_master_addr_on_two_hosts() {
             command: format!("python3 {program}"),
             ..LaunchSpec::default()
         },
-        results_root: Some(format!("{dir}/results")),
-        ..LaunchContext::default()
-    };
-    let mut hub = common::app_driver::hub(&remote, &tx);
-    let mut pending: Vec<Msg> = vec![
-        Msg::PollDue,
-        Msg::Key(KeyEvent::new(KeyCode::Char('n'), KeyModifiers::NONE)),
-    ];
-    let start = Instant::now();
-    let mut submitted = false;
-    let job_id = loop {
-        for msg in pending.drain(..) {
-            for cmd in app.update(msg) {
-                hub.run(cmd);
-            }
-        }
-        if !submitted
-            && app
-                .form
-                .as_ref()
-                .is_some_and(|f| f.prepared.is_some() && f.busy.is_none())
-        {
-            if let Some(f) = app.form.as_mut() {
-                f.row = FormState::submit_row();
-            }
-            pending.push(Msg::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE)));
-            submitted = true;
-            continue;
-        }
-        if let Some(e) = app.form.as_ref().and_then(|f| f.error.clone()) {
-            panic!("form error: {e}");
-        }
-        if submitted && app.form.is_none() {
-            break app
-                .queue
-                .selected_id()
-                .map(|i| i.as_str().to_string())
-                .expect("the new job is selected at once");
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "not submitted in time; note {:?}, form {:?}",
-            app.note,
-            app.form.as_ref().map(|f| (&f.error, &f.problems)),
-        );
-        tokio::select! {
-            Some(m) = rx.recv() => pending.push(m),
-            _ = tokio::time::sleep(Duration::from_secs(2)) => pending.push(Msg::PollDue),
-        }
-    };
+        format!("{dir}/results"),
+    );
+    let job_id = d
+        .submit_form(Instant::now(), Duration::from_secs(60), |_| {})
+        .await;
     let id: u64 = job_id.parse().expect("numeric job id");
     let _cancel = CancelOnDrop(id);
     let r = remote.as_ref();
-    let end = wait_done(r, id).await;
+    let end = final_state(r, id, JOB_LIMIT).await;
     let entries = slurmdash::registry::Registry::open(state.path())
         .load()
         .expect("registry");

@@ -11,12 +11,9 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use chrono::Local;
-use tokio::sync::mpsc;
-
-use common::{run, s, scratch, ssh_config, wait_for, T};
+use common::app_driver::Driver;
+use common::{put, run, scratch, ssh_config, wait_for, T};
 use slurmdash::action::Msg;
-use slurmdash::app::App;
 use slurmdash::remote::Remote;
 use slurmdash::slurm::hostlist;
 use slurmdash::slurm::live::{GpuProbe, LiveTarget};
@@ -51,25 +48,6 @@ fn tag() -> String {
     )
 }
 
-/// Writes `text` to `path` on the login node (data on stdin, the path an argument).
-async fn put(r: &dyn Remote, path: &str, text: &str) {
-    let out = r
-        .run(
-            &s(&[
-                "sh",
-                "-c",
-                "mkdir -p \"$(dirname \"$1\")\" && cat > \"$1\"",
-                "sh",
-                path,
-            ]),
-            Some(text.as_bytes()),
-            T,
-        )
-        .await
-        .expect("write a file on the cluster");
-    assert!(out.success(), "writing {path}: {}", out.stderr_lossy());
-}
-
 /// Puts the test's job ahead of the queue (as root on the cluster's host): other tests on
 /// the shared cluster may have thousands of jobs waiting for the same node.
 fn hurry(id: u64) {
@@ -84,6 +62,35 @@ fn hurry(id: u64) {
         "scontrol update jobid={id} priority=...: {}",
         common::text(&out.stderr)
     );
+}
+
+/// Submits `wrap` as job `name` for 10 minutes (output discarded) with `args` (partition
+/// and size); returns its id.
+async fn submit(r: &dyn Remote, name: &str, args: &[&str], wrap: &str) -> u64 {
+    let mut argv = args.to_vec();
+    argv.extend(["-t", "10", "-J", name, "-o", "/dev/null", "--wrap", wrap]);
+    common::sbatch(r, &argv).await
+}
+
+/// The real binary in tmux with `config`, once job `id` shows in its queue, with the job
+/// selected (searched for by its `name`).
+fn select_in_tmux(config: &std::path::Path, id: u64, name: &str) -> common::tmux::Tmux {
+    let t = common::tmux::Tmux::start(config, &[]);
+    t.wait("the queue", Duration::from_secs(60), |s| {
+        common::tmux::row(s, id).is_some()
+    });
+    t.keys(&["/"]);
+    t.keys(&[name, "Enter"]);
+    t
+}
+
+/// Prints the lines of `screen` that hold any of `keys`.
+fn print_lines(screen: &str, keys: &[&str]) {
+    let lines: Vec<&str> = screen
+        .lines()
+        .filter(|l| keys.iter().any(|k| l.contains(k)))
+        .collect();
+    println!("{}", lines.join("\n"));
 }
 
 async fn wait_running(r: &dyn Remote, id: u64) -> String {
@@ -187,18 +194,6 @@ fn cpu_at(m: &[(f64, f64, u64)], t: f64) -> Option<f64> {
     Some(c0 + (c1 - c0) * (t - t0) / (t1 - t0).max(1e-6))
 }
 
-fn new_app() -> App {
-    App::new(
-        "dev",
-        "your jobs",
-        slurmdash::keymap::Keymap::default(),
-        slurmdash::ui::theme::Theme::new(false),
-        slurmdash::queue::QueueView::default(),
-        Duration::from_secs(2),
-        Local::now().naive_local(),
-    )
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_burning_two_cores_and_holding_300_mb_shows_what_it_measures_itself() {
     let remote: Arc<dyn Remote> = Arc::new(common::remote());
@@ -208,23 +203,11 @@ async fn a_job_burning_two_cores_and_holding_300_mb_shows_what_it_measures_itsel
     let measure = format!("{dir}/measure.txt");
     put(r, &script, BURN).await;
     let name = format!("live-burn-{}", tag());
-    let id = common::sbatch(
+    let id = submit(
         r,
-        &[
-            "-p",
-            "short",
-            "-c",
-            "2",
-            "--mem=1G",
-            "-t",
-            "10",
-            "-J",
-            &name,
-            "-o",
-            "/dev/null",
-            "--wrap",
-            &format!("srun python3 {script} {measure}"),
-        ],
+        &name,
+        &["-p", "short", "-c", "2", "--mem=1G"],
+        &format!("srun python3 {script} {measure}"),
     )
     .await;
     let _cancel = CancelOnDrop(vec![id]);
@@ -232,24 +215,21 @@ async fn a_job_burning_two_cores_and_holding_300_mb_shows_what_it_measures_itsel
     let jid: JobId = id.to_string().parse().unwrap();
 
     // The dashboard's App and its real workers: a refresh every 2 s, the job selected.
-    let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
-    let mut hub = common::app_driver::hub(&remote, &tx);
-    let mut app = new_app();
-    let mut pending = vec![Msg::PollDue];
+    let mut d = Driver::new(&remote);
+    d.pending.push(Msg::PollDue);
     let start = Instant::now();
     let mut refreshes = 0;
     let mut samples_asked = 0;
     loop {
-        for msg in pending.drain(..) {
-            let is_poll = matches!(msg, Msg::PollDue);
-            for cmd in app.update(msg) {
+        d.update_seeing(
+            |msg| refreshes += usize::from(matches!(msg, Msg::PollDue)),
+            |cmd| {
                 if matches!(cmd, slurmdash::action::Cmd::SampleLive(_)) {
                     samples_asked += 1;
                 }
-                hub.run(cmd);
-            }
-            refreshes += usize::from(is_poll);
-        }
+            },
+        );
+        let app = &mut d.app;
         if app.queue.selected_id() != Some(&jid) {
             app.queue.select_id(&jid);
         }
@@ -270,12 +250,10 @@ async fn a_job_burning_two_cores_and_holding_300_mb_shows_what_it_measures_itsel
             "no live figures after 3 minutes: {:?}",
             app.live.job(&jid).map(|j| (&j.error, j.points.len()))
         );
-        tokio::select! {
-            Some(m) = rx.recv() => pending.push(m),
-            _ = tokio::time::sleep(Duration::from_secs(2)) => pending.push(Msg::PollDue),
-        }
+        d.next().await;
     }
-    hub.stop();
+    d.hub.stop();
+    let app = &d.app;
     assert!(
         samples_asked <= refreshes + 1,
         "{samples_asked} samples for {refreshes} refreshes (at most one each, plus the selection)"
@@ -366,8 +344,9 @@ fn gpus_of<'a>(
 async fn a_two_gpu_job_shows_the_load_written_for_its_own_node_and_gpus() {
     let remote: Arc<dyn Remote> = Arc::new(common::remote());
     let r = remote.as_ref();
-    let id = common::sbatch(
+    let id = submit(
         r,
+        &format!("live-gpu-{}", tag()),
         &[
             "-p",
             "short",
@@ -376,35 +355,16 @@ async fn a_two_gpu_job_shows_the_load_written_for_its_own_node_and_gpus() {
             "-c",
             "1",
             "--mem=200M",
-            "-t",
-            "10",
             "--gres=gpu:2",
-            "-J",
-            &format!("live-gpu-{}", tag()),
-            "-o",
-            "/dev/null",
-            "--wrap",
-            "srun sleep 600",
         ],
+        "srun sleep 600",
     )
     .await;
-    let cpu = common::sbatch(
+    let cpu = submit(
         r,
-        &[
-            "-p",
-            "cpu",
-            "-c",
-            "1",
-            "--mem=100M",
-            "-t",
-            "10",
-            "-J",
-            &format!("live-cpu-{}", tag()),
-            "-o",
-            "/dev/null",
-            "--wrap",
-            "sleep 600",
-        ],
+        &format!("live-cpu-{}", tag()),
+        &["-p", "cpu", "-c", "1", "--mem=100M"],
+        "sleep 600",
     )
     .await;
     let _cancel = CancelOnDrop(vec![id, cpu]);
@@ -449,8 +409,9 @@ async fn a_two_gpu_job_shows_the_load_written_for_its_own_node_and_gpus() {
 async fn a_two_node_job_shows_the_gpus_of_each_node() {
     let remote: Arc<dyn Remote> = Arc::new(common::remote());
     let r = remote.as_ref();
-    let id = common::sbatch(
+    let id = submit(
         r,
+        &format!("live-two-{}", tag()),
         &[
             "-p",
             "short",
@@ -460,16 +421,9 @@ async fn a_two_node_job_shows_the_gpus_of_each_node() {
             "-c",
             "1",
             "--mem=100M",
-            "-t",
-            "10",
             "--gres=gpu:1",
-            "-J",
-            &format!("live-two-{}", tag()),
-            "-o",
-            "/dev/null",
-            "--wrap",
-            "srun sleep 600",
         ],
+        "srun sleep 600",
     )
     .await;
     let _cancel = CancelOnDrop(vec![id]);
@@ -502,8 +456,9 @@ async fn the_dashboard_shows_the_live_figures_of_the_selected_running_job() {
     let remote: Arc<dyn Remote> = Arc::new(common::remote());
     let r = remote.as_ref();
     let name = format!("live-dash-{}", tag());
-    let id = common::sbatch(
+    let id = submit(
         r,
+        &name,
         &[
             "-p",
             "short",
@@ -512,16 +467,9 @@ async fn the_dashboard_shows_the_live_figures_of_the_selected_running_job() {
             "-c",
             "1",
             "--mem=300M",
-            "-t",
-            "10",
             "--gres=gpu:2",
-            "-J",
-            &name,
-            "-o",
-            "/dev/null",
-            "--wrap",
-            "srun sh -c 'while :; do :; done'",
         ],
+        "srun sh -c 'while :; do :; done'",
     )
     .await;
     let _cancel = CancelOnDrop(vec![id]);
@@ -532,12 +480,7 @@ async fn the_dashboard_shows_the_live_figures_of_the_selected_running_job() {
 
     let dir = tempfile::tempdir().unwrap();
     let config = common::tmux::fast_config(dir.path());
-    let t = common::tmux::Tmux::start(&config, &[]);
-    t.wait("the queue", Duration::from_secs(60), |s| {
-        common::tmux::row(s, id).is_some()
-    });
-    t.keys(&["/"]);
-    t.keys(&[&name, "Enter"]);
+    let t = select_in_tmux(&config, id, &name);
     let gpu = format!("GPU {node}:{}", idx[0]);
     let screen = t.wait(
         "the live figures in the detail pane",
@@ -550,15 +493,7 @@ async fn the_dashboard_shows_the_live_figures_of_the_selected_running_job() {
                 && s.contains("resident")
         },
     );
-    let lines: Vec<&str> = screen
-        .lines()
-        .filter(|l| {
-            ["Live use", "CPU ", "Memory", "GPU "]
-                .iter()
-                .any(|k| l.contains(k))
-        })
-        .collect();
-    println!("{}", lines.join("\n"));
+    print_lines(&screen, &["Live use", "CPU ", "Memory", "GPU "]);
     assert!(
         screen.contains(&format!("GPU {node}:{}", idx[1])),
         "{screen}"
@@ -573,25 +508,11 @@ async fn a_job_sleeping_on_two_cores_is_marked_u_and_the_detail_says_why() {
     let remote: Arc<dyn Remote> = Arc::new(common::remote());
     let r = remote.as_ref();
     let name = format!("live-low-{}", tag());
-    let id = common::sbatch(
+    let id = submit(
         r,
-        &[
-            "-p",
-            "short",
-            "-N",
-            "1",
-            "-c",
-            "2",
-            "--mem=1G",
-            "-t",
-            "10",
-            "-J",
-            &name,
-            "-o",
-            "/dev/null",
-            "--wrap",
-            "srun sleep 600",
-        ],
+        &name,
+        &["-p", "short", "-N", "1", "-c", "2", "--mem=1G"],
+        "srun sleep 600",
     )
     .await;
     let _cancel = CancelOnDrop(vec![id]);
@@ -602,12 +523,7 @@ async fn a_job_sleeping_on_two_cores_is_marked_u_and_the_detail_says_why() {
     let mut text = std::fs::read_to_string(&config).unwrap();
     text.push_str("\n[ui]\nidle_gpu_minutes = 1\nlive_sample_secs = 5\n");
     std::fs::write(&config, text).unwrap();
-    let t = common::tmux::Tmux::start(&config, &[]);
-    t.wait("the queue", Duration::from_secs(60), |s| {
-        common::tmux::row(s, id).is_some()
-    });
-    t.keys(&["/"]);
-    t.keys(&[&name, "Enter"]);
+    let t = select_in_tmux(&config, id, &name);
     let marked = |s: &str| {
         s.lines().any(|l| {
             l.starts_with('u')
@@ -626,15 +542,10 @@ async fn a_job_sleeping_on_two_cores_is_marked_u_and_the_detail_says_why() {
                 && detail.contains("of 1.0 GiB asked over 1 min (u in the queue)")
         },
     );
-    let lines: Vec<&str> = screen
-        .lines()
-        .filter(|l| {
-            ["Live use", "CPU ", "Memory", "Low use", &id.to_string()]
-                .iter()
-                .any(|k| l.contains(k))
-        })
-        .collect();
-    println!("{}", lines.join("\n"));
+    print_lines(
+        &screen,
+        &["Live use", "CPU ", "Memory", "Low use", &id.to_string()],
+    );
     let detail = common::tmux::left_pane_text(&screen);
     // A sleeping job: well under a tenth of a core.
     let busy: f64 = detail
