@@ -7,15 +7,17 @@ mod common;
 
 use std::time::Duration;
 
+use common::launch::{launch, no_secret, retry_check};
 use common::*;
-use slurmdash::launch::facts;
 use slurmdash::launch::spec::LaunchSpec;
-use slurmdash::launch::submit::{self, Submitted, Target};
+use slurmdash::launch::submit::Submitted;
 use slurmdash::registry::Registry;
 use slurmdash::remote::Remote;
-use slurmdash::retry::RetryPolicy;
-use slurmdash::triage::{Class, Patterns};
-use slurmdash::worker::retry::{check, RetryCheck, RetryEvent};
+use slurmdash::triage::Class;
+use slurmdash::worker::retry::RetryEvent;
+
+/// How long a launched job may take to end.
+const JOB_LIMIT: Duration = Duration::from_secs(120);
 
 struct Launches {
     root: String,
@@ -47,7 +49,6 @@ impl Launches {
         command: &str,
         secrets: &[(&str, &str)],
     ) -> Submitted {
-        let facts = facts::fetch(r, T).await.expect("cluster facts");
         let spec = LaunchSpec {
             name: name.into(),
             partition: "short".into(),
@@ -60,27 +61,17 @@ impl Launches {
             secrets: secrets.iter().map(|(k, _)| k.to_string()).collect(),
             ..LaunchSpec::default()
         };
-        let local = submit::new_local_id();
-        let p = submit::prepare(&spec, &facts, &self.root, &local).expect("valid launch");
-        let registry = self.registry();
-        let target = Target {
-            remote: r,
-            cluster: "dev",
-            registry: &registry,
-            timeout: T,
-            convert_timeout: T,
-        };
         let secrets: Vec<(String, String)> = secrets
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        submit::submit(&target, &p, &secrets)
+        launch(r, &self.registry(), &self.root, &spec, &secrets)
             .await
-            .expect("submitted")
+            .0
     }
 
     async fn check(&self, r: &dyn Remote) -> Vec<RetryEvent> {
-        self.check_with(r, true, &|_: &str| None).await
+        self.check_with(r, true, &no_secret).await
     }
 
     /// One retry check; `secret` stands for this machine's environment.
@@ -90,19 +81,9 @@ impl Launches {
         allow_submit: bool,
         secret: &(dyn Fn(&str) -> Option<String> + Sync),
     ) -> Vec<RetryEvent> {
-        let registry = self.registry();
-        let patterns = Patterns::builtin();
-        let c = RetryCheck {
-            remote: r,
-            registry: &registry,
-            cluster: "dev",
-            policy: RetryPolicy::default(),
-            patterns: &patterns,
-            timeout: T,
-            secret,
-            allow_submit,
-        };
-        check(&c).await.expect("retry check").0
+        retry_check(r, &self.registry(), allow_submit, secret)
+            .await
+            .0
     }
 }
 
@@ -138,19 +119,6 @@ fn resubmitted(events: &[RetryEvent]) -> Vec<u64> {
         .collect()
 }
 
-async fn wait_final(r: &dyn Remote, id: u64) -> String {
-    wait_for(
-        &format!("job {id} to end"),
-        Duration::from_secs(120),
-        || async {
-            let s = sacct_state(r, id).await;
-            (!s.is_empty() && !["PENDING", "RUNNING", "REQUEUED"].contains(&s.as_str()))
-                .then_some(s)
-        },
-    )
-    .await
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn infra_failure_is_resubmitted_once_and_the_retry_completes() {
     let r = remote();
@@ -162,7 +130,7 @@ touch "$f"
 echo "NCCL WARN NET/IB : Got completion from peer 10.0.0.2 with error 12, opcode 0, len 0, vendor err 129" >&2
 exit 1"#;
     let first = l.launch(&r, "flaky-net", cmd).await;
-    assert_eq!(wait_final(&r, first.job_id).await, "FAILED");
+    assert_eq!(final_state(&r, first.job_id, JOB_LIMIT).await, "FAILED");
 
     // Two dashboards on the same registry check at once: one re-submission between them.
     let (a, b) = tokio::join!(l.check(&r), l.check(&r));
@@ -196,7 +164,7 @@ exit 1"#;
     assert_eq!(entry.job_id, second);
 
     // The retry runs the same staged script, logs in its own slurm-logs dir, and completes.
-    assert_eq!(wait_final(&r, second).await, "COMPLETED");
+    assert_eq!(final_state(&r, second, JOB_LIMIT).await, "COMPLETED");
     let out = run(
         &r,
         &[
@@ -230,7 +198,7 @@ async fn a_program_failure_is_classified_and_never_resubmitted() {
     let job = l
         .launch(&r, "bad-code", "echo 'Traceback: KeyError' >&2; exit 1")
         .await;
-    assert_eq!(wait_final(&r, job.job_id).await, "FAILED");
+    assert_eq!(final_state(&r, job.job_id, JOB_LIMIT).await, "FAILED");
     let events = l.check(&r).await;
     assert!(
         matches!(
@@ -263,7 +231,7 @@ async fn a_retry_gets_exactly_the_secrets_the_launch_named_whatever_env_json_say
             &[("SD_NAMED", "n-value")],
         )
         .await;
-    assert_eq!(wait_final(&r, first.job_id).await, "FAILED");
+    assert_eq!(final_state(&r, first.job_id, JOB_LIMIT).await, "FAILED");
     // Anyone who can write the job directory lists another variable of the laptop's
     // environment in env.json.
     let env_json = format!("{}/env/env.json", first.job_dir);
@@ -284,7 +252,7 @@ async fn a_retry_gets_exactly_the_secrets_the_launch_named_whatever_env_json_say
     let events = l.check_with(&r, true, &laptop).await;
     let new = resubmitted(&events);
     assert_eq!(new.len(), 1, "{events:?}");
-    assert_eq!(wait_final(&r, new[0]).await, "COMPLETED");
+    assert_eq!(final_state(&r, new[0], JOB_LIMIT).await, "COMPLETED");
     let out = run(
         &r,
         &[
@@ -304,7 +272,7 @@ async fn a_staged_script_changed_since_launch_is_not_resubmitted() {
     let r = remote();
     let l = Launches::new(&r, "retry-checksum").await;
     let first = l.launch(&r, "edited", &flaky("echo fine")).await;
-    assert_eq!(wait_final(&r, first.job_id).await, "FAILED");
+    assert_eq!(final_state(&r, first.job_id, JOB_LIMIT).await, "FAILED");
     let edit = run(
         &r,
         &[
@@ -339,9 +307,9 @@ async fn a_read_only_session_resubmits_nothing_and_a_later_session_does() {
     let r = remote();
     let l = Launches::new(&r, "retry-readonly").await;
     let first = l.launch(&r, "ro-retry", &flaky("echo second")).await;
-    assert_eq!(wait_final(&r, first.job_id).await, "FAILED");
+    assert_eq!(final_state(&r, first.job_id, JOB_LIMIT).await, "FAILED");
     let before = l.registry().load().expect("registry");
-    let events = l.check_with(&r, false, &|_: &str| None).await;
+    let events = l.check_with(&r, false, &no_secret).await;
     assert!(
         matches!(events.as_slice(), [RetryEvent::NotRetried { reason, job_id, .. }]
             if *job_id == first.job_id && reason.contains("read-only")),
@@ -360,7 +328,7 @@ async fn a_read_only_session_resubmits_nothing_and_a_later_session_does() {
     let events = l.check(&r).await;
     let new = resubmitted(&events);
     assert_eq!(new.len(), 1, "{events:?}");
-    assert_eq!(wait_final(&r, new[0]).await, "COMPLETED");
+    assert_eq!(final_state(&r, new[0], JOB_LIMIT).await, "COMPLETED");
 }
 
 /// A dashboard claimed the retry (attempt with job id 0) and stopped: the claim is taken
@@ -376,8 +344,8 @@ async fn a_retry_claimed_by_a_stopped_dashboard_is_submitted_or_adopted() {
     let b = l
         .launch(&r, "claim-b", &flaky("sleep 30; echo b-done"))
         .await;
-    assert_eq!(wait_final(&r, a.job_id).await, "FAILED");
-    assert_eq!(wait_final(&r, b.job_id).await, "FAILED");
+    assert_eq!(final_state(&r, a.job_id, JOB_LIMIT).await, "FAILED");
+    assert_eq!(final_state(&r, b.job_id, JOB_LIMIT).await, "FAILED");
     // What a dashboard leaves when it stops right after claiming: the first attempt's
     // final state recorded, a claimed attempt without a job.
     let stale = chrono::Utc::now() - claim_stale_after(T) - chrono::Duration::seconds(1);
@@ -415,7 +383,7 @@ async fn a_retry_claimed_by_a_stopped_dashboard_is_submitted_or_adopted() {
     assert!(!queued.existing);
 
     // A read-only session shows the stuck claims and submits nothing.
-    let events = l.check_with(&r, false, &|_: &str| None).await;
+    let events = l.check_with(&r, false, &no_secret).await;
     assert_eq!(
         events
             .iter()
@@ -456,8 +424,8 @@ async fn a_retry_claimed_by_a_stopped_dashboard_is_submitted_or_adopted() {
         .map(|e| e.attempts.iter().map(|x| x.job_id).collect())
         .collect();
     assert_eq!(ids, [vec![a.job_id, a2], vec![b.job_id, queued.job_id]]);
-    assert_eq!(wait_final(&r, a2).await, "COMPLETED");
-    assert_eq!(wait_final(&r, queued.job_id).await, "COMPLETED");
+    assert_eq!(final_state(&r, a2, JOB_LIMIT).await, "COMPLETED");
+    assert_eq!(final_state(&r, queued.job_id, JOB_LIMIT).await, "COMPLETED");
     // Nothing more is claimed or submitted.
     let events = l.check(&r).await;
     assert!(

@@ -47,11 +47,11 @@ async fn nccl_failure_is_retried_once_by_the_guard_and_the_webhook_hears_it() {
         d.decision.as_deref(),
         Some(&*format!("retried as {second}"))
     );
-    assert_eq!(final_state(&r, second).await, "COMPLETED");
+    assert_eq!(final_state(&r, second, WAIT).await, "COMPLETED");
     let lines = chain(&r, &l.dir).await;
     let g2 = guard_of(&lines, second);
     // Slurm removes the second attempt's guard after its success; it never decides anything.
-    let g2_state = final_state(&r, g2).await;
+    let g2_state = final_state(&r, g2, WAIT).await;
     assert!(g2_state.starts_with("CANCELLED"), "{g2_state}");
     assert!(
         !lines
@@ -167,10 +167,10 @@ async fn exit_1_is_not_retried_and_the_chain_says_why() {
 async fn the_guard_is_gone_after_a_success() {
     let r = remote();
     let l = submit(&tag("ok"), "echo fine", &[]);
-    assert_eq!(final_state(&r, l.job).await, "COMPLETED");
+    assert_eq!(final_state(&r, l.job, WAIT).await, "COMPLETED");
     let lines = chain(&r, &l.dir).await;
     let g = guard_of(&lines, l.job);
-    let st = final_state(&r, g).await;
+    let st = final_state(&r, g, WAIT).await;
     let reason = run(
         &r,
         &[
@@ -216,8 +216,8 @@ async fn cancel_from_slurmdash_ends_the_chain() {
     let g = guard_of(&chain(&r, &l.dir).await, l.job);
     let out = slurmdash(&["cancel", &l.job.to_string()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(final_state(&r, g).await.starts_with("CANCELLED"));
-    assert!(final_state(&r, l.job).await.starts_with("CANCELLED"));
+    assert!(final_state(&r, g, WAIT).await.starts_with("CANCELLED"));
+    assert!(final_state(&r, l.job, WAIT).await.starts_with("CANCELLED"));
     let d = decision_for(&r, &l.dir, l.job).await;
     assert_eq!(d.decision.as_deref(), Some("cancelled"));
     assert_eq!(d.attempt, 1, "{d:?}");

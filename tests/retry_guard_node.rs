@@ -19,14 +19,6 @@ use slurmdash::remote::Remote;
 /// Runs long the first time, finishes at once when run again.
 const ONCE: &str = "f=\"$SLURMDASH_JOB_DIR/ran-once\"; if [ -e \"$f\" ]; then echo again done; exit 0; fi; touch \"$f\"; sleep 300";
 
-async fn node_of(r: &dyn Remote, id: u64) -> String {
-    run(r, &["squeue", "-h", "-j", &id.to_string(), "-o", "%N"])
-        .await
-        .stdout_lossy()
-        .trim()
-        .to_string()
-}
-
 /// Waits until the attempt has run its command's first line (the `ran-once` mark): RUNNING in
 /// squeue comes before the batch script starts, and a node taken down before the mark is
 /// written makes the next attempt sleep as the first one did.
@@ -46,7 +38,7 @@ async fn take_down_and_resume(r: &dyn Remote, node: &str, job: u64) {
     wait_for(
         "the attempt off the node",
         Duration::from_secs(90),
-        || async { (node_of(r, job).await != node).then_some(()) },
+        || async { (job_nodes(r, job).await != node).then_some(()) },
     )
     .await;
     let _ = scontrol_node(node, &["state=resume"]);
@@ -56,10 +48,7 @@ async fn take_down_and_resume(r: &dyn Remote, node: &str, job: u64) {
         let again = !kicked;
         kicked = true;
         async move {
-            let st = run(r, &["sinfo", "-h", "-n", &node, "-o", "%T"])
-                .await
-                .stdout_lossy();
-            let st = st.lines().next().unwrap_or("").to_string();
+            let st = node_state(r, &node).await;
             if st.contains("comp") && again {
                 tokio::time::sleep(Duration::from_secs(20)).await;
                 let _ = scontrol_node(&node, &["state=down", "reason=stuck completing"]);
@@ -67,11 +56,7 @@ async fn take_down_and_resume(r: &dyn Remote, node: &str, job: u64) {
             } else if st.contains("down") || st.contains("drain") {
                 let _ = scontrol_node(&node, &["state=resume"]);
             }
-            (!st.is_empty()
-                && !st.contains("down")
-                && !st.contains("drain")
-                && !st.contains("comp"))
-            .then_some(())
+            (in_service(&st) && !st.contains("comp")).then_some(())
         }
     })
     .await;
@@ -80,18 +65,12 @@ async fn take_down_and_resume(r: &dyn Remote, node: &str, job: u64) {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_node_failure_is_retried_by_the_guard_or_left_to_slurms_requeue() {
     let r = remote();
-    let short = run(&r, &["sinfo", "-h", "-N", "-p", "short", "-o", "%N"])
-        .await
-        .stdout_lossy();
-    assert!(
-        short.lines().count() >= 2,
-        "short needs several nodes: {short}"
-    );
+    short_nodes(&r).await;
 
     // Without --requeue: the guard retries once.
     let l = submit(&tag("nf"), ONCE, &[]);
     wait_started(&r, &l).await;
-    let node = node_of(&r, l.job).await;
+    let node = job_nodes(&r, l.job).await;
     {
         let _resume = Resume(node.clone());
         take_down_and_resume(&r, &node, l.job).await;
@@ -100,7 +79,7 @@ async fn a_node_failure_is_retried_by_the_guard_or_left_to_slurms_requeue() {
     assert_eq!(d.state.as_deref(), Some("NODE_FAIL"), "{d:?}");
     assert_eq!(d.class.as_deref(), Some("ERR_INFRA"));
     let second = d.next_id().unwrap_or_else(|| panic!("not retried: {d:?}"));
-    assert_eq!(final_state(&r, second).await, "COMPLETED");
+    assert_eq!(final_state(&r, second, WAIT).await, "COMPLETED");
     let lines = chain(&r, &l.dir).await;
     assert_eq!(
         lines.iter().filter(|x| x.is_decision()).count(),
@@ -117,7 +96,7 @@ async fn a_node_failure_is_retried_by_the_guard_or_left_to_slurms_requeue() {
     let l = submit(&tag("rq"), ONCE, &["--set", "requeue=true"]);
     wait_started(&r, &l).await;
     let g = guard_of(&chain(&r, &l.dir).await, l.job);
-    let node = node_of(&r, l.job).await;
+    let node = job_nodes(&r, l.job).await;
     {
         let _resume = Resume(node.clone());
         take_down_and_resume(&r, &node, l.job).await;
@@ -133,7 +112,7 @@ async fn a_node_failure_is_retried_by_the_guard_or_left_to_slurms_requeue() {
         (sacct_state(&r, l.job).await == "COMPLETED").then_some(())
     })
     .await;
-    let gs = final_state(&r, g).await;
+    let gs = final_state(&r, g, WAIT).await;
     let lines = chain(&r, &l.dir).await;
     println!(
         "requeue: job {} requeued by Slurm and COMPLETED; its guard {g}: {gs}; chain: {lines:?}",

@@ -11,14 +11,13 @@ mod common;
 
 use std::time::Duration;
 
+use common::launch::{launch, no_secret, retry_check};
 use common::*;
-use slurmdash::launch::facts;
 use slurmdash::launch::spec::LaunchSpec;
-use slurmdash::launch::submit::{self, Target};
 use slurmdash::registry::Registry;
 use slurmdash::retry::{Chain, RetryPolicy};
-use slurmdash::triage::{Class, Patterns};
-use slurmdash::worker::retry::{check, RetryCheck, RetryEvent};
+use slurmdash::triage::Class;
+use slurmdash::worker::retry::RetryEvent;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_node_failure_is_retried_and_the_second_attempt_completes() {
@@ -27,16 +26,9 @@ async fn a_node_failure_is_retried_and_the_second_attempt_completes() {
     let root = format!("{base}/results");
     let state = tempfile::tempdir().expect("state dir");
     let registry = Registry::open(state.path());
-    let short_nodes = run(&r, &["sinfo", "-h", "-N", "-p", "short", "-o", "%N"])
-        .await
-        .stdout_lossy();
-    assert!(
-        short_nodes.lines().count() >= 2,
-        "partition short needs several nodes (one goes down): {short_nodes}"
-    );
+    let short_nodes = short_nodes(&r).await;
 
     // Runs long the first time; the retry finds the marker and finishes at once.
-    let facts = facts::fetch(&r, T).await.expect("cluster facts");
     let spec = LaunchSpec {
         name: "node-victim".into(),
         partition: "short".into(),
@@ -53,16 +45,7 @@ touch "$f"; sleep 300"#
         requeue: false,
         ..LaunchSpec::default()
     };
-    let local = submit::new_local_id();
-    let p = submit::prepare(&spec, &facts, &root, &local).expect("valid launch");
-    let target = Target {
-        remote: &r,
-        cluster: "dev",
-        registry: &registry,
-        timeout: T,
-        convert_timeout: T,
-    };
-    let first = submit::submit(&target, &p, &[]).await.expect("submitted");
+    let (first, local) = launch(&r, &registry, &root, &spec, &[]).await;
     wait_for("the job to run", Duration::from_secs(120), || async {
         let out = run(&r, &["test", "-e", &format!("{}/ran-once", first.job_dir)]).await;
         out.success().then_some(())
@@ -70,17 +53,10 @@ touch "$f"; sleep 300"#
     .await;
 
     // The node the first attempt runs on goes down; the others stay up.
-    let node = run(
-        &r,
-        &["squeue", "-h", "-j", &first.job_id.to_string(), "-o", "%N"],
-    )
-    .await
-    .stdout_lossy()
-    .trim()
-    .to_string();
+    let node = job_nodes(&r, first.job_id).await;
     assert!(
-        short_nodes.lines().any(|n| n.trim() == node),
-        "job {} runs on {node:?}, not one of {short_nodes}",
+        short_nodes.contains(&node),
+        "job {} runs on {node:?}, not one of {short_nodes:?}",
         first.job_id
     );
     let _resume = Resume(node.clone());
@@ -98,29 +74,11 @@ touch "$f"; sleep 300"#
     wait_for(
         "the node back in service",
         Duration::from_secs(60),
-        || async {
-            let st = run(&r, &["sinfo", "-h", "-n", &node, "-o", "%T"])
-                .await
-                .stdout_lossy();
-            let st = st.lines().next().unwrap_or("").to_string();
-            (!st.is_empty() && !st.contains("down") && !st.contains("drain")).then_some(())
-        },
+        || async { in_service(&node_state(&r, &node).await).then_some(()) },
     )
     .await;
 
-    let patterns = Patterns::builtin();
-    let secret = |_: &str| None;
-    let c = RetryCheck {
-        remote: &r,
-        registry: &registry,
-        cluster: "dev",
-        policy: RetryPolicy::default(),
-        patterns: &patterns,
-        timeout: T,
-        secret: &secret,
-        allow_submit: true,
-    };
-    let (events, entries) = check(&c).await.expect("retry check");
+    let (events, entries) = retry_check(&r, &registry, true, &no_secret).await;
     let second = events
         .iter()
         .find_map(|e| match e {
@@ -146,16 +104,7 @@ touch "$f"; sleep 300"#
         )
     );
 
-    let done = wait_for(
-        "the retry to complete",
-        Duration::from_secs(120),
-        || async {
-            let s = sacct_state(&r, second).await;
-            (!s.is_empty() && !["PENDING", "RUNNING", "REQUEUED"].contains(&s.as_str()))
-                .then_some(s)
-        },
-    )
-    .await;
+    let done = final_state(&r, second, Duration::from_secs(120)).await;
     assert_eq!(done, "COMPLETED");
     let out = run(
         &r,

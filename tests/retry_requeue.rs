@@ -10,14 +10,12 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use common::launch::{launch, no_secret, retry_check};
 use common::*;
-use slurmdash::launch::facts;
 use slurmdash::launch::spec::LaunchSpec;
-use slurmdash::launch::submit::{self, Target};
 use slurmdash::registry::Registry;
-use slurmdash::retry::RetryPolicy;
-use slurmdash::triage::{Class, Patterns};
-use slurmdash::worker::retry::{check, RetryCheck, RetryEvent};
+use slurmdash::triage::Class;
+use slurmdash::worker::retry::RetryEvent;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_node_failure_of_a_requeue_launch_is_left_to_slurm() {
@@ -28,7 +26,6 @@ async fn a_node_failure_of_a_requeue_launch_is_left_to_slurm() {
     let registry = Registry::open(state.path());
 
     // The first run waits for the node to fail; the run Slurm requeues finishes at once.
-    let facts = facts::fetch(&r, T).await.expect("cluster facts");
     let spec = LaunchSpec {
         name: "requeue-victim".into(),
         gpus: 0,
@@ -43,16 +40,7 @@ touch "$f"; sleep 300"#
         ..LaunchSpec::default()
     }
     .with_cluster_defaults(Some("short"), None);
-    let local = submit::new_local_id();
-    let p = submit::prepare(&spec, &facts, &root, &local).expect("valid launch");
-    let target = Target {
-        remote: &r,
-        cluster: "dev",
-        registry: &registry,
-        timeout: T,
-        convert_timeout: T,
-    };
-    let job = submit::submit(&target, &p, &[]).await.expect("submitted");
+    let (job, _) = launch(&r, &registry, &root, &spec, &[]).await;
     assert!(job.entry.requeue);
     let id = job.job_id.to_string();
     let node = wait_for("the job to run", Duration::from_secs(120), || async {
@@ -68,18 +56,6 @@ touch "$f"; sleep 300"#
     })
     .await;
 
-    let patterns = Patterns::builtin();
-    let secret = |_: &str| None;
-    let c = RetryCheck {
-        remote: &r,
-        registry: &registry,
-        cluster: "dev",
-        policy: RetryPolicy::default(),
-        patterns: &patterns,
-        timeout: T,
-        secret: &secret,
-        allow_submit: true,
-    };
     let _resume = Resume(node.clone());
     let out = scontrol_node(&node, &["state=down", "reason=slurmdash requeue test"]);
     assert!(
@@ -105,7 +81,7 @@ touch "$f"; sleep 300"#
         assert!(recs.success(), "sacct: {}", recs.stderr_lossy());
         let recs = recs.stdout_lossy();
         saw_node_fail |= recs.lines().any(|l| l == "NODE_FAIL");
-        events.extend(check(&c).await.expect("retry check").0);
+        events.extend(retry_check(&r, &registry, true, &no_secret).await.0);
         if recs.lines().count() >= 2 {
             break;
         }
@@ -133,18 +109,9 @@ touch "$f"; sleep 300"#
     let _ = scontrol_node(&node, &["state=resume"]);
     // Slurm holds a requeued batch job for about two minutes (its BeginTime) before it may
     // start again.
-    let done = wait_for(
-        "the requeued job to complete",
-        Duration::from_secs(300),
-        || async {
-            let s = sacct_state(&r, job.job_id).await;
-            (!s.is_empty() && !["PENDING", "RUNNING", "REQUEUED"].contains(&s.as_str()))
-                .then_some(s)
-        },
-    )
-    .await;
+    let done = final_state(&r, job.job_id, Duration::from_secs(300)).await;
     assert_eq!(done, "COMPLETED");
-    let events = check(&c).await.expect("retry check").0;
+    let events = retry_check(&r, &registry, true, &no_secret).await.0;
     assert!(
         events.iter().any(|e| matches!(e, RetryEvent::Finished { job_id, class: Some(Class::Complete), .. } if *job_id == job.job_id)),
         "{events:?}"

@@ -110,6 +110,40 @@ pub fn scontrol_node(node: &str, args: &[&str]) -> Output {
     slurm_admin(&argv)
 }
 
+/// The nodes of partition `short`, of which a test takes one down: it must have several.
+pub async fn short_nodes(r: &dyn Remote) -> Vec<String> {
+    let out = run(r, &["sinfo", "-h", "-N", "-p", "short", "-o", "%N"]).await;
+    let text = out.stdout_lossy();
+    let nodes: Vec<String> = text.lines().map(|n| n.trim().to_string()).collect();
+    assert!(
+        nodes.len() >= 2,
+        "partition short needs several nodes (one goes down): {text}"
+    );
+    nodes
+}
+
+/// The nodes job `id` runs on (`squeue -o %N`), empty when it runs nowhere.
+pub async fn job_nodes(r: &dyn Remote, id: u64) -> String {
+    run(r, &["squeue", "-h", "-j", &id.to_string(), "-o", "%N"])
+        .await
+        .stdout_lossy()
+        .trim()
+        .to_string()
+}
+
+/// The node's state as sinfo shows it (e.g. `idle`, `down*`, `completing`).
+pub async fn node_state(r: &dyn Remote, node: &str) -> String {
+    let st = run(r, &["sinfo", "-h", "-n", node, "-o", "%T"])
+        .await
+        .stdout_lossy();
+    st.lines().next().unwrap_or("").to_string()
+}
+
+/// Whether a [`node_state`] is one of service: known, neither down nor drained.
+pub fn in_service(state: &str) -> bool {
+    !state.is_empty() && !state.contains("down") && !state.contains("drain")
+}
+
 /// Sets the node back to service however the test ends.
 pub struct Resume(pub String);
 

@@ -4,13 +4,12 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::common::launch::{no_secret, retry_check};
 use crate::common::*;
 use slurmdash::launch::guard::{self, ChainLine};
 use slurmdash::registry::Registry;
 use slurmdash::remote::Remote;
 use slurmdash::retry::{Chain, RetryPolicy};
-use slurmdash::triage::Patterns;
-use slurmdash::worker::retry::{check, RetryCheck};
 
 pub const WAIT: Duration = Duration::from_secs(240);
 
@@ -116,18 +115,6 @@ pub fn guard_of(lines: &[ChainLine], job: u64) -> u64 {
         .unwrap_or_else(|| panic!("no guard armed for {job}: {lines:?}"))
 }
 
-pub async fn final_state(r: &dyn Remote, id: u64) -> String {
-    wait_for(&format!("job {id} to end"), WAIT, || async {
-        let s = sacct_state(r, id).await;
-        let done = !s.is_empty()
-            && !["PENDING", "RUNNING", "REQUEUED", "COMPLETING"]
-                .iter()
-                .any(|p| s.starts_with(p));
-        done.then_some(s)
-    })
-    .await
-}
-
 /// Jobs of this launch (its script or its guards) still queued or running.
 pub async fn live_of(r: &dyn Remote, dir: &str) -> Vec<String> {
     let out = run(r, &["squeue", "--me", "--noheader", "--format=%i|%j|%T|%o"]).await;
@@ -141,19 +128,7 @@ pub async fn live_of(r: &dyn Remote, dir: &str) -> Vec<String> {
 /// The dashboard's retry check, as a dashboard opened now runs it at start.
 pub async fn dashboard_check(r: &dyn Remote, l: &Launch) -> Vec<(u64, Chain)> {
     let registry = Registry::open(l.state.path());
-    let patterns = Patterns::builtin();
-    let secret = |_: &str| None;
-    let c = RetryCheck {
-        remote: r,
-        registry: &registry,
-        cluster: "dev",
-        policy: RetryPolicy::default(),
-        patterns: &patterns,
-        timeout: T,
-        secret: &secret,
-        allow_submit: true,
-    };
-    let (_, entries) = check(&c).await.expect("retry check");
+    let (_, entries) = retry_check(r, &registry, true, &no_secret).await;
     Chain::index(&entries, &RetryPolicy::default())
 }
 
