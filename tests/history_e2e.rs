@@ -52,24 +52,8 @@ async fn history_lists_a_job_that_ended_before_the_dashboard_started() {
         "both jobs in sacct's end-time selection",
         Duration::from_secs(120),
         || async {
-            let out = run(
-                &r,
-                &[
-                    "sacct",
-                    "-n",
-                    "-X",
-                    "-P",
-                    "-o",
-                    "JobID",
-                    "--state=CD,F",
-                    "--starttime=now-3600seconds",
-                    "--endtime=now+60seconds",
-                ],
-            )
-            .await;
-            let t = out.stdout_lossy();
-            let has = |j: u64| t.lines().any(|l| l.trim() == j.to_string());
-            (has(id) && has(other)).then_some(())
+            let t = run(&r, SACCT_ENDED).await.stdout_lossy();
+            (lists_job(&t, id) && lists_job(&t, other)).then_some(())
         },
     )
     .await;

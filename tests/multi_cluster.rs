@@ -4,11 +4,13 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use common::tmux::{rand_suffix, Tmux};
-use common::{dev_slurm, shared_dev_dir, slurmdash_with, text};
+use common::{
+    dev_slurm, lists_job, parsable_job_id, shared_dev_dir, slurmdash_with, text, SACCT_ENDED,
+};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -34,42 +36,39 @@ fn other_version() -> String {
     .to_string()
 }
 
-/// `sbatch` on version `v`'s cluster; returns the job id.
-fn submit(v: &str, name: &str) -> u64 {
-    let cfg = dir_of(v).join("ssh/config");
-    let out = Command::new("ssh")
+/// `ssh slurmdash-dev ARGV...` to version `v`'s login node (ssh joins the words for the
+/// remote shell).
+fn ssh(v: &str, argv: &[&str]) -> Output {
+    Command::new("ssh")
         .arg("-F")
-        .arg(&cfg)
-        .args([
-            "slurmdash-dev",
-            "sbatch",
-            "--parsable",
-            "-p",
-            "short",
-            "-t",
-            "5",
-        ])
-        .args(["-J", name, "--wrap='sleep 300'"])
+        .arg(dir_of(v).join("ssh/config"))
+        .arg("slurmdash-dev")
+        .args(argv)
         .output()
-        .expect("ssh sbatch");
+        .unwrap_or_else(|e| panic!("ssh {argv:?} on {v}: {e}"))
+}
+
+/// `sbatch` in partition short for 5 minutes with `args` on version `v`'s cluster; returns
+/// the job id.
+fn sbatch_on(v: &str, args: &[&str]) -> u64 {
+    let mut argv = vec!["sbatch", "--parsable", "-p", "short", "-t", "5"];
+    argv.extend_from_slice(args);
+    let out = ssh(v, &argv);
     assert!(out.status.success(), "sbatch on {v}: {}", text(&out.stderr));
-    text(&out.stdout)
-        .trim()
-        .split(';')
-        .next()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("sbatch printed {:?}", text(&out.stdout)))
+    parsable_job_id(&text(&out.stdout))
+}
+
+/// A job that sleeps 5 minutes on version `v`'s cluster; returns its id.
+fn submit(v: &str, name: &str) -> u64 {
+    sbatch_on(v, &["-J", name, "--wrap='sleep 300'"])
 }
 
 /// What Slurm says of job `id` on version `v`'s cluster (`sacct` state, `CANCELLED by 1000`
 /// cut to its first word).
 fn state(v: &str, id: u64) -> String {
-    let cfg = dir_of(v).join("ssh/config");
-    let out = Command::new("ssh")
-        .arg("-F")
-        .arg(&cfg)
-        .args([
-            "slurmdash-dev",
+    let out = ssh(
+        v,
+        &[
             "sacct",
             "-n",
             "-X",
@@ -77,10 +76,9 @@ fn state(v: &str, id: u64) -> String {
             "-o",
             "State",
             "-j",
-        ])
-        .arg(id.to_string())
-        .output()
-        .expect("ssh sacct");
+            &id.to_string(),
+        ],
+    );
     text(&out.stdout)
         .split_whitespace()
         .next()
@@ -89,13 +87,7 @@ fn state(v: &str, id: u64) -> String {
 }
 
 fn scancel(v: &str, id: u64) {
-    let cfg = dir_of(v).join("ssh/config");
-    let _ = Command::new("ssh")
-        .arg("-F")
-        .arg(&cfg)
-        .args(["slurmdash-dev", "scancel"])
-        .arg(id.to_string())
-        .status();
+    let _ = ssh(v, &["scancel", &id.to_string()]);
 }
 
 /// A config with the two dev clusters as `alpha` (selected version) and `beta` (the other),
@@ -224,63 +216,16 @@ fn one_dashboard_shows_two_clusters_acts_on_the_right_one_and_a_dead_one_holds_u
 /// A job that ends at once on version `v`'s cluster; returns its id once sacct's end-time
 /// selection (what `history` reads) lists it.
 fn ended_job(v: &str, name: &str) -> u64 {
-    let cfg = dir_of(v).join("ssh/config");
-    let out = Command::new("ssh")
-        .arg("-F")
-        .arg(&cfg)
-        .args([
-            "slurmdash-dev",
-            "sbatch",
-            "--parsable",
-            "-p",
-            "short",
-            "-t",
-            "5",
-            "-c",
-            "1",
-            "--mem=50M",
-        ])
-        .args(["-J", name, "--wrap='true'"])
-        .output()
-        .expect("ssh sbatch");
-    assert!(out.status.success(), "sbatch on {v}: {}", text(&out.stderr));
-    let id: u64 = text(&out.stdout)
-        .trim()
-        .split(';')
-        .next()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("sbatch printed {:?}", text(&out.stdout)));
+    let id = sbatch_on(v, &["-c", "1", "--mem=50M", "-J", name, "--wrap='true'"]);
     let deadline = Instant::now() + Duration::from_secs(180);
-    loop {
-        let out = Command::new("ssh")
-            .arg("-F")
-            .arg(&cfg)
-            .args([
-                "slurmdash-dev",
-                "sacct",
-                "-n",
-                "-X",
-                "-P",
-                "-o",
-                "JobID",
-                "--state=CD,F",
-                "--starttime=now-3600seconds",
-                "--endtime=now+60seconds",
-            ])
-            .output()
-            .expect("ssh sacct");
-        if text(&out.stdout)
-            .lines()
-            .any(|l| l.trim() == id.to_string())
-        {
-            return id;
-        }
+    while !lists_job(&text(&ssh(v, SACCT_ENDED).stdout), id) {
         assert!(
             Instant::now() < deadline,
             "job {id} on {v} never showed in sacct's end-time selection"
         );
         std::thread::sleep(Duration::from_millis(500));
     }
+    id
 }
 
 #[test]
