@@ -3,7 +3,7 @@
 mod common;
 
 use std::io::Read;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -14,16 +14,8 @@ use slurmdash::remote::{ReadPos, Remote};
 /// not ended within `limit` (`logs --follow` would otherwise wait forever if the job's
 /// end were never noticed).
 fn slurmdash_within(args: &[&str], limit: Duration) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_slurmdash"))
-        .arg("--config")
-        .arg(dev_config())
+    let mut child = slurmdash_command(&dev_config())
         .args(args)
-        .env_remove("SLURM_HOSTNAME")
-        .env_remove("SLURM_USER")
-        .env_remove("SLURM_PARTITION")
-        .env_remove("SLURM_ACCOUNT")
-        .env_remove("SSH_KEY_PATH")
-        .env_remove("SLURM_BASE_RESULTS_DIR")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -262,22 +254,8 @@ async fn output_of_a_running_job_is_read_incrementally_and_followed_to_the_end()
 #[tokio::test]
 async fn cancel_a_pending_job_and_treat_finished_and_unknown_ids_as_cancelled() {
     let r = remote();
-    let pending = sbatch(
-        &r,
-        &[
-            "-J",
-            "to-cancel",
-            "--hold",
-            "-c",
-            "1",
-            "-t",
-            "1",
-            "--wrap",
-            "true",
-        ],
-    )
-    .await;
-    let done = sbatch(&r, &["-J", "quick", "-c", "1", "-t", "1", "--wrap", "true"]).await;
+    let pending = sbatch_true(&r, "to-cancel", &["--hold"]).await;
+    let done = sbatch_true(&r, "quick", &[]).await;
     wait_for(
         "the quick job to finish",
         Duration::from_secs(60),
@@ -326,30 +304,8 @@ async fn own_jobs_by_default_all_users_and_partition_filters_on_request() {
     let mut o = slurmdash::remote::SshOptions::new(vec!["slurmdash-dev-other".into()]);
     o.ssh_config = Some(ssh_config());
     let other = slurmdash::remote::SshRemote::new(o).expect("remote");
-    let theirs = sbatch(
-        &other,
-        &[
-            "-J", "not-mine", "--hold", "-c", "1", "-t", "1", "--wrap", "true",
-        ],
-    )
-    .await;
-    let mine = sbatch(
-        &r,
-        &[
-            "-J",
-            "mine-polar",
-            "-p",
-            "polar",
-            "--hold",
-            "-c",
-            "1",
-            "-t",
-            "1",
-            "--wrap",
-            "true",
-        ],
-    )
-    .await;
+    let theirs = sbatch_true(&other, "not-mine", &["--hold"]).await;
+    let mine = sbatch_true(&r, "mine-polar", &["-p", "polar", "--hold"]).await;
 
     let ids = |args: &[&str]| -> Vec<String> {
         let out = slurmdash(args);

@@ -14,36 +14,8 @@ async fn dashboard_shows_states_reasons_estimates_live_logs_and_restores_the_ter
     let r = remote();
     let dir = scratch(&r, "tui").await;
     let tag = format!("tui{}", rand_suffix() % 100_000);
-    let held = sbatch(
-        &r,
-        &[
-            "-J",
-            &format!("{tag}-held"),
-            "--hold",
-            "-c",
-            "1",
-            "-t",
-            "1",
-            "--wrap",
-            "true",
-        ],
-    )
-    .await;
-    let later = sbatch(
-        &r,
-        &[
-            "-J",
-            &format!("{tag}-later"),
-            "--begin=now+2hours",
-            "-c",
-            "1",
-            "-t",
-            "1",
-            "--wrap",
-            "true",
-        ],
-    )
-    .await;
+    let held = sbatch_true(&r, &format!("{tag}-held"), &["--hold"]).await;
+    let later = sbatch_true(&r, &format!("{tag}-later"), &["--begin=now+2hours"]).await;
     let marker = format!("marker-{tag}");
     let running = sbatch(
         &r,
