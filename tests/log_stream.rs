@@ -7,14 +7,9 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::mpsc::unbounded_channel;
-
-use common::logpane::{texts, until};
+use common::logpane::{tail, texts, until};
 use common::{remote, run, scratch};
-use slurmdash::logview::{LogPane, Stream, TailEvent};
 use slurmdash::remote::Remote;
-use slurmdash::slurm::model::JobId;
-use slurmdash::worker::tailer::spawn_tailer;
 
 /// The fallback read interval: long, so that anything arriving sooner came by the stream.
 const EVERY: Duration = Duration::from_secs(30);
@@ -39,17 +34,7 @@ async fn lines_stream_without_a_command_each_and_truncation_starts_over() {
     )
     .await;
 
-    let mut pane = LogPane::new(Stream::Stdout);
-    pane.set_path(&path);
-    let (tx, mut rx) = unbounded_channel::<TailEvent>();
-    let h = spawn_tailer(
-        r.clone(),
-        JobId::new(1),
-        Stream::Stdout,
-        path.clone(),
-        EVERY,
-        tx,
-    );
+    let (mut pane, mut rx, h) = tail(&r, 1, &path, EVERY);
     until(&mut rx, &mut pane, Duration::from_secs(10), |p| {
         texts(p) == ["line 0"]
     })

@@ -7,14 +7,11 @@ mod common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::mpsc::unbounded_channel;
-
-use common::logpane::{texts, until};
+use common::logpane::{tail, texts, until};
 use common::{remote, run, sbatch, scratch};
-use slurmdash::logview::{LogPane, Stream, TailEvent, TailKind};
+use slurmdash::logview::TailKind;
 use slurmdash::remote::Remote;
-use slurmdash::slurm::model::JobId;
-use slurmdash::worker::tailer::{spawn_tailer, MAX_CHUNK, TAIL_BYTES};
+use slurmdash::worker::tailer::{MAX_CHUNK, TAIL_BYTES};
 
 const EVERY: Duration = Duration::from_millis(300);
 
@@ -36,18 +33,8 @@ async fn a_1gib_log_opens_from_its_tail_and_follows_appends() {
     .await;
     assert!(mk.success(), "{}", mk.stderr_lossy());
 
-    let mut pane = LogPane::new(Stream::Stdout);
-    pane.set_path(&path);
-    let (tx, mut rx) = unbounded_channel::<TailEvent>();
     let t0 = Instant::now();
-    let h = spawn_tailer(
-        r.clone(),
-        JobId::new(1),
-        Stream::Stdout,
-        path.clone(),
-        EVERY,
-        tx,
-    );
+    let (mut pane, mut rx, h) = tail(&r, 1, &path, EVERY);
     // The deadlines here are generous (a tail read takes well under a second) and only end
     // a test whose tail never shows; the figures are printed, not asserted.
     let seen = until(&mut rx, &mut pane, Duration::from_secs(30), |p| {
@@ -104,18 +91,8 @@ async fn a_real_job_is_followed_from_pending_to_its_last_line() {
         ],
     )
     .await;
-    let mut pane = LogPane::new(Stream::Stdout);
-    pane.set_path(&out);
+    let (mut pane, mut rx, h) = tail(&r, id, &out, EVERY);
     pane.set_job_pending(true);
-    let (tx, mut rx) = unbounded_channel::<TailEvent>();
-    let h = spawn_tailer(
-        r.clone(),
-        JobId::new(id),
-        Stream::Stdout,
-        out.clone(),
-        EVERY,
-        tx,
-    );
     until(&mut rx, &mut pane, Duration::from_secs(10), |p| {
         p.status() == &slurmdash::logview::PaneStatus::Missing
     })
