@@ -457,22 +457,11 @@ async fn a_job_submitted_from_a_multi_line_script_is_relaunched_from_its_own_scr
     let opts = |id: u64| {
         let r = remote.clone();
         async move {
-            run(
-                r.as_ref(),
-                &[
-                    "sacct",
-                    "-n",
-                    "-X",
-                    "-P",
-                    "-j",
-                    &id.to_string(),
-                    "--format=Partition,AllocCPUS,ReqMem,Timelimit",
-                ],
-            )
-            .await
-            .stdout_lossy()
-            .trim()
-            .to_string()
+            sacct_fields(r.as_ref(), id, "Partition,AllocCPUS,ReqMem,Timelimit")
+                .await
+                .stdout_lossy()
+                .trim()
+                .to_string()
         }
     };
     // slurmdbd completes a new job's record a little after it ends (22.05 first shows no

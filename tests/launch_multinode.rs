@@ -179,21 +179,9 @@ async fn a_two_node_sixteen_gpu_submit_meets_at_master_addr_on_two_hosts() {
     );
     check_two_ranks(&main_out, port);
     // Slurm agrees: two nodes, all 16 GPUs.
-    let acct = run(
-        &r,
-        &[
-            "sacct",
-            "-n",
-            "-X",
-            "-P",
-            "-o",
-            "NNodes,AllocTRES",
-            "-j",
-            &id.to_string(),
-        ],
-    )
-    .await
-    .stdout_lossy();
+    let acct = sacct_fields(&r, id, "NNodes,AllocTRES")
+        .await
+        .stdout_lossy();
     assert!(
         acct.starts_with("2|") && acct.contains("gres/gpu=16"),
         "{acct}"

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use common::tmux::{rand_suffix, Tmux};
 use common::{
-    dev_slurm, lists_job, parsable_job_id, shared_dev_dir, slurmdash_with, text, SACCT_ENDED,
+    dev_slurm, lists_job, parsable_job_id, sacct_argv, shared_dev_dir, slurmdash_with, text,
+    SACCT_ENDED,
 };
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -66,19 +67,7 @@ fn submit(v: &str, name: &str) -> u64 {
 /// What Slurm says of job `id` on version `v`'s cluster (`sacct` state, `CANCELLED by 1000`
 /// cut to its first word).
 fn state(v: &str, id: u64) -> String {
-    let out = ssh(
-        v,
-        &[
-            "sacct",
-            "-n",
-            "-X",
-            "-P",
-            "-o",
-            "State",
-            "-j",
-            &id.to_string(),
-        ],
-    );
+    let out = ssh(v, &sacct_argv("State", &id.to_string()));
     text(&out.stdout)
         .split_whitespace()
         .next()

@@ -171,20 +171,7 @@ async fn the_guard_is_gone_after_a_success() {
     let lines = chain(&r, &l.dir).await;
     let g = guard_of(&lines, l.job);
     let st = final_state(&r, g, WAIT).await;
-    let reason = run(
-        &r,
-        &[
-            "sacct",
-            "-n",
-            "-X",
-            "-P",
-            "-o",
-            "Reason",
-            "-j",
-            &g.to_string(),
-        ],
-    )
-    .await;
+    let reason = sacct_fields(&r, g, "Reason").await;
     println!(
         "Slurm {}: guard after a success: {st}, reason {}",
         dev_slurm(),

@@ -361,22 +361,20 @@ pub async fn sbatch_true(r: &dyn Remote, name: &str, args: &[&str]) -> u64 {
     sbatch(r, &argv).await
 }
 
+/// `sacct` of job `ID`'s allocation (not its steps): `FIELDS` (comma-separated), one line,
+/// `|` between, no header.
+pub fn sacct_argv<'a>(fields: &'a str, id: &'a str) -> [&'a str; 8] {
+    ["sacct", "-n", "-X", "-P", "-o", fields, "-j", id]
+}
+
+/// [`sacct_argv`] run on the login node.
+pub async fn sacct_fields(r: &dyn Remote, id: u64, fields: &str) -> RunOutput {
+    run(r, &sacct_argv(fields, &id.to_string())).await
+}
+
 /// The job's state as sacct records it (e.g. `COMPLETED`, `CANCELLED by 1001`).
 pub async fn sacct_state(r: &dyn Remote, id: u64) -> String {
-    let out = run(
-        r,
-        &[
-            "sacct",
-            "-n",
-            "-X",
-            "-P",
-            "-o",
-            "State",
-            "-j",
-            &id.to_string(),
-        ],
-    )
-    .await;
+    let out = sacct_fields(r, id, "State").await;
     assert!(
         out.success(),
         "sacct -j {id} failed ({:?}): {}",
