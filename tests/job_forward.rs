@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use common::tmux::rand_suffix;
 use common::{dev_config, remote, run, sbatch, wait_for};
+use slurmdash::remote::Remote;
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -25,28 +26,22 @@ fn get(port: u16) -> Result<String, String> {
     Ok(body)
 }
 
+/// A 3-minute job named `tag` that serves an index.html holding `marker` on `port` with
+/// Python's http.server (`python`: the interpreter and its flags); returns its id.
+async fn serve(r: &dyn Remote, tag: &str, marker: &str, port: u16, python: &str) -> u64 {
+    let wrap = format!(
+        "d=$(mktemp -d) && cd $d && echo {marker} > index.html && exec {python} -m http.server {port}"
+    );
+    sbatch(r, &["-J", tag, "-c", "1", "-t", "3", "--wrap", &wrap]).await
+}
+
 #[tokio::test]
 async fn a_job_s_web_server_is_reached_through_the_forward_until_ctrl_c() {
     let tag = format!("fwd-{}", rand_suffix());
     let marker = format!("served-by-{tag}");
     let port = 20000 + (rand_suffix() % 20000) as u16;
     let r = remote();
-    let id = sbatch(
-        &r,
-        &[
-            "-J",
-            &tag,
-            "-c",
-            "1",
-            "-t",
-            "3",
-            "--wrap",
-            &format!(
-                "d=$(mktemp -d) && cd $d && echo {marker} > index.html && exec python3 -m http.server {port}"
-            ),
-        ],
-    )
-    .await;
+    let id = serve(&r, &tag, &marker, port, "python3").await;
     wait_for("the server job to run", LIMIT, || async {
         let out = run(&r, &["squeue", "-h", "-o", "%T", "-j", &id.to_string()]).await;
         (out.stdout_lossy().trim() == "RUNNING").then_some(())
@@ -135,22 +130,7 @@ async fn f_in_the_dashboard_forwards_the_port_the_job_printed_and_its_end_closes
     let marker = format!("served-by-{tag}");
     let port = 20000 + (rand_suffix() % 20000) as u16;
     let r = remote();
-    let id = sbatch(
-        &r,
-        &[
-            "-J",
-            &tag,
-            "-c",
-            "1",
-            "-t",
-            "3",
-            "--wrap",
-            &format!(
-                "d=$(mktemp -d) && cd $d && echo {marker} > index.html && exec python3 -u -m http.server {port}"
-            ),
-        ],
-    )
-    .await;
+    let id = serve(&r, &tag, &marker, port, "python3 -u").await;
     let tmp = tempfile::tempdir().expect("tempdir");
     let cfg = fast_config(tmp.path());
     let t = Tmux::start(&cfg, &[]);
