@@ -346,23 +346,7 @@ async fn resources_and_priority_explained_with_estimate_rank_sprio_and_sshare() 
 async fn over_maxtime_shows_partition_time_limit_with_the_fix() {
     let r = remote();
     let dir = scratch(&r, "maxtime").await;
-    let id = sbatch(
-        &r,
-        &[
-            "-J",
-            "sd-too-long",
-            "-p",
-            "polar",
-            "--time=10:00:00",
-            "-c",
-            "1",
-            "-D",
-            &dir,
-            "--wrap",
-            "true",
-        ],
-    )
-    .await;
+    let id = sbatch_too_long(&r, "sd-too-long", &dir).await;
     let outcome = async {
         let j = wait_for("PartitionTimeLimit", Duration::from_secs(60), || async {
             job(&r, id)
@@ -431,22 +415,7 @@ async fn held_job_shows_job_held_user_and_how_to_release() {
 async fn a_job_that_left_squeue_comes_back_from_sacct_with_its_final_state() {
     let r = remote();
     let dir = scratch(&r, "departed").await;
-    let id = sbatch(
-        &r,
-        &[
-            "-J",
-            "sd-departs",
-            "-t",
-            "1",
-            "-c",
-            "1",
-            "-D",
-            &dir,
-            "--wrap",
-            "true",
-        ],
-    )
-    .await;
+    let id = sbatch_true(&r, "sd-departs", &["-D", &dir]).await;
     wait_for(
         "the job to leave squeue",
         Duration::from_secs(180),

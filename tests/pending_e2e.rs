@@ -15,23 +15,7 @@ async fn over_maxtime_explained_and_partitions_and_stats_views() {
     let r = remote();
     let dir = scratch(&r, "pend-e2e").await;
     let tag = format!("pe{}", rand_suffix() % 100_000);
-    let id = sbatch(
-        &r,
-        &[
-            "-J",
-            &format!("{tag}-long"),
-            "-p",
-            "polar",
-            "--time=10:00:00",
-            "-c",
-            "1",
-            "-D",
-            &dir,
-            "--wrap",
-            "true",
-        ],
-    )
-    .await;
+    let id = sbatch_too_long(&r, &format!("{tag}-long"), &dir).await;
     let t = Tmux::start(&dev_config(), &[]);
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         t.keys(&["/"]);

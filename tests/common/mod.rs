@@ -361,6 +361,25 @@ pub async fn sbatch_true(r: &dyn Remote, name: &str, args: &[&str]) -> u64 {
     sbatch(r, &argv).await
 }
 
+/// A job over partition polar's MaxTime (it asks for 10 hours), named `name`, that runs
+/// `true` in `dir`: it stays pending with reason PartitionTimeLimit. Returns its id.
+pub async fn sbatch_too_long(r: &dyn Remote, name: &str, dir: &str) -> u64 {
+    let argv = [
+        "-J",
+        name,
+        "-p",
+        "polar",
+        "--time=10:00:00",
+        "-c",
+        "1",
+        "-D",
+        dir,
+    ];
+    let mut argv = argv.to_vec();
+    argv.extend(["--wrap", "true"]);
+    sbatch(r, &argv).await
+}
+
 /// `sacct` of job `ID`'s allocation (not its steps): `FIELDS` (comma-separated), one line,
 /// `|` between, no header.
 pub fn sacct_argv<'a>(fields: &'a str, id: &'a str) -> [&'a str; 8] {
