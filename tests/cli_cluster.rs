@@ -10,6 +10,18 @@ use common::*;
 use serde_json::Value;
 use slurmdash::remote::{ReadPos, Remote};
 
+/// `slurmdash logs ID`, which must succeed.
+fn logs_ok(id: u64) -> Output {
+    let logs = slurmdash(&["logs", &id.to_string()]);
+    assert!(
+        logs.status.success(),
+        "{:?} {}",
+        logs.status,
+        text(&logs.stderr)
+    );
+    logs
+}
+
 /// Runs the slurmdash binary like `slurmdash`, but kills it and fails the test if it has
 /// not ended within `limit` (`logs --follow` would otherwise wait forever if the job's
 /// end were never noticed).
@@ -133,13 +145,7 @@ async fn a_submitted_job_shows_in_jobs_runs_and_ends_completed_in_sacct() {
 
     // Slurm no longer reports the output path; `logs` falls back to the work dir from
     // sacct and Slurm's default file name, and says so.
-    let logs = slurmdash(&["logs", &id.to_string()]);
-    assert!(
-        logs.status.success(),
-        "{:?} {}",
-        logs.status,
-        text(&logs.stderr)
-    );
+    let logs = logs_ok(id);
     assert_eq!(text(&logs.stdout), "started\nfinished\n");
     assert!(
         text(&logs.stderr).contains(&format!("{dir}/slurm-{id}.out")),
@@ -212,13 +218,7 @@ async fn output_of_a_running_job_is_read_incrementally_and_followed_to_the_end()
 
     // `slurmdash logs` prints the whole file; `--follow` also ends by itself once the
     // job has finished.
-    let logs = slurmdash(&["logs", &id.to_string()]);
-    assert!(
-        logs.status.success(),
-        "{:?} {}",
-        logs.status,
-        text(&logs.stderr)
-    );
+    let logs = logs_ok(id);
     assert_eq!(text(&logs.stdout), expected);
     let id2 = sbatch(
         &r,
