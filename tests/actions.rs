@@ -36,6 +36,15 @@ fn typed(a: &mut App, s: &str) {
     }
 }
 
+/// A one-CPU, 20 MB job named `name` that runs `wrap`, with `args` added (e.g. `--hold`,
+/// `-t 5`); returns its id.
+async fn small_job(r: &dyn Remote, name: &str, args: &[&str], wrap: &str) -> u64 {
+    let mut argv = vec!["-J", name, "-c", "1", "--mem=20M"];
+    argv.extend_from_slice(args);
+    argv.extend(["--wrap", wrap]);
+    sbatch(r, &argv).await
+}
+
 /// An App holding the user's real queue, as the dashboard has it after one refresh.
 async fn app_with_queue(r: &dyn Remote) -> App {
     let mut a = App::new(
@@ -159,26 +168,9 @@ async fn fifty_marked_jobs_are_cancelled_by_one_scancel() {
 #[tokio::test(flavor = "multi_thread")]
 async fn cancelling_a_finished_and_an_unknown_job_counts_as_success() {
     let r = remote();
-    let done = sbatch(
-        &r,
-        &["-J", &tag("done"), "-c", "1", "--mem=20M", "--wrap", "true"],
-    )
-    .await;
+    let done = small_job(&r, &tag("done"), &[], "true").await;
     wait_sacct(&r, done, "COMPLETED").await;
-    let held = sbatch(
-        &r,
-        &[
-            "--hold",
-            "-J",
-            &tag("held"),
-            "-c",
-            "1",
-            "--mem=20M",
-            "--wrap",
-            "sleep 60",
-        ],
-    )
-    .await;
+    let held = small_job(&r, &tag("held"), &["--hold"], "sleep 60").await;
     let op = JobOp::new(OpKind::Cancel, [done, 99_999_999, held].map(JobId::new));
     let report = ops::run(&r, &op, T).await.expect("scancel ran");
     assert!(report.failed().is_empty(), "{}", report.summary());
@@ -213,21 +205,7 @@ async fn hold_release_top_requeue_and_edit_change_the_job_in_slurm() {
     let first = sbatch(&r, &args).await;
     args[1] = "second";
     let second = sbatch(&r, &args).await;
-    let running = sbatch(
-        &r,
-        &[
-            "-J",
-            &tag("requeue"),
-            "-c",
-            "1",
-            "--mem=20M",
-            "-t",
-            "10",
-            "--wrap",
-            "sleep 300",
-        ],
-    )
-    .await;
+    let running = small_job(&r, &tag("requeue"), &["-t", "10"], "sleep 300").await;
 
     // Hold, then release.
     let act = |kind: OpKind, id: u64| {
@@ -317,35 +295,8 @@ async fn cancel_by_keystroke_in_the_dashboard() {
     let r = remote();
     let pending_name = tag("kp");
     let running_name = tag("kr");
-    let pending = sbatch(
-        &r,
-        &[
-            "--hold",
-            "-J",
-            &pending_name,
-            "-c",
-            "1",
-            "--mem=20M",
-            "--wrap",
-            "sleep 60",
-        ],
-    )
-    .await;
-    let running = sbatch(
-        &r,
-        &[
-            "-J",
-            &running_name,
-            "-c",
-            "1",
-            "--mem=20M",
-            "-t",
-            "5",
-            "--wrap",
-            "sleep 300",
-        ],
-    )
-    .await;
+    let pending = small_job(&r, &pending_name, &["--hold"], "sleep 60").await;
+    let running = small_job(&r, &running_name, &["-t", "5"], "sleep 300").await;
     wait_for("the job to run", Duration::from_secs(90), || async {
         (squeue_field(&r, running, "%T").await == "RUNNING").then_some(())
     })
@@ -389,20 +340,7 @@ async fn cancel_by_keystroke_in_the_dashboard() {
 async fn read_only_refuses_to_change_anything() {
     let r = remote();
     let name = tag("ro");
-    let held = sbatch(
-        &r,
-        &[
-            "--hold",
-            "-J",
-            &name,
-            "-c",
-            "1",
-            "--mem=20M",
-            "--wrap",
-            "sleep 60",
-        ],
-    )
-    .await;
+    let held = small_job(&r, &name, &["--hold"], "sleep 60").await;
 
     // The command line refuses and says why.
     let out = slurmdash(&["--read-only", "cancel", &held.to_string()]);
@@ -445,22 +383,7 @@ async fn read_only_refuses_to_change_anything() {
 async fn on_a_folded_array_p_cancels_only_the_pending_tasks() {
     let r = remote();
     let name = tag("arr");
-    let id = sbatch(
-        &r,
-        &[
-            "--array=0-5%2",
-            "-J",
-            &name,
-            "-c",
-            "1",
-            "--mem=20M",
-            "-t",
-            "5",
-            "--wrap",
-            "sleep 120",
-        ],
-    )
-    .await;
+    let id = small_job(&r, &name, &["--array=0-5%2", "-t", "5"], "sleep 120").await;
     wait_for("two tasks to run", Duration::from_secs(90), || async {
         let out = run(
             &r,

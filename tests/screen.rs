@@ -199,8 +199,7 @@ fn status_bar_shows_stale_data_reconnecting_and_the_failed_command() {
         Duration::from_secs(10),
     ));
     let s = render(&a);
-    let status: Vec<&str> = s.lines().rev().take(2).collect();
-    let status = format!("{}\n{}", status[1], status[0]);
+    let status = status_bar(&s);
     assert!(status.contains("reconnecting, attempt 3"), "{status}");
     assert!(status.contains("updated 1m ago"), "{status}");
     assert!(
@@ -208,6 +207,12 @@ fn status_bar_shows_stale_data_reconnecting_and_the_failed_command() {
         "{status}"
     );
     insta::assert_snapshot!(status);
+}
+
+/// The screen's last two lines: the status bar.
+fn status_bar(s: &str) -> String {
+    let status: Vec<&str> = s.lines().rev().take(2).collect();
+    format!("{}\n{}", status[1], status[0])
 }
 
 fn ch(a: &mut App, c: char) {
@@ -359,8 +364,7 @@ fn two_clusters_share_the_queue_and_the_status_bar_says_which_one_failed() {
             .any(|l| l.starts_with("│237 ") && l.contains(" dev ")),
         "{s}"
     );
-    let status: Vec<&str> = s.lines().rev().take(2).collect();
-    let status = format!("{}\n{}", status[1], status[0]);
+    let status = status_bar(&s);
     assert!(status.contains(" dev "), "{status}");
     assert!(status.contains(" polar refresh failed"), "{status}");
     assert!(
