@@ -35,7 +35,8 @@ fn now() -> NaiveDateTime {
         })
 }
 
-fn app(w: u16, h: u16) -> App {
+/// An App of cluster `dev` at the fixed clock, on a `w` x `h` screen, with nothing yet.
+fn bare_app(w: u16, h: u16) -> App {
     let mut a = App::new(
         "dev",
         "your jobs",
@@ -46,6 +47,11 @@ fn app(w: u16, h: u16) -> App {
         now(),
     );
     a.size = (w, h);
+    a
+}
+
+fn app(w: u16, h: u16) -> App {
+    let mut a = bare_app(w, h);
     a.update(Msg::Conn {
         state: ConnState::Connected {
             host: "login1".into(),
@@ -306,16 +312,7 @@ fn read_only_help_says_what_is_disabled() {
 #[test]
 fn two_clusters_share_the_queue_and_the_status_bar_says_which_one_failed() {
     use slurmdash::app::ClusterState;
-    let mut a = App::new(
-        "dev",
-        "your jobs",
-        Keymap::default(),
-        Theme::new(false),
-        QueueView::default(),
-        Duration::from_secs(5),
-        now(),
-    );
-    a.size = (160, 30);
+    let mut a = bare_app(160, 30);
     let polar = a.add_cluster(ClusterState::new(
         "polar",
         "your jobs",
