@@ -57,15 +57,7 @@ async fn a_selected_job_s_script_is_kept_and_recovered_after_slurmctld_forgot_it
     let name = format!("kept{}", common::tmux::rand_suffix() % 100_000);
     let path = format!("{dir}/job.sh");
     let text = SCRIPT.replace("NAME", &name);
-    let out = r
-        .run(
-            &s(&["sh", "-c", "cat > \"$1\"", "sh", &path]),
-            Some(text.as_bytes()),
-            T,
-        )
-        .await
-        .unwrap();
-    assert!(out.success(), "{}", out.stderr_lossy());
+    put(r, &path, &text).await;
     let id = sbatch(r, &["--chdir", &dir, &path]).await;
     let job = JobId::new(id);
 
