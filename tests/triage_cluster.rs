@@ -11,7 +11,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{remote, run, sacct_state, sbatch, scratch, wait_for, T};
+use common::{final_state, remote, run, sacct_state, sbatch, scratch, wait_for, T};
 use slurmdash::remote::Remote;
 use slurmdash::slurm::model::JobId;
 use slurmdash::triage::{Class, Evidence, Patterns};
@@ -25,15 +25,7 @@ async fn finished_and_triaged(
     results_dir: Option<&str>,
     limit: Duration,
 ) -> TriageReport {
-    let state = wait_for(&format!("job {id} to finish"), limit, || async {
-        let s = sacct_state(r, id).await;
-        let done = !s.is_empty()
-            && !["PENDING", "RUNNING", "COMPLETING", "REQUEUED"]
-                .iter()
-                .any(|w| s.starts_with(w));
-        done.then_some(s)
-    })
-    .await;
+    let state = final_state(r, id, limit).await;
     // sacct can record the final state while slurmctld still shows the job completing
     // (seen on 26.05 after a TIMEOUT): the dashboard triages it at a later refresh, so the
     // test asks again for a while, as the dashboard would.
