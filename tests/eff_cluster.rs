@@ -249,12 +249,12 @@ async fn relaunch_after_a_timeout_prefills_a_longer_time() {
             "NODE_FAIL" => failed.push(id),
             s => {
                 assert_eq!(s, "TIMEOUT");
-                launched = Some((id, name, state));
+                launched = Some((id, state));
                 break;
             }
         }
     }
-    let (id, name, state) = launched.expect("a launch that ran into its time limit");
+    let (id, state) = launched.expect("a launch that ran into its time limit");
     let state_dir = state.path().display().to_string();
     let env = [("SLURMDASH_STATE_DIR", state_dir.as_str())];
 
@@ -262,7 +262,8 @@ async fn relaunch_after_a_timeout_prefills_a_longer_time() {
     ui.wait("the launch in the queue", Duration::from_secs(60), |s| {
         common::tmux::row(s, id).is_some_and(|r| r.contains("TIMEOUT"))
     });
-    ui.keys(&["/", &name, "Enter"]);
+    // By its id: its name also matches its retry guard's (`sdguard-NAME`).
+    ui.keys(&["/", &id.to_string(), "Enter"]);
     ui.wait(
         "its Efficiency lines and verdict",
         Duration::from_secs(60),
