@@ -363,7 +363,8 @@ impl Hub {
                         remote.as_ref(),
                         &id,
                         s.timeout,
-                        Some((&kept, &s.cluster)),
+                        // Off (`[ui] keep_scripts = false`): no copy is read or mentioned.
+                        s.keep_scripts.then_some((&kept, s.cluster.as_str())),
                     )
                     .await;
                     let _ = tx.send(Msg::Recovered {
