@@ -1,6 +1,7 @@
 //! `--log FILE` / `SLURMDASH_LOG`: a debug log a user can attach to a bug report. Every
 //! remote command with its argv and exit status, every error, never a secret's value.
-//! Uses the dev cluster; the submit test submits one short job (run under the cluster lock).
+//! Uses the dev cluster; the submit test submits one short 1-CPU job, which fits beside the
+//! jobs of the tests running at the same time.
 
 mod common;
 

@@ -191,7 +191,7 @@ fn a_panic_in_a_worker_stops_the_dashboard_and_cleans_up() {
 
 /// `slurmdash logs ID --follow` interrupted with ctrl-c (SIGINT) or SIGHUP: the same
 /// clean-up, and the exit code a shell expects (128 + the signal). Submits one sleeping
-/// job (run under the cluster lock) and cancels it at the end.
+/// 1-CPU job (which fits beside the other tests' jobs) and cancels it at the end.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_interrupted_logs_follow_closes_its_master_and_removes_temp_files() {
     let r = common::remote();

@@ -3,9 +3,9 @@
 //! completes; with `--requeue` Slurm's own requeue alone runs it again under the same id and
 //! the guard starts no second copy.
 //!
-//! This sets a node of partition `short` DOWN (which kills every job on it), so it lives in
-//! its own test binary; the node is always resumed (and, if it stays COMPLETING, set down and
-//! resumed again).
+//! This sets a node of partition `spare` DOWN (which kills every job on it): no other test uses
+//! that partition, and one such test runs at a time (test group `spare-nodes`). The node is
+//! always resumed (and, if it stays COMPLETING, set down and resumed again).
 
 mod common;
 mod guard_helpers;
@@ -65,12 +65,14 @@ async fn take_down_and_resume(r: &dyn Remote, node: &str, job: u64) {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_node_failure_is_retried_by_the_guard_or_left_to_slurms_requeue() {
     let r = remote();
-    short_nodes(&r).await;
+    let spares = spare_nodes(&r).await;
+    let on_spare = format!("partition={SPARE}");
 
     // Without --requeue: the guard retries once.
-    let l = submit(&tag("nf"), ONCE, &[]);
+    let l = submit(&tag("nf"), ONCE, &["--set", &on_spare]);
     wait_started(&r, &l).await;
     let node = job_nodes(&r, l.job).await;
+    assert!(spares.contains(&node), "job {} on {node:?}", l.job);
     {
         let _resume = Resume(node.clone());
         take_down_and_resume(&r, &node, l.job).await;
@@ -93,10 +95,15 @@ async fn a_node_failure_is_retried_by_the_guard_or_left_to_slurms_requeue() {
     );
 
     // With --requeue: Slurm requeues the same job; the guard adds nothing.
-    let l = submit(&tag("rq"), ONCE, &["--set", "requeue=true"]);
+    let l = submit(
+        &tag("rq"),
+        ONCE,
+        &["--set", "requeue=true", "--set", &on_spare],
+    );
     wait_started(&r, &l).await;
     let g = guard_of(&chain(&r, &l.dir).await, l.job);
     let node = job_nodes(&r, l.job).await;
+    assert!(spares.contains(&node), "job {} on {node:?}", l.job);
     {
         let _resume = Resume(node.clone());
         take_down_and_resume(&r, &node, l.job).await;

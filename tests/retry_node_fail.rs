@@ -2,10 +2,10 @@
 //! NODE_FAIL, the retry check re-submits it once, the chain shows two attempts, and the
 //! second attempt completes once the node is back.
 //!
-//! This test sets the node the job runs on DOWN (one of partition short's several nodes,
-//! never the only one), which kills every job on it, so it lives alone in its own test binary
-//! (cargo runs test binaries one after another). It runs `scontrol update nodename=...` on
-//! this machine, which hosts the dev cluster (as root).
+//! This test sets the node the job runs on DOWN, which kills every job on it: a node of
+//! partition `spare`, which no other test uses (never its only node), one such test at a time
+//! (test group `spare-nodes`). It runs `scontrol update nodename=...` on this machine, which
+//! hosts the dev cluster (as root).
 
 mod common;
 
@@ -26,12 +26,12 @@ async fn a_node_failure_is_retried_and_the_second_attempt_completes() {
     let root = format!("{base}/results");
     let state = tempfile::tempdir().expect("state dir");
     let registry = Registry::open(state.path());
-    let short_nodes = short_nodes(&r).await;
+    let spare_nodes = spare_nodes(&r).await;
 
     // Runs long the first time; the retry finds the marker and finishes at once.
     let spec = LaunchSpec {
         name: "node-victim".into(),
-        partition: "short".into(),
+        partition: SPARE.into(),
         gpus: 1,
         cpus_per_task: 1,
         mem: "50M".into(),
@@ -55,8 +55,8 @@ touch "$f"; sleep 300"#
     // The node the first attempt runs on goes down; the others stay up.
     let node = job_nodes(&r, first.job_id).await;
     assert!(
-        short_nodes.contains(&node),
-        "job {} runs on {node:?}, not one of {short_nodes:?}",
+        spare_nodes.contains(&node),
+        "job {} runs on {node:?}, not one of {spare_nodes:?}",
         first.job_id
     );
     let _resume = Resume(node.clone());

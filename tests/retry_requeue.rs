@@ -2,9 +2,9 @@
 //! `--requeue` whose node goes down is requeued by Slurm under the same id, and the retry
 //! check, run again and again from the moment the node fails, resubmits nothing.
 //!
-//! Sets the node the job runs on DOWN (which ends every job on it), so it lives in its own
-//! test binary and runs under the cluster lock. Runs `scontrol update nodename=...` on this
-//! machine, which hosts the dev cluster (as root).
+//! Sets the node the job runs on DOWN (which ends every job on it): a node of partition
+//! `spare`, which no other test uses, one such test at a time (test group `spare-nodes`).
+//! Runs `scontrol update nodename=...` on this machine, which hosts the dev cluster (as root).
 
 mod common;
 
@@ -39,7 +39,8 @@ touch "$f"; sleep 300"#
         requeue: true,
         ..LaunchSpec::default()
     }
-    .with_cluster_defaults(Some("short"), None);
+    .with_cluster_defaults(Some(SPARE), None);
+    spare_nodes(&r).await;
     let (job, _) = launch(&r, &registry, &root, &spec, &[]).await;
     assert!(job.entry.requeue);
     let id = job.job_id.to_string();

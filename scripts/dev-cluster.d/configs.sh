@@ -45,6 +45,10 @@ SlurmctldHost=$(hostname -s)($CTL_ADDR)
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
+# A job credential lives 20 s (default 120): a requeued batch job is held back that long
+# before it may start again (slurm.conf, cred_expire), and the retry tests wait it out. On
+# one machine a step's launch takes well under a second.
+AuthInfo=cred_expire=20
 CredType=cred/munge
 SlurmctldPort=$CTLD_PORT
 SlurmdPort=$SLURMD_PORT
@@ -104,14 +108,17 @@ EOF
 		printf 'NodeName=%s NodeAddr=%s NodeHostname=%s CPUs=%s RealMemory=%s%s State=UNKNOWN\n' \
 			"$n" "$(node_addr "$n")" "$n" "${NODE_CPUS[$n]}" "${NODE_MEM_MB[$n]}" "$gres"
 	done
-	local gpus cpus
+	local gpus cpus spares
 	gpus=$(join_by_comma "${GPU_NODES[@]}")
 	cpus=$(join_by_comma "${CPU_NODES[@]}")
+	spares=$(join_by_comma "${SPARE_NODES[@]}")
 	cat <<EOF
 PartitionName=short Nodes=$gpus Default=YES MaxTime=00:30:00 PriorityJobFactor=10 State=UP
 PartitionName=polar Nodes=$gpus MaxTime=04:00:00 PriorityJobFactor=5 State=UP
 PartitionName=long Nodes=$gpus MaxTime=2-00:00:00 PriorityJobFactor=1 State=UP
 PartitionName=cpu Nodes=$cpus MaxTime=04:00:00 PriorityJobFactor=5 State=UP
+# Nodes of their own for the tests that take a node down (tests/retry_node_fail.rs ...).
+PartitionName=spare Nodes=$spares MaxTime=00:30:00 PriorityJobFactor=5 State=UP
 EOF
 }
 
@@ -122,7 +129,8 @@ $MARKER
 # State dir: $SD
 # Fake GPUs: character devices cloned from /dev/null (c 1 3).
 EOF
-	for n in "${GPU_NODES[@]}"; do
+	for n in "${NODES[@]}"; do
+		((NODE_GPUS[$n] > 0)) || continue
 		printf 'NodeName=%s Name=gpu File=%s/dev/nvidia[0-%s]\n' "$n" "$SD_IN" "$((NODE_GPUS[$n] - 1))"
 	done
 }
@@ -239,6 +247,7 @@ render_env() {
 	printf 'SLURMDASH_DEV_NODES=%s\n' "$(join_by_comma "${NODES[@]}")"
 	printf 'SLURMDASH_DEV_GPU_NODES=%s\n' "$(join_by_comma "${GPU_NODES[@]}")"
 	printf 'SLURMDASH_DEV_CPU_NODES=%s\n' "$(join_by_comma "${CPU_NODES[@]}")"
+	printf 'SLURMDASH_DEV_SPARE_NODES=%s\n' "$(join_by_comma "${SPARE_NODES[@]}")"
 	printf 'SLURMDASH_DEV_CONFIG=%q\n' "$VDIR/slurmdash.toml"
 	printf 'SLURMDASH_DEV_STATE=%q\n' "$SD"
 	# the chroot of a newer version (empty for 22.05): run admin commands with chroot

@@ -13,13 +13,16 @@
 
 # Compute nodes (the same names in every version; each version resolves them in its
 # own /etc/hosts: the machine's for 22.05, the chroot's otherwise).
-NODES=(gpu01 gpu02 cpu01)
-declare -A NODE_CPUS=([gpu01]=16 [gpu02]=16 [cpu01]=8)
-declare -A NODE_MEM_MB=([gpu01]=16384 [gpu02]=16384 [cpu01]=8192)
-declare -A NODE_GPUS=([gpu01]=8 [gpu02]=8 [cpu01]=0)
-declare -A NODE_HOST=([gpu01]=11 [gpu02]=12 [cpu01]=13)
+# spare01 and spare02 form partition `spare` alone: the node-failure tests take them down,
+# so no other test's job is ever on a node that goes down under it.
+NODES=(gpu01 gpu02 cpu01 spare01 spare02)
+declare -A NODE_CPUS=([gpu01]=16 [gpu02]=16 [cpu01]=8 [spare01]=4 [spare02]=4)
+declare -A NODE_MEM_MB=([gpu01]=16384 [gpu02]=16384 [cpu01]=8192 [spare01]=4096 [spare02]=4096)
+declare -A NODE_GPUS=([gpu01]=8 [gpu02]=8 [cpu01]=0 [spare01]=2 [spare02]=2)
+declare -A NODE_HOST=([gpu01]=11 [gpu02]=12 [cpu01]=13 [spare01]=14 [spare02]=15)
 GPU_NODES=(gpu01 gpu02)
 CPU_NODES=(cpu01)
+SPARE_NODES=(spare01 spare02)
 GPU_COUNT=8
 
 select_version() {

@@ -110,14 +110,25 @@ pub fn scontrol_node(node: &str, args: &[&str]) -> Output {
     slurm_admin(&argv)
 }
 
-/// The nodes of partition `short`, of which a test takes one down: it must have several.
-pub async fn short_nodes(r: &dyn Remote) -> Vec<String> {
-    let out = run(r, &["sinfo", "-h", "-N", "-p", "short", "-o", "%N"]).await;
+/// The partition whose nodes the node-failure tests take down: `spare` (spare01, spare02)
+/// holds no other test's jobs, so a node going down ends only the job of the test that took
+/// it down. Those tests run one at a time (test group `spare-nodes`, .config/nextest.toml).
+pub const SPARE: &str = "spare";
+
+/// The nodes of partition [`SPARE`], of which a test takes one down: it must have several,
+/// so the retry finds one up. They are the env file's `SLURMDASH_DEV_SPARE_NODES`.
+pub async fn spare_nodes(r: &dyn Remote) -> Vec<String> {
+    let out = run(r, &["sinfo", "-h", "-N", "-p", SPARE, "-o", "%N"]).await;
     let text = out.stdout_lossy();
     let nodes: Vec<String> = text.lines().map(|n| n.trim().to_string()).collect();
     assert!(
         nodes.len() >= 2,
-        "partition short needs several nodes (one goes down): {text}"
+        "partition {SPARE} needs several nodes (one goes down): {text:?}; run `scripts/dev-cluster up` again"
+    );
+    assert_eq!(
+        nodes,
+        env_list("SLURMDASH_DEV_SPARE_NODES"),
+        "partition {SPARE} holds the spare nodes only"
     );
     nodes
 }
@@ -545,4 +556,36 @@ pub fn slurmdash_command(config: &Path) -> Command {
 
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
+}
+
+/// The count of a user's line in the "Remote Procedure Call statistics by user" section of
+/// `sdiag` or `sacctmgr show stats` (`  sduser(1001) count:12 ave_time:...`); 0 if absent.
+fn rpc_count_of(stats: &str, user: &str) -> u64 {
+    let part = stats
+        .split("Remote Procedure Call statistics by user")
+        .nth(1)
+        .unwrap_or("");
+    part.lines()
+        .find_map(|l| {
+            let (name, rest) = l.trim_start().split_once('(')?;
+            (name.trim() == user).then_some(rest)?;
+            let count = rest.split("count:").nth(1)?;
+            count.split_whitespace().next()?.parse().ok()
+        })
+        .unwrap_or(0)
+}
+
+/// The RPCs `user` has sent so far, as the cluster itself counts them (as root on this
+/// machine): slurmctld's (`sdiag`) and slurmdbd's (`sacctmgr show stats`). A difference of
+/// two readings is what that user cost the daemons in between, when nothing else ran as that
+/// user meanwhile.
+pub fn rpcs_of(user: &str) -> (u64, u64) {
+    let ctld = slurm_admin(&["sdiag"]);
+    assert!(ctld.status.success(), "sdiag: {}", text(&ctld.stderr));
+    let dbd = slurm_admin(&["sacctmgr", "-n", "show", "stats"]);
+    assert!(dbd.status.success(), "sacctmgr show stats: {}", text(&dbd.stderr));
+    (
+        rpc_count_of(&text(&ctld.stdout), user),
+        rpc_count_of(&text(&dbd.stdout), user),
+    )
 }
