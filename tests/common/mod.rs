@@ -583,7 +583,11 @@ pub fn rpcs_of(user: &str) -> (u64, u64) {
     let ctld = slurm_admin(&["sdiag"]);
     assert!(ctld.status.success(), "sdiag: {}", text(&ctld.stderr));
     let dbd = slurm_admin(&["sacctmgr", "-n", "show", "stats"]);
-    assert!(dbd.status.success(), "sacctmgr show stats: {}", text(&dbd.stderr));
+    assert!(
+        dbd.status.success(),
+        "sacctmgr show stats: {}",
+        text(&dbd.stderr)
+    );
     (
         rpc_count_of(&text(&ctld.stdout), user),
         rpc_count_of(&text(&dbd.stdout), user),
