@@ -84,3 +84,107 @@ async fn launch_form_by_keystrokes_submits_and_shows_the_job_and_its_log() {
         .expect("registry");
     assert!(entries.iter().any(|e| e.job_id == id), "{entries:?}");
 }
+
+/// The form by keystrokes into a container job on two nodes: the user opens the form, sets
+/// nodes, GPUs, the image and the command field by field, submits with ctrl-s, and reads each
+/// node's rank in the log pane (main.out), printed inside the container by /bin/sh.
+#[tokio::test]
+async fn a_container_job_on_two_nodes_launched_from_the_form_prints_each_rank() {
+    common::containers::ready();
+    let r = remote();
+    let base = scratch(&r, "launch-tui-ct").await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = tempfile::tempdir().expect("state");
+    let cfg = std::fs::read_to_string(dev_config()).expect("dev config");
+    let cfg: String = cfg
+        .lines()
+        .filter(|l| !l.starts_with("results_root"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let config = dir.path().join("slurmdash.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "{cfg}results_root = \"{base}/results\"\npoll_interval_secs = 2\n\n[launch]\nname = \"tui-ct\"\ngpus = 1\ncpus_per_task = 1\ntime = \"3m\"\ncommand = \"true\"\n"
+        ),
+    )
+    .expect("config");
+    let state_dir = state.path().display().to_string();
+    let t = Tmux::start_with(&config, &[], &[("SLURMDASH_STATE_DIR", &state_dir)]);
+    t.wait("the dashboard", Duration::from_secs(20), |s| {
+        s.contains("jobs")
+    });
+    t.keys(&["n"]);
+    t.wait("the form", Duration::from_secs(20), |s| {
+        s.contains("→ tui-ct on dev: 1 node(s) × 1 GPU(s)")
+    });
+    // Row 0 is the template; the fields follow in the form's order.
+    let row_of = |key: &str| {
+        1 + slurmdash::app::FIELDS
+            .iter()
+            .position(|(k, ..)| *k == key)
+            .unwrap_or_else(|| panic!("no form field {key}"))
+    };
+    let mut at = 0;
+    let command = "echo \"rank=$NODE_RANK of $WORLD_SIZE on $(hostname) $(grep '^ID=' /etc/os-release) shell=$0\"";
+    for (key, value) in [
+        ("nodes", "2"),
+        ("gpus", "1"),
+        ("image", common::containers::TINY_SQSH),
+        ("command", command),
+    ] {
+        let row = row_of(key);
+        assert!(row >= at, "fields in form order");
+        for _ in at..row {
+            t.keys(&["j"]);
+        }
+        at = row;
+        t.keys(&["Enter", "C-u"]);
+        t.type_text(value);
+        t.keys(&["Enter"]);
+    }
+    t.wait(
+        "the form with two nodes and the image",
+        Duration::from_secs(20),
+        |s| s.contains("→ tui-ct on dev: 2 node(s) × 1 GPU(s)") && s.contains("tiny.sqsh"),
+    );
+    t.keys(&["C-s"]);
+    let s = t.wait("the submission", Duration::from_secs(30), |s| {
+        s.contains("submitted job ")
+    });
+    let id: u64 = s
+        .split("submitted job ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("no job id on screen:\n{s}"));
+    let rank = |n: u32| format!("rank={n} of 2 on ");
+    let s = t.wait(
+        "both ranks in the log pane",
+        Duration::from_secs(180),
+        |s| s.contains(&rank(0)) && s.contains(&rank(1)),
+    );
+    // Each rank on a node of its own, inside the image (busybox: no bash, /bin/sh).
+    let hosts: Vec<&str> = (0..2)
+        .map(|n| {
+            let line = s
+                .lines()
+                .find_map(|l| l.split(&rank(n)).nth(1))
+                .unwrap_or_else(|| panic!("rank {n} on screen:\n{s}"));
+            assert!(
+                line.contains("ID=slurmdash-tiny shell=/bin/sh"),
+                "rank {n} not in the image under /bin/sh: {line}"
+            );
+            line.split_whitespace().next().unwrap_or("")
+        })
+        .collect();
+    assert_ne!(hosts[0], hosts[1], "two nodes:\n{s}");
+    assert!(
+        hosts.iter().all(|h| gpu_nodes().iter().any(|n| n == h)),
+        "{hosts:?} are GPU nodes"
+    );
+    assert_eq!(
+        final_state(&r, id, Duration::from_secs(120)).await,
+        "COMPLETED"
+    );
+}

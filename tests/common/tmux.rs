@@ -107,6 +107,17 @@ impl Tmux {
         }
     }
 
+    /// Types `text` as it is (tmux `send-keys -l`: no key names, `$` and quotes literal).
+    pub fn type_text(&self, text: &str) {
+        let ok = self
+            .cmd()
+            .args(["send-keys", "-t", &self.name, "-l", text])
+            .status()
+            .expect("send-keys -l");
+        assert!(ok.success());
+        std::thread::sleep(Duration::from_millis(150));
+    }
+
     pub fn alternate_screen_on(&self) -> bool {
         let out = self
             .cmd()
