@@ -118,27 +118,38 @@ async fn a_container_job_on_two_nodes_launched_from_the_form_prints_each_rank() 
     t.wait("the form", Duration::from_secs(20), |s| {
         s.contains("→ tui-ct on dev: 1 node(s) × 1 GPU(s)")
     });
-    // Row 0 is the template; the fields follow in the form's order.
-    let row_of = |key: &str| {
-        1 + slurmdash::app::FIELDS
-            .iter()
-            .position(|(k, ..)| *k == key)
-            .unwrap_or_else(|| panic!("no form field {key}"))
-    };
-    let mut at = 0;
     let command = "echo \"rank=$NODE_RANK of $WORLD_SIZE on $(hostname) $(grep '^ID=' /etc/os-release) shell=$0\"";
     for (key, value) in [
         ("nodes", "2"),
-        ("gpus", "1"),
+        // GPUs in all, split over the nodes
+        ("gpus", "2"),
         ("image", common::containers::TINY_SQSH),
         ("command", command),
     ] {
-        let row = row_of(key);
-        assert!(row >= at, "fields in form order");
-        for _ in at..row {
+        // Down to the field's row, as a user does: the selected row is the one marked `›`.
+        let label = slurmdash::app::FIELDS
+            .iter()
+            .find(|(k, ..)| *k == key)
+            .map(|(_, label, _)| *label)
+            .unwrap_or_else(|| panic!("no form field {key}"));
+        let selected = |s: &str| {
+            s.lines().any(|l| {
+                l.split('›')
+                    .nth(1)
+                    .is_some_and(|r| r.trim_start().starts_with(label))
+            })
+        };
+        for _ in 0..=slurmdash::app::FIELDS.len() {
+            if selected(&t.screen()) {
+                break;
+            }
             t.keys(&["j"]);
         }
-        at = row;
+        t.wait(
+            &format!("the {label} row selected"),
+            Duration::from_secs(5),
+            selected,
+        );
         t.keys(&["Enter", "C-u"]);
         t.type_text(value);
         t.keys(&["Enter"]);
