@@ -1,6 +1,9 @@
 //! Job-change events in the real binary, in a real terminal (tmux), against the dev cluster:
 //! a job goes PENDING → RUNNING → COMPLETED and another fails; the status bar and the
 //! `:events` view say so, and the desktop notification escape (OSC 9) reaches the terminal.
+//!
+//! As the second test user: the status bar shows the latest change of any of the user's jobs,
+//! and the jobs of the tests running beside this one are sduser's.
 
 mod common;
 
@@ -14,7 +17,7 @@ use common::*;
 /// 30 s while the queue is quiet, and a job could start and end between two refreshes)
 /// and OSC 9 desktop notifications.
 fn config(dir: &Path) -> PathBuf {
-    let mut cfg = std::fs::read_to_string(dev_config()).expect("dev config");
+    let mut cfg = std::fs::read_to_string(dev_config_other()).expect("dev config");
     cfg.push_str("poll_interval_secs = 2\npoll_max_secs = 2\n\n[notify]\ndesktop = \"osc9\"\n");
     let p = dir.join("slurmdash.toml");
     std::fs::write(&p, cfg).expect("write config");
@@ -23,8 +26,8 @@ fn config(dir: &Path) -> PathBuf {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn job_changes_reach_the_status_bar_the_events_view_and_the_terminal() {
-    let r = remote();
-    let dir = scratch(&r, "events").await;
+    let r = remote_as(OTHER_ALIAS);
+    let dir = scratch_of(&r, OTHER_USER, "events").await;
     let tmp = tempfile::tempdir().expect("tempdir");
     let raw = tmp.path().join("raw.out");
     let tag = format!("ev{}", rand_suffix() % 100_000);

@@ -174,6 +174,24 @@ pub fn dev_config() -> PathBuf {
 
 /// The dev cluster's config with `persist_secs = secs` in each cluster (a copy under the
 /// target directory, rewritten only when it changes).
+/// The dev config for [`OTHER_USER`]: the same cluster reached as that user, with its own
+/// results root.
+pub fn dev_config_other() -> PathBuf {
+    let text = std::fs::read_to_string(dev_config()).expect("dev config");
+    let text = text
+        .replace(
+            "hosts = [\"slurmdash-dev\"]",
+            &format!("hosts = [\"{OTHER_ALIAS}\"]"),
+        )
+        .replace("sduser", OTHER_USER);
+    let dest = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("dev-{}-{OTHER_USER}.toml", dev_slurm()));
+    let tmp = dest.with_extension(format!("{}.tmp", std::process::id()));
+    std::fs::write(&tmp, &text).expect("write the test config");
+    std::fs::rename(&tmp, &dest).expect("rename the test config");
+    dest
+}
+
 pub fn dev_config_persist(secs: u64) -> PathBuf {
     let src = dev_dir().join("slurmdash.toml");
     let text =
@@ -323,7 +341,19 @@ pub fn ssh_config() -> PathBuf {
 }
 
 pub fn remote() -> SshRemote {
-    let mut o = SshOptions::new(vec!["slurmdash-dev".into()]);
+    remote_as("slurmdash-dev")
+}
+
+/// The dev cluster's second test user (`sdother`, ssh alias `slurmdash-dev-other`). A test
+/// whose dashboard must show only its own jobs (every job of the user is on screen, and the
+/// status bar shows the latest change of any) runs as this user, in test group
+/// `other-user` (.config/nextest.toml): one such test at a time.
+pub const OTHER_ALIAS: &str = "slurmdash-dev-other";
+pub const OTHER_USER: &str = "sdother";
+
+/// A remote for the ssh alias `alias` of the dev ssh config (e.g. [`OTHER_ALIAS`]).
+pub fn remote_as(alias: &str) -> SshRemote {
+    let mut o = SshOptions::new(vec![alias.into()]);
     o.ssh_config = Some(ssh_config());
     o.connect_timeout = Duration::from_secs(5);
     SshRemote::new(o).expect("ssh remote")
@@ -341,12 +371,17 @@ pub async fn run(r: &dyn Remote, argv: &[&str]) -> RunOutput {
 
 /// A fresh directory for one test under the test user's scratch tree.
 pub async fn scratch(r: &dyn Remote, tag: &str) -> String {
+    scratch_of(r, "sduser", tag).await
+}
+
+/// [`scratch`] in `user`'s scratch tree (`r` logged in as that user).
+pub async fn scratch_of(r: &dyn Remote, user: &str, tag: &str) -> String {
     let out = run(
         r,
         &[
             "mktemp",
             "-d",
-            &format!("/lustre/fsw/sduser/test-{tag}.XXXXXX"),
+            &format!("/lustre/fsw/{user}/test-{tag}.XXXXXX"),
         ],
     )
     .await;
