@@ -13,6 +13,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::display_argv;
 use super::exec::{pump, ExecEvent, ExecStream, QUEUE};
+use super::frame;
 use super::ssh::Live;
 use super::stream::{self, FileStream, StreamEvent};
 
@@ -28,19 +29,20 @@ pub(super) struct Channel {
 impl Channel {
     /// Takes a session and starts `argv` on it (stdin piped when `stdin`); the error says
     /// why not, without naming the command (the caller does).
+    /// The command runs as the framed sh program of `marker` (remote/frame.rs).
     async fn open(
         &self,
         argv: &[String],
         stdin: bool,
+        marker: &str,
     ) -> Result<(OwnedSemaphorePermit, RemoteChild<'_>), String> {
         let Ok(Ok(permit)) =
             tokio::time::timeout(self.wait, self.sessions.clone().acquire_owned()).await
         else {
             return Err(format!("no session free within {}s", self.wait.as_secs()));
         };
-        let mut cmd = self.live.session.command(argv[0].as_str());
-        cmd.args(&argv[1..])
-            .stdin(if stdin { Stdio::piped() } else { Stdio::null() })
+        let mut cmd = self.live.session.raw_command(frame::login_line(argv, marker));
+        cmd.stdin(if stdin { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let deadline = Instant::now() + self.wait;
@@ -63,7 +65,8 @@ impl Channel {
         let task = tokio::spawn(async move {
             let command = display_argv(&argv);
             let host = self.live.host.clone();
-            let (_session, mut child) = match self.open(&argv, false).await {
+            let marker = frame::new_marker();
+            let (_session, mut child) = match self.open(&argv, false, &marker).await {
                 Ok(v) => v,
                 Err(e) => {
                     let reason = format!("starting `{command}` on {host}: {e}");
@@ -74,16 +77,17 @@ impl Channel {
             let (Some(out), Some(err)) = (child.stdout().take(), child.stderr().take()) else {
                 return;
             };
-            let ev = match pump(out, err, &tx, &self.received).await {
+            let ev = match pump(out, err, &tx, &self.received, Some(&marker)).await {
                 Ok(None) => return,
-                Ok(Some(stderr)) => match child.wait().await {
+                Ok(Some((stderr, framed_code))) => match child.wait().await {
                     Ok(st) => ExecEvent::Exit {
-                        code: st.code(),
+                        code: framed_code.or(st.code()),
                         stderr,
                     },
-                    Err(openssh::Error::RemoteProcessTerminated) => {
-                        ExecEvent::Exit { code: None, stderr }
-                    }
+                    Err(openssh::Error::RemoteProcessTerminated) => ExecEvent::Exit {
+                        code: framed_code,
+                        stderr,
+                    },
                     Err(e) => ExecEvent::Failed(format!(
                         "`{command}` on {host}: the connection failed: {e}"
                     )),
@@ -103,7 +107,8 @@ impl Channel {
         let (tx, rx) = tokio::sync::mpsc::channel(stream::QUEUE);
         let task = tokio::spawn(async move {
             // The session is held while the stream lives.
-            let (_session, mut child) = match self.open(&argv, true).await {
+            let marker = frame::new_marker();
+            let (_session, mut child) = match self.open(&argv, true, &marker).await {
                 Ok(v) => v,
                 Err(e) => {
                     let reason = format!("starting tail -F on {}: {e}", self.live.host);
@@ -119,7 +124,7 @@ impl Channel {
             // Held open: the remote script stops its tail when this closes.
             let _stdin = child.stdin().take();
             if let (Some(out), Some(err)) = (child.stdout().take(), child.stderr().take()) {
-                stream::pump(out, err, &tx, &self.received).await;
+                stream::pump(out, err, &tx, &self.received, Some(&marker)).await;
             }
             // Dropping the child ends the channel (and, through its stdin, the remote tail).
         });

@@ -2,6 +2,8 @@
 //! it exited at the end. One exec on the existing connection; dropping the stream ends it.
 
 use tokio::io::{AsyncRead, AsyncReadExt};
+
+use super::frame;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
@@ -52,14 +54,17 @@ impl Drop for ExecStream {
     }
 }
 
-/// Forwards `stdout` as chunks while collecting `stderr`; returns stderr once stdout ends
-/// (`Err` with the reason when reading failed, `Ok(None)` when the receiver is gone).
+/// Forwards `stdout` as chunks while collecting `stderr`; returns stderr (and the exit status
+/// the framed program printed) once stdout ends (`Err` with the reason when reading failed,
+/// `Ok(None)` when the receiver is gone). `marker`, for a command run as the framed program
+/// (remote/frame.rs), says which bytes are the command's; without it all are.
 pub async fn pump<O, E>(
     stdout: O,
     stderr: E,
     tx: &mpsc::Sender<ExecEvent>,
     received: &std::sync::atomic::AtomicU64,
-) -> Result<Option<Vec<u8>>, String>
+    marker: Option<&str>,
+) -> Result<Option<(Vec<u8>, Option<i32>)>, String>
 where
     O: AsyncRead + Unpin,
     E: AsyncRead + Unpin,
@@ -69,20 +74,37 @@ where
         let mut v = Vec::new();
         let mut e = stderr.take(MAX_STDERR);
         let _ = e.read_to_end(&mut v).await;
-        v
+        match marker {
+            Some(m) => {
+                let u = frame::unframe(&v, m);
+                (u.bytes, u.code)
+            }
+            None => (v, None),
+        }
     };
     let forward = async {
         let mut buf = vec![0u8; CHUNK];
+        let mut unframer = marker.map(frame::StreamUnframer::new);
         loop {
-            match out.read(&mut buf).await {
-                Ok(0) => return Ok(true),
+            let data = match out.read(&mut buf).await {
+                Ok(0) => {
+                    let rest = unframer.as_mut().map(|u| u.finish()).unwrap_or_default();
+                    if !rest.is_empty() && tx.send(ExecEvent::Data(rest)).await.is_err() {
+                        return Ok(false);
+                    }
+                    return Ok(true);
+                }
                 Ok(n) => {
                     received.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
-                    if tx.send(ExecEvent::Data(buf[..n].to_vec())).await.is_err() {
-                        return Ok(false);
+                    match unframer.as_mut() {
+                        Some(u) => u.push(&buf[..n]),
+                        None => buf[..n].to_vec(),
                     }
                 }
                 Err(e) => return Err(e.to_string()),
+            };
+            if !data.is_empty() && tx.send(ExecEvent::Data(data)).await.is_err() {
+                return Ok(false);
             }
         }
     };

@@ -237,9 +237,9 @@ impl Remote for LocalRemote {
             let (Some(out), Some(err)) = (child.stdout.take(), child.stderr.take()) else {
                 return;
             };
-            let ev = match pump(out, err, &tx, &received).await {
+            let ev = match pump(out, err, &tx, &received, None).await {
                 Ok(None) => return,
-                Ok(Some(stderr)) => match child.wait().await {
+                Ok(Some((stderr, _))) => match child.wait().await {
                     Ok(st) => ExecEvent::Exit {
                         code: st.code(),
                         stderr,
@@ -278,7 +278,7 @@ impl Remote for LocalRemote {
         let task = tokio::spawn(async move {
             let _stdin = child.stdin.take();
             match (child.stdout.take(), child.stderr.take()) {
-                (Some(out), Some(err)) => stream::pump(out, err, &tx, &received).await,
+                (Some(out), Some(err)) => stream::pump(out, err, &tx, &received, None).await,
                 _ => {
                     let reason = "tail -F started without pipes".to_string();
                     let _ = tx

@@ -7,6 +7,7 @@
 pub mod askpass;
 mod channel;
 pub mod exec;
+pub mod frame;
 mod failover;
 pub mod fake;
 mod hold;

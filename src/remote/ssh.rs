@@ -24,6 +24,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::channel::Channel;
 use super::channel::{pause_before_retry, refused};
+use super::frame;
 use super::failover::{backoff_delay, summarize, try_in_order, try_staggered};
 use super::hold::{hold, Hold, HoldError};
 use super::master::{
@@ -622,9 +623,10 @@ impl SshRemote {
             }
             None => argv,
         };
-        let mut cmd = live.session.command(argv[0].as_str());
-        cmd.args(&argv[1..])
-            .stdin(if stdin.is_some() {
+        // One sh program whatever the login shell; its output framed (remote/frame.rs).
+        let marker = frame::new_marker();
+        let mut cmd = live.session.raw_command(frame::login_line(argv, &marker));
+        cmd.stdin(if stdin.is_some() {
                 Stdio::piped()
             } else {
                 Stdio::null()
@@ -705,10 +707,15 @@ impl SshRemote {
             }
             Err(e) => return Exec::Failed(e.to_string()),
         };
+        let (out, err) = (
+            frame::unframe(&stdout, &marker),
+            frame::unframe(&stderr, &marker),
+        );
         Exec::Done(RunOutput {
-            stdout,
-            stderr,
-            code,
+            // The status the program itself printed, else what the login shell returned.
+            code: out.code.or(err.code).or(code),
+            stdout: out.bytes,
+            stderr: err.bytes,
         })
     }
 }
@@ -837,8 +844,8 @@ impl Remote for SshRemote {
             out.extend(["-p".into(), p.to_string()]);
         }
         out.push(host);
-        // ssh hands the remote shell one line: each argument is quoted in it.
-        out.push(shlex::try_join(argv.iter().map(String::as_str)).ok()?);
+        // ssh hands the login shell one line: the sh program, whatever that shell is.
+        out.push(frame::login_line_interactive(argv));
         Some(out)
     }
 

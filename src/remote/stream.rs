@@ -9,7 +9,9 @@
 //! file was truncated, replaced, or cannot be read) ends the stream: the caller then reads
 //! from its offset as before, and streams again.
 
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+use super::frame;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
@@ -76,32 +78,64 @@ pub async fn pump<O, E>(
     stderr: E,
     tx: &mpsc::Sender<StreamEvent>,
     received: &std::sync::atomic::AtomicU64,
+    marker: Option<&str>,
 ) where
     O: AsyncRead + Unpin,
     E: AsyncRead + Unpin,
 {
     let mut out = stdout;
-    let mut err = BufReader::new(stderr).lines();
+    let mut err = stderr;
+    let mut out_frame = marker.map(frame::StreamUnframer::new);
+    let mut err_frame = marker.map(frame::StreamUnframer::new);
     let mut buf = vec![0u8; CHUNK];
+    let mut ebuf = vec![0u8; 4096];
+    // stderr's bytes (its frame taken off) until a whole line is there.
+    let mut line: Vec<u8> = Vec::new();
     let mut err_open = true;
     let end = loop {
         tokio::select! {
             n = out.read(&mut buf) => match n {
-                Ok(0) => break StreamEvent::Ended { reset: false, reason: "the stream ended".into() },
+                Ok(0) => {
+                    let rest = out_frame.as_mut().map(|f| f.finish()).unwrap_or_default();
+                    if !rest.is_empty() {
+                        let _ = tx.send(StreamEvent::Data(rest)).await;
+                    }
+                    break StreamEvent::Ended { reset: false, reason: "the stream ended".into() };
+                }
                 Ok(n) => {
                     received.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
-                    if tx.send(StreamEvent::Data(buf[..n].to_vec())).await.is_err() {
+                    let data = match out_frame.as_mut() {
+                        Some(f) => f.push(&buf[..n]),
+                        None => buf[..n].to_vec(),
+                    };
+                    if !data.is_empty() && tx.send(StreamEvent::Data(data)).await.is_err() {
                         return;
                     }
                 }
                 Err(e) => break StreamEvent::Ended { reset: false, reason: e.to_string() },
             },
-            line = err.next_line(), if err_open => match line {
-                Ok(Some(l)) if !l.trim().is_empty() => {
-                    break StreamEvent::Ended { reset: means_reset(&l), reason: l.trim().to_string() }
+            n = err.read(&mut ebuf), if err_open => {
+                let got = match n {
+                    Ok(0) | Err(_) => {
+                        err_open = false;
+                        err_frame.as_mut().map(|f| f.finish()).unwrap_or_default()
+                    }
+                    Ok(n) => match err_frame.as_mut() {
+                        Some(f) => f.push(&ebuf[..n]),
+                        None => ebuf[..n].to_vec(),
+                    },
+                };
+                line.extend_from_slice(&got);
+                // The first line the command itself wrote on stderr ends the stream (tail
+                // speaks there only to say the file went away or was truncated).
+                let whole = if err_open { line.iter().rposition(|&b| b == b'\n') } else { Some(line.len()) };
+                if let Some(upto) = whole {
+                    let text = String::from_utf8_lossy(&line[..upto]).to_string();
+                    if let Some(l) = text.lines().find(|l| !l.trim().is_empty()) {
+                        break StreamEvent::Ended { reset: means_reset(l), reason: l.trim().to_string() };
+                    }
+                    line.drain(..upto.min(line.len()));
                 }
-                Ok(Some(_)) => {}
-                Ok(None) | Err(_) => err_open = false,
             },
         }
     };
@@ -131,7 +165,7 @@ mod tests {
         let out: &[u8] = b"line 1\nline 2\n";
         // stderr speaks after stdout has been drained in this test's single poll order.
         let err: &[u8] = b"";
-        pump(out, err, &tx, &std::sync::atomic::AtomicU64::new(0)).await;
+        pump(out, err, &tx, &std::sync::atomic::AtomicU64::new(0), None).await;
         let mut got = Vec::new();
         while let Ok(ev) = rx.try_recv() {
             got.push(ev);
@@ -145,7 +179,7 @@ mod tests {
         let (tx, mut rx) = mpsc::channel(QUEUE);
         let (_w, out) = tokio::io::duplex(64); // never writes: only stderr speaks
         let err: &[u8] = b"tail: /x/slurm-7.out: file truncated\n";
-        pump(out, err, &tx, &std::sync::atomic::AtomicU64::new(0)).await;
+        pump(out, err, &tx, &std::sync::atomic::AtomicU64::new(0), None).await;
         assert_eq!(
             rx.recv().await,
             Some(StreamEvent::Ended {
@@ -180,7 +214,7 @@ mod tests {
         let (out, err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
         let (tx, mut rx) = mpsc::channel(QUEUE);
         let pumping = tokio::spawn(async move {
-            pump(out, err, &tx, &std::sync::atomic::AtomicU64::new(0)).await
+            pump(out, err, &tx, &std::sync::atomic::AtomicU64::new(0), None).await
         });
         assert_eq!(next(&mut rx).await, StreamEvent::Data(b"first\n".to_vec()));
         use std::io::Write;
