@@ -479,12 +479,16 @@ async fn partitions_match_sinfo() {
 /// A job waiting for a QOS's per-user GPU limit: the pane names that limit and slurmctld's
 /// count (`scontrol show assoc_mgr`), as the reason it waits. Where the cluster does not
 /// enforce limits, slurmctld counts nothing and the pane says so instead.
+///
+/// As the second test user, with no other test beside it (.config/nextest.toml): the RPCs
+/// the daemons count for that user around the fetch are the fetch's alone (jobs and
+/// dashboards that other tests leave winding down as sduser once added 2).
 #[tokio::test]
 async fn a_job_waiting_for_a_qos_gpu_limit_is_told_the_limit_and_slurmctlds_count() {
     let enforced = limits::enforced();
-    let limits = limits::OwnLimits::add("sdlimits");
-    let r = remote();
-    let dir = scratch(&r, "limits").await;
+    let limits = limits::OwnLimits::add_for("sdlimits", OTHER_USER);
+    let r = remote_as(OTHER_ALIAS);
+    let dir = scratch_of(&r, OTHER_USER, "limits").await;
     let args = ["-A", "sdlimits", "--qos=sdlimits", "-c", "1", "-D", &dir];
     // slurmctld hears of the new QOS and account from slurmdbd within seconds.
     let holder = wait_for(
@@ -528,13 +532,11 @@ async fn a_job_waiting_for_a_qos_gpu_limit_is_told_the_limit_and_slurmctlds_coun
         } else {
             job(&r, held).await.expect("the held job in the queue")
         };
-        // What the daemons count for sduser around the fetch: this test runs with no other
-        // test beside it on this cluster (.config/nextest.toml), so nothing else runs as
-        // sduser meanwhile.
-        let user = dev_env("SLURMDASH_DEV_USER");
-        let before = (r.stats(), rpcs_of(&user));
+        // What the daemons count for the user around the fetch.
+        let user = OTHER_USER;
+        let before = (r.stats(), rpcs_of(user));
         let info = pending::fetch(&r, &j, T).await.expect("pending info");
-        let after = (r.stats(), rpcs_of(&user));
+        let after = (r.stats(), rpcs_of(user));
         let counted = (after.1 .0 - before.1 .0, after.1 .1 - before.1 .1);
         let table = (
             after.0.rpcs.ctld - before.0.rpcs.ctld,

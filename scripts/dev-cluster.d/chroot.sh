@@ -4,9 +4,10 @@
 # the cluster runs. Sourced by scripts/dev-cluster, never run.
 
 CHROOT_BASE_PACKAGES=slurmctld,slurmd,slurmdbd,slurm-client,munge,mariadb-server,openssh-server,procps,python3,iproute2,tmux
-# Installed with apt inside the chroot once it exists: clients, and what containers.sh
-# needs to build Pyxis against this Slurm and to run Enroot on the nodes.
-CHROOT_EXTRA_PACKAGES=(mariadb-client openssh-client python3 less
+# Installed with apt inside the chroot once it exists (and into an older chroot on the
+# next `up`): clients, the test users' login shells (accounts.sh), and what
+# containers.sh needs to build Pyxis against this Slurm and to run Enroot on the nodes.
+CHROOT_EXTRA_PACKAGES=(mariadb-client openssh-client python3 less tcsh fish zsh ksh93u+m
 	libslurm-dev gcc make libc6-dev libcap2-bin squashfs-tools jq parallel zstd curl gawk
 	libbsd0 ca-certificates)
 

@@ -181,7 +181,7 @@ Port $SSH_PORT
 ListenAddress 127.0.0.1
 HostKey $(sshd_dir_in)/ssh_host_ed25519_key
 PidFile $RUN_IN/sshd.daemon.pid
-AllowUsers ${TEST_USERS[*]}
+AllowUsers ${TEST_USERS[*]} ${SHELL_USERS[*]}
 PermitRootLogin no
 PubkeyAuthentication yes
 AuthorizedKeysFile .ssh/authorized_keys
@@ -196,12 +196,19 @@ EOF
 }
 
 # Each version's ssh config names its login node slurmdash-dev (and slurmdash-dev-other
-# for the second test user), so tests and docs need only pick the file; the aliases
-# slurmdash-dev-<V>[-other] are the same hosts under a name that says the version.
+# for the second test user, slurmdash-dev-tcsh for sdtcsh and so on for SHELL_USERS), so
+# tests and docs need only pick the file; the aliases slurmdash-dev-<V>[-other|-tcsh...]
+# are the same hosts under a name that says the version.
 render_client_ssh_config() {
-	local alias user
-	for alias in "$SSH_ALIAS:${TEST_USERS[0]}" "$SSH_ALIAS-other:${TEST_USERS[1]}" \
-		"$SSH_ALIAS-$VER:${TEST_USERS[0]}" "$SSH_ALIAS-$VER-other:${TEST_USERS[1]}"; do
+	local prefix alias user u
+	local -a aliases=()
+	for prefix in "$SSH_ALIAS" "$SSH_ALIAS-$VER"; do
+		aliases+=("$prefix:${TEST_USERS[0]}" "$prefix-other:${TEST_USERS[1]}")
+		for u in "${SHELL_USERS[@]}"; do
+			aliases+=("$prefix-${u#sd}:$u")
+		done
+	done
+	for alias in "${aliases[@]}"; do
 		user=${alias#*:}
 		cat <<EOF
 Host ${alias%%:*}
@@ -244,6 +251,8 @@ render_env() {
 	printf 'SLURMDASH_DEV_SSH_CONFIG=%q\n' "$SSH_DIR/config"
 	printf 'SLURMDASH_DEV_HOST=%q\n' "$SSH_ALIAS"
 	printf 'SLURMDASH_DEV_USER=%q\n' "${TEST_USERS[0]}"
+	# (aliases slurmdash-dev-<user without sd> in SLURMDASH_DEV_SSH_CONFIG)
+	printf 'SLURMDASH_DEV_SHELL_USERS=%s\n' "$(join_by_comma "${SHELL_USERS[@]}")"
 	printf 'SLURMDASH_DEV_NODES=%s\n' "$(join_by_comma "${NODES[@]}")"
 	printf 'SLURMDASH_DEV_GPU_NODES=%s\n' "$(join_by_comma "${GPU_NODES[@]}")"
 	printf 'SLURMDASH_DEV_CPU_NODES=%s\n' "$(join_by_comma "${CPU_NODES[@]}")"

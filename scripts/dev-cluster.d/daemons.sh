@@ -87,10 +87,13 @@ setup_accounting() {
 		todo+=("add account vision cluster=$CLUSTER description=vision organization=slurmdash fairshare=40")
 	[[ $have == *$'\n'"$CLUSTER|research|sduser"$'\n'* && $have == *$'\n'"$CLUSTER|vision|sduser"$'\n'* ]] ||
 		todo+=("add user sduser cluster=$CLUSTER account=research,vision defaultaccount=research")
-	[[ $have == *$'\n'"$CLUSTER|research|sdother"$'\n'* ]] ||
-		todo+=("add user sdother cluster=$CLUSTER account=research defaultaccount=research")
+	local u
+	for u in sdother "${SHELL_USERS[@]}"; do
+		[[ $have == *$'\n'"$CLUSTER|research|$u"$'\n'* ]] ||
+			todo+=("add user $u cluster=$CLUSTER account=research defaultaccount=research")
+	done
 	((${#todo[@]} == 0)) && return 0
-	say "setting up accounting: cluster $CLUSTER, accounts research+vision, users sduser+sdother"
+	say "setting up accounting: cluster $CLUSTER, accounts research+vision, users sduser+sdother, research for ${SHELL_USERS[*]}"
 	local cmd out
 	for cmd in "${todo[@]}"; do
 		# shellcheck disable=SC2086 # the words of a fixed sacctmgr command
@@ -190,9 +193,28 @@ up_sshd() {
 	wait_ready sshd 15 "ssh $SSH_ALIAS-other true" ssh_alias_works "$SSH_ALIAS-other"
 }
 
-# End to end: a Slurm client run as the test user over ssh reaches slurmctld.
+# End to end: a Slurm client run as the test user over ssh reaches slurmctld, and every
+# SHELL_USERS account logs in (sshd turns away a user whose login shell is missing). The
+# logins run side by side: one after the other they would add seconds to every `up`.
 check_end_to_end() {
-	local out
-	out=$(ssh -F "$SSH_DIR/config" "$SSH_ALIAS" sinfo -h -o %P </dev/null 2>&1) ||
+	local out u tmp
+	local -A pids=()
+	tmp=$(mktemp -d)
+	for u in "${SHELL_USERS[@]}"; do
+		ssh -F "$SSH_DIR/config" "$SSH_ALIAS-${u#sd}" true </dev/null >"$tmp/$u" 2>&1 &
+		pids[$u]=$!
+	done
+	out=$(ssh -F "$SSH_DIR/config" "$SSH_ALIAS" sinfo -h -o %P </dev/null 2>&1) || {
+		wait
+		rm -rf "$tmp"
 		die "ssh $SSH_ALIAS sinfo failed: $out (ssh config $SSH_DIR/config, sshd log $(log_file sshd))"
+	}
+	for u in "${SHELL_USERS[@]}"; do
+		wait "${pids[$u]}" && continue
+		out=$(<"$tmp/$u")
+		wait
+		rm -rf "$tmp"
+		die "ssh $SSH_ALIAS-${u#sd} true failed: $out (ssh config $SSH_DIR/config, sshd log $(log_file sshd))"
+	done
+	rm -rf "$tmp"
 }

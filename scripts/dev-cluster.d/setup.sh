@@ -3,8 +3,10 @@
 # fake GPUs and config files. Each step is idempotent and cheap when already done.
 # Sourced by scripts/dev-cluster, never run.
 
+# (tcsh fish zsh ksh93u+m: the test users' login shells, accounts.sh; Debian's `ksh`
+# is only a transitional package for ksh93u+m, and sid has dropped it)
 PACKAGES=(slurm-wlm slurmdbd munge mariadb-server mariadb-client openssh-server
-	openssh-client tmux iproute2 procps python3)
+	openssh-client tmux iproute2 procps python3 tcsh fish zsh ksh93u+m)
 
 ensure_packages() {
 	local p missing=()
@@ -62,25 +64,34 @@ ensure_dirs() {
 
 # Test users: sshd (without PAM) refuses a '!'-locked account even for key logins, so
 # the password field is '*' (no password login possible, account not locked). A chroot
-# gets the same users (same uid/gid) and sees this machine's /home and /lustre.
+# gets the same users (same uid/gid) and sees this machine's /home and /lustre. Each has
+# the login shell accounts.sh names, which must exist in both places: sshd refuses a
+# user whose shell is missing, and says so only in its own log.
 ensure_users() {
-	local u pw uid gid grp
-	for u in "${TEST_USERS[@]}"; do
+	local u pw uid gid grp sh
+	for u in "${TEST_USERS[@]}" "${SHELL_USERS[@]}"; do
+		sh=$(login_shell "$u")
+		[[ -x $sh ]] || die "$sh (login shell of $u) is missing on this machine"
 		if ! id -u "$u" >/dev/null 2>&1; then
-			useradd -m -s /bin/bash -p '*' "$u"
-			say "created user $u"
+			useradd -m -s "$sh" -p '*' "$u"
+			say "created user $u (login shell $sh)"
 		fi
 		pw=$(getent shadow "$u" | cut -d: -f2)
 		[[ $pw == '*' ]] || usermod -p '*' "$u"
-		[[ $(getent passwd "$u" | cut -d: -f7) == /bin/bash ]] || usermod -s /bin/bash "$u"
+		[[ $(getent passwd "$u" | cut -d: -f7) == "$sh" ]] || usermod -s "$sh" "$u"
 		# Scratch tree convention of the real clusters: /lustre/fsw/<user>/results.
 		install -d -m 755 /lustre /lustre/fsw
 		install -d -m 755 -o "$u" -g "$(id -gn "$u")" "/lustre/fsw/$u" "/lustre/fsw/$u/results"
 		[[ -n $ROOT ]] || continue
 		uid=$(id -u "$u") gid=$(id -g "$u") grp=$(id -gn "$u")
+		chroot "$ROOT" test -x "$sh" || die "$sh (login shell of $u) is missing in the $VER chroot"
 		chroot "$ROOT" getent group "$grp" >/dev/null || chroot "$ROOT" groupadd -g "$gid" "$grp"
 		chroot "$ROOT" getent passwd "$u" >/dev/null ||
-			chroot "$ROOT" useradd -M -d "/home/$u" -u "$uid" -g "$gid" -s /bin/bash -p '*' "$u"
+			chroot "$ROOT" useradd -M -d "/home/$u" -u "$uid" -g "$gid" -s "$sh" -p '*' "$u"
+		[[ $(chroot "$ROOT" id -u "$u") == "$uid" ]] ||
+			die "user $u has uid $(chroot "$ROOT" id -u "$u") in the $VER chroot but $uid here (the homes are shared)"
+		[[ $(chroot "$ROOT" getent passwd "$u" | cut -d: -f7) == "$sh" ]] ||
+			chroot "$ROOT" usermod -s "$sh" "$u"
 	done
 }
 
@@ -139,7 +150,7 @@ ensure_ssh_keys() {
 	read -r -a hostpub <"$HOST_KEY.pub"
 	printf '[127.0.0.1]:%s %s %s\n' "$SSH_PORT" "${hostpub[0]}" "${hostpub[1]}" |
 		write_file "$SSH_DIR/known_hosts" 600 || true
-	for u in "${TEST_USERS[@]}"; do
+	for u in "${TEST_USERS[@]}" "${SHELL_USERS[@]}"; do
 		home=$(getent passwd "$u" | cut -d: -f6)
 		install -d -m 700 -o "$u" -g "$(id -gn "$u")" "$home/.ssh"
 		if write_file "$home/.ssh/authorized_keys" 600 <"$CLIENT_KEY.pub"; then

@@ -109,7 +109,8 @@ fn kind_of(t: &[u8]) -> Result<Kind, String> {
         [b'd', _] => Ok(Kind::Dir),
         [b'f', _] => Ok(Kind::File),
         [b'l', y] => Ok(Kind::Link { to_dir: *y == b'd' }),
-        [a, _] if a.is_ascii_lowercase() => Ok(Kind::Other),
+        // find's own letters for the rest: `p`, `s`, `b`, `c`, `D` (a door), `U` (unknown).
+        [a, _] if a.is_ascii_alphabetic() => Ok(Kind::Other),
         _ => Err(format!(
             "`{}` is not an entry type",
             String::from_utf8_lossy(t)
@@ -185,6 +186,10 @@ pub fn parse_listing(out: &[u8]) -> Result<Listing, ParseError> {
         });
     }
 }
+
+#[cfg(test)]
+#[path = "list_props.rs"]
+mod props;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

@@ -95,10 +95,12 @@ pub fn tally(v: &str) -> Option<Tally> {
         None => (v, None),
     };
     let num = |s: &str| -> Option<u64> {
-        s.parse::<u64>()
-            .ok()
-            // GrpWall's count is minutes with decimals.
-            .or_else(|| s.parse::<f64>().ok().map(|f| f.round() as u64))
+        s.parse::<u64>().ok().or_else(|| {
+            // GrpWall's count is minutes with decimals. What is not a count (NaN, -1, a
+            // number no u64 holds) is not read as one.
+            let f = s.parse::<f64>().ok()?.round();
+            (f.is_finite() && f >= 0.0 && f < u64::MAX as f64).then_some(f as u64)
+        })
     };
     let max = match max {
         "N" => None,
@@ -591,7 +593,7 @@ pub fn headroom(sel: &Selected, job: &Request) -> Vec<Headroom> {
                 // must also hold it once it starts.
                 let full = match l.what {
                     What::Submit => have > max,
-                    _ => have + want > max,
+                    _ => have.saturating_add(want) > max,
                 };
                 let text = match per {
                     Per::User if is_assoc_user => {
@@ -714,6 +716,10 @@ pub fn blocking(reason: &str, h: &[Headroom]) -> Option<usize> {
     }
     found
 }
+
+#[cfg(test)]
+#[path = "limits_props.rs"]
+mod props;
 
 #[cfg(test)]
 #[path = "limits_tests.rs"]

@@ -84,7 +84,11 @@ pub fn parse_cpu_time(s: &str) -> Option<f64> {
     let parts: Vec<&str> = rest.split(':').collect();
     let nums: Option<Vec<f64>> = parts.iter().map(|p| p.parse::<f64>().ok()).collect();
     let nums = nums?;
-    if nums.iter().any(|n| !n.is_finite() || *n < 0.0) {
+    if nums
+        .iter()
+        .chain([&days])
+        .any(|n| !n.is_finite() || *n < 0.0)
+    {
         return None;
     }
     let secs = match nums.as_slice() {
@@ -93,7 +97,7 @@ pub fn parse_cpu_time(s: &str) -> Option<f64> {
         [s] => *s,
         _ => return None,
     };
-    Some(days * 86400.0 + secs)
+    Some(days * 86400.0 + secs).filter(|t| t.is_finite())
 }
 
 /// Slurm's sizes: `951568K`, `279.50M`, `1.5G`, `0`, `34335` (bytes when no unit).
@@ -108,10 +112,9 @@ pub fn parse_size(s: &str, plain_unit: u64) -> Option<u64> {
         _ => (s, plain_unit),
     };
     let n: f64 = num.parse().ok()?;
-    if !n.is_finite() || n < 0.0 {
-        return None;
-    }
-    Some((n * mult as f64).round() as u64)
+    let bytes = (n * mult as f64).round();
+    // Not a size, or one no u64 holds.
+    (bytes.is_finite() && bytes >= 0.0 && bytes < u64::MAX as f64).then_some(bytes as u64)
 }
 
 /// `cpu=00:00:07,energy=0,fs/disk=992070,mem=951568K,...`: the value of `key`.
@@ -140,25 +143,22 @@ pub fn parse_sstat(text: &str) -> Result<Vec<StepUsage>, ParseError> {
             )));
         }
         let tot = f[6];
+        let tasks: Option<u32> = f[1].trim().parse().ok();
         let cpu = tres(tot, "cpu")
             .and_then(parse_cpu_time)
             .or_else(|| {
                 // Without TRES figures: the average per task times the tasks.
-                let tasks: f64 = f[1].parse().ok()?;
-                Some(parse_cpu_time(f[3])? * tasks)
+                Some(parse_cpu_time(f[3])? * f64::from(tasks?)).filter(|t| t.is_finite())
             })
             .ok_or_else(|| bad(format!("no CPU time in {:?} or AveCPU {:?}", tot, f[3])))?;
         let rss_peak = parse_size(f[4], 1024).unwrap_or(0);
         let rss_now = tres(tot, "mem")
             .and_then(|v| parse_size(v, 1))
-            .or_else(|| {
-                let tasks: u64 = f[1].parse().ok()?;
-                Some(parse_size(f[5], 1024)? * tasks)
-            })
+            .or_else(|| parse_size(f[5], 1024)?.checked_mul(tasks?.into()))
             .unwrap_or(0);
         out.push(StepUsage {
             step: f[0].trim().to_string(),
-            tasks: f[1].trim().parse().unwrap_or(0),
+            tasks: tasks.unwrap_or(0),
             nodes: f[2].trim().to_string(),
             cpu_secs: cpu,
             rss_now,
@@ -378,6 +378,10 @@ pub fn requested_memory(d: &JobDetail) -> Option<u64> {
     let t = d.tres.as_deref()?;
     parse_size(tres(t, "mem")?, 1 << 20)
 }
+
+#[cfg(test)]
+#[path = "live_props.rs"]
+mod props;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

@@ -175,6 +175,9 @@ fn sstat_lines_with_too_few_fields_are_an_error_naming_the_line() {
     let s = parse_sstat("1.0|4|n1|00:00:10|1M|1M|mem=4M|mem=1M|\n").unwrap();
     assert_eq!(s[0].cpu_secs, 40.0);
     assert_eq!(s[0].rss_now, 4 << 20);
+    // AveRSS times the tasks beyond any u64 (16 PiB by 4096 tasks): not known, no panic.
+    let s = parse_sstat("1.0|4096|n1|00:00:10|1M|16P||||\n").unwrap();
+    assert_eq!((s[0].rss_now, s[0].cpu_secs), (0, 40960.0));
 }
 
 #[test]

@@ -292,4 +292,6 @@ fn completed(input: &TriageInput<'_>) -> Triage {
 }
 
 #[cfg(test)]
+mod status_props;
+#[cfg(test)]
 mod tests;

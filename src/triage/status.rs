@@ -51,17 +51,15 @@ pub fn parse_status_json(text: &str) -> Result<StatusFile, String> {
     let records: Vec<serde_json::Value> = match serde_json::from_str::<serde_json::Value>(text) {
         Ok(serde_json::Value::Array(a)) => a,
         Ok(v) => vec![v],
+        // JSON lines. A line that does not parse is left out: the first may be the end of
+        // a record (the file is read from its last 64 KiB), the last one half written.
         Err(whole) => {
-            let mut v = Vec::new();
-            for line in text.lines().filter(|l| !l.trim().is_empty()) {
-                match serde_json::from_str(line) {
-                    Ok(r) => v.push(r),
-                    Err(_) if v.is_empty() => {
-                        return Err(format!("status.json is not JSON: {whole}"));
-                    }
-                    // A torn last line (still being written): keep what parsed.
-                    Err(_) => break,
-                }
+            let v: Vec<serde_json::Value> = text
+                .lines()
+                .filter_map(|l| serde_json::from_str(l).ok())
+                .collect();
+            if v.is_empty() {
+                return Err(format!("status.json is not JSON: {whole}"));
             }
             v
         }

@@ -86,23 +86,51 @@ impl Widget for EventsWidget<'_> {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use chrono::NaiveDate;
+    use std::time::Duration;
+
+    use chrono::{NaiveDate, NaiveDateTime};
     use insta::assert_snapshot;
 
     use super::*;
-    use crate::slurm::model::JobId;
+    use crate::action::Msg;
+    use crate::app::App;
+    use crate::keymap::Keymap;
+    use crate::payload::{PollExtra, Refresh, RetryEvent};
+    use crate::queue::QueueView;
+    use crate::slurm::model::{CancelOutcome, Job, JobDetail, JobState};
+    use crate::slurm::ops::{JobOp, OpKind, OpReport};
+    use crate::slurm::parse::parse_squeue;
     use crate::ui::queue::tests::text;
 
-    fn ev(min: u32, kind: EventKind, text: &str) -> Event {
-        Event {
-            at: NaiveDate::from_ymd_opt(2026, 11, 23)
-                .and_then(|d| d.and_hms_opt(12, min, 5))
-                .unwrap(),
-            job: Some(JobId::new(100 + u64::from(min))),
-            name: "train".into(),
-            kind,
-            text: text.into(),
-        }
+    fn at(min: u32) -> NaiveDateTime {
+        NaiveDate::from_ymd_opt(2026, 11, 23)
+            .and_then(|d| d.and_hms_opt(12, min, 5))
+            .unwrap()
+    }
+
+    /// A row of the real squeue fixture as job `id` called `name`, in `state` (on node
+    /// `vm` while running).
+    fn job(id: &str, name: &str, state: JobState) -> Job {
+        let mut j = parse_squeue(include_str!("../../tests/fixtures/slurm/squeue_me.out"))
+            .unwrap()
+            .remove(0);
+        j.id = id.parse().unwrap();
+        j.name = name.into();
+        j.node_list = (state.status() == Status::Running).then(|| "vm".to_string());
+        j.state = state;
+        j
+    }
+
+    /// A queue refresh at minute `min`, with the sacct answer that came with it.
+    fn refresh(a: &mut App, min: u32, jobs: Vec<Job>, sacct: Option<PollExtra>) {
+        a.update(Msg::Tick(at(min)));
+        a.update(Msg::Queue(Box::new(Refresh {
+            result: Ok(jobs),
+            extra: sacct,
+            conn: None,
+            at: at(min),
+            took: Duration::from_millis(10),
+        })));
     }
 
     fn render(e: &Events, w: u16, h: u16) -> String {
@@ -117,40 +145,144 @@ mod tests {
         text(&buf)
     }
 
+    /// Each kind of event as the program logs it: the App driven through the messages its
+    /// workers send (queue refreshes, sacct answers, a retry check, a cancel's report).
     #[test]
     fn events_view() {
-        let mut e = Events::default();
-        let empty = render(&e, 90, 5);
-        for (i, (k, t)) in [
-            (EventKind::Started, "job 101 train started on vm"),
-            (
-                EventKind::LeftQueue,
-                "job 101 train left the queue (sacct does not know its final state)",
-            ),
-            (EventKind::Failed, "job 101 train failed (FAILED)"),
-            (EventKind::Completed, "job 104 eval completed"),
-            (EventKind::Retried, "retry 2/10 of job 101 submitted as 105"),
-            (EventKind::CancelledByYou, "job 106 sweep cancelled by you"),
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            e.push(ev(i as u32, k, t));
+        use JobState::{Completed, Pending, Running};
+        let mut a = App::new(
+            "dev",
+            "your jobs",
+            Keymap::default(),
+            Theme::new(false),
+            QueueView::default(),
+            Duration::from_secs(5),
+            at(0),
+        );
+        let empty = render(&a.cluster.events, 90, 5);
+        let eval = || job("104", "eval", Running);
+        let sweep = || job("106", "sweep", Pending);
+        refresh(
+            &mut a,
+            0,
+            vec![
+                job("101", "train", Pending),
+                job("102", "prep", Running),
+                eval(),
+                sweep(),
+            ],
+            None,
+        );
+        // 101 starts.
+        refresh(
+            &mut a,
+            1,
+            vec![
+                job("101", "train", Running),
+                job("102", "prep", Running),
+                eval(),
+                sweep(),
+            ],
+            None,
+        );
+        // 102 leaves squeue and sacct never knows how it ended.
+        refresh(
+            &mut a,
+            2,
+            vec![job("101", "train", Running), eval(), sweep()],
+            None,
+        );
+        let asked = |id: &str| PollExtra {
+            asked: vec![id.parse().unwrap()],
+            ..PollExtra::default()
+        };
+        for _ in 0..crate::app::departures::SACCT_TRIES {
+            let jobs = vec![job("101", "train", Running), eval(), sweep()];
+            refresh(&mut a, 2, jobs, Some(asked("102")));
         }
-        let all = render(&e, 90, 10);
+        // 101 leaves squeue; sacct says it failed.
+        refresh(&mut a, 3, vec![eval(), sweep()], None);
+        let failed = PollExtra {
+            finished: vec![JobDetail {
+                id: Some("101".parse().unwrap()),
+                state: Some(JobState::Failed),
+                ..JobDetail::default()
+            }],
+            ..asked("101")
+        };
+        refresh(&mut a, 3, vec![eval(), sweep()], Some(failed));
+        // squeue lists 104 as COMPLETED for a while.
+        refresh(
+            &mut a,
+            4,
+            vec![job("104", "eval", Completed), sweep()],
+            None,
+        );
+        // The retry check resubmitted 101.
+        a.update(Msg::Tick(at(5)));
+        a.update(Msg::Retries(Ok((
+            vec![RetryEvent::Resubmitted {
+                local_id: "L1".into(),
+                failed: 101,
+                new: 105,
+                attempt: 2,
+                max_attempts: 10,
+            }],
+            Vec::new(),
+        ))));
+        // The user cancels 106 from slurmdash.
+        a.update(Msg::Tick(at(6)));
+        let op = JobOp::new(OpKind::Cancel, ["106".parse().unwrap()]);
+        a.update(Msg::OpDone {
+            op: op.clone(),
+            result: Ok(OpReport {
+                op,
+                outcomes: vec![("106".parse().unwrap(), CancelOutcome::Cancelled)],
+            }),
+        });
+        let e = &mut a.cluster.events;
+        let kinds: Vec<EventKind> = e.log.iter().map(|e| e.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                EventKind::Started,
+                EventKind::LeftQueue,
+                EventKind::Failed,
+                EventKind::Completed,
+                EventKind::Retried,
+                EventKind::CancelledByYou
+            ]
+        );
+        let all = render(e, 90, 10);
         e.scroll = 3;
-        let scrolled = render(&e, 90, 5);
+        let scrolled = render(e, 90, 5);
         assert_snapshot!(format!("{empty}{all}{scrolled}"));
     }
 
     #[test]
     fn events_of_several_clusters_in_time_order_with_their_names() {
         let theme = Theme::new(false);
-        let mut a = Events::default();
-        let mut b = Events::default();
-        a.push(ev(1, EventKind::Started, "job 101 train started on gpu01"));
-        b.push(ev(2, EventKind::Failed, "job 7 eval failed (FAILED)"));
-        a.push(ev(3, EventKind::Completed, "job 101 train completed"));
+        let (mut a, mut b) = (Events::default(), Events::default());
+        let change = |log: &mut Events, min: u32, before: Job, after: Job| {
+            log.on_jobs(&[before], &[], at(min));
+            let events = log.on_jobs(&[after], &[], at(min));
+            log.record(events, "");
+        };
+        let mut on_gpu01 = job("101", "train", JobState::Running);
+        on_gpu01.node_list = Some("gpu01".into());
+        change(&mut a, 1, job("101", "train", JobState::Pending), on_gpu01);
+        change(
+            &mut b,
+            2,
+            job("7", "eval", JobState::Running),
+            job("7", "eval", JobState::Failed),
+        );
+        change(
+            &mut a,
+            3,
+            job("101", "train", JobState::Running),
+            job("101", "train", JobState::Completed),
+        );
         let mut buf = Buffer::empty(Rect::new(0, 0, 70, 6));
         EventsWidget {
             logs: vec![(Some("polar"), &a), (Some("gpu3"), &b)],

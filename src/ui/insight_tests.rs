@@ -1,8 +1,11 @@
 //! Snapshots of the pending part of the detail pane, `:partitions` and `:stats`, from
 //! fixtures captured on the dev cluster (limits added by hand where the cluster has none).
+//! The detail pane is drawn from one capture ([`CAPTURE`]): the job, its rank listing,
+//! sprio, sshare and the partitions as slurmctld gave them at one moment.
 
 use std::time::Duration;
 
+use chrono::NaiveDateTime;
 use insta::assert_snapshot;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -69,23 +72,39 @@ fn ok(s: &str) -> Section {
     }
 }
 
-fn job(id: &str) -> Job {
-    parse_squeue(ME)
+/// The capture the detail pane's pending part is drawn from: `scripts/capture-fixtures`
+/// took its queue, rank listing, sprio, sshare and partitions together, and
+/// [`ASSOC_MGR`] from the same cluster.
+const CAPTURE: &str = "26.05";
+
+fn captured(n: &str) -> String {
+    fixture(&format!("{CAPTURE}/{n}"))
+}
+
+/// When the capture's squeue ran: its running jobs, started at 15:53:12, had run 0:13.
+fn captured_at() -> NaiveDateTime {
+    NaiveDateTime::parse_from_str("2026-11-23T15:53:25", "%Y-%m-%dT%H:%M:%S").unwrap()
+}
+
+/// The capture's job called `name`, as the queue poll (`squeue --me`) listed it.
+fn job(name: &str) -> Job {
+    parse_squeue(&captured("squeue_me"))
         .unwrap()
         .into_iter()
-        .find(|j| j.id.as_str() == id)
+        .find(|j| j.name == name)
         .unwrap()
 }
 
-/// A fetch for `job` from real output, with `assoc_mgr` as slurmctld's limits.
+/// The pending-info fetch for `job` from the capture's own output, with `assoc_mgr` as
+/// slurmctld's limits. The program asks sprio for the job alone; the capture's sprio of all
+/// pending jobs holds the same row, and the pane shows only the job's own.
 fn info(job: &Job, assoc_mgr: &str) -> pending::PendingInfo {
-    let rank: String = fixture("squeue_rank").replace("909\x1f", &format!("{}\x1f", job.id));
     let sections = vec![
-        ok(&rank),
-        ok(&fixture("sprio")),
-        ok(&fixture("sshare_acct_user")),
+        ok(&captured("squeue_rank")),
+        ok(&captured("sprio")),
+        ok(&captured("sshare_acct_user")),
         ok(assoc_mgr),
-        ok(&fixture("scontrol_partition")),
+        ok(&captured("scontrol_partition")),
     ];
     pending::parse(job, &sections)
 }
@@ -99,7 +118,7 @@ fn detail(job: &Job, info: Option<&pending::PendingInfo>, w: u16, h: u16) -> Str
         loading: false,
         error: None,
         theme: &theme,
-        now: now(),
+        now: captured_at(),
         focused: true,
         triage: None,
         chain: None,
@@ -118,10 +137,14 @@ fn detail(job: &Job, info: Option<&pending::PendingInfo>, w: u16, h: u16) -> Str
 
 #[test]
 fn detail_pending_with_rank_factors_fairshare_and_limits() {
-    let j = job("248");
+    let j = job("cpu hog 3");
     let i = info(&j, &assoc_mgr_gpu8());
     let s = detail(&j, Some(&i), 80, 40);
-    assert!(s.contains("Rank         1st of 23 in short"), "{s}");
+    // Behind `cpu hog 2`: the same priority, submitted first (a lower id).
+    assert!(
+        s.contains("Rank         2nd of 15 in short (1 job ahead, 1 of equal priority"),
+        "{s}"
+    );
     assert!(
         s.contains("you hold 8 of the 8 GPUs QOS normal allows per user"),
         "{s}"
@@ -132,7 +155,7 @@ fn detail_pending_with_rank_factors_fairshare_and_limits() {
 /// A job waiting for QOSMaxGRESPerUser: the pane names the limit and slurmctld's count.
 #[test]
 fn detail_names_the_limit_a_job_waits_for() {
-    let mut j = job("248");
+    let mut j = job("cpu hog 3");
     j.reason = Some("QOSMaxGRESPerUser".into());
     j.tres_per_node = Some("gres:gpu:1".into());
     let i = info(&j, &assoc_mgr_gpu8());
@@ -164,7 +187,7 @@ fn detail_names_the_limit_a_job_waits_for() {
 
 #[test]
 fn detail_over_partition_maxtime_names_numbers_and_fix() {
-    let j = job("242");
+    let j = job("over-maxtime");
     let i = info(&j, ASSOC_MGR);
     let s = detail(&j, Some(&i), 100, 34);
     assert!(

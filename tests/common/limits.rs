@@ -23,17 +23,24 @@ pub fn enforced() -> bool {
         .is_some_and(|l| l.contains("limits"))
 }
 
-/// QOS NAME (2 GPUs per user) and account NAME (4 GPUs; sduser's association in it may use
-/// only that QOS). Removed again when dropped, however the test ends: other tests share
+/// QOS NAME (2 GPUs per user) and account NAME (4 GPUs; the user's association in it may
+/// use only that QOS). Removed again when dropped, however the test ends: other tests share
 /// the cluster. Each test file uses its own NAME.
 pub struct OwnLimits {
     pub name: String,
+    pub user: String,
 }
 
 impl OwnLimits {
+    /// The limits for sduser.
     pub fn add(name: &str) -> OwnLimits {
+        OwnLimits::add_for(name, "sduser")
+    }
+
+    pub fn add_for(name: &str, user: &str) -> OwnLimits {
         let guard = OwnLimits {
             name: name.to_string(),
+            user: user.to_string(),
         };
         guard.remove(); // a run that was killed may have left them
         let acct = format!("account={name}");
@@ -53,7 +60,7 @@ impl OwnLimits {
                 "-i",
                 "add",
                 "user",
-                "sduser",
+                user,
                 &acct,
                 &format!("qos={name}"),
                 &format!("defaultqos={name}"),
@@ -74,10 +81,11 @@ impl OwnLimits {
         let n = self.name.as_str();
         let acct = format!("account={n}");
         let qos = format!("name={n}");
+        let user = format!("name={}", self.user);
         // Jobs still completing keep the association: retry for a while.
         let deadline = Instant::now() + Duration::from_secs(90);
         loop {
-            let _ = sacctmgr(&["-i", "delete", "user", "name=sduser", &acct]);
+            let _ = sacctmgr(&["-i", "delete", "user", &user, &acct]);
             let _ = sacctmgr(&["-i", "delete", "account", n]);
             let _ = sacctmgr(&["-i", "delete", "qos", n]);
             let q = sacctmgr(&["-nP", "show", "qos", &qos, "format=Name"]);
