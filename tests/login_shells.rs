@@ -1,0 +1,175 @@
+//! slurmdash on accounts as people have them (scripts/dev-cluster.d/accounts.sh): login shells
+//! tcsh, fish, zsh, ksh and dash, dotfiles that print on stdout and stderr for every shell,
+//! and a bash account that sets every Slurm output variable to something odd. For each:
+//! `doctor` passes, `submit` launches, `jobs --json` lists the job with its times, `logs`
+//! prints exactly what the job wrote (no welcome line), and `cancel` cancels a held job.
+
+mod common;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use common::*;
+use serde_json::Value;
+
+/// The dev config reached as `user` through its ssh alias `slurmdash-dev-<suffix>`.
+fn config_for(user: &str) -> PathBuf {
+    let suffix = user.strip_prefix("sd").expect("sd<shell> account");
+    assert!(
+        dev_env("SLURMDASH_DEV_SHELL_USERS")
+            .split(',')
+            .any(|u| u == user),
+        "{user} is not a dev-cluster account: run `scripts/dev-cluster up` again"
+    );
+    let text = std::fs::read_to_string(dev_config()).expect("dev config");
+    let text = text
+        .replace(
+            "hosts = [\"slurmdash-dev\"]",
+            &format!("hosts = [\"slurmdash-dev-{suffix}\"]"),
+        )
+        .replace("sduser", user);
+    let dest = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("dev-{}-{user}.toml", dev_slurm()));
+    let tmp = dest.with_extension(format!("{}.tmp", std::process::id()));
+    std::fs::write(&tmp, &text).expect("write the config");
+    std::fs::rename(&tmp, &dest).expect("rename the config");
+    dest
+}
+
+fn ok(user: &str, what: &str, out: &std::process::Output) -> String {
+    assert!(
+        out.status.success(),
+        "{user}: `slurmdash {what}` failed ({:?}):\n{}{}",
+        out.status.code(),
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+async fn matrix(user: &str) {
+    let cfg = config_for(user);
+    let state = tempfile::tempdir().expect("state dir");
+    let env = [("SLURMDASH_STATE_DIR", state.path().to_str().expect("utf-8"))];
+    let sd = |args: &[&str]| slurmdash_env(&cfg, args, &env);
+
+    let doctor = ok(user, "doctor", &sd(&["doctor"]));
+    assert!(!doctor.contains("Welcome"), "{user}: doctor:\n{doctor}");
+
+    // A launch: the form's checks read sinfo, scontrol and sacctmgr through the login shell.
+    let out = sd(&[
+        "submit",
+        "--set",
+        "name=shell-matrix",
+        "--set",
+        "gpus=0",
+        "--set",
+        "cpus_per_task=1",
+        "--set",
+        "time=1m",
+        "--",
+        "sh",
+        "-c",
+        "echo \"it's $((6 * 7)) \\$HOME\"; sleep 15",
+    ]);
+    let said = ok(user, "submit", &out);
+    let id: u64 = said
+        .lines()
+        .find_map(|l| l.strip_prefix("Submitted job "))
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("{user}: no job id in:\n{said}"));
+
+    // Listed with its times (SLURM_TIME_FORMAT=relative would make them unreadable).
+    let listed = wait_for(
+        &format!("{user}'s job {id} in jobs --json"),
+        Duration::from_secs(60),
+        || async {
+            let out = sd(&["jobs", "--json"]);
+            let jobs: Vec<Value> = serde_json::from_str(&ok(user, "jobs --json", &out))
+                .unwrap_or_else(|e| panic!("{user}: jobs --json: {e}"));
+            jobs.into_iter()
+                .find(|j| j["id"].as_str() == Some(id.to_string().as_str()))
+        },
+    )
+    .await;
+    assert_eq!(listed["name"], "shell-matrix", "{user}: {listed}");
+    assert!(listed["problem"].is_null(), "{user}: {listed}");
+    assert!(listed["submit_time"].is_string(), "{user}: {listed}");
+
+    // Its output, exactly: nothing of the login's welcome lines.
+    let logs = wait_for(
+        &format!("{user}'s job {id} output"),
+        Duration::from_secs(120),
+        || async {
+            let out = sd(&["logs", &id.to_string()]);
+            let t = text(&out.stdout);
+            (out.status.success() && t.ends_with('\n')).then_some(t)
+        },
+    )
+    .await;
+    assert_eq!(logs, "it's 42 $HOME\n", "{user}: logs of {id}");
+
+    // Cancel: a held job, cancelled in one go (SCANCEL_INTERACTIVE would ask and wait).
+    let r = remote_as(&format!(
+        "slurmdash-dev-{}",
+        user.strip_prefix("sd").unwrap_or(user)
+    ));
+    let held = sbatch(
+        &r,
+        &[
+            "--hold",
+            "-J",
+            "shell-held",
+            "-c",
+            "1",
+            "-t",
+            "1",
+            "--wrap",
+            "true",
+        ],
+    )
+    .await;
+    let out = sd(&["cancel", &held.to_string()]);
+    let said = ok(user, "cancel", &out);
+    assert!(
+        said.lines().any(|l| l == format!("{held}: cancelled")),
+        "{user}: cancel said:\n{said}"
+    );
+    println!("{user}: doctor, submit ({id}), jobs --json, logs, cancel ({held}): ok");
+}
+
+#[tokio::test]
+async fn tcsh_with_a_cshrc_that_prints() {
+    matrix("sdtcsh").await;
+}
+
+#[tokio::test]
+async fn fish_with_a_config_that_prints() {
+    matrix("sdfish").await;
+}
+
+#[tokio::test]
+async fn zsh_with_a_zshenv_that_prints() {
+    matrix("sdzsh").await;
+}
+
+#[tokio::test]
+async fn ksh() {
+    matrix("sdksh").await;
+}
+
+#[tokio::test]
+async fn dash_as_the_login_shell() {
+    matrix("sddash").await;
+}
+
+#[tokio::test]
+async fn bash_with_a_bashrc_that_prints() {
+    matrix("sdbashrc").await;
+}
+
+#[tokio::test]
+async fn bash_with_every_slurm_output_variable_set() {
+    matrix("sdvars").await;
+}
