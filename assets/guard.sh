@@ -180,9 +180,10 @@ if [ -z "$now_sum" ] || [ "$now_sum" != "$sum" ]; then
   decide "$state" "$class" "$evidence" "not retried: $script changed since it was launched (sha256 ${now_sum:-unreadable}, recorded $sum)"
   exit 0
 fi
-# The new attempt gets the environment of the launch, not this guard's allocation.
+# The new attempt gets the environment of the launch, not this guard's allocation; the
+# site's own setting of where Slurm is (SLURM_CONF, from the login environment) stays.
 for v in $(env | sed -n 's/^\(SLURM_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(SBATCH_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(SRUN_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(SALLOC_[A-Za-z0-9_]*\)=.*/\1/p'); do
-  unset "$v"
+  [ "$v" = SLURM_CONF ] || unset "$v"
 done
 live() {
   q=$(squeue --me --noheader --format='%i|%T|%o') || return 1
@@ -200,8 +201,10 @@ if [ -n "$id" ]; then
   decide "$state" "$class" "$evidence" "retried as $id (already queued)" "$id"
   exit 0
 fi
-out=$(sbatch --parsable --hold --export=ALL "$script") || {
-  decide "$state" "$class" "$evidence" "not retried: sbatch refused the new attempt"; exit 0; }
+# sbatch's own words when it refuses (its warnings, on success, come before the id line).
+out=$(sbatch --parsable --hold --export=ALL "$script" 2>&1) || {
+  decide "$state" "$class" "$evidence" "not retried: sbatch refused the new attempt: $(printf '%s' "$out" | tr '\n' ' ' | cut -c1-300)"; exit 0; }
+out=$(printf '%s\n' "$out" | tail -n 1)
 id=${out%%;*}
 case $id in ''|*[!0-9]*) decide "$state" "$class" "$evidence" "not retried: sbatch printed '$out'"; exit 0 ;; esac
 if ! mkdir -p "$dir/slurm-logs/$name-$id"; then

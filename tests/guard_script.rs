@@ -313,3 +313,39 @@ fn the_new_attempt_does_not_inherit_the_guards_allocation() {
         "{calls}"
     );
 }
+
+#[test]
+fn the_new_attempt_keeps_the_sites_slurm_conf() {
+    let s = stage(3, false);
+    std::fs::write(
+        s.bin.join("sbatch"),
+        "#!/bin/sh\necho \"sbatch conf=${SLURM_CONF-unset} job=${SLURM_JOB_ID-unset}\" >> \"$CALLS\"\necho 101\n",
+    )
+    .expect("stub");
+    let (chain, calls) = s.run(
+        1,
+        "BOOT_FAIL|None|0:0",
+        &[("SLURM_CONF", "/site/b/slurm.conf"), ("SLURM_JOB_ID", "8")],
+    );
+    assert!(
+        calls.contains("conf=/site/b/slurm.conf job=unset"),
+        "{calls}"
+    );
+    assert_eq!(decision(&chain).next_id(), Some(101), "{chain:?}");
+}
+
+#[test]
+fn a_refused_resubmission_quotes_sbatchs_own_error() {
+    let s = stage(3, false);
+    std::fs::write(
+        s.bin.join("sbatch"),
+        "#!/bin/sh\necho 'sbatch: error: Batch job submission failed: Invalid account or account/partition combination specified' >&2\nexit 1\n",
+    )
+    .expect("stub");
+    let (chain, _) = s.run(1, "BOOT_FAIL|None|0:0", &[]);
+    let d = decision(&chain).decision.clone().unwrap_or_default();
+    assert!(
+        d.starts_with("not retried: sbatch refused the new attempt: sbatch: error: Batch job submission failed: Invalid account"),
+        "{d}"
+    );
+}

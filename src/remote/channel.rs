@@ -41,7 +41,10 @@ impl Channel {
         else {
             return Err(format!("no session free within {}s", self.wait.as_secs()));
         };
-        let mut cmd = self.live.session.raw_command(frame::login_line(argv, marker));
+        let mut cmd = self
+            .live
+            .session
+            .raw_command(frame::login_line(argv, marker));
         cmd.stdin(if stdin { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

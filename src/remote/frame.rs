@@ -276,8 +276,7 @@ impl StreamUnframer {
                     if self.buf.len() > keep {
                         let cut = self.buf.len() - keep;
                         let room = BEFORE_CAP.saturating_sub(self.before.len());
-                        self.before
-                            .extend_from_slice(&self.buf[..cut.min(room)]);
+                        self.before.extend_from_slice(&self.buf[..cut.min(room)]);
                         self.buf.drain(..cut);
                     }
                     return Vec::new();

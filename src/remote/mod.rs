@@ -7,9 +7,9 @@
 pub mod askpass;
 mod channel;
 pub mod exec;
-pub mod frame;
 mod failover;
 pub mod fake;
+pub mod frame;
 mod hold;
 mod lasthost;
 pub mod local;

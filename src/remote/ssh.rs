@@ -24,8 +24,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::channel::Channel;
 use super::channel::{pause_before_retry, refused};
-use super::frame;
 use super::failover::{backoff_delay, summarize, try_in_order, try_staggered};
+use super::frame;
 use super::hold::{hold, Hold, HoldError};
 use super::master::{
     connect_err, exit_master, exit_master_blocking, launch_batch_master, looks_permanent,
@@ -627,13 +627,16 @@ impl SshRemote {
         let marker = frame::new_marker();
         let mut cmd = live.session.raw_command(frame::login_line(argv, &marker));
         cmd.stdin(if stdin.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
         let max_output = self.opts.max_output;
+        // The cap is on the command's own bytes: the frame and what the login prints around
+        // it come on top (a welcome banner, a quota note).
+        let read_cap = max_output.saturating_add(FRAME_SLACK);
         let t0 = Instant::now();
         let deadline = t0 + timeout;
         let mut pause = Duration::from_millis(50);
@@ -678,8 +681,8 @@ impl SshRemote {
             // the local ssh client, the channel closes and the remote side gets SIGPIPE).
             let (_, out, err) = tokio::try_join!(
                 write,
-                read_capped(sout, max_output),
-                read_capped(serr, max_output)
+                read_capped(sout, read_cap),
+                read_capped(serr, read_cap)
             )?;
             let status = child.wait().await;
             Ok::<_, ReadError>((out, err, status))
@@ -711,6 +714,9 @@ impl SshRemote {
             frame::unframe(&stdout, &marker),
             frame::unframe(&stderr, &marker),
         );
+        if out.bytes.len() as u64 > max_output || err.bytes.len() as u64 > max_output {
+            return Exec::TooMuch;
+        }
         Exec::Done(RunOutput {
             // The status the program itself printed, else what the login shell returned.
             code: out.code.or(err.code).or(code),
@@ -732,6 +738,10 @@ fn socket_file(path: &std::path::Path) -> Option<(u64, u64)> {
 /// The reason given while an interactive login's master is gone.
 const LOGIN_NEEDED: &str =
     "login needed: the connection opened with a password or one-time code has ended; run `slurmdash login` (the dashboard resumes by itself)";
+
+/// What a command's streams may carry beyond its own output before the cap ends it: the
+/// frame's markers and the lines a login shell's dotfiles print.
+const FRAME_SLACK: u64 = 64 * 1024;
 
 enum ReadError {
     TooMuch,
