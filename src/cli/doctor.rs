@@ -41,11 +41,11 @@ impl Report {
     }
 }
 
-/// What to do about an SSH failure, from what ssh said.
+/// What to do about an SSH failure, from what ssh said (`{host}` stands for the host).
 pub fn ssh_advice(reason: &str) -> &'static str {
     let r = reason.to_lowercase();
     if r.contains("host key verification failed") || r.contains("host key") {
-        "the host key is unknown or has changed: run `ssh HOST` once in a terminal, check the fingerprint with your admins and accept it"
+        "the host key is unknown or has changed: run `ssh {host}` once in a terminal, check the fingerprint with your admins and accept it"
     } else if r.contains("permission denied") || r.contains("authentication") {
         "the server refused your key: set SSH_KEY_PATH (or key_path), load the key with `ssh-add`, or, for password/2FA logins, run `slurmdash login` or set interactive_login = true"
     } else if r.contains("could not resolve") || r.contains("name or service not known") {
@@ -55,7 +55,7 @@ pub fn ssh_advice(reason: &str) -> &'static str {
     } else if r.contains("timed out") || r.contains("timeout") {
         "the host did not answer within connect_timeout_secs: check your network/VPN, or list another login host"
     } else {
-        "check that `ssh HOST` works in a terminal without prompting"
+        "check that `ssh {host}` works in a terminal without prompting"
     }
 }
 
@@ -123,7 +123,7 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster) -> Result<ExitCode> {
                 }
                 (Err(e), _) | (_, Err(e)) => {
                     let msg = e.to_string();
-                    let advice = ssh_advice(&msg).replace("HOST", host);
+                    let advice = ssh_advice(&msg).replace("{host}", host);
                     if base.hosts.len() > 1 {
                         report.warn(&format!("ssh {host}"), &msg, &advice);
                     } else {
@@ -497,5 +497,19 @@ mod credential_tests {
             }
             v => panic!("{v:?}"),
         }
+    }
+}
+
+#[cfg(test)]
+mod advice_tests {
+    use super::ssh_advice;
+
+    #[test]
+    fn the_host_goes_where_the_advice_names_it_and_nowhere_else() {
+        let a = ssh_advice("ssh: Could not resolve hostname badhost: Name or service not known")
+            .replace("{host}", "badhost");
+        assert!(a.contains("(or SLURM_HOSTNAME)"), "{a}");
+        let a = ssh_advice("Host key verification failed.").replace("{host}", "badhost");
+        assert!(a.contains("run `ssh badhost` once"), "{a}");
     }
 }
