@@ -370,8 +370,20 @@ impl DetailWidget<'_> {
             None => j.map_or(0, Job::gpus),
         };
         let mut res = vec![format!("{cpus} CPU{}", plural(cpus))];
-        if let Some(m) = mem {
-            res.push(format!("{m} memory"));
+        // Asked per CPU (`--mem-per-cpu`): the figure alone would read as the job's.
+        let in_all = || {
+            dd.tres
+                .as_deref()?
+                .split(',')
+                .find_map(|kv| kv.strip_prefix("mem="))
+        };
+        match (dd.field("MinMemoryCPU").filter(|m| !m.is_empty()), mem) {
+            (Some(per_cpu), _) => match in_all() {
+                Some(all) => res.push(format!("{per_cpu} per CPU, {all} in all")),
+                None => res.push(format!("{per_cpu} memory per CPU")),
+            },
+            (None, Some(m)) => res.push(format!("{m} memory")),
+            (None, None) => {}
         }
         if gpus > 0 {
             res.push(format!("{gpus} GPU{}", plural(gpus)));

@@ -296,3 +296,14 @@ fn a_long_name_is_shown_whole() {
     let short = show(Some(&job("248")), None);
     assert!(!short.contains("Name "), "{short}");
 }
+
+/// `--mem-per-cpu=1G` on 4 CPUs (captured on 22.05): the pane says the 1G is per CPU and
+/// what the job holds in all, from its TRES.
+#[test]
+fn memory_asked_per_cpu_says_so_and_the_total() {
+    let d = scontrol(include_str!(
+        "../../tests/fixtures/slurm/scontrol_job_mem_per_cpu.out"
+    ));
+    let t = show(None, Some(&d[0]));
+    assert!(t.contains("4 CPUs · 1G per CPU, 4G in all"), "{t}");
+}
