@@ -47,7 +47,8 @@ fn ok(user: &str, what: &str, out: &std::process::Output) -> String {
     text(&out.stdout)
 }
 
-async fn matrix(user: &str) {
+/// `prints`: whether the account's dotfile prints a line on each stream before every command.
+async fn matrix(user: &str, prints: bool) {
     let cfg = config_for(user);
     let state = tempfile::tempdir().expect("state dir");
     let env = [("SLURMDASH_STATE_DIR", state.path().to_str().expect("utf-8"))];
@@ -55,6 +56,17 @@ async fn matrix(user: &str) {
 
     let doctor = ok(user, "doctor", &sd(&["doctor"]));
     assert!(!doctor.contains("Welcome"), "{user}: doctor:\n{doctor}");
+    let login = if prints {
+        "your login prints 1 line to stdout and 1 to stderr before each command: slurmdash ignores them"
+    } else {
+        "it prints nothing around commands"
+    };
+    assert!(
+        doctor
+            .lines()
+            .any(|l| l.contains("login shell: /") && l.contains(login)),
+        "{user}: doctor:\n{doctor}"
+    );
 
     // A launch: the form's checks read sinfo, scontrol and sacctmgr through the login shell.
     let out = sd(&[
@@ -141,35 +153,35 @@ async fn matrix(user: &str) {
 
 #[tokio::test]
 async fn tcsh_with_a_cshrc_that_prints() {
-    matrix("sdtcsh").await;
+    matrix("sdtcsh", true).await;
 }
 
 #[tokio::test]
 async fn fish_with_a_config_that_prints() {
-    matrix("sdfish").await;
+    matrix("sdfish", true).await;
 }
 
 #[tokio::test]
 async fn zsh_with_a_zshenv_that_prints() {
-    matrix("sdzsh").await;
+    matrix("sdzsh", true).await;
 }
 
 #[tokio::test]
 async fn ksh() {
-    matrix("sdksh").await;
+    matrix("sdksh", false).await;
 }
 
 #[tokio::test]
 async fn dash_as_the_login_shell() {
-    matrix("sddash").await;
+    matrix("sddash", false).await;
 }
 
 #[tokio::test]
 async fn bash_with_a_bashrc_that_prints() {
-    matrix("sdbashrc").await;
+    matrix("sdbashrc", true).await;
 }
 
 #[tokio::test]
 async fn bash_with_every_slurm_output_variable_set() {
-    matrix("sdvars").await;
+    matrix("sdvars", false).await;
 }

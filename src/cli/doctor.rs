@@ -145,6 +145,9 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster) -> Result<ExitCode> {
     }
     let remote = connect(cluster)?;
     let remote = remote.as_ref();
+    if !cluster.settings.local {
+        check_login(remote, &mut report).await;
+    }
     check_commands(remote, &mut report).await;
     check_version(remote, &mut report).await;
     check_partitions(remote, cluster, &mut report).await;
@@ -164,6 +167,41 @@ fn sh(script: &str, args: &[&str]) -> Vec<String> {
     let mut argv = vec!["sh".to_string(), "-c".into(), script.into(), "sh".into()];
     argv.extend(args.iter().map(|a| a.to_string()));
     argv
+}
+
+/// The login shell, and what it and its dotfiles print around every command: slurmdash
+/// reads only its commands' own output (remote/frame.rs), so this never fails; other ssh
+/// tools (scp, rsync) may break on it, which is worth a word.
+async fn check_login(remote: &dyn Remote, report: &mut Report) {
+    let argv = ["printenv".to_string(), "SHELL".into()];
+    match remote
+        .run(&argv, None, std::time::Duration::from_secs(30))
+        .await
+    {
+        Ok(out) => {
+            let shell = out.stdout_lossy().trim().to_string();
+            let shell = if shell.is_empty() {
+                "unknown".into()
+            } else {
+                shell
+            };
+            match out.login_lines {
+                (0, 0) => report.ok(
+                    "login shell",
+                    &format!("{shell}; it prints nothing around commands"),
+                ),
+                (o, e) => report.warn(
+                    "login shell",
+                    &format!(
+                        "{shell}; your login prints {o} line{} to stdout and {e} to stderr before each command: slurmdash ignores them",
+                        if o == 1 { "" } else { "s" }
+                    ),
+                    "scp and rsync may not: print from a dotfile only in interactive shells",
+                ),
+            }
+        }
+        Err(e) => report.warn("login shell", &e.to_string(), "see the ssh checks above"),
+    }
 }
 
 async fn check_commands(remote: &dyn Remote, report: &mut Report) {

@@ -27,6 +27,7 @@ impl FakeReply {
             stdout: stdout.into(),
             stderr: Vec::new(),
             code: Some(0),
+            login_lines: (0, 0),
         })
     }
     pub fn fail(code: i32, stderr: impl Into<Vec<u8>>) -> Self {
@@ -34,6 +35,7 @@ impl FakeReply {
             stdout: Vec::new(),
             stderr: stderr.into(),
             code: Some(code),
+            login_lines: (0, 0),
         })
     }
 }

@@ -192,6 +192,15 @@ pub struct Unframed {
     pub started: bool,
 }
 
+impl Unframed {
+    /// How many lines the login printed around the command (a last one without its newline
+    /// counts too).
+    pub fn noise_lines(&self) -> usize {
+        let n = self.noise.iter().filter(|&&b| b == b'\n').count();
+        n + usize::from(self.noise.last().is_some_and(|&b| b != b'\n'))
+    }
+}
+
 /// Takes the frame off one stream of a command run as [`login_line`] with `marker`. Without a
 /// start marker (the program never ran: no `sh` or `base64` there, or the login failed) the
 /// whole stream is returned as the command's, so its error is seen.

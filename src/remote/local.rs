@@ -88,6 +88,7 @@ impl LocalRemote {
                     stdout: Vec::new(),
                     stderr: format!("{prog}: command not found\n").into_bytes(),
                     code: Some(127),
+                    login_lines: (0, 0),
                 })
             }
             Err(e) => {
@@ -150,6 +151,7 @@ impl LocalRemote {
                     stdout: out.stdout,
                     stderr: out.stderr,
                     code: out.status.code(),
+                    login_lines: (0, 0),
                 })
             }
         }

@@ -49,6 +49,10 @@ pub struct RunOutput {
     pub stderr: Vec<u8>,
     /// `None` when the process was killed by a signal and no code is known.
     pub code: Option<i32>,
+    /// Lines the login shell and its dotfiles printed around the command on (stdout,
+    /// stderr), taken off the output above (remote/frame.rs); (0, 0) where no login shell
+    /// ran.
+    pub login_lines: (usize, usize),
 }
 
 impl RunOutput {

@@ -720,6 +720,7 @@ impl SshRemote {
         Exec::Done(RunOutput {
             // The status the program itself printed, else what the login shell returned.
             code: out.code.or(err.code).or(code),
+            login_lines: (out.noise_lines(), err.noise_lines()),
             stdout: out.bytes,
             stderr: err.bytes,
         })
