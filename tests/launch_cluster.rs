@@ -376,8 +376,10 @@ async fn a_secret_reaches_the_job_but_no_file_registry_or_command_line() {
         .arg("-F")
         .arg(ssh_config())
         .arg("slurmdash-dev")
+        // For sh whatever the login shell (tcsh on 24.11): the script in single quotes,
+        // which every shell passes on as it is.
         .arg(format!(
-            "end=$(($(date +%s)+25)); while [ ! -e {ps_file}.stop ] && [ $(date +%s) -lt $end ]; do ps -eo args; done > {ps_file}"
+            "sh -c 'end=$(($(date +%s)+25)); while [ ! -e {ps_file}.stop ] && [ $(date +%s) -lt $end ]; do ps -eo args; done > {ps_file}'"
         ))
         .stdin(Stdio::null())
         .spawn()

@@ -20,6 +20,19 @@ login_shell() {
 	printf '%s' "${LOGIN_SHELL[$1]}"
 }
 
+# On Slurm 24.11, sduser (the account every test uses unless it says otherwise) logs in
+# with tcsh and a ~/.cshrc that prints on both streams: the whole suite runs there through
+# a login shell that is not POSIX and a dotfile that talks, and as plain bash on 22.05 and
+# 26.05. Only the chroot's /etc/passwd says so; bash never reads the shared ~/.cshrc.
+TCSH_SDUSER_ON=24.11
+chroot_login_shell() {
+	if [[ $1 == sduser && $VER == "$TCSH_SDUSER_ON" ]]; then
+		printf /usr/bin/tcsh
+	else
+		login_shell "$1"
+	fi
+}
+
 # The dotfile (path under the home) that a test user's shell reads for `SHELL -c CMD`, or
 # nothing: ksh93 reads $ENV (by default ~/.kshrc) and dash reads $ENV only when
 # interactive, so sdksh and sddash get none of ours (what one did would never be seen
@@ -27,7 +40,7 @@ login_shell() {
 # it there): it returns at once in a shell that is not interactive.
 dotfile_of() {
 	case $1 in
-	sdtcsh) printf .cshrc ;;
+	sdtcsh | sduser) printf .cshrc ;;
 	sdfish) printf .config/fish/config.fish ;;
 	sdzsh) printf .zshenv ;;
 	sdbashrc | sdvars) printf .bashrc ;;
@@ -41,7 +54,7 @@ render_dotfile() {
 	local head
 	head="# ~/$(dotfile_of "$1") of $1, written by slurmdash scripts/dev-cluster (accounts.sh)."
 	case $1 in
-	sdtcsh)
+	sdtcsh | sduser)
 		cat <<EOF
 $head
 # tcsh reads it in every shell, ssh commands included, and it talks on both streams.
@@ -112,7 +125,7 @@ EOF
 ensure_dotfiles() {
 	local u f grp home d part
 	local -a parts
-	for u in "${SHELL_USERS[@]}"; do
+	for u in sduser "${SHELL_USERS[@]}"; do
 		f=$(dotfile_of "$u")
 		[[ -n $f ]] || continue
 		grp=$(id -gn "$u")

@@ -84,6 +84,7 @@ ensure_users() {
 		install -d -m 755 -o "$u" -g "$(id -gn "$u")" "/lustre/fsw/$u" "/lustre/fsw/$u/results"
 		[[ -n $ROOT ]] || continue
 		uid=$(id -u "$u") gid=$(id -g "$u") grp=$(id -gn "$u")
+		sh=$(chroot_login_shell "$u")
 		chroot "$ROOT" test -x "$sh" || die "$sh (login shell of $u) is missing in the $VER chroot"
 		chroot "$ROOT" getent group "$grp" >/dev/null || chroot "$ROOT" groupadd -g "$gid" "$grp"
 		chroot "$ROOT" getent passwd "$u" >/dev/null ||
