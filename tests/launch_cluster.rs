@@ -442,15 +442,51 @@ async fn a_secret_reaches_the_job_but_no_file_registry_or_command_line() {
         );
     }
     let samples = cat(&remote(), &ps_file).await;
+    // Every command slurmdash runs is a framed sh program whose argv travels base64-encoded
+    // on the command line (remote/frame.rs): read those programs too, or a secret put in an
+    // argv would hide there.
+    let programs = framed_programs(&samples);
     assert!(
-        samples.contains("scontrol release") || samples.contains("sbatch --parsable --hold"),
-        "the sampler did not see the submission; samples were too sparse ({} lines)",
-        samples.lines().count()
+        programs
+            .iter()
+            .any(|p| p.contains("sbatch") || p.contains("scontrol")),
+        "the sampler did not see the submission's commands; samples were too sparse ({} lines, {} framed programs)",
+        samples.lines().count(),
+        programs.len()
     );
     assert!(
-        !samples.contains(&secret),
+        !samples.contains(&secret) && !programs.iter().any(|p| p.contains(&secret)),
         "secret seen in a process argv on the login node"
     );
+}
+
+/// The sh programs in `ps` samples of framed commands (`printf %s BASE64 | base64 -d`),
+/// decoded.
+fn framed_programs(samples: &str) -> Vec<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    for l in samples.lines() {
+        if let Some(b64) = l
+            .split("printf %s ")
+            .nth(1)
+            .and_then(|r| r.split(" | base64 -d").next())
+        {
+            seen.insert(b64.to_string());
+        }
+    }
+    seen.into_iter()
+        .filter_map(|b64| {
+            let mut child = Command::new("base64")
+                .arg("-d")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .ok()?;
+            use std::io::Write;
+            child.stdin.take()?.write_all(b64.as_bytes()).ok()?;
+            let out = child.wait_with_output().ok()?;
+            Some(String::from_utf8_lossy(&out.stdout).into_owned())
+        })
+        .collect()
 }
 
 #[tokio::test]
