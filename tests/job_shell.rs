@@ -44,7 +44,9 @@ async fn x_opens_a_shell_in_the_job_on_its_node_and_the_dashboard_comes_back() {
         s.contains(&format!("a shell in job {id} on {node}"))
             && s.trim_end().ends_with(['$', '#', '>'])
     });
-    t.keys(&["echo JOB=$SLURM_JOB_ID ON=$(hostname)", "Enter"]);
+    // Typed into the user's own login shell (tcsh on 24.11): backquotes, which sh, bash,
+    // zsh and tcsh all read.
+    t.keys(&["echo JOB=$SLURM_JOB_ID ON=`hostname`", "Enter"]);
     let s = t.wait("the job's id and node from inside", LIMIT, |s| {
         s.contains(&format!("JOB={id} ON={node}"))
     });
@@ -80,7 +82,7 @@ async fn slurmdash_shell_runs_in_the_job_and_refuses_a_pending_one() {
     t.wait("the shell's prompt", LIMIT, |s| {
         s.trim_end().ends_with(['$', '#', '>'])
     });
-    t.keys(&["echo JOB=$SLURM_JOB_ID ON=$(hostname); exit 3", "Enter"]);
+    t.keys(&["echo JOB=$SLURM_JOB_ID ON=`hostname`; exit 3", "Enter"]);
     let s = t.wait("the shell's answer and its exit status", LIMIT, |s| {
         s.contains("EXITED:3")
     });

@@ -37,16 +37,23 @@ fn other_version() -> String {
     .to_string()
 }
 
-/// `ssh slurmdash-dev ARGV...` to version `v`'s login node (ssh joins the words for the
-/// remote shell).
+/// `ssh slurmdash-dev ARGV...` to version `v`'s login node, as slurmdash sends a command
+/// (one framed sh program, whatever the login shell: tcsh on 24.11), with the frame and what
+/// the login printed around it taken off.
 fn ssh(v: &str, argv: &[&str]) -> Output {
-    Command::new("ssh")
+    use slurmdash::remote::frame;
+    let marker = frame::new_marker();
+    let words: Vec<String> = argv.iter().map(|a| a.to_string()).collect();
+    let mut out = Command::new("ssh")
         .arg("-F")
         .arg(dir_of(v).join("ssh/config"))
         .arg("slurmdash-dev")
-        .args(argv)
+        .arg(frame::login_line(&words, &marker))
         .output()
-        .unwrap_or_else(|e| panic!("ssh {argv:?} on {v}: {e}"))
+        .unwrap_or_else(|e| panic!("ssh {argv:?} on {v}: {e}"));
+    out.stdout = frame::unframe(&out.stdout, &marker).bytes;
+    out.stderr = frame::unframe(&out.stderr, &marker).bytes;
+    out
 }
 
 /// `sbatch` in partition short for 5 minutes with `args` on version `v`'s cluster; returns
@@ -61,7 +68,7 @@ fn sbatch_on(v: &str, args: &[&str]) -> u64 {
 
 /// A job that sleeps 5 minutes on version `v`'s cluster; returns its id.
 fn submit(v: &str, name: &str) -> u64 {
-    sbatch_on(v, &["-J", name, "--wrap='sleep 300'"])
+    sbatch_on(v, &["-J", name, "--wrap=sleep 300"])
 }
 
 /// What Slurm says of job `id` on version `v`'s cluster (`sacct` state, `CANCELLED by 1000`
@@ -205,7 +212,7 @@ fn one_dashboard_shows_two_clusters_acts_on_the_right_one_and_a_dead_one_holds_u
 /// A job that ends at once on version `v`'s cluster; returns its id once sacct's end-time
 /// selection (what `history` reads) lists it.
 fn ended_job(v: &str, name: &str) -> u64 {
-    let id = sbatch_on(v, &["-c", "1", "--mem=50M", "-J", name, "--wrap='true'"]);
+    let id = sbatch_on(v, &["-c", "1", "--mem=50M", "-J", name, "--wrap=true"]);
     let deadline = Instant::now() + Duration::from_secs(180);
     while !lists_job(&text(&ssh(v, SACCT_ENDED).stdout), id) {
         assert!(

@@ -89,10 +89,12 @@ fn a_second_command_reuses_the_first_ones_master_and_so_can_plain_ssh() {
         .stdin(Stdio::null())
         .output()
         .expect("ssh -S");
-    assert_eq!(
+    // (Plain ssh shows what the login prints before it too: the welcome of a .cshrc on 24.11.)
+    assert!(
+        out.status.success() && text(&out.stdout).ends_with("\nthrough-the-master\n")
+            || text(&out.stdout) == "through-the-master\n",
+        "{}{}",
         text(&out.stdout),
-        "through-the-master\n",
-        "{}",
         text(&out.stderr)
     );
     assert_eq!(rt.masters(), [pid]);
