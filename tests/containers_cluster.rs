@@ -229,6 +229,8 @@ async fn the_sqsh_cache_converts_once_and_latest_only_when_asked() {
 
 #[tokio::test]
 async fn a_private_image_needs_credentials_on_the_cluster() {
+    // ~/.config/enroot/.credentials is in the home every version's cluster shares.
+    let _creds = MachineLock::take("enroot-credentials");
     let s = setup("private").await;
     let r = remote();
     let image = format!("{}#{}", ct::private_registry(), ct::PRIVATE);

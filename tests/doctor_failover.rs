@@ -75,7 +75,7 @@ fn refusing_and_silent_hosts_before_the_good_one_cost_at_most_the_connect_timeou
     let cfg = write_config(
         dir.path(),
         &format!(
-            "[clusters.c]\nhosts = [\"refusing\", \"silent\", \"slurmdash-dev\"]\nssh_config = {:?}\nconnect_timeout_secs = 2\n",
+            "[clusters.c]\nhosts = [\"refusing\", \"silent\", \"slurmdash-dev\"]\nssh_config = {:?}\nconnect_timeout_secs = 5\n",
             ssh.display().to_string()
         ),
     );

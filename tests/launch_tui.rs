@@ -8,31 +8,55 @@ use std::time::Duration;
 use common::tmux::Tmux;
 use common::*;
 
+/// slurmdash in tmux on the dev cluster, with results in a scratch directory of the test's
+/// own, a state directory of its own (its launch registry) and `launch` as the `[launch]`
+/// table the form starts from; the dashboard is on screen.
+struct Dashboard {
+    t: Tmux,
+    state: tempfile::TempDir,
+    _dir: tempfile::TempDir,
+}
+
+impl Dashboard {
+    async fn start(r: &dyn slurmdash::remote::Remote, tag: &str, launch: &str) -> Dashboard {
+        let base = scratch(r, tag).await;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let state = tempfile::tempdir().expect("state");
+        let cfg = std::fs::read_to_string(dev_config()).expect("dev config");
+        let cfg: String = cfg
+            .lines()
+            .filter(|l| !l.starts_with("results_root"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let config = dir.path().join("slurmdash.toml");
+        std::fs::write(
+            &config,
+            format!("{cfg}results_root = \"{base}/results\"\npoll_interval_secs = 2\n\n[launch]\n{launch}"),
+        )
+        .expect("config");
+        let state_dir = state.path().display().to_string();
+        let t = Tmux::start_with(&config, &[], &[("SLURMDASH_STATE_DIR", &state_dir)]);
+        t.wait("the dashboard", Duration::from_secs(20), |s| {
+            s.contains("jobs")
+        });
+        Dashboard {
+            t,
+            state,
+            _dir: dir,
+        }
+    }
+}
+
 #[tokio::test]
 async fn launch_form_by_keystrokes_submits_and_shows_the_job_and_its_log() {
     let r = remote();
-    let base = scratch(&r, "launch-tui").await;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let state = tempfile::tempdir().expect("state");
-    let cfg = std::fs::read_to_string(dev_config()).expect("dev config");
-    let cfg: String = cfg
-        .lines()
-        .filter(|l| !l.starts_with("results_root"))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    let config = dir.path().join("slurmdash.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "{cfg}results_root = \"{base}/results\"\npoll_interval_secs = 2\n\n[launch]\nname = \"tui-job\"\ngpus = 1\ncpus_per_task = 1\ntime = \"2m\"\ncommand = \"echo tmux-launch-$SLURM_JOB_ID; sleep 2; echo tmux-done\"\n"
-        ),
+    let ui = Dashboard::start(
+        &r,
+        "launch-tui",
+        "name = \"tui-job\"\ngpus = 1\ncpus_per_task = 1\ntime = \"2m\"\ncommand = \"echo tmux-launch-$SLURM_JOB_ID; sleep 2; echo tmux-done\"\n",
     )
-    .expect("config");
-    let state_dir = state.path().display().to_string();
-    let t = Tmux::start_with(&config, &[], &[("SLURMDASH_STATE_DIR", &state_dir)]);
-    t.wait("the dashboard", Duration::from_secs(20), |s| {
-        s.contains("jobs")
-    });
+    .await;
+    let (t, state) = (&ui.t, &ui.state);
     t.keys(&["n"]);
     t.wait(
         "the form with validated values",
@@ -92,28 +116,13 @@ async fn launch_form_by_keystrokes_submits_and_shows_the_job_and_its_log() {
 async fn a_container_job_on_two_nodes_launched_from_the_form_prints_each_rank() {
     common::containers::ready();
     let r = remote();
-    let base = scratch(&r, "launch-tui-ct").await;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let state = tempfile::tempdir().expect("state");
-    let cfg = std::fs::read_to_string(dev_config()).expect("dev config");
-    let cfg: String = cfg
-        .lines()
-        .filter(|l| !l.starts_with("results_root"))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    let config = dir.path().join("slurmdash.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "{cfg}results_root = \"{base}/results\"\npoll_interval_secs = 2\n\n[launch]\nname = \"tui-ct\"\ngpus = 1\ncpus_per_task = 1\ntime = \"3m\"\ncommand = \"true\"\n"
-        ),
+    let ui = Dashboard::start(
+        &r,
+        "launch-tui-ct",
+        "name = \"tui-ct\"\ngpus = 1\ncpus_per_task = 1\ntime = \"3m\"\ncommand = \"true\"\n",
     )
-    .expect("config");
-    let state_dir = state.path().display().to_string();
-    let t = Tmux::start_with(&config, &[], &[("SLURMDASH_STATE_DIR", &state_dir)]);
-    t.wait("the dashboard", Duration::from_secs(20), |s| {
-        s.contains("jobs")
-    });
+    .await;
+    let t = &ui.t;
     t.keys(&["n"]);
     t.wait("the form", Duration::from_secs(20), |s| {
         s.contains("→ tui-ct on dev: 1 node(s) × 1 GPU(s)")

@@ -628,3 +628,23 @@ pub fn rpcs_of(user: &str) -> (u64, u64) {
         rpc_count_of(&text(&dbd.stdout), user),
     )
 }
+
+/// A lock on this machine, across test processes and Slurm versions, held until dropped: for
+/// what the versions' clusters share (the test users' homes, e.g. `~/.config/enroot`),
+/// which tests of two versions running side by side must not change under each other.
+pub struct MachineLock(std::fs::File);
+
+impl MachineLock {
+    pub fn take(name: &str) -> MachineLock {
+        let path = std::env::temp_dir().join(format!("slurmdash-test-{name}.lock"));
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
+        f.lock()
+            .unwrap_or_else(|e| panic!("lock {}: {e}", path.display()));
+        MachineLock(f)
+    }
+}
