@@ -356,25 +356,27 @@ async fn every_compute_node_runs_a_container() {
     assert!(!nodes.is_empty(), "sinfo lists no node");
     for (node, partition) in &nodes {
         let image = format!("--container-image={}", ct::TINY_SQSH);
-        let out = run(
-            &r,
-            &[
-                "srun",
-                "-p",
-                partition,
-                "-w",
-                node,
-                "-n1",
-                "-c1",
-                "-t",
-                "2",
-                &image,
-                "/bin/sh",
-                "-c",
-                "grep '^ID=' /etc/os-release; hostname",
-            ],
-        )
-        .await;
+        // srun waits for room on that very node, beside the other tests' jobs: minutes
+        // at worst, not the 30 s of a plain command.
+        let argv = s(&[
+            "srun",
+            "-p",
+            partition,
+            "-w",
+            node,
+            "-n1",
+            "-c1",
+            "-t",
+            "2",
+            &image,
+            "/bin/sh",
+            "-c",
+            "grep '^ID=' /etc/os-release; hostname",
+        ]);
+        let out = r
+            .run(&argv, None, Duration::from_secs(240))
+            .await
+            .unwrap_or_else(|e| panic!("{argv:?}: {e}"));
         let text = out.stdout_lossy();
         assert!(
             out.success() && text == format!("ID=slurmdash-tiny\n{node}\n"),

@@ -291,10 +291,12 @@ async fn a_master_started_for_a_host_that_lost_the_race_is_closed() {
         let pid = master_pid(&ctl).expect("the winner's master");
         let loser = o.hosts.iter().find(|h| **h != winner).expect("other host");
         let loser_sock = o.socket_for(loser).expect("socket");
-        assert_eq!(
-            master_pid(&loser_sock),
-            None,
-            "round {round}: the loser's master runs on"
+        // The loser's master is closed once the winner is chosen, on a task of its own:
+        // on a loaded machine it may take a moment after the first command returns.
+        wait_until(
+            &format!("round {round}: the loser's master closed"),
+            LIMIT,
+            || master_pid(&loser_sock).is_none(),
         );
         wait_until("only the winner's master is left", LIMIT, || {
             rt.masters() == [pid]

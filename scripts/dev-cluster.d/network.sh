@@ -63,9 +63,16 @@ write_hosts() {
 }
 
 remove_network() {
-	local n ns
+	local n ns pids
 	for n in "${NODES[@]}"; do
 		ns=$(node_netns "$n")
+		# What still runs in the node (a job's slurmstepd and its tasks, once slurmd is
+		# gone) would outlive its network and hold the node COMPLETING after the next `up`.
+		if [[ -e /run/netns/$ns ]]; then
+			pids=$(ip netns pids "$ns" 2>/dev/null) || pids=""
+			# shellcheck disable=SC2086
+			[[ -z $pids ]] || kill -9 $pids 2>/dev/null || true
+		fi
 		ip link del "v$VTAG$n" 2>/dev/null || true
 		[[ -e /run/netns/$ns ]] && ip netns del "$ns"
 	done
