@@ -170,11 +170,23 @@ fn sigterm_and_sigint_restore_the_terminal_and_clean_up() {
 
 #[test]
 fn a_panic_in_a_worker_stops_the_dashboard_and_cleans_up() {
-    let (t, pid, rt) = started(&[
+    let rt = RuntimeDir::new();
+    let xdg = rt.env();
+    let env = [
         ("SLURMDASH_TEST_PANIC", "worker"),
         ("RUST_BACKTRACE", "0"),
         ("RUST_LIB_BACKTRACE", "0"),
-    ]);
+        ("XDG_RUNTIME_DIR", xdg.as_str()),
+    ];
+    let t = Tmux::start_with(&dev_config(), &[], &env);
+    let pid = slurmdash_pid(&t);
+    // The worker panics right after its first refresh, and the master it used lives a
+    // second past the exit (persist_secs = 0): it may come and go before this looks. Its
+    // log file beside the socket stays and shows it was there.
+    wait_until(
+        "slurmdash's ssh master, or its log once it has gone",
+        || !rt.masters().is_empty() || rt.master_logs() > 0,
+    );
     assert_cleaned_up(pid, &rt);
     let s = t.wait("the shell back", LIMIT, |s| s.contains("EXITED:"));
     assert!(s.contains("EXITED:1"), "{s}");

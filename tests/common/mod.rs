@@ -258,6 +258,18 @@ impl RuntimeDir {
             .unwrap_or_default()
     }
 
+    /// How many masters' log files (`ssh -E`, beside each socket) are in it: each master
+    /// that was started here leaves one, after it has gone too.
+    pub fn master_logs(&self) -> usize {
+        std::fs::read_dir(self.slurmdash_dir())
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| e.path().extension().is_some_and(|x| x == "log"))
+                    .count()
+            })
+            .unwrap_or(0)
+    }
+
     /// Live ssh masters started for this directory (their command line names it).
     pub fn masters(&self) -> Vec<u32> {
         ssh_processes_naming(&self.slurmdash_dir().display().to_string())
