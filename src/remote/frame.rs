@@ -109,13 +109,32 @@ fn sh_quote(word: &str) -> String {
     q
 }
 
+/// The program's first line: Slurm's output variables unset.
+fn unset_line() -> String {
+    format!("unset {} 2>/dev/null\n", SLURM_OUTPUT_VARS.join(" "))
+}
+
+/// `argv` as one sh command line, each word quoted.
+fn command_line(argv: &[String]) -> String {
+    argv.iter()
+        .map(|a| sh_quote(a))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// What the login shell gets for `program`: `sh`, which decodes and runs it.
+fn for_login_shell(program: &str) -> String {
+    format!(
+        "sh -c 'eval \"$(printf %s {} | base64 -d)\"'",
+        base64(program.as_bytes())
+    )
+}
+
 /// The sh program that runs `argv` between the markers (see the module's doc).
 pub fn program(argv: &[String], marker: &str) -> String {
-    let mut p = String::new();
-    let _ = writeln!(p, "unset {} 2>/dev/null", SLURM_OUTPUT_VARS.join(" "));
+    let mut p = unset_line();
     let _ = writeln!(p, "printf '%s' '{marker}s'; printf '%s' '{marker}s' >&2");
-    let words: Vec<String> = argv.iter().map(|a| sh_quote(a)).collect();
-    let _ = writeln!(p, "{}", words.join(" "));
+    let _ = writeln!(p, "{}", command_line(argv));
     let _ = writeln!(
         p,
         "r=$?; printf '%se%d.' '{marker}' \"$r\"; printf '%se%d.' '{marker}' \"$r\" >&2; exit \"$r\""
@@ -127,21 +146,13 @@ pub fn program(argv: &[String], marker: &str) -> String {
 /// Made only of `[A-Za-z0-9+/=]` inside single quotes, plus `sh -c`, `"`, `$(`, `%`, `|`:
 /// read the same by bash, dash, zsh, ksh, tcsh/csh and fish.
 pub fn login_line(argv: &[String], marker: &str) -> String {
-    let b64 = base64(program(argv, marker).as_bytes());
-    format!("sh -c 'eval \"$(printf %s {b64} | base64 -d)\"'")
+    for_login_shell(&program(argv, marker))
 }
 
 /// The same program for an interactive command (a shell in a job): no markers, the terminal
 /// shows whatever the login prints.
 pub fn login_line_interactive(argv: &[String]) -> String {
-    let mut p = String::new();
-    let _ = writeln!(p, "unset {} 2>/dev/null", SLURM_OUTPUT_VARS.join(" "));
-    let words: Vec<String> = argv.iter().map(|a| sh_quote(a)).collect();
-    let _ = writeln!(p, "exec {}", words.join(" "));
-    format!(
-        "sh -c 'eval \"$(printf %s {} | base64 -d)\"'",
-        base64(p.as_bytes())
-    )
+    for_login_shell(&format!("{}exec {}\n", unset_line(), command_line(argv)))
 }
 
 fn base64(bytes: &[u8]) -> String {
@@ -319,10 +330,6 @@ impl StreamUnframer {
             return all;
         }
         std::mem::take(&mut self.buf)
-    }
-
-    pub fn started(&self) -> bool {
-        self.started
     }
 }
 
