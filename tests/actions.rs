@@ -311,7 +311,7 @@ async fn cancel_by_keystroke_in_the_dashboard() {
     // d asks, y cancels.
     t.keys(&["/"]);
     t.keys(&[&pending_name, "Enter", "d"]);
-    let s = t.wait("the question", Duration::from_secs(5), |s| {
+    let s = t.wait("the question", Duration::from_secs(15), |s| {
         s.contains(&format!("cancel {pending} ({pending_name}, PENDING)?"))
     });
     assert!(s.contains("y/enter: cancel"), "{s}");
@@ -323,7 +323,7 @@ async fn cancel_by_keystroke_in_the_dashboard() {
     // D cancels the running job without asking.
     t.keys(&["Escape", "/"]);
     t.keys(&[&running_name, "Enter"]);
-    t.wait("the running job alone", Duration::from_secs(5), |s| {
+    t.wait("the running job alone", Duration::from_secs(15), |s| {
         row(s, running).is_some() && row(s, pending).is_none()
     });
     t.keys(&["D"]);

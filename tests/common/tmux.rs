@@ -95,6 +95,10 @@ impl Tmux {
         text(&out.stdout)
     }
 
+    /// Sends each key in turn. After `Escape` it waits a full second: a terminal program
+    /// reads ESC and the byte right behind it in one read as Alt+key (so `Escape` then `/`
+    /// would arrive as Alt+/ on a loaded machine, and the keys typed next would land in
+    /// the queue as commands).
     pub fn keys(&self, keys: &[&str]) {
         for k in keys {
             let ok = self
@@ -103,7 +107,12 @@ impl Tmux {
                 .status()
                 .expect("send-keys");
             assert!(ok.success());
-            std::thread::sleep(Duration::from_millis(150));
+            let pause = if matches!(*k, "Escape" | "Esc" | "C-[") {
+                1000
+            } else {
+                150
+            };
+            std::thread::sleep(Duration::from_millis(pause));
         }
     }
 
