@@ -1,23 +1,29 @@
 #!/bin/sh
 # slurmdash retry guard. Staged unchanged into every guarded launch's job directory as
 # sbatch/guard.sh; it reads data files only (meta/guard.conf, meta/triage-*.ere,
-# meta/webhook.curl) and never sources or evaluates their contents.
+# meta/webhook.url) and never sources or evaluates their contents.
 #
-#   guard.sh arm JOB_DIR ATTEMPT_ID N SHA256
+#   guard.sh arm JOB_DIR ATTEMPT_ID N SHA256 GUARD_SHA256
 #       queue the guard of attempt N (Slurm job ATTEMPT_ID): a 1-CPU job that waits with
 #       --dependency=afternotok:ATTEMPT_ID and is removed by Slurm when the attempt succeeds.
 #       Prints `slurmdash-guard GUARD_ID`.
-#   guard.sh run JOB_DIR ATTEMPT_ID N SHA256
+#   guard.sh run JOB_DIR ATTEMPT_ID N SHA256 GUARD_SHA256
 #       (the guard job itself, after the attempt failed) classify the attempt as slurmdash
 #       does; on ERR_INFRA with attempts left resubmit the staged script and arm the next
 #       guard. Every decision is one JSON line in meta/chain.jsonl.
+#
+# What it queues is never re-read from the job directory unchecked: the next guard is
+# this very script ($0: the checked copy the submission ran, or Slurm's own copy of the
+# guard job's script), refused unless its sha256 is GUARD_SHA256; the attempt is a private
+# copy of the staged script whose sha256 must be SHA256, given to sbatch on stdin.
 set -u
 mode=${1-}
 dir=${2-}
 attempt=${3-}
 n=${4-}
 sum=${5-}
-case $mode in arm|run) ;; *) echo "usage: guard.sh arm|run JOB_DIR ATTEMPT N SHA256" >&2; exit 2 ;; esac
+gsum=${6-}
+case $mode in arm|run) ;; *) echo "usage: guard.sh arm|run JOB_DIR ATTEMPT N SHA256 GUARD_SHA256" >&2; exit 2 ;; esac
 case $attempt in ''|*[!0-9_]*) echo "guard.sh: bad attempt id '$attempt'" >&2; exit 2 ;; esac
 case $n in ''|*[!0-9]*) echo "guard.sh: bad attempt number '$n'" >&2; exit 2 ;; esac
 conf=$dir/meta/guard.conf
@@ -38,6 +44,8 @@ while IFS= read -r line || [ -n "$line" ]; do
 done < "$conf"
 case $limit in ''|*[!0-9]*) limit=1 ;; esac
 chain=$dir/meta/chain.jsonl
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/sdguard.XXXXXX") || { echo "guard.sh: cannot make a private temporary directory" >&2; exit 2; }
+trap 'rm -rf -- "$tmp"' EXIT
 
 now() { date -u +%Y-%m-%dT%H:%M:%SZ; }
 
@@ -49,15 +57,22 @@ record() { # line (a JSON object): append to chain.jsonl
 }
 
 # Posts one decision to the webhook, when the launch has one. Never fails the guard.
+# meta/webhook.url is data: one URL of URL characters only, handed to curl on its stdin.
 notify() { # job state class evidence decision
-  [ -r "$dir/meta/webhook.curl" ] || return 0
+  [ -r "$dir/meta/webhook.url" ] || return 0
   command -v curl >/dev/null 2>&1 || { echo "guard: no curl for the webhook" >&2; return 0; }
+  url=$(head -n 1 "$dir/meta/webhook.url")
+  case $url in http://*|https://*) ;; *) echo "guard: meta/webhook.url holds no http(s) URL (ignored)" >&2; return 0 ;; esac
+  if [ -n "$(printf '%s' "$url" | tr -d "A-Za-z0-9._~:/?#@!\$&'()*+,;=%[]-")" ]; then
+    echo "guard: meta/webhook.url holds characters a URL cannot (ignored)" >&2; return 0
+  fi
   text="slurmdash: $name (launch $local_id) attempt $n, job $1: $5"
   [ -n "$3" ] && text="$text ($3: $4)"
   body=$(printf '{"text":"%s","launch":"%s","name":"%s","job":"%s","attempt":%s,"state":"%s","class":"%s","evidence":"%s","decision":"%s"}' \
     "$(js "$text")" "$(js "$local_id")" "$(js "$name")" "$1" "$n" "$(js "$2")" "$(js "$3")" "$(js "$4")" "$(js "$5")")
-  printf '%s' "$body" | curl -sS -m 20 -o /dev/null -K "$dir/meta/webhook.curl" \
-    -H 'Content-Type: application/json' --data-binary @- >/dev/null 2>&1 \
+  printf '%s' "$body" > "$tmp/body"
+  printf 'url = "%s"\n' "$url" | curl -sS -m 20 -o /dev/null -K - \
+    -H 'Content-Type: application/json' --data-binary @"$tmp/body" >/dev/null 2>&1 \
     || echo "guard: the webhook did not answer (ignored)" >&2
   return 0
 }
@@ -70,14 +85,20 @@ decide() { # state class evidence decision [next]
   notify "$attempt" "$1" "$2" "$3" "$4"
 }
 
-# Queues the guard of attempt $2 (number $3); prints its id.
+# Queues the guard of attempt $2 (number $3); prints its id. The guard queued is this
+# script itself, checked against GUARD_SHA256 first.
 arm_guard() { # dir attempt n sum
+  me=$(sha256sum < "$0") || me=
+  if [ -z "$gsum" ] || [ "${me%% *}" != "$gsum" ]; then
+    echo "guard.sh: $0 is not the guard that was launched (sha256 ${me%% *}, expected ${gsum:-none}): no guard queued" >&2
+    return 1
+  fi
   g=$(sbatch --parsable --job-name="sdguard-$name" ${partition:+"--partition=$partition"} \
       ${account:+"--account=$account"} --nodes=1 --ntasks=1 --cpus-per-task=1 --mem=100M \
       --time=10:00 --no-requeue --mail-type=NONE \
       --dependency="afternotok:$2" --kill-on-invalid-dep=yes \
       --chdir="$1" --output="$1/meta/guard-%j.log" --export=ALL \
-      "$1/sbatch/guard.sh" run "$1" "$2" "$3" "$4") || return 1
+      "$0" run "$1" "$2" "$3" "$4" "$gsum") || return 1
   g=${g%%;*}
   case $g in ''|*[!0-9]*) echo "guard.sh: sbatch printed '$g'" >&2; return 1 ;; esac
   record "$(printf '{"time":"%s","event":"armed","job":"%s","attempt":%s,"guard":"%s"}' "$(now)" "$2" "$3" "$g")"
@@ -174,7 +195,9 @@ if [ "$n" -ge "$limit" ]; then
 fi
 
 # ---- resubmit the staged script, as the launch did ----
-now_sum=$(sha256sum < "$script" 2>/dev/null) || now_sum=
+# sbatch reads a private copy, the very bytes checked here.
+now_sum=
+cp -- "$script" "$tmp/job.sbatch" 2>/dev/null && now_sum=$(sha256sum < "$tmp/job.sbatch")
 now_sum=${now_sum%% *}
 if [ -z "$now_sum" ] || [ "$now_sum" != "$sum" ]; then
   decide "$state" "$class" "$evidence" "not retried: $script changed since it was launched (sha256 ${now_sum:-unreadable}, recorded $sum)"
@@ -186,9 +209,9 @@ for v in $(env | sed -n 's/^\(SLURM_[A-Za-z0-9_]*\)=.*/\1/p; s/^\(SBATCH_[A-Za-z
   [ "$v" = SLURM_CONF ] || unset "$v"
 done
 live() {
-  q=$(squeue --me --noheader --format='%i|%T|%o') || return 1
-  printf '%s\n' "$q" | while IFS='|' read -r i st cmd; do
-    [ "$cmd" = "$script" ] || continue
+  q=$(squeue --me --noheader --format='%i|%T|%Z|%j|%o') || return 1
+  printf '%s\n' "$q" | while IFS='|' read -r i st wd jn cmd; do
+    [ "$cmd" = "$script" ] || { [ "$wd" = "$dir" ] && [ "$jn" = "$name" ]; } || continue
     case $st in COMPLETED|COMPLETING|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|PREEMPTED|BOOT_FAIL|DEADLINE|OUT_OF_MEMORY|SPECIAL_EXIT) ;; *) echo "$i" ;; esac
   done
 }
@@ -202,7 +225,7 @@ if [ -n "$id" ]; then
   exit 0
 fi
 # sbatch's own words when it refuses (its warnings, on success, come before the id line).
-out=$(sbatch --parsable --hold --export=ALL "$script" 2>&1) || {
+out=$(cd -- "$dir" && sbatch --parsable --hold --export=ALL < "$tmp/job.sbatch" 2>&1) || {
   decide "$state" "$class" "$evidence" "not retried: sbatch refused the new attempt: $(printf '%s' "$out" | tr '\n' ' ' | cut -c1-300)"; exit 0; }
 out=$(printf '%s\n' "$out" | tail -n 1)
 id=${out%%;*}

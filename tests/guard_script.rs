@@ -26,14 +26,14 @@ const STUBS: &[(&str, &str)] = &[
     ),
     (
         "sbatch",
-        "echo \"sbatch $*\" >> \"$CALLS\"\nn=$(cat \"$CALLS.id\" 2>/dev/null || echo 100); n=$((n + 1)); echo $n > \"$CALLS.id\"; echo \"$n\"\n",
+        "echo \"sbatch $*\" >> \"$CALLS\"\ncase \"$*\" in *--hold*) echo \"stdin $(sha256sum | cut -c1-64)\" >> \"$CALLS\" ;; esac\nn=$(cat \"$CALLS.id\" 2>/dev/null || echo 100); n=$((n + 1)); echo $n > \"$CALLS.id\"; echo \"$n\"\n",
     ),
     ("scontrol", "echo \"scontrol $*\" >> \"$CALLS\"\n"),
     ("scancel", "echo \"scancel $*\" >> \"$CALLS\"\n"),
     ("sleep", ":\n"),
     (
         "curl",
-        "echo \"curl $*\" >> \"$CALLS\"\necho \"body $(cat)\" >> \"$CALLS\"\n",
+        "echo \"curl $*\" >> \"$CALLS\"\necho \"config $(cat)\" >> \"$CALLS\"\nfor a do case $a in @*) echo \"body $(cat \"${a#@}\")\" >> \"$CALLS\" ;; esac; done\n",
     ),
 ];
 
@@ -61,8 +61,8 @@ fn stage(limit: u32, webhook: bool) -> Stage {
     );
     if webhook {
         w(
-            format!("{}/meta/webhook.curl", layout.job_dir),
-            &guard::webhook_curl("https://hooks.example/T0KEN").expect("url"),
+            format!("{}/meta/webhook.url", layout.job_dir),
+            &guard::webhook_file("https://hooks.example/T0KEN").expect("url"),
         );
     }
     w(layout.script_path(), "#!/bin/bash\necho work\n");
@@ -115,6 +115,7 @@ impl Stage {
                 "L1",
             )))
             .args(["run", &self.dir, "7", &n.to_string(), &self.sum])
+            .arg(guard::guard_sha256())
             .env("PATH", path)
             .env("CALLS", &self.calls)
             .env("SACCT_OUT", sacct)
@@ -159,19 +160,18 @@ fn an_nccl_line_is_infra_and_is_resubmitted_with_a_new_guard() {
     assert_eq!(d.next_id(), Some(101));
     // Held, then its guard (afternotok on the new attempt, number 2), then released.
     let lines: Vec<&str> = calls.lines().filter(|l| !l.starts_with("squeue")).collect();
+    // The script reaches sbatch on stdin, the very bytes whose sha256 was checked.
+    assert_eq!(lines[0], "sbatch --parsable --hold --export=ALL", "{calls}");
+    assert_eq!(lines[1], format!("stdin {}", s.sum), "{calls}");
     assert!(
-        lines[0].starts_with("sbatch --parsable --hold --export=ALL "),
+        lines[2].contains("--job-name=sdguard-train")
+            && lines[2].contains("--dependency=afternotok:101")
+            && lines[2].contains("--kill-on-invalid-dep=yes")
+            && lines[2].contains(" run ")
+            && lines[2].ends_with(&format!(" 101 2 {} {}", s.sum, guard::guard_sha256())),
         "{calls}"
     );
-    assert!(
-        lines[1].contains("--job-name=sdguard-train")
-            && lines[1].contains("--dependency=afternotok:101")
-            && lines[1].contains("--kill-on-invalid-dep=yes")
-            && lines[1].contains(" run ")
-            && lines[1].ends_with(&format!(" 101 2 {}", s.sum)),
-        "{calls}"
-    );
-    assert_eq!(lines[2], "scontrol release 101");
+    assert_eq!(lines[3], "scontrol release 101");
     assert!(chain
         .iter()
         .any(|l| l.event == "armed" && l.job_id() == Some(101)));
@@ -256,7 +256,8 @@ fn a_changed_script_is_not_resubmitted() {
 #[test]
 fn a_copy_already_queued_is_adopted() {
     let s = stage(3, false);
-    let me = format!("77|PENDING|{}/sbatch/job_L1.sbatch", s.dir);
+    // Submitted from the job directory under the launch's name (the script went on stdin).
+    let me = format!("77|PENDING|{}|train|(null)", s.dir);
     let (chain, calls) = s.run(1, "NODE_FAIL|None|0:0", &[("SQUEUE_ME", &me)]);
     assert_eq!(
         decision(&chain).decision.as_deref(),
@@ -276,18 +277,64 @@ fn a_job_slurm_requeued_gets_its_guard_back_and_no_decision() {
 }
 
 #[test]
-fn the_webhook_gets_each_decision_with_its_url_only_in_the_curl_file() {
+fn a_copy_queued_by_an_older_version_is_adopted_by_its_script_path() {
+    let s = stage(3, false);
+    let me = format!("78|RUNNING|/home/u|train|{}/sbatch/job_L1.sbatch", s.dir);
+    let (chain, calls) = s.run(1, "NODE_FAIL|None|0:0", &[("SQUEUE_ME", &me)]);
+    assert_eq!(
+        decision(&chain).decision.as_deref(),
+        Some("retried as 78 (already queued)")
+    );
+    assert!(!calls.contains("--hold"), "{calls}");
+    // Another launch's job of the same name elsewhere is not this launch's.
+    let s = stage(3, false);
+    let other = "79|PENDING|/lustre/other/L2|train|(null)";
+    let (chain, _) = s.run(1, "NODE_FAIL|None|0:0", &[("SQUEUE_ME", other)]);
+    assert_eq!(decision(&chain).decision.as_deref(), Some("retried as 101"));
+}
+
+#[test]
+fn a_guard_sh_changed_on_disk_queues_no_guard() {
+    let s = stage(3, false);
+    let path = format!("{}/sbatch/guard.sh", s.dir);
+    let mut g = std::fs::read_to_string(&path).expect("guard.sh");
+    g.push_str("\necho planted\n");
+    std::fs::write(&path, g).expect("write");
+    let (chain, calls) = s.run(1, "NODE_FAIL|None|0:0", &[]);
+    assert_eq!(decision(&chain).decision.as_deref(), Some("retried as 101"));
+    assert!(!calls.contains("--dependency"), "{calls}");
+    assert!(!chain.iter().any(|l| l.event == "armed"), "{chain:?}");
+}
+
+#[test]
+fn a_webhook_file_that_is_not_a_url_is_never_given_to_curl() {
+    let s = stage(3, true);
+    std::fs::write(
+        format!("{}/meta/webhook.url", s.dir),
+        "https://x/\" output = \"/tmp/pwned\n",
+    )
+    .expect("plant");
+    let (chain, calls) = s.run(1, "TIMEOUT|TimeLimit|0:0", &[]);
+    assert!(decision(&chain).decision.is_some());
+    assert!(!calls.contains("curl"), "{calls}");
+}
+
+#[test]
+fn the_webhook_gets_each_decision_with_its_url_only_on_curls_stdin() {
     let s = stage(3, true);
     let (_, calls) = s.run(1, "TIMEOUT|TimeLimit|0:0", &[]);
     let curl = calls
         .lines()
         .find(|l| l.starts_with("curl "))
         .unwrap_or_else(|| panic!("{calls}"));
-    assert!(
-        curl.contains(&format!("-K {}/meta/webhook.curl", s.dir)),
-        "{curl}"
-    );
+    assert!(curl.contains(" -K - "), "{curl}");
     assert!(!curl.contains("T0KEN"));
+    assert!(
+        calls
+            .lines()
+            .any(|l| l == "config url = \"https://hooks.example/T0KEN\""),
+        "{calls}"
+    );
     let body = calls
         .lines()
         .find_map(|l| l.strip_prefix("body "))

@@ -638,6 +638,19 @@ async fn the_job_dir_mode_comes_from_the_config_and_other_refusals_keep_slurms_w
         all.contains("job_dir_mode `0077` must give you (the owner) rwx"),
         "{all}"
     );
+    // A mode that lets others write the job directory would let them swap the script.
+    for mode in ["0770", "0777", "0702"] {
+        let set = format!("job_dir_mode={mode}");
+        let out = submit(&s, &[&set, "gpus=0"], &["--", "true"], &[]);
+        let all = said(&out);
+        assert_eq!(out.status.code(), Some(2), "{all}");
+        assert!(
+            all.contains(&format!(
+                "job_dir_mode `{mode}` lets other users write the job directory"
+            )),
+            "{all}"
+        );
+    }
 
     // A request validation cannot see (an extra sbatch option) that Slurm refuses: its own
     // words, what to change, and nothing left queued.

@@ -17,13 +17,20 @@ use slurmdash::remote::Remote;
 
 /// (id, state, reason) of every queued job whose batch script is `script`.
 async fn queued_with_script(r: &dyn Remote, script: &str) -> Vec<(u64, String, String)> {
-    let out = run(r, &["squeue", "--me", "--noheader", "--format=%i|%T|%r|%o"]).await;
+    // A launch's attempts run in its job directory (sbatch reads the script on stdin);
+    // its guards, there too, have names of their own.
+    let dir = script.rsplit_once("/sbatch/").map_or(script, |(d, _)| d);
+    let out = run(
+        r,
+        &["squeue", "--me", "--noheader", "--format=%i|%T|%r|%Z|%j"],
+    )
+    .await;
     assert!(out.success(), "squeue: {}", out.stderr_lossy());
     out.stdout_lossy()
         .lines()
         .filter_map(|l| {
             let f: Vec<&str> = l.split('|').collect();
-            (f.len() == 4 && f[3] == script).then(|| {
+            (f.len() == 5 && f[3] == dir && !f[4].starts_with("sdguard-")).then(|| {
                 (
                     f[0].parse().expect("job id"),
                     f[1].to_string(),

@@ -100,11 +100,13 @@ exit 1"#
 
 /// Jobs queued (any state) whose batch script is `script`.
 async fn queued_with_script(r: &dyn Remote, script: &str) -> Vec<String> {
-    let out = run(r, &["squeue", "--me", "--noheader", "--format=%i|%o"]).await;
+    // A launch's attempts run in its job directory (sbatch reads the script on stdin).
+    let dir = script.rsplit_once("/sbatch/").map_or(script, |(d, _)| d);
+    let out = run(r, &["squeue", "--me", "--noheader", "--format=%i|%j|%Z"]).await;
     assert!(out.success(), "squeue: {}", out.stderr_lossy());
     out.stdout_lossy()
         .lines()
-        .filter(|l| l.ends_with(&format!("|{script}")))
+        .filter(|l| l.ends_with(&format!("|{dir}")) && !l.contains("|sdguard-"))
         .map(str::to_string)
         .collect()
 }

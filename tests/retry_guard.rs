@@ -87,15 +87,15 @@ async fn nccl_failure_is_retried_once_by_the_guard_and_the_webhook_hears_it() {
     assert_eq!(v["decision"], format!("retried as {second}"));
     let mode = run(
         &r,
-        &["stat", "-c", "%a", &format!("{}/meta/webhook.curl", l.dir)],
+        &["stat", "-c", "%a", &format!("{}/meta/webhook.url", l.dir)],
     )
     .await;
     assert_eq!(mode.stdout_lossy().trim(), "600");
     let grep = run(&r, &["grep", "-rl", &token, &l.dir]).await;
     assert_eq!(
         grep.stdout_lossy().trim(),
-        format!("{}/meta/webhook.curl", l.dir),
-        "the token is only in webhook.curl"
+        format!("{}/meta/webhook.url", l.dir),
+        "the token is only in webhook.url"
     );
 
     // A dashboard opened afterwards (the real binary in a terminal) shows the chain: the
@@ -139,6 +139,52 @@ async fn nccl_failure_is_retried_once_by_the_guard_and_the_webhook_hears_it() {
         "{text}"
     );
     println!("dashboard afterwards: {text}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_guard_sh_replaced_in_the_job_directory_is_never_run() {
+    let r = remote();
+    let name = tag("swapg");
+    let l = submit(
+        &name,
+        "if [ -e \"$SLURMDASH_JOB_DIR/once\" ]; then sleep 10; echo second attempt ok; else touch \"$SLURMDASH_JOB_DIR/once\"; sleep 5; echo 'NCCL WARN NET/IB : Got completion from peer' >&2; exit 1; fi",
+        &[],
+    );
+    // Whoever can write the job directory replaces the guard while the attempt runs.
+    let planted = run(
+        &r,
+        &[
+            "sh",
+            "-c",
+            "printf '#!/bin/sh\\ntouch \"$1/PWNED\"\\n' > \"$1/sbatch/guard.sh.new\" && mv -f \"$1/sbatch/guard.sh.new\" \"$1/sbatch/guard.sh\"",
+            "sh",
+            &l.dir,
+        ],
+    )
+    .await;
+    assert!(planted.success(), "{}", planted.stderr_lossy());
+    let d = decision_for(&r, &l.dir, l.job).await;
+    let second = d.next_id().unwrap_or_else(|| panic!("not retried: {d:?}"));
+    // The second attempt's guard is the guard that was launched (queued from the copy
+    // Slurm held for the first guard), not the file now in the job directory.
+    let lines = chain(&r, &l.dir).await;
+    let g2 = guard_of(&lines, second);
+    let held = run(
+        &r,
+        &["scontrol", "write", "batch_script", &g2.to_string(), "-"],
+    )
+    .await;
+    assert!(held.success(), "{}", held.stderr_lossy());
+    assert!(
+        held.stdout_lossy() == slurmdash::launch::guard::GUARD_SH,
+        "guard {g2} runs another script:\n{}",
+        held.stdout_lossy()
+    );
+    assert_eq!(final_state(&r, second, WAIT).await, "COMPLETED");
+    assert!(final_state(&r, g2, WAIT).await.starts_with("CANCELLED"));
+    wait_quiet(&r, &l.dir).await;
+    let pwned = run(&r, &["test", "-e", &format!("{}/PWNED", l.dir)]).await;
+    assert!(!pwned.success(), "the replaced guard.sh ran");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -21,8 +21,7 @@ const MISSING_SCRIPT: &str =
     r#"for c in "$@"; do command -v "$c" >/dev/null 2>&1 || echo "$c"; done"#;
 
 /// Creates and removes a file in the results root (created if missing).
-const WRITABLE_SCRIPT: &str =
-    r#"mkdir -p -- "$1" && t=$(mktemp -p "$1" .slurmdash-doctor.XXXXXX) && rm -f -- "$t""#;
+const WRITABLE_SCRIPT: &str = r#"umask 077 && mkdir -p -- "$1" && t=$(mktemp -p "$1" .slurmdash-doctor.XXXXXX) && rm -f -- "$t""#;
 
 struct Report {
     failed: bool,
@@ -343,9 +342,32 @@ async fn check_results_root(remote: &dyn Remote, cluster: &Cluster, report: &mut
         );
         return;
     };
-    let argv = sh(WRITABLE_SCRIPT, &[root]);
+    let script = format!(
+        "{}{WRITABLE_SCRIPT} && unsafe_dirs \"$1\"",
+        crate::launch::stage::UNSAFE_DIRS_SH
+    );
+    let argv = sh(&script, &[root]);
     match remote.run(&argv, None, cluster.settings.command_timeout()).await {
-        Ok(out) if out.success() => report.ok("results root", &format!("{root} is writable")),
+        Ok(out) if out.success() && out.stdout_lossy().trim().is_empty() => report.ok(
+            "results root",
+            &format!("{root} is writable, and by no other user on the way to it"),
+        ),
+        Ok(out) if out.success() => {
+            let dirs: Vec<String> = out
+                .stdout_lossy()
+                .lines()
+                .filter_map(|l| l.split_once('\t'))
+                .map(|(p, why)| format!("{p} is {why}"))
+                .collect();
+            report.fail(
+                "results root",
+                &format!(
+                    "another user could replace the scripts of your jobs under {root} and run them as you: {}",
+                    dirs.join("; ")
+                ),
+                "`chmod +t` or `chmod go-w` each directory named (or ask its owner), or set results_root to a directory only you can write; slurmdash submits nothing there until then",
+            );
+        }
         Ok(out) => report.fail(
             "results root",
             &format!("{root} is not writable: {}", out.stderr_lossy().trim()),

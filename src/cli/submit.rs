@@ -141,7 +141,7 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Resul
         )
     })?;
     if let Some(w) = &args.webhook {
-        launch::guard::webhook_curl(w).map_err(|e| eyre!("--webhook: {e}"))?;
+        launch::guard::webhook_file(w).map_err(|e| eyre!("--webhook: {e}"))?;
     }
     prepared.guard = launch::guard::plan_for(
         &prepared,

@@ -36,7 +36,7 @@ pub struct GuardPlan {
     pub infra: Vec<String>,
     pub oom: Vec<String>,
     /// The webhook URL (`[retry] webhook`, `submit --webhook`): reaches the cluster only on
-    /// stdin, into `meta/webhook.curl` (mode 0600).
+    /// stdin, into `meta/webhook.url` (mode 0600).
     pub webhook: Option<String>,
 }
 
@@ -242,8 +242,10 @@ pub fn conf(
     )
 }
 
-/// A curl config file (`curl -K`) holding only the URL, so it is in no command line.
-pub fn webhook_curl(url: &str) -> Result<String, String> {
+/// `meta/webhook.url`: the URL alone on one line, a data file the guard validates and
+/// hands to curl on curl's stdin (never a curl config file that could name files to read
+/// or write, never in a command line). Only the characters a URL may hold are accepted.
+pub fn webhook_file(url: &str) -> Result<String, String> {
     let u = url.trim();
     if !(u.starts_with("https://") || u.starts_with("http://")) {
         return Err(format!(
@@ -251,13 +253,23 @@ pub fn webhook_curl(url: &str) -> Result<String, String> {
             redact(u)
         ));
     }
-    if u.chars().any(char::is_control) {
-        return Err("webhook URL contains a control character".into());
+    if let Some(c) = u.chars().find(|c| !is_url_char(*c)) {
+        return Err(format!(
+            "webhook URL contains {c:?}, which a URL cannot hold (percent-encode it)"
+        ));
     }
-    Ok(format!(
-        "url = \"{}\"\n",
-        u.replace('\\', "\\\\").replace('"', "\\\"")
-    ))
+    Ok(format!("{u}\n"))
+}
+
+/// RFC 3986's unreserved, reserved and `%` characters: what `guard.sh` accepts in a URL.
+fn is_url_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "-._~:/?#[]@!$&'()*+,;=%".contains(c)
+}
+
+/// sha256 (hex) of [`GUARD_SH`]: what the submission and every guard check the staged
+/// copy against before running or queueing it.
+pub fn guard_sha256() -> String {
+    crate::launch::script::sha256_hex(GUARD_SH.as_bytes())
 }
 
 /// A URL with its path and query hidden (they often hold a token), for messages.
@@ -280,7 +292,7 @@ pub fn chain_path(job_dir: &str) -> String {
     format!("{}/meta/chain.jsonl", job_dir.trim_end_matches('/'))
 }
 
-/// Writes guard.sh, guard.conf, the two ERE files and (when there is one) webhook.curl
+/// Writes guard.sh, guard.conf, the two ERE files and (when there is one) webhook.url
 /// into the job directory, each through stdin with mode 0600.
 pub async fn stage_files(
     remote: &dyn Remote,
@@ -307,7 +319,7 @@ pub async fn stage_files(
         (format!("{meta}/triage-oom.ere"), lines(&plan.oom)),
     ];
     if let Some(w) = &plan.webhook {
-        files.push((format!("{meta}/webhook.curl"), webhook_curl(w)?));
+        files.push((format!("{meta}/webhook.url"), webhook_file(w)?));
     }
     for (path, content) in &files {
         stage::write_file(remote, path, content.as_bytes(), t)
@@ -403,15 +415,18 @@ pub fn split_chains(out: &str) -> Vec<(String, Vec<ChainLine>)> {
 /// Cancels the guards of the given jobs first (found by name and dependency in one
 /// squeue), records `cancelled` in each launch's chain, then runs scancel on the jobs
 /// themselves as `command::scancel` does (its stderr and exit status are the command's).
-pub const CANCEL_SCRIPT: &str = r#"q=$(squeue --me --noheader --format='%i|%j|%E|%o' 2>/dev/null)
+///
+/// A guard runs in its launch's job directory (`--chdir`), which is where its chain is;
+/// guards queued by older versions are known by their command, `JOB_DIR/sbatch/guard.sh`.
+pub const CANCEL_SCRIPT: &str = r#"q=$(squeue --me --noheader --format='%i|%j|%E|%Z|%o' 2>/dev/null)
 now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 for id do
   case $id in -*) continue ;; esac
-  printf '%s\n' "$q" | while IFS='|' read -r gi gn dep cmd; do
+  printf '%s\n' "$q" | while IFS='|' read -r gi gn dep wd cmd; do
     case $gn in sdguard-*) ;; *) continue ;; esac
     case $dep in *"afternotok:$id("*|*"afternotok:$id") ;; *) continue ;; esac
     if scancel "$gi" 2>/dev/null; then
-      d=${cmd%/sbatch/guard.sh*}
+      case $cmd in */sbatch/guard.sh) d=${cmd%/sbatch/guard.sh} ;; *) d=$wd ;; esac
       case $d in /*)
         n=$(sed -n "s/.*\"event\":\"armed\",\"job\":\"$id\",\"attempt\":\([0-9]*\).*/\1/p" "$d/meta/chain.jsonl" 2>/dev/null | tail -n 1)
         ( umask 077; printf '{"time":"%s","event":"decision","job":"%s","attempt":%s,"state":"CANCELLED","class":"ERR_CANCELLED","evidence":"cancelled from slurmdash","decision":"cancelled"}\n' "$now" "$id" "${n:-0}" >> "$d/meta/chain.jsonl" ) 2>/dev/null ;;

@@ -125,15 +125,36 @@ fn no_guard_for_secrets_or_zero_retries() {
 }
 
 #[test]
-fn webhook_file_holds_the_url_quoted_for_curl() {
-    let f = webhook_curl("https://ntfy.example/t0ken?x=\"1\"").unwrap();
-    assert_eq!(f, "url = \"https://ntfy.example/t0ken?x=\\\"1\\\"\"\n");
-    assert!(webhook_curl("ftp://x").is_err());
-    assert!(webhook_curl("https://x/\nheader = y").is_err());
+fn webhook_file_holds_only_a_url() {
+    let f = webhook_file(" https://ntfy.example/t0ken?x=1&y=%22 ").unwrap();
+    assert_eq!(f, "https://ntfy.example/t0ken?x=1&y=%22\n");
+    assert!(webhook_file("ftp://x").is_err());
+    // Nothing that could end the URL inside curl's config line or add another option.
+    for bad in [
+        "https://x/\nheader = y",
+        "https://x/\"\noutput = \"/home/u/.bashrc",
+        "https://x/a b",
+        "https://x/\\",
+    ] {
+        let e = webhook_file(bad).unwrap_err();
+        assert!(e.contains("cannot hold"), "{bad:?}: {e}");
+    }
     assert_eq!(
         redact("https://user:pw@hooks.example:8443/T000/B000?tok=1"),
         "https://hooks.example:8443/…"
     );
+}
+
+#[test]
+fn the_guard_hash_is_the_staged_scripts() {
+    let h = guard_sha256();
+    assert_eq!(h.len(), 64);
+    assert!(h.bytes().all(|b| b.is_ascii_hexdigit()));
+    let out = std::process::Command::new("sha256sum")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/guard.sh"))
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with(&h));
 }
 
 #[test]

@@ -20,20 +20,98 @@ fn sh(script: &str, args: impl IntoIterator<Item = String>) -> Vec<String> {
     v
 }
 
+/// A shell function: `unsafe_dirs DIR` prints `PATH<TAB>why` for each directory on the
+/// way to DIR (DIR included, both the path as given and its physical form) through which
+/// another user could replace what lies below: one owned by a user other than you or root,
+/// or one that its group or others may write without the sticky bit. Empty when none.
+pub const UNSAFE_DIRS_SH: &str = r#"unsafe_dirs() {
+  me=$(id -u)
+  phys=$(cd -- "$1" 2>/dev/null && pwd -P) || phys=$1
+  for start in "$1" "$phys"; do
+    d=$start
+    while [ -n "$d" ]; do
+      if [ -L "$d" ] || [ -e "$d" ]; then
+        o=$(stat -c %u -- "$d") || { printf '%s\tnot readable by stat\n' "$d"; break; }
+        if [ "$o" != 0 ] && [ "$o" != "$me" ]; then
+          printf '%s\towned by %s\n' "$d" "$(stat -c %U -- "$d")"
+        elif [ ! -L "$d" ]; then
+          m=$((0$(stat -c %a -- "$d")))
+          if [ $((m & 18)) -ne 0 ] && [ $((m & 512)) -eq 0 ]; then
+            printf '%s\twritable by its group or others without the sticky bit (mode %s)\n' "$d" "$(stat -c %a -- "$d")"
+          fi
+        fi
+      fi
+      [ "$d" = / ] && break
+      d=$(dirname -- "$d")
+    done
+  done | sort -u
+}
+"#;
+
+/// Exit status of [`mkdirs_argv`]'s script when a directory above the job directory is
+/// not safe from other users (its stderr: `PATH<TAB>why` lines).
+pub const UNSAFE_EXIT: i32 = 13;
+
 /// Creates the job directory and its sub-directories with `mode` (e.g. 0o700: private),
-/// whatever the login node's umask. Directories above the job directory are left as they are.
+/// whatever the login node's umask, after the directories above it (made 0700 when
+/// missing). One that exists already (the same launch submitted again after a lost answer)
+/// is kept only when it is a directory of yours, not a link, and gets `mode` again. Then
+/// checks that no other user can write into any directory above it (see
+/// [`UNSAFE_DIRS_SH`]): if one can, removes what it made and exits [`UNSAFE_EXIT`].
 pub fn mkdirs_argv(layout: &Layout, mode: u32) -> Vec<String> {
-    let mut dirs = vec![layout.job_dir.clone()];
-    dirs.extend(SUBDIRS.iter().map(|d| format!("{}/{d}", layout.job_dir)));
+    let subdirs = SUBDIRS.iter().map(|d| format!("{}/{d}", layout.job_dir));
+    let script = format!(
+        r#"{UNSAFE_DIRS_SH}mode=$1; dir=$2; shift
+umask 077
+mkdir -p -- "$(dirname -- "$dir")" || exit 1
+for d do
+  if [ -L "$d" ]; then echo "$d is a symbolic link: slurmdash does not stage through links" >&2; exit 1; fi
+  [ -d "$d" ] || mkdir -m "$mode" -- "$d" || exit 1
+  [ -O "$d" ] || {{ echo "$d exists and is not a directory of yours: not used" >&2; exit 1; }}
+  chmod "$mode" -- "$d" || exit 1
+done
+bad=$(unsafe_dirs "$(dirname -- "$dir")") || bad=$(printf '%s\tcannot be checked (stat failed)' "$dir")
+if [ -n "$bad" ]; then
+  shift
+  rmdir -- "$@" "$dir" 2>/dev/null
+  printf '%s\n' "$bad" >&2
+  exit {UNSAFE_EXIT}
+fi"#
+    );
     sh(
-        "mode=$1; shift; umask 077 && mkdir -p -- \"$@\" && chmod \"$mode\" -- \"$@\"",
-        std::iter::once(format!("{mode:o}")).chain(dirs),
+        &script,
+        [format!("{mode:o}"), layout.job_dir.clone()]
+            .into_iter()
+            .chain(subdirs),
     )
 }
 
-/// Writes stdin to `path` (mode 600: the job directory may be on a shared filesystem).
+/// The sentence for a job directory whose parents another user can write (the stderr of
+/// [`mkdirs_argv`]'s script on [`UNSAFE_EXIT`]).
+pub fn unsafe_refusal(job_dir: &str, stderr: &str) -> String {
+    let dirs: Vec<String> = stderr
+        .lines()
+        .filter_map(|l| l.split_once('\t'))
+        .map(|(p, why)| format!("{p} is {why}"))
+        .collect();
+    format!(
+        "not submitted: another user could replace the script in {job_dir} and run it as you: {}; fix: `chmod +t` or `chmod go-w` that directory (or ask its owner), or set [launch] results_root to a directory only you can write",
+        dirs.join("; ")
+    )
+}
+
+/// Writes stdin to `path` (mode 600: the job directory may be on a shared filesystem):
+/// into a new temporary file beside it, renamed over `path` when whole. Never writes
+/// through a link and never replaces what is not a file of yours.
 pub fn write_argv(path: &str) -> Vec<String> {
-    sh("umask 077 && cat > \"$1\"", [path.to_string()])
+    sh(
+        r#"umask 077; f=$1
+if [ -L "$f" ]; then echo "$f is a symbolic link: slurmdash does not write through links" >&2; exit 1; fi
+if [ -e "$f" ] && { [ ! -f "$f" ] || [ ! -O "$f" ]; }; then echo "$f exists and is not a file of yours: not replaced" >&2; exit 1; fi
+t=$(mktemp -- "$f.XXXXXX") || exit 1
+cat > "$t" && mv -f -- "$t" "$f" || { rm -f -- "$t"; exit 1; }"#,
+        [path.to_string()],
+    )
 }
 
 /// Prints each path that does not exist, one per line.
@@ -46,31 +124,39 @@ pub fn missing_argv(paths: &[String]) -> Vec<String> {
 
 /// Reads `NAME=value` lines from stdin into its own environment (shell built-ins only: no
 /// value reaches an argv), then:
-/// - checks the staged script's sha256 against the one recorded at launch (`$4`, empty at
-///   the first submission) and refuses a changed script (exit 12);
-/// - looks for a job of this launch (same script) still queued or running, e.g. one whose
-///   answer was lost to a timeout or one Slurm requeued, and reports it instead of
-///   submitting a second one into the same job directory;
-/// - submits held with `--export=ALL` (exit 10 when sbatch refuses), creates the log
-///   directory Slurm will not create, and releases (exit 11 when that is refused, after
-///   cancelling the job).
+/// - copies the staged script into a private temporary directory and checks the copy's
+///   sha256 against the one computed on the laptop (`$4`); a changed script is refused
+///   (exit 12). sbatch reads that checked copy on its stdin, so what runs is exactly the
+///   bytes that were checked, whatever happens to the staged file meanwhile;
+/// - looks for a job of this launch still queued or running (submitted from the job
+///   directory under the launch's name, or, from older versions, from the staged script's
+///   path), e.g. one whose answer was lost to a timeout or one Slurm requeued, and reports it
+///   instead of submitting a second one into the same job directory;
+/// - submits held with `--export=ALL` from the job directory (exit 10 when sbatch refuses),
+///   creates the log directory Slurm will not create, arms the retry guard from a checked
+///   copy of `sbatch/guard.sh` (sha256 `$6`), and releases (exit 11 when that is refused,
+///   after cancelling the job).
 ///
 /// Interrupted (the command timeout's SIGTERM, a hangup), it cancels the job it submitted:
 /// nothing is left held or running that the caller was not told about. The last line is
 /// `slurmdash-job ID new|existing SHA256`.
-pub const SUBMIT_SCRIPT: &str = r#"script=$1; logs=$2; name=$3; want=$4; guard=${5-}
+pub const SUBMIT_SCRIPT: &str = r#"script=$1; logs=$2; name=$3; want=$4; guard=${5-}; gwant=${6-}
 while IFS= read -r line; do
   case $line in *=*) export "$line" ;; esac
 done
-sum=$(sha256sum < "$script") || { echo "cannot read $script" >&2; exit 1; }
+dir=${logs%/slurm-logs}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/slurmdash.XXXXXX") || { echo "cannot make a private temporary directory in ${TMPDIR:-/tmp}" >&2; exit 1; }
+trap 'rm -rf -- "$tmp"' EXIT
+cp -- "$script" "$tmp/job.sbatch" || { echo "cannot read $script" >&2; exit 1; }
+sum=$(sha256sum < "$tmp/job.sbatch") || exit 1
 sum=${sum%% *}
 if [ -n "$want" ] && [ "$sum" != "$want" ]; then
   echo "$script changed since it was launched (sha256 $sum, recorded $want)" >&2; exit 12
 fi
 live() {
-  q=$(squeue --me --noheader --format='%i|%T|%o') || return 1
-  printf '%s\n' "$q" | while IFS='|' read -r i st cmd; do
-    [ "$cmd" = "$script" ] || continue
+  q=$(squeue --me --noheader --format='%i|%T|%Z|%j|%o') || return 1
+  printf '%s\n' "$q" | while IFS='|' read -r i st wd jn cmd; do
+    [ "$cmd" = "$script" ] || { [ "$wd" = "$dir" ] && [ "$jn" = "$name" ]; } || continue
     case $st in COMPLETED|COMPLETING|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|PREEMPTED|BOOT_FAIL|DEADLINE|OUT_OF_MEMORY|SPECIAL_EXIT) ;; *) echo "$i" ;; esac
   done
 }
@@ -88,14 +174,21 @@ cleanup() {
   exit 1
 }
 trap cleanup HUP INT TERM
-out=$(sbatch --parsable --hold --export=ALL "$script") || exit 10
+out=$(cd -- "$dir" && sbatch --parsable --hold --export=ALL < "$tmp/job.sbatch") || exit 10
 id=${out%%;*}
 case $id in ''|*[!0-9]*) echo "sbatch printed: $out" >&2; id=; exit 1 ;; esac
 if ! mkdir -p "$logs/$name-$id"; then
   scancel "$id"; echo "cannot create $logs/$name-$id: job $id cancelled" >&2; exit 1
 fi
 if [ -n "$guard" ]; then
-  sh "$guard" arm "${logs%/slurm-logs}" "$id" 1 "$sum" || echo "slurmdash-guard-failed"
+  g=
+  cp -- "$guard" "$tmp/guard.sh" && g=$(sha256sum < "$tmp/guard.sh")
+  if [ "${g%% *}" = "$gwant" ]; then
+    sh "$tmp/guard.sh" arm "$dir" "$id" 1 "$sum" "$gwant" || echo "slurmdash-guard-failed"
+  else
+    echo "$guard is not the guard slurmdash staged (sha256 ${g%% *}, expected $gwant): no guard armed" >&2
+    echo "slurmdash-guard-failed"
+  fi
 fi
 if ! scontrol release "$id"; then
   scancel "$id"; echo "job $id cancelled" >&2; exit 11
@@ -127,6 +220,11 @@ pub fn submit_argv_guarded(
             } else {
                 String::new()
             },
+            if guard {
+                crate::launch::guard::guard_sha256()
+            } else {
+                String::new()
+            },
         ],
     )
 }
@@ -151,9 +249,16 @@ pub async fn make_dirs(
     mode: u32,
     t: Duration,
 ) -> Result<(), String> {
-    run_ok(remote, &mkdirs_argv(layout, mode), None, t)
+    let argv = mkdirs_argv(layout, mode);
+    let out = remote
+        .run(&argv, None, t)
         .await
-        .map(|_| ())
+        .map_err(|e| e.to_string())?;
+    match out.code {
+        Some(0) => Ok(()),
+        Some(UNSAFE_EXIT) => Err(unsafe_refusal(&layout.job_dir, &out.stderr_lossy())),
+        _ => Err(failure(remote, &argv, &out)),
+    }
 }
 
 pub async fn write_file(

@@ -245,8 +245,11 @@ pub async fn submit(
         }
         _ => false,
     };
+    // Hashed here, on the laptop: the cluster submits only a copy with this sha256.
+    let checksum = crate::launch::script::sha256_hex(p.script.as_bytes());
     let queued =
-        stage::submit_held_guarded(remote, l, &p.plan.name, secrets, None, guard, to).await?;
+        stage::submit_held_guarded(remote, l, &p.plan.name, secrets, Some(&checksum), guard, to)
+            .await?;
     let job_id = queued.job_id;
     let now = Utc::now();
     let entry = Entry {

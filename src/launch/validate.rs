@@ -533,6 +533,11 @@ pub fn parse_mode(s: &str) -> Result<u32, String> {
             "job_dir_mode `{t}` must give you (the owner) rwx, or slurmdash and the job cannot write the job directory"
         ));
     }
+    if m & 0o022 != 0 {
+        return Err(format!(
+            "job_dir_mode `{t}` lets other users write the job directory, where they could replace the script that runs as you: use 0700 (private) or 0750 (your group may read)"
+        ));
+    }
     Ok(m)
 }
 

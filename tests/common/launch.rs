@@ -29,7 +29,11 @@ pub struct LaunchSetup {
 impl LaunchSetup {
     /// With a scratch directory named after `tag`.
     pub async fn new(tag: &str) -> LaunchSetup {
-        let base = scratch(&remote(), tag).await;
+        LaunchSetup::under(scratch(&remote(), tag).await)
+    }
+
+    /// With results under `base` (which the test made).
+    pub fn under(base: String) -> LaunchSetup {
         let root = format!("{base}/results");
         let dir = tempfile::tempdir().expect("tempdir");
         let text = std::fs::read_to_string(dev_config()).expect("dev config");

@@ -115,9 +115,14 @@ pub fn guard_of(lines: &[ChainLine], job: u64) -> u64 {
         .unwrap_or_else(|| panic!("no guard armed for {job}: {lines:?}"))
 }
 
-/// Jobs of this launch (its script or its guards) still queued or running.
+/// Jobs of this launch (its attempts and its guards, which all run in its job directory)
+/// still queued or running.
 pub async fn live_of(r: &dyn Remote, dir: &str) -> Vec<String> {
-    let out = run(r, &["squeue", "--me", "--noheader", "--format=%i|%j|%T|%o"]).await;
+    let out = run(
+        r,
+        &["squeue", "--me", "--noheader", "--format=%i|%j|%T|%Z|%o"],
+    )
+    .await;
     out.stdout_lossy()
         .lines()
         .filter(|l| l.contains(dir))

@@ -1,0 +1,260 @@
+//! A cluster shared with other people, on the dev cluster over real SSH: another user
+//! (`sdother`) or anything else that can write where slurmdash stages a launch never gets
+//! its own script run as you. A job directory under a directory others can write is
+//! refused (with the directory and the fix) until that directory has the sticky bit; a
+//! script replaced between staging and submission is not submitted, and what sbatch runs
+//! is byte for byte what was staged; staging never writes through a planted link nor over
+//! a file of someone else.
+
+mod common;
+
+use common::launch::LaunchSetup;
+use common::*;
+use slurmdash::launch::script::{sha256_hex, Layout};
+use slurmdash::launch::stage;
+use slurmdash::remote::Remote;
+
+fn tag(what: &str) -> String {
+    format!("{what}{}", std::process::id() % 100_000)
+}
+
+/// `slurmdash submit` of a one-CPU job named `name` running `true`.
+fn submit(s: &LaunchSetup, name: &str) -> std::process::Output {
+    let name = format!("name={name}");
+    let mut c = s.submit_command();
+    for kv in [
+        name.as_str(),
+        "gpus=0",
+        "cpus_per_task=1",
+        "mem=20M",
+        "time=1m",
+        "requeue=false",
+    ] {
+        c.arg("--set").arg(kv);
+    }
+    c.args(["--", "true"]).output().expect("slurmdash submit")
+}
+
+async fn queued_named(r: &dyn Remote, name: &str) -> String {
+    run(
+        r,
+        &[
+            "squeue",
+            "--me",
+            "--noheader",
+            "--name",
+            name,
+            "--format=%i",
+        ],
+    )
+    .await
+    .stdout_lossy()
+    .trim()
+    .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_job_dir_under_a_directory_others_can_write_is_refused_until_it_is_sticky() {
+    let r = remote();
+    let base = scratch(&r, "open").await;
+    assert!(run(&r, &["chmod", "0777", &base]).await.success());
+    let s = LaunchSetup::under(base.clone());
+    let name = tag("open");
+
+    let out = submit(&s, &name);
+    let err = text(&out.stderr);
+    assert!(!out.status.success(), "submitted under a 0777 directory");
+    assert!(
+        err.contains(&format!(
+            "{base} is writable by its group or others without the sticky bit (mode 777)"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("another user could replace the script") && err.contains("chmod +t"),
+        "{err}"
+    );
+    assert_eq!(queued_named(&r, &name).await, "", "nothing was queued");
+    let left = run(&r, &["ls", "-A", &s.root]).await.stdout_lossy();
+    assert_eq!(left.trim(), "", "the refused job directory was removed");
+
+    // doctor says the same before anything is launched.
+    let doc = slurmdash_with(&s.config, &["doctor"]);
+    let said = text(&doc.stdout);
+    assert!(!doc.status.success(), "{said}");
+    assert!(
+        said.contains("[FAIL] results root")
+            && said.contains(&format!("{base} is writable by its group or others")),
+        "{said}"
+    );
+
+    // The sticky bit keeps others from replacing what is yours: then it launches.
+    assert!(run(&r, &["chmod", "1777", &base]).await.success());
+    let out = submit(&s, &name);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let id = printed_job_id(&text(&out.stdout));
+    assert_eq!(
+        final_state(&r, id, std::time::Duration::from_secs(120)).await,
+        "COMPLETED"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_results_root_inside_another_users_directory_is_refused() {
+    let r = remote();
+    let other = remote_as(OTHER_ALIAS);
+    let base = scratch_of(&other, OTHER_USER, "lent").await;
+    // The other user lends a directory everyone may write.
+    assert!(run(&other, &["chmod", "0777", &base]).await.success());
+    let s = LaunchSetup::under(base.clone());
+    let name = tag("lent");
+    let out = submit(&s, &name);
+    let err = text(&out.stderr);
+    assert!(!out.status.success(), "submitted into {base}");
+    assert!(
+        err.contains(&format!("{base} is owned by {OTHER_USER}")),
+        "{err}"
+    );
+    assert_eq!(queued_named(&r, &name).await, "");
+    run(&r, &["rmdir", &s.root]).await;
+    run(&other, &["rm", "-rf", &base]).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_script_replaced_after_staging_is_not_submitted_and_sbatch_runs_the_staged_bytes() {
+    let r = remote();
+    let base = scratch(&r, "swap").await;
+    let name = tag("swap");
+    let l = Layout::new(&format!("{base}/results"), &name);
+    stage::make_dirs(&r, &l, 0o700, T).await.expect("job dir");
+    let script = format!(
+        "#!/bin/sh\n#SBATCH --job-name={name}\n#SBATCH --time=1\n#SBATCH --cpus-per-task=1\n#SBATCH --mem=20M\n#SBATCH --output=/dev/null\necho as launched\n"
+    );
+    let sum = sha256_hex(script.as_bytes());
+    stage::write_file(&r, &l.script_path(), script.as_bytes(), T)
+        .await
+        .expect("staged");
+
+    // Replaced between staging and submission: refused, nothing queued.
+    let swap = run(
+        &r,
+        &[
+            "sh",
+            "-c",
+            "printf '#!/bin/sh\\necho not what you launched\\n' > \"$1\"",
+            "sh",
+            &l.script_path(),
+        ],
+    )
+    .await;
+    assert!(swap.success());
+    let err = stage::submit_held(&r, &l, &name, &[], Some(&sum), T)
+        .await
+        .expect_err("a replaced script was submitted");
+    assert!(err.contains("edited the staged script"), "{err}");
+    assert_eq!(queued_named(&r, &name).await, "");
+
+    // The script as staged goes; Slurm holds exactly those bytes.
+    let put_back = run(
+        &r,
+        &[
+            "sh",
+            "-c",
+            "printf '%s' \"$2\" > \"$1\"",
+            "sh",
+            &l.script_path(),
+            &script,
+        ],
+    )
+    .await;
+    assert!(put_back.success());
+    let q = stage::submit_held(&r, &l, &name, &[], Some(&sum), T)
+        .await
+        .expect("submitted");
+    assert_eq!(q.checksum, sum);
+    let held = run(
+        &r,
+        &[
+            "scontrol",
+            "write",
+            "batch_script",
+            &q.job_id.to_string(),
+            "-",
+        ],
+    )
+    .await;
+    assert!(held.success(), "{}", held.stderr_lossy());
+    assert_eq!(held.stdout_lossy(), script);
+    run(&r, &["scancel", &q.job_id.to_string()]).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn staging_never_writes_through_a_planted_link_or_over_another_users_file() {
+    let r = remote();
+    let other = remote_as(OTHER_ALIAS);
+    let base = scratch(&r, "link").await;
+    // A directory others may add to (sticky, as /tmp): links, and a file of someone else.
+    let plant = run(
+        &r,
+        &[
+            "sh",
+            "-c",
+            "cd \"$1\" && chmod 1777 . && printf precious > victim && ln -s victim link && ln -s nowhere dangling",
+            "sh",
+            &base,
+        ],
+    )
+    .await;
+    assert!(plant.success(), "{}", plant.stderr_lossy());
+    let theirs = format!("{base}/theirs");
+    let planted = run(
+        &other,
+        &["sh", "-c", "printf 'not yours' > \"$1\"", "sh", &theirs],
+    )
+    .await;
+    assert!(planted.success(), "{}", planted.stderr_lossy());
+    for (name, said) in [
+        ("link", "is a symbolic link"),
+        ("dangling", "is a symbolic link"),
+        ("theirs", "is not a file of yours"),
+    ] {
+        let path = format!("{base}/{name}");
+        let err = stage::write_file(&r, &path, b"evil", T)
+            .await
+            .expect_err("wrote through");
+        assert!(err.contains(said), "{name}: {err}");
+    }
+    let cat = |f: &str| {
+        let p = format!("{base}/{f}");
+        let r = &r;
+        async move { run(r, &["cat", &p]).await.stdout_lossy() }
+    };
+    assert_eq!(cat("victim").await, "precious");
+    assert_eq!(cat("theirs").await, "not yours");
+    let nowhere = run(&r, &["test", "-e", &format!("{base}/nowhere")]).await;
+    assert!(!nowhere.success(), "the dangling link's target was created");
+
+    // A file of yours is replaced whole, mode 600, and nothing temporary stays.
+    let mine = format!("{base}/mine");
+    stage::write_file(&r, &mine, b"one", T)
+        .await
+        .expect("write");
+    stage::write_file(&r, &mine, b"two", T)
+        .await
+        .expect("rewrite");
+    assert_eq!(cat("mine").await, "two");
+    let mode = run(&r, &["stat", "-c", "%a", &mine]).await.stdout_lossy();
+    assert_eq!(mode.trim(), "600");
+    let ls = run(&r, &["ls", "-A", &base]).await.stdout_lossy();
+    assert_eq!(
+        ls.split_whitespace().collect::<Vec<_>>(),
+        ["dangling", "link", "mine", "theirs", "victim"],
+        "no temporary file left"
+    );
+    run(&other, &["rm", "-f", &theirs]).await;
+}
