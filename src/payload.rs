@@ -254,4 +254,6 @@ pub struct Recovered {
     pub script: Option<String>,
     /// Where the script came from, or why there is none.
     pub script_from: String,
+    /// Who you are on the cluster (`id -un`), to tell whether the job is yours.
+    pub me: Option<String>,
 }

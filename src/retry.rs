@@ -73,6 +73,9 @@ pub struct Chain {
     pub previous: Vec<(u64, Option<String>)>,
     /// The launch has a retry guard on the cluster: its chain's last line, if any yet.
     pub guard: Option<Option<String>>,
+    /// The names of the secrets the launch exported, as this laptop recorded them (a
+    /// relaunch exports these, never names read from the cluster).
+    pub secrets: Vec<String>,
 }
 
 impl Chain {
@@ -98,6 +101,7 @@ impl Chain {
                             .map(|p| (p.job_id, p.state.clone()))
                             .collect(),
                         guard: e.guard.as_ref().map(|g| g.last.clone()),
+                        secrets: e.secrets.clone(),
                     },
                 ));
             }

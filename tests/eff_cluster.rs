@@ -202,7 +202,8 @@ async fn a_busy_job_and_a_timeout_are_reported_with_sacct_figures_and_a_verdict(
 }
 
 /// `L` on a launch that ran out of time opens the form with a longer time limit, from the
-/// spec staged in its job directory and the job's sacct figures.
+/// spec staged in its job directory and the job's sacct figures. The job rewrote that spec
+/// to export one more secret of yours: the form keeps the names this laptop recorded.
 #[tokio::test(flavor = "multi_thread")]
 async fn relaunch_after_a_timeout_prefills_a_longer_time() {
     let r = remote();
@@ -233,8 +234,9 @@ async fn relaunch_after_a_timeout_prefills_a_longer_time() {
                 "--set",
                 "requeue=false",
                 "--",
-                "sleep",
-                "600",
+                "sh",
+                "-c",
+                REWRITES_ITS_SPEC,
             ],
             &[("SLURMDASH_STATE_DIR", state_dir.as_str())],
         );
@@ -255,6 +257,19 @@ async fn relaunch_after_a_timeout_prefills_a_longer_time() {
         }
     }
     let (id, state) = launched.expect("a launch that ran into its time limit");
+    let dir = run(&r, &["scontrol", "show", "job", &id.to_string()]).await;
+    let spec_path = dir
+        .stdout_lossy()
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("StdOut="))
+        .and_then(|o| o.split("/slurm-logs/").next())
+        .map(|d| format!("{d}/specs/launch.json"))
+        .unwrap_or_else(|| panic!("no StdOut for {id}: {}", dir.stdout_lossy()));
+    let rewritten = run(&r, &["cat", &spec_path]).await.stdout_lossy();
+    assert!(
+        rewritten.contains("\"secrets\":[\"AWS_SECRET_ACCESS_KEY\"]"),
+        "the job did not rewrite its spec: {rewritten}"
+    );
     let state_dir = state.path().display().to_string();
     let env = [("SLURMDASH_STATE_DIR", state_dir.as_str())];
 
@@ -284,11 +299,23 @@ async fn relaunch_after_a_timeout_prefills_a_longer_time() {
         .expect("time limit row");
     assert!(time_row.contains(" 2m "), "{time_row}");
     assert!(
-        s.contains("sleep 600"),
+        s.contains("sh -c \"sed -i 's/"),
         "the command comes from the staged spec:\n{s}"
+    );
+    let secrets_row = s
+        .lines()
+        .find(|l| l.contains("secrets (names)"))
+        .expect("secrets row");
+    assert!(
+        !secrets_row.contains("AWS_SECRET_ACCESS_KEY"),
+        "a secret name from the rewritten spec: {secrets_row}"
     );
     ui.keys(&["Escape", "q"]);
 }
+
+/// What the relaunched job runs: it adds a secret's name to its own staged spec, then
+/// sleeps past its time limit.
+const REWRITES_ITS_SPEC: &str = r#"sed -i 's/"secrets":\[\]/"secrets":["AWS_SECRET_ACCESS_KEY"]/' "$SLURMDASH_JOB_DIR/specs/launch.json"; exec sleep 600"#;
 
 /// A job slurmdash did not launch: its batch script is recovered while slurmctld knows it
 /// (the command of a `--wrap` script), and after it left, `L` says plainly what is missing.

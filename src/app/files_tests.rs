@@ -45,6 +45,7 @@ fn launched() -> App {
             max_attempts: 11,
             previous: Vec::new(),
             guard: None,
+            secrets: Vec::new(),
         },
     );
     a.files.download_dir = PathBuf::from("/dl");

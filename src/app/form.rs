@@ -119,6 +119,32 @@ pub struct FormState {
     pub error: Option<String>,
     pub local_id: String,
     pub results_root: Option<String>,
+    /// The form holds another user's job (relaunched with `L`): the form says whose script
+    /// it is, and Submit asks once more before it runs as you.
+    pub foreign: Option<Foreign>,
+}
+
+/// A relaunch of a job that is not the user's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Foreign {
+    pub job: crate::slurm::model::JobId,
+    /// The job's user, as sacct names them.
+    pub owner: String,
+    /// You on the cluster (`id -un`), when known.
+    pub me: Option<String>,
+    /// Submit was pressed once after the question.
+    pub confirmed: bool,
+}
+
+impl Foreign {
+    /// The warning line of the form.
+    pub fn warning(&self) -> String {
+        let me = self.me.as_deref().unwrap_or("you");
+        format!(
+            "job {} is {}'s, not yours: its script would run as {me}, with your files and accounts; read it (p) before you submit",
+            self.job, self.owner
+        )
+    }
 }
 
 impl FormState {
@@ -210,6 +236,7 @@ impl App {
             error: None,
             local_id: submit::new_local_id(),
             results_root: self.cluster.launch.results_root.clone(),
+            foreign: None,
         };
         form.revalidate();
         self.form = Some(form);
@@ -384,6 +411,15 @@ impl App {
             return Vec::new();
         };
         if form.busy == Some(Busy::Submitting) {
+            return Vec::new();
+        }
+        if let Some(f) = form.foreign.as_mut().filter(|f| !f.confirmed) {
+            f.confirmed = true;
+            form.error = Some(format!(
+                "{}'s script would run as {}: enter on Submit again to launch it, esc to leave",
+                f.owner,
+                f.me.as_deref().unwrap_or("you")
+            ));
             return Vec::new();
         }
         match &form.prepared {

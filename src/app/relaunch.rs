@@ -103,6 +103,13 @@ impl App {
             .as_ref()
             .map(|r| apply(&mut spec, &r.suggestion))
             .unwrap_or_default();
+        // The names of secrets to export come from this laptop's record of the launch,
+        // never from specs/launch.json, which the job (or anyone who can write its
+        // directory) can rewrite.
+        spec.secrets = self
+            .launch_of(&id)
+            .map(|c| c.secrets.clone())
+            .unwrap_or_default();
         let cmds = self.open_form();
         if let Some(form) = self.form.as_mut() {
             form.spec = spec;
@@ -115,6 +122,20 @@ impl App {
         });
         cmds
     }
+}
+
+/// The job is another user's (or whose it is cannot be told): what the form must say.
+fn foreign(id: &JobId, rec: &Recovered) -> Option<crate::app::form::Foreign> {
+    let owner = rec.used.detail.user.clone().filter(|u| !u.is_empty());
+    if owner.is_some() && owner == rec.me {
+        return None;
+    }
+    Some(crate::app::form::Foreign {
+        job: id.clone(),
+        owner: owner.unwrap_or_else(|| "an unknown user".into()),
+        me: rec.me.clone(),
+        confirmed: false,
+    })
 }
 
 /// Letters, digits, `.`, `_`, `-` (what a launch's name may hold).
@@ -157,6 +178,8 @@ pub fn spec_from_job(spec: &mut LaunchSpec, rec: &Recovered, report: &Efficiency
     spec.workdir = d.work_dir.clone().unwrap_or_default();
     spec.image.clear();
     spec.env.clear();
+    // Not your last launch's secrets: nothing is exported that this job did not ask for.
+    spec.secrets.clear();
     spec.extra_sbatch.clear();
     spec.inputs.clear();
     spec.batch_script.clear();
@@ -295,6 +318,7 @@ impl App {
         let missing = spec_from_job(&mut spec, &rec, &report);
         let changed = apply(&mut spec, &report.suggestion);
         form.spec = spec;
+        form.foreign = foreign(&id, &rec);
         form.revalidate();
         let changed = if changed.is_empty() {
             String::new()
@@ -338,6 +362,7 @@ mod tests {
                 "#!/bin/sh\n# This script was created by sbatch --wrap.\n\nsleep 300\n".into(),
             ),
             script_from: "scontrol write batch_script".into(),
+            me: Some("sduser".into()),
         };
         let report = Efficiency::compute(&rec.used, &[]);
         let mut spec = LaunchSpec::default();
@@ -369,6 +394,7 @@ mod tests {
             used: u,
             script: Some(script.into()),
             script_from: "scontrol write batch_script".into(),
+            me: Some("sduser".into()),
         }
     }
 

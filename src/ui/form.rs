@@ -164,6 +164,12 @@ pub fn form_lines(form: &FormState, t: &Theme, cluster: &str) -> (Vec<Line<'stat
         ))),
         _ => {}
     }
+    if let Some(f) = &form.foreign {
+        lines.push(Line::from(Span::styled(
+            format!("  ⚠ {}", f.warning()),
+            t.error(),
+        )));
+    }
     if let Some(e) = &form.error {
         lines.push(Line::from(Span::styled(format!("  {e}"), t.error())));
     }

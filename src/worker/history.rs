@@ -182,7 +182,16 @@ pub async fn recover(
     kept: Option<(&crate::kept_scripts::KeptScripts, &str)>,
 ) -> Result<Recovered, String> {
     use crate::slurm::eff::recover as r;
-    let p = jobs(remote, std::slice::from_ref(id), timeout).await?;
+    let whoami = ["id".to_string(), "-un".into()];
+    let (p, me) = tokio::join!(
+        jobs(remote, std::slice::from_ref(id), timeout),
+        stdout_of(remote, &whoami, None, timeout)
+    );
+    let p = p?;
+    let me = me
+        .ok()
+        .map(|m| m.trim().to_string())
+        .filter(|m| !m.is_empty());
     let used = p
         .items
         .into_iter()
@@ -194,6 +203,7 @@ pub async fn recover(
                 used,
                 script: Some(s),
                 script_from: "scontrol write batch_script".into(),
+                me,
             });
         }
     }
@@ -206,6 +216,7 @@ pub async fn recover(
             used,
             script: Some(k.script),
             script_from: format!("the copy slurmdash kept on {when}"),
+            me,
         });
     }
     let (script, script_from) = match stdout_of(remote, &r::sacct_batch_script(id), None, timeout).await {
@@ -226,5 +237,6 @@ pub async fn recover(
         used,
         script,
         script_from,
+        me,
     })
 }
