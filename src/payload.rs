@@ -105,6 +105,12 @@ impl RetryEvent {
             } => format!(
                 "job {failed} failed on infrastructure: resubmitted as {new} (attempt {attempt}/{max_attempts})"
             ),
+            // The first attempt of a launch whose submission was interrupted.
+            RetryEvent::NotRetried {
+                job_id: 0,
+                local_id,
+                reason,
+            } => format!("launch {local_id} is not submitted yet: {reason}"),
             RetryEvent::NotRetried { job_id, reason, .. } => {
                 format!("job {job_id} failed on infrastructure and was not resubmitted: {reason}")
             }
@@ -117,7 +123,7 @@ impl RetryEvent {
                 attempt,
                 existing: true,
             } => format!(
-                "attempt {attempt} of launch {local_id} was left unrecorded by a stopped dashboard: it is job {job_id}, already queued"
+                "attempt {attempt} of launch {local_id} was left unrecorded by a slurmdash that stopped or lost its answer: it is job {job_id}, already queued"
             ),
             RetryEvent::Recovered {
                 local_id,
@@ -125,7 +131,7 @@ impl RetryEvent {
                 attempt,
                 existing: false,
             } => format!(
-                "attempt {attempt} of launch {local_id} was claimed but never submitted (a dashboard stopped mid-retry): submitted now as {job_id}"
+                "attempt {attempt} of launch {local_id} was claimed but never submitted (a slurmdash stopped while submitting it): submitted now as {job_id}"
             ),
         }
     }

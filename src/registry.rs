@@ -211,6 +211,19 @@ impl Registry {
         self.write(&f)
     }
 
+    /// Forgets a launch that was never queued (its submission was refused).
+    pub fn remove(&self, local_id: &str) -> Result<bool, RegistryError> {
+        let _lock = self.lock()?;
+        let mut f = self.read()?;
+        let before = f.entries.len();
+        f.entries.retain(|e| e.local_id != local_id);
+        if f.entries.len() == before {
+            return Ok(false);
+        }
+        self.write(&f)?;
+        Ok(true)
+    }
+
     /// Compare-and-set: applies `change` to the entry only if it still has
     /// `expected_attempts` attempts, all under the lock. Returns Ok(false) when another
     /// process got there first (e.g. both dashboards saw the same failure and only one may

@@ -132,12 +132,19 @@ async fn a_timed_out_submit_cancels_its_job_and_a_resubmit_queues_the_launch_onc
         },
     )
     .await;
-    assert!(
-        registry.load().expect("registry").is_empty(),
-        "a failed submission is not recorded"
+    // Its answer was lost: the launch stays recorded as being submitted (no job yet), for
+    // a dashboard to adopt a job the cluster queued after all, or to submit it once.
+    let entries = registry.load().expect("registry");
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    assert_eq!(
+        (entries[0].job_id, entries[0].attempts.len()),
+        (0, 1),
+        "{entries:?}"
     );
+    assert!(err.contains("stays recorded as being submitted"), "{err}");
 
-    // The form submits the same launch again (same local id, same job directory).
+    // The form submits the same launch again (same local id, same job directory): that
+    // is the record's job from then on.
     let normal = Target {
         timeout: T,
         ..short

@@ -156,7 +156,10 @@ async fn a_script_replaced_after_staging_is_not_submitted_and_sbatch_runs_the_st
     let err = stage::submit_held(&r, &l, &name, &[], Some(&sum), T)
         .await
         .expect_err("a replaced script was submitted");
-    assert!(err.contains("edited the staged script"), "{err}");
+    assert!(
+        matches!(&err, stage::SubmitError::Refused(m) if m.contains("edited the staged script")),
+        "{err}"
+    );
     assert_eq!(queued_named(&r, &name).await, "");
 
     // The script as staged goes; Slurm holds exactly those bytes.

@@ -203,7 +203,8 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
             let _keep = crate::signals::Stop::new()?;
             login::run(&cluster)
         }
-        Some(Command::Submit(args)) => until_stopped(submit::run(&loaded, &cluster, &args)).await,
+        // It handles the signals itself: a submission under way is finished first.
+        Some(Command::Submit(args)) => submit::run(&loaded, &cluster, &args).await,
         Some(Command::Completions { .. } | Command::Man { .. }) => Ok(ExitCode::SUCCESS),
         None => {
             let args = &cli.queue;

@@ -80,7 +80,82 @@ pub fn spec_from_args(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> 
     ))
 }
 
+/// What is ready for the submission itself.
+struct Ready {
+    remote: std::sync::Arc<dyn crate::remote::Remote>,
+    prepared: submit::Prepared,
+    secrets: Vec<(String, String)>,
+    timeout: std::time::Duration,
+}
+
+enum Step {
+    /// Done without submitting (a dry run, a test-only estimate, refused fields).
+    Done(ExitCode),
+    Submit(Box<Ready>),
+}
+
+/// `slurmdash submit`. A signal (ctrl-c, a closed terminal, SIGTERM) before the submission
+/// stops it with nothing queued. Once the submission has begun it is finished first, so
+/// that the launch ends up queued and recorded, or not queued at all; a second signal
+/// leaves at once, and then the launch stays recorded as being submitted (a dashboard
+/// adopts its job, or submits it, later).
 pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Result<ExitCode> {
+    let mut stop = crate::signals::Stop::new()?;
+    let ready = tokio::select! {
+        r = prepare(loaded, cluster, args) => r?,
+        (name, num) = stop.recv() => {
+            eprintln!("slurmdash: stopped by {name}; nothing was submitted");
+            return Ok(ExitCode::from(128 + num as u8));
+        }
+    };
+    let ready = match ready {
+        Step::Done(code) => return Ok(code),
+        Step::Submit(r) => r,
+    };
+    let Ready {
+        remote,
+        prepared,
+        secrets,
+        timeout,
+    } = *ready;
+    let registry = Registry::open_default();
+    let target = submit::Target {
+        remote: remote.as_ref(),
+        cluster: &cluster.name,
+        registry: &registry,
+        timeout,
+        convert_timeout: std::time::Duration::from_secs(30 * 60),
+    };
+    let local_id = prepared.layout.local_id.clone();
+    let work = submit::submit(&target, &prepared, &secrets);
+    tokio::pin!(work);
+    let mut interrupted: Option<(&str, i32)> = None;
+    let result = loop {
+        tokio::select! {
+            r = &mut work => break r,
+            (name, num) = stop.recv() => {
+                if interrupted.is_some() {
+                    eprintln!("slurmdash: stopped by {name} again: leaving mid-submission; launch {local_id} stays recorded as being submitted, and a dashboard adopts its job (or submits it) later");
+                    return Ok(ExitCode::from(128 + num as u8));
+                }
+                eprintln!("slurmdash: {name}: finishing the submission first, so that launch {local_id} is either queued and recorded or not queued at all ({name} again leaves at once)");
+                interrupted = Some((name, num));
+            }
+        }
+    };
+    let s = result.map_err(|e| eyre!(e))?;
+    print_submitted(&s, &prepared);
+    if let Some((name, num)) = interrupted {
+        eprintln!(
+            "slurmdash: {name} came after the submission had begun: job {} is queued and recorded; `slurmdash cancel {}` cancels it",
+            s.job_id, s.job_id
+        );
+        return Ok(ExitCode::from(128 + num as u8));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn prepare(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Result<Step> {
     if cluster.settings.read_only && !(args.dry_run || args.test_only) {
         return Err(eyre!(
             "cluster {} is read-only (--read-only or read_only = true in the config): nothing submitted (--dry-run and --test-only still work)",
@@ -107,7 +182,7 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Resul
             for p in problems {
                 eprintln!("  {:?}: {}", p.field, p.message);
             }
-            return Ok(ExitCode::from(2));
+            return Ok(Step::Done(ExitCode::from(2)));
         }
     };
     if args.test_only {
@@ -118,7 +193,7 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Resul
             "estimated start {} on {} in partition {}\n({})",
             e.start, e.nodes, e.partition, e.text
         );
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Step::Done(ExitCode::SUCCESS));
     }
     if args.dry_run || args.preview {
         print!("{}", prepared.script);
@@ -128,7 +203,7 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Resul
             .await
             .map_err(|e| eyre!(e))?;
         eprintln!("dry run: valid; nothing was submitted");
-        return Ok(ExitCode::SUCCESS);
+        return Ok(Step::Done(ExitCode::SUCCESS));
     }
     let secrets = submit::read_secrets(&prepared.plan.secrets, |n| std::env::var(n).ok())
         .map_err(|e| eyre!(e))?;
@@ -149,17 +224,15 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Resul
         &patterns,
         args.webhook.as_deref(),
     );
-    let registry = Registry::open_default();
-    let target = submit::Target {
-        remote: remote.as_ref(),
-        cluster: &cluster.name,
-        registry: &registry,
+    Ok(Step::Submit(Box::new(Ready {
+        remote,
+        prepared,
+        secrets,
         timeout,
-        convert_timeout: std::time::Duration::from_secs(30 * 60),
-    };
-    let s = submit::submit(&target, &prepared, &secrets)
-        .await
-        .map_err(|e| eyre!(e))?;
+    })))
+}
+
+fn print_submitted(s: &submit::Submitted, prepared: &submit::Prepared) {
     println!("Submitted job {} (launch {})", s.job_id, s.local_id);
     println!("job dir: {}", s.job_dir);
     println!("script:  {}", s.script_path);
@@ -178,5 +251,4 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Resul
     for w in &s.warnings {
         eprintln!("warning: {w}");
     }
-    Ok(ExitCode::SUCCESS)
 }

@@ -318,6 +318,38 @@ pub struct Queued {
     pub guard: Option<u64>,
 }
 
+/// Why a submission gave no job id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SubmitError {
+    /// The cluster answered no (sbatch refused, the script changed, a secret could not be
+    /// passed): nothing of this submission is queued.
+    Refused(String),
+    /// The answer was lost (the connection dropped, the command timed out or was killed):
+    /// the job may be queued. Submitting the same launch again adopts such a job instead
+    /// of queueing a second one.
+    Lost(String),
+}
+
+impl SubmitError {
+    pub fn message(&self) -> &str {
+        match self {
+            SubmitError::Refused(m) | SubmitError::Lost(m) => m,
+        }
+    }
+}
+
+impl std::fmt::Display for SubmitError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
+impl From<SubmitError> for String {
+    fn from(e: SubmitError) -> String {
+        e.message().to_string()
+    }
+}
+
 /// Submits the staged script (see [`SUBMIT_SCRIPT`]). `checksum`: the script's sha256 as
 /// recorded at launch; a script that no longer matches is refused.
 pub async fn submit_held(
@@ -327,7 +359,7 @@ pub async fn submit_held(
     secrets: &[(String, String)],
     checksum: Option<&str>,
     t: Duration,
-) -> Result<Queued, String> {
+) -> Result<Queued, SubmitError> {
     submit_held_guarded(remote, layout, name, secrets, checksum, false, t).await
 }
 
@@ -340,19 +372,38 @@ pub async fn submit_held_guarded(
     checksum: Option<&str>,
     guard: bool,
     t: Duration,
-) -> Result<Queued, String> {
-    let stdin = secrets_stdin(secrets)?;
+) -> Result<Queued, SubmitError> {
+    let stdin = secrets_stdin(secrets).map_err(SubmitError::Refused)?;
     let argv = submit_argv_guarded(layout, name, checksum, guard);
     let script = layout.script_path();
     let out = remote.run(&argv, Some(&stdin), t).await.map_err(|e| {
-        format!("submitting {script}: {e} (an interrupted submission cancels the job it made; submitting again does not queue the launch twice)")
+        SubmitError::Lost(format!("submitting {script}: {e} (the job may be queued: submitting the launch again adopts it rather than queueing it twice)"))
     })?;
-    if !out.success() {
-        return Err(refusal(out.code, &out.stderr_lossy(), &script));
+    match out.code {
+        Some(0) => {}
+        // The script decided (and cancelled whatever it had queued).
+        Some(_) => {
+            return Err(SubmitError::Refused(refusal(
+                out.code,
+                &out.stderr_lossy(),
+                &script,
+            )))
+        }
+        None => {
+            return Err(SubmitError::Lost(refusal(
+                out.code,
+                &out.stderr_lossy(),
+                &script,
+            )))
+        }
     }
     let text = out.stdout_lossy();
-    parse_queued(&text)
-        .ok_or_else(|| format!("submitting {script} printed no job id: {}", text.trim()))
+    parse_queued(&text).ok_or_else(|| {
+        SubmitError::Lost(format!(
+            "submitting {script} printed no job id: {}",
+            text.trim()
+        ))
+    })
 }
 
 /// The `slurmdash-job ID new|existing SUM` line.

@@ -247,32 +247,68 @@ pub async fn submit(
     };
     // Hashed here, on the laptop: the cluster submits only a copy with this sha256.
     let checksum = crate::launch::script::sha256_hex(p.script.as_bytes());
-    let queued =
-        stage::submit_held_guarded(remote, l, &p.plan.name, secrets, Some(&checksum), guard, to)
-            .await?;
-    let job_id = queued.job_id;
+    // Recorded before it is queued, as a claimed first attempt (job id 0): if this process
+    // is killed or the answer is lost, a dashboard adopts the job the cluster queued (or
+    // submits the launch) once the claim is stale; nothing queued goes unrecorded.
     let now = Utc::now();
-    let entry = Entry {
+    let mut entry = Entry {
         local_id: l.local_id.clone(),
         cluster: t.cluster.to_string(),
-        job_id,
+        job_id: 0,
         job_dir: l.job_dir.clone(),
         name: p.plan.name.clone(),
         submitted_at: now,
         template: p.spec.template.clone(),
         script: l.script_path(),
         attempts: vec![Attempt {
-            job_id,
+            job_id: 0,
             submitted_at: now,
             state: None,
         }],
         secrets: p.plan.secrets.clone(),
-        checksum: Some(queued.checksum.clone()),
+        checksum: Some(checksum.clone()),
         requeue: p.plan.requeue,
-        guard: queued
-            .guard
-            .map(|_| crate::registry::GuardRecord::default()),
+        guard: None,
     };
+    t.registry.add(entry.clone()).map_err(|e| {
+        format!("not submitted: the launch could not be recorded on this machine first: {e}")
+    })?;
+    let queued = match stage::submit_held_guarded(
+        remote,
+        l,
+        &p.plan.name,
+        secrets,
+        Some(&checksum),
+        guard,
+        to,
+    )
+    .await
+    {
+        Ok(q) => q,
+        Err(stage::SubmitError::Refused(e)) => {
+            let _ = t.registry.remove(&l.local_id);
+            return Err(e);
+        }
+        Err(stage::SubmitError::Lost(e)) => {
+            return Err(format!(
+                "{e}; launch {} stays recorded as being submitted: a dashboard opened on {} adopts its job (or submits it once) after {} s",
+                l.local_id,
+                t.cluster,
+                crate::worker::retry::claim_stale_after(to).num_seconds()
+            ))
+        }
+    };
+    let job_id = queued.job_id;
+    let now = Utc::now();
+    entry.job_id = job_id;
+    entry.attempts[0] = Attempt {
+        job_id,
+        submitted_at: now,
+        state: None,
+    };
+    entry.guard = queued
+        .guard
+        .map(|_| crate::registry::GuardRecord::default());
     if guard && queued.guard.is_none() && !queued.existing {
         warnings.push("the retry guard could not be queued (see meta/ in the job directory); retries of this launch need a dashboard".into());
     }
@@ -282,9 +318,18 @@ pub async fn submit(
             l.local_id
         ));
     }
-    if let Err(e) = t.registry.add(entry.clone()) {
+    let recorded = t.registry.update(&l.local_id, 1, |x| {
+        x.attempts = entry.attempts.clone();
+        x.job_id = job_id;
+        x.guard = entry.guard.clone();
+    });
+    if !matches!(recorded, Ok(true)) {
         warnings.push(format!(
-            "job {job_id} is queued but was not recorded locally: {e}"
+            "job {job_id} is queued but its record on this machine was not updated ({}): a dashboard adopts it later",
+            match recorded {
+                Err(e) => e.to_string(),
+                _ => "another slurmdash changed it meanwhile".into(),
+            }
         ));
     }
     // A recovered script belongs to that relaunch, not to the next form.

@@ -103,6 +103,7 @@ impl LocalRemote {
             s.count(argv);
             s.bytes_out += stdin.map_or(0, |d| d.len() as u64);
         });
+        let child_pid = child.id();
         let input = child.stdin.take();
         let (sout, serr) = (child.stdout.take(), child.stderr.take());
         let data = stdin.map(<[u8]>::to_vec);
@@ -124,7 +125,23 @@ impl LocalRemote {
                 stderr,
             })
         };
-        match tokio::time::timeout(timeout, work).await {
+        // Past the timeout the command gets SIGTERM and 5 s to run its traps (the submission
+        // cancels the job it queued), as `timeout -k 5s` does on a login node; then SIGKILL
+        // (kill_on_drop).
+        let pid = child_pid;
+        tokio::pin!(work);
+        let finished = match tokio::time::timeout(timeout, &mut work).await {
+            Ok(r) => Ok(r),
+            Err(e) => {
+                if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+                    // SAFETY: kill(2) on the pid of our own child, which we have not reaped.
+                    unsafe { libc::kill(pid, libc::SIGTERM) };
+                    let _ = tokio::time::timeout(Duration::from_secs(5), &mut work).await;
+                }
+                Err(e)
+            }
+        };
+        match finished {
             Err(_) => Err(RemoteError::Timeout {
                 command,
                 host,
@@ -341,6 +358,26 @@ mod tests {
         let after = r.stats();
         assert_eq!(after.execs, before.execs + 1);
         assert_eq!(after.bytes_in - before.bytes_in, 300_000);
+    }
+
+    /// A command past its timeout gets SIGTERM first, so its traps run (the submission
+    /// script cancels the job it queued), as `timeout -k` does on a login node.
+    #[tokio::test]
+    async fn a_timed_out_command_runs_its_term_trap_before_it_is_killed() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let mark = dir.path().join("trapped");
+        let r = LocalRemote::new();
+        let script = "trap 'echo cleaned > \"$1\"; exit 1' TERM; sleep 30 & wait";
+        let argv = s(&["sh", "-c", script, "sh", mark.to_str().expect("utf-8")]);
+        let err = r
+            .run(&argv, None, Duration::from_millis(500))
+            .await
+            .expect_err("timed out");
+        assert!(matches!(err, RemoteError::Timeout { .. }), "{err}");
+        assert_eq!(
+            std::fs::read_to_string(&mark).expect("the trap ran"),
+            "cleaned\n"
+        );
     }
 
     #[tokio::test]

@@ -70,7 +70,8 @@ pub async fn registry_jobs(
     let ids: Vec<JobId> = entries
         .iter()
         .rev()
-        .filter(|e| e.cluster == cluster)
+        // A launch still being submitted (job id 0) has no job to look up yet.
+        .filter(|e| e.cluster == cluster && e.job_id != 0)
         .take(REATTACH_MAX)
         .map(|e| JobId::new(e.job_id))
         .collect();

@@ -13,6 +13,7 @@
 //! registry) is submitted once the claim is stale; the staging script adopts a job the
 //! stopped dashboard had already queued instead of submitting a second one.
 
+use crate::launch::stage::{Queued, SubmitError};
 use std::time::Duration;
 
 use chrono::Utc;
@@ -265,7 +266,7 @@ async fn recover(c: &RetryCheck<'_>, e: &Entry) -> Vec<RetryEvent> {
                 existing: q.existing,
             }]
         }
-        Err(err) => {
+        Err(SubmitError::Refused(err)) => {
             let _ = c.registry.update(&e.local_id, n, |x| {
                 x.attempts.pop();
             });
@@ -275,14 +276,25 @@ async fn recover(c: &RetryCheck<'_>, e: &Entry) -> Vec<RetryEvent> {
                 reason: err,
             }]
         }
+        Err(SubmitError::Lost(err)) => vec![RetryEvent::NotRetried {
+            local_id: e.local_id.clone(),
+            job_id: previous,
+            reason: lost(&err),
+        }],
     }
+}
+
+/// What a lost answer means for the retry.
+fn lost(err: &str) -> String {
+    format!("{err}; the retry stays claimed: a later check adopts its job if it was queued, or submits it")
 }
 
 /// Submits the launch's staged script again with exactly the secrets the launch named,
 /// refusing a script whose checksum differs from the launch's.
-async fn resubmit(c: &RetryCheck<'_>, e: &Entry) -> Result<crate::launch::stage::Queued, String> {
+async fn resubmit(c: &RetryCheck<'_>, e: &Entry) -> Result<Queued, SubmitError> {
     let l = layout(e);
-    let secrets = crate::launch::submit::read_secrets(&e.secrets, |n| (c.secret)(n))?;
+    let secrets = crate::launch::submit::read_secrets(&e.secrets, |n| (c.secret)(n))
+        .map_err(SubmitError::Refused)?;
     crate::launch::stage::submit_held(
         c.remote,
         &l,
@@ -421,7 +433,7 @@ async fn finished_attempt(c: &RetryCheck<'_>, e: &Entry, d: &JobDetail) -> Vec<R
                 max_attempts: c.policy.max_attempts(),
             });
         }
-        Err(err) => {
+        Err(SubmitError::Refused(err)) => {
             let _ = c.registry.update(&e.local_id, n + 1, |x| {
                 x.attempts.pop();
             });
@@ -431,6 +443,13 @@ async fn finished_attempt(c: &RetryCheck<'_>, e: &Entry, d: &JobDetail) -> Vec<R
                 reason: err,
             });
         }
+        // The claim stays: the job may be queued, and a later check adopts it (or submits
+        // it) once the claim is stale, instead of this attempt being lost or doubled.
+        Err(SubmitError::Lost(err)) => events.push(RetryEvent::NotRetried {
+            local_id: e.local_id.clone(),
+            job_id,
+            reason: lost(&err),
+        }),
     }
     events
 }
