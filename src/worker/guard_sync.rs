@@ -113,7 +113,8 @@ pub enum Owner {
     Launch,
     /// Not the user's, or not this launch's: why.
     Foreign(String),
-    /// Slurm has no record of it (yet: accounting can lag a moment behind a submission).
+    /// Slurm has no record of it that says (yet: accounting can lag a moment behind). The
+    /// launch is left alone until it has one.
     Unknown,
 }
 
@@ -122,15 +123,21 @@ pub enum Owner {
 /// the user's, carries the launch's name, and ran from or names its job directory.
 pub fn owner_of(e: &Entry, me: &str, facts: &[JobFacts], id: u64) -> Owner {
     let records: Vec<&JobFacts> = facts.iter().filter(|f| f.id == id).collect();
-    if records.is_empty() {
+    if let Some(f) = records.iter().find(|f| me.is_empty() || f.user != me) {
+        return Owner::Foreign(format!("job {id} belongs to {}, not to you ({me})", f.user));
+    }
+    // For a moment after a job ends, sacct can hold a record of it without its submission
+    // (named `allocation`, no work directory, no submit line): it says nothing yet.
+    let complete: Vec<&&JobFacts> = records
+        .iter()
+        .filter(|f| !f.work_dir.is_empty() || !f.submit.is_empty())
+        .collect();
+    if complete.is_empty() {
         return Owner::Unknown;
     }
     let dir = e.job_dir.trim_end_matches('/');
     let below = format!("{dir}/");
-    for f in records {
-        if me.is_empty() || f.user != me {
-            return Owner::Foreign(format!("job {id} belongs to {}, not to you ({me})", f.user));
-        }
+    for f in complete {
         if f.name != e.name {
             return Owner::Foreign(format!(
                 "job {id} is named `{}`, not `{}` like the launch",
@@ -298,9 +305,18 @@ pub async fn sync(
     let mut events = Vec::new();
     // (local id, the name its guards carry, guards armed for its open latest attempt)
     let mut waiting: Vec<(String, String, Vec<u64>)> = Vec::new();
+    // Launches whose guard names a new attempt Slurm cannot vouch for yet: neither recorded
+    // nor retried by the dashboard this time.
+    let mut pending: Vec<String> = Vec::new();
     for e in guarded {
         let lines = lines_of(e);
         let owner = |id: u64| owner_of(e, &me, &facts, id);
+        if claimed(e, lines)
+            .into_iter()
+            .any(|n| owner(n) == Owner::Unknown)
+        {
+            pending.push(e.local_id.clone());
+        }
         let mut x = e.clone();
         let seen = apply(&mut x, lines, c.policy.max_attempts(), &owner);
         if x != *e {
@@ -339,6 +355,7 @@ pub async fn sync(
                 .any(|id| live.iter().any(|(l, n)| l == id && n == name))
         })
         .map(|(l, _, _)| l)
+        .chain(pending)
         .collect();
     Ok((events, leave))
 }
@@ -495,9 +512,12 @@ mod tests {
             + &row(9, "alice", "train", "/lustre/r/L1", "sbatch /lustre/r/L1/sbatch/job_L1.sbatch")
             + &row(10, "sduser", "other", "/lustre/r/L1", "sbatch x")
             + &row(11, "sduser", "train", "/lustre/r/L10", "sbatch /lustre/r/L10/x.sbatch")
+            // sacct a moment after a job ended, before its submission is recorded.
+            + &row(13, "sduser", "allocation", "", "")
+            + &row(14, "alice", "allocation", "", "")
             + "12|torn line\n";
         let (me, facts) = parse_owners(&out);
-        assert_eq!((me.as_str(), facts.len()), ("sduser", 5));
+        assert_eq!((me.as_str(), facts.len()), ("sduser", 7));
         let o = |id| owner_of(&e, &me, &facts, id);
         assert_eq!(o(7), Owner::Launch);
         assert_eq!(o(8), Owner::Launch);
@@ -507,6 +527,8 @@ mod tests {
             matches!(o(11), Owner::Foreign(r) if r.contains("not submitted from the launch's directory /lustre/r/L1"))
         );
         assert_eq!(o(12), Owner::Unknown);
+        assert_eq!(o(13), Owner::Unknown);
+        assert!(matches!(o(14), Owner::Foreign(r) if r.contains("belongs to alice")));
         // Without the user's name nothing is the launch's.
         assert!(matches!(owner_of(&e, "", &facts, 7), Owner::Foreign(_)));
     }
@@ -621,5 +643,30 @@ mod tests {
             .find(|c| c.get(2).map(String::as_str) == Some(OWNERS_SCRIPT))
             .unwrap();
         assert_eq!(owners[4], "900");
+    }
+
+    #[tokio::test]
+    async fn a_retry_slurm_cannot_vouch_for_yet_holds_the_launch() {
+        use crate::remote::fake::{FakeRemote, FakeReply};
+        let r = FakeRemote::new("login1");
+        let chain = format!("==> /lustre/r/L1/meta/chain.jsonl\n{}", retried_as("7"));
+        r.on(
+            &["sh", "-c", guard::READ_CHAINS],
+            vec![FakeReply::ok(chain.as_str())],
+        );
+        // sacct's record of job 7 a moment after it ended, before its submission is in.
+        r.on(
+            &["sh", "-c", OWNERS_SCRIPT],
+            vec![FakeReply::ok(
+                "sduser\n7\u{1f}sduser\u{1f}allocation\u{1f}\u{1f}\n",
+            )],
+        );
+        r.on(&["sacct"], vec![FakeReply::ok("")]);
+        let (events, entries) = check_with(&r).await;
+        assert!(events.is_empty(), "{events:?}");
+        let ids: Vec<u64> = entries[0].attempts.iter().map(|a| a.job_id).collect();
+        assert_eq!(ids, [5]);
+        // Neither recorded nor looked at by the dashboard's own retry this time.
+        assert!(r.calls().iter().all(|c| c[0] != "sacct"), "{:?}", r.calls());
     }
 }
