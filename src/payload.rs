@@ -73,6 +73,13 @@ pub enum RetryEvent {
         /// Requeues of this job seen so far.
         times: usize,
     },
+    /// A line of a guarded launch's `meta/chain.jsonl` named a job that is not the launch's
+    /// (another user's, or one the guard did not submit) as its next attempt: not recorded.
+    Ignored {
+        local_id: String,
+        job_id: u64,
+        reason: String,
+    },
     /// An attempt a dashboard claimed but never submitted (it stopped in between) was
     /// submitted now, or found already queued.
     Recovered {
@@ -116,6 +123,13 @@ impl RetryEvent {
             }
             RetryEvent::Requeued { job_id, state, .. } => format!(
                 "job {job_id} ended {state} and Slurm requeued it (same id, --requeue): not resubmitted"
+            ),
+            RetryEvent::Ignored {
+                local_id,
+                job_id,
+                reason,
+            } => format!(
+                "launch {local_id}: its meta/chain.jsonl names job {job_id} as a retry, ignored: {reason} (the job, or whoever can write its directory, wrote that line)"
             ),
             RetryEvent::Recovered {
                 local_id,

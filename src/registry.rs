@@ -2,7 +2,9 @@
 //! (`$XDG_STATE_HOME/slurmdash/registry.json`, or `$SLURMDASH_STATE_DIR`). Every change
 //! happens under an exclusive lock file and is written atomically (temp file in the same
 //! directory, fsync, rename, fsync of the directory), so a crash or kill -9 leaves either the
-//! old or the new file, and two dashboards never both record the same retry.
+//! old or the new file, and two dashboards never both record the same retry. The directory
+//! is kept 0700 and every file in it is written 0600, without following links: the launches,
+//! their job directories and the last launch's values are nobody else's business.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -126,12 +128,33 @@ impl Registry {
         }
     }
 
+    /// Creates the state directory 0700 (its missing parents too), and takes group and
+    /// other access away from one of ours that an earlier version left open.
+    fn make_dir(&self) -> Result<(), RegistryError> {
+        use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.dir)
+            .map_err(|e| self.io("creating the directory", e))?;
+        let m = fs::metadata(&self.dir).map_err(|e| self.io("reading the directory", e))?;
+        // SAFETY: geteuid has no preconditions.
+        if m.mode() & 0o077 != 0 && m.uid() == unsafe { libc::geteuid() } {
+            fs::set_permissions(&self.dir, fs::Permissions::from_mode(0o700))
+                .map_err(|e| self.io("making the directory private (chmod 700)", e))?;
+        }
+        Ok(())
+    }
+
     fn lock(&self) -> Result<Lock, RegistryError> {
-        fs::create_dir_all(&self.dir).map_err(|e| self.io("creating the directory", e))?;
+        use std::os::unix::fs::OpenOptionsExt;
+        self.make_dir()?;
         let f = OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(self.dir.join("registry.lock"))
             .map_err(|e| self.io("opening the lock file", e))?;
         // SAFETY: a valid open fd.
@@ -169,11 +192,21 @@ impl Registry {
         self.write_atomic("registry.json", &bytes)
     }
 
-    /// Temp file in the same directory, fsync, rename over `name`, fsync the directory.
+    /// Temp file (0600, new, never through a link) in the same directory, fsync, rename over
+    /// `name`, fsync the directory.
     fn write_atomic(&self, name: &str, bytes: &[u8]) -> Result<(), RegistryError> {
-        fs::create_dir_all(&self.dir).map_err(|e| self.io("creating the directory", e))?;
+        use std::os::unix::fs::OpenOptionsExt;
+        self.make_dir()?;
         let tmp = self.dir.join(format!(".{name}.{}.tmp", std::process::id()));
-        let mut file = File::create(&tmp).map_err(|e| self.io("creating a temp file", e))?;
+        // One a crashed process of the same pid left behind.
+        let _ = fs::remove_file(&tmp);
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&tmp)
+            .map_err(|e| self.io("creating a temp file", e))?;
         file.write_all(bytes)
             .and_then(|_| file.sync_all())
             .map_err(|e| self.io("writing a temp file", e))?;
@@ -321,6 +354,45 @@ pub(crate) mod tests {
             .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
             .collect();
         assert!(leftovers.is_empty());
+    }
+
+    fn mode(p: &Path) -> u32 {
+        use std::os::unix::fs::PermissionsExt;
+        fs::metadata(p).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn the_state_dir_is_0700_and_its_files_0600() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        // A fresh state dir (and its missing parent), whatever the umask lets through.
+        let r = Registry::open(d.path().join("state/slurmdash"));
+        r.add(entry("a", 10)).unwrap();
+        r.save_last(&serde_json::json!({"name": "train"})).unwrap();
+        assert_eq!(mode(r.dir()), 0o700);
+        for f in ["registry.json", "last-launch.json", "registry.lock"] {
+            assert_eq!(mode(&r.dir().join(f)), 0o600, "{f}");
+        }
+        // One an earlier version left world-readable is made private at the next write.
+        let old = Registry::open(d.path().join("old"));
+        fs::create_dir(old.dir()).unwrap();
+        fs::set_permissions(old.dir(), fs::Permissions::from_mode(0o755)).unwrap();
+        fs::write(old.path(), br#"{"version":1,"entries":[]}"#).unwrap();
+        fs::set_permissions(old.path(), fs::Permissions::from_mode(0o644)).unwrap();
+        old.add(entry("b", 11)).unwrap();
+        assert_eq!(mode(old.dir()), 0o700);
+        assert_eq!(mode(&old.path()), 0o600);
+        assert_eq!(old.load().unwrap().len(), 1);
+        // A link planted where the temp file goes is not followed.
+        let victim = d.path().join("victim");
+        fs::write(&victim, b"keep").unwrap();
+        let tmp = old
+            .dir()
+            .join(format!(".registry.json.{}.tmp", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &tmp).unwrap();
+        old.add(entry("c", 12)).unwrap();
+        assert_eq!(fs::read(&victim).unwrap(), b"keep");
+        assert_eq!(old.load().unwrap().len(), 2);
     }
 
     #[test]

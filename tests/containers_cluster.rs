@@ -13,6 +13,7 @@ use std::time::Duration;
 use common::containers::{self as ct, ready};
 use common::launch::LaunchSetup;
 use common::*;
+use slurmdash::launch::container::{parse_image, sqsh_name, sqsh_path};
 use slurmdash::launch::LaunchSpec;
 use slurmdash::remote::Remote;
 use slurmdash::slurm::model::JobId;
@@ -173,15 +174,26 @@ async fn every_image_form_runs_a_real_container_from_submit() {
         "bash did not run the command:\n{text}"
     );
     assert!(text.contains("\n42\n"), "python3 did not run:\n{text}");
-    // The cached forms left their SQSH files in the cache, named after the image.
+    // The cached forms left their SQSH files in the cache, named after the image reference
+    // (readable, then a hash of it), private to the user.
     let ls = run(&r, &["ls", &s.cache]).await.stdout_lossy();
     let host = ct::host();
-    for f in [
-        format!("{host}+5000+team+tiny+1.0.sqsh"),
-        format!("{host}+5000+team+py+1.0.sqsh"),
+    for (readable, image) in [
+        (format!("{host}+5000+team+tiny+1.0-"), &plain),
+        (format!("{host}+5000+team+py+1.0-"), &docker),
     ] {
+        let f = sqsh_name(parse_image(image).expect("image").pyxis());
+        assert!(f.starts_with(&readable) && f.ends_with(".sqsh"), "{f}");
         assert!(ls.lines().any(|l| l == f), "no {f} in the cache: {ls}");
+        let mode = run(&r, &["stat", "-c", "%U %a", &format!("{}/{f}", s.cache)]).await;
+        assert_eq!(mode.stdout_lossy().trim(), "sduser 600", "{f}");
     }
+    let mode = run(&r, &["stat", "-c", "%U %a", &s.cache]).await;
+    assert_eq!(
+        mode.stdout_lossy().trim(),
+        "sduser 700",
+        "the cache directory"
+    );
     assert!(s.root.starts_with("/lustre/fsw/sduser/"));
 }
 
@@ -191,7 +203,11 @@ async fn the_sqsh_cache_converts_once_and_latest_only_when_asked() {
     let r = remote();
     let reg = ct::registry();
     let latest = format!("{reg}/{}", ct::TINY_LATEST);
-    let sqsh = format!("{}/{}+5000+team+tiny+latest.sqsh", s.cache, ct::host());
+    let sqsh = sqsh_path(&s.cache, &format!("{reg}#{}", ct::TINY_LATEST));
+    assert!(
+        sqsh.contains(&format!("/{}+5000+team+tiny+latest-", ct::host())),
+        "{sqsh}"
+    );
     assert_eq!(stat(&r, &sqsh).await, None, "a fresh cache");
     let launch = |force: &'static str| {
         s.submit(
@@ -225,6 +241,73 @@ async fn the_sqsh_cache_converts_once_and_latest_only_when_asked() {
     // Nothing half-written stays next to it.
     let ls = run(&r, &["ls", "-A", &s.cache]).await.stdout_lossy();
     assert_eq!(ls.lines().count(), 1, "leftovers in the cache: {ls}");
+}
+
+/// Another user cannot get an image of theirs run by your launch: while the cache directory
+/// is writable by others the launch is refused, and so is a file they planted there under
+/// the image's name (each time with the path and the fix, nothing queued); after the fixes
+/// the message names, the launch converts its own image, 0600 in a 0700 directory.
+#[tokio::test]
+async fn an_image_another_user_planted_in_the_cache_is_never_used() {
+    let s = setup("planted").await;
+    let r = remote();
+    let other = remote_as(OTHER_ALIAS);
+    let image = format!("{}/{}", ct::registry(), ct::TINY);
+    let sqsh = sqsh_path(&s.cache, parse_image(&image).expect("image").pyxis());
+    let name = format!("ct-planted-{}", std::process::id());
+    // A cache directory left open to everyone (a careless chmod, a umask-less tool), below
+    // a scratch directory others may enter.
+    for argv in [
+        vec!["chmod", "755", s.launch.base.as_str()],
+        vec!["mkdir", "-m", "777", s.cache.as_str()],
+    ] {
+        let out = run(&r, &argv).await;
+        assert!(out.success(), "{argv:?}: {}", out.stderr_lossy());
+    }
+    // The other user puts an image of their own there under the name slurmdash uses.
+    let out = run(&other, &["cp", ct::TINY_SQSH, &sqsh]).await;
+    assert!(out.success(), "{OTHER_USER} cp: {}", out.stderr_lossy());
+    let set = [
+        ("image", image.as_str()),
+        ("sqsh_cache", "true"),
+        ("command", PROBE),
+    ];
+    let refused = |what: &str, fix: &str| {
+        let out = s.submit(&name, &set);
+        let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert!(!out.status.success(), "{what}: submitted: {said}");
+        assert!(
+            said.contains(what) && said.contains(fix) && said.contains("nothing was submitted"),
+            "{what}: {said}"
+        );
+        println!("refused: {}", said.trim());
+    };
+    refused(
+        &format!("the SQSH cache {} is writable by group or others", s.cache),
+        &format!("chmod 700 '{}'", s.cache),
+    );
+    // The fix it names; the planted file is still there, and its owner is not the user.
+    let out = run(&r, &["chmod", "700", &s.cache]).await;
+    assert!(out.success(), "chmod: {}", out.stderr_lossy());
+    refused(
+        &format!("the cached image {sqsh} belongs to uid"),
+        &format!("rm '{sqsh}'"),
+    );
+    let queued = run(&r, &["squeue", "--me", "--noheader", "--name", &name]).await;
+    assert_eq!(
+        queued.stdout_lossy().trim(),
+        "",
+        "a refused launch queued a job"
+    );
+    // Removed as told: the launch converts the image itself and runs it.
+    let out = run(&r, &["rm", "-f", &sqsh]).await;
+    assert!(out.success(), "rm: {}", out.stderr_lossy());
+    let text = completed_output(&r, "after the fixes", &s.submit(&name, &set)).await;
+    assert_tiny_under_sh("after the fixes", &text);
+    for (path, want) in [(&sqsh, "sduser 600"), (&s.cache, "sduser 700")] {
+        let mode = run(&r, &["stat", "-c", "%U %a", path]).await;
+        assert_eq!(mode.stdout_lossy().trim(), want, "{path}");
+    }
 }
 
 #[tokio::test]

@@ -144,9 +144,14 @@ async fn fetch_copies_a_file_and_a_directory_with_odd_names_identically_and_resu
         text(&out.stderr)
     );
 
-    // A partial file (a copy cut short) resumes from its size.
+    // A copy cut short (its partial file beside DEST) resumes from its size.
     let whole = std::fs::read(&dest).expect("read");
-    std::fs::write(&dest, &whole[..1_000_000]).expect("cut");
+    std::fs::remove_file(&dest).expect("rm");
+    let part = dest.with_file_name(format!(
+        ".{}.slurmdash-part",
+        dest.file_name().expect("name").to_string_lossy()
+    ));
+    std::fs::write(&part, &whole[..1_000_000]).expect("cut");
     let out = fetch(
         &[
             &id.to_string(),
@@ -159,6 +164,7 @@ async fn fetch_copies_a_file_and_a_directory_with_odd_names_identically_and_resu
     assert!(out.status.success(), "{said}{}", text(&out.stderr));
     assert!(said.contains("resumed from 1000000 bytes"), "{said}");
     assert_eq!(local_sha(&dest), want);
+    assert!(!part.exists(), "the partial file was renamed into place");
 
     // The directory, file by file: every file identical, the link named as skipped.
     let into = local.path().join("dl");
@@ -440,8 +446,11 @@ async fn the_files_view_walks_previews_and_fetches_in_the_real_dashboard() {
     let _ = s(&[]);
 }
 
+/// ctrl-c mid-way through `slurmdash fetch` over a DEST that holds an earlier file: the
+/// copy was going to a partial file beside DEST (0600), which is removed; DEST is as it was.
 #[tokio::test]
-async fn ctrl_c_during_a_fetch_removes_the_partial_file_and_exits_130() {
+async fn ctrl_c_during_a_fetch_leaves_dest_as_it_was_and_no_partial_file() {
+    use std::os::unix::fs::PermissionsExt;
     let r = remote();
     let tag = format!("filesint-{}", rand_suffix());
     let dir = scratch(&r, &tag).await;
@@ -454,6 +463,9 @@ async fn ctrl_c_during_a_fetch_removes_the_partial_file_and_exits_130() {
     let id = job_in(&dir, &tag).await;
     let local = tempfile::tempdir().expect("tempdir");
     let dest = local.path().join("large.bin");
+    let before = b"results of an earlier run, kept until a whole new copy is here\n";
+    std::fs::write(&dest, before).expect("write dest");
+    let part = local.path().join(".large.bin.slurmdash-part");
     let mut child = Command::new(env!("CARGO_BIN_EXE_slurmdash"))
         .arg("--config")
         .arg(dev_config())
@@ -465,16 +477,25 @@ async fn ctrl_c_during_a_fetch_removes_the_partial_file_and_exits_130() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn fetch");
-    // As soon as bytes arrive, ctrl-c (SIGINT) it.
+    // As soon as new bytes arrive beside DEST, ctrl-c (SIGINT) it.
     let t0 = Instant::now();
-    while std::fs::metadata(&dest).map(|m| m.len()).unwrap_or(0) == 0 {
+    let partial_mode = loop {
+        match std::fs::metadata(&part) {
+            Ok(m) if m.len() > before.len() as u64 => break m.permissions().mode() & 0o777,
+            _ => {}
+        }
         assert!(t0.elapsed() < LIMIT, "the copy never started");
         assert!(
             child.try_wait().expect("wait").is_none(),
             "fetch ended before any byte arrived"
         );
         std::thread::sleep(Duration::from_millis(10));
-    }
+    };
+    assert_eq!(
+        std::fs::read(&dest).expect("dest"),
+        before,
+        "DEST changed mid-way"
+    );
     let killed = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -484,10 +505,21 @@ async fn ctrl_c_during_a_fetch_removes_the_partial_file_and_exits_130() {
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{}{err}", text(&out.stdout));
     assert!(
-        err.contains("stopped by SIGINT") && err.contains("removed"),
+        err.contains("stopped by SIGINT")
+            && err.contains("removed")
+            && err.contains("is as it was before"),
         "{err}"
     );
-    assert!(!dest.exists(), "the partial file is removed");
+    assert_eq!(
+        partial_mode, 0o600,
+        "the partial copy was readable by others"
+    );
+    assert_eq!(std::fs::read(&dest).expect("dest"), before, "DEST changed");
+    let left: Vec<_> = std::fs::read_dir(local.path())
+        .expect("ls")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(left, [std::ffi::OsString::from("large.bin")], "leftovers");
     run(&r, &["scancel", &id.to_string()]).await;
     run(&r, &["rm", "-f", &format!("{dir}/large.bin")]).await;
 }

@@ -601,7 +601,7 @@ async fn the_sqsh_conversion_step_reuses_the_cache_and_leaves_no_partial_image()
     let ls = run(&r, &["ls", "-A", &cache]).await.stdout_lossy();
     assert_eq!(
         ls.trim(),
-        "nvcr.io+nvidia+pytorch+24.01-py3.sqsh",
+        slurmdash::launch::container::sqsh_name("nvcr.io#nvidia/pytorch:24.01-py3"),
         "leftovers: {ls}"
     );
 }

@@ -479,3 +479,30 @@ fn a_retry_submitted_is_logged_and_notified() {
     );
     assert!(cmds.contains(&Cmd::PollQueue), "{cmds:?}");
 }
+
+#[test]
+fn a_chain_line_naming_a_job_that_is_not_the_launchs_is_logged_once() {
+    use crate::payload::RetryEvent;
+    let mut a = app();
+    // What the guard sync reports for a planted line, in its own words.
+    let ev = RetryEvent::Ignored {
+        local_id: "L1".into(),
+        job_id: 900,
+        reason: "job 900 belongs to alice, not to you (sduser)".into(),
+    };
+    let line = ev.line();
+    a.update(Msg::Retries(Ok((vec![ev.clone()], Vec::new()))));
+    let last = a.cluster.events.log.back().expect("logged").clone();
+    assert_eq!(last.kind, EventKind::Note);
+    assert_eq!(last.job.as_ref().map(|j| j.as_str()), Some("900"));
+    assert!(
+        last.text.contains(&line) && line.contains("ignored: job 900 belongs to alice"),
+        "{}",
+        last.text
+    );
+    assert_eq!(a.cluster.status.last_error.as_deref(), Some(line.as_str()));
+    // The line stays in the file: the next check reports it again, logged once.
+    let n = a.cluster.events.log.len();
+    a.update(Msg::Retries(Ok((vec![ev], Vec::new()))));
+    assert_eq!(a.cluster.events.log.len(), n);
+}

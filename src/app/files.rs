@@ -507,7 +507,7 @@ impl App {
             KeyCode::Esc if v.copy.is_some() => {
                 let c = v.copy.take();
                 v.status = Some(format!(
-                    "copy stopped: the partial file stays in {}, and fetching again resumes it",
+                    "copy stopped: the bytes copied so far stay in a hidden .slurmdash-part file beside the file in {} (which is replaced only when whole), and fetching again resumes them",
                     c.map(|c| c.dest.display().to_string()).unwrap_or_default()
                 ));
                 return vec![Cmd::Files(FilesCmd::Stop { job: v.job.clone() })];

@@ -26,6 +26,8 @@ pub struct RetryState {
     pub told: std::collections::HashSet<u64>,
     /// (job, requeue count) already said: Slurm's requeue is reported once per requeue.
     pub requeues_told: std::collections::HashSet<(u64, usize)>,
+    /// (launch, job) of chain lines already reported as ignored (they stay in the file).
+    pub ignored_told: std::collections::HashSet<(String, u64)>,
 }
 
 impl RetryState {
@@ -97,6 +99,15 @@ impl RetryState {
                         .push((id(*job_id), EventKind::Retried, line.clone()));
                     out.note = Some(line);
                     out.poll = true;
+                }
+                RetryEvent::Ignored {
+                    local_id, job_id, ..
+                } => {
+                    if self.ignored_told.insert((local_id.clone(), *job_id)) {
+                        out.events
+                            .push((id(*job_id), EventKind::Note, line.clone()));
+                        out.error = Some(line);
+                    }
                 }
                 RetryEvent::Finished { .. } => {
                     out.quiet_note.get_or_insert(line);

@@ -1,8 +1,10 @@
 //! `slurmdash fetch ID PATH [DEST]`: copies a job's file or directory to this machine over
 //! the open SSH connection. A relative PATH is taken below the job directory of a job
 //! slurmdash launched, else below the job's work directory. The size is printed first, then
-//! the progress, then bytes, time and rate; every file is checked by sha256 on both sides. A
-//! partial local file resumes from its size; ctrl-c removes the file being copied (exit 130).
+//! the progress, then bytes, time and rate; every file is checked by sha256 on both sides.
+//! A file is written beside DEST (`.NAME.slurmdash-part`, 0600) and renamed over it only when
+//! whole: a broken copy resumes from that partial file; ctrl-c removes it and leaves what was
+//! at DEST before untouched (exit 130).
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -32,7 +34,8 @@ pub struct FetchArgs {
     #[arg(value_name = "PATH", allow_hyphen_values = true)]
     pub path: PathBuf,
     /// Where to put it (default: the current directory). An existing directory receives it
-    /// under its own name; a partial file already there is resumed.
+    /// under its own name. It is replaced only once the copy is whole; a copy broken off
+    /// before resumes from its partial file beside it.
     #[arg(value_name = "DEST")]
     pub dest: Option<PathBuf>,
 }
@@ -193,9 +196,16 @@ async fn fetch(
             let r = match outcome {
                 Ok(r) => r,
                 Err((name, num)) => {
-                    let _ = std::fs::remove_file(&dest);
+                    let part = copy::part_path(&dest);
+                    let _ = std::fs::remove_file(&part);
+                    let before = if dest.exists() {
+                        "is as it was before"
+                    } else {
+                        "was not created"
+                    };
                     eprintln!(
-                        "slurmdash: stopped by {name}: the partial file {} was removed",
+                        "slurmdash: stopped by {name}: the partial copy {} was removed; {} {before}",
+                        part.display(),
                         dest.display()
                     );
                     return Ok(ExitCode::from(128 + num as u8));

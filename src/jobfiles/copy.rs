@@ -1,6 +1,7 @@
 //! Moving a job's files to this machine over any [`Remote`]: one streamed exec per file
-//! (`tail -c +N`, so a partial local file resumes from its size), with the file's sha256 on
-//! the cluster computed beside it in the same exec, checked against the bytes written here.
+//! (`tail -c +N`, so a partial copy resumes from its size), with the file's sha256 on the
+//! cluster computed beside it in the same exec, checked against the bytes written here. A
+//! file is written beside its destination (0600) and renamed over it only when whole.
 //! A directory is fetched file by file from one listing of its tree (so it resumes too, and
 //! every file is checked); symbolic links and special files in it are listed as skipped.
 
@@ -162,10 +163,76 @@ pub fn parse_sum(stderr: &[u8]) -> Option<String> {
     (sum.len() == 64 && sum.bytes().all(|b| b.is_ascii_hexdigit())).then(|| sum.to_string())
 }
 
-/// Fetches the file `src` into `dest`. A file already at `dest` is taken as a partial copy:
-/// the copy continues from its size, and the final checksum covers the whole file (a
-/// partial file that turns out not to be a prefix of the remote one is copied again from
-/// the start, once). `progress` gets the bytes of the file now here.
+/// Where a file fetched to `dest` is written until it is whole: beside it (the same
+/// directory, so the final rename is atomic), hidden, 0600. It stays after a failed copy,
+/// and the next fetch to `dest` continues from it.
+pub fn part_path(dest: &Path) -> PathBuf {
+    let mut name = std::ffi::OsString::from(".");
+    name.push(dest.file_name().unwrap_or(std::ffi::OsStr::new("download")));
+    name.push(".slurmdash-part");
+    dest.with_file_name(name)
+}
+
+/// This process's umask (Linux: from /proc; elsewhere the usual 022).
+fn umask() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("Umask:"))
+                .and_then(|m| u32::from_str_radix(m.trim(), 8).ok())
+        })
+        .unwrap_or(0o022)
+}
+
+/// Opens the partial file, never through a link: new (or emptied) with `truncate`, else
+/// for appending.
+async fn open_part(part: &Path, truncate: bool) -> std::io::Result<tokio::fs::File> {
+    let mut o = tokio::fs::OpenOptions::new();
+    o.write(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .create(true);
+    if truncate {
+        o.truncate(true);
+    } else {
+        o.append(true);
+    }
+    o.open(part).await
+}
+
+/// sha256 state over a local file's bytes.
+async fn hash_of(path: &Path, hasher: &mut Sha256) -> std::io::Result<()> {
+    let mut f = tokio::fs::File::open(path).await?;
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf).await?;
+        if n == 0 {
+            return Ok(());
+        }
+        hasher.update(&buf[..n]);
+    }
+}
+
+/// What the copy continues from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Base {
+    Nothing,
+    /// The partial file of an earlier fetch.
+    Part(u64),
+    /// A whole earlier copy at `dest`: left as it is unless more bytes arrive, which then
+    /// go after a copy of it in the partial file.
+    Dest(u64),
+}
+
+/// Fetches the file `src` into `dest`. The bytes go into [`part_path`] (0600) and replace
+/// `dest` by a rename only once whole and checked, so `dest` is never seen half-written and
+/// an interrupted copy leaves whatever was there before. A copy continues from the partial
+/// file of an earlier one, else from a file already at `dest` (a log fetched before and
+/// grown since), and the final checksum covers the whole file (bytes that turn out not to
+/// be a prefix of the remote file are copied again from the start, once). The new `dest`
+/// keeps the mode of the one it replaces, else gets the usual mode for new files (the
+/// umask's). `progress` gets the bytes of the file now here.
 pub async fn fetch_file(
     remote: &dyn Remote,
     src: &[u8],
@@ -173,58 +240,76 @@ pub async fn fetch_file(
     opts: CopyOpts,
     progress: &mut (dyn FnMut(u64) + Send),
 ) -> Result<FileReport, String> {
-    let local = |e: std::io::Error, what: &str| {
+    use std::os::unix::fs::PermissionsExt;
+    let part = part_path(dest);
+    let local = |e: std::io::Error, what: &str, p: &Path| {
         format!(
             "{what} {} on this machine: {e} (check the download directory, [files] download_dir)",
-            dest.display()
+            p.display()
         )
     };
     if let Some(parent) = dest.parent() {
         tokio::fs::create_dir_all(parent)
             .await
-            .map_err(|e| local(e, "creating the directory of"))?;
+            .map_err(|e| local(e, "creating the directory of", dest))?;
     }
+    let dest_mode = match tokio::fs::metadata(dest).await {
+        Ok(m) if m.is_file() => Some(m.permissions().mode() & 0o7777),
+        Ok(_) => {
+            return Err(format!(
+                "{} exists on this machine and is not a file: move it away or choose another destination",
+                dest.display()
+            ))
+        }
+        Err(_) => None,
+    };
     let mut restarted = false;
     loop {
-        let offset = if restarted {
-            0
+        let base = if restarted {
+            Base::Nothing
         } else {
-            match tokio::fs::metadata(dest).await {
-                Ok(m) if m.is_file() => m.len(),
+            match tokio::fs::symlink_metadata(&part).await {
+                Ok(m) if m.file_type().is_file() => Base::Part(m.len()),
                 Ok(_) => {
                     return Err(format!(
-                        "{} exists on this machine and is not a file: move it away or choose another destination",
-                        dest.display()
+                        "{} is in the way of the partial copy and is not a file slurmdash wrote (a link or a directory): remove it and fetch again",
+                        part.display()
                     ))
                 }
-                Err(_) => 0,
+                Err(_) => match tokio::fs::metadata(dest).await {
+                    Ok(m) if m.is_file() => Base::Dest(m.len()),
+                    _ => Base::Nothing,
+                },
             }
         };
+        let offset = match base {
+            Base::Nothing => 0,
+            Base::Part(n) | Base::Dest(n) => n,
+        };
         let mut hasher = Sha256::new();
-        let mut file = if offset > 0 {
-            let mut f = tokio::fs::File::open(dest)
+        match base {
+            Base::Part(_) => hash_of(&part, &mut hasher)
                 .await
-                .map_err(|e| local(e, "reading the partial file"))?;
-            let mut buf = vec![0u8; 1 << 20];
-            loop {
-                let n = f
-                    .read(&mut buf)
+                .map_err(|e| local(e, "reading the partial file", &part))?,
+            Base::Dest(_) => hash_of(dest, &mut hasher)
+                .await
+                .map_err(|e| local(e, "reading", dest))?,
+            Base::Nothing => {}
+        }
+        // Opened at the first byte when continuing from `dest` (a copy that brings nothing
+        // new leaves `dest` alone and writes no partial file).
+        let mut file = match base {
+            Base::Nothing => Some(
+                open_part(&part, true)
                     .await
-                    .map_err(|e| local(e, "reading the partial file"))?;
-                if n == 0 {
-                    break;
-                }
-                hasher.update(&buf[..n]);
-            }
-            tokio::fs::OpenOptions::new()
-                .append(true)
-                .open(dest)
-                .await
-                .map_err(|e| local(e, "opening"))?
-        } else {
-            tokio::fs::File::create(dest)
-                .await
-                .map_err(|e| local(e, "creating"))?
+                    .map_err(|e| local(e, "creating", &part))?,
+            ),
+            Base::Part(_) => Some(
+                open_part(&part, false)
+                    .await
+                    .map_err(|e| local(e, "opening", &part))?,
+            ),
+            Base::Dest(_) => None,
         };
         progress(offset);
         let argv = fetch_argv(src, offset);
@@ -249,7 +334,24 @@ pub async fn fetch_file(
                     ))
                 }
                 Ok(Some(ExecEvent::Data(d))) => {
-                    file.write_all(&d).await.map_err(|e| local(e, "writing"))?;
+                    let f = match file.as_mut() {
+                        Some(f) => f,
+                        None => {
+                            let mut f = open_part(&part, true)
+                                .await
+                                .map_err(|e| local(e, "creating", &part))?;
+                            let mut from = tokio::fs::File::open(dest)
+                                .await
+                                .map_err(|e| local(e, "reading", dest))?;
+                            tokio::io::copy(&mut from, &mut f)
+                                .await
+                                .map_err(|e| local(e, "copying into", &part))?;
+                            file.insert(f)
+                        }
+                    };
+                    f.write_all(&d)
+                        .await
+                        .map_err(|e| local(e, "writing", &part))?;
                     hasher.update(&d);
                     got += d.len() as u64;
                     progress(offset + got);
@@ -263,9 +365,10 @@ pub async fn fetch_file(
                 }
             }
         };
-        file.flush().await.map_err(|e| local(e, "writing"))?;
-        file.sync_all().await.map_err(|e| local(e, "writing"))?;
-        drop(file);
+        if let Some(mut f) = file.take() {
+            f.flush().await.map_err(|e| local(e, "writing", &part))?;
+            f.sync_all().await.map_err(|e| local(e, "writing", &part))?;
+        }
         if code != Some(0) {
             return Err(failed("fetching (tail, sha256sum)", src, code, &stderr));
         }
@@ -278,6 +381,20 @@ pub async fn fetch_file(
         };
         let here = hex(&hasher.finalize());
         if here == remote_sum {
+            if !(got == 0 && matches!(base, Base::Dest(_))) {
+                let mode = dest_mode.unwrap_or(0o666 & !umask());
+                tokio::fs::set_permissions(&part, std::fs::Permissions::from_mode(mode))
+                    .await
+                    .map_err(|e| local(e, "setting the mode of", &part))?;
+                tokio::fs::rename(&part, dest)
+                    .await
+                    .map_err(|e| local(e, "renaming the whole copy to", dest))?;
+                if let Some(dir) = dest.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    if let Ok(d) = tokio::fs::File::open(dir).await {
+                        let _ = d.sync_all().await;
+                    }
+                }
+            }
             return Ok(FileReport {
                 size: offset + got,
                 copied: got,
@@ -287,10 +404,11 @@ pub async fn fetch_file(
             });
         }
         if offset > 0 && !restarted {
-            // The partial file was not the start of this one: copy it whole.
+            // The bytes here were not the start of this file: copy it whole.
             restarted = true;
             continue;
         }
+        let _ = tokio::fs::remove_file(&part).await;
         return Err(format!(
             "{} differs from {} on the cluster (sha256 {here} here, {remote_sum} there): the file changed while it was copied (a job still writing it?); fetch again",
             dest.display(),
@@ -532,6 +650,175 @@ mod tests {
             e.contains("/no/such/file") && e.contains("no such file"),
             "{e}"
         );
+    }
+
+    /// The local transport, but a copy's command stalls after its first chunk (a broken
+    /// connection, or a fetch interrupted mid-way).
+    struct Stalls(
+        LocalRemote,
+        std::sync::Mutex<Vec<tokio::sync::mpsc::Sender<ExecEvent>>>,
+    );
+
+    #[async_trait::async_trait]
+    impl Remote for Stalls {
+        async fn run(
+            &self,
+            argv: &[String],
+            stdin: Option<&[u8]>,
+            timeout: Duration,
+        ) -> Result<crate::remote::RunOutput, crate::remote::RemoteError> {
+            self.0.run(argv, stdin, timeout).await
+        }
+        async fn read_file(
+            &self,
+            path: &str,
+            pos: crate::remote::ReadPos,
+            max_bytes: u64,
+        ) -> Result<crate::remote::FileChunk, crate::remote::RemoteError> {
+            self.0.read_file(path, pos, max_bytes).await
+        }
+        async fn exec_stream(
+            &self,
+            argv: &[String],
+        ) -> Result<crate::remote::ExecStream, crate::remote::RemoteError> {
+            let mut inner = self.0.exec_stream(argv).await?;
+            let (tx, rx) = tokio::sync::mpsc::channel(4);
+            if let Some(first) = inner.rx.recv().await {
+                tx.send(first).await.unwrap();
+            }
+            self.1.lock().unwrap().push(tx);
+            Ok(crate::remote::ExecStream::new(rx, None))
+        }
+        fn host(&self) -> Option<String> {
+            self.0.host()
+        }
+        fn state(&self) -> crate::payload::ConnState {
+            self.0.state()
+        }
+        fn stats(&self) -> crate::remote::RemoteStats {
+            self.0.stats()
+        }
+    }
+
+    fn mode(p: &Path) -> u32 {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::symlink_metadata(p).unwrap().permissions().mode() & 0o7777
+    }
+
+    #[tokio::test]
+    async fn an_interrupted_copy_leaves_dest_as_it_was_and_resumes_from_its_partial_file() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("train.log");
+        let data = bytes_of(3_000_000);
+        std::fs::write(&src, &data).unwrap();
+        // An earlier fetch of the log, which has grown since; its mode is the user's choice.
+        let dest = dir.path().join("dl/train.log");
+        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+        std::fs::write(&dest, &data[..100_000]).unwrap();
+        std::fs::set_permissions(&dest, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let part = part_path(&dest);
+        assert_eq!(part, dir.path().join("dl/.train.log.slurmdash-part"));
+
+        // Interrupted (the copy is dropped) once bytes have arrived.
+        let stalls = Stalls(LocalRemote::new(), Default::default());
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let mut report = |n: u64| {
+            if n > 100_000 {
+                let _ = tx.send(n);
+            }
+        };
+        let copy = fetch_file(
+            &stalls,
+            src.as_os_str().as_bytes(),
+            &dest,
+            CopyOpts::default(),
+            &mut report,
+        );
+        tokio::select! {
+            biased;
+            _ = rx.recv() => {}
+            r = copy => panic!("the copy ended: {r:?}"),
+        }
+        assert_eq!(
+            std::fs::read(&dest).unwrap(),
+            &data[..100_000],
+            "dest changed"
+        );
+        assert_eq!(mode(&dest), 0o640);
+        // The earlier copy, then what reached the disk of the new bytes (the chunk in flight
+        // when the copy was dropped may not have).
+        let partial = std::fs::read(&part).unwrap();
+        assert!(
+            partial.len() >= 100_000 && partial.len() < data.len(),
+            "{}",
+            partial.len()
+        );
+        assert_eq!(partial, &data[..partial.len()]);
+        assert_eq!(mode(&part), 0o600, "the partial file is private");
+
+        // Fetched again: continues from the partial file, then replaces dest whole.
+        let r = fetch_file(
+            &LocalRemote::new(),
+            src.as_os_str().as_bytes(),
+            &dest,
+            CopyOpts::default(),
+            &mut |_| {},
+        )
+        .await
+        .unwrap();
+        // (The chunk in flight may have landed since it was read.)
+        assert!(
+            r.resumed_from >= partial.len() as u64 && !r.restarted,
+            "{r:?}"
+        );
+        assert_eq!(std::fs::read(&dest).unwrap(), data);
+        assert_eq!(mode(&dest), 0o640, "dest keeps its mode");
+        assert!(!part.exists());
+
+        // A new file gets the usual mode of new files; a fetch that brings nothing new
+        // leaves dest alone (same inode).
+        let fresh = dir.path().join("dl/fresh.log");
+        fetch_file(
+            &LocalRemote::new(),
+            src.as_os_str().as_bytes(),
+            &fresh,
+            CopyOpts::default(),
+            &mut |_| {},
+        )
+        .await
+        .unwrap();
+        assert_eq!(mode(&fresh), 0o666 & !umask());
+        use std::os::unix::fs::MetadataExt;
+        let ino = std::fs::metadata(&fresh).unwrap().ino();
+        let r = fetch_file(
+            &LocalRemote::new(),
+            src.as_os_str().as_bytes(),
+            &fresh,
+            CopyOpts::default(),
+            &mut |_| {},
+        )
+        .await
+        .unwrap();
+        assert_eq!(r.copied, 0);
+        assert_eq!(std::fs::metadata(&fresh).unwrap().ino(), ino);
+
+        // A link planted where the partial file goes is refused, never followed.
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, b"keep").unwrap();
+        let other = dir.path().join("dl/other.log");
+        std::os::unix::fs::symlink(&victim, part_path(&other)).unwrap();
+        let e = fetch_file(
+            &LocalRemote::new(),
+            src.as_os_str().as_bytes(),
+            &other,
+            CopyOpts::default(),
+            &mut |_| {},
+        )
+        .await
+        .unwrap_err();
+        assert!(e.contains("remove it"), "{e}");
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
     }
 
     #[tokio::test]

@@ -183,6 +183,12 @@ pub async fn submit(
             .run(&argv, None, t.convert_timeout)
             .await
             .map_err(|e| e.to_string())?;
+        if out.code == Some(container::UNSAFE_CACHE) {
+            return Err(format!(
+                "{}; nothing was submitted",
+                out.stderr_lossy().trim().trim_start_matches("slurmdash: ")
+            ));
+        }
         if !out.success() {
             return Err(format!(
                 "converting {} to {} failed; nothing was submitted: {}",
