@@ -16,7 +16,7 @@ pub struct EffArgs {
     /// Job id (`123`, `123_7` for an array task).
     #[arg(value_name = "ID")]
     pub id: String,
-    /// Print JSON (the keys are listed in the README) instead of text.
+    /// Print JSON (the keys are listed in docs/efficiency.md) instead of text.
     #[arg(long)]
     pub json: bool,
 }

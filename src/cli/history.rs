@@ -15,7 +15,7 @@ pub struct HistoryArgs {
     /// How many days back.
     #[arg(long, default_value_t = 7, value_name = "N")]
     pub days: u32,
-    /// Print JSON (one array; the keys are listed in the README) instead of a table.
+    /// Print JSON (one array; the keys are listed in docs/efficiency.md) instead of a table.
     #[arg(long)]
     pub json: bool,
 }

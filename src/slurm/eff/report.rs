@@ -57,7 +57,7 @@ impl Suggestion {
     }
 }
 
-/// The keys of `slurmdash eff --json` and `history --json` (documented in the README).
+/// The keys of `slurmdash eff --json` and `history --json` (documented in docs/efficiency.md).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Efficiency {
     pub id: String,
