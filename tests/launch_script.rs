@@ -41,6 +41,7 @@ fn facts() -> ClusterFacts {
                 node("g9", "mixed", 8, 64 * 1024, 4),
             ])
             .collect(),
+        sbatch_env: Vec::new(),
     }
 }
 

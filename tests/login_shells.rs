@@ -184,4 +184,37 @@ async fn bash_with_a_bashrc_that_prints() {
 #[tokio::test]
 async fn bash_with_every_slurm_output_variable_set() {
     matrix("sdvars", false).await;
+    // Its .bashrc also sets SBATCH_TIMELIMIT=7 and SBATCH_JOB_NAME: the launch's own time
+    // limit and name win (the matrix saw the name), and submit says so.
+    let cfg = config_for("sdvars");
+    let state = tempfile::tempdir().expect("state dir");
+    let out = slurmdash_env(
+        &cfg,
+        &[
+            "submit",
+            "--set",
+            "name=sbatch-env",
+            "--set",
+            "gpus=0",
+            "--set",
+            "cpus_per_task=1",
+            "--set",
+            "time=2m",
+            "--",
+            "sleep",
+            "30",
+        ],
+        &[("SLURMDASH_STATE_DIR", state.path().to_str().expect("utf-8"))],
+    );
+    let said = ok("sdvars", "submit", &out);
+    let id = printed_job_id(&said);
+    let warned = text(&out.stderr);
+    assert!(
+        warned.contains("your login environment sets SBATCH_JOB_NAME, SBATCH_TIMELIMIT: not used"),
+        "{warned}"
+    );
+    let r = remote_as("slurmdash-dev-vars");
+    let limit = run(&r, &["squeue", "-h", "-j", &id.to_string(), "-o", "%l"]).await;
+    assert_eq!(limit.stdout_lossy().trim(), "2:00", "the form's time limit");
+    run(&r, &["scancel", &id.to_string()]).await;
 }

@@ -101,6 +101,10 @@ export SINFO_SORT=-P
 export SCANCEL_INTERACTIVE=1
 export SCANCEL_VERBOSE=1
 export SLURM_BITSTR_LEN=3
+# And sbatch input variables, which win over a script's #SBATCH lines: the launch's own
+# values must win (a job named otherwise would miss its slurm-logs/NAME-ID directory).
+export SBATCH_TIMELIMIT=7
+export SBATCH_JOB_NAME=from-bashrc
 EOF
 		render_bashrc_tail
 		;;

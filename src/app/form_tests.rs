@@ -47,6 +47,7 @@ fn facts() -> ClusterFacts {
                 gpus: 8,
             })
             .collect(),
+        sbatch_env: Vec::new(),
     }
 }
 
@@ -637,4 +638,28 @@ fn another_users_job_is_relaunched_only_after_the_form_says_whose_it_is() {
     own.form.as_mut().expect("open").row = FormState::submit_row();
     let cmds = press(&mut own, KeyCode::Enter);
     assert!(matches!(cmds.as_slice(), [Cmd::Submit { .. }]), "{cmds:?}");
+}
+
+/// The user's own SBATCH_* variables in the preview: the one the script overrides (its
+/// time limit) says the form wins, the one it does not set applies.
+#[test]
+fn the_preview_says_which_sbatch_variables_of_the_login_apply() {
+    let mut a = app();
+    press(&mut a, KeyCode::Char('n'));
+    let mut f = facts();
+    f.sbatch_env = vec![
+        ("SBATCH_TIMELIMIT".into(), "1:00".into()),
+        ("SBATCH_QOS".into(), "high".into()),
+    ];
+    a.update(Msg::LaunchFacts(Ok(f)));
+    press(&mut a, KeyCode::Char('p'));
+    let screen = render(&a, 110, 42);
+    assert!(
+        screen.contains("SBATCH_TIMELIMIT=1:00: not used, the form's time limit wins"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("SBATCH_QOS=high: applies to this job (the form does not set it)"),
+        "{screen}"
+    );
 }

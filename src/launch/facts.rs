@@ -46,6 +46,8 @@ pub struct ClusterFacts {
     /// Every node of every partition with its size (sinfo per node); empty when unknown
     /// (then requests are not checked against node sizes).
     pub nodes: Vec<NodeShape>,
+    /// The `SBATCH_*` variables the user's login environment sets (shown in the preview).
+    pub sbatch_env: Vec<(String, String)>,
 }
 
 /// One node as a partition offers it: what a single node can give one job.
@@ -147,6 +149,7 @@ pub fn partitions(
 
 /// sacctmgr's `-n -P format=account` lines, deduplicated.
 pub fn parse_accounts(out: &str) -> Vec<String> {
+    let out = out.split(SBATCH_ENV_MARK).next().unwrap_or("");
     let mut v: Vec<String> = Vec::new();
     for l in out.lines().map(str::trim).filter(|l| !l.is_empty()) {
         if !v.iter().any(|a| a == l) {
@@ -169,14 +172,25 @@ pub fn pending_argv() -> Vec<String> {
 
 /// The calling user's associations. A fixed script: `id -un` names the user on the
 /// login node (the SSH user may be an alias).
+/// Then, after [`SBATCH_ENV_MARK`], the login environment's `SBATCH_*` variables (the same
+/// command: no extra round trip).
 pub fn accounts_argv() -> Vec<String> {
     [
-        "sh",
-        "-c",
-        "sacctmgr --noheader --parsable2 show assoc user=\"$(id -un)\" format=account",
+        "sh".to_string(),
+        "-c".into(),
+        format!("sacctmgr --noheader --parsable2 show assoc user=\"$(id -un)\" format=account; st=$?; echo {SBATCH_ENV_MARK}; env | grep '^SBATCH_'; exit $st"),
     ]
-    .map(String::from)
     .to_vec()
+}
+
+/// Separates the accounts from the `SBATCH_*` variables in [`accounts_argv`]'s output.
+pub const SBATCH_ENV_MARK: &str = "slurmdash-sbatch-env-follows";
+
+/// The `SBATCH_*` variables in [`accounts_argv`]'s output.
+pub fn parse_sbatch_env(out: &str) -> Vec<(String, String)> {
+    out.split_once(SBATCH_ENV_MARK)
+        .map(|(_, env)| crate::launch::sbatch_env::parse(env))
+        .unwrap_or_default()
 }
 
 pub fn srun_help_argv() -> Vec<String> {
@@ -203,6 +217,10 @@ pub async fn fetch(remote: &dyn Remote, timeout: Duration) -> Result<ClusterFact
     let usage =
         parse_sinfo(&usage?).map_err(|e| format!("sinfo printed something unexpected: {e}"))?;
     let pending = pending.unwrap_or_default();
+    let sbatch_env = accounts
+        .as_deref()
+        .map(parse_sbatch_env)
+        .unwrap_or_default();
     let accounts = accounts
         .ok()
         .map(|o| parse_accounts(&o))
@@ -214,6 +232,7 @@ pub async fn fetch(remote: &dyn Remote, timeout: Duration) -> Result<ClusterFact
         accounts,
         pyxis,
         nodes,
+        sbatch_env,
     })
 }
 
@@ -285,7 +304,9 @@ mod tests {
     #[test]
     fn accounts_and_pyxis() {
         assert_eq!(
-            parse_accounts("vision\nresearch\nvision\n"),
+            parse_accounts(
+                "vision\nresearch\nvision\nslurmdash-sbatch-env-follows\nSBATCH_QOS=high\n"
+            ),
             ["vision", "research"]
         );
         assert!(!pyxis_in_srun_help(

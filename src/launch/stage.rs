@@ -122,12 +122,14 @@ pub fn missing_argv(paths: &[String]) -> Vec<String> {
     )
 }
 
-/// Reads `NAME=value` lines from stdin into its own environment (shell built-ins only: no
-/// value reaches an argv), then:
+/// The submission script ([`submit_script`]) reads `NAME=value` lines from stdin into its own
+/// environment (shell built-ins only: no value reaches an argv), then:
 /// - copies the staged script into a private temporary directory and checks the copy's
 ///   sha256 against the one computed on the laptop (`$4`); a changed script is refused
 ///   (exit 12). sbatch reads that checked copy on its stdin, so what runs is exactly the
 ///   bytes that were checked, whatever happens to the staged file meanwhile;
+/// - unsets the user's `SBATCH_*` variables that would override an option the script sets
+///   (see [`crate::launch::sbatch_env`]), naming each (`slurmdash-sbatch-env NAME`);
 /// - looks for a job of this launch still queued or running (submitted from the job
 ///   directory under the launch's name, or, from older versions, from the staged script's
 ///   path), e.g. one whose answer was lost to a timeout or one Slurm requeued, and reports it
@@ -140,7 +142,16 @@ pub fn missing_argv(paths: &[String]) -> Vec<String> {
 /// Interrupted (the command timeout's SIGTERM, a hangup), it cancels the job it submitted:
 /// nothing is left held or running that the caller was not told about. The last line is
 /// `slurmdash-job ID new|existing SHA256`.
-pub const SUBMIT_SCRIPT: &str = r#"script=$1; logs=$2; name=$3; want=$4; guard=${5-}; gwant=${6-}
+/// [`SUBMIT_SCRIPT_HEAD`], the user's overriding `SBATCH_*` variables unset
+/// ([`crate::launch::sbatch_env::unset_sh`]), then [`SUBMIT_SCRIPT_TAIL`].
+pub fn submit_script() -> String {
+    format!(
+        "{SUBMIT_SCRIPT_HEAD}{}{SUBMIT_SCRIPT_TAIL}",
+        crate::launch::sbatch_env::unset_sh()
+    )
+}
+
+pub const SUBMIT_SCRIPT_HEAD: &str = r#"script=$1; logs=$2; name=$3; want=$4; guard=${5-}; gwant=${6-}
 while IFS= read -r line; do
   case $line in *=*) export "$line" ;; esac
 done
@@ -153,7 +164,9 @@ sum=${sum%% *}
 if [ -n "$want" ] && [ "$sum" != "$want" ]; then
   echo "$script changed since it was launched (sha256 $sum, recorded $want)" >&2; exit 12
 fi
-live() {
+"#;
+
+pub const SUBMIT_SCRIPT_TAIL: &str = r#"live() {
   q=$(squeue --me --noheader --format='%i|%T|%Z|%j|%o') || return 1
   printf '%s\n' "$q" | while IFS='|' read -r i st wd jn cmd; do
     [ "$cmd" = "$script" ] || { [ "$wd" = "$dir" ] && [ "$jn" = "$name" ]; } || continue
@@ -209,7 +222,7 @@ pub fn submit_argv_guarded(
     guard: bool,
 ) -> Vec<String> {
     sh(
-        SUBMIT_SCRIPT,
+        &submit_script(),
         [
             layout.script_path(),
             format!("{}/slurm-logs", layout.job_dir),
@@ -229,7 +242,7 @@ pub fn submit_argv_guarded(
     )
 }
 
-/// The stdin for [`SUBMIT_SCRIPT`]: one `NAME=value` line per secret.
+/// The stdin for [`submit_script`]: one `NAME=value` line per secret.
 pub fn secrets_stdin(secrets: &[(String, String)]) -> Result<Vec<u8>, String> {
     let mut out = Vec::new();
     for (k, v) in secrets {
@@ -316,6 +329,8 @@ pub struct Queued {
     pub checksum: String,
     /// The retry guard armed beside it (`slurmdash-guard ID`), when one was asked for.
     pub guard: Option<u64>,
+    /// The user's `SBATCH_*` variables that were unset so that the script's options win.
+    pub unset_env: Vec<String>,
 }
 
 /// Why a submission gave no job id.
@@ -350,7 +365,7 @@ impl From<SubmitError> for String {
     }
 }
 
-/// Submits the staged script (see [`SUBMIT_SCRIPT`]). `checksum`: the script's sha256 as
+/// Submits the staged script (see [`submit_script`]). `checksum`: the script's sha256 as
 /// recorded at launch; a script that no longer matches is refused.
 pub async fn submit_held(
     remote: &dyn Remote,
@@ -429,6 +444,7 @@ pub fn parse_queued(out: &str) -> Option<Queued> {
         existing,
         checksum,
         guard,
+        unset_env: crate::launch::sbatch_env::unset_in(out),
     })
 }
 

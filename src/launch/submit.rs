@@ -318,6 +318,12 @@ pub async fn submit(
     if guard && queued.guard.is_none() && !queued.existing {
         warnings.push("the retry guard could not be queued (see meta/ in the job directory); retries of this launch need a dashboard".into());
     }
+    if !queued.unset_env.is_empty() {
+        warnings.push(format!(
+            "your login environment sets {}: not used for this job, whose script sets those options itself (the form's values win)",
+            queued.unset_env.join(", ")
+        ));
+    }
     if queued.existing {
         warnings.push(format!(
             "launch {} was already queued as job {job_id} (an earlier submission whose answer was lost): not submitted a second time",

@@ -212,11 +212,21 @@ impl Widget for FormWidget<'_> {
             .areas(v);
         Clear.render(r, buf);
         if let (Some(off), Some(p)) = (form.preview, &form.prepared) {
-            let lines: Vec<Line> = p
-                .script
-                .lines()
-                .map(|l| Line::from(l.to_string()))
-                .collect();
+            // The user's own SBATCH_* variables: which lose to the script, which apply.
+            let env = form.facts.as_ref().map_or(&[][..], |f| &f.sbatch_env[..]);
+            let mut lines: Vec<Line> = Vec::new();
+            if !env.is_empty() {
+                lines.push(Line::from(Span::styled(
+                    "# your login environment sets:",
+                    t.dim(),
+                )));
+                let sets = crate::launch::sbatch_env::Sets::of(&p.plan);
+                for d in crate::launch::sbatch_env::describe(env, sets) {
+                    lines.push(Line::from(Span::styled(format!("#   {d}"), t.dim())));
+                }
+                lines.push(Line::from(""));
+            }
+            lines.extend(p.script.lines().map(|l| Line::from(l.to_string())));
             Paragraph::new(lines)
                 .scroll((off, 0))
                 .block(

@@ -611,7 +611,7 @@ mod tests {
         let submit = r
             .calls()
             .into_iter()
-            .find(|c| c[0] == "sh" && c[2] == crate::launch::stage::SUBMIT_SCRIPT)
+            .find(|c| c[0] == "sh" && c[2] == crate::launch::stage::submit_script())
             .unwrap();
         assert_eq!(submit.get(7).map(String::as_str), Some("ab"));
         assert_eq!(
