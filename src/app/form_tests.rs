@@ -563,6 +563,28 @@ fn a_recovered_multi_line_script_is_the_forms_command_and_is_staged_beside_the_s
     assert!(s.contains("#SBATCH --cpus-per-task=2"), "{s}");
 }
 
+/// What `L` recovers of the fixture's `tmo` job (sduser's), as seen by `me`.
+fn recovered_tmo(id: &JobId, me: &str) -> Msg {
+    let used = crate::slurm::eff::parse_eff(include_str!(
+        "../../tests/fixtures/slurm/22.05/sacct_eff.out"
+    ))
+    .expect("sacct fixture")
+    .into_iter()
+    .find(|u| u.detail.name == "tmo")
+    .expect("tmo");
+    Msg::Recovered {
+        id: id.clone(),
+        result: Box::new(Ok(crate::payload::Recovered {
+            used,
+            script: Some(
+                "#!/bin/sh\n# This script was created by sbatch --wrap.\n\nsleep 300\n".into(),
+            ),
+            script_from: "scontrol write batch_script".into(),
+            me: Some(me.into()),
+        })),
+    }
+}
+
 /// `L` on a job of another user (here, what an operator sees relaunching sduser's job):
 /// no secret of the operator's last launch is carried over, the form says whose script it
 /// is, and Submit asks once more before it runs.
@@ -573,25 +595,8 @@ fn another_users_job_is_relaunched_only_after_the_form_says_whose_it_is() {
         secrets: vec!["HF_TOKEN".into()],
         ..LaunchSpec::default()
     });
-    let used = crate::slurm::eff::parse_eff(include_str!(
-        "../../tests/fixtures/slurm/22.05/sacct_eff.out"
-    ))
-    .expect("sacct fixture")
-    .into_iter()
-    .find(|u| u.detail.name == "tmo")
-    .expect("tmo");
     let id = JobId::new(48);
-    a.update(Msg::Recovered {
-        id: id.clone(),
-        result: Box::new(Ok(crate::payload::Recovered {
-            used,
-            script: Some(
-                "#!/bin/sh\n# This script was created by sbatch --wrap.\n\nsleep 300\n".into(),
-            ),
-            script_from: "scontrol write batch_script".into(),
-            me: Some("operator".into()),
-        })),
-    });
+    a.update(recovered_tmo(&id, "operator"));
     a.update(Msg::LaunchFacts(Ok(facts())));
     let form = a.form.as_ref().expect("open");
     assert!(form.spec.secrets.is_empty(), "{:?}", form.spec.secrets);
@@ -615,24 +620,7 @@ fn another_users_job_is_relaunched_only_after_the_form_says_whose_it_is() {
 
     // The same job relaunched by its own user asks nothing more.
     let mut own = app();
-    let used = crate::slurm::eff::parse_eff(include_str!(
-        "../../tests/fixtures/slurm/22.05/sacct_eff.out"
-    ))
-    .expect("sacct fixture")
-    .into_iter()
-    .find(|u| u.detail.name == "tmo")
-    .expect("tmo");
-    own.update(Msg::Recovered {
-        id: id.clone(),
-        result: Box::new(Ok(crate::payload::Recovered {
-            used,
-            script: Some(
-                "#!/bin/sh\n# This script was created by sbatch --wrap.\n\nsleep 300\n".into(),
-            ),
-            script_from: "scontrol write batch_script".into(),
-            me: Some("sduser".into()),
-        })),
-    });
+    own.update(recovered_tmo(&id, "sduser"));
     own.update(Msg::LaunchFacts(Ok(facts())));
     assert!(own.form.as_ref().expect("open").foreign.is_none());
     own.form.as_mut().expect("open").row = FormState::submit_row();
