@@ -359,6 +359,16 @@ async fn recovering_a_job_slurmdash_did_not_launch() {
         Some("sleep 120")
     );
     assert_eq!(rec.used.detail.name, name);
+    // Whose it is: the job's user and you on the cluster are the same (no warning in the
+    // form); as the other test user, the same job is someone else's.
+    assert_eq!(rec.me.as_deref(), Some("sduser"));
+    assert_eq!(rec.used.detail.user.as_deref(), Some("sduser"));
+    let other = remote_as(OTHER_ALIAS);
+    let theirs = history::recover(&other, &job, T, None)
+        .await
+        .expect("recover as the other user");
+    assert_eq!(theirs.me.as_deref(), Some(OTHER_USER));
+    assert_eq!(theirs.used.detail.user.as_deref(), Some("sduser"));
     run(&r, &["scancel", &id.to_string()]).await;
     // Once slurmctld forgot it (MinJobAge), only sacct -B could have it, and the dev cluster
     // does not store scripts: said so.
