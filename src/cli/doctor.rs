@@ -151,6 +151,7 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster) -> Result<ExitCode> {
     check_version(remote, &mut report).await;
     check_partitions(remote, cluster, &mut report).await;
     check_results_root(remote, cluster, &mut report).await;
+    check_job_dir_mode(&loaded.config, &mut report);
     check_pyxis(remote, cluster, &mut report).await;
     check_registry_credentials(remote, cluster, &loaded.config, &mut report).await;
     if report.failed {
@@ -374,6 +375,21 @@ async fn check_results_root(remote: &dyn Remote, cluster: &Cluster, report: &mut
             "set results_root (or SLURM_BASE_RESULTS_DIR) to a directory your cluster user can write, e.g. /lustre/fsw/<you>/results",
         ),
         Err(e) => report.fail("results root", &e.to_string(), "see the ssh checks above"),
+    }
+}
+
+/// `[launch] job_dir_mode`: submit refuses one that lets other users write a job directory.
+fn check_job_dir_mode(config: &Config, report: &mut Report) {
+    let Ok(spec) = crate::launch::spec::from_config(config, None) else {
+        return;
+    };
+    match crate::launch::validate::parse_mode(&spec.job_dir_mode) {
+        Ok(m) => report.ok("job directories", &format!("mode {m:04o} (job_dir_mode)")),
+        Err(e) => report.fail(
+            "job directories",
+            &e,
+            "set [launch] job_dir_mode = \"0700\" (or \"0750\") in the config",
+        ),
     }
 }
 
