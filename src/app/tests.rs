@@ -187,6 +187,7 @@ fn log_lines_for_another_job_are_dropped() {
             bytes: b"hello\n".to_vec(),
             size: 6,
         },
+        credit: Default::default(),
     };
     a.update(Msg::Tail(ev(id("999999"))));
     assert_eq!(a.logs.stdout.buffer().len(), 0);
