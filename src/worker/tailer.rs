@@ -87,6 +87,7 @@ where
                         match follow(s, &mut st, &out).await {
                             Followed::Closed => return,
                             Followed::Behind => {
+                                tracing::debug!(%path, at = ?st.next, "log tail: the pane is behind, stream dropped");
                                 // The stream was dropped (its remote tail ends with it). The
                                 // next read waits for the pane to catch up, and comes at most
                                 // once per `every`: a log that outruns the screen costs the
@@ -95,7 +96,9 @@ where
                                 tokio::time::sleep_until((t0 + every).into()).await;
                                 continue;
                             }
-                            Followed::Ended => {}
+                            Followed::Ended => {
+                                tracing::debug!(%path, at = ?st.next, lived = ?t0.elapsed(), "log tail: the stream ended");
+                            }
                         }
                         breaks = if t0.elapsed() >= STREAM_STEADY {
                             0
@@ -310,10 +313,13 @@ fn from_tail(chunk: FileChunk, skipped_from: Option<u64>) -> Vec<TailKind> {
     };
     let start = chunk.offset + skip as u64;
     let first = match skipped_from {
-        Some(from) if from <= start => TailKind::Skipped {
-            bytes: start - from,
-            size: chunk.size,
-        },
+        Some(from) if from <= start => {
+            tracing::debug!(from, to = start, "log tail: skipped ahead");
+            TailKind::Skipped {
+                bytes: start - from,
+                size: chunk.size,
+            }
+        }
         _ => TailKind::Reset {
             offset: start,
             size: chunk.size,
