@@ -24,11 +24,14 @@ pub struct Caps {
     pub max_line_bytes: usize,
 }
 
+/// Per pane. Two panes (stdout and stderr in files of their own) at these caps plus what the
+/// tailers may hold (`worker::tailer::IN_FLIGHT` each) stay well under 100 MB resident, however
+/// fast and long-lined the job's logs.
 impl Default for Caps {
     fn default() -> Self {
         Caps {
             max_lines: 20_000,
-            max_bytes: 32 << 20,
+            max_bytes: 16 << 20,
             max_line_bytes: 16 << 10,
         }
     }
