@@ -110,6 +110,7 @@ fn with_running_job(a: &mut App) {
                 .to_vec(),
             size: 56,
         },
+        credit: Default::default(),
     }));
 }
 

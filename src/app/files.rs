@@ -432,6 +432,7 @@ impl App {
                     stream: Stream::Stdout,
                     path: path.clone(),
                     kind,
+                    credit: Default::default(),
                 };
                 match result {
                     Ok((0, _)) => {

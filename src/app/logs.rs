@@ -58,15 +58,24 @@ impl LogState {
         self.shown = s;
     }
 
+    /// The stream drawn first: stdout when both streams go to one file (only it is tailed).
+    pub fn shown_stream(&self) -> Stream {
+        if self.one_file() {
+            Stream::Stdout
+        } else {
+            self.shown
+        }
+    }
+
     pub fn current(&self) -> &LogPane {
-        match self.shown {
+        match self.shown_stream() {
             Stream::Stdout => &self.stdout,
             Stream::Stderr => &self.stderr,
         }
     }
 
     pub fn current_mut(&mut self) -> &mut LogPane {
-        match self.shown {
+        match self.shown_stream() {
             Stream::Stdout => &mut self.stdout,
             Stream::Stderr => &mut self.stderr,
         }
@@ -83,7 +92,8 @@ impl LogState {
         }
     }
 
-    /// The files to tail for `detail`, or None when they are already being tailed.
+    /// The files to tail for `detail`, or None when they are already being tailed. One file
+    /// for both streams is tailed once, for the stdout pane.
     pub fn targets(
         &mut self,
         id: &JobId,
@@ -99,6 +109,9 @@ impl LogState {
         self.guessed = guessed;
         self.stdout.set_path(&out);
         self.stderr.set_path(&err);
+        if out == err {
+            return Some(vec![(id.clone(), Stream::Stdout, out)]);
+        }
         Some(vec![
             (id.clone(), Stream::Stdout, out),
             (id.clone(), Stream::Stderr, err),

@@ -162,8 +162,9 @@ fn detail_of_the_selected_job_starts_tailing_its_resolved_log_paths() {
     let Some(Cmd::Tail(targets)) = cmds.first() else {
         panic!("expected a tail command, got {cmds:?}");
     };
-    assert_eq!(targets.len(), 2);
-    assert_eq!(targets[0], (jid.clone(), Stream::Stdout, stdout));
+    // The fixture's job writes both streams to one file: it is tailed once.
+    assert_eq!(detail.stderr, detail.stdout);
+    assert_eq!(targets, &vec![(jid.clone(), Stream::Stdout, stdout)]);
     assert!(!targets[0].2.contains('%'), "patterns resolved");
 
     // The same detail again does not restart the tails.
@@ -187,6 +188,7 @@ fn log_lines_for_another_job_are_dropped() {
             bytes: b"hello\n".to_vec(),
             size: 6,
         },
+        credit: Default::default(),
     };
     a.update(Msg::Tail(ev(id("999999"))));
     assert_eq!(a.logs.stdout.buffer().len(), 0);
@@ -270,6 +272,39 @@ fn tab_cycles_focus_and_keys_go_to_the_focused_pane() {
     assert!(a.logs.current().wrap());
     a.update(key('e'));
     assert_eq!(a.logs.shown, Stream::Stderr);
+}
+
+#[test]
+fn one_file_for_both_streams_is_tailed_once_and_shown_whichever_stream_is_asked() {
+    let mut a = app();
+    a.update(loaded(jobs()));
+    let mut detail = parse_scontrol_jobs(SCONTROL_RUNNING).expect("fixture")[0].clone();
+    let sel = a.queue.selected_id().cloned().expect("selected");
+    detail.id = Some(sel.clone());
+    let cmds = a.update(Msg::Detail {
+        id: sel.clone(),
+        result: Box::new(Ok((detail, DetailSource::Scontrol))),
+    });
+    let Some(Cmd::Tail(targets)) = cmds.first() else {
+        panic!("expected a tail command, got {cmds:?}");
+    };
+    let [(_, Stream::Stdout, path)] = targets.as_slice() else {
+        panic!("one tail: {targets:?}")
+    };
+    a.update(Msg::Tail(TailEvent {
+        job: sel,
+        stream: Stream::Stdout,
+        path: path.clone(),
+        kind: TailKind::Data {
+            bytes: b"both streams\n".to_vec(),
+            size: 13,
+        },
+        credit: Default::default(),
+    }));
+    a.update(code(KeyCode::Tab));
+    a.update(code(KeyCode::Tab));
+    a.update(key('e'));
+    assert_eq!(a.logs.current().buffer().len(), 1, "the merged lines stay");
 }
 
 #[test]

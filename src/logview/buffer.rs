@@ -24,11 +24,14 @@ pub struct Caps {
     pub max_line_bytes: usize,
 }
 
+/// Per pane. Two panes (stdout and stderr in files of their own) at these caps plus what the
+/// tailers may hold (`worker::tailer::IN_FLIGHT` each) stay well under 100 MB resident, however
+/// fast and long-lined the job's logs.
 impl Default for Caps {
     fn default() -> Self {
         Caps {
             max_lines: 20_000,
-            max_bytes: 32 << 20,
+            max_bytes: 16 << 20,
             max_line_bytes: 16 << 10,
         }
     }
@@ -217,6 +220,21 @@ impl LogBuffer {
             }
         }
         self.carry = tail.to_vec();
+    }
+
+    /// Adds a line of our own (`text` in `style`, not parsed), e.g. where bytes were left
+    /// out: a line left unfinished ends before it, and escape or UTF-8 sequences cut short
+    /// there are forgotten.
+    pub fn push_note(&mut self, text: &str, style: Style) {
+        if !self.cur.is_empty() {
+            self.finish_line();
+        }
+        self.carry.clear();
+        self.esc = EscState::Ground;
+        self.cr = false;
+        self.style = Style::default();
+        self.cur.append(text, style, self.caps.max_line_bytes);
+        self.finish_line();
     }
 
     fn feed(&mut self, s: &str) {
@@ -423,6 +441,26 @@ mod tests {
         assert_eq!(line.text().len(), 100);
         assert_eq!(line.dropped(), (5 << 20) - 100);
         assert_eq!(texts(&b)[1], "short");
+    }
+
+    #[test]
+    fn a_note_ends_the_unfinished_line_and_forgets_cut_sequences() {
+        let mut b = one(b"done\nhalf a li\x1b[1;3");
+        let dim = Style::new().add_modifier(Modifier::DIM);
+        b.push_note("… skipped 3.0 MiB …", dim);
+        b.push(b"1mred\x1b[0m\n");
+        assert_eq!(
+            texts(&b),
+            ["done", "half a li", "… skipped 3.0 MiB …", "1mred"]
+        );
+        let note = b.get(2).expect("note");
+        assert_eq!(note.styled(0..note.text().len())[0].1, dim);
+        let after = b.get(3).expect("line");
+        assert_eq!(after.styled(0..after.text().len())[0].1, Style::default());
+        // At a line start, no empty line is added before the note.
+        let mut b = one(b"a\n");
+        b.push_note("n", dim);
+        assert_eq!(texts(&b), ["a", "n"]);
     }
 
     #[test]

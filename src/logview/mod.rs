@@ -38,6 +38,40 @@ pub struct TailEvent {
     pub stream: Stream,
     pub path: String,
     pub kind: TailKind,
+    /// The share of the tailer's budget this event's bytes take while it waits to be taken
+    /// in; given back when the event is dropped (see `worker::tailer`).
+    pub credit: Credit,
+}
+
+/// Bytes of a followed log that were sent and not yet taken in by the pane: held by the
+/// event that carries them, released when it is dropped. A clone or a default holds none.
+#[derive(Default)]
+pub struct Credit(Option<tokio::sync::OwnedSemaphorePermit>);
+
+impl Credit {
+    pub fn new(permit: tokio::sync::OwnedSemaphorePermit) -> Credit {
+        Credit(Some(permit))
+    }
+}
+
+impl Clone for Credit {
+    fn clone(&self) -> Credit {
+        Credit(None)
+    }
+}
+
+/// Credits never make two events differ.
+impl PartialEq for Credit {
+    fn eq(&self, _: &Credit) -> bool {
+        true
+    }
+}
+
+impl fmt::Debug for Credit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.0.as_ref().map_or(0, |p| p.num_permits());
+        write!(f, "Credit({n})")
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,6 +85,12 @@ pub enum TailKind {
     /// Bytes following the previous ones. May be empty (the file is readable again).
     Data {
         bytes: Vec<u8>,
+        size: u64,
+    },
+    /// The log grew faster than it could be shown: `bytes` were left out, and data follows
+    /// from the first whole line after them. `size` is the file size.
+    Skipped {
+        bytes: u64,
         size: u64,
     },
     Missing,
@@ -88,6 +128,8 @@ pub struct LogPane {
     top: u64,
     wrap: bool,
     search: Option<Search>,
+    /// Bytes of this file left out so far because it grew faster than it could be shown.
+    skipped: u64,
 }
 
 impl LogPane {
@@ -106,6 +148,7 @@ impl LogPane {
             top: 0,
             wrap: false,
             search: None,
+            skipped: 0,
         }
     }
 
@@ -119,6 +162,7 @@ impl LogPane {
         self.path = Some(path.to_string());
         self.status = PaneStatus::Loading;
         self.follow = true;
+        self.skipped = 0;
         if let Some(s) = &mut self.search {
             s.update(&self.buffer);
         }
@@ -128,6 +172,7 @@ impl LogPane {
     pub fn set_no_path(&mut self) {
         self.buffer.clear();
         self.path = None;
+        self.skipped = 0;
         self.status = PaneStatus::NoPath;
         self.follow = true;
     }
@@ -136,6 +181,7 @@ impl LogPane {
     pub fn close(&mut self) {
         self.buffer.clear();
         self.path = None;
+        self.skipped = 0;
         self.pending = false;
         self.status = PaneStatus::NoJob;
         self.search = None;
@@ -160,6 +206,11 @@ impl LogPane {
             }
             TailKind::Data { bytes, size } => {
                 self.buffer.push(&bytes);
+                PaneStatus::Live { size }
+            }
+            TailKind::Skipped { bytes, size } => {
+                self.skipped = self.skipped.saturating_add(bytes);
+                self.buffer.push_note(&skip_note(bytes), note_style());
                 PaneStatus::Live { size }
             }
             TailKind::Missing => PaneStatus::Missing,
@@ -192,6 +243,10 @@ impl LogPane {
     }
     pub fn wrap(&self) -> bool {
         self.wrap
+    }
+    /// Bytes left out so far (the file grew faster than it could be shown).
+    pub fn skipped(&self) -> u64 {
+        self.skipped
     }
     pub fn search(&self) -> Option<&Search> {
         self.search.as_ref()
@@ -376,6 +431,16 @@ impl LogPane {
             .saturating_sub(u64::from(tvp.height / 3))
             .max(self.buffer.first_seq());
     }
+}
+
+/// The line put where a followed log skipped ahead.
+pub fn skip_note(bytes: u64) -> String {
+    format!("… skipped {} …", human_bytes(bytes))
+}
+
+fn note_style() -> ratatui::style::Style {
+    use ratatui::style::{Modifier, Style};
+    Style::new().add_modifier(Modifier::DIM | Modifier::ITALIC)
 }
 
 /// `1.5 MiB`.

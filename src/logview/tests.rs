@@ -15,6 +15,7 @@ fn ev(kind: TailKind) -> TailEvent {
         stream: Stream::Stdout,
         path: "/scratch/slurm-1234.out".into(),
         kind,
+        credit: Default::default(),
     }
 }
 
@@ -150,6 +151,7 @@ fn messages_for_each_state() {
         stream: Stream::Stderr,
         path: "/p/err".into(),
         kind,
+        credit: Default::default(),
     };
     p.apply(e(TailKind::Missing));
     assert_eq!(head(&p), "waiting for /p/err (job is pending)");

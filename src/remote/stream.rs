@@ -17,6 +17,9 @@ use tokio::task::JoinHandle;
 
 /// Most bytes per [`StreamEvent::Data`].
 const CHUNK: usize = 64 << 10;
+/// Most bytes of stderr held while waiting for the end of a line: tail says one short line;
+/// anything longer ends the stream with what came so far as the reason.
+const MAX_ERR_LINE: usize = 4 << 10;
 
 /// The script run by `sh -c SCRIPT sh OFFSET+1 PATH`.
 pub const STREAM_SCRIPT: &str = "exec 3<&0
@@ -127,10 +130,15 @@ pub async fn pump<O, E>(
                 };
                 line.extend_from_slice(&got);
                 // The first line the command itself wrote on stderr ends the stream (tail
-                // speaks there only to say the file went away or was truncated).
-                let whole = if err_open { line.iter().rposition(|&b| b == b'\n') } else { Some(line.len()) };
+                // speaks there only to say the file went away or was truncated). A line that
+                // never ends counts as ended once it is long enough.
+                let whole = match line.iter().rposition(|&b| b == b'\n') {
+                    _ if !err_open => Some(line.len()),
+                    None if line.len() >= MAX_ERR_LINE => Some(line.len()),
+                    found => found,
+                };
                 if let Some(upto) = whole {
-                    let text = String::from_utf8_lossy(&line[..upto]).to_string();
+                    let text = String::from_utf8_lossy(&line[..upto.min(MAX_ERR_LINE)]).to_string();
                     if let Some(l) = text.lines().find(|l| !l.trim().is_empty()) {
                         break StreamEvent::Ended { reset: means_reset(l), reason: l.trim().to_string() };
                     }
@@ -187,6 +195,26 @@ mod tests {
                 reason: "tail: /x/slurm-7.out: file truncated".into()
             })
         );
+    }
+
+    /// A stderr that never ends a line (nor ends) must not grow memory: the stream ends with
+    /// the first few KiB as its reason.
+    #[tokio::test]
+    async fn an_endless_stderr_line_ends_the_stream_with_a_bounded_reason() {
+        let (tx, mut rx) = mpsc::channel(QUEUE);
+        let (_w, out) = tokio::io::duplex(64); // stdout stays silent and open
+        let err = tokio::io::repeat(b'e'); // never a newline, never an end
+        let received = std::sync::atomic::AtomicU64::new(0);
+        let pumping = pump(out, err, &tx, &received, None);
+        tokio::time::timeout(std::time::Duration::from_secs(10), pumping)
+            .await
+            .expect("the pump gives up on the endless line");
+        let Some(StreamEvent::Ended { reset, reason }) = rx.recv().await else {
+            panic!("an end")
+        };
+        assert!(!reset);
+        assert!(reason.starts_with("eeee"), "{reason}");
+        assert!(reason.len() <= MAX_ERR_LINE, "{}", reason.len());
     }
 
     async fn next(rx: &mut mpsc::Receiver<StreamEvent>) -> StreamEvent {

@@ -58,7 +58,8 @@ impl LogWidget<'_> {
         }
     }
 
-    /// `stdout /path…` on the left, `follow · nowrap · /loss 2/9 · 1.2 MiB` on the right.
+    /// `stdout /path…` on the left, `follow · nowrap · /loss 2/9 · 1.2 MiB` on the right,
+    /// then `skipped 3.0 GiB` once the log grew faster than it could be shown.
     fn titles(&self, width: u16, rows: &[Row]) -> (String, String) {
         let p = self.pane;
         let mut right = Vec::new();
@@ -84,6 +85,9 @@ impl LogWidget<'_> {
         }
         if let PaneStatus::Live { size } = p.status() {
             right.push(human_bytes(*size));
+        }
+        if p.skipped() > 0 {
+            right.push(format!("skipped {}", human_bytes(p.skipped())));
         }
         let right = format!(" {} ", right.join(" · "));
         let stream = match self.merged {
@@ -276,6 +280,7 @@ mod tests {
             stream: Stream::Stdout,
             path: PATH.into(),
             kind,
+            credit: Default::default(),
         };
         p.apply(ev(TailKind::Reset {
             offset: 0,
@@ -373,6 +378,7 @@ mod tests {
             stream: Stream::Stderr,
             path: "/scratch/alice/runs/slurm-77.err".into(),
             kind,
+            credit: Default::default(),
         };
         p.apply(ev(TailKind::Missing));
         insta::assert_snapshot!("missing", draw(&p, true).backend());
@@ -422,9 +428,37 @@ mod tests {
                 bytes: b"\r100%|##########|\n".to_vec(),
                 size: 0,
             },
+            credit: Default::default(),
         };
         p.apply(ev);
         insta::assert_snapshot!("progress_done", draw(&p, true).backend());
+    }
+
+    #[test]
+    fn a_skip_shows_as_a_line_and_in_the_title() {
+        let mut p = pane(&numbered(3));
+        let ev = |kind| TailEvent {
+            job: JobId::new(1234),
+            stream: Stream::Stdout,
+            path: PATH.into(),
+            kind,
+            credit: Default::default(),
+        };
+        p.apply(ev(TailKind::Skipped {
+            bytes: 412 << 20,
+            size: 413 << 20,
+        }));
+        p.apply(ev(TailKind::Data {
+            bytes: b"epoch 90 step 2250 loss 0.001\n".to_vec(),
+            size: (413 << 20) + 31,
+        }));
+        let t = draw(&p, true);
+        insta::assert_snapshot!(t.backend());
+        let buf = t.backend().buffer();
+        let row = (1..11)
+            .find(|&y| buf[(1, y)].symbol() == "…")
+            .expect("the note's row");
+        assert!(buf[(1, row)].modifier.contains(Modifier::DIM));
     }
 
     #[test]

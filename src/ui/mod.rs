@@ -75,7 +75,7 @@ pub fn draw(f: &mut Frame, app: &App) {
         );
     }
     let focused_log = app.focus == Pane::Log;
-    let (first, second) = match app.logs.shown {
+    let (first, second) = match app.logs.shown_stream() {
         Stream::Stdout => (&app.logs.stdout, &app.logs.stderr),
         Stream::Stderr => (&app.logs.stderr, &app.logs.stdout),
     };

@@ -5,14 +5,22 @@
 //! tail again) and streams anew; a transport that cannot stream is read from offsets every
 //! `every`. A missing file is polled more slowly; transport errors back off. The App stops
 //! it by aborting the JoinHandle (which also ends the remote tail).
+//!
+//! What is sent and not yet taken in by the pane is bounded ([`IN_FLIGHT`]): each Data event
+//! holds a share of the tailer's budget until it is dropped. When the budget is used up (the
+//! screen cannot keep up, or a shell opened from the dashboard holds the loop), the stream is
+//! dropped and nothing is read until the pane has caught up; then the tailer reads on from its
+//! offset, or, further behind than [`MAX_CHUNK`], skips to the file's tail and says how many
+//! bytes it left out ([`TailKind::Skipped`]).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 
-use crate::logview::{Stream, TailEvent, TailKind};
+use crate::logview::{Credit, Stream, TailEvent, TailKind};
 use crate::remote::{FileChunk, FileStream, ReadPos, Remote, RemoteError, StreamEvent};
 use crate::slurm::model::JobId;
 
@@ -20,6 +28,11 @@ use crate::slurm::model::JobId;
 pub const TAIL_BYTES: u64 = 256 << 10;
 /// Most bytes read per tick. Further behind than this, the tailer skips to the end.
 pub const MAX_CHUNK: u64 = 1 << 20;
+/// Most bytes of one followed log sent and not yet taken in by its pane.
+pub const IN_FLIGHT: usize = 4 << 20;
+/// Stream reads already queued are sent together up to about this size: one message (and one
+/// frame drawn) per batch instead of per pipe read.
+const BATCH: usize = 1 << 20;
 /// A missing file is checked every `every * MISSING_SLOWDOWN`.
 const MISSING_SLOWDOWN: u32 = 3;
 /// Transport errors double the delay up to `every * MAX_BACKOFF`.
@@ -47,23 +60,22 @@ where
     T: From<TailEvent> + Send + 'static,
 {
     tokio::spawn(async move {
-        let send = |kind: TailKind| {
-            tx.send(T::from(TailEvent {
-                job: job.clone(),
-                stream,
-                path: path.clone(),
-                kind,
-            }))
-            .is_ok()
+        let out = Outbox {
+            tx,
+            job,
+            stream,
+            path: path.clone(),
+            budget: Arc::new(Semaphore::new(IN_FLIGHT)),
         };
         let mut st = TailState::default();
         let mut can_stream = true;
         // Streams in a row that broke early.
         let mut breaks: u32 = 0;
         loop {
+            out.drained().await;
             let (kinds, slowdown) = step(remote.as_ref(), &path, &mut st).await;
             for kind in kinds {
-                if !send(kind) {
+                if !out.send(kind).await {
                     return;
                 }
             }
@@ -72,8 +84,21 @@ where
                 match remote.stream_file(&path, offset).await {
                     Ok(Some(s)) => {
                         let t0 = Instant::now();
-                        if !follow(s, &mut st, &send).await {
-                            return;
+                        match follow(s, &mut st, &out).await {
+                            Followed::Closed => return,
+                            Followed::Behind => {
+                                tracing::debug!(%path, at = ?st.next, "log tail: the pane is behind, stream dropped");
+                                // The stream was dropped (its remote tail ends with it). The
+                                // next read waits for the pane to catch up, and comes at most
+                                // once per `every`: a log that outruns the screen costs the
+                                // login node two commands per `every`, no more.
+                                breaks = 0;
+                                tokio::time::sleep_until((t0 + every).into()).await;
+                                continue;
+                            }
+                            Followed::Ended => {
+                                tracing::debug!(%path, at = ?st.next, lived = ?t0.elapsed(), "log tail: the stream ended");
+                            }
                         }
                         breaks = if t0.elapsed() >= STREAM_STEADY {
                             0
@@ -99,26 +124,122 @@ where
     })
 }
 
-/// Forwards a stream's bytes as Data until it ends. False when nobody listens any more.
-async fn follow(mut s: FileStream, st: &mut TailState, send: &impl Fn(TailKind) -> bool) -> bool {
-    while let Some(ev) = s.rx.recv().await {
-        match ev {
-            StreamEvent::Data(bytes) => {
-                let next = st.next.unwrap_or(0) + bytes.len() as u64;
-                st.next = Some(next);
-                if !send(TailKind::Data { bytes, size: next }) {
-                    return false;
-                }
-            }
-            StreamEvent::Ended { reset, .. } => {
-                if reset {
-                    st.next = None;
-                }
-                break;
-            }
+/// One tailer's way to the App: every event is labelled with the job, stream and path, and
+/// Data holds its bytes' share of `budget` until the event is dropped.
+struct Outbox<T> {
+    tx: UnboundedSender<T>,
+    job: JobId,
+    stream: Stream,
+    path: String,
+    budget: Arc<Semaphore>,
+}
+
+enum Sent {
+    Done,
+    /// No room for the bytes now: nothing was sent.
+    Full,
+    /// Nobody listens any more.
+    Closed,
+}
+
+/// Permits for `kind`: its bytes, at most the whole budget.
+fn permits(kind: &TailKind) -> u32 {
+    match kind {
+        TailKind::Data { bytes, .. } => u32::try_from(bytes.len().min(IN_FLIGHT)).unwrap_or(0),
+        _ => 0,
+    }
+}
+
+impl<T: From<TailEvent>> Outbox<T> {
+    fn deliver(&self, kind: TailKind, credit: Credit) -> bool {
+        let ev = TailEvent {
+            job: self.job.clone(),
+            stream: self.stream,
+            path: self.path.clone(),
+            kind,
+            credit,
+        };
+        self.tx.send(T::from(ev)).is_ok()
+    }
+
+    /// Sends `kind`, first waiting for room for its bytes. False when nobody listens.
+    async fn send(&self, kind: TailKind) -> bool {
+        let credit = match permits(&kind) {
+            0 => Credit::default(),
+            n => match self.budget.clone().acquire_many_owned(n).await {
+                Ok(p) => Credit::new(p),
+                Err(_) => return false,
+            },
+        };
+        self.deliver(kind, credit)
+    }
+
+    /// Sends `kind` if there is room for its bytes now.
+    fn try_send(&self, kind: TailKind) -> Sent {
+        let credit = match permits(&kind) {
+            0 => Credit::default(),
+            n => match self.budget.clone().try_acquire_many_owned(n) {
+                Ok(p) => Credit::new(p),
+                Err(_) => return Sent::Full,
+            },
+        };
+        if self.deliver(kind, credit) {
+            Sent::Done
+        } else {
+            Sent::Closed
         }
     }
-    true
+
+    /// Returns once the pane has taken in everything sent.
+    async fn drained(&self) {
+        let all = u32::try_from(IN_FLIGHT).unwrap_or(u32::MAX);
+        let _ = self.budget.acquire_many(all).await;
+    }
+}
+
+enum Followed {
+    /// The stream ended by itself (the connection dropped, the file was truncated...).
+    Ended,
+    /// The budget was used up: the stream is dropped, the offset is where the pane's bytes end.
+    Behind,
+    /// Nobody listens any more.
+    Closed,
+}
+
+/// Forwards a stream's bytes as Data until it ends or the budget is used up.
+async fn follow<T: From<TailEvent>>(
+    mut s: FileStream,
+    st: &mut TailState,
+    out: &Outbox<T>,
+) -> Followed {
+    while let Some(ev) = s.rx.recv().await {
+        let (mut bytes, mut end) = match ev {
+            StreamEvent::Data(b) => (b, None),
+            ended => (Vec::new(), Some(ended)),
+        };
+        while end.is_none() && bytes.len() < BATCH {
+            match s.rx.try_recv() {
+                Ok(StreamEvent::Data(more)) => bytes.extend_from_slice(&more),
+                Ok(ended) => end = Some(ended),
+                Err(_) => break,
+            }
+        }
+        if !bytes.is_empty() {
+            let next = st.next.unwrap_or(0) + bytes.len() as u64;
+            match out.try_send(TailKind::Data { bytes, size: next }) {
+                Sent::Done => st.next = Some(next),
+                Sent::Full => return Followed::Behind,
+                Sent::Closed => return Followed::Closed,
+            }
+        }
+        if let Some(StreamEvent::Ended { reset, .. }) = end {
+            if reset {
+                st.next = None;
+            }
+            return Followed::Ended;
+        }
+    }
+    Followed::Ended
 }
 
 #[derive(Debug, Default)]
@@ -128,6 +249,9 @@ struct TailState {
     /// The failure last reported, so that a repeated one is not sent again.
     problem: Option<TailKind>,
     failures: u32,
+    /// Where the pane's bytes end when the tailer fell too far behind: the next tail read
+    /// says how much it skipped from here.
+    skip_from: Option<u64>,
 }
 
 /// One tick: the events to send and the multiple of `every` to wait before the next.
@@ -145,8 +269,14 @@ async fn step(remote: &dyn Remote, path: &str, st: &mut TailState) -> (Vec<TailK
         st.failures = 0;
         let recovered = st.problem.take().is_some();
         match st.next {
-            Some(off) if chunk.truncated() || chunk.size - off > MAX_CHUNK => {
+            Some(_) if chunk.truncated() => {
                 st.next = None;
+                st.skip_from = None;
+                continue;
+            }
+            Some(off) if chunk.size - off > MAX_CHUNK => {
+                st.next = None;
+                st.skip_from = Some(off);
                 continue;
             }
             Some(_) => {
@@ -160,7 +290,7 @@ async fn step(remote: &dyn Remote, path: &str, st: &mut TailState) -> (Vec<TailK
             }
             None => {
                 st.next = Some(chunk.next_offset());
-                out.extend(from_tail(chunk));
+                out.extend(from_tail(chunk, st.skip_from.take()));
             }
         }
         break;
@@ -168,9 +298,10 @@ async fn step(remote: &dyn Remote, path: &str, st: &mut TailState) -> (Vec<TailK
     (out, 1)
 }
 
-/// A tail read: Reset, then the data from the first complete line (one byte more than
-/// `TAIL_BYTES` was read so that a tail starting exactly at a line start keeps that line).
-fn from_tail(chunk: FileChunk) -> Vec<TailKind> {
+/// A tail read: Reset (or Skipped, when the pane's bytes end at `skipped_from`), then the
+/// data from the first complete line (one byte more than `TAIL_BYTES` was read so that a tail
+/// starting exactly at a line start keeps that line).
+fn from_tail(chunk: FileChunk, skipped_from: Option<u64>) -> Vec<TailKind> {
     let skip = if chunk.offset == 0 {
         0
     } else {
@@ -180,10 +311,21 @@ fn from_tail(chunk: FileChunk) -> Vec<TailKind> {
             .position(|&b| b == b'\n')
             .map_or(0, |i| i + 1)
     };
-    let mut out = vec![TailKind::Reset {
-        offset: chunk.offset + skip as u64,
-        size: chunk.size,
-    }];
+    let start = chunk.offset + skip as u64;
+    let first = match skipped_from {
+        Some(from) if from <= start => {
+            tracing::debug!(from, to = start, "log tail: skipped ahead");
+            TailKind::Skipped {
+                bytes: start - from,
+                size: chunk.size,
+            }
+        }
+        _ => TailKind::Reset {
+            offset: start,
+            size: chunk.size,
+        },
+    };
+    let mut out = vec![first];
     if skip < chunk.data.len() {
         let mut data = chunk.data;
         data.drain(..skip);
@@ -212,6 +354,7 @@ fn failed(e: RemoteError, st: &mut TailState) -> (Vec<TailKind>, u32) {
     if !matches!(kind, TailKind::Error(_)) {
         // The file may come back as another file: start again from its tail.
         st.next = None;
+        st.skip_from = None;
     }
     let out = if st.problem.as_ref() == Some(&kind) {
         Vec::new()
@@ -406,14 +549,20 @@ mod tests {
         let size = big.len() as u64;
         assert!(size > 3 * MAX_CHUNK);
         fake.set_file(P, big);
-        let TailKind::Reset { offset, .. } = next(&mut rx).await else {
-            panic!("skip ahead with a reset")
+        let TailKind::Skipped { bytes: skipped, .. } = next(&mut rx).await else {
+            panic!("skip ahead, saying so")
         };
-        assert!(size - offset <= TAIL_BYTES);
         let TailKind::Data { bytes, .. } = next(&mut rx).await else {
             panic!("data")
         };
         assert!(bytes.ends_with(b"burst 299999\n"));
+        assert!(bytes.starts_with(b"burst "), "from a line start");
+        assert!(bytes.len() as u64 <= TAIL_BYTES);
+        assert_eq!(
+            6 + skipped + bytes.len() as u64,
+            size,
+            "every byte shown or counted"
+        );
     }
 
     /// The fake's files, plus streams the test drives by hand (one sender per stream opened).
@@ -493,12 +642,21 @@ mod tests {
                 .await
                 .unwrap();
         }
-        let mut size = 4;
-        for i in 0..20 {
-            let line = format!("line {i}\n");
-            size += line.len();
-            assert_eq!(next(&mut rx).await, data(&line, size));
+        // Reads already queued may come as one event: each ends where the bytes so far end.
+        let want: String = (0..20).map(|i| format!("line {i}\n")).collect();
+        let mut got = Vec::new();
+        while got.len() < want.len() {
+            let TailKind::Data { bytes, size } = next(&mut rx).await else {
+                panic!("data")
+            };
+            got.extend_from_slice(&bytes);
+            assert_eq!(size, 4 + got.len() as u64);
         }
+        assert_eq!(
+            String::from_utf8(got).unwrap(),
+            want,
+            "every line once, in order"
+        );
         tokio::time::sleep(EVERY * 10).await;
         assert_eq!(
             fake.reads().len(),
@@ -506,6 +664,73 @@ mod tests {
             "one read (the tail), then only the stream"
         );
         assert_eq!(r.opened.lock().unwrap().len(), 1, "one stream");
+    }
+
+    /// The pane takes nothing in (a shell is open): the tailer sends at most `IN_FLIGHT`,
+    /// stops reading the stream and the file, and once the pane catches up it skips to the
+    /// file's tail, saying how much it left out, and streams again from the end.
+    #[tokio::test]
+    async fn a_pane_that_takes_nothing_in_holds_at_most_the_budget_then_skips() {
+        let fake = Arc::new(FakeRemote::default());
+        fake.set_file(P, "one\n");
+        let r = Arc::new(Streaming {
+            fake: fake.clone(),
+            opened: Default::default(),
+        });
+        let (tx, mut rx) = unbounded_channel::<TailEvent>();
+        let remote: Arc<dyn Remote> = r.clone();
+        let _h = spawn_tailer(remote, JobId::new(7), Stream::Stdout, P.into(), EVERY, tx);
+        next(&mut rx).await;
+        next(&mut rx).await;
+        let (_, s) = r.stream(0).await;
+        let chunk = vec![b'x'; 64 << 10];
+        let mut sent = 0usize;
+        let deadline = Instant::now() + Duration::from_secs(20);
+        // The stream is fed until the tailer drops it (its channel closes).
+        while s.send(StreamEvent::Data(chunk.clone())).await.is_ok() {
+            sent += chunk.len();
+            assert!(
+                Instant::now() < deadline,
+                "still reading after {sent} bytes"
+            );
+        }
+        let reads = fake.reads().len();
+        tokio::time::sleep(EVERY * 20).await;
+        assert_eq!(
+            fake.reads().len(),
+            reads,
+            "no read while the pane is behind"
+        );
+        assert_eq!(r.opened.lock().unwrap().len(), 1, "no new stream either");
+        let mut held = 0usize;
+        while let Ok(ev) = rx.try_recv() {
+            match ev.kind {
+                TailKind::Data { bytes, .. } => held += bytes.len(),
+                other => panic!("{other:?}"),
+            }
+        }
+        assert!(held <= IN_FLIGHT, "{held} bytes waited for the pane");
+        assert!(held + (1 << 20) >= IN_FLIGHT, "the budget was used: {held}");
+        assert!(sent > held, "the stream was read past the budget: {sent}");
+
+        // Meanwhile the job wrote much more; the pane has caught up now.
+        let shown = 4 + held as u64;
+        let mut file = b"one\n".to_vec();
+        file.resize(shown as usize, b'x');
+        for i in 0..500_000 {
+            file.extend_from_slice(format!("line {i}\n").as_bytes());
+        }
+        let size = file.len() as u64;
+        fake.set_file(P, file);
+        let TailKind::Skipped { bytes: skipped, .. } = next(&mut rx).await else {
+            panic!("a skip")
+        };
+        let TailKind::Data { bytes, .. } = next(&mut rx).await else {
+            panic!("the tail")
+        };
+        assert!(bytes.ends_with(b"line 499999\n"));
+        assert_eq!(shown + skipped + bytes.len() as u64, size);
+        assert_eq!(r.stream(1).await.0, size, "streams again from the end");
     }
 
     #[tokio::test]
