@@ -76,7 +76,7 @@ async fn a_login_node_back_after_20s_is_tried_within_the_cap_and_r_tries_at_once
     }
     assert!(
         last >= 5,
-        "the backoff never reached its cap in 20 s: {last} attempts ({waits:?})"
+        "too few attempts in 20 s for a doubling backoff from 0.5 s: {last} attempts ({waits:?})"
     );
 
     // `r`: a command that would have to wait for the backoff is refused without trying...

@@ -24,7 +24,8 @@ use std::time::Duration;
 
 pub use exec::{ExecEvent, ExecStream};
 pub use failover::{
-    backoff_delay, parse_host_list, try_in_order, try_staggered, Attempt, BACKOFF_CAP, HEAD_START,
+    backoff_delay, jitter_unit, parse_host_list, permanent_hint, try_in_order, try_staggered,
+    with_jitter, Attempt, BACKOFF_CAP, HEAD_START,
 };
 pub use fake::FakeRemote;
 pub use local::LocalRemote;

@@ -24,13 +24,14 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::channel::Channel;
 use super::channel::{pause_before_retry, refused};
-use super::failover::{backoff_delay, summarize, try_in_order, try_staggered};
+use super::failover::{
+    backoff_delay, jitter_unit, permanent_hint, summarize, try_in_order, try_staggered, with_jitter,
+};
 use super::frame;
 use super::hold::{hold, Hold, HoldError};
 use super::master::{
-    connect_err, exit_master, exit_master_blocking, launch_batch_master, looks_permanent,
-    mux_never_connected, new_private_dir, no_hosts_error, Login, SharedMasters, SshOptions,
-    CHECK_TIMEOUT,
+    connect_err, exit_master, exit_master_blocking, launch_batch_master, mux_never_connected,
+    new_private_dir, no_hosts_error, Login, SharedMasters, SshOptions, CHECK_TIMEOUT,
 };
 use super::sockets::{beside, lock};
 use super::stream::FileStream;
@@ -59,6 +60,18 @@ struct Slot {
     failures: u32,
     next_try: Option<Instant>,
     last_error: String,
+    /// The last attempt failed in a way waiting will not fix (a changed host key, a refused
+    /// key): nothing is tried again until [`Remote::retry_now`].
+    blocked: bool,
+}
+
+/// Why no connection was made.
+struct OpenFailure {
+    reason: String,
+    /// For the status bar: the first host and the last line ssh printed for it.
+    short: String,
+    /// Every host failed in a way waiting will not fix: what the user must do.
+    permanent: Option<&'static str>,
 }
 
 #[derive(Default)]
@@ -186,7 +199,15 @@ impl SshRemote {
         if self.closed.load(Ordering::Acquire) {
             return Err(self.closed_error());
         }
-        if let Some(at) = slot.next_try {
+        if slot.blocked {
+            // Only the user (`r`, `retry_now`) lets a refused login be tried again.
+            if !self.skip_wait.swap(false, Ordering::AcqRel) {
+                return Err(RemoteError::Connect {
+                    host: self.opts.hosts.join(","),
+                    reason: slot.last_error.clone(),
+                });
+            }
+        } else if let Some(at) = slot.next_try {
             // Registered before the flag is read, so a `retry_now` in between is not lost.
             let woken = self.wake.notified();
             tokio::pin!(woken);
@@ -239,6 +260,7 @@ impl SshRemote {
                 slot.live = Some(live.clone());
                 slot.failures = 0;
                 slot.next_try = None;
+                slot.blocked = false;
                 let mut sh = self.shared();
                 sh.stats.connects += 1;
                 sh.host = Some(live.host.clone());
@@ -249,10 +271,11 @@ impl SshRemote {
                 };
                 Ok(live)
             }
-            Err(reason) if reason == LOGIN_NEEDED => {
+            Err(OpenFailure { reason, .. }) if reason == LOGIN_NEEDED => {
                 // No backoff: the next command checks the socket again (a local call).
                 slot.failures = 0;
                 slot.next_try = None;
+                slot.blocked = false;
                 slot.last_error = reason.clone();
                 let mut sh = self.shared();
                 sh.next_try = None;
@@ -264,23 +287,38 @@ impl SshRemote {
                     reason,
                 })
             }
-            Err(reason) => {
-                let next = Instant::now() + backoff_delay(attempt);
+            Err(OpenFailure {
+                reason,
+                short,
+                permanent: Some(what_to_do),
+            }) => {
+                let reason = format!("{reason}; not retried: {what_to_do}");
+                let shown = format!("{short} · {what_to_do}");
+                tracing::warn!(target: "slurmdash::remote", hosts = %self.opts.hosts.join(","), %reason, "a login that waiting will not fix: no retry until asked");
+                slot.failures = attempt;
+                slot.next_try = None;
+                slot.blocked = true;
+                slot.last_error = reason.clone();
+                let mut sh = self.shared();
+                sh.next_try = None;
+                sh.state = ConnState::Failed { reason: shown };
+                Err(RemoteError::Connect {
+                    host: self.opts.hosts.join(","),
+                    reason,
+                })
+            }
+            Err(OpenFailure { reason, .. }) => {
+                let next = Instant::now() + with_jitter(backoff_delay(attempt), jitter_unit());
                 slot.failures = attempt;
                 slot.next_try = Some(next);
+                slot.blocked = false;
                 slot.last_error = reason.clone();
                 let mut sh = self.shared();
                 sh.next_try = Some(next);
-                sh.state = if looks_permanent(&reason) {
-                    ConnState::Failed {
-                        reason: reason.clone(),
-                    }
-                } else {
-                    ConnState::Reconnecting {
-                        attempt,
-                        last_error: reason.clone(),
-                        retry_in: None,
-                    }
+                sh.state = ConnState::Reconnecting {
+                    attempt,
+                    last_error: reason.clone(),
+                    retry_in: None,
                 };
                 Err(RemoteError::Connect {
                     host: self.opts.hosts.join(","),
@@ -317,7 +355,7 @@ impl SshRemote {
     /// master. Hosts go in [`SshOptions::hosts_in_order`]; each gets a head start before the
     /// next starts beside it, and the first to connect wins (one after the other instead when
     /// every host shares one configured socket).
-    async fn open(&self, attempt: u32, first: bool) -> Result<Live, String> {
+    async fn open(&self, attempt: u32, first: bool) -> Result<Live, OpenFailure> {
         let hosts = self.opts.hosts_in_order();
         let looked = match self.running_master(&hosts).await {
             Ok((host, ctl, held)) => {
@@ -330,7 +368,11 @@ impl SshRemote {
         if self.opts.interactive_login {
             // A BatchMode login cannot answer a prompt; trying would only fail (and could
             // count against the account). Wait for `slurmdash login` to open a new master.
-            return Err(LOGIN_NEEDED.to_string());
+            return Err(OpenFailure {
+                reason: LOGIN_NEEDED.to_string(),
+                short: String::new(),
+                permanent: None,
+            });
         }
         // Sockets of the masters started below: those of hosts that lost the race are closed.
         let started = Mutex::new(Vec::new());
@@ -365,10 +407,27 @@ impl SshRemote {
             }
             Err(failed) => {
                 let mut reason = summarize(&failed);
+                // Only when no host may come back by itself.
+                let permanent = failed
+                    .iter()
+                    .map(|a| permanent_hint(&a.error))
+                    .collect::<Option<Vec<_>>>()
+                    .and_then(|hints| hints.first().copied());
                 if self.opts.control_path.is_some() {
                     reason.push_str("; the login master is gone and a non-interactive login failed: run `slurmdash login` again");
                 }
-                Err(reason)
+                let short = failed
+                    .first()
+                    .map(|a| {
+                        let last = a.error.rsplit(" / ").next().unwrap_or_default();
+                        format!("{}: {last}", a.host)
+                    })
+                    .unwrap_or_default();
+                Err(OpenFailure {
+                    reason,
+                    short,
+                    permanent,
+                })
             }
         }
     }
