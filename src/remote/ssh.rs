@@ -54,6 +54,32 @@ pub(super) struct Live {
     remote_timeout: bool,
 }
 
+impl Live {
+    /// Whether the master still answers, at most [`CHECK_TIMEOUT`] (see [`check_master`]).
+    pub(super) async fn check(&self) -> Result<(), String> {
+        check_master(&self.session, &self.ctl, CHECK_TIMEOUT).await
+    }
+}
+
+/// openssh's `check` on the master at `ctl`, given up after `limit`: a master that accepts on
+/// its socket and never answers (stopped, or a socket planted there) must not hang the
+/// command that asked.
+async fn check_master(
+    session: &Session,
+    ctl: &std::path::Path,
+    limit: Duration,
+) -> Result<(), String> {
+    match tokio::time::timeout(limit, session.check()).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err(format!(
+            "the SSH master on {} did not answer a check within {:.0}s",
+            ctl.display(),
+            limit.as_secs_f64()
+        )),
+    }
+}
+
 #[derive(Default)]
 struct Slot {
     live: Option<Arc<Live>>,
@@ -510,14 +536,26 @@ impl SshRemote {
         };
         // A master with a short ControlPersist (`persist_secs = 0` lingers a second) can end
         // on its own before it is held, when the machine is busy: it is started again.
+        //
+        // The socket is registered before the login starts: a host that loses the race is
+        // dropped wherever it is, and a master whose login finished just then (forked into
+        // the background, its `ssh -f` parent not yet reaped) would otherwise never be
+        // closed. A login that fails is unregistered, so that a master another process
+        // starts there later is not closed by mistake.
+        started
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(ctl.clone());
         let mut tries = 0;
         let held = loop {
             tries += 1;
-            launch_batch_master(&self.opts, &host, &ctl, &log).await?;
-            started
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(ctl.clone());
+            if let Err(e) = launch_batch_master(&self.opts, &host, &ctl, &log).await {
+                started
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .retain(|c| *c != ctl);
+                return Err(e);
+            }
             match hold(&ctl, CHECK_TIMEOUT).await {
                 Ok(held) => break held,
                 Err(e) if tries < 3 => {
@@ -757,7 +795,7 @@ impl SshRemote {
             Err(openssh::Error::Remote(e)) if e.kind() == std::io::ErrorKind::NotFound => Some(127),
             Err(openssh::Error::RemoteProcessTerminated) => {
                 // 255 is both "ssh failed" and a real exit code: ask the master.
-                if let Err(e) = live.session.check().await {
+                if let Err(e) = live.check().await {
                     let ran = !mux_never_connected(&stderr);
                     let detail = String::from_utf8_lossy(&stderr).trim().to_string();
                     return Exec::MasterGone {
@@ -1075,6 +1113,35 @@ mod tests {
         assert_eq!(w[4..], argv[..]);
         assert!(remote_timeout_argv(false, &argv, Duration::from_secs(1)).is_none());
         assert!(remote_timeout_argv(true, &argv, Duration::MAX).is_none());
+    }
+
+    #[tokio::test]
+    async fn a_master_that_never_answers_fails_the_check_instead_of_hanging() {
+        let t = tempfile::tempdir().expect("tmp");
+        let ctl = t.path().join("hung.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&ctl).expect("bind");
+        // Accepts every connection and never says a word.
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for s in listener.incoming().flatten() {
+                held.push(s);
+            }
+        });
+        let session = Session::resume_mux(ctl.clone().into_boxed_path(), None);
+        let e = check_master(&session, &ctl, Duration::from_millis(300))
+            .await
+            .expect_err("a silent master is not alive");
+        assert!(
+            e.contains("did not answer a check") && e.contains(&ctl.display().to_string()),
+            "{e}"
+        );
+        // No socket at all: the error comes at once, from openssh.
+        let gone = t.path().join("gone.sock");
+        let session = Session::resume_mux(gone.clone().into_boxed_path(), None);
+        let e = check_master(&session, &gone, Duration::from_secs(30))
+            .await
+            .expect_err("no master");
+        assert!(!e.contains("did not answer a check"), "{e}");
     }
 
     #[test]
