@@ -18,6 +18,7 @@ mod readfile;
 mod sockets;
 pub mod ssh;
 pub mod stream;
+mod tunnel;
 
 pub use crate::payload::{ConnState, RemoteStats};
 use std::time::Duration;
@@ -205,7 +206,7 @@ pub trait Remote: Send + Sync {
 
     /// Forwards `127.0.0.1:local` on this machine to `host:port` as the login node reaches
     /// it, through the open connection (`cancel`: ends that forward). Nothing listens beyond
-    /// 127.0.0.1.
+    /// 127.0.0.1, and nothing outlives this process (any local user can connect meanwhile).
     async fn forward(
         &self,
         _local: u16,

@@ -143,6 +143,8 @@ pub struct SshRemote {
     sessions: Arc<tokio::sync::Semaphore>,
     /// Bytes received by streamed commands and followed files (`:stats`).
     streamed: Arc<AtomicU64>,
+    /// Tunnels open through this remote; they end with it.
+    tunnels: super::tunnel::Tunnels,
 }
 
 /// Sessions one process runs at once over its master. sshd allows `MaxSessions` (10 unless
@@ -183,6 +185,7 @@ impl SshRemote {
             wake: tokio::sync::Notify::new(),
             sessions: Arc::new(tokio::sync::Semaphore::new(SESSIONS_PER_PROCESS)),
             streamed: Arc::new(AtomicU64::new(0)),
+            tunnels: super::tunnel::Tunnels::default(),
         })
     }
 
@@ -888,7 +891,9 @@ fn remote_timeout_argv(enabled: bool, argv: &[String], timeout: Duration) -> Opt
 
 #[async_trait::async_trait]
 impl Remote for SshRemote {
-    /// `ssh -S SOCKET -O forward|cancel -L 127.0.0.1:LOCAL:HOST:PORT` on the master in use.
+    /// A tunnel of this process's own (see [`tunnel`](super::tunnel)): 127.0.0.1:`local`
+    /// carried over the master in use, ended with `cancel`, when this remote closes or is
+    /// dropped, or with the process.
     async fn forward(
         &self,
         local: u16,
@@ -896,42 +901,25 @@ impl Remote for SshRemote {
         port: u16,
         cancel: bool,
     ) -> Result<(), RemoteError> {
-        let live = self.ensure(self.opts.connect_timeout).await?;
-        let spec = format!("127.0.0.1:{local}:{host}:{port}");
-        let op = if cancel { "cancel" } else { "forward" };
-        let command = format!("ssh -O {op} -L {spec}");
-        let run = tokio::process::Command::new("ssh")
-            .arg("-S")
-            .arg(&live.ctl)
-            .args(["-O", op, "-L", &spec, "none"])
-            .stdin(Stdio::null())
-            .kill_on_drop(true)
-            .output();
-        let out = match tokio::time::timeout(CHECK_TIMEOUT, run).await {
-            Err(_) => {
-                return Err(RemoteError::Timeout {
-                    command,
-                    host: live.host.clone(),
-                    secs: CHECK_TIMEOUT.as_secs_f64(),
-                })
+        if cancel {
+            if self.tunnels.close(local) {
+                return Ok(());
             }
-            Ok(Err(e)) => {
-                return Err(RemoteError::Other {
-                    command,
-                    host: live.host.clone(),
-                    reason: format!("cannot run ssh: {e}"),
-                })
-            }
-            Ok(Ok(out)) => out,
-        };
-        if out.status.success() {
-            return Ok(());
+            return Err(RemoteError::Other {
+                command: format!("closing the tunnel on 127.0.0.1:{local}"),
+                host: self.host().unwrap_or_default(),
+                reason: "no tunnel is open on that port".into(),
+            });
         }
-        Err(RemoteError::Other {
-            command,
-            host: live.host.clone(),
-            reason: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        })
+        let live = self.ensure(self.opts.connect_timeout).await?;
+        self.tunnels
+            .open(live.ctl.clone(), local, host, port)
+            .await
+            .map_err(|e| RemoteError::Other {
+                command: format!("listening on 127.0.0.1:{local} for {host}:{port}"),
+                host: live.host.clone(),
+                reason: e.to_string(),
+            })
     }
 
     /// `ssh -S SOCKET -t HOST -- COMMAND` through the master in use (the same user, port and
@@ -1061,6 +1049,7 @@ impl Remote for SshRemote {
 
     async fn close(&self) {
         self.closed.store(true, Ordering::Release);
+        self.tunnels.close_all();
         // A connection attempt in progress finishes first (bounded by its own timeouts)
         // and then sees `closed`; do not wait for it longer than this.
         if let Ok(mut slot) = tokio::time::timeout(Duration::from_secs(3), self.slot.lock()).await {
