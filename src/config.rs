@@ -277,7 +277,18 @@ impl Loaded {
                 })
             }
         };
-        let config = parse(&text, &path)?;
+        let mut config = parse(&text, &path)?;
+        config
+            .retry
+            .resolve_webhook(|n| std::env::var(n).ok())
+            .map_err(|reason| ConfigError::Invalid {
+                path: path.clone(),
+                key: "retry.webhook_env".into(),
+                reason,
+            })?;
+        if let Some(url) = &config.retry.webhook {
+            crate::debug_log::add_secret(url);
+        }
         Ok(Self { path, config })
     }
 
@@ -541,6 +552,26 @@ mod tests {
 
     fn p() -> PathBuf {
         PathBuf::from("/home/u/.config/slurmdash/config.toml")
+    }
+
+    #[test]
+    fn a_webhook_variable_the_config_names_must_be_set() {
+        let t = tempfile::tempdir().expect("tmp");
+        let p = t.path().join("c.toml");
+        std::fs::write(
+            &p,
+            "[clusters.a]\nhosts = [\"h\"]\n[retry]\nwebhook_env = \"SLURMDASH_TEST_UNSET_HOOK_4711\"\n",
+        )
+        .expect("write");
+        let e = Loaded::load(Some(&p)).expect_err("unset variable");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("retry.webhook_env") && msg.contains("SLURMDASH_TEST_UNSET_HOOK_4711"),
+            "{msg}"
+        );
+        // The shipped example names a variable only in a comment.
+        let example = parse(EXAMPLE, Path::new("config.example.toml")).expect("example");
+        assert_eq!(example.retry.webhook_env, None);
     }
 
     #[test]

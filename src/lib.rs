@@ -5,6 +5,7 @@ pub mod app;
 pub mod cli;
 pub mod config;
 pub mod dashboard;
+pub mod debug_log;
 pub mod jobfiles;
 pub mod kept_scripts;
 pub mod keymap;

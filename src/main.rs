@@ -16,13 +16,15 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     if let Some(path) = cli.log.as_deref().filter(|p| !p.as_os_str().is_empty()) {
-        if let Err(e) = start_log(path) {
+        if let Err(e) = slurmdash::debug_log::start(path) {
             eprintln!(
                 "slurmdash: cannot write the log file {}: {e}",
                 path.display()
             );
             return ExitCode::FAILURE;
         }
+        // Redacted like every line (see debug_log): a URL or token on the command line
+        // does not reach the file.
         tracing::info!(
             version = env!("CARGO_PKG_VERSION"),
             args = ?std::env::args().skip(1).collect::<Vec<_>>(),
@@ -49,18 +51,4 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// `--log FILE` / `SLURMDASH_LOG`: plain text lines appended to FILE, through `tracing`.
-fn start_log(path: &std::path::Path) -> std::io::Result<()> {
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)?;
-    tracing_subscriber::fmt()
-        .with_writer(std::sync::Mutex::new(file))
-        .with_ansi(false)
-        .with_max_level(tracing::Level::DEBUG)
-        .try_init()
-        .map_err(std::io::Error::other)
 }

@@ -21,6 +21,10 @@ pub struct RetryPolicy {
     /// as a 0600 file in the job directory, never in a command line.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub webhook: Option<String>,
+    /// The name of an environment variable that holds the webhook URL, for a config file
+    /// that must not hold the token (see [`RetryPolicy::resolve_webhook`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub webhook_env: Option<String>,
 }
 
 impl Default for RetryPolicy {
@@ -29,6 +33,7 @@ impl Default for RetryPolicy {
             max_retries: 10,
             guard: true,
             webhook: None,
+            webhook_env: None,
         }
     }
 }
@@ -37,6 +42,32 @@ impl RetryPolicy {
     /// Attempts a launch may have in all (the first plus the retries).
     pub fn max_attempts(&self) -> usize {
         self.max_retries as usize + 1
+    }
+
+    /// Fills `webhook` from the variable `webhook_env` names (read through `var`); an error
+    /// (for the key `retry.webhook_env`) when both are set or the variable is unset or empty.
+    /// The URL never comes from a command line, where `ps` and shell history would keep it.
+    pub fn resolve_webhook(&mut self, var: impl Fn(&str) -> Option<String>) -> Result<(), String> {
+        let Some(name) = self.webhook_env.as_deref().map(str::trim) else {
+            return Ok(());
+        };
+        if self.webhook.is_some() {
+            return Err("set either webhook or webhook_env, not both".into());
+        }
+        if name.is_empty() || name.contains(['=', '\0']) {
+            return Err(format!(
+                "`{name}` is not the name of an environment variable"
+            ));
+        }
+        match var(name).map(|v| v.trim().to_string()) {
+            Some(url) if !url.is_empty() => {
+                self.webhook = Some(url);
+                Ok(())
+            }
+            _ => Err(format!(
+                "the environment variable {name} that should hold the webhook URL is not set: export {name}=URL (e.g. in your shell profile)"
+            )),
+        }
     }
 
     /// Whether a launch whose latest attempt ended as `class` is submitted again.
@@ -211,6 +242,40 @@ mod tests {
             ..RetryPolicy::default()
         }
         .should_retry(&one, Class::Infra));
+    }
+
+    #[test]
+    fn the_webhook_url_comes_from_the_variable_the_config_names() {
+        let env = |n: &str| (n == "SD_HOOK").then(|| " https://ntfy.sh/t0p1c \n".to_string());
+        let mut p = RetryPolicy {
+            webhook_env: Some("SD_HOOK".into()),
+            ..RetryPolicy::default()
+        };
+        p.resolve_webhook(env).expect("set");
+        assert_eq!(p.webhook.as_deref(), Some("https://ntfy.sh/t0p1c"));
+
+        let mut unset = RetryPolicy {
+            webhook_env: Some("SD_NOT_SET".into()),
+            ..RetryPolicy::default()
+        };
+        let e = unset.resolve_webhook(env).expect_err("unset");
+        assert!(e.contains("SD_NOT_SET") && e.contains("export"), "{e}");
+        assert_eq!(unset.webhook, None);
+
+        let mut both = RetryPolicy {
+            webhook: Some("https://a.example/x".into()),
+            webhook_env: Some("SD_HOOK".into()),
+            ..RetryPolicy::default()
+        };
+        assert!(both.resolve_webhook(env).is_err());
+
+        // No variable named: the file's own value, or none.
+        let mut plain = RetryPolicy {
+            webhook: Some("https://a.example/x".into()),
+            ..RetryPolicy::default()
+        };
+        plain.resolve_webhook(env).expect("nothing to do");
+        assert_eq!(plain.webhook.as_deref(), Some("https://a.example/x"));
     }
 
     #[test]

@@ -137,3 +137,56 @@ fn a_secret_passed_to_submit_never_reaches_the_log() {
     );
     assert!(!text.contains(&secret), "the secret is in the log:\n{text}");
 }
+
+/// A name planted at the log path (a link to a file of the user's, as another local user
+/// could leave in a shared /tmp) stops slurmdash before it writes anything, and the file it
+/// points at keeps its bytes and mode; a log slurmdash creates is the user's alone (0600).
+#[test]
+fn a_link_at_the_log_path_is_refused_and_the_log_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let victim = dir.path().join("authorized_keys");
+    std::fs::write(&victim, "ssh-ed25519 AAAA me\n").expect("write");
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let link = dir.path().join("debug.log");
+    std::os::unix::fs::symlink(&victim, &link).expect("symlink");
+    let out = Command::new(env!("CARGO_BIN_EXE_slurmdash"))
+        .arg("--config")
+        .arg(dev_config())
+        .arg("--log")
+        .arg(&link)
+        .arg("jobs")
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("symbolic link") && err.contains(&link.display().to_string()),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&victim).expect("read"),
+        "ssh-ed25519 AAAA me\n"
+    );
+    let mode =
+        |p: &std::path::Path| std::fs::metadata(p).expect("stat").permissions().mode() & 0o777;
+    assert_eq!(mode(&victim), 0o644);
+
+    let fresh = dir.path().join("fresh.log");
+    let out = Command::new(env!("CARGO_BIN_EXE_slurmdash"))
+        .arg("--config")
+        .arg(dev_config())
+        .arg("--log")
+        .arg(&fresh)
+        .arg("jobs")
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        std::fs::read_to_string(&fresh)
+            .expect("log")
+            .contains("slurmdash started"),
+        "nothing logged"
+    );
+    assert_eq!(mode(&fresh), 0o600);
+}

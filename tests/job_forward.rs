@@ -182,3 +182,71 @@ async fn f_in_the_dashboard_forwards_the_port_the_job_printed_and_its_end_closes
     t.keys(&["q"]);
     t.wait("the dashboard exits", LIMIT, |s| s.contains("EXITED:0"));
 }
+
+/// A tunnel lives in the process that opened it, not on the SSH master: `slurmdash forward`
+/// killed with SIGKILL (no cleanup runs) leaves nothing listening, while the shared master
+/// it used (persist_secs = 600) is still there for the next slurmdash.
+#[tokio::test]
+async fn a_tunnel_ends_with_its_process_even_on_kill_9_while_the_master_stays() {
+    let tag = format!("fwk-{}", rand_suffix());
+    let marker = format!("served-by-{tag}");
+    let port = 20000 + (rand_suffix() % 20000) as u16;
+    let r = remote();
+    let id = serve(&r, &tag, &marker, port, "python3").await;
+    wait_for("the server job to run", LIMIT, || async {
+        let out = run(&r, &["squeue", "-h", "-o", "%T", "-j", &id.to_string()]).await;
+        (out.stdout_lossy().trim() == "RUNNING").then_some(())
+    })
+    .await;
+    let rt = common::RuntimeDir::new();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_slurmdash"))
+        .arg("--config")
+        .arg(common::dev_config_persist(600))
+        .args(["forward", &id.to_string(), &port.to_string()])
+        .env("XDG_RUNTIME_DIR", rt.env())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("slurmdash forward");
+    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+    let local = loop {
+        let mut line = String::new();
+        assert!(
+            out.read_line(&mut line).expect("read") > 0,
+            "slurmdash forward ended early"
+        );
+        if let Some(rest) = line.strip_prefix("forwarding http://127.0.0.1:") {
+            break rest
+                .split('/')
+                .next()
+                .and_then(|p| p.parse::<u16>().ok())
+                .expect("local port");
+        }
+    };
+    let start = Instant::now();
+    loop {
+        match get(local) {
+            Ok(p) if p.contains(&marker) => break,
+            other => assert!(
+                start.elapsed() < LIMIT,
+                "no page through the forward: {other:?}"
+            ),
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let socks = rt.sockets();
+    assert_eq!(socks.len(), 1, "{socks:?}");
+    let master = common::master_pid(&socks[0]).expect("the shared master");
+
+    child.kill().expect("kill -9");
+    child.wait().expect("wait");
+    common::wait_until("nothing listens on the tunnel's port", LIMIT, || {
+        TcpStream::connect(("127.0.0.1", local)).is_err()
+    });
+    assert_eq!(
+        common::master_pid(&socks[0]),
+        Some(master),
+        "the master went away too: this test no longer shows the tunnel was the process's"
+    );
+    run(&r, &["scancel", &id.to_string()]).await;
+}

@@ -23,10 +23,17 @@ async fn nccl_failure_is_retried_once_by_the_guard_and_the_webhook_hears_it() {
     let token = format!("t0k3n{}", std::process::id());
     let hook = format!("{base}/hook/{token}");
     let name = tag("nccl");
-    let l = submit(
+    // The URL reaches slurmdash in a variable, never on its command line.
+    let l = submit_env(
         &name,
         "if [ -e \"$SLURMDASH_JOB_DIR/once\" ]; then echo second attempt ok; else touch \"$SLURMDASH_JOB_DIR/once\"; echo 'gpu01:1:1 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.2 with error 12' >&2; exit 1; fi",
-        &["--webhook", &hook],
+        &["--webhook-env", "SD_TEST_WEBHOOK"],
+        &[("SD_TEST_WEBHOOK", &hook)],
+    );
+    let log = std::fs::read_to_string(l.state.path().join("debug.log")).expect("debug log");
+    assert!(
+        !log.is_empty() && !log.contains(&token),
+        "the webhook's token is in the debug log:\n{log}"
     );
     println!(
         "guarded submit: {:.2} s, {} remote commands",

@@ -41,10 +41,11 @@ pub struct SubmitArgs {
     /// Where Slurm's mail goes (`--mail-user`).
     #[arg(long, value_name = "ADDRESS")]
     pub mail_user: Option<String>,
-    /// An HTTP(S) URL the cluster's retry guard POSTs each decision to (over `[retry]
-    /// webhook`); it reaches the cluster on stdin into a 0600 file, never a command line.
-    #[arg(long, value_name = "URL")]
-    pub webhook: Option<String>,
+    /// The name of an environment variable holding the HTTP(S) URL the cluster's retry guard
+    /// POSTs each decision to (over `[retry] webhook`/`webhook_env`). The URL itself is never
+    /// an argument: `ps` and shell history would keep its token.
+    #[arg(long, value_name = "VAR")]
+    pub webhook_env: Option<String>,
     /// The command the job runs (after `--`).
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -215,14 +216,28 @@ async fn prepare(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Resul
             e.reason
         )
     })?;
-    if let Some(w) = &args.webhook {
-        launch::guard::webhook_file(w).map_err(|e| eyre!("--webhook: {e}"))?;
+    let webhook = match &args.webhook_env {
+        Some(name) => {
+            let mut policy = crate::retry::RetryPolicy {
+                webhook_env: Some(name.clone()),
+                ..Default::default()
+            };
+            policy
+                .resolve_webhook(|n| std::env::var(n).ok())
+                .map_err(|e| eyre!("--webhook-env: {e}"))?;
+            policy.webhook
+        }
+        None => None,
+    };
+    if let Some(w) = &webhook {
+        crate::debug_log::add_secret(w);
+        launch::guard::webhook_file(w).map_err(|e| eyre!("--webhook-env: {e}"))?;
     }
     prepared.guard = launch::guard::plan_for(
         &prepared,
         &loaded.config.retry,
         &patterns,
-        args.webhook.as_deref(),
+        webhook.as_deref(),
     );
     Ok(Step::Submit(Box::new(Ready {
         remote,

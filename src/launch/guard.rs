@@ -35,7 +35,7 @@ pub struct GuardPlan {
     /// `[triage]` infra patterns (built-in first), as POSIX EREs.
     pub infra: Vec<String>,
     pub oom: Vec<String>,
-    /// The webhook URL (`[retry] webhook`, `submit --webhook`): reaches the cluster only on
+    /// The webhook URL (`[retry] webhook` or `webhook_env`, `submit --webhook-env`): reaches the cluster only on
     /// stdin, into `meta/webhook.url` (mode 0600).
     pub webhook: Option<String>,
 }

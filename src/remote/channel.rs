@@ -144,8 +144,8 @@ pub(super) async fn pause_before_retry(
     pause: &mut Duration,
     deadline: Instant,
 ) -> Result<(), Option<String>> {
-    if let Err(gone) = live.session.check().await {
-        return Err(Some(gone.to_string()));
+    if let Err(gone) = live.check().await {
+        return Err(Some(gone));
     }
     if Instant::now() + *pause >= deadline {
         return Err(None);

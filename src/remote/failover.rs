@@ -5,13 +5,15 @@ use std::time::Duration;
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
 
-/// The longest wait between two reconnect attempts. A login node that comes back is noticed
-/// within this plus one connection attempt (under 5 s with a refused or quick host), however
-/// long it was gone; a refused attempt costs the node almost nothing.
-pub const BACKOFF_CAP: Duration = Duration::from_secs(3);
+/// The longest wait between two reconnect attempts while the login node is away (refused,
+/// timed out, reset). Doubling from 0.5 s reaches it after eight attempts (about two
+/// minutes); from then on the node sees one attempt a minute, which no fail2ban counts as an
+/// attack, and a node that comes back is noticed within a minute. Failures that waiting does
+/// not fix are not retried at all (see [`permanent_hint`]).
+pub const BACKOFF_CAP: Duration = Duration::from_secs(60);
 
-/// Delay before reconnect attempt `attempt` (1-based): 0.5 s, 1 s, 2 s, then 3 s
-/// ([`BACKOFF_CAP`]) for as long as the host stays away.
+/// Delay before reconnect attempt `attempt` (1-based) without jitter: 0.5 s, 1 s, 2 s, 4 s,
+/// ... up to [`BACKOFF_CAP`].
 pub fn backoff_delay(attempt: u32) -> Duration {
     const FIRST_MS: u64 = 500;
     const CAP_MS: u64 = BACKOFF_CAP.as_millis() as u64;
@@ -20,6 +22,60 @@ pub fn backoff_delay(attempt: u32) -> Duration {
     }
     let shift = (attempt - 1).min(16);
     Duration::from_millis((FIRST_MS << shift).min(CAP_MS))
+}
+
+/// `delay` shortened by up to a fifth, by `unit` (in `[0, 1)`): laptops that lost the same
+/// login node at the same moment do not all come back at the same instant. Never longer
+/// than `delay`, so never past [`BACKOFF_CAP`].
+pub fn with_jitter(delay: Duration, unit: f64) -> Duration {
+    delay.saturating_sub(delay.mul_f64(unit.clamp(0.0, 1.0) / 5.0))
+}
+
+/// A number in `[0, 1)` that differs from call to call (std's per-process random hash keys;
+/// jitter needs no better).
+pub fn jitter_unit() -> f64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    (h.finish() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// What to do about a failed login that waiting will not fix (a changed or unknown host key,
+/// a refused or missing key, an expired certificate, a broken ssh config), from what ssh
+/// printed; `None` for failures worth retrying (refused, timed out, reset, no route). Such a
+/// failure is not retried until the user asks: trying again every few seconds gets the
+/// laptop's address banned (fail2ban) and changes nothing.
+pub fn permanent_hint(ssh_said: &str) -> Option<&'static str> {
+    let s = ssh_said.to_ascii_lowercase();
+    let has = |needle: &str| s.contains(needle);
+    Some(
+        if has("remote host identification has changed")
+            || has("has changed and you have requested strict checking")
+        {
+            "the host key is not the one in known_hosts: confirm the new key with your admins, then `ssh-keygen -R HOST` and a plain `ssh HOST`"
+        } else if has("host key is known") || has("host key verification failed") {
+            "the host key is not in known_hosts: check it with a plain `ssh HOST` once"
+        } else if has("certificate") && (has("expired") || has("invalid")) {
+            "your SSH certificate is expired or not valid: renew it"
+        } else if has("no such identity") || has("identity file") && has("not accessible") {
+            "the key file is missing: fix key_path in the config or IdentityFile in ~/.ssh/config"
+        } else if has("too many authentication failures") {
+            "too many keys were offered: set key_path in the config (only that key is offered)"
+        } else if has("permission denied") {
+            "your key was refused (revoked, expired, not in the agent): fix it, check with a plain `ssh HOST`"
+        } else if has("bad owner or permissions")
+            || has("bad configuration option")
+            || has("unable to negotiate")
+        {
+            "ssh cannot use its configuration: fix what it names"
+        } else {
+            return None;
+        },
+    )
 }
 
 /// Splits `login1,login2` (commas and/or whitespace) into hosts, keeping order, dropping
@@ -152,12 +208,61 @@ mod tests {
     use super::*;
 
     #[test]
-    fn backoff_doubles_and_caps() {
-        let ms: Vec<u128> = (0..9).map(|a| backoff_delay(a).as_millis()).collect();
-        assert_eq!(ms, [0, 500, 1000, 2000, 3000, 3000, 3000, 3000, 3000]);
+    fn backoff_doubles_to_a_minute_with_jitter_never_past_it() {
+        let secs: Vec<f64> = (0..11).map(|a| backoff_delay(a).as_secs_f64()).collect();
+        assert_eq!(
+            secs,
+            [0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 60.0, 60.0, 60.0]
+        );
         assert_eq!(backoff_delay(u32::MAX), BACKOFF_CAP);
-        // However long the host stays away, a returning one is tried again within the cap.
         assert!((1..10_000).all(|a| backoff_delay(a) <= BACKOFF_CAP));
+        // Jitter takes off up to a fifth, never adds.
+        let d = Duration::from_secs(60);
+        assert_eq!(with_jitter(d, 0.0), d);
+        assert_eq!(with_jitter(d, 0.5), Duration::from_secs(54));
+        assert!(with_jitter(d, 0.999_999) > Duration::from_secs(48));
+        assert_eq!(with_jitter(d, 7.0), Duration::from_secs(48));
+        // Draws differ and stay in [0, 1).
+        let draws: Vec<f64> = (0..64).map(|_| jitter_unit()).collect();
+        assert!(draws.iter().all(|u| (0.0..1.0).contains(u)), "{draws:?}");
+        let mut distinct = draws.clone();
+        distinct.sort_by(f64::total_cmp);
+        distinct.dedup();
+        assert!(distinct.len() > 32, "{draws:?}");
+    }
+
+    /// Lines as ssh prints them (OpenSSH 8.x/9.x), the last lines of a master's `-E` log.
+    #[test]
+    fn failures_waiting_will_not_fix_are_told_apart_from_a_node_that_is_away() {
+        let permanent = [
+            ("Offending ED25519 key in /home/u/.ssh/known_hosts:3 / Host key for login1 has changed and you have requested strict checking. / Host key verification failed.", "ssh-keygen -R"),
+            ("@    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @", "ssh-keygen -R"),
+            ("No ED25519 host key is known for [127.0.0.1]:22022 and you have requested strict checking. / Host key verification failed.", "not in known_hosts"),
+            ("sduser@127.0.0.1: Permission denied (publickey).", "key was refused"),
+            ("sduser@login1: Permission denied (publickey,gssapi-keyex,gssapi-with-mic).", "key was refused"),
+            ("Certificate invalid: expired / sduser@login1: Permission denied (publickey).", "certificate"),
+            ("no such identity: /home/u/.ssh/id_gone: No such file or directory / u@h: Permission denied (publickey).", "key file is missing"),
+            ("Warning: Identity file /k/id not accessible: No such file or directory. / u@h: Permission denied (publickey).", "key file is missing"),
+            ("Received disconnect from 10.0.0.1 port 22:2: Too many authentication failures", "key_path"),
+            ("Unable to negotiate with 10.0.0.1 port 22: no matching host key type found. Their offer: ssh-dss", "configuration"),
+            ("/home/u/.ssh/config: line 4: Bad configuration option: foo", "configuration"),
+        ];
+        for (said, hint) in permanent {
+            let h = permanent_hint(said).unwrap_or_else(|| panic!("not permanent: {said}"));
+            assert!(h.contains(hint), "{said}: {h}");
+        }
+        for transient in [
+            "ssh: connect to host login1 port 22: Connection refused",
+            "ssh: connect to host login1 port 22: Connection timed out",
+            "Connection reset by 10.0.0.1 port 22",
+            "kex_exchange_identification: read: Connection reset by peer",
+            "ssh: connect to host login1 port 22: No route to host",
+            "ssh: Could not resolve hostname login1: Temporary failure in name resolution",
+            "Connection closed by 10.0.0.1 port 22",
+            "no login within 12s",
+        ] {
+            assert_eq!(permanent_hint(transient), None, "{transient}");
+        }
     }
 
     #[test]

@@ -416,17 +416,6 @@ pub(crate) fn tail_of_log(text: &str) -> String {
     lines[start..].join(" / ")
 }
 
-/// Errors that waiting will not fix (the state shows Failed instead of Reconnecting).
-pub(crate) fn looks_permanent(reason: &str) -> bool {
-    [
-        "Permission denied",
-        "Host key verification failed",
-        "IDENTIFICATION HAS CHANGED",
-    ]
-    .iter()
-    .any(|s| reason.contains(s))
-}
-
 /// stderr of a mux client that never reached the master: nothing ran on the cluster.
 pub(crate) fn mux_never_connected(stderr: &[u8]) -> bool {
     let s = String::from_utf8_lossy(stderr);
@@ -624,10 +613,10 @@ mod tests {
 
     #[test]
     fn classifies_errors() {
-        assert!(looks_permanent("sduser@h: Permission denied (publickey)."));
-        assert!(!looks_permanent(
-            "connect to host h port 22: Connection refused"
-        ));
+        assert!(failover::permanent_hint("sduser@h: Permission denied (publickey).").is_some());
+        assert!(
+            failover::permanent_hint("connect to host h port 22: Connection refused").is_none()
+        );
         assert!(mux_never_connected(
             b"Control socket connect(/x): No such file or directory\r\nssh: Could not resolve hostname none"
         ));

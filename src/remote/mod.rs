@@ -18,13 +18,15 @@ mod readfile;
 mod sockets;
 pub mod ssh;
 pub mod stream;
+mod tunnel;
 
 pub use crate::payload::{ConnState, RemoteStats};
 use std::time::Duration;
 
 pub use exec::{ExecEvent, ExecStream};
 pub use failover::{
-    backoff_delay, parse_host_list, try_in_order, try_staggered, Attempt, BACKOFF_CAP, HEAD_START,
+    backoff_delay, jitter_unit, parse_host_list, permanent_hint, try_in_order, try_staggered,
+    with_jitter, Attempt, BACKOFF_CAP, HEAD_START,
 };
 pub use fake::FakeRemote;
 pub use local::LocalRemote;
@@ -204,7 +206,7 @@ pub trait Remote: Send + Sync {
 
     /// Forwards `127.0.0.1:local` on this machine to `host:port` as the login node reaches
     /// it, through the open connection (`cancel`: ends that forward). Nothing listens beyond
-    /// 127.0.0.1.
+    /// 127.0.0.1, and nothing outlives this process (any local user can connect meanwhile).
     async fn forward(
         &self,
         _local: u16,

@@ -18,31 +18,65 @@ pub const MAX_SOCKET_PATH: usize = 86;
 const SHORTEST_NAME: usize = 8 + ".sock".len();
 
 /// The directory for shared masters: `$XDG_RUNTIME_DIR/slurmdash` when that variable names a
-/// directory of the user's, short enough for socket paths; else `/tmp/slurmdash-<uid>`.
-/// Created 0700 if missing; refused (with what to do) if it is not private.
+/// directory, short enough for socket paths; on macOS (no XDG_RUNTIME_DIR) the per-user
+/// `$TMPDIR`; else `/tmp/slurmdash-<uid>`. Created 0700 if missing; refused (with what to
+/// do) if it, or the XDG_RUNTIME_DIR it is in, is not the user's alone.
 pub fn runtime_dir() -> Result<PathBuf, String> {
     // SAFETY: getuid has no preconditions and cannot fail.
     let uid = unsafe { libc::getuid() };
+    let xdg = std::env::var_os("XDG_RUNTIME_DIR");
+    let per_user_tmp = if cfg!(target_os = "macos") {
+        std::env::var_os("TMPDIR")
+    } else {
+        None
+    };
     let dir = choose_runtime_dir(
-        std::env::var_os("XDG_RUNTIME_DIR").as_deref(),
+        xdg.as_deref().or(per_user_tmp.as_deref()),
         Path::new("/tmp"),
         uid,
-    );
+    )?;
     ensure_private_dir(&dir, uid)?;
     Ok(dir)
 }
 
-/// [`runtime_dir`]'s choice, before the directory is checked.
-fn choose_runtime_dir(xdg: Option<&OsStr>, fallback_base: &Path, uid: u32) -> PathBuf {
-    let usable = |d: &Path| {
-        d.is_absolute()
-            && d.as_os_str().len() + "/slurmdash/".len() + SHORTEST_NAME <= MAX_SOCKET_PATH
-            && std::fs::metadata(d).is_ok_and(|m| m.is_dir() && m.uid() == uid)
+/// [`runtime_dir`]'s choice, before the directory itself is checked: in `base` (the
+/// per-user runtime directory) when it is an absolute path to a directory short enough for
+/// socket paths, else in `fallback_base`. A `base` that exists but belongs to another user or
+/// that others can write is refused: whoever controls it could swap slurmdash's directory.
+fn choose_runtime_dir(
+    base: Option<&OsStr>,
+    fallback_base: &Path,
+    uid: u32,
+) -> Result<PathBuf, String> {
+    let fallback = fallback_base.join(format!("slurmdash-{uid}"));
+    let Some(d) = base.map(Path::new) else {
+        return Ok(fallback);
     };
-    match xdg.map(Path::new) {
-        Some(d) if usable(d) => d.join("slurmdash"),
-        _ => fallback_base.join(format!("slurmdash-{uid}")),
+    if !d.is_absolute()
+        || d.as_os_str().len() + "/slurmdash/".len() + SHORTEST_NAME > MAX_SOCKET_PATH
+    {
+        return Ok(fallback);
     }
+    let Ok(m) = std::fs::metadata(d) else {
+        return Ok(fallback);
+    };
+    if !m.is_dir() {
+        return Ok(fallback);
+    }
+    let shown = d.display();
+    if m.uid() != uid {
+        return Err(format!(
+            "the runtime directory {shown} (XDG_RUNTIME_DIR) belongs to uid {}, not to you (uid {uid}): set XDG_RUNTIME_DIR to a private directory of yours (mode 0700), or unset it",
+            m.uid()
+        ));
+    }
+    let mode = m.permissions().mode() & 0o777;
+    if mode & 0o022 != 0 {
+        return Err(format!(
+            "the runtime directory {shown} (XDG_RUNTIME_DIR) has mode {mode:03o}: others can write there and could replace slurmdash's connections; run `chmod 700 {shown}`, or point XDG_RUNTIME_DIR at a private directory"
+        ));
+    }
+    Ok(d.join("slurmdash"))
 }
 
 /// Creates `dir` (mode 0700) if it is missing, then checks that it is a real directory,
@@ -270,29 +304,33 @@ mod tests {
         // SAFETY: getuid has no preconditions.
         let uid = unsafe { libc::getuid() };
         let fallback = t.path().join("tmp");
-        let got = choose_runtime_dir(Some(t.path().as_os_str()), &fallback, uid);
-        assert_eq!(got, t.path().join("slurmdash"));
-        let fb = fallback.join(format!("slurmdash-{uid}"));
-        // Unset, relative, missing, someone else's, or too long for a socket: the fallback.
-        assert_eq!(choose_runtime_dir(None, &fallback, uid), fb);
-        assert_eq!(
-            choose_runtime_dir(Some(OsStr::new("run/user")), &fallback, uid),
-            fb
-        );
+        let choose = |d: Option<&OsStr>, uid| choose_runtime_dir(d, &fallback, uid);
+        let got = choose(Some(t.path().as_os_str()), uid);
+        assert_eq!(got, Ok(t.path().join("slurmdash")));
+        let fb = Ok(fallback.join(format!("slurmdash-{uid}")));
+        // Unset, relative, missing, or too long for a socket: the fallback.
+        assert_eq!(choose(None, uid), fb);
+        assert_eq!(choose(Some(OsStr::new("run/user")), uid), fb);
         let missing = t.path().join("missing");
-        assert_eq!(
-            choose_runtime_dir(Some(missing.as_os_str()), &fallback, uid),
-            fb
-        );
-        assert_eq!(
-            choose_runtime_dir(Some(t.path().as_os_str()), &fallback, uid + 1),
-            fallback.join(format!("slurmdash-{}", uid + 1))
-        );
+        assert_eq!(choose(Some(missing.as_os_str()), uid), fb);
         let deep = t.path().join("d".repeat(80));
         std::fs::create_dir(&deep).expect("mkdir");
-        assert_eq!(
-            choose_runtime_dir(Some(deep.as_os_str()), &fallback, uid),
-            fb
+        assert_eq!(choose(Some(deep.as_os_str()), uid), fb);
+        // Someone else's, or one others can write: refused, naming it and the fix.
+        let e = choose(Some(t.path().as_os_str()), uid + 1).unwrap_err();
+        assert!(
+            e.contains(&t.path().display().to_string())
+                && e.contains("not to you")
+                && e.contains("XDG_RUNTIME_DIR"),
+            "{e}"
+        );
+        let open = t.path().join("open");
+        std::fs::create_dir(&open).expect("mkdir");
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+        let e = choose(Some(open.as_os_str()), uid).unwrap_err();
+        assert!(
+            e.contains("mode 777") && e.contains(&format!("chmod 700 {}", open.display())),
+            "{e}"
         );
     }
 

@@ -24,13 +24,14 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::channel::Channel;
 use super::channel::{pause_before_retry, refused};
-use super::failover::{backoff_delay, summarize, try_in_order, try_staggered};
+use super::failover::{
+    backoff_delay, jitter_unit, permanent_hint, summarize, try_in_order, try_staggered, with_jitter,
+};
 use super::frame;
 use super::hold::{hold, Hold, HoldError};
 use super::master::{
-    connect_err, exit_master, exit_master_blocking, launch_batch_master, looks_permanent,
-    mux_never_connected, new_private_dir, no_hosts_error, Login, SharedMasters, SshOptions,
-    CHECK_TIMEOUT,
+    connect_err, exit_master, exit_master_blocking, launch_batch_master, mux_never_connected,
+    new_private_dir, no_hosts_error, Login, SharedMasters, SshOptions, CHECK_TIMEOUT,
 };
 use super::sockets::{beside, lock};
 use super::stream::FileStream;
@@ -53,12 +54,50 @@ pub(super) struct Live {
     remote_timeout: bool,
 }
 
+impl Live {
+    /// Whether the master still answers, at most [`CHECK_TIMEOUT`] (see [`check_master`]).
+    pub(super) async fn check(&self) -> Result<(), String> {
+        check_master(&self.session, &self.ctl, CHECK_TIMEOUT).await
+    }
+}
+
+/// openssh's `check` on the master at `ctl`, given up after `limit`: a master that accepts on
+/// its socket and never answers (stopped, or a socket planted there) must not hang the
+/// command that asked.
+async fn check_master(
+    session: &Session,
+    ctl: &std::path::Path,
+    limit: Duration,
+) -> Result<(), String> {
+    match tokio::time::timeout(limit, session.check()).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err(format!(
+            "the SSH master on {} did not answer a check within {:.0}s",
+            ctl.display(),
+            limit.as_secs_f64()
+        )),
+    }
+}
+
 #[derive(Default)]
 struct Slot {
     live: Option<Arc<Live>>,
     failures: u32,
     next_try: Option<Instant>,
     last_error: String,
+    /// The last attempt failed in a way waiting will not fix (a changed host key, a refused
+    /// key): nothing is tried again until [`Remote::retry_now`].
+    blocked: bool,
+}
+
+/// Why no connection was made.
+struct OpenFailure {
+    reason: String,
+    /// For the status bar: the first host and the last line ssh printed for it.
+    short: String,
+    /// Every host failed in a way waiting will not fix: what the user must do.
+    permanent: Option<&'static str>,
 }
 
 #[derive(Default)]
@@ -104,6 +143,8 @@ pub struct SshRemote {
     sessions: Arc<tokio::sync::Semaphore>,
     /// Bytes received by streamed commands and followed files (`:stats`).
     streamed: Arc<AtomicU64>,
+    /// Tunnels open through this remote; they end with it.
+    tunnels: super::tunnel::Tunnels,
 }
 
 /// Sessions one process runs at once over its master. sshd allows `MaxSessions` (10 unless
@@ -144,6 +185,7 @@ impl SshRemote {
             wake: tokio::sync::Notify::new(),
             sessions: Arc::new(tokio::sync::Semaphore::new(SESSIONS_PER_PROCESS)),
             streamed: Arc::new(AtomicU64::new(0)),
+            tunnels: super::tunnel::Tunnels::default(),
         })
     }
 
@@ -186,7 +228,15 @@ impl SshRemote {
         if self.closed.load(Ordering::Acquire) {
             return Err(self.closed_error());
         }
-        if let Some(at) = slot.next_try {
+        if slot.blocked {
+            // Only the user (`r`, `retry_now`) lets a refused login be tried again.
+            if !self.skip_wait.swap(false, Ordering::AcqRel) {
+                return Err(RemoteError::Connect {
+                    host: self.opts.hosts.join(","),
+                    reason: slot.last_error.clone(),
+                });
+            }
+        } else if let Some(at) = slot.next_try {
             // Registered before the flag is read, so a `retry_now` in between is not lost.
             let woken = self.wake.notified();
             tokio::pin!(woken);
@@ -239,6 +289,7 @@ impl SshRemote {
                 slot.live = Some(live.clone());
                 slot.failures = 0;
                 slot.next_try = None;
+                slot.blocked = false;
                 let mut sh = self.shared();
                 sh.stats.connects += 1;
                 sh.host = Some(live.host.clone());
@@ -249,10 +300,11 @@ impl SshRemote {
                 };
                 Ok(live)
             }
-            Err(reason) if reason == LOGIN_NEEDED => {
+            Err(OpenFailure { reason, .. }) if reason == LOGIN_NEEDED => {
                 // No backoff: the next command checks the socket again (a local call).
                 slot.failures = 0;
                 slot.next_try = None;
+                slot.blocked = false;
                 slot.last_error = reason.clone();
                 let mut sh = self.shared();
                 sh.next_try = None;
@@ -264,23 +316,38 @@ impl SshRemote {
                     reason,
                 })
             }
-            Err(reason) => {
-                let next = Instant::now() + backoff_delay(attempt);
+            Err(OpenFailure {
+                reason,
+                short,
+                permanent: Some(what_to_do),
+            }) => {
+                let reason = format!("{reason}; not retried: {what_to_do}");
+                let shown = format!("{short} · {what_to_do}");
+                tracing::warn!(target: "slurmdash::remote", hosts = %self.opts.hosts.join(","), %reason, "a login that waiting will not fix: no retry until asked");
+                slot.failures = attempt;
+                slot.next_try = None;
+                slot.blocked = true;
+                slot.last_error = reason.clone();
+                let mut sh = self.shared();
+                sh.next_try = None;
+                sh.state = ConnState::Failed { reason: shown };
+                Err(RemoteError::Connect {
+                    host: self.opts.hosts.join(","),
+                    reason,
+                })
+            }
+            Err(OpenFailure { reason, .. }) => {
+                let next = Instant::now() + with_jitter(backoff_delay(attempt), jitter_unit());
                 slot.failures = attempt;
                 slot.next_try = Some(next);
+                slot.blocked = false;
                 slot.last_error = reason.clone();
                 let mut sh = self.shared();
                 sh.next_try = Some(next);
-                sh.state = if looks_permanent(&reason) {
-                    ConnState::Failed {
-                        reason: reason.clone(),
-                    }
-                } else {
-                    ConnState::Reconnecting {
-                        attempt,
-                        last_error: reason.clone(),
-                        retry_in: None,
-                    }
+                sh.state = ConnState::Reconnecting {
+                    attempt,
+                    last_error: reason.clone(),
+                    retry_in: None,
                 };
                 Err(RemoteError::Connect {
                     host: self.opts.hosts.join(","),
@@ -317,7 +384,7 @@ impl SshRemote {
     /// master. Hosts go in [`SshOptions::hosts_in_order`]; each gets a head start before the
     /// next starts beside it, and the first to connect wins (one after the other instead when
     /// every host shares one configured socket).
-    async fn open(&self, attempt: u32, first: bool) -> Result<Live, String> {
+    async fn open(&self, attempt: u32, first: bool) -> Result<Live, OpenFailure> {
         let hosts = self.opts.hosts_in_order();
         let looked = match self.running_master(&hosts).await {
             Ok((host, ctl, held)) => {
@@ -330,7 +397,11 @@ impl SshRemote {
         if self.opts.interactive_login {
             // A BatchMode login cannot answer a prompt; trying would only fail (and could
             // count against the account). Wait for `slurmdash login` to open a new master.
-            return Err(LOGIN_NEEDED.to_string());
+            return Err(OpenFailure {
+                reason: LOGIN_NEEDED.to_string(),
+                short: String::new(),
+                permanent: None,
+            });
         }
         // Sockets of the masters started below: those of hosts that lost the race are closed.
         let started = Mutex::new(Vec::new());
@@ -365,10 +436,27 @@ impl SshRemote {
             }
             Err(failed) => {
                 let mut reason = summarize(&failed);
+                // Only when no host may come back by itself.
+                let permanent = failed
+                    .iter()
+                    .map(|a| permanent_hint(&a.error))
+                    .collect::<Option<Vec<_>>>()
+                    .and_then(|hints| hints.first().copied());
                 if self.opts.control_path.is_some() {
                     reason.push_str("; the login master is gone and a non-interactive login failed: run `slurmdash login` again");
                 }
-                Err(reason)
+                let short = failed
+                    .first()
+                    .map(|a| {
+                        let last = a.error.rsplit(" / ").next().unwrap_or_default();
+                        format!("{}: {last}", a.host)
+                    })
+                    .unwrap_or_default();
+                Err(OpenFailure {
+                    reason,
+                    short,
+                    permanent,
+                })
             }
         }
     }
@@ -451,14 +539,26 @@ impl SshRemote {
         };
         // A master with a short ControlPersist (`persist_secs = 0` lingers a second) can end
         // on its own before it is held, when the machine is busy: it is started again.
+        //
+        // The socket is registered before the login starts: a host that loses the race is
+        // dropped wherever it is, and a master whose login finished just then (forked into
+        // the background, its `ssh -f` parent not yet reaped) would otherwise never be
+        // closed. A login that fails is unregistered, so that a master another process
+        // starts there later is not closed by mistake.
+        started
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(ctl.clone());
         let mut tries = 0;
         let held = loop {
             tries += 1;
-            launch_batch_master(&self.opts, &host, &ctl, &log).await?;
-            started
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(ctl.clone());
+            if let Err(e) = launch_batch_master(&self.opts, &host, &ctl, &log).await {
+                started
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .retain(|c| *c != ctl);
+                return Err(e);
+            }
             match hold(&ctl, CHECK_TIMEOUT).await {
                 Ok(held) => break held,
                 Err(e) if tries < 3 => {
@@ -698,7 +798,7 @@ impl SshRemote {
             Err(openssh::Error::Remote(e)) if e.kind() == std::io::ErrorKind::NotFound => Some(127),
             Err(openssh::Error::RemoteProcessTerminated) => {
                 // 255 is both "ssh failed" and a real exit code: ask the master.
-                if let Err(e) = live.session.check().await {
+                if let Err(e) = live.check().await {
                     let ran = !mux_never_connected(&stderr);
                     let detail = String::from_utf8_lossy(&stderr).trim().to_string();
                     return Exec::MasterGone {
@@ -791,7 +891,9 @@ fn remote_timeout_argv(enabled: bool, argv: &[String], timeout: Duration) -> Opt
 
 #[async_trait::async_trait]
 impl Remote for SshRemote {
-    /// `ssh -S SOCKET -O forward|cancel -L 127.0.0.1:LOCAL:HOST:PORT` on the master in use.
+    /// A tunnel of this process's own (see [`tunnel`](super::tunnel)): 127.0.0.1:`local`
+    /// carried over the master in use, ended with `cancel`, when this remote closes or is
+    /// dropped, or with the process.
     async fn forward(
         &self,
         local: u16,
@@ -799,42 +901,25 @@ impl Remote for SshRemote {
         port: u16,
         cancel: bool,
     ) -> Result<(), RemoteError> {
-        let live = self.ensure(self.opts.connect_timeout).await?;
-        let spec = format!("127.0.0.1:{local}:{host}:{port}");
-        let op = if cancel { "cancel" } else { "forward" };
-        let command = format!("ssh -O {op} -L {spec}");
-        let run = tokio::process::Command::new("ssh")
-            .arg("-S")
-            .arg(&live.ctl)
-            .args(["-O", op, "-L", &spec, "none"])
-            .stdin(Stdio::null())
-            .kill_on_drop(true)
-            .output();
-        let out = match tokio::time::timeout(CHECK_TIMEOUT, run).await {
-            Err(_) => {
-                return Err(RemoteError::Timeout {
-                    command,
-                    host: live.host.clone(),
-                    secs: CHECK_TIMEOUT.as_secs_f64(),
-                })
+        if cancel {
+            if self.tunnels.close(local) {
+                return Ok(());
             }
-            Ok(Err(e)) => {
-                return Err(RemoteError::Other {
-                    command,
-                    host: live.host.clone(),
-                    reason: format!("cannot run ssh: {e}"),
-                })
-            }
-            Ok(Ok(out)) => out,
-        };
-        if out.status.success() {
-            return Ok(());
+            return Err(RemoteError::Other {
+                command: format!("closing the tunnel on 127.0.0.1:{local}"),
+                host: self.host().unwrap_or_default(),
+                reason: "no tunnel is open on that port".into(),
+            });
         }
-        Err(RemoteError::Other {
-            command,
-            host: live.host.clone(),
-            reason: String::from_utf8_lossy(&out.stderr).trim().to_string(),
-        })
+        let live = self.ensure(self.opts.connect_timeout).await?;
+        self.tunnels
+            .open(live.ctl.clone(), local, host, port)
+            .await
+            .map_err(|e| RemoteError::Other {
+                command: format!("listening on 127.0.0.1:{local} for {host}:{port}"),
+                host: live.host.clone(),
+                reason: e.to_string(),
+            })
     }
 
     /// `ssh -S SOCKET -t HOST -- COMMAND` through the master in use (the same user, port and
@@ -964,6 +1049,7 @@ impl Remote for SshRemote {
 
     async fn close(&self) {
         self.closed.store(true, Ordering::Release);
+        self.tunnels.close_all();
         // A connection attempt in progress finishes first (bounded by its own timeouts)
         // and then sees `closed`; do not wait for it longer than this.
         if let Ok(mut slot) = tokio::time::timeout(Duration::from_secs(3), self.slot.lock()).await {
@@ -1016,6 +1102,35 @@ mod tests {
         assert_eq!(w[4..], argv[..]);
         assert!(remote_timeout_argv(false, &argv, Duration::from_secs(1)).is_none());
         assert!(remote_timeout_argv(true, &argv, Duration::MAX).is_none());
+    }
+
+    #[tokio::test]
+    async fn a_master_that_never_answers_fails_the_check_instead_of_hanging() {
+        let t = tempfile::tempdir().expect("tmp");
+        let ctl = t.path().join("hung.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&ctl).expect("bind");
+        // Accepts every connection and never says a word.
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for s in listener.incoming().flatten() {
+                held.push(s);
+            }
+        });
+        let session = Session::resume_mux(ctl.clone().into_boxed_path(), None);
+        let e = check_master(&session, &ctl, Duration::from_millis(300))
+            .await
+            .expect_err("a silent master is not alive");
+        assert!(
+            e.contains("did not answer a check") && e.contains(&ctl.display().to_string()),
+            "{e}"
+        );
+        // No socket at all: the error comes at once, from openssh.
+        let gone = t.path().join("gone.sock");
+        let session = Session::resume_mux(gone.clone().into_boxed_path(), None);
+        let e = check_master(&session, &gone, Duration::from_secs(30))
+            .await
+            .expect_err("no master");
+        assert!(!e.contains("did not answer a check"), "{e}");
     }
 
     #[test]

@@ -60,7 +60,11 @@ fn conn_text(c: &ConnState, host: Option<&str>) -> (String, bool) {
         ConnState::Reconnecting { attempt, .. } => {
             (format!("reconnecting, attempt {attempt}"), true)
         }
-        ConnState::Failed { reason } => (format!("failed: {reason}"), true),
+        // Not retried by itself (a refused login): `r` tries once more.
+        ConnState::Failed { reason } => (
+            format!("login failed, not retried (r: try again): {reason}"),
+            true,
+        ),
         ConnState::LoginNeeded { .. } => (
             "login needed: run `slurmdash login` in a terminal (resumes by itself)".into(),
             true,
@@ -249,6 +253,22 @@ mod tests {
             conn_text(&reconnecting(None), None).0,
             "reconnecting, attempt 4"
         );
+        // A refused login is not retried by itself: the bar says so, and which key acts.
+        let (text, bad) = conn_text(
+            &ConnState::Failed {
+                reason:
+                    "h: Host key verification failed. · the host key is not the one in known_hosts"
+                        .into(),
+            },
+            None,
+        );
+        assert!(
+            text.starts_with(
+                "login failed, not retried (r: try again): h: Host key verification failed."
+            ),
+            "{text}"
+        );
+        assert!(bad);
         let (text, bad) = conn_text(&ConnState::LoginNeeded { host: "h".into() }, None);
         assert!(
             text.starts_with("login needed: run `slurmdash login`"),

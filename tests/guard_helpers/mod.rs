@@ -28,6 +28,11 @@ pub fn tag(s: &str) -> String {
 }
 
 pub fn submit(name: &str, command: &str, extra: &[&str]) -> Launch {
+    submit_env(name, command, extra, &[])
+}
+
+/// [`submit`] with environment variables for slurmdash (e.g. the one `--webhook-env` names).
+pub fn submit_env(name: &str, command: &str, extra: &[&str], env: &[(&str, &str)]) -> Launch {
     let state = tempfile::tempdir().expect("state dir");
     let log = state.path().join("debug.log");
     let mut args = vec![
@@ -50,11 +55,9 @@ pub fn submit(name: &str, command: &str, extra: &[&str]) -> Launch {
     args.extend_from_slice(extra);
     args.extend(["--", "sh", "-c", command]);
     let start = Instant::now();
-    let out = slurmdash_env(
-        &dev_config(),
-        &args,
-        &[("SLURMDASH_STATE_DIR", state.path().to_str().expect("utf-8"))],
-    );
+    let mut all_env = vec![("SLURMDASH_STATE_DIR", state.path().to_str().expect("utf-8"))];
+    all_env.extend_from_slice(env);
+    let out = slurmdash_env(&dev_config(), &args, &all_env);
     let took = start.elapsed();
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
