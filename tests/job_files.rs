@@ -461,6 +461,7 @@ async fn ctrl_c_during_a_fetch_leaves_dest_as_it_was_and_no_partial_file() {
     )
     .await;
     let id = job_in(&dir, &tag).await;
+    let _cancel = common::CancelOnDrop(id);
     let local = tempfile::tempdir().expect("tempdir");
     let dest = local.path().join("large.bin");
     let before = b"results of an earlier run, kept until a whole new copy is here\n";
@@ -485,11 +486,15 @@ async fn ctrl_c_during_a_fetch_leaves_dest_as_it_was_and_no_partial_file() {
             _ => {}
         }
         assert!(t0.elapsed() < LIMIT, "the copy never started");
-        assert!(
-            child.try_wait().expect("wait").is_none(),
-            "fetch ended before any byte arrived"
-        );
-        std::thread::sleep(Duration::from_millis(10));
+        if let Some(status) = child.try_wait().expect("wait") {
+            let out = child.wait_with_output().expect("output");
+            panic!(
+                "fetch ended ({status}) before a byte was seen beside DEST:\n{}{}",
+                text(&out.stdout),
+                text(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(2));
     };
     assert_eq!(
         std::fs::read(&dest).expect("dest"),

@@ -348,6 +348,24 @@ pub fn wait_until(what: &str, limit: Duration, f: impl Fn() -> bool) {
     }
 }
 
+/// Cancels job `0` when dropped, a failing test included (a job left running would hold
+/// its node and keep the tests that need whole nodes waiting): `scancel` through the dev
+/// ssh alias, waited for.
+pub struct CancelOnDrop(pub u64);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("ssh")
+            .arg("-F")
+            .arg(ssh_config())
+            .args(["slurmdash-dev", "scancel", &self.0.to_string()])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+}
+
 pub fn ssh_config() -> PathBuf {
     dev_dir().join("ssh/config")
 }
