@@ -304,9 +304,7 @@ async fn cancel_by_keystroke_in_the_dashboard() {
 
     let tmp = tempfile::tempdir().expect("tempdir");
     let t = Tmux::start(&fast_config(tmp.path()), &[]);
-    t.wait("the dashboard", Duration::from_secs(20), |s| {
-        s.contains("updated")
-    });
+    t.wait("the dashboard", Duration::from_secs(20), refreshed);
 
     // d asks, y cancels.
     t.keys(&["/"]);
@@ -358,9 +356,7 @@ async fn read_only_refuses_to_change_anything() {
     // The dashboard refuses each key that would change the job.
     let tmp = tempfile::tempdir().expect("tempdir");
     let t = Tmux::start(&fast_config(tmp.path()), &["--read-only"]);
-    t.wait("the dashboard", Duration::from_secs(20), |s| {
-        s.contains("updated")
-    });
+    t.wait("the dashboard", Duration::from_secs(20), refreshed);
     t.keys(&["/"]);
     t.keys(&[&name, "Enter"]);
     t.wait("the job", Duration::from_secs(10), |s| {

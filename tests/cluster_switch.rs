@@ -9,7 +9,7 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::tmux::Tmux;
+use common::tmux::{refreshed, Tmux};
 use common::{dev_config, ssh_config};
 
 const LIMIT: Duration = Duration::from_secs(30);
@@ -50,7 +50,7 @@ fn a_hanging_master_check_does_not_freeze_the_dashboard() {
 
     let t = Tmux::start(&cfg_path, &[]);
     t.wait("the first refresh", LIMIT, |s| {
-        s.contains("slurmdash-dev connected") && s.contains("updated")
+        s.contains("slurmdash-dev connected") && refreshed(s)
     });
     t.keys(&[":", "cluster hang", "Enter"]);
     // `ssh -O check` is now talking to a socket that never answers.

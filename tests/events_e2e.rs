@@ -10,7 +10,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::tmux::{rand_suffix, Tmux};
+use common::tmux::{rand_suffix, refreshed, Tmux};
 use common::*;
 
 /// The dev config with a steady 2 s poll (the adaptive interval would otherwise grow to
@@ -38,7 +38,7 @@ async fn job_changes_reach_the_status_bar_the_events_view_and_the_terminal() {
     ui.wait(
         "the dashboard with the queue loaded",
         Duration::from_secs(30),
-        |s| s.contains("updated ") && s.contains(" ago (every "),
+        refreshed,
     );
     // Pending for a few seconds (begin time), then runs briefly and completes.
     let ok = sbatch(

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::tmux::Tmux;
+use common::tmux::{refreshed, Tmux};
 use common::{dev_config, dev_config_persist, master_pid, text, RuntimeDir};
 
 const LIMIT: Duration = Duration::from_secs(30);
@@ -126,7 +126,7 @@ fn assert_cleaned_up(pid: u32, rt: &RuntimeDir) {
 
 fn connected(t: &Tmux) {
     t.wait("the first refresh", LIMIT, |s| {
-        s.contains("slurmdash-dev connected") && s.contains("updated")
+        s.contains("slurmdash-dev connected") && refreshed(s)
     });
 }
 

@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::tmux::{rand_suffix, Tmux};
+use common::tmux::{rand_suffix, refreshed, Tmux};
 use common::*;
 
 #[tokio::test(flavor = "multi_thread")]
@@ -62,7 +62,7 @@ async fn history_lists_a_job_that_ended_before_the_dashboard_started() {
     ui.wait(
         "the dashboard with the queue loaded",
         Duration::from_secs(30),
-        |s| s.contains("updated "),
+        refreshed,
     );
     ui.keys(&[":", "history", "Enter"]);
     let s = ui.wait("the job in :history", Duration::from_secs(60), |s| {

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::tmux::Tmux;
+use common::tmux::{refreshed, Tmux};
 use common::{master_exit, shared_dev_dir, text, RuntimeDir};
 
 const LIMIT: Duration = Duration::from_secs(40);
@@ -101,7 +101,7 @@ fn the_dashboard_asks_for_the_code_then_waits_for_a_new_login_when_the_master_di
     );
     t.keys(&[&code_now(), "Enter"]);
     t.wait("the dashboard on the 2FA login", LIMIT, |s| {
-        s.contains("slurmdash-dev-2fa connected") && s.contains("updated")
+        s.contains("slurmdash-dev-2fa connected") && refreshed(s)
     });
     assert!(t.alternate_screen_on());
 

@@ -161,7 +161,7 @@ fn the_status_bar_counts_down_while_the_node_is_away_and_shows_it_back() {
     let t = common::tmux::Tmux::start(&cfg, &[]);
     let connected = format!("{} connected", sshd::ALIAS);
     t.wait("the first connection", Duration::from_secs(30), |s| {
-        s.contains(&connected) && s.contains("updated")
+        s.contains(&connected) && common::tmux::refreshed(s)
     });
 
     sshd.stop();

@@ -128,9 +128,7 @@ fn resizing_reflows_and_sigterm_restores_the_terminal() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let cfg = fast_config(tmp.path());
     let t = Tmux::start(&cfg, &[]);
-    t.wait("the dashboard", Duration::from_secs(20), |s| {
-        s.contains("updated")
-    });
+    t.wait("the dashboard", Duration::from_secs(20), refreshed);
     assert!(t.alternate_screen_on());
     let ok = t
         .cmd()

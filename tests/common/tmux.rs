@@ -146,11 +146,35 @@ impl Tmux {
             }
             assert!(
                 start.elapsed() < limit,
-                "timed out after {limit:?} waiting for {what}; the screen was:\n{s}"
+                "timed out after {limit:?} waiting for {what}; the screen was (blank lines left out):\n{}",
+                non_blank(&s)
             );
             std::thread::sleep(Duration::from_millis(250));
         }
     }
+}
+
+/// True once the dashboard shows a finished refresh ("updated 2s ago"), not merely its
+/// status bar ("not updated yet" also contains "updated"): keys sent before that meet an
+/// empty queue.
+pub fn refreshed(screen: &str) -> bool {
+    screen.match_indices("updated ").any(|(i, _)| {
+        !screen[..i].ends_with("not ") && screen[i + 8..].starts_with(|c: char| c.is_ascii_digit())
+    })
+}
+
+/// The screen without its empty lines (only spaces and box borders), so a failure message
+/// cut to its first lines still shows the bottom of the screen.
+pub fn non_blank(screen: &str) -> String {
+    screen
+        .lines()
+        .filter(|l| {
+            l.chars()
+                .any(|c| !c.is_whitespace() && !"│┌┐└┘─├┤".contains(c))
+        })
+        .map(str::trim_end)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 impl Drop for Tmux {
