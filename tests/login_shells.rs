@@ -3,8 +3,11 @@
 //! and a bash account that sets every Slurm output variable to something odd. For each:
 //! `doctor` passes, `submit` launches, `jobs --json` lists the job with its times, `logs`
 //! prints exactly what the job wrote (no welcome line), and `cancel` cancels a held job.
+//! And an account whose Slurm is found only through the `SLURM_CONF` its login environment
+//! sets: the same, and the retry guard's resubmission from inside a job.
 
 mod common;
+mod guard_helpers;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -217,4 +220,40 @@ async fn bash_with_every_slurm_output_variable_set() {
     let limit = run(&r, &["squeue", "-h", "-j", &id.to_string(), "-o", "%l"]).await;
     assert_eq!(limit.stdout_lossy().trim(), "2:00", "the form's time limit");
     run(&r, &["scancel", &id.to_string()]).await;
+}
+
+/// A site that serves several clusters from one login node: `SLURM_CONF` (set by the login
+/// environment, and by Slurm in each job) is the only way to this account's Slurm
+/// (configs.sh `site_conf`). Reads and launches keep it, and so does the retry guard, which
+/// resubmits from inside a job and once unset every `SLURM_*` variable.
+#[tokio::test(flavor = "multi_thread")]
+async fn slurm_found_only_through_slurm_conf_from_the_login_environment() {
+    let r = remote_as("slurmdash-dev-site");
+    let without = run(&r, &["env", "-u", "SLURM_CONF", "sinfo", "-h"]).await;
+    assert!(
+        !without.success() && without.stderr_lossy().contains("Permission denied"),
+        "sdsite reaches Slurm without SLURM_CONF: the account is not set up as a site's: {}",
+        without.stderr_lossy()
+    );
+    matrix("sdsite", false).await;
+
+    // The guard resubmits an infrastructure failure (NCCL) from inside its job.
+    let name = guard_helpers::tag("site");
+    let l = guard_helpers::submit_with(
+        &config_for("sdsite"),
+        &name,
+        "if [ -e \"$SLURMDASH_JOB_DIR/once\" ]; then echo second attempt ok; else touch \"$SLURMDASH_JOB_DIR/once\"; echo 'gpu01:1:1 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.2 with error 12' >&2; exit 1; fi",
+        &[],
+        &[],
+    );
+    let d = guard_helpers::decision_for(&r, &l.dir, l.job).await;
+    let second = d
+        .next_id()
+        .unwrap_or_else(|| panic!("the guard did not resubmit as sdsite: {d:?}"));
+    assert_eq!(
+        final_state(&r, second, guard_helpers::WAIT).await,
+        "COMPLETED"
+    );
+    guard_helpers::wait_quiet(&r, &l.dir).await;
+    println!("sdsite: guard retried {} as {second}", l.job);
 }

@@ -13,7 +13,7 @@
 # the alternative that ksh93u+m installs).
 declare -A LOGIN_SHELL=([sduser]=/bin/bash [sdother]=/bin/bash
 	[sdtcsh]=/usr/bin/tcsh [sdfish]=/usr/bin/fish [sdzsh]=/usr/bin/zsh [sdksh]=/usr/bin/ksh
-	[sddash]=/bin/sh [sdbashrc]=/bin/bash [sdvars]=/bin/bash)
+	[sddash]=/bin/sh [sdbashrc]=/bin/bash [sdvars]=/bin/bash [sdsite]=/bin/bash)
 
 login_shell() {
 	[[ -n ${LOGIN_SHELL[$1]:-} ]] || die "no login shell set for test user $1 (LOGIN_SHELL in accounts.sh)"
@@ -43,7 +43,7 @@ dotfile_of() {
 	sdtcsh | sduser) printf .cshrc ;;
 	sdfish) printf .config/fish/config.fish ;;
 	sdzsh) printf .zshenv ;;
-	sdbashrc | sdvars) printf .bashrc ;;
+	sdbashrc | sdvars | sdsite) printf .bashrc ;;
 	esac
 }
 
@@ -105,6 +105,16 @@ export SLURM_BITSTR_LEN=3
 # values must win (a job named otherwise would miss its slurm-logs/NAME-ID directory).
 export SBATCH_TIMELIMIT=7
 export SBATCH_JOB_NAME=from-bashrc
+EOF
+		render_bashrc_tail
+		;;
+	sdsite)
+		cat <<EOF
+$head
+# Where this account's Slurm is, as \`module load slurm\` sets it at sites that serve
+# several clusters from one login node: the default /etc/slurm/slurm.conf is not for it
+# (it cannot read that file, see site_conf in configs.sh).
+export SLURM_CONF=$SITE_CONF_IN
 EOF
 		render_bashrc_tail
 		;;

@@ -121,7 +121,8 @@ node_state() { inroot scontrol -o show node "$1" 2>/dev/null | grep -o 'State=[^
 start_node() {
 	local n=$1 ns
 	ns=$(node_netns "$n")
-	local -a cmd=(slurmd -D -N "$n")
+	# (the config where a site with several clusters keeps it: site_conf in configs.sh)
+	local -a cmd=(slurmd -D -N "$n" -f "$SITE_CONF_IN")
 	say "starting slurmd of node $n ($(node_addr "$n"))"
 	start_daemon "slurmd@$n" nsenter --net="/run/netns/$ns" -- \
 		unshare --uts --mount --propagation private -- \

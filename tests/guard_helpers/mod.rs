@@ -33,6 +33,17 @@ pub fn submit(name: &str, command: &str, extra: &[&str]) -> Launch {
 
 /// [`submit`] with environment variables for slurmdash (e.g. the one `--webhook-env` names).
 pub fn submit_env(name: &str, command: &str, extra: &[&str], env: &[(&str, &str)]) -> Launch {
+    submit_with(&dev_config(), name, command, extra, env)
+}
+
+/// [`submit_env`] with another slurmdash config (another account).
+pub fn submit_with(
+    config: &std::path::Path,
+    name: &str,
+    command: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Launch {
     let state = tempfile::tempdir().expect("state dir");
     let log = state.path().join("debug.log");
     let mut args = vec![
@@ -57,7 +68,7 @@ pub fn submit_env(name: &str, command: &str, extra: &[&str], env: &[(&str, &str)
     let start = Instant::now();
     let mut all_env = vec![("SLURMDASH_STATE_DIR", state.path().to_str().expect("utf-8"))];
     all_env.extend_from_slice(env);
-    let out = slurmdash_env(&dev_config(), &args, &all_env);
+    let out = slurmdash_env(config, &args, &all_env);
     let took = start.elapsed();
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
