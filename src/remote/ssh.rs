@@ -408,6 +408,7 @@ impl SshRemote {
         let connect = |_, host: String| {
             let (started, looked) = (&started, &looked);
             async move {
+                tracing::info!(target: "slurmdash::remote", %host, "connecting: starting a login");
                 if first {
                     self.set_state(ConnState::Connecting {
                         host: host.clone(),
