@@ -3,14 +3,17 @@
 # sbatch/guard.sh; it reads data files only (meta/guard.conf, meta/triage-*.ere,
 # meta/webhook.url) and never sources or evaluates their contents.
 #
-#   guard.sh arm JOB_DIR ATTEMPT_ID N SHA256 GUARD_SHA256
+#   guard.sh arm JOB_DIR ATTEMPT_ID N SHA256 GUARD_SHA256 [RESUMES]
 #       queue the guard of attempt N (Slurm job ATTEMPT_ID): a 1-CPU job that waits with
 #       --dependency=afternotok:ATTEMPT_ID and is removed by Slurm when the attempt succeeds.
 #       Prints `slurmdash-guard GUARD_ID`.
-#   guard.sh run JOB_DIR ATTEMPT_ID N SHA256 GUARD_SHA256
+#   guard.sh run JOB_DIR ATTEMPT_ID N SHA256 GUARD_SHA256 [RESUMES]
 #       (the guard job itself, after the attempt failed) classify the attempt as slurmdash
 #       does; on ERR_INFRA with attempts left resubmit the staged script and arm the next
-#       guard. Every decision is one JSON line in meta/chain.jsonl.
+#       guard; after a TIMEOUT, PREEMPTED or NODE_FAIL that guard.conf's `resume` names,
+#       with fewer than `max_resumes` RESUMES so far (0 when absent), resume it the same
+#       way with SLURMDASH_RESUME_ATTEMPT set to the resume's number. Every decision is one
+#       JSON line in meta/chain.jsonl.
 #
 # What it queues is never re-read from the job directory unchecked: the next guard is
 # this very script ($0: the checked copy the submission ran, or Slurm's own copy of the
@@ -23,13 +26,15 @@ attempt=${3-}
 n=${4-}
 sum=${5-}
 gsum=${6-}
+resumes=${7-0}
 case $mode in arm|run) ;; *) echo "usage: guard.sh arm|run JOB_DIR ATTEMPT N SHA256 GUARD_SHA256" >&2; exit 2 ;; esac
 case $attempt in ''|*[!0-9_]*) echo "guard.sh: bad attempt id '$attempt'" >&2; exit 2 ;; esac
 case $n in ''|*[!0-9]*) echo "guard.sh: bad attempt number '$n'" >&2; exit 2 ;; esac
+case $resumes in ''|*[!0-9]*) echo "guard.sh: bad resume count '$resumes'" >&2; exit 2 ;; esac
 conf=$dir/meta/guard.conf
 [ -r "$conf" ] || { echo "guard.sh: cannot read $conf" >&2; exit 2; }
 
-name= partition= account= limit=1 script= local_id=
+name= partition= account= limit=1 script= local_id= resume= max_resumes=0
 while IFS= read -r line || [ -n "$line" ]; do
   k=${line%%=*}
   v=${line#*=}
@@ -40,9 +45,12 @@ while IFS= read -r line || [ -n "$line" ]; do
     limit) limit=$v ;;
     script) script=$v ;;
     local_id) local_id=$v ;;
+    resume) resume=$v ;;
+    max_resumes) max_resumes=$v ;;
   esac
 done < "$conf"
 case $limit in ''|*[!0-9]*) limit=1 ;; esac
+case $max_resumes in ''|*[!0-9]*) max_resumes=0 ;; esac
 chain=$dir/meta/chain.jsonl
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sdguard.XXXXXX") || { echo "guard.sh: cannot make a private temporary directory" >&2; exit 2; }
 trap 'rm -rf -- "$tmp"' EXIT
@@ -85,9 +93,9 @@ decide() { # state class evidence decision [next]
   notify "$attempt" "$1" "$2" "$3" "$4"
 }
 
-# Queues the guard of attempt $2 (number $3); prints its id. The guard queued is this
-# script itself, checked against GUARD_SHA256 first.
-arm_guard() { # dir attempt n sum
+# Queues the guard of attempt $2 (number $3, after $5 resumes); prints its id. The guard
+# queued is this script itself, checked against GUARD_SHA256 first.
+arm_guard() { # dir attempt n sum resumes
   me=$(sha256sum < "$0") || me=
   if [ -z "$gsum" ] || [ "${me%% *}" != "$gsum" ]; then
     echo "guard.sh: $0 is not the guard that was launched (sha256 ${me%% *}, expected ${gsum:-none}): no guard queued" >&2
@@ -98,7 +106,7 @@ arm_guard() { # dir attempt n sum
       --time=10:00 --no-requeue --mail-type=NONE \
       --dependency="afternotok:$2" --kill-on-invalid-dep=yes \
       --chdir="$1" --output="$1/meta/guard-%j.log" --export=ALL \
-      "$0" run "$1" "$2" "$3" "$4" "$gsum") || return 1
+      "$0" run "$1" "$2" "$3" "$4" "$gsum" "$5") || return 1
   g=${g%%;*}
   case $g in ''|*[!0-9]*) echo "guard.sh: sbatch printed '$g'" >&2; return 1 ;; esac
   record "$(printf '{"time":"%s","event":"armed","job":"%s","attempt":%s,"guard":"%s"}' "$(now)" "$2" "$3" "$g")"
@@ -106,7 +114,7 @@ arm_guard() { # dir attempt n sum
 }
 
 if [ "$mode" = arm ]; then
-  g=$(arm_guard "$dir" "$attempt" "$n" "$sum") || exit 1
+  g=$(arm_guard "$dir" "$attempt" "$n" "$sum" "$resumes") || exit 1
   echo "slurmdash-guard $g"
   exit 0
 fi
@@ -122,7 +130,7 @@ while [ "$i" -lt 60 ]; do
   # Slurm requeued the attempt (it runs again under the same id): it keeps a guard.
   case $(live_state) in
     PENDING|RUNNING|CONFIGURING|SUSPENDED|REQUEUED|REQUEUE_HOLD)
-      if g=$(arm_guard "$dir" "$attempt" "$n" "$sum"); then
+      if g=$(arm_guard "$dir" "$attempt" "$n" "$sum" "$resumes"); then
         echo "guard: job $attempt was requeued by Slurm; guard $g waits for it"
         exit 0
       fi ;;
@@ -187,12 +195,38 @@ esac
 if [ "$class" = ERR_CANCELLED ]; then
   decide "$state" "$class" "$evidence" "cancelled"; exit 0
 fi
-if [ "$class" != ERR_INFRA ]; then
-  decide "$state" "$class" "$evidence" "not retried: $class ($evidence)"; exit 0
+# Auto-resume: the end states guard.conf's `resume` names go on as the same launch (the
+# program picks up its checkpoint), counted apart from the retries.
+case $state in
+  TIMEOUT) on=timeout ;;
+  PREEMPTED) on=preempt ;;
+  NODE_FAIL) on=node_fail ;;
+  *) on= ;;
+esac
+how=retried
+if [ -n "$on" ]; then
+  case ",$resume," in
+    *",$on,"*)
+      if [ "$resumes" -ge "$max_resumes" ]; then
+        decide "$state" "$class" "$evidence" "not resumed: resume limit reached ($resumes of max_resumes $max_resumes)"; exit 0
+      fi
+      resumes=$((resumes + 1))
+      how="resumed after $state"
+      SLURMDASH_RESUME_ATTEMPT=$resumes
+      export SLURMDASH_RESUME_ATTEMPT ;;
+  esac
 fi
-if [ "$n" -ge "$limit" ]; then
-  decide "$state" "$class" "$evidence" "limit reached"; exit 0
+if [ "$how" = retried ]; then
+  if [ "$class" != ERR_INFRA ]; then
+    decide "$state" "$class" "$evidence" "not retried: $class ($evidence)"; exit 0
+  fi
+  # (attempts that were resumes do not count against the retries)
+  if [ $((n - resumes)) -ge "$limit" ]; then
+    decide "$state" "$class" "$evidence" "limit reached"; exit 0
+  fi
 fi
+note=
+[ "$how" = retried ] || note=" (resume $resumes of $max_resumes)"
 
 # ---- resubmit the staged script, as the launch did ----
 # sbatch reads a private copy, the very bytes checked here.
@@ -200,7 +234,7 @@ now_sum=
 cp -- "$script" "$tmp/job.sbatch" 2>/dev/null && now_sum=$(sha256sum < "$tmp/job.sbatch")
 now_sum=${now_sum%% *}
 if [ -z "$now_sum" ] || [ "$now_sum" != "$sum" ]; then
-  decide "$state" "$class" "$evidence" "not retried: $script changed since it was launched (sha256 ${now_sum:-unreadable}, recorded $sum)"
+  decide "$state" "$class" "$evidence" "not ${how%% *}: $script changed since it was launched (sha256 ${now_sum:-unreadable}, recorded $sum)"
   exit 0
 fi
 # The new attempt gets the environment of the launch, not this guard's allocation; the
@@ -220,24 +254,24 @@ found=$(live) || found=
 id=${found%%[!0-9]*}
 if [ -n "$id" ]; then
   mkdir -p "$log_dir/../$name-$id"
-  g=$(arm_guard "$dir" "$id" "$next" "$sum") || g=
-  decide "$state" "$class" "$evidence" "retried as $id (already queued)" "$id"
+  g=$(arm_guard "$dir" "$id" "$next" "$sum" "$resumes") || g=
+  decide "$state" "$class" "$evidence" "$how as $id (already queued)$note" "$id"
   exit 0
 fi
 # sbatch's own words when it refuses (its warnings, on success, come before the id line).
 out=$(cd -- "$dir" && sbatch --parsable --hold --export=ALL < "$tmp/job.sbatch" 2>&1) || {
-  decide "$state" "$class" "$evidence" "not retried: sbatch refused the new attempt: $(printf '%s' "$out" | tr '\n' ' ' | cut -c1-300)"; exit 0; }
+  decide "$state" "$class" "$evidence" "not ${how%% *}: sbatch refused the new attempt: $(printf '%s' "$out" | tr '\n' ' ' | cut -c1-300)"; exit 0; }
 out=$(printf '%s\n' "$out" | tail -n 1)
 id=${out%%;*}
-case $id in ''|*[!0-9]*) decide "$state" "$class" "$evidence" "not retried: sbatch printed '$out'"; exit 0 ;; esac
+case $id in ''|*[!0-9]*) decide "$state" "$class" "$evidence" "not ${how%% *}: sbatch printed '$out'"; exit 0 ;; esac
 if ! mkdir -p "$dir/slurm-logs/$name-$id"; then
   scancel "$id"
-  decide "$state" "$class" "$evidence" "not retried: cannot create the log directory"; exit 0
+  decide "$state" "$class" "$evidence" "not ${how%% *}: cannot create the log directory"; exit 0
 fi
-g=$(arm_guard "$dir" "$id" "$next" "$sum") || echo "guard: could not arm a guard for job $id" >&2
+g=$(arm_guard "$dir" "$id" "$next" "$sum" "$resumes") || echo "guard: could not arm a guard for job $id" >&2
 if ! scontrol release "$id"; then
   scancel "$id"
   [ -n "${g-}" ] && scancel "$g"
-  decide "$state" "$class" "$evidence" "not retried: Slurm would not release job $id"; exit 0
+  decide "$state" "$class" "$evidence" "not ${how%% *}: Slurm would not release job $id"; exit 0
 fi
-decide "$state" "$class" "$evidence" "retried as $id" "$id"
+decide "$state" "$class" "$evidence" "$how as $id$note" "$id"

@@ -150,9 +150,32 @@ impl Chain {
         (l.stdout(&self.name, job_id), l.stderr(&self.name, job_id))
     }
 
-    /// Short form for the queue: `↻2/11` (nothing for a first attempt).
+    /// Short form for the queue: `↻2/11` (nothing for a first attempt); for the attempt a
+    /// guard resumed, the resume and why: `↻3/10 resumed after TIMEOUT`.
     pub fn badge(&self) -> Option<String> {
-        (self.attempt > 1).then(|| format!("↻{}/{}", self.attempt, self.max_attempts))
+        if self.attempt <= 1 {
+            return None;
+        }
+        if self.attempt == self.attempts {
+            if let Some((state, r, m)) = self.resumed() {
+                return Some(format!("↻{r}/{m} resumed after {state}"));
+            }
+        }
+        Some(format!("↻{}/{}", self.attempt, self.max_attempts))
+    }
+
+    /// The guard's last decision, when it was a resume: (end state, resume, max resumes),
+    /// from `… resumed after TIMEOUT as 12 (resume 3 of 10)`.
+    fn resumed(&self) -> Option<(String, u32, u32)> {
+        let last = self.guard.as_ref()?.as_deref()?;
+        let rest = last.split("resumed after ").nth(1)?;
+        let state = rest.split_whitespace().next()?.to_string();
+        let (r, m) = rest
+            .split("(resume ")
+            .nth(1)?
+            .trim_end_matches(')')
+            .split_once(" of ")?;
+        Some((state, r.trim().parse().ok()?, m.trim().parse().ok()?))
     }
 
     /// For the detail pane: `attempt 2 of up to 11 · earlier: 123 NODE_FAIL`.
@@ -300,6 +323,21 @@ mod tests {
             idx[1].1.describe(),
             "attempt 2 of up to 11 (launch 20261123-1-abc) · earlier: 10 FAILED ERR_INFRA · cluster guard: attempt 1 (job 10): retried as 11"
         );
+    }
+
+    #[test]
+    fn a_resumed_attempt_says_which_resume_and_after_what() {
+        let mut e = entry(&[(10, Some("TIMEOUT")), (11, Some("TIMEOUT")), (12, None)]);
+        e.guard = Some(crate::registry::GuardRecord {
+            last: Some("attempt 2 (job 11): resumed after TIMEOUT as 12 (resume 2 of 10)".into()),
+        });
+        let idx = Chain::index(&[e], &RetryPolicy::default());
+        assert_eq!(
+            idx[2].1.badge().as_deref(),
+            Some("↻2/10 resumed after TIMEOUT")
+        );
+        // An earlier attempt keeps its place in the chain.
+        assert_eq!(idx[1].1.badge().as_deref(), Some("↻2/11"));
     }
 
     #[test]

@@ -26,7 +26,7 @@ const STUBS: &[(&str, &str)] = &[
     ),
     (
         "sbatch",
-        "echo \"sbatch $*\" >> \"$CALLS\"\ncase \"$*\" in *--hold*) echo \"stdin $(sha256sum | cut -c1-64)\" >> \"$CALLS\" ;; esac\nn=$(cat \"$CALLS.id\" 2>/dev/null || echo 100); n=$((n + 1)); echo $n > \"$CALLS.id\"; echo \"$n\"\n",
+        "echo \"sbatch $*\" >> \"$CALLS\"\ncase \"$*\" in *--hold*) echo \"stdin $(sha256sum | cut -c1-64)\" >> \"$CALLS\"; echo \"${SLURMDASH_RESUME_ATTEMPT-unset}\" > \"$CALLS.resume\" ;; esac\nn=$(cat \"$CALLS.id\" 2>/dev/null || echo 100); n=$((n + 1)); echo $n > \"$CALLS.id\"; echo \"$n\"\n",
     ),
     ("scontrol", "echo \"scontrol $*\" >> \"$CALLS\"\n"),
     ("scancel", "echo \"scancel $*\" >> \"$CALLS\"\n"),
@@ -38,18 +38,25 @@ const STUBS: &[(&str, &str)] = &[
 ];
 
 fn stage(limit: u32, webhook: bool) -> Stage {
+    stage_resuming(limit, webhook, "", 0)
+}
+
+/// [`stage`] for a launch that resumes after `resume` (e.g. `timeout`), `max` times at most.
+fn stage_resuming(limit: u32, webhook: bool, resume: &str, max: u32) -> Stage {
     let tmp = tempfile::tempdir().expect("tmp");
     let root = tmp.path().join("results");
     let layout = Layout::new(root.to_str().expect("utf-8"), "L1");
     for d in ["meta", "sbatch", "slurm-logs/train-7"] {
         std::fs::create_dir_all(Path::new(&layout.job_dir).join(d)).expect("mkdir");
     }
-    let plan = GuardPlan::new(limit - 1, &[], &Patterns::builtin(), None).expect("plan");
+    let on = slurmdash::launch::resume::parse(resume).expect("resume list");
+    let plan =
+        GuardPlan::resuming(limit - 1, &on, max, &[], &Patterns::builtin(), None).expect("plan");
     let w = |p: String, c: &str| std::fs::write(p, c).expect("write");
     w(guard::script_path(&layout), guard::GUARD_SH);
     w(
         format!("{}/meta/guard.conf", layout.job_dir),
-        &guard::conf(&layout, "train", "short", Some("research"), limit),
+        &(guard::conf(&layout, "train", "short", Some("research"), limit) + &plan.resume_conf()),
     );
     w(
         format!("{}/meta/triage-infra.ere", layout.job_dir),
@@ -104,6 +111,17 @@ impl Stage {
 
     /// Runs `guard.sh run DIR 7 N SUM` with the stand-ins; returns the chain and the calls.
     fn run(&self, n: u32, sacct: &str, env: &[(&str, &str)]) -> (Vec<ChainLine>, String) {
+        self.run_after(n, 0, sacct, env)
+    }
+
+    /// [`Stage::run`] for an attempt that came after `resumes` resumes.
+    fn run_after(
+        &self,
+        n: u32,
+        resumes: u32,
+        sacct: &str,
+        env: &[(&str, &str)],
+    ) -> (Vec<ChainLine>, String) {
         let path = format!(
             "{}:{}",
             self.bin.display(),
@@ -116,6 +134,7 @@ impl Stage {
             )))
             .args(["run", &self.dir, "7", &n.to_string(), &self.sum])
             .arg(guard::guard_sha256())
+            .arg(resumes.to_string())
             .env("PATH", path)
             .env("CALLS", &self.calls)
             .env("SACCT_OUT", sacct)
@@ -168,7 +187,7 @@ fn an_nccl_line_is_infra_and_is_resubmitted_with_a_new_guard() {
             && lines[2].contains("--dependency=afternotok:101")
             && lines[2].contains("--kill-on-invalid-dep=yes")
             && lines[2].contains(" run ")
-            && lines[2].ends_with(&format!(" 101 2 {} {}", s.sum, guard::guard_sha256())),
+            && lines[2].ends_with(&format!(" 101 2 {} {} 0", s.sum, guard::guard_sha256())),
         "{calls}"
     );
     assert_eq!(lines[3], "scontrol release 101");
@@ -395,4 +414,77 @@ fn a_refused_resubmission_quotes_sbatchs_own_error() {
         d.starts_with("not retried: sbatch refused the new attempt: sbatch: error: Batch job submission failed: Invalid account"),
         "{d}"
     );
+}
+
+/// The value of SLURMDASH_RESUME_ATTEMPT the resubmission's sbatch saw.
+fn resume_seen(s: &Stage) -> String {
+    std::fs::read_to_string(format!("{}.resume", s.calls.display()))
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn a_timeout_is_resumed_when_asked_with_the_resume_number_and_its_own_count() {
+    let s = stage_resuming(3, false, "timeout,preempt", 4);
+    let (chain, calls) = s.run_after(3, 1, "TIMEOUT|None|0:0", &[]);
+    let d = decision(&chain);
+    assert_eq!(d.class.as_deref(), Some("ERR_TIMEOUT"));
+    assert_eq!(
+        d.decision.as_deref(),
+        Some("resumed after TIMEOUT as 101 (resume 2 of 4)")
+    );
+    assert_eq!(d.next_id(), Some(101));
+    assert_eq!(resume_seen(&s), "2", "{calls}");
+    // Attempt 3 with retries limit 3: only 1 of its 2 earlier attempts was a retry, so the
+    // retries are not used up; the next guard carries the count of resumes.
+    let arm = calls
+        .lines()
+        .find(|l| l.contains("--job-name=sdguard-train"))
+        .unwrap_or_else(|| panic!("no guard armed: {calls}"));
+    assert!(
+        arm.ends_with(&format!(" 101 4 {} {} 2", s.sum, guard::guard_sha256())),
+        "{arm}"
+    );
+    assert!(calls.contains("scontrol release 101"), "{calls}");
+}
+
+#[test]
+fn a_preempted_attempt_is_resumed_not_retried_when_preempt_is_on() {
+    let s = stage_resuming(1, false, "preempt", 2);
+    let (chain, _) = s.run(1, "PREEMPTED|None|0:15", &[]);
+    assert_eq!(
+        decision(&chain).decision.as_deref(),
+        Some("resumed after PREEMPTED as 101 (resume 1 of 2)")
+    );
+    assert_eq!(resume_seen(&s), "1");
+}
+
+#[test]
+fn resumes_stop_at_max_resumes_and_other_states_are_not_resumed() {
+    let s = stage_resuming(3, false, "timeout", 2);
+    let (chain, calls) = s.run_after(3, 2, "TIMEOUT|None|0:0", &[]);
+    assert_eq!(
+        decision(&chain).decision.as_deref(),
+        Some("not resumed: resume limit reached (2 of max_resumes 2)")
+    );
+    assert!(!calls.contains("sbatch"), "{calls}");
+
+    let s = stage_resuming(3, false, "timeout", 2);
+    s.log("err", "ValueError: bad input\n");
+    let (chain, calls) = s.run(1, "FAILED|None|1:0", &[]);
+    assert_eq!(
+        decision(&chain).decision.as_deref(),
+        Some("not retried: ERR_PROGRAM (exit code 1)")
+    );
+    assert!(!calls.contains("sbatch"), "{calls}");
+
+    // Without resume, a timeout stays what it was: not retried.
+    let s = stage(3, false);
+    let (chain, calls) = s.run(1, "TIMEOUT|None|0:0", &[]);
+    assert_eq!(
+        decision(&chain).decision.as_deref(),
+        Some("not retried: ERR_TIMEOUT (state TIMEOUT)")
+    );
+    assert!(!calls.contains("sbatch"), "{calls}");
 }

@@ -35,6 +35,13 @@ pub struct SubmitArgs {
     /// Re-submissions after an infrastructure failure (default `[retry] max_retries`; 0: none).
     #[arg(long, value_name = "N")]
     pub retries: Option<u32>,
+    /// Resume the launch after these end states, by its guard job on the cluster:
+    /// `timeout`, `preempt`, `node_fail`, comma-separated (over `[launch] resume`).
+    #[arg(long, value_name = "STATES")]
+    pub resume: Option<String>,
+    /// How many resumes at most (default `[launch] max_resumes`, 10).
+    #[arg(long, value_name = "N")]
+    pub max_resumes: Option<u32>,
     /// Slurm's mail for this launch (`--mail-type`, e.g. END,FAIL).
     #[arg(long, value_name = "TYPES")]
     pub mail_type: Option<String>,
@@ -64,6 +71,12 @@ pub fn spec_from_args(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> 
     }
     if let Some(r) = args.retries {
         spec.retries = Some(r);
+    }
+    if let Some(r) = &args.resume {
+        spec.resume = r.clone();
+    }
+    if let Some(m) = args.max_resumes {
+        spec.max_resumes = m;
     }
     if let Some(t) = &args.mail_type {
         spec.mail_type = t.clone();
@@ -262,6 +275,15 @@ fn print_submitted(s: &submit::Submitted, prepared: &submit::Prepared) {
         ),
         (_, Err(why)) => println!("retries: by a running dashboard only ({why})"),
         (None, Ok(_)) => println!("retries: by a running dashboard only (the guard was not queued)"),
+    }
+    if let (Some(_), Ok(g)) = (&s.entry.guard, &prepared.guard) {
+        if !g.resume.is_empty() {
+            println!(
+                "resume: {} by the same guard job, with {} set to the resume's number",
+                launch::resume::describe(&g.resume, g.max_resumes),
+                launch::resume::ATTEMPT_VAR
+            );
+        }
     }
     for w in &s.warnings {
         eprintln!("warning: {w}");

@@ -38,6 +38,10 @@ pub struct GuardPlan {
     /// The webhook URL (`[retry] webhook` or `webhook_env`, `submit --webhook-env`): reaches the cluster only on
     /// stdin, into `meta/webhook.url` (mode 0600).
     pub webhook: Option<String>,
+    /// Auto-resume after these end states (names of [`crate::launch::resume::ON`]), at
+    /// most `max_resumes` times, apart from the retries.
+    pub resume: Vec<String>,
+    pub max_resumes: u32,
 }
 
 impl GuardPlan {
@@ -68,7 +72,46 @@ impl GuardPlan {
                 .map(str::trim)
                 .filter(|w| !w.is_empty())
                 .map(str::to_string),
+            resume: Vec::new(),
+            max_resumes: 0,
         })
+    }
+
+    /// [`GuardPlan::new`] for a launch that also resumes after `resume` (at most
+    /// `max_resumes` times): it gets a guard even with no retries.
+    pub fn resuming(
+        retries: u32,
+        resume: &[String],
+        max_resumes: u32,
+        secrets: &[String],
+        patterns: &Patterns,
+        webhook: Option<&str>,
+    ) -> Result<GuardPlan, String> {
+        let on = !resume.is_empty() && max_resumes > 0;
+        let mut plan = GuardPlan::new(
+            if on { retries.max(1) } else { retries },
+            secrets,
+            patterns,
+            webhook,
+        )?;
+        if on {
+            plan.max_attempts = retries.saturating_add(1);
+            plan.resume = resume.to_vec();
+            plan.max_resumes = max_resumes;
+        }
+        Ok(plan)
+    }
+
+    /// The `resume` and `max_resumes` lines of `meta/guard.conf` (none without resumes).
+    pub fn resume_conf(&self) -> String {
+        if self.resume.is_empty() {
+            return String::new();
+        }
+        format!(
+            "resume={}\nmax_resumes={}\n",
+            self.resume.join(","),
+            self.max_resumes
+        )
     }
 }
 
@@ -83,8 +126,10 @@ pub fn plan_for(
     if !policy.guard {
         return Err("[retry] guard = false".into());
     }
-    GuardPlan::new(
+    GuardPlan::resuming(
         p.spec.retries.unwrap_or(policy.max_retries),
+        &p.plan.resume,
+        p.plan.max_resumes,
         &p.plan.secrets,
         patterns,
         webhook.or(policy.webhook.as_deref()),
@@ -313,7 +358,7 @@ pub async fn stage_files(
         (script_path(layout), GUARD_SH.to_string()),
         (
             format!("{meta}/guard.conf"),
-            conf(layout, name, partition, account, plan.max_attempts),
+            conf(layout, name, partition, account, plan.max_attempts) + &plan.resume_conf(),
         ),
         (format!("{meta}/triage-infra.ere"), lines(&plan.infra)),
         (format!("{meta}/triage-oom.ere"), lines(&plan.oom)),

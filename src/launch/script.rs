@@ -139,6 +139,13 @@ pub fn render(plan: &Plan, layout: &Layout, image: Option<&str>) -> String {
     for (k, v) in &plan.env {
         export(k, v);
     }
+    if !plan.resume.is_empty() {
+        let var = crate::launch::resume::ATTEMPT_VAR;
+        let _ = writeln!(
+            s,
+            "# Which resume this is (0: the first run); the guard sets it for each resume.\nexport {var}=\"${{{var}:-0}}\""
+        );
+    }
     if plan.nodes > 1 {
         let _ = writeln!(
             s,

@@ -61,6 +61,14 @@ pub struct LaunchSpec {
     pub job_dir_mode: String,
     /// Re-submissions after an infrastructure failure; unset: `[retry] max_retries`.
     pub retries: Option<u32>,
+    /// Auto-resume: after which end states (`timeout,preempt,node_fail`) the guard on the
+    /// cluster submits the same script again; empty: none.
+    pub resume: String,
+    /// How many resumes at most.
+    pub max_resumes: u32,
+    /// A signal Slurm sends before the time limit (`B:USR1@120`), so the program can
+    /// write a checkpoint; empty: none.
+    pub signal: String,
     /// Slurm's mail (`--mail-type`, e.g. `END,FAIL`) and its address (`--mail-user`).
     pub mail_type: String,
     pub mail_user: String,
@@ -101,6 +109,9 @@ impl Default for LaunchSpec {
             master_port: 29500,
             job_dir_mode: "0700".into(),
             retries: None,
+            resume: String::new(),
+            max_resumes: 10,
+            signal: String::new(),
             mail_type: String::new(),
             mail_user: String::new(),
             template: None,
@@ -137,6 +148,9 @@ pub const KEYS: &[&str] = &[
     "master_port",
     "job_dir_mode",
     "retries",
+    "resume",
+    "max_resumes",
+    "signal",
     "mail_type",
     "mail_user",
 ];
@@ -216,6 +230,9 @@ impl LaunchSpec {
                     Some(num("retries")?)
                 }
             }
+            "resume" => self.resume = v.to_string(),
+            "max_resumes" => self.max_resumes = num("max_resumes")?,
+            "signal" => self.signal = v.to_string(),
             "mail_type" => self.mail_type = v.to_string(),
             "mail_user" => self.mail_user = v.to_string(),
             _ => {
@@ -275,6 +292,9 @@ impl LaunchSpec {
             "master_port" => self.master_port.to_string(),
             "job_dir_mode" => self.job_dir_mode.clone(),
             "retries" => self.retries.map(|r| r.to_string()).unwrap_or_default(),
+            "resume" => self.resume.clone(),
+            "max_resumes" => self.max_resumes.to_string(),
+            "signal" => self.signal.clone(),
             "mail_type" => self.mail_type.clone(),
             "mail_user" => self.mail_user.clone(),
             _ => String::new(),

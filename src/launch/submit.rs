@@ -176,6 +176,11 @@ pub async fn submit(
     secrets: &[(String, String)],
 ) -> Result<Submitted, String> {
     let (remote, to) = (t.remote, t.timeout);
+    if let (false, Err(why)) = (p.plan.resume.is_empty(), &p.guard) {
+        return Err(format!(
+            "auto-resume is done by a guard job on the cluster, and this launch gets none ({why}); nothing was submitted: clear resume or allow the guard"
+        ));
+    }
     stage::check_inputs(remote, &p.plan.inputs, to).await?;
     if let Some(c) = &p.conversion {
         let argv = c.argv();

@@ -64,6 +64,9 @@ pub struct Plan {
     pub master_port: u16,
     /// Mode of the job directory (e.g. 0o700).
     pub job_dir_mode: u32,
+    /// Auto-resume after these (names of [`crate::launch::resume::ON`]); empty: none.
+    pub resume: Vec<String>,
+    pub max_resumes: u32,
 }
 
 /// `4h`, `90m`, `1d12h`, `45s`, or Slurm's own forms (`04:00:00`, `2-00:00:00`, bare
@@ -454,6 +457,29 @@ pub fn validate(spec: &LaunchSpec, facts: &ClusterFacts) -> Result<Plan, Vec<Pro
         Ok(o) => extra_sbatch.extend(o),
         Err(e) => bad(Field::Extra, e),
     }
+    match crate::launch::resume::signal_option(&spec.signal) {
+        Ok(o) => extra_sbatch.extend(o),
+        Err(e) => bad(Field::Extra, e),
+    }
+    let resume = match crate::launch::resume::parse(&spec.resume) {
+        Ok(r) => r,
+        Err(e) => {
+            bad(Field::Extra, e);
+            Vec::new()
+        }
+    };
+    if !resume.is_empty() && !spec.secrets.is_empty() {
+        bad(
+            Field::Secrets,
+            "auto-resume is done by the guard job on the cluster, which a launch with secrets does not get (a secret never touches the cluster's disk): clear resume or the secrets".into(),
+        );
+    }
+    if !resume.is_empty() && spec.max_resumes == 0 {
+        bad(
+            Field::Extra,
+            "max_resumes is 0: no resume would happen (set it, or clear resume)".into(),
+        );
+    }
     let job_dir_mode = match parse_mode(&spec.job_dir_mode) {
         Ok(m) => m,
         Err(e) => {
@@ -496,6 +522,8 @@ pub fn validate(spec: &LaunchSpec, facts: &ClusterFacts) -> Result<Plan, Vec<Pro
         requeue: spec.requeue,
         master_port: spec.master_port,
         job_dir_mode,
+        resume,
+        max_resumes: spec.max_resumes,
     })
 }
 

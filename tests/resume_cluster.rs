@@ -1,0 +1,115 @@
+//! Auto-resume on the dev cluster, with the laptop closed: `slurmdash submit --resume
+//! timeout` leaves the launch to its guard job, which submits the same staged script again
+//! after each TIMEOUT with SLURMDASH_RESUME_ATTEMPT set. A job that appends that number to a
+//! counter file and sleeps past its 1-minute limit completes on its third attempt with three
+//! lines in the counter; each attempt keeps its own slurm-logs/<name>-<id>/; a plain exit 1
+//! under the same setting is not resumed. (The guard's decisions for PREEMPTED and
+//! NODE_FAIL, and the resume cap, are covered against stand-ins in guard_script.rs.)
+
+mod common;
+mod guard_helpers;
+
+use std::time::Duration;
+
+use common::*;
+use guard_helpers::*;
+
+/// Each attempt runs into its 1-minute limit (Slurm ends it within about 30 s after), then
+/// the guard waits for sacct's final record.
+const PER_ATTEMPT: Duration = Duration::from_secs(300);
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_job_past_its_time_limit_resumes_and_completes_on_its_third_attempt() {
+    let r = remote();
+    let name = tag("resume");
+    let counting = "echo \"${SLURMDASH_RESUME_ATTEMPT-unset}\" >> \"$SLURMDASH_JOB_DIR/counter\"; n=$(wc -l < \"$SLURMDASH_JOB_DIR/counter\"); if [ \"$n\" -ge 3 ]; then echo \"done at $n\"; exit 0; fi; echo \"attempt $n sleeps past the limit\"; sleep 600";
+    let l = submit_with(
+        &dev_config(),
+        &name,
+        counting,
+        &[
+            "--set",
+            "time=1m",
+            "--resume",
+            "timeout",
+            "--max-resumes",
+            "5",
+        ],
+        &[],
+    );
+    // Beside it, the same setting on a job that fails: not resumed.
+    let failing = tag("resume-exit");
+    let f = submit_with(
+        &dev_config(),
+        &failing,
+        "echo failing >&2; exit 1",
+        &["--resume", "timeout"],
+        &[],
+    );
+
+    let mut attempts = vec![l.job];
+    for resume in 1..=2u32 {
+        let job = *attempts.last().expect("an attempt");
+        let d = wait_for(
+            &format!("the guard's decision on attempt {job}"),
+            PER_ATTEMPT,
+            || async {
+                chain(&r, &l.dir)
+                    .await
+                    .into_iter()
+                    .find(|x| x.is_decision() && x.job_id() == Some(job))
+            },
+        )
+        .await;
+        assert_eq!(d.state.as_deref(), Some("TIMEOUT"), "{d:?}");
+        let next = d
+            .next_id()
+            .unwrap_or_else(|| panic!("attempt {job} was not resumed: {d:?}"));
+        assert_eq!(
+            d.decision.as_deref(),
+            Some(&*format!(
+                "resumed after TIMEOUT as {next} (resume {resume} of 5)"
+            )),
+            "{d:?}"
+        );
+        attempts.push(next);
+    }
+    let third = attempts[2];
+    assert_eq!(final_state(&r, third, PER_ATTEMPT).await, "COMPLETED");
+    let counter = run(&r, &["cat", &format!("{}/counter", l.dir)]).await;
+    assert_eq!(
+        counter.stdout_lossy(),
+        "0\n1\n2\n",
+        "the counter: one line per attempt, each with its resume number"
+    );
+    for (i, id) in attempts.iter().enumerate() {
+        let out = run(
+            &r,
+            &["cat", &format!("{}/slurm-logs/{name}-{id}/main.out", l.dir)],
+        )
+        .await;
+        let want = if i == 2 {
+            "done at 3".to_string()
+        } else {
+            format!("attempt {} sleeps past the limit", i + 1)
+        };
+        assert!(
+            out.stdout_lossy().contains(&want),
+            "attempt {id}'s own log: {}",
+            out.stdout_lossy()
+        );
+    }
+    wait_quiet(&r, &l.dir).await;
+
+    let d = decision_for(&r, &f.dir, f.job).await;
+    assert_eq!(
+        d.decision.as_deref(),
+        Some("not retried: ERR_PROGRAM (exit code 1)"),
+        "{d:?}"
+    );
+    assert_eq!(d.next_id(), None);
+    println!(
+        "resumed twice after TIMEOUT: attempts {attempts:?}; exit 1 not resumed ({})",
+        f.job
+    );
+}
