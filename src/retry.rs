@@ -170,11 +170,8 @@ impl Chain {
         let last = self.guard.as_ref()?.as_deref()?;
         let rest = last.split("resumed after ").nth(1)?;
         let state = rest.split_whitespace().next()?.to_string();
-        let (r, m) = rest
-            .split("(resume ")
-            .nth(1)?
-            .trim_end_matches(')')
-            .split_once(" of ")?;
+        let inner = rest.split("(resume ").nth(1)?.split(')').next()?;
+        let (r, m) = inner.split_once(" of ")?;
         Some((state, r.trim().parse().ok()?, m.trim().parse().ok()?))
     }
 
@@ -329,7 +326,7 @@ mod tests {
     fn a_resumed_attempt_says_which_resume_and_after_what() {
         let mut e = entry(&[(10, Some("TIMEOUT")), (11, Some("TIMEOUT")), (12, None)]);
         e.guard = Some(crate::registry::GuardRecord {
-            last: Some("attempt 2 (job 11): resumed after TIMEOUT as 12 (resume 2 of 10)".into()),
+            last: Some("attempt 2 (job 11): resumed after TIMEOUT as 12 (resume 2 of 10) · ERR_TIMEOUT: state TIMEOUT".into()),
         });
         let idx = Chain::index(&[e], &RetryPolicy::default());
         assert_eq!(

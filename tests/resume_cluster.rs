@@ -101,6 +101,22 @@ async fn a_job_past_its_time_limit_resumes_and_completes_on_its_third_attempt() 
     }
     wait_quiet(&r, &l.dir).await;
 
+    // A dashboard opened afterwards (the real binary in a terminal) shows the last attempt
+    // as the launch's second resume.
+    let state_dir = l.state.path().display().to_string();
+    let t =
+        common::tmux::Tmux::start_with(&dev_config(), &[], &[("SLURMDASH_STATE_DIR", &state_dir)]);
+    t.wait(
+        "the resumed attempt with its badge",
+        Duration::from_secs(60),
+        |s| {
+            common::tmux::row(s, third)
+                .is_some_and(|row| row.contains("↻2/5 resumed after TIMEOUT"))
+        },
+    );
+    t.keys(&["q"]);
+    drop(t);
+
     let d = decision_for(&r, &f.dir, f.job).await;
     assert_eq!(
         d.decision.as_deref(),

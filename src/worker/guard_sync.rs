@@ -153,19 +153,30 @@ pub fn owner_of(e: &Entry, me: &str, facts: &[JobFacts], id: u64) -> Owner {
     Owner::Launch
 }
 
-/// The jobs `lines` name as next attempts of `e` that it does not have yet: the ones to
-/// ask Slurm about.
+/// The jobs `lines` name as next attempts of `e` that it does not have yet, following the
+/// chain (the next attempt of a claimed one too: a guard may have resubmitted several
+/// times while no dashboard was open): the ones to ask Slurm about.
 pub fn claimed(e: &Entry, lines: &[ChainLine]) -> Vec<u64> {
-    lines
-        .iter()
-        .filter(|l| l.is_decision())
-        .filter(|l| {
-            l.job_id()
-                .is_some_and(|j| e.attempts.iter().any(|a| a.job_id == j))
-        })
-        .filter_map(ChainLine::next_id)
-        .filter(|n| !e.attempts.iter().any(|a| a.job_id == *n))
-        .collect()
+    let mut known: Vec<u64> = e.attempts.iter().map(|a| a.job_id).collect();
+    let mut out = Vec::new();
+    loop {
+        let found: Vec<u64> = lines
+            .iter()
+            .filter(|l| l.is_decision())
+            .filter(|l| l.job_id().is_some_and(|j| known.contains(&j)))
+            .filter_map(ChainLine::next_id)
+            .filter(|n| !known.contains(n))
+            .collect();
+        if found.is_empty() {
+            return out;
+        }
+        for n in found {
+            if !known.contains(&n) {
+                known.push(n);
+                out.push(n);
+            }
+        }
+    }
 }
 
 /// Applies the chain's decisions to `e`; returns what changed, for the user. A decision
@@ -443,6 +454,21 @@ mod tests {
         let before = again.clone();
         assert!(apply(&mut again, &lines, 11, &|_| Owner::Launch).is_empty());
         assert_eq!(again, before);
+    }
+
+    #[test]
+    fn a_chain_of_several_resubmissions_made_while_no_dashboard_ran_is_followed_to_its_end() {
+        let mut e = entry();
+        let lines = guard::parse_chain(concat!(
+            "{\"time\":\"2026-11-24T02:00:00Z\",\"event\":\"decision\",\"job\":\"5\",\"attempt\":1,\"state\":\"TIMEOUT\",\"class\":\"ERR_TIMEOUT\",\"evidence\":\"state TIMEOUT\",\"decision\":\"resumed after TIMEOUT as 7 (resume 1 of 5)\",\"next\":\"7\"}\n",
+            "{\"time\":\"2026-11-24T03:00:00Z\",\"event\":\"decision\",\"job\":\"7\",\"attempt\":2,\"state\":\"TIMEOUT\",\"class\":\"ERR_TIMEOUT\",\"evidence\":\"state TIMEOUT\",\"decision\":\"resumed after TIMEOUT as 9 (resume 2 of 5)\",\"next\":\"9\"}\n",
+        ));
+        // Both new attempts are asked about in the one command, so both can be recorded.
+        assert_eq!(claimed(&e, &lines), [7, 9]);
+        apply(&mut e, &lines, 11, &|_| Owner::Launch);
+        let ids: Vec<u64> = e.attempts.iter().map(|a| a.job_id).collect();
+        assert_eq!(ids, [5, 7, 9]);
+        assert_eq!(e.attempts[2].state, None);
     }
 
     fn e_after(lines: &[ChainLine]) -> Entry {
