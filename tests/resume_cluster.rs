@@ -3,8 +3,9 @@
 //! after each TIMEOUT with SLURMDASH_RESUME_ATTEMPT set. A job that appends that number to a
 //! counter file and sleeps past its 1-minute limit completes on its third attempt with three
 //! lines in the counter; each attempt keeps its own slurm-logs/<name>-<id>/; a plain exit 1
-//! under the same setting is not resumed. (The guard's decisions for PREEMPTED and
-//! NODE_FAIL, and the resume cap, are covered against stand-ins in guard_script.rs.)
+//! under the same setting is not resumed. A job preempted by a higher QOS is resumed once
+//! the node is free again. (NODE_FAIL takes the same path in the guard; it and the resume
+//! cap are covered against stand-ins in guard_script.rs.)
 
 mod common;
 mod guard_helpers;
@@ -128,4 +129,102 @@ async fn a_job_past_its_time_limit_resumes_and_completes_on_its_third_attempt() 
         "resumed twice after TIMEOUT: attempts {attempts:?}; exit 1 not resumed ({})",
         f.job
     );
+}
+
+/// Preemption: a launch at a preemptable QOS (`sdpreempt-low`) on spare01 loses the node to
+/// a job of a QOS that preempts it (`sdpreempt-high`, slurm.conf `PreemptType=preempt/qos`,
+/// `PreemptMode=CANCEL`); it ends PREEMPTED, its guard resumes it, and the resumed run
+/// starts once the node is free and completes.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_preempted_job_is_resumed_after_the_job_that_took_its_node() {
+    let r = remote();
+    let _qos = limits::OwnPreemption::add("sdpreempt", "sduser");
+    let node = spare_nodes(&r).await.remove(0);
+    let at = |qos: &str| {
+        vec![
+            "-A".to_string(),
+            "sdpreempt".into(),
+            format!("--qos={qos}"),
+            "-p".into(),
+            "spare".into(),
+            "-w".into(),
+            node.clone(),
+            "--exclusive".into(),
+        ]
+    };
+    // slurmctld hears of the new QOS from slurmdbd within seconds.
+    wait_for(
+        "sbatch to know the new QOS",
+        Duration::from_secs(60),
+        || async {
+            let mut argv = vec!["sbatch".to_string(), "--test-only".into()];
+            argv.extend(at("sdpreempt-low"));
+            argv.extend(["--wrap".into(), "true".into()]);
+            let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+            run(&r, &argv).await.success().then_some(())
+        },
+    )
+    .await;
+
+    let name = tag("preempt");
+    let extra = format!("extra_sbatch=--qos=sdpreempt-low --nodelist={node} --exclusive");
+    let l = submit_with(
+        &dev_config(),
+        &name,
+        "if [ \"$SLURMDASH_RESUME_ATTEMPT\" -ge 1 ]; then echo \"resumed ($SLURMDASH_RESUME_ATTEMPT)\"; exit 0; fi; echo first run; sleep 600",
+        &[
+            "--set",
+            "partition=spare",
+            "--set",
+            "account=sdpreempt",
+            "--set",
+            &extra,
+            "--resume",
+            "preempt",
+        ],
+        &[],
+    );
+    let _cancel = CancelOnDrop(l.job);
+    wait_running(&r, l.job).await;
+    let mut argv = vec![
+        "-J".to_string(),
+        "sd-preemptor".into(),
+        "-t".into(),
+        "2".into(),
+    ];
+    argv.extend(at("sdpreempt-high"));
+    argv.extend(["--wrap".into(), "sleep 15".into()]);
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let high = sbatch(&r, &argv).await;
+    let _cancel_high = CancelOnDrop(high);
+
+    let d = decision_for(&r, &l.dir, l.job).await;
+    assert_eq!(d.state.as_deref(), Some("PREEMPTED"), "{d:?}");
+    let next = d
+        .next_id()
+        .unwrap_or_else(|| panic!("the preempted attempt was not resumed: {d:?}"));
+    assert_eq!(
+        d.decision.as_deref(),
+        Some(&*format!(
+            "resumed after PREEMPTED as {next} (resume 1 of 10)"
+        )),
+        "{d:?}"
+    );
+    assert_eq!(final_state(&r, next, PER_ATTEMPT).await, "COMPLETED");
+    assert_eq!(final_state(&r, high, PER_ATTEMPT).await, "COMPLETED");
+    let out = run(
+        &r,
+        &[
+            "cat",
+            &format!("{}/slurm-logs/{name}-{next}/main.out", l.dir),
+        ],
+    )
+    .await;
+    assert!(
+        out.stdout_lossy().contains("resumed (1)"),
+        "{}",
+        out.stdout_lossy()
+    );
+    wait_quiet(&r, &l.dir).await;
+    println!("preempted {} by {high}, resumed as {next}", l.job);
 }

@@ -83,6 +83,11 @@ SlurmdTimeout=60
 # Scheduling
 SchedulerType=sched/backfill
 SchedulerParameters=bf_interval=5,enable_user_top
+# Preemption by QOS: a QOS whose Preempt= names another takes the resources of that one's
+# jobs, which end PREEMPTED (CANCEL). Only QOS a test creates name any (the auto-resume
+# test's sdpreempt-high); normal preempts nothing.
+PreemptType=preempt/qos
+PreemptMode=CANCEL
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 DefMemPerCPU=1024

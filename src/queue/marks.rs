@@ -139,6 +139,7 @@ impl QueueView {
         self.badges.retain(|(c, _), _| *c != cluster);
         self.badges
             .extend(badges.into_iter().map(|(id, b)| ((cluster, id), b)));
+        self.measure();
     }
 
     /// The running jobs whose GPUs have been idle for `[ui] idle_gpu_minutes`.

@@ -305,6 +305,33 @@ impl QueueView {
             .iter()
             .filter_map(|&c| column::data_width(c, self.all.iter(&self.jobs), now).map(|w| (c, w)))
             .collect();
+        // Room for the badges after names (`↻2/5 resumed after TIMEOUT`), within the
+        // column's largest width: a badge should not hide the name it follows.
+        if self.badges.is_empty() {
+            return;
+        }
+        use unicode_width::UnicodeWidthStr;
+        let widest = self
+            .all
+            .iter(&self.jobs)
+            .filter_map(|r| {
+                let b = self.badge(&r.job.id)?;
+                let name = column::Column::Name.text(&r, now).width();
+                Some(name + 1 + b.width())
+            })
+            .max();
+        if let (Some(want), Some((_, w))) = (
+            widest,
+            self.widths
+                .iter_mut()
+                .find(|(c, _)| *c == column::Column::Name),
+        ) {
+            let cap = match column::Column::Name.width() {
+                column::Width::Data { max, .. } => max,
+                _ => *w,
+            };
+            *w = (*w).max(u16::try_from(want).unwrap_or(u16::MAX).min(cap));
+        }
     }
 
     /// Filter, sort, then find the selection again.

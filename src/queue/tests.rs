@@ -376,3 +376,24 @@ fn scrolling_a_huge_queue_keeps_the_selection_in_view() {
     let s = v.selected_index().unwrap();
     assert!(small <= s && s < small + 3);
 }
+
+#[test]
+fn a_badge_widens_the_name_column_so_the_name_stays_readable() {
+    let mut v = view(ME);
+    let before = v.column_width(Column::Name).unwrap();
+    let job = v
+        .rows()
+        .find(|r| r.job.id.array().is_none() && r.job.id.het_offset().is_none())
+        .map(|r| r.job.clone())
+        .unwrap();
+    let plain: u64 = job.id.as_str().parse().unwrap();
+    let badge = "↻2/10 resumed after TIMEOUT";
+    v.set_badges(0, HashMap::from([(plain, badge.to_string())]));
+    let after = v.column_width(Column::Name).unwrap();
+    use unicode_width::UnicodeWidthStr;
+    let want = (crate::queue::format::one_line(&job.name).width() + 1 + badge.width()).min(40);
+    assert!(
+        usize::from(after) >= want && after >= before,
+        "name column {before} -> {after}, wanted {want}"
+    );
+}

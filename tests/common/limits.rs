@@ -107,3 +107,86 @@ impl Drop for OwnLimits {
         self.remove();
     }
 }
+
+/// An account NAME whose user may run at QOS `NAME-low` (the default; priority 0) and
+/// `NAME-high` (priority 1000), which preempts `NAME-low`'s jobs (slurm.conf
+/// `PreemptType=preempt/qos`, `PreemptMode=CANCEL`: they end PREEMPTED). Removed when
+/// dropped.
+pub struct OwnPreemption {
+    pub name: String,
+    pub user: String,
+}
+
+impl OwnPreemption {
+    pub fn add(name: &str, user: &str) -> OwnPreemption {
+        let guard = OwnPreemption {
+            name: name.to_string(),
+            user: user.to_string(),
+        };
+        guard.remove();
+        let (low, high) = (format!("{name}-low"), format!("{name}-high"));
+        let preempt = format!("Preempt={low}");
+        let acct = format!("account={name}");
+        let qos = format!("qos={low},{high}");
+        let default = format!("defaultqos={low}");
+        for args in [
+            &["-i", "add", "qos", &low, "Priority=0"][..],
+            &["-i", "add", "qos", &high, "Priority=1000", &preempt],
+            &[
+                "-i",
+                "add",
+                "account",
+                name,
+                "parent=root",
+                "description=slurmdash-preemption-test",
+                "organization=slurmdash",
+            ],
+            &["-i", "add", "user", user, &acct, &qos, &default],
+        ] {
+            let o = sacctmgr(args);
+            assert!(
+                o.status.success(),
+                "sacctmgr {args:?}: {}{}",
+                text(&o.stdout),
+                text(&o.stderr)
+            );
+        }
+        guard
+    }
+
+    fn remove(&self) {
+        let n = self.name.as_str();
+        let (low, high) = (format!("{n}-low"), format!("{n}-high"));
+        let acct = format!("account={n}");
+        let user = format!("name={}", self.user);
+        let deadline = Instant::now() + Duration::from_secs(90);
+        loop {
+            let _ = sacctmgr(&["-i", "delete", "user", &user, &acct]);
+            let _ = sacctmgr(&["-i", "delete", "account", n]);
+            let _ = sacctmgr(&["-i", "delete", "qos", &high]);
+            let _ = sacctmgr(&["-i", "delete", "qos", &low]);
+            let q = sacctmgr(&[
+                "-nP",
+                "show",
+                "qos",
+                &format!("name={low},{high}"),
+                "format=Name",
+            ]);
+            let a = sacctmgr(&["-nP", "show", "account", n, "format=Account"]);
+            if text(&q.stdout).trim().is_empty() && text(&a.stdout).trim().is_empty() {
+                return;
+            }
+            if Instant::now() > deadline {
+                eprintln!("could not remove the QOS/account of {n}: remove them by hand");
+                return;
+            }
+            std::thread::sleep(Duration::from_secs(2));
+        }
+    }
+}
+
+impl Drop for OwnPreemption {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
