@@ -110,6 +110,29 @@ fn single_node_without_account() {
 }
 
 #[test]
+fn resuming_with_a_signal_before_the_limit() {
+    let mut s = base();
+    s.secrets.clear();
+    s.resume = "timeout,preempt".into();
+    s.signal = "B:USR1@120".into();
+    golden("resume_signal", &s);
+    // Resuming needs the guard, which a launch with secrets does not get.
+    let mut with_secret = s.clone();
+    with_secret.secrets = vec!["HF_TOKEN".into()];
+    one(
+        &with_secret,
+        Field::Secrets,
+        "auto-resume is done by the guard job",
+    );
+    let mut bad = s.clone();
+    bad.resume = "timeout,oom".into();
+    one(&bad, Field::Extra, "resume `oom`");
+    bad.resume = "timeout".into();
+    bad.signal = "USR1@soon".into();
+    one(&bad, Field::Extra, "signal `USR1@soon`");
+}
+
+#[test]
 fn multi_node() {
     let mut s = base();
     s.partition = "gpu4".into();

@@ -62,8 +62,8 @@ pub fn describe(on: &[String], max_resumes: u32) -> String {
     )
 }
 
-/// sbatch's `--signal=[{R|B}:]SIG[@SECONDS]` from what the user typed (`B:USR1@120`,
-/// `USR1@300`, `SIGTERM`); empty: none.
+/// sbatch's `--signal=[{R|B}:]SIG[@SECONDS]` from what the user typed (`USR1@120`: to the
+/// job's steps, where the program runs; `B:USR1@120`: to the batch shell only); empty: none.
 pub fn signal_option(sig: &str) -> Result<Option<String>, String> {
     let s = sig.trim();
     if s.is_empty() {
@@ -71,7 +71,7 @@ pub fn signal_option(sig: &str) -> Result<Option<String>, String> {
     }
     let bad = || {
         format!(
-            "signal `{s}`: write [B:|R:]SIGNAL[@SECONDS], e.g. B:USR1@120 (USR1 to the batch shell 120 s before the limit)"
+            "signal `{s}`: write [B:|R:]SIGNAL[@SECONDS], e.g. USR1@120 (USR1 to your program 120 s before the limit)"
         )
     };
     let rest = match s.split_once(':') {

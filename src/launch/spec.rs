@@ -66,8 +66,8 @@ pub struct LaunchSpec {
     pub resume: String,
     /// How many resumes at most.
     pub max_resumes: u32,
-    /// A signal Slurm sends before the time limit (`B:USR1@120`), so the program can
-    /// write a checkpoint; empty: none.
+    /// A signal Slurm sends before the time limit (`USR1@120`: to the job's steps, where
+    /// the program runs), so the program can write a checkpoint; empty: none.
     pub signal: String,
     /// Slurm's mail (`--mail-type`, e.g. `END,FAIL`) and its address (`--mail-user`).
     pub mail_type: String,
