@@ -60,7 +60,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("partitions", "partitions at a glance"),
     ("history [DAYS]", "finished jobs ([ ] ±week)"),
     ("stats", "commands, bytes, RTT"),
-    ("usage [DAYS]", "CPU/GPU-hours per account (r re-reads)"),
+    ("usage [DAYS]", "CPU/GPU-hours, limits (r)"),
 ];
 
 impl App {

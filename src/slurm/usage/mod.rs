@@ -140,11 +140,11 @@ impl Tally {
         self.gpu_seconds as f64 / 3600.0
     }
 
-    /// `12.5 CPU-h · 2.0 GPU-h` (GPU only when there is some).
+    /// `12.5 CPU-h, 2.0 GPU-h` (GPU only when there is some).
     pub fn text(&self) -> String {
         match self.gpu_seconds {
             0 => format!("{} CPU-h", hours(self.cpu_seconds)),
-            g => format!("{} CPU-h · {} GPU-h", hours(self.cpu_seconds), hours(g)),
+            g => format!("{} CPU-h, {} GPU-h", hours(self.cpu_seconds), hours(g)),
         }
     }
 }

@@ -189,5 +189,5 @@ fn hours_read_well() {
         gpu_seconds: 1800,
         jobs: 2,
     };
-    assert_eq!(t.text(), "2.0 CPU-h · 0.50 GPU-h");
+    assert_eq!(t.text(), "2.0 CPU-h, 0.50 GPU-h");
 }
