@@ -72,6 +72,7 @@ pub enum Msg {
     },
     /// The budget read for `:usage`, finished at `at`.
     Usage {
+        days: u32,
         result: Box<Result<crate::slurm::usage::UsageReport, String>>,
         at: NaiveDateTime,
     },

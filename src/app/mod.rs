@@ -231,8 +231,8 @@ impl App {
                 self.cluster.insight.partitions.set(result, at);
                 Vec::new()
             }
-            Msg::Usage { result, at } => {
-                self.cluster.usage.on_read(*result, at);
+            Msg::Usage { days, result, at } => {
+                self.cluster.usage.on_read(days, *result, at);
                 Vec::new()
             }
             Msg::Waits { result, at } => {

@@ -26,17 +26,19 @@ pub struct UsageState {
 }
 
 impl UsageState {
-    /// The overlay opens: read only when nothing is cached for this window.
+    /// The overlay opens: read only when nothing is cached (or being read) for this window.
+    /// Another window is read even while one is out; the older answer is then dropped.
     pub fn open(&mut self, days: Option<u32>) -> Vec<Cmd> {
         let days = days.unwrap_or(if self.days == 0 {
             DEFAULT_DAYS
         } else {
             self.days
         });
-        if self.loading || (self.report.is_some() && self.days == days) {
+        if self.days == days && (self.loading || self.report.is_some()) {
             return Vec::new();
         }
         self.days = days;
+        self.loading = false;
         self.read()
     }
 
@@ -52,11 +54,14 @@ impl UsageState {
         vec![Cmd::FetchUsage { days: self.days }]
     }
 
-    pub fn on_read(&mut self, result: Result<UsageReport, String>, at: NaiveDateTime) {
+    /// The answer of a read of `days` days; one for a window no longer shown is dropped.
+    pub fn on_read(&mut self, days: u32, result: Result<UsageReport, String>, at: NaiveDateTime) {
+        if days != self.days {
+            return;
+        }
         self.loading = false;
         match result {
             Ok(r) => {
-                self.days = r.days;
                 self.report = Some(r);
                 self.at = Some(at);
                 self.error = None;

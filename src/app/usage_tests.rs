@@ -82,6 +82,7 @@ fn usage_is_read_on_open_cached_and_read_again_on_r() {
     // One read at a time: `r` while reading asks nothing.
     assert!(a.update(key('r')).is_empty());
     a.update(Msg::Usage {
+        days: 7,
         result: Box::new(Ok(report(7))),
         at: now(),
     });
@@ -94,6 +95,7 @@ fn usage_is_read_on_open_cached_and_read_again_on_r() {
     assert_eq!(a.update(key('r')), vec![Cmd::FetchUsage { days: 7 }]);
     assert_eq!(reads(&a.update(refresh())), 0);
     a.update(Msg::Usage {
+        days: 7,
         result: Box::new(Err(
             "`sacct --starttime=now-7days` on login1 failed: x".into()
         )),

@@ -199,6 +199,7 @@ impl Hub {
                 tokio::spawn(async move {
                     let result = crate::worker::usage::read(remote.as_ref(), days, s.timeout).await;
                     let _ = tx.send(Msg::Usage {
+                        days,
                         result: Box::new(result),
                         at: now(),
                     });

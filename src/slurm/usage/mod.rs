@@ -123,13 +123,19 @@ pub struct Tally {
 
 impl Tally {
     fn add(&mut self, cpus: u32, gpus: u32, secs: u64) {
-        self.cpu_seconds = self
-            .cpu_seconds
-            .saturating_add(u64::from(cpus).saturating_mul(secs));
-        self.gpu_seconds = self
-            .gpu_seconds
-            .saturating_add(u64::from(gpus).saturating_mul(secs));
-        self.jobs = self.jobs.saturating_add(1);
+        self.add_n(cpus, gpus, secs, 1);
+    }
+
+    /// `n` jobs of `cpus` CPUs and `gpus` GPUs for `secs` seconds each.
+    fn add_n(&mut self, cpus: u32, gpus: u32, secs: u64, n: u32) {
+        let each = |x: u32| {
+            u64::from(x)
+                .saturating_mul(secs)
+                .saturating_mul(u64::from(n))
+        };
+        self.cpu_seconds = self.cpu_seconds.saturating_add(each(cpus));
+        self.gpu_seconds = self.gpu_seconds.saturating_add(each(gpus));
+        self.jobs = self.jobs.saturating_add(n);
     }
 
     pub fn cpu_hours(&self) -> f64 {
@@ -304,13 +310,11 @@ pub fn report(r: &Read<'_>, problems: Vec<String>) -> UsageReport {
                 e.committed
                     .add(j.cpus, j.gpus(), limit.unwrap_or(used).max(used));
             }
+            // A pending job without a known limit (UNLIMITED) counts as a job of 0 s.
             Status::Pending => {
-                let n = tasks(j);
-                let l = limit.unwrap_or(0);
-                for _ in 0..n.min(10_000) {
-                    e.committed.add(j.cpus, j.gpus(), l);
-                    e.pending.add(j.cpus, j.gpus(), l);
-                }
+                let (n, l) = (tasks(j), limit.unwrap_or(0));
+                e.committed.add_n(j.cpus, j.gpus(), l, n);
+                e.pending.add_n(j.cpus, j.gpus(), l, n);
             }
             _ => {}
         }

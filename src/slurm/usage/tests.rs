@@ -191,3 +191,24 @@ fn hours_read_well() {
     };
     assert_eq!(t.text(), "2.0 CPU-h, 0.50 GPU-h");
 }
+
+#[test]
+fn a_folded_pending_array_counts_each_task_and_unlimited_counts_nothing() {
+    let mut queue = parse_squeue(&fixture("usage_squeue.out")).unwrap();
+    queue.retain(|j| j.id.as_str() == "12312"); // 48 CPUs, 30 min
+    queue[0].id = "12312_[0-3]".parse().unwrap();
+    let mut unlimited = queue[0].clone();
+    unlimited.id = "12399".parse().unwrap();
+    unlimited.time_limit = crate::slurm::time::SlurmDuration::Unlimited;
+    queue.push(unlimited);
+    let r = report(
+        &Read {
+            days: 7,
+            queue: &queue,
+            ..Read::default()
+        },
+        Vec::new(),
+    );
+    let p = r.accounts[0].pending;
+    assert_eq!((p.jobs, p.cpu_seconds), (5, 4 * 48 * 1800));
+}
