@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 
-use super::tests::fixture;
+use super::tests::fixture_of;
 use super::*;
 use crate::slurm::limits::parse_assoc_mgr;
 
@@ -13,6 +13,8 @@ const FIXTURES: &[&str] = &[
     "usage_assoc_mgr.out",
     "usage_assoc_mgr_limits.out",
 ];
+
+const VERSIONS: &[&str] = &["22.05", "26.05"];
 
 fn all(s: &str) {
     if let Ok(jobs) = parse_acct_jobs(s) {
@@ -56,11 +58,12 @@ proptest! {
     #[test]
     fn no_panic_on_mutated_or_cut_real_output(
         which in 0..FIXTURES.len(),
+        version in 0..VERSIONS.len(),
         cut in any::<prop::sample::Index>(),
         at in any::<prop::sample::Index>(),
         insert in "[\u{1f}\n=,() A-Za-z0-9:-]{0,8}",
     ) {
-        let real = fixture(FIXTURES[which]);
+        let real = fixture_of(VERSIONS[version], FIXTURES[which]);
         let mut chars: Vec<char> = real.chars().collect();
         let i = at.index(chars.len() + 1);
         chars.splice(i..i, insert.chars());

@@ -1,8 +1,9 @@
-//! The budget read on real output of the 22.05 dev cluster (scripts/capture-usage-fixtures):
-//! a 2-CPU job `usage-burn` that ran 20 s and a 1-GPU job `usage-gpu` of 10 s under
-//! research, a running 2-CPU 1-GPU job (10 min limit), a pending 48-CPU job (30 min) and
-//! an older one (20 min) under research, held jobs under vision (1 h, 4 CPUs) and research
-//! (10 min, 2 CPUs).
+//! The budget read on real output of the 22.05 and 26.05 dev clusters
+//! (scripts/capture-usage-fixtures): a 2-CPU job `usage-burn` that ran ~20 s and a 1-GPU job
+//! `usage-gpu` of ~10 s under research, a running 2-CPU 1-GPU job (10 min limit), a pending
+//! 48-CPU job (30 min) under research, a held one under vision (1 h, 4 CPUs); the 22.05
+//! capture also holds an older pending 48-CPU job (20 min) and a held 2-CPU one (10 min)
+//! under research.
 
 use std::path::PathBuf;
 
@@ -10,14 +11,26 @@ use super::*;
 use crate::slurm::limits::parse_assoc_mgr;
 use crate::slurm::parse::{parse_squeue, parse_sshare};
 
-pub(super) fn fixture(name: &str) -> String {
+fn fixture(name: &str) -> String {
+    fixture_of("22.05", name)
+}
+
+const VERSIONS: [&str; 2] = ["22.05", "26.05"];
+
+pub(super) fn fixture_of(version: &str, name: &str) -> String {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/slurm/22.05")
+        .join("tests/fixtures/slurm")
+        .join(version)
         .join(name);
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
 fn captured() -> UsageReport {
+    captured_on("22.05")
+}
+
+fn captured_on(v: &str) -> UsageReport {
+    let fixture = |n: &str| fixture_of(v, n);
     let sacct = parse_acct_jobs(&fixture("usage_sacct_used.out")).unwrap();
     let queue = parse_squeue(&fixture("usage_squeue.out")).unwrap();
     let sshare = parse_sshare(&fixture("usage_sshare.out")).unwrap();
@@ -38,26 +51,68 @@ fn captured() -> UsageReport {
 
 #[test]
 fn every_line_of_the_real_sacct_read_reads() {
-    let jobs = parse_acct_jobs(&fixture("usage_sacct_used.out")).unwrap();
-    assert_eq!(jobs.len(), fixture("usage_sacct_used.out").lines().count());
-    let burn = jobs
-        .iter()
-        .find(|j| j.elapsed_s == 20 && j.cpus == 2)
-        .unwrap();
-    assert_eq!(
-        (burn.account.as_str(), burn.partition.as_str()),
-        ("research", "short")
+    for v in VERSIONS {
+        let out = fixture_of(v, "usage_sacct_used.out");
+        let jobs = parse_acct_jobs(&out).unwrap();
+        assert_eq!(jobs.len(), out.lines().count(), "{v}");
+        let burn = jobs
+            .iter()
+            .find(|j| (20..=25).contains(&j.elapsed_s) && j.cpus == 2 && j.ended())
+            .unwrap_or_else(|| panic!("{v}: no usage-burn in {jobs:#?}"));
+        assert_eq!(
+            (burn.account.as_str(), burn.partition.as_str()),
+            ("research", "short")
+        );
+        assert!(burn.allocated);
+        // The GPU job: 1 CPU, 1 GPU, ~10 s.
+        assert!(
+            jobs.iter().any(|j| (j.cpus, j.gpus) == (1, 1)
+                && (10..=15).contains(&j.elapsed_s)
+                && j.ended()),
+            "{v}"
+        );
+        // The pending one was never allocated. 22.05 prints the 48 CPUs it asks for as
+        // NCPUS, 26.05 prints 0 (ReqTRES has cpu=48): pending jobs are counted from
+        // squeue, never from this read.
+        let pend = jobs
+            .iter()
+            .find(|j| j.state == crate::slurm::model::JobState::Pending && j.partition == "long")
+            .unwrap_or_else(|| panic!("{v}: no pending job"));
+        assert!(!pend.allocated && pend.waited_s().is_none(), "{v}");
+        assert_eq!(pend.cpus, if v == "22.05" { 48 } else { 0 });
+        let waits = parse_acct_jobs(&fixture_of(v, "usage_sacct_waits.out")).unwrap();
+        assert!(waits.iter().any(|j| j.waited_s().is_some()), "{v}");
+    }
+}
+
+/// 26.05: the same jobs, without 22.05's older pending ones.
+#[test]
+fn figures_per_account_on_26_05() {
+    let r = captured_on("26.05");
+    let names: Vec<&str> = r.accounts.iter().map(|a| a.account.as_str()).collect();
+    assert_eq!(names, ["research", "vision"]);
+    let research = &r.accounts[0];
+    assert!(
+        research.used.cpu_seconds >= 2 * 20 + 10,
+        "{:?}",
+        research.used
     );
-    assert!(burn.ended() && burn.allocated);
-    // The GPU job: 1 CPU, 1 GPU, 10 s.
-    assert!(jobs
-        .iter()
-        .any(|j| (j.cpus, j.gpus, j.elapsed_s) == (1, 1, 10) && j.ended()));
-    // The pending one asks for 48 CPUs and was never allocated.
-    let pend = jobs.iter().find(|j| j.cpus == 48).unwrap();
-    assert!(!pend.allocated && pend.waited_s().is_none());
-    let waits = parse_acct_jobs(&fixture("usage_sacct_waits.out")).unwrap();
-    assert!(waits.iter().any(|j| j.waited_s().is_some()));
+    assert!(research.used.gpu_seconds >= 10, "{:?}", research.used);
+    // Running: 2 CPUs and 1 GPU for 8 s so far, of 10 min.
+    assert_eq!(
+        (
+            research.in_flight.cpu_seconds,
+            research.in_flight.gpu_seconds
+        ),
+        (16, 8)
+    );
+    assert_eq!(research.pending.cpu_seconds, 48 * 1800);
+    assert_eq!(research.committed.cpu_seconds, 48 * 1800 + 2 * 600);
+    assert_eq!(r.accounts[1].pending.cpu_seconds, 4 * 3600);
+    assert_eq!(
+        research.fair_share.as_ref().unwrap().effective_usage,
+        Some(0.889743)
+    );
 }
 
 #[test]
@@ -95,7 +150,13 @@ fn figures_per_account_from_the_captured_read() {
 
 #[test]
 fn grp_tres_mins_of_the_account_and_the_users_association() {
-    let assoc = parse_assoc_mgr(&fixture("usage_assoc_mgr_limits.out")).unwrap();
+    for v in VERSIONS {
+        grp_tres_mins_on(v);
+    }
+}
+
+fn grp_tres_mins_on(v: &str) {
+    let assoc = parse_assoc_mgr(&fixture_of(v, "usage_assoc_mgr_limits.out")).unwrap();
     let sacct = vec![AcctJob {
         id: "1".into(),
         account: "sdusage".into(),
