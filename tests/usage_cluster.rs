@@ -164,7 +164,7 @@ async fn usage_counts_a_jobs_cpu_seconds_under_its_account_against_its_limit() {
     let out = slurmdash(&["usage"]);
     let t = text(&out.stdout);
     assert!(out.status.success() && t.contains(ACCT), "{t}");
-    assert!(t.contains("of GrpTRESMins:"), "{t}");
+    assert!(t.contains("of GrpTRESMins ("), "{t}");
 
     // The overlay in the real binary.
     let ui = Tmux::start(&dev_config(), &[]);
@@ -177,10 +177,7 @@ async fn usage_counts_a_jobs_cpu_seconds_under_its_account_against_its_limit() {
     let s = ui.wait("the :usage overlay", Duration::from_secs(60), |s| {
         s.contains("usage · last 7 days · read") && s.contains(ACCT)
     });
-    assert!(
-        s.contains("of GrpTRESMins:") && s.contains("(user sduser in sdusage)"),
-        "{s}"
-    );
+    assert!(s.contains("of GrpTRESMins (user sduser in sdusage)"), "{s}");
     assert!(s.contains("in flight") && s.contains("committed"), "{s}");
     ui.keys(&["r"]);
     ui.wait("read again", Duration::from_secs(60), |s| {

@@ -98,6 +98,7 @@ fn account_lines(t: &Theme, a: &AccountUsage, total_cpu: u64, out: &mut Vec<Line
             } else {
                 Style::new()
             };
+            // slurmctld's own (decayed, whole-association) count is what it enforces.
             let used = l
                 .used_minutes
                 .map(|u| format!("{} of {}", minutes(u), minutes(l.limit_minutes)))
@@ -113,7 +114,11 @@ fn account_lines(t: &Theme, a: &AccountUsage, total_cpu: u64, out: &mut Vec<Line
                 Span::raw("  "),
                 Span::styled(bar(frac), style),
                 Span::styled(
-                    format!(" {} of GrpTRESMins: {used} {unit} ({})", pct(frac), l.on),
+                    format!(
+                        " {} of GrpTRESMins ({}): {used} {unit} counted",
+                        pct(frac),
+                        l.on
+                    ),
                     style,
                 ),
             ]));

@@ -77,7 +77,7 @@ fn usage_overlay_per_account_with_a_limit_and_the_pending_line() {
     let s = draw(&captured(true), 100, 26);
     assert!(s.contains("research"), "{s}");
     assert!(
-        s.contains("78% of GrpTRESMins: 310 of 400 CPU-h (account research)"),
+        s.contains("78% of GrpTRESMins (account research): 310 of 400 CPU-h counted"),
         "{s}"
     );
     assert!(s.contains("no limit set"), "{s}");
