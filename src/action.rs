@@ -70,6 +70,17 @@ pub enum Msg {
         result: Result<Vec<crate::slurm::partview::PartitionRow>, String>,
         at: NaiveDateTime,
     },
+    /// The budget read for `:usage`, finished at `at`.
+    Usage {
+        days: u32,
+        result: Box<Result<crate::slurm::usage::UsageReport, String>>,
+        at: NaiveDateTime,
+    },
+    /// The user's recent jobs with their waits (similar jobs' waits beside an estimate).
+    Waits {
+        result: Result<Vec<crate::slurm::usage::AcctJob>, String>,
+        at: NaiveDateTime,
+    },
     /// A sample of the transport's counters, for :stats.
     RemoteStats {
         stats: crate::payload::RemoteStats,
@@ -198,6 +209,8 @@ impl Msg {
             | Msg::Submitted(_)
             | Msg::RegistryJobs(Err(_))
             | Msg::Partitions { .. }
+            | Msg::Usage { .. }
+            | Msg::Waits { .. }
             | Msg::RemoteStats { .. }
             | Msg::Files(_)
             | Msg::Note(_)
@@ -289,6 +302,12 @@ pub enum Cmd {
     },
     FetchPending(Box<Job>),
     FetchPartitions,
+    /// The budget read of the last `days` days, for `:usage`.
+    FetchUsage {
+        days: u32,
+    },
+    /// The user's recent jobs with their waits.
+    FetchWaits,
     /// Read finished jobs for `:history`.
     History(crate::payload::Request),
     /// Read a finished launch's staged spec and use, for `L`.
@@ -343,6 +362,8 @@ impl Cmd {
             | Cmd::LoadRegistryJobs(_)
             | Cmd::Notify(_)
             | Cmd::FetchPartitions
+            | Cmd::FetchUsage { .. }
+            | Cmd::FetchWaits
             | Cmd::History(_) => {}
         }
     }

@@ -69,6 +69,7 @@ fn detail_text(job: &Job, info: Option<&PendingInfo>) -> String {
             loading: false,
             error: None,
             edit_key: Some("E"),
+            waited: None,
         },
         efficiency: None,
         live: Default::default(),

@@ -51,6 +51,10 @@ pub struct ClusterState {
     pub insight: super::insight::Insight,
     /// Jobs that left squeue: kept rows, the sacct lookups, when to give up.
     pub departures: Departures,
+    /// `:usage`: the budget read, cached until asked again.
+    pub usage: super::usage::UsageState,
+    /// The user's recent jobs' waits, for "similar jobs waited".
+    pub waits: super::usage::WaitsState,
 }
 
 impl ClusterState {
@@ -76,6 +80,8 @@ impl ClusterState {
             events: Events::default(),
             insight: super::insight::Insight::new(poll_interval, now),
             departures: Departures::default(),
+            usage: Default::default(),
+            waits: Default::default(),
         }
     }
 }

@@ -60,6 +60,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("partitions", "partitions at a glance"),
     ("history [DAYS]", "finished jobs ([ ] ±week)"),
     ("stats", "commands, bytes, RTT"),
+    ("usage [DAYS]", "CPU/GPU-hours, limits (r)"),
 ];
 
 impl App {
@@ -180,6 +181,16 @@ impl App {
                     Vec::new()
                 }
             },
+            ("usage", []) => self.open_usage(None),
+            ("usage", [days]) => match days.parse::<u32>() {
+                Ok(d) if (1..=3650).contains(&d) => self.open_usage(Some(d)),
+                _ => {
+                    self.note = Some(format!(
+                        ":usage takes a number of days, e.g. :usage 30 (not `{days}`)"
+                    ));
+                    Vec::new()
+                }
+            },
             ("events", _) => {
                 self.cluster.events.open = true;
                 self.cluster.events.scroll = 0;
@@ -190,7 +201,7 @@ impl App {
                     return self.run_op_command(kind, ids);
                 }
                 self.note = Some(format!(
-                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top, events, partitions, history, stats; ? lists keys)"
+                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top, events, partitions, history, stats, usage; ? lists keys)"
                 ));
                 Vec::new()
             }

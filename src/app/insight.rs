@@ -22,6 +22,8 @@ pub use super::partitions::PartitionsState;
 pub enum View {
     Partitions,
     Stats,
+    /// `:usage`, the budget (state in `ClusterState::usage`).
+    Usage,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -199,7 +201,7 @@ impl Insight {
         self.view = Some(v);
         match v {
             View::Partitions => self.partitions_due(true, now),
-            View::Stats => Vec::new(),
+            View::Stats | View::Usage => Vec::new(),
         }
     }
 

@@ -23,6 +23,7 @@ mod retry;
 mod shell;
 mod triage;
 mod tunnels;
+pub mod usage;
 
 use std::time::Duration;
 
@@ -230,6 +231,14 @@ impl App {
                 self.cluster.insight.partitions.set(result, at);
                 Vec::new()
             }
+            Msg::Usage { days, result, at } => {
+                self.cluster.usage.on_read(days, *result, at);
+                Vec::new()
+            }
+            Msg::Waits { result, at } => {
+                self.cluster.waits.on_read(result, at);
+                Vec::new()
+            }
             Msg::Live { id, result, at } => self.on_live(id, *result, at),
             Msg::RemoteStats { stats, at } => {
                 self.cluster.insight.on_stats(stats, at);
@@ -358,6 +367,7 @@ impl App {
             }
         }
         cmds.extend(self.cluster.insight.pending_for(self.queue.selected_job()));
+        cmds.extend(self.cluster.waits.due(self.queue.selected_job(), self.now));
         cmds.extend(self.live_due());
         cmds
     }
@@ -414,6 +424,9 @@ impl App {
         if self.cluster.insight.view.is_some() && k.code == KeyCode::Esc {
             self.cluster.insight.view = None;
             return Vec::new();
+        }
+        if let Some(cmds) = self.on_usage_key(&k) {
+            return cmds;
         }
         if self.help {
             self.help = false;

@@ -14,6 +14,7 @@ mod logs;
 mod running;
 mod shell;
 mod submit;
+mod usage;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -69,6 +70,9 @@ pub enum Command {
     Eff(eff::EffArgs),
     /// Your jobs that ended in the last N days, with their efficiency (`--json` for scripts).
     History(history::HistoryArgs),
+    /// Your CPU- and GPU-hours per account: used in the last N days, in flight and
+    /// committed, against the account's GrpTRESMins and fair share (`--json` for scripts).
+    Usage(usage::UsageArgs),
     /// Print (and follow) a job's output.
     Logs(logs::LogsArgs),
     /// A shell inside a running job's allocation, on its first node or `--node N`
@@ -169,6 +173,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         (Some(Command::Fetch(_)), true) => return Err(one_only("fetch")),
         (Some(Command::Submit(_)), true) => return Err(one_only("submit")),
         (Some(Command::Eff(_)), true) => return Err(one_only("eff")),
+        (Some(Command::Usage(_)), true) => return Err(one_only("usage")),
         _ => {}
     }
     match cli.command {
@@ -189,6 +194,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Logs(args)) => until_stopped(logs::run(&cluster, &args)).await,
         Some(Command::Eff(args)) => until_stopped(eff::run(&cluster, &args)).await,
         Some(Command::History(args)) => until_stopped(history::run(&clusters, &args)).await,
+        Some(Command::Usage(args)) => until_stopped(usage::run(&cluster, &args)).await,
         // It ends itself on ctrl-c (removing the partial file).
         Some(Command::Fetch(args)) => fetch::run(&cluster, &args).await,
         // It ends itself on ctrl-c (after closing the forward).

@@ -22,6 +22,7 @@ pub mod shell;
 pub mod state;
 pub mod synth;
 pub mod time;
+pub mod usage;
 
 pub use error::ParseError;
 

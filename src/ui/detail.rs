@@ -300,6 +300,9 @@ impl DetailWidget<'_> {
             (false, Some(s)) => l.plain("Started", &at(s, human_ago(s, self.now))),
             (false, None) => {}
         }
+        if let Some(w) = self.pending.waited.filter(|_| pending) {
+            l.field("", &w.text(), t.dim());
+        }
         if let (false, false, Some(s), Some(sub)) = (pending, never_ran, start, submit) {
             let secs = (s - sub).num_seconds().max(0) as u64;
             l.plain("Waited", &SlurmDuration::from_secs(secs).human());

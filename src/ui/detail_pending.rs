@@ -17,6 +17,8 @@ pub struct PendingView<'a> {
     pub error: Option<&'a str>,
     /// The key that opens the edit form, named in fixes.
     pub edit_key: Option<&'a str>,
+    /// How long the user's recent jobs like this one waited (shown under the estimate).
+    pub waited: Option<crate::slurm::usage::waits::Waited>,
 }
 
 impl<'a> DetailWidget<'a> {

@@ -127,6 +127,7 @@ fn detail(job: &Job, info: Option<&pending::PendingInfo>, w: u16, h: u16) -> Str
             loading: false,
             error: None,
             edit_key: Some("E"),
+            waited: None,
         },
         efficiency: None,
         live: Default::default(),

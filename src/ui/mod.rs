@@ -14,6 +14,7 @@ pub mod queue;
 pub mod stats;
 pub mod status;
 pub mod triage;
+pub mod usage;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
@@ -109,6 +110,14 @@ pub fn draw(f: &mut Frame, app: &App) {
                 f.render_widget(partitions::PartitionsWidget { app }, main)
             }
             crate::app::insight::View::Stats => f.render_widget(stats::StatsWidget { app }, main),
+            crate::app::insight::View::Usage => f.render_widget(
+                usage::UsageWidget {
+                    usage: &app.cluster.usage,
+                    theme: &app.theme,
+                    now: app.now,
+                },
+                main,
+            ),
         }
     }
     if app.cluster.events.open {
@@ -183,5 +192,9 @@ fn detail_pending(app: &App) -> detail::PendingView<'_> {
         error: p.error.as_deref().filter(|_| mine),
         // No "E to edit" hint where editing is refused or unbound.
         edit_key: app.edit_key.as_deref().filter(|_| !app.cluster.read_only),
+        waited: app
+            .queue
+            .selected_job()
+            .and_then(|j| app.cluster.waits.for_job(j)),
     }
 }

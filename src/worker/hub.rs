@@ -194,6 +194,24 @@ impl Hub {
                     let _ = tx.send(Msg::Partitions { result, at: now() });
                 });
             }
+            Cmd::FetchUsage { days } => {
+                let (tx, remote, s) = self.parts();
+                tokio::spawn(async move {
+                    let result = crate::worker::usage::read(remote.as_ref(), days, s.timeout).await;
+                    let _ = tx.send(Msg::Usage {
+                        days,
+                        result: Box::new(result),
+                        at: now(),
+                    });
+                });
+            }
+            Cmd::FetchWaits => {
+                let (tx, remote, s) = self.parts();
+                tokio::spawn(async move {
+                    let result = crate::worker::usage::waits(remote.as_ref(), s.timeout).await;
+                    let _ = tx.send(Msg::Waits { result, at: now() });
+                });
+            }
             Cmd::Tail(targets) => {
                 self.stop_tails();
                 for (job, stream, path) in targets {

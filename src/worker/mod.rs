@@ -16,3 +16,4 @@ pub mod poll;
 pub mod retry;
 pub mod tailer;
 pub mod triage;
+pub mod usage;

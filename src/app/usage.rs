@@ -1,0 +1,149 @@
+//! `:usage` (the budget overlay) and the waits of similar jobs beside a pending job's
+//! estimate: one cluster's cached reads, each with its own update. Neither reads anything
+//! per refresh: the budget when the overlay opens with nothing cached, or on `r` in it; the
+//! waits when a pending job is selected and their read is older than
+//! [`waits::TTL_SECS`].
+
+use chrono::NaiveDateTime;
+use crossterm::event::{KeyCode, KeyEvent};
+
+use super::insight::View;
+use super::App;
+use crate::action::Cmd;
+use crate::slurm::model::{Job, Status};
+use crate::slurm::usage::waits::{self, Size, Waited};
+use crate::slurm::usage::{AcctJob, UsageReport, DEFAULT_DAYS};
+
+#[derive(Debug, Clone, Default)]
+pub struct UsageState {
+    /// The window of the report shown (or being read).
+    pub days: u32,
+    pub report: Option<UsageReport>,
+    /// When the report shown was read (the dashboard's clock).
+    pub at: Option<NaiveDateTime>,
+    pub loading: bool,
+    pub error: Option<String>,
+}
+
+impl UsageState {
+    /// The overlay opens: read only when nothing is cached (or being read) for this window.
+    /// Another window is read even while one is out; the older answer is then dropped.
+    pub fn open(&mut self, days: Option<u32>) -> Vec<Cmd> {
+        let days = days.unwrap_or(if self.days == 0 {
+            DEFAULT_DAYS
+        } else {
+            self.days
+        });
+        if self.days == days && (self.loading || self.report.is_some()) {
+            return Vec::new();
+        }
+        self.days = days;
+        self.loading = false;
+        self.read()
+    }
+
+    /// Read again (`r` in the overlay); one read at a time.
+    pub fn read(&mut self) -> Vec<Cmd> {
+        if self.loading {
+            return Vec::new();
+        }
+        if self.days == 0 {
+            self.days = DEFAULT_DAYS;
+        }
+        self.loading = true;
+        vec![Cmd::FetchUsage { days: self.days }]
+    }
+
+    /// The answer of a read of `days` days; one for a window no longer shown is dropped.
+    pub fn on_read(&mut self, days: u32, result: Result<UsageReport, String>, at: NaiveDateTime) {
+        if days != self.days {
+            return;
+        }
+        self.loading = false;
+        match result {
+            Ok(r) => {
+                self.report = Some(r);
+                self.at = Some(at);
+                self.error = None;
+            }
+            Err(e) => self.error = Some(e),
+        }
+    }
+}
+
+/// The user's recent jobs with their waits, read at most every [`waits::TTL_SECS`].
+#[derive(Debug, Clone, Default)]
+pub struct WaitsState {
+    pub jobs: Vec<AcctJob>,
+    pub at: Option<NaiveDateTime>,
+    pub loading: bool,
+    /// Why the last read failed; the read is tried again after the TTL, not before.
+    pub error: Option<String>,
+}
+
+impl WaitsState {
+    /// A read when `job` (the selection) is pending and the last read is missing or old.
+    pub fn due(&mut self, job: Option<&Job>, now: NaiveDateTime) -> Vec<Cmd> {
+        let pending = job.is_some_and(|j| j.status() == Status::Pending);
+        let fresh = self
+            .at
+            .is_some_and(|t| (now - t).num_seconds() < waits::TTL_SECS);
+        if !pending || fresh || self.loading {
+            return Vec::new();
+        }
+        self.loading = true;
+        vec![Cmd::FetchWaits]
+    }
+
+    pub fn on_read(&mut self, result: Result<Vec<AcctJob>, String>, at: NaiveDateTime) {
+        self.loading = false;
+        self.at = Some(at);
+        match result {
+            Ok(j) => {
+                self.jobs = j;
+                self.error = None;
+            }
+            Err(e) => self.error = Some(e),
+        }
+    }
+
+    /// How long the user's jobs like `job` waited; None when none did.
+    pub fn for_job(&self, job: &Job) -> Option<Waited> {
+        let size = Size {
+            partition: job.partition.as_str(),
+            cpus: job.cpus,
+            gpus: job.gpus(),
+        };
+        waits::similar(&self.jobs, size, Some(job.id.as_str()))
+    }
+}
+
+impl App {
+    /// `:usage [DAYS]`.
+    pub(super) fn open_usage(&mut self, days: Option<u32>) -> Vec<Cmd> {
+        self.cluster.insight.view = Some(View::Usage);
+        self.cluster.usage.open(days)
+    }
+
+    /// Keys of the open `:usage` overlay: `r` reads again; None lets the key through.
+    pub(super) fn on_usage_key(&mut self, k: &KeyEvent) -> Option<Vec<Cmd>> {
+        if self.cluster.insight.view != Some(View::Usage) {
+            return None;
+        }
+        match k.code {
+            KeyCode::Char('r') => {
+                self.note = Some(format!(
+                    "reading {} days of use again…",
+                    self.cluster.usage.days
+                ));
+                Some(self.cluster.usage.read())
+            }
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+#[path = "usage_tests.rs"]
+mod tests;
