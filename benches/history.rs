@@ -126,7 +126,7 @@ async fn main() {
         .remove(0);
 
     let start = Instant::now();
-    let remote = slurmdash::cli::connect(&cluster).expect("connect");
+    let remote = slurmdash::io::connect::connect(&cluster).expect("connect");
     let mut app = App::new(
         "dev",
         "your jobs",

@@ -326,7 +326,7 @@ async fn event_loop(
                             // a stale socket); the answer comes back above.
                             let add = add_tx.clone();
                             tokio::spawn(async move {
-                                let remote = crate::cli::connect_quiet(&cluster).await;
+                                let remote = crate::io::connect::connect_quiet(&cluster).await;
                                 let site = remote.map(|remote| Site { cluster, remote });
                                 let _ = add.send((name, site));
                             });

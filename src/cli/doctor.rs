@@ -5,9 +5,10 @@ use std::time::Instant;
 
 use color_eyre::eyre::Result;
 
-use super::connect::ssh_options;
-use super::{check_output, connect};
+use super::check_output;
 use crate::config::{Cluster, Config, Loaded};
+use crate::io::connect::connect;
+use crate::io::connect::ssh_options;
 use crate::remote::{runtime_dir, Remote, SshOptions, SshRemote};
 use crate::slurm::command;
 use crate::slurm::parse::parse_sinfo;

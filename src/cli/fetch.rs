@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use color_eyre::eyre::{eyre, Result};
 
-use super::connect;
 use crate::config::Cluster;
+use crate::io::connect::connect;
 use crate::jobfiles::copy::{self, CopyOpts};
 use crate::jobfiles::list::Kind;
 use crate::jobfiles::{base_name, display_name, rate_line, resolve};

@@ -4,8 +4,9 @@ use clap::Args;
 use color_eyre::eyre::{eyre, Result};
 use serde_json::{json, Value};
 
-use super::{connect, printable};
+use super::printable;
 use crate::config::Cluster;
+use crate::io::connect::connect;
 use crate::slurm::command::{Scope, SqueueQuery};
 use crate::slurm::model::{Job, JobState};
 use crate::slurm::time::format_time;

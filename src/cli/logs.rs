@@ -5,8 +5,9 @@ use std::time::Duration;
 use clap::Args;
 use color_eyre::eyre::{eyre, Result, WrapErr};
 
-use super::{connect, run_checked};
+use super::run_checked;
 use crate::config::Cluster;
+use crate::io::connect::connect;
 use crate::remote::{ReadPos, Remote, RemoteError};
 use crate::slurm::command::{self, Scope, SqueueQuery};
 use crate::slurm::logpath::{default_pattern, resolve_log_path, LogContext};

@@ -2,7 +2,6 @@
 //! transport. Every subcommand uses the same Slurm layer and transport as the dashboard.
 
 mod cancel;
-mod connect;
 mod doctor;
 mod eff;
 mod fetch;
@@ -27,7 +26,7 @@ use crate::dashboard::{self, Session};
 use crate::keymap::Keymap;
 use crate::remote::{Remote, RunOutput};
 
-pub use connect::{connect, connect_quiet};
+use crate::io::connect::connect;
 
 #[derive(Debug, Parser)]
 #[command(

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use clap::Args;
 use color_eyre::eyre::{eyre, Result};
 
-use super::connect;
 use crate::config::{Cluster, Loaded};
+use crate::io::connect::connect;
 use crate::launch::{self, facts, submit, LaunchSpec};
 use crate::registry::Registry;
 
