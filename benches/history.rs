@@ -22,10 +22,10 @@ use ratatui::Terminal;
 use slurmdash::action::{Cmd, Msg};
 use slurmdash::app::App;
 use slurmdash::config::{Env, Loaded};
+use slurmdash::io::history;
 use slurmdash::keymap::Keymap;
 use slurmdash::queue::QueueView;
 use slurmdash::theme::Theme;
-use slurmdash::worker::history;
 
 fn dev_dir() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".dev-cluster")

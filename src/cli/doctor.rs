@@ -483,7 +483,7 @@ async fn check_registry_credentials(
     {
         Ok(out) if out.success() => out.stdout_lossy(),
         Ok(out) => {
-            let e = crate::worker::fetch::failure(remote, &argv, &out);
+            let e = crate::io::fetch::failure(remote, &argv, &out);
             return report.warn(WHAT, &e, "see the ssh checks above");
         }
         Err(e) => return report.warn(WHAT, &e.to_string(), "see the ssh checks above"),

@@ -8,9 +8,9 @@ use color_eyre::eyre::{eyre, Result};
 use super::printable;
 use crate::config::Cluster;
 use crate::io::connect::connect;
+use crate::io::{history, ops};
 use crate::slurm::eff::{size, Efficiency};
 use crate::slurm::model::JobId;
-use crate::worker::{history, ops};
 
 #[derive(Debug, Args)]
 pub struct EffArgs {

@@ -65,7 +65,7 @@ async fn base_dir(cluster: &Cluster, remote: &dyn Remote, id: &JobId) -> Result<
         return Ok(Some(d));
     }
     let timeout = cluster.settings.command_timeout();
-    let (detail, _) = crate::worker::fetch::detail(remote, id, timeout)
+    let (detail, _) = crate::io::fetch::detail(remote, id, timeout)
         .await
         .map_err(|e| eyre!("looking up job {id} for its work directory: {e}"))?;
     Ok(detail.work_dir.filter(|w| !w.is_empty()))

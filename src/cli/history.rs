@@ -8,8 +8,8 @@ use color_eyre::eyre::{eyre, Result};
 use super::printable;
 use crate::config::Cluster;
 use crate::io::connect::connect;
+use crate::io::{history, ops};
 use crate::slurm::eff::{self, Efficiency};
-use crate::worker::{history, ops};
 
 #[derive(Debug, Args)]
 pub struct HistoryArgs {

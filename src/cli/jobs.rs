@@ -7,10 +7,10 @@ use serde_json::{json, Value};
 use super::printable;
 use crate::config::Cluster;
 use crate::io::connect::connect;
+use crate::io::fetch;
 use crate::slurm::command::{Scope, SqueueQuery};
 use crate::slurm::model::{Job, JobState};
 use crate::slurm::time::format_time;
-use crate::worker::fetch;
 
 /// Which jobs to list; shared by `jobs` and the dashboard. The filters run in squeue.
 #[derive(Debug, Args, Default, Clone)]

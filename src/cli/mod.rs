@@ -257,7 +257,7 @@ pub(crate) fn check_output(remote: &dyn Remote, argv: &[String], out: RunOutput)
     if out.success() {
         return Ok(out.stdout_lossy());
     }
-    Err(eyre!(crate::worker::fetch::failure(remote, argv, &out)))
+    Err(eyre!(crate::io::fetch::failure(remote, argv, &out)))
 }
 
 /// Text from the cluster made safe to print on a terminal: control characters (escape

@@ -3,3 +3,14 @@
 //! command line; nothing here knows about tasks, messages or the UI.
 
 pub mod connect;
+pub mod fetch;
+pub mod guard_sync;
+pub mod history;
+pub mod keep;
+pub mod ops;
+pub mod partitions;
+pub mod pending;
+pub mod poll;
+pub mod retry;
+pub mod triage;
+pub mod usage;

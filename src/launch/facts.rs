@@ -201,7 +201,7 @@ pub fn srun_help_argv() -> Vec<String> {
 /// are best effort (`None` when the command failed).
 pub async fn fetch(remote: &dyn Remote, timeout: Duration) -> Result<ClusterFacts, String> {
     let run = |argv: Vec<String>| async move {
-        crate::worker::fetch::stdout_of(remote, &argv, None, timeout).await
+        crate::io::fetch::stdout_of(remote, &argv, None, timeout).await
     };
     // Independent commands: one round trip's worth of waiting over the shared connection.
     let (parts, usage, pending, accounts, help, nodes) = tokio::join!(

@@ -5,14 +5,14 @@
 
 use std::time::Duration;
 
+use crate::io::fetch::failure;
 use crate::launch::script::Layout;
 use crate::remote::Remote;
-use crate::worker::fetch::failure;
 
 /// The sub-directories of a job directory (TAO's layout).
 pub const SUBDIRS: [&str; 5] = ["specs", "env", "meta", "sbatch", "slurm-logs"];
 
-use crate::worker::fetch::stdout_of as run_ok;
+use crate::io::fetch::stdout_of as run_ok;
 
 fn sh(script: &str, args: impl IntoIterator<Item = String>) -> Vec<String> {
     let mut v = vec!["sh".to_string(), "-c".into(), script.into(), "sh".into()];

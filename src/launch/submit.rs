@@ -199,7 +199,7 @@ pub async fn submit(
                 "converting {} to {} failed; nothing was submitted: {}",
                 c.image,
                 c.sqsh,
-                crate::worker::fetch::failure(remote, &argv, &out)
+                crate::io::fetch::failure(remote, &argv, &out)
             ));
         }
     }
@@ -305,7 +305,7 @@ pub async fn submit(
                 "{e}; launch {} stays recorded as being submitted: a dashboard opened on {} adopts its job (or submits it once) after {} s",
                 l.local_id,
                 t.cluster,
-                crate::worker::retry::claim_stale_after(to).num_seconds()
+                crate::io::retry::claim_stale_after(to).num_seconds()
             ))
         }
     };

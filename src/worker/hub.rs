@@ -10,12 +10,13 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinHandle;
 
 use crate::action::{Cmd, Msg};
+use crate::io::ops;
 use crate::payload::{ConnState, Refresh};
 use crate::remote::Remote;
 use crate::slurm::command::SqueueQuery;
 use crate::slurm::model::{Job, JobId};
 use crate::worker::flight::Flight;
-use crate::worker::{ops, tailer};
+use crate::worker::tailer;
 
 fn now() -> chrono::NaiveDateTime {
     chrono::Local::now().naive_local()
@@ -84,7 +85,7 @@ pub struct Hub {
     /// The files view's copy under way.
     files: crate::worker::files::FilesWorker,
     /// The jobs whose batch script was asked to be kept (once each).
-    asked: Arc<crate::worker::keep::Asked>,
+    asked: Arc<crate::io::keep::Asked>,
 }
 
 impl Hub {
@@ -141,8 +142,8 @@ impl Hub {
                         // A finished job's detail comes from one sacct read that also
                         // gives its use figures.
                         let (result, used) =
-                            crate::worker::history::detail(remote.as_ref(), &id, s.timeout).await;
-                        let to_keep = crate::worker::keep::to_keep(&result, s.keep_scripts);
+                            crate::io::history::detail(remote.as_ref(), &id, s.timeout).await;
+                        let to_keep = crate::io::keep::to_keep(&result, s.keep_scripts);
                         let _ = tx.send(Msg::Detail {
                             id: id.clone(),
                             result: Box::new(result),
@@ -158,7 +159,7 @@ impl Hub {
                         // selection's read does not wait for it).
                         if let Some(d) = to_keep {
                             tokio::spawn(async move {
-                                let r = crate::worker::keep::keep(
+                                let r = crate::io::keep::keep(
                                     remote.as_ref(),
                                     &s.registry,
                                     &s.cluster,
@@ -179,7 +180,7 @@ impl Hub {
                     let (tx, remote, s) = (tx.clone(), remote.clone(), s.clone());
                     async move {
                         let result =
-                            crate::worker::pending::fetch(remote.as_ref(), &job, s.timeout).await;
+                            crate::io::pending::fetch(remote.as_ref(), &job, s.timeout).await;
                         let _ = tx.send(Msg::Pending {
                             id: job.id.clone(),
                             result: Box::new(result),
@@ -190,14 +191,14 @@ impl Hub {
             Cmd::FetchPartitions => {
                 let (tx, remote, s) = self.parts();
                 tokio::spawn(async move {
-                    let result = crate::worker::partitions::fetch(remote.as_ref(), s.timeout).await;
+                    let result = crate::io::partitions::fetch(remote.as_ref(), s.timeout).await;
                     let _ = tx.send(Msg::Partitions { result, at: now() });
                 });
             }
             Cmd::FetchUsage { days } => {
                 let (tx, remote, s) = self.parts();
                 tokio::spawn(async move {
-                    let result = crate::worker::usage::read(remote.as_ref(), days, s.timeout).await;
+                    let result = crate::io::usage::read(remote.as_ref(), days, s.timeout).await;
                     let _ = tx.send(Msg::Usage {
                         days,
                         result: Box::new(result),
@@ -208,7 +209,7 @@ impl Hub {
             Cmd::FetchWaits => {
                 let (tx, remote, s) = self.parts();
                 tokio::spawn(async move {
-                    let result = crate::worker::usage::waits(remote.as_ref(), s.timeout).await;
+                    let result = crate::io::usage::waits(remote.as_ref(), s.timeout).await;
                     let _ = tx.send(Msg::Waits { result, at: now() });
                 });
             }
@@ -254,7 +255,7 @@ impl Hub {
                 let (tx, remote, s) = self.parts();
                 tokio::spawn(async move {
                     let secret = |n: &str| std::env::var(n).ok();
-                    let check = crate::worker::retry::RetryCheck {
+                    let check = crate::io::retry::RetryCheck {
                         remote: remote.as_ref(),
                         registry: &s.registry,
                         cluster: &s.cluster,
@@ -264,7 +265,7 @@ impl Hub {
                         secret: &secret,
                         allow_submit: !s.read_only,
                     };
-                    let result = crate::worker::retry::check(&check).await;
+                    let result = crate::io::retry::check(&check).await;
                     let _ = tx.send(Msg::Retries(result));
                 });
             }
@@ -276,7 +277,7 @@ impl Hub {
             } => {
                 let (tx, remote, s) = self.parts();
                 tokio::spawn(async move {
-                    let result = crate::worker::triage::triage_job(
+                    let result = crate::io::triage::triage_job(
                         remote.as_ref(),
                         &detail,
                         source,
@@ -294,7 +295,7 @@ impl Hub {
             | Cmd::TestOnly(_)
             | Cmd::Submit { .. }
             | Cmd::LoadRegistryJobs(_)) => crate::worker::launch::spawn(
-                crate::worker::guard_sync::with_guard(cmd, &self.s.retry, &self.s.patterns),
+                crate::io::guard_sync::with_guard(cmd, &self.s.retry, &self.s.patterns),
                 self.remote.clone(),
                 self.s.registry.clone(),
                 self.tx.clone(),
@@ -351,8 +352,7 @@ impl Hub {
                             result: Box::new(Ok(p)),
                         });
                     };
-                    let r =
-                        crate::worker::history::run(remote.as_ref(), &req, s.timeout, &send).await;
+                    let r = crate::io::history::run(remote.as_ref(), &req, s.timeout, &send).await;
                     if let Err(e) = r {
                         let _ = tx.send(Msg::History {
                             generation,
@@ -365,7 +365,7 @@ impl Hub {
                 let (tx, remote, s) = self.parts();
                 tokio::spawn(async move {
                     let result =
-                        crate::worker::history::relaunch(remote.as_ref(), &id, &job_dir, s.timeout)
+                        crate::io::history::relaunch(remote.as_ref(), &id, &job_dir, s.timeout)
                             .await;
                     let _ = tx.send(Msg::Relaunch {
                         id,
@@ -377,7 +377,7 @@ impl Hub {
                 let (tx, remote, s) = self.parts();
                 tokio::spawn(async move {
                     let kept = crate::kept_scripts::KeptScripts::under(s.registry.dir());
-                    let result = crate::worker::history::recover(
+                    let result = crate::io::history::recover(
                         remote.as_ref(),
                         &id,
                         s.timeout,
@@ -422,7 +422,7 @@ impl Hub {
             async move {
                 let started = Instant::now();
                 let result =
-                    crate::worker::poll::poll(remote.as_ref(), &s.query, &gone, s.timeout).await;
+                    crate::io::poll::poll(remote.as_ref(), &s.query, &gone, s.timeout).await;
                 #[cfg(debug_assertions)]
                 if std::env::var_os("SLURMDASH_TEST_PANIC").is_some_and(|v| v == "worker") {
                     panic!("SLURMDASH_TEST_PANIC=worker: a deliberate panic in the queue worker (debug builds only, for the exit-path tests)");

@@ -78,7 +78,7 @@ pub async fn registry_jobs(
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let details = crate::worker::fetch::final_states(remote, &ids, timeout).await?;
+    let details = crate::io::fetch::final_states(remote, &ids, timeout).await?;
     // Right after a job ends, slurmdbd may hold a partial record (named `allocation`, no
     // partition or work dir) until slurmctld's start message lands: fill in what we know.
     Ok(details

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
+use slurmdash::io::retry::{check, RetryCheck, RetryEvent};
 use slurmdash::launch::facts;
 use slurmdash::launch::submit::{self, Submitted, Target};
 use slurmdash::launch::LaunchSpec;
@@ -12,7 +13,6 @@ use slurmdash::registry::{Entry, Registry};
 use slurmdash::remote::Remote;
 use slurmdash::retry::RetryPolicy;
 use slurmdash::triage::Patterns;
-use slurmdash::worker::retry::{check, RetryCheck, RetryEvent};
 
 use super::{dev_config, remote, scratch, slurmdash_command, T};
 

@@ -16,12 +16,12 @@
 use chrono::Utc;
 
 use crate::action::Cmd;
+use crate::io::retry::RetryCheck;
 use crate::launch::guard::{self, ChainLine};
 use crate::payload::RetryEvent;
 use crate::registry::{Attempt, Entry, GuardRecord};
 use crate::retry::RetryPolicy;
 use crate::triage::{Class, Patterns};
-use crate::worker::retry::RetryCheck;
 
 /// A form submission gets the cluster guard that `[retry]` asks for.
 pub fn with_guard(cmd: Cmd, policy: &RetryPolicy, patterns: &Patterns) -> Cmd {
@@ -286,7 +286,7 @@ pub async fn sync(
     }
     let dirs: Vec<String> = guarded.iter().map(|e| e.job_dir.clone()).collect();
     let argv = guard::read_chains_argv(&dirs);
-    let out = crate::worker::fetch::stdout_of(c.remote, &argv, None, c.timeout)
+    let out = crate::io::fetch::stdout_of(c.remote, &argv, None, c.timeout)
         .await
         .map_err(|e| format!("reading the retry guards' chain.jsonl: {e}"))?;
     let chains = guard::split_chains(&out);
@@ -308,7 +308,7 @@ pub async fn sync(
         (String::new(), Vec::new())
     } else {
         let argv = owners_argv(&ask);
-        let out = crate::worker::fetch::stdout_of(c.remote, &argv, None, c.timeout)
+        let out = crate::io::fetch::stdout_of(c.remote, &argv, None, c.timeout)
             .await
             .map_err(|e| format!("asking Slurm whose jobs the retry guards' chains name: {e}"))?;
         parse_owners(&out)
@@ -394,7 +394,7 @@ async fn live(c: &RetryCheck<'_>, ids: &[u64]) -> Result<Vec<(u64, String)>, Str
         if out.stderr_lossy().contains("Invalid job id") {
             return Ok(Vec::new());
         }
-        return Err(crate::worker::fetch::failure(c.remote, &argv, &out));
+        return Err(crate::io::fetch::failure(c.remote, &argv, &out));
     }
     Ok(out
         .stdout_lossy()
@@ -577,7 +577,7 @@ mod tests {
             secret: &secret,
             allow_submit: true,
         };
-        crate::worker::retry::check(&c).await.unwrap()
+        crate::io::retry::check(&c).await.unwrap()
     }
 
     const ARMED: &str = "==> /lustre/r/L1/meta/chain.jsonl\n{\"time\":\"t\",\"event\":\"armed\",\"job\":\"5\",\"attempt\":1,\"guard\":\"6\"}\n";
