@@ -372,7 +372,7 @@ async fn a_retry_claimed_by_a_stopped_dashboard_is_submitted_or_adopted() {
         .into_iter()
         .find(|e| e.local_id == b.local_id)
         .expect("entry");
-    let queued = slurmdash::launch::stage::submit_held(
+    let queued = slurmdash::io::stage::submit_held(
         &r,
         &slurmdash::retry::layout(&b_entry),
         "claim-b",

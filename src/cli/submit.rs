@@ -8,7 +8,7 @@ use color_eyre::eyre::{eyre, Result};
 
 use crate::config::{Cluster, Loaded};
 use crate::io::connect::connect;
-use crate::launch::{self, facts, submit, LaunchSpec};
+use crate::launch::{self, submit, LaunchSpec};
 use crate::registry::Registry;
 
 #[derive(Debug, Args)]
@@ -133,7 +133,7 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Resul
         timeout,
     } = *ready;
     let registry = Registry::open_default();
-    let target = submit::Target {
+    let target = crate::io::submit::Target {
         remote: remote.as_ref(),
         cluster: &cluster.name,
         registry: &registry,
@@ -141,7 +141,7 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Resul
         convert_timeout: std::time::Duration::from_secs(30 * 60),
     };
     let local_id = prepared.layout.local_id.clone();
-    let work = submit::submit(&target, &prepared, &secrets);
+    let work = crate::io::submit::submit(&target, &prepared, &secrets);
     tokio::pin!(work);
     let mut interrupted: Option<(&str, i32)> = None;
     let result = loop {
@@ -185,7 +185,7 @@ async fn prepare(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Resul
     })?;
     let remote = connect(cluster)?;
     let timeout = cluster.settings.command_timeout();
-    let facts = facts::fetch(remote.as_ref(), timeout)
+    let facts = crate::io::facts::fetch(remote.as_ref(), timeout)
         .await
         .map_err(|e| eyre!("reading the cluster's partitions: {e}"))?;
     let local_id = submit::new_local_id();
@@ -200,7 +200,7 @@ async fn prepare(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Resul
         }
     };
     if args.test_only {
-        let e = submit::test_only(remote.as_ref(), &prepared, timeout)
+        let e = crate::io::submit::test_only(remote.as_ref(), &prepared, timeout)
             .await
             .map_err(|e| eyre!(e))?;
         println!(
@@ -213,7 +213,7 @@ async fn prepare(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Resul
         print!("{}", prepared.script);
     }
     if args.dry_run {
-        launch::stage::check_inputs(remote.as_ref(), &prepared.plan.inputs, timeout)
+        crate::io::stage::check_inputs(remote.as_ref(), &prepared.plan.inputs, timeout)
             .await
             .map_err(|e| eyre!(e))?;
         eprintln!("dry run: valid; nothing was submitted");

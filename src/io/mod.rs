@@ -3,6 +3,7 @@
 //! command line; nothing here knows about tasks, messages or the UI.
 
 pub mod connect;
+pub mod facts;
 pub mod fetch;
 pub mod guard_sync;
 pub mod history;
@@ -12,5 +13,7 @@ pub mod partitions;
 pub mod pending;
 pub mod poll;
 pub mod retry;
+pub mod stage;
+pub mod submit;
 pub mod triage;
 pub mod usage;

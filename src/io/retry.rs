@@ -295,7 +295,7 @@ async fn resubmit(c: &RetryCheck<'_>, e: &Entry) -> Result<Queued, SubmitError> 
     let l = layout(e);
     let secrets = crate::launch::submit::read_secrets(&e.secrets, |n| (c.secret)(n))
         .map_err(SubmitError::Refused)?;
-    crate::launch::stage::submit_held(
+    crate::io::stage::submit_held(
         c.remote,
         &l,
         &e.name,

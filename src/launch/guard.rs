@@ -8,16 +8,12 @@
 //! POSIX EREs in `meta/triage-*.ere`, OOM before infrastructure), resubmits the staged
 //! script on ERR_INFRA while attempts are left (checksum checked, a queued copy adopted),
 //! arms the next guard, and appends each decision to `meta/chain.jsonl`. No slurmdash process
-//! is needed anywhere. This module stages the files, reads the chain back and builds the
-//! guard-aware cancel; the script is `assets/guard.sh`.
-
-use std::time::Duration;
+//! is needed anywhere. This module plans the files (`io::stage::guard_files` stages them),
+//! reads the chain back and builds the guard-aware cancel; the script is `assets/guard.sh`.
 
 use serde::Deserialize;
 
 use crate::launch::script::Layout;
-use crate::launch::stage;
-use crate::remote::Remote;
 use crate::slurm::model::JobId;
 use crate::triage::Patterns;
 
@@ -335,43 +331,6 @@ pub fn script_path(layout: &Layout) -> String {
 
 pub fn chain_path(job_dir: &str) -> String {
     format!("{}/meta/chain.jsonl", job_dir.trim_end_matches('/'))
-}
-
-/// Writes guard.sh, guard.conf, the two ERE files and (when there is one) webhook.url
-/// into the job directory, each through stdin with mode 0600.
-pub async fn stage_files(
-    remote: &dyn Remote,
-    layout: &Layout,
-    plan: &GuardPlan,
-    name: &str,
-    partition: &str,
-    account: Option<&str>,
-    t: Duration,
-) -> Result<usize, String> {
-    let meta = format!("{}/meta", layout.job_dir);
-    let lines = |v: &[String]| {
-        let mut s = v.join("\n");
-        s.push('\n');
-        s
-    };
-    let mut files = vec![
-        (script_path(layout), GUARD_SH.to_string()),
-        (
-            format!("{meta}/guard.conf"),
-            conf(layout, name, partition, account, plan.max_attempts) + &plan.resume_conf(),
-        ),
-        (format!("{meta}/triage-infra.ere"), lines(&plan.infra)),
-        (format!("{meta}/triage-oom.ere"), lines(&plan.oom)),
-    ];
-    if let Some(w) = &plan.webhook {
-        files.push((format!("{meta}/webhook.url"), webhook_file(w)?));
-    }
-    for (path, content) in &files {
-        stage::write_file(remote, path, content.as_bytes(), t)
-            .await
-            .map_err(|e| format!("staging the retry guard ({path}): {e}"))?;
-    }
-    Ok(files.len())
 }
 
 /// One line of `meta/chain.jsonl`.
