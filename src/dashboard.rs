@@ -133,7 +133,9 @@ fn launch_context(loaded: &Loaded, cluster: &Cluster) -> LaunchContext {
         .templates
         .keys()
         .filter_map(|name| {
-            crate::launch::spec::from_config(&loaded.config, Some(name))
+            loaded
+                .config
+                .launch_spec(Some(name))
                 .ok()
                 .map(|t| (name.clone(), with(t)))
         })

@@ -4,8 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::launch::script::Layout;
-use crate::registry::Entry;
+use crate::registry::{Entry, Layout};
 use crate::triage::Class;
 
 /// `[retry]` in the config.

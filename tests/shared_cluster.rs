@@ -11,7 +11,8 @@ mod common;
 use common::launch::LaunchSetup;
 use common::*;
 use slurmdash::io::stage;
-use slurmdash::launch::script::{sha256_hex, Layout};
+use slurmdash::launch::script::sha256_hex;
+use slurmdash::registry::Layout;
 use slurmdash::remote::Remote;
 
 fn tag(what: &str) -> String {

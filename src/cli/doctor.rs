@@ -381,7 +381,7 @@ async fn check_results_root(remote: &dyn Remote, cluster: &Cluster, report: &mut
 
 /// `[launch] job_dir_mode`: submit refuses one that lets other users write a job directory.
 fn check_job_dir_mode(config: &Config, report: &mut Report) {
-    let Ok(spec) = crate::launch::spec::from_config(config, None) else {
+    let Ok(spec) = config.launch_spec(None) else {
         return;
     };
     match crate::launch::validate::parse_mode(&spec.job_dir_mode) {

@@ -60,7 +60,9 @@ pub struct SubmitArgs {
 
 /// The spec from config, template, `--set` and the command.
 pub fn spec_from_args(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Result<LaunchSpec> {
-    let mut spec = launch::spec::from_config(&loaded.config, args.template.as_deref())
+    let mut spec = loaded
+        .config
+        .launch_spec(args.template.as_deref())
         .map_err(|e| eyre!("config file {}: {e}", loaded.path.display()))?;
     for kv in &args.set {
         let (k, v) = kv

@@ -7,12 +7,12 @@ use std::time::Duration;
 use crate::io::fetch::failure;
 use crate::io::fetch::stdout_of as run_ok;
 use crate::launch::guard::{self, GuardPlan};
-use crate::launch::script::Layout;
 use crate::launch::stage::{
     missing_argv, mkdirs_argv, parse_queued, parse_test_only, refusal, secrets_stdin,
     submit_argv_guarded, test_only_argv, unsafe_refusal, write_argv, Estimate, Queued, SubmitError,
     UNSAFE_EXIT,
 };
+use crate::registry::Layout;
 use crate::remote::Remote;
 
 pub async fn make_dirs(

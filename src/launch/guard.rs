@@ -13,7 +13,7 @@
 
 use serde::Deserialize;
 
-use crate::launch::script::Layout;
+use crate::registry::Layout;
 use crate::slurm::model::JobId;
 use crate::triage::Patterns;
 

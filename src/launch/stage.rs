@@ -4,7 +4,7 @@
 //! directory and release. Secrets travel only on the SSH channel's stdin. This module
 //! builds the commands and reads their answers; `io::stage` runs them.
 
-use crate::launch::script::Layout;
+use crate::registry::Layout;
 
 /// The sub-directories of a job directory (TAO's layout).
 pub const SUBDIRS: [&str; 5] = ["specs", "env", "meta", "sbatch", "slurm-logs"];

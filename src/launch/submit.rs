@@ -5,10 +5,11 @@ use chrono::Utc;
 
 use crate::launch::container::{self, Conversion, Image};
 use crate::launch::facts::ClusterFacts;
-use crate::launch::script::{self, Layout};
+use crate::launch::script;
 use crate::launch::spec::LaunchSpec;
 use crate::launch::validate::{self, Plan, Problem};
 use crate::registry::Entry;
+use crate::registry::Layout;
 
 /// Everything decided before touching the cluster: the plan, where it goes and the script.
 #[derive(Debug, Clone, PartialEq, Eq)]
