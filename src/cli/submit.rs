@@ -248,12 +248,7 @@ async fn prepare(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Resul
         crate::debug_log::add_secret(w);
         launch::guard::webhook_file(w).map_err(|e| eyre!("--webhook-env: {e}"))?;
     }
-    prepared.guard = launch::guard::plan_for(
-        &prepared,
-        &loaded.config.retry,
-        &patterns,
-        webhook.as_deref(),
-    );
+    prepared.guard = prepared.guard_plan(&loaded.config.retry, &patterns, webhook.as_deref());
     Ok(Step::Submit(Box::new(Ready {
         remote,
         prepared,

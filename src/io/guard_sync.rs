@@ -31,7 +31,7 @@ pub fn with_guard(cmd: Cmd, policy: &RetryPolicy, patterns: &Patterns) -> Cmd {
             mut prepared,
         } => {
             if prepared.guard.is_err() {
-                prepared.guard = guard::plan_for(&prepared, policy, patterns, None);
+                prepared.guard = prepared.guard_plan(policy, patterns, None);
             }
             Cmd::Submit { cluster, prepared }
         }

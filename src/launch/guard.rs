@@ -111,27 +111,6 @@ impl GuardPlan {
     }
 }
 
-/// The guard plan of a prepared launch under `[retry]` (the launch's own `retries` first;
-/// `webhook` overrides `[retry] webhook`), or why it gets none.
-pub fn plan_for(
-    p: &crate::launch::submit::Prepared,
-    policy: &crate::retry::RetryPolicy,
-    patterns: &Patterns,
-    webhook: Option<&str>,
-) -> Result<GuardPlan, String> {
-    if !policy.guard {
-        return Err("[retry] guard = false".into());
-    }
-    GuardPlan::resuming(
-        p.spec.retries.unwrap_or(policy.max_retries),
-        &p.plan.resume,
-        p.plan.max_resumes,
-        &p.plan.secrets,
-        patterns,
-        webhook.or(policy.webhook.as_deref()),
-    )
-}
-
 /// Hand-written POSIX EREs for the built-in patterns whose Rust form uses `\b` (no POSIX
 /// equivalent); each is tested against the Rust regex on the same sample lines.
 const BUILTIN_ERE: &[(&str, &str)] = &[(
@@ -450,53 +429,6 @@ pub fn cancel_argv(ids: &[JobId]) -> Vec<String> {
     ];
     v.extend(crate::slurm::command::scancel(ids).into_iter().skip(1));
     v
-}
-
-/// `--mail-type` values sbatch accepts.
-const MAIL_TYPES: &[&str] = &[
-    "NONE",
-    "BEGIN",
-    "END",
-    "FAIL",
-    "REQUEUE",
-    "ALL",
-    "INVALID_DEPEND",
-    "STAGE_OUT",
-    "TIME_LIMIT",
-    "TIME_LIMIT_90",
-    "TIME_LIMIT_80",
-    "TIME_LIMIT_50",
-    "ARRAY_TASKS",
-];
-
-/// The sbatch options for a launch's mail settings, or what is wrong with them.
-pub fn mail_options(mail_type: &str, mail_user: &str) -> Result<Vec<String>, String> {
-    let (t, u) = (mail_type.trim(), mail_user.trim());
-    let mut v = Vec::new();
-    if !t.is_empty() {
-        for part in t.split(',') {
-            if !MAIL_TYPES.contains(&part.trim().to_ascii_uppercase().as_str()) {
-                return Err(format!(
-                    "mail type `{part}` is not one of {}",
-                    MAIL_TYPES.join(", ")
-                ));
-            }
-        }
-        v.push(format!(
-            "--mail-type={}",
-            t.split(',')
-                .map(|p| p.trim().to_ascii_uppercase())
-                .collect::<Vec<_>>()
-                .join(",")
-        ));
-    }
-    if !u.is_empty() {
-        if u.contains(|c: char| c.is_whitespace() || c.is_control() || c == '\'' || c == '"') {
-            return Err(format!("mail user `{u}` must be one address"));
-        }
-        v.push(format!("--mail-user={u}"));
-    }
-    Ok(v)
 }
 
 #[cfg(test)]

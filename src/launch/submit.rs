@@ -5,11 +5,13 @@ use chrono::Utc;
 
 use crate::launch::container::{self, Conversion, Image};
 use crate::launch::facts::ClusterFacts;
+use crate::launch::guard::GuardPlan;
 use crate::launch::script;
 use crate::launch::spec::LaunchSpec;
 use crate::launch::validate::{self, Plan, Problem};
-use crate::registry::Entry;
-use crate::registry::Layout;
+use crate::registry::{Entry, Layout};
+use crate::retry::RetryPolicy;
+use crate::triage::Patterns;
 
 /// Everything decided before touching the cluster: the plan, where it goes and the script.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,6 +24,29 @@ pub struct Prepared {
     /// The cluster-side retry guard (`launch::guard`), or why the launch has none (it then
     /// keeps the dashboard's retry). Set by the caller, which knows `[retry]` and `[triage]`.
     pub guard: Result<crate::launch::guard::GuardPlan, String>,
+}
+
+impl Prepared {
+    /// The guard plan of a prepared launch under `[retry]` (the launch's own `retries` first;
+    /// `webhook` overrides `[retry] webhook`), or why it gets none.
+    pub fn guard_plan(
+        &self,
+        policy: &RetryPolicy,
+        patterns: &Patterns,
+        webhook: Option<&str>,
+    ) -> Result<GuardPlan, String> {
+        if !policy.guard {
+            return Err("[retry] guard = false".into());
+        }
+        GuardPlan::resuming(
+            self.spec.retries.unwrap_or(policy.max_retries),
+            &self.plan.resume,
+            self.plan.max_resumes,
+            &self.plan.secrets,
+            patterns,
+            webhook.or(policy.webhook.as_deref()),
+        )
+    }
 }
 
 /// A new local id: UTC time plus a few random-ish hex digits (`20261123-105400-3fa2c1`).
