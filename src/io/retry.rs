@@ -60,7 +60,8 @@ pub async fn check(c: &RetryCheck<'_>) -> Result<(Vec<RetryEvent>, Vec<Entry>), 
     };
     let entries = mine(c.registry.load().map_err(|e| e.to_string())?);
     // Launches with a retry guard on the cluster: what it decided, and which to leave to it.
-    let (mut events, leave) = crate::io::guard_sync::sync(c, &entries).await?;
+    let (mut events, leave) =
+        crate::io::guard_sync::sync(c.remote, c.registry, &c.policy, c.timeout, &entries).await?;
     let entries = if events.is_empty() {
         entries
     } else {

@@ -22,6 +22,26 @@ fn now() -> chrono::NaiveDateTime {
     chrono::Local::now().naive_local()
 }
 
+/// A form submission gets the cluster guard that `[retry]` asks for.
+fn with_guard(
+    cmd: Cmd,
+    policy: &crate::retry::RetryPolicy,
+    patterns: &crate::triage::Patterns,
+) -> Cmd {
+    match cmd {
+        Cmd::Submit {
+            cluster,
+            mut prepared,
+        } => {
+            if prepared.guard.is_err() {
+                prepared.guard = prepared.guard_plan(policy, patterns, None);
+            }
+            Cmd::Submit { cluster, prepared }
+        }
+        other => other,
+    }
+}
+
 /// The transport's counters are sampled for :stats every this many clock ticks (seconds).
 const STATS_EVERY_TICKS: u64 = 5;
 
@@ -295,7 +315,7 @@ impl Hub {
             | Cmd::TestOnly(_)
             | Cmd::Submit { .. }
             | Cmd::LoadRegistryJobs(_)) => crate::worker::launch::spawn(
-                crate::io::guard_sync::with_guard(cmd, &self.s.retry, &self.s.patterns),
+                with_guard(cmd, &self.s.retry, &self.s.patterns),
                 self.remote.clone(),
                 self.s.registry.clone(),
                 self.tx.clone(),
