@@ -8,6 +8,7 @@ pub mod fetch;
 pub mod guard_sync;
 pub mod history;
 pub mod keep;
+pub mod live;
 pub mod ops;
 pub mod partitions;
 pub mod pending;

@@ -4,5 +4,4 @@ pub mod files;
 pub mod flight;
 pub mod hub;
 pub mod launch;
-pub mod live;
 pub mod tailer;
