@@ -22,10 +22,10 @@ use ratatui::Terminal;
 use slurmdash::action::{Cmd, Msg};
 use slurmdash::app::App;
 use slurmdash::config::{Env, Loaded};
+use slurmdash::io::history;
 use slurmdash::keymap::Keymap;
 use slurmdash::queue::QueueView;
 use slurmdash::theme::Theme;
-use slurmdash::worker::history;
 
 fn dev_dir() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".dev-cluster")
@@ -126,7 +126,7 @@ async fn main() {
         .remove(0);
 
     let start = Instant::now();
-    let remote = slurmdash::cli::connect(&cluster).expect("connect");
+    let remote = slurmdash::io::connect::connect(&cluster).expect("connect");
     let mut app = App::new(
         "dev",
         "your jobs",

@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::launch::LaunchSpec;
+
 /// The example shipped with the project; a test proves it parses.
 pub const EXAMPLE: &str = include_str!("../config.example.toml");
 
@@ -23,7 +25,7 @@ pub struct Config {
     pub keys: crate::keymap::KeyConfig,
     pub ui: UiConfig,
     /// Defaults for launching jobs (`[launch]`): the form's and `submit`'s starting values.
-    pub launch: crate::launch::LaunchSpec,
+    pub launch: LaunchSpec,
     /// Named launch presets (`[templates.NAME]`), each over `[launch]`.
     pub templates: BTreeMap<String, toml::Table>,
     /// `[triage]`: extra log patterns for failure classes.
@@ -34,6 +36,36 @@ pub struct Config {
     pub notify: crate::notify::NotifyConfig,
     /// `[files]`: where the files view and `fetch` put what they copy.
     pub files: crate::jobfiles::FilesConfig,
+}
+
+impl Config {
+    /// The starting values: `[launch]`, overlaid with `[templates.NAME]` when a template is
+    /// named. Errors name the template and the bad key.
+    pub fn launch_spec(&self, template: Option<&str>) -> Result<LaunchSpec, String> {
+        let Some(name) = template else {
+            return Ok(self.launch.clone());
+        };
+        let overlay = self.templates.get(name).ok_or_else(|| {
+            let known: Vec<&str> = self.templates.keys().map(String::as_str).collect();
+            format!(
+                "no template `{name}`; configured: {}",
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            )
+        })?;
+        let mut table = toml::Table::try_from(&self.launch).map_err(|e| e.to_string())?;
+        for (k, v) in overlay {
+            table.insert(k.clone(), v.clone());
+        }
+        let mut spec: LaunchSpec = toml::Value::Table(table)
+            .try_into()
+            .map_err(|e: toml::de::Error| e.to_string().trim().to_string())?;
+        spec.template = Some(name.to_string());
+        Ok(spec)
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
@@ -473,7 +505,7 @@ fn validate(config: &Config, path: &Path) -> Result<(), ConfigError> {
         });
     }
     for name in config.templates.keys() {
-        if let Err(e) = crate::launch::spec::from_config(config, Some(name)) {
+        if let Err(e) = config.launch_spec(Some(name)) {
             return Err(invalid(format!("templates.{name}"), &e));
         }
     }
@@ -739,5 +771,32 @@ mod tests {
             err.to_string().contains("key `triage.oom_patterns[1]`"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn shipped_example_has_tao_defaults_and_a_template() {
+        let cfg = parse(EXAMPLE, std::path::Path::new("x")).unwrap();
+        assert_eq!(cfg.launch, LaunchSpec::default());
+        let t = cfg.launch_spec(Some("train-8gpu")).unwrap();
+        assert_eq!((t.gpus, t.time.as_str()), (8, "4h"));
+        assert!(t.image.starts_with("nvcr.io/"));
+    }
+
+    #[test]
+    fn templates_overlay_launch_defaults() {
+        let text = "[launch]\ncpus_per_task = 8\ntime = \"2h\"\n[templates.train-8gpu]\ngpus = 8\nimage = \"nvcr.io/nvidia/pytorch:24.01-py3\"\n";
+        let cfg = parse(text, std::path::Path::new("c.toml")).unwrap();
+        let s = cfg.launch_spec(Some("train-8gpu")).unwrap();
+        assert_eq!((s.gpus, s.cpus_per_task, s.time.as_str()), (8, 8, "2h"));
+        assert_eq!(s.template.as_deref(), Some("train-8gpu"));
+        assert!(cfg
+            .launch_spec(Some("nope"))
+            .unwrap_err()
+            .contains("configured: train-8gpu"));
+        let bad = "[templates.x]\ngpu = 8\n";
+        let e = parse(bad, std::path::Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("templates.x") && e.contains("gpu"), "{e}");
     }
 }

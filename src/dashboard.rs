@@ -133,7 +133,9 @@ fn launch_context(loaded: &Loaded, cluster: &Cluster) -> LaunchContext {
         .templates
         .keys()
         .filter_map(|name| {
-            crate::launch::spec::from_config(&loaded.config, Some(name))
+            loaded
+                .config
+                .launch_spec(Some(name))
                 .ok()
                 .map(|t| (name.clone(), with(t)))
         })
@@ -326,7 +328,7 @@ async fn event_loop(
                             // a stale socket); the answer comes back above.
                             let add = add_tx.clone();
                             tokio::spawn(async move {
-                                let remote = crate::cli::connect_quiet(&cluster).await;
+                                let remote = crate::io::connect::connect_quiet(&cluster).await;
                                 let site = remote.map(|remote| Site { cluster, remote });
                                 let _ = add.send((name, site));
                             });

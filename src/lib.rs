@@ -6,6 +6,7 @@ pub mod cli;
 pub mod config;
 pub mod dashboard;
 pub mod debug_log;
+pub mod io;
 pub mod jobfiles;
 pub mod kept_scripts;
 pub mod keymap;

@@ -294,6 +294,42 @@ impl Entry {
     }
 }
 
+/// Where the job lives on the cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    pub local_id: String,
+    /// `$SLURM_BASE_RESULTS_DIR/results`: TAO_API_RESULTS_DIR, the job dir's parent.
+    pub results_root: String,
+    pub job_dir: String,
+}
+
+impl Layout {
+    pub fn new(results_root: &str, local_id: &str) -> Layout {
+        let root = results_root.trim_end_matches('/');
+        Layout {
+            local_id: local_id.to_string(),
+            results_root: root.to_string(),
+            job_dir: format!("{root}/{local_id}"),
+        }
+    }
+    pub fn script_path(&self) -> String {
+        format!("{}/sbatch/job_{}.sbatch", self.job_dir, self.local_id)
+    }
+    /// Where a recovered batch script is staged (see [`crate::launch::LaunchSpec::batch_script`]).
+    pub fn recovered_path(&self) -> String {
+        format!("{}/sbatch/recovered.sh", self.job_dir)
+    }
+    pub fn log_dir(&self, name: &str, job_id: u64) -> String {
+        format!("{}/slurm-logs/{name}-{job_id}", self.job_dir)
+    }
+    pub fn stdout(&self, name: &str, job_id: u64) -> String {
+        format!("{}/main.out", self.log_dir(name, job_id))
+    }
+    pub fn stderr(&self, name: &str, job_id: u64) -> String {
+        format!("{}/main.err", self.log_dir(name, job_id))
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 pub(crate) mod tests {

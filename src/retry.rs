@@ -1,11 +1,10 @@
 //! Automatic retry of launched jobs that failed on infrastructure (ERR_INFRA): the policy,
 //! the decision, and the chain of attempts as the user sees it. Pure; the worker in
-//! `worker::retry` reads Slurm and the registry and acts on the decisions.
+//! `io::retry` reads Slurm and the registry and acts on the decisions.
 
 use serde::{Deserialize, Serialize};
 
-use crate::launch::script::Layout;
-use crate::registry::Entry;
+use crate::registry::{Entry, Layout};
 use crate::triage::Class;
 
 /// `[retry]` in the config.

@@ -13,6 +13,7 @@ use common::tmux::*;
 use common::*;
 use slurmdash::action::{Cmd, Msg};
 use slurmdash::app::App;
+use slurmdash::io::{fetch, ops};
 use slurmdash::keymap::Keymap;
 use slurmdash::queue::QueueView;
 use slurmdash::remote::Remote;
@@ -20,7 +21,6 @@ use slurmdash::slurm::command::SqueueQuery;
 use slurmdash::slurm::model::JobId;
 use slurmdash::slurm::ops::{JobEdit, JobOp, OpKind};
 use slurmdash::ui::theme::Theme;
-use slurmdash::worker::{fetch, ops};
 
 fn tag(what: &str) -> String {
     format!("{what}-{}-{}", std::process::id(), rand_suffix() % 100_000)

@@ -9,8 +9,8 @@ mod guard_helpers;
 use common::launch::{no_secret, retry_check};
 use common::*;
 use guard_helpers::*;
+use slurmdash::io::retry::RetryEvent;
 use slurmdash::registry::Registry;
-use slurmdash::worker::retry::RetryEvent;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_planted_chain_line_naming_a_job_that_is_not_the_launchs_is_ignored_and_reported() {

@@ -13,13 +13,13 @@ use std::time::Duration;
 use common::containers::{self as ct, ready};
 use common::launch::LaunchSetup;
 use common::*;
+use slurmdash::io::fetch;
+use slurmdash::io::triage::triage_job;
 use slurmdash::launch::container::{parse_image, sqsh_name, sqsh_path};
 use slurmdash::launch::LaunchSpec;
 use slurmdash::remote::Remote;
 use slurmdash::slurm::model::JobId;
 use slurmdash::triage::{Class, Evidence, Patterns};
-use slurmdash::worker::fetch;
-use slurmdash::worker::triage::triage_job;
 
 const JOB_LIMIT: Duration = Duration::from_secs(240);
 

@@ -7,10 +7,10 @@ mod common;
 use std::time::Duration;
 
 use common::*;
+use slurmdash::io::{history, ops};
 use slurmdash::remote::Remote;
 use slurmdash::slurm::eff::Efficiency;
 use slurmdash::slurm::model::JobId;
-use slurmdash::worker::{history, ops};
 
 /// Submits `args` and waits for its end; a job ended by a node failure (other tests on the
 /// shared dev cluster set nodes down) is submitted again, up to three times.

@@ -4,9 +4,9 @@
 mod common;
 
 use common::*;
+use slurmdash::io::{fetch, pending};
 use slurmdash::slurm::command::SqueueQuery;
 use slurmdash::slurm::model::JobId;
-use slurmdash::worker::{fetch, pending};
 
 #[tokio::test]
 async fn sprio_is_asked_about_the_arrays_own_id() {

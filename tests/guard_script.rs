@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use slurmdash::launch::guard::{self, ChainLine, GuardPlan};
-use slurmdash::launch::script::Layout;
+use slurmdash::registry::Layout;
 use slurmdash::triage::Patterns;
 
 struct Stage {

@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use common::*;
 use slurmdash::action::{Cmd, Msg};
+use slurmdash::io::history;
 use slurmdash::remote::Remote;
 use slurmdash::slurm::model::JobId;
-use slurmdash::worker::history;
 
 const SCRIPT: &str = r#"#!/bin/bash
 #SBATCH -J NAME

@@ -9,9 +9,10 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use slurmdash::launch::facts;
+use slurmdash::io::facts;
+use slurmdash::io::submit::Target;
 use slurmdash::launch::spec::LaunchSpec;
-use slurmdash::launch::submit::{self, Target};
+use slurmdash::launch::submit;
 use slurmdash::registry::Registry;
 use slurmdash::remote::Remote;
 
@@ -92,7 +93,7 @@ async fn a_timed_out_submit_cancels_its_job_and_a_resubmit_queues_the_launch_onc
         timeout: Duration::from_secs(10),
         convert_timeout: T,
     };
-    let err = submit::submit(&short, &p, &slow_path)
+    let err = slurmdash::io::submit::submit(&short, &p, &slow_path)
         .await
         .expect_err("the submission times out");
     assert!(err.contains("did not finish within"), "{err}");
@@ -149,7 +150,9 @@ async fn a_timed_out_submit_cancels_its_job_and_a_resubmit_queues_the_launch_onc
         timeout: T,
         ..short
     };
-    let first = submit::submit(&normal, &p, &[]).await.expect("submitted");
+    let first = slurmdash::io::submit::submit(&normal, &p, &[])
+        .await
+        .expect("submitted");
     assert_ne!(
         first.job_id, id,
         "a new job: the interrupted one was cancelled"
@@ -157,7 +160,9 @@ async fn a_timed_out_submit_cancels_its_job_and_a_resubmit_queues_the_launch_onc
     assert!(first.warnings.is_empty(), "{:?}", first.warnings);
     // Its answer is "lost" and the form submits once more: the queued job is found, not
     // duplicated.
-    let again = submit::submit(&normal, &p, &[]).await.expect("submitted");
+    let again = slurmdash::io::submit::submit(&normal, &p, &[])
+        .await
+        .expect("submitted");
     assert_eq!(again.job_id, first.job_id);
     assert!(
         again.warnings.iter().any(|w| w.contains("already queued")),

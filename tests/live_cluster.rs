@@ -319,7 +319,7 @@ async fn sample(
     };
     let before = r.stats().execs;
     let started = Instant::now();
-    let s = slurmdash::worker::live::sample(r, &t, T)
+    let s = slurmdash::io::live::sample(r, &t, T)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     (s, r.stats().execs - before, started.elapsed())

@@ -8,8 +8,8 @@ mod common;
 
 use common::*;
 use serde_json::Value;
+use slurmdash::io::poll;
 use slurmdash::slurm::command::{Scope, SqueueQuery};
-use slurmdash::worker::poll;
 
 struct Odd {
     dir: String,

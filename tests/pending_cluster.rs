@@ -11,13 +11,13 @@ use common::*;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::widgets::Widget;
+use slurmdash::io::{partitions, pending, poll};
 use slurmdash::remote::{Remote, SshOptions, SshRemote};
 use slurmdash::slurm::command::SqueueQuery;
 use slurmdash::slurm::model::{Job, JobState};
 use slurmdash::slurm::pending::PendingInfo;
 use slurmdash::ui::detail::{DetailWidget, PendingView};
 use slurmdash::ui::theme::Theme;
-use slurmdash::worker::{partitions, pending, poll};
 
 fn other_remote() -> SshRemote {
     let mut o = SshOptions::new(vec!["slurmdash-dev-other".into()]);

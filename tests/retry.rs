@@ -9,12 +9,12 @@ use std::time::Duration;
 
 use common::launch::{launch, no_secret, retry_check};
 use common::*;
+use slurmdash::io::retry::RetryEvent;
 use slurmdash::launch::spec::LaunchSpec;
 use slurmdash::launch::submit::Submitted;
 use slurmdash::registry::Registry;
 use slurmdash::remote::Remote;
 use slurmdash::triage::Class;
-use slurmdash::worker::retry::RetryEvent;
 
 /// How long a launched job may take to end.
 const JOB_LIMIT: Duration = Duration::from_secs(120);
@@ -338,8 +338,8 @@ async fn a_read_only_session_resubmits_nothing_and_a_later_session_does() {
 /// duplicated.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_retry_claimed_by_a_stopped_dashboard_is_submitted_or_adopted() {
+    use slurmdash::io::retry::claim_stale_after;
     use slurmdash::registry::Attempt;
-    use slurmdash::worker::retry::claim_stale_after;
     let r = remote();
     let l = Launches::new(&r, "retry-claim").await;
     let a = l.launch(&r, "claim-a", &flaky("echo a-done")).await;
@@ -372,7 +372,7 @@ async fn a_retry_claimed_by_a_stopped_dashboard_is_submitted_or_adopted() {
         .into_iter()
         .find(|e| e.local_id == b.local_id)
         .expect("entry");
-    let queued = slurmdash::launch::stage::submit_held(
+    let queued = slurmdash::io::stage::submit_held(
         &r,
         &slurmdash::retry::layout(&b_entry),
         "claim-b",

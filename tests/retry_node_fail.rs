@@ -13,11 +13,11 @@ use std::time::Duration;
 
 use common::launch::{launch, no_secret, retry_check};
 use common::*;
+use slurmdash::io::retry::RetryEvent;
 use slurmdash::launch::spec::LaunchSpec;
 use slurmdash::registry::Registry;
 use slurmdash::retry::{Chain, RetryPolicy};
 use slurmdash::triage::Class;
-use slurmdash::worker::retry::RetryEvent;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_node_failure_is_retried_and_the_second_attempt_completes() {

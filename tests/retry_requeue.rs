@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 
 use common::launch::{launch, no_secret, retry_check};
 use common::*;
+use slurmdash::io::retry::RetryEvent;
 use slurmdash::launch::spec::LaunchSpec;
 use slurmdash::registry::Registry;
 use slurmdash::triage::Class;
-use slurmdash::worker::retry::RetryEvent;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_node_failure_of_a_requeue_launch_is_left_to_slurm() {

@@ -10,13 +10,13 @@ use ratatui::Terminal;
 
 use slurmdash::action::Msg;
 use slurmdash::app::App;
+use slurmdash::io::fetch::DetailSource;
 use slurmdash::keymap::Keymap;
 use slurmdash::logview::{TailEvent, TailKind};
 use slurmdash::queue::QueueView;
 use slurmdash::remote::ConnState;
 use slurmdash::slurm::parse::{parse_scontrol_jobs, parse_squeue};
 use slurmdash::ui::theme::Theme;
-use slurmdash::worker::fetch::DetailSource;
 
 const SQUEUE: &str = include_str!("fixtures/slurm/squeue_me.out");
 const SCONTROL_RUNNING: &str = include_str!("fixtures/slurm/scontrol_job_running.out");

@@ -10,8 +10,9 @@ mod common;
 
 use common::launch::LaunchSetup;
 use common::*;
-use slurmdash::launch::script::{sha256_hex, Layout};
-use slurmdash::launch::stage;
+use slurmdash::io::stage;
+use slurmdash::launch::script::sha256_hex;
+use slurmdash::registry::Layout;
 use slurmdash::remote::Remote;
 
 fn tag(what: &str) -> String {
@@ -157,7 +158,7 @@ async fn a_script_replaced_after_staging_is_not_submitted_and_sbatch_runs_the_st
         .await
         .expect_err("a replaced script was submitted");
     assert!(
-        matches!(&err, stage::SubmitError::Refused(m) if m.contains("edited the staged script")),
+        matches!(&err, slurmdash::launch::stage::SubmitError::Refused(m) if m.contains("edited the staged script")),
         "{err}"
     );
     assert_eq!(queued_named(&r, &name).await, "");

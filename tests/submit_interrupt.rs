@@ -11,10 +11,10 @@ use std::time::{Duration, Instant};
 
 use common::launch::{no_secret, LaunchSetup};
 use common::*;
+use slurmdash::io::retry::{check, claim_stale_after, RetryCheck, RetryEvent};
 use slurmdash::remote::Remote;
 use slurmdash::retry::RetryPolicy;
 use slurmdash::triage::Patterns;
-use slurmdash::worker::retry::{check, claim_stale_after, RetryCheck, RetryEvent};
 
 /// `slurmdash submit` of a one-CPU job named `name` (a guarded launch: the guard's files
 /// are staged too), logging each remote command to `log`.

@@ -12,11 +12,11 @@ mod common;
 use std::time::Duration;
 
 use common::{final_state, remote, run, sacct_state, sbatch, scratch, wait_for, T};
+use slurmdash::io::fetch;
+use slurmdash::io::triage::{triage_job, TriageReport};
 use slurmdash::remote::Remote;
 use slurmdash::slurm::model::JobId;
 use slurmdash::triage::{Class, Evidence, Patterns};
-use slurmdash::worker::fetch;
-use slurmdash::worker::triage::{triage_job, TriageReport};
 
 /// Waits until sacct records a final state, then triages the job the way the dashboard does.
 async fn finished_and_triaged(

@@ -3,8 +3,8 @@ use std::process::ExitCode;
 use clap::Args;
 use color_eyre::eyre::{eyre, Result};
 
-use super::connect;
 use crate::config::Cluster;
+use crate::io::connect::connect;
 use crate::slurm::model::{CancelOutcome, JobId};
 use crate::slurm::parse::parse_scancel;
 

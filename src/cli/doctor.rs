@@ -5,9 +5,10 @@ use std::time::Instant;
 
 use color_eyre::eyre::Result;
 
-use super::connect::ssh_options;
-use super::{check_output, connect};
+use super::check_output;
 use crate::config::{Cluster, Config, Loaded};
+use crate::io::connect::connect;
+use crate::io::connect::ssh_options;
 use crate::remote::{runtime_dir, Remote, SshOptions, SshRemote};
 use crate::slurm::command;
 use crate::slurm::parse::parse_sinfo;
@@ -380,7 +381,7 @@ async fn check_results_root(remote: &dyn Remote, cluster: &Cluster, report: &mut
 
 /// `[launch] job_dir_mode`: submit refuses one that lets other users write a job directory.
 fn check_job_dir_mode(config: &Config, report: &mut Report) {
-    let Ok(spec) = crate::launch::spec::from_config(config, None) else {
+    let Ok(spec) = config.launch_spec(None) else {
         return;
     };
     match crate::launch::validate::parse_mode(&spec.job_dir_mode) {
@@ -482,7 +483,7 @@ async fn check_registry_credentials(
     {
         Ok(out) if out.success() => out.stdout_lossy(),
         Ok(out) => {
-            let e = crate::worker::fetch::failure(remote, &argv, &out);
+            let e = crate::io::fetch::failure(remote, &argv, &out);
             return report.warn(WHAT, &e, "see the ssh checks above");
         }
         Err(e) => return report.warn(WHAT, &e.to_string(), "see the ssh checks above"),

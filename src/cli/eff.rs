@@ -5,11 +5,12 @@ use std::process::ExitCode;
 use clap::Args;
 use color_eyre::eyre::{eyre, Result};
 
-use super::{connect, printable};
+use super::printable;
 use crate::config::Cluster;
+use crate::io::connect::connect;
+use crate::io::{history, ops};
 use crate::slurm::eff::{size, Efficiency};
 use crate::slurm::model::JobId;
-use crate::worker::{history, ops};
 
 #[derive(Debug, Args)]
 pub struct EffArgs {

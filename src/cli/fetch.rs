@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use color_eyre::eyre::{eyre, Result};
 
-use super::connect;
 use crate::config::Cluster;
+use crate::io::connect::connect;
 use crate::jobfiles::copy::{self, CopyOpts};
 use crate::jobfiles::list::Kind;
 use crate::jobfiles::{base_name, display_name, rate_line, resolve};
@@ -65,7 +65,7 @@ async fn base_dir(cluster: &Cluster, remote: &dyn Remote, id: &JobId) -> Result<
         return Ok(Some(d));
     }
     let timeout = cluster.settings.command_timeout();
-    let (detail, _) = crate::worker::fetch::detail(remote, id, timeout)
+    let (detail, _) = crate::io::fetch::detail(remote, id, timeout)
         .await
         .map_err(|e| eyre!("looking up job {id} for its work directory: {e}"))?;
     Ok(detail.work_dir.filter(|w| !w.is_empty()))

@@ -8,8 +8,8 @@ use std::time::Duration;
 use clap::Args;
 use color_eyre::eyre::{bail, eyre, Result};
 
-use super::connect;
 use crate::config::Cluster;
+use crate::io::connect::connect;
 
 #[derive(Debug, Args)]
 pub struct ForwardArgs {

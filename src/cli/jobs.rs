@@ -4,12 +4,13 @@ use clap::Args;
 use color_eyre::eyre::{eyre, Result};
 use serde_json::{json, Value};
 
-use super::{connect, printable};
+use super::printable;
 use crate::config::Cluster;
+use crate::io::connect::connect;
+use crate::io::fetch;
 use crate::slurm::command::{Scope, SqueueQuery};
 use crate::slurm::model::{Job, JobState};
 use crate::slurm::time::format_time;
-use crate::worker::fetch;
 
 /// Which jobs to list; shared by `jobs` and the dashboard. The filters run in squeue.
 #[derive(Debug, Args, Default, Clone)]

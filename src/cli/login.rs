@@ -2,8 +2,8 @@ use std::process::ExitCode;
 
 use color_eyre::eyre::{Result, WrapErr};
 
-use super::connect::ssh_options;
 use crate::config::Cluster;
+use crate::io::connect::ssh_options;
 use crate::remote::interactive_login;
 
 pub fn run(cluster: &Cluster) -> Result<ExitCode> {

@@ -5,14 +5,15 @@ use std::time::Duration;
 use clap::Args;
 use color_eyre::eyre::{eyre, Result, WrapErr};
 
-use super::{connect, run_checked};
+use super::run_checked;
 use crate::config::Cluster;
+use crate::io::connect::connect;
+use crate::io::fetch::{self, DetailSource};
 use crate::remote::{ReadPos, Remote, RemoteError};
 use crate::slurm::command::{self, Scope, SqueueQuery};
 use crate::slurm::logpath::{default_pattern, resolve_log_path, LogContext};
 use crate::slurm::model::{JobDetail, JobId, JobState};
 use crate::slurm::parse::read_squeue;
-use crate::worker::fetch::{self, DetailSource};
 
 #[derive(Debug, Args)]
 pub struct LogsArgs {

@@ -2,7 +2,6 @@
 //! transport. Every subcommand uses the same Slurm layer and transport as the dashboard.
 
 mod cancel;
-mod connect;
 mod doctor;
 mod eff;
 mod fetch;
@@ -27,7 +26,7 @@ use crate::dashboard::{self, Session};
 use crate::keymap::Keymap;
 use crate::remote::{Remote, RunOutput};
 
-pub use connect::{connect, connect_quiet};
+use crate::io::connect::connect;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -258,7 +257,7 @@ pub(crate) fn check_output(remote: &dyn Remote, argv: &[String], out: RunOutput)
     if out.success() {
         return Ok(out.stdout_lossy());
     }
-    Err(eyre!(crate::worker::fetch::failure(remote, argv, &out)))
+    Err(eyre!(crate::io::fetch::failure(remote, argv, &out)))
 }
 
 /// Text from the cluster made safe to print on a terminal: control characters (escape

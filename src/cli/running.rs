@@ -20,7 +20,7 @@ pub(crate) async fn running_job(
         .parse()
         .map_err(|e| eyre!("`{id_text}` is not a Slurm job id: {e}"))?;
     let timeout = cluster.settings.command_timeout();
-    let (detail, _) = crate::worker::fetch::detail(remote, &id, timeout)
+    let (detail, _) = crate::io::fetch::detail(remote, &id, timeout)
         .await
         .map_err(|e| eyre!(e))?;
     match detail.state.as_ref().map(|s| (s.status(), s.long_name())) {

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use clap::Args;
 use color_eyre::eyre::{eyre, Result, WrapErr};
 
-use super::connect;
 use crate::config::Cluster;
+use crate::io::connect::connect;
 
 #[derive(Debug, Args)]
 pub struct ShellArgs {

@@ -6,9 +6,9 @@ use std::process::ExitCode;
 use clap::Args;
 use color_eyre::eyre::{eyre, Result};
 
-use super::connect;
 use crate::config::{Cluster, Loaded};
-use crate::launch::{self, facts, submit, LaunchSpec};
+use crate::io::connect::connect;
+use crate::launch::{self, submit, LaunchSpec};
 use crate::registry::Registry;
 
 #[derive(Debug, Args)]
@@ -60,7 +60,9 @@ pub struct SubmitArgs {
 
 /// The spec from config, template, `--set` and the command.
 pub fn spec_from_args(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Result<LaunchSpec> {
-    let mut spec = launch::spec::from_config(&loaded.config, args.template.as_deref())
+    let mut spec = loaded
+        .config
+        .launch_spec(args.template.as_deref())
         .map_err(|e| eyre!("config file {}: {e}", loaded.path.display()))?;
     for kv in &args.set {
         let (k, v) = kv
@@ -133,7 +135,7 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Resul
         timeout,
     } = *ready;
     let registry = Registry::open_default();
-    let target = submit::Target {
+    let target = crate::io::submit::Target {
         remote: remote.as_ref(),
         cluster: &cluster.name,
         registry: &registry,
@@ -141,7 +143,7 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Resul
         convert_timeout: std::time::Duration::from_secs(30 * 60),
     };
     let local_id = prepared.layout.local_id.clone();
-    let work = submit::submit(&target, &prepared, &secrets);
+    let work = crate::io::submit::submit(&target, &prepared, &secrets);
     tokio::pin!(work);
     let mut interrupted: Option<(&str, i32)> = None;
     let result = loop {
@@ -185,7 +187,7 @@ async fn prepare(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Resul
     })?;
     let remote = connect(cluster)?;
     let timeout = cluster.settings.command_timeout();
-    let facts = facts::fetch(remote.as_ref(), timeout)
+    let facts = crate::io::facts::fetch(remote.as_ref(), timeout)
         .await
         .map_err(|e| eyre!("reading the cluster's partitions: {e}"))?;
     let local_id = submit::new_local_id();
@@ -200,7 +202,7 @@ async fn prepare(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Resul
         }
     };
     if args.test_only {
-        let e = submit::test_only(remote.as_ref(), &prepared, timeout)
+        let e = crate::io::submit::test_only(remote.as_ref(), &prepared, timeout)
             .await
             .map_err(|e| eyre!(e))?;
         println!(
@@ -213,7 +215,7 @@ async fn prepare(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Resul
         print!("{}", prepared.script);
     }
     if args.dry_run {
-        launch::stage::check_inputs(remote.as_ref(), &prepared.plan.inputs, timeout)
+        crate::io::stage::check_inputs(remote.as_ref(), &prepared.plan.inputs, timeout)
             .await
             .map_err(|e| eyre!(e))?;
         eprintln!("dry run: valid; nothing was submitted");
@@ -246,12 +248,7 @@ async fn prepare(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Resul
         crate::debug_log::add_secret(w);
         launch::guard::webhook_file(w).map_err(|e| eyre!("--webhook-env: {e}"))?;
     }
-    prepared.guard = launch::guard::plan_for(
-        &prepared,
-        &loaded.config.retry,
-        &patterns,
-        webhook.as_deref(),
-    );
+    prepared.guard = prepared.guard_plan(&loaded.config.retry, &patterns, webhook.as_deref());
     Ok(Step::Submit(Box::new(Ready {
         remote,
         prepared,

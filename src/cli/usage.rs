@@ -83,7 +83,7 @@ pub async fn run(cluster: &Cluster, args: &UsageArgs) -> Result<ExitCode> {
     }
     let remote = connect(cluster)?;
     let t = cluster.settings.command_timeout();
-    let r = crate::worker::usage::read(remote.as_ref(), args.days, t).await;
+    let r = crate::io::usage::read(remote.as_ref(), args.days, t).await;
     remote.close().await;
     let r = r.map_err(|e| eyre!("cluster `{}`: {e}", cluster.name))?;
     if args.json {

@@ -1,15 +1,12 @@
 //! What validation needs to know about the cluster: partitions (MaxTime, GPUs per node, idle
 //! GPUs, pending jobs), the user's accounts and whether Pyxis is installed. Built by pure
-//! functions from command output; [`fetch`] runs the commands.
+//! functions from command output; `io::facts::fetch` runs the commands.
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::remote::Remote;
-use crate::slurm::command;
 use crate::slurm::model::{gpus_in_gres_list, summarize_partitions, Partition, PartitionUsage};
-use crate::slurm::parse::{parse_scontrol_partitions, parse_sinfo};
 use crate::slurm::time::SlurmDuration;
 
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -197,49 +194,11 @@ pub fn srun_help_argv() -> Vec<String> {
     vec!["srun".into(), "--help".into()]
 }
 
-/// Runs the commands and joins their output. Partitions are required; accounts and Pyxis
-/// are best effort (`None` when the command failed).
-pub async fn fetch(remote: &dyn Remote, timeout: Duration) -> Result<ClusterFacts, String> {
-    let run = |argv: Vec<String>| async move {
-        crate::worker::fetch::stdout_of(remote, &argv, None, timeout).await
-    };
-    // Independent commands: one round trip's worth of waiting over the shared connection.
-    let (parts, usage, pending, accounts, help, nodes) = tokio::join!(
-        run(command::scontrol_show_partition()),
-        run(command::sinfo()),
-        run(pending_argv()),
-        run(accounts_argv()),
-        run(srun_help_argv()),
-        run(nodes_argv()),
-    );
-    let parts = parse_scontrol_partitions(&parts?)
-        .map_err(|e| format!("scontrol show partition printed something unexpected: {e}"))?;
-    let usage =
-        parse_sinfo(&usage?).map_err(|e| format!("sinfo printed something unexpected: {e}"))?;
-    let pending = pending.unwrap_or_default();
-    let sbatch_env = accounts
-        .as_deref()
-        .map(parse_sbatch_env)
-        .unwrap_or_default();
-    let accounts = accounts
-        .ok()
-        .map(|o| parse_accounts(&o))
-        .filter(|a| !a.is_empty());
-    let pyxis = help.ok().map(|h| pyxis_in_srun_help(&h));
-    let nodes = parse_nodes(&nodes?)?;
-    Ok(ClusterFacts {
-        partitions: partitions(&parts, &usage, &pending),
-        accounts,
-        pyxis,
-        nodes,
-        sbatch_env,
-    })
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::slurm::parse::{parse_scontrol_partitions, parse_sinfo};
 
     fn fixture(name: &str) -> String {
         let p = format!("{}/tests/fixtures/slurm/{name}", env!("CARGO_MANIFEST_DIR"));

@@ -8,16 +8,12 @@
 //! POSIX EREs in `meta/triage-*.ere`, OOM before infrastructure), resubmits the staged
 //! script on ERR_INFRA while attempts are left (checksum checked, a queued copy adopted),
 //! arms the next guard, and appends each decision to `meta/chain.jsonl`. No slurmdash process
-//! is needed anywhere. This module stages the files, reads the chain back and builds the
-//! guard-aware cancel; the script is `assets/guard.sh`.
-
-use std::time::Duration;
+//! is needed anywhere. This module plans the files (`io::stage::guard_files` stages them),
+//! reads the chain back and builds the guard-aware cancel; the script is `assets/guard.sh`.
 
 use serde::Deserialize;
 
-use crate::launch::script::Layout;
-use crate::launch::stage;
-use crate::remote::Remote;
+use crate::registry::Layout;
 use crate::slurm::model::JobId;
 use crate::triage::Patterns;
 
@@ -113,27 +109,6 @@ impl GuardPlan {
             self.max_resumes
         )
     }
-}
-
-/// The guard plan of a prepared launch under `[retry]` (the launch's own `retries` first;
-/// `webhook` overrides `[retry] webhook`), or why it gets none.
-pub fn plan_for(
-    p: &crate::launch::submit::Prepared,
-    policy: &crate::retry::RetryPolicy,
-    patterns: &Patterns,
-    webhook: Option<&str>,
-) -> Result<GuardPlan, String> {
-    if !policy.guard {
-        return Err("[retry] guard = false".into());
-    }
-    GuardPlan::resuming(
-        p.spec.retries.unwrap_or(policy.max_retries),
-        &p.plan.resume,
-        p.plan.max_resumes,
-        &p.plan.secrets,
-        patterns,
-        webhook.or(policy.webhook.as_deref()),
-    )
 }
 
 /// Hand-written POSIX EREs for the built-in patterns whose Rust form uses `\b` (no POSIX
@@ -337,43 +312,6 @@ pub fn chain_path(job_dir: &str) -> String {
     format!("{}/meta/chain.jsonl", job_dir.trim_end_matches('/'))
 }
 
-/// Writes guard.sh, guard.conf, the two ERE files and (when there is one) webhook.url
-/// into the job directory, each through stdin with mode 0600.
-pub async fn stage_files(
-    remote: &dyn Remote,
-    layout: &Layout,
-    plan: &GuardPlan,
-    name: &str,
-    partition: &str,
-    account: Option<&str>,
-    t: Duration,
-) -> Result<usize, String> {
-    let meta = format!("{}/meta", layout.job_dir);
-    let lines = |v: &[String]| {
-        let mut s = v.join("\n");
-        s.push('\n');
-        s
-    };
-    let mut files = vec![
-        (script_path(layout), GUARD_SH.to_string()),
-        (
-            format!("{meta}/guard.conf"),
-            conf(layout, name, partition, account, plan.max_attempts) + &plan.resume_conf(),
-        ),
-        (format!("{meta}/triage-infra.ere"), lines(&plan.infra)),
-        (format!("{meta}/triage-oom.ere"), lines(&plan.oom)),
-    ];
-    if let Some(w) = &plan.webhook {
-        files.push((format!("{meta}/webhook.url"), webhook_file(w)?));
-    }
-    for (path, content) in &files {
-        stage::write_file(remote, path, content.as_bytes(), t)
-            .await
-            .map_err(|e| format!("staging the retry guard ({path}): {e}"))?;
-    }
-    Ok(files.len())
-}
-
 /// One line of `meta/chain.jsonl`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Default)]
 #[serde(default)]
@@ -491,53 +429,6 @@ pub fn cancel_argv(ids: &[JobId]) -> Vec<String> {
     ];
     v.extend(crate::slurm::command::scancel(ids).into_iter().skip(1));
     v
-}
-
-/// `--mail-type` values sbatch accepts.
-const MAIL_TYPES: &[&str] = &[
-    "NONE",
-    "BEGIN",
-    "END",
-    "FAIL",
-    "REQUEUE",
-    "ALL",
-    "INVALID_DEPEND",
-    "STAGE_OUT",
-    "TIME_LIMIT",
-    "TIME_LIMIT_90",
-    "TIME_LIMIT_80",
-    "TIME_LIMIT_50",
-    "ARRAY_TASKS",
-];
-
-/// The sbatch options for a launch's mail settings, or what is wrong with them.
-pub fn mail_options(mail_type: &str, mail_user: &str) -> Result<Vec<String>, String> {
-    let (t, u) = (mail_type.trim(), mail_user.trim());
-    let mut v = Vec::new();
-    if !t.is_empty() {
-        for part in t.split(',') {
-            if !MAIL_TYPES.contains(&part.trim().to_ascii_uppercase().as_str()) {
-                return Err(format!(
-                    "mail type `{part}` is not one of {}",
-                    MAIL_TYPES.join(", ")
-                ));
-            }
-        }
-        v.push(format!(
-            "--mail-type={}",
-            t.split(',')
-                .map(|p| p.trim().to_ascii_uppercase())
-                .collect::<Vec<_>>()
-                .join(",")
-        ));
-    }
-    if !u.is_empty() {
-        if u.contains(|c: char| c.is_whitespace() || c.is_control() || c == '\'' || c == '"') {
-            return Err(format!("mail user `{u}` must be one address"));
-        }
-        v.push(format!("--mail-user={u}"));
-    }
-    Ok(v)
 }
 
 #[cfg(test)]

@@ -186,14 +186,3 @@ fn cancel_keeps_scancels_arguments_and_cancels_guards_first() {
     assert_eq!(&argv[3..], ["sh", "--verbose", "5", "6"]);
     assert!(argv[2].ends_with("exec scancel \"$@\""));
 }
-
-#[test]
-fn mail_options_are_checked() {
-    assert_eq!(
-        mail_options("end,fail", "me@example.org").unwrap(),
-        ["--mail-type=END,FAIL", "--mail-user=me@example.org"]
-    );
-    assert!(mail_options("sometimes", "").is_err());
-    assert!(mail_options("", "a b").is_err());
-    assert!(mail_options("", "").unwrap().is_empty());
-}

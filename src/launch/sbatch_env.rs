@@ -45,15 +45,6 @@ pub struct Sets {
     pub mem: bool,
 }
 
-impl Sets {
-    pub fn of(plan: &crate::launch::validate::Plan) -> Sets {
-        Sets {
-            account: plan.account.is_some(),
-            mem: plan.mem.is_some(),
-        }
-    }
-}
-
 /// The variables the submission unsets for this launch, each with the form's field that wins.
 pub fn overridden(sets: Sets) -> Vec<(&'static str, &'static str)> {
     let mut v = ALWAYS.to_vec();

@@ -318,37 +318,6 @@ impl LaunchSpec {
     }
 }
 
-/// The starting values: `[launch]`, overlaid with `[templates.NAME]` when a template is
-/// named. Errors name the template and the bad key.
-pub fn from_config(
-    config: &crate::config::Config,
-    template: Option<&str>,
-) -> Result<LaunchSpec, String> {
-    let Some(name) = template else {
-        return Ok(config.launch.clone());
-    };
-    let overlay = config.templates.get(name).ok_or_else(|| {
-        let known: Vec<&str> = config.templates.keys().map(String::as_str).collect();
-        format!(
-            "no template `{name}`; configured: {}",
-            if known.is_empty() {
-                "none".to_string()
-            } else {
-                known.join(", ")
-            }
-        )
-    })?;
-    let mut table = toml::Table::try_from(&config.launch).map_err(|e| e.to_string())?;
-    for (k, v) in overlay {
-        table.insert(k.clone(), v.clone());
-    }
-    let mut spec: LaunchSpec = toml::Value::Table(table)
-        .try_into()
-        .map_err(|e: toml::de::Error| e.to_string().trim().to_string())?;
-    spec.template = Some(name.to_string());
-    Ok(spec)
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -398,31 +367,5 @@ mod tests {
         };
         let t = t.with_cluster_defaults(Some("polar"), None);
         assert_eq!((t.partition.as_str(), t.account.as_str()), ("long", ""));
-    }
-
-    #[test]
-    fn shipped_example_has_tao_defaults_and_a_template() {
-        let cfg = crate::config::parse(crate::config::EXAMPLE, std::path::Path::new("x")).unwrap();
-        assert_eq!(cfg.launch, LaunchSpec::default());
-        let t = from_config(&cfg, Some("train-8gpu")).unwrap();
-        assert_eq!((t.gpus, t.time.as_str()), (8, "4h"));
-        assert!(t.image.starts_with("nvcr.io/"));
-    }
-
-    #[test]
-    fn templates_overlay_launch_defaults() {
-        let text = "[launch]\ncpus_per_task = 8\ntime = \"2h\"\n[templates.train-8gpu]\ngpus = 8\nimage = \"nvcr.io/nvidia/pytorch:24.01-py3\"\n";
-        let cfg = crate::config::parse(text, std::path::Path::new("c.toml")).unwrap();
-        let s = from_config(&cfg, Some("train-8gpu")).unwrap();
-        assert_eq!((s.gpus, s.cpus_per_task, s.time.as_str()), (8, 8, "2h"));
-        assert_eq!(s.template.as_deref(), Some("train-8gpu"));
-        assert!(from_config(&cfg, Some("nope"))
-            .unwrap_err()
-            .contains("configured: train-8gpu"));
-        let bad = "[templates.x]\ngpu = 8\n";
-        let e = crate::config::parse(bad, std::path::Path::new("c.toml"))
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("templates.x") && e.contains("gpu"), "{e}");
     }
 }

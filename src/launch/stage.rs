@@ -1,18 +1,13 @@
 //! Staging on the login node, one remote command per step, each a fixed script that gets
 //! paths and values as separate arguments (never pasted into shell text): create the job
 //! directory, write files through stdin, check input paths, submit held, create the log
-//! directory and release. Secrets travel only on the SSH channel's stdin.
+//! directory and release. Secrets travel only on the SSH channel's stdin. This module
+//! builds the commands and reads their answers; `io::stage` runs them.
 
-use std::time::Duration;
-
-use crate::launch::script::Layout;
-use crate::remote::Remote;
-use crate::worker::fetch::failure;
+use crate::registry::Layout;
 
 /// The sub-directories of a job directory (TAO's layout).
 pub const SUBDIRS: [&str; 5] = ["specs", "env", "meta", "sbatch", "slurm-logs"];
-
-use crate::worker::fetch::stdout_of as run_ok;
 
 fn sh(script: &str, args: impl IntoIterator<Item = String>) -> Vec<String> {
     let mut v = vec!["sh".to_string(), "-c".into(), script.into(), "sh".into()];
@@ -256,69 +251,6 @@ pub fn secrets_stdin(secrets: &[(String, String)]) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-pub async fn make_dirs(
-    remote: &dyn Remote,
-    layout: &Layout,
-    mode: u32,
-    t: Duration,
-) -> Result<(), String> {
-    let argv = mkdirs_argv(layout, mode);
-    let out = remote
-        .run(&argv, None, t)
-        .await
-        .map_err(|e| e.to_string())?;
-    match out.code {
-        Some(0) => Ok(()),
-        Some(UNSAFE_EXIT) => Err(unsafe_refusal(&layout.job_dir, &out.stderr_lossy())),
-        _ => Err(failure(remote, &argv, &out)),
-    }
-}
-
-pub async fn write_file(
-    remote: &dyn Remote,
-    path: &str,
-    content: &[u8],
-    t: Duration,
-) -> Result<(), String> {
-    run_ok(remote, &write_argv(path), Some(content), t)
-        .await
-        .map(|_| ())
-}
-
-/// Checks on the login node that every input exists. A missing one stops the submission
-/// with the path named; one that exists on this machine but not on the cluster is called
-/// out as laptop-only.
-pub async fn check_inputs(
-    remote: &dyn Remote,
-    inputs: &[String],
-    t: Duration,
-) -> Result<(), String> {
-    if inputs.is_empty() {
-        return Ok(());
-    }
-    let out = run_ok(remote, &missing_argv(inputs), None, t).await?;
-    let host = remote.host().unwrap_or_else(|| "the login node".into());
-    let missing: Vec<String> = out
-        .lines()
-        .filter(|l| !l.is_empty())
-        .map(|p| {
-            if std::path::Path::new(p).exists() {
-                format!("{p} (it exists on this machine only: copy it to the cluster's shared filesystem)")
-            } else {
-                p.to_string()
-            }
-        })
-        .collect();
-    if missing.is_empty() {
-        Ok(())
-    } else {
-        Err(format!(
-            "input path not found on {host}: {}; nothing was submitted",
-            missing.join(", ")
-        ))
-    }
-}
-
 /// What [`submit_held`] achieved.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Queued {
@@ -363,62 +295,6 @@ impl From<SubmitError> for String {
     fn from(e: SubmitError) -> String {
         e.message().to_string()
     }
-}
-
-/// Submits the staged script (see [`submit_script`]). `checksum`: the script's sha256 as
-/// recorded at launch; a script that no longer matches is refused.
-pub async fn submit_held(
-    remote: &dyn Remote,
-    layout: &Layout,
-    name: &str,
-    secrets: &[(String, String)],
-    checksum: Option<&str>,
-    t: Duration,
-) -> Result<Queued, SubmitError> {
-    submit_held_guarded(remote, layout, name, secrets, checksum, false, t).await
-}
-
-/// [`submit_held`], arming the retry guard staged in the job directory when `guard`.
-pub async fn submit_held_guarded(
-    remote: &dyn Remote,
-    layout: &Layout,
-    name: &str,
-    secrets: &[(String, String)],
-    checksum: Option<&str>,
-    guard: bool,
-    t: Duration,
-) -> Result<Queued, SubmitError> {
-    let stdin = secrets_stdin(secrets).map_err(SubmitError::Refused)?;
-    let argv = submit_argv_guarded(layout, name, checksum, guard);
-    let script = layout.script_path();
-    let out = remote.run(&argv, Some(&stdin), t).await.map_err(|e| {
-        SubmitError::Lost(format!("submitting {script}: {e} (the job may be queued: submitting the launch again adopts it rather than queueing it twice)"))
-    })?;
-    match out.code {
-        Some(0) => {}
-        // The script decided (and cancelled whatever it had queued).
-        Some(_) => {
-            return Err(SubmitError::Refused(refusal(
-                out.code,
-                &out.stderr_lossy(),
-                &script,
-            )))
-        }
-        None => {
-            return Err(SubmitError::Lost(refusal(
-                out.code,
-                &out.stderr_lossy(),
-                &script,
-            )))
-        }
-    }
-    let text = out.stdout_lossy();
-    parse_queued(&text).ok_or_else(|| {
-        SubmitError::Lost(format!(
-            "submitting {script} printed no job id: {}",
-            text.trim()
-        ))
-    })
 }
 
 /// The `slurmdash-job ID new|existing SUM` line.
@@ -530,19 +406,6 @@ pub fn parse_test_only(out: &str) -> Option<Estimate> {
         partition: after(" in partition ").unwrap_or_default(),
         text: line.trim().trim_start_matches("sbatch: ").to_string(),
     })
-}
-
-pub async fn test_only(remote: &dyn Remote, script: &str, t: Duration) -> Result<Estimate, String> {
-    let argv = test_only_argv();
-    let out = remote
-        .run(&argv, Some(script.as_bytes()), t)
-        .await
-        .map_err(|e| e.to_string())?;
-    let text = format!("{}{}", out.stderr_lossy(), out.stdout_lossy());
-    match parse_test_only(&text) {
-        Some(e) if out.success() => Ok(e),
-        _ => Err(failure(remote, &argv, &out)),
-    }
 }
 
 #[cfg(test)]

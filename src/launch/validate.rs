@@ -69,6 +69,16 @@ pub struct Plan {
     pub max_resumes: u32,
 }
 
+impl Plan {
+    /// What this launch sets beyond what every launch sets (for `sbatch_env`).
+    pub fn sbatch_sets(&self) -> crate::launch::sbatch_env::Sets {
+        crate::launch::sbatch_env::Sets {
+            account: self.account.is_some(),
+            mem: self.mem.is_some(),
+        }
+    }
+}
+
 /// `4h`, `90m`, `1d12h`, `45s`, or Slurm's own forms (`04:00:00`, `2-00:00:00`, bare
 /// minutes).
 pub fn parse_time(s: &str) -> Result<Duration, String> {
@@ -453,7 +463,7 @@ pub fn validate(spec: &LaunchSpec, facts: &ClusterFacts) -> Result<Plan, Vec<Pro
         }
     }
     let mut extra_sbatch = spec.extra_sbatch.clone();
-    match crate::launch::guard::mail_options(&spec.mail_type, &spec.mail_user) {
+    match mail_options(&spec.mail_type, &spec.mail_user) {
         Ok(o) => extra_sbatch.extend(o),
         Err(e) => bad(Field::Extra, e),
     }
@@ -695,4 +705,68 @@ fn fit_nodes(
         });
     }
     out
+}
+
+/// `--mail-type` values sbatch accepts.
+const MAIL_TYPES: &[&str] = &[
+    "NONE",
+    "BEGIN",
+    "END",
+    "FAIL",
+    "REQUEUE",
+    "ALL",
+    "INVALID_DEPEND",
+    "STAGE_OUT",
+    "TIME_LIMIT",
+    "TIME_LIMIT_90",
+    "TIME_LIMIT_80",
+    "TIME_LIMIT_50",
+    "ARRAY_TASKS",
+];
+
+/// The sbatch options for a launch's mail settings, or what is wrong with them.
+pub fn mail_options(mail_type: &str, mail_user: &str) -> Result<Vec<String>, String> {
+    let (t, u) = (mail_type.trim(), mail_user.trim());
+    let mut v = Vec::new();
+    if !t.is_empty() {
+        for part in t.split(',') {
+            if !MAIL_TYPES.contains(&part.trim().to_ascii_uppercase().as_str()) {
+                return Err(format!(
+                    "mail type `{part}` is not one of {}",
+                    MAIL_TYPES.join(", ")
+                ));
+            }
+        }
+        v.push(format!(
+            "--mail-type={}",
+            t.split(',')
+                .map(|p| p.trim().to_ascii_uppercase())
+                .collect::<Vec<_>>()
+                .join(",")
+        ));
+    }
+    if !u.is_empty() {
+        if u.contains(|c: char| c.is_whitespace() || c.is_control() || c == '\'' || c == '"') {
+            return Err(format!("mail user `{u}` must be one address"));
+        }
+        v.push(format!("--mail-user={u}"));
+    }
+    Ok(v)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mail_options_are_checked() {
+        assert_eq!(
+            mail_options("end,fail", "me@example.org").unwrap(),
+            ["--mail-type=END,FAIL", "--mail-user=me@example.org"]
+        );
+        assert!(mail_options("sometimes", "").is_err());
+        assert!(mail_options("", "a b").is_err());
+        assert!(mail_options("", "").unwrap().is_empty());
+    }
 }

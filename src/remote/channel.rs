@@ -14,7 +14,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use super::display_argv;
 use super::exec::{pump, ExecEvent, ExecStream, QUEUE};
 use super::frame;
-use super::ssh::Live;
+use super::session::Live;
 use super::stream::{self, FileStream, StreamEvent};
 
 /// What a channel needs: the master, the process's sessions, how long to wait for one.

@@ -15,6 +15,7 @@ mod lasthost;
 pub mod local;
 mod master;
 mod readfile;
+mod session;
 mod sockets;
 pub mod ssh;
 pub mod stream;

@@ -62,11 +62,11 @@ impl OpKind {
         }
     }
 
-    /// The whole remote command: one exec for any number of ids.
+    /// The Slurm command: one exec for any number of ids.
     pub fn argv(self, ids: &[JobId]) -> Vec<String> {
         let mut a: Vec<String> = match self {
-            // Retry guards of these jobs first, in the same command (`launch::guard`).
-            OpKind::Cancel => return crate::launch::guard::cancel_argv(ids),
+            // `io::ops::run` sends the guard-aware cancel of `launch::guard` instead.
+            OpKind::Cancel => return super::command::scancel(ids),
             // `uhold`, not `hold`: a hold the user can release even when they
             // are a Slurm operator (for whom `hold` is an admin hold).
             OpKind::Hold => vec!["scontrol".into(), "uhold".into()],
@@ -360,8 +360,7 @@ mod tests {
         let op = JobOp::new(OpKind::Hold, ids(&["5", "6_2", "7+1", "7+0"]));
         assert_eq!(op.argv(), ["scontrol", "uhold", "5", "6_2", "7"]);
         let cancel = JobOp::new(OpKind::Cancel, ids(&["5", "5"])).argv();
-        assert_eq!(&cancel[cancel.len() - 2..], ["--verbose", "5"]);
-        assert!(cancel[2].ends_with("exec scancel \"$@\""));
+        assert_eq!(cancel, ["scancel", "--verbose", "5"]);
         assert_eq!(op.describe(), "hold 3 jobs (5, 6_2, 7)");
     }
 

@@ -1,6 +1,6 @@
 //! The cluster at a glance: one row per partition from sinfo (node states, GPUs), scontrol
 //! (MaxTime and rules) and an all-users squeue (running/pending jobs, pending GPU demand).
-//! Pure; the fetch is `worker::partitions`, shared by anything that needs partition data.
+//! Pure; the fetch is `io::partitions`, shared by anything that needs partition data.
 
 use super::command::{self, FIELD_SEP, RECORD_END};
 use super::error::ParseError;

@@ -220,7 +220,7 @@ impl Widget for FormWidget<'_> {
                     "# your login environment sets:",
                     t.dim(),
                 )));
-                let sets = crate::launch::sbatch_env::Sets::of(&p.plan);
+                let sets = p.plan.sbatch_sets();
                 for d in crate::launch::sbatch_env::describe(env, sets) {
                     lines.push(Line::from(Span::styled(format!("#   {d}"), t.dim())));
                 }

@@ -3,6 +3,7 @@
 //! request wins; each frees its own slot), answers each refresh with one message, and
 //! samples the transport for the status bar and :stats.
 
+use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -10,15 +11,38 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinHandle;
 
 use crate::action::{Cmd, Msg};
-use crate::payload::{ConnState, Refresh};
+use crate::io;
+use crate::payload::{ConnState, DetailSource, Refresh, Request, Tunnel};
 use crate::remote::Remote;
 use crate::slurm::command::SqueueQuery;
-use crate::slurm::model::{Job, JobId};
+use crate::slurm::live::LiveTarget;
+use crate::slurm::model::{Job, JobDetail, JobId};
+use crate::slurm::ops::{JobEdit, JobOp};
 use crate::worker::flight::Flight;
-use crate::worker::{ops, tailer};
+use crate::worker::tailer;
 
 fn now() -> chrono::NaiveDateTime {
     chrono::Local::now().naive_local()
+}
+
+/// A form submission gets the cluster guard that `[retry]` asks for.
+fn with_guard(
+    cmd: Cmd,
+    policy: &crate::retry::RetryPolicy,
+    patterns: &crate::triage::Patterns,
+) -> Cmd {
+    match cmd {
+        Cmd::Submit {
+            cluster,
+            mut prepared,
+        } => {
+            if prepared.guard.is_err() {
+                prepared.guard = prepared.guard_plan(policy, patterns, None);
+            }
+            Cmd::Submit { cluster, prepared }
+        }
+        other => other,
+    }
 }
 
 /// The transport's counters are sampled for :stats every this many clock ticks (seconds).
@@ -75,7 +99,7 @@ pub struct Hub {
     refresh: Flight<Vec<JobId>>,
     detail: Flight<JobId>,
     pending: Flight<Box<Job>>,
-    live: Flight<Box<crate::slurm::live::LiveTarget>>,
+    live: Flight<Box<LiveTarget>>,
     /// The connection state last reported to App (by a refresh or by `tick`).
     reported: Arc<Mutex<Option<ConnState>>>,
     ticks: u64,
@@ -84,7 +108,7 @@ pub struct Hub {
     /// The files view's copy under way.
     files: crate::worker::files::FilesWorker,
     /// The jobs whose batch script was asked to be kept (once each).
-    asked: Arc<crate::worker::keep::Asked>,
+    asked: Arc<io::keep::Asked>,
 }
 
 impl Hub {
@@ -132,86 +156,34 @@ impl Hub {
             Cmd::PollWith { sacct } => self.refresh(sacct),
             Cmd::Reconnect => self.remote.retry_now(),
             Cmd::FetchDetail(id) => {
-                let (tx, remote, s) = self.parts();
                 let asked = self.asked.clone();
-                self.detail.request(id, move |id| {
-                    let (tx, remote, s) = (tx.clone(), remote.clone(), s.clone());
-                    let asked = asked.clone();
-                    async move {
-                        // A finished job's detail comes from one sacct read that also
-                        // gives its use figures.
-                        let (result, used) =
-                            crate::worker::history::detail(remote.as_ref(), &id, s.timeout).await;
-                        let to_keep = crate::worker::keep::to_keep(&result, s.keep_scripts);
-                        let _ = tx.send(Msg::Detail {
-                            id: id.clone(),
-                            result: Box::new(result),
-                        });
-                        if let Some(u) = used {
-                            let _ = tx.send(Msg::JobUse {
-                                id,
-                                result: Box::new(u),
-                            });
-                        }
-                        // While slurmctld has it: the script of a job slurmdash did not
-                        // launch, for a relaunch after it ended (on its own task: the next
-                        // selection's read does not wait for it).
-                        if let Some(d) = to_keep {
-                            tokio::spawn(async move {
-                                let r = crate::worker::keep::keep(
-                                    remote.as_ref(),
-                                    &s.registry,
-                                    &s.cluster,
-                                    &asked,
-                                    &d,
-                                    s.timeout,
-                                )
-                                .await;
-                                tracing::debug!(cluster = %s.cluster, job = ?d.id, outcome = ?r, "batch script");
-                            });
-                        }
-                    }
-                });
+                self.fly(&self.detail, id, move |t, id| detail(t, id, asked.clone()));
             }
-            Cmd::FetchPending(job) => {
-                let (tx, remote, s) = self.parts();
-                self.pending.request(job, move |job| {
-                    let (tx, remote, s) = (tx.clone(), remote.clone(), s.clone());
-                    async move {
-                        let result =
-                            crate::worker::pending::fetch(remote.as_ref(), &job, s.timeout).await;
-                        let _ = tx.send(Msg::Pending {
-                            id: job.id.clone(),
-                            result: Box::new(result),
-                        });
-                    }
-                });
-            }
-            Cmd::FetchPartitions => {
-                let (tx, remote, s) = self.parts();
-                tokio::spawn(async move {
-                    let result = crate::worker::partitions::fetch(remote.as_ref(), s.timeout).await;
-                    let _ = tx.send(Msg::Partitions { result, at: now() });
-                });
-            }
-            Cmd::FetchUsage { days } => {
-                let (tx, remote, s) = self.parts();
-                tokio::spawn(async move {
-                    let result = crate::worker::usage::read(remote.as_ref(), days, s.timeout).await;
-                    let _ = tx.send(Msg::Usage {
-                        days,
-                        result: Box::new(result),
-                        at: now(),
-                    });
-                });
-            }
-            Cmd::FetchWaits => {
-                let (tx, remote, s) = self.parts();
-                tokio::spawn(async move {
-                    let result = crate::worker::usage::waits(remote.as_ref(), s.timeout).await;
-                    let _ = tx.send(Msg::Waits { result, at: now() });
-                });
-            }
+            Cmd::FetchPending(job) => self.fly(&self.pending, job, pending),
+            Cmd::SampleLive(target) => self.fly(&self.live, target, live),
+            Cmd::FetchPartitions => self.spawn(partitions),
+            Cmd::FetchUsage { days } => self.spawn(|t| usage(t, days)),
+            Cmd::FetchWaits => self.spawn(waits),
+            Cmd::Op(op) => self.spawn(|t| job_op(t, op)),
+            Cmd::Edit(id, edit) => self.spawn(|t| edit_job(t, id, edit)),
+            Cmd::FetchLimits => self.spawn(limits),
+            Cmd::CheckRetries => self.spawn(check_retries),
+            Cmd::Triage {
+                id,
+                detail,
+                source,
+                results_dir,
+            } => self.spawn(|t| triage(t, id, detail, source, results_dir)),
+            Cmd::Forward {
+                id,
+                node,
+                port,
+                path,
+            } => self.spawn(|t| forward(t, id, node, port, path)),
+            Cmd::Unforward(tunnel) => self.spawn(|t| unforward(t, tunnel)),
+            Cmd::History(req) => self.spawn(|t| history(t, req)),
+            Cmd::Relaunch { id, job_dir } => self.spawn(|t| relaunch(t, id, job_dir)),
+            Cmd::Recover(id) => self.spawn(|t| recover(t, id)),
             Cmd::Tail(targets) => {
                 self.stop_tails();
                 for (job, stream, path) in targets {
@@ -225,76 +197,11 @@ impl Hub {
                     ));
                 }
             }
-            Cmd::Op(op) => {
-                let (tx, remote, s) = self.parts();
-                tokio::spawn(async move {
-                    let result = ops::run(remote.as_ref(), &op, s.timeout).await;
-                    if let Err(e) = &result {
-                        tracing::error!(cluster = %s.cluster, error = %e, "job action failed");
-                    }
-                    let _ = tx.send(Msg::OpDone { op, result });
-                });
-            }
-            Cmd::Edit(id, edit) => {
-                let (tx, remote, s) = self.parts();
-                tokio::spawn(async move {
-                    let result = ops::edit(remote.as_ref(), &id, &edit, s.timeout).await;
-                    let _ = tx.send(Msg::Edited { id, edit, result });
-                });
-            }
-            Cmd::FetchLimits => {
-                let (tx, remote, s) = self.parts();
-                tokio::spawn(async move {
-                    let _ = tx.send(Msg::Limits(
-                        ops::partitions(remote.as_ref(), s.timeout).await,
-                    ));
-                });
-            }
-            Cmd::CheckRetries => {
-                let (tx, remote, s) = self.parts();
-                tokio::spawn(async move {
-                    let secret = |n: &str| std::env::var(n).ok();
-                    let check = crate::worker::retry::RetryCheck {
-                        remote: remote.as_ref(),
-                        registry: &s.registry,
-                        cluster: &s.cluster,
-                        policy: s.retry.clone(),
-                        patterns: &s.patterns,
-                        timeout: s.timeout,
-                        secret: &secret,
-                        allow_submit: !s.read_only,
-                    };
-                    let result = crate::worker::retry::check(&check).await;
-                    let _ = tx.send(Msg::Retries(result));
-                });
-            }
-            Cmd::Triage {
-                id,
-                detail,
-                source,
-                results_dir,
-            } => {
-                let (tx, remote, s) = self.parts();
-                tokio::spawn(async move {
-                    let result = crate::worker::triage::triage_job(
-                        remote.as_ref(),
-                        &detail,
-                        source,
-                        results_dir.as_deref(),
-                        &s.patterns,
-                    )
-                    .await;
-                    let _ = tx.send(Msg::Triaged {
-                        id,
-                        result: Box::new(result),
-                    });
-                });
-            }
             cmd @ (Cmd::FetchLaunchFacts
             | Cmd::TestOnly(_)
             | Cmd::Submit { .. }
             | Cmd::LoadRegistryJobs(_)) => crate::worker::launch::spawn(
-                crate::worker::guard_sync::with_guard(cmd, &self.s.retry, &self.s.patterns),
+                with_guard(cmd, &self.s.retry, &self.s.patterns),
                 self.remote.clone(),
                 self.s.registry.clone(),
                 self.tx.clone(),
@@ -307,143 +214,56 @@ impl Hub {
                     self.start_timer(tokio::time::Instant::now() + every, every);
                 }
             }
-            Cmd::Forward {
-                id,
-                node,
-                port,
-                path,
-            } => {
-                let (tx, remote, _) = self.parts();
-                tokio::spawn(async move {
-                    let want = if port > 1023 { port } else { 8000 };
-                    let result = match crate::remote::free_local_port(want) {
-                        None => Err(format!("no free local port from {want} on")),
-                        Some(local) => remote
-                            .forward(local, &node, port, false)
-                            .await
-                            .map(|()| local)
-                            .map_err(|e| e.to_string()),
-                    };
-                    let _ = tx.send(Msg::Forwarded {
-                        id,
-                        node,
-                        port,
-                        path,
-                        result,
-                    });
-                });
-            }
-            Cmd::Unforward(t) => {
-                let remote = self.remote.clone();
-                tokio::spawn(async move {
-                    if let Err(e) = remote.forward(t.local, &t.node, t.port, true).await {
-                        tracing::warn!(error = %e, "closing a tunnel");
-                    }
-                });
-            }
-            Cmd::History(req) => {
-                let (tx, remote, s) = self.parts();
-                tokio::spawn(async move {
-                    let generation = req.generation;
-                    let send = |p| {
-                        let _ = tx.send(Msg::History {
-                            generation,
-                            result: Box::new(Ok(p)),
-                        });
-                    };
-                    let r =
-                        crate::worker::history::run(remote.as_ref(), &req, s.timeout, &send).await;
-                    if let Err(e) = r {
-                        let _ = tx.send(Msg::History {
-                            generation,
-                            result: Box::new(Err(e)),
-                        });
-                    }
-                });
-            }
-            Cmd::Relaunch { id, job_dir } => {
-                let (tx, remote, s) = self.parts();
-                tokio::spawn(async move {
-                    let result =
-                        crate::worker::history::relaunch(remote.as_ref(), &id, &job_dir, s.timeout)
-                            .await;
-                    let _ = tx.send(Msg::Relaunch {
-                        id,
-                        result: Box::new(result),
-                    });
-                });
-            }
-            Cmd::Recover(id) => {
-                let (tx, remote, s) = self.parts();
-                tokio::spawn(async move {
-                    let kept = crate::kept_scripts::KeptScripts::under(s.registry.dir());
-                    let result = crate::worker::history::recover(
-                        remote.as_ref(),
-                        &id,
-                        s.timeout,
-                        // Off (`[ui] keep_scripts = false`): no copy is read or mentioned.
-                        s.keep_scripts.then_some((&kept, s.cluster.as_str())),
-                    )
-                    .await;
-                    let _ = tx.send(Msg::Recovered {
-                        id,
-                        result: Box::new(result),
-                    });
-                });
-            }
-            Cmd::SampleLive(t) => crate::worker::live::spawn(
-                &self.live,
-                t,
-                self.remote.clone(),
-                self.tx.clone(),
-                self.s.timeout,
-            ),
             Cmd::Files(c) => {
-                let (tx, remote, s) = self.parts();
-                self.files.run(c, remote, tx, s.timeout);
+                let t = self.task();
+                self.files.run(c, t.remote, t.tx, t.s.timeout);
             }
             Cmd::ToCluster(_, c) => self.run(*c),
             Cmd::Quit | Cmd::Suspend | Cmd::AddCluster(_) | Cmd::Shell { .. } => {}
         }
     }
 
-    fn parts(&self) -> (UnboundedSender<Msg>, Arc<dyn Remote>, Arc<HubSettings>) {
-        (self.tx.clone(), self.remote.clone(), self.s.clone())
+    fn task(&self) -> Task {
+        Task {
+            tx: self.tx.clone(),
+            remote: self.remote.clone(),
+            s: self.s.clone(),
+        }
+    }
+
+    /// Runs `work` on a task of its own and sends the message it answers with.
+    fn spawn<F>(&self, work: impl FnOnce(Task) -> F)
+    where
+        F: Future + Send + 'static,
+        F::Output: Answer,
+    {
+        let t = self.task();
+        let answer = work(t.clone());
+        tokio::spawn(async move { answer.await.send_to(&t) });
+    }
+
+    /// Like [`spawn`](Self::spawn), through `flight`: one at a time, the newest waiting
+    /// request next.
+    fn fly<T, F>(&self, flight: &Flight<T>, req: T, work: impl Fn(Task, T) -> F + Send + 'static)
+    where
+        T: Send + 'static,
+        F: Future + Send + 'static,
+        F::Output: Answer,
+    {
+        let t = self.task();
+        flight.request(req, move |req| {
+            let answer = work(t.clone(), req);
+            let t = t.clone();
+            async move { answer.await.send_to(&t) }
+        });
     }
 
     /// One refresh (squeue, start estimates, sacct for `gone`) in one remote exec, answered
     /// by one message.
     fn refresh(&mut self, gone: Vec<JobId>) {
-        let (tx, remote, s) = self.parts();
         let reported = self.reported.clone();
-        self.refresh.request(gone, move |gone| {
-            let (tx, remote, s) = (tx.clone(), remote.clone(), s.clone());
-            let reported = reported.clone();
-            async move {
-                let started = Instant::now();
-                let result =
-                    crate::worker::poll::poll(remote.as_ref(), &s.query, &gone, s.timeout).await;
-                #[cfg(debug_assertions)]
-                if std::env::var_os("SLURMDASH_TEST_PANIC").is_some_and(|v| v == "worker") {
-                    panic!("SLURMDASH_TEST_PANIC=worker: a deliberate panic in the queue worker (debug builds only, for the exit-path tests)");
-                }
-                if let Err(e) = &result {
-                    tracing::error!(cluster = %s.cluster, error = %e, "refresh failed");
-                }
-                let state = remote.state();
-                *reported.lock().unwrap_or_else(PoisonError::into_inner) = Some(state.clone());
-                let (result, extra) = match result {
-                    Ok((jobs, extra)) => (Ok(jobs), Some(extra)),
-                    Err(e) => (Err(e), None),
-                };
-                let _ = tx.send(Msg::Queue(Box::new(Refresh {
-                    result,
-                    extra,
-                    conn: Some((state, remote.host())),
-                    at: now(),
-                    took: started.elapsed(),
-                })));
-            }
+        self.fly(&self.refresh, gone, move |t, gone| {
+            poll(t, gone, reported.clone())
         });
     }
 
@@ -507,5 +327,251 @@ impl Drop for Hub {
     fn drop(&mut self) {
         self.stop();
         self.forward.abort();
+    }
+}
+
+/// What a command's task works with: the hub's outbox, its cluster's remote and settings.
+#[derive(Clone)]
+struct Task {
+    tx: UnboundedSender<Msg>,
+    remote: Arc<dyn Remote>,
+    s: Arc<HubSettings>,
+}
+
+impl Task {
+    fn r(&self) -> &dyn Remote {
+        self.remote.as_ref()
+    }
+
+    fn send(&self, m: Msg) {
+        let _ = self.tx.send(m);
+    }
+}
+
+/// What a task ends with: its message, or nothing (it sent its own, or has none).
+trait Answer {
+    fn send_to(self, t: &Task);
+}
+
+impl Answer for Msg {
+    fn send_to(self, t: &Task) {
+        t.send(self);
+    }
+}
+
+impl Answer for () {
+    fn send_to(self, _: &Task) {}
+}
+
+// Each command's task: its round trip (`io::`) and the message it answers with.
+
+async fn poll(t: Task, gone: Vec<JobId>, reported: Arc<Mutex<Option<ConnState>>>) -> Msg {
+    let started = Instant::now();
+    let result = io::poll::poll(t.r(), &t.s.query, &gone, t.s.timeout).await;
+    #[cfg(debug_assertions)]
+    if std::env::var_os("SLURMDASH_TEST_PANIC").is_some_and(|v| v == "worker") {
+        panic!("SLURMDASH_TEST_PANIC=worker: a deliberate panic in the queue worker (debug builds only, for the exit-path tests)");
+    }
+    if let Err(e) = &result {
+        tracing::error!(cluster = %t.s.cluster, error = %e, "refresh failed");
+    }
+    let state = t.remote.state();
+    *reported.lock().unwrap_or_else(PoisonError::into_inner) = Some(state.clone());
+    let (result, extra) = match result {
+        Ok((jobs, extra)) => (Ok(jobs), Some(extra)),
+        Err(e) => (Err(e), None),
+    };
+    Msg::Queue(Box::new(Refresh {
+        result,
+        extra,
+        conn: Some((state, t.remote.host())),
+        at: now(),
+        took: started.elapsed(),
+    }))
+}
+
+async fn detail(t: Task, id: JobId, asked: Arc<io::keep::Asked>) {
+    // A finished job's detail comes from one sacct read that also gives its use figures.
+    let (result, used) = io::history::detail(t.r(), &id, t.s.timeout).await;
+    let to_keep = io::keep::to_keep(&result, t.s.keep_scripts);
+    t.send(Msg::Detail {
+        id: id.clone(),
+        result: Box::new(result),
+    });
+    if let Some(u) = used {
+        t.send(Msg::JobUse {
+            id,
+            result: Box::new(u),
+        });
+    }
+    // While slurmctld has it: the script of a job slurmdash did not launch, for a relaunch
+    // after it ended (on its own task: the next selection's read does not wait for it).
+    if let Some(d) = to_keep {
+        tokio::spawn(async move {
+            let s = &t.s;
+            let r = io::keep::keep(t.r(), &s.registry, &s.cluster, &asked, &d, s.timeout).await;
+            tracing::debug!(cluster = %s.cluster, job = ?d.id, outcome = ?r, "batch script");
+        });
+    }
+}
+
+async fn pending(t: Task, job: Box<Job>) -> Msg {
+    let result = io::pending::fetch(t.r(), &job, t.s.timeout).await;
+    Msg::Pending {
+        id: job.id.clone(),
+        result: Box::new(result),
+    }
+}
+
+async fn live(t: Task, target: Box<LiveTarget>) -> Msg {
+    let result = io::live::sample(t.r(), &target, t.s.timeout).await;
+    Msg::Live {
+        id: target.id.clone(),
+        result: Box::new(result),
+        at: now(),
+    }
+}
+
+async fn partitions(t: Task) -> Msg {
+    let result = io::partitions::fetch(t.r(), t.s.timeout).await;
+    Msg::Partitions { result, at: now() }
+}
+
+async fn usage(t: Task, days: u32) -> Msg {
+    let result = io::usage::read(t.r(), days, t.s.timeout).await;
+    Msg::Usage {
+        days,
+        result: Box::new(result),
+        at: now(),
+    }
+}
+
+async fn waits(t: Task) -> Msg {
+    let result = io::usage::waits(t.r(), t.s.timeout).await;
+    Msg::Waits { result, at: now() }
+}
+
+async fn job_op(t: Task, op: JobOp) -> Msg {
+    let result = io::ops::run(t.r(), &op, t.s.timeout).await;
+    if let Err(e) = &result {
+        tracing::error!(cluster = %t.s.cluster, error = %e, "job action failed");
+    }
+    Msg::OpDone { op, result }
+}
+
+async fn edit_job(t: Task, id: JobId, edit: JobEdit) -> Msg {
+    let result = io::ops::edit(t.r(), &id, &edit, t.s.timeout).await;
+    Msg::Edited { id, edit, result }
+}
+
+async fn limits(t: Task) -> Msg {
+    Msg::Limits(io::ops::partitions(t.r(), t.s.timeout).await)
+}
+
+async fn check_retries(t: Task) -> Msg {
+    let s = &t.s;
+    let secret = |n: &str| std::env::var(n).ok();
+    let check = io::retry::RetryCheck {
+        remote: t.r(),
+        registry: &s.registry,
+        cluster: &s.cluster,
+        policy: s.retry.clone(),
+        patterns: &s.patterns,
+        timeout: s.timeout,
+        secret: &secret,
+        allow_submit: !s.read_only,
+    };
+    Msg::Retries(io::retry::check(&check).await)
+}
+
+async fn triage(
+    t: Task,
+    id: JobId,
+    detail: Box<JobDetail>,
+    source: DetailSource,
+    results_dir: Option<String>,
+) -> Msg {
+    let result = io::triage::triage_job(
+        t.r(),
+        &detail,
+        source,
+        results_dir.as_deref(),
+        &t.s.patterns,
+    )
+    .await;
+    Msg::Triaged {
+        id,
+        result: Box::new(result),
+    }
+}
+
+async fn forward(t: Task, id: JobId, node: String, port: u16, path: String) -> Msg {
+    let want = if port > 1023 { port } else { 8000 };
+    let result = match crate::remote::free_local_port(want) {
+        None => Err(format!("no free local port from {want} on")),
+        Some(local) => t
+            .remote
+            .forward(local, &node, port, false)
+            .await
+            .map(|()| local)
+            .map_err(|e| e.to_string()),
+    };
+    Msg::Forwarded {
+        id,
+        node,
+        port,
+        path,
+        result,
+    }
+}
+
+async fn unforward(t: Task, tunnel: Tunnel) {
+    if let Err(e) = t
+        .remote
+        .forward(tunnel.local, &tunnel.node, tunnel.port, true)
+        .await
+    {
+        tracing::warn!(error = %e, "closing a tunnel");
+    }
+}
+
+async fn history(t: Task, req: Request) {
+    let generation = req.generation;
+    let send = |p| {
+        let _ = t.tx.send(Msg::History {
+            generation,
+            result: Box::new(Ok(p)),
+        });
+    };
+    if let Err(e) = io::history::run(t.r(), &req, t.s.timeout, &send).await {
+        t.send(Msg::History {
+            generation,
+            result: Box::new(Err(e)),
+        });
+    }
+}
+
+async fn relaunch(t: Task, id: JobId, job_dir: String) -> Msg {
+    let result = io::history::relaunch(t.r(), &id, &job_dir, t.s.timeout).await;
+    Msg::Relaunch {
+        id,
+        result: Box::new(result),
+    }
+}
+
+async fn recover(t: Task, id: JobId) -> Msg {
+    let s = &t.s;
+    let kept = crate::kept_scripts::KeptScripts::under(s.registry.dir());
+    let result = io::history::recover(
+        t.r(),
+        &id,
+        s.timeout,
+        // Off (`[ui] keep_scripts = false`): no copy is read or mentioned.
+        s.keep_scripts.then_some((&kept, s.cluster.as_str())),
+    )
+    .await;
+    Msg::Recovered {
+        id,
+        result: Box::new(result),
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::action::{Cmd, Msg};
-use crate::launch::{facts, submit};
+use crate::launch::submit;
 use crate::registry::{Entry, Registry};
 use crate::remote::Remote;
 use crate::slurm::model::{Job, JobDetail, JobId};
@@ -28,21 +28,22 @@ pub fn spawn(
     tokio::spawn(async move {
         let r = remote.as_ref();
         let msg = match cmd {
-            Cmd::FetchLaunchFacts => Msg::LaunchFacts(facts::fetch(r, timeout).await),
-            Cmd::TestOnly(p) => Msg::TestOnly(submit::test_only(r, &p, timeout).await),
+            Cmd::FetchLaunchFacts => Msg::LaunchFacts(crate::io::facts::fetch(r, timeout).await),
+            Cmd::TestOnly(p) => Msg::TestOnly(crate::io::submit::test_only(r, &p, timeout).await),
             Cmd::Submit { cluster, prepared } => {
-                let target = submit::Target {
+                let target = crate::io::submit::Target {
                     remote: r,
                     cluster: &cluster,
                     registry: &registry,
                     timeout,
                     convert_timeout: Duration::from_secs(30 * 60),
                 };
-                let result =
-                    match submit::read_secrets(&prepared.plan.secrets, |n| std::env::var(n).ok()) {
-                        Ok(secrets) => submit::submit(&target, &prepared, &secrets).await,
-                        Err(e) => Err(e),
-                    };
+                let result = match submit::read_secrets(&prepared.plan.secrets, |n| {
+                    std::env::var(n).ok()
+                }) {
+                    Ok(secrets) => crate::io::submit::submit(&target, &prepared, &secrets).await,
+                    Err(e) => Err(e),
+                };
                 Msg::Submitted(Box::new(result))
             }
             Cmd::LoadRegistryJobs(cluster) => {
@@ -78,7 +79,7 @@ pub async fn registry_jobs(
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let details = crate::worker::fetch::final_states(remote, &ids, timeout).await?;
+    let details = crate::io::fetch::final_states(remote, &ids, timeout).await?;
     // Right after a job ends, slurmdbd may hold a partial record (named `allocation`, no
     // partition or work dir) until slurmctld's start message lands: fill in what we know.
     Ok(details

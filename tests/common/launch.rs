@@ -5,14 +5,15 @@
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use slurmdash::launch::facts;
-use slurmdash::launch::submit::{self, Submitted, Target};
+use slurmdash::io::facts;
+use slurmdash::io::retry::{check, RetryCheck, RetryEvent};
+use slurmdash::io::submit::Target;
+use slurmdash::launch::submit::{self, Submitted};
 use slurmdash::launch::LaunchSpec;
 use slurmdash::registry::{Entry, Registry};
 use slurmdash::remote::Remote;
 use slurmdash::retry::RetryPolicy;
 use slurmdash::triage::Patterns;
-use slurmdash::worker::retry::{check, RetryCheck, RetryEvent};
 
 use super::{dev_config, remote, scratch, slurmdash_command, T};
 
@@ -93,7 +94,7 @@ pub async fn launch(
         timeout: T,
         convert_timeout: T,
     };
-    let s = submit::submit(&target, &p, secrets)
+    let s = slurmdash::io::submit::submit(&target, &p, secrets)
         .await
         .expect("submitted");
     (s, local)

@@ -4,12 +4,12 @@
 
 use std::time::Duration;
 
+use crate::io::fetch::stdout_of;
 use crate::remote::Remote;
 use crate::slurm::batch::{self, Section};
 use crate::slurm::limits::parse_assoc_mgr;
 use crate::slurm::parse::{parse_sshare, read_squeue};
 use crate::slurm::usage::{self, AcctJob, UsageReport};
-use crate::worker::fetch::stdout_of;
 
 fn first_line(s: &Section) -> String {
     let e = s.stderr.trim();

@@ -4,16 +4,26 @@
 use std::time::Duration;
 
 use super::fetch::{failure, stdout_of};
+use crate::launch::guard;
 use crate::remote::Remote;
 use crate::slurm::command;
 use crate::slurm::model::{CancelOutcome, JobId, Partition};
-use crate::slurm::ops::{JobEdit, JobOp, OpReport};
+use crate::slurm::ops::{JobEdit, JobOp, OpKind, OpReport};
 use crate::slurm::parse::parse_scontrol_partitions;
+
+/// The command `op` runs: a cancel first cancels the jobs' retry guards, in the same
+/// command (`launch::guard::cancel_argv`), so that a cancelled job is not retried.
+fn argv(op: &JobOp) -> Vec<String> {
+    match op.kind {
+        OpKind::Cancel => guard::cancel_argv(&op.ids),
+        _ => op.argv(),
+    }
+}
 
 /// Runs `op` (one scancel or scontrol for all its ids). A refusal is part of the report;
 /// `Err` only when the command could not run or said something no id explains.
 pub async fn run(remote: &dyn Remote, op: &JobOp, timeout: Duration) -> Result<OpReport, String> {
-    let argv = op.argv();
+    let argv = argv(op);
     let out = remote
         .run(&argv, None, timeout)
         .await
@@ -57,4 +67,22 @@ pub async fn partitions(remote: &dyn Remote, timeout: Duration) -> Result<Vec<Pa
     let out = stdout_of(remote, &command::scontrol_show_partition(), None, timeout).await?;
     parse_scontrol_partitions(&out)
         .map_err(|e| format!("scontrol show partition printed something unexpected: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(v: &[&str]) -> Vec<JobId> {
+        v.iter().map(|s| s.parse().expect("job id")).collect()
+    }
+
+    #[test]
+    fn a_cancel_takes_the_retry_guards_with_it() {
+        let cancel = argv(&JobOp::new(OpKind::Cancel, ids(&["5", "5"])));
+        assert_eq!(&cancel[cancel.len() - 2..], ["--verbose", "5"]);
+        assert!(cancel[2].ends_with("exec scancel \"$@\""));
+        let hold = JobOp::new(OpKind::Hold, ids(&["5"]));
+        assert_eq!(argv(&hold), hold.argv());
+    }
 }

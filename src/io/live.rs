@@ -2,15 +2,10 @@
 //! its steps, nvidia-smi on each of its nodes through `srun --overlap`) in ONE remote exec.
 
 use std::hash::{BuildHasher, Hasher};
-use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::mpsc::UnboundedSender;
-
-use crate::action::Msg;
 use crate::remote::Remote;
 use crate::slurm::live::{self, LiveSample, LiveTarget};
-use crate::worker::flight::Flight;
 
 fn marker() -> String {
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
@@ -54,25 +49,4 @@ pub async fn sample(
             false => format!("live sample of job {}: {e} ({said})", t.id),
         }
     })
-}
-
-/// Samples `target` on a task; one sample at a time (a newer request waits, newest wins).
-pub fn spawn(
-    flight: &Flight<Box<LiveTarget>>,
-    target: Box<LiveTarget>,
-    remote: Arc<dyn Remote>,
-    tx: UnboundedSender<Msg>,
-    timeout: Duration,
-) {
-    flight.request(target, move |target| {
-        let (remote, tx) = (remote.clone(), tx.clone());
-        async move {
-            let result = sample(remote.as_ref(), &target, timeout).await;
-            let _ = tx.send(Msg::Live {
-                id: target.id.clone(),
-                result: Box::new(result),
-                at: chrono::Local::now().naive_local(),
-            });
-        }
-    });
 }

@@ -18,14 +18,14 @@ use std::time::Duration;
 
 use chrono::Utc;
 
+use crate::io::fetch::DetailSource;
+use crate::io::triage::triage_job;
 pub use crate::payload::RetryEvent;
 use crate::registry::{Attempt, Entry, Registry};
 use crate::remote::Remote;
 use crate::retry::{layout, RetryPolicy};
 use crate::slurm::model::{JobDetail, JobId};
 use crate::triage::Patterns;
-use crate::worker::fetch::DetailSource;
-use crate::worker::triage::triage_job;
 
 pub struct RetryCheck<'a> {
     pub remote: &'a dyn Remote,
@@ -60,7 +60,8 @@ pub async fn check(c: &RetryCheck<'_>) -> Result<(Vec<RetryEvent>, Vec<Entry>), 
     };
     let entries = mine(c.registry.load().map_err(|e| e.to_string())?);
     // Launches with a retry guard on the cluster: what it decided, and which to leave to it.
-    let (mut events, leave) = crate::worker::guard_sync::sync(c, &entries).await?;
+    let (mut events, leave) =
+        crate::io::guard_sync::sync(c.remote, c.registry, &c.policy, c.timeout, &entries).await?;
     let entries = if events.is_empty() {
         entries
     } else {
@@ -97,7 +98,7 @@ pub async fn check(c: &RetryCheck<'_>) -> Result<(Vec<RetryEvent>, Vec<Entry>), 
     // current one.
     let mut argv = crate::slurm::command::sacct_jobs(&ids);
     argv.push("--duplicates".into());
-    let out = crate::worker::fetch::stdout_of(c.remote, &argv, None, c.timeout).await?;
+    let out = crate::io::fetch::stdout_of(c.remote, &argv, None, c.timeout).await?;
     let records = crate::slurm::parse::parse_sacct(&out)
         .map_err(|e| format!("sacct printed something unexpected: {e}"))?;
     // Finished with a state Slurm requeues on, for a launch that asked for it: squeue
@@ -186,7 +187,7 @@ async fn live_jobs(remote: &dyn Remote, ids: &[JobId], t: Duration) -> Result<Ve
         if out.stderr_lossy().contains("Invalid job id") {
             return Ok(Vec::new());
         }
-        return Err(crate::worker::fetch::failure(remote, &argv, &out));
+        return Err(crate::io::fetch::failure(remote, &argv, &out));
     }
     Ok(out
         .stdout_lossy()
@@ -295,7 +296,7 @@ async fn resubmit(c: &RetryCheck<'_>, e: &Entry) -> Result<Queued, SubmitError> 
     let l = layout(e);
     let secrets = crate::launch::submit::read_secrets(&e.secrets, |n| (c.secret)(n))
         .map_err(SubmitError::Refused)?;
-    crate::launch::stage::submit_held(
+    crate::io::stage::submit_held(
         c.remote,
         &l,
         &e.name,

@@ -13,31 +13,16 @@
 //! any other is ignored and reported. Guards count only when they are the user's
 //! `sdguard-<name>` jobs.
 
+use std::time::Duration;
+
 use chrono::Utc;
 
-use crate::action::Cmd;
 use crate::launch::guard::{self, ChainLine};
 use crate::payload::RetryEvent;
-use crate::registry::{Attempt, Entry, GuardRecord};
+use crate::registry::{Attempt, Entry, GuardRecord, Registry};
+use crate::remote::Remote;
 use crate::retry::RetryPolicy;
-use crate::triage::{Class, Patterns};
-use crate::worker::retry::RetryCheck;
-
-/// A form submission gets the cluster guard that `[retry]` asks for.
-pub fn with_guard(cmd: Cmd, policy: &RetryPolicy, patterns: &Patterns) -> Cmd {
-    match cmd {
-        Cmd::Submit {
-            cluster,
-            mut prepared,
-        } => {
-            if prepared.guard.is_err() {
-                prepared.guard = guard::plan_for(&prepared, policy, patterns, None);
-            }
-            Cmd::Submit { cluster, prepared }
-        }
-        other => other,
-    }
-}
+use crate::triage::Class;
 
 fn class_of(code: &str) -> Option<Class> {
     [
@@ -269,7 +254,10 @@ pub fn apply(
 /// Reads the chains, records them, and returns the events and the local ids the retry check
 /// must leave to the cluster (a guard of the latest attempt is still queued or running).
 pub async fn sync(
-    c: &RetryCheck<'_>,
+    remote: &dyn Remote,
+    registry: &Registry,
+    policy: &RetryPolicy,
+    timeout: Duration,
     entries: &[Entry],
 ) -> Result<(Vec<RetryEvent>, Vec<String>), String> {
     let guarded: Vec<&Entry> = entries
@@ -286,7 +274,7 @@ pub async fn sync(
     }
     let dirs: Vec<String> = guarded.iter().map(|e| e.job_dir.clone()).collect();
     let argv = guard::read_chains_argv(&dirs);
-    let out = crate::worker::fetch::stdout_of(c.remote, &argv, None, c.timeout)
+    let out = crate::io::fetch::stdout_of(remote, &argv, None, timeout)
         .await
         .map_err(|e| format!("reading the retry guards' chain.jsonl: {e}"))?;
     let chains = guard::split_chains(&out);
@@ -308,7 +296,7 @@ pub async fn sync(
         (String::new(), Vec::new())
     } else {
         let argv = owners_argv(&ask);
-        let out = crate::worker::fetch::stdout_of(c.remote, &argv, None, c.timeout)
+        let out = crate::io::fetch::stdout_of(remote, &argv, None, timeout)
             .await
             .map_err(|e| format!("asking Slurm whose jobs the retry guards' chains name: {e}"))?;
         parse_owners(&out)
@@ -329,11 +317,11 @@ pub async fn sync(
             pending.push(e.local_id.clone());
         }
         let mut x = e.clone();
-        let seen = apply(&mut x, lines, c.policy.max_attempts(), &owner);
+        let seen = apply(&mut x, lines, policy.max_attempts(), &owner);
         if x != *e {
             let mut applied = Vec::new();
-            let ok = c.registry.update(&e.local_id, e.attempts.len(), |y| {
-                applied = apply(y, lines, c.policy.max_attempts(), &owner);
+            let ok = registry.update(&e.local_id, e.attempts.len(), |y| {
+                applied = apply(y, lines, policy.max_attempts(), &owner);
             });
             if matches!(ok, Ok(true)) {
                 events.extend(applied);
@@ -357,7 +345,7 @@ pub async fn sync(
     let live = if all.is_empty() {
         Vec::new()
     } else {
-        live(c, &all).await?
+        live(remote, timeout, &all).await?
     };
     let leave = waiting
         .into_iter()
@@ -373,7 +361,11 @@ pub async fn sync(
 
 /// The guard ids among `ids` that slurmctld still has queued or running as the user's
 /// jobs, with their names.
-async fn live(c: &RetryCheck<'_>, ids: &[u64]) -> Result<Vec<(u64, String)>, String> {
+async fn live(
+    remote: &dyn Remote,
+    timeout: Duration,
+    ids: &[u64],
+) -> Result<Vec<(u64, String)>, String> {
     let sep = crate::slurm::command::FIELD_SEP;
     let argv = vec![
         "squeue".to_string(),
@@ -385,16 +377,15 @@ async fn live(c: &RetryCheck<'_>, ids: &[u64]) -> Result<Vec<(u64, String)>, Str
         ),
         format!("--format=%i{sep}%T{sep}%j"),
     ];
-    let out = c
-        .remote
-        .run(&argv, None, c.timeout)
+    let out = remote
+        .run(&argv, None, timeout)
         .await
         .map_err(|e| e.to_string())?;
     if !out.success() {
         if out.stderr_lossy().contains("Invalid job id") {
             return Ok(Vec::new());
         }
-        return Err(crate::worker::fetch::failure(c.remote, &argv, &out));
+        return Err(crate::io::fetch::failure(remote, &argv, &out));
     }
     Ok(out
         .stdout_lossy()
@@ -417,6 +408,8 @@ async fn live(c: &RetryCheck<'_>, ids: &[u64]) -> Result<Vec<(u64, String)>, Str
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::io::retry::RetryCheck;
+    use crate::triage::Patterns;
 
     fn entry() -> Entry {
         let mut e = crate::registry::tests::entry("L1", 5);
@@ -577,7 +570,7 @@ mod tests {
             secret: &secret,
             allow_submit: true,
         };
-        crate::worker::retry::check(&c).await.unwrap()
+        crate::io::retry::check(&c).await.unwrap()
     }
 
     const ARMED: &str = "==> /lustre/r/L1/meta/chain.jsonl\n{\"time\":\"t\",\"event\":\"armed\",\"job\":\"5\",\"attempt\":1,\"guard\":\"6\"}\n";

@@ -6,12 +6,12 @@ use std::collections::HashSet;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use crate::io::fetch::stdout_of;
 use crate::kept_scripts::KeptScripts;
 use crate::registry::Registry;
 use crate::remote::Remote;
 use crate::slurm::eff::recover::scontrol_batch_script;
 use crate::slurm::model::JobDetail;
-use crate::worker::fetch::stdout_of;
 
 /// What [`keep`] did, for the debug log and tests.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,11 +3,11 @@
 
 use std::time::Duration;
 
+use crate::io::fetch::stdout_of;
 use crate::remote::Remote;
 use crate::slurm::eff::{self, Edge, JobUse};
 use crate::slurm::model::JobId;
 use crate::slurm::parse::Parsed;
-use crate::worker::fetch::stdout_of;
 
 pub use crate::payload::{Page, Recovered, Request};
 
