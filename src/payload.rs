@@ -56,6 +56,9 @@ pub enum RetryEvent {
         new: u64,
         attempt: usize,
         max_attempts: usize,
+        /// The guard resumed the launch rather than retried it: its decision
+        /// (`resumed after TIMEOUT as 12 (resume 2 of 10)`).
+        resumed: Option<String>,
     },
     /// An infrastructure failure that is not retried (limit reached, retry off, or the
     /// re-submission failed), with why.
@@ -103,6 +106,11 @@ impl RetryEvent {
             RetryEvent::Finished { job_id, state, .. } => {
                 format!("launched job {job_id} ended {state}")
             }
+            RetryEvent::Resubmitted {
+                failed,
+                resumed: Some(how),
+                ..
+            } => format!("job {failed} {how}"),
             RetryEvent::Resubmitted {
                 failed,
                 new,

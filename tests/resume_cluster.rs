@@ -109,7 +109,7 @@ async fn a_job_past_its_time_limit_resumes_and_completes_on_its_third_attempt() 
         common::tmux::Tmux::start_with(&dev_config(), &[], &[("SLURMDASH_STATE_DIR", &state_dir)]);
     t.wait(
         "the resumed attempt with its badge",
-        Duration::from_secs(60),
+        Duration::from_secs(120),
         |s| {
             common::tmux::row(s, third)
                 .is_some_and(|row| row.contains("↻2/5 resumed after TIMEOUT"))

@@ -366,6 +366,7 @@ mod retries {
             new: 248,
             attempt: 2,
             max_attempts: 11,
+            resumed: None,
         };
         let cmds = a.update(Msg::Retries(Ok((vec![ev], vec![entry(&[237, 248])]))));
         assert!(cmds.contains(&Cmd::PollQueue), "{cmds:?}");

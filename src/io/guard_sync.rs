@@ -242,6 +242,11 @@ pub fn apply(
                 new: next,
                 attempt: e.attempts.len(),
                 max_attempts,
+                resumed: l
+                    .decision
+                    .as_deref()
+                    .filter(|d| d.starts_with("resumed after "))
+                    .map(str::to_string),
             });
         }
     }
@@ -458,7 +463,19 @@ mod tests {
         ));
         // Both new attempts are asked about in the one command, so both can be recorded.
         assert_eq!(claimed(&e, &lines), [7, 9]);
-        apply(&mut e, &lines, 11, &|_| Owner::Launch);
+        let ev = apply(&mut e, &lines, 11, &|_| Owner::Launch);
+        let said: Vec<String> = ev
+            .iter()
+            .filter(|x| matches!(x, RetryEvent::Resubmitted { .. }))
+            .map(RetryEvent::line)
+            .collect();
+        assert_eq!(
+            said,
+            [
+                "job 5 resumed after TIMEOUT as 7 (resume 1 of 5)",
+                "job 7 resumed after TIMEOUT as 9 (resume 2 of 5)"
+            ]
+        );
         let ids: Vec<u64> = e.attempts.iter().map(|a| a.job_id).collect();
         assert_eq!(ids, [5, 7, 9]);
         assert_eq!(e.attempts[2].state, None);

@@ -432,6 +432,7 @@ async fn finished_attempt(c: &RetryCheck<'_>, e: &Entry, d: &JobDetail) -> Vec<R
                 new: q.job_id,
                 attempt: n + 1,
                 max_attempts: c.policy.max_attempts(),
+                resumed: None,
             });
         }
         Err(SubmitError::Refused(err)) => {

@@ -227,6 +227,7 @@ mod tests {
                 new: 105,
                 attempt: 2,
                 max_attempts: 10,
+                resumed: None,
             }],
             Vec::new(),
         ))));
