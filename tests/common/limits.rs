@@ -78,27 +78,7 @@ impl OwnLimits {
     }
 
     fn remove(&self) {
-        let n = self.name.as_str();
-        let acct = format!("account={n}");
-        let qos = format!("name={n}");
-        let user = format!("name={}", self.user);
-        // Jobs still completing keep the association: retry for a while.
-        let deadline = Instant::now() + Duration::from_secs(90);
-        loop {
-            let _ = sacctmgr(&["-i", "delete", "user", &user, &acct]);
-            let _ = sacctmgr(&["-i", "delete", "account", n]);
-            let _ = sacctmgr(&["-i", "delete", "qos", n]);
-            let q = sacctmgr(&["-nP", "show", "qos", &qos, "format=Name"]);
-            let a = sacctmgr(&["-nP", "show", "account", n, "format=Account"]);
-            if text(&q.stdout).trim().is_empty() && text(&a.stdout).trim().is_empty() {
-                return;
-            }
-            if Instant::now() > deadline {
-                eprintln!("could not remove QOS/account {n}: remove them by hand");
-                return;
-            }
-            std::thread::sleep(Duration::from_secs(2));
-        }
+        remove_all(&self.user, &self.name, &[self.name.as_str()]);
     }
 }
 
@@ -156,37 +136,38 @@ impl OwnPreemption {
 
     fn remove(&self) {
         let n = self.name.as_str();
-        let (low, high) = (format!("{n}-low"), format!("{n}-high"));
-        let acct = format!("account={n}");
-        let user = format!("name={}", self.user);
-        let deadline = Instant::now() + Duration::from_secs(90);
-        loop {
-            let _ = sacctmgr(&["-i", "delete", "user", &user, &acct]);
-            let _ = sacctmgr(&["-i", "delete", "account", n]);
-            let _ = sacctmgr(&["-i", "delete", "qos", &high]);
-            let _ = sacctmgr(&["-i", "delete", "qos", &low]);
-            let q = sacctmgr(&[
-                "-nP",
-                "show",
-                "qos",
-                &format!("name={low},{high}"),
-                "format=Name",
-            ]);
-            let a = sacctmgr(&["-nP", "show", "account", n, "format=Account"]);
-            if text(&q.stdout).trim().is_empty() && text(&a.stdout).trim().is_empty() {
-                return;
-            }
-            if Instant::now() > deadline {
-                eprintln!("could not remove the QOS/account of {n}: remove them by hand");
-                return;
-            }
-            std::thread::sleep(Duration::from_secs(2));
-        }
+        remove_all(&self.user, n, &[&format!("{n}-high"), &format!("{n}-low")]);
     }
 }
 
 impl Drop for OwnPreemption {
     fn drop(&mut self) {
         self.remove();
+    }
+}
+
+/// Deletes `user`'s association with `account`, the account and the QOS `qos` (in that
+/// order), retrying for a while: jobs still completing keep the association.
+fn remove_all(user: &str, account: &str, qos: &[&str]) {
+    let acct = format!("account={account}");
+    let user = format!("name={user}");
+    let names = format!("name={}", qos.join(","));
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        let _ = sacctmgr(&["-i", "delete", "user", &user, &acct]);
+        let _ = sacctmgr(&["-i", "delete", "account", account]);
+        for q in qos {
+            let _ = sacctmgr(&["-i", "delete", "qos", q]);
+        }
+        let q = sacctmgr(&["-nP", "show", "qos", &names, "format=Name"]);
+        let a = sacctmgr(&["-nP", "show", "account", account, "format=Account"]);
+        if text(&q.stdout).trim().is_empty() && text(&a.stdout).trim().is_empty() {
+            return;
+        }
+        if Instant::now() > deadline {
+            eprintln!("could not remove QOS {qos:?} or account {account}: remove them by hand");
+            return;
+        }
+        std::thread::sleep(Duration::from_secs(2));
     }
 }
