@@ -49,7 +49,21 @@ impl GuardPlan {
         patterns: &Patterns,
         webhook: Option<&str>,
     ) -> Result<GuardPlan, String> {
-        if retries == 0 {
+        GuardPlan::resuming(retries, &[], 0, secrets, patterns, webhook)
+    }
+
+    /// [`GuardPlan::new`] for a launch that also resumes after `resume` (at most
+    /// `max_resumes` times): it gets a guard even with no retries.
+    pub fn resuming(
+        retries: u32,
+        resume: &[String],
+        max_resumes: u32,
+        secrets: &[String],
+        patterns: &Patterns,
+        webhook: Option<&str>,
+    ) -> Result<GuardPlan, String> {
+        let resumes = !resume.is_empty() && max_resumes > 0;
+        if retries == 0 && !resumes {
             return Err("retries are off for this launch".into());
         }
         if !secrets.is_empty() {
@@ -68,34 +82,9 @@ impl GuardPlan {
                 .map(str::trim)
                 .filter(|w| !w.is_empty())
                 .map(str::to_string),
-            resume: Vec::new(),
-            max_resumes: 0,
+            resume: if resumes { resume.to_vec() } else { Vec::new() },
+            max_resumes: if resumes { max_resumes } else { 0 },
         })
-    }
-
-    /// [`GuardPlan::new`] for a launch that also resumes after `resume` (at most
-    /// `max_resumes` times): it gets a guard even with no retries.
-    pub fn resuming(
-        retries: u32,
-        resume: &[String],
-        max_resumes: u32,
-        secrets: &[String],
-        patterns: &Patterns,
-        webhook: Option<&str>,
-    ) -> Result<GuardPlan, String> {
-        let on = !resume.is_empty() && max_resumes > 0;
-        let mut plan = GuardPlan::new(
-            if on { retries.max(1) } else { retries },
-            secrets,
-            patterns,
-            webhook,
-        )?;
-        if on {
-            plan.max_attempts = retries.saturating_add(1);
-            plan.resume = resume.to_vec();
-            plan.max_resumes = max_resumes;
-        }
-        Ok(plan)
     }
 
     /// The `resume` and `max_resumes` lines of `meta/guard.conf` (none without resumes).

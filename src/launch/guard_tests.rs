@@ -122,6 +122,13 @@ fn no_guard_for_secrets_or_zero_retries() {
     let e = GuardPlan::new(3, &["HF_TOKEN".into()], &p, None).unwrap_err();
     assert!(e.contains("secrets"), "{e}");
     assert_eq!(GuardPlan::new(3, &[], &p, None).unwrap().max_attempts, 4);
+    // Resumes alone get a guard (with no retries), but not with secrets.
+    let on = vec!["timeout".to_string()];
+    let g = GuardPlan::resuming(0, &on, 5, &[], &p, None).unwrap();
+    assert_eq!((g.max_attempts, g.max_resumes), (1, 5));
+    assert_eq!(g.resume_conf(), "resume=timeout\nmax_resumes=5\n");
+    assert!(GuardPlan::resuming(0, &on, 0, &[], &p, None).is_err());
+    assert!(GuardPlan::resuming(2, &on, 5, &["HF_TOKEN".into()], &p, None).is_err());
 }
 
 #[test]
