@@ -278,7 +278,7 @@ async fn relaunch_after_a_timeout_prefills_a_longer_time() {
         common::tmux::row(s, id).is_some_and(|r| r.contains("TIMEOUT"))
     });
     // By its id: its name also matches its retry guard's (`sdguard-NAME`).
-    ui.keys(&["/", &id.to_string(), "Enter"]);
+    ui.filter(&id.to_string(), Duration::from_secs(30));
     ui.wait(
         "its Efficiency lines and verdict",
         Duration::from_secs(60),

@@ -84,7 +84,7 @@ async fn history_lists_a_job_that_ended_before_the_dashboard_started() {
     );
 
     // The filter works as in the queue.
-    ui.keys(&["/", &format!("{tag}-ok"), "Enter"]);
+    ui.filter(&format!("{tag}-ok"), Duration::from_secs(30));
     let s = ui.wait("only the filtered job", Duration::from_secs(10), |s| {
         tmux::row(s, other).is_some() && tmux::row(s, id).is_none()
     });
@@ -96,7 +96,7 @@ async fn history_lists_a_job_that_ended_before_the_dashboard_started() {
 
     // Select the failed job: its detail shows the Efficiency lines (no remote command:
     // the history's read holds them).
-    ui.keys(&["/", &format!("{tag}-bad"), "Enter"]);
+    ui.filter(&format!("{tag}-bad"), Duration::from_secs(30));
     let s = ui.wait(
         "the Efficiency lines in the detail",
         Duration::from_secs(30),

@@ -405,7 +405,7 @@ async fn the_files_view_walks_previews_and_fetches_in_the_real_dashboard() {
     std::fs::write(&cfg, text_cfg).expect("cfg");
     let t = Tmux::start(&cfg, &["--read-only"]);
     t.wait("the running job", LIMIT, |s| row(s, id).is_some());
-    t.keys(&["/", &tag, "Enter"]);
+    t.filter(&tag, Duration::from_secs(30));
     t.wait("only the job", LIMIT, |s| {
         s.contains("jobs 1") && row(s, id).is_some()
     });

@@ -135,7 +135,7 @@ async fn f_in_the_dashboard_forwards_the_port_the_job_printed_and_its_end_closes
     let cfg = fast_config(tmp.path());
     let t = Tmux::start(&cfg, &[]);
     t.wait("the job", LIMIT, |s| row(s, id).is_some());
-    t.keys(&["/", &tag, "Enter"]);
+    t.filter(&tag, Duration::from_secs(30));
     t.wait(
         "the server's line in the log pane, its row running",
         LIMIT,

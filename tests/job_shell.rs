@@ -35,7 +35,7 @@ async fn x_opens_a_shell_in_the_job_on_its_node_and_the_dashboard_comes_back() {
     let cfg = fast_config(tmp.path());
     let t = Tmux::start(&cfg, &[]);
     t.wait("the running job", LIMIT, |s| row(s, id).is_some());
-    t.keys(&["/", &tag, "Enter"]);
+    t.filter(&tag, Duration::from_secs(30));
     t.wait("only the job", LIMIT, |s| {
         s.contains("jobs 1") && row(s, id).is_some()
     });

@@ -267,7 +267,7 @@ async fn a_flooding_log_keeps_the_dashboard_small_with_and_without_a_shell_open(
     t.wait("the flooding job", LIMIT, |s| row(s, id).is_some());
     let pid = slurmdash_pid(&t).expect("the slurmdash process under the tmux pane");
     let sampler = Sampler::start(pid);
-    t.keys(&["/", &tag, "Enter"]);
+    t.filter(&tag, Duration::from_secs(30));
     let s = t.wait("the flood in the log pane", LIMIT, |s| last_burst(s) > 0);
     let first = last_burst(&s);
 

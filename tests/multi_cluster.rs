@@ -177,7 +177,7 @@ fn one_dashboard_shows_two_clusters_acts_on_the_right_one_and_a_dead_one_holds_u
     assert!(status[1].contains(" beta "), "{s}");
 
     // Filter to beta's job by its cluster's name, then cancel it: only beta's job goes.
-    t.keys(&["/", &format!("mc-b-{tag}"), "Enter"]);
+    t.filter(&format!("mc-b-{tag}"), Duration::from_secs(30));
     t.wait("only beta's job left in the filter", LIMIT, |s| {
         row_of(s, b_job, "beta").is_some() && row_of(s, a_job, "alpha").is_none()
     });

@@ -115,7 +115,7 @@ async fn nccl_failure_is_retried_once_by_the_guard_and_the_webhook_hears_it() {
         Duration::from_secs(60),
         |s| common::tmux::row(s, second).is_some_and(|row| row.contains("↻2/11")),
     );
-    t.keys(&["/", &second.to_string(), "Enter"]);
+    t.filter(&second.to_string(), Duration::from_secs(30));
     let screen = t.wait(
         "the chain in the detail pane",
         Duration::from_secs(30),

@@ -136,6 +136,34 @@ impl Tmux {
         text(&out.stdout).trim() == "1"
     }
 
+    /// Filters the queue to `text` as a user does (`/`, the text, Enter) and waits until the
+    /// queue's title shows the filter. Keys typed while the program is still busy with
+    /// something else (a form closing, the first answer) can miss the filter prompt, so the
+    /// filter is typed again, its line cleared first (C-u), until the title shows it or
+    /// `limit` passes.
+    pub fn filter(&self, text: &str, limit: Duration) -> String {
+        let start = Instant::now();
+        let shown = format!("filter: {text} ");
+        loop {
+            self.keys(&["/", "C-u"]);
+            self.type_text(text);
+            self.keys(&["Enter"]);
+            let tried = Instant::now();
+            while tried.elapsed() < Duration::from_secs(5) {
+                let s = self.screen();
+                if s.contains(&shown) {
+                    return s;
+                }
+                std::thread::sleep(Duration::from_millis(250));
+            }
+            assert!(
+                start.elapsed() < limit,
+                "timed out after {limit:?} filtering the queue to {text:?}; the screen was (blank lines left out):\n{}",
+                non_blank(&self.screen())
+            );
+        }
+    }
+
     /// Waits until the screen satisfies `f`; on timeout panics showing the last screen.
     pub fn wait(&self, what: &str, limit: Duration, f: impl Fn(&str) -> bool) -> String {
         let start = Instant::now();
