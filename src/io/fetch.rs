@@ -8,6 +8,7 @@ use crate::remote::{display_argv, Remote, RunOutput};
 use crate::slurm::command::{self, SqueueQuery};
 use crate::slurm::model::{Job, JobDetail, JobId};
 use crate::slurm::parse::{parse_scontrol_jobs, read_sacct, read_squeue, Parsed};
+use crate::slurm::time::Edge;
 
 /// A failed command as one sentence naming the command (shortened), the host, the exit
 /// status and what the command printed on stderr.
@@ -96,7 +97,13 @@ pub async fn detail(
             return Ok((d.clone(), DetailSource::Scontrol));
         }
     }
-    let details = final_states(remote, std::slice::from_ref(id), timeout).await?;
+    // A job slurmctld no longer knows: first among the recent ones, then (an old id typed or
+    // kept) in the whole history.
+    let one = std::slice::from_ref(id);
+    let mut details = final_states(remote, one, command::RECENT, timeout).await?;
+    if !details.iter().any(|d| d.id.as_ref() == Some(id)) {
+        details = final_states(remote, one, command::since_ever(), timeout).await?;
+    }
     let wanted = details
         .iter()
         .find(|d| d.id.as_ref() == Some(id))
@@ -112,9 +119,10 @@ pub async fn detail(
 pub async fn final_states(
     remote: &dyn Remote,
     ids: &[JobId],
+    since: Edge,
     timeout: Duration,
 ) -> Result<Vec<JobDetail>, String> {
-    let out = stdout_of(remote, &command::sacct_jobs(ids), None, timeout).await?;
+    let out = stdout_of(remote, &command::sacct_jobs(ids, since), None, timeout).await?;
     // An odd record costs only itself.
     let p = read_sacct(&out);
     match p.problems.first() {

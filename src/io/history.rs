@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use crate::io::fetch::stdout_of;
 use crate::remote::Remote;
+use crate::slurm::command::{since_ever, RECENT};
 use crate::slurm::eff::{self, Edge, JobUse};
 use crate::slurm::model::JobId;
 use crate::slurm::parse::Parsed;
@@ -25,8 +26,25 @@ pub async fn jobs(
     ids: &[JobId],
     timeout: Duration,
 ) -> Result<Parsed<JobUse>, String> {
-    let out = stdout_of(remote, &eff::sacct_eff_jobs(ids), None, timeout).await?;
-    read(&out)
+    let recent = read(&stdout_of(remote, &eff::sacct_eff_jobs(ids, RECENT), None, timeout).await?)?;
+    if ids.iter().all(|id| {
+        recent
+            .items
+            .iter()
+            .any(|u| u.detail.id.as_ref() == Some(id))
+    }) {
+        return Ok(recent);
+    }
+    // An id older than the recent window: the whole history.
+    read(
+        &stdout_of(
+            remote,
+            &eff::sacct_eff_jobs(ids, since_ever()),
+            None,
+            timeout,
+        )
+        .await?,
+    )
 }
 
 /// Own jobs that ended in `[start, end]`; with `steps`, their steps too.

@@ -19,7 +19,10 @@ pub const SACCT_MAX_IDS: usize = 200;
 pub fn commands(query: &SqueueQuery, gone: &[JobId]) -> Vec<Vec<String>> {
     let mut v = vec![command::squeue(query)];
     if !gone.is_empty() {
-        v.push(command::sacct_jobs(&gone[..gone.len().min(SACCT_MAX_IDS)]));
+        v.push(command::sacct_jobs(
+            &gone[..gone.len().min(SACCT_MAX_IDS)],
+            command::RECENT,
+        ));
     }
     v
 }
@@ -118,7 +121,15 @@ mod tests {
         let script = &r.calls()[0][2];
         assert!(script.contains("--jobs=5"), "{script}");
         assert_eq!(script.matches("squeue").count(), 1, "one squeue: {script}");
-        assert!(!script.contains("--start"), "{script}");
+        // No `squeue --start` (sacct's `--starttime` is another option).
+        assert!(
+            !script.split_whitespace().any(|w| w == "--start"),
+            "{script}"
+        );
+        assert!(
+            script.contains("--starttime=now-5184000seconds"),
+            "{script}"
+        );
         assert_eq!(commands(&SqueueQuery::default(), &[]).len(), 1);
         assert_eq!(commands(&SqueueQuery::default(), &gone).len(), 2);
     }

@@ -5,7 +5,7 @@ use chrono::NaiveDateTime;
 
 use super::jobid::JobId;
 use super::state::JobState;
-use super::time::SlurmDuration;
+use super::time::{Edge, SlurmDuration};
 
 /// Between fields. A control character: it cannot be typed into a job name
 /// through any normal path and squeue/sinfo/sacct print it verbatim.
@@ -176,10 +176,35 @@ fn sacct_base() -> Vec<String> {
     ]
 }
 
-/// Accounting records for these jobs (finished ones included).
-pub fn sacct_jobs(ids: &[JobId]) -> Vec<String> {
+/// How far back sacct looks for jobs slurmdash saw in the queue or launched: 60 days. A job
+/// older than that is looked up again with the whole history ([`since_ever`]) where one is wanted.
+pub const RECENT: Edge = Edge::Ago(60 * 86_400);
+
+/// The whole accounting history: only for a job that [`RECENT`] did not find.
+pub fn since_ever() -> Edge {
+    Edge::At(
+        chrono::NaiveDate::from_ymd_opt(1970, 1, 2)
+            .and_then(|d| d.and_hms_opt(0, 0, 0))
+            .unwrap_or_default(),
+    )
+}
+
+/// For launches made `oldest_secs` ago (the laptop's record; its clock may be off by a day
+/// against the cluster's): [`RECENT`], or further back for an older launch.
+pub fn since_launched(oldest_secs: i64) -> Edge {
+    match RECENT {
+        Edge::Ago(recent) => Edge::Ago(recent.max(oldest_secs.saturating_add(86_400))),
+        at => at,
+    }
+}
+
+/// Accounting records for these jobs (finished ones included), among the jobs eligible or
+/// running since `since`. A start is always given: with `--jobs` and no `--starttime`,
+/// sacct searches from 1970, which is slow for slurmdbd on a large site.
+pub fn sacct_jobs(ids: &[JobId], since: Edge) -> Vec<String> {
     let mut args = sacct_base();
     args.push(format!("--jobs={}", join_ids(ids)));
+    args.push(format!("--starttime={}", since.arg()));
     args
 }
 
@@ -471,8 +496,15 @@ mod tests {
             scontrol_show_job(&ids[1], true),
             ["scontrol", "--details", "show", "job", "6_2"]
         );
-        let s = sacct_jobs(&ids);
+        let s = sacct_jobs(&ids, RECENT);
         assert!(s.contains(&"--jobs=5,6_2".to_string()));
+        // Never from 1970 (sacct's default with --jobs): 60 days back, or the launch's age.
+        assert!(s.contains(&"--starttime=now-5184000seconds".to_string()));
+        assert_eq!(since_launched(3600), RECENT);
+        assert_eq!(since_launched(90 * 86_400), Edge::Ago(91 * 86_400));
+        assert!(
+            sacct_jobs(&ids, since_ever()).contains(&"--starttime=1970-01-02T00:00:00".to_string())
+        );
         assert!(s.contains(&"--delimiter=\x1f".to_string()));
         let since = chrono::NaiveDate::from_ymd_opt(2026, 11, 23)
             .unwrap()
@@ -492,7 +524,7 @@ mod tests {
         let plain: Vec<String> = ["squeue", "--me"].map(String::from).to_vec();
         assert_eq!(rpc_cost(&plain).ctld, 3, "federation info without --local");
         let id: JobId = "7".parse().unwrap();
-        let b = crate::slurm::batch::script(&[q.clone(), sacct_jobs(&[id])]).unwrap();
+        let b = crate::slurm::batch::script(&[q.clone(), sacct_jobs(&[id], RECENT)]).unwrap();
         let cost = rpc_cost(&crate::slurm::batch::argv(&b));
         assert_eq!(cost, RpcCost { ctld: 2, dbd: 1 });
         let mut wrapped: Vec<String> = ["timeout", "-k", "5s", "31.0s"].map(String::from).to_vec();

@@ -65,6 +65,10 @@ job_states! {
     StageOut => "STAGE_OUT", "SO";
     Stopped => "STOPPED", "ST";
     ResvDelHold => "RESV_DEL_HOLD", "RD";
+    // 25.11+: a job requeued with `--requeue=expedite` after a node failure, scheduled
+    // ahead of others. Slurm prints it only as a flag (`PENDING,EXPEDITING`) and has no
+    // short code for it: EX is slurmdash's own, for its narrow columns.
+    Expediting => "EXPEDITING", "EX";
 }
 
 /// A state field as printed, with the decorations some commands add:
@@ -94,7 +98,7 @@ impl JobState {
         use JobState::*;
         match self {
             Pending | Configuring | Requeued | RequeueHold | RequeueFed | SpecialExit
-            | ResvDelHold => Status::Pending,
+            | ResvDelHold | Expediting => Status::Pending,
             Running | Completing | Resizing | Signaling | StageOut => Status::Running,
             Completed => Status::Complete,
             Failed | BootFail | Deadline | OutOfMemory | NodeFail | Timeout => Status::Error,
@@ -116,6 +120,12 @@ impl JobState {
 impl StateField {
     pub fn parse(s: &str) -> StateField {
         let mut t = s.trim();
+        // The complete form (REST, newer sacct) adds flags after commas: `PENDING,EXPEDITING`,
+        // `RUNNING,COMPLETING`. The base state comes first and decides; a flag alone that
+        // is a state of its own (EXPEDITING) is read as that state.
+        if let Some((base, _flags)) = t.split_once(',') {
+            t = base.trim();
+        }
         let mut cancelled_by = None;
         if let Some((head, by)) = t.split_once(" by ") {
             cancelled_by = by.trim().parse().ok();
@@ -164,7 +174,7 @@ mod tests {
 
     #[test]
     fn long_and_short_names_round_trip() {
-        assert_eq!(JobState::ALL.len(), 24);
+        assert_eq!(JobState::ALL.len(), 25);
         for st in JobState::ALL {
             assert_eq!(&JobState::parse(st.long_name()), st);
             assert_eq!(&JobState::parse(st.short_code()), st);
@@ -174,10 +184,30 @@ mod tests {
     }
 
     #[test]
+    fn every_state_the_26_05_man_page_lists_is_known() {
+        let page = include_str!("../../tests/fixtures/slurm/26.05/squeue_state_codes.txt");
+        let mut n = 0;
+        for line in page.lines().filter(|l| !l.starts_with('#')) {
+            let (code, name) = line.split_once(' ').unwrap();
+            let st = JobState::parse(name);
+            assert!(!matches!(st, JobState::Unknown(_)), "{name}");
+            assert_eq!(st.long_name(), name);
+            assert_eq!(st.short_code(), code, "{name}");
+            assert_eq!(JobState::parse(code), st);
+            n += 1;
+        }
+        assert_eq!(n, 24, "the page lists 24 states");
+    }
+
+    #[test]
     fn decorations() {
         let f = StateField::parse("CANCELLED by 1001");
         assert_eq!(f.state, JobState::Cancelled);
         assert_eq!(f.cancelled_by, Some(1001));
+        // The complete form with flags: the base state decides.
+        assert_eq!(JobState::parse("PENDING,EXPEDITING"), JobState::Pending);
+        assert_eq!(JobState::parse("EXPEDITING").status(), Status::Pending);
+        assert_eq!(JobState::parse("RUNNING,COMPLETING"), JobState::Running);
         let f = StateField::parse("CANCELLED+");
         assert!(f.plus);
         assert_eq!(f.state, JobState::Cancelled);
@@ -211,6 +241,7 @@ mod tests {
             (Requeued, Status::Pending),
             (Signaling, Status::Running),
             (StageOut, Status::Running),
+            (Expediting, Status::Pending),
             (Unknown("X".into()), Status::Unknown),
         ];
         for (st, status) in cases {

@@ -208,6 +208,25 @@ fn human_form(secs: u64) -> String {
     }
 }
 
+/// One end of a time window, in the cluster's own clock: relative to its `now`, so the
+/// laptop's clock and time zone never matter, or a time sacct printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Edge {
+    /// `now-Nseconds` (negative: in the future, `now+Nseconds`).
+    Ago(i64),
+    At(NaiveDateTime),
+}
+
+impl Edge {
+    pub fn arg(&self) -> String {
+        match self {
+            Edge::Ago(s) if *s < 0 => format!("now+{}seconds", -s),
+            Edge::Ago(s) => format!("now-{s}seconds"),
+            Edge::At(t) => t.format("%Y-%m-%dT%H:%M:%S").to_string(),
+        }
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -79,7 +79,17 @@ pub async fn registry_jobs(
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let details = crate::io::fetch::final_states(remote, &ids, timeout).await?;
+    let now = chrono::Utc::now();
+    let oldest = entries
+        .iter()
+        .filter(|e| e.cluster == cluster && e.job_id != 0)
+        .rev()
+        .take(REATTACH_MAX)
+        .map(|e| (now - e.submitted_at).num_seconds())
+        .max()
+        .unwrap_or(0);
+    let since = crate::slurm::command::since_launched(oldest);
+    let details = crate::io::fetch::final_states(remote, &ids, since, timeout).await?;
     // Right after a job ends, slurmdbd may hold a partial record (named `allocation`, no
     // partition or work dir) until slurmctld's start message lands: fill in what we know.
     Ok(details

@@ -10,8 +10,6 @@ pub mod recover;
 pub mod report;
 pub mod size;
 
-use chrono::NaiveDateTime;
-
 use super::command::{FIELD_SEP, SACCT_FIELDS};
 use super::error::ParseError;
 use super::jobid::JobId;
@@ -58,32 +56,17 @@ fn base() -> Vec<String> {
     ]
 }
 
-/// These jobs with every step (no `--allocations`).
-pub fn sacct_eff_jobs(ids: &[JobId]) -> Vec<String> {
+/// These jobs with every step (no `--allocations`), among the jobs eligible or running since
+/// `since` (see [`super::command::sacct_jobs`] for why a start is always given).
+pub fn sacct_eff_jobs(ids: &[JobId], since: Edge) -> Vec<String> {
     let mut a = base();
     let ids: Vec<&str> = ids.iter().map(JobId::as_str).collect();
     a.push(format!("--jobs={}", ids.join(",")));
+    a.push(format!("--starttime={}", since.arg()));
     a
 }
 
-/// One end of a time window, in the cluster's own clock: relative to its `now`, so the
-/// laptop's clock and time zone never matter, or a time sacct printed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Edge {
-    /// `now-Nseconds` (negative: in the future, `now+Nseconds`).
-    Ago(i64),
-    At(NaiveDateTime),
-}
-
-impl Edge {
-    pub fn arg(&self) -> String {
-        match self {
-            Edge::Ago(s) if *s < 0 => format!("now+{}seconds", -s),
-            Edge::Ago(s) => format!("now-{s}seconds"),
-            Edge::At(t) => t.format("%Y-%m-%dT%H:%M:%S").to_string(),
-        }
-    }
-}
+pub use super::time::Edge;
 
 /// The newest window ends a minute after `now`: 22.05's sacct leaves out jobs that ended
 /// seconds before `--endtime=now`.
