@@ -17,6 +17,7 @@ pub mod live;
 mod logs;
 mod nav;
 mod ops;
+mod overlay;
 pub mod partitions;
 mod relaunch;
 mod retry;
@@ -38,6 +39,7 @@ pub use form::{Busy, FormState, LaunchContext, FIELDS};
 pub use input::{Input, InputKind, COMMANDS};
 pub use logs::LogState;
 pub use ops::{Choice, Confirm};
+pub use overlay::Overlay;
 pub use retry::{RetryState, RETRY_CHECK_SECS};
 pub use triage::{TriageStatus, TriageView};
 
@@ -421,39 +423,7 @@ impl App {
         }
         self.note = None;
         self.cluster.insight.last_key = Some(self.now);
-        if self.cluster.insight.view.is_some() && k.code == KeyCode::Esc {
-            self.cluster.insight.view = None;
-            return Vec::new();
-        }
-        if let Some(cmds) = self.on_usage_key(&k) {
-            return cmds;
-        }
-        if self.help {
-            self.help = false;
-            return Vec::new();
-        }
-        if self.confirm.is_some() {
-            return self.on_confirm_key(k);
-        }
-        if self.files.view.is_some() && self.input.is_none() {
-            return self.on_files_key(k);
-        }
-        if self.edit.is_some() {
-            return self.on_edit_key(k);
-        }
-        if self.input.is_some() {
-            return self.on_input_key(k);
-        }
-        if self.form.is_some() {
-            return self.on_form_key(k);
-        }
-        if self.cluster.events.open {
-            return self.on_events_key(k);
-        }
-        match self.keymap.action(self.focus, &k) {
-            Some(a) => self.on_action(a),
-            None => Vec::new(),
-        }
+        self.on_overlay_key(k)
     }
 
     /// Where each pane is on the screen, as the screen draws it.

@@ -50,18 +50,6 @@ impl App {
         }
     }
 
-    /// Something drawn over the panes has the keys (help, a question, a form, the files
-    /// view, `:events`, `:partitions`, `:stats`): the panes under it take no mouse events.
-    fn covered(&self) -> bool {
-        self.help
-            || self.confirm.is_some()
-            || self.edit.is_some()
-            || self.form.is_some()
-            || self.files.view.is_some()
-            || self.cluster.events.open
-            || self.cluster.insight.view.is_some()
-    }
-
     pub(super) fn on_mouse(&mut self, m: MouseEvent) -> Vec<Cmd> {
         if self.covered() {
             return Vec::new();

@@ -25,9 +25,11 @@ pub use crate::layout::Areas;
 pub use crate::theme;
 
 use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::widgets::{Clear, Paragraph};
 use ratatui::Frame;
 
-use crate::app::App;
+use crate::app::insight::View;
+use crate::app::{App, Overlay};
 use crate::keymap::Pane;
 use crate::logview::Stream;
 
@@ -103,68 +105,88 @@ pub fn draw(f: &mut Frame, app: &App) {
         );
     }
     f.render_widget(status::StatusWidget { app }, areas.status);
-    if let Some(v) = app.cluster.insight.view {
-        let [main, _] = Layout::vertical([Constraint::Min(3), Constraint::Length(2)]).areas(size);
-        match v {
-            crate::app::insight::View::Partitions => {
-                f.render_widget(partitions::PartitionsWidget { app }, main)
+    for o in app.overlays() {
+        draw_overlay(f, app, o, &areas);
+    }
+}
+
+/// One overlay over what is drawn so far; `draw` goes through `App::overlays` bottom first,
+/// the order in which keys reach them, so the one on top is the one that takes the keys.
+fn draw_overlay(f: &mut Frame, app: &App, o: Overlay, areas: &Areas) {
+    let size = f.area();
+    match o {
+        Overlay::Insight(v) => {
+            let [main, _] =
+                Layout::vertical([Constraint::Min(3), Constraint::Length(2)]).areas(size);
+            match v {
+                View::Partitions => f.render_widget(partitions::PartitionsWidget { app }, main),
+                View::Stats => f.render_widget(stats::StatsWidget { app }, main),
+                View::Usage => f.render_widget(
+                    usage::UsageWidget {
+                        usage: &app.cluster.usage,
+                        theme: &app.theme,
+                        now: app.now,
+                    },
+                    main,
+                ),
             }
-            crate::app::insight::View::Stats => f.render_widget(stats::StatsWidget { app }, main),
-            crate::app::insight::View::Usage => f.render_widget(
-                usage::UsageWidget {
-                    usage: &app.cluster.usage,
-                    theme: &app.theme,
-                    now: app.now,
-                },
-                main,
-            ),
         }
-    }
-    if app.cluster.events.open {
-        let over = Rect::new(
-            0,
-            0,
-            size.width,
-            size.height.saturating_sub(areas.status.height),
-        );
-        let multi = app.multi();
-        let logs = app
-            .clusters()
-            .map(|c| (multi.then_some(c.name.as_str()), &c.events))
-            .collect();
-        f.render_widget(
-            events::EventsWidget {
-                logs,
-                scroll: app.cluster.events.scroll,
-                theme: &app.theme,
-            },
-            over,
-        );
-    }
-    if app.files.view.is_some() {
-        f.render_widget(
+        Overlay::Events => {
+            let over = Rect::new(
+                0,
+                0,
+                size.width,
+                size.height.saturating_sub(areas.status.height),
+            );
+            let multi = app.multi();
+            let logs = app
+                .clusters()
+                .map(|c| (multi.then_some(c.name.as_str()), &c.events))
+                .collect();
+            f.render_widget(
+                events::EventsWidget {
+                    logs,
+                    scroll: app.cluster.events.scroll,
+                    theme: &app.theme,
+                },
+                over,
+            );
+        }
+        Overlay::Files => f.render_widget(
             files::FilesWidget {
                 app,
                 status_rows: areas.status.height,
             },
             size,
-        );
-    }
-    if let Some(form) = &app.edit {
-        f.render_widget(
-            edit::EditWidget {
-                form,
-                theme: &app.theme,
-                partitions: app.cluster.partitions.as_ref(),
-            },
-            size,
-        );
-    }
-    if let Some(form) = &app.form {
-        f.render_widget(form::FormWidget { app, form }, size);
-    }
-    if app.help {
-        f.render_widget(help::HelpWidget { app }, size);
+        ),
+        Overlay::Edit => {
+            if let Some(form) = &app.edit {
+                f.render_widget(
+                    edit::EditWidget {
+                        form,
+                        theme: &app.theme,
+                        partitions: app.cluster.partitions.as_ref(),
+                    },
+                    size,
+                );
+            }
+        }
+        Overlay::Form => {
+            if let Some(form) = &app.form {
+                f.render_widget(form::FormWidget { app, form }, size);
+            }
+        }
+        // The line being typed and the question are the status bar's bottom line: drawn
+        // again over whatever an overlay below them left there.
+        Overlay::Input | Overlay::Confirm => {
+            let s = areas.status;
+            if s.height >= 2 {
+                let line = Rect::new(s.x, s.y + s.height - 1, s.width, 1);
+                f.render_widget(Clear, line);
+                f.render_widget(Paragraph::new(status::second_line(app)), line);
+            }
+        }
+        Overlay::Help => f.render_widget(help::HelpWidget { app }, size),
     }
 }
 

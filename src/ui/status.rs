@@ -179,7 +179,7 @@ impl Widget for StatusWidget<'_> {
 
 /// The question, the line being typed, a note, the last error, the last job event, or the
 /// keys to try.
-fn second_line(app: &App) -> Line<'static> {
+pub(super) fn second_line(app: &App) -> Line<'static> {
     let t = &app.theme;
     {
         if let Some(c) = &app.confirm {

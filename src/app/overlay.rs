@@ -1,0 +1,120 @@
+//! What is drawn over the panes, as one stack read by key handling, drawing and the mouse.
+//!
+//! The stack is derived from the state each overlay already has (`help`, `confirm`, `input`,
+//! `form`, `edit`, `files.view`, the cluster's `events.open` and `insight.view`); there is
+//! no second record of what is open that could disagree with it. The one rule: a key goes
+//! to the topmost overlay, and the keymap runs only when none is open (or when the topmost,
+//! a full-screen insight view, lets the key through).
+
+use crossterm::event::{KeyCode, KeyEvent};
+
+use super::insight::View;
+use super::App;
+use crate::action::Cmd;
+
+/// One kind of overlay. The variants are in stacking order, bottom first: when several are
+/// open, a later one is drawn over an earlier one and takes the keys. The order follows how
+/// they are opened: the full-screen views (`:partitions`/`:stats`/`:usage`, then `:events`,
+/// then the files view) are opened from the panes; the edit and launch forms open over
+/// them (the launch form also arrives by itself after `L`, over whatever is open then); the
+/// line being typed and a question sit on the bottom line above all of these; help is
+/// topmost (it opens from the files view too, and any key closes it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overlay {
+    /// `:partitions`, `:stats` or `:usage`: a full-screen view that leaves the status bar
+    /// and lets through the keys it does not use (esc closes it; `r` reads `:usage` again).
+    Insight(View),
+    /// `:events`, every cluster's event log.
+    Events,
+    /// The files view of a job (`y`, `:files`).
+    Files,
+    /// The edit form of a pending job (`E`).
+    Edit,
+    /// The launch form (`n`, `L`).
+    Form,
+    /// The line being typed (`:`, `/`, filter, the shell and forward prompts), on the
+    /// status bar.
+    Input,
+    /// A question on the status bar (confirm a cancel, ...).
+    Confirm,
+    /// The key list (`?`).
+    Help,
+}
+
+impl Overlay {
+    /// Whether the panes under it take no mouse events. The line being typed sits on the
+    /// status bar and leaves the panes clickable.
+    pub fn covers_panes(self) -> bool {
+        self != Overlay::Input
+    }
+}
+
+impl App {
+    /// What is open over the panes, bottom first (the order of [`Overlay`]).
+    pub fn overlays(&self) -> Vec<Overlay> {
+        let open = [
+            self.cluster.insight.view.map(Overlay::Insight),
+            self.cluster.events.open.then_some(Overlay::Events),
+            self.files.view.is_some().then_some(Overlay::Files),
+            self.edit.is_some().then_some(Overlay::Edit),
+            self.form.is_some().then_some(Overlay::Form),
+            self.input.is_some().then_some(Overlay::Input),
+            self.confirm.is_some().then_some(Overlay::Confirm),
+            self.help.then_some(Overlay::Help),
+        ];
+        open.into_iter().flatten().collect()
+    }
+
+    /// The overlay that takes the keys.
+    pub fn top_overlay(&self) -> Option<Overlay> {
+        self.overlays().last().copied()
+    }
+
+    /// A key for the topmost overlay, or for the keymap when none is open.
+    pub(super) fn on_overlay_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
+        match self.top_overlay() {
+            None => self.on_keymap_key(&k),
+            Some(Overlay::Insight(_)) => self.on_insight_key(k),
+            Some(Overlay::Events) => self.on_events_key(k),
+            Some(Overlay::Files) => self.on_files_key(k),
+            Some(Overlay::Edit) => self.on_edit_key(k),
+            Some(Overlay::Form) => self.on_form_key(k),
+            Some(Overlay::Input) => self.on_input_key(k),
+            Some(Overlay::Confirm) => self.on_confirm_key(k),
+            Some(Overlay::Help) => {
+                self.help = false;
+                Vec::new()
+            }
+        }
+    }
+
+    /// A full-screen insight view on top: esc closes it, `:usage` reads again on `r`, and
+    /// any other key goes to the keymap as if the view were not there.
+    fn on_insight_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
+        if k.code == KeyCode::Esc {
+            self.cluster.insight.view = None;
+            return Vec::new();
+        }
+        if let Some(cmds) = self.on_usage_key(&k) {
+            return cmds;
+        }
+        self.on_keymap_key(&k)
+    }
+
+    fn on_keymap_key(&mut self, k: &KeyEvent) -> Vec<Cmd> {
+        match self.keymap.action(self.focus, k) {
+            Some(a) => self.on_action(a),
+            None => Vec::new(),
+        }
+    }
+
+    /// Something drawn over the panes has the keys: the panes under it take no mouse events.
+    pub(super) fn covered(&self) -> bool {
+        self.overlays().into_iter().any(Overlay::covers_panes)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+#[path = "overlay_tests.rs"]
+mod tests;
