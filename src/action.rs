@@ -296,6 +296,8 @@ pub enum Cmd {
     LoadRegistryJobs(String),
     /// Ring the bell / show a desktop notification, as configured (done by the dashboard).
     Notify(crate::notify::Notification),
+    /// Put this text on the terminal's clipboard (OSC 52; written by the dashboard).
+    Clipboard(String),
     /// A refresh that also asks sacct about jobs that left squeue.
     PollWith {
         sacct: Vec<JobId>,
@@ -361,6 +363,7 @@ impl Cmd {
             | Cmd::Submit { .. }
             | Cmd::LoadRegistryJobs(_)
             | Cmd::Notify(_)
+            | Cmd::Clipboard(_)
             | Cmd::FetchPartitions
             | Cmd::FetchUsage { .. }
             | Cmd::FetchWaits

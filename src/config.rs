@@ -92,6 +92,9 @@ pub struct UiConfig {
     /// selected while slurmctld knows it (one `scontrol write batch_script` per job), so
     /// `L` can relaunch it from its script after it ended.
     pub keep_scripts: bool,
+    /// The colours: `dark` (default), `light` (for a white background) or
+    /// `high-contrast`. NO_COLOR still turns colour off whatever this says.
+    pub theme: crate::theme::Palette,
 }
 
 impl Default for UiConfig {
@@ -104,6 +107,7 @@ impl Default for UiConfig {
             low_mem_percent: 25,
             live_sample_secs: 30,
             keep_scripts: true,
+            theme: crate::theme::Palette::Dark,
         }
     }
 }

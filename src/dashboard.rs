@@ -82,7 +82,7 @@ pub async fn run(loaded: &Loaded, session: Session, keymap: Keymap) -> Result<()
 
 /// The App for the session's first cluster; the others are added with [`cluster_state`].
 fn new_app(session: &Session, loaded: &Loaded, keymap: Keymap, size: (u16, u16)) -> App {
-    let theme = Theme::from_env();
+    let theme = Theme::from_env().with_palette(loaded.config.ui.theme);
     let queue = match &session.columns {
         Some(c) => QueueView::new(c.clone()),
         None => QueueView::default(),
@@ -286,6 +286,12 @@ async fn event_loop(
                 }
                 Cmd::Suspend => {
                     tui::suspend(term).wrap_err("resuming after ctrl-z")?;
+                }
+                Cmd::Clipboard(text) => {
+                    use std::io::Write;
+                    let bytes = crate::clipboard::osc52(&text, std::env::var_os("TMUX").is_some());
+                    let mut out = std::io::stdout();
+                    let _ = out.write_all(bytes.as_bytes()).and_then(|()| out.flush());
                 }
                 Cmd::Shell { id, node } => {
                     let remote = &session.sites[usize::from(ix)].remote;

@@ -61,6 +61,9 @@ pub enum Action {
     Relaunch,
     /// The selected job's files: walk, preview, fetch.
     Files,
+    /// Copy the selected job's id (its directory from the detail pane, the log's path from
+    /// the log pane) to the terminal's clipboard.
+    Copy,
 }
 
 impl Action {
@@ -123,6 +126,7 @@ impl Action {
             Action::HistoryNewer => ":history: a week less far back",
             Action::Relaunch => "relaunch a finished job, sized by its use",
             Action::Files => "the job's files: walk, preview, fetch (also :files)",
+            Action::Copy => "copy the job id (detail: its dir; log: its path)",
         }
     }
 }
@@ -304,6 +308,7 @@ const DEFAULT_GLOBAL: &[(&str, Action)] = &[
     ("F", Action::Forward),
     ("L", Action::Relaunch),
     ("y", Action::Files),
+    ("Y", Action::Copy),
 ];
 
 const DEFAULT_QUEUE: &[(&str, Action)] = &[

@@ -3,6 +3,7 @@
 pub mod action;
 pub mod app;
 pub mod cli;
+pub mod clipboard;
 pub mod config;
 pub mod dashboard;
 pub mod debug_log;

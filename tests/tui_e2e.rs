@@ -102,6 +102,37 @@ async fn dashboard_shows_states_reasons_estimates_live_logs_and_restores_the_ter
     );
     t.keys(&["Escape"]);
 
+    // Y puts the selected job's id on the clipboard through the terminal (OSC 52): tmux
+    // with `set-clipboard on` takes the escape into its paste buffer, as a terminal takes
+    // it into the clipboard.
+    let ok = t
+        .cmd()
+        .args(["set-option", "-g", "set-clipboard", "on"])
+        .status()
+        .expect("tmux set-option");
+    assert!(ok.success());
+    t.keys(&["Y"]);
+    t.wait("the copy note", Duration::from_secs(5), |s| {
+        s.contains(&format!("copied {running} to the clipboard"))
+    });
+    let start = std::time::Instant::now();
+    loop {
+        let out = t
+            .cmd()
+            .args(["show-buffer"])
+            .output()
+            .expect("tmux show-buffer");
+        if String::from_utf8_lossy(&out.stdout) == running.to_string() {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "tmux's paste buffer holds {:?}, not job {running}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+
     // q quits and gives the terminal back.
     t.keys(&["q"]);
     let s = t.wait("slurmdash to exit", Duration::from_secs(10), |s| {

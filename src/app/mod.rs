@@ -541,6 +541,7 @@ impl App {
             Action::HistoryNewer => return self.history_days(false),
             Action::Relaunch => return self.relaunch(),
             Action::Files => return self.open_files(),
+            Action::Copy => return self.copy(),
         }
         Vec::new()
     }

@@ -1,5 +1,6 @@
 //! Moving around: the arrow/page keys in the focused pane, and the mouse (a click selects a
-//! queue row or focuses a pane, the wheel scrolls the pane under it).
+//! queue row or focuses a pane, the wheel scrolls the pane under it); copying what is
+//! selected to the clipboard.
 
 use crossterm::event::{MouseEvent, MouseEventKind};
 
@@ -94,5 +95,38 @@ impl App {
             }
             _ => Vec::new(),
         }
+    }
+
+    /// `Y`: the selected job's id to the clipboard; from the detail pane its directory, from
+    /// the log pane the shown log's path (each falls back to the id when unknown).
+    pub(super) fn copy(&mut self) -> Vec<Cmd> {
+        let Some(job) = self.queue.selected_job() else {
+            self.note = Some("nothing to copy: no job selected".into());
+            return Vec::new();
+        };
+        let id = job.id.as_str().to_string();
+        let path = match self.focus {
+            Pane::Queue => None,
+            Pane::Detail => Some(job.work_dir.to_string()).filter(|d| !d.is_empty()),
+            Pane::Log => {
+                self.logs
+                    .paths
+                    .as_ref()
+                    .map(|(out, err)| match self.logs.shown_stream() {
+                        crate::logview::Stream::Stdout => out.clone(),
+                        crate::logview::Stream::Stderr => err.clone(),
+                    })
+            }
+        };
+        let text = path.unwrap_or(id);
+        // (a name or path may hold control bytes: never sent to the screen as they are)
+        let shown: String = text
+            .chars()
+            .map(|c| if c.is_control() { '?' } else { c })
+            .collect();
+        self.note = Some(format!(
+            "copied {shown} to the clipboard (through the terminal: OSC 52)"
+        ));
+        vec![Cmd::Clipboard(text)]
     }
 }

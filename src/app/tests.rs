@@ -334,3 +334,37 @@ fn a_job_that_starts_running_is_fetched_again() {
     }
     assert_eq!(fetches(&a.update(loaded(js))), vec![sel]);
 }
+
+/// `Y` copies what is selected: the id from the queue, the directory from the detail pane,
+/// the shown log's path from the log pane; with nothing selected it says so.
+#[test]
+fn y_copies_the_id_the_directory_or_the_log_path() {
+    use crate::keymap::Pane;
+    let mut a = app();
+    a.update(loaded(jobs()));
+    let id = a.queue.selected_id().unwrap().as_str().to_string();
+    let cmds = a.on_action(Action::Copy);
+    assert_eq!(cmds, vec![Cmd::Clipboard(id.clone())]);
+    assert!(a.note.as_deref().unwrap().contains(&format!("copied {id}")));
+
+    a.focus = Pane::Detail;
+    let dir = a.queue.selected_job().unwrap().work_dir.to_string();
+    assert!(!dir.is_empty());
+    assert_eq!(a.on_action(Action::Copy), vec![Cmd::Clipboard(dir)]);
+
+    a.focus = Pane::Log;
+    a.logs.paths = Some(("/r/out".into(), "/r/err".into()));
+    assert_eq!(
+        a.on_action(Action::Copy),
+        vec![Cmd::Clipboard("/r/out".into())]
+    );
+    a.logs.show(crate::logview::Stream::Stderr);
+    assert_eq!(
+        a.on_action(Action::Copy),
+        vec![Cmd::Clipboard("/r/err".into())]
+    );
+
+    let mut empty = app();
+    assert!(empty.on_action(Action::Copy).is_empty());
+    assert!(empty.note.as_deref().unwrap().contains("no job selected"));
+}

@@ -265,3 +265,49 @@ fn queue_default_columns_wide() {
     assert!(wide.contains("arra"), "{wide}");
     assert_snapshot!(wide);
 }
+
+/// The queue in each palette (`[ui] theme`), with the colours: each row's text, then its
+/// runs of style (first column, fg, bg, modifiers), as a user of that palette sees it.
+#[test]
+fn queue_in_each_palette() {
+    use crate::theme::Palette;
+    let v = view(ME);
+    for (name, palette) in [
+        ("dark", Palette::Dark),
+        ("light", Palette::Light),
+        ("high_contrast", Palette::HighContrast),
+    ] {
+        let theme = Theme::new(true).with_palette(palette);
+        let mut buf = Buffer::empty(Rect::new(0, 0, 110, 8));
+        QueueWidget {
+            view: &v,
+            theme: &theme,
+            now: now(),
+            focused: true,
+        }
+        .render(buf.area, &mut buf);
+        insta::assert_snapshot!(format!("queue_palette_{name}"), styled(&buf));
+    }
+}
+
+/// Each row's text, then where its style changes: `x:fg/bg/modifiers`.
+fn styled(buf: &Buffer) -> String {
+    let lines: Vec<String> = text(buf).lines().map(str::to_string).collect();
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        out.push_str(&lines[usize::from(y)]);
+        out.push('\n');
+        let mut last = None;
+        let mut runs = Vec::new();
+        for x in 0..buf.area.width {
+            let c = &buf[(x, y)];
+            let style = (c.fg, c.bg, c.modifier);
+            if last != Some(style) {
+                runs.push(format!("{x}:{:?}/{:?}/{:?}", c.fg, c.bg, c.modifier));
+                last = Some(style);
+            }
+        }
+        out.push_str(&format!("  {}\n", runs.join(" ")));
+    }
+    out
+}

@@ -219,7 +219,11 @@ impl Hub {
                 self.files.run(c, t.remote, t.tx, t.s.timeout);
             }
             Cmd::ToCluster(_, c) => self.run(*c),
-            Cmd::Quit | Cmd::Suspend | Cmd::AddCluster(_) | Cmd::Shell { .. } => {}
+            Cmd::Quit
+            | Cmd::Suspend
+            | Cmd::AddCluster(_)
+            | Cmd::Shell { .. }
+            | Cmd::Clipboard(_) => {}
         }
     }
 

@@ -1,0 +1,82 @@
+//! Copying to the clipboard of the terminal the user sits at, through OSC 52: the escape
+//! travels with the screen's bytes, so it works over SSH and inside tmux, with nothing to
+//! install. Pure: the bytes are built here, the dashboard writes them.
+
+/// The most text one copy carries (terminals cap OSC 52 near 100 kB of base64).
+pub const MAX_BYTES: usize = 64 * 1024;
+
+/// The escape that puts `text` on the clipboard. In tmux, the plain sequence is what tmux
+/// takes when `set-clipboard` is on (it then sets the outer terminal's clipboard itself);
+/// the same sequence wrapped for tmux's passthrough follows, for `allow-passthrough on`.
+/// Text past [`MAX_BYTES`] is cut at a character boundary.
+pub fn osc52(text: &str, in_tmux: bool) -> String {
+    let mut end = text.len().min(MAX_BYTES);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let seq = format!("\x1b]52;c;{}\x07", base64(&text.as_bytes()[..end]));
+    if in_tmux {
+        format!("{seq}{}", crate::notify::tmux_wrap(&seq))
+    } else {
+        seq
+    }
+}
+
+/// Standard base64 with padding (RFC 4648), which OSC 52 takes.
+fn base64(bytes: &[u8]) -> String {
+    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ABC[((n >> (18 - 6 * i)) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_as_rfc_4648_says() {
+        // The RFC's own test vectors.
+        for (plain, enc) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(plain.as_bytes()), enc);
+        }
+    }
+
+    #[test]
+    fn the_escape_and_its_tmux_form() {
+        assert_eq!(osc52("1234", false), "\x1b]52;c;MTIzNA==\x07");
+        let t = osc52("1234", true);
+        assert!(t.starts_with("\x1b]52;c;MTIzNA==\x07\x1bPtmux;\x1b\x1b]52;c;MTIzNA==\x07"));
+        assert!(t.ends_with("\x1b\\"));
+    }
+
+    #[test]
+    fn long_text_is_cut_on_a_character() {
+        let s = "é".repeat(MAX_BYTES);
+        let e = osc52(&s, false);
+        // 64 KiB of 2-byte characters: exactly MAX_BYTES bytes encoded.
+        assert_eq!(e.len(), 7 + MAX_BYTES.div_ceil(3) * 4 + 1);
+    }
+}
