@@ -298,6 +298,8 @@ pub enum Cmd {
     Notify(crate::notify::Notification),
     /// Put this text on the terminal's clipboard (OSC 52; written by the dashboard).
     Clipboard(String),
+    /// Write these queue columns into the config file (`[ui] columns`; by the dashboard).
+    SaveColumns(Vec<crate::queue::Column>),
     /// A refresh that also asks sacct about jobs that left squeue.
     PollWith {
         sacct: Vec<JobId>,
@@ -364,6 +366,7 @@ impl Cmd {
             | Cmd::LoadRegistryJobs(_)
             | Cmd::Notify(_)
             | Cmd::Clipboard(_)
+            | Cmd::SaveColumns(_)
             | Cmd::FetchPartitions
             | Cmd::FetchUsage { .. }
             | Cmd::FetchWaits

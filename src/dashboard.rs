@@ -287,6 +287,20 @@ async fn event_loop(
                 Cmd::Suspend => {
                     tui::suspend(term).wrap_err("resuming after ctrl-z")?;
                 }
+                Cmd::SaveColumns(cols) => {
+                    // A small local file, written off the loop; the note says where.
+                    let path = loaded.path.clone();
+                    let tx = tx.clone();
+                    tokio::task::spawn_blocking(move || {
+                        let note = match crate::config_write::save_columns(&path, &cols) {
+                            Ok(p) => format!("columns saved in {}", p.display()),
+                            Err(e) => {
+                                format!("columns changed for this session but not saved: {e}")
+                            }
+                        };
+                        let _ = tx.send(Msg::Note(note));
+                    });
+                }
                 Cmd::Clipboard(text) => {
                     use std::io::Write;
                     let bytes = crate::clipboard::osc52(&text, std::env::var_os("TMUX").is_some());

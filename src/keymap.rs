@@ -64,6 +64,8 @@ pub enum Action {
     /// Copy the selected job's id (its directory from the detail pane, the log's path from
     /// the log pane) to the terminal's clipboard.
     Copy,
+    /// Choose and order the queue's columns; saved in the config.
+    Columns,
 }
 
 impl Action {
@@ -127,6 +129,7 @@ impl Action {
             Action::Relaunch => "relaunch a finished job, sized by its use",
             Action::Files => "the job's files: walk, preview, fetch (also :files)",
             Action::Copy => "copy the job id (detail: its dir; log: its path)",
+            Action::Columns => "choose and order the columns (saved in the config)",
         }
     }
 }
@@ -320,6 +323,7 @@ const DEFAULT_QUEUE: &[(&str, Action)] = &[
     ("space", Action::Mark),
     ("V", Action::MarkRange),
     ("ctrl-a", Action::MarkAll),
+    ("c", Action::Columns),
 ];
 
 const DEFAULT_LOG: &[(&str, Action)] = &[

@@ -201,3 +201,51 @@ fn resizing_reflows_and_sigterm_restores_the_terminal() {
     assert!(s.contains("EXITED:0"), "{s}");
     assert!(!t.alternate_screen_on(), "the alternate screen is still on");
 }
+
+/// `c` in the real binary: the chooser over the queue, a column turned off and saved, the
+/// queue's header without it at once, and the config file rewritten with its comments kept.
+#[test]
+fn columns_chosen_with_c_are_shown_and_saved_in_the_config() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let cfg = fast_config(tmp.path());
+    let mut text = std::fs::read_to_string(&cfg).expect("config");
+    text.push_str("\n# my columns\n[ui]\ncolumns = [\"id\", \"name\", \"state\", \"time\"]\n");
+    std::fs::write(&cfg, &text).expect("config");
+    let t = Tmux::start(&cfg, &[]);
+    let s = t.wait("the dashboard", Duration::from_secs(20), refreshed);
+    assert!(s.contains("NAME") && s.contains("STATE"), "{s}");
+    t.keys(&["c"]);
+    t.wait("the column chooser", Duration::from_secs(5), |s| {
+        s.contains("columns of the queue") && s.contains("[x] NAME")
+    });
+    // The second row is NAME: off, then enter.
+    t.keys(&["j", "Space", "Enter"]);
+    let s = t.wait(
+        "the note that they were saved",
+        Duration::from_secs(10),
+        |s| s.contains("columns saved in"),
+    );
+    assert!(!s.contains("columns of the queue"), "{s}");
+    let header = s
+        .lines()
+        .find(|l| l.contains("JOBID"))
+        .expect("the queue's header");
+    assert!(
+        header.contains("STATE") && !header.contains("NAME"),
+        "{header}"
+    );
+    let saved = std::fs::read_to_string(&cfg).expect("config");
+    assert!(
+        saved.contains("# my columns\n[ui]\ncolumns = [\"id\", \"state\", \"time\"]"),
+        "{saved}"
+    );
+    // The rest of the config is as it was.
+    assert!(
+        saved.starts_with(&text[..text.find("\n# my columns").unwrap()]),
+        "{saved}"
+    );
+    t.keys(&["q"]);
+    t.wait("slurmdash to exit", Duration::from_secs(10), |s| {
+        s.contains("EXITED:0")
+    });
+}

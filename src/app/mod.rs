@@ -4,6 +4,7 @@
 mod adaptive;
 mod cluster;
 mod clusters;
+pub mod columns;
 mod conn;
 pub mod departures;
 mod edit;
@@ -102,6 +103,8 @@ pub struct App {
     pub tunnels: Vec<crate::payload::Tunnel>,
     /// `:history` and finished jobs' efficiency reports.
     pub history: history::HistoryState,
+    /// The column chooser (`c`), while open.
+    pub columns: Option<columns::ColumnChooser>,
     /// Live use of running jobs (sstat, nvidia-smi), sampled while selected.
     pub live: live::LiveState,
     /// The files view (`y`, `:files`) and where fetches go.
@@ -143,6 +146,7 @@ impl App {
             form: None,
             tunnels: Vec::new(),
             history: history::HistoryState::default(),
+            columns: None,
             live: live::LiveState::default(),
             files: FilesState::default(),
         }
@@ -542,6 +546,7 @@ impl App {
             Action::Relaunch => return self.relaunch(),
             Action::Files => return self.open_files(),
             Action::Copy => return self.copy(),
+            Action::Columns => return self.open_columns(),
         }
         Vec::new()
     }

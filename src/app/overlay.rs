@@ -28,6 +28,8 @@ pub enum Overlay {
     Events,
     /// The files view of a job (`y`, `:files`).
     Files,
+    /// The column chooser (`c`).
+    Columns,
     /// The edit form of a pending job (`E`).
     Edit,
     /// The launch form (`n`, `L`).
@@ -56,6 +58,7 @@ impl App {
             self.cluster.insight.view.map(Overlay::Insight),
             self.cluster.events.open.then_some(Overlay::Events),
             self.files.view.is_some().then_some(Overlay::Files),
+            self.columns.is_some().then_some(Overlay::Columns),
             self.edit.is_some().then_some(Overlay::Edit),
             self.form.is_some().then_some(Overlay::Form),
             self.input.is_some().then_some(Overlay::Input),
@@ -77,6 +80,7 @@ impl App {
             Some(Overlay::Insight(_)) => self.on_insight_key(k),
             Some(Overlay::Events) => self.on_events_key(k),
             Some(Overlay::Files) => self.on_files_key(k),
+            Some(Overlay::Columns) => self.on_columns_key(&k),
             Some(Overlay::Edit) => self.on_edit_key(k),
             Some(Overlay::Form) => self.on_form_key(k),
             Some(Overlay::Input) => self.on_input_key(k),
@@ -99,6 +103,38 @@ impl App {
             return cmds;
         }
         self.on_keymap_key(&k)
+    }
+
+    /// `c`: the chooser over the live queue's columns (`:history` has its own set).
+    pub(super) fn open_columns(&mut self) -> Vec<Cmd> {
+        if self.history.open {
+            self.note =
+                Some("c chooses the live queue's columns: close :history first (esc)".into());
+            return Vec::new();
+        }
+        self.columns = Some(super::columns::ColumnChooser::new(self.queue.columns()));
+        Vec::new()
+    }
+
+    /// Enter applies the chosen columns at once and asks for them to be saved in the
+    /// config; esc leaves the queue as it was.
+    fn on_columns_key(&mut self, k: &KeyEvent) -> Vec<Cmd> {
+        let Some(chooser) = self.columns.as_mut() else {
+            return Vec::new();
+        };
+        match chooser.key(k) {
+            super::columns::Chosen::Stay => Vec::new(),
+            super::columns::Chosen::Cancel => {
+                self.columns = None;
+                Vec::new()
+            }
+            super::columns::Chosen::Apply(cols) => {
+                self.columns = None;
+                self.queue.set_columns(cols.clone());
+                self.note = Some("columns changed; saving them in the config…".into());
+                vec![Cmd::SaveColumns(cols)]
+            }
+        }
     }
 
     fn on_keymap_key(&mut self, k: &KeyEvent) -> Vec<Cmd> {

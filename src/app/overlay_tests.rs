@@ -14,10 +14,11 @@ use crate::keymap::{Action, Pane};
 
 /// Every kind, in stacking order (one insight view stands for the three; only one is
 /// open at a time).
-const ORDER: [Overlay; 8] = [
+const ORDER: [Overlay; 9] = [
     Overlay::Insight(View::Stats),
     Overlay::Events,
     Overlay::Files,
+    Overlay::Columns,
     Overlay::Edit,
     Overlay::Form,
     Overlay::Input,
@@ -50,6 +51,9 @@ fn open(a: &mut App, o: Overlay) {
         }
         Overlay::Files => {
             a.on_action(Action::Files);
+        }
+        Overlay::Columns => {
+            a.on_action(Action::Columns);
         }
         Overlay::Edit => {
             a.on_action(Action::Edit);

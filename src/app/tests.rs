@@ -368,3 +368,31 @@ fn y_copies_the_id_the_directory_or_the_log_path() {
     assert!(empty.on_action(Action::Copy).is_empty());
     assert!(empty.note.as_deref().unwrap().contains("no job selected"));
 }
+
+/// `c` opens the chooser over the queue; enter applies the columns at once and asks for
+/// them to be saved; esc leaves the queue as it was; under `:history` it is refused.
+#[test]
+fn c_chooses_the_columns_applies_and_asks_to_save_them() {
+    use crate::queue::Column;
+    let mut a = app();
+    a.update(loaded(jobs()));
+    let before = a.queue.columns().to_vec();
+    a.update(key('c'));
+    assert!(a.columns.is_some());
+    // Name (second) off, then esc: nothing changes.
+    a.update(key('j'));
+    a.update(key(' '));
+    a.update(code(KeyCode::Esc));
+    assert!(a.columns.is_none());
+    assert_eq!(a.queue.columns(), before.as_slice());
+    // Again, with enter.
+    a.update(key('c'));
+    a.update(key('j'));
+    a.update(key(' '));
+    let cmds = a.update(code(KeyCode::Enter));
+    let mut want = before.clone();
+    want.retain(|c| *c != Column::Name);
+    assert_eq!(cmds, vec![Cmd::SaveColumns(want.clone())]);
+    assert_eq!(a.queue.columns(), want.as_slice());
+    assert!(a.columns.is_none());
+}

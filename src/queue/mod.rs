@@ -175,6 +175,11 @@ impl QueueView {
         self.rebuild();
     }
 
+    /// The columns chosen (the cluster's own is added when several are shown).
+    pub fn columns(&self) -> &[Column] {
+        &self.columns
+    }
+
     pub fn set_columns(&mut self, columns: Vec<Column>) {
         if columns.is_empty() {
             return;
@@ -185,6 +190,9 @@ impl QueueView {
             }
         }
         self.columns = columns;
+        // What is drawn follows (it was left as before: a view made anew was the only
+        // caller until columns could change on screen).
+        self.shown = shown_columns(&self.columns, self.multi);
         self.measure();
         self.reorder();
     }

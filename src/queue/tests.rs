@@ -297,6 +297,8 @@ fn cycle_walks_the_visible_columns_then_back_to_squeue_order() {
     v.sort_by(Some(Column::State), false);
     v.set_columns(vec![Column::Id, Column::Name]);
     assert_eq!(v.sort().column, None);
+    // What is drawn follows at once.
+    assert_eq!(v.shown_columns(), [Column::Id, Column::Name]);
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Drawing. Every pane only reads state; `layout` is shared with mouse handling so a click
 //! lands where the user sees the row.
 
+pub mod columns;
 pub mod detail;
 pub mod edit;
 pub mod efficiency;
@@ -159,6 +160,17 @@ fn draw_overlay(f: &mut Frame, app: &App, o: Overlay, areas: &Areas) {
             },
             size,
         ),
+        Overlay::Columns => {
+            if let Some(chooser) = &app.columns {
+                f.render_widget(
+                    columns::ColumnsWidget {
+                        chooser,
+                        theme: &app.theme,
+                    },
+                    size,
+                );
+            }
+        }
         Overlay::Edit => {
             if let Some(form) = &app.edit {
                 f.render_widget(

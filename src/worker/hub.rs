@@ -223,7 +223,8 @@ impl Hub {
             | Cmd::Suspend
             | Cmd::AddCluster(_)
             | Cmd::Shell { .. }
-            | Cmd::Clipboard(_) => {}
+            | Cmd::Clipboard(_)
+            | Cmd::SaveColumns(_) => {}
         }
     }
 
