@@ -7,10 +7,12 @@
 //!   and everything of the last five minutes plus it within 5·B; its interval is at least
 //!   [`Budget::refresh_floor`] (160/B s: three quarters of the allowance);
 //! - a read a key asked for (the selected job's detail, why it pends) may use half of the
-//!   allowance for reads other than the refresh and must leave room for one refresh;
+//!   allowance for reads other than the refresh and must leave room for one refresh; once
+//!   one waited a refresh interval, the refresh leaves it room (it goes first);
 //! - background reads (live samples, partitions, reads no key asked for) only a quarter,
-//!   so they never starve the refresh. A read larger than its share goes alone: when no
-//!   other read was spent in the five minutes.
+//!   so they never starve the refresh (which may wait a few seconds for the window to
+//!   move). A read larger than its share goes alone: when no other read was spent in the
+//!   five minutes.
 //!
 //! Writes and what the user does (cancel, submit, edit, :history, copies, shells) are never
 //! held; the transport's own count ([`Budget::observe`]) charges them when they ran.
@@ -29,6 +31,9 @@ pub const WINDOW_SECS: i64 = 300;
 const MINUTE_SECS: i64 = 60;
 /// After slurmctld refused for its rate limit, planned reads wait this long.
 pub const THROTTLE_PAUSE_SECS: i64 = 60;
+/// The dashboard's clock moves once a second, so a spend may be charged up to a second
+/// before it happens: the windows are this much longer, to hold in real time.
+const CLOCK_SLACK_SECS: i64 = 1;
 /// A planned spend the transport has not counted after this long was over-planned.
 const UNSEEN_SECS: i64 = 60;
 
@@ -146,7 +151,9 @@ impl Budget {
     fn sum(&self, now: NaiveDateTime, secs: i64, keep: impl Fn(&Spend) -> bool) -> u64 {
         self.spends
             .iter()
-            .filter(|s| (now - s.at).num_seconds() < secs && s.at <= now && keep(s))
+            .filter(|s| {
+                (now - s.at).num_seconds() < secs + CLOCK_SLACK_SECS && s.at <= now && keep(s)
+            })
             .map(|s| s.rpcs)
             .sum()
     }
@@ -171,12 +178,25 @@ impl Budget {
         match who {
             Who::Refresh => {
                 let minute = self.sum(now, MINUTE_SECS, |s| s.refresh);
-                minute + cost <= b.max(cost) && total + cost <= a
+                // A read a key asked for that waited a refresh interval goes first: the
+                // refresh leaves it room (a user walking the queue replaces it each key, and
+                // the refresh keeps its pace meanwhile).
+                let floor = self.refresh_floor().unwrap_or_default().as_secs() as i64;
+                let user = self
+                    .held
+                    .iter()
+                    .filter(|h| {
+                        h.who == Who::User
+                            && h.cost + REFRESH_COST <= a
+                            && (now - h.since).num_seconds() >= floor
+                    })
+                    .map(|h| h.cost)
+                    .max()
+                    .unwrap_or(0);
+                minute + cost <= b.max(cost) && total + cost + user <= a
             }
-            Who::User | Who::Background => {
-                let share = if who == Who::User { a / 2 } else { a / 4 };
-                (reads + cost <= share || reads == 0) && total + cost + REFRESH_COST <= a
-            }
+            Who::User => (reads + cost <= a / 2 || reads == 0) && total + cost + REFRESH_COST <= a,
+            Who::Background => (reads + cost <= a / 4 || reads == 0) && total + cost <= a,
         }
     }
 
@@ -189,7 +209,10 @@ impl Budget {
         let mut at: Vec<NaiveDateTime> = self
             .spends
             .iter()
-            .flat_map(|s| [MINUTE_SECS, WINDOW_SECS].map(|w| s.at + chrono::Duration::seconds(w)))
+            .flat_map(|s| {
+                [MINUTE_SECS, WINDOW_SECS]
+                    .map(|w| s.at + chrono::Duration::seconds(w + CLOCK_SLACK_SECS))
+            })
             .chain(self.paused_until)
             .filter(|t| *t > now)
             .collect();
@@ -211,7 +234,7 @@ impl Budget {
         while self
             .spends
             .front()
-            .is_some_and(|s| (now - s.at).num_seconds() >= WINDOW_SECS)
+            .is_some_and(|s| (now - s.at).num_seconds() >= WINDOW_SECS + CLOCK_SLACK_SECS)
         {
             self.spends.pop_front();
         }
@@ -311,7 +334,12 @@ impl Budget {
     ) -> (Vec<Cmd>, Vec<Cmd>) {
         let (mut go, mut dropped) = (Vec::new(), Vec::new());
         let mut held = std::mem::take(&mut self.held);
-        held.sort_by_key(|h| h.kind != Kind::Refresh);
+        // The user's reads first, then the refresh, then the background.
+        held.sort_by_key(|h| match h.who {
+            Who::User => 0,
+            Who::Refresh => 1,
+            Who::Background => 2,
+        });
         for h in held {
             if !wanted(&h.cmd) {
                 dropped.push(h.cmd);
@@ -357,3 +385,8 @@ pub fn is_throttled(error: &str) -> bool {
 #[allow(clippy::unwrap_used)]
 #[path = "budget_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+#[path = "budget_app_tests.rs"]
+mod app_tests;

@@ -109,13 +109,13 @@ fn refreshes_fit_two_a_minute_at_four() {
         "a third within a minute is held"
     );
     assert!(b.holds(Kind::Refresh));
-    assert_eq!(b.fits_at(t(40), 2, Who::Refresh), Some(t(60)));
-    let (go, dropped) = b.release(t(59), |_| true);
+    assert_eq!(b.fits_at(t(40), 2, Who::Refresh), Some(t(61)));
+    let (go, dropped) = b.release(t(60), |_| true);
     assert!(go.is_empty() && dropped.is_empty());
-    let (go, _) = b.release(t(60), |_| true);
+    let (go, _) = b.release(t(61), |_| true);
     assert_eq!(go, vec![Cmd::PollQueue], "released when the minute frees");
     assert!(!b.holds(Kind::Refresh));
-    assert_eq!(b.spent(t(60)), 6);
+    assert_eq!(b.spent(t(61)), 6);
 }
 
 #[test]
@@ -136,8 +136,8 @@ fn the_user_gets_half_and_always_leaves_room_for_a_refresh() {
     // The refresh still has its room.
     assert!(b.admit(t(20), Cmd::PollQueue, Who::Refresh).is_some());
     // The held detail goes when the first one is five minutes old.
-    assert_eq!(b.fits_at(t(20), 3, Who::User), Some(t(300)));
-    let (go, dropped) = b.release(t(300), |c| *c != detail(99));
+    assert_eq!(b.fits_at(t(20), 3, Who::User), Some(t(301)));
+    let (go, dropped) = b.release(t(301), |c| *c != detail(99));
     assert_eq!((go, dropped), (vec![detail(11)], vec![]));
 }
 
@@ -172,11 +172,41 @@ fn background_reads_never_take_the_refreshs_room() {
         b.spend(t(i * 40), 2, true);
     }
     b.spend(t(290), 3, false);
+    assert!(!b.fits(t(295), 2, Who::Background), "over the allowance");
     assert!(
-        !b.fits(t(295), 1, Who::Background),
+        !b.fits(t(295), 1, Who::User),
         "would leave no room for a refresh"
     );
-    assert!(!b.fits(t(295), 1, Who::User));
+    assert!(
+        b.fits(t(295), 1, Who::Background),
+        "within the quarter and the allowance"
+    );
+}
+
+#[test]
+fn a_read_the_user_waits_for_goes_before_the_refresh() {
+    let mut b = Budget::new(4);
+    for i in 0..7 {
+        b.spend(t(i * 40), 2, true); // 14
+    }
+    let read = Cmd::FetchPartitions; // 7, standing in for a key's read
+    assert!(
+        b.admit(t(250), read.clone(), Who::User).is_none(),
+        "14 + 7 + 2 > 20"
+    );
+    assert!(
+        b.fits(t(280), 2, Who::Refresh),
+        "not waited 40 s yet: the refresh goes"
+    );
+    assert!(
+        !b.fits(t(290), 2, Who::Refresh),
+        "waited 40 s: the refresh leaves it room"
+    );
+    // Once two refreshes (0, 40) left the window: 10 + 7 + 2 fits.
+    assert!(b.release(t(340), |_| true).0.is_empty());
+    let (go, _) = b.release(t(341), |_| true);
+    assert_eq!(go, vec![read]);
+    assert!(b.fits(t(341), 2, Who::Refresh));
 }
 
 #[test]
@@ -202,7 +232,7 @@ fn without_a_budget_everything_goes_but_a_throttled_answer_still_pauses() {
     assert_eq!(b.fits_at(t(101), 2, Who::Refresh), Some(t(160)));
     assert!(b.release(t(159), |_| true).0.is_empty());
     let (go, _) = b.release(t(160), |_| true);
-    assert_eq!(go, vec![Cmd::PollQueue, detail(1)], "the refresh first");
+    assert_eq!(go, vec![detail(1), Cmd::PollQueue], "the user's read first");
 }
 
 #[test]

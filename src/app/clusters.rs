@@ -228,7 +228,9 @@ impl App {
         match cmd {
             Cmd::FetchDetail(id) => self.detail.id.as_ref() == Some(id),
             Cmd::FetchPending(job) => c.insight.pending.id.as_ref() == Some(&job.id),
-            Cmd::SampleLive(t) => self.live.sampling(&t.id),
+            Cmd::SampleLive(t) => {
+                self.live.sampling(&t.id) && self.queue.selected_id() == Some(&t.id)
+            }
             _ => true,
         }
     }
