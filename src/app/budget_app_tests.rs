@@ -256,7 +256,7 @@ fn a_held_refresh_is_released_and_r_goes_at_once() {
     assert_eq!(s.refreshes, vec![0, 2, 4]);
     assert!(s.app.cluster.budget.holds(Kind::Refresh));
     let bar = crate::ui::status::budget_text(&s.app.cluster, s.app.now);
-    assert_eq!(bar, ", next in 18s (held for the budget), budget 4/min");
+    assert_eq!(bar, " · next in 18s, held by the budget of 4/min");
     s.run_until(64, |_| {});
     assert_eq!(
         s.refreshes,
@@ -343,7 +343,7 @@ fn a_throttled_answer_says_so_and_pauses_every_planned_read() {
         s.sent
     );
     assert!(crate::ui::status::budget_text(&s.app.cluster, s.app.now)
-        .starts_with(", slurmctld rate limit: reads paused"));
+        .starts_with(" · slurmctld rate limit: reads paused"));
     s.throttling = false;
     s.run_until(refused_at + THROTTLE_PAUSE_SECS + 6, |_| {});
     assert!(s.refreshes.last() > Some(&refused_at), "resumed");

@@ -73,31 +73,32 @@ fn conn_text(c: &ConnState, host: Option<&str>) -> (String, bool) {
 }
 
 /// When the next refresh comes and the RPC budget, when one is set or a read waits for
-/// slurmctld's rate limit: ", next in 12s, budget 4/min".
+/// slurmctld's rate limit: " · next in 12s · budget 4/min".
 pub fn budget_text(c: &ClusterState, now: chrono::NaiveDateTime) -> String {
     use crate::app::budget::{Kind, Who, REFRESH_COST};
     let b = &c.budget;
     let secs = |t: chrono::NaiveDateTime| (t - now).num_seconds().max(0);
     if let Some(p) = b.paused_until.filter(|p| now < *p) {
-        return format!(", slurmctld rate limit: reads paused {}s", secs(p));
+        return format!(" · slurmctld rate limit: reads paused {}s", secs(p));
     }
     if b.per_minute == 0 {
         return String::new();
     }
-    let next = if b.holds(Kind::Refresh) {
-        match b.fits_at(now, REFRESH_COST, Who::Refresh) {
-            Some(t) => format!(", next in {}s (held for the budget)", secs(t)),
-            None => ", refresh held for the budget".into(),
-        }
-    } else if c.status.polling {
-        String::new()
-    } else {
-        c.status
-            .next_refresh
-            .map(|t| format!(", next in {}s", secs(t)))
-            .unwrap_or_default()
+    if b.holds(Kind::Refresh) {
+        return match b.fits_at(now, REFRESH_COST, Who::Refresh) {
+            Some(t) => format!(
+                " · next in {}s, held by the budget of {}/min",
+                secs(t),
+                b.per_minute
+            ),
+            None => format!(" · next held by the budget of {}/min", b.per_minute),
+        };
+    }
+    let next = match c.status.next_refresh {
+        Some(t) if !c.status.polling => format!(" · next in {}s", secs(t)),
+        _ => String::new(),
     };
-    format!("{next}, budget {}/min", b.per_minute)
+    format!("{next} · budget {}/min", b.per_minute)
 }
 
 /// One cluster's part of the first line when several are shown: its name, its connection
