@@ -103,7 +103,6 @@ async fn three_minutes_on_running_jobs_stay_within_the_default_budget() {
         );
         tokio::time::sleep(Duration::from_secs(2)).await;
     }
-    r.close().await;
     let (ctld0, _) = rpcs_of(OTHER_USER);
     let started = Instant::now();
     let ui = Tmux::start(&cfg, &[]);
