@@ -349,3 +349,26 @@ fn a_throttled_answer_says_so_and_pauses_every_planned_read() {
     assert!(s.refreshes.last() > Some(&refused_at), "resumed");
     assert!(s.app.cluster.status.last_error.is_none());
 }
+
+#[test]
+fn a_held_live_sample_of_a_job_left_is_dropped_and_frees_the_next() {
+    let mut s = Sim::new(4);
+    s.run_until(3, |_| {});
+    let first = s.app.queue.selected_id().cloned().unwrap();
+    assert_eq!(
+        s.selected_state(),
+        Some(crate::slurm::model::Status::Running)
+    );
+    // Its detail (3) took the background's quarter: its live sample (5) waits.
+    let held: Vec<Kind> = s.app.cluster.budget.held().iter().map(|h| h.kind).collect();
+    assert_eq!(held, vec![Kind::Live]);
+    assert!(s.app.live.sampling(&first));
+    s.send(key('j'));
+    assert_ne!(s.app.queue.selected_id(), Some(&first));
+    s.run_until(4, |_| {});
+    assert!(
+        !s.app.cluster.budget.holds(Kind::Live),
+        "the sample of the job left is dropped, never sent"
+    );
+    assert!(!s.app.live.sampling(&first), "and no longer counted as out");
+}

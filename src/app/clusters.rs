@@ -216,8 +216,16 @@ impl App {
                 None => continue,
             };
             if let Some(c) = self.cluster_mut(ix) {
-                let (go, _dropped) = c.budget.release(now, |cmd| !unwanted.contains(cmd));
+                let (go, dropped) = c.budget.release(now, |cmd| !unwanted.contains(cmd));
                 out.extend(go.into_iter().map(|cmd| (ix, cmd)));
+                // A live sample never sent is not out: the next job's may go.
+                for cmd in dropped {
+                    if let Cmd::SampleLive(t) = cmd {
+                        if self.live.sampling(&t.id) {
+                            self.live.clear_in_flight();
+                        }
+                    }
+                }
             }
         }
         out
