@@ -374,3 +374,24 @@ fn stats_show_the_budget_what_it_buys_and_what_waits() {
     );
     assert_snapshot!(s);
 }
+
+#[test]
+fn with_several_clusters_a_refresh_held_by_the_budget_is_named_on_its_cluster() {
+    let mut a = app_on_a_budget();
+    a.add_cluster(crate::app::ClusterState::new(
+        "beta",
+        "your jobs",
+        Duration::from_secs(5),
+        now(),
+    ));
+    let mut buf = Buffer::empty(Rect::new(0, 0, 160, 2));
+    super::status::StatusWidget { app: &a }.render(buf.area, &mut buf);
+    let s = text(&buf);
+    let first = s.lines().next().unwrap();
+    let (dev, beta) = first.split_once(" beta ").unwrap();
+    assert!(
+        dev.contains("· next in 13s, held by the budget of 4/min"),
+        "{s}"
+    );
+    assert!(!beta.contains("budget"), "{s}");
+}

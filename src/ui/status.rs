@@ -119,6 +119,12 @@ fn cluster_spans<'a>(app: &App, c: &ClusterState, t: &crate::theme::Theme) -> Ve
     if c.status.polling && !c.budget.holds(crate::app::budget::Kind::Refresh) {
         spans.push(Span::styled(" ⟳", t.dim()));
     }
+    // A refresh held by the RPC budget or paused by slurmctld's rate limit says so.
+    if c.budget.holds(crate::app::budget::Kind::Refresh)
+        || c.budget.paused_until.is_some_and(|p| app.now < p)
+    {
+        spans.push(Span::styled(budget_text(c, app.now), t.dim()));
+    }
     let counts = app.queue.state_counts_of(c.ix);
     let text = if counts.is_empty() {
         "no jobs".to_string()
