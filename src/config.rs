@@ -36,6 +36,38 @@ pub struct Config {
     pub notify: crate::notify::NotifyConfig,
     /// `[files]`: where the files view and `fetch` put what they copy.
     pub files: crate::jobfiles::FilesConfig,
+    /// `[poll]`: how much the dashboard may ask of slurmctld.
+    pub poll: PollConfig,
+}
+
+/// `[poll]`: the dashboard's budget of slurmctld RPCs.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct PollConfig {
+    /// At most this many slurmctld RPCs a minute, averaged over any five minutes, for the
+    /// refreshes and every read the dashboard plans (detail, pending insight, live samples,
+    /// partitions); 0: no budget. `[clusters.X] max_rpcs_per_minute` overrides it.
+    pub max_rpcs_per_minute: u32,
+}
+
+impl Default for PollConfig {
+    fn default() -> Self {
+        PollConfig {
+            max_rpcs_per_minute: 4,
+        }
+    }
+}
+
+/// The largest budget accepted: beyond it a budget limits nothing (0 says so plainly).
+pub const MAX_RPCS_PER_MINUTE: u32 = 6000;
+
+impl Config {
+    /// The slurmctld RPC budget of a cluster: its own setting, else `[poll]`'s (0: none).
+    pub fn rpc_budget(&self, cluster: &ClusterConfig) -> u32 {
+        cluster
+            .max_rpcs_per_minute
+            .unwrap_or(self.poll.max_rpcs_per_minute)
+    }
 }
 
 impl Config {
@@ -143,6 +175,8 @@ pub struct ClusterConfig {
     pub poll_min_secs: u64,
     /// …nor slower than this (reached while the queue stays the same).
     pub poll_max_secs: u64,
+    /// This cluster's slurmctld RPC budget, over `[poll] max_rpcs_per_minute`.
+    pub max_rpcs_per_minute: Option<u32>,
 }
 
 impl Default for ClusterConfig {
@@ -166,6 +200,7 @@ impl Default for ClusterConfig {
             read_only: false,
             poll_min_secs: 2,
             poll_max_secs: 30,
+            max_rpcs_per_minute: None,
         }
     }
 }
@@ -516,8 +551,26 @@ fn validate(config: &Config, path: &Path) -> Result<(), ConfigError> {
     if let Err(e) = crate::triage::Patterns::new(&config.triage) {
         return Err(invalid(e.key, &e.reason));
     }
+    let budget = |key: String, v: u32| {
+        if v > MAX_RPCS_PER_MINUTE {
+            return Err(invalid(
+                key,
+                &format!(
+                    "must be at most {MAX_RPCS_PER_MINUTE} slurmctld RPCs a minute, not {v} (0 turns the budget off)"
+                ),
+            ));
+        }
+        Ok(())
+    };
+    budget(
+        "poll.max_rpcs_per_minute".into(),
+        config.poll.max_rpcs_per_minute,
+    )?;
     for (name, c) in &config.clusters {
         let key = |k: &str| format!("clusters.{name}.{k}");
+        if let Some(v) = c.max_rpcs_per_minute {
+            budget(key("max_rpcs_per_minute"), v)?;
+        }
         if c.hosts.is_empty() && !c.local {
             return Err(invalid(
                 key("hosts"),
@@ -670,6 +723,40 @@ mod tests {
         );
         let err = parse("[clusters.a]\nhosts=['h']\npersist_secs = -1\n", &p()).unwrap_err();
         assert!(err.to_string().contains("persist_secs"), "{err}");
+    }
+
+    #[test]
+    fn the_rpc_budget_defaults_to_four_a_cluster_may_set_its_own_and_bad_ones_are_named() {
+        let cfg = parse("[clusters.a]\nhosts=['h']\n", &p()).expect("parses");
+        assert_eq!(cfg.rpc_budget(&cfg.clusters["a"]), 4);
+        let cfg = parse(
+            "[poll]\nmax_rpcs_per_minute = 0\n[clusters.a]\nhosts=['h']\n[clusters.b]\nhosts=['h']\nmax_rpcs_per_minute = 10\n",
+            &p(),
+        )
+        .expect("parses");
+        assert_eq!(cfg.rpc_budget(&cfg.clusters["a"]), 0, "0: no budget");
+        assert_eq!(cfg.rpc_budget(&cfg.clusters["b"]), 10);
+        let err = parse("[poll]\nmax_rpcs_per_minute = 100000\n", &p()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "config file /home/u/.config/slurmdash/config.toml: key `poll.max_rpcs_per_minute`: must be at most 6000 slurmctld RPCs a minute, not 100000 (0 turns the budget off)"
+        );
+        let err = parse(
+            "[clusters.a]\nhosts=['h']\nmax_rpcs_per_minute = 7000\n",
+            &p(),
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("key `clusters.a.max_rpcs_per_minute`: must be at most 6000"),
+            "{err}"
+        );
+        let err = parse("[poll]\nmax_rpcs_per_minute = -1\n", &p()).unwrap_err();
+        assert!(err.to_string().contains("max_rpcs_per_minute"), "{err}");
+        let err = parse("[poll]\nmax_rpc_per_minute = 4\n", &p()).unwrap_err();
+        assert!(err.to_string().contains("max_rpc_per_minute"), "{err}");
+        let example = parse(EXAMPLE, Path::new("config.example.toml")).expect("example");
+        assert_eq!(example.poll.max_rpcs_per_minute, 4);
     }
 
     #[test]

@@ -118,6 +118,7 @@ fn cluster_state(session: &Session, loaded: &Loaded, cluster: &Cluster) -> Clust
     c.events.own = own_jobs(&session.query, cluster);
     let (base, min, max) = s.poll_bounds();
     c.insight.bounds = crate::app::insight::PollBounds::new(base, min, max);
+    c.budget = crate::app::budget::Budget::new(loaded.config.rpc_budget(s));
     c.launch = launch_context(loaded, cluster);
     c
 }
@@ -190,7 +191,12 @@ fn start_hub(session: &Session, loaded: &Loaded, ix: u16, tx: &UnboundedSender<M
         keep_scripts: loaded.config.ui.keep_scripts,
     };
     let mut hub = Hub::new(site.remote.clone(), settings, tx.clone());
-    hub.start_refresh_timer(s.poll_interval());
+    // The first refresh goes at once; the next no sooner than the RPC budget allows.
+    let budget = crate::app::budget::Budget::new(loaded.config.rpc_budget(s));
+    hub.start_refresh_timer(
+        s.poll_interval()
+            .max(budget.refresh_floor().unwrap_or_default()),
+    );
     hub.run(Cmd::LoadRegistryJobs(site.cluster.name.clone()));
     hub
 }

@@ -49,7 +49,7 @@ fn wrong_code() -> String {
 
 /// The dev 2FA config (its master kept the default persist_secs after its last use).
 fn config() -> PathBuf {
-    shared_dev_dir().join("slurmdash-2fa.toml")
+    common::totp::slurmdash_config()
 }
 
 fn prompts(screen: &str) -> usize {

@@ -89,7 +89,8 @@ fn scancel(v: &str, id: u64) {
 /// A config with the two dev clusters as `alpha` (selected version) and `beta` (the other),
 /// and `gamma`, whose login host refuses connections.
 fn config(dir: &Path, alpha: &str, beta: &str) -> PathBuf {
-    let mut cfg = String::from("default_cluster = \"alpha\"\n");
+    // No RPC budget: the test waits for screens with deadlines.
+    let mut cfg = String::from("default_cluster = \"alpha\"\n\n[poll]\nmax_rpcs_per_minute = 0\n");
     for (name, v) in [("alpha", alpha), ("beta", beta)] {
         let src = std::fs::read_to_string(dir_of(v).join("slurmdash.toml")).expect("dev config");
         let table = src

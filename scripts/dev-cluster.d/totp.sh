@@ -77,6 +77,10 @@ render_totp_slurmdash_toml() {
 	cat <<EOF
 default_cluster = "dev2fa"
 
+# No slurmctld RPC budget: the tests wait for screens with deadlines (docs/testing.md).
+[poll]
+max_rpcs_per_minute = 0
+
 [clusters.dev2fa]
 hosts = ["$TOTP_ALIAS"]
 ssh_config = "$TOTP_SSH_DIR/config-2fa"

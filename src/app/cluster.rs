@@ -25,6 +25,8 @@ pub struct Status {
     pub last_error: Option<String>,
     pub polling: bool,
     pub poll_interval: Duration,
+    /// When the refresh timer asks next (from its last tick or the last interval set).
+    pub next_refresh: Option<NaiveDateTime>,
 }
 
 /// What App knows of one cluster: how it is reached, its refreshes, the insight into its
@@ -55,6 +57,8 @@ pub struct ClusterState {
     pub usage: super::usage::UsageState,
     /// The user's recent jobs' waits, for "similar jobs waited".
     pub waits: super::usage::WaitsState,
+    /// The slurmctld RPC budget: what was spent, and the reads held until they fit.
+    pub budget: super::budget::Budget,
 }
 
 impl ClusterState {
@@ -71,6 +75,7 @@ impl ClusterState {
                 last_error: None,
                 polling: false,
                 poll_interval,
+                next_refresh: None,
             },
             read_only: false,
             partitions: None,
@@ -82,6 +87,7 @@ impl ClusterState {
             departures: Departures::default(),
             usage: Default::default(),
             waits: Default::default(),
+            budget: Default::default(),
         }
     }
 }
@@ -141,6 +147,18 @@ impl ClusterState {
     /// A refresh that failed: the rows stay, the error is shown.
     pub fn on_failed(&mut self, error: String) {
         self.status.polling = false;
+        // It never reached slurmctld: not charged.
+        if self.status.down() {
+            self.budget.refund_refresh();
+        }
+        let error = if super::budget::is_throttled(&error) {
+            format!(
+                "slurmctld refused for its rate limit: slurmdash pauses its reads for {} s (r refreshes now) · {error}",
+                super::budget::THROTTLE_PAUSE_SECS
+            )
+        } else {
+            error
+        };
         self.status.last_error = Some(error);
     }
 

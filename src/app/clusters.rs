@@ -5,6 +5,7 @@
 
 use std::borrow::Cow;
 
+use super::budget::{is_throttled, read_cost, Kind, Who};
 use super::{App, ClusterState};
 use crate::action::{Cmd, Msg};
 use crate::slurm::model::Job;
@@ -124,8 +125,15 @@ impl App {
     /// Handles `msg` and says which cluster's workers each command is for: the cluster of
     /// the jobs it names, else the cluster the message was about. A log tail goes to every
     /// cluster (each keeps the targets on it and stops the rest).
+    ///
+    /// The reads among the commands go through each cluster's RPC budget (`budget.rs`):
+    /// those that do not fit are held, and each clock tick sends the held ones that fit now.
     pub fn handle(&mut self, msg: Msg) -> Vec<(u16, Cmd)> {
         let mut out = Vec::new();
+        // A key (or the mouse) asked: its reads are the user's, and a refresh goes at once.
+        let asked = matches!(msg, Msg::Key(_) | Msg::Mouse(_));
+        let tick = matches!(msg, Msg::Tick(_));
+        self.throttle_seen(&msg);
         match msg {
             Msg::Tick(at) if self.multi() => {
                 let all: Vec<u16> = self.clusters().map(|c| c.ix).collect();
@@ -148,9 +156,112 @@ impl App {
                 self.route(ix, cmds, &mut out);
             }
         }
+        let mut out = self.plan_reads(out, asked);
+        if tick {
+            out.extend(self.release_held());
+        }
         self.activate(self.view_cluster());
         self.mark_stale();
         out
+    }
+
+    fn cluster_mut(&mut self, ix: u16) -> Option<&mut ClusterState> {
+        if self.cluster.ix == ix {
+            return Some(&mut self.cluster);
+        }
+        self.parked.iter_mut().find(|c| c.ix == ix)
+    }
+
+    /// Each read goes through its cluster's budget: sent (and charged) or held.
+    fn plan_reads(&mut self, cmds: Vec<(u16, Cmd)>, asked: bool) -> Vec<(u16, Cmd)> {
+        let now = self.now;
+        let mut out = Vec::with_capacity(cmds.len());
+        for (ix, cmd) in cmds {
+            let kind = read_cost(&cmd).map(|(k, _)| k);
+            let (Some(kind), Some(c)) = (kind, self.cluster_mut(ix)) else {
+                out.push((ix, cmd));
+                continue;
+            };
+            let who = match kind {
+                Kind::Refresh => Who::Refresh,
+                Kind::Live => Who::Background,
+                _ if asked => Who::User,
+                _ => Who::Background,
+            };
+            let sent = if asked && kind == Kind::Refresh {
+                Some(c.budget.force(now, cmd))
+            } else {
+                c.budget.admit(now, cmd, who)
+            };
+            out.extend(sent.map(|cmd| (ix, cmd)));
+        }
+        out
+    }
+
+    /// The held reads that fit now, on every cluster; those no longer wanted (another job
+    /// selected since) are dropped.
+    fn release_held(&mut self) -> Vec<(u16, Cmd)> {
+        let now = self.now;
+        let all: Vec<u16> = self.clusters().map(|c| c.ix).collect();
+        let mut out = Vec::new();
+        for ix in all {
+            let unwanted: Vec<Cmd> = match self.cluster_by_ix(ix) {
+                Some(c) => c
+                    .budget
+                    .held()
+                    .iter()
+                    .filter(|h| !self.still_wanted(c, &h.cmd))
+                    .map(|h| h.cmd.clone())
+                    .collect(),
+                None => continue,
+            };
+            if let Some(c) = self.cluster_mut(ix) {
+                let (go, dropped) = c.budget.release(now, |cmd| !unwanted.contains(cmd));
+                out.extend(go.into_iter().map(|cmd| (ix, cmd)));
+                // A live sample never sent is not out: the next job's may go.
+                for cmd in dropped {
+                    if let Cmd::SampleLive(t) = cmd {
+                        if self.live.sampling(&t.id) {
+                            self.live.clear_in_flight();
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether a held read is still what the screen waits for.
+    fn still_wanted(&self, c: &ClusterState, cmd: &Cmd) -> bool {
+        match cmd {
+            Cmd::FetchDetail(id) => self.detail.id.as_ref() == Some(id),
+            Cmd::FetchPending(job) => c.insight.pending.id.as_ref() == Some(&job.id),
+            Cmd::SampleLive(t) => {
+                self.live.sampling(&t.id) && self.queue.selected_id() == Some(&t.id)
+            }
+            _ => true,
+        }
+    }
+
+    /// slurmctld refused a read for its rate limit: that cluster's planned reads pause.
+    fn throttle_seen(&mut self, msg: &Msg) {
+        let Msg::Cluster(ix, m) = msg else {
+            return;
+        };
+        let error = match &**m {
+            Msg::Queue(r) => r.result.as_ref().err(),
+            Msg::Detail { result, .. } => result.as_ref().as_ref().err(),
+            Msg::Pending { result, .. } => result.as_ref().as_ref().err(),
+            Msg::Live { result, .. } => result.as_ref().as_ref().err(),
+            Msg::Partitions { result, .. } => result.as_ref().err(),
+            _ => None,
+        };
+        if error.is_some_and(|e| is_throttled(e)) {
+            let now = self.now;
+            if let Some(c) = self.cluster_mut(*ix) {
+                c.budget.throttled(now);
+            }
+        }
     }
 
     /// With several clusters, the rows of one that could not be refreshed (or lost its

@@ -51,7 +51,11 @@ impl App {
         if self.cluster.status.down() {
             cmds.push(Cmd::Reconnect);
         }
-        cmds.extend(self.poll());
+        // A refresh the budget holds goes now (and is counted).
+        match self.cluster.budget.take(super::budget::Kind::Refresh) {
+            Some(held) => cmds.push(held),
+            None => cmds.extend(self.poll()),
+        }
         cmds.extend(
             self.cluster
                 .insight

@@ -226,10 +226,13 @@ impl App {
         let jobs = super::clusters::jobs_of(&self.queue, ix);
         let c = &mut self.cluster;
         let every = c.insight.interval(&jobs, &c.departures, self.now);
+        // Never faster than the RPC budget allows.
+        let every = every.max(c.budget.refresh_floor().unwrap_or_default());
         if every == c.status.poll_interval {
             return Vec::new();
         }
         c.status.poll_interval = every;
+        c.status.next_refresh = chrono::Duration::from_std(every).ok().map(|d| self.now + d);
         vec![Cmd::SetPollInterval(every)]
     }
 }

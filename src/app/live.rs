@@ -325,6 +325,11 @@ impl LiveState {
         self.jobs.get(id)
     }
 
+    /// The sample out was never sent (the RPC budget dropped it).
+    pub fn clear_in_flight(&mut self) {
+        self.in_flight = None;
+    }
+
     /// Whether a sample of `id` is out.
     pub fn sampling(&self, id: &JobId) -> bool {
         self.in_flight.as_ref().is_some_and(|(i, _)| i == id)

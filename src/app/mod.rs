@@ -2,6 +2,7 @@
 //! it does no I/O and never awaits, so every behaviour here is unit-testable.
 
 mod adaptive;
+pub mod budget;
 mod cluster;
 mod clusters;
 pub mod columns;
@@ -185,7 +186,11 @@ impl App {
                 cmds.extend(self.cluster.insight.partitions_due(false, now));
                 cmds
             }
-            Msg::PollDue => self.poll(),
+            Msg::PollDue => {
+                let every = chrono::Duration::from_std(self.cluster.status.poll_interval);
+                self.cluster.status.next_refresh = every.ok().map(|d| self.now + d);
+                self.poll()
+            }
             Msg::Queue(refresh) => self.on_refresh(*refresh),
             Msg::Detail { id, result } => self.on_detail(id, *result),
             Msg::Tail(ev) => {
@@ -247,6 +252,7 @@ impl App {
             }
             Msg::Live { id, result, at } => self.on_live(id, *result, at),
             Msg::RemoteStats { stats, at } => {
+                self.cluster.budget.observe(at, stats.rpcs.ctld);
                 self.cluster.insight.on_stats(stats, at);
                 Vec::new()
             }

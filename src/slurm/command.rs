@@ -376,11 +376,14 @@ impl std::ops::AddAssign for RpcCost {
     }
 }
 
-/// What `argv` costs slurmctld and slurmdbd, from what each Slurm 22.05 client sends (counted
-/// with `sdiag` on the dev cluster): squeue asks for jobs and partitions and, without
-/// `--local`, the federation; sinfo for nodes, partitions and the federation; sacct and
-/// sacctmgr go to slurmdbd only. `sh -c SCRIPT` (a batch of commands) costs what its lines
-/// cost; anything else (tail, cat, stat) costs nothing.
+/// What `argv` costs slurmctld and slurmdbd, counted per user with `sdiag` on the dev
+/// clusters of Slurm 22.05, 24.11 and 26.05 (where they differ, the larger figure): squeue
+/// asks for jobs and partitions (2) and, without `--local`, the federation (3); sinfo for
+/// nodes and partitions (2) and, without `--local`, the federation (3); `scontrol show job`
+/// 2; `srun --overlap` into a job 2; sstat 3 (2 on 24.11 and 26.05, 3 on 22.05); any other
+/// scontrol, sprio, sshare, scancel and sbatch 1; sacct and sacctmgr go to slurmdbd only.
+/// `sh -c SCRIPT` (a batch of commands) costs what its lines cost, each line once (a loop's
+/// body is counted once); anything else (tail, cat, stat) costs nothing.
 pub fn rpc_cost(argv: &[String]) -> RpcCost {
     let word = |w: &str| argv.iter().skip(1).any(|a| a == w);
     let (ctld, dbd) = match argv.first().map(|p| p.rsplit('/').next().unwrap_or(p)) {
@@ -408,7 +411,10 @@ pub fn rpc_cost(argv: &[String]) -> RpcCost {
         Some("squeue") => (if word("--local") { 2 } else { 3 }, 0),
         Some("sinfo") => (if word("--local") { 2 } else { 3 }, 0),
         Some("sacct" | "sacctmgr") => (0, 1),
-        Some("scontrol" | "sprio" | "sshare" | "sstat" | "scancel" | "sbatch" | "srun") => (1, 0),
+        Some("scontrol") if word("show") && word("job") => (2, 0),
+        Some("srun") => (2, 0),
+        Some("sstat") => (3, 0),
+        Some("scontrol" | "sprio" | "sshare" | "scancel" | "sbatch") => (1, 0),
         _ => (0, 0),
     };
     RpcCost { ctld, dbd }
@@ -532,5 +538,23 @@ mod tests {
         assert_eq!(rpc_cost(&wrapped).ctld, 2);
         let tail: Vec<String> = ["tail", "-c", "+1", "-F", "x"].map(String::from).to_vec();
         assert_eq!(rpc_cost(&tail), RpcCost::default());
+    }
+
+    #[test]
+    fn rpc_cost_of_the_reads_as_sdiag_counts_them() {
+        let id: JobId = "7".parse().unwrap();
+        let ctld = |argv: &[String]| rpc_cost(argv).ctld;
+        assert_eq!(ctld(&scontrol_show_job(&id, false)), 2);
+        assert_eq!(ctld(&scontrol_show_job(&id, true)), 2);
+        assert_eq!(ctld(&scontrol_show_partition()), 1);
+        let words = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        assert_eq!(
+            ctld(&words("srun --overlap --jobid=7 --nodes=1 nvidia-smi")),
+            2
+        );
+        assert_eq!(ctld(&words("sstat --allsteps --jobs=7")), 3);
+        assert_eq!(ctld(&words("sinfo --local --noheader")), 2);
+        assert_eq!(ctld(&words("scancel 7")), 1);
+        assert_eq!(rpc_cost(&sacct_jobs(&[id])), RpcCost { ctld: 0, dbd: 1 });
     }
 }

@@ -40,6 +40,16 @@ pub fn argv(t: &LiveTarget, marker: &str) -> Vec<String> {
     v
 }
 
+/// The slurmctld RPCs one sample costs: its sstat and one `srun --overlap` per node asked
+/// (the script's loop runs one per node; `command::rpc_cost` of the argv counts its text).
+pub fn rpc_cost(t: &LiveTarget) -> u64 {
+    use crate::slurm::command::rpc_cost as cost;
+    let words = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+    let sstat = cost(&words("sstat --allsteps")).ctld;
+    let srun = cost(&words("srun --overlap")).ctld;
+    sstat + srun * t.gpu_nodes.len() as u64
+}
+
 /// The sstat fields the script asks for, in order.
 pub const SSTAT_FIELDS: [&str; 9] = [
     "JobID",

@@ -289,6 +289,19 @@ fn stats_count_the_sstat_and_the_srun_of_a_sample() {
         nodes_skipped: 0,
         timeout_secs: 5,
     };
+    // The script's text: sstat (3) and the srun line (2), counted once whatever the nodes.
     let cost = crate::slurm::command::rpc_cost(&argv(&t, "M"));
-    assert_eq!((cost.ctld, cost.dbd), (2, 0));
+    assert_eq!((cost.ctld, cost.dbd), (5, 0));
+    // What slurmctld sees: sstat and one srun per node asked.
+    assert_eq!(rpc_cost(&t), 5);
+    let three = LiveTarget {
+        gpu_nodes: vec!["n1".into(), "n2".into(), "n3".into()],
+        ..t.clone()
+    };
+    assert_eq!(rpc_cost(&three), 9);
+    let cpu_only = LiveTarget {
+        gpu_nodes: Vec::new(),
+        ..t
+    };
+    assert_eq!(rpc_cost(&cpu_only), 3);
 }

@@ -296,3 +296,102 @@ fn sparkline_scales_to_the_largest() {
     assert_eq!(sparkline(&[5, 5], 1), "█");
     assert_eq!(sparkline(&[], 4), "");
 }
+
+/// An App with the default budget (4 RPCs a minute), driven through `handle` as the
+/// dashboard does: a refresh at connect, its answer, then the timer's refreshes at 30 and
+/// 40 s (the second held: the minute is spent), a key that moves to a pending job.
+fn app_on_a_budget() -> App {
+    use crate::app::budget::Budget;
+    let mut a = App::new(
+        "dev",
+        "your jobs",
+        Keymap::default(),
+        Theme::new(false),
+        QueueView::default(),
+        Duration::from_secs(5),
+        now(),
+    );
+    a.cluster.budget = Budget::new(4);
+    let at = |s: i64| now() + chrono::Duration::seconds(s);
+    let hub = |m: Msg| Msg::Cluster(0, Box::new(m));
+    let answer = |a: &mut App, s: i64| {
+        a.handle(hub(Msg::queue(
+            Ok(parse_squeue(ME).unwrap()),
+            at(s),
+            Duration::from_millis(10),
+        )))
+    };
+    a.handle(hub(Msg::PollDue));
+    answer(&mut a, 0);
+    a.handle(Msg::Tick(at(1)));
+    a.handle(Msg::Tick(at(30)));
+    a.handle(hub(Msg::PollDue));
+    answer(&mut a, 30);
+    a.handle(Msg::Tick(at(40)));
+    a.handle(hub(Msg::PollDue));
+    for _ in 0..4 {
+        a.handle(Msg::Key(crossterm::event::KeyEvent::new(
+            crossterm::event::KeyCode::Char('j'),
+            crossterm::event::KeyModifiers::NONE,
+        )));
+    }
+    a.handle(Msg::Tick(at(48)));
+    a
+}
+
+#[test]
+fn the_status_bar_says_when_the_next_refresh_comes_and_the_budget() {
+    let a = app_on_a_budget();
+    let mut buf = Buffer::empty(Rect::new(0, 0, 120, 2));
+    super::status::StatusWidget { app: &a }.render(buf.area, &mut buf);
+    let s = text(&buf);
+    assert!(
+        s.contains("(every 40s · next in 13s, held by the budget of 4/min)"),
+        "{s}"
+    );
+    assert_snapshot!(s);
+}
+
+#[test]
+fn stats_show_the_budget_what_it_buys_and_what_waits() {
+    let mut a = app_on_a_budget();
+    a.handle(Msg::Key(crossterm::event::KeyEvent::new(
+        crossterm::event::KeyCode::Char(':'),
+        crossterm::event::KeyModifiers::NONE,
+    )));
+    a.run_command("stats");
+    let mut buf = Buffer::empty(Rect::new(0, 0, 100, 24));
+    StatsWidget { app: &a }.render(buf.area, &mut buf);
+    let s = text(&buf);
+    assert!(
+        s.contains("RPC budget                4/min averaged over 5 min"),
+        "{s}"
+    );
+    assert!(s.contains("a refresh at least every 40 s"), "{s}");
+    assert!(
+        s.contains("held                      refresh (2 RPCs): goes in 13 s"),
+        "{s}"
+    );
+    assert_snapshot!(s);
+}
+
+#[test]
+fn with_several_clusters_a_refresh_held_by_the_budget_is_named_on_its_cluster() {
+    let mut a = app_on_a_budget();
+    a.add_cluster(crate::app::ClusterState::new(
+        "beta",
+        "your jobs",
+        Duration::from_secs(5),
+        now(),
+    ));
+    let mut buf = Buffer::empty(Rect::new(0, 0, 160, 2));
+    super::status::StatusWidget { app: &a }.render(buf.area, &mut buf);
+    let s = text(&buf);
+    let first = s.lines().next().unwrap();
+    let (dev, beta) = first.split_once(" beta ").unwrap();
+    assert!(
+        dev.contains("· next in 13s, held by the budget of 4/min"),
+        "{s}"
+    );
+    assert!(!beta.contains("budget"), "{s}");
+}

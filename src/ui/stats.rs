@@ -47,6 +47,58 @@ pub fn rates(app: &App, window: i64) -> Option<Rates> {
     })
 }
 
+/// The RPC budget: what it is, what it buys, what was spent of it, and the reads that wait
+/// for it (and when they go).
+fn budget_lines<'a>(app: &App, row: &dyn Fn(&str, String) -> Line<'a>) -> Vec<Line<'a>> {
+    use crate::app::budget::{Who, WINDOW_SECS};
+    let b = &app.cluster.budget;
+    let now = app.now;
+    let mut lines = Vec::new();
+    let secs = |t: chrono::NaiveDateTime| (t - now).num_seconds().max(0);
+    match b.refresh_floor() {
+        None => lines.push(row("RPC budget", "none (max_rpcs_per_minute = 0)".into())),
+        Some(floor) => {
+            lines.push(row(
+                "RPC budget",
+                format!(
+                    "{}/min averaged over 5 min: {} of {} spent in the last 5 min",
+                    b.per_minute,
+                    b.spent(now),
+                    u64::from(b.per_minute) * (WINDOW_SECS / 60) as u64
+                ),
+            ));
+            lines.push(row(
+                "it buys",
+                format!(
+                    "a refresh at least every {} s; the rest for detail, pending, live reads",
+                    floor.as_secs()
+                ),
+            ));
+        }
+    }
+    if let Some(p) = b.paused_until.filter(|p| now < *p) {
+        lines.push(row(
+            "slurmctld rate limit",
+            format!("it refused a read: planned reads wait {} s more", secs(p)),
+        ));
+    }
+    for h in b.held() {
+        let when = match b.fits_at(now, h.cost, h.who) {
+            Some(t) => format!("goes in {} s", secs(t)),
+            None => "more than the budget allows in 5 min: not sent".into(),
+        };
+        let by = match h.who {
+            Who::User => ", asked by a key",
+            _ => "",
+        };
+        lines.push(row(
+            "held",
+            format!("{} ({} RPCs{by}): {when}", h.kind.name(), h.cost),
+        ));
+    }
+    lines
+}
+
 impl Widget for StatsWidget<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let app = self.app;
@@ -117,6 +169,7 @@ impl Widget for StatsWidget<'_> {
                 app.cluster.insight.bounds.max.as_secs()
             ),
         ));
+        lines.extend(budget_lines(app, &row));
         lines.push(Line::default());
         lines.push(Line::styled(
             "one remote command per refresh: squeue --local (2 slurmctld RPCs; sacct only for",

@@ -72,6 +72,35 @@ fn conn_text(c: &ConnState, host: Option<&str>) -> (String, bool) {
     }
 }
 
+/// When the next refresh comes and the RPC budget, when one is set or a read waits for
+/// slurmctld's rate limit: " · next in 12s · budget 4/min".
+pub fn budget_text(c: &ClusterState, now: chrono::NaiveDateTime) -> String {
+    use crate::app::budget::{Kind, Who, REFRESH_COST};
+    let b = &c.budget;
+    let secs = |t: chrono::NaiveDateTime| (t - now).num_seconds().max(0);
+    if let Some(p) = b.paused_until.filter(|p| now < *p) {
+        return format!(" · slurmctld rate limit: reads paused {}s", secs(p));
+    }
+    if b.per_minute == 0 {
+        return String::new();
+    }
+    if b.holds(Kind::Refresh) {
+        return match b.fits_at(now, REFRESH_COST, Who::Refresh) {
+            Some(t) => format!(
+                " · next in {}s, held by the budget of {}/min",
+                secs(t),
+                b.per_minute
+            ),
+            None => format!(" · next held by the budget of {}/min", b.per_minute),
+        };
+    }
+    let next = match c.status.next_refresh {
+        Some(t) if !c.status.polling => format!(" · next in {}s", secs(t)),
+        _ => String::new(),
+    };
+    format!("{next} · budget {}/min", b.per_minute)
+}
+
 /// One cluster's part of the first line when several are shown: its name, its connection
 /// when something is wrong with it, how fresh its rows are and their counts.
 fn cluster_spans<'a>(app: &App, c: &ClusterState, t: &crate::theme::Theme) -> Vec<Span<'a>> {
@@ -87,8 +116,14 @@ fn cluster_spans<'a>(app: &App, c: &ClusterState, t: &crate::theme::Theme) -> Ve
         fresh,
         if stale { t.warn() } else { Style::default() },
     ));
-    if c.status.polling {
+    if c.status.polling && !c.budget.holds(crate::app::budget::Kind::Refresh) {
         spans.push(Span::styled(" ⟳", t.dim()));
+    }
+    // A refresh held by the RPC budget or paused by slurmctld's rate limit says so.
+    if c.budget.holds(crate::app::budget::Kind::Refresh)
+        || c.budget.paused_until.is_some_and(|p| app.now < p)
+    {
+        spans.push(Span::styled(budget_text(c, app.now), t.dim()));
     }
     let counts = app.queue.state_counts_of(c.ix);
     let text = if counts.is_empty() {
@@ -156,11 +191,21 @@ impl Widget for StatusWidget<'_> {
             sep.clone(),
             Span::styled(fresh, if stale { t.warn() } else { Style::default() }),
             Span::styled(
-                format!(" (every {}s)", app.cluster.status.poll_interval.as_secs()),
-                t.dim(),
+                format!(
+                    " (every {}s{})",
+                    app.cluster.status.poll_interval.as_secs(),
+                    budget_text(&app.cluster, app.now)
+                ),
+                if app.cluster.budget.paused_until.is_some_and(|p| app.now < p) {
+                    t.warn()
+                } else {
+                    t.dim()
+                },
             ),
         ];
-        if app.cluster.status.polling {
+        if app.cluster.status.polling
+            && !app.cluster.budget.holds(crate::app::budget::Kind::Refresh)
+        {
             spans.push(Span::styled(" ⟳", t.dim()));
         }
         spans.push(sep.clone());

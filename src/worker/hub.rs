@@ -105,6 +105,9 @@ pub struct Hub {
     ticks: u64,
     /// Sends `Msg::PollDue` at the refresh interval, once started.
     timer: Option<JoinHandle<()>>,
+    /// The timer has asked at least once (a new interval set before then keeps the first
+    /// refresh at once: the first clock tick may set one before the timer task ran).
+    asked_once: Arc<std::sync::atomic::AtomicBool>,
     /// The files view's copy under way.
     files: crate::worker::files::FilesWorker,
     /// The jobs whose batch script was asked to be kept (once each).
@@ -137,6 +140,7 @@ impl Hub {
             reported: Arc::new(Mutex::new(None)),
             ticks: 0,
             timer: None,
+            asked_once: Default::default(),
             files: Default::default(),
             asked: Default::default(),
         }
@@ -209,9 +213,14 @@ impl Hub {
             ),
             Cmd::Notify(n) => crate::notify::deliver(&n, &self.s.notify),
             Cmd::SetPollInterval(every) => {
-                // The next refresh comes one new interval from now.
+                // The next refresh comes one new interval from now (the first still at once).
                 if self.timer.is_some() {
-                    self.start_timer(tokio::time::Instant::now() + every, every);
+                    let now = tokio::time::Instant::now();
+                    let first = match self.asked_once.load(std::sync::atomic::Ordering::SeqCst) {
+                        true => now + every,
+                        false => now,
+                    };
+                    self.start_timer(first, every);
                 }
             }
             Cmd::Files(c) => {
@@ -300,6 +309,7 @@ impl Hub {
             t.abort();
         }
         let tx = self.tx.clone();
+        let asked = self.asked_once.clone();
         self.timer = Some(tokio::spawn(async move {
             let mut iv = tokio::time::interval_at(first, every);
             iv.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -308,6 +318,7 @@ impl Hub {
                 if tx.send(Msg::PollDue).is_err() {
                     return;
                 }
+                asked.store(true, std::sync::atomic::Ordering::SeqCst);
             }
         }));
     }
@@ -578,5 +589,34 @@ async fn recover(t: Task, id: JobId) -> Msg {
     Msg::Recovered {
         id,
         result: Box::new(result),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// The dashboard's first clock tick may set a new interval (the RPC budget's) before
+    /// the timer task ever ran: the first refresh still goes at once, the next one interval
+    /// later.
+    #[tokio::test(start_paused = true)]
+    async fn a_new_interval_before_the_first_refresh_keeps_it_at_once() {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let remote = Arc::new(crate::remote::fake::FakeRemote::new("login1"));
+        let mut hub = Hub::new(remote, HubSettings::new("dev", Duration::from_secs(5)), tx);
+        hub.start_refresh_timer(Duration::from_secs(5));
+        hub.run(Cmd::SetPollInterval(Duration::from_secs(40)));
+        let first = tokio::time::timeout(Duration::from_secs(1), rx.recv()).await;
+        assert!(
+            matches!(first, Ok(Some(Msg::Cluster(0, ref m))) if matches!(**m, Msg::PollDue)),
+            "{first:?}"
+        );
+        // Asked once: a new interval now moves the next refresh one interval away.
+        hub.run(Cmd::SetPollInterval(Duration::from_secs(40)));
+        let early = tokio::time::timeout(Duration::from_secs(39), rx.recv()).await;
+        assert!(early.is_err(), "{early:?}");
+        let next = tokio::time::timeout(Duration::from_secs(2), rx.recv()).await;
+        assert!(matches!(next, Ok(Some(_))), "{next:?}");
     }
 }

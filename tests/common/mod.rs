@@ -196,6 +196,7 @@ pub fn dev_config_persist(secs: u64) -> PathBuf {
     let src = dev_dir().join("slurmdash.toml");
     let text =
         std::fs::read_to_string(&src).unwrap_or_else(|e| panic!("read {}: {e}", src.display()));
+    let text = without_budget(&text);
     let mut out = String::new();
     for line in text.lines() {
         out.push_str(line);
@@ -217,6 +218,25 @@ pub fn dev_config_persist(secs: u64) -> PathBuf {
         std::fs::rename(&tmp, &dest).expect("rename the test config");
     }
     dest
+}
+
+/// `text` (a slurmdash config) with no slurmctld RPC budget (`[poll] max_rpcs_per_minute =
+/// 0`), unless it sets one: the tests wait for screens with deadlines, and with the default
+/// budget a refresh comes every 40 s. The `[poll]` table goes before the first table, so
+/// that lines a test appends still land in the last `[clusters.*]` one.
+pub fn without_budget(text: &str) -> String {
+    if text.contains("max_rpcs_per_minute") {
+        return text.to_string();
+    }
+    let table = "[poll]\nmax_rpcs_per_minute = 0\n\n";
+    match text
+        .find("\n[")
+        .map(|i| i + 1)
+        .or(text.starts_with('[').then_some(0))
+    {
+        Some(i) => format!("{}{table}{}", &text[..i], &text[i..]),
+        None => format!("{text}\n{table}"),
+    }
 }
 
 /// A runtime directory of the test's own (`XDG_RUNTIME_DIR` for the slurmdash it runs), so

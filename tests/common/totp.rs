@@ -3,7 +3,7 @@
 //! ("Verification code:"), through PAM with a TOTP secret the script created.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::shared_dev_dir;
@@ -27,9 +27,16 @@ pub fn ssh_config() -> PathBuf {
     checked(shared_dev_dir().join("ssh/config-2fa"))
 }
 
-/// A slurmdash config for the 2FA login (`interactive_login = true`, cluster `dev2fa`).
+/// A slurmdash config for the 2FA login (`interactive_login = true`, cluster `dev2fa`), with
+/// no RPC budget (a copy under the target directory).
 pub fn slurmdash_config() -> PathBuf {
-    checked(shared_dev_dir().join("slurmdash-2fa.toml"))
+    let src = checked(shared_dev_dir().join("slurmdash-2fa.toml"));
+    let text = std::fs::read_to_string(&src).expect("read the 2FA config");
+    let dest = Path::new(env!("CARGO_TARGET_TMPDIR")).join("slurmdash-2fa.toml");
+    let tmp = dest.with_extension(format!("{}.tmp", std::process::id()));
+    std::fs::write(&tmp, super::without_budget(&text)).expect("write the test config");
+    std::fs::rename(&tmp, &dest).expect("rename the test config");
+    dest
 }
 
 /// The base32 TOTP secret of [`USER`] (what a phone app would hold).

@@ -1,0 +1,392 @@
+//! The slurmctld RPC budget (`[poll] max_rpcs_per_minute`): a ledger of what the dashboard
+//! spent, the rules that say whether a read fits now, and the reads held until they do.
+//! Pure: no I/O, the time is passed in.
+//!
+//! With a budget of B RPCs a minute the allowance is 5·B over any five minutes:
+//! - the refresh (2 RPCs) fits when the refreshes of the last minute plus it stay within B
+//!   and everything of the last five minutes plus it within 5·B; its interval is at least
+//!   [`Budget::refresh_floor`] (160/B s: three quarters of the allowance);
+//! - a read a key asked for (the selected job's detail, why it pends) may use half of the
+//!   allowance for reads other than the refresh and must leave room for one refresh; once
+//!   one waited a refresh interval, the refresh leaves it room (it goes first);
+//! - background reads (live samples, partitions, reads no key asked for) only a quarter,
+//!   so they never starve the refresh (which may wait a few seconds for the window to
+//!   move). A read larger than its share goes alone: when no other read was spent in the
+//!   five minutes.
+//!
+//! Writes and what the user does (cancel, submit, edit, :history, copies, shells) are never
+//! held; the transport's own count ([`Budget::observe`]) charges them when they ran.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use chrono::NaiveDateTime;
+
+use crate::action::Cmd;
+
+/// slurmctld RPCs of one refresh (`squeue --local`: jobs and partitions).
+pub const REFRESH_COST: u64 = 2;
+/// The window the budget is averaged over, seconds.
+pub const WINDOW_SECS: i64 = 300;
+const MINUTE_SECS: i64 = 60;
+/// After slurmctld refused for its rate limit, planned reads wait this long.
+pub const THROTTLE_PAUSE_SECS: i64 = 60;
+/// The dashboard's clock moves once a second, so a spend may be charged up to a second
+/// before it happens: the windows are this much longer, to hold in real time.
+const CLOCK_SLACK_SECS: i64 = 1;
+/// A planned spend the transport has not counted after this long was over-planned.
+const UNSEEN_SECS: i64 = 60;
+
+/// Who asks for a read: the rules differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Who {
+    Refresh,
+    /// Work the dashboard does by itself (live samples, partitions, reads after a refresh).
+    Background,
+    /// A read a key asked for: the selected job's detail, why it pends.
+    User,
+}
+
+/// The reads the budget plans; at most one of each is held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Refresh,
+    Detail,
+    Pending,
+    Live,
+    Partitions,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Refresh => "refresh",
+            Kind::Detail => "job detail",
+            Kind::Pending => "why it pends",
+            Kind::Live => "live sample",
+            Kind::Partitions => "partitions",
+        }
+    }
+}
+
+/// What a command costs slurmctld, for the reads the budget plans; `None` for everything
+/// else (never held). Figures from `slurm::command::rpc_cost`, counted with sdiag.
+pub fn read_cost(cmd: &Cmd) -> Option<(Kind, u64)> {
+    use crate::slurm::command::{self, rpc_cost};
+    let batch = |cmds: &[Vec<String>]| cmds.iter().map(|c| rpc_cost(c).ctld).sum::<u64>();
+    Some(match cmd {
+        // squeue --local; the sacct of jobs that left goes to slurmdbd.
+        Cmd::PollQueue | Cmd::PollWith { .. } => (Kind::Refresh, REFRESH_COST),
+        // scontrol show job, and once per job the batch script kept for `L`
+        // (`scontrol write batch_script`); a finished job's sacct costs slurmctld nothing.
+        Cmd::FetchDetail(id) => {
+            let show = rpc_cost(&command::scontrol_show_job(id, false)).ctld;
+            let script = rpc_cost(&crate::slurm::eff::recover::scontrol_batch_script(id)).ctld;
+            (Kind::Detail, show + script)
+        }
+        Cmd::FetchPending(job) => (Kind::Pending, batch(&crate::slurm::pending::commands(job))),
+        Cmd::SampleLive(t) => (Kind::Live, crate::slurm::live::rpc_cost(t)),
+        Cmd::FetchPartitions => (Kind::Partitions, batch(&crate::slurm::partview::commands())),
+        _ => return None,
+    })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Spend {
+    at: NaiveDateTime,
+    rpcs: u64,
+    refresh: bool,
+}
+
+/// A read waiting for room.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Held {
+    pub cmd: Cmd,
+    pub kind: Kind,
+    pub who: Who,
+    pub cost: u64,
+    pub since: NaiveDateTime,
+}
+
+/// One cluster's budget: its ledger and its held reads.
+#[derive(Debug, Clone, Default)]
+pub struct Budget {
+    /// RPCs a minute; 0: no budget (only a throttled answer holds reads).
+    pub per_minute: u32,
+    spends: VecDeque<Spend>,
+    /// Planned spends the transport has not counted yet.
+    unseen: VecDeque<(NaiveDateTime, u64)>,
+    /// The transport's count at the last look.
+    seen: Option<u64>,
+    held: Vec<Held>,
+    /// slurmctld refused for its rate limit: planned reads wait until then.
+    pub paused_until: Option<NaiveDateTime>,
+}
+
+impl Budget {
+    pub fn new(per_minute: u32) -> Budget {
+        Budget {
+            per_minute,
+            ..Budget::default()
+        }
+    }
+
+    /// The allowance over [`WINDOW_SECS`]; `None` without a budget.
+    fn allowance(&self) -> Option<u64> {
+        (self.per_minute > 0)
+            .then(|| u64::from(self.per_minute) * (WINDOW_SECS / MINUTE_SECS) as u64)
+    }
+
+    /// The shortest refresh interval the budget allows: refreshes take at most three
+    /// quarters of it (160/B seconds, rounded up; 40 s at 4 a minute). `None` without one.
+    pub fn refresh_floor(&self) -> Option<Duration> {
+        let b = u64::from(self.per_minute);
+        (b > 0).then(|| {
+            // 60 s × REFRESH_COST / (¾ B)
+            let secs = (60 * REFRESH_COST * 4).div_ceil(3 * b);
+            Duration::from_secs(secs.max(1))
+        })
+    }
+
+    fn sum(&self, now: NaiveDateTime, secs: i64, keep: impl Fn(&Spend) -> bool) -> u64 {
+        self.spends
+            .iter()
+            .filter(|s| {
+                (now - s.at).num_seconds() < secs + CLOCK_SLACK_SECS && s.at <= now && keep(s)
+            })
+            .map(|s| s.rpcs)
+            .sum()
+    }
+
+    /// RPCs spent in the five minutes before `now` (all, or only reads other than the
+    /// refresh).
+    pub fn spent(&self, now: NaiveDateTime) -> u64 {
+        self.sum(now, WINDOW_SECS, |_| true)
+    }
+
+    /// Whether a read of `cost` RPCs for `who` fits the budget at `now`.
+    pub fn fits(&self, now: NaiveDateTime, cost: u64, who: Who) -> bool {
+        if self.paused_until.is_some_and(|t| now < t) {
+            return false;
+        }
+        let Some(a) = self.allowance() else {
+            return true;
+        };
+        let b = u64::from(self.per_minute);
+        let total = self.spent(now);
+        let reads = self.sum(now, WINDOW_SECS, |s| !s.refresh);
+        match who {
+            Who::Refresh => {
+                let minute = self.sum(now, MINUTE_SECS, |s| s.refresh);
+                // A read a key asked for that waited a refresh interval goes first: the
+                // refresh leaves it room (a user walking the queue replaces it each key, and
+                // the refresh keeps its pace meanwhile).
+                let floor = self.refresh_floor().unwrap_or_default().as_secs() as i64;
+                let user = self
+                    .held
+                    .iter()
+                    .filter(|h| {
+                        h.who == Who::User
+                            && h.cost + REFRESH_COST <= a
+                            && (now - h.since).num_seconds() >= floor
+                    })
+                    .map(|h| h.cost)
+                    .max()
+                    .unwrap_or(0);
+                minute + cost <= b.max(cost) && total + cost + user <= a
+            }
+            Who::User => (reads + cost <= a / 2 || reads == 0) && total + cost + REFRESH_COST <= a,
+            Who::Background => (reads + cost <= a / 4 || reads == 0) && total + cost <= a,
+        }
+    }
+
+    /// The first second from `now` on at which a read would fit, as far as the ledger
+    /// knows (`None`: never, it is larger than the budget allows).
+    pub fn fits_at(&self, now: NaiveDateTime, cost: u64, who: Who) -> Option<NaiveDateTime> {
+        if self.fits(now, cost, who) {
+            return Some(now);
+        }
+        let mut at: Vec<NaiveDateTime> = self
+            .spends
+            .iter()
+            .flat_map(|s| {
+                [MINUTE_SECS, WINDOW_SECS]
+                    .map(|w| s.at + chrono::Duration::seconds(w + CLOCK_SLACK_SECS))
+            })
+            .chain(self.paused_until)
+            .filter(|t| *t > now)
+            .collect();
+        at.sort();
+        at.into_iter().find(|t| self.fits(*t, cost, who))
+    }
+
+    /// Charges `rpcs` spent at `at`.
+    pub fn spend(&mut self, at: NaiveDateTime, rpcs: u64, refresh: bool) {
+        if rpcs == 0 {
+            return;
+        }
+        self.spends.push_back(Spend { at, rpcs, refresh });
+        self.unseen.push_back((at, rpcs));
+        self.forget(at);
+    }
+
+    fn forget(&mut self, now: NaiveDateTime) {
+        while self
+            .spends
+            .front()
+            .is_some_and(|s| (now - s.at).num_seconds() >= WINDOW_SECS + CLOCK_SLACK_SECS)
+        {
+            self.spends.pop_front();
+        }
+        while self
+            .unseen
+            .front()
+            .is_some_and(|(at, _)| (now - *at).num_seconds() >= UNSEEN_SECS)
+        {
+            self.unseen.pop_front();
+        }
+    }
+
+    /// The last refresh charged never reached the cluster (the connection was down): it is
+    /// taken back.
+    pub fn refund_refresh(&mut self) {
+        if let Some(i) = self.spends.iter().rposition(|s| s.refresh) {
+            let s = self.spends.remove(i);
+            if let Some(s) = s {
+                if let Some(j) = self
+                    .unseen
+                    .iter()
+                    .rposition(|(at, n)| *at == s.at && *n == s.rpcs)
+                {
+                    self.unseen.remove(j);
+                }
+            }
+        }
+    }
+
+    /// The transport's own count of slurmctld RPCs so far (`total`), at `now`: what it ran
+    /// beyond the planned reads (writes, launches, anything missed) is charged now.
+    pub fn observe(&mut self, now: NaiveDateTime, total: u64) {
+        self.forget(now);
+        let Some(seen) = self.seen.replace(total) else {
+            // The first look: what ran before it is already in the ledger, or older.
+            self.unseen.clear();
+            return;
+        };
+        let mut new = total.saturating_sub(seen);
+        while new > 0 {
+            let Some((_, n)) = self.unseen.front_mut() else {
+                break;
+            };
+            let take = new.min(*n);
+            *n -= take;
+            new -= take;
+            if *n == 0 {
+                self.unseen.pop_front();
+            }
+        }
+        if new > 0 {
+            self.spends.push_back(Spend {
+                at: now,
+                rpcs: new,
+                refresh: false,
+            });
+        }
+    }
+
+    /// A read the dashboard plans: it goes now (charged) or is held (replacing a held one of
+    /// its kind). Anything that is not a planned read goes.
+    pub fn admit(&mut self, now: NaiveDateTime, cmd: Cmd, who: Who) -> Option<Cmd> {
+        let Some((kind, cost)) = read_cost(&cmd) else {
+            return Some(cmd);
+        };
+        self.held.retain(|h| h.kind != kind);
+        if self.fits(now, cost, who) {
+            self.spend(now, cost, kind == Kind::Refresh);
+            return Some(cmd);
+        }
+        self.held.push(Held {
+            cmd,
+            kind,
+            who,
+            cost,
+            since: now,
+        });
+        None
+    }
+
+    /// A read the user asked for at once (`r`): it goes, is charged, and replaces a held
+    /// one of its kind.
+    pub fn force(&mut self, now: NaiveDateTime, cmd: Cmd) -> Cmd {
+        if let Some((kind, cost)) = read_cost(&cmd) {
+            self.held.retain(|h| h.kind != kind);
+            self.spend(now, cost, kind == Kind::Refresh);
+        }
+        cmd
+    }
+
+    /// The held reads that fit now (the refresh first), charged; those `wanted` no longer
+    /// wants are dropped and returned apart.
+    pub fn release(
+        &mut self,
+        now: NaiveDateTime,
+        wanted: impl Fn(&Cmd) -> bool,
+    ) -> (Vec<Cmd>, Vec<Cmd>) {
+        let (mut go, mut dropped) = (Vec::new(), Vec::new());
+        let mut held = std::mem::take(&mut self.held);
+        // The user's reads first, then the refresh, then the background.
+        held.sort_by_key(|h| match h.who {
+            Who::User => 0,
+            Who::Refresh => 1,
+            Who::Background => 2,
+        });
+        for h in held {
+            if !wanted(&h.cmd) {
+                dropped.push(h.cmd);
+            } else if self.fits(now, h.cost, h.who) {
+                self.spend(now, h.cost, h.kind == Kind::Refresh);
+                go.push(h.cmd);
+            } else {
+                self.held.push(h);
+            }
+        }
+        (go, dropped)
+    }
+
+    /// Takes a held read of `kind` out (to send it at once).
+    pub fn take(&mut self, kind: Kind) -> Option<Cmd> {
+        let i = self.held.iter().position(|h| h.kind == kind)?;
+        Some(self.held.remove(i).cmd)
+    }
+
+    pub fn held(&self) -> &[Held] {
+        &self.held
+    }
+
+    pub fn holds(&self, kind: Kind) -> bool {
+        self.held.iter().any(|h| h.kind == kind)
+    }
+
+    /// slurmctld refused for its rate limit: planned reads pause.
+    pub fn throttled(&mut self, now: NaiveDateTime) {
+        self.paused_until = Some(now + chrono::Duration::seconds(THROTTLE_PAUSE_SECS));
+    }
+}
+
+/// Whether an error says slurmctld refused for its rate limit (`rl_enable`, Slurm 23.02+:
+/// SLURMCTLD_COMMUNICATIONS_BACKOFF, "Rate limit exceeded, please retry momentarily";
+/// the client retries by itself and says so only when it gives up).
+pub fn is_throttled(error: &str) -> bool {
+    let e = error.to_ascii_lowercase();
+    e.contains("rate limit exceeded") || e.contains("rpc rate limit")
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+#[path = "budget_tests.rs"]
+mod tests;
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+#[path = "budget_app_tests.rs"]
+mod app_tests;

@@ -1,0 +1,278 @@
+use std::time::Duration;
+
+use chrono::NaiveDateTime;
+
+use super::*;
+use crate::slurm::model::JobId;
+
+fn t(s: i64) -> NaiveDateTime {
+    super::super::tests::now() + chrono::Duration::seconds(s)
+}
+
+fn detail(n: u64) -> Cmd {
+    Cmd::FetchDetail(JobId::new(n))
+}
+
+#[test]
+fn the_reads_cost_what_sdiag_counts() {
+    assert_eq!(read_cost(&Cmd::PollQueue), Some((Kind::Refresh, 2)));
+    assert_eq!(
+        read_cost(&Cmd::PollWith {
+            sacct: vec![JobId::new(3)]
+        }),
+        Some((Kind::Refresh, 2)),
+        "the sacct of jobs that left goes to slurmdbd"
+    );
+    // scontrol show job 2, the batch script kept once 1.
+    assert_eq!(read_cost(&detail(7)), Some((Kind::Detail, 3)));
+    // squeue --local 2, sprio 1, sshare 1, scontrol show assoc_mgr 1, show partition 1.
+    let job = crate::slurm::parse::parse_squeue(include_str!(
+        "../../tests/fixtures/slurm/26.05/squeue_me.out"
+    ))
+    .unwrap()
+    .into_iter()
+    .find(|j| j.state == crate::slurm::model::JobState::Pending)
+    .unwrap();
+    assert_eq!(
+        read_cost(&Cmd::FetchPending(Box::new(job))),
+        Some((Kind::Pending, 6))
+    );
+    let live = crate::slurm::live::LiveTarget {
+        id: JobId::new(9),
+        gpu_nodes: vec!["n1".into()],
+        nodes_skipped: 0,
+        timeout_secs: 5,
+    };
+    assert_eq!(
+        read_cost(&Cmd::SampleLive(Box::new(live))),
+        Some((Kind::Live, 5)),
+        "sstat 3, one srun 2"
+    );
+    // sinfo (no --local) 3, scontrol show partition 1, squeue --all (no --local) 3.
+    assert_eq!(
+        read_cost(&Cmd::FetchPartitions),
+        Some((Kind::Partitions, 7))
+    );
+    // Writes and what the user does are never held.
+    for c in [
+        Cmd::Op(crate::slurm::ops::JobOp::new(
+            crate::slurm::ops::OpKind::Cancel,
+            vec![JobId::new(1)],
+        )),
+        Cmd::History(crate::payload::Request {
+            generation: 1,
+            windows: Vec::new(),
+        }),
+        Cmd::FetchUsage { days: 7 },
+        Cmd::CheckRetries,
+        Cmd::Tail(Vec::new()),
+    ] {
+        assert_eq!(read_cost(&c), None, "{c:?}");
+    }
+}
+
+#[test]
+fn the_refresh_floor_leaves_a_quarter_for_other_reads() {
+    assert_eq!(
+        Budget::new(4).refresh_floor(),
+        Some(Duration::from_secs(40))
+    );
+    assert_eq!(
+        Budget::new(8).refresh_floor(),
+        Some(Duration::from_secs(20))
+    );
+    assert_eq!(
+        Budget::new(3).refresh_floor(),
+        Some(Duration::from_secs(54))
+    );
+    assert_eq!(
+        Budget::new(1).refresh_floor(),
+        Some(Duration::from_secs(160))
+    );
+    assert_eq!(
+        Budget::new(6000).refresh_floor(),
+        Some(Duration::from_secs(1))
+    );
+    assert_eq!(Budget::new(0).refresh_floor(), None);
+}
+
+#[test]
+fn refreshes_fit_two_a_minute_at_four() {
+    let mut b = Budget::new(4);
+    assert!(
+        b.admit(t(0), Cmd::PollQueue, Who::Refresh).is_some(),
+        "the first goes at once"
+    );
+    assert!(b.admit(t(30), Cmd::PollQueue, Who::Refresh).is_some());
+    assert!(
+        b.admit(t(40), Cmd::PollQueue, Who::Refresh).is_none(),
+        "a third within a minute is held"
+    );
+    assert!(b.holds(Kind::Refresh));
+    assert_eq!(b.fits_at(t(40), 2, Who::Refresh), Some(t(61)));
+    let (go, dropped) = b.release(t(60), |_| true);
+    assert!(go.is_empty() && dropped.is_empty());
+    let (go, _) = b.release(t(61), |_| true);
+    assert_eq!(go, vec![Cmd::PollQueue], "released when the minute frees");
+    assert!(!b.holds(Kind::Refresh));
+    assert_eq!(b.spent(t(61)), 6);
+}
+
+#[test]
+fn the_user_gets_half_and_always_leaves_room_for_a_refresh() {
+    let mut b = Budget::new(4); // 20 in five minutes
+                                // 3 details of 3 RPCs: 9 of the 10 a user may take.
+    for (i, s) in [0, 5, 10].into_iter().enumerate() {
+        assert!(b.admit(t(s), detail(i as u64), Who::User).is_some(), "{i}");
+    }
+    assert!(
+        b.admit(t(15), detail(10), Who::User).is_none(),
+        "a fourth is over half of the allowance"
+    );
+    // A newer detail replaces the held one: only the last selected job is read.
+    assert!(b.admit(t(16), detail(11), Who::User).is_none());
+    assert_eq!(b.held().len(), 1);
+    assert_eq!(b.held()[0].cmd, detail(11));
+    // The refresh still has its room.
+    assert!(b.admit(t(20), Cmd::PollQueue, Who::Refresh).is_some());
+    // The held detail goes when the first one is five minutes old.
+    assert_eq!(b.fits_at(t(20), 3, Who::User), Some(t(301)));
+    let (go, dropped) = b.release(t(301), |c| *c != detail(99));
+    assert_eq!((go, dropped), (vec![detail(11)], vec![]));
+}
+
+#[test]
+fn background_reads_get_a_quarter_and_one_larger_read_goes_alone() {
+    let mut b = Budget::new(4);
+    let pending = Cmd::FetchPartitions; // 7: more than the quarter (5)
+    assert!(
+        b.admit(t(0), pending.clone(), Who::Background).is_some(),
+        "alone in its five minutes"
+    );
+    assert!(
+        b.admit(t(10), detail(1), Who::Background).is_none(),
+        "the quarter is spent"
+    );
+    assert!(
+        b.admit(t(11), detail(1), Who::User).is_some(),
+        "a key's read has half"
+    );
+    // A held read nobody wants any more is dropped, not sent.
+    assert!(b.admit(t(12), pending, Who::Background).is_none());
+    let (go, dropped) = b.release(t(400), |c| *c != Cmd::FetchPartitions);
+    assert!(go.is_empty());
+    assert_eq!(dropped, vec![Cmd::FetchPartitions]);
+}
+
+#[test]
+fn background_reads_never_take_the_refreshs_room() {
+    let mut b = Budget::new(4);
+    // Eight refreshes, 40 s apart, and 4 RPCs of reads: 20 in five minutes.
+    for i in 0..8 {
+        b.spend(t(i * 40), 2, true);
+    }
+    b.spend(t(290), 3, false);
+    assert!(!b.fits(t(295), 2, Who::Background), "over the allowance");
+    assert!(
+        !b.fits(t(295), 1, Who::User),
+        "would leave no room for a refresh"
+    );
+    assert!(
+        b.fits(t(295), 1, Who::Background),
+        "within the quarter and the allowance"
+    );
+}
+
+#[test]
+fn a_read_the_user_waits_for_goes_before_the_refresh() {
+    let mut b = Budget::new(4);
+    for i in 0..7 {
+        b.spend(t(i * 40), 2, true); // 14
+    }
+    let read = Cmd::FetchPartitions; // 7, standing in for a key's read
+    assert!(
+        b.admit(t(250), read.clone(), Who::User).is_none(),
+        "14 + 7 + 2 > 20"
+    );
+    assert!(
+        b.fits(t(280), 2, Who::Refresh),
+        "not waited 40 s yet: the refresh goes"
+    );
+    assert!(
+        !b.fits(t(290), 2, Who::Refresh),
+        "waited 40 s: the refresh leaves it room"
+    );
+    // Once two refreshes (0, 40) left the window: 10 + 7 + 2 fits.
+    assert!(b.release(t(340), |_| true).0.is_empty());
+    let (go, _) = b.release(t(341), |_| true);
+    assert_eq!(go, vec![read]);
+    assert!(b.fits(t(341), 2, Who::Refresh));
+}
+
+#[test]
+fn force_sends_and_charges_and_replaces_a_held_one() {
+    let mut b = Budget::new(4);
+    b.admit(t(0), Cmd::PollQueue, Who::Refresh);
+    b.admit(t(1), Cmd::PollQueue, Who::Refresh);
+    assert!(b.admit(t(2), Cmd::PollQueue, Who::Refresh).is_none());
+    assert_eq!(b.force(t(3), Cmd::PollQueue), Cmd::PollQueue);
+    assert!(!b.holds(Kind::Refresh));
+    assert_eq!(b.spent(t(3)), 6, "charged");
+}
+
+#[test]
+fn without_a_budget_everything_goes_but_a_throttled_answer_still_pauses() {
+    let mut b = Budget::new(0);
+    for s in 0..100 {
+        assert!(b.admit(t(s), Cmd::PollQueue, Who::Refresh).is_some());
+    }
+    b.throttled(t(100));
+    assert!(b.admit(t(101), Cmd::PollQueue, Who::Refresh).is_none());
+    assert!(b.admit(t(101), detail(1), Who::User).is_none());
+    assert_eq!(b.fits_at(t(101), 2, Who::Refresh), Some(t(160)));
+    assert!(b.release(t(159), |_| true).0.is_empty());
+    let (go, _) = b.release(t(160), |_| true);
+    assert_eq!(go, vec![detail(1), Cmd::PollQueue], "the user's read first");
+}
+
+#[test]
+fn the_transports_count_charges_what_no_plan_did() {
+    let mut b = Budget::new(4);
+    b.observe(t(0), 10); // before the dashboard's own reads: not charged
+    assert_eq!(b.spent(t(0)), 0);
+    b.admit(t(1), Cmd::PollQueue, Who::Refresh);
+    b.observe(t(5), 12); // the refresh ran: nothing new
+    assert_eq!(b.spent(t(5)), 2);
+    b.observe(t(10), 13); // a scancel (1) nobody planned
+    assert_eq!(b.spent(t(10)), 3);
+    // A planned read not yet run is not charged twice when it runs.
+    b.admit(t(11), detail(1), Who::User);
+    b.observe(t(12), 13);
+    b.observe(t(15), 16);
+    assert_eq!(b.spent(t(15)), 6);
+    // Counted by neither the plan nor the transport for a minute: over-planned, forgotten.
+    b.admit(t(20), detail(2), Who::User);
+    b.observe(t(90), 16);
+    b.observe(t(95), 17);
+    assert_eq!(b.spent(t(95)), 10, "the later write is charged");
+}
+
+#[test]
+fn a_refresh_that_never_reached_the_cluster_is_taken_back() {
+    let mut b = Budget::new(4);
+    b.admit(t(0), Cmd::PollQueue, Who::Refresh);
+    b.admit(t(1), detail(1), Who::User);
+    b.refund_refresh();
+    assert_eq!(b.spent(t(2)), 3);
+}
+
+#[test]
+fn throttled_answers_are_recognised() {
+    assert!(is_throttled(
+        "squeue failed (exit 1): slurm_load_jobs error: Rate limit exceeded, please retry momentarily"
+    ));
+    assert!(is_throttled("RPC rate limit exceeded by uid 1000"));
+    assert!(!is_throttled(
+        "squeue failed (exit 1): Invalid job id specified"
+    ));
+}
