@@ -88,6 +88,38 @@ async fn a_job_dir_under_a_directory_others_can_write_is_refused_until_it_is_sti
             && said.contains(&format!("{base} is writable by its group or others")),
         "{said}"
     );
+    assert!(
+        said.contains("-> `chmod +t` or `chmod go-w` each directory named"),
+        "the refusal names the fix: {said}"
+    );
+    assert!(
+        said.contains("[ok]   job directories: mode 0700"),
+        "the default job_dir_mode passes: {said}"
+    );
+
+    // A job_dir_mode that lets the group write each job directory: doctor refuses it too,
+    // with the fix.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let group_writable = dir.path().join("slurmdash.toml");
+    let config = std::fs::read_to_string(&s.config).expect("read config");
+    std::fs::write(
+        &group_writable,
+        format!("{config}\n\n[launch]\njob_dir_mode = \"0770\"\n"),
+    )
+    .expect("write config");
+    let doc = slurmdash_with(&group_writable, &["doctor"]);
+    let said = text(&doc.stdout);
+    assert!(!doc.status.success(), "{said}");
+    assert!(
+        said.contains(
+            "[FAIL] job directories: job_dir_mode `0770` lets other users write the job directory"
+        ),
+        "{said}"
+    );
+    assert!(
+        said.contains("-> set [launch] job_dir_mode = \"0700\" (or \"0750\") in the config"),
+        "the refusal names the fix: {said}"
+    );
 
     // The sticky bit keeps others from replacing what is yours: then it launches.
     assert!(run(&r, &["chmod", "1777", &base]).await.success());
