@@ -633,4 +633,127 @@ mod tests {
             "no guard for a dashboard retry"
         );
     }
+
+    #[tokio::test]
+    async fn a_connection_dropped_during_the_resubmission_keeps_the_retry_claimed() {
+        let (_d, registry) = setup(false);
+        let r = FakeRemote::new("login1");
+        r.on(
+            &["sacct"],
+            vec![FakeReply::ok(sacct_row(7, "NODE_FAIL", "train"))],
+        );
+        let submit = crate::launch::stage::submit_script();
+        r.on(
+            &["sh", "-c", &submit],
+            vec![FakeReply::Error(crate::remote::RemoteError::Disconnected {
+                command: "sh -c ...".into(),
+                host: "login1".into(),
+                reason: "Connection reset by peer".into(),
+            })],
+        );
+        let events = run_check(&r, &registry).await;
+        let reason = events
+            .iter()
+            .find_map(|e| match e {
+                RetryEvent::NotRetried {
+                    job_id: 7, reason, ..
+                } => Some(reason.clone()),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("no NotRetried event: {events:?}"));
+        assert!(
+            reason.contains("the connection to login1 dropped")
+                && reason.contains("the retry stays claimed"),
+            "{reason}"
+        );
+        // The claim stays in the registry: attempt 2, no job id yet, so a later check adopts
+        // the job if it was queued after all, or submits it once the claim is stale.
+        let e = registry.load().unwrap().remove(0);
+        let chain: Vec<(u64, Option<String>)> = e
+            .attempts
+            .iter()
+            .map(|a| (a.job_id, a.state.clone()))
+            .collect();
+        assert_eq!(
+            chain,
+            vec![(7, Some("NODE_FAIL ERR_INFRA".to_string())), (0, None)],
+            "the failed attempt and the claimed one"
+        );
+        // A check right after submits nothing: the fresh claim is not taken over.
+        let submits = |r: &FakeRemote| {
+            r.calls()
+                .iter()
+                .filter(|c| c[0] == "sh" && c[2] == submit)
+                .count()
+        };
+        assert_eq!(submits(&r), 1);
+        run_check(&r, &registry).await;
+        assert_eq!(
+            submits(&r),
+            1,
+            "the claimed attempt was not submitted twice"
+        );
+        assert_eq!(registry.load().unwrap()[0].attempts.len(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_stale_claim_whose_resubmission_loses_its_answer_stays_claimed_then_adopts_the_job() {
+        let (_d, registry) = setup(false);
+        // A dashboard claimed attempt 2 an hour ago and stopped before recording a job.
+        let hour_ago = Utc::now() - chrono::Duration::hours(1);
+        registry
+            .update("L1", 1, |x| {
+                x.attempts[0].state = Some("NODE_FAIL ERR_INFRA".into());
+                x.attempts.push(Attempt {
+                    job_id: 0,
+                    submitted_at: hour_ago,
+                    state: None,
+                });
+            })
+            .unwrap();
+        let r = FakeRemote::new("login1");
+        let submit = crate::launch::stage::submit_script();
+        r.on(
+            &["sh", "-c", &submit],
+            vec![
+                FakeReply::Error(crate::remote::RemoteError::Disconnected {
+                    command: "sh -c ...".into(),
+                    host: "login1".into(),
+                    reason: "Broken pipe".into(),
+                }),
+                FakeReply::ok("slurmdash-job 8 existing ab\n"),
+            ],
+        );
+        let events = run_check(&r, &registry).await;
+        assert!(
+            matches!(events.as_slice(), [RetryEvent::NotRetried { job_id: 7, reason, .. }]
+                if reason.contains("dropped") && reason.contains("the retry stays claimed")),
+            "{events:?}"
+        );
+        let e = registry.load().unwrap().remove(0);
+        let last = e.attempts.last().unwrap();
+        assert_eq!((e.attempts.len(), last.job_id), (2, 0), "still claimed");
+        assert!(last.submitted_at > hour_ago, "the claim was taken over");
+
+        // Once stale again, the next check submits it; the staging script adopts the job
+        // the lost submission had queued.
+        registry
+            .update("L1", 2, |x| x.attempts[1].submitted_at = hour_ago)
+            .unwrap();
+        let events = run_check(&r, &registry).await;
+        assert!(
+            matches!(
+                events.as_slice(),
+                [RetryEvent::Recovered {
+                    job_id: 8,
+                    attempt: 2,
+                    existing: true,
+                    ..
+                }]
+            ),
+            "{events:?}"
+        );
+        let e = registry.load().unwrap().remove(0);
+        assert_eq!((e.attempts.len(), e.job_id), (2, 8));
+    }
 }
