@@ -186,11 +186,21 @@ async fn a_script_replaced_after_staging_is_not_submitted_and_sbatch_runs_the_st
     )
     .await;
     assert!(swap.success());
-    let err = stage::submit_held(&r, &l, &name, &[], Some(&sum), T)
+    let err = stage::submit_held(&r, &l, &name, &[], &sum, T)
         .await
         .expect_err("a replaced script was submitted");
     assert!(
         matches!(&err, slurmdash::launch::stage::SubmitError::Refused(m) if m.contains("edited the staged script")),
+        "{err}"
+    );
+    assert_eq!(queued_named(&r, &name).await, "");
+    // Without a checksum to check against (a launch an older slurmdash recorded), nothing is
+    // submitted either.
+    let err = stage::submit_held(&r, &l, &name, &[], "", T)
+        .await
+        .expect_err("submitted with no checksum to check");
+    assert!(
+        matches!(&err, slurmdash::launch::stage::SubmitError::Refused(m) if m.contains("no sha256 of") && m.contains("was recorded at launch: not submitted")),
         "{err}"
     );
     assert_eq!(queued_named(&r, &name).await, "");
@@ -209,7 +219,7 @@ async fn a_script_replaced_after_staging_is_not_submitted_and_sbatch_runs_the_st
     )
     .await;
     assert!(put_back.success());
-    let q = stage::submit_held(&r, &l, &name, &[], Some(&sum), T)
+    let q = stage::submit_held(&r, &l, &name, &[], &sum, T)
         .await
         .expect("submitted");
     assert_eq!(q.checksum, sum);

@@ -167,7 +167,7 @@ pub async fn submit(
         l,
         &p.plan.name,
         secrets,
-        Some(&checksum),
+        &checksum,
         guard,
         to,
     )
