@@ -304,3 +304,48 @@ async fn staging_never_writes_through_a_planted_link_or_over_another_users_file(
     );
     run(&other, &["rm", "-f", &theirs]).await;
 }
+
+/// `L` takes the command, environment and image from `specs/launch.json`, which the job can
+/// rewrite: the laptop keeps the sha256 of the spec as staged, and the spec `L` reads has
+/// that hash until something changes the file.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_spec_relaunch_reads_has_the_hash_recorded_at_launch_until_it_is_rewritten() {
+    let r = remote();
+    let s = LaunchSetup::new("spec").await;
+    let name = tag("spec");
+    let out = submit(&s, &name);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let id = printed_job_id(&text(&out.stdout));
+    let entry = s.registry().load().expect("registry").remove(0);
+    let launched = entry.spec_sha256.clone().expect("spec hash recorded");
+    let job = slurmdash::slurm::model::JobId::new(id);
+    let read = slurmdash::io::history::relaunch(&r, &job, &entry.job_dir, T)
+        .await
+        .expect("relaunch reads the spec");
+    assert_eq!(read.spec_sha256, launched, "the spec as staged");
+    assert_eq!(read.spec.command, "true");
+
+    // What a job could do to its own spec: another command.
+    let spec = format!("{}/specs/launch.json", entry.job_dir);
+    let edit = run(
+        &r,
+        &[
+            "sed",
+            "-i",
+            "s/\"command\":\"true\"/\"command\":\"id\"/",
+            &spec,
+        ],
+    )
+    .await;
+    assert!(edit.success(), "{}", edit.stderr_lossy());
+    let read = slurmdash::io::history::relaunch(&r, &job, &entry.job_dir, T)
+        .await
+        .expect("relaunch reads the spec");
+    assert_eq!(read.spec.command, "id", "the file was rewritten");
+    assert_ne!(read.spec_sha256, launched);
+}

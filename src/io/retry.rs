@@ -555,6 +555,7 @@ mod tests {
             }],
             secrets: Vec::new(),
             checksum: Some("ab".into()),
+            spec_sha256: None,
             requeue,
             guard: None,
         })
