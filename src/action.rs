@@ -107,7 +107,7 @@ pub enum Msg {
     /// A finished launch's staged spec and use, for `L`.
     Relaunch {
         id: JobId,
-        result: Box<Result<(crate::launch::LaunchSpec, Option<crate::slurm::eff::JobUse>), String>>,
+        result: Box<Result<crate::payload::Relaunchable, String>>,
     },
     /// What could be recovered of a job slurmdash did not launch, for `L`.
     Recovered {

@@ -275,6 +275,17 @@ pub struct Request {
     pub windows: Vec<(crate::slurm::eff::Edge, crate::slurm::eff::Edge)>,
 }
 
+/// What `L` reads to launch a finished launch again.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Relaunchable {
+    /// The spec staged in the job directory (`specs/launch.json`).
+    pub spec: crate::launch::LaunchSpec,
+    /// sha256 of that file as read now.
+    pub spec_sha256: String,
+    /// The job's use, for the suggested values.
+    pub used: Option<crate::slurm::eff::JobUse>,
+}
+
 /// What `L` could recover of a job slurmdash did not launch.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Recovered {

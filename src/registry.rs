@@ -45,6 +45,12 @@ pub struct Entry {
     /// sha256 of the staged script as submitted; a retry refuses a script that differs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checksum: Option<String>,
+    /// sha256 of `specs/launch.json` as staged at launch. The job (or anyone who can write
+    /// its directory) can rewrite the cluster's copy, which `L` reads: when that copy no
+    /// longer has this hash, the form says so and asks before it submits. None for
+    /// launches recorded by older versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec_sha256: Option<String>,
     /// Submitted with `--requeue`: Slurm itself requeues it after a node failure or
     /// preemption, so slurmdash does not also resubmit it then.
     #[serde(default)]
@@ -355,6 +361,7 @@ pub(crate) mod tests {
             }],
             secrets: Vec::new(),
             checksum: None,
+            spec_sha256: None,
             requeue: false,
             guard: None,
         }
@@ -390,6 +397,22 @@ pub(crate) mod tests {
             .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
             .collect();
         assert!(leftovers.is_empty());
+    }
+
+    /// A registry an older slurmdash wrote (no checksum, no spec hash) still loads, and the
+    /// new field round-trips.
+    #[test]
+    fn an_older_registry_loads_and_the_spec_hash_is_kept() {
+        let d = tempfile::tempdir().unwrap();
+        let r = Registry::open(d.path());
+        let old = r#"{"version":1,"entries":[{"local_id":"a","cluster":"dev","job_id":10,"job_dir":"/r/a","name":"train","submitted_at":"2026-11-23T10:00:00Z","script":"/r/a/sbatch/job_a.sbatch","attempts":[{"job_id":10,"submitted_at":"2026-11-23T10:00:00Z"}]}]}"#;
+        fs::write(r.path(), old).unwrap();
+        let e = r.load().unwrap().remove(0);
+        assert_eq!((e.checksum, e.spec_sha256), (None, None));
+        let mut b = entry("b", 11);
+        b.spec_sha256 = Some("5e1f".into());
+        r.add(b).unwrap();
+        assert_eq!(r.load().unwrap()[1].spec_sha256.as_deref(), Some("5e1f"));
     }
 
     fn mode(p: &Path) -> u32 {

@@ -106,6 +106,8 @@ pub struct Chain {
     /// The names of the secrets the launch exported, as this laptop recorded them (a
     /// relaunch exports these, never names read from the cluster).
     pub secrets: Vec<String>,
+    /// sha256 of the launch's `specs/launch.json` as staged (see [`Entry::spec_sha256`]).
+    pub spec_sha256: Option<String>,
 }
 
 impl Chain {
@@ -132,6 +134,7 @@ impl Chain {
                             .collect(),
                         guard: e.guard.as_ref().map(|g| g.last.clone()),
                         secrets: e.secrets.clone(),
+                        spec_sha256: e.spec_sha256.clone(),
                     },
                 ));
             }
@@ -228,6 +231,7 @@ mod tests {
                 .collect(),
             secrets: Vec::new(),
             checksum: None,
+            spec_sha256: None,
             requeue: false,
             guard: None,
         }

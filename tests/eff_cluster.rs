@@ -203,7 +203,8 @@ async fn a_busy_job_and_a_timeout_are_reported_with_sacct_figures_and_a_verdict(
 
 /// `L` on a launch that ran out of time opens the form with a longer time limit, from the
 /// spec staged in its job directory and the job's sacct figures. The job rewrote that spec
-/// to export one more secret of yours: the form keeps the names this laptop recorded.
+/// to export one more secret of yours: the form keeps the names this laptop recorded, and
+/// warns that the spec is not the one launched.
 #[tokio::test(flavor = "multi_thread")]
 async fn relaunch_after_a_timeout_prefills_a_longer_time() {
     let r = remote();
@@ -309,6 +310,11 @@ async fn relaunch_after_a_timeout_prefills_a_longer_time() {
     assert!(
         !secrets_row.contains("AWS_SECRET_ACCESS_KEY"),
         "a secret name from the rewritten spec: {secrets_row}"
+    );
+    // The spec is not the one launched (by the hash the laptop recorded): the form says so.
+    assert!(
+        s.contains("⚠ the job's specs/launch.json changed since it was launched"),
+        "no warning of the rewritten spec:\n{s}"
     );
     ui.keys(&["Escape", "q"]);
 }

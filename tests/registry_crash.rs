@@ -28,6 +28,7 @@ fn entry(n: u64) -> Entry {
         }],
         secrets: Vec::new(),
         checksum: None,
+        spec_sha256: None,
         requeue: false,
         guard: None,
     }

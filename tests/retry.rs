@@ -377,7 +377,10 @@ async fn a_retry_claimed_by_a_stopped_dashboard_is_submitted_or_adopted() {
         &slurmdash::retry::layout(&b_entry),
         "claim-b",
         &[],
-        b_entry.checksum.as_deref(),
+        b_entry
+            .checksum
+            .as_deref()
+            .expect("checksum recorded at launch"),
         T,
     )
     .await

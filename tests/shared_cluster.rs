@@ -88,6 +88,38 @@ async fn a_job_dir_under_a_directory_others_can_write_is_refused_until_it_is_sti
             && said.contains(&format!("{base} is writable by its group or others")),
         "{said}"
     );
+    assert!(
+        said.contains("-> `chmod +t` or `chmod go-w` each directory named"),
+        "the refusal names the fix: {said}"
+    );
+    assert!(
+        said.contains("[ok]   job directories: mode 0700"),
+        "the default job_dir_mode passes: {said}"
+    );
+
+    // A job_dir_mode that lets the group write each job directory: doctor refuses it too,
+    // with the fix.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let group_writable = dir.path().join("slurmdash.toml");
+    let config = std::fs::read_to_string(&s.config).expect("read config");
+    std::fs::write(
+        &group_writable,
+        format!("{config}\n\n[launch]\njob_dir_mode = \"0770\"\n"),
+    )
+    .expect("write config");
+    let doc = slurmdash_with(&group_writable, &["doctor"]);
+    let said = text(&doc.stdout);
+    assert!(!doc.status.success(), "{said}");
+    assert!(
+        said.contains(
+            "[FAIL] job directories: job_dir_mode `0770` lets other users write the job directory"
+        ),
+        "{said}"
+    );
+    assert!(
+        said.contains("-> set [launch] job_dir_mode = \"0700\" (or \"0750\") in the config"),
+        "the refusal names the fix: {said}"
+    );
 
     // The sticky bit keeps others from replacing what is yours: then it launches.
     assert!(run(&r, &["chmod", "1777", &base]).await.success());
@@ -154,11 +186,21 @@ async fn a_script_replaced_after_staging_is_not_submitted_and_sbatch_runs_the_st
     )
     .await;
     assert!(swap.success());
-    let err = stage::submit_held(&r, &l, &name, &[], Some(&sum), T)
+    let err = stage::submit_held(&r, &l, &name, &[], &sum, T)
         .await
         .expect_err("a replaced script was submitted");
     assert!(
         matches!(&err, slurmdash::launch::stage::SubmitError::Refused(m) if m.contains("edited the staged script")),
+        "{err}"
+    );
+    assert_eq!(queued_named(&r, &name).await, "");
+    // Without a checksum to check against (a launch an older slurmdash recorded), nothing is
+    // submitted either.
+    let err = stage::submit_held(&r, &l, &name, &[], "", T)
+        .await
+        .expect_err("submitted with no checksum to check");
+    assert!(
+        matches!(&err, slurmdash::launch::stage::SubmitError::Refused(m) if m.contains("no sha256 of") && m.contains("was recorded at launch: not submitted")),
         "{err}"
     );
     assert_eq!(queued_named(&r, &name).await, "");
@@ -177,7 +219,7 @@ async fn a_script_replaced_after_staging_is_not_submitted_and_sbatch_runs_the_st
     )
     .await;
     assert!(put_back.success());
-    let q = stage::submit_held(&r, &l, &name, &[], Some(&sum), T)
+    let q = stage::submit_held(&r, &l, &name, &[], &sum, T)
         .await
         .expect("submitted");
     assert_eq!(q.checksum, sum);
@@ -261,4 +303,49 @@ async fn staging_never_writes_through_a_planted_link_or_over_another_users_file(
         "no temporary file left"
     );
     run(&other, &["rm", "-f", &theirs]).await;
+}
+
+/// `L` takes the command, environment and image from `specs/launch.json`, which the job can
+/// rewrite: the laptop keeps the sha256 of the spec as staged, and the spec `L` reads has
+/// that hash until something changes the file.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_spec_relaunch_reads_has_the_hash_recorded_at_launch_until_it_is_rewritten() {
+    let r = remote();
+    let s = LaunchSetup::new("spec").await;
+    let name = tag("spec");
+    let out = submit(&s, &name);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let id = printed_job_id(&text(&out.stdout));
+    let entry = s.registry().load().expect("registry").remove(0);
+    let launched = entry.spec_sha256.clone().expect("spec hash recorded");
+    let job = slurmdash::slurm::model::JobId::new(id);
+    let read = slurmdash::io::history::relaunch(&r, &job, &entry.job_dir, T)
+        .await
+        .expect("relaunch reads the spec");
+    assert_eq!(read.spec_sha256, launched, "the spec as staged");
+    assert_eq!(read.spec.command, "true");
+
+    // What a job could do to its own spec: another command.
+    let spec = format!("{}/specs/launch.json", entry.job_dir);
+    let edit = run(
+        &r,
+        &[
+            "sed",
+            "-i",
+            "s/\"command\":\"true\"/\"command\":\"id\"/",
+            &spec,
+        ],
+    )
+    .await;
+    assert!(edit.success(), "{}", edit.stderr_lossy());
+    let read = slurmdash::io::history::relaunch(&r, &job, &entry.job_dir, T)
+        .await
+        .expect("relaunch reads the spec");
+    assert_eq!(read.spec.command, "id", "the file was rewritten");
+    assert_ne!(read.spec_sha256, launched);
 }

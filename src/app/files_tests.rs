@@ -46,6 +46,7 @@ fn launched() -> App {
             previous: Vec::new(),
             guard: None,
             secrets: Vec::new(),
+            spec_sha256: None,
         },
     );
     a.files.download_dir = PathBuf::from("/dl");

@@ -125,6 +125,9 @@ pub struct FormState {
     /// The form holds another user's job (relaunched with `L`): the form says whose script
     /// it is, and Submit asks once more before it runs as you.
     pub foreign: Option<Foreign>,
+    /// The form holds a relaunch (`L`) from a `specs/launch.json` that is not the one
+    /// launched: the form says so, and Submit asks once more.
+    pub spec_changed: Option<SpecChanged>,
 }
 
 /// A relaunch of a job that is not the user's.
@@ -147,6 +150,23 @@ impl Foreign {
             "job {} is {}'s, not yours: its script would run as {me}, with your files and accounts; read it (p) before you submit",
             self.job, self.owner
         )
+    }
+}
+
+/// A relaunch from a `specs/launch.json` whose sha256 differs from the one this laptop
+/// recorded at launch: the job (or anyone who can write its directory) rewrote it, so its
+/// command, environment and image may not be what was launched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecChanged {
+    pub job: crate::slurm::model::JobId,
+    /// Submit was pressed once after the question.
+    pub confirmed: bool,
+}
+
+impl SpecChanged {
+    /// The warning line of the form.
+    pub fn warning(&self) -> &'static str {
+        "the job's specs/launch.json changed since it was launched: check the command and environment before you submit"
     }
 }
 
@@ -240,6 +260,7 @@ impl App {
             local_id: submit::new_local_id(),
             results_root: self.cluster.launch.results_root.clone(),
             foreign: None,
+            spec_changed: None,
         };
         form.revalidate();
         self.form = Some(form);
@@ -422,6 +443,14 @@ impl App {
                 "{}'s script would run as {}: enter on Submit again to launch it, esc to leave",
                 f.owner,
                 f.me.as_deref().unwrap_or("you")
+            ));
+            return Vec::new();
+        }
+        if let Some(c) = form.spec_changed.as_mut().filter(|c| !c.confirmed) {
+            c.confirmed = true;
+            form.error = Some(format!(
+                "job {}'s specs/launch.json is not the one launched: enter on Submit again to launch what the form shows, esc to leave",
+                c.job
             ));
             return Vec::new();
         }

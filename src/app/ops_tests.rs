@@ -329,6 +329,7 @@ mod retries {
                 .collect(),
             secrets: Vec::new(),
             checksum: None,
+            spec_sha256: None,
             requeue: false,
             guard: None,
         }
@@ -464,6 +465,7 @@ mod launched {
             }],
             secrets: Vec::new(),
             checksum: None,
+            spec_sha256: None,
             guard: None,
             requeue: false,
         }]);

@@ -8,9 +8,9 @@
 use super::App;
 use crate::action::Cmd;
 use crate::launch::LaunchSpec;
-use crate::payload::Recovered;
+use crate::payload::{Recovered, Relaunchable};
 use crate::slurm::eff::recover::{sbatch_directives, wrapped_command, Directive};
-use crate::slurm::eff::{Efficiency, JobUse, Suggestion};
+use crate::slurm::eff::{Efficiency, Suggestion};
 use crate::slurm::model::JobId;
 
 /// Slurm's `--time` as a person writes it: `5h`, `90m`.
@@ -85,9 +85,13 @@ impl App {
     pub(super) fn on_relaunch(
         &mut self,
         id: JobId,
-        result: Result<(LaunchSpec, Option<JobUse>), String>,
+        result: Result<Relaunchable, String>,
     ) -> Vec<Cmd> {
-        let (mut spec, used) = match result {
+        let Relaunchable {
+            mut spec,
+            spec_sha256,
+            used,
+        } = match result {
             Ok(r) => r,
             Err(e) => {
                 self.note = Some(format!("cannot relaunch {id}: {e}"));
@@ -110,9 +114,19 @@ impl App {
             .launch_of(&id)
             .map(|c| c.secrets.clone())
             .unwrap_or_default();
+        // The command, environment and image do come from that file: when it is not the
+        // one launched (by the hash this laptop recorded), the form says so and asks.
+        let rewritten = self
+            .launch_of(&id)
+            .and_then(|c| c.spec_sha256.as_deref())
+            .is_some_and(|launched| launched != spec_sha256);
         let cmds = self.open_form();
         if let Some(form) = self.form.as_mut() {
             form.spec = spec;
+            form.spec_changed = rewritten.then(|| crate::app::form::SpecChanged {
+                job: id.clone(),
+                confirmed: false,
+            });
             form.revalidate();
         }
         self.note = Some(match (changed.is_empty(), report) {

@@ -166,28 +166,35 @@ pub async fn detail(
     }
 }
 
-/// What `L` needs to launch a finished job again: the spec staged in its job directory and
-/// its use (for the suggested values), read at the same time.
+/// What `L` needs to launch a finished job again: the spec staged in its job directory (and
+/// its sha256, to compare with the one recorded at launch) and its use (for the suggested
+/// values), read at the same time.
 pub async fn relaunch(
     remote: &dyn Remote,
     id: &JobId,
     job_dir: &str,
     timeout: Duration,
-) -> Result<(crate::launch::LaunchSpec, Option<JobUse>), String> {
+) -> Result<crate::payload::Relaunchable, String> {
     let path = format!("{job_dir}/specs/launch.json");
     let argv = vec!["cat".to_string(), "--".into(), path.clone()];
     let (spec, used) = tokio::join!(
         stdout_of(remote, &argv, None, timeout),
         jobs(remote, std::slice::from_ref(id), timeout)
     );
-    let spec: crate::launch::LaunchSpec = serde_json::from_str(&spec?)
+    let text = spec?;
+    let spec_sha256 = crate::launch::script::sha256_hex(text.as_bytes());
+    let spec: crate::launch::LaunchSpec = serde_json::from_str(&text)
         .map_err(|e| format!("{path} is not a launch spec slurmdash can read: {e}"))?;
     let used = used.ok().and_then(|p| {
         p.items
             .into_iter()
             .find(|u| u.detail.id.as_ref() == Some(id))
     });
-    Ok((spec, used))
+    Ok(crate::payload::Relaunchable {
+        spec,
+        spec_sha256,
+        used,
+    })
 }
 
 /// The job's options and use (one sacct read) and its batch script: `scontrol write

@@ -228,6 +228,24 @@ async fn recover(c: &RetryCheck<'_>, e: &Entry) -> Vec<RetryEvent> {
         .checked_sub(2)
         .and_then(|i| e.attempts.get(i))
         .map_or(0, |a| a.job_id);
+    let Some(checksum) = recorded_checksum(e) else {
+        if c.allow_submit {
+            // Drop the claim (if no other dashboard took it meanwhile): nothing submits it.
+            let _ = c.registry.update(&e.local_id, n, |x| {
+                if x.attempts
+                    .last()
+                    .is_some_and(|a| a.job_id == 0 && a.submitted_at == claimed)
+                {
+                    x.attempts.pop();
+                }
+            });
+        }
+        return vec![RetryEvent::NotRetried {
+            local_id: e.local_id.clone(),
+            job_id: previous,
+            reason: NO_CHECKSUM.into(),
+        }];
+    };
     if !c.allow_submit {
         return vec![RetryEvent::NotRetried {
             local_id: e.local_id.clone(),
@@ -252,14 +270,13 @@ async fn recover(c: &RetryCheck<'_>, e: &Entry) -> Vec<RetryEvent> {
     if !matches!(taken, Ok(true)) || !won {
         return Vec::new();
     }
-    match resubmit(c, e).await {
+    match resubmit(c, e, checksum).await {
         Ok(q) => {
             let _ = c.registry.update(&e.local_id, n, |x| {
                 if let Some(a) = x.attempts.last_mut() {
                     a.job_id = q.job_id;
                     a.submitted_at = Utc::now();
                 }
-                x.checksum.get_or_insert(q.checksum.clone());
             });
             vec![RetryEvent::Recovered {
                 local_id: e.local_id.clone(),
@@ -286,26 +303,27 @@ async fn recover(c: &RetryCheck<'_>, e: &Entry) -> Vec<RetryEvent> {
     }
 }
 
+/// Why a launch recorded without a checksum (by a slurmdash older than the checksums) is
+/// never resubmitted: nothing could tell its staged script from one put in its place.
+pub const NO_CHECKSUM: &str = "no checksum of the script was recorded at launch (made by an older slurmdash); relaunch it with L";
+
+/// The sha256 the laptop recorded for the launch's script, if any.
+fn recorded_checksum(e: &Entry) -> Option<&str> {
+    e.checksum.as_deref().filter(|s| !s.is_empty())
+}
+
 /// What a lost answer means for the retry.
 fn lost(err: &str) -> String {
     format!("{err}; the retry stays claimed: a later check adopts its job if it was queued, or submits it")
 }
 
 /// Submits the launch's staged script again with exactly the secrets the launch named,
-/// refusing a script whose checksum differs from the launch's.
-async fn resubmit(c: &RetryCheck<'_>, e: &Entry) -> Result<Queued, SubmitError> {
+/// refusing a script whose checksum differs from the one recorded at launch (`checksum`).
+async fn resubmit(c: &RetryCheck<'_>, e: &Entry, checksum: &str) -> Result<Queued, SubmitError> {
     let l = layout(e);
     let secrets = crate::launch::submit::read_secrets(&e.secrets, |n| (c.secret)(n))
         .map_err(SubmitError::Refused)?;
-    crate::io::stage::submit_held(
-        c.remote,
-        &l,
-        &e.name,
-        &secrets,
-        e.checksum.as_deref(),
-        c.timeout,
-    )
-    .await
+    crate::io::stage::submit_held(c.remote, &l, &e.name, &secrets, checksum, c.timeout).await
 }
 
 /// One launch whose latest attempt finished: record, classify, maybe re-submit.
@@ -343,8 +361,11 @@ async fn finished_attempt(c: &RetryCheck<'_>, e: &Entry, d: &JobDetail) -> Vec<R
         return vec![RetryEvent::NotRetried {
             local_id: e.local_id.clone(),
             job_id,
-            reason: "this session is read-only (a session that may change jobs will resubmit it)"
-                .into(),
+            reason: if recorded_checksum(e).is_none() {
+                NO_CHECKSUM.into()
+            } else {
+                "this session is read-only (a session that may change jobs will resubmit it)".into()
+            },
         }];
     }
     let recorded = format!(
@@ -391,6 +412,14 @@ async fn finished_attempt(c: &RetryCheck<'_>, e: &Entry, d: &JobDetail) -> Vec<R
         });
         return events;
     }
+    let Some(checksum) = recorded_checksum(e) else {
+        events.push(RetryEvent::NotRetried {
+            local_id: e.local_id.clone(),
+            job_id,
+            reason: NO_CHECKSUM.into(),
+        });
+        return events;
+    };
     // Claim attempt n+1 before submitting it: only one dashboard wins.
     let claimed = c.registry.update(&e.local_id, n, |x| {
         x.attempts.push(Attempt {
@@ -402,7 +431,7 @@ async fn finished_attempt(c: &RetryCheck<'_>, e: &Entry, d: &JobDetail) -> Vec<R
     if !matches!(claimed, Ok(true)) {
         return events;
     }
-    match resubmit(c, e).await {
+    match resubmit(c, e, checksum).await {
         // The same job, live again: Slurm requeued it after all.
         Ok(q) if q.existing && q.job_id == job_id => {
             let _ = c.registry.update(&e.local_id, n + 1, |x| {
@@ -425,7 +454,6 @@ async fn finished_attempt(c: &RetryCheck<'_>, e: &Entry, d: &JobDetail) -> Vec<R
                     a.job_id = q.job_id;
                     a.submitted_at = Utc::now();
                 }
-                x.checksum.get_or_insert(q.checksum.clone());
             });
             events.push(RetryEvent::Resubmitted {
                 local_id: e.local_id.clone(),
@@ -527,6 +555,7 @@ mod tests {
             }],
             secrets: Vec::new(),
             checksum: Some("ab".into()),
+            spec_sha256: None,
             requeue,
             guard: None,
         })
@@ -632,5 +661,229 @@ mod tests {
             Some(""),
             "no guard for a dashboard retry"
         );
+    }
+
+    #[tokio::test]
+    async fn a_connection_dropped_during_the_resubmission_keeps_the_retry_claimed() {
+        let (_d, registry) = setup(false);
+        let r = FakeRemote::new("login1");
+        r.on(
+            &["sacct"],
+            vec![FakeReply::ok(sacct_row(7, "NODE_FAIL", "train"))],
+        );
+        let submit = crate::launch::stage::submit_script();
+        r.on(
+            &["sh", "-c", &submit],
+            vec![FakeReply::Error(crate::remote::RemoteError::Disconnected {
+                command: "sh -c ...".into(),
+                host: "login1".into(),
+                reason: "Connection reset by peer".into(),
+            })],
+        );
+        let events = run_check(&r, &registry).await;
+        let reason = events
+            .iter()
+            .find_map(|e| match e {
+                RetryEvent::NotRetried {
+                    job_id: 7, reason, ..
+                } => Some(reason.clone()),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("no NotRetried event: {events:?}"));
+        assert!(
+            reason.contains("the connection to login1 dropped")
+                && reason.contains("the retry stays claimed"),
+            "{reason}"
+        );
+        // The claim stays in the registry: attempt 2, no job id yet, so a later check adopts
+        // the job if it was queued after all, or submits it once the claim is stale.
+        let e = registry.load().unwrap().remove(0);
+        let chain: Vec<(u64, Option<String>)> = e
+            .attempts
+            .iter()
+            .map(|a| (a.job_id, a.state.clone()))
+            .collect();
+        assert_eq!(
+            chain,
+            vec![(7, Some("NODE_FAIL ERR_INFRA".to_string())), (0, None)],
+            "the failed attempt and the claimed one"
+        );
+        // A check right after submits nothing: the fresh claim is not taken over.
+        let submits = |r: &FakeRemote| {
+            r.calls()
+                .iter()
+                .filter(|c| c[0] == "sh" && c[2] == submit)
+                .count()
+        };
+        assert_eq!(submits(&r), 1);
+        run_check(&r, &registry).await;
+        assert_eq!(
+            submits(&r),
+            1,
+            "the claimed attempt was not submitted twice"
+        );
+        assert_eq!(registry.load().unwrap()[0].attempts.len(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_stale_claim_whose_resubmission_loses_its_answer_stays_claimed_then_adopts_the_job() {
+        let (_d, registry) = setup(false);
+        // A dashboard claimed attempt 2 an hour ago and stopped before recording a job.
+        let hour_ago = Utc::now() - chrono::Duration::hours(1);
+        registry
+            .update("L1", 1, |x| {
+                x.attempts[0].state = Some("NODE_FAIL ERR_INFRA".into());
+                x.attempts.push(Attempt {
+                    job_id: 0,
+                    submitted_at: hour_ago,
+                    state: None,
+                });
+            })
+            .unwrap();
+        let r = FakeRemote::new("login1");
+        let submit = crate::launch::stage::submit_script();
+        r.on(
+            &["sh", "-c", &submit],
+            vec![
+                FakeReply::Error(crate::remote::RemoteError::Disconnected {
+                    command: "sh -c ...".into(),
+                    host: "login1".into(),
+                    reason: "Broken pipe".into(),
+                }),
+                FakeReply::ok("slurmdash-job 8 existing ab\n"),
+            ],
+        );
+        let events = run_check(&r, &registry).await;
+        assert!(
+            matches!(events.as_slice(), [RetryEvent::NotRetried { job_id: 7, reason, .. }]
+                if reason.contains("dropped") && reason.contains("the retry stays claimed")),
+            "{events:?}"
+        );
+        let e = registry.load().unwrap().remove(0);
+        let last = e.attempts.last().unwrap();
+        assert_eq!((e.attempts.len(), last.job_id), (2, 0), "still claimed");
+        assert!(last.submitted_at > hour_ago, "the claim was taken over");
+
+        // Once stale again, the next check submits it; the staging script adopts the job
+        // the lost submission had queued.
+        registry
+            .update("L1", 2, |x| x.attempts[1].submitted_at = hour_ago)
+            .unwrap();
+        let events = run_check(&r, &registry).await;
+        assert!(
+            matches!(
+                events.as_slice(),
+                [RetryEvent::Recovered {
+                    job_id: 8,
+                    attempt: 2,
+                    existing: true,
+                    ..
+                }]
+            ),
+            "{events:?}"
+        );
+        let e = registry.load().unwrap().remove(0);
+        assert_eq!((e.attempts.len(), e.job_id), (2, 8));
+    }
+
+    /// [`setup`] of a launch an older slurmdash recorded: no checksum.
+    fn setup_without_checksum() -> (tempfile::TempDir, Registry) {
+        let (d, r) = setup(false);
+        assert!(r.update("L1", 1, |x| x.checksum = None).unwrap());
+        (d, r)
+    }
+
+    fn submitted(r: &FakeRemote) -> usize {
+        let submit = crate::launch::stage::submit_script();
+        r.calls()
+            .iter()
+            .filter(|c| c[0] == "sh" && c[2] == submit)
+            .count()
+    }
+
+    #[tokio::test]
+    async fn a_launch_recorded_without_a_checksum_is_never_resubmitted() {
+        let (_d, registry) = setup_without_checksum();
+        let r = FakeRemote::new("login1");
+        r.on(
+            &["sacct"],
+            vec![FakeReply::ok(sacct_row(7, "NODE_FAIL", "train"))],
+        );
+        r.on(
+            &["sh", "-c", &crate::launch::stage::submit_script()],
+            vec![FakeReply::ok("slurmdash-job 8 new ab\n")],
+        );
+        let events = run_check(&r, &registry).await;
+        let not = events
+            .iter()
+            .find(|e| matches!(e, RetryEvent::NotRetried { job_id: 7, .. }))
+            .unwrap_or_else(|| panic!("{events:?}"));
+        assert_eq!(
+            not.line(),
+            "job 7 failed on infrastructure and was not resubmitted: no checksum of the script was recorded at launch (made by an older slurmdash); relaunch it with L"
+        );
+        assert_eq!(submitted(&r), 0, "nothing submitted");
+        let e = registry.load().unwrap().remove(0);
+        assert_eq!(e.attempts.len(), 1, "no attempt claimed");
+        assert_eq!(e.checksum, None, "no hash learnt from the cluster");
+        // Said once: the failure is recorded, the next check leaves the launch alone.
+        assert!(run_check(&r, &registry).await.is_empty());
+        assert_eq!(submitted(&r), 0);
+    }
+
+    #[tokio::test]
+    async fn a_read_only_session_says_why_a_launch_without_a_checksum_will_not_be_resubmitted() {
+        let (_d, registry) = setup_without_checksum();
+        let r = FakeRemote::new("login1");
+        r.on(
+            &["sacct"],
+            vec![FakeReply::ok(sacct_row(7, "NODE_FAIL", "train"))],
+        );
+        let patterns = Patterns::builtin();
+        let secret = |_: &str| None;
+        let c = RetryCheck {
+            remote: &r,
+            registry: &registry,
+            cluster: "dev",
+            policy: RetryPolicy::default(),
+            patterns: &patterns,
+            timeout: Duration::from_secs(5),
+            secret: &secret,
+            allow_submit: false,
+        };
+        let events = check(&c).await.unwrap().0;
+        assert!(
+            matches!(events.as_slice(), [RetryEvent::NotRetried { reason, .. }] if reason == NO_CHECKSUM),
+            "{events:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_stale_claim_of_a_launch_without_a_checksum_is_dropped_not_submitted() {
+        let (_d, registry) = setup_without_checksum();
+        let hour_ago = Utc::now() - chrono::Duration::hours(1);
+        registry
+            .update("L1", 1, |x| {
+                x.attempts[0].state = Some("NODE_FAIL ERR_INFRA".into());
+                x.attempts.push(Attempt {
+                    job_id: 0,
+                    submitted_at: hour_ago,
+                    state: None,
+                });
+            })
+            .unwrap();
+        let r = FakeRemote::new("login1");
+        r.on(
+            &["sh", "-c", &crate::launch::stage::submit_script()],
+            vec![FakeReply::ok("slurmdash-job 8 new ab\n")],
+        );
+        let events = run_check(&r, &registry).await;
+        assert!(
+            matches!(events.as_slice(), [RetryEvent::NotRetried { job_id: 7, reason, .. }] if reason == NO_CHECKSUM),
+            "{events:?}"
+        );
+        assert_eq!(submitted(&r), 0, "nothing submitted");
+        let e = registry.load().unwrap().remove(0);
+        assert_eq!((e.attempts.len(), e.job_id), (1, 7), "the claim is gone");
     }
 }

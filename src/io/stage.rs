@@ -85,7 +85,7 @@ pub async fn submit_held(
     layout: &Layout,
     name: &str,
     secrets: &[(String, String)],
-    checksum: Option<&str>,
+    checksum: &str,
     t: Duration,
 ) -> Result<Queued, SubmitError> {
     submit_held_guarded(remote, layout, name, secrets, checksum, false, t).await
@@ -97,7 +97,7 @@ pub async fn submit_held_guarded(
     layout: &Layout,
     name: &str,
     secrets: &[(String, String)],
-    checksum: Option<&str>,
+    checksum: &str,
     guard: bool,
     t: Duration,
 ) -> Result<Queued, SubmitError> {

@@ -98,8 +98,11 @@ pub async fn submit(
         env: &p.plan.env,
         secrets: &p.plan.secrets,
     };
+    let spec_json = json(&p.spec);
+    // Hashed here: `L` tells a spec the job rewrote from the one launched.
+    let spec_sha256 = script::sha256_hex(spec_json.as_bytes());
     let mut files = vec![
-        (format!("{}/specs/launch.json", l.job_dir), json(&p.spec)),
+        (format!("{}/specs/launch.json", l.job_dir), spec_json),
         (format!("{}/env/env.json", l.job_dir), json(&env)),
         (format!("{}/meta/request.json", l.job_dir), json(&request)),
     ];
@@ -156,6 +159,7 @@ pub async fn submit(
         }],
         secrets: p.plan.secrets.clone(),
         checksum: Some(checksum.clone()),
+        spec_sha256: Some(spec_sha256),
         requeue: p.plan.requeue,
         guard: None,
     };
@@ -167,7 +171,7 @@ pub async fn submit(
         l,
         &p.plan.name,
         secrets,
-        Some(&checksum),
+        &checksum,
         guard,
         to,
     )

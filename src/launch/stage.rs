@@ -121,7 +121,7 @@ pub fn missing_argv(paths: &[String]) -> Vec<String> {
 /// environment (shell built-ins only: no value reaches an argv), then:
 /// - copies the staged script into a private temporary directory and checks the copy's
 ///   sha256 against the one computed on the laptop (`$4`); a changed script is refused
-///   (exit 12). sbatch reads that checked copy on its stdin, so what runs is exactly the
+///   (exit 12), and so is an empty `$4` (nothing to check against). sbatch reads that checked copy on its stdin, so what runs is exactly the
 ///   bytes that were checked, whatever happens to the staged file meanwhile;
 /// - unsets the user's `SBATCH_*` variables that would override an option the script sets
 ///   (see [`crate::launch::sbatch_env`]), naming each (`slurmdash-sbatch-env NAME`);
@@ -156,7 +156,10 @@ trap 'rm -rf -- "$tmp"' EXIT
 cp -- "$script" "$tmp/job.sbatch" || { echo "cannot read $script" >&2; exit 1; }
 sum=$(sha256sum < "$tmp/job.sbatch") || exit 1
 sum=${sum%% *}
-if [ -n "$want" ] && [ "$sum" != "$want" ]; then
+if [ -z "$want" ]; then
+  echo "no sha256 of $script was recorded at launch: not submitted" >&2; exit 1
+fi
+if [ "$sum" != "$want" ]; then
   echo "$script changed since it was launched (sha256 $sum, recorded $want)" >&2; exit 12
 fi
 "#;
@@ -204,7 +207,7 @@ fi
 trap - HUP INT TERM
 echo "slurmdash-job $id new $sum""#;
 
-pub fn submit_argv(layout: &Layout, name: &str, checksum: Option<&str>) -> Vec<String> {
+pub fn submit_argv(layout: &Layout, name: &str, checksum: &str) -> Vec<String> {
     submit_argv_guarded(layout, name, checksum, false)
 }
 
@@ -213,7 +216,7 @@ pub fn submit_argv(layout: &Layout, name: &str, checksum: Option<&str>) -> Vec<S
 pub fn submit_argv_guarded(
     layout: &Layout,
     name: &str,
-    checksum: Option<&str>,
+    checksum: &str,
     guard: bool,
 ) -> Vec<String> {
     sh(
@@ -222,7 +225,7 @@ pub fn submit_argv_guarded(
             layout.script_path(),
             format!("{}/slurm-logs", layout.job_dir),
             name.to_string(),
-            checksum.unwrap_or_default().to_string(),
+            checksum.to_string(),
             if guard {
                 crate::launch::guard::script_path(layout)
             } else {
@@ -429,15 +432,14 @@ mod tests {
     #[test]
     fn secrets_go_to_stdin_never_to_argv() {
         let layout = Layout::new("/lustre/r", "id1");
-        let argv = submit_argv(&layout, "train", None);
+        let argv = submit_argv(&layout, "train", "ab12");
         let secrets = vec![("HF_TOKEN".to_string(), "hf_s3cr3t value'\"$x".to_string())];
         let stdin = secrets_stdin(&secrets).unwrap();
         assert!(argv.iter().all(|a| !a.contains("s3cr3t")));
         assert_eq!(stdin, b"HF_TOKEN=hf_s3cr3t value'\"$x\n");
         assert!(secrets_stdin(&[("A".into(), "x\ny".into())]).is_err());
         assert_eq!(argv[4], "/lustre/r/id1/sbatch/job_id1.sbatch");
-        assert_eq!(argv[7], "");
-        assert_eq!(submit_argv(&layout, "train", Some("ab12"))[7], "ab12");
+        assert_eq!(argv[7], "ab12");
     }
 
     #[test]

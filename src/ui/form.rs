@@ -164,11 +164,14 @@ pub fn form_lines(form: &FormState, t: &Theme, cluster: &str) -> (Vec<Line<'stat
         ))),
         _ => {}
     }
-    if let Some(f) = &form.foreign {
-        lines.push(Line::from(Span::styled(
-            format!("  ⚠ {}", f.warning()),
-            t.error(),
-        )));
+    // Warnings that Submit asks about once more, wrapped so that none is cut off.
+    let foreign = form.foreign.as_ref().map(|f| f.warning());
+    let rewritten = form.spec_changed.as_ref().map(|c| c.warning().to_string());
+    for w in [foreign, rewritten].into_iter().flatten() {
+        for (i, part) in wrap_words(&w, PROBLEM_WIDTH).into_iter().enumerate() {
+            let lead = if i == 0 { "  ⚠ " } else { "    " };
+            lines.push(Line::from(Span::styled(format!("{lead}{part}"), t.error())));
+        }
     }
     if let Some(e) = &form.error {
         lines.push(Line::from(Span::styled(format!("  {e}"), t.error())));
