@@ -214,7 +214,11 @@ fn a_relaunch_form_arriving_over_the_files_view_takes_the_keys() {
     // `L` was pressed before `y`; its answer opens the form over the files view.
     a.update(Msg::Relaunch {
         id: id("230"),
-        result: Box::new(Ok((crate::launch::LaunchSpec::default(), None))),
+        result: Box::new(Ok(crate::payload::Relaunchable {
+            spec: crate::launch::LaunchSpec::default(),
+            spec_sha256: String::new(),
+            used: None,
+        })),
     });
     assert_eq!(a.overlays(), [Overlay::Files, Overlay::Form]);
     let row = a.form.as_ref().map(|f| f.row);
