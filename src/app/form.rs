@@ -22,6 +22,7 @@ pub const FIELDS: &[(&str, &str, Field)] = &[
     ("cpus_per_task", "CPUs per task", Field::Cpus),
     ("mem", "memory", Field::Mem),
     ("time", "time limit", Field::Time),
+    ("array", "array indices", Field::Extra),
     ("image", "container image", Field::Image),
     ("container_mounts", "container mounts", Field::Mounts),
     ("workdir", "working directory", Field::Workdir),
