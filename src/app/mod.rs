@@ -19,7 +19,7 @@ mod nav;
 mod ops;
 mod overlay;
 pub mod partitions;
-mod relaunch;
+pub(crate) mod relaunch;
 mod retry;
 mod shell;
 mod triage;

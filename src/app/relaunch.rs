@@ -7,54 +7,12 @@
 
 use super::App;
 use crate::action::Cmd;
+use crate::launch::spec::{apply_suggestion as apply, time_text};
 use crate::launch::LaunchSpec;
 use crate::payload::Recovered;
 use crate::slurm::eff::recover::{sbatch_directives, wrapped_command, Directive};
-use crate::slurm::eff::{Efficiency, JobUse, Suggestion};
+use crate::slurm::eff::{Efficiency, JobUse};
 use crate::slurm::model::JobId;
-
-/// Slurm's `--time` as a person writes it: `5h`, `90m`.
-fn time_text(secs: u64) -> String {
-    if secs.is_multiple_of(3600) {
-        format!("{}h", secs / 3600)
-    } else {
-        format!("{}m", secs.div_ceil(60))
-    }
-}
-
-/// Applies the suggestion to the spec; returns what changed, in words.
-pub fn apply(spec: &mut LaunchSpec, s: &Suggestion) -> Vec<String> {
-    let mut changed = Vec::new();
-    if let Some(t) = s.time_s {
-        let new = time_text(t);
-        changed.push(format!("time {new} (was {})", spec.time));
-        spec.time = new;
-    }
-    if let Some(p) = &s.partition {
-        changed.push(format!(
-            "partition {p} (was {})",
-            or_default(&spec.partition)
-        ));
-        spec.partition = p.clone();
-    }
-    if let Some(m) = &s.mem {
-        changed.push(format!("memory {m} (was {})", or_default(&spec.mem)));
-        spec.mem = m.clone();
-    }
-    if let Some(g) = s.gpus {
-        changed.push(format!("GPUs {g} (was {})", spec.gpus));
-        spec.gpus = g;
-    }
-    changed
-}
-
-fn or_default(s: &str) -> &str {
-    if s.is_empty() {
-        "the default"
-    } else {
-        s
-    }
-}
 
 impl App {
     /// `L` on the selected job.
@@ -346,6 +304,7 @@ impl App {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::slurm::eff::Suggestion;
 
     #[test]
     fn a_job_not_launched_by_slurmdash_gets_its_recorded_options_and_wrapped_command() {

@@ -174,20 +174,30 @@ pub async fn relaunch(
     job_dir: &str,
     timeout: Duration,
 ) -> Result<(crate::launch::LaunchSpec, Option<JobUse>), String> {
-    let path = format!("{job_dir}/specs/launch.json");
-    let argv = vec!["cat".to_string(), "--".into(), path.clone()];
     let (spec, used) = tokio::join!(
-        stdout_of(remote, &argv, None, timeout),
+        launch_spec(remote, job_dir, timeout),
         jobs(remote, std::slice::from_ref(id), timeout)
     );
-    let spec: crate::launch::LaunchSpec = serde_json::from_str(&spec?)
-        .map_err(|e| format!("{path} is not a launch spec slurmdash can read: {e}"))?;
+    let spec = spec?;
     let used = used.ok().and_then(|p| {
         p.items
             .into_iter()
             .find(|u| u.detail.id.as_ref() == Some(id))
     });
     Ok((spec, used))
+}
+
+/// The spec a launch staged in its job directory (`specs/launch.json`).
+pub async fn launch_spec(
+    remote: &dyn Remote,
+    job_dir: &str,
+    timeout: Duration,
+) -> Result<crate::launch::LaunchSpec, String> {
+    let path = format!("{job_dir}/specs/launch.json");
+    let argv = vec!["cat".to_string(), "--".into(), path.clone()];
+    let text = stdout_of(remote, &argv, None, timeout).await?;
+    serde_json::from_str(&text)
+        .map_err(|e| format!("{path} is not a launch spec slurmdash can read: {e}"))
 }
 
 /// The job's options and use (one sacct read) and its batch script: `scontrol write

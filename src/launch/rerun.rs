@@ -7,6 +7,7 @@
 
 use std::fmt;
 
+use crate::launch::spec::{apply_suggestion, LaunchSpec};
 use crate::slurm::eff::size;
 use crate::slurm::eff::{Efficiency, JobUse, Suggestion};
 use crate::slurm::jobid::ArrayPart;
@@ -107,10 +108,19 @@ pub fn compact(indices: &[u32]) -> String {
 
 /// [`compact`] lists of at most `max` tasks each (at least one).
 pub fn split(indices: &[u32], max: u32) -> Vec<String> {
-    indices
-        .chunks(max.max(1) as usize)
-        .map(compact)
-        .collect()
+    indices.chunks(max.max(1) as usize).map(compact).collect()
+}
+
+/// The indices of a [`compact`] list (empty when it does not read).
+pub fn expand(list: &str) -> Vec<u32> {
+    crate::slurm::jobid::ArraySpec::parse(list)
+        .map(|a| {
+            a.ranges
+                .iter()
+                .flat_map(|&(a, b, s)| (a..=b).step_by(s.max(1) as usize))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// One task as sacct reports it: its indices (a range when it never started) and its state.
@@ -152,10 +162,7 @@ pub fn plan(
     }
     seen.sort_by_key(|(i, _)| *i);
     let state = |u: &JobUse| u.detail.state.clone().unwrap_or(JobState::Pending);
-    let live = seen
-        .iter()
-        .filter(|(_, u)| !state(u).is_finished())
-        .count();
+    let live = seen.iter().filter(|(_, u)| !state(u).is_finished()).count();
     if live > 0 {
         return Err(NoRerun::NotEnded(live, seen.len()));
     }
@@ -241,6 +248,31 @@ fn size_for(failed: &[(u32, &JobUse)], partitions: &[Partition]) -> (Suggestion,
         }
     }
     (s, why)
+}
+
+/// Turns the array's spec into the rerun's: `array` the indices of this submission (one of
+/// [`RerunPlan::arrays`]), any `--array` among the extra options dropped (the array field
+/// replaces it), the working directory the array's job directory when it ran there (the
+/// rerun's tasks see what the others wrote) and the plan's sizing applied. Returns what
+/// changed, in words.
+pub fn respec(
+    spec: &mut LaunchSpec,
+    plan: &RerunPlan,
+    array: &str,
+    job_dir: Option<&str>,
+) -> Vec<String> {
+    spec.extra_sbatch.retain(|o| {
+        !(o == "-a" || o.starts_with("--array") || (o.starts_with("-a") && !o.starts_with("--")))
+    });
+    spec.array = array.to_string();
+    if spec.workdir.trim().is_empty() {
+        if let Some(d) = job_dir {
+            spec.workdir = d.to_string();
+        }
+    }
+    let mut changed = apply_suggestion(spec, &plan.sizing);
+    changed.extend(plan.why.iter().map(|w| format!("({w})")));
+    changed
 }
 
 #[cfg(test)]

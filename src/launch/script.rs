@@ -90,10 +90,7 @@ pub fn render(plan: &Plan, layout: &Layout, image: Option<&str>) -> String {
         "--output={}/slurm-logs/{dir}/{out}",
         layout.job_dir
     ));
-    sb(format!(
-        "--error={}/slurm-logs/{dir}/{err}",
-        layout.job_dir
-    ));
+    sb(format!("--error={}/slurm-logs/{dir}/{err}", layout.job_dir));
     for o in &plan.extra_sbatch {
         sb(o.clone());
     }

@@ -325,6 +325,49 @@ impl LaunchSpec {
     }
 }
 
+/// Slurm's `--time` as a person writes it: `5h`, `90m`.
+pub fn time_text(secs: u64) -> String {
+    if secs.is_multiple_of(3600) {
+        format!("{}h", secs / 3600)
+    } else {
+        format!("{}m", secs.div_ceil(60))
+    }
+}
+
+/// Applies the suggestion to the spec; returns what changed, in words.
+pub fn apply_suggestion(spec: &mut LaunchSpec, s: &crate::slurm::eff::Suggestion) -> Vec<String> {
+    let mut changed = Vec::new();
+    if let Some(t) = s.time_s {
+        let new = time_text(t);
+        changed.push(format!("time {new} (was {})", spec.time));
+        spec.time = new;
+    }
+    if let Some(p) = &s.partition {
+        changed.push(format!(
+            "partition {p} (was {})",
+            or_default(&spec.partition)
+        ));
+        spec.partition = p.clone();
+    }
+    if let Some(m) = &s.mem {
+        changed.push(format!("memory {m} (was {})", or_default(&spec.mem)));
+        spec.mem = m.clone();
+    }
+    if let Some(g) = s.gpus {
+        changed.push(format!("GPUs {g} (was {})", spec.gpus));
+        spec.gpus = g;
+    }
+    changed
+}
+
+fn or_default(s: &str) -> &str {
+    if s.is_empty() {
+        "the default"
+    } else {
+        s
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -462,7 +462,10 @@ pub fn validate(spec: &LaunchSpec, facts: &ClusterFacts) -> Result<Plan, Vec<Pro
                 Field::Extra,
                 format!("extra sbatch option `{o}` must be one option like --qos=high"),
             );
-        } else if o == "-a" || o.starts_with("--array") || (o.starts_with("-a") && !o.starts_with("--")) {
+        } else if o == "-a"
+            || o.starts_with("--array")
+            || (o.starts_with("-a") && !o.starts_with("--"))
+        {
             bad(
                 Field::Extra,
                 format!("extra sbatch option `{o}`: set the array field instead (array={}), so that each task gets its own log", o.trim_start_matches("--array").trim_start_matches("-a").trim_start_matches('=')),

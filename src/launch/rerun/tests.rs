@@ -75,6 +75,8 @@ fn indices_are_written_as_compact_ranges() {
     assert_eq!(compact(&[5]), "5");
     assert_eq!(compact(&[]), "");
     assert_eq!(compact(&[3, 7, 11, 19]), "3,7,11,19");
+    assert_eq!(expand("3,7-9,15"), [3, 7, 8, 9, 15]);
+    assert_eq!(expand("x"), Vec::<u32>::new());
 }
 
 #[test]
@@ -162,4 +164,38 @@ fn a_timeout_among_tasks_that_fit_sets_the_time_of_all() {
     assert_eq!(p.indices, [6, 7, 8, 9]);
     assert_eq!(p.sizing.time_s, Some(180));
     assert_eq!(p.sizing.mem, None);
+}
+
+#[test]
+fn the_rerun_spec_runs_the_failed_indices_where_the_array_ran() {
+    let mut tasks = fixture("26.05");
+    set_task(&mut tasks, "887_4", |t| {
+        t.detail.state = Some(JobState::OutOfMemory)
+    });
+    let p = plan(887, &tasks, &[], 1001).unwrap();
+    let mut spec = LaunchSpec {
+        array: "0-5".into(),
+        mem: "50M".into(),
+        extra_sbatch: vec!["--qos=normal".into(), "--array=0-5".into(), "-a".into()],
+        ..LaunchSpec::default()
+    };
+    let changed = respec(&mut spec, &p, &p.arrays[0], Some("/r/results/L1"));
+    assert_eq!(spec.array, "1,4");
+    assert_eq!(spec.extra_sbatch, ["--qos=normal"]);
+    assert_eq!(spec.workdir, "/r/results/L1");
+    assert_eq!(spec.mem, "100M");
+    assert_eq!(
+        changed,
+        [
+            "memory 100M (was 50M)",
+            "(task 4: ran out of memory at 50M: ask for 100M)"
+        ]
+    );
+    // A working directory of its own is kept.
+    let mut own = LaunchSpec {
+        workdir: "/data/run".into(),
+        ..LaunchSpec::default()
+    };
+    respec(&mut own, &p, "1", Some("/r/results/L1"));
+    assert_eq!(own.workdir, "/data/run");
 }
