@@ -126,6 +126,9 @@ pub struct FormState {
     /// The form holds another user's job (relaunched with `L`): the form says whose script
     /// it is, and Submit asks once more before it runs as you.
     pub foreign: Option<Foreign>,
+    /// `L` on an array with tasks that did not complete: the line that says which the form
+    /// reruns (`rerun the 4 tasks that did not complete: 3,7,11,19`).
+    pub rerun: Option<String>,
 }
 
 /// A relaunch of a job that is not the user's.
@@ -241,6 +244,7 @@ impl App {
             local_id: submit::new_local_id(),
             results_root: self.cluster.launch.results_root.clone(),
             foreign: None,
+            rerun: None,
         };
         form.revalidate();
         self.form = Some(form);

@@ -208,6 +208,7 @@ impl App {
             Msg::History { generation, result } => self.on_history(generation, *result),
             Msg::Relaunch { id, result } => self.on_relaunch(id, *result),
             Msg::Recovered { id, result } => self.on_recovered(id, *result),
+            Msg::Rerun { id, result } => self.on_rerun(id, *result),
             Msg::Triaged { id, result } => self.on_triaged(id, *result),
             Msg::Forwarded {
                 id,

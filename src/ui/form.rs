@@ -164,6 +164,9 @@ pub fn form_lines(form: &FormState, t: &Theme, cluster: &str) -> (Vec<Line<'stat
         ))),
         _ => {}
     }
+    if let Some(r) = &form.rerun {
+        lines.push(Line::from(Span::styled(format!("  ↻ {r}"), t.key())));
+    }
     if let Some(f) = &form.foreign {
         lines.push(Line::from(Span::styled(
             format!("  ⚠ {}", f.warning()),

@@ -184,6 +184,7 @@ impl Hub {
             Cmd::History(req) => self.spawn(|t| history(t, req)),
             Cmd::Relaunch { id, job_dir } => self.spawn(|t| relaunch(t, id, job_dir)),
             Cmd::Recover(id) => self.spawn(|t| recover(t, id)),
+            Cmd::Rerun { id, job_dir } => self.spawn(|t| rerun(t, id, job_dir)),
             Cmd::Tail(targets) => {
                 self.stop_tails();
                 for (job, stream, path) in targets {
@@ -556,6 +557,30 @@ async fn relaunch(t: Task, id: JobId, job_dir: String) -> Msg {
     Msg::Relaunch {
         id,
         result: Box::new(result),
+    }
+}
+
+/// `L` on an array: its tasks, with the launch's spec and the selected task's use, or what
+/// can be recovered of the selected task, read at the same time.
+async fn rerun(t: Task, id: JobId, job_dir: Option<String>) -> Msg {
+    use crate::payload::{RerunRead, RerunSource};
+    let array = io::rerun::read(t.r(), id.base(), t.s.timeout);
+    let source = async {
+        match job_dir {
+            Some(dir) => RerunSource::Launch {
+                result: io::history::relaunch(t.r(), &id, &dir, t.s.timeout).await,
+                job_dir: dir,
+            },
+            None => match recover(t.clone(), id.clone()).await {
+                Msg::Recovered { result, .. } => RerunSource::Recovered(*result),
+                _ => RerunSource::Recovered(Err("no recovery".into())),
+            },
+        }
+    };
+    let (array, source) = tokio::join!(array, source);
+    Msg::Rerun {
+        id,
+        result: Box::new(RerunRead { array, source }),
     }
 }
 
