@@ -121,7 +121,9 @@ impl Action {
             Action::Forward => "tunnel a port the running job serves",
             Action::HistoryOlder => ":history: a week further back",
             Action::HistoryNewer => ":history: a week less far back",
-            Action::Relaunch => "relaunch a finished job, sized by its use",
+            Action::Relaunch => {
+                "relaunch a finished job, sized by its use (an array: its failed tasks)"
+            }
             Action::Files => "the job's files: walk, preview, fetch (also :files)",
         }
     }
