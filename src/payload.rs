@@ -308,7 +308,7 @@ pub enum RerunSource {
     /// A launch of slurmdash's: its job directory and what `io::history::relaunch` read.
     Launch {
         job_dir: String,
-        result: Result<(crate::launch::LaunchSpec, Option<crate::slurm::eff::JobUse>), String>,
+        result: Box<Result<(crate::launch::LaunchSpec, Option<crate::slurm::eff::JobUse>), String>>,
     },
-    Recovered(Result<Recovered, String>),
+    Recovered(Box<Result<Recovered, String>>),
 }

@@ -677,14 +677,14 @@ fn rerun_read(all_done: bool) -> (JobId, Msg) {
                 tasks,
                 max_array_size: 1001,
             }),
-            source: crate::payload::RerunSource::Recovered(Ok(crate::payload::Recovered {
+            source: crate::payload::RerunSource::Recovered(Box::new(Ok(crate::payload::Recovered {
                 used,
                 script: Some(
                     "#!/bin/sh\n# This script was created by sbatch --wrap.\n\ncase $SLURM_ARRAY_TASK_ID in 1|4) exit 1;; esac; sleep 2\n".into(),
                 ),
                 script_from: "scontrol write batch_script".into(),
                 me: Some("sduser".into()),
-            })),
+            }))),
         }),
     };
     (id, msg)

@@ -349,9 +349,9 @@ impl App {
         let leader = JobId::new(id.base()).on(id.cluster());
         let (cmds, job_dir) = match read.source {
             RerunSource::Launch { job_dir, result } => {
-                (self.relaunch_form(leader, result, sized), Some(job_dir))
+                (self.relaunch_form(leader, *result, sized), Some(job_dir))
             }
-            RerunSource::Recovered(r) => (self.recovered_form(id.clone(), r, sized), None),
+            RerunSource::Recovered(r) => (self.recovered_form(id.clone(), *r, sized), None),
         };
         let plan = match plan {
             Ok(p) => p,

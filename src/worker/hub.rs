@@ -568,13 +568,10 @@ async fn rerun(t: Task, id: JobId, job_dir: Option<String>) -> Msg {
     let source = async {
         match job_dir {
             Some(dir) => RerunSource::Launch {
-                result: io::history::relaunch(t.r(), &id, &dir, t.s.timeout).await,
+                result: Box::new(io::history::relaunch(t.r(), &id, &dir, t.s.timeout).await),
                 job_dir: dir,
             },
-            None => match recover(t.clone(), id.clone()).await {
-                Msg::Recovered { result, .. } => RerunSource::Recovered(*result),
-                _ => RerunSource::Recovered(Err("no recovery".into())),
-            },
+            None => RerunSource::Recovered(Box::new(recovered(&t, &id).await)),
         }
     };
     let (array, source) = tokio::join!(array, source);
@@ -585,18 +582,22 @@ async fn rerun(t: Task, id: JobId, job_dir: Option<String>) -> Msg {
 }
 
 async fn recover(t: Task, id: JobId) -> Msg {
-    let s = &t.s;
-    let kept = crate::kept_scripts::KeptScripts::under(s.registry.dir());
-    let result = io::history::recover(
-        t.r(),
-        &id,
-        s.timeout,
-        // Off (`[ui] keep_scripts = false`): no copy is read or mentioned.
-        s.keep_scripts.then_some((&kept, s.cluster.as_str())),
-    )
-    .await;
+    let result = recovered(&t, &id).await;
     Msg::Recovered {
         id,
         result: Box::new(result),
     }
+}
+
+async fn recovered(t: &Task, id: &JobId) -> Result<crate::payload::Recovered, String> {
+    let s = &t.s;
+    let kept = crate::kept_scripts::KeptScripts::under(s.registry.dir());
+    io::history::recover(
+        t.r(),
+        id,
+        s.timeout,
+        // Off (`[ui] keep_scripts = false`): no copy is read or mentioned.
+        s.keep_scripts.then_some((&kept, s.cluster.as_str())),
+    )
+    .await
 }
