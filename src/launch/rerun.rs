@@ -261,9 +261,8 @@ pub fn respec(
     array: &str,
     job_dir: Option<&str>,
 ) -> Vec<String> {
-    spec.extra_sbatch.retain(|o| {
-        !(o == "-a" || o.starts_with("--array") || (o.starts_with("-a") && !o.starts_with("--")))
-    });
+    spec.extra_sbatch
+        .retain(|o| !crate::launch::validate::is_array_option(o));
     spec.array = array.to_string();
     if spec.workdir.trim().is_empty() {
         if let Some(d) = job_dir {

@@ -462,13 +462,10 @@ pub fn validate(spec: &LaunchSpec, facts: &ClusterFacts) -> Result<Plan, Vec<Pro
                 Field::Extra,
                 format!("extra sbatch option `{o}` must be one option like --qos=high"),
             );
-        } else if o == "-a"
-            || o.starts_with("--array")
-            || (o.starts_with("-a") && !o.starts_with("--"))
-        {
+        } else if is_array_option(o) {
             bad(
                 Field::Extra,
-                format!("extra sbatch option `{o}`: set the array field instead (array={}), so that each task gets its own log", o.trim_start_matches("--array").trim_start_matches("-a").trim_start_matches('=')),
+                format!("extra sbatch option `{o}`: set the array field instead, so that each task gets its own log"),
             );
         }
     }
@@ -562,6 +559,12 @@ pub fn validate(spec: &LaunchSpec, facts: &ClusterFacts) -> Result<Plan, Vec<Pro
         resume,
         max_resumes: spec.max_resumes,
     })
+}
+
+/// sbatch's `--array`/`-a` option (`--array=0-19`, `-a3`, `-a`), which the array field
+/// replaces.
+pub fn is_array_option(o: &str) -> bool {
+    o.starts_with("--array") || (o.starts_with("-a") && !o.starts_with("--"))
 }
 
 /// The program that runs the command: `sh` is `/bin/sh` (in every image), `bash` is found
