@@ -109,6 +109,11 @@ pub enum Msg {
         id: JobId,
         result: Box<Result<crate::payload::Relaunchable, String>>,
     },
+    /// An array's tasks with what `L` reads of the selected task, for `L` on an array.
+    Rerun {
+        id: JobId,
+        result: Box<crate::payload::RerunRead>,
+    },
     /// What could be recovered of a job slurmdash did not launch, for `L`.
     Recovered {
         id: JobId,
@@ -174,7 +179,8 @@ impl Msg {
             | Msg::Forwarded { id, .. }
             | Msg::Live { id, .. }
             | Msg::Relaunch { id, .. }
-            | Msg::Recovered { id, .. } => f(id),
+            | Msg::Recovered { id, .. }
+            | Msg::Rerun { id, .. } => f(id),
             Msg::RegistryJobs(Ok(js)) => jobs(js, f),
             Msg::Pending { id, result } => {
                 f(id);
@@ -321,6 +327,12 @@ pub enum Cmd {
     },
     /// Recover a job's options and batch script (a job slurmdash did not launch), for `L`.
     Recover(JobId),
+    /// Read the array of task `id` (its tasks, MaxArraySize) with what `L` reads of the
+    /// task: the launch's spec from `job_dir`, else what can be recovered, for `L`.
+    Rerun {
+        id: JobId,
+        job_dir: Option<String>,
+    },
     /// One live sample of a running job.
     SampleLive(Box<crate::slurm::live::LiveTarget>),
     /// The files view's work: list, preview, size, fetch, stop.
@@ -339,7 +351,8 @@ impl Cmd {
             | Cmd::Shell { id, .. }
             | Cmd::Forward { id, .. }
             | Cmd::Relaunch { id, .. }
-            | Cmd::Recover(id) => f(id),
+            | Cmd::Recover(id)
+            | Cmd::Rerun { id, .. } => f(id),
             Cmd::Unforward(t) => f(&mut t.job),
             Cmd::Tail(targets) => targets.iter_mut().for_each(|(id, ..)| f(id)),
             Cmd::Op(op) => op.ids.iter_mut().for_each(f),

@@ -126,7 +126,7 @@ impl Action {
             Action::Forward => "tunnel a port the running job serves",
             Action::HistoryOlder => ":history: a week further back",
             Action::HistoryNewer => ":history: a week less far back",
-            Action::Relaunch => "relaunch a finished job, sized by its use",
+            Action::Relaunch => "relaunch a finished job, or an array's failed tasks",
             Action::Files => "the job's files: walk, preview, fetch (also :files)",
             Action::Copy => "copy the job id (detail: its dir; log: its path)",
             Action::Columns => "choose and order the columns (saved in the config)",

@@ -296,3 +296,30 @@ pub struct Recovered {
     /// Who you are on the cluster (`id -un`), to tell whether the job is yours.
     pub me: Option<String>,
 }
+
+/// An array's tasks as sacct records them (every step), and the cluster's MaxArraySize: what
+/// a rerun of its unfinished tasks is planned from (`launch::rerun::plan`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArrayRead {
+    pub tasks: Vec<crate::slurm::eff::JobUse>,
+    pub max_array_size: u32,
+}
+
+/// What `L` on an array reads: the array's tasks, and what `L` reads of the selected job
+/// (a launch's staged spec and use, or what could be recovered of a job slurmdash did not
+/// launch).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RerunRead {
+    pub array: Result<ArrayRead, String>,
+    pub source: RerunSource,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum RerunSource {
+    /// A launch of slurmdash's: its job directory and what `io::history::relaunch` read.
+    Launch {
+        job_dir: String,
+        result: Box<Result<Relaunchable, String>>,
+    },
+    Recovered(Box<Result<Recovered, String>>),
+}

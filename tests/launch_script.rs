@@ -366,3 +366,33 @@ fn container_command_runs_with_sh_unless_bash_is_asked_for() {
     s.shell = "/bin/sh; rm -rf /".into();
     one(&s, Field::Command, "use sh, bash or an absolute path");
 }
+
+#[test]
+fn an_array_logs_each_task_to_its_own_file_in_the_arrays_directory() {
+    let mut s = base();
+    s.array = "0-19%4".into();
+    golden("array", &s);
+}
+
+#[test]
+fn array_indices_are_checked_and_array_belongs_in_its_field() {
+    let mut s = base();
+    s.array = "3-1".into();
+    one(
+        &s,
+        Field::Extra,
+        "array `3-1` is not a list of task indices",
+    );
+    let mut s = base();
+    s.extra_sbatch = vec!["--array=0-5".into()];
+    one(&s, Field::Extra, "set the array field instead");
+    let mut s = base();
+    s.extra_sbatch = vec!["-a3".into()];
+    one(&s, Field::Extra, "set the array field instead");
+    let mut s = base();
+    s.array = "3,7-9,15".into();
+    assert!(problems(&s).is_empty(), "{:?}", problems(&s));
+    // Another option beginning with `--a` is not `--array`.
+    s.extra_sbatch = vec!["--acctg-freq=30".into()];
+    assert!(problems(&s).is_empty(), "{:?}", problems(&s));
+}

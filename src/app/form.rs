@@ -22,6 +22,7 @@ pub const FIELDS: &[(&str, &str, Field)] = &[
     ("cpus_per_task", "CPUs per task", Field::Cpus),
     ("mem", "memory", Field::Mem),
     ("time", "time limit", Field::Time),
+    ("array", "array indices", Field::Extra),
     ("image", "container image", Field::Image),
     ("container_mounts", "container mounts", Field::Mounts),
     ("workdir", "working directory", Field::Workdir),
@@ -128,6 +129,9 @@ pub struct FormState {
     /// The form holds a relaunch (`L`) from a `specs/launch.json` that is not the one
     /// launched: the form says so, and Submit asks once more.
     pub spec_changed: Option<SpecChanged>,
+    /// `L` on an array with tasks that did not complete: the line that says which the form
+    /// reruns (`rerun the 4 tasks that did not complete: 3,7,11,19`).
+    pub rerun: Option<String>,
 }
 
 /// A relaunch of a job that is not the user's.
@@ -261,6 +265,7 @@ impl App {
             results_root: self.cluster.launch.results_root.clone(),
             foreign: None,
             spec_changed: None,
+            rerun: None,
         };
         form.revalidate();
         self.form = Some(form);

@@ -750,3 +750,92 @@ fn a_relaunch_from_the_spec_as_launched_asks_nothing_more() {
         assert!(matches!(cmds.as_slice(), [Cmd::Submit { .. }]), "{cmds:?}");
     }
 }
+
+/// What `L` on task `799_4` of the fixture's array (6 tasks, 1 and 4 exited 1) reads: the
+/// array's tasks (all COMPLETED when `all_done`) and what is recovered of the task.
+fn rerun_read(all_done: bool) -> (JobId, Msg) {
+    let mut tasks = crate::slurm::eff::parse_eff(include_str!(
+        "../../tests/fixtures/slurm/22.05/sacct_eff_array.out"
+    ))
+    .expect("sacct fixture");
+    if all_done {
+        for t in &mut tasks {
+            t.detail.state = Some(JobState::Completed);
+        }
+    }
+    let id: JobId = "799_4".parse().expect("id");
+    let used = tasks
+        .iter()
+        .find(|u| u.detail.id.as_ref() == Some(&id))
+        .cloned()
+        .expect("799_4");
+    let msg = Msg::Rerun {
+        id: id.clone(),
+        result: Box::new(crate::payload::RerunRead {
+            array: Ok(crate::payload::ArrayRead {
+                tasks,
+                max_array_size: 1001,
+            }),
+            source: crate::payload::RerunSource::Recovered(Box::new(Ok(crate::payload::Recovered {
+                used,
+                script: Some(
+                    "#!/bin/sh\n# This script was created by sbatch --wrap.\n\ncase $SLURM_ARRAY_TASK_ID in 1|4) exit 1;; esac; sleep 2\n".into(),
+                ),
+                script_from: "scontrol write batch_script".into(),
+                me: Some("sduser".into()),
+            }))),
+        }),
+    };
+    (id, msg)
+}
+
+#[test]
+fn l_on_an_array_with_failed_tasks_opens_the_form_on_exactly_those() {
+    let mut a = app();
+    let (_, msg) = rerun_read(false);
+    a.update(msg);
+    a.update(Msg::LaunchFacts(Ok(facts())));
+    let form = a.form.as_ref().expect("open");
+    assert_eq!(form.spec.array, "1,4");
+    assert_eq!(
+        form.rerun.as_deref(),
+        Some("rerun the 2 tasks that did not complete: 1,4")
+    );
+    let note = a.note.clone().unwrap_or_default();
+    assert!(
+        note.starts_with("array 799: rerun the 2 tasks that did not complete: 1,4"),
+        "{note}"
+    );
+    let screen = render(&a, 110, 42);
+    assert!(
+        screen.contains("↻ rerun the 2 tasks that did not complete: 1,4"),
+        "{screen}"
+    );
+    // Submitted, the script asks for exactly those indices, each task logging on its own.
+    a.form.as_mut().expect("open").row = FormState::submit_row();
+    let cmds = press(&mut a, KeyCode::Enter);
+    let prepared = match cmds.as_slice() {
+        [Cmd::Submit { prepared, .. }] => prepared.clone(),
+        other => panic!("{other:?}"),
+    };
+    let s = &prepared.script;
+    assert!(s.contains("#SBATCH --array=1,4\n"), "{s}");
+    assert!(s.contains("/slurm-logs/%x-%A/main-%a.out"), "{s}");
+}
+
+#[test]
+fn l_on_an_array_whose_tasks_all_completed_is_a_plain_relaunch() {
+    let mut a = app();
+    let (_, msg) = rerun_read(true);
+    a.update(msg);
+    a.update(Msg::LaunchFacts(Ok(facts())));
+    let form = a.form.as_ref().expect("open");
+    assert_eq!(form.spec.array, "");
+    assert_eq!(form.rerun, None);
+    let note = a.note.clone().unwrap_or_default();
+    assert!(note.starts_with("relaunch of 799_4"), "{note}");
+    assert!(
+        note.ends_with("(array 799: all 6 tasks completed: nothing to rerun)"),
+        "{note}"
+    );
+}

@@ -21,7 +21,7 @@ mod nav;
 mod ops;
 mod overlay;
 pub mod partitions;
-mod relaunch;
+pub(crate) mod relaunch;
 mod retry;
 mod shell;
 mod triage;
@@ -217,6 +217,7 @@ impl App {
             Msg::History { generation, result } => self.on_history(generation, *result),
             Msg::Relaunch { id, result } => self.on_relaunch(id, *result),
             Msg::Recovered { id, result } => self.on_recovered(id, *result),
+            Msg::Rerun { id, result } => self.on_rerun(id, *result),
             Msg::Triaged { id, result } => self.on_triaged(id, *result),
             Msg::Forwarded {
                 id,

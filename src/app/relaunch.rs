@@ -7,54 +7,13 @@
 
 use super::App;
 use crate::action::Cmd;
+use crate::launch::rerun;
+use crate::launch::spec::{apply_suggestion as apply, time_text};
 use crate::launch::LaunchSpec;
-use crate::payload::{Recovered, Relaunchable};
+use crate::payload::{Recovered, Relaunchable, RerunRead, RerunSource};
 use crate::slurm::eff::recover::{sbatch_directives, wrapped_command, Directive};
-use crate::slurm::eff::{Efficiency, Suggestion};
+use crate::slurm::eff::Efficiency;
 use crate::slurm::model::JobId;
-
-/// Slurm's `--time` as a person writes it: `5h`, `90m`.
-fn time_text(secs: u64) -> String {
-    if secs.is_multiple_of(3600) {
-        format!("{}h", secs / 3600)
-    } else {
-        format!("{}m", secs.div_ceil(60))
-    }
-}
-
-/// Applies the suggestion to the spec; returns what changed, in words.
-pub fn apply(spec: &mut LaunchSpec, s: &Suggestion) -> Vec<String> {
-    let mut changed = Vec::new();
-    if let Some(t) = s.time_s {
-        let new = time_text(t);
-        changed.push(format!("time {new} (was {})", spec.time));
-        spec.time = new;
-    }
-    if let Some(p) = &s.partition {
-        changed.push(format!(
-            "partition {p} (was {})",
-            or_default(&spec.partition)
-        ));
-        spec.partition = p.clone();
-    }
-    if let Some(m) = &s.mem {
-        changed.push(format!("memory {m} (was {})", or_default(&spec.mem)));
-        spec.mem = m.clone();
-    }
-    if let Some(g) = s.gpus {
-        changed.push(format!("GPUs {g} (was {})", spec.gpus));
-        spec.gpus = g;
-    }
-    changed
-}
-
-fn or_default(s: &str) -> &str {
-    if s.is_empty() {
-        "the default"
-    } else {
-        s
-    }
-}
 
 impl App {
     /// `L` on the selected job.
@@ -74,6 +33,14 @@ impl App {
             self.note = Some("read-only session: launching jobs is off".into());
             return Vec::new();
         }
+        if id.array().is_some() {
+            // An array's task: read the array too, to offer a rerun of the tasks that did
+            // not complete. Its launch is the array's (the leader id's).
+            let leader = JobId::new(id.base()).on(id.cluster());
+            let job_dir = self.launch_of(&leader).map(|c| c.job_dir.clone());
+            self.note = Some(format!("reading array {}'s tasks…", id.base()));
+            return vec![Cmd::Rerun { id, job_dir }];
+        }
         let Some(dir) = self.launch_of(&id).map(|c| c.job_dir.clone()) else {
             self.note = Some(format!("recovering {id}'s options and batch script…"));
             return vec![Cmd::Recover(id)];
@@ -86,6 +53,16 @@ impl App {
         &mut self,
         id: JobId,
         result: Result<Relaunchable, String>,
+    ) -> Vec<Cmd> {
+        self.relaunch_form(id, result, true)
+    }
+
+    /// The form of a relaunch; `sized`: with the values the job's use suggests.
+    fn relaunch_form(
+        &mut self,
+        id: JobId,
+        result: Result<Relaunchable, String>,
+        sized: bool,
     ) -> Vec<Cmd> {
         let Relaunchable {
             mut spec,
@@ -105,6 +82,7 @@ impl App {
         let report = used.as_ref().map(|u| Efficiency::compute(u, &parts));
         let changed = report
             .as_ref()
+            .filter(|_| sized)
             .map(|r| apply(&mut spec, &r.suggestion))
             .unwrap_or_default();
         // The names of secrets to export come from this laptop's record of the launch,
@@ -312,6 +290,17 @@ impl App {
         id: JobId,
         result: Result<Recovered, String>,
     ) -> Vec<Cmd> {
+        self.recovered_form(id, result, true)
+    }
+
+    /// The form of a relaunch of a job slurmdash did not launch; `sized`: with the values
+    /// the job's use suggests.
+    fn recovered_form(
+        &mut self,
+        id: JobId,
+        result: Result<Recovered, String>,
+        sized: bool,
+    ) -> Vec<Cmd> {
         let rec = match result {
             Ok(r) => r,
             Err(e) => {
@@ -330,7 +319,10 @@ impl App {
         };
         let mut spec = form.spec.clone();
         let missing = spec_from_job(&mut spec, &rec, &report);
-        let changed = apply(&mut spec, &report.suggestion);
+        let changed = match sized {
+            true => apply(&mut spec, &report.suggestion),
+            false => Vec::new(),
+        };
         form.spec = spec;
         form.foreign = foreign(&id, &rec);
         form.revalidate();
@@ -356,10 +348,68 @@ impl App {
     }
 }
 
+impl App {
+    /// `L` on an array's task: with tasks that did not complete, the form reruns exactly
+    /// those (`launch::rerun`), sized from their own use; otherwise `L` as on any job.
+    pub(super) fn on_rerun(&mut self, id: JobId, read: RerunRead) -> Vec<Cmd> {
+        let parts = match &self.cluster.partitions {
+            Some(Ok(p)) => p.clone(),
+            _ => Vec::new(),
+        };
+        let plan = read.array.and_then(|a| {
+            rerun::plan(id.base(), &a.tasks, &parts, a.max_array_size).map_err(|e| e.to_string())
+        });
+        let sized = plan.is_err();
+        let leader = JobId::new(id.base()).on(id.cluster());
+        let (cmds, job_dir) = match read.source {
+            RerunSource::Launch { job_dir, result } => {
+                (self.relaunch_form(leader, *result, sized), Some(job_dir))
+            }
+            RerunSource::Recovered(r) => (self.recovered_form(id.clone(), *r, sized), None),
+        };
+        let plan = match plan {
+            Ok(p) => p,
+            Err(why) => {
+                if let Some(n) = self.note.as_mut() {
+                    n.push_str(&format!(" (array {}: {why})", id.base()));
+                }
+                return cmds;
+            }
+        };
+        let Some(form) = self.form.as_mut() else {
+            return cmds;
+        };
+        let changed = rerun::respec(&mut form.spec, &plan, &plan.arrays[0], job_dir.as_deref());
+        form.revalidate();
+        let mut line = plan.line();
+        if plan.arrays.len() > 1 {
+            line = format!(
+                "{line} (more than MaxArraySize: the form submits the first {} tasks; `slurmdash rerun {} --failed` submits them all)",
+                rerun::expand(&plan.arrays[0]).len(),
+                id.base()
+            );
+        }
+        form.rerun = Some(line.clone());
+        let mut note = format!("array {}: {line}", id.base());
+        if !changed.is_empty() {
+            note.push_str(&format!("; {}", changed.join(", ")));
+        }
+        // A job slurmdash did not launch: what relaunch said of it (whose, what is missing).
+        if job_dir.is_none() {
+            if let Some(old) = &self.note {
+                note.push_str(&format!(" · {old}"));
+            }
+        }
+        self.note = Some(note);
+        cmds
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::slurm::eff::Suggestion;
 
     #[test]
     fn a_job_not_launched_by_slurmdash_gets_its_recorded_options_and_wrapped_command() {

@@ -10,6 +10,7 @@ mod history;
 mod jobs;
 mod login;
 mod logs;
+mod rerun;
 mod running;
 mod shell;
 mod submit;
@@ -90,6 +91,10 @@ pub enum Command {
     /// Launch a job (the dashboard's `n` form from the command line), e.g.
     /// `slurmdash submit --template train-8gpu --set time=2h -- python train.py`.
     Submit(submit::SubmitArgs),
+    /// Submit again the tasks of an array that did not complete, as a new array of exactly
+    /// those indices, with the same script and time/memory sized from their own use, e.g.
+    /// `slurmdash rerun 4242 --failed --json`.
+    Rerun(rerun::RerunArgs),
     /// Print shell completions, e.g. `slurmdash completions bash > ~/.local/share/bash-completion/completions/slurmdash`.
     Completions {
         #[arg(value_enum)]
@@ -171,6 +176,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         (Some(Command::Forward(_)), true) => return Err(one_only("forward")),
         (Some(Command::Fetch(_)), true) => return Err(one_only("fetch")),
         (Some(Command::Submit(_)), true) => return Err(one_only("submit")),
+        (Some(Command::Rerun(_)), true) => return Err(one_only("rerun")),
         (Some(Command::Eff(_)), true) => return Err(one_only("eff")),
         (Some(Command::Usage(_)), true) => return Err(one_only("usage")),
         _ => {}
@@ -210,6 +216,8 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         }
         // It handles the signals itself: a submission under way is finished first.
         Some(Command::Submit(args)) => submit::run(&loaded, &cluster, &args).await,
+        // Like submit, it handles the signals itself.
+        Some(Command::Rerun(args)) => rerun::run(&loaded, &cluster, &args).await,
         Some(Command::Completions { .. } | Command::Man { .. }) => Ok(ExitCode::SUCCESS),
         None => {
             let args = &cli.queue;

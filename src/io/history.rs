@@ -175,16 +175,11 @@ pub async fn relaunch(
     job_dir: &str,
     timeout: Duration,
 ) -> Result<crate::payload::Relaunchable, String> {
-    let path = format!("{job_dir}/specs/launch.json");
-    let argv = vec!["cat".to_string(), "--".into(), path.clone()];
     let (spec, used) = tokio::join!(
-        stdout_of(remote, &argv, None, timeout),
+        launch_spec(remote, job_dir, timeout),
         jobs(remote, std::slice::from_ref(id), timeout)
     );
-    let text = spec?;
-    let spec_sha256 = crate::launch::script::sha256_hex(text.as_bytes());
-    let spec: crate::launch::LaunchSpec = serde_json::from_str(&text)
-        .map_err(|e| format!("{path} is not a launch spec slurmdash can read: {e}"))?;
+    let (spec, spec_sha256) = spec?;
     let used = used.ok().and_then(|p| {
         p.items
             .into_iter()
@@ -195,6 +190,22 @@ pub async fn relaunch(
         spec_sha256,
         used,
     })
+}
+
+/// The spec a launch staged in its job directory (`specs/launch.json`), with the sha256 of
+/// the bytes read (to compare with the one recorded at launch).
+pub async fn launch_spec(
+    remote: &dyn Remote,
+    job_dir: &str,
+    timeout: Duration,
+) -> Result<(crate::launch::LaunchSpec, String), String> {
+    let path = format!("{job_dir}/specs/launch.json");
+    let argv = vec!["cat".to_string(), "--".into(), path.clone()];
+    let text = stdout_of(remote, &argv, None, timeout).await?;
+    let sha256 = crate::launch::script::sha256_hex(text.as_bytes());
+    let spec = serde_json::from_str(&text)
+        .map_err(|e| format!("{path} is not a launch spec slurmdash can read: {e}"))?;
+    Ok((spec, sha256))
 }
 
 /// The job's options and use (one sacct read) and its batch script: `scontrol write

@@ -13,6 +13,7 @@ pub mod ops;
 pub mod partitions;
 pub mod pending;
 pub mod poll;
+pub mod rerun;
 pub mod retry;
 pub mod stage;
 pub mod submit;

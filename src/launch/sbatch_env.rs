@@ -23,7 +23,7 @@ const ALWAYS: &[(&str, &str)] = &[
     ("SBATCH_GPUS_PER_NODE", "GPUs"),
     ("SBATCH_GPUS_PER_TASK", "GPUs"),
     ("SBATCH_CPUS_PER_GPU", "CPUs per task"),
-    ("SBATCH_ARRAY_INX", "a single job, not an array"),
+    ("SBATCH_ARRAY_INX", "array indices (the form's, or none)"),
     (
         "SBATCH_WAIT",
         "submission returns at once (--wait would hold it)",

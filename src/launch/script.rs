@@ -77,14 +77,20 @@ pub fn render(plan: &Plan, layout: &Layout, image: Option<&str>) -> String {
         "--no-requeue"
     }
     .into());
+    // An array's tasks each have their own job id: they log into the array's directory
+    // (`%A`, the one the submission creates), one file per index.
+    let (dir, out, err) = match &plan.array {
+        Some(a) => {
+            sb(format!("--array={a}"));
+            ("%x-%A", "main-%a.out", "main-%a.err")
+        }
+        None => ("%x-%j", "main.out", "main.err"),
+    };
     sb(format!(
-        "--output={}/slurm-logs/%x-%j/main.out",
+        "--output={}/slurm-logs/{dir}/{out}",
         layout.job_dir
     ));
-    sb(format!(
-        "--error={}/slurm-logs/%x-%j/main.err",
-        layout.job_dir
-    ));
+    sb(format!("--error={}/slurm-logs/{dir}/{err}", layout.job_dir));
     for o in &plan.extra_sbatch {
         sb(o.clone());
     }

@@ -25,6 +25,9 @@ pub struct LaunchSpec {
     pub mem: String,
     /// `4h`, `90m`, `1d12h`, or Slurm's `HH:MM:SS` / `D-HH:MM:SS`.
     pub time: String,
+    /// A job array's task indices as sbatch's `--array` takes them (`0-19`, `3,7-9%2`);
+    /// empty: a single job. Each task logs to `slurm-logs/<name>-<array id>/main-<index>.out`.
+    pub array: String,
     /// `/path/image.sqsh`, `registry#image:tag`, `docker://registry#image:tag` or
     /// `registry/image:tag`; empty: no container.
     pub image: String,
@@ -92,6 +95,7 @@ impl Default for LaunchSpec {
             cpus_per_task: 16,
             mem: String::new(),
             time: "4h".into(),
+            array: String::new(),
             image: String::new(),
             container_mounts: "/lustre".into(),
             workdir: String::new(),
@@ -131,6 +135,7 @@ pub const KEYS: &[&str] = &[
     "cpus_per_task",
     "mem",
     "time",
+    "array",
     "image",
     "container_mounts",
     "workdir",
@@ -189,6 +194,7 @@ impl LaunchSpec {
             "cpus_per_task" | "cpus" => self.cpus_per_task = num("cpus_per_task")?,
             "mem" => self.mem = v.to_string(),
             "time" => self.time = v.to_string(),
+            "array" => self.array = v.to_string(),
             "image" => self.image = v.to_string(),
             "container_mounts" | "mounts" => self.container_mounts = v.to_string(),
             "workdir" => self.workdir = v.to_string(),
@@ -270,6 +276,7 @@ impl LaunchSpec {
             "cpus_per_task" => self.cpus_per_task.to_string(),
             "mem" => self.mem.clone(),
             "time" => self.time.clone(),
+            "array" => self.array.clone(),
             "image" => self.image.clone(),
             "container_mounts" => self.container_mounts.clone(),
             "workdir" => self.workdir.clone(),
@@ -315,6 +322,49 @@ impl LaunchSpec {
             }
         }
         self
+    }
+}
+
+/// Slurm's `--time` as a person writes it: `5h`, `90m`.
+pub fn time_text(secs: u64) -> String {
+    if secs.is_multiple_of(3600) {
+        format!("{}h", secs / 3600)
+    } else {
+        format!("{}m", secs.div_ceil(60))
+    }
+}
+
+/// Applies the suggestion to the spec; returns what changed, in words.
+pub fn apply_suggestion(spec: &mut LaunchSpec, s: &crate::slurm::eff::Suggestion) -> Vec<String> {
+    let mut changed = Vec::new();
+    if let Some(t) = s.time_s {
+        let new = time_text(t);
+        changed.push(format!("time {new} (was {})", spec.time));
+        spec.time = new;
+    }
+    if let Some(p) = &s.partition {
+        changed.push(format!(
+            "partition {p} (was {})",
+            or_default(&spec.partition)
+        ));
+        spec.partition = p.clone();
+    }
+    if let Some(m) = &s.mem {
+        changed.push(format!("memory {m} (was {})", or_default(&spec.mem)));
+        spec.mem = m.clone();
+    }
+    if let Some(g) = s.gpus {
+        changed.push(format!("GPUs {g} (was {})", spec.gpus));
+        spec.gpus = g;
+    }
+    changed
+}
+
+fn or_default(s: &str) -> &str {
+    if s.is_empty() {
+        "the default"
+    } else {
+        s
     }
 }
 

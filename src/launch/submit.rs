@@ -38,6 +38,9 @@ impl Prepared {
         if !policy.guard {
             return Err("[retry] guard = false".into());
         }
+        if self.plan.array.is_some() {
+            return Err("a job array (the guard follows single jobs; `slurmdash rerun ID --failed` reruns the tasks that did not complete)".into());
+        }
         GuardPlan::resuming(
             self.spec.retries.unwrap_or(policy.max_retries),
             &self.plan.resume,

@@ -48,6 +48,8 @@ pub struct Plan {
     pub cpus_per_task: u32,
     pub mem: Option<String>,
     pub time: Duration,
+    /// `--array` (as sbatch takes it); None: a single job.
+    pub array: Option<String>,
     pub image: Option<Image>,
     pub container_mounts: String,
     pub workdir: Option<String>,
@@ -460,8 +462,29 @@ pub fn validate(spec: &LaunchSpec, facts: &ClusterFacts) -> Result<Plan, Vec<Pro
                 Field::Extra,
                 format!("extra sbatch option `{o}` must be one option like --qos=high"),
             );
+        } else if is_array_option(o) {
+            bad(
+                Field::Extra,
+                format!("extra sbatch option `{o}`: set the array field instead, so that each task gets its own log"),
+            );
         }
     }
+    let array = spec.array.trim();
+    let array = if array.is_empty() {
+        None
+    } else {
+        match crate::slurm::jobid::ArraySpec::parse(array) {
+            Ok(a) if a.ranges.is_empty() => None,
+            Ok(_) => Some(array.to_string()),
+            Err(_) => {
+                bad(
+                    Field::Extra,
+                    format!("array `{array}` is not a list of task indices like 0-19 or 3,7-9%2"),
+                );
+                None
+            }
+        }
+    };
     let mut extra_sbatch = spec.extra_sbatch.clone();
     match mail_options(&spec.mail_type, &spec.mail_user) {
         Ok(o) => extra_sbatch.extend(o),
@@ -519,6 +542,7 @@ pub fn validate(spec: &LaunchSpec, facts: &ClusterFacts) -> Result<Plan, Vec<Pro
         cpus_per_task: spec.cpus_per_task,
         mem: (!mem.is_empty()).then(|| mem.to_string()),
         time: time.unwrap_or_default(),
+        array,
         image,
         container_mounts: spec.container_mounts.trim().to_string(),
         workdir,
@@ -535,6 +559,12 @@ pub fn validate(spec: &LaunchSpec, facts: &ClusterFacts) -> Result<Plan, Vec<Pro
         resume,
         max_resumes: spec.max_resumes,
     })
+}
+
+/// sbatch's `--array`/`-a` option (`--array=0-19`, `-a3`, `-a`), which the array field
+/// replaces.
+pub fn is_array_option(o: &str) -> bool {
+    o.starts_with("--array") || (o.starts_with("-a") && !o.starts_with("--"))
 }
 
 /// The program that runs the command: `sh` is `/bin/sh` (in every image), `bash` is found

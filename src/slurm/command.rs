@@ -555,6 +555,9 @@ mod tests {
         assert_eq!(ctld(&words("sstat --allsteps --jobs=7")), 3);
         assert_eq!(ctld(&words("sinfo --local --noheader")), 2);
         assert_eq!(ctld(&words("scancel 7")), 1);
-        assert_eq!(rpc_cost(&sacct_jobs(&[id], RECENT)), RpcCost { ctld: 0, dbd: 1 });
+        assert_eq!(
+            rpc_cost(&sacct_jobs(&[id], RECENT)),
+            RpcCost { ctld: 0, dbd: 1 }
+        );
     }
 }

@@ -164,6 +164,9 @@ pub fn form_lines(form: &FormState, t: &Theme, cluster: &str) -> (Vec<Line<'stat
         ))),
         _ => {}
     }
+    if let Some(r) = &form.rerun {
+        lines.push(Line::from(Span::styled(format!("  ↻ {r}"), t.key())));
+    }
     // Warnings that Submit asks about once more, wrapped so that none is cut off.
     let foreign = form.foreign.as_ref().map(|f| f.warning());
     let rewritten = form.spec_changed.as_ref().map(|c| c.warning().to_string());

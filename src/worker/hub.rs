@@ -188,6 +188,7 @@ impl Hub {
             Cmd::History(req) => self.spawn(|t| history(t, req)),
             Cmd::Relaunch { id, job_dir } => self.spawn(|t| relaunch(t, id, job_dir)),
             Cmd::Recover(id) => self.spawn(|t| recover(t, id)),
+            Cmd::Rerun { id, job_dir } => self.spawn(|t| rerun(t, id, job_dir)),
             Cmd::Tail(targets) => {
                 self.stop_tails();
                 for (job, stream, path) in targets {
@@ -575,21 +576,46 @@ async fn relaunch(t: Task, id: JobId, job_dir: String) -> Msg {
     }
 }
 
+/// `L` on an array: its tasks, with the launch's spec and the selected task's use, or what
+/// can be recovered of the selected task, read at the same time.
+async fn rerun(t: Task, id: JobId, job_dir: Option<String>) -> Msg {
+    use crate::payload::{RerunRead, RerunSource};
+    let array = io::rerun::read(t.r(), id.base(), t.s.timeout);
+    let source = async {
+        match job_dir {
+            Some(dir) => RerunSource::Launch {
+                result: Box::new(io::history::relaunch(t.r(), &id, &dir, t.s.timeout).await),
+                job_dir: dir,
+            },
+            None => RerunSource::Recovered(Box::new(recovered(&t, &id).await)),
+        }
+    };
+    let (array, source) = tokio::join!(array, source);
+    Msg::Rerun {
+        id,
+        result: Box::new(RerunRead { array, source }),
+    }
+}
+
 async fn recover(t: Task, id: JobId) -> Msg {
-    let s = &t.s;
-    let kept = crate::kept_scripts::KeptScripts::under(s.registry.dir());
-    let result = io::history::recover(
-        t.r(),
-        &id,
-        s.timeout,
-        // Off (`[ui] keep_scripts = false`): no copy is read or mentioned.
-        s.keep_scripts.then_some((&kept, s.cluster.as_str())),
-    )
-    .await;
+    let result = recovered(&t, &id).await;
     Msg::Recovered {
         id,
         result: Box::new(result),
     }
+}
+
+async fn recovered(t: &Task, id: &JobId) -> Result<crate::payload::Recovered, String> {
+    let s = &t.s;
+    let kept = crate::kept_scripts::KeptScripts::under(s.registry.dir());
+    io::history::recover(
+        t.r(),
+        id,
+        s.timeout,
+        // Off (`[ui] keep_scripts = false`): no copy is read or mentioned.
+        s.keep_scripts.then_some((&kept, s.cluster.as_str())),
+    )
+    .await
 }
 
 #[cfg(test)]
