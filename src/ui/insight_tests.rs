@@ -395,3 +395,29 @@ fn with_several_clusters_a_refresh_held_by_the_budget_is_named_on_its_cluster() 
     );
     assert!(!beta.contains("budget"), "{s}");
 }
+
+/// In the first minute the rates are what was spent so far, not extrapolated: two RPCs
+/// ten seconds in are 2 a minute, not 12.
+#[test]
+fn stats_rates_in_the_first_minute_are_not_extrapolated() {
+    let mut a = app();
+    let t0 = now();
+    for (i, execs) in [(0i64, 0u64), (10, 1)] {
+        a.update(Msg::RemoteStats {
+            stats: RemoteStats {
+                execs,
+                bytes_in: 0,
+                bytes_out: 0,
+                last_rtt: None,
+                connects: 1,
+                rpcs: RpcCost {
+                    ctld: execs * 2,
+                    dbd: 0,
+                },
+            },
+            at: t0 + chrono::Duration::seconds(i),
+        });
+    }
+    let r = super::stats::rates(&a, 300).expect("rates");
+    assert_eq!((r.ctld, r.execs), (2.0, 1.0));
+}

@@ -37,7 +37,8 @@ pub fn rates(app: &App, window: i64) -> Option<Rates> {
         .iter()
         .find(|(t, _)| (*t1 - *t).num_seconds() <= window)
         .filter(|(t, _)| t < t1)?;
-    let mins = (*t1 - *t0).num_milliseconds() as f64 / 60_000.0;
+    // At least a minute: in the first seconds two RPCs are "2 a minute", not 12.
+    let mins = ((*t1 - *t0).num_milliseconds() as f64 / 60_000.0).max(1.0);
     let per_min = |a: u64, b: u64| a.saturating_sub(b) as f64 / mins;
     Some(Rates {
         execs: per_min(last.execs, first.execs),
@@ -160,10 +161,14 @@ impl Widget for StatsWidget<'_> {
                 lines.push(row("watched for", format!("{mins} min")));
             }
         }
+        let why = app.cluster.budget.refresh_floor().map_or_else(
+            || "slower while nothing changes".to_string(),
+            |f| format!("never under {} s on the RPC budget", f.as_secs()),
+        );
         lines.push(row(
             "refresh every",
             format!(
-                "{:.1}s now (bounds {}–{}s; slower while nothing changes)",
+                "{:.1}s now (bounds {}–{}s; {why})",
                 app.cluster.status.poll_interval.as_secs_f64(),
                 app.cluster.insight.bounds.min.as_secs(),
                 app.cluster.insight.bounds.max.as_secs()
