@@ -14,7 +14,10 @@ pub fn osc52(text: &str, in_tmux: bool) -> String {
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    let seq = format!("\x1b]52;c;{}\x07", base64(&text.as_bytes()[..end]));
+    let seq = format!(
+        "\x1b]52;c;{}\x07",
+        crate::remote::frame::base64(&text.as_bytes()[..end])
+    );
     if in_tmux {
         format!("{seq}{}", crate::notify::tmux_wrap(&seq))
     } else {
@@ -22,47 +25,9 @@ pub fn osc52(text: &str, in_tmux: bool) -> String {
     }
 }
 
-/// Standard base64 with padding (RFC 4648), which OSC 52 takes.
-fn base64(bytes: &[u8]) -> String {
-    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(ABC[((n >> (18 - 6 * i)) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base64_as_rfc_4648_says() {
-        // The RFC's own test vectors.
-        for (plain, enc) in [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foob", "Zm9vYg=="),
-            ("fooba", "Zm9vYmE="),
-            ("foobar", "Zm9vYmFy"),
-        ] {
-            assert_eq!(base64(plain.as_bytes()), enc);
-        }
-    }
 
     #[test]
     fn the_escape_and_its_tmux_form() {

@@ -155,7 +155,8 @@ pub fn login_line_interactive(argv: &[String]) -> String {
     for_login_shell(&format!("{}exec {}\n", unset_line(), command_line(argv)))
 }
 
-fn base64(bytes: &[u8]) -> String {
+/// Standard base64 with padding (RFC 4648).
+pub(crate) fn base64(bytes: &[u8]) -> String {
     const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
