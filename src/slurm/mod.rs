@@ -3,6 +3,7 @@
 
 pub mod batch;
 pub mod command;
+pub mod dependency;
 pub mod eff;
 pub mod error;
 pub mod fit;

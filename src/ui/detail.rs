@@ -138,6 +138,41 @@ impl Lines<'_> {
     }
 }
 
+/// What the job waits on, one condition a line with whether it can still be met, and a
+/// warning when the job can never start on them (Slurm's text as it is when it cannot be
+/// read).
+fn dependency_lines(l: &mut Lines<'_>, text: &str) {
+    use crate::slurm::dependency::{Dependency, Join, Met};
+    let Some(d) = Dependency::parse(text) else {
+        l.plain("Dependency", text);
+        return;
+    };
+    let many = d.conditions.len() > 1;
+    for (i, c) in d.conditions.iter().enumerate() {
+        let what = match &c.job {
+            Some(job) => format!("{} {job}", c.kind),
+            None => format!("{} (the last of your jobs of this name)", c.kind),
+        };
+        let (state, style) = match c.met {
+            Met::Waiting => ("not yet", Style::new()),
+            Met::Never => ("never: it did not end that way", l.theme.error()),
+            Met::Unknown => ("as Slurm says", Style::new()),
+        };
+        let label = match (i, d.join, many) {
+            (0, _, _) => "Waits on",
+            (_, Join::All, _) => "and",
+            (_, Join::Any, _) => "or",
+        };
+        l.field(label, &format!("{what} · {state}"), style);
+    }
+    if !d.can_be_met() {
+        l.note(
+            "  this job can never start on its dependencies: cancel it (d)",
+            l.theme.warn(),
+        );
+    }
+}
+
 impl DetailWidget<'_> {
     fn title(&self) -> String {
         let id = self.job.map(|j| j.id.to_string()).or_else(|| {
@@ -458,7 +493,7 @@ impl DetailWidget<'_> {
             l.plain("Het job", &format!("component +{off} of {leader}"));
         }
         if let Some(dep) = dd.dependency.as_deref().filter(|d| *d != "(null)") {
-            l.plain("Dependency", dep);
+            dependency_lines(&mut l, dep);
         }
         if dd.requeue.is_some() || dd.restarts.is_some() {
             let rq = match dd.requeue {

@@ -307,3 +307,53 @@ fn memory_asked_per_cpu_says_so_and_the_total() {
     let t = show(None, Some(&d[0]));
     assert!(t.contains("4 CPUs · 1G per CPU, 4G in all"), "{t}");
 }
+
+/// What a job waits on, read from the real `Dependency=` of the 26.05 dev cluster: each
+/// condition and whether it can still be met; a job whose `afterok` job failed is told it
+/// can never start.
+#[test]
+fn dependencies_are_listed_with_whether_they_can_be_met() {
+    let theme = Theme::new(false);
+    for (name, fixture) in [
+        (
+            "waiting",
+            include_str!("../../tests/fixtures/slurm/26.05/scontrol_job_dependency_and.out"),
+        ),
+        (
+            "never",
+            include_str!("../../tests/fixtures/slurm/26.05/scontrol_job_dependency_never.out"),
+        ),
+        (
+            "any",
+            include_str!("../../tests/fixtures/slurm/26.05/scontrol_job_dependency_or.out"),
+        ),
+    ] {
+        let d = scontrol(fixture);
+        // The queue's row of the same job, as the dashboard has it.
+        let j = d[0].to_job().expect("a job");
+        let mut buf = Buffer::empty(Rect::new(0, 0, 90, 40));
+        DetailWidget {
+            job: Some(&j),
+            detail: Some(&d[0]),
+            loading: false,
+            error: None,
+            theme: &theme,
+            now: now(),
+            focused: false,
+            triage: None,
+            chain: None,
+            pending: PendingView::default(),
+            efficiency: None,
+            live: Default::default(),
+        }
+        .render(buf.area, &mut buf);
+        let s = text(&buf);
+        assert!(s.contains("Waits on"), "{s}");
+        assert_eq!(
+            s.contains("can never start on its dependencies"),
+            name == "never",
+            "{name}: {s}"
+        );
+        insta::assert_snapshot!(format!("detail_dependency_{name}"), s);
+    }
+}
