@@ -2,6 +2,7 @@
 //! transport. Every subcommand uses the same Slurm layer and transport as the dashboard.
 
 mod cancel;
+mod deps;
 mod doctor;
 mod eff;
 mod fetch;
@@ -73,6 +74,9 @@ pub enum Command {
     /// Your CPU- and GPU-hours per account: used in the last N days, in flight and
     /// committed, against the account's GrpTRESMins and fair share (`--json` for scripts).
     Usage(usage::UsageArgs),
+    /// Your jobs' dependency chains: what each waits on, and whether it can still be met
+    /// (`--json`: `nodes` and `edges`, from the job depended on to the one that waits).
+    Deps(deps::DepsArgs),
     /// Print (and follow) a job's output.
     Logs(logs::LogsArgs),
     /// A shell inside a running job's allocation, on its first node or `--node N`
@@ -179,6 +183,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         (Some(Command::Rerun(_)), true) => return Err(one_only("rerun")),
         (Some(Command::Eff(_)), true) => return Err(one_only("eff")),
         (Some(Command::Usage(_)), true) => return Err(one_only("usage")),
+        (Some(Command::Deps(_)), true) => return Err(one_only("deps")),
         _ => {}
     }
     match cli.command {
@@ -200,6 +205,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::Eff(args)) => until_stopped(eff::run(&cluster, &args)).await,
         Some(Command::History(args)) => until_stopped(history::run(&clusters, &args)).await,
         Some(Command::Usage(args)) => until_stopped(usage::run(&cluster, &args)).await,
+        Some(Command::Deps(args)) => until_stopped(deps::run(&cluster, &args)).await,
         // It ends itself on ctrl-c (removing the partial file).
         Some(Command::Fetch(args)) => fetch::run(&cluster, &args).await,
         // It ends itself on ctrl-c (after closing the forward).

@@ -185,3 +185,164 @@ mod tests {
         }
     }
 }
+
+/// The user's jobs with their dependencies: `squeue --me` with id, name, state and `%E`,
+/// each record closed by its id again (a name may hold anything).
+pub fn squeue_argv() -> Vec<String> {
+    use super::command::{FIELD_SEP, RECORD_END};
+    let f = ["%i", "%j", "%T", "%E", "%i"].join(&FIELD_SEP.to_string());
+    vec![
+        "squeue".into(),
+        "--noheader".into(),
+        "--local".into(),
+        "--me".into(),
+        format!("--format={f}{RECORD_END}"),
+    ]
+}
+
+/// One job of [`squeue_argv`]'s answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DepJob {
+    pub id: String,
+    pub name: String,
+    pub state: String,
+    pub dependency: Option<Dependency>,
+}
+
+/// Reads [`squeue_argv`]'s answer; a record that does not read cleanly is an error that
+/// quotes it.
+pub fn parse_jobs(out: &str) -> Result<Vec<DepJob>, String> {
+    use super::command::{FIELD_SEP, RECORD_END};
+    let mut jobs = Vec::new();
+    for rec in out.split(RECORD_END) {
+        let rec = rec.trim_start_matches(['\n', '\r']);
+        if rec.trim().is_empty() {
+            continue;
+        }
+        let f: Vec<&str> = rec.split(FIELD_SEP).collect();
+        if f.len() != 5 || f[0] != f[4] || f[0].is_empty() {
+            return Err(format!(
+                "squeue printed a record slurmdash cannot read: {:?}",
+                rec.chars().take(120).collect::<String>()
+            ));
+        }
+        jobs.push(DepJob {
+            id: f[0].to_string(),
+            name: f[1].to_string(),
+            state: f[2].to_string(),
+            dependency: Dependency::parse(f[3]),
+        });
+    }
+    Ok(jobs)
+}
+
+/// An edge of the graph: from the job depended on to the job that waits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edge {
+    pub from: String,
+    pub to: String,
+    pub kind: String,
+    pub met: Met,
+}
+
+/// Every dependency of these jobs as an edge. A `singleton` waits on the user's other jobs
+/// of the same name that are listed (an edge from each).
+pub fn edges(jobs: &[DepJob]) -> Vec<Edge> {
+    let mut out = Vec::new();
+    for j in jobs {
+        let Some(d) = &j.dependency else { continue };
+        for c in &d.conditions {
+            match &c.job {
+                Some(from) => out.push(Edge {
+                    from: from.clone(),
+                    to: j.id.clone(),
+                    kind: c.kind.clone(),
+                    met: c.met,
+                }),
+                None => out.extend(
+                    jobs.iter()
+                        .filter(|o| o.id != j.id && o.name == j.name)
+                        .map(|o| Edge {
+                            from: o.id.clone(),
+                            to: j.id.clone(),
+                            kind: c.kind.clone(),
+                            met: c.met,
+                        }),
+                ),
+            }
+        }
+    }
+    out
+}
+
+/// The ids connected to `id` through edges, either way (`id` itself included).
+pub fn chain_of(id: &str, edges: &[Edge]) -> Vec<String> {
+    let mut seen = vec![id.to_string()];
+    let mut i = 0;
+    while i < seen.len() {
+        let cur = seen[i].clone();
+        for e in edges {
+            for (a, b) in [(&e.from, &e.to), (&e.to, &e.from)] {
+                if *a == cur && !seen.contains(b) {
+                    seen.push(b.clone());
+                }
+            }
+        }
+        i += 1;
+    }
+    seen
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod graph_tests {
+    use super::*;
+
+    fn rec(id: &str, name: &str, state: &str, dep: &str) -> String {
+        format!("{id}\x1f{name}\x1f{state}\x1f{dep}\x1f{id}\x1e\n")
+    }
+
+    #[test]
+    fn edges_run_from_the_job_depended_on_to_the_one_that_waits() {
+        let out = [
+            rec("10", "prep", "PENDING", "(null)"),
+            rec("11", "train", "PENDING", "afterok:10(unfulfilled)"),
+            rec(
+                "12",
+                "eval",
+                "PENDING",
+                "afterok:11(unfulfilled)?afternotok:10(unfulfilled)",
+            ),
+            rec("13", "train", "PENDING", "singleton(unfulfilled)"),
+            rec("20", "alone", "RUNNING", "(null)"),
+        ]
+        .concat();
+        let jobs = parse_jobs(&out).unwrap();
+        assert_eq!(jobs.len(), 5);
+        let e = edges(&jobs);
+        let pairs: Vec<(&str, &str, &str)> = e
+            .iter()
+            .map(|e| (e.from.as_str(), e.to.as_str(), e.kind.as_str()))
+            .collect();
+        assert_eq!(
+            pairs,
+            [
+                ("10", "11", "afterok"),
+                ("11", "12", "afterok"),
+                ("10", "12", "afternotok"),
+                ("11", "13", "singleton"),
+            ]
+        );
+        let mut c = chain_of("13", &e);
+        c.sort();
+        assert_eq!(c, ["10", "11", "12", "13"]);
+        assert_eq!(chain_of("20", &e), ["20"]);
+    }
+
+    #[test]
+    fn a_cut_record_is_an_error_that_quotes_it() {
+        let e = parse_jobs("10\x1fprep\x1fPENDING\x1e").unwrap_err();
+        assert!(e.contains("cannot read") && e.contains("prep"), "{e}");
+        assert!(parse_jobs("").unwrap().is_empty());
+    }
+}
