@@ -336,6 +336,16 @@ impl Layout {
     }
 }
 
+/// How long ago the oldest of these launches was made, by the laptop's clock (0 for none).
+pub fn oldest_secs(entries: &[&Entry]) -> i64 {
+    let now = chrono::Utc::now();
+    entries
+        .iter()
+        .map(|e| (now - e.submitted_at).num_seconds())
+        .max()
+        .unwrap_or(0)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 pub(crate) mod tests {

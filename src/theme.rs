@@ -376,29 +376,7 @@ mod tests {
     #[test]
     fn without_colour_only_modifiers() {
         let t = Theme::new(false);
-        let all = [
-            Status::Pending,
-            Status::Running,
-            Status::Complete,
-            Status::Error,
-            Status::Canceled,
-            Status::Paused,
-            Status::Unknown,
-        ];
-        let mut styles: Vec<Style> = all.iter().map(|s| t.status_style(*s)).collect();
-        styles.extend([
-            t.selected(true),
-            t.selected(false),
-            t.header(),
-            t.border(true),
-            t.border(false),
-            t.dim(),
-            t.label(),
-            t.error(),
-            t.warn(),
-            t.key(),
-            t.title(),
-        ]);
+        let styles = every_style(&t);
         for s in styles {
             assert_eq!((s.fg, s.bg), (None, None), "{s:?}");
         }

@@ -96,7 +96,7 @@ pub async fn check(c: &RetryCheck<'_>) -> Result<(Vec<RetryEvent>, Vec<Entry>), 
         .collect();
     // Every record of each job: a requeued job has the earlier run's record before its
     // current one.
-    let since = crate::slurm::command::since_launched(oldest_secs(&open));
+    let since = crate::slurm::command::since_launched(crate::registry::oldest_secs(&open));
     let mut argv = crate::slurm::command::sacct_jobs(&ids, since);
     argv.push("--duplicates".into());
     let out = crate::io::fetch::stdout_of(c.remote, &argv, None, c.timeout).await?;
@@ -483,16 +483,6 @@ async fn finished_attempt(c: &RetryCheck<'_>, e: &Entry, d: &JobDetail) -> Vec<R
         }),
     }
     events
-}
-
-/// How long ago the oldest of these launches was made, by the laptop's clock.
-fn oldest_secs(entries: &[&Entry]) -> i64 {
-    let now = chrono::Utc::now();
-    entries
-        .iter()
-        .map(|e| (now - e.submitted_at).num_seconds())
-        .max()
-        .unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -178,7 +178,8 @@ fn sacct_base() -> Vec<String> {
 
 /// How far back sacct looks for jobs slurmdash saw in the queue or launched: 60 days. A job
 /// older than that is looked up again with the whole history ([`since_ever`]) where one is wanted.
-pub const RECENT: Edge = Edge::Ago(60 * 86_400);
+pub const RECENT: Edge = Edge::Ago(RECENT_SECS);
+const RECENT_SECS: i64 = 60 * 86_400;
 
 /// The whole accounting history: only for a job that [`RECENT`] did not find.
 pub fn since_ever() -> Edge {
@@ -192,10 +193,7 @@ pub fn since_ever() -> Edge {
 /// For launches made `oldest_secs` ago (the laptop's record; its clock may be off by a day
 /// against the cluster's): [`RECENT`], or further back for an older launch.
 pub fn since_launched(oldest_secs: i64) -> Edge {
-    match RECENT {
-        Edge::Ago(recent) => Edge::Ago(recent.max(oldest_secs.saturating_add(86_400))),
-        at => at,
-    }
+    Edge::Ago(RECENT_SECS.max(oldest_secs.saturating_add(86_400)))
 }
 
 /// Accounting records for these jobs (finished ones included), among the jobs eligible or

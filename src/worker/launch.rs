@@ -68,27 +68,18 @@ pub async fn registry_jobs(
     entries: &[Entry],
     timeout: Duration,
 ) -> Result<Vec<Job>, String> {
-    let ids: Vec<JobId> = entries
+    let newest: Vec<&Entry> = entries
         .iter()
         .rev()
         // A launch still being submitted (job id 0) has no job to look up yet.
         .filter(|e| e.cluster == cluster && e.job_id != 0)
         .take(REATTACH_MAX)
-        .map(|e| JobId::new(e.job_id))
         .collect();
+    let ids: Vec<JobId> = newest.iter().map(|e| JobId::new(e.job_id)).collect();
     if ids.is_empty() {
         return Ok(Vec::new());
     }
-    let now = chrono::Utc::now();
-    let oldest = entries
-        .iter()
-        .filter(|e| e.cluster == cluster && e.job_id != 0)
-        .rev()
-        .take(REATTACH_MAX)
-        .map(|e| (now - e.submitted_at).num_seconds())
-        .max()
-        .unwrap_or(0);
-    let since = crate::slurm::command::since_launched(oldest);
+    let since = crate::slurm::command::since_launched(crate::registry::oldest_secs(&newest));
     let details = crate::io::fetch::final_states(remote, &ids, since, timeout).await?;
     // Right after a job ends, slurmdbd may hold a partial record (named `allocation`, no
     // partition or work dir) until slurmctld's start message lands: fill in what we know.
