@@ -70,6 +70,8 @@ pub enum Msg {
         result: Result<Vec<crate::slurm::partview::PartitionRow>, String>,
         at: NaiveDateTime,
     },
+    /// The site's own RPC rate limit (`rl_enable`), or none.
+    SiteLimit(Result<Option<crate::slurm::ratelimit::RateLimit>, String>),
     /// The budget read for `:usage`, finished at `at`.
     Usage {
         days: u32,
@@ -209,6 +211,7 @@ impl Msg {
             | Msg::PollDue
             | Msg::Conn { .. }
             | Msg::Limits(_)
+            | Msg::SiteLimit(_)
             | Msg::Retries(_)
             | Msg::LaunchFacts(_)
             | Msg::TestOnly(_)
@@ -312,6 +315,8 @@ pub enum Cmd {
     },
     FetchPending(Box<Job>),
     FetchPartitions,
+    /// `scontrol show config`, once per cluster: the site's RPC rate limit.
+    FetchSiteLimit,
     /// The budget read of the last `days` days, for `:usage`.
     FetchUsage {
         days: u32,
@@ -381,6 +386,7 @@ impl Cmd {
             | Cmd::Clipboard(_)
             | Cmd::SaveColumns(_)
             | Cmd::FetchPartitions
+            | Cmd::FetchSiteLimit
             | Cmd::FetchUsage { .. }
             | Cmd::FetchWaits
             | Cmd::History(_) => {}

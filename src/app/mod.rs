@@ -192,6 +192,10 @@ impl App {
                 self.poll()
             }
             Msg::Queue(refresh) => self.on_refresh(*refresh),
+            Msg::SiteLimit(result) => {
+                self.cluster.budget.set_site(result);
+                self.adapt_interval()
+            }
             Msg::Detail { id, result } => self.on_detail(id, *result),
             Msg::Tail(ev) => {
                 if matches!(&ev.kind, crate::logview::TailKind::Data { bytes, .. } if !bytes.is_empty())

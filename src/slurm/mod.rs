@@ -17,6 +17,7 @@ pub mod ops;
 pub mod parse;
 pub mod partview;
 pub mod pending;
+pub mod ratelimit;
 pub mod reason;
 pub mod shared;
 pub mod shell;

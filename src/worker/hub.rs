@@ -169,6 +169,7 @@ impl Hub {
             Cmd::FetchPending(job) => self.fly(&self.pending, job, pending),
             Cmd::SampleLive(target) => self.fly(&self.live, target, live),
             Cmd::FetchPartitions => self.spawn(partitions),
+            Cmd::FetchSiteLimit => self.spawn(site_limit),
             Cmd::FetchUsage { days } => self.spawn(|t| usage(t, days)),
             Cmd::FetchWaits => self.spawn(waits),
             Cmd::Op(op) => self.spawn(|t| job_op(t, op)),
@@ -475,6 +476,10 @@ async fn live(t: Task, target: Box<LiveTarget>) -> Msg {
 async fn partitions(t: Task) -> Msg {
     let result = io::partitions::fetch(t.r(), t.s.timeout).await;
     Msg::Partitions { result, at: now() }
+}
+
+async fn site_limit(t: Task) -> Msg {
+    Msg::SiteLimit(io::site_limit::read(t.r(), t.s.timeout).await)
 }
 
 async fn usage(t: Task, days: u32) -> Msg {
