@@ -202,7 +202,7 @@ fn wrap_words(s: &str, width: usize) -> Vec<String> {
     out
 }
 
-const HINT: &str = "↑↓ move · enter edit/pick/submit · ←→ template · p preview · t test-only · ctrl-s submit · esc close";
+pub const HINT: &str = "↑↓ move · enter edit/pick/submit · ←→ template · p preview · t test-only · ctrl-s submit · esc close";
 
 impl Widget for FormWidget<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {

@@ -9,6 +9,7 @@ pub mod events;
 pub mod files;
 pub mod form;
 pub mod help;
+pub mod keys_doc;
 pub mod log;
 pub mod partitions;
 pub mod queue;
