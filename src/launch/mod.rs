@@ -12,6 +12,7 @@ pub mod sbatch_env;
 pub mod script;
 pub mod spec;
 pub mod stage;
+pub mod steps;
 pub mod submit;
 pub mod validate;
 

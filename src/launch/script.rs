@@ -130,6 +130,17 @@ pub fn render(plan: &Plan, layout: &Layout, image: Option<&str>) -> String {
         recovered(&mut s, body, layout);
         return s;
     }
+    if !plan.steps.is_empty() {
+        crate::launch::steps::render(
+            &mut s,
+            &plan.steps,
+            plan.cpus_per_task,
+            workdir,
+            image,
+            &plan.container_mounts,
+        );
+        return s;
+    }
 
     let mut inner = String::new();
     if plan.nodes > 1 {
