@@ -353,8 +353,9 @@ pub fn render(
         if last {
             let _ = writeln!(
                 s,
-                "set +e\n{}\nslurmdash_rc=$?\nset -e\nslurmdash_stop\nexit \"$slurmdash_rc\"",
-                srun.join(" ")
+                "set +e\n{}\nslurmdash_rc=$?\nset -e\necho \"slurmdash: step {} (the last) ended with exit code $slurmdash_rc; stopping the others\" >&2\nslurmdash_stop\nexit \"$slurmdash_rc\"",
+                srun.join(" "),
+                step.name
             );
             return;
         }

@@ -221,7 +221,7 @@ fn wrap_words(s: &str, width: usize) -> Vec<String> {
     out
 }
 
-const HINT: &str = "↑↓ move · enter edit/pick/submit · ←→ template · w save as template · p preview · t test-only · ctrl-s submit · esc close";
+const HINT: &str = "↑↓ move · enter edit · ←→ template · w save template · p preview · t test · ctrl-s submit · esc close";
 
 impl Widget for FormWidget<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {

@@ -43,7 +43,7 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
     }
     lines.push(Line::from(vec![
         Span::styled(format!("  {:<18}", "in the form (n)"), t.key()),
-        Span::raw("←→ template · w save as template · p preview · t test-only · ctrl-s submit"),
+        Span::raw("w save as template · ←→ pick one"),
     ]));
     lines.push(Line::from(""));
     lines.push(Line::from(Span::styled("commands after :", t.title())));
