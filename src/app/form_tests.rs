@@ -931,8 +931,9 @@ fn a_template_with_steps_shows_them_and_needs_no_command() {
     steps.steps = vec![
         crate::launch::steps::StepSpec {
             name: "model".into(),
-            command: "httpd -f -p 18080".into(),
-            ready: "http://localhost:18080/".into(),
+            command: "httpd -f -p $SLURMDASH_STEP_MODEL_PORT".into(),
+            ready: "http://localhost/".into(),
+            port: Some(0),
             ..Default::default()
         },
         crate::launch::steps::StepSpec {
@@ -960,6 +961,6 @@ fn a_template_with_steps_shows_them_and_needs_no_command() {
     assert_eq!(f.choices[f.choice], "serve-and-eval");
     assert!(f.prepared.is_some(), "{:?}", f.problems);
     let script = &f.prepared.as_ref().expect("prepared").script;
-    assert!(script.contains("slurmdash_http localhost 18080 /"), "{script}");
+    assert!(script.contains("slurmdash_http localhost \"$SLURMDASH_STEP_MODEL_PORT\" /"), "{script}");
     insta::assert_snapshot!("launch_form_with_steps", render(&a, 110, 42));
 }

@@ -37,8 +37,10 @@ pub struct StepSpec {
     pub ready: String,
     /// How long to wait for `ready` (`10m`, `90s`); empty: 10 minutes.
     pub ready_timeout: String,
-    /// The port it serves on, exported as `SLURMDASH_STEP_<NAME>_PORT`; unset: the port of
-    /// an `http://` `ready` check, if any.
+    /// The port it serves on, exported as `SLURMDASH_STEP_<NAME>_PORT` (to this step too,
+    /// so its command can listen there). `0`: a free port of the node, picked when the job
+    /// runs (two jobs on one node never collide); unset: the port of the `ready` URL, if any.
+    /// A `ready` URL without a port is checked at this port.
     pub port: Option<u16>,
 }
 
@@ -47,7 +49,8 @@ pub struct StepSpec {
 pub enum Ready {
     Http {
         host: String,
-        port: u16,
+        /// None: the step's `port` (80 when it has none).
+        port: Option<u16>,
         path: String,
     },
     Command(String),
@@ -67,6 +70,7 @@ pub struct PlanStep {
     pub shell: String,
     pub ready: Option<Ready>,
     pub ready_timeout_secs: u64,
+    /// Some(0): picked when the job runs.
     pub port: Option<u16>,
 }
 
@@ -83,10 +87,14 @@ pub fn parse_ready(s: &str) -> Result<Ready, String> {
         let (host, port) = match hostport.rsplit_once(':') {
             Some((h, p)) => (
                 h,
-                p.parse::<u16>()
-                    .map_err(|_| format!("ready `{s}`: `{p}` is not a port"))?,
+                Some(
+                    p.parse::<u16>()
+                        .ok()
+                        .filter(|p| *p > 0)
+                        .ok_or_else(|| format!("ready `{s}`: `{p}` is not a port"))?,
+                ),
             ),
-            None => (hostport, 80),
+            None => (hostport, None),
         };
         let ok_host = !host.is_empty()
             && host
@@ -230,7 +238,7 @@ pub fn validate(
             }
         };
         let port = s.port.or(match &ready {
-            Some(Ready::Http { port, .. }) => Some(*port),
+            Some(Ready::Http { port, .. }) => *port,
             _ => None,
         });
         out.push(PlanStep {
@@ -274,6 +282,19 @@ slurmdash_http() (
   case $line in "HTTP/"*" 2"[0-9][0-9]*) exit 0 ;; esac
   exit 1
 ) 2>/dev/null
+# slurmdash_free_port: a port nothing listens on here, from 20000-59999.
+slurmdash_free_port() {
+  local p i
+  for ((i = 0; i < 200; i++)); do
+    p=$((20000 + RANDOM % 40000))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+      echo "$p"
+      return 0
+    fi
+  done
+  echo "slurmdash: no free port found on $(hostname)" >&2
+  return 1
+}
 # slurmdash_wait NAME SECS PID CHECK...: until CHECK succeeds; fails (and so ends the job,
 # under set -e) when the step ends or the time is up.
 slurmdash_wait() {
@@ -350,6 +371,26 @@ pub fn render(
             if last { " (the last)" } else { "" },
             step.name
         );
+        // Where later steps (and this one) find it.
+        let _ = writeln!(
+            s,
+            "export SLURMDASH_STEP_{}_HOST=\"$slurmdash_head\"",
+            step.var
+        );
+        match step.port {
+            Some(0) => {
+                // Assigned apart from the export, so that set -e sees a failure.
+                let _ = writeln!(
+                    s,
+                    "SLURMDASH_STEP_{v}_PORT=\"$(slurmdash_free_port)\"\nexport SLURMDASH_STEP_{v}_PORT",
+                    v = step.var
+                );
+            }
+            Some(p) => {
+                let _ = writeln!(s, "export SLURMDASH_STEP_{}_PORT={p}", step.var);
+            }
+            None => {}
+        }
         if last {
             let _ = writeln!(
                 s,
@@ -366,6 +407,11 @@ pub fn render(
         );
         match &step.ready {
             Some(Ready::Http { host, port, path }) => {
+                let port = match (port, step.port) {
+                    (Some(p), _) => p.to_string(),
+                    (None, Some(_)) => format!("\"$SLURMDASH_STEP_{}_PORT\"", step.var),
+                    (None, None) => "80".into(),
+                };
                 let _ = writeln!(
                     s,
                     "slurmdash_wait {} {} \"$slurmdash_pid\" slurmdash_http {} {port} {}",
@@ -385,14 +431,6 @@ pub fn render(
                 );
             }
             None => {}
-        }
-        let _ = writeln!(
-            s,
-            "export SLURMDASH_STEP_{}_HOST=\"$slurmdash_head\"",
-            step.var
-        );
-        if let Some(p) = step.port {
-            let _ = writeln!(s, "export SLURMDASH_STEP_{}_PORT={p}", step.var);
         }
     }
 }
@@ -445,7 +483,7 @@ mod tests {
             parse_ready("http://localhost:8000/health").unwrap(),
             Ready::Http {
                 host: "localhost".into(),
-                port: 8000,
+                port: Some(8000),
                 path: "/health".into()
             }
         );
@@ -453,7 +491,7 @@ mod tests {
             parse_ready("http://node01").unwrap(),
             Ready::Http {
                 host: "node01".into(),
-                port: 80,
+                port: None,
                 path: "/".into()
             }
         );
@@ -516,24 +554,40 @@ mod tests {
         model.ready_timeout = "2m".into();
         let mut warm = step("warm-up", "", "sleep 1", "test -e /tmp/warm");
         warm.port = Some(7);
+        // A free port picked when the job runs, checked by a URL without one.
+        let mut auto = step("auto", "", "httpd -p $SLURMDASH_STEP_AUTO_PORT", "http://localhost/");
+        auto.port = Some(0);
         let eval = step(
             "eval",
             "",
             "wget -O - http://$SLURMDASH_STEP_MODEL_HOST:$SLURMDASH_STEP_MODEL_PORT/",
             "",
         );
-        let plan = validate(&[model, warm, eval], "", true, resolve_shell, parse_time).unwrap();
+        let plan = validate(
+            &[model, warm, auto, eval],
+            "",
+            true,
+            resolve_shell,
+            parse_time,
+        )
+        .unwrap();
         let mut s = String::new();
         render(&mut s, &plan, 2, "/w d", Some("/img/base.sqsh"), "/lustre");
         insta::assert_snapshot!(s);
-        // Each earlier step in the background, waited for; its endpoint exported before
-        // the next starts; the last in the foreground, its code the job's.
+        // Each earlier step in the background, waited for before the next starts; its
+        // endpoint exported before it starts (its command may listen at its port); the last in the foreground, its code the job's.
         let at = |needle: &str| s.find(needle).unwrap_or_else(|| panic!("{needle}: {s}"));
-        assert!(at("slurmdash_http localhost 9000 /") < at("SLURMDASH_STEP_MODEL_HOST"));
-        assert!(at("export SLURMDASH_STEP_MODEL_PORT=9000") < at("# Step 2 of 3"));
-        assert!(at("bash -c 'test -e /tmp/warm'") < at("# Step 3 of 3 (the last): eval"));
+        assert!(at("export SLURMDASH_STEP_MODEL_HOST") < at("srun"));
+        assert!(at("slurmdash_http localhost 9000 /") < at("# Step 2 of 4"));
+        assert!(at("export SLURMDASH_STEP_MODEL_PORT=9000") < at("# Step 2 of 4"));
+        assert!(at("bash -c 'test -e /tmp/warm'") < at("# Step 3 of 4: auto"));
+        assert!(
+            at("SLURMDASH_STEP_AUTO_PORT=\"$(slurmdash_free_port)\"\nexport SLURMDASH_STEP_AUTO_PORT\n")
+                < at("slurmdash_http localhost \"$SLURMDASH_STEP_AUTO_PORT\" /")
+        );
+        assert!(at("slurmdash_http localhost \"$SLURMDASH_STEP_AUTO_PORT\" /") < at("# Step 4 of 4 (the last): eval"));
         assert!(s.ends_with("slurmdash_stop\nexit \"$slurmdash_rc\"\n"), "{s}");
-        assert_eq!(s.matches(" &\n").count(), 2);
+        assert_eq!(s.matches(" &\n").count(), 3);
     }
 
     #[test]
@@ -542,7 +596,7 @@ mod tests {
         let bash = std::process::Command::new("bash")
             .arg("-c")
             .arg(format!(
-                "SLURM_JOB_NODELIST=x; scontrol() {{ echo n1; }}\n{HELPERS}\nsleep 5 & p=$!\nslurmdash_pids=$p\nslurmdash_wait up 5 \"$p\" true && echo ready-ok\nfalse & q=$!\nslurmdash_wait gone 20 \"$q\" false || echo gone-refused\nslurmdash_wait slow 1 \"$p\" false || echo slow-refused\necho head=$slurmdash_head"
+                "SLURM_JOB_NODELIST=x; scontrol() {{ echo n1; }}\n{HELPERS}\nsleep 5 & p=$!\nslurmdash_pids=$p\nslurmdash_wait up 5 \"$p\" true && echo ready-ok\nfalse & q=$!\nslurmdash_wait gone 20 \"$q\" false || echo gone-refused\nslurmdash_wait slow 1 \"$p\" false || echo slow-refused\necho head=$slurmdash_head port=$(slurmdash_free_port)"
             ))
             .output()
             .unwrap();
@@ -556,6 +610,43 @@ mod tests {
         );
         assert!(out.contains("slow-refused"), "{out}{err}");
         assert!(err.contains("step slow was not ready after 1s"), "{err}");
-        assert!(out.contains("head=n1"), "{out}");
+        assert!(out.contains("head=n1 port="), "{out}");
+        let port: u16 = out
+            .split("port=")
+            .nth(1)
+            .and_then(|p| p.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{out}"));
+        assert!((20000..60000).contains(&port));
+        // The HTTP check against a server here: 2xx is ready, 404 and nothing listening not.
+        let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let at = server.local_addr().unwrap().port();
+        let answer = std::thread::spawn(move || {
+            for (i, stream) in server.incoming().take(2).enumerate() {
+                use std::io::{Read, Write};
+                let mut c = stream.unwrap();
+                // The whole request first: closing with some unread would reset the
+                // connection before the answer is read.
+                let mut got = Vec::new();
+                let mut buf = [0u8; 512];
+                while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match c.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => got.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let status = if i == 0 { "200 OK" } else { "404 Not Found" };
+                let _ = write!(c, "HTTP/1.0 {status}\r\n\r\n");
+            }
+        });
+        let checks = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "scontrol() {{ echo n1; }}\n{HELPERS}\nslurmdash_http 127.0.0.1 {at} /health && echo first-ready\nslurmdash_http 127.0.0.1 {at} /x || echo second-not\nslurmdash_http 127.0.0.1 {port} / || echo closed-not"
+            ))
+            .output()
+            .unwrap();
+        answer.join().unwrap();
+        let out = String::from_utf8_lossy(&checks.stdout);
+        assert_eq!(out, "first-ready\nsecond-not\nclosed-not\n");
     }
 }
