@@ -943,8 +943,14 @@ mod tests {
         .expect("parses");
         cfg.add_template_files(d.path());
         let a = cfg.launch_spec(Some("a")).expect("a");
-        assert_eq!((a.gpus, a.time.as_str(), a.command.as_str()), (2, "1h", "echo a"));
-        assert_eq!(cfg.template_origin("a"), d.path().join("a.toml").display().to_string());
+        assert_eq!(
+            (a.gpus, a.time.as_str(), a.command.as_str()),
+            (2, "1h", "echo a")
+        );
+        assert_eq!(
+            cfg.template_origin("a"),
+            d.path().join("a.toml").display().to_string()
+        );
         assert_eq!(cfg.template_origin("c"), "[templates.c] in the config");
         assert_eq!(cfg.launch_spec(Some("c")).expect("c").gpus, 1);
         // The bad file is named with its key, for the form and for submit --template.

@@ -55,8 +55,11 @@ impl Setup {
         .expect("config");
         let xdg = tempfile::tempdir().expect("xdg");
         std::fs::create_dir_all(xdg.path().join("slurmdash/templates")).expect("templates dir");
-        std::fs::write(self_templates(xdg.path()).join("serve-and-eval.toml"), example())
-            .expect("example");
+        std::fs::write(
+            self_templates(xdg.path()).join("serve-and-eval.toml"),
+            example(),
+        )
+        .expect("example");
         Setup {
             config,
             xdg,
@@ -76,7 +79,10 @@ impl Setup {
             &["submit", "--template", name],
             &[
                 ("XDG_CONFIG_HOME", &self.xdg.path().display().to_string()),
-                ("SLURMDASH_STATE_DIR", &self.state.path().display().to_string()),
+                (
+                    "SLURMDASH_STATE_DIR",
+                    &self.state.path().display().to_string(),
+                ),
             ],
         )
     }
@@ -127,7 +133,9 @@ async fn the_serve_and_eval_template_runs_from_the_form_and_saves_as_a_file() {
         &[],
         &[("SLURMDASH_STATE_DIR", &state), ("XDG_CONFIG_HOME", &xdg)],
     );
-    t.wait("the dashboard", Duration::from_secs(20), |s| s.contains("jobs"));
+    t.wait("the dashboard", Duration::from_secs(20), |s| {
+        s.contains("jobs")
+    });
     t.keys(&["n"]);
     t.wait("the form", Duration::from_secs(20), |s| {
         s.contains("launch a job on dev") && s.contains("→ ")
@@ -151,7 +159,10 @@ async fn the_serve_and_eval_template_runs_from_the_form_and_saves_as_a_file() {
         screen.contains("steps, in order: model (") && screen.contains(" eval ("),
         "{screen}"
     );
-    assert!(screen.contains("serve-and-eval.toml"), "its file:\n{screen}");
+    assert!(
+        screen.contains("serve-and-eval.toml"),
+        "its file:\n{screen}"
+    );
 
     // Saved from the form as a template file of its own.
     t.keys(&["w", "C-u"]);
@@ -195,9 +206,7 @@ async fn submit_template_runs_a_template_file_and_ends_with_the_last_steps_code(
     let s = Setup::new(&r, "tpl-cli").await;
     let token = format!("token-{}", tmux::rand_suffix());
     let mut spec: LaunchSpec = toml::from_str(&example()).expect("example");
-    spec.steps[0].command = spec.steps[0]
-        .command
-        .replace("the answer is 42", &token);
+    spec.steps[0].command = spec.steps[0].command.replace("the answer is 42", &token);
     slurmdash::config::template_files::save(&s.templates(), "cli-eval", &spec, false)
         .expect("saved");
     let mut failing = spec.clone();
@@ -231,7 +240,16 @@ async fn submit_template_runs_a_template_file_and_ends_with_the_last_steps_code(
     assert_eq!(final_state(&r, fail_id, JOB_LIMIT).await, "FAILED");
     let code = run(
         &r,
-        &["sacct", "-j", &fail_id.to_string(), "-X", "-n", "-P", "-o", "ExitCode"],
+        &[
+            "sacct",
+            "-j",
+            &fail_id.to_string(),
+            "-X",
+            "-n",
+            "-P",
+            "-o",
+            "ExitCode",
+        ],
     )
     .await
     .stdout_lossy();

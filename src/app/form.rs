@@ -413,9 +413,7 @@ impl App {
             KeyCode::Char('w') if !ctrl => {
                 // The name asked for on the bottom line; the template's own name to start.
                 let start = form.spec.template.clone().unwrap_or_default();
-                let mut input = super::input::Input::new(super::input::InputKind::TemplateName, &start);
-                input.hint = Some("enter: save the form as this template · esc: cancel".into());
-                self.input = Some(input);
+                self.ask_template_name(&start);
             }
             KeyCode::Char('s') if ctrl => return self.form_submit(),
             KeyCode::Char('r') => {

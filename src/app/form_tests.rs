@@ -81,9 +81,12 @@ fn app() -> App {
     a.cluster.launch = LaunchContext {
         defaults,
         templates: vec![("train-8gpu".into(), big)],
-        origins: [("train-8gpu".to_string(), "[templates.train-8gpu] in the config".to_string())]
-            .into_iter()
-            .collect(),
+        origins: [(
+            "train-8gpu".to_string(),
+            "[templates.train-8gpu] in the config".to_string(),
+        )]
+        .into_iter()
+        .collect(),
         template_problems: Vec::new(),
         last_used: None,
         results_root: Some("/lustre/fsw/me/results".into()),
@@ -861,7 +864,11 @@ fn w_saves_the_form_as_a_template_asking_before_it_replaces_one() {
     // A name that is not one file name is refused, saying why; nothing is written.
     typed(&mut a, "../evil");
     assert!(press(&mut a, KeyCode::Enter).is_empty());
-    let err = a.form.as_ref().and_then(|f| f.error.clone()).unwrap_or_default();
+    let err = a
+        .form
+        .as_ref()
+        .and_then(|f| f.error.clone())
+        .unwrap_or_default();
     assert!(err.contains("has a `/`"), "{err}");
     // A good one: the dashboard is asked to write the form's values.
     press(&mut a, KeyCode::Char('w'));
@@ -884,8 +891,15 @@ fn w_saves_the_form_as_a_template_asking_before_it_replaces_one() {
         spec: spec.clone(),
         result: Err(exists.clone()),
     });
-    let err = a.form.as_ref().and_then(|f| f.error.clone()).unwrap_or_default();
-    assert!(err.contains("exists") && err.contains("y overwrites"), "{err}");
+    let err = a
+        .form
+        .as_ref()
+        .and_then(|f| f.error.clone())
+        .unwrap_or_default();
+    assert!(
+        err.contains("exists") && err.contains("y overwrites"),
+        "{err}"
+    );
     assert!(press(&mut a, KeyCode::Char('n')).is_empty());
     assert!(a.form.is_some(), "the answer is not taken as a form key");
     a.update(Msg::TemplateSaved {
@@ -895,7 +909,10 @@ fn w_saves_the_form_as_a_template_asking_before_it_replaces_one() {
     });
     assert!(matches!(
         press(&mut a, KeyCode::Char('y')).as_slice(),
-        [Cmd::SaveTemplate { overwrite: true, .. }]
+        [Cmd::SaveTemplate {
+            overwrite: true,
+            ..
+        }]
     ));
     // Saved: listed among the templates with its file, and picked.
     a.update(Msg::TemplateSaved {
@@ -916,7 +933,10 @@ fn w_saves_the_form_as_a_template_asking_before_it_replaces_one() {
         "{screen}"
     );
     assert!(
-        a.note.as_deref().unwrap_or("").contains("--template eval-2gpu"),
+        a.note
+            .as_deref()
+            .unwrap_or("")
+            .contains("--template eval-2gpu"),
         "{:?}",
         a.note
     );
@@ -942,13 +962,18 @@ fn a_template_with_steps_shows_them_and_needs_no_command() {
             ..Default::default()
         },
     ];
-    a.cluster.launch.templates.push(("serve-and-eval".into(), steps));
+    a.cluster
+        .launch
+        .templates
+        .push(("serve-and-eval".into(), steps));
     a.cluster.launch.origins.insert(
         "serve-and-eval".into(),
         "/home/me/.config/slurmdash/templates/serve-and-eval.toml".into(),
     );
-    a.cluster.launch.template_problems =
-        vec!["template file /home/me/.config/slurmdash/templates/bad.toml: key `gpu`: unknown field".into()];
+    a.cluster.launch.template_problems = vec![
+        "template file /home/me/.config/slurmdash/templates/bad.toml: key `gpu`: unknown field"
+            .into(),
+    ];
     press(&mut a, KeyCode::Char('n'));
     a.update(Msg::LaunchFacts(Ok(facts())));
     if let Some(f) = a.form.as_mut() {
@@ -961,6 +986,9 @@ fn a_template_with_steps_shows_them_and_needs_no_command() {
     assert_eq!(f.choices[f.choice], "serve-and-eval");
     assert!(f.prepared.is_some(), "{:?}", f.problems);
     let script = &f.prepared.as_ref().expect("prepared").script;
-    assert!(script.contains("slurmdash_http localhost \"$SLURMDASH_STEP_MODEL_PORT\" /"), "{script}");
+    assert!(
+        script.contains("slurmdash_http localhost \"$SLURMDASH_STEP_MODEL_PORT\" /"),
+        "{script}"
+    );
     insta::assert_snapshot!("launch_form_with_steps", render(&a, 110, 42));
 }

@@ -77,7 +77,10 @@ pub fn load(
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return (files, problems),
         Err(e) => {
-            problems.push((String::new(), format!("template files {}: {e}", dir.display())));
+            problems.push((
+                String::new(),
+                format!("template files {}: {e}", dir.display()),
+            ));
             return (files, problems);
         }
     };
@@ -88,10 +91,7 @@ pub fn load(
         .collect();
     paths.sort();
     for path in paths {
-        let Some(name) = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-        else {
+        let Some(name) = path.file_stem().map(|s| s.to_string_lossy().into_owned()) else {
             continue;
         };
         if name.starts_with('.') {
@@ -206,9 +206,7 @@ pub fn save(
     };
     match placed {
         Ok(()) => Ok(target),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            Err(SaveError::Exists(target))
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(SaveError::Exists(target)),
         Err(e) => {
             let _ = std::fs::remove_file(&tmp);
             Err(failed(&target, e))
@@ -254,7 +252,10 @@ mod tests {
     #[test]
     fn a_saved_template_holds_the_set_keys_and_reads_back_the_same() {
         let text = to_toml("eval", &spec()).unwrap();
-        assert!(text.starts_with("# slurmdash launch template `eval`"), "{text}");
+        assert!(
+            text.starts_with("# slurmdash launch template `eval`"),
+            "{text}"
+        );
         let table: toml::Table = toml::from_str(&text).unwrap();
         for k in table.keys() {
             assert!(SAVED.contains(&k.as_str()), "{k} is not a --set key");
@@ -315,7 +316,10 @@ mod tests {
         std::fs::write(d.path().join("broken.toml"), "gpus = \n").unwrap();
         std::fs::write(d.path().join("notes.txt"), "not a template").unwrap();
         let check = |t: &toml::Table| -> Result<(), (Option<String>, String)> {
-            match t.keys().find(|k| !SAVED.contains(&k.as_str()) && *k != "steps") {
+            match t
+                .keys()
+                .find(|k| !SAVED.contains(&k.as_str()) && *k != "steps")
+            {
                 Some(k) => Err((Some(k.clone()), "unknown".into())),
                 None => Ok(()),
             }

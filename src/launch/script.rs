@@ -9,17 +9,7 @@ use crate::launch::validate::Plan;
 use crate::registry::Layout;
 use crate::slurm::time::SlurmDuration;
 
-/// Single-quotes `s` for the script's shell unless it is plainly safe.
-pub fn quote(s: &str) -> String {
-    let safe = !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"@%+=:,./_-".contains(&b));
-    if safe {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
-}
+pub use crate::launch::quote::quote;
 
 /// The sha256 of a staged file's bytes, in hex.
 pub fn sha256_hex(bytes: &[u8]) -> String {

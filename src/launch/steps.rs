@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use crate::launch::container::{self, Image};
-use crate::launch::script::quote;
+use crate::launch::quote::quote;
 
 /// One `[[steps]]` table as the user writes it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -507,7 +507,12 @@ mod tests {
     #[test]
     fn steps_are_checked_and_each_problem_names_its_step() {
         let ok = check(&[
-            step("model", "reg#srv:1", "serve", "http://localhost:9000/health"),
+            step(
+                "model",
+                "reg#srv:1",
+                "serve",
+                "http://localhost:9000/health",
+            ),
             step("eval", "", "evaluate", ""),
         ])
         .unwrap();
@@ -555,7 +560,12 @@ mod tests {
         let mut warm = step("warm-up", "", "sleep 1", "test -e /tmp/warm");
         warm.port = Some(7);
         // A free port picked when the job runs, checked by a URL without one.
-        let mut auto = step("auto", "", "httpd -p $SLURMDASH_STEP_AUTO_PORT", "http://localhost/");
+        let mut auto = step(
+            "auto",
+            "",
+            "httpd -p $SLURMDASH_STEP_AUTO_PORT",
+            "http://localhost/",
+        );
         auto.port = Some(0);
         let eval = step(
             "eval",
@@ -585,8 +595,14 @@ mod tests {
             at("SLURMDASH_STEP_AUTO_PORT=\"$(slurmdash_free_port)\"\nexport SLURMDASH_STEP_AUTO_PORT\n")
                 < at("slurmdash_http localhost \"$SLURMDASH_STEP_AUTO_PORT\" /")
         );
-        assert!(at("slurmdash_http localhost \"$SLURMDASH_STEP_AUTO_PORT\" /") < at("# Step 4 of 4 (the last): eval"));
-        assert!(s.ends_with("slurmdash_stop\nexit \"$slurmdash_rc\"\n"), "{s}");
+        assert!(
+            at("slurmdash_http localhost \"$SLURMDASH_STEP_AUTO_PORT\" /")
+                < at("# Step 4 of 4 (the last): eval")
+        );
+        assert!(
+            s.ends_with("slurmdash_stop\nexit \"$slurmdash_rc\"\n"),
+            "{s}"
+        );
         assert_eq!(s.matches(" &\n").count(), 3);
     }
 

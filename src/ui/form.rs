@@ -53,7 +53,10 @@ pub fn form_lines(form: &FormState, t: &Theme, cluster: &str) -> (Vec<Line<'stat
         ),
     ]));
     if let Some(origin) = form.origins.get(form.choice).filter(|o| !o.is_empty()) {
-        lines.push(Line::from(Span::styled(format!("    from {origin}"), t.dim())));
+        lines.push(Line::from(Span::styled(
+            format!("    from {origin}"),
+            t.dim(),
+        )));
     }
     for p in &form.template_problems {
         for (i, part) in wrap_words(p, PROBLEM_WIDTH).into_iter().enumerate() {
