@@ -487,6 +487,10 @@ impl App {
         match result {
             Ok(path) => {
                 let shown = path.display().to_string();
+                // Template files are this machine's: every cluster's form lists it.
+                for c in &mut self.parked {
+                    c.launch.add_saved(&name, spec.clone(), &shown);
+                }
                 self.cluster.launch.add_saved(&name, spec, &shown);
                 let choices = self.cluster.launch.choices();
                 if let Some(form) = self.form.as_mut() {

@@ -991,4 +991,15 @@ fn a_template_with_steps_shows_them_and_needs_no_command() {
         "{script}"
     );
     insta::assert_snapshot!("launch_form_with_steps", render(&a, 110, 42));
+    // A step's container on a cluster without Pyxis is refused before anything is staged.
+    let f = a.form.as_mut().expect("form");
+    f.spec.steps[0].image = "reg:5000#srv:1".into();
+    f.revalidate();
+    assert!(
+        f.problems
+            .iter()
+            .any(|p| p.message.contains("steps' containers would fail")),
+        "{:?}",
+        f.problems
+    );
 }

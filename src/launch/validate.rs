@@ -444,6 +444,12 @@ pub fn validate(spec: &LaunchSpec, facts: &ClusterFacts) -> Result<Plan, Vec<Pro
                 "a launch with steps cannot be an array: clear the array indices".into(),
             );
         }
+        if facts.pyxis == Some(false) && spec.steps.iter().any(|s| !s.image.trim().is_empty()) {
+            bad(
+                Field::Image,
+                "this cluster has no Pyxis (srun --help does not list --container-image): the steps' containers would fail at start".into(),
+            );
+        }
         match crate::launch::steps::validate(
             &spec.steps,
             &spec.shell,
