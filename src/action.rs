@@ -134,6 +134,12 @@ pub enum Msg {
     /// Something the event loop did for the user (a shell that ended, a cluster that could
     /// not be added), for the status bar.
     Note(String),
+    /// The launch form's values were written as a template file (or why not).
+    TemplateSaved {
+        name: String,
+        spec: Box<crate::launch::LaunchSpec>,
+        result: Result<std::path::PathBuf, crate::config::template_files::SaveError>,
+    },
     /// A cluster `:cluster NAME` asked for was connected and added: focus it.
     ClusterAdded(String),
 }
@@ -223,6 +229,7 @@ impl Msg {
             | Msg::RemoteStats { .. }
             | Msg::Files(_)
             | Msg::Note(_)
+            | Msg::TemplateSaved { .. }
             | Msg::ClusterAdded(_) => {}
         }
     }
@@ -309,6 +316,13 @@ pub enum Cmd {
     Clipboard(String),
     /// Write these queue columns into the config file (`[ui] columns`; by the dashboard).
     SaveColumns(Vec<crate::queue::Column>),
+    /// Write the launch form's values as template file `name` (by the dashboard);
+    /// `overwrite`: replace one that exists.
+    SaveTemplate {
+        name: String,
+        spec: Box<crate::launch::LaunchSpec>,
+        overwrite: bool,
+    },
     /// A refresh that also asks sacct about jobs that left squeue.
     PollWith {
         sacct: Vec<JobId>,
@@ -385,6 +399,7 @@ impl Cmd {
             | Cmd::Notify(_)
             | Cmd::Clipboard(_)
             | Cmd::SaveColumns(_)
+            | Cmd::SaveTemplate { .. }
             | Cmd::FetchPartitions
             | Cmd::FetchSiteLimit
             | Cmd::FetchUsage { .. }

@@ -148,9 +148,22 @@ fn launch_context(loaded: &Loaded, cluster: &Cluster) -> LaunchContext {
                 .map(|t| (name.clone(), with(t)))
         })
         .collect();
+    let origins = loaded
+        .config
+        .templates
+        .keys()
+        .map(|n| (n.clone(), loaded.config.template_origin(n)))
+        .collect();
     LaunchContext {
         defaults: with(loaded.config.launch.clone()),
         templates,
+        origins,
+        template_problems: loaded
+            .config
+            .template_problems
+            .iter()
+            .map(|p| p.1.clone())
+            .collect(),
         last_used: crate::registry::Registry::open_default().load_last(),
         results_root: s.results_root.clone(),
         facts: None,
@@ -349,6 +362,25 @@ async fn event_loop(
                             }
                         };
                         let _ = tx.send(Msg::Note(note));
+                    });
+                }
+                Cmd::SaveTemplate {
+                    name,
+                    spec,
+                    overwrite,
+                } => {
+                    // A small local file, written off the loop like the columns.
+                    let tx = tx.clone();
+                    tokio::task::spawn_blocking(move || {
+                        use crate::config::template_files::{self, SaveError};
+                        let result = match template_files::dir() {
+                            Some(dir) => template_files::save(&dir, &name, &spec, overwrite),
+                            None => Err(SaveError::Failed(
+                                "no config directory (neither XDG_CONFIG_HOME nor HOME is set)"
+                                    .into(),
+                            )),
+                        };
+                        let _ = tx.send(Msg::TemplateSaved { name, spec, result });
                     });
                 }
                 Cmd::Clipboard(text) => {

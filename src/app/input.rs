@@ -10,6 +10,8 @@ pub enum InputKind {
     Filter,
     Command,
     Search,
+    /// The name the launch form is saved under as a template (`w`).
+    TemplateName,
 }
 
 impl InputKind {
@@ -18,6 +20,7 @@ impl InputKind {
             InputKind::Filter => "/",
             InputKind::Command => ":",
             InputKind::Search => "search /",
+            InputKind::TemplateName => "save template as: ",
         }
     }
 }
@@ -89,6 +92,7 @@ impl App {
                         Vec::new()
                     }
                     InputKind::Command => self.run_command(&text),
+                    InputKind::TemplateName => self.save_template_as(&text),
                 }
             }
             KeyCode::Backspace => {
@@ -105,6 +109,13 @@ impl App {
             }
             _ => Vec::new(),
         }
+    }
+
+    /// `w` in the launch form: the name to save it under, typed on the bottom line.
+    pub(super) fn ask_template_name(&mut self, start: &str) {
+        let mut input = Input::new(InputKind::TemplateName, start);
+        input.hint = Some("enter: save the form as this template · esc: cancel".into());
+        self.input = Some(input);
     }
 
     /// The filter applies as the user types.

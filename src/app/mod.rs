@@ -266,6 +266,9 @@ impl App {
                 self.note = Some(text);
                 Vec::new()
             }
+            Msg::TemplateSaved { name, spec, result } => {
+                self.on_template_saved(name, *spec, result)
+            }
             Msg::ClusterAdded(name) => {
                 self.focus_cluster_named(&name);
                 self.note = Some(format!("added cluster `{name}`"));

@@ -6,12 +6,14 @@
 pub mod container;
 pub mod facts;
 pub mod guard;
+pub mod quote;
 pub mod rerun;
 pub mod resume;
 pub mod sbatch_env;
 pub mod script;
 pub mod spec;
 pub mod stage;
+pub mod steps;
 pub mod submit;
 pub mod validate;
 

@@ -248,7 +248,8 @@ impl Hub {
             | Cmd::AddCluster(_)
             | Cmd::Shell { .. }
             | Cmd::Clipboard(_)
-            | Cmd::SaveColumns(_) => {}
+            | Cmd::SaveColumns(_)
+            | Cmd::SaveTemplate { .. } => {}
         }
     }
 
