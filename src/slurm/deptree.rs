@@ -388,4 +388,4 @@ fn id_order(a: &str, b: &str) -> std::cmp::Ordering {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 #[path = "deptree_tests.rs"]
-mod tests;
+pub(crate) mod tests;

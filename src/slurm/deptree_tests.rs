@@ -2,7 +2,7 @@ use super::*;
 use crate::slurm::parse::parse_squeue;
 
 /// A framed squeue record of the refresh's format, `%E` as Slurm prints it.
-fn rec(id: &str, name: &str, state: &str, reason: &str, dep: &str) -> String {
+pub(crate) fn rec(id: &str, name: &str, state: &str, reason: &str, dep: &str) -> String {
     let f = [
         id,
         id,
@@ -32,7 +32,7 @@ fn rec(id: &str, name: &str, state: &str, reason: &str, dep: &str) -> String {
     format!("{}\x1e\n", f.join("\x1f"))
 }
 
-fn jobs(recs: &[String]) -> Vec<Job> {
+pub(crate) fn jobs(recs: &[String]) -> Vec<Job> {
     parse_squeue(&recs.concat()).unwrap()
 }
 
