@@ -1,8 +1,11 @@
 //! The user's dependency chains: the graph built from each refresh's rows (for the detail
 //! pane: what a job waits on, with each one's state, and what waits on it) and the `:deps`
-//! view of it as a tree, with the queue's keys: up/down/top/bottom move, enter selects the
+//! view of it as a tree (only the chains of the jobs the queue's filter shows, when one is
+//! set), with the queue's keys: up/down/top/bottom move, enter selects the
 //! job in the queue and closes, `d`/`D` ask to cancel it, `y`/`Y` as in the queue, esc
 //! closes.
+
+use std::collections::HashSet;
 
 use crossterm::event::{KeyCode, KeyEvent};
 
@@ -21,6 +24,8 @@ pub struct DepsState {
     /// The graph as `:deps` draws it.
     pub tree: Vec<TreeRow>,
     pub open: bool,
+    /// The queue's filter when the tree keeps only the chains of jobs it shows.
+    pub filter: Option<String>,
     /// The selected row of `tree`.
     pub cursor: usize,
     /// The selected row's job and the job it sits under, kept across refreshes.
@@ -28,14 +33,21 @@ pub struct DepsState {
 }
 
 impl DepsState {
-    /// A refresh's rows; `known` names the jobs that left them.
+    /// A refresh's rows; `known` names the jobs that left them. With `shown` (the queue's
+    /// filter and the jobs it shows) only the chains that hold one of those jobs are kept.
     pub fn rebuild(
         &mut self,
         jobs: &[Job],
         known: impl Fn(u16, &str) -> Option<(String, JobState)>,
+        shown: Option<(String, HashSet<JobId>)>,
     ) {
         self.graph = DepGraph::build(jobs, known);
         self.tree = self.graph.tree();
+        self.filter = None;
+        if let Some((filter, ids)) = shown {
+            self.tree = self.only_chains_of(&ids);
+            self.filter = Some(filter);
+        }
         // The same job under the same parent, else the same job, else the same place.
         let at = self.selected.as_ref().and_then(|want| {
             let keys: Vec<_> = (0..self.tree.len()).map(|i| self.key(i)).collect();
@@ -47,6 +59,34 @@ impl DepsState {
             .unwrap_or(self.cursor)
             .min(self.tree.len().saturating_sub(1));
         self.remember();
+    }
+
+    /// The tree's top-level blocks that hold a job of `ids`.
+    fn only_chains_of(&self, ids: &HashSet<JobId>) -> Vec<TreeRow> {
+        let mut out = Vec::new();
+        let mut block: Vec<TreeRow> = Vec::new();
+        let mut keep = false;
+        let end = TreeRow {
+            depth: 0,
+            node: None,
+            kind: None,
+            group: None,
+        };
+        for r in self.tree.iter().chain(std::iter::once(&end)) {
+            if r.depth == 0 {
+                if keep {
+                    out.append(&mut block);
+                }
+                block.clear();
+                keep = false;
+            }
+            keep |= r
+                .node
+                .and_then(|n| self.graph.nodes[n].job.as_ref())
+                .is_some_and(|id| ids.contains(id));
+            block.push(r.clone());
+        }
+        out
     }
 
     /// The job of row `i` and the job it sits under.
@@ -106,12 +146,18 @@ impl App {
             let id = id.parse::<JobId>().ok()?.on(cluster);
             history.known(&id).and_then(known_of)
         };
-        self.deps.rebuild(self.queue.jobs(), known);
+        let filter = self.queue.filter();
+        let shown = (!filter.is_empty()).then(|| {
+            let ids = self.queue.rows().map(|r| r.job.id.clone()).collect();
+            (filter.to_string(), ids)
+        });
+        self.deps.rebuild(self.queue.jobs(), known, shown);
     }
 
-    /// `:deps`.
+    /// `:deps`: the chains of the jobs the queue shows (all of them without a filter).
     pub(super) fn open_deps(&mut self) -> Vec<Cmd> {
         self.deps.open = true;
+        self.rebuild_deps();
         if self.deps.tree.is_empty() {
             self.note = Some(
                 "no dependency chains among your jobs (sbatch --dependency=afterok:ID …)".into(),

@@ -115,9 +115,22 @@ fn deps_opens_moves_and_selects_in_the_queue() {
     assert_eq!(a.top_overlay(), None);
     a.queue.set_filter("alone");
     a.run_command("deps");
+    // The filter shows no job of a chain: nothing to draw.
+    assert!(a.deps.tree.is_empty());
+    key(&mut a, KeyCode::Esc);
+    // A filter that shows D keeps D's chain (A's tree), and enter selects D in the queue.
+    a.queue.set_filter("13");
+    a.run_command("deps");
+    assert_eq!(ids(&a), ["10", "11", "12", "13"]);
+    assert_eq!(a.deps.filter.as_deref(), Some("13"));
     key(&mut a, KeyCode::Char('G'));
     key(&mut a, KeyCode::Enter);
     assert_eq!(a.queue.selected_id().map(|i| i.as_str()), Some("13"));
+    // Enter on a job the filter hides clears the filter.
+    a.run_command("deps");
+    key(&mut a, KeyCode::Char('g'));
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.queue.selected_id().map(|i| i.as_str()), Some("10"));
     assert_eq!(a.queue.filter(), "");
 }
 

@@ -58,6 +58,9 @@ impl Widget for DepsWidget<'_> {
         if never > 0 {
             title.push_str(&format!(" · {never} can never start"));
         }
+        if let Some(f) = &self.deps.filter {
+            title.push_str(&format!(" · chains of filter: {}", one_line(f)));
+        }
         title.push_str(" · enter: select · d: cancel · esc closes ");
         let block = Block::bordered()
             .border_style(t.border(true))

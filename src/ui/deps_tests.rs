@@ -49,9 +49,11 @@ fn state() -> DepsState {
         ),
     ]);
     let mut s = DepsState::default();
-    s.rebuild(&j, |_, id| {
-        (id == "7").then(|| ("fetch".to_string(), JobState::Completed))
-    });
+    s.rebuild(
+        &j,
+        |_, id| (id == "7").then(|| ("fetch".to_string(), JobState::Completed)),
+        None,
+    );
     s
 }
 
