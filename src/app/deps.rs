@@ -141,6 +141,11 @@ impl App {
     /// left it included), the jobs they name that are gone from it filled in from
     /// `:history` where it has them.
     pub(super) fn rebuild_deps(&mut self) {
+        // While `:history` is shown the queue holds its rows (sacct's, without dependencies):
+        // the chains of the last refresh stay.
+        if self.history.open {
+            return;
+        }
         let history = &self.history;
         let known = |cluster: u16, id: &str| {
             let id = id.parse::<JobId>().ok()?.on(cluster);

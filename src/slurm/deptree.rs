@@ -59,7 +59,15 @@ pub struct DepGraph {
     /// Jobs of one user and name of which one waits as a `singleton`, by (cluster, name).
     pub groups: Vec<((u16, String), Vec<usize>)>,
     by_key: HashMap<(u16, String), usize>,
+    /// The links from each node (indices into `links`).
+    outgoing: Vec<Vec<usize>>,
+    /// Each link by its (from, to).
+    link_of: HashMap<(usize, usize), usize>,
 }
+
+/// At most this many rows in the tree: a job under every job it waits on repeats whole
+/// subtrees, which a lattice of jobs that each wait on several could make explode.
+pub const MAX_ROWS: usize = 20_000;
 
 /// The id a condition names without `after:12+30`'s minutes.
 fn named(text: &str) -> &str {
@@ -151,39 +159,48 @@ impl DepGraph {
                 g.nodes[n].never = true;
             }
         }
+        g.outgoing = vec![Vec::new(); g.nodes.len()];
+        for (li, l) in g.links.iter().enumerate() {
+            g.outgoing[l.from].push(li);
+        }
         g.settle();
         g
     }
 
     /// Marks the jobs that can never start because of what the jobs they wait on did (or
-    /// can never do), until nothing changes.
+    /// can never do): each job looked at once, and again each time a job it waits on is
+    /// found doomed.
     fn settle(&mut self) {
-        for _ in 0..=self.nodes.len() {
-            let mut changed = false;
-            for i in 0..self.nodes.len() {
-                if self.nodes[i].never {
-                    continue;
-                }
-                let Some(join) = self.nodes[i].dependency.as_ref().map(|d| d.join) else {
-                    continue;
-                };
-                let conds: Vec<bool> = self
-                    .links
-                    .iter()
-                    .filter(|l| l.to == i)
-                    .map(|l| self.link_never(l))
-                    .collect();
-                let never = match join {
-                    Join::All => conds.iter().any(|n| *n),
-                    Join::Any => !conds.is_empty() && conds.iter().all(|n| *n),
-                };
-                if never {
-                    self.nodes[i].never = true;
-                    changed = true;
-                }
+        let mut incoming: Vec<Vec<usize>> = vec![Vec::new(); self.nodes.len()];
+        for (li, l) in self.links.iter().enumerate() {
+            incoming[l.to].push(li);
+        }
+        let mut work: Vec<usize> = (0..self.nodes.len()).collect();
+        while let Some(i) = work.pop() {
+            if self.nodes[i].never || !self.doomed_by(i, &incoming[i]) {
+                continue;
             }
-            if !changed {
-                break;
+            self.nodes[i].never = true;
+            work.extend(self.outgoing[i].iter().map(|&li| self.links[li].to));
+        }
+    }
+
+    /// Whether job `i` can never start on the links that reach it (`incoming`).
+    fn doomed_by(&self, i: usize, incoming: &[usize]) -> bool {
+        let Some(d) = &self.nodes[i].dependency else {
+            return false;
+        };
+        let mut never = incoming.iter().map(|&li| self.link_never(&self.links[li]));
+        match d.join {
+            Join::All => never.any(|n| n),
+            // A `singleton` joined by `?` has no link and may still be met.
+            Join::Any => {
+                !incoming.is_empty()
+                    && never.all(|n| n)
+                    && !d
+                        .conditions
+                        .iter()
+                        .any(|c| c.job.is_none() && c.met != Met::Never)
             }
         }
     }
@@ -254,6 +271,7 @@ impl DepGraph {
             }
             return;
         }
+        self.link_of.insert((from, to), self.links.len());
         self.links.push(Link {
             from,
             to,
@@ -278,11 +296,9 @@ impl DepGraph {
         let Some(&i) = self.by_key.get(&(cluster, id.to_string())) else {
             return Vec::new();
         };
-        let mut v: Vec<(&Node, &Link)> = self
-            .links
+        let mut v: Vec<(&Node, &Link)> = self.outgoing[i]
             .iter()
-            .filter(|l| l.from == i)
-            .map(|l| (&self.nodes[l.to], l))
+            .map(|&li| (&self.nodes[self.links[li].to], &self.links[li]))
             .collect();
         v.sort_by(|a, b| id_order(&a.0.id, &b.0.id));
         v
@@ -308,14 +324,18 @@ impl DepGraph {
             has_child[l.from] = true;
         }
         // A job of a `singleton` group is drawn in its group, with what waits on it.
-        let grouped: Vec<usize> = self.groups.iter().flat_map(|(_, m)| m.clone()).collect();
+        let grouped: std::collections::HashSet<usize> = self
+            .groups
+            .iter()
+            .flat_map(|(_, m)| m.iter().copied())
+            .collect();
         let mut roots: Vec<usize> = (0..self.nodes.len())
             .filter(|&i| !has_parent[i] && has_child[i] && !grouped.contains(&i))
             .collect();
         roots.sort_by(|&a, &b| self.order(a, b));
         let mut rows = Vec::new();
         for r in roots {
-            self.walk(r, 0, None, &mut Vec::new(), &mut rows);
+            self.walk(r, 0, None, &mut rows);
         }
         let mut groups: Vec<&((u16, String), Vec<usize>)> = self.groups.iter().collect();
         groups.sort_by(|a, b| a.0.cmp(&b.0));
@@ -334,7 +354,7 @@ impl DepGraph {
                     .as_ref()
                     .is_some_and(|d| d.conditions.iter().any(|c| c.job.is_none()));
                 let kind = waits.then(|| "singleton".to_string());
-                self.walk(m, 1, kind, &mut Vec::new(), &mut rows);
+                self.walk(m, 1, kind, &mut rows);
             }
         }
         rows
@@ -347,31 +367,40 @@ impl DepGraph {
             .then_with(|| id_order(&self.nodes[a].id, &self.nodes[b].id))
     }
 
-    fn walk(
-        &self,
-        i: usize,
-        depth: usize,
-        kind: Option<String>,
-        path: &mut Vec<usize>,
-        rows: &mut Vec<TreeRow>,
-    ) {
-        rows.push(TreeRow {
-            depth,
-            node: Some(i),
-            kind,
-            group: None,
-        });
-        // Slurm refuses circular dependencies; a bound all the same.
-        if path.contains(&i) || depth > 64 {
-            return;
+    /// Job `i` at `depth` and, depth first, every job that waits on it (without a stack
+    /// of calls: a chain may be thousands of jobs long).
+    fn walk(&self, i: usize, depth: usize, kind: Option<String>, rows: &mut Vec<TreeRow>) {
+        let mut stack = vec![(i, depth, kind)];
+        // The jobs from `i` down to the current row, to stop at a circle (Slurm refuses
+        // circular dependencies; a bound all the same).
+        let mut path: Vec<usize> = Vec::new();
+        let mut on_path = vec![false; self.nodes.len()];
+        while let Some((i, d, kind)) = stack.pop() {
+            if rows.len() >= MAX_ROWS {
+                return;
+            }
+            for gone in path.drain(d - depth..) {
+                on_path[gone] = false;
+            }
+            rows.push(TreeRow {
+                depth: d,
+                node: Some(i),
+                kind,
+                group: None,
+            });
+            if on_path[i] {
+                continue;
+            }
+            path.push(i);
+            on_path[i] = true;
+            let mut kids: Vec<&Link> = self.outgoing[i].iter().map(|&li| &self.links[li]).collect();
+            kids.sort_by(|a, b| self.order(a.to, b.to));
+            stack.extend(
+                kids.into_iter()
+                    .rev()
+                    .map(|l| (l.to, d + 1, Some(l.kind.clone()))),
+            );
         }
-        path.push(i);
-        let mut kids: Vec<&Link> = self.links.iter().filter(|l| l.from == i).collect();
-        kids.sort_by(|a, b| self.order(a.to, b.to));
-        for l in kids {
-            self.walk(l.to, depth + 1, Some(l.kind.clone()), path, rows);
-        }
-        path.pop();
     }
 }
 

@@ -237,3 +237,41 @@ fn no_dependency_no_graph() {
     assert!(DepGraph::build(&j, nothing_known).is_empty());
     assert!(DepGraph::build(&[], nothing_known).tree().is_empty());
 }
+
+/// A long chain (each job afterok the one before, the first failed) is marked through in
+/// one pass per job, and a lattice where each job waits on both jobs of the layer before
+/// (which repeats whole subtrees under each parent) stops at [`MAX_ROWS`] rows.
+#[test]
+fn long_chains_and_lattices_stay_bounded() {
+    let n = 3000;
+    let mut recs = vec![rec("1", "j", "FAILED", "None", "(null)")];
+    for i in 2..=n {
+        recs.push(rec(
+            &i.to_string(),
+            "j",
+            "PENDING",
+            "Dependency",
+            &format!("afterok:{}(unfulfilled)", i - 1),
+        ));
+    }
+    let g = DepGraph::build(&jobs(&recs), nothing_known);
+    assert_eq!(g.nodes.iter().filter(|n| n.never).count(), n - 1);
+    assert_eq!(g.tree().len(), n);
+    let mut recs = vec![
+        rec("1", "a", "RUNNING", "None", "(null)"),
+        rec("2", "b", "RUNNING", "None", "(null)"),
+    ];
+    for layer in 1..30 {
+        for k in 0..2 {
+            let id = layer * 2 + 1 + k;
+            let dep = format!(
+                "afterok:{}(unfulfilled),afterok:{}(unfulfilled)",
+                id - k - 2,
+                id - k - 1
+            );
+            recs.push(rec(&id.to_string(), "x", "PENDING", "Dependency", &dep));
+        }
+    }
+    let g = DepGraph::build(&jobs(&recs), nothing_known);
+    assert_eq!(g.tree().len(), MAX_ROWS);
+}
