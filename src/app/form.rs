@@ -729,6 +729,7 @@ fn placeholder_job(s: &Submitted, p: &Prepared, cluster: u16) -> Job {
         work_dir: s.job_dir.as_str().into(),
         qos: "".into(),
         priority: None,
+        dependency: None,
         problem: None,
     }
 }

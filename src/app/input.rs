@@ -60,6 +60,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("untunnel PORT", "close a tunnel"),
     ("files", "the job's files"),
     ("events", "log of job changes"),
+    ("deps", "your dependency chains"),
     ("partitions", "partitions at a glance"),
     ("history [DAYS]", "finished jobs ([ ] ±week)"),
     ("stats", "commands, bytes, RTT"),
@@ -202,6 +203,7 @@ impl App {
                     Vec::new()
                 }
             },
+            ("deps", _) => self.open_deps(),
             ("events", _) => {
                 self.cluster.events.open = true;
                 self.cluster.events.scroll = 0;
@@ -212,7 +214,7 @@ impl App {
                     return self.run_op_command(kind, ids);
                 }
                 self.note = Some(format!(
-                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top, events, partitions, history, stats, usage; ? lists keys)"
+                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top, events, deps, partitions, history, stats, usage; ? lists keys)"
                 ));
                 Vec::new()
             }

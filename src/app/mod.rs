@@ -8,6 +8,7 @@ mod clusters;
 pub mod columns;
 mod conn;
 pub mod departures;
+pub mod deps;
 mod edit;
 mod events;
 pub mod files;
@@ -110,6 +111,8 @@ pub struct App {
     pub live: live::LiveState,
     /// The files view (`y`, `:files`) and where fetches go.
     pub files: FilesState,
+    /// The user's dependency chains (the detail pane, `:deps`).
+    pub deps: deps::DepsState,
 }
 
 impl App {
@@ -150,6 +153,7 @@ impl App {
             columns: None,
             live: live::LiveState::default(),
             files: FilesState::default(),
+            deps: deps::DepsState::default(),
         }
     }
 
@@ -333,6 +337,7 @@ impl App {
         let listed = self.cluster.on_jobs(jobs, &previous, at, took, self.now);
         drop(previous);
         self.set_own_jobs(listed.rows);
+        self.rebuild_deps();
         let interval = self.adapt_interval();
         let mut cmds = self.selection_changed();
         if cmds.is_empty() {

@@ -4,6 +4,7 @@
 pub mod batch;
 pub mod command;
 pub mod dependency;
+pub mod deptree;
 pub mod eff;
 pub mod error;
 pub mod fit;

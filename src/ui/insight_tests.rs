@@ -131,6 +131,7 @@ fn detail(job: &Job, info: Option<&pending::PendingInfo>, w: u16, h: u16) -> Str
         },
         efficiency: None,
         live: Default::default(),
+        deps: None,
     }
     .render(buf.area, &mut buf);
     text(&buf)
