@@ -58,6 +58,7 @@ fn detail_text(job: &Job, info: Option<&PendingInfo>) -> String {
         job: Some(job),
         detail: None,
         loading: false,
+        held: None,
         error: None,
         theme: &theme,
         now,

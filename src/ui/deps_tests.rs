@@ -111,6 +111,7 @@ fn detail_shows_states_and_waiters() {
             job: Some(job),
             detail: None,
             loading: false,
+            held: None,
             error: None,
             theme: &theme,
             now: now(),

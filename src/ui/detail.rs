@@ -20,6 +20,8 @@ pub struct DetailWidget<'a> {
     pub job: Option<&'a Job>,
     pub detail: Option<&'a JobDetail>,
     pub loading: bool,
+    /// The detail read waits for the RPC budget: what to say instead of "loading".
+    pub held: Option<String>,
     pub error: Option<&'a str>,
     pub theme: &'a Theme,
     pub now: NaiveDateTime,
@@ -255,6 +257,14 @@ impl DetailWidget<'_> {
                 l.note("no job selected", t.dim());
             }
             return l.out;
+        }
+        // On top, where a short pane still shows it: what is shown is the queue's row
+        // until scontrol answers (or the RPC budget lets the read go).
+        if self.loading {
+            match &self.held {
+                Some(why) => l.note(why, t.dim()),
+                None => l.note("loading details…", t.dim()),
+            }
         }
         // The queue keeps NAME to what most names need: a name the title cannot hold in
         // full is shown whole here.
@@ -569,10 +579,6 @@ impl DetailWidget<'_> {
         }
         while l.out.last().is_some_and(|x| x.width() == 0) {
             l.out.pop();
-        }
-        if self.loading {
-            l.gap();
-            l.note("loading details…", t.dim());
         }
         l.out
     }

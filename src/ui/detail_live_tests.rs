@@ -104,6 +104,7 @@ fn render(live: LiveView, w: u16, h: u16) -> String {
         job: Some(&j),
         detail: Some(&d),
         loading: false,
+        held: None,
         error: None,
         theme: &theme,
         now: now(),

@@ -116,6 +116,7 @@ fn detail(job: &Job, info: Option<&pending::PendingInfo>, w: u16, h: u16) -> Str
         job: Some(job),
         detail: None,
         loading: false,
+        held: None,
         error: None,
         theme: &theme,
         now: captured_at(),
@@ -436,4 +437,22 @@ fn stats_rates_in_the_first_minute_are_not_extrapolated() {
     }
     let r = super::stats::rates(&a, 300).expect("rates");
     assert_eq!((r.ctld, r.execs), (2.0, 1.0));
+}
+
+#[test]
+fn a_detail_held_by_the_budget_says_when_it_goes_not_loading() {
+    use ratatui::{backend::TestBackend, Terminal};
+    let a = app_on_a_budget();
+    assert!(
+        a.detail.loading,
+        "the walked-to job's detail is not read yet"
+    );
+    let mut t = Terminal::new(TestBackend::new(160, 40)).unwrap();
+    t.draw(|f| super::draw(f, &a)).unwrap();
+    let s = text(t.backend().buffer());
+    assert!(
+        s.contains("details wait for the RPC budget (4/min): in 253 s"),
+        "{s}"
+    );
+    assert!(!s.contains("loading details…"), "{s}");
 }

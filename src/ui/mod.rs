@@ -62,6 +62,7 @@ pub fn draw(f: &mut Frame, app: &App) {
                 job: app.queue.selected_job(),
                 detail: app.detail.detail.as_ref(),
                 loading: app.detail.loading,
+                held: detail_held(app),
                 error: app.detail.error.as_deref(),
                 theme: &app.theme,
                 now: app.now,
@@ -249,4 +250,23 @@ fn detail_pending(app: &App) -> detail::PendingView<'_> {
             .selected_job()
             .and_then(|j| app.cluster.waits.for_job(j)),
     }
+}
+
+/// While the selected job's detail read waits for the RPC budget, when it goes (the pane
+/// would otherwise say "loading" for up to a minute).
+fn detail_held(app: &App) -> Option<String> {
+    use crate::app::budget::Kind;
+    let b = &app.cluster.budget;
+    if !app.detail.loading || !b.holds(Kind::Detail) {
+        return None;
+    }
+    let h = b.held().iter().find(|h| h.kind == Kind::Detail)?;
+    Some(match b.fits_at(app.now, h.cost, h.who) {
+        Some(t) => format!(
+            "details wait for the RPC budget ({}/min): in {} s",
+            b.per_minute,
+            (t - app.now).num_seconds().max(0)
+        ),
+        None => format!("details wait for the RPC budget ({}/min)", b.per_minute),
+    })
 }

@@ -206,6 +206,7 @@ fn an_unreadable_record_is_a_marked_row_among_the_others() {
         job: v.jobs().iter().find(|j| j.id == spoiled),
         detail: None,
         loading: false,
+        held: None,
         error: None,
         theme: &theme,
         now: now(),

@@ -115,6 +115,7 @@ mod tests {
             job: None,
             detail: Some(d),
             loading: false,
+            held: None,
             error: None,
             theme: &theme,
             now: now(),

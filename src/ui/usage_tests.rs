@@ -135,6 +135,7 @@ fn detail_shows_similar_jobs_waited_under_the_estimate() {
             job: Some(j),
             detail: None,
             loading: false,
+            held: None,
             error: None,
             theme: &theme,
             now: at(),
