@@ -34,10 +34,31 @@ pub fn save_columns(path: &Path, columns: &[Column]) -> Result<PathBuf, String> 
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let tmp =
+        private_copy_beside(&target, &text).map_err(|e| format!("{}: {e}", target.display()))?;
+    let place = || -> std::io::Result<()> {
+        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(mode))?;
+        std::fs::rename(&tmp, &target)
+    };
+    place().map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("{}: {e}", target.display())
+    })?;
+    Ok(target)
+}
+
+/// `text` written whole and synced into a new private (0600) file beside `target`
+/// (`.NAME.slurmdash-PID`), never through a link; the caller moves it into place. On an
+/// error nothing is left behind.
+pub fn private_copy_beside(target: &Path, text: &str) -> std::io::Result<PathBuf> {
+    let dir = target
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let name = target
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "config.toml".into());
+        .unwrap_or_else(|| "file".into());
     let tmp = dir.join(format!(".{name}.slurmdash-{}", std::process::id()));
     let write = || -> std::io::Result<()> {
         let mut f = std::fs::OpenOptions::new()
@@ -47,15 +68,18 @@ pub fn save_columns(path: &Path, columns: &[Column]) -> Result<PathBuf, String> 
             .custom_flags(libc::O_NOFOLLOW)
             .open(&tmp)?;
         f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        f.set_permissions(std::fs::Permissions::from_mode(mode))?;
-        std::fs::rename(&tmp, &target)
+        f.sync_all()
     };
-    write().map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("{}: {e}", target.display())
-    })?;
-    Ok(target)
+    match write() {
+        Ok(()) => Ok(tmp),
+        Err(e) => {
+            // create_new: a file that was there already is not ours to remove.
+            if e.kind() != std::io::ErrorKind::AlreadyExists {
+                let _ = std::fs::remove_file(&tmp);
+            }
+            Err(e)
+        }
+    }
 }
 
 /// `text` with `[ui] columns` set: pure, for the tests.

@@ -234,32 +234,19 @@ async fn l_on_an_array_task_opens_the_form_on_the_tasks_that_did_not_complete() 
     // Until the dashboard has seen the tasks end, `L` says it relaunches finished jobs:
     // press it again after a refresh.
     let want = "rerun the 2 tasks that did not complete: 1,4";
-    let start = std::time::Instant::now();
-    let screen = loop {
-        t.keys(&["L"]);
-        let tried = std::time::Instant::now();
-        let mut seen = None;
-        while tried.elapsed() < Duration::from_secs(8) {
-            let s = t.screen();
-            if s.contains(want) {
-                seen = Some(s);
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(250));
-        }
-        if let Some(s) = seen {
-            break s;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(120),
-            "no rerun form after L; the screen was:\n{}",
-            non_blank(&t.screen())
-        );
+    let screen = t.press_until(
+        &["L"],
+        "the rerun form",
+        Duration::from_secs(8),
+        Duration::from_secs(120),
+        |s| s.contains(want),
         // A plain relaunch form (the dashboard saw a task still running): close it.
-        if t.screen().contains("ctrl-s submit · esc close") {
-            t.keys(&["Escape"]);
-        }
-    };
+        |t, s| {
+            if s.contains("ctrl-s submit · esc close") {
+                t.keys(&["Escape"]);
+            }
+        },
+    );
     assert!(
         screen.contains("array indices         1,4"),
         "{}",

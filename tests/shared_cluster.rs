@@ -392,28 +392,14 @@ async fn relaunching_another_users_job_says_whose_it_is_and_asks_twice() {
         row(s, id).is_some_and(|r| r.contains("COMPLETED"))
     });
     // `L` asks sacct; until it has the ended job, press it again.
-    let start = std::time::Instant::now();
-    let form = loop {
-        t.keys(&["L"]);
-        let pressed = std::time::Instant::now();
-        let mut seen = None;
-        while pressed.elapsed() < Duration::from_secs(8) {
-            let s = t.screen();
-            if s.contains("launch a job on dev") {
-                seen = Some(s);
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(250));
-        }
-        if let Some(s) = seen {
-            break s;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(90),
-            "no relaunch form after L:\n{}",
-            non_blank(&t.screen())
-        );
-    };
+    let form = t.press_until(
+        &["L"],
+        "the relaunch form",
+        Duration::from_secs(8),
+        Duration::from_secs(90),
+        |s| s.contains("launch a job on dev"),
+        |_, _| {},
+    );
     assert!(
         form.contains(&format!(
             "job {id} is sduser's, not yours: its script would run as {OTHER_USER}"

@@ -3,8 +3,7 @@
 //! config's `[templates.NAME]`, which a file of the same name replaces. A file holds the
 //! launch fields by the names `submit --set` takes (plus `command`, and `[[steps]]`).
 
-use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use crate::launch::LaunchSpec;
@@ -182,21 +181,8 @@ pub fn save(
     if !overwrite && std::fs::symlink_metadata(&target).is_ok() {
         return Err(SaveError::Exists(target));
     }
-    let tmp = dir.join(format!(".{name}.toml.slurmdash-{}", std::process::id()));
-    let write = || -> std::io::Result<()> {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()
-    };
-    if let Err(e) = write() {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(failed(&tmp, e));
-    }
+    let tmp =
+        crate::config_write::private_copy_beside(&target, &text).map_err(|e| failed(&target, e))?;
     let placed = if overwrite {
         std::fs::rename(&tmp, &target)
     } else {

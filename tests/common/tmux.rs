@@ -180,6 +180,40 @@ impl Tmux {
             std::thread::sleep(Duration::from_millis(250));
         }
     }
+
+    /// Presses `keys` until the screen satisfies `f`, for a view the dashboard opens only
+    /// once it has caught up (`L` before sacct has the ended job): each press gets
+    /// `per_press`, then `after_miss` may tidy up (close a view that opened instead) before
+    /// the next; all within `limit`. Returns the screen.
+    pub fn press_until(
+        &self,
+        keys: &[&str],
+        what: &str,
+        per_press: Duration,
+        limit: Duration,
+        f: impl Fn(&str) -> bool,
+        after_miss: impl Fn(&Tmux, &str),
+    ) -> String {
+        let start = Instant::now();
+        loop {
+            self.keys(keys);
+            let pressed = Instant::now();
+            while pressed.elapsed() < per_press {
+                let s = self.screen();
+                if f(&s) {
+                    return s;
+                }
+                std::thread::sleep(Duration::from_millis(250));
+            }
+            let s = self.screen();
+            assert!(
+                start.elapsed() < limit,
+                "timed out after {limit:?} pressing {keys:?} for {what}; the screen was (blank lines left out):\n{}",
+                non_blank(&s)
+            );
+            after_miss(self, &s);
+        }
+    }
 }
 
 /// True once the dashboard shows a finished refresh ("updated 2s ago"), not merely its
