@@ -10,6 +10,7 @@ pub mod rerun;
 pub mod resume;
 pub mod sbatch_env;
 pub mod script;
+pub mod session;
 pub mod spec;
 pub mod stage;
 pub mod submit;
