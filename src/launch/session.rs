@@ -116,7 +116,11 @@ pub fn warning(left: Duration, stage: Stage) -> (Stage, Option<u64>) {
         return (0, None);
     }
     if left <= mins(last) {
-        return if stage < 2 { (2, Some(last)) } else { (2, None) };
+        return if stage < 2 {
+            (2, Some(last))
+        } else {
+            (2, None)
+        };
     }
     match stage {
         0 => (1, Some(first)),

@@ -194,5 +194,8 @@ fn ssh_config_refuses_names_ssh_would_read_otherwise() {
 #[test]
 fn the_alias_is_a_plain_word() {
     assert_eq!(host_alias("polar", "4242"), "slurmdash-polar-4242");
-    assert_eq!(host_alias("my cluster", "12_3"), "slurmdash-my-cluster-12-3");
+    assert_eq!(
+        host_alias("my cluster", "12_3"),
+        "slurmdash-my-cluster-12-3"
+    );
 }

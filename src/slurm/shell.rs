@@ -6,6 +6,12 @@ use super::model::JobId;
 /// first node), run by the login node's `sh` so that the user's `$SHELL` is used. The id and
 /// the node are quoted: nothing typed or printed is ever run as shell text.
 pub fn shell_argv(id: &JobId, node: Option<&str>) -> Vec<String> {
+    shell_argv_running(id, node, None)
+}
+
+/// As [`shell_argv`], with `command` (a line for the user's shell, `hostname`) run by that
+/// login shell instead of an interactive session.
+pub fn shell_argv_running(id: &JobId, node: Option<&str>, command: Option<&str>) -> Vec<String> {
     let q = |s: &str| {
         shlex::try_quote(s)
             .map(|c| c.into_owned())
@@ -23,6 +29,9 @@ pub fn shell_argv(id: &JobId, node: Option<&str>) -> Vec<String> {
         script.push_str(" --nodes=1 --ntasks=1");
     }
     script.push_str(" \"${SHELL:-/bin/sh}\" -l");
+    if let Some(c) = command {
+        script.push_str(&format!(" -c {}", q(c)));
+    }
     vec!["sh".into(), "-c".into(), script]
 }
 
@@ -45,5 +54,11 @@ mod tests {
         assert!(shell_argv(&het, None)[2].contains("--jobid=249 "));
         let odd = shell_argv(&id, Some("n1; rm -rf ~"));
         assert!(odd[2].contains("--nodelist='n1; rm -rf ~'"), "{}", odd[2]);
+        let cmd = shell_argv_running(&id, None, Some("echo $HOSTNAME; rm -rf ~"));
+        assert!(
+            cmd[2].ends_with("\"${SHELL:-/bin/sh}\" -l -c 'echo $HOSTNAME; rm -rf ~'"),
+            "{}",
+            cmd[2]
+        );
     }
 }
