@@ -202,7 +202,11 @@ impl App {
                 self.note = Some(format!("updated {id}: {}", what.join(" ")));
             }
             Some(msg) => {
-                let line = format!("could not update {id}: {msg}");
+                let line = if super::session::is_extension(&edit) {
+                    format!("{id}: {}", crate::launch::session::extend_refused(&msg))
+                } else {
+                    format!("could not update {id}: {msg}")
+                };
                 match self.edit.as_mut().filter(|f| f.id == id) {
                     Some(form) => {
                         form.sending = false;

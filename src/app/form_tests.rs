@@ -86,6 +86,7 @@ fn app() -> App {
         facts: None,
         registry_jobs: Vec::new(),
         reattaching: false,
+        jump: None,
     };
     a
 }

@@ -61,6 +61,9 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("history [DAYS]", "finished jobs ([ ] ±week)"),
     ("stats", "commands, bytes, RTT"),
     ("usage [DAYS]", "CPU/GPU-hours, limits (r)"),
+    ("session [LABEL]", "launch a work session"),
+    ("extend [ID]", "30 more minutes of a session"),
+    ("ssh-config", "copy ssh lines for the job's node"),
 ];
 
 impl App {
@@ -191,6 +194,11 @@ impl App {
                     Vec::new()
                 }
             },
+            ("session", []) => self.open_session_form(None),
+            ("session", [label]) => self.open_session_form(Some(label)),
+            ("extend", []) => self.extend_session(None),
+            ("extend", [id]) => self.extend_session(Some(id)),
+            ("ssh-config", _) => self.copy_ssh_config(),
             ("events", _) => {
                 self.cluster.events.open = true;
                 self.cluster.events.scroll = 0;
@@ -201,7 +209,7 @@ impl App {
                     return self.run_op_command(kind, ids);
                 }
                 self.note = Some(format!(
-                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top, events, partitions, history, stats, usage; ? lists keys)"
+                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top, events, partitions, history, stats, usage, session, extend, ssh-config; ? lists keys)"
                 ));
                 Vec::new()
             }
