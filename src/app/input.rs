@@ -62,8 +62,8 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("stats", "commands, bytes, RTT"),
     ("usage [DAYS]", "CPU/GPU-hours, limits (r)"),
     ("session [LABEL]", "launch a work session"),
-    ("extend [ID]", "30 more minutes of a session"),
-    ("ssh-config", "copy ssh lines for the job's node"),
+    ("extend [ID]", "+30 min for a session"),
+    ("ssh-config", "ssh lines to clipboard"),
 ];
 
 impl App {
