@@ -60,7 +60,7 @@ pub struct ClusterState {
     /// The slurmctld RPC budget: what was spent, and the reads held until they fit.
     pub budget: super::budget::Budget,
     /// Running work sessions and how far their end-of-time warnings have gone.
-    pub sessions: super::session::Sessions,
+    pub sessions: crate::launch::session::Sessions,
 }
 
 impl ClusterState {

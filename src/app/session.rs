@@ -4,57 +4,12 @@
 //! the edit path), and the `ssh` lines for an editor copied to the clipboard. A session is
 //! any own job named `session-…` (see `launch::session`).
 
-use std::collections::HashMap;
-
 use super::ops::{Answer, Choice, Confirm};
 use super::App;
 use crate::action::Cmd;
-use crate::launch::session::{self, SessionOpts, Stage};
+use crate::launch::session::{self, Due, SessionOpts};
 use crate::slurm::model::{Job, JobId, Status};
 use crate::slurm::ops::{JobEdit, JobOp, OpKind};
-
-/// How far each running session's warnings have gone, by job id.
-#[derive(Debug, Clone, Default)]
-pub struct Sessions {
-    stages: HashMap<JobId, Stage>,
-}
-
-/// One warning due now.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Due {
-    pub id: JobId,
-    pub name: String,
-    pub minutes: u64,
-}
-
-impl Sessions {
-    /// The warnings due for `jobs` (the cluster's own rows of one refresh); sessions no
-    /// longer listed, or no longer running, are forgotten.
-    pub fn on_jobs<'a>(&mut self, jobs: impl IntoIterator<Item = &'a Job>) -> Vec<Due> {
-        let mut due = Vec::new();
-        let mut seen = HashMap::new();
-        for j in jobs {
-            if j.status() != Status::Running || !session::is_session(&j.name) {
-                continue;
-            }
-            let Some(left) = session::time_left(j.time_limit.known(), j.time_used.known()) else {
-                continue;
-            };
-            let before = self.stages.get(&j.id).copied().unwrap_or(0);
-            let (stage, warn) = session::warning(left, before);
-            seen.insert(j.id.clone(), stage);
-            if let Some(minutes) = warn {
-                due.push(Due {
-                    id: j.id.clone(),
-                    name: j.name.clone(),
-                    minutes,
-                });
-            }
-        }
-        self.stages = seen;
-        due
-    }
-}
 
 impl App {
     /// `:session [LABEL]`: the launch form, prefilled for a session (no GPUs, an hour,
@@ -85,19 +40,18 @@ impl App {
     /// status bar and notified, and (when nothing else is open) the question offers to
     /// extend the first of them.
     pub(super) fn session_warnings(&mut self) -> Vec<Cmd> {
-        let ix = self.multi().then_some(self.cluster.ix);
-        let own = super::clusters::jobs_of(&self.queue, ix);
-        let due = match &self.cluster.events.own {
+        // Only the sessions are copied out of the rows.
+        let own: Vec<Job> = match &self.cluster.events.own {
             super::Own::Nobody => Vec::new(),
-            super::Own::Listed => self.cluster.sessions.on_jobs(own.iter()),
-            super::Own::User(u) => {
-                let u = u.clone();
-                self.cluster
-                    .sessions
-                    .on_jobs(own.iter().filter(|j| j.user.as_str() == u))
-            }
+            who => self
+                .own_jobs()
+                .iter()
+                .filter(|j| session::is_session(&j.name))
+                .filter(|j| !matches!(who, super::Own::User(u) if j.user.as_str() != u))
+                .cloned()
+                .collect(),
         };
-        drop(own);
+        let due = self.cluster.sessions.on_jobs(own.iter());
         let Some(first) = due.first().cloned() else {
             return Vec::new();
         };

@@ -2,13 +2,16 @@
 //! terminal. A session is an ordinary launch (the form's checks, containers, account, the
 //! one submission path) whose command keeps the allocation until its time limit, named
 //! `session-<label>` so that the queue, the events and the dashboard's warnings recognise
-//! it by its name alone. Everything here is pure: the spec, the time-left warnings, the
+//! it by its name alone. Everything here is pure: the spec, the time-left warnings (and
+//! `Sessions`, which of them each running session has had), the
 //! `ssh` config block that lets an editor's remote mode reach the node, and the words for a
 //! refused extension.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use super::LaunchSpec;
+use crate::slurm::model::{Job, JobId, Status};
 
 /// The job name's prefix that marks a session.
 pub const PREFIX: &str = "session-";
@@ -127,6 +130,49 @@ pub fn warning(left: Duration, stage: Stage) -> (Stage, Option<u64>) {
         // Raised from below 2 minutes to between them: the 10-minute mark is passed again.
         2 => (1, None),
         s => (s, None),
+    }
+}
+
+/// How far each running session's warnings have gone, by job id.
+#[derive(Debug, Clone, Default)]
+pub struct Sessions {
+    stages: HashMap<JobId, Stage>,
+}
+
+/// One warning due now.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Due {
+    pub id: JobId,
+    pub name: String,
+    pub minutes: u64,
+}
+
+impl Sessions {
+    /// The warnings due for `jobs` (the cluster's own rows of one refresh); sessions no
+    /// longer listed, or no longer running, are forgotten.
+    pub fn on_jobs<'a>(&mut self, jobs: impl IntoIterator<Item = &'a Job>) -> Vec<Due> {
+        let mut due = Vec::new();
+        let mut seen = HashMap::new();
+        for j in jobs {
+            if j.status() != Status::Running || !is_session(&j.name) {
+                continue;
+            }
+            let Some(left) = time_left(j.time_limit.known(), j.time_used.known()) else {
+                continue;
+            };
+            let before = self.stages.get(&j.id).copied().unwrap_or(0);
+            let (stage, warn) = warning(left, before);
+            seen.insert(j.id.clone(), stage);
+            if let Some(minutes) = warn {
+                due.push(Due {
+                    id: j.id.clone(),
+                    name: j.name.clone(),
+                    minutes,
+                });
+            }
+        }
+        self.stages = seen;
+        due
     }
 }
 
