@@ -222,3 +222,132 @@ async fn a_session_runs_takes_a_shell_and_a_tunnel_and_ends_cancelled() {
     let state = final_state(&r, id, LIMIT).await;
     assert!(state.starts_with("CANCELLED"), "sacct says {state}");
 }
+
+/// slurmdash in tmux with the setup's config, a 2 s refresh and `[launch]` on the cpu
+/// partition with one CPU (sessions start from `[launch]`); the dashboard is on screen.
+fn dashboard(s: &LaunchSetup) -> Tmux {
+    let cfg = std::fs::read_to_string(&s.config).expect("config");
+    let cfg = format!(
+        "{cfg}\npoll_interval_secs = 2\n\n[launch]\npartition = \"cpu\"\ncpus_per_task = 1\n"
+    );
+    std::fs::write(&s.config, cfg).expect("config");
+    let state = s.state.path().display().to_string();
+    let t = Tmux::start_with(&s.config, &[], &[("SLURMDASH_STATE_DIR", &state)]);
+    t.wait("the dashboard", Duration::from_secs(20), |sc| {
+        sc.contains("jobs")
+    });
+    t
+}
+
+#[tokio::test]
+async fn colon_session_launches_from_the_form_and_d_ends_it() {
+    let tag = rand_suffix();
+    let s = LaunchSetup::new(&format!("session-ui-{tag}")).await;
+    let t = dashboard(&s);
+    let label = format!("ui{tag}");
+    t.keys(&[":"]);
+    t.type_text(&format!("session {label}"));
+    t.keys(&["Enter"]);
+    t.wait("the form prefilled for a session", LIMIT, |sc| {
+        sc.contains("launch a job on dev")
+            && sc.contains(&format!("session-{label}"))
+            && sc.contains(&format!("→ session-{label} on dev"))
+    });
+    t.keys(&["C-s"]);
+    let sc = t.wait("the submission", LIMIT, |sc| sc.contains("submitted job "));
+    let id: u64 = sc
+        .split("submitted job ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("no job id on screen:\n{sc}"));
+    // The session's own line in its log: it runs, on the cpu partition's node.
+    t.wait("the session's line in the log pane", LIMIT, |sc| {
+        sc.contains(&format!("slurmdash work session: job {id} on"))
+    });
+    let r = remote();
+    let squeue = run(
+        &r,
+        &["squeue", "-h", "-o", "%T %j %P", "-j", &id.to_string()],
+    )
+    .await;
+    assert_eq!(
+        squeue.stdout_lossy().trim(),
+        format!("RUNNING session-{label} cpu")
+    );
+    // Its start was news, saying what a session offers.
+    t.keys(&[":"]);
+    t.type_text("events");
+    t.keys(&["Enter"]);
+    t.wait("the start in the event log", LIMIT, |sc| {
+        sc.contains(&format!("job {id} session-{label} started on"))
+            && sc.contains("work session ready (x: shell, F: tunnel, :ssh-config)")
+    });
+    t.keys(&["Escape"]);
+    // D ends it (quick_cancel: no question), like any job.
+    t.filter(&format!("session-{label}"), Duration::from_secs(30));
+    t.wait("only the session", LIMIT, |sc| {
+        common::tmux::row(sc, id).is_some() && sc.contains("jobs 1")
+    });
+    t.keys(&["D"]);
+    let state = final_state(&r, id, LIMIT).await;
+    assert!(state.starts_with("CANCELLED"), "sacct says {state}");
+    t.keys(&["q"]);
+}
+
+#[tokio::test]
+async fn ten_minutes_before_its_end_the_dashboard_offers_to_extend_and_says_why_it_cannot() {
+    let tag = rand_suffix();
+    let s = LaunchSetup::new(&format!("session-warn-{tag}")).await;
+    let label = format!("w{tag}");
+    // 11 minutes: a minute after it starts, 10 are left.
+    let out = session(
+        &s,
+        &[
+            "--partition",
+            "cpu",
+            "--cpus",
+            "1",
+            "--time",
+            "11m",
+            "--name",
+            &label,
+            "--wait",
+            "--json",
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_str(ok(&out).trim()).expect("JSON");
+    let id = v["job_id"].as_u64().expect("job_id");
+    let t = dashboard(&s);
+    t.filter(&format!("session-{label}"), Duration::from_secs(30));
+    // A minute and a half at most, and the refreshes' own lag.
+    let sc = t.wait("the warning's question", Duration::from_secs(150), |sc| {
+        sc.contains(&format!(
+            "session {id} (session-{label}) ends in 10 minutes: extend it?"
+        ))
+    });
+    assert!(
+        sc.contains("y/enter: 30 more minutes · e: end it now"),
+        "{sc}"
+    );
+    t.keys(&["y"]);
+    // The dev cluster, like most sites, lets users only lower a limit.
+    t.wait("the refusal, in those words", LIMIT, |sc| {
+        sc.contains(&format!(
+            "{id}: the cluster refused to extend: only an operator can raise a time limit here"
+        ))
+    });
+    let limit = run(
+        &remote(),
+        &["squeue", "-h", "-o", "%l", "-j", &id.to_string()],
+    )
+    .await;
+    assert_eq!(
+        limit.stdout_lossy().trim(),
+        "11:00",
+        "the limit is unchanged"
+    );
+    t.keys(&["q"]);
+    let ended = ok(&session(&s, &["--end", &id.to_string()]));
+    assert!(ended.contains(&format!("{id}: cancelled")), "{ended}");
+}

@@ -70,7 +70,7 @@ fn ten_minutes_before_the_end_it_warns_and_offers_to_extend() {
         )]),
     });
     assert_eq!(
-        a.cluster.status.last_error.as_deref(),
+        a.note.as_deref(),
         Some("237: the cluster refused to extend: only an operator can raise a time limit here")
     );
 }
