@@ -300,7 +300,10 @@ async fn ten_minutes_before_its_end_the_dashboard_offers_to_extend_and_says_why_
     let tag = rand_suffix();
     let s = LaunchSetup::new(&format!("session-warn-{tag}")).await;
     let label = format!("w{tag}");
-    // 11 minutes: a minute after it starts, 10 are left.
+    // 11 minutes: a minute after it starts, 10 are left. It serves a page, whose URL the
+    // dashboard offers for a tunnel.
+    let port = 20000 + (tag % 20000) as u16;
+    let serve = format!("cd $(mktemp -d) && exec python3 -u -m http.server {port}");
     let out = session(
         &s,
         &[
@@ -314,6 +317,10 @@ async fn ten_minutes_before_its_end_the_dashboard_offers_to_extend_and_says_why_
             &label,
             "--wait",
             "--json",
+            "--",
+            "sh",
+            "-c",
+            &serve,
         ],
     );
     let v: serde_json::Value = serde_json::from_str(ok(&out).trim()).expect("JSON");
@@ -347,7 +354,15 @@ async fn ten_minutes_before_its_end_the_dashboard_offers_to_extend_and_says_why_
         "11:00",
         "the limit is unchanged"
     );
-    t.keys(&["q"]);
+    // F offers the port the session's server printed in its log.
+    t.wait("the server's line in the log pane", LIMIT, |sc| {
+        sc.contains(&format!("port {port}"))
+    });
+    t.keys(&["F"]);
+    t.wait("the printed URL offered", LIMIT, |sc| {
+        sc.contains(&format!("job {id} printed http://…:{port}/"))
+    });
+    t.keys(&["Escape", "q"]);
     let ended = ok(&session(&s, &["--end", &id.to_string()]));
     assert!(ended.contains(&format!("{id}: cancelled")), "{ended}");
 }

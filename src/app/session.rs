@@ -11,6 +11,9 @@ use crate::launch::session::{self, Due, SessionOpts};
 use crate::slurm::model::{Job, JobId, Status};
 use crate::slurm::ops::{JobEdit, JobOp, OpKind};
 
+/// Seconds without a key before the extension question may open.
+const QUIET_SECS: i64 = 3;
+
 impl App {
     /// `:session [LABEL]`: the launch form, prefilled for a session (no GPUs, an hour,
     /// keeping the allocation); the user adjusts it and submits as any launch.
@@ -36,17 +39,25 @@ impl App {
         cmds
     }
 
-    /// After each refresh: the sessions whose end is 10 or 2 minutes away are said on the
-    /// status bar and notified, and (when nothing else is open) the question offers to
-    /// extend the first of them.
+    /// After each refresh: the sessions launched from here whose end is 10 or 2 minutes
+    /// away are said on the status bar and notified, and (when nothing else is open) the
+    /// question offers to extend the first of them (unless a key came in the last seconds:
+    /// the note says `:extend` then).
     pub(super) fn session_warnings(&mut self) -> Vec<Cmd> {
-        // Only the sessions are copied out of the rows.
+        // Only the sessions launched from this machine (in its registry) are copied out of
+        // the rows: a question never pops up in a dashboard for someone else's session, or
+        // one of the same name started elsewhere.
+        let launch = &self.cluster.launch;
+        let chains = &self.cluster.chains;
+        let here = |j: &Job| {
+            chains.contains_key(&j.id.base()) || launch.registry_jobs.iter().any(|r| r.id == j.id)
+        };
         let own: Vec<Job> = match &self.cluster.events.own {
             super::Own::Nobody => Vec::new(),
             who => self
                 .own_jobs()
                 .iter()
-                .filter(|j| session::is_session(&j.name))
+                .filter(|j| session::is_session(&j.name) && here(j))
                 .filter(|j| !matches!(who, super::Own::User(u) if j.user.as_str() != u))
                 .cloned()
                 .collect(),
@@ -85,7 +96,13 @@ impl App {
                 urgent: d.minutes <= session::WARN_MINUTES[1],
             }));
         }
-        if !self.cluster.read_only && self.top_overlay().is_none() {
+        // Not while the user is typing: the question would take their next key.
+        let typing = self
+            .cluster
+            .insight
+            .last_key
+            .is_some_and(|t| (self.now - t).num_seconds() < QUIET_SECS);
+        if !self.cluster.read_only && !typing && self.top_overlay().is_none() {
             self.confirm = Some(extend_question(&first));
         }
         cmds

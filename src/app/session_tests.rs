@@ -22,6 +22,19 @@ fn with_session(limit_min: u64, used_secs: u64) -> Vec<Job> {
     jobs
 }
 
+/// An app that launched job 237 (it is in its registry's jobs).
+fn launched_237() -> App {
+    let mut a = app();
+    let j = jobs()
+        .into_iter()
+        .find(|j| j.id == id("237"))
+        .expect("237 in the fixture");
+    a.cluster.launch.registry_jobs.push(j);
+    // No key lately: the question may open.
+    a.cluster.insight.last_key = None;
+    a
+}
+
 fn notified(cmds: &[Cmd]) -> Vec<String> {
     cmds.iter()
         .filter_map(|c| match c {
@@ -33,7 +46,7 @@ fn notified(cmds: &[Cmd]) -> Vec<String> {
 
 #[test]
 fn ten_minutes_before_the_end_it_warns_and_offers_to_extend() {
-    let mut a = app();
+    let mut a = launched_237();
     a.update(Msg::PollDue);
     let cmds = a.update(loaded(with_session(60, 50 * 60 + 10)));
     assert!(notified(&cmds).contains(&"work session 237 ends in 10 minutes".to_string()));
@@ -77,7 +90,7 @@ fn ten_minutes_before_the_end_it_warns_and_offers_to_extend() {
 
 #[test]
 fn each_warning_comes_once_then_the_two_minute_one() {
-    let mut a = app();
+    let mut a = launched_237();
     a.update(Msg::PollDue);
     a.update(loaded(with_session(60, 51 * 60)));
     assert!(a.confirm.take().is_some());
@@ -94,7 +107,7 @@ fn each_warning_comes_once_then_the_two_minute_one() {
 
 #[test]
 fn jobs_that_are_not_sessions_and_sessions_far_from_the_end_are_left_alone() {
-    let mut a = app();
+    let mut a = launched_237();
     a.update(Msg::PollDue);
     let mut jobs = with_session(60, 60);
     let j = jobs
@@ -110,7 +123,7 @@ fn jobs_that_are_not_sessions_and_sessions_far_from_the_end_are_left_alone() {
 
 #[test]
 fn the_question_waits_for_nothing_else_to_be_open() {
-    let mut a = app();
+    let mut a = launched_237();
     a.update(Msg::PollDue);
     a.help = true;
     a.update(loaded(with_session(60, 55 * 60)));
@@ -122,6 +135,25 @@ fn the_question_waits_for_nothing_else_to_be_open() {
     a.queue.select_id(&id("237"));
     let cmds = a.run_command("extend");
     assert!(matches!(&cmds[..], [Cmd::Edit(i, _)] if *i == id("237")));
+}
+
+#[test]
+fn no_question_takes_the_key_of_a_user_who_is_typing() {
+    let mut a = launched_237();
+    a.cluster.insight.last_key = Some(a.now);
+    a.update(Msg::PollDue);
+    let cmds = a.update(loaded(with_session(60, 55 * 60)));
+    assert_eq!(notified(&cmds).len(), 1, "warned all the same");
+    assert!(a.confirm.is_none());
+}
+
+#[test]
+fn a_session_not_launched_from_here_is_not_asked_about() {
+    let mut a = app();
+    a.update(Msg::PollDue);
+    let cmds = a.update(loaded(with_session(60, 55 * 60)));
+    assert!(notified(&cmds).is_empty());
+    assert!(a.confirm.is_none());
 }
 
 #[test]
