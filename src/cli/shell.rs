@@ -17,8 +17,8 @@ pub struct ShellArgs {
     /// Which of the job's nodes (default: its first).
     #[arg(long, value_name = "NODE")]
     pub node: Option<String>,
-    /// A command for your shell to run there instead of an interactive session
-    /// (`slurmdash shell 123 -- nvidia-smi`).
+    /// A command for your shell to run there (`$SHELL -c`, not a login shell) instead of
+    /// an interactive session (`slurmdash shell 123 -- nvidia-smi`).
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
 }

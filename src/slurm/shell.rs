@@ -10,7 +10,8 @@ pub fn shell_argv(id: &JobId, node: Option<&str>) -> Vec<String> {
 }
 
 /// As [`shell_argv`], with `command` (a line for the user's shell, `hostname`) run by that
-/// login shell instead of an interactive session.
+/// shell (`-c`, not a login shell: tcsh refuses `-l` beside another flag) instead of an
+/// interactive session.
 pub fn shell_argv_running(id: &JobId, node: Option<&str>, command: Option<&str>) -> Vec<String> {
     let q = |s: &str| {
         shlex::try_quote(s)
@@ -28,9 +29,10 @@ pub fn shell_argv_running(id: &JobId, node: Option<&str>, command: Option<&str>)
     } else {
         script.push_str(" --nodes=1 --ntasks=1");
     }
-    script.push_str(" \"${SHELL:-/bin/sh}\" -l");
-    if let Some(c) = command {
-        script.push_str(&format!(" -c {}", q(c)));
+    // tcsh takes `-l` only as its one flag: a command runs in a plain (non-login) shell.
+    match command {
+        Some(c) => script.push_str(&format!(" \"${{SHELL:-/bin/sh}}\" -c {}", q(c))),
+        None => script.push_str(" \"${SHELL:-/bin/sh}\" -l"),
     }
     vec!["sh".into(), "-c".into(), script]
 }
@@ -56,7 +58,7 @@ mod tests {
         assert!(odd[2].contains("--nodelist='n1; rm -rf ~'"), "{}", odd[2]);
         let cmd = shell_argv_running(&id, None, Some("echo $HOSTNAME; rm -rf ~"));
         assert!(
-            cmd[2].ends_with("\"${SHELL:-/bin/sh}\" -l -c 'echo $HOSTNAME; rm -rf ~'"),
+            cmd[2].ends_with("\"${SHELL:-/bin/sh}\" -c 'echo $HOSTNAME; rm -rf ~'"),
             "{}",
             cmd[2]
         );
