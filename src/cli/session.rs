@@ -43,7 +43,8 @@ pub struct SessionArgs {
     /// Wait until it runs, then print its node.
     #[arg(long)]
     pub wait: bool,
-    /// Print one JSON object: job_id, name, state, node, cluster.
+    /// Print one JSON object: job_id, name, state (RUNNING with --wait, else SUBMITTED),
+    /// node, cluster, local_id, stdout.
     #[arg(long)]
     pub json: bool,
     /// Validate and print the script; submit nothing.
@@ -129,7 +130,8 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &SessionArgs) -> Resu
         );
         return Ok(ExitCode::from(128 + num as u8));
     }
-    let mut state = "PENDING".to_string();
+    // Without --wait, only that it was queued is known.
+    let mut state = "SUBMITTED".to_string();
     let mut node = None;
     if args.wait {
         if !args.json {
@@ -193,7 +195,7 @@ async fn wait_running(
 ) -> Result<Waited> {
     let mut stop = crate::signals::Stop::new()?;
     let every = cluster.settings.poll_interval().max(Duration::from_secs(2));
-    let argv: Vec<String> = ["squeue", "-h", "-o", "%T|%N|%r", "-j", id]
+    let argv: Vec<String> = ["squeue", "-h", "-o", "%T|%N|%r|%S", "-j", id]
         .iter()
         .map(|s| s.to_string())
         .collect();
@@ -204,8 +206,9 @@ async fn wait_running(
             .run(&argv, None, cluster.settings.command_timeout())
             .await?;
         let line = out.stdout_lossy().trim().to_string();
-        let mut parts = line.splitn(3, '|');
-        let (state, nodes, reason) = (
+        let mut parts = line.splitn(4, '|');
+        let (state, nodes, reason, start) = (
+            parts.next().unwrap_or(""),
             parts.next().unwrap_or(""),
             parts.next().unwrap_or(""),
             parts.next().unwrap_or(""),
@@ -219,7 +222,10 @@ async fn wait_running(
                 return Ok(Waited::Running(first));
             }
             "PENDING" | "CONFIGURING" | "RUNNING" | "REQUEUED" | "RESIZING" => {
-                let now = format!("{state} ({reason})");
+                let mut now = format!("{state} ({reason})");
+                if state == "PENDING" && start.contains('T') {
+                    now.push_str(&format!(", estimated start {}", start.replace('T', " ")));
+                }
                 if now != said && !quiet {
                     println!("  {}", super::printable(&now));
                 }
