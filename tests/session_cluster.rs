@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use common::launch::LaunchSetup;
 use common::tmux::{rand_suffix, Tmux};
-use common::{final_state, remote, run, text, wait_for};
+use common::{final_state, remote, run, text, wait_for, CancelOnDrop};
 
 const LIMIT: Duration = Duration::from_secs(90);
 
@@ -83,6 +83,7 @@ async fn a_session_runs_takes_a_shell_and_a_tunnel_and_ends_cancelled() {
     let printed = ok(&out);
     let v: serde_json::Value = serde_json::from_str(printed.trim()).expect("one JSON object");
     let id = v["job_id"].as_u64().expect("job_id");
+    let _cancel = CancelOnDrop(id);
     assert_eq!(v["state"], "RUNNING", "{printed}");
     assert_eq!(v["name"], format!("session-{label}"));
     let node = v["node"].as_str().expect("node").to_string();
@@ -207,6 +208,7 @@ async fn a_session_runs_takes_a_shell_and_a_tunnel_and_ends_cancelled() {
         ],
     )
     .await;
+    let _cancel_other = CancelOnDrop(other);
     let refused = session(&s, &["--end", &other.to_string()]);
     assert!(!refused.status.success());
     assert!(
@@ -261,6 +263,7 @@ async fn colon_session_launches_from_the_form_and_d_ends_it() {
         .and_then(|r| r.split_whitespace().next())
         .and_then(|w| w.parse().ok())
         .unwrap_or_else(|| panic!("no job id on screen:\n{sc}"));
+    let _cancel = CancelOnDrop(id);
     // The session's own line in its log: it runs, on the cpu partition's node.
     t.wait("the session's line in the log pane", LIMIT, |sc| {
         sc.contains(&format!("slurmdash work session: job {id} on"))
@@ -325,6 +328,7 @@ async fn ten_minutes_before_its_end_the_dashboard_offers_to_extend_and_says_why_
     );
     let v: serde_json::Value = serde_json::from_str(ok(&out).trim()).expect("JSON");
     let id = v["job_id"].as_u64().expect("job_id");
+    let _cancel = CancelOnDrop(id);
     let t = dashboard(&s);
     t.filter(&format!("session-{label}"), Duration::from_secs(30));
     // A minute and a half at most, and the refreshes' own lag.
