@@ -207,3 +207,20 @@ fn ssh_config_copies_a_block_for_the_selected_running_job() {
     assert!(a.run_command("ssh-config").is_empty());
     assert!(a.note.as_deref().unwrap_or("").contains("needs it running"));
 }
+
+#[test]
+fn a_session_that_starts_says_what_it_offers() {
+    let mut a = app();
+    a.update(Msg::PollDue);
+    let mut pending = with_session(60, 0);
+    let j = pending.iter_mut().find(|j| j.id == id("237")).expect("237");
+    j.state = crate::slurm::model::JobState::Pending;
+    a.update(loaded(pending));
+    a.update(Msg::PollDue);
+    let cmds = a.update(loaded(with_session(60, 5)));
+    let said = notified(&cmds);
+    assert_eq!(
+        said,
+        vec!["job 237 session-debug started on vm: work session ready (x: shell, F: tunnel, :ssh-config)"]
+    );
+}
