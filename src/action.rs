@@ -70,6 +70,8 @@ pub enum Msg {
         result: Result<Vec<crate::slurm::partview::PartitionRow>, String>,
         at: NaiveDateTime,
     },
+    /// The site's own RPC rate limit (`rl_enable`), or none.
+    SiteLimit(Result<Option<crate::slurm::ratelimit::RateLimit>, String>),
     /// The budget read for `:usage`, finished at `at`.
     Usage {
         days: u32,
@@ -132,6 +134,12 @@ pub enum Msg {
     /// Something the event loop did for the user (a shell that ended, a cluster that could
     /// not be added), for the status bar.
     Note(String),
+    /// The launch form's values were written as a template file (or why not).
+    TemplateSaved {
+        name: String,
+        spec: Box<crate::launch::LaunchSpec>,
+        result: Result<std::path::PathBuf, crate::config::template_files::SaveError>,
+    },
     /// A cluster `:cluster NAME` asked for was connected and added: focus it.
     ClusterAdded(String),
 }
@@ -209,6 +217,7 @@ impl Msg {
             | Msg::PollDue
             | Msg::Conn { .. }
             | Msg::Limits(_)
+            | Msg::SiteLimit(_)
             | Msg::Retries(_)
             | Msg::LaunchFacts(_)
             | Msg::TestOnly(_)
@@ -220,6 +229,7 @@ impl Msg {
             | Msg::RemoteStats { .. }
             | Msg::Files(_)
             | Msg::Note(_)
+            | Msg::TemplateSaved { .. }
             | Msg::ClusterAdded(_) => {}
         }
     }
@@ -306,12 +316,21 @@ pub enum Cmd {
     Clipboard(String),
     /// Write these queue columns into the config file (`[ui] columns`; by the dashboard).
     SaveColumns(Vec<crate::queue::Column>),
+    /// Write the launch form's values as template file `name` (by the dashboard);
+    /// `overwrite`: replace one that exists.
+    SaveTemplate {
+        name: String,
+        spec: Box<crate::launch::LaunchSpec>,
+        overwrite: bool,
+    },
     /// A refresh that also asks sacct about jobs that left squeue.
     PollWith {
         sacct: Vec<JobId>,
     },
     FetchPending(Box<Job>),
     FetchPartitions,
+    /// `scontrol show config`, once per cluster: the site's RPC rate limit.
+    FetchSiteLimit,
     /// The budget read of the last `days` days, for `:usage`.
     FetchUsage {
         days: u32,
@@ -380,7 +399,9 @@ impl Cmd {
             | Cmd::Notify(_)
             | Cmd::Clipboard(_)
             | Cmd::SaveColumns(_)
+            | Cmd::SaveTemplate { .. }
             | Cmd::FetchPartitions
+            | Cmd::FetchSiteLimit
             | Cmd::FetchUsage { .. }
             | Cmd::FetchWaits
             | Cmd::History(_) => {}

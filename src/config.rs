@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::launch::LaunchSpec;
 
+pub mod template_files;
+
 /// The example shipped with the project; a test proves it parses.
 pub const EXAMPLE: &str = include_str!("../config.example.toml");
 
@@ -38,6 +40,13 @@ pub struct Config {
     pub files: crate::jobfiles::FilesConfig,
     /// `[poll]`: how much the dashboard may ask of slurmctld.
     pub poll: PollConfig,
+    /// The templates of `templates` that came from template files (name -> file): a file
+    /// replaces the config's `[templates.NAME]` of the same name.
+    #[serde(skip)]
+    pub template_files: BTreeMap<String, PathBuf>,
+    /// Template files that were left out, (name, what is wrong: the file and the key).
+    #[serde(skip)]
+    pub template_problems: Vec<(String, String)>,
 }
 
 /// `[poll]`: the dashboard's budget of slurmctld RPCs.
@@ -77,26 +86,71 @@ impl Config {
         let Some(name) = template else {
             return Ok(self.launch.clone());
         };
-        let overlay = self.templates.get(name).ok_or_else(|| {
-            let known: Vec<&str> = self.templates.keys().map(String::as_str).collect();
-            format!(
-                "no template `{name}`; configured: {}",
-                if known.is_empty() {
-                    "none".to_string()
-                } else {
-                    known.join(", ")
+        let overlay = match self.templates.get(name) {
+            Some(t) => t,
+            None => {
+                if let Some((_, why)) = self.template_problems.iter().find(|p| p.0 == name) {
+                    return Err(why.clone());
                 }
-            )
-        })?;
+                let known: Vec<&str> = self.templates.keys().map(String::as_str).collect();
+                return Err(format!(
+                    "no template `{name}`; configured: {}",
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ));
+            }
+        };
+        let mut spec = self.overlay(overlay)?;
+        spec.template = Some(name.to_string());
+        Ok(spec)
+    }
+
+    /// `[launch]` with `overlay`'s keys over it.
+    fn overlay(&self, overlay: &toml::Table) -> Result<LaunchSpec, String> {
         let mut table = toml::Table::try_from(&self.launch).map_err(|e| e.to_string())?;
         for (k, v) in overlay {
             table.insert(k.clone(), v.clone());
         }
-        let mut spec: LaunchSpec = toml::Value::Table(table)
+        toml::Value::Table(table)
             .try_into()
-            .map_err(|e: toml::de::Error| e.to_string().trim().to_string())?;
-        spec.template = Some(name.to_string());
-        Ok(spec)
+            .map_err(|e: toml::de::Error| e.to_string().trim().to_string())
+    }
+
+    /// Whether a template table makes a launch; the error names the first key that does
+    /// not (serde's messages do not always say which).
+    pub fn check_template(&self, t: &toml::Table) -> Result<(), (Option<String>, String)> {
+        let Err(whole) = self.overlay(t) else {
+            return Ok(());
+        };
+        for (k, v) in t {
+            let one = toml::Table::from_iter([(k.clone(), v.clone())]);
+            if let Err(e) = self.overlay(&one) {
+                return Err((Some(k.clone()), e));
+            }
+        }
+        Err((None, whole))
+    }
+
+    /// Adds the template files of `dir` to `templates` (a file wins over the config's
+    /// template of the same name); bad files go to `template_problems`.
+    pub fn add_template_files(&mut self, dir: &Path) {
+        let (files, problems) = template_files::load(dir, |t| self.check_template(t));
+        for f in files {
+            self.templates.insert(f.name.clone(), f.table);
+            self.template_files.insert(f.name, f.path);
+        }
+        self.template_problems = problems;
+    }
+
+    /// Where template `name` comes from, for the form: its file, or the config.
+    pub fn template_origin(&self, name: &str) -> String {
+        match self.template_files.get(name) {
+            Some(p) => p.display().to_string(),
+            None => format!("[templates.{name}] in the config"),
+        }
     }
 }
 
@@ -336,10 +390,11 @@ impl Loaded {
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !must_exist => {
-                return Ok(Self {
-                    path,
-                    config: Config::default(),
-                })
+                let mut config = Config::default();
+                if let Some(dir) = template_files::dir() {
+                    config.add_template_files(&dir);
+                }
+                return Ok(Self { path, config });
             }
             Err(e) => {
                 return Err(ConfigError::Read {
@@ -359,6 +414,9 @@ impl Loaded {
             })?;
         if let Some(url) = &config.retry.webhook {
             crate::debug_log::add_secret(url);
+        }
+        if let Some(dir) = template_files::dir() {
+            config.add_template_files(&dir);
         }
         Ok(Self { path, config })
     }
@@ -871,6 +929,34 @@ mod tests {
         let t = cfg.launch_spec(Some("train-8gpu")).unwrap();
         assert_eq!((t.gpus, t.time.as_str()), (8, "4h"));
         assert!(t.image.starts_with("nvcr.io/"));
+    }
+
+    #[test]
+    fn template_files_load_beside_the_config_and_a_file_wins_its_name() {
+        let d = tempfile::tempdir().expect("tmp");
+        std::fs::write(d.path().join("a.toml"), "gpus = 2\ncommand = \"echo a\"\n").expect("w");
+        std::fs::write(d.path().join("b.toml"), "gpus = \"two\"\n").expect("w");
+        let mut cfg = parse(
+            "[launch]\ntime = \"1h\"\n[templates.a]\ngpus = 8\n[templates.c]\ngpus = 1\n",
+            &p(),
+        )
+        .expect("parses");
+        cfg.add_template_files(d.path());
+        let a = cfg.launch_spec(Some("a")).expect("a");
+        assert_eq!(
+            (a.gpus, a.time.as_str(), a.command.as_str()),
+            (2, "1h", "echo a")
+        );
+        assert_eq!(
+            cfg.template_origin("a"),
+            d.path().join("a.toml").display().to_string()
+        );
+        assert_eq!(cfg.template_origin("c"), "[templates.c] in the config");
+        assert_eq!(cfg.launch_spec(Some("c")).expect("c").gpus, 1);
+        // The bad file is named with its key, for the form and for submit --template.
+        let e = cfg.launch_spec(Some("b")).unwrap_err();
+        assert!(e.contains("b.toml") && e.contains("key `gpus`"), "{e}");
+        assert_eq!(cfg.template_problems.len(), 1);
     }
 
     #[test]

@@ -57,11 +57,18 @@ pub async fn run(loaded: &Loaded, session: Session, keymap: Keymap) -> Result<()
         .map(|s| (s.width, s.height))
         .unwrap_or((120, 40));
     let mut app = new_app(&session, loaded, keymap, size);
-    let result =
-        std::panic::AssertUnwindSafe(event_loop(&mut term, loaded, &mut session, &mut app))
-            .catch_unwind()
-            .await;
+    let mut hubs = Vec::new();
+    let result = std::panic::AssertUnwindSafe(event_loop(
+        &mut term,
+        loaded,
+        &mut session,
+        &mut app,
+        &mut hubs,
+    ))
+    .catch_unwind()
+    .await;
     tui::leave();
+    finish_submissions(&mut hubs).await;
     // Tunnels still open are closed: the shared master outlives the dashboard, and so
     // would they.
     for t in &app.tunnels {
@@ -141,9 +148,22 @@ fn launch_context(loaded: &Loaded, cluster: &Cluster) -> LaunchContext {
                 .map(|t| (name.clone(), with(t)))
         })
         .collect();
+    let origins = loaded
+        .config
+        .templates
+        .keys()
+        .map(|n| (n.clone(), loaded.config.template_origin(n)))
+        .collect();
     LaunchContext {
         defaults: with(loaded.config.launch.clone()),
         templates,
+        origins,
+        template_problems: loaded
+            .config
+            .template_problems
+            .iter()
+            .map(|p| p.1.clone())
+            .collect(),
         last_used: crate::registry::Registry::open_default().load_last(),
         results_root: s.results_root.clone(),
         facts: None,
@@ -206,14 +226,51 @@ fn start_hub(session: &Session, loaded: &Loaded, ix: u16, tx: &UnboundedSender<M
     hub
 }
 
+/// Submissions the dashboard started and that are still under way when it leaves (by `q`,
+/// a signal, a closed terminal, an error) are finished first, so that each launch ends up
+/// queued and recorded, or not queued at all: the SSH connection they run on closes
+/// after. A signal while waiting leaves at once; the launch then stays recorded as being
+/// submitted, and the next dashboard adopts its job (or submits it).
+async fn finish_submissions(hubs: &mut [Hub]) {
+    use std::io::Write;
+    let pending: Vec<(String, tokio::task::JoinHandle<()>)> =
+        hubs.iter_mut().flat_map(Hub::take_submissions).collect();
+    if pending.is_empty() {
+        return;
+    }
+    let ids: Vec<&str> = pending.iter().map(|(id, _)| id.as_str()).collect();
+    let ids = ids.join(", ");
+    // The terminal may be gone (SIGHUP): a failed write is not an error here.
+    let say = |text: String| {
+        let _ = writeln!(std::io::stderr(), "slurmdash: {text}");
+    };
+    say(format!(
+        "finishing the submission of launch {ids} first, so that it is either queued and recorded or not queued at all (ctrl-c leaves at once)"
+    ));
+    let Ok(mut stop) = crate::signals::Stop::new() else {
+        for (_, t) in pending {
+            let _ = t.await;
+        }
+        return;
+    };
+    let all = futures_util::future::join_all(pending.into_iter().map(|(_, t)| t));
+    tokio::select! {
+        _ = all => say("submission finished; `slurmdash jobs` lists it".into()),
+        (name, _) = stop.recv() => say(format!(
+            "stopped by {name}: leaving mid-submission; launch {ids} stays recorded as being submitted, and the next dashboard adopts its job (or submits it)"
+        )),
+    }
+}
+
 async fn event_loop(
     term: &mut tui::Term,
     loaded: &Loaded,
     session: &mut Session,
     app: &mut App,
+    hubs: &mut Vec<Hub>,
 ) -> Result<()> {
     let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
-    let mut hubs: Vec<Hub> = vec![start_hub(session, loaded, 0, &tx)];
+    hubs.push(start_hub(session, loaded, 0, &tx));
     for i in 1..session.sites.len() {
         let ix = u16::try_from(i).unwrap_or(u16::MAX);
         let state = cluster_state(session, loaded, &session.sites[i].cluster);
@@ -278,7 +335,7 @@ async fn event_loop(
             }
         };
         if let Msg::Tick(at) = &msg {
-            for hub in &mut hubs {
+            for hub in hubs.iter_mut() {
                 hub.tick(*at);
             }
         }
@@ -290,7 +347,7 @@ async fn event_loop(
         for (ix, cmd) in cmds {
             match cmd {
                 Cmd::Quit => {
-                    for hub in &mut hubs {
+                    for hub in hubs.iter_mut() {
                         hub.stop();
                     }
                     return Ok(());
@@ -310,6 +367,25 @@ async fn event_loop(
                             }
                         };
                         let _ = tx.send(Msg::Note(note));
+                    });
+                }
+                Cmd::SaveTemplate {
+                    name,
+                    spec,
+                    overwrite,
+                } => {
+                    // A small local file, written off the loop like the columns.
+                    let tx = tx.clone();
+                    tokio::task::spawn_blocking(move || {
+                        use crate::config::template_files::{self, SaveError};
+                        let result = match template_files::dir() {
+                            Some(dir) => template_files::save(&dir, &name, &spec, overwrite),
+                            None => Err(SaveError::Failed(
+                                "no config directory (neither XDG_CONFIG_HOME nor HOME is set)"
+                                    .into(),
+                            )),
+                        };
+                        let _ = tx.send(Msg::TemplateSaved { name, spec, result });
                     });
                 }
                 Cmd::Clipboard(text) => {

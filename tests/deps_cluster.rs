@@ -1,13 +1,14 @@
-//! `slurmdash deps` on the dev cluster: a chain of the user's jobs built with
-//! `--dependency`, read back as a graph (edges from the job depended on to the job that
+//! Dependency chains on the dev cluster. `slurmdash deps`: a chain of the user's jobs built
+//! with `--dependency`, read back as a graph (edges from the job depended on to the job that
 //! waits), one chain by id, and a dependency that can never be met once the job it waits
-//! on is cancelled.
+//! on is cancelled. The dashboard's `:deps`: a chain whose first job failed drawn as a tree
+//! with the jobs that can never start marked, and one of them cancelled from it.
 
 mod common;
 
 use std::time::Duration;
 
-use common::tmux::rand_suffix;
+use common::tmux::{fast_config, rand_suffix, refreshed, Tmux};
 use common::*;
 use serde_json::Value;
 
@@ -149,4 +150,125 @@ async fn dependency_chains_as_a_graph_and_a_chain_that_can_never_start() {
     let out = slurmdash(&["deps", &b.to_string()]);
     let t = text(&out.stdout);
     assert!(t.contains("can never start on its dependencies"), "{t}");
+}
+
+/// The line of the `:deps` view that draws job `id` after the tree's `lines` (`├─ `,
+/// `│  └─ `, or nothing at the top), with its index.
+fn tree_line<'a>(screen: &'a str, lines: &str, id: u64) -> Option<(usize, &'a str)> {
+    let want = format!("{lines}{id} ");
+    screen.lines().enumerate().find(|(_, l)| {
+        let inner = l.trim_start_matches('│');
+        let inner = inner
+            .strip_prefix("› ")
+            .or_else(|| inner.strip_prefix("  "))
+            .unwrap_or(inner);
+        inner.starts_with(&want)
+    })
+}
+
+/// A chain A → B (afterok:A) → C (afterok:B), and D (afterok:A); A fails, so B, C and D can
+/// never start. `:deps` draws B and D under A and C under B, each marked; `D` on B asks,
+/// `y` cancels it, and squeue no longer lists it.
+#[tokio::test(flavor = "multi_thread")]
+async fn deps_view_draws_a_failed_chain_and_cancels_from_it() {
+    let r = remote();
+    let tag = format!("dv{}", rand_suffix() % 100_000);
+    let job = |name: &str| format!("{tag}-{name}");
+    let submit = |name: String, extra: Vec<String>| {
+        let r = &r;
+        async move {
+            let mut a: Vec<&str> = vec!["-J", &name, "-p", "cpu", "-t", "1"];
+            a.extend(extra.iter().map(String::as_str));
+            sbatch(r, &a).await
+        }
+    };
+    // A is held until the chain is in place, then fails at once.
+    let a = submit(
+        job("a"),
+        vec!["--hold".into(), "--wrap".into(), "exit 1".into()],
+    )
+    .await;
+    let _a = CancelOnDrop(a);
+    let after = |id: u64| {
+        vec![
+            format!("--dependency=afterok:{id}"),
+            "--wrap".into(),
+            "true".into(),
+        ]
+    };
+    let b = submit(job("b"), after(a)).await;
+    let _b = CancelOnDrop(b);
+    let c = submit(job("c"), after(b)).await;
+    let _c = CancelOnDrop(c);
+    let d = submit(job("d"), after(a)).await;
+    let _d = CancelOnDrop(d);
+    run(&r, &["scontrol", "release", &a.to_string()]).await;
+    wait_for(
+        "B and D never satisfied",
+        Duration::from_secs(90),
+        || async {
+            let out = run(&r, &["squeue", "-h", "-j", &format!("{b},{d}"), "-o", "%r"])
+                .await
+                .stdout_lossy();
+            (out.lines()
+                .filter(|l| l.trim() == "DependencyNeverSatisfied")
+                .count()
+                == 2)
+                .then_some(())
+        },
+    )
+    .await;
+
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let t = Tmux::start(&fast_config(tmp.path()), &[]);
+    t.wait("the dashboard", Duration::from_secs(30), refreshed);
+    t.filter(&tag, Duration::from_secs(60));
+    t.keys(&[":"]);
+    t.type_text("deps");
+    t.keys(&["Enter"]);
+    let s = t.wait("the chain in :deps", Duration::from_secs(30), |s| {
+        s.contains("dependencies ·") && tree_line(s, "└─ ", d).is_some()
+    });
+    let (ia, _) = tree_line(&s, "", a).unwrap_or_else(|| panic!("A at the top:\n{s}"));
+    let (ib, lb) = tree_line(&s, "├─ ", b).unwrap_or_else(|| panic!("B under A:\n{s}"));
+    let (ic, lc) = tree_line(&s, "│  └─ ", c).unwrap_or_else(|| panic!("C under B:\n{s}"));
+    let (id, ld) = tree_line(&s, "└─ ", d).unwrap_or_else(|| panic!("D under A:\n{s}"));
+    assert_eq!([ib, ic, id], [ia + 1, ia + 2, ia + 3], "{s}");
+    for l in [lb, lc, ld] {
+        assert!(
+            l.contains("afterok") && l.contains("can never start"),
+            "{l}\n{s}"
+        );
+    }
+
+    // Down to B, D asks, y cancels.
+    let b_selected = |s: &str| s.lines().any(|l| l.contains(&format!("› ├─ {b} ")));
+    for _ in 0..4 {
+        if b_selected(&t.screen()) {
+            break;
+        }
+        t.keys(&["j"]);
+    }
+    t.wait("B selected", Duration::from_secs(10), b_selected);
+    t.keys(&["D"]);
+    t.wait("the question", Duration::from_secs(15), |s| {
+        s.contains(&format!("cancel {b} ({}, PENDING)?", job("b")))
+    });
+    t.keys(&["y"]);
+    t.wait("the report", Duration::from_secs(15), |s| {
+        s.contains(&format!("cancelled {b}"))
+    });
+    wait_for("B gone from squeue", Duration::from_secs(60), || async {
+        let out = run(&r, &["squeue", "-h", "--me", "-o", "%i"])
+            .await
+            .stdout_lossy();
+        (!out.lines().any(|l| l.trim() == b.to_string())).then_some(())
+    })
+    .await;
+    // D is still there.
+    let out = run(&r, &["squeue", "-h", "--me", "-o", "%i"])
+        .await
+        .stdout_lossy();
+    assert!(out.lines().any(|l| l.trim() == d.to_string()), "{out}");
+    t.keys(&["Escape", "q"]);
 }

@@ -396,3 +396,27 @@ fn array_indices_are_checked_and_array_belongs_in_its_field() {
     s.extra_sbatch = vec!["--acctg-freq=30".into()];
     assert!(problems(&s).is_empty(), "{:?}", problems(&s));
 }
+
+/// The shipped multi-step example (examples/templates/serve-and-eval.toml) as the form and
+/// `submit --template` render it: the server in the background, the wait for its ready URL,
+/// its endpoint exported, the harness last with its exit code the job's.
+#[test]
+fn the_shipped_serve_and_eval_template() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/templates/serve-and-eval.toml"
+    );
+    let text = std::fs::read_to_string(path).expect("example template");
+    let mut spec: LaunchSpec = toml::from_str(&text).expect("the example parses");
+    spec.partition = "short".into();
+    spec.account = "research".into();
+    assert_eq!(spec.steps.len(), 2);
+    golden("serve_and_eval", &spec);
+    // A command beside steps, or steps in an array, are refused with the reason.
+    let mut both = spec.clone();
+    both.command = "echo x".into();
+    one(&both, Field::Command, "leave the command empty");
+    let mut array = spec.clone();
+    array.array = "0-3".into();
+    one(&array, Field::Extra, "cannot be an array");
+}

@@ -2,13 +2,12 @@
 //! reinstall or a man in the middle) is tried once, not every few seconds: a laptop that
 //! keeps knocking gets its address banned by fail2ban on the login node. The real binary in
 //! tmux against the dev cluster's sshd, with a known_hosts file of the test's own that pins a
-//! wrong key for the dev host. Each `ssh` slurmdash starts goes through a wrapper first in
-//! PATH that logs its arguments: the logins are counted on the client side, since sshd's log
-//! cannot tell this test's connections from those of the tests running beside it.
+//! wrong key for the dev host. The attempts are counted where fail2ban counts them, in
+//! sshd's own log: this test's ssh binds a loopback address of its own (`BindAddress
+//! 127.77.x.y`), so its connections are told apart from those of the tests beside it.
 
 mod common;
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -19,30 +18,9 @@ use common::*;
 /// How long the dashboard is watched with the wrong key pinned.
 const WATCH: Duration = Duration::from_secs(120);
 
-/// A directory holding `ssh`, a wrapper that appends its arguments (one line per run) to
-/// `log` and then runs the real ssh.
-fn ssh_wrapper(dir: &Path, log: &Path) -> PathBuf {
-    let out = Command::new("sh")
-        .args(["-c", "command -v ssh"])
-        .output()
-        .expect("sh");
-    let real = text(&out.stdout).trim().to_string();
-    assert!(real.starts_with('/'), "no ssh in PATH: {real:?}");
-    let bin = dir.join("bin");
-    std::fs::create_dir(&bin).expect("mkdir bin");
-    let script = format!(
-        "#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{}'\nexec '{real}' \"$@\"\n",
-        log.display()
-    );
-    let ssh = bin.join("ssh");
-    std::fs::write(&ssh, script).expect("write wrapper");
-    std::fs::set_permissions(&ssh, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    bin
-}
-
 /// The dev config, its ssh config pointing every host at `known_hosts`, which pins a fresh
 /// key of the test's own (not the dev sshd's) for the dev host's address.
-fn config_with_wrong_host_key(dir: &Path) -> PathBuf {
+fn config_with_wrong_host_key(dir: &Path, bind: &str) -> PathBuf {
     let key = dir.join("wrong");
     let made = Command::new("ssh-keygen")
         .args(["-q", "-t", "ed25519", "-N", "", "-f"])
@@ -67,7 +45,10 @@ fn config_with_wrong_host_key(dir: &Path) -> PathBuf {
         .lines()
         .map(|l| {
             if l.trim_start().starts_with("UserKnownHostsFile") {
-                format!("    UserKnownHostsFile {}\n", known_hosts.display())
+                format!(
+                    "    UserKnownHostsFile {}\n    BindAddress {bind}\n",
+                    known_hosts.display()
+                )
             } else {
                 format!("{l}\n")
             }
@@ -93,13 +74,32 @@ fn config_with_wrong_host_key(dir: &Path) -> PathBuf {
     p
 }
 
-/// Runs of ssh that may open a connection to the login node (everything but `-O` requests
-/// to a master on its socket), from the wrapper's log.
-fn logins(log: &Path) -> Vec<String> {
-    std::fs::read_to_string(log)
-        .unwrap_or_default()
+/// A loopback address of this test's own (all of 127/8 reaches the local sshd).
+fn own_address() -> String {
+    let p = std::process::id();
+    format!("127.77.{}.{}", (p / 250) % 250 + 1, p % 250 + 1)
+}
+
+/// The log of the sshd slurmdash logs in to, for this Slurm version.
+fn sshd_log() -> PathBuf {
+    let d = dev_dir();
+    let host_side = d.join("log/sshd.log");
+    if host_side.is_file() {
+        host_side
+    } else {
+        d.join("root/dc/log/sshd.log")
+    }
+}
+
+/// Connections sshd logged from `addr` after byte `from` of its log (`LogLevel VERBOSE`
+/// writes "Connection from ADDR port N on …" for each).
+fn logins(log: &Path, from: u64, addr: &str) -> Vec<String> {
+    let bytes = std::fs::read(log).unwrap_or_default();
+    let start = usize::try_from(from).unwrap_or(usize::MAX).min(bytes.len());
+    let needle = format!("Connection from {addr} port ");
+    String::from_utf8_lossy(&bytes[start..])
         .lines()
-        .filter(|l| !l.split_whitespace().any(|w| w == "-O"))
+        .filter(|l| l.contains(&needle))
         .map(str::to_string)
         .collect()
 }
@@ -107,18 +107,14 @@ fn logins(log: &Path) -> Vec<String> {
 #[test]
 fn a_changed_host_key_is_tried_once_and_the_screen_says_why_and_what_to_do() {
     let dir = tempfile::tempdir().expect("tmp");
-    let log = dir.path().join("ssh-runs.log");
-    let bin = ssh_wrapper(dir.path(), &log);
-    let cfg = config_with_wrong_host_key(dir.path());
+    let addr = own_address();
+    let cfg = config_with_wrong_host_key(dir.path(), &addr);
+    let log = sshd_log();
+    let from = std::fs::metadata(&log).map(|m| m.len()).unwrap_or(0);
     // A runtime directory of its own: no master another test opened is found and reused.
     let rt = RuntimeDir::new();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
     let xdg = rt.env();
-    let t = Tmux::start_with(&cfg, &[], &[("PATH", &path), ("XDG_RUNTIME_DIR", &xdg)]);
+    let t = Tmux::start_with(&cfg, &[], &[("XDG_RUNTIME_DIR", &xdg)]);
 
     let said = t.wait("the refused login on the screen", T, |s| {
         s.contains("Host key verification failed")
@@ -139,15 +135,16 @@ fn a_changed_host_key_is_tried_once_and_the_screen_says_why_and_what_to_do() {
             shown += 1;
         }
     }
-    let runs = logins(&log);
+    let runs = logins(&log, from, &addr);
     println!(
-        "wrong host key pinned: {} ssh login(s) in {}s of dashboard ({shown} of {looks} looks at the screen showed the reason)",
+        "wrong host key pinned: sshd logged {} connection(s) from {addr} in {}s of dashboard ({shown} of {looks} looks at the screen showed the reason)",
         runs.len(),
         WATCH.as_secs()
     );
     assert!(
         !runs.is_empty(),
-        "slurmdash never ran ssh: the wrapper was not used"
+        "sshd logged no connection from {addr} in {}: the test's address was not used",
+        log.display()
     );
     assert!(
         runs.len() <= 3,
@@ -160,13 +157,15 @@ fn a_changed_host_key_is_tried_once_and_the_screen_says_why_and_what_to_do() {
     // `r` is the user saying "fixed, try again": exactly one more login.
     let before = runs.len();
     t.keys(&["r"]);
-    wait_until("one more login after r", T, || logins(&log).len() > before);
+    wait_until("one more login after r", T, || {
+        logins(&log, from, &addr).len() > before
+    });
     std::thread::sleep(Duration::from_secs(10));
     assert_eq!(
-        logins(&log).len(),
+        logins(&log, from, &addr).len(),
         before + 1,
         "r started more than one login:\n{}",
-        logins(&log).join("\n")
+        logins(&log, from, &addr).join("\n")
     );
     let s = t.screen();
     assert!(s.contains("Host key verification failed"), "{s}");

@@ -73,6 +73,7 @@ fn detail_text(job: &Job, info: Option<&PendingInfo>) -> String {
         },
         efficiency: None,
         live: Default::default(),
+        deps: None,
     }
     .render(buf.area, &mut buf);
     let mut s = String::new();

@@ -51,8 +51,14 @@ async fn over_maxtime_explained_and_partitions_and_stats_views() {
         });
         t.keys(&[":"]);
         t.keys(&["stats", "Enter"]);
+        // The site's own rate limit, read once from `scontrol show config`: the dev
+        // clusters have none.
         t.wait("the stats view", Duration::from_secs(15), |s| {
-            s.contains("slurmctld RPCs per minute") && s.contains("last round trip")
+            s.contains("slurmctld RPCs per minute")
+                && s.contains("last round trip")
+                && s.contains(
+                    "site limit                none (no rl_enable in SlurmctldParameters)",
+                )
         });
         t.keys(&["Escape", "q"]);
     }));

@@ -4,8 +4,8 @@
 //! counter file and sleeps past its 1-minute limit completes on its third attempt with three
 //! lines in the counter; each attempt keeps its own slurm-logs/<name>-<id>/; a plain exit 1
 //! under the same setting is not resumed. A job preempted by a higher QOS is resumed once
-//! the node is free again. (NODE_FAIL takes the same path in the guard; it and the resume
-//! cap are covered against stand-ins in guard_script.rs.)
+//! the node is free again. A job whose node fails (set DOWN under it) is resumed too. (The
+//! resume cap is covered against stand-ins in guard_script.rs.)
 
 mod common;
 mod guard_helpers;
@@ -227,4 +227,65 @@ async fn a_preempted_job_is_resumed_after_the_job_that_took_its_node() {
     );
     wait_quiet(&r, &l.dir).await;
     println!("preempted {} by {high}, resumed as {next}", l.job);
+}
+
+/// A node failure: a launch with `--resume node_fail` whose spare node is set DOWN under it
+/// ends NODE_FAIL; its guard resumes it (a resume, not a retry: SLURMDASH_RESUME_ATTEMPT=1
+/// and `resumed after NODE_FAIL as N (resume 1 of 10)`), and the resumed run completes with
+/// its own log. Like retry_guard_node.rs it takes a node of partition `spare` down (which
+/// no other test uses, never both), in test group `spare-nodes`; the node is always resumed.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_job_whose_node_fails_is_resumed() {
+    let r = remote();
+    let spares = spare_nodes(&r).await;
+    let name = tag("nfresume");
+    let l = submit(
+        &name,
+        "if [ \"${SLURMDASH_RESUME_ATTEMPT-0}\" -ge 1 ]; then echo \"resumed ($SLURMDASH_RESUME_ATTEMPT)\"; exit 0; fi; touch \"$SLURMDASH_JOB_DIR/ran-once\"; echo first run; sleep 300",
+        &["--set", &format!("partition={SPARE}"), "--resume", "node_fail"],
+    );
+    let _cancel = CancelOnDrop(l.job);
+    wait_started(&r, &l).await;
+    let node = job_nodes(&r, l.job).await;
+    assert!(spares.contains(&node), "job {} on {node:?}", l.job);
+    {
+        let _resume = Resume(node.clone());
+        take_down_and_resume(&r, &node, l.job).await;
+    }
+    let d = decision_for(&r, &l.dir, l.job).await;
+    assert_eq!(d.state.as_deref(), Some("NODE_FAIL"), "{d:?}");
+    let next = d
+        .next_id()
+        .unwrap_or_else(|| panic!("the attempt was not resumed: {d:?}"));
+    let _cancel_next = CancelOnDrop(next);
+    assert_eq!(
+        d.decision.as_deref(),
+        Some(&*format!(
+            "resumed after NODE_FAIL as {next} (resume 1 of 10)"
+        )),
+        "{d:?}"
+    );
+    assert_eq!(final_state(&r, next, PER_ATTEMPT).await, "COMPLETED");
+    let out = run(
+        &r,
+        &[
+            "cat",
+            &format!("{}/slurm-logs/{name}-{next}/main.out", l.dir),
+        ],
+    )
+    .await;
+    assert!(
+        out.stdout_lossy().contains("resumed (1)"),
+        "{}",
+        out.stdout_lossy()
+    );
+    // One decision, the resume: no retry beside it (a run that completes is not decided on).
+    let lines = chain(&r, &l.dir).await;
+    assert_eq!(
+        lines.iter().filter(|x| x.is_decision()).count(),
+        1,
+        "{lines:?}"
+    );
+    wait_quiet(&r, &l.dir).await;
+    println!("NODE_FAIL of {} on {node}, resumed as {next}", l.job);
 }

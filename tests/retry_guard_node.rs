@@ -10,57 +10,11 @@
 mod common;
 mod guard_helpers;
 
-use std::time::Duration;
-
 use common::*;
 use guard_helpers::*;
-use slurmdash::remote::Remote;
 
 /// Runs long the first time, finishes at once when run again.
 const ONCE: &str = "f=\"$SLURMDASH_JOB_DIR/ran-once\"; if [ -e \"$f\" ]; then echo again done; exit 0; fi; touch \"$f\"; sleep 300";
-
-/// Waits until the attempt has run its command's first line (the `ran-once` mark): RUNNING in
-/// squeue comes before the batch script starts, and a node taken down before the mark is
-/// written makes the next attempt sleep as the first one did.
-async fn wait_started(r: &dyn Remote, l: &Launch) {
-    wait_running(r, l.job).await;
-    let mark = format!("{}/ran-once", l.dir);
-    wait_for("the attempt to mark its first run", WAIT, || async {
-        run(r, &["test", "-e", &mark]).await.success().then_some(())
-    })
-    .await;
-}
-
-async fn take_down_and_resume(r: &dyn Remote, node: &str, job: u64) {
-    let out = scontrol_node(node, &["state=down", "reason=slurmdash guard test"]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    // Slurm kills the attempt at once (slurmd may bring the node back by re-registering).
-    wait_for(
-        "the attempt off the node",
-        Duration::from_secs(90),
-        || async { (job_nodes(r, job).await != node).then_some(()) },
-    )
-    .await;
-    let _ = scontrol_node(node, &["state=resume"]);
-    let mut kicked = false;
-    wait_for("the node back in service", Duration::from_secs(120), || {
-        let node = node.to_string();
-        let again = !kicked;
-        kicked = true;
-        async move {
-            let st = node_state(r, &node).await;
-            if st.contains("comp") && again {
-                tokio::time::sleep(Duration::from_secs(20)).await;
-                let _ = scontrol_node(&node, &["state=down", "reason=stuck completing"]);
-                let _ = scontrol_node(&node, &["state=resume"]);
-            } else if st.contains("down") || st.contains("drain") {
-                let _ = scontrol_node(&node, &["state=resume"]);
-            }
-            (in_service(&st) && !st.contains("comp")).then_some(())
-        }
-    })
-    .await;
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_node_failure_is_retried_by_the_guard_or_left_to_slurms_requeue() {

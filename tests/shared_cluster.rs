@@ -349,3 +349,147 @@ async fn the_spec_relaunch_reads_has_the_hash_recorded_at_launch_until_it_is_rew
     assert_eq!(read.spec.command, "id", "the file was rewritten");
     assert_ne!(read.spec_sha256, launched);
 }
+
+/// `L` on another user's finished job, in the second test user's dashboard (`--all`, as an
+/// operator would look at everyone's jobs): the form says whose job it is and that its
+/// script would run as you; the first Submit only asks again and queues nothing; the second
+/// submits it, as you. (Not launched by slurmdash and not the user's own, the job's batch
+/// script cannot be read: the user types the command.)
+#[tokio::test(flavor = "multi_thread")]
+async fn relaunching_another_users_job_says_whose_it_is_and_asks_twice() {
+    use common::tmux::{non_blank, refreshed, row, Tmux};
+    use std::time::Duration;
+    let r = remote();
+    let other = remote_as(OTHER_ALIAS);
+    let name = tag("fgn");
+    let id = sbatch(
+        &r,
+        &[
+            "-J",
+            &name,
+            "-c",
+            "1",
+            "--mem=50M",
+            "-t",
+            "2",
+            "--chdir",
+            "/tmp",
+            "--wrap",
+            "sleep 8",
+        ],
+    )
+    .await;
+    let state = tempfile::tempdir().expect("state");
+    let state_dir = state.path().display().to_string();
+    let t = Tmux::start_with(
+        &dev_config_other(),
+        &["--all"],
+        &[("SLURMDASH_STATE_DIR", &state_dir)],
+    );
+    t.wait("the first refresh", Duration::from_secs(60), refreshed);
+    t.filter(&name, Duration::from_secs(60));
+    t.wait("sduser's job ended", Duration::from_secs(120), |s| {
+        row(s, id).is_some_and(|r| r.contains("COMPLETED"))
+    });
+    // `L` asks sacct; until it has the ended job, press it again.
+    let start = std::time::Instant::now();
+    let form = loop {
+        t.keys(&["L"]);
+        let pressed = std::time::Instant::now();
+        let mut seen = None;
+        while pressed.elapsed() < Duration::from_secs(8) {
+            let s = t.screen();
+            if s.contains("launch a job on dev") {
+                seen = Some(s);
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        if let Some(s) = seen {
+            break s;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(90),
+            "no relaunch form after L:\n{}",
+            non_blank(&t.screen())
+        );
+    };
+    assert!(
+        form.contains(&format!(
+            "job {id} is sduser's, not yours: its script would run as {OTHER_USER}"
+        )),
+        "{}",
+        non_blank(&form)
+    );
+    // The command row (the 13th field under the name), edited.
+    for _ in 0..12 {
+        t.keys(&["Down"]);
+    }
+    t.keys(&["Enter"]);
+    t.type_text("echo relaunched-by-other");
+    t.keys(&["Enter"]);
+    t.wait("the command set", Duration::from_secs(10), |s| {
+        s.contains("› command               echo relaunched-by-other")
+    });
+    t.keys(&["C-s"]);
+    t.wait("the form asking again", Duration::from_secs(10), |s| {
+        s.contains(&format!(
+            "sduser's script would run as {OTHER_USER}: enter on Submit again"
+        ))
+    });
+    std::thread::sleep(Duration::from_secs(3));
+    let mine = run(
+        &other,
+        &[
+            "sacct",
+            "-X",
+            "-n",
+            "-P",
+            "--name",
+            &name,
+            "-o",
+            "jobid,user",
+        ],
+    )
+    .await
+    .stdout_lossy();
+    assert!(
+        !mine.contains(OTHER_USER),
+        "the first Submit queued a job: {mine}"
+    );
+    t.keys(&["C-s"]);
+    let s = t.wait("the submission", Duration::from_secs(30), |s| {
+        s.contains("submitted job ")
+    });
+    let new: u64 = s
+        .split("submitted job ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|w| w.parse().ok())
+        .unwrap_or_else(|| panic!("no job id on screen:\n{s}"));
+    let user = wait_for(
+        "the relaunch in accounting",
+        Duration::from_secs(60),
+        || async {
+            let out = run(
+                &other,
+                &[
+                    "sacct",
+                    "-X",
+                    "-n",
+                    "-P",
+                    "-j",
+                    &new.to_string(),
+                    "-o",
+                    "user",
+                ],
+            )
+            .await
+            .stdout_lossy();
+            let u = out.trim().to_string();
+            (!u.is_empty()).then_some(u)
+        },
+    )
+    .await;
+    assert_eq!(user, OTHER_USER, "job {new} ran as {user}");
+}

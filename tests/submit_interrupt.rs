@@ -102,9 +102,24 @@ async fn an_interrupted_submit_leaves_the_launch_queued_and_recorded_or_absent()
     let s = LaunchSetup::new("interrupt").await;
     let tag = std::process::id() % 100_000;
     let mut outcomes = Vec::new();
-    // SIGINT once the process has finished k remote commands: before the first, in the
-    // middle of staging, around the submission itself, after it.
-    for k in [0, 1, 3, 6, 9, 10, 11, 12] {
+    // How many remote commands a whole submit makes (reading the cluster, checking the
+    // job directory, staging each file, submitting, recording): measured, not assumed.
+    let whole = {
+        let name = format!("int{tag}-whole");
+        let log = s.state.path().join("debug-whole.log");
+        let out = spawn_submit(&s, &name, &log)
+            .wait_with_output()
+            .expect("wait");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        for id in jobs_named(&r, &name).await {
+            run(&r, &["scancel", &id.to_string()]).await;
+        }
+        commands_done(&log)
+    };
+    assert!(whole >= 10, "a submit made only {whole} remote commands");
+    // SIGINT once the process has finished k remote commands, for every k: before the
+    // first, at each step of staging, around the submission itself, after it.
+    for k in 0..whole {
         let name = format!("int{tag}-{k}");
         let log = s.state.path().join(format!("debug-{k}.log"));
         let mut child = spawn_submit(&s, &name, &log);
@@ -235,4 +250,124 @@ async fn a_submit_killed_while_submitting_is_adopted_by_the_next_check() {
         "{events:?}"
     );
     run(&r, &["scancel", &jobs[0].to_string()]).await;
+}
+
+/// The pid of the slurmdash started with `--log log` (found by its command line).
+fn dashboard_pid(log: &std::path::Path) -> Option<i32> {
+    let want = log.display().to_string();
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+        let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+        let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+        let is_ours = args.first()?.ends_with(b"slurmdash")
+            && args
+                .windows(2)
+                .any(|w| w[0] == b"--log" && w[1] == want.as_bytes());
+        is_ours.then_some(pid)
+    })
+}
+
+/// Remote commands of the submission itself (the safety check of the job directory, the
+/// staged files, the submit script) the dashboard has finished, from its debug log.
+fn submit_steps_done(log: &std::path::Path) -> usize {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains("slurmdash::remote: ran "))
+        .filter(|l| {
+            [
+                "unsafe_dirs",
+                "does not write through links",
+                "script=$1; logs=$2",
+            ]
+            .iter()
+            .any(|m| l.contains(m))
+        })
+        .count()
+}
+
+/// A dashboard whose terminal closes (SIGHUP) while its form submits finishes the
+/// submission before it leaves, and says so: the launch is queued and recorded, never
+/// half done. Interrupted as the form says "submitting…" and after k of the submission's
+/// own remote commands.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dashboard_closed_while_its_form_submits_finishes_the_submission_first() {
+    let r = remote();
+    let s = LaunchSetup::new("form-interrupt").await;
+    let tag = std::process::id() % 100_000;
+    let mut seen = Vec::new();
+    for k in [0, 1, 5, 10] {
+        let name = format!("fint{tag}-{k}");
+        let dir = tempfile::tempdir().expect("tmp");
+        let config = dir.path().join("slurmdash.toml");
+        let base = std::fs::read_to_string(&s.config).expect("config");
+        std::fs::write(
+            &config,
+            format!("{base}\n\n[launch]\nname = \"{name}\"\ngpus = 0\ncpus_per_task = 1\nmem = \"20M\"\ntime = \"2m\"\nrequeue = false\ncommand = \"sleep 60\"\n"),
+        )
+        .expect("write config");
+        let log = dir.path().join("debug.log");
+        let log_arg = log.display().to_string();
+        // A state directory per dashboard: the form starts from the config's [launch],
+        // not from the last launch's values.
+        let state_dir = tempfile::tempdir().expect("state");
+        let state = state_dir.path().display().to_string();
+        let t = common::tmux::Tmux::start_with(
+            &config,
+            &["--log", &log_arg],
+            &[("SLURMDASH_STATE_DIR", &state)],
+        );
+        t.wait("the dashboard", T, |sc| sc.contains("jobs"));
+        t.keys(&["n"]);
+        t.wait("the form, validated", T, |sc| {
+            sc.contains("launch a job on dev") && sc.contains(&format!("→ {name} on dev"))
+        });
+        let pid = dashboard_pid(&log).expect("the dashboard's pid");
+        t.keys(&["C-s"]);
+        t.wait("the form submitting", T, |sc| sc.contains("submitting…"));
+        let start = Instant::now();
+        while submit_steps_done(&log) < k {
+            assert!(
+                start.elapsed() < T,
+                "k={k}: the submission did not get to step {k}"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // What a closed terminal sends.
+        // SAFETY: kill(2) on the dashboard this test started.
+        assert_eq!(
+            unsafe { libc::kill(pid, libc::SIGHUP) },
+            0,
+            "kill -HUP {pid}"
+        );
+        let screen = t.wait("the dashboard gone", T, |sc| sc.contains("EXITED:"));
+        let jobs = jobs_named(&r, &name).await;
+        let entries: Vec<_> = slurmdash::registry::Registry::open(state_dir.path())
+            .load()
+            .expect("registry")
+            .into_iter()
+            .filter(|e| e.name == name)
+            .collect();
+        match (entries.as_slice(), jobs.as_slice()) {
+            ([e], [id]) => {
+                assert_eq!(e.job_id, *id, "k={k}: the record names the queued job");
+                run(&r, &["scancel", &id.to_string()]).await;
+            }
+            (e, j) => panic!(
+                "k={k}: not one queued and recorded launch: registry {e:?}, jobs {j:?}\n{screen}"
+            ),
+        }
+        // Whether the answer was still on its way at the signal depends on timing; when
+        // it was, the user is told.
+        let waited = screen.contains("finishing the submission of launch");
+        if waited {
+            assert!(screen.contains("submission finished"), "k={k}:\n{screen}");
+        }
+        seen.push((k, waited));
+    }
+    println!("closed after k submit commands (k, waited for the submission): {seen:?}");
+    assert!(
+        seen.iter().any(|(_, waited)| *waited),
+        "no close came while the submission was under way: {seen:?}"
+    );
 }

@@ -23,6 +23,7 @@ use std::time::Duration;
 use chrono::NaiveDateTime;
 
 use crate::action::Cmd;
+use crate::slurm::ratelimit::RateLimit;
 
 /// slurmctld RPCs of one refresh (`squeue --local`: jobs and partitions).
 pub const REFRESH_COST: u64 = 2;
@@ -55,6 +56,8 @@ pub enum Kind {
     Pending,
     Live,
     Partitions,
+    /// `scontrol show config`, once: the site's own rate limit.
+    SiteLimit,
 }
 
 impl Kind {
@@ -65,6 +68,7 @@ impl Kind {
             Kind::Pending => "why it pends",
             Kind::Live => "live sample",
             Kind::Partitions => "partitions",
+            Kind::SiteLimit => "the site's rate limit",
         }
     }
 }
@@ -87,6 +91,10 @@ pub fn read_cost(cmd: &Cmd) -> Option<(Kind, u64)> {
         Cmd::FetchPending(job) => (Kind::Pending, batch(&crate::slurm::pending::commands(job))),
         Cmd::SampleLive(t) => (Kind::Live, crate::slurm::live::rpc_cost(t)),
         Cmd::FetchPartitions => (Kind::Partitions, batch(&crate::slurm::partview::commands())),
+        Cmd::FetchSiteLimit => (
+            Kind::SiteLimit,
+            rpc_cost(&crate::slurm::ratelimit::show_config_argv()).ctld,
+        ),
         _ => return None,
     })
 }
@@ -121,14 +129,45 @@ pub struct Budget {
     held: Vec<Held>,
     /// slurmctld refused for its rate limit: planned reads wait until then.
     pub paused_until: Option<NaiveDateTime>,
+    /// What the config set (`per_minute` is this, capped by the site's own limit).
+    pub configured: u32,
+    /// The site's RPC rate limit (`rl_enable`), once read: none, or why it is not known.
+    pub site: Option<Result<Option<RateLimit>, String>>,
+    /// `scontrol show config` was asked for.
+    pub site_asked: bool,
 }
 
 impl Budget {
     pub fn new(per_minute: u32) -> Budget {
         Budget {
             per_minute,
+            configured: per_minute,
             ..Budget::default()
         }
+    }
+
+    /// The command that reads the site's own limit, the first time a refresh succeeded.
+    pub fn site_due(&mut self) -> Option<Cmd> {
+        (!self.site_asked).then(|| {
+            self.site_asked = true;
+            Cmd::FetchSiteLimit
+        })
+    }
+
+    /// The site's limit is known: the budget is the configured one or the site's
+    /// sustained rate, whichever is lower (the site's alone when no budget is configured),
+    /// so slurmctld never has to tell slurmdash to back off. A failed read changes nothing.
+    pub fn set_site(&mut self, site: Result<Option<RateLimit>, String>) {
+        let rate = match &site {
+            Ok(Some(l)) => Some(l.per_minute()),
+            _ => None,
+        };
+        self.per_minute = match (self.configured, rate) {
+            (0, Some(r)) => r,
+            (c, Some(r)) => c.min(r),
+            (c, None) => c,
+        };
+        self.site = Some(site);
     }
 
     /// The allowance over [`WINDOW_SECS`]; `None` without a budget.

@@ -39,6 +39,10 @@ struct Sim {
     answers: Vec<(i64, Msg)>,
     /// slurmctld refuses every read for its rate limit.
     throttling: bool,
+    /// What `scontrol show config` says of the site's rate limit.
+    site: Option<crate::slurm::ratelimit::RateLimit>,
+    /// When the site's limit was read.
+    site_reads: Vec<i64>,
 }
 
 impl Sim {
@@ -55,6 +59,8 @@ impl Sim {
             every: 5,
             answers: Vec::new(),
             throttling: false,
+            site: None,
+            site_reads: Vec::new(),
         };
         // The hub at connect: a refresh at once.
         s.send(from_hub(Msg::PollDue));
@@ -103,6 +109,10 @@ impl Sim {
                 result: Box::new(no("sstat")),
                 at: at(t),
             },
+            Cmd::FetchSiteLimit => {
+                self.site_reads.push(t);
+                Msg::SiteLimit(Ok(self.site))
+            }
             Cmd::SetPollInterval(d) => {
                 // "The next refresh comes one new interval from now."
                 self.every = d.as_secs() as i64;
@@ -371,4 +381,59 @@ fn a_held_live_sample_of_a_job_left_is_dropped_and_frees_the_next() {
         "the sample of the job left is dropped, never sent"
     );
     assert!(!s.app.live.sampling(&first), "and no longer counted as out");
+}
+
+#[test]
+fn a_sites_rate_limit_is_read_once_and_caps_the_budget() {
+    use crate::slurm::ratelimit::RateLimit;
+    // No budget configured; the site refills one token every 10 s: 6 RPCs a minute.
+    let strict = RateLimit {
+        bucket: 5,
+        refill_rate: 1,
+        refill_period_secs: 10,
+    };
+    let mut s = Sim::new(0);
+    s.site = Some(strict);
+    s.run_until(20 * 60, |_| {});
+    assert_eq!(s.site_reads.len(), 1, "read once: {:?}", s.site_reads);
+    assert!(
+        s.site_reads[0] <= 3,
+        "read after the first refresh: {:?}",
+        s.site_reads
+    );
+    assert_eq!(s.app.cluster.budget.per_minute, 6);
+    // From the read on, every five minutes stay within the site's refill (the first
+    // seconds, before it was known, went at the configured pace).
+    let from = s.site_reads[0] + 60;
+    let after: Vec<(i64, u64)> = s.sent.iter().copied().filter(|(t, _)| *t >= from).collect();
+    let worst = after
+        .iter()
+        .map(|(end, _)| {
+            after
+                .iter()
+                .filter(|(b, _)| b <= end && end - b < 300)
+                .map(|(_, n)| n)
+                .sum::<u64>()
+        })
+        .max()
+        .unwrap_or(0);
+    assert!(
+        worst <= 30,
+        "{worst} RPCs in five minutes at a site limit of 6/min"
+    );
+    // Still refreshing, at the pace the limit allows (every 160/6 = 27 s at best).
+    let late = s.refreshes.iter().filter(|t| **t >= from).count();
+    assert!(late >= 20, "{late} refreshes in 18 min: {:?}", s.refreshes);
+    println!("site limit 6/min: worst five minutes {worst} RPCs, {late} refreshes in 18 min");
+
+    // A generous site (the default 2 tokens a second) leaves the configured budget alone.
+    let mut s = Sim::new(4);
+    s.site = Some(RateLimit {
+        bucket: 30,
+        refill_rate: 2,
+        refill_period_secs: 1,
+    });
+    s.run_until(120, |_| {});
+    assert_eq!(s.site_reads.len(), 1);
+    assert_eq!(s.app.cluster.budget.per_minute, 4);
 }

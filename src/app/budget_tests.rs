@@ -276,3 +276,38 @@ fn throttled_answers_are_recognised() {
         "squeue failed (exit 1): Invalid job id specified"
     ));
 }
+
+#[test]
+fn the_sites_limit_caps_the_configured_budget_and_stands_in_for_none() {
+    use crate::slurm::ratelimit::RateLimit;
+    let site = |rate, period| {
+        Ok(Some(RateLimit {
+            bucket: 30,
+            refill_rate: rate,
+            refill_period_secs: period,
+        }))
+    };
+    let mut b = Budget::new(4);
+    b.set_site(site(2, 1));
+    assert_eq!(
+        b.per_minute, 4,
+        "120/min at the site: the configured 4 stands"
+    );
+    let mut b = Budget::new(10);
+    b.set_site(site(1, 20));
+    assert_eq!(b.per_minute, 3, "the site's 3/min is lower");
+    let mut b = Budget::new(0);
+    assert_eq!(b.refresh_floor(), None);
+    b.set_site(site(1, 30));
+    assert_eq!(b.per_minute, 2, "no budget set: the site's");
+    assert_eq!(b.refresh_floor(), Some(Duration::from_secs(80)));
+    let mut b = Budget::new(4);
+    b.set_site(Err("scontrol show config failed".into()));
+    assert_eq!(b.per_minute, 4);
+    b.set_site(Ok(None));
+    assert_eq!(b.per_minute, 4);
+    // Asked once.
+    let mut b = Budget::new(4);
+    assert_eq!(b.site_due(), Some(Cmd::FetchSiteLimit));
+    assert_eq!(b.site_due(), None);
+}

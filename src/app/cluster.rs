@@ -130,7 +130,9 @@ impl ClusterState {
         self.status.last_ok = Some(at);
         self.status.last_took = Some(took);
         self.status.last_error = None;
-        let (jobs, cmds) = self.merge_registry(jobs);
+        let (jobs, mut cmds) = self.merge_registry(jobs);
+        // The site's own rate limit, once the cluster answered (1 RPC per dashboard).
+        cmds.extend(self.budget.site_due());
         let running = jobs
             .iter()
             .filter(|j| j.status() == crate::slurm::model::Status::Running)

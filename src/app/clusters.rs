@@ -254,6 +254,7 @@ impl App {
             Msg::Pending { result, .. } => result.as_ref().as_ref().err(),
             Msg::Live { result, .. } => result.as_ref().as_ref().err(),
             Msg::Partitions { result, .. } => result.as_ref().err(),
+            Msg::SiteLimit(result) => result.as_ref().err(),
             _ => None,
         };
         if error.is_some_and(|e| is_throttled(e)) {

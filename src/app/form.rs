@@ -49,6 +49,10 @@ pub struct LaunchContext {
     /// `[launch]` with the cluster's partition/account filled in.
     pub defaults: LaunchSpec,
     pub templates: Vec<(String, LaunchSpec)>,
+    /// Where each template comes from (name -> its file, or the config), for the form.
+    pub origins: std::collections::BTreeMap<String, String>,
+    /// Template files left out, each naming the file and the key (shown in the form).
+    pub template_problems: Vec<String>,
     pub last_used: Option<LaunchSpec>,
     pub results_root: Option<String>,
     pub facts: Option<ClusterFacts>,
@@ -94,6 +98,27 @@ impl LaunchContext {
         v.extend(self.templates.iter().cloned());
         v
     }
+
+    /// A template saved from the form: listed (or replaced) as coming from `path`.
+    pub fn add_saved(&mut self, name: &str, mut spec: LaunchSpec, path: &str) {
+        spec.template = Some(name.to_string());
+        match self.templates.iter_mut().find(|t| t.0 == name) {
+            Some(t) => t.1 = spec,
+            None => self.templates.push((name.to_string(), spec)),
+        }
+        self.origins.insert(name.to_string(), path.to_string());
+    }
+
+    /// Where each choice comes from ("" for last used and the defaults).
+    pub fn choice_origins(&self) -> Vec<String> {
+        self.choices()
+            .iter()
+            .map(|(label, spec)| match &spec.template {
+                Some(t) if t == label => self.origins.get(t).cloned().unwrap_or_default(),
+                _ => String::new(),
+            })
+            .collect()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,6 +134,12 @@ pub struct FormState {
     pub cluster: u16,
     pub spec: LaunchSpec,
     pub choices: Vec<String>,
+    /// Where each choice comes from (a template's file or the config; "" for the others).
+    pub origins: Vec<String>,
+    /// Template files that were left out (the file and the key), shown under the choice.
+    pub template_problems: Vec<String>,
+    /// A template of the name asked for exists: `y` overwrites it, any other key keeps it.
+    pub overwrite: Option<String>,
     pub choice: usize,
     /// 0: template row; 1..=FIELDS.len(): fields; then the Submit row.
     pub row: usize,
@@ -252,6 +283,9 @@ impl App {
             cluster: self.cluster.ix,
             spec,
             choices: choices.into_iter().map(|c| c.0).collect(),
+            origins: self.cluster.launch.choice_origins(),
+            template_problems: self.cluster.launch.template_problems.clone(),
+            overwrite: None,
             choice: 0,
             row: 1,
             editing: None,
@@ -280,6 +314,18 @@ impl App {
             return Vec::new();
         };
         let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
+        if let Some(name) = form.overwrite.take() {
+            if k.code == KeyCode::Char('y') {
+                form.error = Some(format!("saving template `{name}`…"));
+                return vec![Cmd::SaveTemplate {
+                    name,
+                    spec: Box::new(form.spec.clone()),
+                    overwrite: true,
+                }];
+            }
+            form.error = Some(format!("template `{name}` kept as it was; nothing saved"));
+            return Vec::new();
+        }
         if let Some(buf) = form.editing.as_mut() {
             match k.code {
                 KeyCode::Esc => {
@@ -366,6 +412,11 @@ impl App {
                 }
             }
             KeyCode::Char('t') => return self.form_test_only(),
+            KeyCode::Char('w') if !ctrl => {
+                // The name asked for on the bottom line; the template's own name to start.
+                let start = form.spec.template.clone().unwrap_or_default();
+                self.ask_template_name(&start);
+            }
             KeyCode::Char('s') if ctrl => return self.form_submit(),
             KeyCode::Char('r') => {
                 form.busy = Some(Busy::Facts);
@@ -403,6 +454,82 @@ impl App {
                 }
             }
             _ => {}
+        }
+        Vec::new()
+    }
+
+    /// The name typed after `w`: a name that is not one file name is refused here, saying
+    /// why; otherwise the dashboard writes the file (and asks before replacing one).
+    pub(super) fn save_template_as(&mut self, name: &str) -> Vec<Cmd> {
+        let Some(form) = self.form.as_mut() else {
+            return Vec::new();
+        };
+        let name = name.trim();
+        if let Err(e) = crate::config::template_files::check_name(name) {
+            form.error = Some(format!("not saved: {e}"));
+            return Vec::new();
+        }
+        form.error = Some(format!("saving template `{name}`…"));
+        vec![Cmd::SaveTemplate {
+            name: name.to_string(),
+            spec: Box::new(form.spec.clone()),
+            overwrite: false,
+        }]
+    }
+
+    /// The template file was written (it is listed and picked), exists (the form asks), or
+    /// could not be written (the form says why).
+    pub(super) fn on_template_saved(
+        &mut self,
+        name: String,
+        spec: LaunchSpec,
+        result: Result<std::path::PathBuf, crate::config::template_files::SaveError>,
+    ) -> Vec<Cmd> {
+        use crate::config::template_files::SaveError;
+        match result {
+            Ok(path) => {
+                let shown = path.display().to_string();
+                // Template files are this machine's: every cluster's form lists it.
+                for c in &mut self.parked {
+                    c.launch.add_saved(&name, spec.clone(), &shown);
+                }
+                self.cluster.launch.add_saved(&name, spec, &shown);
+                let choices = self.cluster.launch.choices();
+                if let Some(form) = self.form.as_mut() {
+                    form.choices = choices.iter().map(|c| c.0.clone()).collect();
+                    form.origins = self.cluster.launch.choice_origins();
+                    if let Some(i) = choices.iter().position(|c| c.0 == name) {
+                        form.choice = i;
+                        form.spec.template = Some(name.clone());
+                    }
+                    form.error = None;
+                }
+                self.note = Some(format!(
+                    "template `{name}` saved in {shown} (slurmdash submit --template {name})"
+                ));
+            }
+            Err(SaveError::Exists(path)) => match self.form.as_mut() {
+                Some(form) => {
+                    form.overwrite = Some(name.clone());
+                    form.error = Some(format!(
+                        "template `{name}` exists ({}): y overwrites it, any other key keeps it",
+                        path.display()
+                    ));
+                }
+                None => {
+                    self.note = Some(format!(
+                        "template `{name}` exists ({}): not saved",
+                        path.display()
+                    ))
+                }
+            },
+            Err(SaveError::Failed(e)) => {
+                let msg = format!("template `{name}` not saved: {e}");
+                match self.form.as_mut() {
+                    Some(form) => form.error = Some(msg),
+                    None => self.note = Some(msg),
+                }
+            }
         }
         Vec::new()
     }
@@ -604,6 +731,7 @@ fn placeholder_job(s: &Submitted, p: &Prepared, cluster: u16) -> Job {
         work_dir: s.job_dir.as_str().into(),
         qos: "".into(),
         priority: None,
+        dependency: None,
         problem: None,
     }
 }

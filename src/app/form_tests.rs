@@ -81,6 +81,13 @@ fn app() -> App {
     a.cluster.launch = LaunchContext {
         defaults,
         templates: vec![("train-8gpu".into(), big)],
+        origins: [(
+            "train-8gpu".to_string(),
+            "[templates.train-8gpu] in the config".to_string(),
+        )]
+        .into_iter()
+        .collect(),
+        template_problems: Vec::new(),
         last_used: None,
         results_root: Some("/lustre/fsw/me/results".into()),
         facts: None,
@@ -838,5 +845,162 @@ fn l_on_an_array_whose_tasks_all_completed_is_a_plain_relaunch() {
     assert!(
         note.ends_with("(array 799: all 6 tasks completed: nothing to rerun)"),
         "{note}"
+    );
+}
+
+#[test]
+fn w_saves_the_form_as_a_template_asking_before_it_replaces_one() {
+    let mut a = opened();
+    goto(&mut a, "gpus");
+    press(&mut a, KeyCode::Enter);
+    press(&mut a, KeyCode::Backspace);
+    typed(&mut a, "2");
+    press(&mut a, KeyCode::Enter);
+    // `w` asks for the name on the bottom line.
+    assert!(press(&mut a, KeyCode::Char('w')).is_empty());
+    assert_eq!(
+        a.input.as_ref().map(|i| i.kind),
+        Some(crate::app::input::InputKind::TemplateName)
+    );
+    // A name that is not one file name is refused, saying why; nothing is written.
+    typed(&mut a, "../evil");
+    assert!(press(&mut a, KeyCode::Enter).is_empty());
+    let err = a
+        .form
+        .as_ref()
+        .and_then(|f| f.error.clone())
+        .unwrap_or_default();
+    assert!(err.contains("has a `/`"), "{err}");
+    // A good one: the dashboard is asked to write the form's values.
+    press(&mut a, KeyCode::Char('w'));
+    typed(&mut a, "eval-2gpu");
+    let cmds = press(&mut a, KeyCode::Enter);
+    let spec = match cmds.as_slice() {
+        [Cmd::SaveTemplate {
+            name,
+            spec,
+            overwrite: false,
+        }] if name == "eval-2gpu" => spec.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(spec.gpus, 2);
+    // It exists: the form asks; another key keeps it, `y` replaces it.
+    let path = std::path::PathBuf::from("/home/me/.config/slurmdash/templates/eval-2gpu.toml");
+    let exists = crate::config::template_files::SaveError::Exists(path.clone());
+    a.update(Msg::TemplateSaved {
+        name: "eval-2gpu".into(),
+        spec: spec.clone(),
+        result: Err(exists.clone()),
+    });
+    let err = a
+        .form
+        .as_ref()
+        .and_then(|f| f.error.clone())
+        .unwrap_or_default();
+    assert!(
+        err.contains("exists") && err.contains("y overwrites"),
+        "{err}"
+    );
+    assert!(press(&mut a, KeyCode::Char('n')).is_empty());
+    assert!(a.form.is_some(), "the answer is not taken as a form key");
+    a.update(Msg::TemplateSaved {
+        name: "eval-2gpu".into(),
+        spec: spec.clone(),
+        result: Err(exists),
+    });
+    assert!(matches!(
+        press(&mut a, KeyCode::Char('y')).as_slice(),
+        [Cmd::SaveTemplate {
+            overwrite: true,
+            ..
+        }]
+    ));
+    // Saved: listed among the templates with its file, and picked.
+    a.update(Msg::TemplateSaved {
+        name: "eval-2gpu".into(),
+        spec,
+        result: Ok(path),
+    });
+    let f = a.form.as_ref().expect("form");
+    assert_eq!(f.choices[f.choice], "eval-2gpu");
+    assert_eq!(
+        f.origins[f.choice],
+        "/home/me/.config/slurmdash/templates/eval-2gpu.toml"
+    );
+    let screen = render(&a, 110, 42);
+    assert!(screen.contains("◀ eval-2gpu ▶"), "{screen}");
+    assert!(
+        screen.contains("from /home/me/.config/slurmdash/templates/eval-2gpu.toml"),
+        "{screen}"
+    );
+    assert!(
+        a.note
+            .as_deref()
+            .unwrap_or("")
+            .contains("--template eval-2gpu"),
+        "{:?}",
+        a.note
+    );
+}
+
+#[test]
+fn a_template_with_steps_shows_them_and_needs_no_command() {
+    let mut a = app();
+    let mut steps = a.cluster.launch.defaults.clone();
+    steps.command.clear();
+    steps.template = Some("serve-and-eval".into());
+    steps.steps = vec![
+        crate::launch::steps::StepSpec {
+            name: "model".into(),
+            command: "httpd -f -p $SLURMDASH_STEP_MODEL_PORT".into(),
+            ready: "http://localhost/".into(),
+            port: Some(0),
+            ..Default::default()
+        },
+        crate::launch::steps::StepSpec {
+            name: "eval".into(),
+            command: "wget -O - http://$SLURMDASH_STEP_MODEL_HOST:18080/".into(),
+            ..Default::default()
+        },
+    ];
+    a.cluster
+        .launch
+        .templates
+        .push(("serve-and-eval".into(), steps));
+    a.cluster.launch.origins.insert(
+        "serve-and-eval".into(),
+        "/home/me/.config/slurmdash/templates/serve-and-eval.toml".into(),
+    );
+    a.cluster.launch.template_problems = vec![
+        "template file /home/me/.config/slurmdash/templates/bad.toml: key `gpu`: unknown field"
+            .into(),
+    ];
+    press(&mut a, KeyCode::Char('n'));
+    a.update(Msg::LaunchFacts(Ok(facts())));
+    if let Some(f) = a.form.as_mut() {
+        f.local_id = "20261123-120000-abcdef".into();
+        f.row = 0;
+    }
+    press(&mut a, KeyCode::Right);
+    press(&mut a, KeyCode::Right);
+    let f = a.form.as_ref().expect("form");
+    assert_eq!(f.choices[f.choice], "serve-and-eval");
+    assert!(f.prepared.is_some(), "{:?}", f.problems);
+    let script = &f.prepared.as_ref().expect("prepared").script;
+    assert!(
+        script.contains("slurmdash_http localhost \"$SLURMDASH_STEP_MODEL_PORT\" /"),
+        "{script}"
+    );
+    insta::assert_snapshot!("launch_form_with_steps", render(&a, 110, 42));
+    // A step's container on a cluster without Pyxis is refused before anything is staged.
+    let f = a.form.as_mut().expect("form");
+    f.spec.steps[0].image = "reg:5000#srv:1".into();
+    f.revalidate();
+    assert!(
+        f.problems
+            .iter()
+            .any(|p| p.message.contains("steps' containers would fail")),
+        "{:?}",
+        f.problems
     );
 }

@@ -104,6 +104,11 @@ fn days_text(days: u32) -> String {
 }
 
 impl HistoryState {
+    /// The detail of a finished job as the history read it, when it did.
+    pub fn known(&self, id: &JobId) -> Option<&JobDetail> {
+        self.jobs.get(id).map(|u| &u.detail)
+    }
+
     /// The efficiency report of a finished job, when read.
     pub fn report(&self, id: &JobId) -> Option<&Efficiency> {
         self.reports.get(id)

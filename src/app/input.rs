@@ -10,6 +10,8 @@ pub enum InputKind {
     Filter,
     Command,
     Search,
+    /// The name the launch form is saved under as a template (`w`).
+    TemplateName,
 }
 
 impl InputKind {
@@ -18,6 +20,7 @@ impl InputKind {
             InputKind::Filter => "/",
             InputKind::Command => ":",
             InputKind::Search => "search /",
+            InputKind::TemplateName => "save template as: ",
         }
     }
 }
@@ -57,6 +60,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("untunnel PORT", "close a tunnel"),
     ("files", "the job's files"),
     ("events", "log of job changes"),
+    ("deps", "your dependency chains"),
     ("partitions", "partitions at a glance"),
     ("history [DAYS]", "finished jobs ([ ] ±week)"),
     ("stats", "commands, bytes, RTT"),
@@ -92,6 +96,7 @@ impl App {
                         Vec::new()
                     }
                     InputKind::Command => self.run_command(&text),
+                    InputKind::TemplateName => self.save_template_as(&text),
                 }
             }
             KeyCode::Backspace => {
@@ -108,6 +113,13 @@ impl App {
             }
             _ => Vec::new(),
         }
+    }
+
+    /// `w` in the launch form: the name to save it under, typed on the bottom line.
+    pub(super) fn ask_template_name(&mut self, start: &str) {
+        let mut input = Input::new(InputKind::TemplateName, start);
+        input.hint = Some("enter: save the form as this template · esc: cancel".into());
+        self.input = Some(input);
     }
 
     /// The filter applies as the user types.
@@ -194,6 +206,7 @@ impl App {
                     Vec::new()
                 }
             },
+            ("deps", _) => self.open_deps(),
             ("session", []) => self.open_session_form(None),
             ("session", [label]) => self.open_session_form(Some(label)),
             ("extend", []) => self.extend_session(None),
@@ -209,7 +222,7 @@ impl App {
                     return self.run_op_command(kind, ids);
                 }
                 self.note = Some(format!(
-                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top, events, partitions, history, stats, usage, session, extend, ssh-config; ? lists keys)"
+                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top, events, deps, partitions, history, stats, usage, session, extend, ssh-config; ? lists keys)"
                 ));
                 Vec::new()
             }

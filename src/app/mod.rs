@@ -8,6 +8,7 @@ mod clusters;
 pub mod columns;
 mod conn;
 pub mod departures;
+pub mod deps;
 mod edit;
 mod events;
 pub mod files;
@@ -111,6 +112,8 @@ pub struct App {
     pub live: live::LiveState,
     /// The files view (`y`, `:files`) and where fetches go.
     pub files: FilesState,
+    /// The user's dependency chains (the detail pane, `:deps`).
+    pub deps: deps::DepsState,
 }
 
 impl App {
@@ -151,6 +154,7 @@ impl App {
             columns: None,
             live: live::LiveState::default(),
             files: FilesState::default(),
+            deps: deps::DepsState::default(),
         }
     }
 
@@ -193,6 +197,10 @@ impl App {
                 self.poll()
             }
             Msg::Queue(refresh) => self.on_refresh(*refresh),
+            Msg::SiteLimit(result) => {
+                self.cluster.budget.set_site(result);
+                self.adapt_interval()
+            }
             Msg::Detail { id, result } => self.on_detail(id, *result),
             Msg::Tail(ev) => {
                 if matches!(&ev.kind, crate::logview::TailKind::Data { bytes, .. } if !bytes.is_empty())
@@ -263,6 +271,9 @@ impl App {
                 self.note = Some(text);
                 Vec::new()
             }
+            Msg::TemplateSaved { name, spec, result } => {
+                self.on_template_saved(name, *spec, result)
+            }
             Msg::ClusterAdded(name) => {
                 self.focus_cluster_named(&name);
                 self.note = Some(format!("added cluster `{name}`"));
@@ -327,6 +338,7 @@ impl App {
         let listed = self.cluster.on_jobs(jobs, &previous, at, took, self.now);
         drop(previous);
         self.set_own_jobs(listed.rows);
+        self.rebuild_deps();
         let interval = self.adapt_interval();
         let mut cmds = self.selection_changed();
         if cmds.is_empty() {

@@ -15,7 +15,7 @@ use crate::action::Cmd;
 /// One kind of overlay. The variants are in stacking order, bottom first: when several are
 /// open, a later one is drawn over an earlier one and takes the keys. The order follows how
 /// they are opened: the full-screen views (`:partitions`/`:stats`/`:usage`, then `:events`,
-/// then the files view) are opened from the panes; the edit and launch forms open over
+/// `:deps`, then the files view) are opened from the panes; the edit and launch forms open over
 /// them (the launch form also arrives by itself after `L`, over whatever is open then); the
 /// line being typed and a question sit on the bottom line above all of these; help is
 /// topmost (it opens from the files view too, and any key closes it).
@@ -26,6 +26,8 @@ pub enum Overlay {
     Insight(View),
     /// `:events`, every cluster's event log.
     Events,
+    /// `:deps`, the user's dependency chains as a tree.
+    Deps,
     /// The files view of a job (`y`, `:files`).
     Files,
     /// The column chooser (`c`).
@@ -57,6 +59,7 @@ impl App {
         let open = [
             self.cluster.insight.view.map(Overlay::Insight),
             self.cluster.events.open.then_some(Overlay::Events),
+            self.deps.open.then_some(Overlay::Deps),
             self.files.view.is_some().then_some(Overlay::Files),
             self.columns.is_some().then_some(Overlay::Columns),
             self.edit.is_some().then_some(Overlay::Edit),
@@ -79,6 +82,7 @@ impl App {
             None => self.on_keymap_key(&k),
             Some(Overlay::Insight(_)) => self.on_insight_key(k),
             Some(Overlay::Events) => self.on_events_key(k),
+            Some(Overlay::Deps) => self.on_deps_key(k),
             Some(Overlay::Files) => self.on_files_key(k),
             Some(Overlay::Columns) => self.on_columns_key(&k),
             Some(Overlay::Edit) => self.on_edit_key(k),

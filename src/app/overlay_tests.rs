@@ -14,9 +14,10 @@ use crate::keymap::{Action, Pane};
 
 /// Every kind, in stacking order (one insight view stands for the three; only one is
 /// open at a time).
-const ORDER: [Overlay; 9] = [
+const ORDER: [Overlay; 10] = [
     Overlay::Insight(View::Stats),
     Overlay::Events,
+    Overlay::Deps,
     Overlay::Files,
     Overlay::Columns,
     Overlay::Edit,
@@ -48,6 +49,9 @@ fn open(a: &mut App, o: Overlay) {
         }
         Overlay::Events => {
             a.run_command("events");
+        }
+        Overlay::Deps => {
+            a.run_command("deps");
         }
         Overlay::Files => {
             a.on_action(Action::Files);

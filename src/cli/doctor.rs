@@ -415,12 +415,17 @@ async fn check_pyxis(remote: &dyn Remote, cluster: &Cluster, report: &mut Report
 /// anonymously unless told otherwise.
 pub fn registry_hosts(config: &Config) -> Vec<String> {
     let mut images = vec![config.launch.image.clone()];
-    images.extend(
-        config
-            .templates
-            .values()
-            .filter_map(|t| t.get("image").and_then(|v| v.as_str()).map(str::to_string)),
-    );
+    for t in config.templates.values() {
+        images.extend(t.get("image").and_then(|v| v.as_str()).map(str::to_string));
+        // Each step of a multi-step template may name its own.
+        let steps = t.get("steps").and_then(|v| v.as_array());
+        images.extend(
+            steps
+                .into_iter()
+                .flatten()
+                .filter_map(|s| s.get("image").and_then(|v| v.as_str()).map(str::to_string)),
+        );
+    }
     let mut hosts: Vec<String> = images
         .iter()
         .filter(|i| !i.trim().is_empty())
@@ -532,9 +537,12 @@ mod credential_tests {
 
     #[test]
     fn registries_come_from_launch_and_templates_without_ports() {
-        let text = "[launch]\nimage = \"10.1.2.3:5001#private/tiny:1.0\"\n[templates.a]\nimage = \"nvcr.io/nvidia/pytorch:24.01-py3\"\n[templates.b]\nimage = \"docker://nvcr.io#nvidia/tao:5\"\n[templates.c]\nimage = \"ubuntu:22.04\"\n[templates.d]\nimage = \"/lustre/x.sqsh\"\n";
+        let text = "[launch]\nimage = \"10.1.2.3:5001#private/tiny:1.0\"\n[templates.a]\nimage = \"nvcr.io/nvidia/pytorch:24.01-py3\"\n[templates.b]\nimage = \"docker://nvcr.io#nvidia/tao:5\"\n[templates.c]\nimage = \"ubuntu:22.04\"\n[templates.d]\nimage = \"/lustre/x.sqsh\"\n[templates.e]\n[[templates.e.steps]]\nname = \"model\"\nimage = \"registry.example.org/srv:1\"\ncommand = \"serve\"\n[[templates.e.steps]]\nname = \"eval\"\ncommand = \"eval\"\n";
         let cfg = crate::config::parse(text, std::path::Path::new("c.toml")).unwrap();
-        assert_eq!(registry_hosts(&cfg), ["10.1.2.3", "nvcr.io"]);
+        assert_eq!(
+            registry_hosts(&cfg),
+            ["10.1.2.3", "nvcr.io", "registry.example.org"]
+        );
         let none = crate::config::parse("", std::path::Path::new("c.toml")).unwrap();
         assert!(registry_hosts(&none).is_empty());
     }

@@ -13,7 +13,8 @@ use crate::registry::Registry;
 
 #[derive(Debug, Args)]
 pub struct SubmitArgs {
-    /// Start from `[templates.NAME]` in the config (over `[launch]`).
+    /// Start from template NAME (over `[launch]`): the file
+    /// `$XDG_CONFIG_HOME/slurmdash/templates/NAME.toml`, else `[templates.NAME]` in the config.
     #[arg(long, value_name = "NAME")]
     pub template: Option<String>,
     /// Set a launch field, e.g. `--set gpus=8 --set time=2h --set inputs=/lustre/data`

@@ -15,6 +15,7 @@ pub mod pending;
 pub mod poll;
 pub mod rerun;
 pub mod retry;
+pub mod site_limit;
 pub mod stage;
 pub mod submit;
 pub mod triage;

@@ -6,6 +6,7 @@
 pub mod container;
 pub mod facts;
 pub mod guard;
+pub mod quote;
 pub mod rerun;
 pub mod resume;
 pub mod sbatch_env;
@@ -13,6 +14,7 @@ pub mod script;
 pub mod session;
 pub mod spec;
 pub mod stage;
+pub mod steps;
 pub mod submit;
 pub mod validate;
 

@@ -9,17 +9,7 @@ use crate::launch::validate::Plan;
 use crate::registry::Layout;
 use crate::slurm::time::SlurmDuration;
 
-/// Single-quotes `s` for the script's shell unless it is plainly safe.
-pub fn quote(s: &str) -> String {
-    let safe = !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"@%+=:,./_-".contains(&b));
-    if safe {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
-}
+pub use crate::launch::quote::quote;
 
 /// The sha256 of a staged file's bytes, in hex.
 pub fn sha256_hex(bytes: &[u8]) -> String {
@@ -128,6 +118,17 @@ pub fn render(plan: &Plan, layout: &Layout, image: Option<&str>) -> String {
     let _ = writeln!(s, "\ncd {}", quote(workdir));
     if let Some(body) = &plan.batch_script {
         recovered(&mut s, body, layout);
+        return s;
+    }
+    if !plan.steps.is_empty() {
+        crate::launch::steps::render(
+            &mut s,
+            &plan.steps,
+            plan.cpus_per_task,
+            workdir,
+            image,
+            &plan.container_mounts,
+        );
         return s;
     }
 

@@ -81,6 +81,10 @@ pub struct LaunchSpec {
     /// `command`: staged verbatim as `sbatch/recovered.sh`, checked by its sha256 and run
     /// as the batch step. Empty: none. Typing a command replaces it.
     pub batch_script: String,
+    /// Several steps in one allocation (`[[steps]]` of a template), run instead of
+    /// `command`; see [`crate::launch::steps`]. Empty: one command.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<crate::launch::steps::StepSpec>,
 }
 
 impl Default for LaunchSpec {
@@ -120,6 +124,7 @@ impl Default for LaunchSpec {
             mail_user: String::new(),
             template: None,
             batch_script: String::new(),
+            steps: Vec::new(),
         }
     }
 }

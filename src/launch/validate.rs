@@ -69,6 +69,8 @@ pub struct Plan {
     /// Auto-resume after these (names of [`crate::launch::resume::ON`]); empty: none.
     pub resume: Vec<String>,
     pub max_resumes: u32,
+    /// Steps run in order in the allocation instead of `command` (empty: the command).
+    pub steps: Vec<crate::launch::steps::PlanStep>,
 }
 
 impl Plan {
@@ -425,9 +427,47 @@ pub fn validate(spec: &LaunchSpec, facts: &ClusterFacts) -> Result<Plan, Vec<Pro
             "a recovered batch script runs as the batch step, outside any container: clear the container image or type a command".into(),
         );
     }
-    if spec.command.trim().is_empty() && !recovered {
+    let multi = !spec.steps.is_empty();
+    if spec.command.trim().is_empty() && !recovered && !multi {
         bad(Field::Command, "a command to run is required".into());
     }
+    let steps = if multi {
+        if !spec.command.trim().is_empty() {
+            bad(
+                Field::Command,
+                "this launch runs its steps (see the steps line): leave the command empty, or pick a template without steps".into(),
+            );
+        }
+        if !spec.array.trim().is_empty() {
+            bad(
+                Field::Extra,
+                "a launch with steps cannot be an array: clear the array indices".into(),
+            );
+        }
+        if facts.pyxis == Some(false) && spec.steps.iter().any(|s| !s.image.trim().is_empty()) {
+            bad(
+                Field::Image,
+                "this cluster has no Pyxis (srun --help does not list --container-image): the steps' containers would fail at start".into(),
+            );
+        }
+        match crate::launch::steps::validate(
+            &spec.steps,
+            &spec.shell,
+            image.is_some(),
+            resolve_shell,
+            parse_time,
+        ) {
+            Ok(s) => s,
+            Err(messages) => {
+                for m in messages {
+                    bad(Field::Command, m);
+                }
+                Vec::new()
+            }
+        }
+    } else {
+        Vec::new()
+    };
     let shell = match resolve_shell(&spec.shell, image.is_some()) {
         Ok(s) => s,
         Err(e) => {
@@ -558,6 +598,7 @@ pub fn validate(spec: &LaunchSpec, facts: &ClusterFacts) -> Result<Plan, Vec<Pro
         job_dir_mode,
         resume,
         max_resumes: spec.max_resumes,
+        steps,
     })
 }
 

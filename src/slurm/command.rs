@@ -16,10 +16,12 @@ pub const RECORD_END: char = '\x1e';
 
 /// squeue `-o` fields, in order. The free text (work dir, name) comes last, the job id
 /// between them and again at the end: a record is `ID␟…␟ID`, so a separator, terminator
-/// or newline inside a name or path cannot spoil another record (`parse::frame`).
+/// or newline inside a name or path cannot spoil another record (`parse::frame`). `%E` (the
+/// dependency, as `scontrol` prints it) costs no RPC: squeue formats it from the job
+/// records the one RPC already returns.
 pub const SQUEUE_FIELDS: &[&str] = &[
     "%i", "%F", "%K", "%u", "%a", "%P", "%T", "%r", "%M", "%l", "%D", "%C", "%m", "%b", "%N", "%V",
-    "%S", "%q", "%Q", "%Z", "%i", "%j", "%i",
+    "%S", "%q", "%Q", "%E", "%Z", "%i", "%j", "%i",
 ];
 
 /// As [`SQUEUE_FIELDS`]: the name last, closed by the job id.
@@ -429,7 +431,7 @@ mod tests {
         assert_eq!(&a[..4], &["squeue", "--noheader", "--local", "--me"]);
         let fmt = a.last().unwrap();
         assert!(fmt.starts_with("--format=%i\x1f%F\x1f"));
-        assert!(fmt.ends_with("%Z\x1f%i\x1f%j\x1f%i\x1e"));
+        assert!(fmt.ends_with("%Q\x1f%E\x1f%Z\x1f%i\x1f%j\x1f%i\x1e"));
         assert_eq!(fmt.matches('\x1f').count(), SQUEUE_FIELDS.len() - 1);
     }
 

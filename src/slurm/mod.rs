@@ -4,6 +4,7 @@
 pub mod batch;
 pub mod command;
 pub mod dependency;
+pub mod deptree;
 pub mod eff;
 pub mod error;
 pub mod fit;
@@ -17,6 +18,7 @@ pub mod ops;
 pub mod parse;
 pub mod partview;
 pub mod pending;
+pub mod ratelimit;
 pub mod reason;
 pub mod shared;
 pub mod shell;

@@ -41,6 +41,9 @@ pub struct Job {
     pub work_dir: SharedStr,
     pub qos: SharedStr,
     pub priority: Option<u64>,
+    /// %E: what the job waits on, as `scontrol` prints `Dependency=`
+    /// (`afterok:12(unfulfilled)`); None for `(null)` and for rows not read from squeue.
+    pub dependency: Option<String>,
     /// Set when squeue's record of this job did not read cleanly: what was wrong. The row
     /// shows what could be read, with a mark.
     pub problem: Option<String>,
@@ -159,6 +162,7 @@ impl JobDetail {
             work_dir: d.work_dir.clone().unwrap_or_default().into(),
             qos: d.qos.clone().unwrap_or_default().into(),
             priority: d.priority,
+            dependency: d.dependency.clone().filter(|d| d != "(null)"),
             problem: None,
         })
     }

@@ -70,7 +70,9 @@ mod tests {
         let mut f = vec![
             "7_2", "7", "2", "u", "a", "p", "PENDING", "None", "0:00", "1:00",
         ];
-        f.extend(["1", "1", "1G", "N/A", "", "N/A", "N/A", "normal", "1", "/d"]);
+        f.extend([
+            "1", "1", "1G", "N/A", "", "N/A", "N/A", "normal", "1", "(null)", "/d",
+        ]);
         f.extend(["7_2", "n\x1fm", "7_2"]);
         let real = format!("{}\x1e\n", f.join("\x1f"));
         let p = read_squeue(&squeue_rows(&real, 3));

@@ -11,6 +11,7 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use super::theme::Theme;
 use crate::queue::format::{human_ago, human_until, one_line};
+use crate::slurm::deptree::DepGraph;
 use crate::slurm::model::{Job, JobDetail, JobState, SlurmDuration, Status};
 use crate::slurm::reason::{explain, why_no_estimate, Outlook};
 
@@ -33,6 +34,8 @@ pub struct DetailWidget<'a> {
     pub efficiency: Option<&'a crate::slurm::eff::Efficiency>,
     /// Live use of a running job (sstat, nvidia-smi).
     pub live: LiveView<'a>,
+    /// The user's dependency chains: the state of what the job waits on, what waits on it.
+    pub deps: Option<&'a DepGraph>,
 }
 
 pub use live::{idle_mark_help, low_use_help, LiveView};
@@ -138,10 +141,10 @@ impl Lines<'_> {
     }
 }
 
-/// What the job waits on, one condition a line with whether it can still be met, and a
-/// warning when the job can never start on them (Slurm's text as it is when it cannot be
-/// read).
-fn dependency_lines(l: &mut Lines<'_>, text: &str) {
+/// What the job waits on, one condition a line with the state of the job it names (from
+/// the dashboard's chains, when it knows it) and whether it can still be met, and a warning
+/// when the job can never start on them (Slurm's text as it is when it cannot be read).
+fn dependency_lines(l: &mut Lines<'_>, text: &str, chains: Option<(&DepGraph, u16, &str)>) {
     use crate::slurm::dependency::{Dependency, Join, Met};
     let Some(d) = Dependency::parse(text) else {
         l.plain("Dependency", text);
@@ -149,13 +152,37 @@ fn dependency_lines(l: &mut Lines<'_>, text: &str) {
     };
     let many = d.conditions.len() > 1;
     for (i, c) in d.conditions.iter().enumerate() {
-        let what = match &c.job {
+        let parent = chains
+            .zip(c.job.as_deref())
+            .and_then(|((g, k, _), j)| g.node(k, j));
+        let mut what = match &c.job {
             Some(job) => format!("{} {job}", c.kind),
             None => format!("{} (the last of your jobs of this name)", c.kind),
         };
+        if let Some(p) = parent {
+            if !p.name.is_empty() {
+                what.push_str(&format!(" {}", one_line(&p.name)));
+            }
+            match (&p.state, p.job.is_some()) {
+                (Some(s), true) => what.push_str(&format!(" ({})", s.long_name())),
+                (Some(s), false) => what.push_str(&format!(" ({}, left the queue)", s.long_name())),
+                (None, _) => what.push_str(" (left the queue)"),
+            }
+        }
+        let ended_otherwise = parent.and_then(|p| p.state.as_ref()).is_some_and(|s| {
+            s.is_finished() && (*s == JobState::Completed) == (c.kind == "afternotok")
+        });
         let (state, style) = match c.met {
-            Met::Waiting => ("not yet", Style::new()),
             Met::Never => ("never: it did not end that way", l.theme.error()),
+            Met::Waiting
+                if ended_otherwise && matches!(c.kind.as_str(), "afterok" | "afternotok") =>
+            {
+                ("never: it did not end that way", l.theme.error())
+            }
+            Met::Waiting if c.kind == "afterok" && parent.is_some_and(|p| p.never) => {
+                ("never: it can never start itself", l.theme.error())
+            }
+            Met::Waiting => ("not yet", Style::new()),
             Met::Unknown => ("as Slurm says", Style::new()),
         };
         let label = match (i, d.join, many) {
@@ -165,11 +192,30 @@ fn dependency_lines(l: &mut Lines<'_>, text: &str) {
         };
         l.field(label, &format!("{what} · {state}"), style);
     }
-    if !d.can_be_met() {
+    let doomed = chains
+        .and_then(|(g, k, id)| g.node(k, id))
+        .is_some_and(|n| n.never);
+    if !d.can_be_met() || doomed {
         l.note(
             "  this job can never start on its dependencies: cancel it (d)",
             l.theme.warn(),
         );
+    }
+}
+
+/// The jobs that wait on this one, each with how, its state and whether it can still start.
+fn waiter_lines(l: &mut Lines<'_>, g: &DepGraph, cluster: u16, id: &str) {
+    for (i, (n, link)) in g.waiters(cluster, id).into_iter().enumerate() {
+        let label = if i == 0 { "Waited on by" } else { "" };
+        let state = n.state.as_ref().map_or("?", |s| s.long_name());
+        let mut text = format!("{} {} ({}) · {state}", n.id, one_line(&n.name), link.kind);
+        let style = if n.never {
+            text.push_str(" · can never start");
+            l.theme.error()
+        } else {
+            Style::new()
+        };
+        l.field(label, &text, style);
     }
 }
 
@@ -492,8 +538,20 @@ impl DetailWidget<'_> {
             let leader = dd.het_job_id.or(j.map(|j| j.id.base())).unwrap_or(0);
             l.plain("Het job", &format!("component +{off} of {leader}"));
         }
-        if let Some(dep) = dd.dependency.as_deref().filter(|d| *d != "(null)") {
-            dependency_lines(&mut l, dep);
+        let own = j
+            .map(|j| (j.id.cluster(), j.id.as_str()))
+            .or(dd.id.as_ref().map(|id| (id.cluster(), id.as_str())));
+        let chains = self.deps.zip(own).map(|(g, (k, id))| (g, k, id));
+        // scontrol's, else the queue row's (squeue's %E: the same text).
+        let dep = dd
+            .dependency
+            .as_deref()
+            .or(j.and_then(|j| j.dependency.as_deref()));
+        if let Some(dep) = dep.filter(|d| *d != "(null)") {
+            dependency_lines(&mut l, dep, chains);
+        }
+        if let Some((g, k, id)) = chains {
+            waiter_lines(&mut l, g, k, id);
         }
         if dd.requeue.is_some() || dd.restarts.is_some() {
             let rq = match dd.requeue {

@@ -112,6 +112,7 @@ fn render(live: LiveView, w: u16, h: u16) -> String {
         chain: None,
         pending: Default::default(),
         live,
+        deps: None,
         efficiency: None,
     }
     .render(buf.area, &mut buf);

@@ -47,6 +47,7 @@ fn render(c: Case, w: u16, h: u16) -> Buffer {
         pending: PendingView::default(),
         efficiency: None,
         live: Default::default(),
+        deps: None,
     }
     .render(buf.area, &mut buf);
     buf
@@ -227,6 +228,7 @@ fn scrolling_is_clamped_to_the_content() {
             pending: PendingView::default(),
             efficiency: None,
             live: Default::default(),
+            deps: None,
         }
         .scrolled(scroll)
         .render(buf.area, &mut buf);
@@ -270,6 +272,7 @@ fn a_folded_array_says_which_id_was_asked_and_shows_logs_per_task() {
         },
         efficiency: None,
         live: Default::default(),
+        deps: None,
     }
     .render(buf.area, &mut buf);
     let s = text(&buf);
@@ -345,6 +348,7 @@ fn dependencies_are_listed_with_whether_they_can_be_met() {
             pending: PendingView::default(),
             efficiency: None,
             live: Default::default(),
+            deps: None,
         }
         .render(buf.area, &mut buf);
         let s = text(&buf);

@@ -52,6 +52,28 @@ pub fn form_lines(form: &FormState, t: &Theme, cluster: &str) -> (Vec<Line<'stat
             t.dim(),
         ),
     ]));
+    if let Some(origin) = form.origins.get(form.choice).filter(|o| !o.is_empty()) {
+        lines.push(Line::from(Span::styled(
+            format!("    from {origin}"),
+            t.dim(),
+        )));
+    }
+    for p in &form.template_problems {
+        for (i, part) in wrap_words(p, PROBLEM_WIDTH).into_iter().enumerate() {
+            let lead = if i == 0 { "    ! " } else { "      " };
+            lines.push(Line::from(Span::styled(format!("{lead}{part}"), t.warn())));
+        }
+    }
+    if !form.spec.steps.is_empty() {
+        let text = format!(
+            "steps, in order: {}",
+            crate::launch::steps::summary(&form.spec.steps)
+        );
+        for (i, part) in wrap_words(&text, PROBLEM_WIDTH).into_iter().enumerate() {
+            let lead = if i == 0 { "    ▸ " } else { "      " };
+            lines.push(Line::from(Span::styled(format!("{lead}{part}"), t.key())));
+        }
+    }
     for (i, (key, label, _)) in FIELDS.iter().enumerate() {
         let row = i + 1;
         if form.row == row {
@@ -202,7 +224,7 @@ fn wrap_words(s: &str, width: usize) -> Vec<String> {
     out
 }
 
-const HINT: &str = "↑↓ move · enter edit/pick/submit · ←→ template · p preview · t test-only · ctrl-s submit · esc close";
+pub const HINT: &str = "↑↓ move · enter edit · ←→ template · w save template · p preview · t test · ctrl-s submit · esc close";
 
 impl Widget for FormWidget<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {

@@ -41,6 +41,10 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
             },
         ]));
     }
+    lines.push(Line::from(vec![
+        Span::styled(format!("  {:<18}", "in the form (n)"), t.key()),
+        Span::raw("w save as template · ←→ pick one"),
+    ]));
     lines.push(Line::from(""));
     lines.push(Line::from(Span::styled("commands after :", t.title())));
     for (cmd, what) in COMMANDS {

@@ -131,6 +131,7 @@ fn detail(job: &Job, info: Option<&pending::PendingInfo>, w: u16, h: u16) -> Str
         },
         efficiency: None,
         live: Default::default(),
+        deps: None,
     }
     .render(buf.area, &mut buf);
     text(&buf)
@@ -355,6 +356,17 @@ fn the_status_bar_says_when_the_next_refresh_comes_and_the_budget() {
 #[test]
 fn stats_show_the_budget_what_it_buys_and_what_waits() {
     let mut a = app_on_a_budget();
+    // The site limits too, more loosely than the budget (Slurm's defaults).
+    a.handle(Msg::Cluster(
+        0,
+        Box::new(Msg::SiteLimit(Ok(Some(
+            crate::slurm::ratelimit::RateLimit {
+                bucket: 30,
+                refill_rate: 2,
+                refill_period_secs: 1,
+            },
+        )))),
+    ));
     a.handle(Msg::Key(crossterm::event::KeyEvent::new(
         crossterm::event::KeyCode::Char(':'),
         crossterm::event::KeyModifiers::NONE,
@@ -368,6 +380,10 @@ fn stats_show_the_budget_what_it_buys_and_what_waits() {
         "{s}"
     );
     assert!(s.contains("a refresh at least every 40 s"), "{s}");
+    assert!(
+        s.contains("site limit                rl_enable: bucket 30, 2 per 1 s (120 RPCs/min), above the budget"),
+        "{s}"
+    );
     assert!(
         s.contains("held                      refresh (2 RPCs): goes in 13 s"),
         "{s}"

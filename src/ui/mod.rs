@@ -2,6 +2,7 @@
 //! lands where the user sees the row.
 
 pub mod columns;
+pub mod deps;
 pub mod detail;
 pub mod edit;
 pub mod efficiency;
@@ -9,6 +10,7 @@ pub mod events;
 pub mod files;
 pub mod form;
 pub mod help;
+pub mod keys_doc;
 pub mod log;
 pub mod partitions;
 pub mod queue;
@@ -73,6 +75,7 @@ pub fn draw(f: &mut Frame, app: &App) {
                 pending: detail_pending(app),
                 efficiency: app.detail.id.as_ref().and_then(|id| app.history.report(id)),
                 live: detail_live(app),
+                deps: Some(&app.deps.graph),
             }
             .scrolled(app.detail.scroll),
             r,
@@ -148,6 +151,21 @@ fn draw_overlay(f: &mut Frame, app: &App, o: Overlay, areas: &Areas) {
                 events::EventsWidget {
                     logs,
                     scroll: app.cluster.events.scroll,
+                    theme: &app.theme,
+                },
+                over,
+            );
+        }
+        Overlay::Deps => {
+            let over = Rect::new(
+                0,
+                0,
+                size.width,
+                size.height.saturating_sub(areas.status.height),
+            );
+            f.render_widget(
+                deps::DepsWidget {
+                    deps: &app.deps,
                     theme: &app.theme,
                 },
                 over,

@@ -215,6 +215,7 @@ fn an_unreadable_record_is_a_marked_row_among_the_others() {
         pending: Default::default(),
         efficiency: None,
         live: Default::default(),
+        deps: None,
     }
     .render(d.area, &mut d);
     let detail = text(&d);

@@ -77,6 +77,16 @@ fn budget_lines<'a>(app: &App, row: &dyn Fn(&str, String) -> Line<'a>) -> Vec<Li
             ));
         }
     }
+    let site = match &b.site {
+        None => "not read yet (scontrol show config, once)".to_string(),
+        Some(Ok(None)) => "none (no rl_enable in SlurmctldParameters)".to_string(),
+        Some(Ok(Some(l))) if b.configured == 0 || l.per_minute() < b.configured => {
+            format!("{}, the budget follows it", l.describe())
+        }
+        Some(Ok(Some(l))) => format!("{}, above the budget", l.describe()),
+        Some(Err(e)) => format!("unknown: {e}"),
+    };
+    lines.push(row("site limit", site));
     if let Some(p) = b.paused_until.filter(|p| now < *p) {
         lines.push(row(
             "slurmctld rate limit",

@@ -124,6 +124,7 @@ mod tests {
             pending: crate::ui::detail::PendingView::default(),
             efficiency: None,
             live: Default::default(),
+            deps: None,
         }
         .render(buf.area, &mut buf);
         text(&buf)

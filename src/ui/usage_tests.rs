@@ -147,6 +147,7 @@ fn detail_shows_similar_jobs_waited_under_the_estimate() {
             },
             efficiency: None,
             live: Default::default(),
+            deps: None,
         }
         .render(buf.area, &mut buf);
         text(&buf)

@@ -112,6 +112,8 @@ pub struct Hub {
     files: crate::worker::files::FilesWorker,
     /// The jobs whose batch script was asked to be kept (once each).
     asked: Arc<io::keep::Asked>,
+    /// Submissions under way, by launch id: the dashboard finishes them before it leaves.
+    submits: Vec<(String, JoinHandle<()>)>,
 }
 
 impl Hub {
@@ -143,6 +145,7 @@ impl Hub {
             asked_once: Default::default(),
             files: Default::default(),
             asked: Default::default(),
+            submits: Vec::new(),
         }
     }
 
@@ -166,6 +169,7 @@ impl Hub {
             Cmd::FetchPending(job) => self.fly(&self.pending, job, pending),
             Cmd::SampleLive(target) => self.fly(&self.live, target, live),
             Cmd::FetchPartitions => self.spawn(partitions),
+            Cmd::FetchSiteLimit => self.spawn(site_limit),
             Cmd::FetchUsage { days } => self.spawn(|t| usage(t, days)),
             Cmd::FetchWaits => self.spawn(waits),
             Cmd::Op(op) => self.spawn(|t| job_op(t, op)),
@@ -205,13 +209,23 @@ impl Hub {
             cmd @ (Cmd::FetchLaunchFacts
             | Cmd::TestOnly(_)
             | Cmd::Submit { .. }
-            | Cmd::LoadRegistryJobs(_)) => crate::worker::launch::spawn(
-                with_guard(cmd, &self.s.retry, &self.s.patterns),
-                self.remote.clone(),
-                self.s.registry.clone(),
-                self.tx.clone(),
-                self.s.timeout,
-            ),
+            | Cmd::LoadRegistryJobs(_)) => {
+                let launch = match &cmd {
+                    Cmd::Submit { prepared, .. } => Some(prepared.layout.local_id.clone()),
+                    _ => None,
+                };
+                let task = crate::worker::launch::spawn(
+                    with_guard(cmd, &self.s.retry, &self.s.patterns),
+                    self.remote.clone(),
+                    self.s.registry.clone(),
+                    self.tx.clone(),
+                    self.s.timeout,
+                );
+                if let Some(id) = launch {
+                    self.submits.retain(|(_, t)| !t.is_finished());
+                    self.submits.push((id, task));
+                }
+            }
             Cmd::Notify(n) => crate::notify::deliver(&n, &self.s.notify),
             Cmd::SetPollInterval(every) => {
                 // The next refresh comes one new interval from now (the first still at once).
@@ -234,7 +248,8 @@ impl Hub {
             | Cmd::AddCluster(_)
             | Cmd::Shell { .. }
             | Cmd::Clipboard(_)
-            | Cmd::SaveColumns(_) => {}
+            | Cmd::SaveColumns(_)
+            | Cmd::SaveTemplate { .. } => {}
         }
     }
 
@@ -328,6 +343,16 @@ impl Hub {
         for t in self.tails.drain(..) {
             t.abort();
         }
+    }
+
+    /// The submissions still under way (launch id and task), taken out of the hub: a
+    /// dashboard that is leaving waits for them, so that each launch ends up queued and
+    /// recorded or not queued at all.
+    pub fn take_submissions(&mut self) -> Vec<(String, JoinHandle<()>)> {
+        std::mem::take(&mut self.submits)
+            .into_iter()
+            .filter(|(_, t)| !t.is_finished())
+            .collect()
     }
 
     /// Stops the log tails (the other tasks end by themselves; their answers are dropped
@@ -452,6 +477,10 @@ async fn live(t: Task, target: Box<LiveTarget>) -> Msg {
 async fn partitions(t: Task) -> Msg {
     let result = io::partitions::fetch(t.r(), t.s.timeout).await;
     Msg::Partitions { result, at: now() }
+}
+
+async fn site_limit(t: Task) -> Msg {
+    Msg::SiteLimit(io::site_limit::read(t.r(), t.s.timeout).await)
 }
 
 async fn usage(t: Task, days: u32) -> Msg {

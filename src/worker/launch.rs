@@ -17,14 +17,14 @@ use crate::slurm::model::{Job, JobDetail, JobId};
 pub const REATTACH_MAX: usize = 200;
 
 /// Runs one launch command in the background, recording launches in `registry`; other
-/// commands are ignored.
+/// commands are ignored. The task's handle lets a leaving dashboard wait for a submission.
 pub fn spawn(
     cmd: Cmd,
     remote: Arc<dyn Remote>,
     registry: Arc<Registry>,
     tx: UnboundedSender<Msg>,
     timeout: Duration,
-) {
+) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let r = remote.as_ref();
         let msg = match cmd {
@@ -58,7 +58,7 @@ pub fn spawn(
             _ => return,
         };
         let _ = tx.send(msg);
-    });
+    })
 }
 
 /// The cluster's newest registry launches as sacct knows them (the latest attempt of each).

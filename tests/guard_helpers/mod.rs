@@ -1,4 +1,5 @@
-//! Helpers of the retry guard tests (`retry_guard.rs`, `retry_guard_node.rs`).
+//! Helpers of the retry guard tests (`retry_guard.rs`, `retry_guard_node.rs`) and the
+//! resume tests (`resume_cluster.rs`).
 #![allow(dead_code)]
 
 use std::sync::{Arc, Mutex};
@@ -218,6 +219,52 @@ pub async fn wait_running(r: &dyn Remote, id: u64) {
 pub async fn wait_quiet(r: &dyn Remote, dir: &str) {
     wait_for("nothing of the launch queued or running", WAIT, || async {
         live_of(r, dir).await.is_empty().then_some(())
+    })
+    .await;
+}
+
+/// Waits until the attempt has run its command's first line (the `ran-once` mark): RUNNING in
+/// squeue comes before the batch script starts, and a node taken down before the mark is
+/// written makes the next attempt sleep as the first one did.
+pub async fn wait_started(r: &dyn Remote, l: &Launch) {
+    wait_running(r, l.job).await;
+    let mark = format!("{}/ran-once", l.dir);
+    wait_for("the attempt to mark its first run", WAIT, || async {
+        run(r, &["test", "-e", &mark]).await.success().then_some(())
+    })
+    .await;
+}
+
+/// Sets `node` DOWN under attempt `job` (which kills every job on it: a node of partition
+/// `spare` only, in test group `spare-nodes`), waits for the attempt to leave it, and brings
+/// the node back in service.
+pub async fn take_down_and_resume(r: &dyn Remote, node: &str, job: u64) {
+    let out = scontrol_node(node, &["state=down", "reason=slurmdash guard test"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // Slurm kills the attempt at once (slurmd may bring the node back by re-registering).
+    wait_for(
+        "the attempt off the node",
+        Duration::from_secs(90),
+        || async { (job_nodes(r, job).await != node).then_some(()) },
+    )
+    .await;
+    let _ = scontrol_node(node, &["state=resume"]);
+    let mut kicked = false;
+    wait_for("the node back in service", Duration::from_secs(120), || {
+        let node = node.to_string();
+        let again = !kicked;
+        kicked = true;
+        async move {
+            let st = node_state(r, &node).await;
+            if st.contains("comp") && again {
+                tokio::time::sleep(Duration::from_secs(20)).await;
+                let _ = scontrol_node(&node, &["state=down", "reason=stuck completing"]);
+                let _ = scontrol_node(&node, &["state=resume"]);
+            } else if st.contains("down") || st.contains("drain") {
+                let _ = scontrol_node(&node, &["state=resume"]);
+            }
+            (in_service(&st) && !st.contains("comp")).then_some(())
+        }
     })
     .await;
 }

@@ -43,6 +43,7 @@ const SQUEUE_FIXED: &[&str] = &[
     "N/A",
     "normal",
     "4294901758",
+    "afterok:7(unfulfilled)",
 ];
 
 #[derive(Debug, Clone)]

@@ -9,8 +9,10 @@ use crate::slurm::time::SlurmDuration;
 
 const CMD: &str = "squeue";
 const TERM: &str = "\u{1e}\n";
-/// Fields before the free text (work dir, id, name, id).
-const FIXED: usize = 19;
+/// Fields before the free text (work dir, id, name, id), `%E` the last of them.
+const FIXED: usize = 20;
+/// The same in the older unframed output of captured fixtures, which has no `%E`.
+const FIXED_UNFRAMED: usize = 19;
 
 /// What a squeue listing gave: every record that named its job, and what went wrong.
 #[derive(Debug, Clone, PartialEq)]
@@ -143,7 +145,8 @@ pub fn read_squeue(out: &str) -> Parsed<Job> {
             line: p.line,
             text: p.text,
         };
-        let r = Row::lenient(CMD, &rec, FIELD_SEP, FIXED + 1);
+        let fixed = if p.framed { FIXED } else { FIXED_UNFRAMED };
+        let r = Row::lenient(CMD, &rec, FIELD_SEP, fixed + 1);
         let id = match r.job_id(0, "job id (%i)") {
             Ok(id) => id,
             Err(e) => {
@@ -161,11 +164,11 @@ pub fn read_squeue(out: &str) -> Parsed<Job> {
                 "record without terminator (output cut off, or format not applied)"
             }));
         }
-        let (work_dir, name) = match free_text(r.str(FIXED), id.as_str(), p.framed) {
+        let (work_dir, name) = match free_text(r.str(fixed), id.as_str(), p.framed) {
             Ok(x) => x,
             Err(what) => {
                 l.problem.get_or_insert(r.err(what));
-                (r.str(FIXED), "")
+                (r.str(fixed), "")
             }
         };
         let array_job_id = l.take(r.opt_num::<u64>(1, "array job id (%F)"), None);
@@ -198,6 +201,7 @@ pub fn read_squeue(out: &str) -> Parsed<Job> {
             start_time,
             qos: shared.get(r.str(17)),
             priority,
+            dependency: if p.framed { r.opt(19) } else { None },
             work_dir: SharedStr::from(work_dir),
             name: name.to_string(),
             problem: problem.as_ref().map(|e| e.to_string()),

@@ -33,6 +33,7 @@ const FIXED_RUNNING: &[&str] = &[
     "2026-11-23T08:12:45",
     "normal",
     "4294901758",
+    "(null)",
 ];
 
 fn running(id: &str, dir: &str, name: &str) -> String {
@@ -138,7 +139,8 @@ fn cut_off_output_marks_only_the_last_row() {
 
 #[test]
 fn older_unframed_output_still_reads() {
-    let mut f = FIXED_RUNNING.to_vec();
+    // Captured before `%E` was asked for.
+    let mut f = FIXED_RUNNING[..FIXED_RUNNING.len() - 1].to_vec();
     f.extend(["/home/sduser", "a\x1fb"]);
     let out = format!("{}{}", row(&f), row(&f));
     let jobs = parse_squeue(&out).unwrap();
@@ -168,4 +170,25 @@ fn start_estimates_are_framed_too() {
     assert_eq!(v.len(), 2);
     assert_eq!(v[0].name, "x\x1e\ny\x1fz");
     assert_eq!(v[1].id.as_str(), "8");
+}
+
+/// `%E` as the 26.05 dev cluster printed it: the dependency of each row, None for `(null)`
+/// and for the older fixtures captured without it.
+#[test]
+fn the_dependency_of_each_row() {
+    let mut f = FIXED_RUNNING.to_vec();
+    f[6] = "PENDING";
+    f[19] = "singleton(unfulfilled),afterany:6057(unfulfilled)";
+    let out = format!("{}{}", framed(&f, "/d", "b"), running("43", "/d", "a"));
+    let jobs = parse_squeue(&out).unwrap();
+    assert_eq!(
+        jobs[0].dependency.as_deref(),
+        Some("singleton(unfulfilled),afterany:6057(unfulfilled)")
+    );
+    assert_eq!(jobs[1].dependency, None);
+    let old = parse_squeue(include_str!(
+        "../../../tests/fixtures/slurm/26.05/squeue_me.out"
+    ))
+    .unwrap();
+    assert!(old.iter().all(|j| j.dependency.is_none()));
 }

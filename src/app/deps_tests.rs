@@ -1,0 +1,209 @@
+use std::time::Duration;
+
+use chrono::{NaiveDate, NaiveDateTime};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::*;
+use crate::action::{Cmd, Msg};
+use crate::app::Overlay;
+use crate::keymap::Keymap;
+use crate::payload::Refresh;
+use crate::queue::QueueView;
+use crate::slurm::deptree::tests::{jobs, rec};
+use crate::slurm::deptree::NEVER_REASON;
+use crate::theme::Theme;
+
+fn at() -> NaiveDateTime {
+    NaiveDate::from_ymd_opt(2026, 11, 27)
+        .and_then(|d| d.and_hms_opt(12, 0, 0))
+        .unwrap()
+}
+
+fn app() -> App {
+    App::new(
+        "dev",
+        "your jobs",
+        Keymap::default(),
+        Theme::new(false),
+        QueueView::default(),
+        Duration::from_secs(5),
+        at(),
+    )
+}
+
+fn refresh(a: &mut App, recs: &[String]) -> Vec<Cmd> {
+    a.update(Msg::Queue(Box::new(Refresh {
+        result: Ok(jobs(recs)),
+        extra: None,
+        conn: None,
+        at: at(),
+        took: Duration::from_millis(10),
+    })))
+}
+
+fn key(a: &mut App, c: KeyCode) -> Vec<Cmd> {
+    a.update(Msg::Key(KeyEvent::new(c, KeyModifiers::NONE)))
+}
+
+/// A → B → C, A → D; A is running.
+fn chain(b_reason: &str, b_dep: &str) -> Vec<String> {
+    vec![
+        rec("10", "a", "RUNNING", "None", "(null)"),
+        rec("11", "b", "PENDING", b_reason, b_dep),
+        rec(
+            "12",
+            "c",
+            "PENDING",
+            "Dependency",
+            "afterok:11(unfulfilled)",
+        ),
+        rec(
+            "13",
+            "d",
+            "PENDING",
+            "Dependency",
+            "afterok:10(unfulfilled)",
+        ),
+        rec("14", "alone", "PENDING", "Priority", "(null)"),
+    ]
+}
+
+/// The row ids of the tree, in order.
+fn ids(a: &App) -> Vec<String> {
+    a.deps
+        .tree
+        .iter()
+        .map(|r| {
+            r.node
+                .map_or(String::new(), |n| a.deps.graph.nodes[n].id.clone())
+        })
+        .collect()
+}
+
+fn selected(a: &App) -> Option<String> {
+    a.deps.selected_job().map(|id| id.as_str().to_string())
+}
+
+/// `:deps` opens over the panes with the queue's chains; the queue's keys move on the tree
+/// and enter selects the job in the queue and closes it.
+#[test]
+fn deps_opens_moves_and_selects_in_the_queue() {
+    let mut a = app();
+    refresh(&mut a, &chain("Dependency", "afterok:10(unfulfilled)"));
+    a.run_command("deps");
+    assert_eq!(a.top_overlay(), Some(Overlay::Deps));
+    assert_eq!(ids(&a), ["10", "11", "12", "13"]);
+    assert_eq!(selected(&a).as_deref(), Some("10"));
+    key(&mut a, KeyCode::Char('j'));
+    key(&mut a, KeyCode::Down);
+    assert_eq!(selected(&a).as_deref(), Some("12"));
+    key(&mut a, KeyCode::Char('G'));
+    assert_eq!(selected(&a).as_deref(), Some("13"));
+    key(&mut a, KeyCode::Char('g'));
+    key(&mut a, KeyCode::Char('j'));
+    let cmds = key(&mut a, KeyCode::Enter);
+    assert_eq!(a.top_overlay(), None);
+    assert_eq!(a.queue.selected_id().map(|i| i.as_str()), Some("11"));
+    assert!(
+        cmds.iter()
+            .any(|c| matches!(c, Cmd::FetchDetail(id) if id.as_str() == "11")),
+        "{cmds:?}"
+    );
+    // esc closes it too; a filter that hides the job is cleared by enter.
+    a.run_command("deps");
+    key(&mut a, KeyCode::Esc);
+    assert_eq!(a.top_overlay(), None);
+    a.queue.set_filter("alone");
+    a.run_command("deps");
+    // The filter shows no job of a chain: nothing to draw.
+    assert!(a.deps.tree.is_empty());
+    key(&mut a, KeyCode::Esc);
+    // A filter that shows D keeps D's chain (A's tree), and enter selects D in the queue.
+    a.queue.set_filter("13");
+    a.run_command("deps");
+    assert_eq!(ids(&a), ["10", "11", "12", "13"]);
+    assert_eq!(a.deps.filter.as_deref(), Some("13"));
+    key(&mut a, KeyCode::Char('G'));
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.queue.selected_id().map(|i| i.as_str()), Some("13"));
+    // Enter on a job the filter hides clears the filter.
+    a.run_command("deps");
+    key(&mut a, KeyCode::Char('g'));
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.queue.selected_id().map(|i| i.as_str()), Some("10"));
+    assert_eq!(a.queue.filter(), "");
+}
+
+/// The tree refreshes with the queue, keeping the selected job selected; once A failed,
+/// B, C and D are marked as never able to start.
+#[test]
+fn deps_refreshes_with_the_queue() {
+    let mut a = app();
+    refresh(&mut a, &chain("Dependency", "afterok:10(unfulfilled)"));
+    a.run_command("deps");
+    key(&mut a, KeyCode::Char('G'));
+    assert_eq!(selected(&a).as_deref(), Some("13"));
+    let mut later = chain(NEVER_REASON, "afterok:10(failed)");
+    later[0] = rec("10", "a", "FAILED", "NonZeroExitCode", "(null)");
+    later[3] = rec("13", "d", "PENDING", NEVER_REASON, "afterok:10(failed)");
+    refresh(&mut a, &later);
+    assert_eq!(a.top_overlay(), Some(Overlay::Deps));
+    assert_eq!(selected(&a).as_deref(), Some("13"));
+    let never: Vec<&str> = a
+        .deps
+        .graph
+        .nodes
+        .iter()
+        .filter(|n| n.never)
+        .map(|n| n.id.as_str())
+        .collect();
+    assert_eq!(never, ["11", "12", "13"]);
+}
+
+/// `D` (and `d`) on a row asks to cancel that job through the cancel question; `y` is
+/// "no" to nothing here: it opens the job's files as in the queue, `Y` copies its id.
+#[test]
+fn cancel_and_copy_from_deps() {
+    let mut a = app();
+    refresh(&mut a, &chain(NEVER_REASON, "afterok:10(failed)"));
+    a.run_command("deps");
+    key(&mut a, KeyCode::Char('j'));
+    assert!(key(&mut a, KeyCode::Char('D')).is_empty());
+    assert_eq!(a.top_overlay(), Some(Overlay::Confirm));
+    let c = a.confirm.clone().unwrap();
+    assert!(c.prompt.starts_with("cancel 11 (b"), "{}", c.prompt);
+    let cmds = key(&mut a, KeyCode::Char('y'));
+    let op = cmds
+        .iter()
+        .find_map(|c| match c {
+            Cmd::Op(op) => Some(op.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(op.kind, OpKind::Cancel);
+    assert_eq!(op.ids, [JobId::new(11)]);
+    // The view is still open under the question that was answered.
+    assert_eq!(a.top_overlay(), Some(Overlay::Deps));
+    // Any other key keeps the job.
+    key(&mut a, KeyCode::Char('d'));
+    assert!(key(&mut a, KeyCode::Char('n')).is_empty());
+    let cmds = key(&mut a, KeyCode::Char('Y'));
+    assert!(
+        cmds.iter()
+            .any(|c| matches!(c, Cmd::Clipboard(t) if t == "11")),
+        "{cmds:?}"
+    );
+    assert_eq!(a.queue.selected_id().map(|i| i.as_str()), Some("11"));
+}
+
+/// A read-only session asks nothing and cancels nothing.
+#[test]
+fn read_only_cancels_nothing_from_deps() {
+    let mut a = app();
+    a.cluster.read_only = true;
+    refresh(&mut a, &chain("Dependency", "afterok:10(unfulfilled)"));
+    a.run_command("deps");
+    assert!(key(&mut a, KeyCode::Char('D')).is_empty());
+    assert!(a.confirm.is_none());
+    assert!(a.note.as_deref().unwrap_or("").contains("read-only"));
+}
