@@ -24,8 +24,10 @@ pub struct SessionArgs {
     /// Its time limit (`2h`, `90m`, `1-00:00:00`; default 1h).
     #[arg(long, value_name = "TIME")]
     pub time: Option<String>,
+    /// Its partition (default: the cluster's, as for any launch).
     #[arg(long, value_name = "NAME")]
     pub partition: Option<String>,
+    /// Its account (default: the cluster's).
     #[arg(long, value_name = "NAME")]
     pub account: Option<String>,
     /// CPUs (default `[launch] cpus_per_task`).
