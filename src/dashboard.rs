@@ -169,6 +169,11 @@ fn launch_context(loaded: &Loaded, cluster: &Cluster) -> LaunchContext {
         facts: None,
         registry_jobs: Vec::new(),
         reattaching: true,
+        jump: s.hosts.first().map(|h| crate::launch::session::Jump {
+            host: h.clone(),
+            user: s.user.clone(),
+            port: s.port,
+        }),
     }
 }
 

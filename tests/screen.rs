@@ -371,3 +371,40 @@ fn two_clusters_share_the_queue_and_the_status_bar_says_which_one_failed() {
     );
     insta::assert_snapshot!(s);
 }
+
+#[test]
+fn a_session_near_its_end_asks_to_extend_and_its_row_says_extending() {
+    let mut a = app(140, 30);
+    let mut jobs = parse_squeue(SQUEUE).expect("fixture");
+    let j = jobs
+        .iter_mut()
+        .find(|j| j.id.as_str() == "237")
+        .expect("237");
+    j.name = "session-notebook".into();
+    j.time_limit = slurmdash::slurm::model::SlurmDuration::Known(Duration::from_secs(3600));
+    j.time_used = slurmdash::slurm::model::SlurmDuration::Known(Duration::from_secs(50 * 60 + 20));
+    // Launched from here (in the registry), and no key pressed lately.
+    a.cluster.launch.registry_jobs.push(j.clone());
+    a.cluster.insight.last_key = None;
+    a.update(Msg::PollDue);
+    a.update(Msg::queue(Ok(jobs), now(), Duration::from_millis(20)));
+    select(&mut a, "237");
+    let s = render(&a);
+    assert!(
+        s.contains("session 237 (session-notebook) ends in 10 minutes: extend it?"),
+        "{s}"
+    );
+    assert!(
+        s.contains("y/enter: 30 more minutes · e: end it now · any other key: no"),
+        "{s}"
+    );
+    insta::assert_snapshot!("session_question", s);
+    ch(&mut a, 'y');
+    let s = render(&a);
+    assert!(s.contains("extending…"), "{s}");
+    assert!(
+        s.contains("asking the cluster to extend 237 by 30 minutes…"),
+        "{s}"
+    );
+    insta::assert_snapshot!("session_extending", s);
+}

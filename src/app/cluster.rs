@@ -59,6 +59,8 @@ pub struct ClusterState {
     pub waits: super::usage::WaitsState,
     /// The slurmctld RPC budget: what was spent, and the reads held until they fit.
     pub budget: super::budget::Budget,
+    /// Running work sessions and how far their end-of-time warnings have gone.
+    pub sessions: crate::launch::session::Sessions,
 }
 
 impl ClusterState {
@@ -88,6 +90,7 @@ impl ClusterState {
             usage: Default::default(),
             waits: Default::default(),
             budget: Default::default(),
+            sessions: Default::default(),
         }
     }
 }

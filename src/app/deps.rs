@@ -9,7 +9,7 @@ use std::collections::HashSet;
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::ops::{Choice, Confirm};
+use super::ops::{Answer, Choice, Confirm};
 use super::App;
 use crate::action::Cmd;
 use crate::keymap::{Action, Pane};
@@ -268,7 +268,7 @@ impl App {
             choices: vec![Choice {
                 key: 'y',
                 label: OpKind::Cancel.verb().into(),
-                op: JobOp::new(OpKind::Cancel, [id]),
+                answer: Answer::Op(JobOp::new(OpKind::Cancel, [id])),
             }],
         });
         Vec::new()

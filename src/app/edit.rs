@@ -201,6 +201,13 @@ impl App {
                 let what: Vec<String> = edit.argv(&id).into_iter().skip(3).collect();
                 self.note = Some(format!("updated {id}: {}", what.join(" ")));
             }
+            Some(msg) if super::session::is_extension(&edit) => {
+                // A session's extension: said on the status bar, in a session's words.
+                self.note = Some(format!(
+                    "{id}: {}",
+                    crate::launch::session::extend_refused(&msg)
+                ));
+            }
             Some(msg) => {
                 let line = format!("could not update {id}: {msg}");
                 match self.edit.as_mut().filter(|f| f.id == id) {

@@ -208,6 +208,11 @@ impl Events {
             };
             if let Some(k) = kind.filter(|_| baseline) {
                 let extra = match (k, j.node_list.as_deref()) {
+                    (EventKind::Started, Some(n))
+                        if !n.is_empty() && crate::launch::session::is_session(&j.name) =>
+                    {
+                        format!("on {n}: work session ready (x: shell, F: tunnel, :ssh-config)")
+                    }
                     (EventKind::Started, Some(n)) if !n.is_empty() => format!("on {n}"),
                     _ => String::new(),
                 };

@@ -61,6 +61,8 @@ pub struct LaunchContext {
     pub registry_jobs: Vec<Job>,
     /// A sacct lookup of registry jobs is in flight.
     pub reattaching: bool,
+    /// The login host an editor's `ssh` jumps through to a session's node (`:ssh-config`).
+    pub jump: Option<crate::launch::session::Jump>,
 }
 
 impl LaunchContext {

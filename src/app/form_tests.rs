@@ -93,6 +93,7 @@ fn app() -> App {
         facts: None,
         registry_jobs: Vec::new(),
         reattaching: false,
+        jump: None,
     };
     a
 }

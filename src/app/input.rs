@@ -65,6 +65,9 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("history [DAYS]", "finished jobs ([ ] ±week)"),
     ("stats", "commands, bytes, RTT"),
     ("usage [DAYS]", "CPU/GPU-hours, limits (r)"),
+    ("session [LABEL]", "launch a work session"),
+    ("extend [ID]", "+30 min for a session"),
+    ("ssh-config", "ssh lines to clipboard"),
 ];
 
 impl App {
@@ -204,6 +207,11 @@ impl App {
                 }
             },
             ("deps", _) => self.open_deps(),
+            ("session", []) => self.open_session_form(None),
+            ("session", [label]) => self.open_session_form(Some(label)),
+            ("extend", []) => self.extend_session(None),
+            ("extend", [id]) => self.extend_session(Some(id)),
+            ("ssh-config", _) => self.copy_ssh_config(),
             ("events", _) => {
                 self.cluster.events.open = true;
                 self.cluster.events.scroll = 0;
@@ -214,7 +222,7 @@ impl App {
                     return self.run_op_command(kind, ids);
                 }
                 self.note = Some(format!(
-                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top, events, deps, partitions, history, stats, usage; ? lists keys)"
+                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top, events, deps, partitions, history, stats, usage, session, extend, ssh-config; ? lists keys)"
                 ));
                 Vec::new()
             }

@@ -24,6 +24,7 @@ mod overlay;
 pub mod partitions;
 pub(crate) mod relaunch;
 mod retry;
+pub mod session;
 mod shell;
 mod triage;
 mod tunnels;
@@ -41,7 +42,7 @@ pub use files::{FilesState, FilesView};
 pub use form::{Busy, FormState, LaunchContext, FIELDS};
 pub use input::{Input, InputKind, COMMANDS};
 pub use logs::LogState;
-pub use ops::{Choice, Confirm};
+pub use ops::{Answer, Choice, Confirm};
 pub use overlay::Overlay;
 pub use retry::{RetryState, RETRY_CHECK_SECS};
 pub use triage::{TriageStatus, TriageView};
@@ -353,6 +354,7 @@ impl App {
         cmds.extend(self.close_ended_tunnels(&listed.running));
         cmds.extend(self.live_on_refresh(&listed.running));
         cmds.extend(self.record(listed.events));
+        cmds.extend(self.session_warnings());
         cmds
     }
 

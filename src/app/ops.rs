@@ -22,7 +22,15 @@ pub struct Choice {
     /// `y` also answers to enter.
     pub key: char,
     pub label: String,
-    pub op: JobOp,
+    pub answer: Answer,
+}
+
+/// What a choice does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    Op(JobOp),
+    /// 30 more minutes for a work session (`scontrol update TimeLimit=+30:00`).
+    Extend(JobId),
 }
 
 impl Confirm {
@@ -92,7 +100,7 @@ impl App {
                 choices: vec![Choice {
                     key: 'y',
                     label: kind.verb().into(),
-                    op,
+                    answer: Answer::Op(op),
                 }],
             });
             return Vec::new();
@@ -127,7 +135,7 @@ impl App {
                     choices: vec![Choice {
                         key: 'y',
                         label: format!("whole array {}", job.id.base()),
-                        op: whole,
+                        answer: Answer::Op(whole),
                     }],
                 });
                 return Vec::new();
@@ -138,12 +146,12 @@ impl App {
                     Choice {
                         key: 'a',
                         label: format!("whole array {} (running tasks too)", job.id.base()),
-                        op: whole,
+                        answer: Answer::Op(whole),
                     },
                     Choice {
                         key: 'p',
                         label: format!("the {tasks} pending tasks {}", job.id),
-                        op: these,
+                        answer: Answer::Op(these),
                     },
                 ],
             });
@@ -165,7 +173,7 @@ impl App {
             choices: vec![Choice {
                 key: 'y',
                 label: kind.verb().into(),
-                op,
+                answer: Answer::Op(op),
             }],
         });
         Vec::new()
@@ -181,7 +189,10 @@ impl App {
             _ => None,
         };
         match pick {
-            Some(c) => self.start_op(c.op.clone()),
+            Some(c) => match c.answer.clone() {
+                Answer::Op(op) => self.start_op(op),
+                Answer::Extend(id) => self.start_extend(id),
+            },
             None => {
                 self.note = Some("nothing changed".into());
                 Vec::new()

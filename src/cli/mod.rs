@@ -13,6 +13,7 @@ mod login;
 mod logs;
 mod rerun;
 mod running;
+mod session;
 mod shell;
 mod submit;
 mod usage;
@@ -95,6 +96,10 @@ pub enum Command {
     /// Launch a job (the dashboard's `n` form from the command line), e.g.
     /// `slurmdash submit --template train-8gpu --set time=2h -- python train.py`.
     Submit(submit::SubmitArgs),
+    /// A work session: an allocation to work in, without holding a terminal, e.g.
+    /// `slurmdash session --gpus 1 --time 2h --wait`; then `shell ID`, `forward ID PORT`,
+    /// `session --ssh-config ID` (an editor's remote mode), `session --end ID`.
+    Session(session::SessionArgs),
     /// Submit again the tasks of an array that did not complete, as a new array of exactly
     /// those indices, with the same script and time/memory sized from their own use, e.g.
     /// `slurmdash rerun 4242 --failed --json`.
@@ -181,6 +186,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         (Some(Command::Fetch(_)), true) => return Err(one_only("fetch")),
         (Some(Command::Submit(_)), true) => return Err(one_only("submit")),
         (Some(Command::Rerun(_)), true) => return Err(one_only("rerun")),
+        (Some(Command::Session(_)), true) => return Err(one_only("session")),
         (Some(Command::Eff(_)), true) => return Err(one_only("eff")),
         (Some(Command::Usage(_)), true) => return Err(one_only("usage")),
         (Some(Command::Deps(_)), true) => return Err(one_only("deps")),
@@ -222,6 +228,8 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         }
         // It handles the signals itself: a submission under way is finished first.
         Some(Command::Submit(args)) => submit::run(&loaded, &cluster, &args).await,
+        // Like submit, it handles the signals itself.
+        Some(Command::Session(args)) => session::run(&loaded, &cluster, &args).await,
         // Like submit, it handles the signals itself.
         Some(Command::Rerun(args)) => rerun::run(&loaded, &cluster, &args).await,
         Some(Command::Completions { .. } | Command::Man { .. }) => Ok(ExitCode::SUCCESS),

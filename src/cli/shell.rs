@@ -17,6 +17,10 @@ pub struct ShellArgs {
     /// Which of the job's nodes (default: its first).
     #[arg(long, value_name = "NODE")]
     pub node: Option<String>,
+    /// A command for your shell to run there (`$SHELL -c`, not a login shell) instead of
+    /// an interactive session (`slurmdash shell 123 -- nvidia-smi`).
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
 }
 
 pub async fn run(cluster: &Cluster, args: &ShellArgs) -> Result<ExitCode> {
@@ -29,7 +33,15 @@ pub async fn run(cluster: &Cluster, args: &ShellArgs) -> Result<ExitCode> {
         "a shell",
     )
     .await?;
-    let argv = crate::slurm::shell::shell_argv(&id, node.as_deref());
+    let command = if args.command.is_empty() {
+        None
+    } else {
+        Some(
+            crate::slurm::command::shell_line(&args.command)
+                .map_err(|_| eyre!("the command contains a NUL byte"))?,
+        )
+    };
+    let argv = crate::slurm::shell::shell_argv_running(&id, node.as_deref(), command.as_deref());
     let local = remote.terminal_argv(&argv).ok_or_else(|| {
         eyre!(
             "cluster `{}`: no connection to hand a terminal over",

@@ -117,16 +117,50 @@ enum Step {
 /// leaves at once, and then the launch stays recorded as being submitted (a dashboard
 /// adopts its job, or submits it, later).
 pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Result<ExitCode> {
+    let spec = spec_from_args(loaded, cluster, args)?;
+    let (s, prepared, interrupted) = match launch(loaded, cluster, args, spec).await? {
+        Launched::Done(code) => return Ok(code),
+        Launched::Submitted(l) => *l,
+    };
+    print_submitted(&s, &prepared);
+    if let Some((name, num)) = interrupted {
+        eprintln!(
+            "slurmdash: {name} came after the submission had begun: job {} is queued and recorded; `slurmdash cancel {}` cancels it",
+            s.job_id, s.job_id
+        );
+        return Ok(ExitCode::from(128 + num as u8));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A signal that came once the submission had begun: its name and number.
+pub(super) type Interrupted = Option<(&'static str, i32)>;
+
+/// How [`launch`] ended.
+pub(super) enum Launched {
+    /// Nothing submitted (a dry run, a test-only estimate, refused fields, a signal).
+    Done(ExitCode),
+    Submitted(Box<(submit::Submitted, submit::Prepared, Interrupted)>),
+}
+
+/// The submission of `spec` with the options of `args` (dry run, test only, preview,
+/// webhook), as `submit` does it; `session` uses it too. Signals as told at [`run`].
+pub(super) async fn launch(
+    loaded: &Loaded,
+    cluster: &Cluster,
+    args: &SubmitArgs,
+    spec: LaunchSpec,
+) -> Result<Launched> {
     let mut stop = crate::signals::Stop::new()?;
     let ready = tokio::select! {
-        r = prepare(loaded, cluster, args) => r?,
+        r = prepare(loaded, cluster, args, spec) => r?,
         (name, num) = stop.recv() => {
             eprintln!("slurmdash: stopped by {name}; nothing was submitted");
-            return Ok(ExitCode::from(128 + num as u8));
+            return Ok(Launched::Done(ExitCode::from(128 + num as u8)));
         }
     };
     let ready = match ready {
-        Step::Done(code) => return Ok(code),
+        Step::Done(code) => return Ok(Launched::Done(code)),
         Step::Submit(r) => r,
     };
     let Ready {
@@ -144,42 +178,40 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Resul
         convert_timeout: std::time::Duration::from_secs(30 * 60),
     };
     let local_id = prepared.layout.local_id.clone();
-    let work = crate::io::submit::submit(&target, &prepared, &secrets);
-    tokio::pin!(work);
-    let mut interrupted: Option<(&str, i32)> = None;
-    let result = loop {
-        tokio::select! {
-            r = &mut work => break r,
-            (name, num) = stop.recv() => {
-                if interrupted.is_some() {
-                    eprintln!("slurmdash: stopped by {name} again: leaving mid-submission; launch {local_id} stays recorded as being submitted, and a dashboard adopts its job (or submits it) later");
-                    return Ok(ExitCode::from(128 + num as u8));
+    let mut interrupted: Interrupted = None;
+    let result = {
+        let work = crate::io::submit::submit(&target, &prepared, &secrets);
+        tokio::pin!(work);
+        loop {
+            tokio::select! {
+                r = &mut work => break r,
+                (name, num) = stop.recv() => {
+                    if interrupted.is_some() {
+                        eprintln!("slurmdash: stopped by {name} again: leaving mid-submission; launch {local_id} stays recorded as being submitted, and a dashboard adopts its job (or submits it) later");
+                        return Ok(Launched::Done(ExitCode::from(128 + num as u8)));
+                    }
+                    eprintln!("slurmdash: {name}: finishing the submission first, so that launch {local_id} is either queued and recorded or not queued at all ({name} again leaves at once)");
+                    interrupted = Some((name, num));
                 }
-                eprintln!("slurmdash: {name}: finishing the submission first, so that launch {local_id} is either queued and recorded or not queued at all ({name} again leaves at once)");
-                interrupted = Some((name, num));
             }
         }
     };
     let s = result.map_err(|e| eyre!(e))?;
-    print_submitted(&s, &prepared);
-    if let Some((name, num)) = interrupted {
-        eprintln!(
-            "slurmdash: {name} came after the submission had begun: job {} is queued and recorded; `slurmdash cancel {}` cancels it",
-            s.job_id, s.job_id
-        );
-        return Ok(ExitCode::from(128 + num as u8));
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(Launched::Submitted(Box::new((s, prepared, interrupted))))
 }
 
-async fn prepare(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Result<Step> {
+async fn prepare(
+    loaded: &Loaded,
+    cluster: &Cluster,
+    args: &SubmitArgs,
+    spec: LaunchSpec,
+) -> Result<Step> {
     if cluster.settings.read_only && !(args.dry_run || args.test_only) {
         return Err(eyre!(
             "cluster {} is read-only (--read-only or read_only = true in the config): nothing submitted (--dry-run and --test-only still work)",
             cluster.name
         ));
     }
-    let spec = spec_from_args(loaded, cluster, args)?;
     let results_root = cluster.settings.results_root.clone().ok_or_else(|| {
         eyre!(
             "cluster `{}` has no results_root: set it in the config or export SLURM_BASE_RESULTS_DIR",
@@ -258,7 +290,7 @@ async fn prepare(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Resul
     })))
 }
 
-fn print_submitted(s: &submit::Submitted, prepared: &submit::Prepared) {
+pub(super) fn print_submitted(s: &submit::Submitted, prepared: &submit::Prepared) {
     println!("Submitted job {} (launch {})", s.job_id, s.local_id);
     println!("job dir: {}", s.job_dir);
     println!("script:  {}", s.script_path);

@@ -11,6 +11,7 @@ pub mod rerun;
 pub mod resume;
 pub mod sbatch_env;
 pub mod script;
+pub mod session;
 pub mod spec;
 pub mod stage;
 pub mod steps;

@@ -6,6 +6,13 @@ use super::model::JobId;
 /// first node), run by the login node's `sh` so that the user's `$SHELL` is used. The id and
 /// the node are quoted: nothing typed or printed is ever run as shell text.
 pub fn shell_argv(id: &JobId, node: Option<&str>) -> Vec<String> {
+    shell_argv_running(id, node, None)
+}
+
+/// As [`shell_argv`], with `command` (a line for the user's shell, `hostname`) run by that
+/// shell (`-c`, not a login shell: tcsh refuses `-l` beside another flag) instead of an
+/// interactive session.
+pub fn shell_argv_running(id: &JobId, node: Option<&str>, command: Option<&str>) -> Vec<String> {
     let q = |s: &str| {
         shlex::try_quote(s)
             .map(|c| c.into_owned())
@@ -22,7 +29,11 @@ pub fn shell_argv(id: &JobId, node: Option<&str>) -> Vec<String> {
     } else {
         script.push_str(" --nodes=1 --ntasks=1");
     }
-    script.push_str(" \"${SHELL:-/bin/sh}\" -l");
+    // tcsh takes `-l` only as its one flag: a command runs in a plain (non-login) shell.
+    match command {
+        Some(c) => script.push_str(&format!(" \"${{SHELL:-/bin/sh}}\" -c {}", q(c))),
+        None => script.push_str(" \"${SHELL:-/bin/sh}\" -l"),
+    }
     vec!["sh".into(), "-c".into(), script]
 }
 
@@ -45,5 +56,11 @@ mod tests {
         assert!(shell_argv(&het, None)[2].contains("--jobid=249 "));
         let odd = shell_argv(&id, Some("n1; rm -rf ~"));
         assert!(odd[2].contains("--nodelist='n1; rm -rf ~'"), "{}", odd[2]);
+        let cmd = shell_argv_running(&id, None, Some("echo $HOSTNAME; rm -rf ~"));
+        assert!(
+            cmd[2].ends_with("\"${SHELL:-/bin/sh}\" -c 'echo $HOSTNAME; rm -rf ~'"),
+            "{}",
+            cmd[2]
+        );
     }
 }
