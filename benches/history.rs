@@ -23,9 +23,6 @@ use slurmdash::action::{Cmd, Msg};
 use slurmdash::app::App;
 use slurmdash::config::{Env, Loaded};
 use slurmdash::io::history;
-use slurmdash::keymap::Keymap;
-use slurmdash::queue::QueueView;
-use slurmdash::theme::Theme;
 
 fn dev_dir() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".dev-cluster")
@@ -127,15 +124,7 @@ async fn main() {
 
     let start = Instant::now();
     let remote = slurmdash::io::connect::connect(&cluster).expect("connect");
-    let mut app = App::new(
-        "dev",
-        "your jobs",
-        Keymap::default(),
-        Theme::new(false),
-        QueueView::default(),
-        Duration::from_secs(5),
-        chrono::Local::now().naive_local(),
-    );
+    let mut app = App::fixture(chrono::Local::now().naive_local());
     app.size = (160, 48);
     let cmds = app.run_command("history 30");
     let (first, all, pages, jobs) = read(&mut app, remote.as_ref(), cmds, start).await;

@@ -14,13 +14,10 @@ use common::*;
 use slurmdash::action::{Cmd, Msg};
 use slurmdash::app::App;
 use slurmdash::io::{fetch, ops};
-use slurmdash::keymap::Keymap;
-use slurmdash::queue::QueueView;
 use slurmdash::remote::Remote;
 use slurmdash::slurm::command::SqueueQuery;
 use slurmdash::slurm::model::JobId;
 use slurmdash::slurm::ops::{JobEdit, JobOp, OpKind};
-use slurmdash::ui::theme::Theme;
 
 fn tag(what: &str) -> String {
     format!("{what}-{}-{}", std::process::id(), rand_suffix() % 100_000)
@@ -47,15 +44,7 @@ async fn small_job(r: &dyn Remote, name: &str, args: &[&str], wrap: &str) -> u64
 
 /// An App holding the user's real queue, as the dashboard has it after one refresh.
 async fn app_with_queue(r: &dyn Remote) -> App {
-    let mut a = App::new(
-        "dev",
-        "your jobs",
-        Keymap::default(),
-        Theme::new(false),
-        QueueView::default(),
-        Duration::from_secs(5),
-        Local::now().naive_local(),
-    );
+    let mut a = App::fixture(Local::now().naive_local());
     a.update(Msg::PollDue);
     let jobs = fetch::queue(r, &SqueueQuery::default(), T)
         .await

@@ -11,12 +11,9 @@ use ratatui::Terminal;
 use slurmdash::action::Msg;
 use slurmdash::app::App;
 use slurmdash::io::fetch::DetailSource;
-use slurmdash::keymap::Keymap;
 use slurmdash::logview::{TailEvent, TailKind};
-use slurmdash::queue::QueueView;
 use slurmdash::remote::ConnState;
 use slurmdash::slurm::parse::{parse_scontrol_jobs, parse_squeue};
-use slurmdash::ui::theme::Theme;
 
 const SQUEUE: &str = include_str!("fixtures/slurm/squeue_me.out");
 const SCONTROL_RUNNING: &str = include_str!("fixtures/slurm/scontrol_job_running.out");
@@ -37,15 +34,7 @@ fn now() -> NaiveDateTime {
 
 /// An App of cluster `dev` at the fixed clock, on a `w` x `h` screen, with nothing yet.
 fn bare_app(w: u16, h: u16) -> App {
-    let mut a = App::new(
-        "dev",
-        "your jobs",
-        Keymap::default(),
-        Theme::new(false),
-        QueueView::default(),
-        Duration::from_secs(5),
-        now(),
-    );
+    let mut a = App::fixture(now());
     a.size = (w, h);
     a
 }

@@ -6,12 +6,9 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use super::*;
 use crate::action::{Cmd, Msg};
 use crate::app::Overlay;
-use crate::keymap::Keymap;
 use crate::payload::Refresh;
-use crate::queue::QueueView;
 use crate::slurm::deptree::tests::{jobs, rec};
 use crate::slurm::deptree::NEVER_REASON;
-use crate::theme::Theme;
 
 fn at() -> NaiveDateTime {
     NaiveDate::from_ymd_opt(2026, 11, 27)
@@ -20,15 +17,7 @@ fn at() -> NaiveDateTime {
 }
 
 fn app() -> App {
-    App::new(
-        "dev",
-        "your jobs",
-        Keymap::default(),
-        Theme::new(false),
-        QueueView::default(),
-        Duration::from_secs(5),
-        at(),
-    )
+    App::fixture(at())
 }
 
 fn refresh(a: &mut App, recs: &[String]) -> Vec<Cmd> {

@@ -7,11 +7,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::*;
 use crate::action::Msg;
-use crate::keymap::Keymap;
-use crate::queue::QueueView;
 use crate::slurm::model::SharedStr;
 use crate::slurm::parse::parse_squeue;
-use crate::theme::Theme;
 
 fn t0() -> NaiveDateTime {
     NaiveDate::from_ymd_opt(2026, 11, 23)
@@ -20,15 +17,7 @@ fn t0() -> NaiveDateTime {
 }
 
 fn app() -> App {
-    App::new(
-        "dev",
-        "your jobs",
-        Keymap::default(),
-        Theme::new(false),
-        QueueView::default(),
-        Duration::from_secs(5),
-        t0(),
-    )
+    App::fixture(t0())
 }
 
 /// A job from the squeue fixture with another id, state and nodes.

@@ -9,10 +9,7 @@ use ratatui::Terminal;
 
 use super::*;
 use crate::action::Msg;
-use crate::keymap::Keymap;
 use crate::launch::facts::PartitionInfo;
-use crate::queue::QueueView;
-use crate::theme::Theme;
 
 fn part(name: &str, max_min: u64, default: bool) -> PartitionInfo {
     PartitionInfo {
@@ -55,15 +52,7 @@ fn app() -> App {
     let now = NaiveDate::from_ymd_opt(2026, 11, 23)
         .and_then(|d| d.and_hms_opt(12, 0, 0))
         .expect("time");
-    let mut a = App::new(
-        "dev",
-        "your jobs",
-        Keymap::default(),
-        Theme::new(false),
-        QueueView::default(),
-        Duration::from_secs(5),
-        now,
-    );
+    let mut a = App::fixture(now);
     a.update(Msg::queue(Ok(Vec::new()), now, Duration::from_millis(5)));
     let defaults = LaunchSpec {
         name: "hello".into(),

@@ -8,11 +8,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::*;
 use crate::action::Msg;
-use crate::keymap::Keymap;
-use crate::queue::QueueView;
 use crate::slurm::model::JobDetail;
 use crate::slurm::parse::parse_squeue;
-use crate::theme::Theme;
 
 const SQUEUE: &str = include_str!("../../tests/fixtures/slurm/squeue_me.out");
 
@@ -23,15 +20,7 @@ fn now() -> NaiveDateTime {
 }
 
 fn app() -> App {
-    let mut a = App::new(
-        "dev",
-        "your jobs",
-        Keymap::default(),
-        Theme::new(false),
-        QueueView::default(),
-        Duration::from_secs(5),
-        now(),
-    );
+    let mut a = App::fixture(now());
     a.cluster.insight.bounds = PollBounds::new(
         Duration::from_secs(5),
         Duration::from_secs(2),

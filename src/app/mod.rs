@@ -117,6 +117,21 @@ pub struct App {
 }
 
 impl App {
+    /// The App the tests and benchmarks start from: cluster `dev` showing your jobs, the
+    /// default keys, no colour, the queue's default columns, a 5 s refresh, at `now`.
+    #[doc(hidden)]
+    pub fn fixture(now: NaiveDateTime) -> App {
+        App::new(
+            "dev",
+            "your jobs",
+            Keymap::default(),
+            Theme::new(false),
+            QueueView::default(),
+            Duration::from_secs(5),
+            now,
+        )
+    }
+
     pub fn new(
         cluster: &str,
         scope: &str,

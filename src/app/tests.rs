@@ -20,15 +20,7 @@ pub(super) fn now() -> NaiveDateTime {
 }
 
 pub(super) fn app() -> App {
-    App::new(
-        "dev",
-        "your jobs",
-        Keymap::default(),
-        Theme::new(false),
-        QueueView::default(),
-        Duration::from_secs(5),
-        now(),
-    )
+    App::fixture(now())
 }
 
 pub(super) fn jobs() -> Vec<Job> {

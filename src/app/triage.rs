@@ -103,25 +103,14 @@ mod tests {
 
     use super::*;
     use crate::action::Msg;
-    use crate::keymap::Keymap;
-    use crate::queue::QueueView;
     use crate::slurm::parse::{parse_sacct, parse_squeue};
-    use crate::theme::Theme;
     use crate::triage::{Class, Evidence, Triage};
 
     fn app_with_selection() -> (App, JobId) {
         let now = NaiveDate::from_ymd_opt(2026, 11, 23)
             .and_then(|d| d.and_hms_opt(12, 0, 0))
             .unwrap();
-        let mut a = App::new(
-            "dev",
-            "your jobs",
-            Keymap::default(),
-            Theme::new(false),
-            QueueView::default(),
-            Duration::from_secs(5),
-            now,
-        );
+        let mut a = App::fixture(now);
         let jobs = parse_squeue(include_str!("../../tests/fixtures/slurm/squeue_me.out")).unwrap();
         a.update(Msg::queue(Ok(jobs), now, Duration::from_millis(1)));
         let id = a.detail.id.clone().unwrap();

@@ -9,12 +9,9 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use super::*;
 use crate::action::Msg;
 use crate::app::insight::View;
-use crate::keymap::Keymap;
-use crate::queue::QueueView;
 use crate::slurm::model::Status;
 use crate::slurm::parse::parse_squeue;
 use crate::slurm::usage::{parse_acct_jobs, UsageReport};
-use crate::theme::Theme;
 
 const SQUEUE: &str = include_str!("../../tests/fixtures/slurm/22.05/usage_squeue.out");
 const WAITS: &str = include_str!("../../tests/fixtures/slurm/22.05/usage_sacct_waits.out");
@@ -24,15 +21,7 @@ fn now() -> NaiveDateTime {
 }
 
 fn app() -> App {
-    let mut a = App::new(
-        "dev",
-        "your jobs",
-        Keymap::default(),
-        Theme::new(false),
-        QueueView::default(),
-        Duration::from_secs(5),
-        now(),
-    );
+    let mut a = App::fixture(now());
     a.update(refresh());
     a
 }
@@ -126,15 +115,7 @@ fn r_outside_the_overlay_is_still_refresh() {
 
 #[test]
 fn waits_are_read_when_a_pending_job_is_selected_at_most_every_ttl() {
-    let mut a = App::new(
-        "dev",
-        "your jobs",
-        Keymap::default(),
-        Theme::new(false),
-        QueueView::default(),
-        Duration::from_secs(5),
-        now(),
-    );
+    let mut a = App::fixture(now());
     // The first row is selected with the first refresh: a pending job, one read.
     let cmds = a.update(refresh());
     assert_eq!(a.queue.selected_job().unwrap().status(), Status::Pending);

@@ -94,9 +94,7 @@ mod tests {
     use super::*;
     use crate::action::Msg;
     use crate::app::App;
-    use crate::keymap::Keymap;
     use crate::payload::{PollExtra, Refresh, RetryEvent};
-    use crate::queue::QueueView;
     use crate::slurm::model::{CancelOutcome, Job, JobDetail, JobState};
     use crate::slurm::ops::{JobOp, OpKind, OpReport};
     use crate::slurm::parse::parse_squeue;
@@ -150,15 +148,7 @@ mod tests {
     #[test]
     fn events_view() {
         use JobState::{Completed, Pending, Running};
-        let mut a = App::new(
-            "dev",
-            "your jobs",
-            Keymap::default(),
-            Theme::new(false),
-            QueueView::default(),
-            Duration::from_secs(5),
-            at(0),
-        );
+        let mut a = App::fixture(at(0));
         let empty = render(&a.cluster.events, 90, 5);
         let eval = || job("104", "eval", Running);
         let sweep = || job("106", "sweep", Pending);

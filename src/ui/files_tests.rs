@@ -13,9 +13,6 @@ use super::*;
 use crate::action::Msg;
 use crate::jobfiles::list::Listing;
 use crate::jobfiles::{FilesCmd, FilesMsg};
-use crate::keymap::Keymap;
-use crate::queue::QueueView;
-use crate::theme::Theme;
 use crate::ui::queue::tests::text;
 
 const SQUEUE: &str = include_str!("../../tests/fixtures/slurm/squeue_me.out");
@@ -42,15 +39,7 @@ fn mtime(ago: i64) -> i64 {
 }
 
 fn app_in_dir() -> App {
-    let mut a = App::new(
-        "dev",
-        "your jobs",
-        Keymap::default(),
-        Theme::new(false),
-        QueueView::default(),
-        Duration::from_secs(5),
-        now(),
-    );
+    let mut a = App::fixture(now());
     a.size = (100, 16);
     let jobs = crate::slurm::parse::parse_squeue(SQUEUE).unwrap();
     a.update(Msg::queue(Ok(jobs), now(), Duration::from_millis(5)));

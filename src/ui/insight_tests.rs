@@ -19,9 +19,7 @@ use super::theme::Theme;
 use crate::action::Msg;
 use crate::app::insight::View;
 use crate::app::App;
-use crate::keymap::Keymap;
 use crate::payload::RemoteStats;
-use crate::queue::QueueView;
 use crate::slurm::batch::Section;
 use crate::slurm::command::RpcCost;
 use crate::slurm::model::Job;
@@ -202,15 +200,7 @@ fn detail_over_partition_maxtime_names_numbers_and_fix() {
 }
 
 fn app() -> App {
-    let mut a = App::new(
-        "dev",
-        "your jobs",
-        Keymap::default(),
-        Theme::new(false),
-        QueueView::default(),
-        Duration::from_secs(5),
-        now(),
-    );
+    let mut a = App::fixture(now());
     a.update(Msg::queue(
         Ok(parse_squeue(ME).unwrap()),
         now(),
@@ -304,15 +294,7 @@ fn sparkline_scales_to_the_largest() {
 /// 40 s (the second held: the minute is spent), a key that moves to a pending job.
 fn app_on_a_budget() -> App {
     use crate::app::budget::Budget;
-    let mut a = App::new(
-        "dev",
-        "your jobs",
-        Keymap::default(),
-        Theme::new(false),
-        QueueView::default(),
-        Duration::from_secs(5),
-        now(),
-    );
+    let mut a = App::fixture(now());
     a.cluster.budget = Budget::new(4);
     let at = |s: i64| now() + chrono::Duration::seconds(s);
     let hub = |m: Msg| Msg::Cluster(0, Box::new(m));
