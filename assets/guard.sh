@@ -126,6 +126,9 @@ fi
 live_state() { squeue --noheader --jobs="$attempt" --format='%T' 2>/dev/null | head -n 1; }
 rec=
 i=0
+# FAILED with exit code 0:0 is how slurmdbd may show a failed job for a moment before its
+# exit code arrives: read again a few times before taking it as it is.
+settle=0
 while [ "$i" -lt 60 ]; do
   # Slurm requeued the attempt (it runs again under the same id): it keeps a guard.
   case $(live_state) in
@@ -140,6 +143,8 @@ while [ "$i" -lt 60 ]; do
   st=${st%% *}
   case $st in
     PENDING|RUNNING|REQUEUED|SUSPENDED|COMPLETING|CONFIGURING|RESIZING|REQUEUE_HOLD|REQUEUE_FED|'') ;;
+    FAILED)
+      if [ "${rec##*|}" = "0:0" ] && [ "$settle" -lt 5 ]; then settle=$((settle + 1)); else break; fi ;;
     *) break ;;
   esac
   i=$((i + 1))

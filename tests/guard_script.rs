@@ -19,7 +19,12 @@ struct Stage {
 }
 
 const STUBS: &[(&str, &str)] = &[
-    ("sacct", "printf '%s\\n' \"$SACCT_OUT\"\n"),
+    // SACCT_SEQ (records split by `;`) answers one record per call, the last one repeating;
+    // else SACCT_OUT every time.
+    (
+        "sacct",
+        "if [ -n \"${SACCT_SEQ-}\" ]; then n=$(cat \"$CALLS.sacct\" 2>/dev/null || echo 0); n=$((n + 1)); echo $n > \"$CALLS.sacct\"; all=$(printf '%s\\n' \"$SACCT_SEQ\" | tr ';' '\\n'); rec=$(printf '%s\\n' \"$all\" | sed -n \"${n}p\"); [ -n \"$rec\" ] || rec=$(printf '%s\\n' \"$all\" | tail -n 1); printf '%s\\n' \"$rec\"; else printf '%s\\n' \"$SACCT_OUT\"; fi\n",
+    ),
     (
         "squeue",
         "echo \"squeue $*\" >> \"$CALLS\"\ncase \"$*\" in *--jobs=*) [ -n \"${SQUEUE_JOB-}\" ] && printf '%s\\n' \"$SQUEUE_JOB\" ;; *) [ -n \"${SQUEUE_ME-}\" ] && printf '%s\\n' \"$SQUEUE_ME\" ;; esac\nexit 0\n",
@@ -487,4 +492,24 @@ fn resumes_stop_at_max_resumes_and_other_states_are_not_resumed() {
         Some("not retried: ERR_TIMEOUT (state TIMEOUT)")
     );
     assert!(!calls.contains("sbatch"), "{calls}");
+}
+
+/// slurmdbd may show a failed job as FAILED with exit code 0:0 for a moment: the guard reads
+/// again and tells the real code; a FAILED that stays 0:0 is taken as it is, not waited on
+/// for good.
+#[test]
+fn a_failed_record_without_its_exit_code_yet_is_read_again() {
+    let s = stage(3, false);
+    let seq = "FAILED|None|0:0;FAILED|None|0:0;FAILED|None|1:0";
+    let (chain, _) = s.run(1, "", &[("SACCT_SEQ", seq)]);
+    let d = decision(&chain);
+    assert_eq!(d.evidence.as_deref(), Some("exit code 1"), "{d:?}");
+    assert_eq!(
+        d.decision.as_deref(),
+        Some("not retried: ERR_PROGRAM (exit code 1)"),
+        "{d:?}"
+    );
+    let s = stage(3, false);
+    let (chain, _) = s.run(1, "FAILED|None|0:0", &[]);
+    assert_eq!(decision(&chain).evidence.as_deref(), Some("exit code 0"));
 }
