@@ -397,3 +397,29 @@ fn a_session_near_its_end_asks_to_extend_and_its_row_says_extending() {
     );
     insta::assert_snapshot!("session_extending", s);
 }
+
+/// On an 80x24 terminal the help is taller than the screen: it says which lines it shows,
+/// the moving keys scroll it to its last line, and any other key closes it.
+#[test]
+fn help_on_a_small_terminal_scrolls_to_every_key() {
+    let mut a = app(80, 24);
+    key(&mut a, KeyCode::Char('?'));
+    let s = render(&a);
+    assert!(s.contains("help 1–22 of "), "{s}");
+    assert!(s.contains("move up"), "{s}");
+    assert!(!s.contains("mouse: click selects"), "{s}");
+    key(&mut a, KeyCode::Char('j'));
+    key(&mut a, KeyCode::Down);
+    assert_eq!(a.help_scroll, 2);
+    assert!(render(&a).contains("help 3–24 of "));
+    key(&mut a, KeyCode::Char('G'));
+    let s = render(&a);
+    assert!(s.contains("mouse: click selects"), "the last line: {s}");
+    assert!(s.contains(":usage [DAYS]"), "{s}");
+    assert_eq!(a.help_scroll, a.help_max_scroll());
+    insta::assert_snapshot!(s);
+    key(&mut a, KeyCode::Char('g'));
+    assert_eq!(a.help_scroll, 0);
+    key(&mut a, KeyCode::Char('x'));
+    assert!(!a.help, "any other key closes the help");
+}

@@ -136,6 +136,24 @@ pub fn preview_area(view: Rect) -> Rect {
     Rect::new(view.x, view.y, view.width, view.height.saturating_sub(1))
 }
 
+/// Keys of the files view, for its bottom line and the help overlay.
+pub const KEYS: &[(&str, &str)] = &[
+    ("j/k, arrows, pgup/pgdn, g/G", "move"),
+    ("enter, l, →", "open a directory / preview a file"),
+    (
+        "backspace, h, ←",
+        "up one level (never above the job's directory)",
+    ),
+    (
+        "f",
+        "fetch the file or directory to the download directory (asks above 100 MiB)",
+    ),
+    ("esc", "stop a copy; close the preview; close the view"),
+    ("r", "list the directory again"),
+    ("w", "preview: wrap long lines on/off"),
+    ("q", "close the preview / the view"),
+];
+
 impl App {
     fn files_viewport(&self) -> Viewport {
         let view = view_area(self.size, self.areas().status.height);

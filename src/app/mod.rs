@@ -85,6 +85,8 @@ pub struct App {
     pub focus: Pane,
     pub zoom: bool,
     pub help: bool,
+    /// The help overlay's first line shown, when it is taller than the terminal.
+    pub help_scroll: u16,
     pub input: Option<Input>,
     /// A short note for the user on the status bar (e.g. an unknown command).
     pub note: Option<String>,
@@ -154,6 +156,7 @@ impl App {
             focus: Pane::Queue,
             zoom: false,
             help: false,
+            help_scroll: 0,
             input: None,
             note: None,
             now,
@@ -491,7 +494,10 @@ impl App {
                 self.quit = true;
                 return vec![Cmd::Quit];
             }
-            Action::Help => self.help = true,
+            Action::Help => {
+                self.help = true;
+                self.help_scroll = 0;
+            }
             Action::NextPane | Action::PrevPane => {
                 let i = Pane::ALL.iter().position(|p| *p == self.focus).unwrap_or(0);
                 let n = Pane::ALL.len();

@@ -11,6 +11,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 use super::insight::View;
 use super::App;
 use crate::action::Cmd;
+use crate::keymap::Action;
 
 /// One kind of overlay. The variants are in stacking order, bottom first: when several are
 /// open, a later one is drawn over an earlier one and takes the keys. The order follows how
@@ -89,11 +90,63 @@ impl App {
             Some(Overlay::Form) => self.on_form_key(k),
             Some(Overlay::Input) => self.on_input_key(k),
             Some(Overlay::Confirm) => self.on_confirm_key(k),
-            Some(Overlay::Help) => {
+            Some(Overlay::Help) => self.on_help_key(&k),
+        }
+    }
+
+    /// The help overlay: the moving keys scroll it when it is taller than the terminal,
+    /// any other key closes it.
+    fn on_help_key(&mut self, k: &KeyEvent) -> Vec<Cmd> {
+        let pane = self.focus;
+        let page = self.size.1.saturating_sub(3).max(1);
+        let max = self.help_max_scroll();
+        let s = self.help_scroll;
+        self.help_scroll = match self.keymap.action(pane, k) {
+            Some(Action::Down) => s.saturating_add(1),
+            Some(Action::Up) => s.saturating_sub(1),
+            Some(Action::PageDown) => s.saturating_add(page),
+            Some(Action::PageUp) => s.saturating_sub(page),
+            Some(Action::Top) => 0,
+            Some(Action::Bottom) => max,
+            _ => {
                 self.help = false;
-                Vec::new()
+                self.help_scroll = 0;
+                return Vec::new();
             }
         }
+        .min(max);
+        Vec::new()
+    }
+
+    /// How far the help can scroll: its lines ([`help_len`]) past a full-height overlay.
+    pub fn help_max_scroll(&self) -> u16 {
+        let shown = usize::from(self.size.1.saturating_sub(2));
+        u16::try_from(self.help_len().saturating_sub(shown)).unwrap_or(u16::MAX)
+    }
+
+    /// The help overlay's line count, as `ui::help::help_lines` writes it (a test holds the
+    /// two together): the focused pane's bindings, the `:` commands and the notes around
+    /// them; with the files view open, its keys.
+    pub fn help_len(&self) -> usize {
+        if self.files.view.is_some() {
+            return super::files::KEYS.len() + 4 + usize::from(self.cluster.read_only);
+        }
+        // A blank line and the two rules of the queue's marks.
+        let notes = if self.focus == crate::keymap::Pane::Queue {
+            3
+        } else {
+            0
+        };
+        let read_only = if self.cluster.read_only { 2 } else { 0 };
+        // The title; the bindings and the form's line; a blank line and the commands'
+        // title; the commands; the notes; a blank line and the mouse line.
+        1 + read_only
+            + self.keymap.bindings(self.focus).len()
+            + 1
+            + 2
+            + super::COMMANDS.len()
+            + notes
+            + 2
     }
 
     /// A full-screen insight view on top: esc closes it, `:usage` reads again on `r`, and

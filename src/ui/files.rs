@@ -19,23 +19,7 @@ pub struct FilesWidget<'a> {
     pub status_rows: u16,
 }
 
-/// Keys of the files view, for its bottom line and the help overlay.
-pub const KEYS: &[(&str, &str)] = &[
-    ("j/k, arrows, pgup/pgdn, g/G", "move"),
-    ("enter, l, →", "open a directory / preview a file"),
-    (
-        "backspace, h, ←",
-        "up one level (never above the job's directory)",
-    ),
-    (
-        "f",
-        "fetch the file or directory to the download directory (asks above 100 MiB)",
-    ),
-    ("esc", "stop a copy; close the preview; close the view"),
-    ("r", "list the directory again"),
-    ("w", "preview: wrap long lines on/off"),
-    ("q", "close the preview / the view"),
-];
+pub use crate::app::files::KEYS;
 
 pub fn help_lines(app: &App) -> Vec<Line<'static>> {
     let t = &app.theme;
@@ -64,7 +48,7 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
         )));
     }
     lines.push(Line::from(Span::styled(
-        "any key closes this help",
+        "keys but ↑↓ close this help",
         t.dim(),
     )));
     lines

@@ -66,7 +66,7 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
     }
     lines.push(Line::from(""));
     lines.push(Line::from(Span::styled(
-        "mouse: click selects, wheel scrolls · esc closes views · any key closes this help",
+        "mouse: click selects, wheel scrolls · esc closes views · keys but ↑↓ close this help",
         t.dim(),
     )));
     lines
@@ -76,7 +76,8 @@ impl Widget for HelpWidget<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let lines = help_lines(self.app);
         let fits = lines.len() + 2 <= usize::from(area.height);
-        // Too tall for the terminal: keys on the left, commands on the right.
+        // Too tall for the terminal: keys on the left, commands on the right, where the
+        // terminal is wide and tall enough for both; else one column that scrolls.
         let split = if fits {
             None
         } else {
@@ -86,36 +87,95 @@ impl Widget for HelpWidget<'_> {
                     .is_some_and(|s| s.content == "commands after :")
             })
         };
-        let (left, right) = match split {
-            Some(i) => {
-                let mut l = lines;
-                let r = l.split_off(i);
-                (l, Some(r))
+        let two = split.filter(|i| {
+            let rows = (*i).max(lines.len() - i);
+            // The commands' column wraps; below 38 columns it would be mostly wrapping.
+            rows + 2 <= usize::from(area.height) && area.width >= 72 + 2 + 38
+        });
+        match two {
+            Some(i) => two_columns(lines, i, area, buf),
+            None if fits => one_column(lines, area, buf, 0, " help "),
+            None => {
+                let shown = usize::from(area.height.saturating_sub(2));
+                let total = lines.len();
+                let max = u16::try_from(total.saturating_sub(shown)).unwrap_or(u16::MAX);
+                let top = self.app.help_scroll.min(max);
+                let first = usize::from(top) + 1;
+                let last = (usize::from(top) + shown).min(total);
+                let title = format!(
+                    " help {first}–{last} of {total} · ↑↓ pgup pgdn scroll · other keys close "
+                );
+                one_column(lines, area, buf, top, &title);
             }
-            None => (lines, None),
-        };
-        let rows = left.len().max(right.as_ref().map_or(0, Vec::len));
-        let h = u16::try_from(rows + 2).unwrap_or(u16::MAX);
-        let w = if right.is_some() { 144 } else { 72 };
-        let [v] = Layout::vertical([Constraint::Length(h)])
-            .flex(Flex::Center)
-            .areas(area);
-        let [r] = Layout::horizontal([Constraint::Length(w)])
-            .flex(Flex::Center)
-            .areas(v);
-        Clear.render(r, buf);
-        let block = Block::default().borders(Borders::ALL).title(" help ");
-        let inner = block.inner(r);
-        block.render(r, buf);
-        match right {
-            None => Paragraph::new(left).render(inner, buf),
-            Some(right) => {
-                let [a, b] =
-                    Layout::horizontal([Constraint::Length(72), Constraint::Fill(1)]).areas(inner);
-                Paragraph::new(left).render(a, buf);
-                Paragraph::new(right)
-                    .wrap(Wrap { trim: false })
-                    .render(b, buf);
+        }
+    }
+}
+
+/// The lines in one bordered column, from line `top`.
+fn one_column(lines: Vec<Line<'static>>, area: Rect, buf: &mut Buffer, top: u16, title: &str) {
+    let h = u16::try_from(lines.len() + 2)
+        .unwrap_or(u16::MAX)
+        .min(area.height);
+    // As wide as the longest line (the notes run past 72), within the terminal.
+    let widest = lines.iter().map(Line::width).max().unwrap_or(0);
+    let w = u16::try_from(widest.max(title.chars().count()).max(70) + 2).unwrap_or(u16::MAX);
+    let [v] = Layout::vertical([Constraint::Length(h)])
+        .flex(Flex::Center)
+        .areas(area);
+    let [r] = Layout::horizontal([Constraint::Length(w.min(area.width))])
+        .flex(Flex::Center)
+        .areas(v);
+    Clear.render(r, buf);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(title.to_string());
+    let inner = block.inner(r);
+    block.render(r, buf);
+    Paragraph::new(lines).scroll((top, 0)).render(inner, buf);
+}
+
+/// Keys on the left, the lines from `split` on (the commands) on the right.
+fn two_columns(lines: Vec<Line<'static>>, split: usize, area: Rect, buf: &mut Buffer) {
+    let mut left = lines;
+    let right = left.split_off(split);
+    let rows = left.len().max(right.len());
+    let h = u16::try_from(rows + 2).unwrap_or(u16::MAX);
+    let [v] = Layout::vertical([Constraint::Length(h)])
+        .flex(Flex::Center)
+        .areas(area);
+    let [r] = Layout::horizontal([Constraint::Length(144)])
+        .flex(Flex::Center)
+        .areas(v);
+    Clear.render(r, buf);
+    let block = Block::default().borders(Borders::ALL).title(" help ");
+    let inner = block.inner(r);
+    block.render(r, buf);
+    let [a, b] = Layout::horizontal([Constraint::Length(72), Constraint::Fill(1)]).areas(inner);
+    Paragraph::new(left).render(a, buf);
+    Paragraph::new(right)
+        .wrap(Wrap { trim: false })
+        .render(b, buf);
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::app::App;
+    use crate::keymap::Pane;
+
+    /// The App scrolls the help by its line count: the two must agree in every pane,
+    /// read-only or not.
+    #[test]
+    fn the_apps_help_length_is_the_overlays() {
+        let mut a = App::fixture(crate::ui::queue::tests::now());
+        for read_only in [false, true] {
+            a.cluster.read_only = read_only;
+            for pane in Pane::ALL {
+                a.focus = pane;
+                assert_eq!(
+                    super::help_lines(&a).len(),
+                    a.help_len(),
+                    "{pane:?}, read-only {read_only}"
+                );
             }
         }
     }
