@@ -8,6 +8,7 @@ pub mod config;
 pub mod config_write;
 pub mod dashboard;
 pub mod debug_log;
+pub mod efficiency;
 pub mod io;
 pub mod jobfiles;
 pub mod kept_scripts;

@@ -7,9 +7,9 @@ mod common;
 use std::time::Duration;
 
 use common::*;
+use slurmdash::efficiency::Efficiency;
 use slurmdash::io::{history, ops};
 use slurmdash::remote::Remote;
-use slurmdash::slurm::eff::Efficiency;
 use slurmdash::slurm::model::JobId;
 
 /// Submits `args` and waits for its end; a job ended by a node failure (other tests on the

@@ -27,7 +27,7 @@ impl App {
         let mut jobs = self.queue.jobs().to_vec();
         for j in &mut jobs {
             if let Some(name) = names.get(usize::from(j.id.cluster())) {
-                j.cluster = shared_name(name);
+                j.cluster = crate::slurm::shared::SharedStr::from(name);
             }
         }
         self.queue.set_jobs(jobs);
@@ -321,7 +321,7 @@ impl App {
 
     /// The active cluster's rows (all rows when there is one cluster).
     pub(super) fn own_jobs(&self) -> Cow<'_, [Job]> {
-        jobs_of(&self.queue, self.multi().then_some(self.cluster.ix))
+        self.queue.jobs_on(self.multi().then_some(self.cluster.ix))
     }
 
     /// Replaces the active cluster's rows, keeping the other clusters'.
@@ -348,21 +348,3 @@ impl App {
     }
 }
 
-/// The rows of cluster `ix`, or all of them (borrowed, without a copy) for `None`.
-pub(super) fn jobs_of(queue: &crate::queue::QueueView, ix: Option<u16>) -> Cow<'_, [Job]> {
-    match ix {
-        None => Cow::Borrowed(queue.jobs()),
-        Some(ix) => Cow::Owned(
-            queue
-                .jobs()
-                .iter()
-                .filter(|j| j.id.cluster() == ix)
-                .cloned()
-                .collect(),
-        ),
-    }
-}
-
-pub(super) fn shared_name(name: &str) -> crate::slurm::shared::SharedStr {
-    crate::slurm::shared::SharedStr::from(name)
-}

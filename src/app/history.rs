@@ -11,11 +11,12 @@ use chrono::NaiveDateTime;
 
 use super::App;
 use crate::action::{Cmd, Msg};
+use crate::efficiency::Efficiency;
 use crate::payload::DetailSource;
 use crate::payload::{Page, Request};
 use crate::queue::facts::RowFacts;
 use crate::queue::{Column, QueueView};
-use crate::slurm::eff::{self, Edge, Efficiency, JobUse};
+use crate::slurm::eff::{self, Edge, JobUse};
 use crate::slurm::model::{JobDetail, JobId, JobState, Partition};
 
 pub const DEFAULT_DAYS: u32 = 7;
@@ -258,7 +259,7 @@ impl HistoryState {
                     mem: r.and_then(|r| r.mem_efficiency),
                     triage: r
                         .and_then(|r| r.triage.clone())
-                        .or_else(|| eff::report::triage_class(&u.detail)),
+                        .or_else(|| crate::efficiency::triage_class(&u.detail)),
                     filled: r.is_some(),
                 };
                 (id.clone(), f)
@@ -328,7 +329,7 @@ impl App {
                 let mut j = u.detail.to_job()?;
                 if multi {
                     if let Some(n) = names.get(usize::from(j.id.cluster())) {
-                        j.cluster = super::clusters::shared_name(n);
+                        j.cluster = crate::slurm::shared::SharedStr::from(n);
                     }
                 }
                 Some(j)

@@ -223,7 +223,7 @@ impl App {
     /// Chooses the refresh interval; when it moved, the cluster's hub is told.
     pub(super) fn adapt_interval(&mut self) -> Vec<Cmd> {
         let ix = self.multi().then_some(self.cluster.ix);
-        let jobs = super::clusters::jobs_of(&self.queue, ix);
+        let jobs = self.queue.jobs_on(ix);
         let c = &mut self.cluster;
         let every = c.insight.interval(&jobs, &c.departures, self.now);
         // Never faster than the RPC budget allows.

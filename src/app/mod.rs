@@ -185,7 +185,7 @@ impl App {
                 m.for_each_id(&mut |id| id.set_cluster(ix));
                 self.activate(ix);
                 if self.multi() {
-                    let name = clusters::shared_name(&self.cluster.name);
+                    let name = crate::slurm::shared::SharedStr::from(&self.cluster.name);
                     m.for_each_job(&mut |j| j.cluster = name.clone());
                 }
                 self.update(*m)
@@ -352,7 +352,7 @@ impl App {
             }
         };
         let ix = self.multi().then_some(self.cluster.ix);
-        let previous = clusters::jobs_of(&self.queue, ix);
+        let previous = self.queue.jobs_on(ix);
         let listed = self.cluster.on_jobs(jobs, &previous, at, took, self.now);
         drop(previous);
         self.set_own_jobs(listed.rows);

@@ -7,12 +7,12 @@
 
 use super::App;
 use crate::action::Cmd;
+use crate::efficiency::Efficiency;
 use crate::launch::rerun;
 use crate::launch::spec::{apply_suggestion as apply, time_text};
 use crate::launch::LaunchSpec;
 use crate::payload::{Recovered, Relaunchable, RerunRead, RerunSource};
 use crate::slurm::eff::recover::{sbatch_directives, wrapped_command, Directive};
-use crate::slurm::eff::Efficiency;
 use crate::slurm::model::JobId;
 
 impl App {
@@ -409,7 +409,7 @@ impl App {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::slurm::eff::Suggestion;
+    use crate::efficiency::Suggestion;
 
     #[test]
     fn a_job_not_launched_by_slurmdash_gets_its_recorded_options_and_wrapped_command() {

@@ -7,9 +7,10 @@ use color_eyre::eyre::{eyre, Result};
 
 use super::printable;
 use crate::config::Cluster;
+use crate::efficiency::Efficiency;
 use crate::io::connect::connect;
 use crate::io::{history, ops};
-use crate::slurm::eff::{self, Efficiency};
+use crate::slurm::eff;
 
 #[derive(Debug, Args)]
 pub struct HistoryArgs {

@@ -163,7 +163,7 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &RerunArgs) -> Result
                     rec.me.as_deref().unwrap_or("unknown")
                 ));
             }
-            let report = crate::slurm::eff::Efficiency::compute(&rec.used, &parts);
+            let report = crate::efficiency::Efficiency::compute(&rec.used, &parts);
             let mut spec = loaded
                 .config
                 .launch_spec(None)

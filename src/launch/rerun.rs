@@ -3,13 +3,14 @@
 //! again (every task not COMPLETED, tasks that never started because the array was
 //! cancelled included), as compact `--array` lists of at most MaxArraySize tasks each, and
 //! the time and memory sized from those tasks' own figures with relaunch's headroom rules
-//! ([`crate::slurm::eff::Efficiency`]): the largest need among them.
+//! ([`crate::efficiency::Efficiency`]): the largest need among them.
 
 use std::fmt;
 
+use crate::efficiency::{Efficiency, Suggestion};
 use crate::launch::spec::{apply_suggestion, LaunchSpec};
 use crate::slurm::eff::size;
-use crate::slurm::eff::{Efficiency, JobUse, Suggestion};
+use crate::slurm::eff::JobUse;
 use crate::slurm::jobid::ArrayPart;
 use crate::slurm::model::{JobState, Partition};
 

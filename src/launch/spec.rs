@@ -340,7 +340,7 @@ pub fn time_text(secs: u64) -> String {
 }
 
 /// Applies the suggestion to the spec; returns what changed, in words.
-pub fn apply_suggestion(spec: &mut LaunchSpec, s: &crate::slurm::eff::Suggestion) -> Vec<String> {
+pub fn apply_suggestion(spec: &mut LaunchSpec, s: &crate::efficiency::Suggestion) -> Vec<String> {
     let mut changed = Vec::new();
     if let Some(t) = s.time_s {
         let new = time_text(t);

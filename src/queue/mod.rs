@@ -221,6 +221,21 @@ impl QueueView {
         &self.jobs
     }
 
+    /// The rows of cluster `ix`, or all of them (borrowed, without a copy) for `None`.
+    pub fn jobs_on(&self, ix: Option<u16>) -> std::borrow::Cow<'_, [Job]> {
+        use std::borrow::Cow;
+        match ix {
+            None => Cow::Borrowed(&self.jobs),
+            Some(ix) => Cow::Owned(
+                self.jobs
+                    .iter()
+                    .filter(|j| j.id.cluster() == ix)
+                    .cloned()
+                    .collect(),
+            ),
+        }
+    }
+
     /// Case-insensitive substring of id, name, state (long or short) or
     /// partition. An empty string clears the filter.
     pub fn set_filter(&mut self, filter: &str) {

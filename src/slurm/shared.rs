@@ -55,6 +55,12 @@ impl From<&str> for SharedStr {
     }
 }
 
+impl From<&String> for SharedStr {
+    fn from(s: &String) -> Self {
+        SharedStr(Arc::from(s.as_str()))
+    }
+}
+
 impl From<String> for SharedStr {
     fn from(s: String) -> Self {
         SharedStr(Arc::from(s))

@@ -33,7 +33,7 @@ pub struct DetailWidget<'a> {
     /// Rank, priority, fair-share and limits of a pending job.
     pub pending: PendingView<'a>,
     /// How a finished job used what it asked for (from its sacct read).
-    pub efficiency: Option<&'a crate::slurm::eff::Efficiency>,
+    pub efficiency: Option<&'a crate::efficiency::Efficiency>,
     /// Live use of a running job (sstat, nvidia-smi).
     pub live: LiveView<'a>,
     /// The user's dependency chains: the state of what the job waits on, what waits on it.

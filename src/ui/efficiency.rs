@@ -4,7 +4,7 @@
 use ratatui::style::Style;
 
 use super::theme::Theme;
-use crate::slurm::eff::Efficiency;
+use crate::efficiency::Efficiency;
 
 /// Calls `field` with each (label, value, style) row.
 pub fn rows(e: &Efficiency, field: &mut dyn FnMut(&str, String, Style), t: &Theme) {

@@ -7,7 +7,6 @@
 //! record is exactly a record of `command::SACCT_FIELDS` and reads with the same code.
 
 pub mod recover;
-pub mod report;
 pub mod size;
 
 use super::command::{FIELD_SEP, SACCT_FIELDS};
@@ -17,8 +16,6 @@ use super::model::JobDetail;
 use super::parse::frame::framed_records;
 use super::parse::{sacct, Parsed, Record};
 use super::time::SlurmDuration;
-
-pub use report::{Efficiency, Suggestion};
 
 const CMD: &str = "sacct";
 

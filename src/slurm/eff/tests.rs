@@ -1,4 +1,5 @@
 use super::*;
+use crate::efficiency::Efficiency;
 use crate::slurm::model::{JobState, Partition};
 
 fn fixture(v: &str) -> String {

@@ -1,9 +1,10 @@
-//! Figures and a one-line verdict for a finished job, like seff, from a [`JobUse`].
+//! Figures and a one-line verdict for a finished job, like seff, from a [`JobUse`] (the
+//! sacct read of `slurm::eff`), with the triage class of how it ended. Above `slurm` and
+//! `triage`, which it uses.
 
 use serde::Serialize;
 
-use super::size;
-use super::JobUse;
+use crate::slurm::eff::{size, tres_value, JobUse};
 use crate::slurm::fit::{fits, JobRequest};
 use crate::slurm::model::{JobState, Partition, SlurmDuration};
 use crate::triage::{classify, Patterns, TriageInput};
@@ -120,7 +121,7 @@ fn mem_per_node(u: &JobUse) -> Option<u64> {
     if let Some(m) = d
         .tres
         .as_deref()
-        .and_then(|t| super::tres_value(t, "mem"))
+        .and_then(|t| tres_value(t, "mem"))
         .and_then(|v| size::parse_bytes(v, 1024 * 1024))
     {
         return Some(m / nodes);
