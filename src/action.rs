@@ -109,17 +109,17 @@ pub enum Msg {
     /// A finished launch's staged spec and use, for `L`.
     Relaunch {
         id: JobId,
-        result: Box<Result<crate::payload::Relaunchable, String>>,
+        result: Box<Result<crate::launch::relaunch::Relaunchable, String>>,
     },
     /// An array's tasks with what `L` reads of the selected task, for `L` on an array.
     Rerun {
         id: JobId,
-        result: Box<crate::payload::RerunRead>,
+        result: Box<crate::launch::relaunch::RerunRead>,
     },
     /// What could be recovered of a job slurmdash did not launch, for `L`.
     Recovered {
         id: JobId,
-        result: Box<Result<crate::payload::Recovered, String>>,
+        result: Box<Result<crate::launch::relaunch::Recovered, String>>,
     },
     /// A live sample of a running job (sstat, nvidia-smi on its nodes), taken at `at`.
     Live {

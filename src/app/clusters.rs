@@ -347,4 +347,3 @@ impl App {
         self.queue.set_jobs(all);
     }
 }
-

@@ -655,7 +655,8 @@ impl App {
                     // (as a registry job) until squeue or sacct says more.
                     let mut placeholder = placeholder_job(&s, p, self.cluster.ix);
                     if self.multi() {
-                        placeholder.cluster = crate::slurm::shared::SharedStr::from(&self.cluster.name);
+                        placeholder.cluster =
+                            crate::slurm::shared::SharedStr::from(&self.cluster.name);
                     }
                     self.cluster
                         .launch

@@ -504,7 +504,7 @@ fn a_recovered_multi_line_script_is_the_forms_command_and_is_staged_beside_the_s
     let id = JobId::new(77);
     let cmds = a.update(Msg::Recovered {
         id: id.clone(),
-        result: Box::new(Ok(crate::payload::Recovered {
+        result: Box::new(Ok(crate::launch::relaunch::Recovered {
             used,
             script: Some(body.into()),
             script_from: "scontrol write batch_script".into(),
@@ -573,7 +573,7 @@ fn recovered_tmo(id: &JobId, me: &str) -> Msg {
     .expect("tmo");
     Msg::Recovered {
         id: id.clone(),
-        result: Box::new(Ok(crate::payload::Recovered {
+        result: Box::new(Ok(crate::launch::relaunch::Recovered {
             used,
             script: Some(
                 "#!/bin/sh\n# This script was created by sbatch --wrap.\n\nsleep 300\n".into(),
@@ -683,7 +683,7 @@ fn relaunched(launched: Option<&str>, read: &str) -> App {
     };
     let cmds = a.update(Msg::Relaunch {
         id,
-        result: Box::new(Ok(crate::payload::Relaunchable {
+        result: Box::new(Ok(crate::launch::relaunch::Relaunchable {
             spec,
             spec_sha256: read.into(),
             used: None,
@@ -768,12 +768,12 @@ fn rerun_read(all_done: bool) -> (JobId, Msg) {
         .expect("799_4");
     let msg = Msg::Rerun {
         id: id.clone(),
-        result: Box::new(crate::payload::RerunRead {
-            array: Ok(crate::payload::ArrayRead {
+        result: Box::new(crate::launch::relaunch::RerunRead {
+            array: Ok(crate::launch::relaunch::ArrayRead {
                 tasks,
                 max_array_size: 1001,
             }),
-            source: crate::payload::RerunSource::Recovered(Box::new(Ok(crate::payload::Recovered {
+            source: crate::launch::relaunch::RerunSource::Recovered(Box::new(Ok(crate::launch::relaunch::Recovered {
                 used,
                 script: Some(
                     "#!/bin/sh\n# This script was created by sbatch --wrap.\n\ncase $SLURM_ARRAY_TASK_ID in 1|4) exit 1;; esac; sleep 2\n".into(),

@@ -218,7 +218,7 @@ fn a_relaunch_form_arriving_over_the_files_view_takes_the_keys() {
     // `L` was pressed before `y`; its answer opens the form over the files view.
     a.update(Msg::Relaunch {
         id: id("230"),
-        result: Box::new(Ok(crate::payload::Relaunchable {
+        result: Box::new(Ok(crate::launch::relaunch::Relaunchable {
             spec: crate::launch::LaunchSpec::default(),
             spec_sha256: String::new(),
             used: None,

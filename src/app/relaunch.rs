@@ -8,10 +8,10 @@
 use super::App;
 use crate::action::Cmd;
 use crate::efficiency::Efficiency;
+use crate::launch::relaunch::{Recovered, Relaunchable, RerunRead, RerunSource};
 use crate::launch::rerun;
 use crate::launch::spec::{apply_suggestion as apply, time_text};
 use crate::launch::LaunchSpec;
-use crate::payload::{Recovered, Relaunchable, RerunRead, RerunSource};
 use crate::slurm::eff::recover::{sbatch_directives, wrapped_command, Directive};
 use crate::slurm::model::JobId;
 

@@ -10,7 +10,8 @@ use crate::slurm::eff::{self, Edge, JobUse};
 use crate::slurm::model::JobId;
 use crate::slurm::parse::Parsed;
 
-pub use crate::payload::{Page, Recovered, Request};
+pub use crate::launch::relaunch::Recovered;
+pub use crate::payload::{Page, Request};
 
 fn read(out: &str) -> Result<Parsed<JobUse>, String> {
     let p = eff::read_eff(out);
@@ -174,7 +175,7 @@ pub async fn relaunch(
     id: &JobId,
     job_dir: &str,
     timeout: Duration,
-) -> Result<crate::payload::Relaunchable, String> {
+) -> Result<crate::launch::relaunch::Relaunchable, String> {
     let (spec, used) = tokio::join!(
         launch_spec(remote, job_dir, timeout),
         jobs(remote, std::slice::from_ref(id), timeout)
@@ -185,7 +186,7 @@ pub async fn relaunch(
             .into_iter()
             .find(|u| u.detail.id.as_ref() == Some(id))
     });
-    Ok(crate::payload::Relaunchable {
+    Ok(crate::launch::relaunch::Relaunchable {
         spec,
         spec_sha256,
         used,

@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use crate::io::fetch::stdout_of;
+use crate::launch::relaunch::ArrayRead;
 use crate::launch::rerun::{max_array_size, show_config_argv, DEFAULT_MAX_ARRAY_SIZE};
-use crate::payload::ArrayRead;
 use crate::remote::Remote;
 use crate::slurm::command::{since_ever, RECENT};
 use crate::slurm::eff::{self, JobUse};

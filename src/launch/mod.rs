@@ -7,6 +7,7 @@ pub mod container;
 pub mod facts;
 pub mod guard;
 pub mod quote;
+pub mod relaunch;
 pub mod rerun;
 pub mod resume;
 pub mod sbatch_env;

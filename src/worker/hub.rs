@@ -608,7 +608,7 @@ async fn relaunch(t: Task, id: JobId, job_dir: String) -> Msg {
 /// `L` on an array: its tasks, with the launch's spec and the selected task's use, or what
 /// can be recovered of the selected task, read at the same time.
 async fn rerun(t: Task, id: JobId, job_dir: Option<String>) -> Msg {
-    use crate::payload::{RerunRead, RerunSource};
+    use crate::launch::relaunch::{RerunRead, RerunSource};
     let array = io::rerun::read(t.r(), id.base(), t.s.timeout);
     let source = async {
         match job_dir {
@@ -634,7 +634,7 @@ async fn recover(t: Task, id: JobId) -> Msg {
     }
 }
 
-async fn recovered(t: &Task, id: &JobId) -> Result<crate::payload::Recovered, String> {
+async fn recovered(t: &Task, id: &JobId) -> Result<crate::launch::relaunch::Recovered, String> {
     let s = &t.s;
     let kept = crate::kept_scripts::KeptScripts::under(s.registry.dir());
     io::history::recover(
