@@ -13,6 +13,7 @@ mod edit;
 mod events;
 pub mod files;
 mod form;
+mod form_state;
 pub mod history;
 mod input;
 pub mod insight;
