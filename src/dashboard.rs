@@ -71,7 +71,7 @@ pub async fn run(loaded: &Loaded, session: Session, keymap: Keymap) -> Result<()
     finish_submissions(&mut hubs).await;
     // Tunnels still open are closed: the shared master outlives the dashboard, and so
     // would they.
-    for t in &app.tunnels {
+    for t in app.tunnels.iter() {
         if let Some(site) = session.sites.get(usize::from(t.job.cluster())) {
             let _ = site.remote.forward(t.local, &t.node, t.port, true).await;
         }

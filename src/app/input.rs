@@ -159,15 +159,27 @@ impl App {
                 self.note = Some(":cluster needs one name, e.g. :cluster polar".into());
                 Vec::new()
             }
-            ("forward", [port]) => self.forward(port, None),
-            ("forward", [port, node]) => self.forward(port, Some(node)),
+            ("forward", [port]) => {
+                let out = self.tunnels.forward(&view!(self), port, None);
+                self.apply(out)
+            }
+            ("forward", [port, node]) => {
+                let out = self.tunnels.forward(&view!(self), port, Some(node));
+                self.apply(out)
+            }
             ("forward", _) => {
                 self.note = Some(":forward needs the job's port, e.g. :forward 8888 [NODE]".into());
                 Vec::new()
             }
-            ("tunnels", _) => self.list_tunnels(),
+            ("tunnels", _) => {
+                let out = self.tunnels.describe();
+                self.apply(out)
+            }
             ("files", _) => self.open_files(),
-            ("untunnel", [port]) => self.untunnel(port),
+            ("untunnel", [port]) => {
+                let out = self.tunnels.untunnel(port);
+                self.apply(out)
+            }
             ("shell", []) => self.open_shell(None),
             ("shell", [node]) => self.open_shell(Some(node)),
             ("shell", _) => {

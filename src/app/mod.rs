@@ -1,6 +1,9 @@
 //! The one owner of UI state. `update` takes a message and returns work for the workers;
 //! it does no I/O and never awaits, so every behaviour here is unit-testable.
 
+// First, so that `view!` is in scope in every module after it.
+#[macro_use]
+pub(crate) mod component;
 mod adaptive;
 pub mod budget;
 mod cluster;
@@ -106,7 +109,7 @@ pub struct App {
     /// The launch form, when open.
     pub form: Option<FormState>,
     /// Local ports forwarded to what running jobs serve.
-    pub tunnels: Vec<crate::payload::Tunnel>,
+    pub tunnels: tunnels::Tunnels,
     /// `:history` and finished jobs' efficiency reports.
     pub history: history::HistoryState,
     /// The column chooser (`c`), while open.
@@ -168,7 +171,7 @@ impl App {
             confirm: None,
             edit: None,
             form: None,
-            tunnels: Vec::new(),
+            tunnels: tunnels::Tunnels::default(),
             history: history::HistoryState::default(),
             columns: None,
             live: live::LiveState::default(),
@@ -253,7 +256,10 @@ impl App {
                 port,
                 path,
                 result,
-            } => self.on_forwarded(id, node, port, path, result),
+            } => {
+                let out = self.tunnels.on_forwarded(id, node, port, path, result);
+                self.apply(out)
+            }
             Msg::Retries(result) => self.on_retries(result),
             Msg::LaunchFacts(r) => self.on_launch_facts(r),
             Msg::TestOnly(r) => self.on_test_only(r),
@@ -370,7 +376,8 @@ impl App {
         }
         cmds.extend(interval);
         cmds.extend(listed.cmds);
-        cmds.extend(self.close_ended_tunnels(&listed.running));
+        let out = self.tunnels.close_ended(self.cluster.ix, &listed.running);
+        cmds.extend(self.apply(out));
         cmds.extend(self.live_on_refresh(&listed.running));
         cmds.extend(self.record(listed.events));
         cmds.extend(self.session_warnings());
@@ -456,6 +463,21 @@ impl App {
                 Vec::new()
             }
         }
+    }
+
+    /// Lands a component's answer: the one place the status bar's note, the typed line
+    /// and the bottom-line question are set from a component.
+    pub(super) fn apply(&mut self, out: component::Out) -> Vec<Cmd> {
+        if let Some(note) = out.note {
+            self.note = Some(note);
+        }
+        if let Some(prompt) = out.prompt {
+            self.input = Some(prompt);
+        }
+        if let Some(confirm) = out.confirm {
+            self.confirm = Some(confirm);
+        }
+        out.cmds
     }
 
     fn on_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
@@ -583,7 +605,10 @@ impl App {
             }
             Action::NewJob => return self.open_form(),
             Action::Shell => return self.open_shell(None),
-            Action::Forward => return self.open_forward(),
+            Action::Forward => {
+                let out = self.tunnels.open_forward(&view!(self));
+                return self.apply(out);
+            }
             Action::HistoryOlder => return self.history_days(true),
             Action::HistoryNewer => return self.history_days(false),
             Action::Relaunch => return self.relaunch(),

@@ -1,57 +1,73 @@
 //! Tunnels to what running jobs serve (`F`, `:forward PORT [NODE]`, `:tunnels`,
 //! `:untunnel LOCAL_PORT`): a local port through the open connection to the job's node. A
 //! URL the job printed (Jupyter's token, TensorBoard) is offered first; a job that ends takes
-//! its tunnels with it.
+//! its tunnels with it. A component (see `component.rs`): it owns the open tunnels.
 
-use super::{App, Input, InputKind};
+use super::component::{Out, View};
+use super::{Input, InputKind};
 use crate::action::Cmd;
 use crate::logview::urls::{service_urls, ServiceUrl};
 use crate::payload::Tunnel;
 use crate::slurm::model::{JobId, Status};
 
-impl App {
-    /// The selected job if it runs, with its nodes; otherwise says why not.
-    fn running_selected(&mut self, what: &str) -> Option<(JobId, Vec<String>)> {
-        let Some(job) = self.queue.selected_job() else {
-            self.note = Some(format!("no job selected: select a running job for {what}"));
-            return None;
-        };
-        if job.status() != Status::Running {
-            self.note = Some(format!(
-                "job {} is {}: {what} needs a running job",
-                job.id,
-                job.state.long_name()
-            ));
-            return None;
-        }
-        let nodes = job
-            .node_list
-            .as_deref()
-            .map(crate::slurm::hostlist::expand)
-            .unwrap_or_default();
-        Some((job.id.clone(), nodes))
+/// The open tunnels (local port to a running job's node).
+#[derive(Debug, Default)]
+pub struct Tunnels {
+    pub list: Vec<Tunnel>,
+}
+
+/// The selected job if it runs, with its nodes; otherwise why not.
+fn running_selected(v: &View, what: &str) -> Result<(JobId, Vec<String>), String> {
+    let Some(job) = v.queue.selected_job() else {
+        return Err(format!("no job selected: select a running job for {what}"));
+    };
+    if job.status() != Status::Running {
+        return Err(format!(
+            "job {} is {}: {what} needs a running job",
+            job.id,
+            job.state.long_name()
+        ));
+    }
+    let nodes = job
+        .node_list
+        .as_deref()
+        .map(crate::slurm::hostlist::expand)
+        .unwrap_or_default();
+    Ok((job.id.clone(), nodes))
+}
+
+/// Service URLs in the selected job's log panes (stdout, then stderr).
+fn urls_in_log(v: &View, id: &JobId, nodes: &[String]) -> Vec<ServiceUrl> {
+    if v.logs.job.as_ref() != Some(id) {
+        return Vec::new();
+    }
+    let lines = [&v.logs.stdout, &v.logs.stderr].into_iter().flat_map(|p| {
+        let b = p.buffer();
+        (b.first_seq()..b.end_seq()).filter_map(move |s| b.get(s).map(|l| l.text()))
+    });
+    service_urls(lines, nodes)
+}
+
+impl Tunnels {
+    pub fn len(&self) -> usize {
+        self.list.len()
     }
 
-    /// Service URLs in the selected job's log panes (stdout, then stderr).
-    fn urls_in_log(&self, id: &JobId, nodes: &[String]) -> Vec<ServiceUrl> {
-        if self.logs.job.as_ref() != Some(id) {
-            return Vec::new();
-        }
-        let lines = [&self.logs.stdout, &self.logs.stderr]
-            .into_iter()
-            .flat_map(|p| {
-                let b = p.buffer();
-                (b.first_seq()..b.end_seq()).filter_map(move |s| b.get(s).map(|l| l.text()))
-            });
-        service_urls(lines, nodes)
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    pub fn iter(&self) -> std::slice::Iter<'_, Tunnel> {
+        self.list.iter()
     }
 
     /// `F`: asks for the port, with the one the job printed filled in.
-    pub(super) fn open_forward(&mut self) -> Vec<Cmd> {
-        let Some((id, nodes)) = self.running_selected("a tunnel") else {
-            return Vec::new();
+    pub fn open_forward(&self, v: &View) -> Out {
+        let (id, nodes) = match running_selected(v, "a tunnel") {
+            Ok(found) => found,
+            Err(why) => return Out::note(why),
         };
-        let found = self.urls_in_log(&id, &nodes);
+        let found = urls_in_log(v, &id, &nodes);
         let (text, hint) = match found.last() {
             Some(u) => (
                 format!("forward {}", u.port),
@@ -67,62 +83,58 @@ impl App {
         };
         let mut input = Input::new(InputKind::Command, &text);
         input.hint = Some(hint);
-        self.input = Some(input);
-        Vec::new()
+        Out::prompt(input)
     }
 
     /// `:forward PORT [NODE]` on the selected running job.
-    pub(super) fn forward(&mut self, port: &str, node: Option<&str>) -> Vec<Cmd> {
+    pub fn forward(&self, v: &View, port: &str, node: Option<&str>) -> Out {
         let Ok(port) = port.parse::<u16>() else {
-            self.note = Some(format!(
+            return Out::note(format!(
                 ":forward: `{port}` is not a port number, e.g. :forward 8888"
             ));
-            return Vec::new();
         };
-        let Some((id, nodes)) = self.running_selected("a tunnel") else {
-            return Vec::new();
+        let (id, nodes) = match running_selected(v, "a tunnel") {
+            Ok(found) => found,
+            Err(why) => return Out::note(why),
         };
         let node = match (node, nodes.first()) {
             (Some(n), _) if nodes.is_empty() || nodes.iter().any(|m| m == n) => n.to_string(),
             (Some(n), _) => {
-                self.note = Some(format!(
+                return Out::note(format!(
                     "job {id} does not run on {n}: its nodes are {}",
                     nodes.join(", ")
                 ));
-                return Vec::new();
             }
             (None, Some(first)) => first.clone(),
             (None, None) => {
-                self.note = Some(format!(
+                return Out::note(format!(
                     "job {id} has no node list yet: try again in a moment"
                 ));
-                return Vec::new();
             }
         };
-        let path = self
-            .urls_in_log(&id, &nodes)
+        let path = urls_in_log(v, &id, &nodes)
             .into_iter()
             .rev()
             .find(|u| u.port == port)
             .map(|u| u.path)
             .unwrap_or_else(|| "/".into());
-        self.note = Some(format!("forwarding port {port} of job {id} on {node}…"));
-        vec![Cmd::Forward {
+        Out::note(format!("forwarding port {port} of job {id} on {node}…")).with_cmd(Cmd::Forward {
             id,
             node,
             port,
             path,
-        }]
+        })
     }
 
-    pub(super) fn on_forwarded(
+    /// The forward's answer (`Msg::Forwarded`).
+    pub fn on_forwarded(
         &mut self,
         id: JobId,
         node: String,
         port: u16,
         path: String,
         result: Result<u16, String>,
-    ) -> Vec<Cmd> {
+    ) -> Out {
         match result {
             Ok(local) => {
                 let t = Tunnel {
@@ -137,73 +149,68 @@ impl App {
                 } else {
                     String::new()
                 };
-                self.note = Some(format!(
+                let note = format!(
                     "tunnel open: {}{moved} → {}:{} · :tunnels lists, :untunnel {local} closes",
                     t.url(),
                     t.node,
                     t.port
-                ));
-                self.tunnels.push(t);
+                );
+                self.list.push(t);
+                Out::note(note)
             }
-            Err(e) => self.note = Some(format!("no tunnel to job {id} on {node}:{port}: {e}")),
+            Err(e) => Out::note(format!("no tunnel to job {id} on {node}:{port}: {e}")),
         }
-        Vec::new()
     }
 
     /// `:tunnels`
-    pub(super) fn list_tunnels(&mut self) -> Vec<Cmd> {
-        self.note = Some(if self.tunnels.is_empty() {
+    pub fn describe(&self) -> Out {
+        Out::note(if self.list.is_empty() {
             "no tunnels: F on a running job opens one".into()
         } else {
             let all: Vec<String> = self
-                .tunnels
+                .list
                 .iter()
                 .map(|t| format!("{} {}", t.url(), t.describe()))
                 .collect();
             format!("{} · :untunnel PORT closes one", all.join(" · "))
-        });
-        Vec::new()
+        })
     }
 
     /// `:untunnel LOCAL_PORT`
-    pub(super) fn untunnel(&mut self, local: &str) -> Vec<Cmd> {
-        let Some(i) = self
-            .tunnels
-            .iter()
-            .position(|t| t.local.to_string() == local)
-        else {
-            self.note = Some(format!(
+    pub fn untunnel(&mut self, local: &str) -> Out {
+        let Some(i) = self.list.iter().position(|t| t.local.to_string() == local) else {
+            return Out::note(format!(
                 ":untunnel: no tunnel on local port {local} (:tunnels lists them)"
             ));
-            return Vec::new();
         };
-        let t = self.tunnels.remove(i);
-        self.note = Some(format!("tunnel closed: {}", t.describe()));
-        vec![Cmd::Unforward(t)]
+        let t = self.list.remove(i);
+        Out::note(format!("tunnel closed: {}", t.describe())).with_cmd(Cmd::Unforward(t))
     }
 
-    /// After a refresh of the active cluster (`running`: the jobs squeue says run): tunnels
-    /// of its jobs that no longer run close.
-    pub(super) fn close_ended_tunnels(&mut self, running: &[JobId]) -> Vec<Cmd> {
-        let ix = self.cluster.ix;
-        let (ended, kept): (Vec<Tunnel>, Vec<Tunnel>) = std::mem::take(&mut self.tunnels)
+    /// After a refresh of cluster `ix` (`running`: the jobs squeue says run): tunnels of
+    /// its jobs that no longer run close.
+    pub fn close_ended(&mut self, ix: u16, running: &[JobId]) -> Out {
+        let (ended, kept): (Vec<Tunnel>, Vec<Tunnel>) = std::mem::take(&mut self.list)
             .into_iter()
             .partition(|t| t.job.cluster() == ix && !running.contains(&t.job));
-        self.tunnels = kept;
+        self.list = kept;
+        let mut out = Out::cmds(Vec::new());
         if let Some(t) = ended.first() {
-            self.note = Some(format!(
+            out.note = Some(format!(
                 "job {} ended: tunnel {} closed",
                 t.job,
                 t.describe()
             ));
         }
-        ended.into_iter().map(Cmd::Unforward).collect()
+        out.cmds = ended.into_iter().map(Cmd::Unforward).collect();
+        out
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::tests::{app, jobs, loaded};
+    use super::super::App;
     use super::*;
     use crate::slurm::model::JobState;
 

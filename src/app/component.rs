@@ -1,0 +1,158 @@
+//! What App's components share: the read-only `View` of the rest of the dashboard they are
+//! handed, and the `Out` they hand back.
+//!
+//! A component (Files, Tunnels, Triage, ...) owns its own state and has no `impl App`:
+//! its handlers take `&mut self` and a `View`, and return an `Out` (commands for the
+//! workers, a note for the status bar, a line to type on, a question). App routes keys and
+//! messages to it and lands the `Out` in one place, `App::apply`, which is where the status
+//! bar's note is set.
+
+use chrono::NaiveDateTime;
+
+use super::{ClusterState, DetailState, Input, LogState};
+use crate::action::Cmd;
+use crate::queue::QueueView;
+
+use super::ops::Confirm;
+
+/// A component's answer to a key or a message.
+#[derive(Debug, Default)]
+#[must_use]
+pub struct Out {
+    pub cmds: Vec<Cmd>,
+    /// For the status bar.
+    pub note: Option<String>,
+    /// A line to type on (the `:` line prefilled, a name to give).
+    pub prompt: Option<Input>,
+    /// A question on the bottom line.
+    pub confirm: Option<Confirm>,
+}
+
+impl Out {
+    /// Nothing to do.
+    pub fn none() -> Out {
+        Out::default()
+    }
+
+    /// Only a note for the status bar.
+    pub fn note(text: impl Into<String>) -> Out {
+        Out {
+            note: Some(text.into()),
+            ..Out::default()
+        }
+    }
+
+    /// Only commands.
+    pub fn cmds(cmds: Vec<Cmd>) -> Out {
+        Out {
+            cmds,
+            ..Out::default()
+        }
+    }
+
+    /// Only a line to type on.
+    pub fn prompt(input: Input) -> Out {
+        Out {
+            prompt: Some(input),
+            ..Out::default()
+        }
+    }
+
+    /// Only a question.
+    pub fn confirm(confirm: Confirm) -> Out {
+        Out {
+            confirm: Some(confirm),
+            ..Out::default()
+        }
+    }
+
+    pub fn with_note(mut self, text: impl Into<String>) -> Out {
+        self.note = Some(text.into());
+        self
+    }
+
+    pub fn with_cmd(mut self, cmd: Cmd) -> Out {
+        self.cmds.push(cmd);
+        self
+    }
+
+    /// Both answers: commands in order, the later note, prompt and question win.
+    pub fn and(mut self, later: Out) -> Out {
+        self.cmds.extend(later.cmds);
+        self.note = later.note.or(self.note);
+        self.prompt = later.prompt.or(self.prompt);
+        self.confirm = later.confirm.or(self.confirm);
+        self
+    }
+}
+
+/// What a component may read of the rest of the App (never write): the queue and its
+/// selection, the selected job's detail and logs, the clusters, the time.
+pub struct View<'a> {
+    pub queue: &'a QueueView,
+    pub detail: &'a DetailState,
+    pub logs: &'a LogState,
+    /// The cluster being worked on (the message's, or the one on screen).
+    pub cluster: &'a ClusterState,
+    /// The other clusters.
+    pub parked: &'a [ClusterState],
+    pub now: NaiveDateTime,
+    /// Terminal size.
+    pub size: (u16, u16),
+}
+
+impl View<'_> {
+    /// Every cluster, the one being worked on first.
+    pub fn clusters(&self) -> impl Iterator<Item = &ClusterState> {
+        std::iter::once(self.cluster).chain(self.parked.iter())
+    }
+
+    /// Cluster number `ix`.
+    pub fn cluster_by_ix(&self, ix: u16) -> Option<&ClusterState> {
+        self.clusters().find(|c| c.ix == ix)
+    }
+
+    /// More than one cluster is open.
+    pub fn multi(&self) -> bool {
+        !self.parked.is_empty()
+    }
+}
+
+/// The `View` of an App, borrowing each field on its own so that a component field of the
+/// same App can be borrowed mutably beside it:
+/// `let out = self.tunnels.open(&view!(self)); self.apply(out)`.
+macro_rules! view {
+    ($app:expr) => {
+        $crate::app::component::View {
+            queue: &$app.queue,
+            detail: &$app.detail,
+            logs: &$app.logs,
+            cluster: &$app.cluster,
+            parked: &$app.parked,
+            now: $app.now,
+            size: $app.size,
+        }
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn and_keeps_every_command_and_the_later_note() {
+        let a = Out::note("first").with_cmd(Cmd::Quit);
+        let b = Out::cmds(vec![Cmd::Suspend]).with_note("second");
+        let both = a.and(b);
+        assert_eq!(both.cmds.len(), 2);
+        assert!(matches!(both.cmds[0], Cmd::Quit));
+        assert!(matches!(both.cmds[1], Cmd::Suspend));
+        assert_eq!(both.note.as_deref(), Some("second"));
+        let kept = Out::note("only").and(Out::none());
+        assert_eq!(
+            kept.note.as_deref(),
+            Some("only"),
+            "a later Out without a note keeps the earlier one"
+        );
+    }
+}
