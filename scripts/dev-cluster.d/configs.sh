@@ -79,6 +79,10 @@ KillWait=5
 InactiveLimit=0
 SlurmctldTimeout=60
 SlurmdTimeout=60
+# Room for the scale benchmark (scripts/bench-idle --scale): 100,000 jobs of one user,
+# and one array of 100,000 tasks.
+MaxJobCount=250000
+MaxArraySize=100001
 
 # Scheduling
 SchedulerType=sched/backfill
