@@ -180,8 +180,14 @@ impl App {
                 let out = self.tunnels.untunnel(port);
                 self.apply(out)
             }
-            ("shell", []) => self.open_shell(None),
-            ("shell", [node]) => self.open_shell(Some(node)),
+            ("shell", []) => {
+                let out = super::shell::open(&view!(self), None);
+                self.apply(out)
+            }
+            ("shell", [node]) => {
+                let out = super::shell::open(&view!(self), Some(node));
+                self.apply(out)
+            }
             ("shell", _) => {
                 self.note = Some(":shell takes at most one node, e.g. :shell gpu02".into());
                 Vec::new()

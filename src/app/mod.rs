@@ -604,7 +604,10 @@ impl App {
                 self.note = Some(format!("marked {n} rows (esc clears)"));
             }
             Action::NewJob => return self.open_form(),
-            Action::Shell => return self.open_shell(None),
+            Action::Shell => {
+                let out = shell::open(&view!(self), None);
+                return self.apply(out);
+            }
             Action::Forward => {
                 let out = self.tunnels.open_forward(&view!(self));
                 return self.apply(out);
