@@ -12,6 +12,7 @@ use chrono::NaiveDateTime;
 use super::{ClusterState, DetailState, Input, LogState};
 use crate::action::Cmd;
 use crate::queue::QueueView;
+use crate::slurm::model::JobId;
 
 use super::ops::Confirm;
 
@@ -26,6 +27,8 @@ pub struct Out {
     pub prompt: Option<Input>,
     /// A question on the bottom line.
     pub confirm: Option<Confirm>,
+    /// Queue rows to mark busy (e.g. "extending…") until their command's answer.
+    pub busy: Option<(Vec<JobId>, &'static str)>,
 }
 
 impl Out {
@@ -76,12 +79,19 @@ impl Out {
         self
     }
 
+    /// Marks `ids` busy with `label` in the queue.
+    pub fn with_busy(mut self, ids: Vec<JobId>, label: &'static str) -> Out {
+        self.busy = Some((ids, label));
+        self
+    }
+
     /// Both answers: commands in order, the later note, prompt and question win.
     pub fn and(mut self, later: Out) -> Out {
         self.cmds.extend(later.cmds);
         self.note = later.note.or(self.note);
         self.prompt = later.prompt.or(self.prompt);
         self.confirm = later.confirm.or(self.confirm);
+        self.busy = later.busy.or(self.busy);
         self
     }
 }
@@ -101,7 +111,7 @@ pub struct View<'a> {
     pub size: (u16, u16),
 }
 
-impl View<'_> {
+impl<'a> View<'a> {
     /// Every cluster, the one being worked on first.
     pub fn clusters(&self) -> impl Iterator<Item = &ClusterState> {
         std::iter::once(self.cluster).chain(self.parked.iter())
@@ -115,6 +125,21 @@ impl View<'_> {
     /// More than one cluster is open.
     pub fn multi(&self) -> bool {
         !self.parked.is_empty()
+    }
+
+    /// The note refusing `what` in a read-only session; None when changes are allowed.
+    pub fn refuse_read_only(&self, what: &str) -> Option<Out> {
+        self.cluster.read_only.then(|| {
+            Out::note(format!(
+                "read-only session: {what} is disabled (started with --read-only or read_only = true in the config)"
+            ))
+        })
+    }
+
+    /// The active cluster's rows (all rows when there is one cluster).
+    pub fn own_jobs(&self) -> std::borrow::Cow<'a, [crate::slurm::model::Job]> {
+        let queue: &'a QueueView = self.queue;
+        queue.jobs_on(self.multi().then_some(self.cluster.ix))
     }
 }
 

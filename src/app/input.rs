@@ -225,11 +225,22 @@ impl App {
                 }
             },
             ("deps", _) => self.open_deps(),
-            ("session", []) => self.open_session_form(None),
-            ("session", [label]) => self.open_session_form(Some(label)),
-            ("extend", []) => self.extend_session(None),
-            ("extend", [id]) => self.extend_session(Some(id)),
-            ("ssh-config", _) => self.copy_ssh_config(),
+            ("session", label @ ([] | [_])) => {
+                let mut cmds = self.open_form();
+                if let Some(form) = self.form.as_mut() {
+                    let out = super::session::prefill(form, &view!(self), label.first().copied());
+                    cmds.extend(self.apply(out));
+                }
+                cmds
+            }
+            ("extend", id @ ([] | [_])) => {
+                let out = super::session::extend_session(&view!(self), id.first().copied());
+                self.apply(out)
+            }
+            ("ssh-config", _) => {
+                let out = super::session::copy_ssh_config(&view!(self));
+                self.apply(out)
+            }
             ("events", _) => {
                 self.cluster.events.open = true;
                 self.cluster.events.scroll = 0;

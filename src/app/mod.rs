@@ -380,7 +380,11 @@ impl App {
         cmds.extend(self.apply(out));
         cmds.extend(self.live_on_refresh(&listed.running));
         cmds.extend(self.record(listed.events));
-        cmds.extend(self.session_warnings());
+        let sessions = session::launched_here(&view!(self));
+        let due = self.cluster.sessions.on_jobs(&sessions);
+        let (events, out) = session::warnings(&view!(self), &due, self.top_overlay().is_none());
+        cmds.extend(self.push_events(events));
+        cmds.extend(self.apply(out));
         cmds
     }
 
@@ -476,6 +480,9 @@ impl App {
         }
         if let Some(confirm) = out.confirm {
             self.confirm = Some(confirm);
+        }
+        if let Some((ids, label)) = out.busy {
+            self.queue.set_busy(&ids, label);
         }
         out.cmds
     }

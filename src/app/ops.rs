@@ -191,7 +191,10 @@ impl App {
         match pick {
             Some(c) => match c.answer.clone() {
                 Answer::Op(op) => self.start_op(op),
-                Answer::Extend(id) => self.start_extend(id),
+                Answer::Extend(id) => {
+                    let out = super::session::extend(id);
+                    self.apply(out)
+                }
             },
             None => {
                 self.note = Some("nothing changed".into());
