@@ -214,15 +214,12 @@ impl App {
                     Vec::new()
                 }
             },
-            ("usage", []) => self.open_usage(None),
-            ("usage", [days]) => match days.parse::<u32>() {
-                Ok(d) if (1..=3650).contains(&d) => self.open_usage(Some(d)),
-                _ => {
-                    self.note = Some(format!(
-                        ":usage takes a number of days, e.g. :usage 30 (not `{days}`)"
-                    ));
-                    Vec::new()
+            ("usage", days @ ([] | [_])) => match super::usage::days_arg(days.first().copied()) {
+                Ok(days) => {
+                    self.cluster.insight.view = Some(super::insight::View::Usage);
+                    self.cluster.usage.open(days)
                 }
+                Err(why) => self.apply(super::component::Out::note(why)),
             },
             ("deps", _) => self.open_deps(),
             ("session", label @ ([] | [_])) => {

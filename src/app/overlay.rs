@@ -156,8 +156,10 @@ impl App {
             self.cluster.insight.view = None;
             return Vec::new();
         }
-        if let Some(cmds) = self.on_usage_key(&k) {
-            return cmds;
+        if self.cluster.insight.view == Some(View::Usage) {
+            if let Some(out) = self.cluster.usage.on_key(&k) {
+                return self.apply(out);
+            }
         }
         self.on_keymap_key(&k)
     }
