@@ -136,6 +136,22 @@ impl<'a> View<'a> {
         })
     }
 
+    /// The launch a Slurm job belongs to (jobs slurmdash submitted; plain job ids only),
+    /// from the job's own cluster (a key may select another cluster's row).
+    pub fn launch_of(&self, id: &JobId) -> Option<&'a crate::retry::Chain> {
+        if id.array().is_some() || id.het_offset().is_some() {
+            return None;
+        }
+        let cluster: &'a ClusterState = self.cluster;
+        let parked: &'a [ClusterState] = self.parked;
+        std::iter::once(cluster)
+            .chain(parked.iter())
+            .find(|c| c.ix == id.cluster())
+            .unwrap_or(cluster)
+            .chains
+            .get(&id.base())
+    }
+
     /// The active cluster's rows (all rows when there is one cluster).
     pub fn own_jobs(&self) -> std::borrow::Cow<'a, [crate::slurm::model::Job]> {
         let queue: &'a QueueView = self.queue;

@@ -249,7 +249,14 @@ impl App {
             Msg::Relaunch { id, result } => self.on_relaunch(id, *result),
             Msg::Recovered { id, result } => self.on_recovered(id, *result),
             Msg::Rerun { id, result } => self.on_rerun(id, *result),
-            Msg::Triaged { id, result } => self.on_triaged(id, *result),
+            Msg::Triaged { id, result } => {
+                if let Ok(Some(r)) = result.as_ref() {
+                    self.annotate_failure(&id, r);
+                }
+                let selected = self.detail.id.as_ref() == Some(&id);
+                triage::land(&mut self.detail.triage, selected, *result);
+                Vec::new()
+            }
             Msg::Forwarded {
                 id,
                 node,
@@ -452,7 +459,8 @@ impl App {
                     }
                 }
                 let tails = self.logs.targets(&id, &detail, source);
-                let triage = self.triage_after_detail(&id, &detail, source);
+                let dir = self.results_dir(&id);
+                let triage = triage::ask(&mut self.detail.triage, &id, &detail, source, dir);
                 let refined = self.final_states_known(std::slice::from_ref(&detail));
                 self.detail.detail = Some(detail);
                 self.detail.source = Some(source);
