@@ -217,7 +217,8 @@ impl App {
                 cmds.extend(if a == Action::Copy {
                     self.copy()
                 } else {
-                    self.open_files()
+                    let out = self.files.open(&view!(self));
+                    self.apply(out)
                 });
                 cmds
             }

@@ -175,7 +175,10 @@ impl App {
                 let out = self.tunnels.describe();
                 self.apply(out)
             }
-            ("files", _) => self.open_files(),
+            ("files", _) => {
+                let out = self.files.open(&view!(self));
+                self.apply(out)
+            }
             ("untunnel", [port]) => {
                 let out = self.tunnels.untunnel(port);
                 self.apply(out)

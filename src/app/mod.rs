@@ -298,7 +298,10 @@ impl App {
                 self.cluster.insight.on_stats(stats, at);
                 Vec::new()
             }
-            Msg::Files(m) => self.on_files_msg(m),
+            Msg::Files(m) => {
+                let out = self.files.on_msg(&view!(self), m);
+                self.apply(out)
+            }
             Msg::Note(text) => {
                 self.note = Some(text);
                 Vec::new()
@@ -630,7 +633,10 @@ impl App {
             Action::HistoryOlder => return self.history_days(true),
             Action::HistoryNewer => return self.history_days(false),
             Action::Relaunch => return self.relaunch(),
-            Action::Files => return self.open_files(),
+            Action::Files => {
+                let out = self.files.open(&view!(self));
+                return self.apply(out);
+            }
             Action::Copy => return self.copy(),
             Action::Columns => return self.open_columns(),
         }

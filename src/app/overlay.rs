@@ -84,7 +84,20 @@ impl App {
             Some(Overlay::Insight(_)) => self.on_insight_key(k),
             Some(Overlay::Events) => self.on_events_key(k),
             Some(Overlay::Deps) => self.on_deps_key(k),
-            Some(Overlay::Files) => self.on_files_key(k),
+            Some(Overlay::Files) => {
+                let status_rows = self.areas().status.height;
+                match self.files.on_key(&view!(self), k, status_rows) {
+                    super::files::FilesKey::Out(out) => self.apply(out),
+                    super::files::FilesKey::Help => {
+                        self.help = true;
+                        Vec::new()
+                    }
+                    super::files::FilesKey::Quit => {
+                        self.quit = true;
+                        vec![Cmd::Quit]
+                    }
+                }
+            }
             Some(Overlay::Columns) => self.on_columns_key(&k),
             Some(Overlay::Edit) => self.on_edit_key(k),
             Some(Overlay::Form) => self.on_form_key(k),
