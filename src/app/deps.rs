@@ -195,7 +195,7 @@ impl App {
                 self.deps.open = false;
                 Vec::new()
             }
-            Action::Refresh => self.refresh_now(),
+            Action::Refresh => self.cluster.refresh_now(self.queue.selected_job()),
             Action::Help => {
                 self.help = true;
                 Vec::new()

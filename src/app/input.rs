@@ -146,7 +146,7 @@ impl App {
                 self.quit = true;
                 vec![Cmd::Quit]
             }
-            ("r" | "refresh", _) => self.refresh_now(),
+            ("r" | "refresh", _) => self.cluster.refresh_now(self.queue.selected_job()),
             ("cluster", [name]) => {
                 if self.focus_cluster_named(name) {
                     self.note = Some(format!("cluster `{name}`: in view"));

@@ -235,7 +235,7 @@ impl App {
                 self.logs.apply(ev);
                 Vec::new()
             }
-            Msg::Conn { state, host } => self.on_conn(state, host),
+            Msg::Conn { state, host } => self.cluster.on_conn(state, host),
             Msg::OpDone { op, result } => self.on_op_done(op, result),
             Msg::Edited { id, edit, result } => self.on_edited(id, edit, result),
             Msg::Limits(result) => {
@@ -319,10 +319,7 @@ impl App {
 
     /// A refresh, unless one is already out (the timer, `r`, reconnecting).
     fn poll(&mut self) -> Vec<Cmd> {
-        if self.cluster.status.polling {
-            return Vec::new();
-        }
-        self.poll_now()
+        self.cluster.poll()
     }
 
     /// A refresh that must see a change made just now (an action, a submission): asked for
@@ -337,7 +334,7 @@ impl App {
     fn on_refresh(&mut self, r: crate::payload::Refresh) -> Vec<Cmd> {
         let mut cmds = Vec::new();
         if let Some((state, host)) = r.conn {
-            cmds.extend(self.on_conn(state, host));
+            cmds.extend(self.cluster.on_conn(state, host));
         }
         if let Some(extra) = r.extra {
             cmds.extend(self.on_poll_extra(extra));
@@ -559,7 +556,7 @@ impl App {
                 }
                 self.zoom = !self.zoom;
             }
-            Action::Refresh => return self.refresh_now(),
+            Action::Refresh => return self.cluster.refresh_now(self.queue.selected_job()),
             Action::Filter => {
                 self.input = Some(Input::new(InputKind::Filter, self.queue.filter()));
             }
