@@ -170,8 +170,8 @@ impl App {
             return Vec::new();
         }
         if self.cluster.insight.view == Some(View::Usage) {
-            if let Some(out) = self.cluster.usage.on_key(&k) {
-                return self.apply(out);
+            if let Some((cmds, note)) = self.cluster.usage.on_key(&k) {
+                return self.apply(super::component::Out::cmds(cmds).with_note(note));
             }
         }
         self.on_keymap_key(&k)

@@ -8,7 +8,6 @@
 use chrono::NaiveDateTime;
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::component::Out;
 use crate::action::Cmd;
 use crate::slurm::model::{Job, Status};
 use crate::slurm::usage::waits::{self, Size, Waited};
@@ -119,12 +118,14 @@ impl WaitsState {
 }
 
 impl UsageState {
-    /// A key while the `:usage` overlay is open: `r` reads again; None lets the key through.
-    pub fn on_key(&mut self, k: &KeyEvent) -> Option<Out> {
+    /// A key while the `:usage` overlay is open: `r` reads again (the read and a note for
+    /// the status bar); None lets the key through. (Not an `Out`: this state lives in
+    /// `ClusterState`, which `component.rs` names.)
+    pub fn on_key(&mut self, k: &KeyEvent) -> Option<(Vec<Cmd>, String)> {
         match k.code {
             KeyCode::Char('r') => {
                 let note = format!("reading {} days of use again…", self.days);
-                Some(Out::cmds(self.read()).with_note(note))
+                Some((self.read(), note))
             }
             _ => None,
         }
