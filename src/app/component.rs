@@ -9,12 +9,13 @@
 
 use chrono::NaiveDateTime;
 
-use super::{ClusterState, DetailState, Input, LogState};
+use super::prompt::Input;
+use super::{ClusterState, DetailState, LogState};
 use crate::action::Cmd;
 use crate::queue::QueueView;
 use crate::slurm::model::JobId;
 
-use super::ops::Confirm;
+use super::confirm::Confirm;
 
 /// A component's answer to a key or a message.
 #[derive(Debug, Default)]

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::ops::{Answer, Choice, Confirm};
+use super::confirm::{Answer, Choice, Confirm};
 use super::App;
 use crate::action::Cmd;
 use crate::keymap::{Action, Pane};

@@ -2,46 +2,8 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::App;
+use super::{App, Input, InputKind};
 use crate::action::Cmd;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InputKind {
-    Filter,
-    Command,
-    Search,
-    /// The name the launch form is saved under as a template (`w`).
-    TemplateName,
-}
-
-impl InputKind {
-    pub fn prompt(self) -> &'static str {
-        match self {
-            InputKind::Filter => "/",
-            InputKind::Command => ":",
-            InputKind::Search => "search /",
-            InputKind::TemplateName => "save template as: ",
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Input {
-    pub kind: InputKind,
-    pub text: String,
-    /// Shown after the text instead of "enter: apply · esc: cancel".
-    pub hint: Option<String>,
-}
-
-impl Input {
-    pub fn new(kind: InputKind, text: &str) -> Input {
-        Input {
-            kind,
-            text: text.to_string(),
-            hint: None,
-        }
-    }
-}
 
 /// Commands accepted on the `:` line, for the help overlay.
 pub const COMMANDS: &[(&str, &str)] = &[

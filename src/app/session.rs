@@ -5,7 +5,7 @@
 //! any own job named `session-…` (see `launch::session`).
 
 use super::component::{Out, View};
-use super::ops::{Answer, Choice, Confirm};
+use super::confirm::{Answer, Choice, Confirm};
 use super::{EventKind, FormState, Own};
 use crate::action::Cmd;
 use crate::launch::session::{self, Due, SessionOpts};
