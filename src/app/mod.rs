@@ -261,8 +261,21 @@ impl App {
                 self.apply(out)
             }
             Msg::Retries(result) => self.on_retries(result),
-            Msg::LaunchFacts(r) => self.on_launch_facts(r),
-            Msg::TestOnly(r) => self.on_test_only(r),
+            Msg::LaunchFacts(r) => {
+                if let Ok(f) = &r {
+                    self.cluster.launch.facts = Some(f.clone());
+                }
+                if let Some(form) = self.form.as_mut() {
+                    form.on_facts(r);
+                }
+                Vec::new()
+            }
+            Msg::TestOnly(r) => {
+                if let Some(form) = self.form.as_mut() {
+                    form.on_test_only(r);
+                }
+                Vec::new()
+            }
             Msg::Submitted(r) => {
                 // The new launch's chain (job dir, attempts): at the next tick.
                 self.cluster.retry.last = None;
