@@ -344,6 +344,22 @@ impl App {
         vec![Cmd::FetchLaunchFacts]
     }
 
+    /// A form filled for `L` opens with its note; or the note says why there is none.
+    pub(super) fn open_prefilled(&mut self, form: super::relaunch::Prefilled) -> Vec<Cmd> {
+        match form {
+            Ok((form, note)) => {
+                self.form = Some(form);
+                self.note = Some(note);
+                // Partitions change (idle GPUs, pending jobs): fetch them fresh each time.
+                vec![Cmd::FetchLaunchFacts]
+            }
+            Err(note) => {
+                self.note = Some(note);
+                Vec::new()
+            }
+        }
+    }
+
     pub(super) fn on_form_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
         let Some(form) = self.form.as_mut() else {
             return Vec::new();

@@ -246,9 +246,18 @@ impl App {
             }
             Msg::JobUse { id, result } => self.on_job_use(id, *result),
             Msg::History { generation, result } => self.on_history(generation, *result),
-            Msg::Relaunch { id, result } => self.on_relaunch(id, *result),
-            Msg::Recovered { id, result } => self.on_recovered(id, *result),
-            Msg::Rerun { id, result } => self.on_rerun(id, *result),
+            Msg::Relaunch { id, result } => {
+                let form = relaunch::relaunch_form(&view!(self), &id, *result, true);
+                self.open_prefilled(form)
+            }
+            Msg::Recovered { id, result } => {
+                let form = relaunch::recovered_form(&view!(self), &id, *result, true);
+                self.open_prefilled(form)
+            }
+            Msg::Rerun { id, result } => {
+                let form = relaunch::rerun_form(&view!(self), &id, *result);
+                self.open_prefilled(form)
+            }
             Msg::Triaged { id, result } => self.on_triaged(id, *result),
             Msg::Forwarded {
                 id,
@@ -624,7 +633,10 @@ impl App {
             }
             Action::HistoryOlder => return self.history_days(true),
             Action::HistoryNewer => return self.history_days(false),
-            Action::Relaunch => return self.relaunch(),
+            Action::Relaunch => {
+                let out = relaunch::relaunch(&view!(self));
+                return self.apply(out);
+            }
             Action::Files => return self.open_files(),
             Action::Copy => return self.copy(),
             Action::Columns => return self.open_columns(),
