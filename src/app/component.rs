@@ -118,6 +118,22 @@ impl<'a> View<'a> {
         !self.parked.is_empty()
     }
 
+    /// Why a changing action (`what`: "edit", "cancel", ...) is refused, if it is: the
+    /// session is read-only.
+    pub fn read_only_refusal(&self, what: &str) -> Option<String> {
+        self.cluster.read_only.then(|| format!(
+            "read-only session: {what} is disabled (started with --read-only or read_only = true in the config)"
+        ))
+    }
+
+    /// The partitions of the cluster being worked on, as last read (none if not read).
+    pub fn partitions(&self) -> &'a [crate::slurm::model::Partition] {
+        match &self.cluster.partitions {
+            Some(Ok(p)) => p,
+            _ => &[],
+        }
+    }
+
     /// The launch a Slurm job belongs to (jobs slurmdash submitted; plain job ids only),
     /// from the job's own cluster (a key may select another cluster's row).
     pub fn launch_of(&self, id: &JobId) -> Option<&'a crate::retry::Chain> {

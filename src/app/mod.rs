@@ -237,10 +237,24 @@ impl App {
             }
             Msg::Conn { state, host } => self.on_conn(state, host),
             Msg::OpDone { op, result } => self.on_op_done(op, result),
-            Msg::Edited { id, edit, result } => self.on_edited(id, edit, result),
+            Msg::Edited { id, edit, result } => {
+                self.queue.clear_busy(std::slice::from_ref(&id));
+                let done = edit::on_edited(&mut self.edit, &id, &edit, result);
+                if let Some(line) = done.error {
+                    self.cluster.status.last_error = Some(line);
+                }
+                self.apply(component::Out {
+                    note: done.note,
+                    ..Default::default()
+                });
+                self.poll_now()
+            }
             Msg::Limits(result) => {
                 self.cluster.partitions = Some(result);
-                self.check_edit();
+                let parts = view!(self).partitions();
+                if let Some(form) = self.edit.as_mut() {
+                    form.check(parts);
+                }
                 self.history_partitions();
                 Vec::new()
             }
@@ -607,7 +621,15 @@ impl App {
             | Action::Release
             | Action::Requeue
             | Action::Prioritize => return self.on_job_action(a),
-            Action::Edit => return self.open_edit(),
+            Action::Edit => match EditForm::open(&view!(self)) {
+                Ok(form) => {
+                    self.edit = Some(form);
+                    if self.cluster.partitions.is_none() {
+                        return vec![Cmd::FetchLimits];
+                    }
+                }
+                Err(why) => self.note = Some(why),
+            },
             Action::Mark => {
                 if self.queue.toggle_mark() {
                     self.queue.select_next();

@@ -66,12 +66,13 @@ fn kind_of(a: Action) -> Option<OpKind> {
 impl App {
     /// Says why a changing action is refused, if it is.
     pub(super) fn refuse_read_only(&mut self, what: &str) -> bool {
-        if self.cluster.read_only {
-            self.note = Some(format!(
-                "read-only session: {what} is disabled (started with --read-only or read_only = true in the config)"
-            ));
-        }
-        self.cluster.read_only
+        let refusal = view!(self).read_only_refusal(what);
+        let refused = refusal.is_some();
+        self.apply(super::component::Out {
+            note: refusal,
+            ..Default::default()
+        });
+        refused
     }
 
     /// d, D, h, u, R, T.

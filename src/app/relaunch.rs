@@ -51,14 +51,6 @@ pub fn relaunch(v: &View) -> Out {
         .with_cmd(Cmd::Relaunch { id, job_dir: dir })
 }
 
-/// The partitions of the cluster being worked on, as last read.
-fn partitions(v: &View) -> Vec<crate::slurm::model::Partition> {
-    match &v.cluster.partitions {
-        Some(Ok(p)) => p.clone(),
-        _ => Vec::new(),
-    }
-}
-
 /// The form of a relaunch of a job slurmdash launched; `sized`: with the values the job's
 /// use suggests.
 pub fn relaunch_form(
@@ -74,7 +66,7 @@ pub fn relaunch_form(
     } = result.map_err(|e| format!("cannot relaunch {id}: {e}"))?;
     let report = used
         .as_ref()
-        .map(|u| Efficiency::compute(u, &partitions(v)));
+        .map(|u| Efficiency::compute(u, v.partitions()));
     let changed = report
         .as_ref()
         .filter(|_| sized)
@@ -285,7 +277,7 @@ pub fn recovered_form(
     sized: bool,
 ) -> Prefilled {
     let rec = result.map_err(|e| format!("cannot relaunch {id}: {e}"))?;
-    let report = Efficiency::compute(&rec.used, &partitions(v));
+    let report = Efficiency::compute(&rec.used, v.partitions());
     let mut form = FormState::open(v.cluster);
     let mut spec = form.spec.clone();
     let missing = spec_from_job(&mut spec, &rec, &report);
@@ -321,7 +313,7 @@ pub fn recovered_form(
 /// those (`launch::rerun`), sized from their own use; otherwise `L` as on any job.
 pub fn rerun_form(v: &View, id: &JobId, read: RerunRead) -> Prefilled {
     let plan = read.array.and_then(|a| {
-        rerun::plan(id.base(), &a.tasks, &partitions(v), a.max_array_size)
+        rerun::plan(id.base(), &a.tasks, v.partitions(), a.max_array_size)
             .map_err(|e| e.to_string())
     });
     let sized = plan.is_err();
