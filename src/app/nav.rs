@@ -1,12 +1,17 @@
 //! Moving around: the arrow/page keys in the focused pane, and the mouse (a click selects a
 //! queue row or focuses a pane, the wheel scrolls the pane under it); copying what is
-//! selected to the clipboard.
+//! selected to the clipboard; acting on the selected or marked jobs (d, D, h, u, R, T and
+//! `:cancel ...`), the question first, then the rows' "cancelling…" and the report.
 
-use crossterm::event::{MouseEvent, MouseEventKind};
+use crossterm::event::{KeyEvent, MouseEvent, MouseEventKind};
 
+use super::component::Out;
+use super::ops::{Answer, Asked};
 use super::App;
 use crate::action::Cmd;
 use crate::keymap::{Action, Pane};
+use crate::slurm::model::{CancelOutcome, JobId};
+use crate::slurm::ops::{JobOp, OpKind, OpReport};
 
 impl App {
     pub(super) fn move_in_focus(&mut self, a: Action, page: usize) -> Vec<Cmd> {
@@ -128,5 +133,93 @@ impl App {
             "copied {shown} to the clipboard (through the terminal: OSC 52)"
         ));
         vec![Cmd::Clipboard(text)]
+    }
+    /// Says why a changing action is refused, if it is.
+    pub(super) fn refuse_read_only(&mut self, what: &str) -> bool {
+        let refusal = view!(self).read_only_refusal(what);
+        let refused = refusal.is_some();
+        if let Some(why) = refusal {
+            self.note = Some(why);
+        }
+        refused
+    }
+
+    /// d, D, h, u, R, T: asks first, or runs at once (`D` with quick_cancel).
+    pub(super) fn on_job_action(&mut self, a: Action) -> Vec<Cmd> {
+        match super::ops::ask(&view!(self), a, self.quick_cancel) {
+            Asked::Start(op) => self.start_op(op),
+            Asked::Ask(confirm) => self.apply(Out::confirm(confirm)),
+            Asked::Note(why) => self.apply(Out::note(why)),
+            Asked::Nothing => Vec::new(),
+        }
+    }
+
+    /// The answer to the question on the bottom line.
+    pub(super) fn on_confirm_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
+        let Some(confirm) = self.confirm.take() else {
+            return Vec::new();
+        };
+        match confirm.pick(&k) {
+            Some(Answer::Op(op)) => self.start_op(op),
+            Some(Answer::Extend(id)) => self.start_extend(id),
+            None => self.apply(Out::note("nothing changed")),
+        }
+    }
+
+    /// `:cancel 123 124`, `:hold` (marks or selection), ...: typed, so no question.
+    pub(super) fn run_op_command(&mut self, kind: OpKind, args: &[&str]) -> Vec<Cmd> {
+        match super::ops::typed(&view!(self), kind, args) {
+            Ok(op) => self.start_op(op),
+            Err(why) => self.apply(Out::note(why)),
+        }
+    }
+
+    /// The rows say "cancelling…" at once; the worker runs the command.
+    pub(super) fn start_op(&mut self, op: JobOp) -> Vec<Cmd> {
+        if op.ids.is_empty() {
+            return Vec::new();
+        }
+        self.queue.set_busy(&op.ids, op.kind.doing());
+        self.note = Some(format!("{}…", op.describe()));
+        vec![Cmd::Op(op)]
+    }
+
+    /// An action's report: the rows lose their "cancelling…", the status bar says what
+    /// happened (a failure stays as the cluster's last error), cancelled jobs are unmarked
+    /// and logged as yours, and the queue is read again at once.
+    pub(super) fn on_op_done(&mut self, op: JobOp, result: Result<OpReport, String>) -> Vec<Cmd> {
+        self.queue.clear_busy(&op.ids);
+        let mut events = Vec::new();
+        match result {
+            Ok(report) => {
+                let failed = !report.failed().is_empty();
+                let line = report.summary();
+                if failed {
+                    self.cluster.status.last_error = Some(line);
+                    self.note = None;
+                } else {
+                    self.note = Some(line);
+                }
+                if op.kind == OpKind::Cancel {
+                    let done: Vec<JobId> = report
+                        .outcomes
+                        .iter()
+                        .filter(|(_, o)| !matches!(o, CancelOutcome::Failed(_)))
+                        .map(|(id, _)| id.clone())
+                        .collect();
+                    for id in &done {
+                        self.queue.unmark(id);
+                    }
+                    events = self.cancelled_by_you(&done);
+                }
+            }
+            Err(e) => {
+                self.cluster.status.last_error = Some(format!("could not {}: {e}", op.describe()));
+                self.note = None;
+            }
+        }
+        // Show the new states now rather than at the next poll.
+        events.extend(self.poll_now());
+        events
     }
 }
