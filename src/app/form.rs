@@ -426,79 +426,10 @@ impl App {
         }
         Vec::new()
     }
-
-    pub(super) fn on_submitted(&mut self, r: Result<Submitted, String>) -> Vec<Cmd> {
-        match r {
-            Err(e) => {
-                if let Some(form) = self.form.as_mut() {
-                    form.on_refused(e);
-                } else {
-                    self.note = Some(e);
-                }
-                Vec::new()
-            }
-            Ok(s) => {
-                let form = self.form.take();
-                if let Some(p) = form.as_ref().and_then(|f| f.prepared.as_ref()) {
-                    self.cluster.launch.last_used = Some(p.spec.clone());
-                    // The queue shows it at once; the poll below brings the real row.
-                    // A queue poll already in flight does not list it yet: the row stays
-                    // (as a registry job) until squeue or sacct says more.
-                    let mut placeholder = placeholder_job(&s, p, self.cluster.ix);
-                    if self.multi() {
-                        placeholder.cluster =
-                            crate::slurm::shared::SharedStr::from(&self.cluster.name);
-                    }
-                    self.cluster
-                        .launch
-                        .registry_jobs
-                        .retain(|j| j.id != placeholder.id);
-                    self.cluster.launch.registry_jobs.push(placeholder);
-                    let (jobs, _) = self
-                        .cluster
-                        .with_registry_jobs(self.own_jobs().into_owned());
-                    self.set_own_jobs(jobs);
-                }
-                self.queue.set_filter("");
-                self.queue
-                    .select_id(&JobId::new(s.job_id).on(self.cluster.ix));
-                self.focus = crate::keymap::Pane::Queue;
-                let mut note = format!("submitted job {} · logs {}", s.job_id, s.stdout);
-                for w in &s.warnings {
-                    note.push_str(" · ");
-                    note.push_str(w);
-                }
-                self.note = Some(note);
-                let mut cmds = self.selection_changed();
-                cmds.extend(self.poll_now());
-                cmds
-            }
-        }
-    }
-
-    pub(super) fn on_registry_jobs(&mut self, r: Result<Vec<Job>, String>) -> Vec<Cmd> {
-        match r {
-            Ok(jobs) => {
-                self.cluster.launch.on_registry_jobs(jobs);
-                // sacct's answer is newer than the rows on screen.
-                let rows = self.cluster.launch.over(self.own_jobs().into_owned());
-                self.set_own_jobs(rows);
-                let mut cmds = self.selection_changed();
-                if cmds.is_empty() {
-                    cmds = self.refetch_if_state_changed();
-                }
-                cmds
-            }
-            Err(e) => {
-                self.cluster.launch.reattaching = false;
-                self.note = Some(format!("re-attaching launched jobs: {e}"));
-                Vec::new()
-            }
-        }
-    }
 }
 
-fn placeholder_job(s: &Submitted, p: &Prepared, cluster: u16) -> Job {
+/// The row a submitted job shows until squeue lists it.
+pub(super) fn placeholder_job(s: &Submitted, p: &Prepared, cluster: u16) -> Job {
     Job {
         id: JobId::new(s.job_id).on(cluster),
         cluster: "".into(),

@@ -1,16 +1,19 @@
 //! Moving around: the arrow/page keys in the focused pane, and the mouse (a click selects a
 //! queue row or focuses a pane, the wheel scrolls the pane under it); copying what is
 //! selected to the clipboard; acting on the selected or marked jobs (d, D, h, u, R, T and
-//! `:cancel ...`), the question first, then the rows' "cancelling…" and the report.
+//! `:cancel ...`), the question first, then the rows' "cancelling…" and the report; the
+//! rows of launches (a submitted job at once, jobs re-attached from the launch records).
 
 use crossterm::event::{KeyEvent, MouseEvent, MouseEventKind};
 
 use super::component::Out;
+use super::form::placeholder_job;
 use super::ops::{Answer, Asked};
 use super::App;
 use crate::action::Cmd;
 use crate::keymap::{Action, Pane};
-use crate::slurm::model::{CancelOutcome, JobId};
+use crate::launch::submit::Submitted;
+use crate::slurm::model::{CancelOutcome, Job, JobId};
 use crate::slurm::ops::{JobOp, OpKind, OpReport};
 
 impl App {
@@ -221,5 +224,77 @@ impl App {
         // Show the new states now rather than at the next poll.
         events.extend(self.poll_now());
         events
+    }
+
+    /// A submission's answer: the form closes, the queue shows the job at once (a
+    /// placeholder row until squeue lists it) and selects it; or the form says why not.
+    pub(super) fn on_submitted(&mut self, r: Result<Submitted, String>) -> Vec<Cmd> {
+        match r {
+            Err(e) => {
+                if let Some(form) = self.form.as_mut() {
+                    form.on_refused(e);
+                } else {
+                    self.note = Some(e);
+                }
+                Vec::new()
+            }
+            Ok(s) => {
+                let form = self.form.take();
+                if let Some(p) = form.as_ref().and_then(|f| f.prepared.as_ref()) {
+                    self.cluster.launch.last_used = Some(p.spec.clone());
+                    // The queue shows it at once; the poll below brings the real row.
+                    // A queue poll already in flight does not list it yet: the row stays
+                    // (as a registry job) until squeue or sacct says more.
+                    let mut placeholder = placeholder_job(&s, p, self.cluster.ix);
+                    if self.multi() {
+                        placeholder.cluster =
+                            crate::slurm::shared::SharedStr::from(&self.cluster.name);
+                    }
+                    self.cluster
+                        .launch
+                        .registry_jobs
+                        .retain(|j| j.id != placeholder.id);
+                    self.cluster.launch.registry_jobs.push(placeholder);
+                    let (jobs, _) = self
+                        .cluster
+                        .with_registry_jobs(self.own_jobs().into_owned());
+                    self.set_own_jobs(jobs);
+                }
+                self.queue.set_filter("");
+                self.queue
+                    .select_id(&JobId::new(s.job_id).on(self.cluster.ix));
+                self.focus = crate::keymap::Pane::Queue;
+                let mut note = format!("submitted job {} · logs {}", s.job_id, s.stdout);
+                for w in &s.warnings {
+                    note.push_str(" · ");
+                    note.push_str(w);
+                }
+                self.note = Some(note);
+                let mut cmds = self.selection_changed();
+                cmds.extend(self.poll_now());
+                cmds
+            }
+        }
+    }
+
+    pub(super) fn on_registry_jobs(&mut self, r: Result<Vec<Job>, String>) -> Vec<Cmd> {
+        match r {
+            Ok(jobs) => {
+                self.cluster.launch.on_registry_jobs(jobs);
+                // sacct's answer is newer than the rows on screen.
+                let rows = self.cluster.launch.over(self.own_jobs().into_owned());
+                self.set_own_jobs(rows);
+                let mut cmds = self.selection_changed();
+                if cmds.is_empty() {
+                    cmds = self.refetch_if_state_changed();
+                }
+                cmds
+            }
+            Err(e) => {
+                self.cluster.launch.reattaching = false;
+                self.note = Some(format!("re-attaching launched jobs: {e}"));
+                Vec::new()
+            }
+        }
     }
 }
