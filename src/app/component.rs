@@ -128,13 +128,20 @@ impl<'a> View<'a> {
         !self.parked.is_empty()
     }
 
-    /// The note refusing `what` in a read-only session; None when changes are allowed.
-    pub fn refuse_read_only(&self, what: &str) -> Option<Out> {
-        self.cluster.read_only.then(|| {
-            Out::note(format!(
-                "read-only session: {what} is disabled (started with --read-only or read_only = true in the config)"
-            ))
-        })
+    /// Why a changing action (`what`: "edit", "cancel", ...) is refused, if it is: the
+    /// session is read-only.
+    pub fn read_only_refusal(&self, what: &str) -> Option<String> {
+        self.cluster.read_only.then(|| format!(
+            "read-only session: {what} is disabled (started with --read-only or read_only = true in the config)"
+        ))
+    }
+
+    /// The partitions of the cluster being worked on, as last read (none if not read).
+    pub fn partitions(&self) -> &'a [crate::slurm::model::Partition] {
+        match &self.cluster.partitions {
+            Some(Ok(p)) => p,
+            _ => &[],
+        }
     }
 
     /// The launch a Slurm job belongs to (jobs slurmdash submitted; plain job ids only),
@@ -143,14 +150,8 @@ impl<'a> View<'a> {
         if id.array().is_some() || id.het_offset().is_some() {
             return None;
         }
-        let cluster: &'a ClusterState = self.cluster;
-        let parked: &'a [ClusterState] = self.parked;
-        std::iter::once(cluster)
-            .chain(parked.iter())
-            .find(|c| c.ix == id.cluster())
-            .unwrap_or(cluster)
-            .chains
-            .get(&id.base())
+        let own = self.parked.iter().find(|c| c.ix == id.cluster());
+        own.unwrap_or(self.cluster).chains.get(&id.base())
     }
 
     /// The active cluster's rows (all rows when there is one cluster).

@@ -115,8 +115,8 @@ pub(super) fn warnings(v: &View, due: &[Due], may_ask: bool) -> (Vec<EventLine>,
 /// `:extend [ID]`: asks Slurm for 30 more minutes of the session (the selected job by
 /// default).
 pub(super) fn extend_session(v: &View, id: Option<&str>) -> Out {
-    if let Some(refused) = v.refuse_read_only("extending a session") {
-        return refused;
+    if let Some(why) = v.read_only_refusal("extending a session") {
+        return Out::note(why);
     }
     let id = match id {
         Some(t) => match t.parse::<JobId>() {
