@@ -131,13 +131,18 @@ pub async fn triage_job(
     if *state == JobState::Completed {
         let stdout_path = paths.as_ref().map(|(o, _, _)| o.as_str());
         for p in status_candidates(detail, stdout_path, results_dir) {
-            match read_text(remote, &p, STATUS_BYTES).await {
-                Ok(Some(t)) => {
-                    status_json = Some(t);
+            match remote
+                .read_file(&p, ReadPos::Tail(STATUS_BYTES), STATUS_BYTES)
+                .await
+            {
+                Ok(c) => {
+                    let text = String::from_utf8_lossy(&c.data);
+                    status_json =
+                        Some(crate::triage::status::from_tail(&text, c.offset).to_string());
                     status_path = Some(p);
                     break;
                 }
-                Ok(None) => {}
+                Err(RemoteError::NotFound { .. }) => {}
                 Err(e) if e.is_transient() => return Err(e.to_string()),
                 Err(e) => notes.push(e.to_string()),
             }

@@ -4,7 +4,7 @@
 //! one-line suggestion. Pure: the caller reads the log tails and status.json.
 
 mod patterns;
-mod status;
+pub(crate) mod status;
 
 use std::fmt;
 

@@ -43,6 +43,20 @@ const FAILURE: &[&str] = &[
 ];
 
 /// Parses status.json text. Err says why it could not be read as status records.
+/// What of a status.json read from byte `offset` on (its last 64 KiB) can hold whole
+/// records: all of it when read from the start; else what follows the first line break,
+/// as the first line may be the end of a record, and such an end can itself be valid JSON
+/// (a nested object such as `{"loss":0.25,"status":"FAILURE"}` that is not the record's).
+pub fn from_tail(text: &str, offset: u64) -> &str {
+    if offset == 0 {
+        return text;
+    }
+    match text.find('\n') {
+        Some(i) => &text[i + 1..],
+        None => "",
+    }
+}
+
 pub fn parse_status_json(text: &str) -> Result<StatusFile, String> {
     let text = text.trim_start_matches('\u{feff}').trim();
     if text.is_empty() {

@@ -1,7 +1,8 @@
 //! Properties of the status.json parser: whatever bytes a job leaves in its status.json
 //! (read as the last 64 KiB, decoded lossily), it never panics and an error says what was
 //! wrong; records a program writes come back as written, also from a file cut at the front
-//! by the tail read or torn at the end while still being written.
+//! by the tail read (whose first line is dropped) or torn at the end while still being
+//! written.
 
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
@@ -244,17 +245,20 @@ proptest! {
         let bytes = text.as_bytes();
         let a = from.index(bytes.len() + 1);
         let b = a + to.index(bytes.len() - a + 1);
-        let kept = String::from_utf8_lossy(&bytes[a..b]);
-        // The records whose line lies wholly inside [a, b).
+        let read = String::from_utf8_lossy(&bytes[a..b]);
+        // As the triage reads it: a read from past the start drops its first line.
+        let kept = super::status::from_tail(&read, a as u64);
+        // The records whose line lies wholly inside [a, b), and not first in a read that
+        // starts past the file's start (the reader cannot tell that line is whole).
         let mut start = 0;
         let mut whole = Vec::new();
         for (r, l) in recs.iter().zip(&lines) {
-            if start >= a && start + l.len() <= b {
+            if start >= a && (a == 0 || start > a) && start + l.len() <= b {
                 whole.push(r.clone());
             }
             start += l.len() + eol.len();
         }
-        match (parse_status_json(&kept), expected(&whole)) {
+        match (parse_status_json(kept), expected(&whole)) {
             (Ok(s), Some((status, reported, message))) => {
                 prop_assert_eq!(s.status, status, "{:?}", kept);
                 prop_assert_eq!(s.reported, reported);
@@ -266,4 +270,22 @@ proptest! {
             }
         }
     }
+}
+
+/// A tail read that starts inside a record and stops right after its nested object reads
+/// that object alone, which is valid JSON with a "status": it must not decide the job.
+#[test]
+fn a_nested_object_cut_out_by_the_tail_read_is_not_a_record() {
+    let record = r#"{"date":"11/20/2026","kpi":{"loss":0.25,"status":"FAILURE"},"status":"done"}"#;
+    let file = format!("{record}\r\n{record}\r\n");
+    let at = file.rfind(r#"{"loss""#).unwrap_or(0);
+    let end = at + r#"{"loss":0.25,"status":"FAILURE"}"#.len();
+    let kept = super::status::from_tail(&file[at..end], at as u64);
+    assert!(
+        parse_status_json(kept).is_err(),
+        "{kept:?} read as a status"
+    );
+    // From the start, the whole records decide: the last says done.
+    let whole = parse_status_json(super::status::from_tail(&file, 0)).map(|s| s.status);
+    assert_eq!(whole.as_deref(), Ok("done"));
 }
