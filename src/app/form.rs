@@ -4,7 +4,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-pub use super::form_state::{Busy, Foreign, FormState, LaunchContext, SpecChanged, FIELDS};
+pub use super::form_state::{Busy, FormState};
 
 use super::App;
 use crate::action::Cmd;

@@ -9,6 +9,7 @@ use ratatui::Terminal;
 
 use super::*;
 use crate::action::Msg;
+use crate::app::form_state::{LaunchContext, FIELDS};
 use crate::launch::facts::PartitionInfo;
 
 fn part(name: &str, max_min: u64, default: bool) -> PartitionInfo {

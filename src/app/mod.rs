@@ -46,7 +46,7 @@ pub use confirm::{Answer, Choice, Confirm};
 pub use edit::{EditForm, EDIT_FIELDS};
 pub use events::{merged_events, notifications, Event, EventKind, Events, Own};
 pub use files::{FilesState, FilesView};
-pub use form::{Busy, FormState, LaunchContext, FIELDS};
+pub use form_state::{Busy, FormState, LaunchContext, FIELDS};
 pub use input::COMMANDS;
 pub use logs::LogState;
 pub use overlay::Overlay;

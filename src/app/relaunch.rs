@@ -87,7 +87,7 @@ pub fn relaunch_form(
         .is_some_and(|launched| launched != spec_sha256);
     let mut form = FormState::open(v.cluster);
     form.spec = spec;
-    form.spec_changed = rewritten.then(|| crate::app::form::SpecChanged {
+    form.spec_changed = rewritten.then(|| crate::app::form_state::SpecChanged {
         job: id.clone(),
         confirmed: false,
     });
@@ -101,12 +101,12 @@ pub fn relaunch_form(
 }
 
 /// The job is another user's (or whose it is cannot be told): what the form must say.
-fn foreign(id: &JobId, rec: &Recovered) -> Option<crate::app::form::Foreign> {
+fn foreign(id: &JobId, rec: &Recovered) -> Option<crate::app::form_state::Foreign> {
     let owner = rec.used.detail.user.clone().filter(|u| !u.is_empty());
     if owner.is_some() && owner == rec.me {
         return None;
     }
-    Some(crate::app::form::Foreign {
+    Some(crate::app::form_state::Foreign {
         job: id.clone(),
         owner: owner.unwrap_or_else(|| "an unknown user".into()),
         me: rec.me.clone(),
