@@ -110,6 +110,36 @@ fn the_list_shows_before_the_use_figures_fill_in() {
     a.update(page(0, true, true));
 }
 
+/// The queue keeps its own rows, filter and selection while the history's are on screen.
+#[test]
+fn the_queue_keeps_its_rows_and_selection_while_the_history_shows() {
+    let mut a = app();
+    a.size = (150, 36);
+    a.update(loaded(jobs()));
+    a.queue.select_id(&"248".parse().unwrap());
+    let (before, total) = (a.queue.selected_id().cloned(), a.queue.total());
+    a.run_command("history");
+    a.update(page(1, true, true));
+    assert!(a.queue.rows().any(|r| r.job.name == "burn two|cores"));
+    a.update(key(KeyCode::Down));
+    a.queue.set_filter("burn");
+    assert_eq!(
+        a.queue.jobs.total(),
+        total,
+        "the queue's rows are where they were"
+    );
+    assert_eq!(a.queue.jobs.selected_id(), before.as_ref());
+    assert_eq!(a.queue.jobs.filter(), "");
+    a.update(key(KeyCode::Esc));
+    a.update(key(KeyCode::Esc));
+    assert!(!a.history.open);
+    assert_eq!(
+        a.queue.selected_id(),
+        before.as_ref(),
+        "the queue's selection is back"
+    );
+}
+
 #[test]
 fn queue_refreshes_wait_while_the_history_shows_and_esc_returns() {
     let (mut a, _) = opened();

@@ -20,6 +20,7 @@ mod form_state;
 pub mod history;
 mod input;
 pub mod insight;
+pub mod lists;
 pub mod live;
 mod logs;
 mod nav;
@@ -83,7 +84,9 @@ pub struct App {
     pub focus_cluster: u16,
     pub keymap: Keymap,
     pub theme: Theme,
-    pub queue: QueueView,
+    /// The queue pane's rows: the queue's, or `:history`'s while it is open (derefs to the
+    /// one shown).
+    pub queue: lists::Lists,
     pub detail: DetailState,
     pub logs: LogState,
     pub focus: Pane,
@@ -154,7 +157,7 @@ impl App {
             focus_cluster: 0,
             keymap,
             theme,
-            queue,
+            queue: lists::Lists::new(queue, QueueView::new(history::columns())),
             detail: DetailState::default(),
             logs: LogState::new(),
             focus: Pane::Queue,
@@ -241,11 +244,20 @@ impl App {
             Msg::Limits(result) => {
                 self.cluster.partitions = Some(result);
                 self.check_edit();
-                self.history_partitions();
+                self.history.on_partitions(&view!(self));
                 Vec::new()
             }
-            Msg::JobUse { id, result } => self.on_job_use(id, *result),
-            Msg::History { generation, result } => self.on_history(generation, *result),
+            Msg::JobUse { id, result } => {
+                let out = self.history.on_job_use(&view!(self), id, *result);
+                self.apply(out)
+            }
+            Msg::History { generation, result } => {
+                let v = view!(self, queue: &self.queue.jobs);
+                let out = self
+                    .history
+                    .on_page(&v, &mut self.queue.history, generation, *result);
+                self.history_out(out)
+            }
             Msg::Relaunch { id, result } => self.on_relaunch(id, *result),
             Msg::Recovered { id, result } => self.on_recovered(id, *result),
             Msg::Rerun { id, result } => self.on_rerun(id, *result),
@@ -414,7 +426,7 @@ impl App {
         self.logs.reset(selected.clone(), state);
         let mut cmds = vec![Cmd::Tail(Vec::new())];
         if let Some(id) = selected {
-            match self.history_detail(&id) {
+            match self.history.shown_detail(&id) {
                 Some(known) => cmds.extend(self.on_detail(id, Ok(known))),
                 None => cmds.push(Cmd::FetchDetail(id)),
             }
@@ -478,6 +490,50 @@ impl App {
             self.confirm = Some(confirm);
         }
         out.cmds
+    }
+
+    /// `:history [DAYS]`: its rows in place of the queue's.
+    pub(super) fn open_history(&mut self, days: Option<u32>) -> Vec<Cmd> {
+        if !self.history.open {
+            self.queue.show_history(true);
+            let height = crate::layout::queue_body_height(self.areas().queue.height);
+            self.queue.set_viewport(height);
+        }
+        let v = view!(self, queue: &self.queue.jobs);
+        let out = self.history.open(&v, &mut self.queue.history, days);
+        self.history_out(out)
+    }
+
+    /// Lands `:history`'s answer; while its rows are shown, the selection is followed.
+    fn history_out(&mut self, out: component::Out) -> Vec<Cmd> {
+        let mut cmds = self.apply(out);
+        if self.history.open {
+            cmds.extend(self.selection_changed());
+        }
+        cmds
+    }
+
+    /// esc with nothing else to clear: back to the queue, with the refreshes that came
+    /// meanwhile (each one's work for its own cluster).
+    fn close_history(&mut self) -> Vec<Cmd> {
+        self.queue.show_history(false);
+        let mut cmds = Vec::new();
+        for m in self.history.close() {
+            let about = match &m {
+                Msg::Cluster(ix, _) => Some(*ix),
+                _ => None,
+            };
+            let done = self.update(m);
+            let multi = self.multi();
+            match about {
+                Some(ix) => {
+                    cmds.extend(done.into_iter().map(|c| history::for_cluster(multi, ix, c)))
+                }
+                None => cmds.extend(done),
+            }
+        }
+        cmds.extend(self.selection_changed());
+        cmds
     }
 
     fn on_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
@@ -609,8 +665,12 @@ impl App {
                 let out = self.tunnels.open_forward(&view!(self));
                 return self.apply(out);
             }
-            Action::HistoryOlder => return self.history_days(true),
-            Action::HistoryNewer => return self.history_days(false),
+            Action::HistoryOlder | Action::HistoryNewer => {
+                let v = view!(self, queue: &self.queue.jobs);
+                let older = a == Action::HistoryOlder;
+                let out = self.history.page_days(&v, &mut self.queue.history, older);
+                return self.history_out(out);
+            }
             Action::Relaunch => return self.relaunch(),
             Action::Files => return self.open_files(),
             Action::Copy => return self.copy(),
