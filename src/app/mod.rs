@@ -297,7 +297,11 @@ impl App {
                 self.cluster.waits.on_read(result, at);
                 Vec::new()
             }
-            Msg::Live { id, result, at } => self.on_live(id, *result, at),
+            Msg::Live { id, result, at } => {
+                let out = self.live.on_sample(&view!(self), id, *result, at);
+                self.live.mark(&mut self.queue);
+                self.apply(out)
+            }
             Msg::RemoteStats { stats, at } => {
                 self.cluster.budget.observe(at, stats.rpcs.ctld);
                 self.cluster.insight.on_stats(stats, at);
@@ -390,7 +394,9 @@ impl App {
         cmds.extend(listed.cmds);
         let out = self.tunnels.close_ended(self.cluster.ix, &listed.running);
         cmds.extend(self.apply(out));
-        cmds.extend(self.live_on_refresh(&listed.running));
+        let out = self.live.on_refresh(&view!(self), &listed.running);
+        self.live.mark(&mut self.queue);
+        cmds.extend(self.apply(out));
         cmds.extend(self.record(listed.events));
         cmds.extend(self.session_warnings());
         cmds
@@ -433,7 +439,8 @@ impl App {
         }
         cmds.extend(self.cluster.insight.pending_for(self.queue.selected_job()));
         cmds.extend(self.cluster.waits.due(self.queue.selected_job(), self.now));
-        cmds.extend(self.live_due());
+        let out = self.live.due(&view!(self));
+        cmds.extend(self.apply(out));
         cmds
     }
 
