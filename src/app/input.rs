@@ -218,7 +218,10 @@ impl App {
                     Vec::new()
                 }
             },
-            ("deps", _) => self.open_deps(),
+            ("deps", _) => {
+                let out = self.deps.open_view(&view!(self), &self.history);
+                self.apply(out)
+            }
             ("session", []) => self.open_session_form(None),
             ("session", [label]) => self.open_session_form(Some(label)),
             ("extend", []) => self.extend_session(None),

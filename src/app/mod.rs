@@ -379,7 +379,7 @@ impl App {
         let listed = self.cluster.on_jobs(jobs, &previous, at, took, self.now);
         drop(previous);
         self.set_own_jobs(listed.rows);
-        self.rebuild_deps();
+        self.deps.refresh(&view!(self), &self.history);
         let interval = self.adapt_interval();
         let mut cmds = self.selection_changed();
         if cmds.is_empty() {
@@ -509,6 +509,48 @@ impl App {
         let v = view!(self, queue: &self.queue.jobs);
         let out = self.history.open(&v, &mut self.queue.history, days);
         self.history_out(out)
+    }
+
+    /// A key while `:deps` is on top: the view's own there, what reaches beyond it here.
+    fn on_deps_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
+        let page = usize::from(self.size.1.saturating_sub(4)).max(1);
+        let action = self.keymap.action(Pane::Queue, &k);
+        match self.deps.on_key(&k, action, page) {
+            deps::DepsKey::Done(out) => self.apply(out),
+            deps::DepsKey::Refresh => self.refresh_now(),
+            deps::DepsKey::Help => {
+                self.help = true;
+                Vec::new()
+            }
+            deps::DepsKey::Cancel => {
+                if self.refuse_read_only(crate::slurm::ops::OpKind::Cancel.verb()) {
+                    return Vec::new();
+                }
+                let out = self.deps.cancel(&view!(self));
+                self.apply(out)
+            }
+            deps::DepsKey::Select(id, then) => {
+                if !self.queue.select_id(&id) {
+                    self.queue.set_filter("");
+                    if !self.queue.select_id(&id) {
+                        let why = format!("job {id} is not shown in the queue");
+                        return self.apply(component::Out::note(why));
+                    }
+                }
+                let mut cmds = self.selection_changed();
+                match then {
+                    None => self.deps.open = false,
+                    Some(a) => {
+                        self.focus = Pane::Queue;
+                        cmds.extend(match a {
+                            Action::Copy => self.copy(),
+                            _ => self.open_files(),
+                        });
+                    }
+                }
+                cmds
+            }
+        }
     }
 
     /// Lands `:history`'s answer; while its rows are shown, the selection is followed.
