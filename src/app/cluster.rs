@@ -215,4 +215,19 @@ impl ClusterState {
             })
             .collect()
     }
+
+    /// Chooses the refresh interval from `jobs`, the queue's rows of this cluster; when it
+    /// moved, the cluster's hub is told.
+    pub fn adapt_interval(&mut self, jobs: &[Job], now: NaiveDateTime) -> Vec<Cmd> {
+        let c = self;
+        let every = c.insight.interval(jobs, &c.departures, now);
+        // Never faster than the RPC budget allows.
+        let every = every.max(c.budget.refresh_floor().unwrap_or_default());
+        if every == c.status.poll_interval {
+            return Vec::new();
+        }
+        c.status.poll_interval = every;
+        c.status.next_refresh = chrono::Duration::from_std(every).ok().map(|d| now + d);
+        vec![Cmd::SetPollInterval(every)]
+    }
 }

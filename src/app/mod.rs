@@ -553,6 +553,15 @@ impl App {
         }
     }
 
+    /// The refresh interval chosen again from the queue's rows (`ClusterState::adapt_interval`).
+    fn adapt_interval(&mut self) -> Vec<Cmd> {
+        let jobs = self
+            .queue
+            .jobs
+            .jobs_on(self.multi().then_some(self.cluster.ix));
+        self.cluster.adapt_interval(&jobs, self.now)
+    }
+
     /// Lands `:history`'s answer; while its rows are shown, the selection is followed.
     fn history_out(&mut self, out: component::Out) -> Vec<Cmd> {
         let mut cmds = self.apply(out);
