@@ -8,7 +8,7 @@ use std::time::Duration;
 use chrono::NaiveDateTime;
 
 use super::departures::Departures;
-use super::events::Event;
+use super::events::{Event, EventKind};
 use super::{Events, LaunchContext, RetryState};
 use crate::action::Cmd;
 use crate::payload::{ConnState, PollExtra};
@@ -214,6 +214,40 @@ impl ClusterState {
                 self.events.on_final(id, state, now)
             })
             .collect()
+    }
+
+    /// Records events: the log, the status bar, and notifications for the dashboard.
+    pub fn record(&mut self, events: Vec<Event>) -> Vec<Cmd> {
+        self.events
+            .record(events, &self.name)
+            .into_iter()
+            .map(Cmd::Notify)
+            .collect()
+    }
+
+    /// Events from elsewhere in the App (e.g. "retry submitted", "cancelled by you"), at
+    /// `now`: logged, shown on the status bar, notified as configured (one summary
+    /// notification when there are many).
+    pub fn push_events(
+        &mut self,
+        events: Vec<(Option<JobId>, String, EventKind, String)>,
+        now: NaiveDateTime,
+    ) -> Vec<Cmd> {
+        let events = self.events.stamp(events, now);
+        self.record(events)
+    }
+
+    /// One event from elsewhere (see `push_events`).
+    pub fn push_event(
+        &mut self,
+        job: Option<&JobId>,
+        name: &str,
+        kind: EventKind,
+        text: &str,
+        now: NaiveDateTime,
+    ) -> Vec<Cmd> {
+        let event = (job.cloned(), name.to_string(), kind, text.to_string());
+        self.push_events(vec![event], now)
     }
 
     /// Chooses the refresh interval from `jobs`, the queue's rows of this cluster; when it

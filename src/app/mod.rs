@@ -357,7 +357,7 @@ impl App {
     fn on_poll_extra(&mut self, extra: crate::payload::PollExtra) -> Vec<Cmd> {
         let mut cmds = self.final_states_known(&extra.finished);
         let left = self.cluster.on_poll_extra(&extra, self.now);
-        cmds.extend(self.record(left));
+        cmds.extend(self.cluster.record(left));
         cmds
     }
 
@@ -397,7 +397,7 @@ impl App {
         let out = self.live.on_refresh(&view!(self), &listed.running);
         self.live.mark(&mut self.queue);
         cmds.extend(self.apply(out));
-        cmds.extend(self.record(listed.events));
+        cmds.extend(self.cluster.record(listed.events));
         cmds.extend(self.session_warnings());
         cmds
     }
@@ -560,6 +560,24 @@ impl App {
             .jobs
             .jobs_on(self.multi().then_some(self.cluster.ix));
         self.cluster.adapt_interval(&jobs, self.now)
+    }
+
+    /// Refines "left the queue" events with final states from anywhere (sacct rows,
+    /// details). Failures are then triaged (a few per batch) so the log can say why.
+    pub fn final_states_known(&mut self, details: &[JobDetail]) -> Vec<Cmd> {
+        let events = self.cluster.finals_known(details, self.now);
+        let triage = events::auto_triage(&view!(self), &events, details, |id| self.results_dir(id));
+        let mut cmds = self.cluster.record(events);
+        cmds.extend(triage);
+        cmds
+    }
+
+    /// A key while `:events` is on top; the view scrolls over every cluster's events.
+    fn on_events_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
+        let page = usize::from(self.size.1.saturating_sub(4)).max(1);
+        let total = self.clusters().map(|c| c.events.log.len()).sum();
+        self.cluster.events.on_key(k, page, total);
+        Vec::new()
     }
 
     /// Lands `:history`'s answer; while its rows are shown, the selection is followed.

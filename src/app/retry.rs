@@ -156,7 +156,7 @@ impl App {
             .into_iter()
             .map(|(id, kind, line)| (Some(id), String::new(), kind, line))
             .collect();
-        cmds.extend(self.push_events(events));
+        cmds.extend(self.cluster.push_events(events, self.now));
         cmds
     }
 

@@ -87,7 +87,7 @@ impl App {
                 )
             })
             .collect();
-        let mut cmds = self.push_events(events);
+        let mut cmds = self.cluster.push_events(events, self.now);
         // A note is not notified: the warning is worth a notification of its own.
         for d in &due {
             cmds.push(Cmd::Notify(crate::notify::Notification {

@@ -77,7 +77,7 @@ impl App {
         result: Result<Option<TriageReport>, String>,
     ) -> Vec<Cmd> {
         if let Ok(Some(r)) = &result {
-            self.annotate_failure(&id, r);
+            self.cluster.events.annotate_failure(&id, r);
         }
         if self.detail.id.as_ref() != Some(&id) {
             return Vec::new(); // no longer selected
