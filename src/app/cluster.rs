@@ -3,15 +3,20 @@
 //! has its own update; a refresh's job list goes through [`ClusterState::on_jobs`], which
 //! hands App what to show and tell.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use chrono::NaiveDateTime;
 
 use super::departures::Departures;
 use super::events::{Event, EventKind};
+use super::retry::Retried;
 use super::{Events, LaunchContext, RetryState};
 use crate::action::Cmd;
+use crate::payload::RetryEvent;
 use crate::payload::{ConnState, PollExtra};
+use crate::registry::Entry;
+use crate::retry::Chain;
 use crate::slurm::model::{Job, JobDetail, JobId, Partition};
 
 /// One cluster's side of the status bar: its connection and its last refresh.
@@ -248,6 +253,58 @@ impl ClusterState {
     ) -> Vec<Cmd> {
         let event = (job.cloned(), name.to_string(), kind, text.to_string());
         self.push_events(vec![event], now)
+    }
+
+    /// The launches of this cluster (from the registry): their chains; returns the
+    /// queue's badges for them.
+    pub fn set_launches(&mut self, entries: &[Entry]) -> HashMap<u64, String> {
+        self.chains = Chain::index(entries, &self.retry.policy)
+            .into_iter()
+            .collect();
+        super::retry::badges(&self.chains)
+    }
+
+    /// A retry check's answer (at `now`): the chains read anew, the events logged, a
+    /// refresh when a job was resubmitted or requeued.
+    pub fn on_retries(
+        &mut self,
+        result: Result<(Vec<RetryEvent>, Vec<Entry>), String>,
+        now: NaiveDateTime,
+    ) -> Retried {
+        self.retry.checking = false;
+        let (events, entries) = match result {
+            Ok(v) => v,
+            Err(e) => {
+                self.retry.error = Some(format!("retry check: {e}"));
+                return Retried::default();
+            }
+        };
+        self.retry.error = None;
+        let badges = self.set_launches(&entries);
+        let checked = self.retry.on_check(&events, self.ix);
+        if let Some(e) = checked.error {
+            self.status.last_error = Some(e);
+        }
+        let mut cmds = Vec::new();
+        if checked.poll {
+            cmds.push(self.poll_cmd());
+        }
+        if checked.resubmitted && !self.launch.reattaching {
+            self.launch.reattaching = true;
+            cmds.push(Cmd::LoadRegistryJobs(self.name.clone()));
+        }
+        let events = checked
+            .events
+            .into_iter()
+            .map(|(id, kind, line)| (Some(id), String::new(), kind, line))
+            .collect();
+        cmds.extend(self.push_events(events, now));
+        Retried {
+            cmds,
+            note: checked.note,
+            quiet_note: checked.quiet_note,
+            badges: Some(badges),
+        }
     }
 
     /// Chooses the refresh interval from `jobs`, the queue's rows of this cluster; when it

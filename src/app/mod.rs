@@ -272,7 +272,15 @@ impl App {
                 let out = self.tunnels.on_forwarded(id, node, port, path, result);
                 self.apply(out)
             }
-            Msg::Retries(result) => self.on_retries(result),
+            Msg::Retries(result) => {
+                let r = self.cluster.on_retries(result, self.now);
+                if let Some(badges) = r.badges {
+                    self.queue.jobs.set_badges(self.cluster.ix, badges);
+                }
+                let mut out = component::Out::cmds(r.cmds);
+                out.note = r.note.or(r.quiet_note.filter(|_| self.note.is_none()));
+                self.apply(out)
+            }
             Msg::LaunchFacts(r) => self.on_launch_facts(r),
             Msg::TestOnly(r) => self.on_test_only(r),
             Msg::Submitted(r) => {

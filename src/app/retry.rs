@@ -5,10 +5,9 @@ use std::collections::HashMap;
 
 use chrono::NaiveDateTime;
 
-use super::{App, EventKind};
+use super::EventKind;
 use crate::action::Cmd;
 use crate::payload::RetryEvent;
-use crate::registry::Entry;
 use crate::retry::{Chain, RetryPolicy};
 use crate::slurm::model::JobId;
 
@@ -118,59 +117,52 @@ impl RetryState {
     }
 }
 
-impl App {
-    pub(super) fn on_retries(
-        &mut self,
-        result: Result<(Vec<RetryEvent>, Vec<Entry>), String>,
-    ) -> Vec<Cmd> {
-        self.cluster.retry.checking = false;
-        let (events, entries) = match result {
-            Ok(v) => v,
-            Err(e) => {
-                self.cluster.retry.error = Some(format!("retry check: {e}"));
-                return Vec::new();
-            }
-        };
-        self.cluster.retry.error = None;
-        self.set_launches(&entries);
-        let ix = self.cluster.ix;
-        let checked = self.cluster.retry.on_check(&events, ix);
-        if let Some(e) = checked.error {
-            self.cluster.status.last_error = Some(e);
+/// What a retry check's answer comes to for the rest of the App.
+#[derive(Debug, Default)]
+pub struct Retried {
+    pub cmds: Vec<Cmd>,
+    /// For the status bar.
+    pub note: Option<String>,
+    /// For the status bar only when nothing else is noted.
+    pub quiet_note: Option<String>,
+    /// The queue's badges of the cluster's launches, when its chains were read anew.
+    pub badges: Option<HashMap<u64, String>>,
+}
+
+/// The queue's badges of these chains (by job id).
+pub fn badges(chains: &HashMap<u64, Chain>) -> HashMap<u64, String> {
+    chains
+        .iter()
+        .filter_map(|(id, c)| c.badge().map(|b| (*id, b)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::app;
+    use super::*;
+    use crate::action::Msg;
+
+    fn finished(job_id: u64) -> RetryEvent {
+        RetryEvent::Finished {
+            local_id: "L1".into(),
+            job_id,
+            state: "COMPLETED".into(),
+            class: None,
         }
-        if checked.note.is_some() {
-            self.note = checked.note;
-        } else if self.note.is_none() {
-            self.note = checked.quiet_note;
-        }
-        let mut cmds = Vec::new();
-        if checked.poll {
-            cmds.extend(self.poll_now());
-        }
-        if checked.resubmitted && !self.cluster.launch.reattaching {
-            self.cluster.launch.reattaching = true;
-            cmds.push(Cmd::LoadRegistryJobs(self.cluster.name.clone()));
-        }
-        let events = checked
-            .events
-            .into_iter()
-            .map(|(id, kind, line)| (Some(id), String::new(), kind, line))
-            .collect();
-        cmds.extend(self.cluster.push_events(events, self.now));
-        cmds
     }
 
-    /// The launches of this cluster (from the registry): chains and queue badges.
-    pub fn set_launches(&mut self, entries: &[Entry]) {
-        self.cluster.chains = Chain::index(entries, &self.cluster.retry.policy)
-            .into_iter()
-            .collect();
-        let badges: HashMap<u64, String> = self
-            .cluster
-            .chains
-            .iter()
-            .filter_map(|(id, c)| c.badge().map(|b| (*id, b)))
-            .collect();
-        self.queue.set_badges(self.cluster.ix, badges);
+    #[test]
+    fn a_finished_launch_is_said_only_on_an_empty_status_bar() {
+        let mut a = app();
+        a.update(Msg::Retries(Ok((vec![finished(237)], Vec::new()))));
+        assert_eq!(a.note.as_deref(), Some("launched job 237 ended COMPLETED"));
+        a.note = Some("marks cleared".into());
+        a.update(Msg::Retries(Ok((vec![finished(238)], Vec::new()))));
+        assert_eq!(
+            a.note.as_deref(),
+            Some("marks cleared"),
+            "the note shown stays"
+        );
     }
 }
