@@ -15,7 +15,6 @@ use crate::action::Cmd;
 use crate::notify::Notification;
 use crate::slurm::model::{Job, JobDetail, JobId, JobState, Status};
 
-use super::component::View;
 #[cfg(test)]
 use super::App;
 
@@ -386,18 +385,19 @@ pub fn cancelled_by_you(
 }
 
 /// The triages to ask for the failures among `events` (final states just learned from
-/// `details`), a few per batch, but not the selected job's when its own triage is out.
-/// `results_dir`: where a job's status.json lives, when slurmdash launched it.
+/// `details`), a few per batch, but not `triaging`'s (the selected job, when its own
+/// triage is out). `results_dir`: where a job's status.json lives, when slurmdash
+/// launched it.
 pub fn auto_triage(
-    v: &View,
     events: &[Event],
     details: &[JobDetail],
+    triaging: Option<&JobId>,
     results_dir: impl Fn(&JobId) -> Option<String>,
 ) -> Vec<Cmd> {
     let mut triage = Vec::new();
     for e in events.iter().filter(|e| e.kind == EventKind::Failed) {
         let Some(id) = e.job.as_ref() else { continue };
-        let selected_triaging = v.detail.id.as_ref() == Some(id) && v.detail.triage.is_some();
+        let selected_triaging = triaging == Some(id);
         let Some(d) = details.iter().find(|d| d.id.as_ref() == Some(id)) else {
             continue;
         };

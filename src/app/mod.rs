@@ -507,18 +507,6 @@ impl App {
         out.cmds
     }
 
-    /// `:history [DAYS]`: its rows in place of the queue's.
-    pub(super) fn open_history(&mut self, days: Option<u32>) -> Vec<Cmd> {
-        if !self.history.open {
-            self.queue.show_history(true);
-            let height = crate::layout::queue_body_height(self.areas().queue.height);
-            self.queue.set_viewport(height);
-        }
-        let v = view!(self, queue: &self.queue.jobs);
-        let out = self.history.open(&v, &mut self.queue.history, days);
-        self.history_out(out)
-    }
-
     /// A key while `:deps` is on top: the view's own there, what reaches beyond it here.
     fn on_deps_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
         let page = usize::from(self.size.1.saturating_sub(4)).max(1);
@@ -574,7 +562,12 @@ impl App {
     /// details). Failures are then triaged (a few per batch) so the log can say why.
     pub fn final_states_known(&mut self, details: &[JobDetail]) -> Vec<Cmd> {
         let events = self.cluster.finals_known(details, self.now);
-        let triage = events::auto_triage(&view!(self), &events, details, |id| self.results_dir(id));
+        let triaging = self
+            .detail
+            .id
+            .as_ref()
+            .filter(|_| self.detail.triage.is_some());
+        let triage = events::auto_triage(&events, details, triaging, |id| self.results_dir(id));
         let mut cmds = self.cluster.record(events);
         cmds.extend(triage);
         cmds
@@ -586,6 +579,18 @@ impl App {
         let total = self.clusters().map(|c| c.events.log.len()).sum();
         self.cluster.events.on_key(k, page, total);
         Vec::new()
+    }
+
+    /// `:history [DAYS]`: its rows in place of the queue's.
+    pub(super) fn open_history(&mut self, days: Option<u32>) -> Vec<Cmd> {
+        if !self.history.open {
+            self.queue.show_history(true);
+            let height = crate::layout::queue_body_height(self.areas().queue.height);
+            self.queue.set_viewport(height);
+        }
+        let v = view!(self, queue: &self.queue.jobs);
+        let out = self.history.open(&v, &mut self.queue.history, days);
+        self.history_out(out)
     }
 
     /// Lands `:history`'s answer; while its rows are shown, the selection is followed.
