@@ -300,6 +300,18 @@ pub struct Cluster {
     pub settings: ClusterConfig,
 }
 
+impl Cluster {
+    /// Where launches go (`results_root`), or a sentence saying how to set it.
+    pub fn results_root(&self) -> Result<String, String> {
+        self.settings.results_root.clone().ok_or_else(|| {
+            format!(
+                "cluster `{}` has no results_root: set it in the config or export SLURM_BASE_RESULTS_DIR",
+                self.name
+            )
+        })
+    }
+}
+
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum ConfigError {
     #[error("cannot read config file {path}: {reason}")]

@@ -21,6 +21,18 @@ impl Stop {
         })
     }
 
+    /// `work`'s result, unless one of these signals arrives first (then its name and
+    /// number, and `work` is dropped).
+    pub async fn or_stop<T>(
+        &mut self,
+        work: impl std::future::Future<Output = T>,
+    ) -> Result<T, (&'static str, i32)> {
+        tokio::select! {
+            r = work => Ok(r),
+            s = self.recv() => Err(s),
+        }
+    }
+
     /// The name and number of the next of these signals to arrive.
     pub async fn recv(&mut self) -> (&'static str, i32) {
         tokio::select! {

@@ -12,6 +12,7 @@ use chrono::NaiveDateTime;
 use super::{ClusterState, DetailState, Input, LogState};
 use crate::action::Cmd;
 use crate::queue::QueueView;
+use crate::slurm::model::JobId;
 
 use super::ops::Confirm;
 
@@ -101,7 +102,7 @@ pub struct View<'a> {
     pub size: (u16, u16),
 }
 
-impl View<'_> {
+impl<'a> View<'a> {
     /// Every cluster, the one being worked on first.
     pub fn clusters(&self) -> impl Iterator<Item = &ClusterState> {
         std::iter::once(self.cluster).chain(self.parked.iter())
@@ -115,6 +116,32 @@ impl View<'_> {
     /// More than one cluster is open.
     pub fn multi(&self) -> bool {
         !self.parked.is_empty()
+    }
+
+    /// Why a changing action (`what`: "edit", "cancel", ...) is refused, if it is: the
+    /// session is read-only.
+    pub fn read_only_refusal(&self, what: &str) -> Option<String> {
+        self.cluster.read_only.then(|| format!(
+            "read-only session: {what} is disabled (started with --read-only or read_only = true in the config)"
+        ))
+    }
+
+    /// The partitions of the cluster being worked on, as last read (none if not read).
+    pub fn partitions(&self) -> &'a [crate::slurm::model::Partition] {
+        match &self.cluster.partitions {
+            Some(Ok(p)) => p,
+            _ => &[],
+        }
+    }
+
+    /// The launch a Slurm job belongs to (jobs slurmdash submitted; plain job ids only),
+    /// from the job's own cluster (a key may select another cluster's row).
+    pub fn launch_of(&self, id: &JobId) -> Option<&'a crate::retry::Chain> {
+        if id.array().is_some() || id.het_offset().is_some() {
+            return None;
+        }
+        let own = self.parked.iter().find(|c| c.ix == id.cluster());
+        own.unwrap_or(self.cluster).chains.get(&id.base())
     }
 }
 

@@ -4,9 +4,8 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::App;
-use crate::action::Cmd;
-use crate::slurm::model::{CancelOutcome, JobId, Status};
+use super::component::View;
+use crate::slurm::model::{CancelOutcome, JobId, Partition, Status};
 use crate::slurm::ops::JobEdit;
 
 pub const EDIT_FIELDS: [&str; 4] = ["time limit", "partition", "QOS", "name"];
@@ -43,23 +42,33 @@ impl EditForm {
     }
 }
 
-impl App {
-    pub(super) fn open_edit(&mut self) -> Vec<Cmd> {
-        if self.refuse_read_only("edit") {
-            return Vec::new();
+/// What a key in the edit form asks of the App around it.
+#[derive(Debug, PartialEq)]
+pub enum EditKey {
+    /// Handled inside the form.
+    Stay,
+    /// The form closes, saying this on the status bar (if anything).
+    Close(Option<String>),
+    /// Send this update of the job (the form waits for the answer).
+    Send(JobId, JobEdit),
+}
+
+impl EditForm {
+    /// `E` on the selected job: the form, or why there is none.
+    pub fn open(v: &View) -> Result<EditForm, String> {
+        if let Some(why) = v.read_only_refusal("edit") {
+            return Err(why);
         }
-        let Some(row) = self.queue.selected_row() else {
-            self.note = Some("no job selected to edit".into());
-            return Vec::new();
+        let Some(row) = v.queue.selected_row() else {
+            return Err("no job selected to edit".into());
         };
         let job = row.job;
         if job.status() != Status::Pending {
-            self.note = Some(format!(
+            return Err(format!(
                 "only pending jobs can be edited; {} is {}",
                 job.id,
                 job.state.long_name()
             ));
-            return Vec::new();
         }
         let time = match job.time_limit.known() {
             Some(_) => job.time_limit.to_slurm(),
@@ -71,7 +80,7 @@ impl App {
             job.qos.to_string(),
             job.name.clone(),
         ];
-        self.edit = Some(EditForm {
+        let mut form = EditForm {
             id: job.id.clone(),
             values: original.clone(),
             original,
@@ -79,25 +88,14 @@ impl App {
             errors: Vec::new(),
             warnings: Vec::new(),
             sending: false,
-        });
-        self.check_edit();
-        if self.cluster.partitions.is_none() {
-            vec![Cmd::FetchLimits]
-        } else {
-            Vec::new()
-        }
+        };
+        form.check(v.partitions());
+        Ok(form)
     }
 
-    pub(super) fn check_edit(&mut self) {
-        let parts = self
-            .cluster
-            .partitions
-            .as_ref()
-            .and_then(|p| p.as_ref().ok());
-        let parts = parts.map(Vec::as_slice).unwrap_or(&[]);
-        let Some(form) = self.edit.as_mut() else {
-            return;
-        };
+    /// Checks the values as typed against the partitions' limits.
+    pub fn check(&mut self, parts: &[Partition]) {
+        let form = self;
         let current = form.original[1].clone();
         let edit = form.edit();
         form.errors = edit.check(&current, parts);
@@ -121,22 +119,17 @@ impl App {
         }
     }
 
-    pub(super) fn on_edit_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
-        let Some(form) = self.edit.as_mut() else {
-            return Vec::new();
-        };
+    /// A key while the form is open; `parts`: the partitions it checks against.
+    pub fn on_key(&mut self, k: KeyEvent, parts: &[Partition]) -> EditKey {
+        let form = self;
         if form.sending {
             if k.code == KeyCode::Esc {
-                self.edit = None;
+                return EditKey::Close(None);
             }
-            return Vec::new();
+            return EditKey::Stay;
         }
         match k.code {
-            KeyCode::Esc => {
-                self.edit = None;
-                self.note = Some("edit abandoned; nothing changed".into());
-                return Vec::new();
-            }
+            KeyCode::Esc => return EditKey::Close(Some("edit abandoned; nothing changed".into())),
             KeyCode::Tab | KeyCode::Down => form.focus = (form.focus + 1) % EDIT_FIELDS.len(),
             KeyCode::BackTab | KeyCode::Up => {
                 form.focus = (form.focus + EDIT_FIELDS.len() - 1) % EDIT_FIELDS.len()
@@ -150,75 +143,81 @@ impl App {
             KeyCode::Char(c) if !k.modifiers.contains(KeyModifiers::CONTROL) => {
                 form.values[form.focus].push(c);
             }
-            KeyCode::Enter => return self.submit_edit(),
+            KeyCode::Enter => return form.submit(parts),
             _ => {}
         }
-        self.check_edit();
-        Vec::new()
+        form.check(parts);
+        EditKey::Stay
     }
 
-    fn submit_edit(&mut self) -> Vec<Cmd> {
-        self.check_edit();
-        let Some(form) = self.edit.as_mut() else {
-            return Vec::new();
-        };
-        if !form.errors.is_empty() {
-            return Vec::new();
+    fn submit(&mut self, parts: &[Partition]) -> EditKey {
+        self.check(parts);
+        if !self.errors.is_empty() {
+            return EditKey::Stay;
         }
-        let edit = form.edit();
+        let edit = self.edit();
         if edit.is_empty() {
-            self.edit = None;
-            self.note = Some("nothing changed".into());
-            return Vec::new();
+            return EditKey::Close(Some("nothing changed".into()));
         }
-        form.sending = true;
-        let id = form.id.clone();
-        self.queue.set_busy(std::slice::from_ref(&id), "updating…");
-        vec![Cmd::Edit(id, edit)]
+        self.sending = true;
+        EditKey::Send(self.id.clone(), edit)
     }
+}
 
-    pub(super) fn on_edited(
-        &mut self,
-        id: JobId,
-        edit: JobEdit,
-        result: Result<Vec<(JobId, CancelOutcome)>, String>,
-    ) -> Vec<Cmd> {
-        self.queue.clear_busy(std::slice::from_ref(&id));
-        let failure = match result {
-            Ok(outcomes) => match outcomes.into_iter().next().map(|(_, o)| o) {
-                Some(CancelOutcome::Cancelled) | None => None,
-                Some(CancelOutcome::AlreadyGone) => Some("Slurm no longer knows this job".into()),
-                Some(CancelOutcome::AlreadyFinished) => Some("the job has already finished".into()),
-                Some(CancelOutcome::Failed(m)) => Some(m),
-            },
-            Err(e) => Some(e),
-        };
-        match failure {
-            None => {
-                if self.edit.as_ref().is_some_and(|f| f.id == id) {
-                    self.edit = None;
-                }
-                let what: Vec<String> = edit.argv(&id).into_iter().skip(3).collect();
-                self.note = Some(format!("updated {id}: {}", what.join(" ")));
+/// What an update's answer means, for the form (`form`: the one open, if any, which
+/// closes on success or shows the error) and the status bar.
+pub struct Edited {
+    /// For the status bar.
+    pub note: Option<String>,
+    /// The failure, for the cluster's last error when no form of this job shows it.
+    pub error: Option<String>,
+}
+
+/// `scontrol update`'s answer for job `id`.
+pub fn on_edited(
+    form: &mut Option<EditForm>,
+    id: &JobId,
+    edit: &JobEdit,
+    result: Result<Vec<(JobId, CancelOutcome)>, String>,
+) -> Edited {
+    let failure = match result {
+        Ok(outcomes) => match outcomes.into_iter().next().map(|(_, o)| o) {
+            Some(CancelOutcome::Cancelled) | None => None,
+            Some(CancelOutcome::AlreadyGone) => Some("Slurm no longer knows this job".into()),
+            Some(CancelOutcome::AlreadyFinished) => Some("the job has already finished".into()),
+            Some(CancelOutcome::Failed(m)) => Some(m),
+        },
+        Err(e) => Some(e),
+    };
+    let mut done = Edited {
+        note: None,
+        error: None,
+    };
+    match failure {
+        None => {
+            if form.as_ref().is_some_and(|f| &f.id == id) {
+                *form = None;
             }
-            Some(msg) if super::session::is_extension(&edit) => {
-                // A session's extension: said on the status bar, in a session's words.
-                self.note = Some(format!(
-                    "{id}: {}",
-                    crate::launch::session::extend_refused(&msg)
-                ));
-            }
-            Some(msg) => {
-                let line = format!("could not update {id}: {msg}");
-                match self.edit.as_mut().filter(|f| f.id == id) {
-                    Some(form) => {
-                        form.sending = false;
-                        form.errors = vec![line];
-                    }
-                    None => self.cluster.status.last_error = Some(line),
+            let what: Vec<String> = edit.argv(id).into_iter().skip(3).collect();
+            done.note = Some(format!("updated {id}: {}", what.join(" ")));
+        }
+        Some(msg) if super::session::is_extension(edit) => {
+            // A session's extension: said on the status bar, in a session's words.
+            done.note = Some(format!(
+                "{id}: {}",
+                crate::launch::session::extend_refused(&msg)
+            ));
+        }
+        Some(msg) => {
+            let line = format!("could not update {id}: {msg}");
+            match form.as_mut().filter(|f| &f.id == id) {
+                Some(form) => {
+                    form.sending = false;
+                    form.errors = vec![line];
                 }
+                None => done.error = Some(line),
             }
         }
-        self.poll_now()
     }
+    done
 }

@@ -16,27 +16,35 @@ use crate::slurm::model::{Job, JobId, JobState, SlurmDuration};
 
 const TOGGLES: [&str; 2] = ["requeue", "force_reconvert"];
 
-impl App {
-    /// `n`: opens the form with the last used values (or the defaults).
-    pub fn open_form(&mut self) -> Vec<Cmd> {
-        if self.cluster.read_only {
-            self.note = Some("read-only session: launching jobs is off".into());
-            return Vec::new();
-        }
-        let choices = self.cluster.launch.choices();
+/// What a key in the form asks of the App around it.
+#[derive(Debug, PartialEq)]
+pub enum FormKey {
+    /// Handled inside the form (with commands for the workers, if any).
+    Stay(Vec<Cmd>),
+    /// The form closes.
+    Close,
+    /// `w`: the bottom line asks for the template's name, starting with this text.
+    AskName(String),
+}
+
+impl FormState {
+    /// `n`: a form on cluster `c` with its last used values (or the defaults), still to be
+    /// given the partitions (`Cmd::FetchLaunchFacts`).
+    pub fn open(c: &super::ClusterState) -> FormState {
+        let choices = c.launch.choices();
         let spec = choices.first().map(|c| c.1.clone()).unwrap_or_default();
         let mut form = FormState {
-            cluster: self.cluster.ix,
+            cluster: c.ix,
             spec,
             choices: choices.into_iter().map(|c| c.0).collect(),
-            origins: self.cluster.launch.choice_origins(),
-            template_problems: self.cluster.launch.template_problems.clone(),
+            origins: c.launch.choice_origins(),
+            template_problems: c.launch.template_problems.clone(),
             overwrite: None,
             choice: 0,
             row: 1,
             editing: None,
             picker: None,
-            facts: self.cluster.launch.facts.clone(),
+            facts: c.launch.facts.clone(),
             problems: Vec::new(),
             prepared: None,
             preview: None,
@@ -44,40 +52,38 @@ impl App {
             busy: Some(Busy::Facts),
             error: None,
             local_id: submit::new_local_id(),
-            results_root: self.cluster.launch.results_root.clone(),
+            results_root: c.launch.results_root.clone(),
             foreign: None,
             spec_changed: None,
             rerun: None,
         };
         form.revalidate();
-        self.form = Some(form);
-        // Partitions change (idle GPUs, pending jobs): fetch them fresh each time.
-        vec![Cmd::FetchLaunchFacts]
+        form
     }
 
-    pub(super) fn on_form_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
-        let Some(form) = self.form.as_mut() else {
-            return Vec::new();
-        };
+    /// A key while the form is open (it is modal: it gets every key). `c`: the cluster
+    /// on screen, whose templates and name the form uses.
+    pub fn on_key(&mut self, k: KeyEvent, c: &super::ClusterState) -> FormKey {
+        let form = self;
         let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
         if let Some(name) = form.overwrite.take() {
             if k.code == KeyCode::Char('y') {
                 form.error = Some(format!("saving template `{name}`…"));
-                return vec![Cmd::SaveTemplate {
+                return FormKey::Stay(vec![Cmd::SaveTemplate {
                     name,
                     spec: Box::new(form.spec.clone()),
                     overwrite: true,
-                }];
+                }]);
             }
             form.error = Some(format!("template `{name}` kept as it was; nothing saved"));
-            return Vec::new();
+            return FormKey::Stay(Vec::new());
         }
         if let Some(buf) = form.editing.as_mut() {
             match k.code {
                 KeyCode::Esc => {
                     form.editing = None;
                     form.revalidate();
-                    return Vec::new();
+                    return FormKey::Stay(Vec::new());
                 }
                 KeyCode::Enter => {
                     let text = buf.clone();
@@ -95,10 +101,10 @@ impl App {
                 }
                 KeyCode::Char('u') if ctrl => buf.clear(),
                 KeyCode::Char(c) if !ctrl => buf.push(c),
-                _ => return Vec::new(),
+                _ => return FormKey::Stay(Vec::new()),
             }
             form.revalidate();
-            return Vec::new();
+            return FormKey::Stay(Vec::new());
         }
         if let Some(cur) = form.picker {
             let n = form.facts.as_ref().map_or(0, |f| f.partitions.len());
@@ -115,7 +121,7 @@ impl App {
                 }
                 _ => {}
             }
-            return Vec::new();
+            return FormKey::Stay(Vec::new());
         }
         if let Some(off) = form.preview {
             match k.code {
@@ -126,14 +132,11 @@ impl App {
                 KeyCode::PageUp => form.preview = Some(off.saturating_sub(10)),
                 _ => {}
             }
-            return Vec::new();
+            return FormKey::Stay(Vec::new());
         }
         let last = FormState::submit_row();
         match k.code {
-            KeyCode::Esc | KeyCode::Char('q') => {
-                self.form = None;
-                return Vec::new();
-            }
+            KeyCode::Esc | KeyCode::Char('q') => return FormKey::Close,
             KeyCode::Down | KeyCode::Tab | KeyCode::Char('j') => {
                 form.row = (form.row + 1) % (last + 1)
             }
@@ -147,8 +150,7 @@ impl App {
                 } else {
                     form.choice + n - 1
                 };
-                let next = next % n;
-                return self.pick_template(next);
+                form.pick_template(next % n, c);
             }
             KeyCode::Char('p') => {
                 if form.prepared.is_some() {
@@ -157,24 +159,24 @@ impl App {
                     form.error = Some("fix the marked fields to preview the script".into());
                 }
             }
-            KeyCode::Char('t') => return self.form_test_only(),
+            KeyCode::Char('t') => return FormKey::Stay(form.test_only()),
             KeyCode::Char('w') if !ctrl => {
                 // The name asked for on the bottom line; the template's own name to start.
-                let start = form.spec.template.clone().unwrap_or_default();
-                self.ask_template_name(&start);
+                return FormKey::AskName(form.spec.template.clone().unwrap_or_default());
             }
-            KeyCode::Char('s') if ctrl => return self.form_submit(),
+            KeyCode::Char('s') if ctrl => return FormKey::Stay(form.submit(&c.name)),
             KeyCode::Char('r') => {
                 form.busy = Some(Busy::Facts);
-                return vec![Cmd::FetchLaunchFacts];
+                return FormKey::Stay(vec![Cmd::FetchLaunchFacts]);
             }
             KeyCode::Enter => {
                 if form.row == 0 {
                     let next = (form.choice + 1) % form.choices.len().max(1);
-                    return self.pick_template(next);
+                    form.pick_template(next, c);
+                    return FormKey::Stay(Vec::new());
                 }
                 if form.row == last {
-                    return self.form_submit();
+                    return FormKey::Stay(form.submit(&c.name));
                 }
                 match form.field_key() {
                     Some(key) if TOGGLES.contains(&key) => {
@@ -201,26 +203,178 @@ impl App {
             }
             _ => {}
         }
-        Vec::new()
+        FormKey::Stay(Vec::new())
     }
 
     /// The name typed after `w`: a name that is not one file name is refused here, saying
     /// why; otherwise the dashboard writes the file (and asks before replacing one).
-    pub(super) fn save_template_as(&mut self, name: &str) -> Vec<Cmd> {
+    pub fn save_as(&mut self, name: &str) -> Vec<Cmd> {
+        let name = name.trim();
+        if let Err(e) = crate::config::template_files::check_name(name) {
+            self.error = Some(format!("not saved: {e}"));
+            return Vec::new();
+        }
+        self.error = Some(format!("saving template `{name}`…"));
+        vec![Cmd::SaveTemplate {
+            name: name.to_string(),
+            spec: Box::new(self.spec.clone()),
+            overwrite: false,
+        }]
+    }
+
+    /// A template was saved as `name` on cluster `c` (already listed there): the form
+    /// lists it and picks it.
+    pub fn saved(&mut self, name: &str, c: &super::ClusterState) {
+        let choices = c.launch.choices();
+        self.choices = choices.iter().map(|c| c.0.clone()).collect();
+        self.origins = c.launch.choice_origins();
+        if let Some(i) = choices.iter().position(|c| c.0 == name) {
+            self.choice = i;
+            self.spec.template = Some(name.to_string());
+        }
+        self.error = None;
+    }
+
+    fn pick_template(&mut self, i: usize, c: &super::ClusterState) {
+        if let Some((_, spec)) = c.launch.choices().get(i) {
+            self.choice = i;
+            self.spec = spec.clone();
+            self.estimate = None;
+            self.revalidate();
+        }
+    }
+
+    fn test_only(&mut self) -> Vec<Cmd> {
+        match (&self.prepared, &self.busy) {
+            (_, Some(Busy::Testing | Busy::Submitting)) => Vec::new(),
+            (Some(p), _) => {
+                let cmd = Cmd::TestOnly(Box::new(p.clone()));
+                self.busy = Some(Busy::Testing);
+                self.estimate = None;
+                vec![cmd]
+            }
+            (None, _) => {
+                self.error = Some("fix the marked fields first".into());
+                Vec::new()
+            }
+        }
+    }
+
+    /// Submit on cluster `cluster` (its name), after the questions a foreign script or a
+    /// rewritten spec ask first.
+    fn submit(&mut self, cluster: &str) -> Vec<Cmd> {
+        let form = self;
+        if form.busy == Some(Busy::Submitting) {
+            return Vec::new();
+        }
+        if let Some(f) = form.foreign.as_mut().filter(|f| !f.confirmed) {
+            f.confirmed = true;
+            form.error = Some(format!(
+                "{}'s script would run as {}: enter on Submit again to launch it, esc to leave",
+                f.owner,
+                f.me.as_deref().unwrap_or("you")
+            ));
+            return Vec::new();
+        }
+        if let Some(c) = form.spec_changed.as_mut().filter(|c| !c.confirmed) {
+            c.confirmed = true;
+            form.error = Some(format!(
+                "job {}'s specs/launch.json is not the one launched: enter on Submit again to launch what the form shows, esc to leave",
+                c.job
+            ));
+            return Vec::new();
+        }
+        match &form.prepared {
+            Some(p) => {
+                let cmd = Cmd::Submit {
+                    cluster: cluster.to_string(),
+                    prepared: Box::new(p.clone()),
+                };
+                form.busy = Some(Busy::Submitting);
+                form.error = None;
+                vec![cmd]
+            }
+            None => {
+                form.error = Some(if form.facts.is_none() {
+                    "still reading the cluster's partitions; try again in a moment".into()
+                } else {
+                    "not submitted: fix the marked fields first".into()
+                });
+                Vec::new()
+            }
+        }
+    }
+
+    /// The partitions and limits fetched for the form.
+    pub fn on_facts(&mut self, r: Result<ClusterFacts, String>) {
+        if self.busy == Some(Busy::Facts) {
+            self.busy = None;
+        }
+        match r {
+            Ok(f) => {
+                self.facts = Some(f);
+                self.revalidate();
+            }
+            Err(e) => self.error = Some(format!("reading partitions: {e}")),
+        }
+    }
+
+    /// `sbatch --test-only`'s answer.
+    pub fn on_test_only(&mut self, r: Result<Estimate, String>) {
+        self.busy = None;
+        self.estimate = Some(r);
+    }
+
+    /// A submission that failed: the form says why and can be submitted again.
+    pub fn on_refused(&mut self, e: String) {
+        self.busy = None;
+        self.error = Some(e);
+    }
+}
+
+impl App {
+    /// `n`: opens the form with the last used values (or the defaults).
+    pub fn open_form(&mut self) -> Vec<Cmd> {
+        if self.cluster.read_only {
+            self.note = Some("read-only session: launching jobs is off".into());
+            return Vec::new();
+        }
+        self.form = Some(FormState::open(&self.cluster));
+        // Partitions change (idle GPUs, pending jobs): fetch them fresh each time.
+        vec![Cmd::FetchLaunchFacts]
+    }
+
+    /// A form filled for `L` opens with its note; or the note says why there is none.
+    pub(super) fn open_prefilled(&mut self, form: super::relaunch::Prefilled) -> Vec<Cmd> {
+        match form {
+            Ok((form, note)) => {
+                self.form = Some(form);
+                self.note = Some(note);
+                // Partitions change (idle GPUs, pending jobs): fetch them fresh each time.
+                vec![Cmd::FetchLaunchFacts]
+            }
+            Err(note) => {
+                self.note = Some(note);
+                Vec::new()
+            }
+        }
+    }
+
+    pub(super) fn on_form_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
         let Some(form) = self.form.as_mut() else {
             return Vec::new();
         };
-        let name = name.trim();
-        if let Err(e) = crate::config::template_files::check_name(name) {
-            form.error = Some(format!("not saved: {e}"));
-            return Vec::new();
+        match form.on_key(k, &self.cluster) {
+            FormKey::Stay(cmds) => cmds,
+            FormKey::Close => {
+                self.form = None;
+                Vec::new()
+            }
+            FormKey::AskName(start) => {
+                self.ask_template_name(&start);
+                Vec::new()
+            }
         }
-        form.error = Some(format!("saving template `{name}`…"));
-        vec![Cmd::SaveTemplate {
-            name: name.to_string(),
-            spec: Box::new(form.spec.clone()),
-            overwrite: false,
-        }]
     }
 
     /// The template file was written (it is listed and picked), exists (the form asks), or
@@ -240,15 +394,8 @@ impl App {
                     c.launch.add_saved(&name, spec.clone(), &shown);
                 }
                 self.cluster.launch.add_saved(&name, spec, &shown);
-                let choices = self.cluster.launch.choices();
                 if let Some(form) = self.form.as_mut() {
-                    form.choices = choices.iter().map(|c| c.0.clone()).collect();
-                    form.origins = self.cluster.launch.choice_origins();
-                    if let Some(i) = choices.iter().position(|c| c.0 == name) {
-                        form.choice = i;
-                        form.spec.template = Some(name.clone());
-                    }
-                    form.error = None;
+                    form.saved(&name, &self.cluster);
                 }
                 self.note = Some(format!(
                     "template `{name}` saved in {shown} (slurmdash submit --template {name})"
@@ -279,181 +426,10 @@ impl App {
         }
         Vec::new()
     }
-
-    fn pick_template(&mut self, i: usize) -> Vec<Cmd> {
-        let choices = self.cluster.launch.choices();
-        if let (Some(form), Some((_, spec))) = (self.form.as_mut(), choices.get(i)) {
-            form.choice = i;
-            form.spec = spec.clone();
-            form.estimate = None;
-            form.revalidate();
-        }
-        Vec::new()
-    }
-
-    fn form_test_only(&mut self) -> Vec<Cmd> {
-        let Some(form) = self.form.as_mut() else {
-            return Vec::new();
-        };
-        match (&form.prepared, &form.busy) {
-            (_, Some(Busy::Testing | Busy::Submitting)) => Vec::new(),
-            (Some(p), _) => {
-                form.busy = Some(Busy::Testing);
-                form.estimate = None;
-                vec![Cmd::TestOnly(Box::new(p.clone()))]
-            }
-            (None, _) => {
-                form.error = Some("fix the marked fields first".into());
-                Vec::new()
-            }
-        }
-    }
-
-    fn form_submit(&mut self) -> Vec<Cmd> {
-        let cluster = self.cluster.name.clone();
-        let Some(form) = self.form.as_mut() else {
-            return Vec::new();
-        };
-        if form.busy == Some(Busy::Submitting) {
-            return Vec::new();
-        }
-        if let Some(f) = form.foreign.as_mut().filter(|f| !f.confirmed) {
-            f.confirmed = true;
-            form.error = Some(format!(
-                "{}'s script would run as {}: enter on Submit again to launch it, esc to leave",
-                f.owner,
-                f.me.as_deref().unwrap_or("you")
-            ));
-            return Vec::new();
-        }
-        if let Some(c) = form.spec_changed.as_mut().filter(|c| !c.confirmed) {
-            c.confirmed = true;
-            form.error = Some(format!(
-                "job {}'s specs/launch.json is not the one launched: enter on Submit again to launch what the form shows, esc to leave",
-                c.job
-            ));
-            return Vec::new();
-        }
-        match &form.prepared {
-            Some(p) => {
-                form.busy = Some(Busy::Submitting);
-                form.error = None;
-                vec![Cmd::Submit {
-                    cluster,
-                    prepared: Box::new(p.clone()),
-                }]
-            }
-            None => {
-                form.error = Some(if form.facts.is_none() {
-                    "still reading the cluster's partitions; try again in a moment".into()
-                } else {
-                    "not submitted: fix the marked fields first".into()
-                });
-                Vec::new()
-            }
-        }
-    }
-
-    pub(super) fn on_launch_facts(&mut self, r: Result<ClusterFacts, String>) -> Vec<Cmd> {
-        if let Ok(f) = &r {
-            self.cluster.launch.facts = Some(f.clone());
-        }
-        if let Some(form) = self.form.as_mut() {
-            if form.busy == Some(Busy::Facts) {
-                form.busy = None;
-            }
-            match r {
-                Ok(f) => {
-                    form.facts = Some(f);
-                    form.revalidate();
-                }
-                Err(e) => form.error = Some(format!("reading partitions: {e}")),
-            }
-        }
-        Vec::new()
-    }
-
-    pub(super) fn on_test_only(&mut self, r: Result<Estimate, String>) -> Vec<Cmd> {
-        if let Some(form) = self.form.as_mut() {
-            form.busy = None;
-            form.estimate = Some(r);
-        }
-        Vec::new()
-    }
-
-    pub(super) fn on_submitted(&mut self, r: Result<Submitted, String>) -> Vec<Cmd> {
-        match r {
-            Err(e) => {
-                if let Some(form) = self.form.as_mut() {
-                    form.busy = None;
-                    form.error = Some(e);
-                } else {
-                    self.note = Some(e);
-                }
-                Vec::new()
-            }
-            Ok(s) => {
-                let form = self.form.take();
-                if let Some(p) = form.as_ref().and_then(|f| f.prepared.as_ref()) {
-                    self.cluster.launch.last_used = Some(p.spec.clone());
-                    // The queue shows it at once; the poll below brings the real row.
-                    // A queue poll already in flight does not list it yet: the row stays
-                    // (as a registry job) until squeue or sacct says more.
-                    let mut placeholder = placeholder_job(&s, p, self.cluster.ix);
-                    if self.multi() {
-                        placeholder.cluster =
-                            crate::slurm::shared::SharedStr::from(&self.cluster.name);
-                    }
-                    self.cluster
-                        .launch
-                        .registry_jobs
-                        .retain(|j| j.id != placeholder.id);
-                    self.cluster.launch.registry_jobs.push(placeholder);
-                    let (jobs, _) = self
-                        .cluster
-                        .with_registry_jobs(self.own_jobs().into_owned());
-                    self.set_own_jobs(jobs);
-                }
-                self.queue.set_filter("");
-                self.queue
-                    .select_id(&JobId::new(s.job_id).on(self.cluster.ix));
-                self.focus = crate::keymap::Pane::Queue;
-                let mut note = format!("submitted job {} · logs {}", s.job_id, s.stdout);
-                for w in &s.warnings {
-                    note.push_str(" · ");
-                    note.push_str(w);
-                }
-                self.note = Some(note);
-                let mut cmds = self.selection_changed();
-                cmds.extend(self.poll_now());
-                cmds
-            }
-        }
-    }
-
-    pub(super) fn on_registry_jobs(&mut self, r: Result<Vec<Job>, String>) -> Vec<Cmd> {
-        match r {
-            Ok(jobs) => {
-                self.cluster.launch.on_registry_jobs(jobs);
-                // sacct's answer is newer than the rows on screen.
-                let rows = self.cluster.launch.over(self.own_jobs().into_owned());
-                self.set_own_jobs(rows);
-                let mut cmds = self.selection_changed();
-                if cmds.is_empty() {
-                    cmds = self.refetch_if_state_changed();
-                }
-                cmds
-            }
-            Err(e) => {
-                self.cluster.launch.reattaching = false;
-                self.note = Some(format!("re-attaching launched jobs: {e}"));
-                Vec::new()
-            }
-        }
-    }
 }
 
-fn placeholder_job(s: &Submitted, p: &Prepared, cluster: u16) -> Job {
+/// The row a submitted job shows until squeue lists it.
+pub(super) fn placeholder_job(s: &Submitted, p: &Prepared, cluster: u16) -> Job {
     Job {
         id: JobId::new(s.job_id).on(cluster),
         cluster: "".into(),

@@ -96,7 +96,10 @@ impl App {
                         Vec::new()
                     }
                     InputKind::Command => self.run_command(&text),
-                    InputKind::TemplateName => self.save_template_as(&text),
+                    InputKind::TemplateName => match self.form.as_mut() {
+                        Some(form) => form.save_as(&text),
+                        None => Vec::new(),
+                    },
                 }
             }
             KeyCode::Backspace => {

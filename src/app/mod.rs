@@ -240,10 +240,24 @@ impl App {
             }
             Msg::Conn { state, host } => self.on_conn(state, host),
             Msg::OpDone { op, result } => self.on_op_done(op, result),
-            Msg::Edited { id, edit, result } => self.on_edited(id, edit, result),
+            Msg::Edited { id, edit, result } => {
+                self.queue.clear_busy(std::slice::from_ref(&id));
+                let done = edit::on_edited(&mut self.edit, &id, &edit, result);
+                if let Some(line) = done.error {
+                    self.cluster.status.last_error = Some(line);
+                }
+                self.apply(component::Out {
+                    note: done.note,
+                    ..Default::default()
+                });
+                self.poll_now()
+            }
             Msg::Limits(result) => {
                 self.cluster.partitions = Some(result);
-                self.check_edit();
+                let parts = view!(self).partitions();
+                if let Some(form) = self.edit.as_mut() {
+                    form.check(parts);
+                }
                 self.history.on_partitions(&view!(self));
                 Vec::new()
             }
@@ -258,9 +272,18 @@ impl App {
                     .on_page(&v, &mut self.queue.history, generation, *result);
                 self.history_out(out)
             }
-            Msg::Relaunch { id, result } => self.on_relaunch(id, *result),
-            Msg::Recovered { id, result } => self.on_recovered(id, *result),
-            Msg::Rerun { id, result } => self.on_rerun(id, *result),
+            Msg::Relaunch { id, result } => {
+                let form = relaunch::relaunch_form(&view!(self), &id, *result, true);
+                self.open_prefilled(form)
+            }
+            Msg::Recovered { id, result } => {
+                let form = relaunch::recovered_form(&view!(self), &id, *result, true);
+                self.open_prefilled(form)
+            }
+            Msg::Rerun { id, result } => {
+                let form = relaunch::rerun_form(&view!(self), &id, *result);
+                self.open_prefilled(form)
+            }
             Msg::Triaged { id, result } => self.on_triaged(id, *result),
             Msg::Forwarded {
                 id,
@@ -281,8 +304,21 @@ impl App {
                 out.note = r.note.or(r.quiet_note.filter(|_| self.note.is_none()));
                 self.apply(out)
             }
-            Msg::LaunchFacts(r) => self.on_launch_facts(r),
-            Msg::TestOnly(r) => self.on_test_only(r),
+            Msg::LaunchFacts(r) => {
+                if let Ok(f) = &r {
+                    self.cluster.launch.facts = Some(f.clone());
+                }
+                if let Some(form) = self.form.as_mut() {
+                    form.on_facts(r);
+                }
+                Vec::new()
+            }
+            Msg::TestOnly(r) => {
+                if let Some(form) = self.form.as_mut() {
+                    form.on_test_only(r);
+                }
+                Vec::new()
+            }
             Msg::Submitted(r) => {
                 // The new launch's chain (job dir, attempts): at the next tick.
                 self.cluster.retry.last = None;
@@ -730,7 +766,15 @@ impl App {
             | Action::Release
             | Action::Requeue
             | Action::Prioritize => return self.on_job_action(a),
-            Action::Edit => return self.open_edit(),
+            Action::Edit => match EditForm::open(&view!(self)) {
+                Ok(form) => {
+                    self.edit = Some(form);
+                    if self.cluster.partitions.is_none() {
+                        return vec![Cmd::FetchLimits];
+                    }
+                }
+                Err(why) => self.note = Some(why),
+            },
             Action::Mark => {
                 if self.queue.toggle_mark() {
                     self.queue.select_next();
@@ -760,7 +804,10 @@ impl App {
                 let out = self.history.page_days(&v, &mut self.queue.history, older);
                 return self.history_out(out);
             }
-            Action::Relaunch => return self.relaunch(),
+            Action::Relaunch => {
+                let out = relaunch::relaunch(&view!(self));
+                return self.apply(out);
+            }
             Action::Files => return self.open_files(),
             Action::Copy => return self.copy(),
             Action::Columns => return self.open_columns(),

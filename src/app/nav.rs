@@ -1,12 +1,20 @@
 //! Moving around: the arrow/page keys in the focused pane, and the mouse (a click selects a
 //! queue row or focuses a pane, the wheel scrolls the pane under it); copying what is
-//! selected to the clipboard.
+//! selected to the clipboard; acting on the selected or marked jobs (d, D, h, u, R, T and
+//! `:cancel ...`), the question first, then the rows' "cancelling…" and the report; the
+//! rows of launches (a submitted job at once, jobs re-attached from the launch records).
 
-use crossterm::event::{MouseEvent, MouseEventKind};
+use crossterm::event::{KeyEvent, MouseEvent, MouseEventKind};
 
+use super::component::Out;
+use super::form::placeholder_job;
+use super::ops::{Answer, Asked};
 use super::App;
 use crate::action::Cmd;
 use crate::keymap::{Action, Pane};
+use crate::launch::submit::Submitted;
+use crate::slurm::model::{CancelOutcome, Job, JobId};
+use crate::slurm::ops::{JobOp, OpKind, OpReport};
 
 impl App {
     pub(super) fn move_in_focus(&mut self, a: Action, page: usize) -> Vec<Cmd> {
@@ -128,5 +136,166 @@ impl App {
             "copied {shown} to the clipboard (through the terminal: OSC 52)"
         ));
         vec![Cmd::Clipboard(text)]
+    }
+    /// Says why a changing action is refused, if it is.
+    pub(super) fn refuse_read_only(&mut self, what: &str) -> bool {
+        let refusal = view!(self).read_only_refusal(what);
+        let refused = refusal.is_some();
+        if let Some(why) = refusal {
+            self.note = Some(why);
+        }
+        refused
+    }
+
+    /// d, D, h, u, R, T: asks first, or runs at once (`D` with quick_cancel).
+    pub(super) fn on_job_action(&mut self, a: Action) -> Vec<Cmd> {
+        match super::ops::ask(&view!(self), a, self.quick_cancel) {
+            Asked::Start(op) => self.start_op(op),
+            Asked::Ask(confirm) => self.apply(Out::confirm(confirm)),
+            Asked::Note(why) => self.apply(Out::note(why)),
+            Asked::Nothing => Vec::new(),
+        }
+    }
+
+    /// The answer to the question on the bottom line.
+    pub(super) fn on_confirm_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
+        let Some(confirm) = self.confirm.take() else {
+            return Vec::new();
+        };
+        match confirm.pick(&k) {
+            Some(Answer::Op(op)) => self.start_op(op),
+            Some(Answer::Extend(id)) => self.start_extend(id),
+            None => self.apply(Out::note("nothing changed")),
+        }
+    }
+
+    /// `:cancel 123 124`, `:hold` (marks or selection), ...: typed, so no question.
+    pub(super) fn run_op_command(&mut self, kind: OpKind, args: &[&str]) -> Vec<Cmd> {
+        match super::ops::typed(&view!(self), kind, args) {
+            Ok(op) => self.start_op(op),
+            Err(why) => self.apply(Out::note(why)),
+        }
+    }
+
+    /// The rows say "cancelling…" at once; the worker runs the command.
+    pub(super) fn start_op(&mut self, op: JobOp) -> Vec<Cmd> {
+        if op.ids.is_empty() {
+            return Vec::new();
+        }
+        self.queue.set_busy(&op.ids, op.kind.doing());
+        self.note = Some(format!("{}…", op.describe()));
+        vec![Cmd::Op(op)]
+    }
+
+    /// An action's report: the rows lose their "cancelling…", the status bar says what
+    /// happened (a failure stays as the cluster's last error), cancelled jobs are unmarked
+    /// and logged as yours, and the queue is read again at once.
+    pub(super) fn on_op_done(&mut self, op: JobOp, result: Result<OpReport, String>) -> Vec<Cmd> {
+        self.queue.clear_busy(&op.ids);
+        let mut events = Vec::new();
+        match result {
+            Ok(report) => {
+                let failed = !report.failed().is_empty();
+                let line = report.summary();
+                if failed {
+                    self.cluster.status.last_error = Some(line);
+                    self.note = None;
+                } else {
+                    self.note = Some(line);
+                }
+                if op.kind == OpKind::Cancel {
+                    let done: Vec<JobId> = report
+                        .outcomes
+                        .iter()
+                        .filter(|(_, o)| !matches!(o, CancelOutcome::Failed(_)))
+                        .map(|(id, _)| id.clone())
+                        .collect();
+                    for id in &done {
+                        self.queue.unmark(id);
+                    }
+                    let pushed = super::events::cancelled_by_you(self.queue.jobs(), &done);
+                    events = self.cluster.push_events(pushed, self.now);
+                }
+            }
+            Err(e) => {
+                self.cluster.status.last_error = Some(format!("could not {}: {e}", op.describe()));
+                self.note = None;
+            }
+        }
+        // Show the new states now rather than at the next poll.
+        events.extend(self.poll_now());
+        events
+    }
+
+    /// A submission's answer: the form closes, the queue shows the job at once (a
+    /// placeholder row until squeue lists it) and selects it; or the form says why not.
+    pub(super) fn on_submitted(&mut self, r: Result<Submitted, String>) -> Vec<Cmd> {
+        match r {
+            Err(e) => {
+                if let Some(form) = self.form.as_mut() {
+                    form.on_refused(e);
+                } else {
+                    self.note = Some(e);
+                }
+                Vec::new()
+            }
+            Ok(s) => {
+                let form = self.form.take();
+                if let Some(p) = form.as_ref().and_then(|f| f.prepared.as_ref()) {
+                    self.cluster.launch.last_used = Some(p.spec.clone());
+                    // The queue shows it at once; the poll below brings the real row.
+                    // A queue poll already in flight does not list it yet: the row stays
+                    // (as a registry job) until squeue or sacct says more.
+                    let mut placeholder = placeholder_job(&s, p, self.cluster.ix);
+                    if self.multi() {
+                        placeholder.cluster =
+                            crate::slurm::shared::SharedStr::from(&self.cluster.name);
+                    }
+                    self.cluster
+                        .launch
+                        .registry_jobs
+                        .retain(|j| j.id != placeholder.id);
+                    self.cluster.launch.registry_jobs.push(placeholder);
+                    let (jobs, _) = self
+                        .cluster
+                        .with_registry_jobs(self.own_jobs().into_owned());
+                    self.set_own_jobs(jobs);
+                }
+                self.queue.set_filter("");
+                self.queue
+                    .select_id(&JobId::new(s.job_id).on(self.cluster.ix));
+                self.focus = crate::keymap::Pane::Queue;
+                let mut note = format!("submitted job {} · logs {}", s.job_id, s.stdout);
+                for w in &s.warnings {
+                    note.push_str(" · ");
+                    note.push_str(w);
+                }
+                self.note = Some(note);
+                let mut cmds = self.selection_changed();
+                cmds.extend(self.poll_now());
+                cmds
+            }
+        }
+    }
+
+    pub(super) fn on_registry_jobs(&mut self, r: Result<Vec<Job>, String>) -> Vec<Cmd> {
+        match r {
+            Ok(jobs) => {
+                self.cluster.launch.on_registry_jobs(jobs);
+                // sacct's answer is newer than the rows on screen.
+                let rows = self.cluster.launch.over(self.own_jobs().into_owned());
+                self.set_own_jobs(rows);
+                let mut cmds = self.selection_changed();
+                if cmds.is_empty() {
+                    cmds = self.refetch_if_state_changed();
+                }
+                cmds
+            }
+            Err(e) => {
+                self.cluster.launch.reattaching = false;
+                self.note = Some(format!("re-attaching launched jobs: {e}"));
+                Vec::new()
+            }
+        }
     }
 }

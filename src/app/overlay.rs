@@ -86,7 +86,24 @@ impl App {
             Some(Overlay::Deps) => self.on_deps_key(k),
             Some(Overlay::Files) => self.on_files_key(k),
             Some(Overlay::Columns) => self.on_columns_key(&k),
-            Some(Overlay::Edit) => self.on_edit_key(k),
+            Some(Overlay::Edit) => {
+                let parts = view!(self).partitions();
+                let Some(form) = self.edit.as_mut() else {
+                    return Vec::new();
+                };
+                match form.on_key(k, parts) {
+                    super::edit::EditKey::Stay => Vec::new(),
+                    super::edit::EditKey::Close(note) => {
+                        self.edit = None;
+                        self.note = note.or(self.note.take());
+                        Vec::new()
+                    }
+                    super::edit::EditKey::Send(id, edit) => {
+                        self.queue.set_busy(std::slice::from_ref(&id), "updating…");
+                        vec![Cmd::Edit(id, edit)]
+                    }
+                }
+            }
             Some(Overlay::Form) => self.on_form_key(k),
             Some(Overlay::Input) => self.on_input_key(k),
             Some(Overlay::Confirm) => self.on_confirm_key(k),

@@ -5,7 +5,8 @@
 //! command, any other script staged verbatim and run as the batch step, its `#SBATCH`
 //! options read into the form; what is not carried over is said.
 
-use super::App;
+use super::component::{Out, View};
+use super::FormState;
 use crate::action::Cmd;
 use crate::efficiency::Efficiency;
 use crate::launch::relaunch::{Recovered, Relaunchable, RerunRead, RerunSource};
@@ -15,105 +16,88 @@ use crate::launch::LaunchSpec;
 use crate::slurm::eff::recover::{sbatch_directives, wrapped_command, Directive};
 use crate::slurm::model::JobId;
 
-impl App {
-    /// `L` on the selected job.
-    pub(super) fn relaunch(&mut self) -> Vec<Cmd> {
-        let Some(job) = self.queue.selected_job() else {
-            return Vec::new();
-        };
-        let id = job.id.clone();
-        if !job.state.is_finished() {
-            self.note = Some(format!(
-                "L relaunches a finished job; {id} is {}",
-                job.state.long_name()
-            ));
-            return Vec::new();
-        }
-        if self.cluster.read_only {
-            self.note = Some("read-only session: launching jobs is off".into());
-            return Vec::new();
-        }
-        if id.array().is_some() {
-            // An array's task: read the array too, to offer a rerun of the tasks that did
-            // not complete. Its launch is the array's (the leader id's).
-            let leader = JobId::new(id.base()).on(id.cluster());
-            let job_dir = self.launch_of(&leader).map(|c| c.job_dir.clone());
-            self.note = Some(format!("reading array {}'s tasks…", id.base()));
-            return vec![Cmd::Rerun { id, job_dir }];
-        }
-        let Some(dir) = self.launch_of(&id).map(|c| c.job_dir.clone()) else {
-            self.note = Some(format!("recovering {id}'s options and batch script…"));
-            return vec![Cmd::Recover(id)];
-        };
-        self.note = Some(format!("reading {id}'s launch spec and use…"));
-        vec![Cmd::Relaunch { id, job_dir: dir }]
-    }
+/// A launch form filled for `L`, or why there is none (a note for the status bar).
+pub type Prefilled = Result<(FormState, String), String>;
 
-    pub(super) fn on_relaunch(
-        &mut self,
-        id: JobId,
-        result: Result<Relaunchable, String>,
-    ) -> Vec<Cmd> {
-        self.relaunch_form(id, result, true)
+/// `L` on the selected job: what to read (the launch spec and use, a job slurmdash did not
+/// launch's options and script, an array's tasks), with a note that says so.
+pub fn relaunch(v: &View) -> Out {
+    let Some(job) = v.queue.selected_job() else {
+        return Out::none();
+    };
+    let id = job.id.clone();
+    if !job.state.is_finished() {
+        return Out::note(format!(
+            "L relaunches a finished job; {id} is {}",
+            job.state.long_name()
+        ));
     }
+    if v.cluster.read_only {
+        return Out::note("read-only session: launching jobs is off");
+    }
+    if id.array().is_some() {
+        // An array's task: read the array too, to offer a rerun of the tasks that did
+        // not complete. Its launch is the array's (the leader id's).
+        let leader = JobId::new(id.base()).on(id.cluster());
+        let job_dir = v.launch_of(&leader).map(|c| c.job_dir.clone());
+        return Out::note(format!("reading array {}'s tasks…", id.base()))
+            .with_cmd(Cmd::Rerun { id, job_dir });
+    }
+    let Some(dir) = v.launch_of(&id).map(|c| c.job_dir.clone()) else {
+        return Out::note(format!("recovering {id}'s options and batch script…"))
+            .with_cmd(Cmd::Recover(id));
+    };
+    Out::note(format!("reading {id}'s launch spec and use…"))
+        .with_cmd(Cmd::Relaunch { id, job_dir: dir })
+}
 
-    /// The form of a relaunch; `sized`: with the values the job's use suggests.
-    fn relaunch_form(
-        &mut self,
-        id: JobId,
-        result: Result<Relaunchable, String>,
-        sized: bool,
-    ) -> Vec<Cmd> {
-        let Relaunchable {
-            mut spec,
-            spec_sha256,
-            used,
-        } = match result {
-            Ok(r) => r,
-            Err(e) => {
-                self.note = Some(format!("cannot relaunch {id}: {e}"));
-                return Vec::new();
-            }
-        };
-        let parts = match &self.cluster.partitions {
-            Some(Ok(p)) => p.clone(),
-            _ => Vec::new(),
-        };
-        let report = used.as_ref().map(|u| Efficiency::compute(u, &parts));
-        let changed = report
-            .as_ref()
-            .filter(|_| sized)
-            .map(|r| apply(&mut spec, &r.suggestion))
-            .unwrap_or_default();
-        // The names of secrets to export come from this laptop's record of the launch,
-        // never from specs/launch.json, which the job (or anyone who can write its
-        // directory) can rewrite.
-        spec.secrets = self
-            .launch_of(&id)
-            .map(|c| c.secrets.clone())
-            .unwrap_or_default();
-        // The command, environment and image do come from that file: when it is not the
-        // one launched (by the hash this laptop recorded), the form says so and asks.
-        let rewritten = self
-            .launch_of(&id)
-            .and_then(|c| c.spec_sha256.as_deref())
-            .is_some_and(|launched| launched != spec_sha256);
-        let cmds = self.open_form();
-        if let Some(form) = self.form.as_mut() {
-            form.spec = spec;
-            form.spec_changed = rewritten.then(|| crate::app::form::SpecChanged {
-                job: id.clone(),
-                confirmed: false,
-            });
-            form.revalidate();
-        }
-        self.note = Some(match (changed.is_empty(), report) {
-            (false, _) => format!("relaunch of {id}: {}", changed.join(", ")),
-            (true, Some(r)) => format!("relaunch of {id} as it was ({})", r.verdict),
-            (true, None) => format!("relaunch of {id} as it was (sacct has no use figures)"),
-        });
-        cmds
-    }
+/// The form of a relaunch of a job slurmdash launched; `sized`: with the values the job's
+/// use suggests.
+pub fn relaunch_form(
+    v: &View,
+    id: &JobId,
+    result: Result<Relaunchable, String>,
+    sized: bool,
+) -> Prefilled {
+    let Relaunchable {
+        mut spec,
+        spec_sha256,
+        used,
+    } = result.map_err(|e| format!("cannot relaunch {id}: {e}"))?;
+    let report = used
+        .as_ref()
+        .map(|u| Efficiency::compute(u, v.partitions()));
+    let changed = report
+        .as_ref()
+        .filter(|_| sized)
+        .map(|r| apply(&mut spec, &r.suggestion))
+        .unwrap_or_default();
+    // The names of secrets to export come from this laptop's record of the launch,
+    // never from specs/launch.json, which the job (or anyone who can write its
+    // directory) can rewrite.
+    spec.secrets = v
+        .launch_of(id)
+        .map(|c| c.secrets.clone())
+        .unwrap_or_default();
+    // The command, environment and image do come from that file: when it is not the
+    // one launched (by the hash this laptop recorded), the form says so and asks.
+    let rewritten = v
+        .launch_of(id)
+        .and_then(|c| c.spec_sha256.as_deref())
+        .is_some_and(|launched| launched != spec_sha256);
+    let mut form = FormState::open(v.cluster);
+    form.spec = spec;
+    form.spec_changed = rewritten.then(|| crate::app::form::SpecChanged {
+        job: id.clone(),
+        confirmed: false,
+    });
+    form.revalidate();
+    let note = match (changed.is_empty(), report) {
+        (false, _) => format!("relaunch of {id}: {}", changed.join(", ")),
+        (true, Some(r)) => format!("relaunch of {id} as it was ({})", r.verdict),
+        (true, None) => format!("relaunch of {id} as it was (sacct has no use figures)"),
+    };
+    Ok((form, note))
 }
 
 /// The job is another user's (or whose it is cannot be told): what the form must say.
@@ -284,125 +268,93 @@ pub fn directives_into(
     skipped
 }
 
-impl App {
-    pub(super) fn on_recovered(
-        &mut self,
-        id: JobId,
-        result: Result<Recovered, String>,
-    ) -> Vec<Cmd> {
-        self.recovered_form(id, result, true)
-    }
-
-    /// The form of a relaunch of a job slurmdash did not launch; `sized`: with the values
-    /// the job's use suggests.
-    fn recovered_form(
-        &mut self,
-        id: JobId,
-        result: Result<Recovered, String>,
-        sized: bool,
-    ) -> Vec<Cmd> {
-        let rec = match result {
-            Ok(r) => r,
-            Err(e) => {
-                self.note = Some(format!("cannot relaunch {id}: {e}"));
-                return Vec::new();
-            }
-        };
-        let parts = match &self.cluster.partitions {
-            Some(Ok(p)) => p.clone(),
-            _ => Vec::new(),
-        };
-        let report = Efficiency::compute(&rec.used, &parts);
-        let cmds = self.open_form();
-        let Some(form) = self.form.as_mut() else {
-            return cmds;
-        };
-        let mut spec = form.spec.clone();
-        let missing = spec_from_job(&mut spec, &rec, &report);
-        let changed = match sized {
-            true => apply(&mut spec, &report.suggestion),
-            false => Vec::new(),
-        };
-        form.spec = spec;
-        form.foreign = foreign(&id, &rec);
-        form.revalidate();
-        let changed = if changed.is_empty() {
-            String::new()
-        } else {
-            format!("; {}", changed.join(", "))
-        };
-        let script = match (&rec.script, form.spec.batch_script_summary()) {
-            (Some(s), Some(_)) => format!(
-                ", its {}-line batch script from {} runs as the command",
-                crate::slurm::eff::recover::script_lines(s),
-                rec.script_from
-            ),
-            (Some(_), None) => format!(", script from {}", rec.script_from),
-            (None, _) => String::new(),
-        };
-        self.note = Some(format!(
-            "relaunch of {id} (not launched by slurmdash; options from sacct{script}){changed}; not recovered: {}",
-            missing.join("; ")
-        ));
-        cmds
-    }
+/// The form of a relaunch of a job slurmdash did not launch; `sized`: with the values the
+/// job's use suggests.
+pub fn recovered_form(
+    v: &View,
+    id: &JobId,
+    result: Result<Recovered, String>,
+    sized: bool,
+) -> Prefilled {
+    let rec = result.map_err(|e| format!("cannot relaunch {id}: {e}"))?;
+    let report = Efficiency::compute(&rec.used, v.partitions());
+    let mut form = FormState::open(v.cluster);
+    let mut spec = form.spec.clone();
+    let missing = spec_from_job(&mut spec, &rec, &report);
+    let changed = match sized {
+        true => apply(&mut spec, &report.suggestion),
+        false => Vec::new(),
+    };
+    form.spec = spec;
+    form.foreign = foreign(id, &rec);
+    form.revalidate();
+    let changed = if changed.is_empty() {
+        String::new()
+    } else {
+        format!("; {}", changed.join(", "))
+    };
+    let script = match (&rec.script, form.spec.batch_script_summary()) {
+        (Some(s), Some(_)) => format!(
+            ", its {}-line batch script from {} runs as the command",
+            crate::slurm::eff::recover::script_lines(s),
+            rec.script_from
+        ),
+        (Some(_), None) => format!(", script from {}", rec.script_from),
+        (None, _) => String::new(),
+    };
+    let note = format!(
+        "relaunch of {id} (not launched by slurmdash; options from sacct{script}){changed}; not recovered: {}",
+        missing.join("; ")
+    );
+    Ok((form, note))
 }
 
-impl App {
-    /// `L` on an array's task: with tasks that did not complete, the form reruns exactly
-    /// those (`launch::rerun`), sized from their own use; otherwise `L` as on any job.
-    pub(super) fn on_rerun(&mut self, id: JobId, read: RerunRead) -> Vec<Cmd> {
-        let parts = match &self.cluster.partitions {
-            Some(Ok(p)) => p.clone(),
-            _ => Vec::new(),
-        };
-        let plan = read.array.and_then(|a| {
-            rerun::plan(id.base(), &a.tasks, &parts, a.max_array_size).map_err(|e| e.to_string())
-        });
-        let sized = plan.is_err();
-        let leader = JobId::new(id.base()).on(id.cluster());
-        let (cmds, job_dir) = match read.source {
-            RerunSource::Launch { job_dir, result } => {
-                (self.relaunch_form(leader, *result, sized), Some(job_dir))
-            }
-            RerunSource::Recovered(r) => (self.recovered_form(id.clone(), *r, sized), None),
-        };
-        let plan = match plan {
-            Ok(p) => p,
-            Err(why) => {
-                if let Some(n) = self.note.as_mut() {
-                    n.push_str(&format!(" (array {}: {why})", id.base()));
-                }
-                return cmds;
-            }
-        };
-        let Some(form) = self.form.as_mut() else {
-            return cmds;
-        };
-        let changed = rerun::respec(&mut form.spec, &plan, &plan.arrays[0], job_dir.as_deref());
-        form.revalidate();
-        let mut line = plan.line();
-        if plan.arrays.len() > 1 {
-            line = format!(
-                "{line} (more than MaxArraySize: the form submits the first {} tasks; `slurmdash rerun {} --failed` submits them all)",
-                rerun::expand(&plan.arrays[0]).len(),
-                id.base()
-            );
+/// `L` on an array's task: with tasks that did not complete, the form reruns exactly
+/// those (`launch::rerun`), sized from their own use; otherwise `L` as on any job.
+pub fn rerun_form(v: &View, id: &JobId, read: RerunRead) -> Prefilled {
+    let plan = read.array.and_then(|a| {
+        rerun::plan(id.base(), &a.tasks, v.partitions(), a.max_array_size)
+            .map_err(|e| e.to_string())
+    });
+    let sized = plan.is_err();
+    let leader = JobId::new(id.base()).on(id.cluster());
+    let (opened, job_dir) = match read.source {
+        RerunSource::Launch { job_dir, result } => {
+            (relaunch_form(v, &leader, *result, sized), Some(job_dir))
         }
-        form.rerun = Some(line.clone());
-        let mut note = format!("array {}: {line}", id.base());
-        if !changed.is_empty() {
-            note.push_str(&format!("; {}", changed.join(", ")));
+        RerunSource::Recovered(r) => (recovered_form(v, id, *r, sized), None),
+    };
+    let plan = match plan {
+        Ok(p) => p,
+        Err(why) => {
+            let array = format!(" (array {}: {why})", id.base());
+            return match opened {
+                Ok((form, note)) => Ok((form, note + &array)),
+                Err(note) => Err(note + &array),
+            };
         }
-        // A job slurmdash did not launch: what relaunch said of it (whose, what is missing).
-        if job_dir.is_none() {
-            if let Some(old) = &self.note {
-                note.push_str(&format!(" · {old}"));
-            }
-        }
-        self.note = Some(note);
-        cmds
+    };
+    let (mut form, old) = opened?;
+    let changed = rerun::respec(&mut form.spec, &plan, &plan.arrays[0], job_dir.as_deref());
+    form.revalidate();
+    let mut line = plan.line();
+    if plan.arrays.len() > 1 {
+        line = format!(
+            "{line} (more than MaxArraySize: the form submits the first {} tasks; `slurmdash rerun {} --failed` submits them all)",
+            rerun::expand(&plan.arrays[0]).len(),
+            id.base()
+        );
     }
+    form.rerun = Some(line.clone());
+    let mut note = format!("array {}: {line}", id.base());
+    if !changed.is_empty() {
+        note.push_str(&format!("; {}", changed.join(", ")));
+    }
+    // A job slurmdash did not launch: what relaunch said of it (whose, what is missing).
+    if job_dir.is_none() {
+        note.push_str(&format!(" · {old}"));
+    }
+    Ok((form, note))
 }
 
 #[cfg(test)]

@@ -32,14 +32,7 @@ impl App {
 
     /// The launch a Slurm job belongs to (jobs slurmdash submitted; plain job ids only).
     pub fn launch_of(&self, id: &JobId) -> Option<&crate::retry::Chain> {
-        if id.array().is_some() || id.het_offset().is_some() {
-            return None;
-        }
-        // The job's own cluster's (a key may select another cluster's row).
-        self.cluster_by_ix(id.cluster())
-            .unwrap_or(&self.cluster)
-            .chains
-            .get(&id.base())
+        view!(self).launch_of(id)
     }
 
     /// After a detail arrived: triage the job if it has finished and was not triaged in this

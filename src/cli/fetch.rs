@@ -185,13 +185,9 @@ async fn fetch(
             );
             let _ = std::io::stdout().flush();
             let mut show = |n: u64| meter.show(n, size.max(n), "");
-            let outcome = {
-                let work = copy::fetch_file(remote, src, &dest, opts, &mut show);
-                tokio::select! {
-                    r = work => Ok(r),
-                    s = stop.recv() => Err(s),
-                }
-            };
+            let outcome = stop
+                .or_stop(copy::fetch_file(remote, src, &dest, opts, &mut show))
+                .await;
             meter.end();
             let r = match outcome {
                 Ok(r) => r,
@@ -237,13 +233,9 @@ async fn fetch(
             );
             let _ = std::io::stdout().flush();
             let mut show = |d: u64, t: u64, f: &str| meter.show(d, t, f);
-            let outcome = {
-                let work = copy::fetch_dir(remote, src, &dest, opts, &mut show);
-                tokio::select! {
-                    r = work => Ok(r),
-                    s = stop.recv() => Err(s),
-                }
-            };
+            let outcome = stop
+                .or_stop(copy::fetch_dir(remote, src, &dest, opts, &mut show))
+                .await;
             meter.end();
             let r = match outcome {
                 Ok(r) => r,

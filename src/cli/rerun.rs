@@ -79,12 +79,7 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &RerunArgs) -> Result
             cluster.name
         ));
     }
-    let results_root = cluster.settings.results_root.clone().ok_or_else(|| {
-        eyre!(
-            "cluster `{}` has no results_root: set it in the config or export SLURM_BASE_RESULTS_DIR",
-            cluster.name
-        )
-    })?;
+    let results_root = cluster.results_root().map_err(|e| eyre!("{e}"))?;
     let mut stop = crate::signals::Stop::new()?;
     let remote = connect(cluster)?;
     let r = remote.as_ref();

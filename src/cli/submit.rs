@@ -212,12 +212,7 @@ async fn prepare(
             cluster.name
         ));
     }
-    let results_root = cluster.settings.results_root.clone().ok_or_else(|| {
-        eyre!(
-            "cluster `{}` has no results_root: set it in the config or export SLURM_BASE_RESULTS_DIR",
-            cluster.name
-        )
-    })?;
+    let results_root = cluster.results_root().map_err(|e| eyre!("{e}"))?;
     let remote = connect(cluster)?;
     let timeout = cluster.settings.command_timeout();
     let facts = crate::io::facts::fetch(remote.as_ref(), timeout)

@@ -10,6 +10,26 @@ use crate::slurm::model::{Job, JobDetail, JobId};
 use crate::slurm::parse::{parse_scontrol_jobs, read_sacct, read_squeue, Parsed};
 use crate::slurm::time::Edge;
 
+/// Runs an `squeue` of known job ids: its stdout, or none when squeue refuses the list
+/// because it knows none of them any more ("Invalid job id"), or the failure in words.
+pub async fn squeue_ids(
+    remote: &dyn Remote,
+    argv: &[String],
+    timeout: std::time::Duration,
+) -> Result<Option<String>, String> {
+    let out = remote
+        .run(argv, None, timeout)
+        .await
+        .map_err(|e| e.to_string())?;
+    if !out.success() {
+        if out.stderr_lossy().contains("Invalid job id") {
+            return Ok(None);
+        }
+        return Err(failure(remote, argv, &out));
+    }
+    Ok(Some(out.stdout_lossy()))
+}
+
 /// A failed command as one sentence naming the command (shortened), the host, the exit
 /// status and what the command printed on stderr.
 pub fn failure(remote: &dyn Remote, argv: &[String], out: &RunOutput) -> String {

@@ -382,18 +382,10 @@ async fn live(
         ),
         format!("--format=%i{sep}%T{sep}%j"),
     ];
-    let out = remote
-        .run(&argv, None, timeout)
-        .await
-        .map_err(|e| e.to_string())?;
-    if !out.success() {
-        if out.stderr_lossy().contains("Invalid job id") {
-            return Ok(Vec::new());
-        }
-        return Err(crate::io::fetch::failure(remote, &argv, &out));
-    }
+    let Some(out) = crate::io::fetch::squeue_ids(remote, &argv, timeout).await? else {
+        return Ok(Vec::new());
+    };
     Ok(out
-        .stdout_lossy()
         .lines()
         .filter_map(|l| {
             let mut f = l.splitn(3, sep);

@@ -179,19 +179,11 @@ async fn live_jobs(remote: &dyn Remote, ids: &[JobId], t: Duration) -> Result<Ve
         ),
         "--format=%i|%T".into(),
     ];
-    let out = remote
-        .run(&argv, None, t)
-        .await
-        .map_err(|e| e.to_string())?;
     // squeue refuses a list of ids it no longer knows at all: none of them is live.
-    if !out.success() {
-        if out.stderr_lossy().contains("Invalid job id") {
-            return Ok(Vec::new());
-        }
-        return Err(crate::io::fetch::failure(remote, &argv, &out));
-    }
+    let Some(out) = crate::io::fetch::squeue_ids(remote, &argv, t).await? else {
+        return Ok(Vec::new());
+    };
     Ok(out
-        .stdout_lossy()
         .lines()
         .filter_map(|l| l.split_once('|'))
         .filter(|(_, st)| {

@@ -206,16 +206,8 @@ impl Remote for LocalRemote {
         stdin: Option<&[u8]>,
         timeout: Duration,
     ) -> Result<RunOutput, RemoteError> {
-        let t0 = Instant::now();
-        let result = self.run_unlogged(argv, stdin, timeout).await;
-        super::log_run(
-            &self.host,
-            argv,
-            stdin.map_or(0, <[u8]>::len),
-            t0.elapsed(),
-            &result,
-        );
-        result
+        let run = self.run_unlogged(argv, stdin, timeout);
+        super::run_logged(&self.host, argv, stdin, run).await
     }
 
     async fn read_file(

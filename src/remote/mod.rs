@@ -233,10 +233,30 @@ pub trait Remote: Send + Sync {
     async fn close(&self) {}
 }
 
+/// Runs one remote command (`run`: the transport's own, unlogged) and records it in the
+/// debug log: every transport's `run` is this.
+pub(crate) async fn run_logged(
+    host: &str,
+    argv: &[String],
+    stdin: Option<&[u8]>,
+    run: impl std::future::Future<Output = Result<RunOutput, RemoteError>>,
+) -> Result<RunOutput, RemoteError> {
+    let t0 = std::time::Instant::now();
+    let result = run.await;
+    log_run(
+        host,
+        argv,
+        stdin.map_or(0, <[u8]>::len),
+        t0.elapsed(),
+        &result,
+    );
+    result
+}
+
 /// Records one remote command in the debug log (`--log FILE`, off by default): the whole
 /// argv, how it exited, how long it took and the bytes each way. Never stdin's content:
 /// that is where secrets travel.
-pub(crate) fn log_run(
+fn log_run(
     host: &str,
     argv: &[String],
     stdin_len: usize,

@@ -913,17 +913,9 @@ impl Remote for SshRemote {
         stdin: Option<&[u8]>,
         timeout: Duration,
     ) -> Result<RunOutput, RemoteError> {
-        let t0 = Instant::now();
-        let result = self.run_unlogged(argv, stdin, timeout).await;
         let host = self.host().unwrap_or_else(|| self.opts.hosts.join(","));
-        super::log_run(
-            &host,
-            argv,
-            stdin.map_or(0, <[u8]>::len),
-            t0.elapsed(),
-            &result,
-        );
-        result
+        let run = self.run_unlogged(argv, stdin, timeout);
+        super::run_logged(&host, argv, stdin, run).await
     }
 
     async fn read_file(

@@ -337,6 +337,28 @@ pub enum CancelOutcome {
     Failed(String),
 }
 
+impl CancelOutcome {
+    /// What Slurm's message about one job id means, the same for scancel and scontrol
+    /// (hold, release, requeue, top, update): gone, already finished, or a refusal that
+    /// is kept word for word.
+    pub fn from_message(msg: &str) -> CancelOutcome {
+        let m = msg.to_ascii_lowercase();
+        const GONE: [&str; 3] = ["invalid job id", "unknown job", "does not exist"];
+        const FINISHED: [&str; 3] = [
+            "already finished",
+            "already complete",
+            "already completing or completed",
+        ];
+        if GONE.iter().any(|g| m.contains(g)) {
+            CancelOutcome::AlreadyGone
+        } else if FINISHED.iter().any(|f| m.contains(f)) {
+            CancelOutcome::AlreadyFinished
+        } else {
+            CancelOutcome::Failed(msg.to_string())
+        }
+    }
+}
+
 /// GPUs in one TRES/GRES string: `gres:gpu:2`, `gres/gpu=4`,
 /// `gpu:a100:2`, `gres/gpu:a100=2`, `cpu=4,mem=8G,gres/gpu=2`.
 /// Typed entries next to an untyped total (`gres/gpu=2,gres/gpu:a100=2`)

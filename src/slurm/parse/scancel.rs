@@ -16,7 +16,7 @@ pub fn parse_scancel(ids: &[JobId], stderr: &str, exit_status: i32) -> Vec<(JobI
             continue;
         }
         match id_and_message(line) {
-            Some((id, msg)) => per_id.push((id.to_string(), classify(msg))),
+            Some((id, msg)) => per_id.push((id.to_string(), CancelOutcome::from_message(msg))),
             None => general.push(line),
         }
     }
@@ -54,17 +54,6 @@ fn id_and_message(line: &str) -> Option<(&str, &str)> {
         return None;
     }
     Some((id, msg.trim()))
-}
-
-fn classify(msg: &str) -> CancelOutcome {
-    let m = msg.to_ascii_lowercase();
-    if m.contains("invalid job id") || m.contains("unknown job") || m.contains("does not exist") {
-        CancelOutcome::AlreadyGone
-    } else if m.contains("already completing or completed") || m.contains("already complete") {
-        CancelOutcome::AlreadyFinished
-    } else {
-        CancelOutcome::Failed(msg.to_string())
-    }
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ pub fn parse_scontrol_op(
         }
         match line.rsplit_once(" for job ") {
             Some((msg, id)) if id.bytes().next().is_some_and(|b| b.is_ascii_digit()) => {
-                per_id.push((id.trim(), classify(msg.trim())));
+                per_id.push((id.trim(), CancelOutcome::from_message(msg.trim())));
             }
             _ => general.push(line),
         }
@@ -46,17 +46,6 @@ pub fn parse_scontrol_op(
             (id.clone(), outcome)
         })
         .collect()
-}
-
-fn classify(msg: &str) -> CancelOutcome {
-    let m = msg.to_ascii_lowercase();
-    if m.contains("invalid job id") {
-        CancelOutcome::AlreadyGone
-    } else if m.contains("already finished") || m.contains("already completed") {
-        CancelOutcome::AlreadyFinished
-    } else {
-        CancelOutcome::Failed(msg.to_string())
-    }
 }
 
 #[cfg(test)]
