@@ -245,3 +245,38 @@ fn a_finished_queue_job_gets_its_report_from_the_detail_read() {
         r.verdict
     );
 }
+
+/// The refresh pace follows the queue's jobs while the history's rows are on screen: a
+/// start about to happen keeps it fastest.
+#[test]
+fn the_queue_s_jobs_set_the_refresh_pace_while_the_history_shows() {
+    use crate::app::insight::PollBounds;
+    use crate::slurm::model::Status;
+    let mut a = app();
+    a.size = (150, 36);
+    let secs = Duration::from_secs;
+    a.cluster.insight.bounds = PollBounds::new(secs(5), secs(2), secs(30));
+    let q: Vec<_> = jobs()
+        .into_iter()
+        .filter(|j| j.status() == Status::Pending)
+        .enumerate()
+        .map(|(i, mut j)| {
+            j.reason = Some("Resources".into());
+            j.start_time = (i == 0).then(|| now() + chrono::Duration::seconds(40));
+            j
+        })
+        .collect();
+    for _ in 0..8 {
+        a.update(Msg::PollDue);
+        a.update(loaded(q.clone()));
+    }
+    assert_eq!(a.cluster.status.poll_interval, Duration::from_secs(2));
+    a.run_command("history");
+    a.update(page(1, true, true));
+    a.update(Msg::Tick(now() + chrono::Duration::seconds(1)));
+    assert_eq!(
+        a.cluster.status.poll_interval,
+        Duration::from_secs(2),
+        "a start about to happen in the queue"
+    );
+}
