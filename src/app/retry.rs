@@ -142,6 +142,7 @@ mod tests {
     use super::super::tests::app;
     use super::*;
     use crate::action::Msg;
+    use crate::registry::Entry;
 
     fn finished(job_id: u64) -> RetryEvent {
         RetryEvent::Finished {
@@ -150,6 +151,49 @@ mod tests {
             state: "COMPLETED".into(),
             class: None,
         }
+    }
+
+    /// A check answered while `:history` shows badges the queue's rows, seen on return.
+    #[test]
+    fn badges_go_on_the_queue_s_rows_while_the_history_shows() {
+        use super::super::tests::{jobs, loaded};
+        use crate::registry::Attempt;
+        let mut a = app();
+        a.update(loaded(jobs()));
+        a.run_command("history");
+        let at = chrono::Utc::now();
+        let attempt = |job_id: u64, state: Option<&str>| Attempt {
+            job_id,
+            submitted_at: at,
+            state: state.map(str::to_string),
+        };
+        let entry = Entry {
+            local_id: "L1".into(),
+            cluster: "dev".into(),
+            job_id: 248,
+            job_dir: "/r/results/L1".into(),
+            name: "train".into(),
+            submitted_at: at,
+            template: None,
+            script: "/r/results/L1/sbatch/job_L1.sbatch".into(),
+            attempts: vec![
+                attempt(237, Some("NODE_FAIL ERR_INFRA")),
+                attempt(248, None),
+            ],
+            secrets: Vec::new(),
+            checksum: None,
+            spec_sha256: None,
+            requeue: false,
+            guard: None,
+        };
+        a.update(Msg::Retries(Ok((Vec::new(), vec![entry]))));
+        a.update(Msg::Key(crossterm::event::KeyEvent::new(
+            crossterm::event::KeyCode::Esc,
+            crossterm::event::KeyModifiers::NONE,
+        )));
+        assert!(!a.history.open);
+        let id: JobId = "248".parse().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(a.queue.badge(&id), Some("↻2/11"));
     }
 
     #[test]
