@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use super::budget::{is_throttled, read_cost, Kind, Who};
 use super::{App, ClusterState};
 use crate::action::{Cmd, Msg};
-use crate::slurm::model::Job;
+use crate::slurm::model::{Job, JobId};
 
 impl App {
     /// Adds a cluster to the dashboard; its workers' messages come as `Msg::Cluster(n, ..)`
@@ -41,6 +41,17 @@ impl App {
             .collect();
         all.sort_by_key(|c| c.ix);
         all.into_iter()
+    }
+
+    /// Where the job's status.json lives, when slurmdash knows its results dir (the launch
+    /// registry records it for jobs slurmdash submitted).
+    pub fn results_dir(&self, id: &JobId) -> Option<String> {
+        self.launch_of(id).map(|c| c.job_dir.clone())
+    }
+
+    /// The launch a Slurm job belongs to (see [`View::launch_of`](super::component::View)).
+    pub fn launch_of(&self, id: &JobId) -> Option<&crate::retry::Chain> {
+        view!(self).launch_of(id)
     }
 
     /// The cluster numbered `ix`.

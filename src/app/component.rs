@@ -9,12 +9,13 @@
 
 use chrono::NaiveDateTime;
 
-use super::{ClusterState, DetailState, Input, LogState};
+use super::prompt::Input;
+use super::{ClusterState, DetailState, LogState};
 use crate::action::Cmd;
 use crate::queue::QueueView;
 use crate::slurm::model::JobId;
 
-use super::ops::Confirm;
+use super::confirm::Confirm;
 
 /// A component's answer to a key or a message.
 #[derive(Debug, Default)]
@@ -27,6 +28,8 @@ pub struct Out {
     pub prompt: Option<Input>,
     /// A question on the bottom line.
     pub confirm: Option<Confirm>,
+    /// Queue rows to mark busy (e.g. "extending…") until their command's answer.
+    pub busy: Option<(Vec<JobId>, &'static str)>,
 }
 
 impl Out {
@@ -77,12 +80,19 @@ impl Out {
         self
     }
 
+    /// Marks `ids` busy with `label` in the queue.
+    pub fn with_busy(mut self, ids: Vec<JobId>, label: &'static str) -> Out {
+        self.busy = Some((ids, label));
+        self
+    }
+
     /// Both answers: commands in order, the later note, prompt and question win.
     pub fn and(mut self, later: Out) -> Out {
         self.cmds.extend(later.cmds);
         self.note = later.note.or(self.note);
         self.prompt = later.prompt.or(self.prompt);
         self.confirm = later.confirm.or(self.confirm);
+        self.busy = later.busy.or(self.busy);
         self
     }
 }
@@ -142,6 +152,12 @@ impl<'a> View<'a> {
         }
         let own = self.parked.iter().find(|c| c.ix == id.cluster());
         own.unwrap_or(self.cluster).chains.get(&id.base())
+    }
+
+    /// The active cluster's rows (all rows when there is one cluster).
+    pub fn own_jobs(&self) -> std::borrow::Cow<'a, [crate::slurm::model::Job]> {
+        let queue: &'a QueueView = self.queue;
+        queue.jobs_on(self.multi().then_some(self.cluster.ix))
     }
 }
 

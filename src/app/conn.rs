@@ -1,11 +1,11 @@
 //! The connection as the App sees it: reconnecting while the login node is away, and `r`
-//! to try again at once.
+//! to try again at once: the cluster's own state (its `Status`, refresh and budget).
 
 use std::time::Duration;
 
-use super::App;
 use crate::action::Cmd;
 use crate::payload::ConnState;
+use crate::slurm::model::Job;
 
 impl super::Status {
     /// The transport's state, and the host it reached (when known).
@@ -35,32 +35,37 @@ impl super::Status {
     }
 }
 
-impl App {
+impl super::ClusterState {
+    /// A refresh, unless one is already out (the timer, `r`, reconnecting).
+    pub fn poll(&mut self) -> Vec<Cmd> {
+        if self.status.polling {
+            return Vec::new();
+        }
+        vec![self.poll_cmd()]
+    }
+
     /// The transport's state, from a refresh or the hub's once-a-second look.
-    pub(super) fn on_conn(&mut self, state: ConnState, host: Option<String>) -> Vec<Cmd> {
-        self.cluster.status.on_conn(state, host);
-        if self.cluster.status.reconnect_due() {
+    pub fn on_conn(&mut self, state: ConnState, host: Option<String>) -> Vec<Cmd> {
+        self.status.on_conn(state, host);
+        if self.status.reconnect_due() {
             return self.poll();
         }
         Vec::new()
     }
 
     /// `r`: refresh now; while disconnected, reconnect now instead of after the backoff.
-    pub(super) fn refresh_now(&mut self) -> Vec<Cmd> {
+    /// `selected`: the selected job (a pending one's reason is read again).
+    pub fn refresh_now(&mut self, selected: Option<&Job>) -> Vec<Cmd> {
         let mut cmds = Vec::new();
-        if self.cluster.status.down() {
+        if self.status.down() {
             cmds.push(Cmd::Reconnect);
         }
         // A refresh the budget holds goes now (and is counted).
-        match self.cluster.budget.take(super::budget::Kind::Refresh) {
+        match self.budget.take(super::budget::Kind::Refresh) {
             Some(held) => cmds.push(held),
             None => cmds.extend(self.poll()),
         }
-        cmds.extend(
-            self.cluster
-                .insight
-                .refresh_pending(self.queue.selected_job()),
-        );
+        cmds.extend(self.insight.refresh_pending(selected));
         cmds
     }
 }
@@ -144,5 +149,21 @@ mod tests {
         let cmds = a.update(key('r'));
         assert!(!cmds.contains(&Cmd::Reconnect), "{cmds:?}");
         assert!(polls(&cmds), "{cmds:?}");
+    }
+
+    #[test]
+    fn the_cluster_has_one_refresh_out_at_a_time_and_r_reconnects_it_when_down() {
+        let mut a = app();
+        let c = &mut a.cluster;
+        assert!(polls(&c.poll()));
+        assert!(c.poll().is_empty(), "one refresh out at a time");
+        c.on_conn(
+            ConnState::Failed {
+                reason: "Permission denied".into(),
+            },
+            None,
+        );
+        // r while the refresh is still out: reconnect now, no second refresh.
+        assert_eq!(c.refresh_now(None), vec![Cmd::Reconnect]);
     }
 }

@@ -10,8 +10,8 @@ use std::collections::HashSet;
 use crossterm::event::{KeyCode, KeyEvent};
 
 use super::component::{Out, View};
+use super::confirm::{Answer, Choice, Confirm};
 use super::history::HistoryState;
-use super::ops::{Answer, Choice, Confirm};
 #[cfg(test)]
 use super::App;
 use crate::keymap::Action;

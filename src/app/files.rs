@@ -1,7 +1,7 @@
 //! The files view (`y`, `:files`): the selected job's directories (the job directory of a
 //! launch, the work directory), walked one level at a time, a file previewed in the log
 //! viewer, and a file or directory fetched to this machine with its progress. Its own
-//! state and keys; the App only routes to it.
+//! state and keys; the App only routes to it. A component (see `component.rs`).
 
 use std::path::PathBuf;
 
@@ -9,7 +9,7 @@ use chrono::NaiveDateTime;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::layout::Rect;
 
-use super::App;
+use super::component::{Out, View};
 use crate::action::Cmd;
 use crate::jobfiles::list::{Entry, Listing};
 use crate::jobfiles::{self, FilesCmd, FilesMsg, Root, CONFIRM_BYTES};
@@ -154,34 +154,40 @@ pub const KEYS: &[(&str, &str)] = &[
     ("q", "close the preview / the view"),
 ];
 
-impl App {
-    fn files_viewport(&self) -> Viewport {
-        let view = view_area(self.size, self.areas().status.height);
-        Viewport::of_pane(preview_area(view))
-    }
+/// What a key in the files view asks of the App.
+#[derive(Debug)]
+pub enum FilesKey {
+    /// The view's own answer.
+    Out(Out),
+    /// `?`: the help overlay, over the view.
+    Help,
+    /// ctrl-c: quit the dashboard.
+    Quit,
+}
 
-    fn files_page(&self) -> usize {
-        usize::from(
-            view_area(self.size, self.areas().status.height)
-                .height
-                .saturating_sub(5),
-        )
-        .max(1)
-    }
+/// The preview's text area for a terminal of `size` with `status_rows` of status bar.
+fn viewport(size: (u16, u16), status_rows: u16) -> Viewport {
+    Viewport::of_pane(preview_area(view_area(size, status_rows)))
+}
 
+/// Rows one page moves in the view's list.
+fn page(size: (u16, u16), status_rows: u16) -> usize {
+    usize::from(view_area(size, status_rows).height.saturating_sub(5)).max(1)
+}
+
+impl FilesState {
     /// `y` / `:files` on the selected job.
-    pub(super) fn open_files(&mut self) -> Vec<Cmd> {
-        let Some(job) = self.queue.selected_job() else {
-            self.note = Some("no job selected: select a job to see its files".into());
-            return Vec::new();
+    pub fn open(&mut self, v: &View) -> Out {
+        let Some(job) = v.queue.selected_job() else {
+            return Out::note("no job selected: select a job to see its files");
         };
         let id = job.id.clone();
-        let job_dir = self.launch_of(&id).map(|c| c.job_dir.clone());
-        let detail_dir = self
+        let job_dir = v.launch_of(&id).map(|c| c.job_dir.clone());
+        let detail_dir = v
             .detail
             .detail
             .as_ref()
-            .filter(|_| self.detail.id.as_ref() == Some(&id))
+            .filter(|_| v.detail.id.as_ref() == Some(&id))
             .and_then(|d| d.work_dir.clone());
         let work_dir = detail_dir.or_else(|| {
             let w = job.work_dir.to_string();
@@ -189,13 +195,12 @@ impl App {
         });
         let roots = jobfiles::roots(job_dir.as_deref(), work_dir.as_deref());
         if roots.is_empty() {
-            self.note = Some(format!(
+            return Out::note(format!(
                 "job {id}: no directory known yet (Slurm reports no work dir and slurmdash did not launch it); try again once its detail has loaded"
             ));
-            return Vec::new();
         }
         let one = roots.len() == 1;
-        self.files.view = Some(FilesView {
+        self.view = Some(FilesView {
             job: id,
             roots,
             root: None,
@@ -210,15 +215,15 @@ impl App {
             rel_back: None,
         });
         if one {
-            return self.files_enter_root(0);
+            return Out::cmds(self.enter_root(0));
         }
-        Vec::new()
+        Out::none()
     }
 
-    fn files_list(&mut self) -> Vec<Cmd> {
-        self.files.seq += 1;
-        let seq = self.files.seq;
-        let Some(v) = self.files.view.as_mut() else {
+    fn list(&mut self) -> Vec<Cmd> {
+        self.seq += 1;
+        let seq = self.seq;
+        let Some(v) = self.view.as_mut() else {
             return Vec::new();
         };
         v.seq = seq;
@@ -234,23 +239,23 @@ impl App {
         })]
     }
 
-    fn files_enter_root(&mut self, i: usize) -> Vec<Cmd> {
-        if let Some(v) = self.files.view.as_mut() {
+    fn enter_root(&mut self, i: usize) -> Vec<Cmd> {
+        if let Some(v) = self.view.as_mut() {
             v.root = Some(i);
             v.rel.clear();
         }
-        self.files_list()
+        self.list()
     }
 
     /// enter: into a directory, or a preview of a file.
-    fn files_open(&mut self) -> Vec<Cmd> {
-        let Some(v) = self.files.view.as_mut() else {
+    fn open_selected(&mut self) -> Vec<Cmd> {
+        let Some(v) = self.view.as_mut() else {
             return Vec::new();
         };
         if v.root.is_none() {
             let i = v.selected;
             if i < v.roots.len() {
-                return self.files_enter_root(i);
+                return self.enter_root(i);
             }
             return Vec::new();
         }
@@ -259,7 +264,7 @@ impl App {
         };
         if e.is_dir() {
             v.rel.push(e.name);
-            return self.files_list();
+            return self.list();
         }
         if !e.is_file_like() {
             v.status = Some(format!(
@@ -272,12 +277,12 @@ impl App {
             return Vec::new();
         };
         let path = jobfiles::join(&dir, &e.name);
-        self.files.seq += 1;
-        let seq = self.files.seq;
+        self.seq += 1;
+        let seq = self.seq;
         let shown = jobfiles::display_name(&path);
         let mut pane = LogPane::new(Stream::Stdout);
         pane.set_path(&shown);
-        let Some(v) = self.files.view.as_mut() else {
+        let Some(v) = self.view.as_mut() else {
             return Vec::new();
         };
         v.preview = Some(Preview {
@@ -295,8 +300,8 @@ impl App {
     }
 
     /// backspace / h: one level up, never above a root (the roots are shown instead).
-    fn files_up(&mut self) -> Vec<Cmd> {
-        let Some(v) = self.files.view.as_mut() else {
+    fn up(&mut self) -> Vec<Cmd> {
+        let Some(v) = self.view.as_mut() else {
             return Vec::new();
         };
         if v.root.is_none() {
@@ -304,9 +309,9 @@ impl App {
         }
         match v.rel.pop() {
             Some(name) => {
-                let cmds = self.files_list();
+                let cmds = self.list();
                 // Come back to the directory just left, once listed.
-                if let Some(v) = self.files.view.as_mut() {
+                if let Some(v) = self.view.as_mut() {
                     v.status = None;
                     v.rel_back = Some(name);
                 }
@@ -322,9 +327,9 @@ impl App {
     }
 
     /// `f`: fetch the selected file or directory (asks first above [`CONFIRM_BYTES`]).
-    fn files_fetch(&mut self) -> Vec<Cmd> {
-        let dl = self.files.download_dir.clone();
-        let Some(v) = self.files.view.as_mut() else {
+    fn fetch(&mut self, now: NaiveDateTime) -> Vec<Cmd> {
+        let dl = self.download_dir.clone();
+        let Some(v) = self.view.as_mut() else {
             return Vec::new();
         };
         if v.copy.is_some() {
@@ -387,13 +392,12 @@ impl App {
             dest,
             bytes: size,
         };
-        self.files_start_or_ask(ask, false)
+        self.start_or_ask(ask, false, now)
     }
 
     /// Starts the copy, or asks first when it is large and not `confirmed` yet.
-    fn files_start_or_ask(&mut self, ask: Ask, confirmed: bool) -> Vec<Cmd> {
-        let now = self.now;
-        let Some(v) = self.files.view.as_mut() else {
+    fn start_or_ask(&mut self, ask: Ask, confirmed: bool, now: NaiveDateTime) -> Vec<Cmd> {
+        let Some(v) = self.view.as_mut() else {
             return Vec::new();
         };
         if ask.bytes > CONFIRM_BYTES && !confirmed {
@@ -417,14 +421,23 @@ impl App {
         })]
     }
 
-    pub(super) fn on_files_msg(&mut self, m: FilesMsg) -> Vec<Cmd> {
-        let Some(v) = self.files.view.as_mut() else {
+    /// A worker's answer about the view (a listing, a preview, a copy's progress or end).
+    pub fn on_msg(&mut self, v: &View, m: FilesMsg) -> Out {
+        if self.view.is_none() {
+            // A copy that ends after the view closed is said on the status bar.
             if let FilesMsg::Fetched { dest, result } = m {
-                self.note = Some(match result {
+                return Out::note(match result {
                     Ok(s) => format!("fetched {}: {s}", dest.display()),
                     Err(e) => format!("fetch failed: {e}"),
                 });
             }
+            return Out::none();
+        }
+        Out::cmds(self.on_view_msg(v.now, m))
+    }
+
+    fn on_view_msg(&mut self, now: NaiveDateTime, m: FilesMsg) -> Vec<Cmd> {
+        let Some(v) = self.view.as_mut() else {
             return Vec::new();
         };
         match m {
@@ -475,7 +488,7 @@ impl App {
             FilesMsg::Planned { src, dest, result } => match result {
                 Ok(bytes) => {
                     v.status = None;
-                    return self.files_start_or_ask(
+                    return self.start_or_ask(
                         Ask {
                             src,
                             dir: true,
@@ -483,6 +496,7 @@ impl App {
                             bytes,
                         },
                         false,
+                        now,
                     );
                 }
                 Err(e) => v.status = Some(e),
@@ -505,23 +519,39 @@ impl App {
         Vec::new()
     }
 
-    pub(super) fn on_files_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
-        let vp = self.files_viewport();
-        let page = self.files_page();
-        let Some(v) = self.files.view.as_mut() else {
-            return Vec::new();
+    /// A key while the view is open (`status_rows`: the status bar's height, for paging).
+    pub fn on_key(&mut self, v: &View, k: KeyEvent, status_rows: u16) -> FilesKey {
+        let Some(view) = self.view.as_mut() else {
+            return FilesKey::Out(Out::none());
         };
-        if let Some(ask) = v.ask.take() {
+        if let Some(ask) = view.ask.take() {
             if matches!(k.code, KeyCode::Char('y') | KeyCode::Enter) {
-                return self.files_start_or_ask(ask, true);
+                return FilesKey::Out(Out::cmds(self.start_or_ask(ask, true, v.now)));
             }
-            v.status = Some("not fetched".into());
-            return Vec::new();
+            view.status = Some("not fetched".into());
+            return FilesKey::Out(Out::none());
         }
         if k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL) {
-            self.quit = true;
-            return vec![Cmd::Quit];
+            return FilesKey::Quit;
         }
+        if k.code == KeyCode::Char('?') {
+            return FilesKey::Help;
+        }
+        let vp = viewport(v.size, status_rows);
+        let page = page(v.size, status_rows);
+        FilesKey::Out(Out::cmds(self.on_view_key(k, vp, page, v.now)))
+    }
+
+    fn on_view_key(
+        &mut self,
+        k: KeyEvent,
+        vp: Viewport,
+        page: usize,
+        now: NaiveDateTime,
+    ) -> Vec<Cmd> {
+        let Some(v) = self.view.as_mut() else {
+            return Vec::new();
+        };
         match k.code {
             KeyCode::Esc if v.copy.is_some() => {
                 let c = v.copy.take();
@@ -531,14 +561,10 @@ impl App {
                 ));
                 return vec![Cmd::Files(FilesCmd::Stop { job: v.job.clone() })];
             }
-            KeyCode::Char('?') => {
-                self.help = true;
-                return Vec::new();
-            }
-            KeyCode::Char('f') => return self.files_fetch(),
+            KeyCode::Char('f') => return self.fetch(now),
             _ => {}
         }
-        let Some(v) = self.files.view.as_mut() else {
+        let Some(v) = self.view.as_mut() else {
             return Vec::new();
         };
         if let Some(p) = v.preview.as_mut() {
@@ -560,16 +586,16 @@ impl App {
         let rows = v.rows();
         let last = rows.saturating_sub(1);
         match k.code {
-            KeyCode::Esc | KeyCode::Char('q') => self.files.view = None,
+            KeyCode::Esc | KeyCode::Char('q') => self.view = None,
             KeyCode::Down | KeyCode::Char('j') => v.selected = (v.selected + 1).min(last),
             KeyCode::Up | KeyCode::Char('k') => v.selected = v.selected.saturating_sub(1),
             KeyCode::PageDown => v.selected = (v.selected + page).min(last),
             KeyCode::PageUp => v.selected = v.selected.saturating_sub(page),
             KeyCode::Char('g') | KeyCode::Home => v.selected = 0,
             KeyCode::Char('G') | KeyCode::End => v.selected = last,
-            KeyCode::Enter | KeyCode::Right | KeyCode::Char('l') => return self.files_open(),
-            KeyCode::Backspace | KeyCode::Left | KeyCode::Char('h') => return self.files_up(),
-            KeyCode::Char('r') if v.root.is_some() => return self.files_list(),
+            KeyCode::Enter | KeyCode::Right | KeyCode::Char('l') => return self.open_selected(),
+            KeyCode::Backspace | KeyCode::Left | KeyCode::Char('h') => return self.up(),
+            KeyCode::Char('r') if v.root.is_some() => return self.list(),
             _ => {}
         }
         Vec::new()

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use crossterm::event::KeyCode;
 
 use super::super::tests::{app, code, id, jobs, key, loaded};
+use super::super::App;
 use super::*;
 use crate::action::Msg;
 use crate::jobfiles::list::{Kind, Listing};
@@ -363,4 +364,32 @@ fn a_click_while_the_files_view_is_open_does_not_reach_the_queue_under_it() {
     let first = a.queue.selected_id().cloned();
     a.update(click(areas.queue.y + 3));
     assert_ne!(a.queue.selected_id().cloned(), first);
+}
+
+#[test]
+fn help_and_quit_go_to_the_app_unless_a_large_copy_waits_for_its_answer() {
+    use crossterm::event::{KeyEvent, KeyModifiers};
+    let mut a = launched();
+    a.update(key('y'));
+    let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+    let help = KeyEvent::new(KeyCode::Char('?'), KeyModifiers::NONE);
+    assert!(matches!(a.files.on_key(&view!(a), help, 2), FilesKey::Help));
+    assert!(matches!(
+        a.files.on_key(&view!(a), ctrl_c, 2),
+        FilesKey::Quit
+    ));
+    // A large copy asks first: any key but y or enter answers no, ctrl-c included.
+    a.files.view.as_mut().expect("open").ask = Some(Ask {
+        src: b"/r/7/model.ckpt".to_vec(),
+        dir: false,
+        dest: PathBuf::from("/dl/237/model.ckpt"),
+        bytes: 300 << 20,
+    });
+    match a.files.on_key(&view!(a), ctrl_c, 2) {
+        FilesKey::Out(out) => assert!(out.cmds.is_empty() && out.note.is_none()),
+        other => panic!("ctrl-c answered the question, got {other:?}"),
+    }
+    let v = a.files.view.as_ref().expect("still open");
+    assert_eq!(v.status.as_deref(), Some("not fetched"));
+    assert!(v.ask.is_none());
 }

@@ -849,7 +849,7 @@ fn w_saves_the_form_as_a_template_asking_before_it_replaces_one() {
     assert!(press(&mut a, KeyCode::Char('w')).is_empty());
     assert_eq!(
         a.input.as_ref().map(|i| i.kind),
-        Some(crate::app::input::InputKind::TemplateName)
+        Some(crate::app::InputKind::TemplateName)
     );
     // A name that is not one file name is refused, saying why; nothing is written.
     typed(&mut a, "../evil");

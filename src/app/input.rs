@@ -2,46 +2,8 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::App;
+use super::{App, Input, InputKind};
 use crate::action::Cmd;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InputKind {
-    Filter,
-    Command,
-    Search,
-    /// The name the launch form is saved under as a template (`w`).
-    TemplateName,
-}
-
-impl InputKind {
-    pub fn prompt(self) -> &'static str {
-        match self {
-            InputKind::Filter => "/",
-            InputKind::Command => ":",
-            InputKind::Search => "search /",
-            InputKind::TemplateName => "save template as: ",
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Input {
-    pub kind: InputKind,
-    pub text: String,
-    /// Shown after the text instead of "enter: apply · esc: cancel".
-    pub hint: Option<String>,
-}
-
-impl Input {
-    pub fn new(kind: InputKind, text: &str) -> Input {
-        Input {
-            kind,
-            text: text.to_string(),
-            hint: None,
-        }
-    }
-}
 
 /// Commands accepted on the `:` line, for the help overlay.
 pub const COMMANDS: &[(&str, &str)] = &[
@@ -149,7 +111,7 @@ impl App {
                 self.quit = true;
                 vec![Cmd::Quit]
             }
-            ("r" | "refresh", _) => self.refresh_now(),
+            ("r" | "refresh", _) => self.cluster.refresh_now(self.queue.selected_job()),
             ("cluster", [name]) => {
                 if self.focus_cluster_named(name) {
                     self.note = Some(format!("cluster `{name}`: in view"));
@@ -178,13 +140,22 @@ impl App {
                 let out = self.tunnels.describe();
                 self.apply(out)
             }
-            ("files", _) => self.open_files(),
+            ("files", _) => {
+                let out = self.files.open(&view!(self));
+                self.apply(out)
+            }
             ("untunnel", [port]) => {
                 let out = self.tunnels.untunnel(port);
                 self.apply(out)
             }
-            ("shell", []) => self.open_shell(None),
-            ("shell", [node]) => self.open_shell(Some(node)),
+            ("shell", []) => {
+                let out = super::shell::open(&view!(self), None);
+                self.apply(out)
+            }
+            ("shell", [node]) => {
+                let out = super::shell::open(&view!(self), Some(node));
+                self.apply(out)
+            }
             ("shell", _) => {
                 self.note = Some(":shell takes at most one node, e.g. :shell gpu02".into());
                 Vec::new()
@@ -211,25 +182,33 @@ impl App {
                     Vec::new()
                 }
             },
-            ("usage", []) => self.open_usage(None),
-            ("usage", [days]) => match days.parse::<u32>() {
-                Ok(d) if (1..=3650).contains(&d) => self.open_usage(Some(d)),
-                _ => {
-                    self.note = Some(format!(
-                        ":usage takes a number of days, e.g. :usage 30 (not `{days}`)"
-                    ));
-                    Vec::new()
+            ("usage", days @ ([] | [_])) => match super::usage::days_arg(days.first().copied()) {
+                Ok(days) => {
+                    self.cluster.insight.view = Some(super::insight::View::Usage);
+                    self.cluster.usage.open(days)
                 }
+                Err(why) => self.apply(super::component::Out::note(why)),
             },
             ("deps", _) => {
                 let out = self.deps.open_view(&view!(self), &self.history);
                 self.apply(out)
             }
-            ("session", []) => self.open_session_form(None),
-            ("session", [label]) => self.open_session_form(Some(label)),
-            ("extend", []) => self.extend_session(None),
-            ("extend", [id]) => self.extend_session(Some(id)),
-            ("ssh-config", _) => self.copy_ssh_config(),
+            ("session", label @ ([] | [_])) => {
+                let mut cmds = self.open_form();
+                if let Some(form) = self.form.as_mut() {
+                    let out = super::session::prefill(form, &view!(self), label.first().copied());
+                    cmds.extend(self.apply(out));
+                }
+                cmds
+            }
+            ("extend", id @ ([] | [_])) => {
+                let out = super::session::extend_session(&view!(self), id.first().copied());
+                self.apply(out)
+            }
+            ("ssh-config", _) => {
+                let out = super::session::copy_ssh_config(&view!(self));
+                self.apply(out)
+            }
             ("events", _) => {
                 self.cluster.events.open = true;
                 self.cluster.events.scroll = 0;

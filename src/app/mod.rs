@@ -9,6 +9,7 @@ pub mod budget;
 mod cluster;
 mod clusters;
 pub mod columns;
+mod confirm;
 mod conn;
 pub mod departures;
 pub mod deps;
@@ -27,6 +28,7 @@ mod nav;
 mod ops;
 mod overlay;
 pub mod partitions;
+mod prompt;
 pub(crate) mod relaunch;
 mod retry;
 pub mod session;
@@ -41,14 +43,15 @@ use chrono::NaiveDateTime;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 pub use cluster::{ClusterState, Listed, Status};
+pub use confirm::{Answer, Choice, Confirm};
 pub use edit::{EditForm, EDIT_FIELDS};
 pub use events::{merged_events, notifications, Event, EventKind, Events, Own};
 pub use files::{FilesState, FilesView};
 pub use form::{Busy, FormState, LaunchContext, FIELDS};
-pub use input::{Input, InputKind, COMMANDS};
+pub use input::COMMANDS;
 pub use logs::LogState;
-pub use ops::{Answer, Choice, Confirm};
 pub use overlay::Overlay;
+pub use prompt::{Input, InputKind};
 pub use retry::{RetryState, RETRY_CHECK_SECS};
 pub use triage::{TriageStatus, TriageView};
 
@@ -238,7 +241,7 @@ impl App {
                 self.logs.apply(ev);
                 Vec::new()
             }
-            Msg::Conn { state, host } => self.on_conn(state, host),
+            Msg::Conn { state, host } => self.cluster.on_conn(state, host),
             Msg::OpDone { op, result } => self.on_op_done(op, result),
             Msg::Edited { id, edit, result } => {
                 self.queue.clear_busy(std::slice::from_ref(&id));
@@ -284,7 +287,14 @@ impl App {
                 let form = relaunch::rerun_form(&view!(self), &id, *result);
                 self.open_prefilled(form)
             }
-            Msg::Triaged { id, result } => self.on_triaged(id, *result),
+            Msg::Triaged { id, result } => {
+                if let Ok(Some(r)) = result.as_ref() {
+                    self.cluster.events.annotate_failure(&id, r);
+                }
+                let selected = self.detail.id.as_ref() == Some(&id);
+                triage::land(&mut self.detail.triage, selected, *result);
+                Vec::new()
+            }
             Msg::Forwarded {
                 id,
                 node,
@@ -351,7 +361,10 @@ impl App {
                 self.cluster.insight.on_stats(stats, at);
                 Vec::new()
             }
-            Msg::Files(m) => self.on_files_msg(m),
+            Msg::Files(m) => {
+                let out = self.files.on_msg(&view!(self), m);
+                self.apply(out)
+            }
             Msg::Note(text) => {
                 self.note = Some(text);
                 Vec::new()
@@ -369,10 +382,7 @@ impl App {
 
     /// A refresh, unless one is already out (the timer, `r`, reconnecting).
     fn poll(&mut self) -> Vec<Cmd> {
-        if self.cluster.status.polling {
-            return Vec::new();
-        }
-        self.poll_now()
+        self.cluster.poll()
     }
 
     /// A refresh that must see a change made just now (an action, a submission): asked for
@@ -387,7 +397,7 @@ impl App {
     fn on_refresh(&mut self, r: crate::payload::Refresh) -> Vec<Cmd> {
         let mut cmds = Vec::new();
         if let Some((state, host)) = r.conn {
-            cmds.extend(self.on_conn(state, host));
+            cmds.extend(self.cluster.on_conn(state, host));
         }
         if let Some(extra) = r.extra {
             cmds.extend(self.on_poll_extra(extra));
@@ -442,7 +452,11 @@ impl App {
         self.live.mark(&mut self.queue);
         cmds.extend(self.apply(out));
         cmds.extend(self.cluster.record(listed.events));
-        cmds.extend(self.session_warnings());
+        let sessions = session::launched_here(&view!(self));
+        let due = self.cluster.sessions.on_jobs(&sessions);
+        let (events, out) = session::warnings(&view!(self), &due, self.top_overlay().is_none());
+        cmds.extend(self.cluster.push_events(events, self.now));
+        cmds.extend(self.apply(out));
         cmds
     }
 
@@ -511,7 +525,8 @@ impl App {
                     }
                 }
                 let tails = self.logs.targets(&id, &detail, source);
-                let triage = self.triage_after_detail(&id, &detail, source);
+                let dir = self.results_dir(&id);
+                let triage = triage::ask(&mut self.detail.triage, &id, &detail, source, dir);
                 let refined = self.final_states_known(std::slice::from_ref(&detail));
                 self.detail.detail = Some(detail);
                 self.detail.source = Some(source);
@@ -540,6 +555,9 @@ impl App {
         if let Some(confirm) = out.confirm {
             self.confirm = Some(confirm);
         }
+        if let Some((ids, label)) = out.busy {
+            self.queue.set_busy(&ids, label);
+        }
         out.cmds
     }
 
@@ -549,7 +567,7 @@ impl App {
         let action = self.keymap.action(Pane::Queue, &k);
         match self.deps.on_key(&k, action, page) {
             deps::DepsKey::Done(out) => self.apply(out),
-            deps::DepsKey::Refresh => self.refresh_now(),
+            deps::DepsKey::Refresh => self.cluster.refresh_now(self.queue.selected_job()),
             deps::DepsKey::Help => {
                 self.help = true;
                 Vec::new()
@@ -576,7 +594,10 @@ impl App {
                         self.focus = Pane::Queue;
                         cmds.extend(match a {
                             Action::Copy => self.copy(),
-                            _ => self.open_files(),
+                            _ => {
+                                let out = self.files.open(&view!(self));
+                                self.apply(out)
+                            }
                         });
                     }
                 }
@@ -722,7 +743,7 @@ impl App {
                 }
                 self.zoom = !self.zoom;
             }
-            Action::Refresh => return self.refresh_now(),
+            Action::Refresh => return self.cluster.refresh_now(self.queue.selected_job()),
             Action::Filter => {
                 self.input = Some(Input::new(InputKind::Filter, self.queue.filter()));
             }
@@ -793,7 +814,10 @@ impl App {
                 self.note = Some(format!("marked {n} rows (esc clears)"));
             }
             Action::NewJob => return self.open_form(),
-            Action::Shell => return self.open_shell(None),
+            Action::Shell => {
+                let out = shell::open(&view!(self), None);
+                return self.apply(out);
+            }
             Action::Forward => {
                 let out = self.tunnels.open_forward(&view!(self));
                 return self.apply(out);
@@ -808,7 +832,10 @@ impl App {
                 let out = relaunch::relaunch(&view!(self));
                 return self.apply(out);
             }
-            Action::Files => return self.open_files(),
+            Action::Files => {
+                let out = self.files.open(&view!(self));
+                return self.apply(out);
+            }
             Action::Copy => return self.copy(),
             Action::Columns => return self.open_columns(),
         }

@@ -8,7 +8,8 @@ use crossterm::event::{KeyEvent, MouseEvent, MouseEventKind};
 
 use super::component::Out;
 use super::form::placeholder_job;
-use super::ops::{Answer, Asked};
+use super::ops::Asked;
+use super::Answer;
 use super::App;
 use crate::action::Cmd;
 use crate::keymap::{Action, Pane};
@@ -164,7 +165,7 @@ impl App {
         };
         match confirm.pick(&k) {
             Some(Answer::Op(op)) => self.start_op(op),
-            Some(Answer::Extend(id)) => self.start_extend(id),
+            Some(Answer::Extend(id)) => self.apply(super::session::extend(id)),
             None => self.apply(Out::note("nothing changed")),
         }
     }

@@ -84,7 +84,20 @@ impl App {
             Some(Overlay::Insight(_)) => self.on_insight_key(k),
             Some(Overlay::Events) => self.on_events_key(k),
             Some(Overlay::Deps) => self.on_deps_key(k),
-            Some(Overlay::Files) => self.on_files_key(k),
+            Some(Overlay::Files) => {
+                let status_rows = self.areas().status.height;
+                match self.files.on_key(&view!(self), k, status_rows) {
+                    super::files::FilesKey::Out(out) => self.apply(out),
+                    super::files::FilesKey::Help => {
+                        self.help = true;
+                        Vec::new()
+                    }
+                    super::files::FilesKey::Quit => {
+                        self.quit = true;
+                        vec![Cmd::Quit]
+                    }
+                }
+            }
             Some(Overlay::Columns) => self.on_columns_key(&k),
             Some(Overlay::Edit) => {
                 let parts = view!(self).partitions();
@@ -173,8 +186,10 @@ impl App {
             self.cluster.insight.view = None;
             return Vec::new();
         }
-        if let Some(cmds) = self.on_usage_key(&k) {
-            return cmds;
+        if self.cluster.insight.view == Some(View::Usage) {
+            if let Some((cmds, note)) = self.cluster.usage.on_key(&k) {
+                return self.apply(super::component::Out::cmds(cmds).with_note(note));
+            }
         }
         self.on_keymap_key(&k)
     }

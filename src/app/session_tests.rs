@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use super::super::tests::{app, id, jobs, key, loaded};
+use super::super::App;
 use super::*;
 use crate::action::Msg;
 use crate::slurm::model::{CancelOutcome, SlurmDuration};
@@ -223,4 +224,25 @@ fn a_session_that_starts_says_what_it_offers() {
         said,
         vec!["job 237 session-debug started on vm: work session ready (x: shell, F: tunnel, :ssh-config)"]
     );
+}
+
+#[test]
+fn an_extension_marks_its_row_busy_and_a_read_only_session_refuses_it() {
+    let out = extend(id("237"));
+    assert_eq!(out.busy, Some((vec![id("237")], "extending…")));
+    assert_eq!(out.cmds, vec![Cmd::Edit(id("237"), extension())]);
+    assert!(out
+        .note
+        .as_deref()
+        .is_some_and(|n| n.contains("extend 237 by 30 minutes")));
+    let mut a = app();
+    a.update(loaded(jobs()));
+    a.queue.select_id(&id("237"));
+    a.cluster.read_only = true;
+    let refused = extend_session(&view!(a), None);
+    assert!(refused.cmds.is_empty() && refused.busy.is_none());
+    assert!(refused
+        .note
+        .as_deref()
+        .is_some_and(|n| n.starts_with("read-only session: extending a session is disabled")));
 }

@@ -1,79 +1,75 @@
 //! A shell inside the selected running job (`x`, `:shell [NODE]`): the dashboard hands the
-//! terminal to `srun --overlap --pty` over the open connection and takes it back after.
+//! terminal to `srun --overlap --pty` over the open connection and takes it back after. A
+//! component (see `component.rs`) with no state of its own: it reads the selected job.
 
-use super::{App, Input, InputKind};
+use super::component::{Out, View};
+use super::{Input, InputKind};
 use crate::action::Cmd;
 use crate::slurm::model::Status;
 
 /// Nodes named in the hint of a multi-node job's node question.
 const NODES_SHOWN: usize = 8;
 
-impl App {
-    /// `x` or `:shell [NODE]` on the selected job. A multi-node job asks which node (the
-    /// command line opens with the first one filled in).
-    pub(super) fn open_shell(&mut self, node: Option<&str>) -> Vec<Cmd> {
-        let Some(job) = self.queue.selected_job() else {
-            self.note = Some("no job selected: select a running job for a shell".into());
-            return Vec::new();
-        };
-        let id = job.id.clone();
-        match job.status() {
-            Status::Running => {}
-            Status::Pending => {
-                self.note = Some(format!(
-                    "job {id} is pending: a shell opens once it runs (on its nodes)"
-                ));
-                return Vec::new();
-            }
-            _ => {
-                self.note = Some(format!(
-                    "job {id} is {}: no shell, it has no allocation any more",
-                    job.state.long_name()
-                ));
-                return Vec::new();
-            }
-        }
-        let nodes = job
-            .node_list
-            .as_deref()
-            .map(crate::slurm::hostlist::expand)
-            .unwrap_or_default();
-        if let Some(n) = node {
-            if !nodes.is_empty() && !nodes.iter().any(|m| m == n) {
-                self.note = Some(format!(
-                    "job {id} does not run on {n}: its nodes are {}",
-                    nodes.join(", ")
-                ));
-                return Vec::new();
-            }
-            return vec![Cmd::Shell {
-                id,
-                node: Some(n.to_string()),
-            }];
-        }
-        if nodes.len() > 1 {
-            let mut shown: Vec<&str> = nodes.iter().take(NODES_SHOWN).map(String::as_str).collect();
-            if nodes.len() > NODES_SHOWN {
-                shown.push("…");
-            }
-            let mut input = Input::new(InputKind::Command, &format!("shell {}", nodes[0]));
-            input.hint = Some(format!(
-                "job {id} runs on {}: enter opens a shell there · esc: cancel",
-                shown.join(" ")
+/// `x` or `:shell [NODE]` on the selected job. A multi-node job asks which node (the
+/// command line opens with the first one filled in).
+pub(super) fn open(v: &View, node: Option<&str>) -> Out {
+    let Some(job) = v.queue.selected_job() else {
+        return Out::note("no job selected: select a running job for a shell");
+    };
+    let id = job.id.clone();
+    match job.status() {
+        Status::Running => {}
+        Status::Pending => {
+            return Out::note(format!(
+                "job {id} is pending: a shell opens once it runs (on its nodes)"
             ));
-            self.input = Some(input);
-            return Vec::new();
         }
-        vec![Cmd::Shell {
-            id,
-            node: nodes.into_iter().next(),
-        }]
+        _ => {
+            return Out::note(format!(
+                "job {id} is {}: no shell, it has no allocation any more",
+                job.state.long_name()
+            ));
+        }
     }
+    let nodes = job
+        .node_list
+        .as_deref()
+        .map(crate::slurm::hostlist::expand)
+        .unwrap_or_default();
+    if let Some(n) = node {
+        if !nodes.is_empty() && !nodes.iter().any(|m| m == n) {
+            return Out::note(format!(
+                "job {id} does not run on {n}: its nodes are {}",
+                nodes.join(", ")
+            ));
+        }
+        return Out::cmds(vec![Cmd::Shell {
+            id,
+            node: Some(n.to_string()),
+        }]);
+    }
+    if nodes.len() > 1 {
+        let mut shown: Vec<&str> = nodes.iter().take(NODES_SHOWN).map(String::as_str).collect();
+        if nodes.len() > NODES_SHOWN {
+            shown.push("…");
+        }
+        let mut input = Input::new(InputKind::Command, &format!("shell {}", nodes[0]));
+        input.hint = Some(format!(
+            "job {id} runs on {}: enter opens a shell there · esc: cancel",
+            shown.join(" ")
+        ));
+        return Out::prompt(input);
+    }
+    Out::cmds(vec![Cmd::Shell {
+        id,
+        node: nodes.into_iter().next(),
+    }])
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::tests::{app, jobs, loaded};
+    use super::super::App;
     use super::*;
     use crate::slurm::model::JobState;
 

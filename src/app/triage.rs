@@ -1,12 +1,11 @@
 //! The selected job's triage: asked for once its detail says it has finished, shown in the
-//! detail pane, dropped when the selection moves on.
+//! detail pane, dropped when the selection moves on. A component (see `component.rs`) whose
+//! state is the detail's `triage` slot: App hands it that slot and lands its command.
 
 use crate::action::Cmd;
 use crate::payload::DetailSource;
 use crate::payload::TriageReport;
 use crate::slurm::model::{JobDetail, JobId, JobState};
-
-use super::App;
 
 /// The triage of the selected job, for the state it was asked for.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,67 +22,48 @@ pub enum TriageStatus {
     Failed(String),
 }
 
-impl App {
-    /// Where the job's status.json lives, when slurmdash knows its results dir (the launch
-    /// registry records it for jobs slurmdash submitted).
-    pub fn results_dir(&self, id: &JobId) -> Option<String> {
-        self.launch_of(id).map(|c| c.job_dir.clone())
+/// After a detail arrived: the command that triages the job (into `slot`, the selected
+/// job's triage) if it has finished and was not triaged in this state yet. `results_dir`:
+/// where its status.json lives, when slurmdash launched it.
+pub(super) fn ask(
+    slot: &mut Option<TriageView>,
+    id: &JobId,
+    detail: &JobDetail,
+    source: DetailSource,
+    results_dir: Option<String>,
+) -> Option<Cmd> {
+    let state = detail.state.as_ref().filter(|s| s.is_finished())?;
+    if slot.as_ref().is_some_and(|t| &t.state == state) {
+        return None;
     }
+    *slot = Some(TriageView {
+        state: state.clone(),
+        status: TriageStatus::Loading,
+    });
+    Some(Cmd::Triage {
+        id: id.clone(),
+        detail: Box::new(detail.clone()),
+        source,
+        results_dir,
+    })
+}
 
-    /// The launch a Slurm job belongs to (jobs slurmdash submitted; plain job ids only).
-    pub fn launch_of(&self, id: &JobId) -> Option<&crate::retry::Chain> {
-        view!(self).launch_of(id)
+/// The triage's answer, kept in `slot` when its job is still the `selected` one.
+pub(super) fn land(
+    slot: &mut Option<TriageView>,
+    selected: bool,
+    result: Result<Option<TriageReport>, String>,
+) {
+    if !selected {
+        return;
     }
-
-    /// After a detail arrived: triage the job if it has finished and was not triaged in this
-    /// state yet.
-    pub(super) fn triage_after_detail(
-        &mut self,
-        id: &JobId,
-        detail: &JobDetail,
-        source: DetailSource,
-    ) -> Option<Cmd> {
-        let state = detail.state.as_ref().filter(|s| s.is_finished())?;
-        if self
-            .detail
-            .triage
-            .as_ref()
-            .is_some_and(|t| &t.state == state)
-        {
-            return None;
-        }
-        self.detail.triage = Some(TriageView {
-            state: state.clone(),
-            status: TriageStatus::Loading,
-        });
-        Some(Cmd::Triage {
-            id: id.clone(),
-            detail: Box::new(detail.clone()),
-            source,
-            results_dir: self.results_dir(id),
-        })
-    }
-
-    pub(super) fn on_triaged(
-        &mut self,
-        id: JobId,
-        result: Result<Option<TriageReport>, String>,
-    ) -> Vec<Cmd> {
-        if let Ok(Some(r)) = &result {
-            self.cluster.events.annotate_failure(&id, r);
-        }
-        if self.detail.id.as_ref() != Some(&id) {
-            return Vec::new(); // no longer selected
-        }
-        let Some(view) = self.detail.triage.as_mut() else {
-            return Vec::new();
-        };
-        match result {
-            Ok(Some(r)) => view.status = TriageStatus::Done(Box::new(r)),
-            Ok(None) => self.detail.triage = None,
-            Err(e) => view.status = TriageStatus::Failed(e),
-        }
-        Vec::new()
+    let Some(view) = slot.as_mut() else {
+        return;
+    };
+    match result {
+        Ok(Some(r)) => view.status = TriageStatus::Done(Box::new(r)),
+        Ok(None) => *slot = None,
+        Err(e) => view.status = TriageStatus::Failed(e),
     }
 }
 
@@ -94,6 +74,7 @@ mod tests {
 
     use chrono::NaiveDate;
 
+    use super::super::App;
     use super::*;
     use crate::action::Msg;
     use crate::slurm::parse::{parse_sacct, parse_squeue};
@@ -209,5 +190,37 @@ mod tests {
             a.detail.triage.as_ref().map(|t| &t.status),
             Some(&TriageStatus::Failed("connection dropped".into()))
         );
+    }
+
+    #[test]
+    fn the_slot_asks_once_per_state_and_keeps_only_its_jobs_answer() {
+        let id: JobId = "4242".parse().unwrap();
+        let d = failed_detail(&id);
+        let mut slot = None;
+        let cmd = ask(
+            &mut slot,
+            &id,
+            &d,
+            DetailSource::Sacct,
+            Some("/w/run".into()),
+        );
+        assert!(
+            matches!(&cmd, Some(Cmd::Triage { results_dir: Some(dir), .. }) if dir == "/w/run"),
+            "{cmd:?}"
+        );
+        assert_eq!(
+            slot.as_ref().map(|t| &t.status),
+            Some(&TriageStatus::Loading)
+        );
+        assert_eq!(ask(&mut slot, &id, &d, DetailSource::Sacct, None), None);
+        // An answer for a job no longer selected changes nothing.
+        land(&mut slot, false, Err("late".into()));
+        assert_eq!(
+            slot.as_ref().map(|t| &t.status),
+            Some(&TriageStatus::Loading)
+        );
+        // Nothing to say about the job: the slot empties.
+        land(&mut slot, true, Ok(None));
+        assert_eq!(slot, None);
     }
 }

@@ -2,13 +2,12 @@
 //! estimate: one cluster's cached reads, each with its own update. Neither reads anything
 //! per refresh: the budget when the overlay opens with nothing cached, or on `r` in it; the
 //! waits when a pending job is selected and their read is older than
-//! [`waits::TTL_SECS`].
+//! [`waits::TTL_SECS`]. Components (see `component.rs`) kept per cluster; App opens the
+//! overlay and routes its keys.
 
 use chrono::NaiveDateTime;
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::insight::View;
-use super::App;
 use crate::action::Cmd;
 use crate::slurm::model::{Job, Status};
 use crate::slurm::usage::waits::{self, Size, Waited};
@@ -118,28 +117,32 @@ impl WaitsState {
     }
 }
 
-impl App {
-    /// `:usage [DAYS]`.
-    pub(super) fn open_usage(&mut self, days: Option<u32>) -> Vec<Cmd> {
-        self.cluster.insight.view = Some(View::Usage);
-        self.cluster.usage.open(days)
-    }
-
-    /// Keys of the open `:usage` overlay: `r` reads again; None lets the key through.
-    pub(super) fn on_usage_key(&mut self, k: &KeyEvent) -> Option<Vec<Cmd>> {
-        if self.cluster.insight.view != Some(View::Usage) {
-            return None;
-        }
+impl UsageState {
+    /// A key while the `:usage` overlay is open: `r` reads again (the read and a note for
+    /// the status bar); None lets the key through. (Not an `Out`: this state lives in
+    /// `ClusterState`, which `component.rs` names.)
+    pub fn on_key(&mut self, k: &KeyEvent) -> Option<(Vec<Cmd>, String)> {
         match k.code {
             KeyCode::Char('r') => {
-                self.note = Some(format!(
-                    "reading {} days of use again…",
-                    self.cluster.usage.days
-                ));
-                Some(self.cluster.usage.read())
+                let note = format!("reading {} days of use again…", self.days);
+                Some((self.read(), note))
             }
             _ => None,
         }
+    }
+}
+
+/// The window of `:usage [DAYS]`: none (the last one, or the default), or 1 to 3650 days;
+/// otherwise the note saying so.
+pub(super) fn days_arg(arg: Option<&str>) -> Result<Option<u32>, String> {
+    let Some(days) = arg else {
+        return Ok(None);
+    };
+    match days.parse::<u32>() {
+        Ok(d) if (1..=3650).contains(&d) => Ok(Some(d)),
+        _ => Err(format!(
+            ":usage takes a number of days, e.g. :usage 30 (not `{days}`)"
+        )),
     }
 }
 

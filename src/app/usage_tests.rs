@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use super::super::App;
 use super::*;
 use crate::action::Msg;
 use crate::app::insight::View;
@@ -142,4 +143,31 @@ fn waits_are_read_when_a_pending_job_is_selected_at_most_every_ttl() {
         w.jobs >= 1 && w.min_s <= w.median_s && w.median_s <= w.max_s,
         "{w:?}"
     );
+}
+
+#[test]
+fn r_in_the_overlay_says_what_it_reads_and_other_keys_pass() {
+    let mut u = UsageState::default();
+    assert_eq!(u.open(Some(30)), vec![Cmd::FetchUsage { days: 30 }]);
+    u.on_read(30, Ok(report(30)), now());
+    let r = KeyEvent::new(KeyCode::Char('r'), KeyModifiers::NONE);
+    let (cmds, note) = u.on_key(&r).expect("r is the overlay's");
+    assert_eq!(cmds, vec![Cmd::FetchUsage { days: 30 }]);
+    assert_eq!(note, "reading 30 days of use again…");
+    // One read at a time: a second r is still the overlay's, and reads nothing.
+    let (again, _) = u.on_key(&r).expect("r is the overlay's");
+    assert!(again.is_empty());
+    let j = KeyEvent::new(KeyCode::Char('j'), KeyModifiers::NONE);
+    assert!(u.on_key(&j).is_none(), "other keys go to the keymap");
+}
+
+#[test]
+fn usage_days_are_one_to_3650() {
+    assert_eq!(days_arg(None).ok(), Some(None));
+    assert_eq!(days_arg(Some("1")).ok(), Some(Some(1)));
+    assert_eq!(days_arg(Some("3650")).ok(), Some(Some(3650)));
+    for bad in ["0", "3651", "x", "-3"] {
+        let note = days_arg(Some(bad)).expect_err(bad);
+        assert!(note.contains(&format!("(not `{bad}`)")), "{bad}: {note}");
+    }
 }

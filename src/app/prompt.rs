@@ -1,0 +1,41 @@
+//! The line being typed on the status bar (`/` filter, `:` command, log search, a name to
+//! give): its kind and text. A leaf, so that components can hand one back in an `Out`; its
+//! keys are `input.rs`'s.
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputKind {
+    Filter,
+    Command,
+    Search,
+    /// The name the launch form is saved under as a template (`w`).
+    TemplateName,
+}
+
+impl InputKind {
+    pub fn prompt(self) -> &'static str {
+        match self {
+            InputKind::Filter => "/",
+            InputKind::Command => ":",
+            InputKind::Search => "search /",
+            InputKind::TemplateName => "save template as: ",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Input {
+    pub kind: InputKind,
+    pub text: String,
+    /// Shown after the text instead of "enter: apply · esc: cancel".
+    pub hint: Option<String>,
+}
+
+impl Input {
+    pub fn new(kind: InputKind, text: &str) -> Input {
+        Input {
+            kind,
+            text: text.to_string(),
+            hint: None,
+        }
+    }
+}
