@@ -3,15 +3,20 @@
 //! has its own update; a refresh's job list goes through [`ClusterState::on_jobs`], which
 //! hands App what to show and tell.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use chrono::NaiveDateTime;
 
 use super::departures::Departures;
-use super::events::Event;
+use super::events::{Event, EventKind};
+use super::retry::Retried;
 use super::{Events, LaunchContext, RetryState};
 use crate::action::Cmd;
+use crate::payload::RetryEvent;
 use crate::payload::{ConnState, PollExtra};
+use crate::registry::Entry;
+use crate::retry::Chain;
 use crate::slurm::model::{Job, JobDetail, JobId, Partition};
 
 /// One cluster's side of the status bar: its connection and its last refresh.
@@ -214,5 +219,106 @@ impl ClusterState {
                 self.events.on_final(id, state, now)
             })
             .collect()
+    }
+
+    /// Records events: the log, the status bar, and notifications for the dashboard.
+    pub fn record(&mut self, events: Vec<Event>) -> Vec<Cmd> {
+        self.events
+            .record(events, &self.name)
+            .into_iter()
+            .map(Cmd::Notify)
+            .collect()
+    }
+
+    /// Events from elsewhere in the App (e.g. "retry submitted", "cancelled by you"), at
+    /// `now`: logged, shown on the status bar, notified as configured (one summary
+    /// notification when there are many).
+    pub fn push_events(
+        &mut self,
+        events: Vec<(Option<JobId>, String, EventKind, String)>,
+        now: NaiveDateTime,
+    ) -> Vec<Cmd> {
+        let events = self.events.stamp(events, now);
+        self.record(events)
+    }
+
+    /// One event from elsewhere (see `push_events`).
+    pub fn push_event(
+        &mut self,
+        job: Option<&JobId>,
+        name: &str,
+        kind: EventKind,
+        text: &str,
+        now: NaiveDateTime,
+    ) -> Vec<Cmd> {
+        let event = (job.cloned(), name.to_string(), kind, text.to_string());
+        self.push_events(vec![event], now)
+    }
+
+    /// The launches of this cluster (from the registry): their chains; returns the
+    /// queue's badges for them.
+    pub fn set_launches(&mut self, entries: &[Entry]) -> HashMap<u64, String> {
+        self.chains = Chain::index(entries, &self.retry.policy)
+            .into_iter()
+            .collect();
+        super::retry::badges(&self.chains)
+    }
+
+    /// A retry check's answer (at `now`): the chains read anew, the events logged, a
+    /// refresh when a job was resubmitted or requeued.
+    pub fn on_retries(
+        &mut self,
+        result: Result<(Vec<RetryEvent>, Vec<Entry>), String>,
+        now: NaiveDateTime,
+    ) -> Retried {
+        self.retry.checking = false;
+        let (events, entries) = match result {
+            Ok(v) => v,
+            Err(e) => {
+                self.retry.error = Some(format!("retry check: {e}"));
+                return Retried::default();
+            }
+        };
+        self.retry.error = None;
+        let badges = self.set_launches(&entries);
+        let checked = self.retry.on_check(&events, self.ix);
+        if let Some(e) = checked.error {
+            self.status.last_error = Some(e);
+        }
+        let mut cmds = Vec::new();
+        if checked.poll {
+            cmds.push(self.poll_cmd());
+        }
+        if checked.resubmitted && !self.launch.reattaching {
+            self.launch.reattaching = true;
+            cmds.push(Cmd::LoadRegistryJobs(self.name.clone()));
+        }
+        let events = checked
+            .events
+            .into_iter()
+            .map(|(id, kind, line)| (Some(id), String::new(), kind, line))
+            .collect();
+        cmds.extend(self.push_events(events, now));
+        Retried {
+            cmds,
+            note: checked.note,
+            quiet_note: checked.quiet_note,
+            badges: Some(badges),
+        }
+    }
+
+    /// Chooses the refresh interval from `jobs`, the queue's rows of this cluster; when it
+    /// moved, the cluster's hub is told.
+    pub fn adapt_interval(&mut self, jobs: &[Job], now: NaiveDateTime) -> Vec<Cmd> {
+        let c = self;
+        let every = c.insight.interval(jobs, &c.departures, now);
+        // Never faster than the RPC budget allows.
+        let every = every.max(c.budget.refresh_floor().unwrap_or_default());
+        if every == c.status.poll_interval {
+            return Vec::new();
+        }
+        c.status.poll_interval = every;
+        c.status.next_refresh = chrono::Duration::from_std(every).ok().map(|d| now + d);
+        vec![Cmd::SetPollInterval(every)]
     }
 }

@@ -17,24 +17,19 @@ impl App {
         let n = self.clusters().map(|c| c.ix).max().map_or(0, |m| m + 1);
         c.ix = n;
         self.parked.push(c);
-        // The queue's rows (in `:history`'s keeping while it is shown).
-        let history = self.history.open;
-        if history {
-            self.swap_history();
-        }
-        // The rows already shown say which cluster they are on from now.
+        // The queue's rows already listed say which cluster they are on from now.
         let names = self.cluster_names();
-        let mut jobs = self.queue.jobs().to_vec();
+        let mut jobs = self.queue.jobs.jobs().to_vec();
         for j in &mut jobs {
             if let Some(name) = names.get(usize::from(j.id.cluster())) {
                 j.cluster = crate::slurm::shared::SharedStr::from(name);
             }
         }
-        self.queue.set_jobs(jobs);
-        self.queue.set_cluster_names(names);
-        if history {
-            self.swap_history();
-            self.history_rows();
+        self.queue.jobs.set_jobs(jobs);
+        self.queue.jobs.set_cluster_names(names);
+        if self.history.open {
+            let v = view!(self, queue: &self.queue.jobs);
+            self.history.show(&v, &mut self.queue.history);
         }
         n
     }

@@ -213,11 +213,13 @@ fn events_view_scrolls_over_every_cluster_s_events() {
     for (ix, n) in [(0u16, 3usize), (1, 4)] {
         a.activate(ix);
         for i in 0..n {
-            a.push_event(
+            let now = a.now;
+            a.cluster.push_event(
                 None,
                 "",
                 EventKind::Note,
                 &format!("note {i} of cluster {ix}"),
+                now,
             );
         }
     }

@@ -165,6 +165,19 @@ impl<'a> View<'a> {
 /// same App can be borrowed mutably beside it:
 /// `let out = self.tunnels.open(&view!(self)); self.apply(out)`.
 macro_rules! view {
+    // With `queue` given: where a component also borrows one of `App::queue`'s lists
+    // mutably (`:history` its rows), its View reads the other, `view!(self, queue: &self.queue.jobs)`.
+    ($app:expr, queue: $queue:expr) => {
+        $crate::app::component::View {
+            queue: $queue,
+            detail: &$app.detail,
+            logs: &$app.logs,
+            cluster: &$app.cluster,
+            parked: &$app.parked,
+            now: $app.now,
+            size: $app.size,
+        }
+    };
     ($app:expr) => {
         $crate::app::component::View {
             queue: &$app.queue,

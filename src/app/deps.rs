@@ -9,10 +9,12 @@ use std::collections::HashSet;
 
 use crossterm::event::{KeyCode, KeyEvent};
 
+use super::component::{Out, View};
 use super::confirm::{Answer, Choice, Confirm};
+use super::history::HistoryState;
+#[cfg(test)]
 use super::App;
-use crate::action::Cmd;
-use crate::keymap::{Action, Pane};
+use crate::keymap::Action;
 use crate::slurm::deptree::{DepGraph, TreeRow};
 use crate::slurm::model::{Job, JobDetail, JobId, JobState};
 use crate::slurm::ops::{JobOp, OpKind};
@@ -136,50 +138,65 @@ pub(super) fn known_of(d: &JobDetail) -> Option<(String, JobState)> {
     Some((d.name.clone(), d.state.clone()?))
 }
 
-impl App {
+/// What a key on `:deps` asks of the router, beyond what the view does itself.
+#[derive(Debug)]
+pub enum DepsKey {
+    /// Done here: nothing more, or a note.
+    Done(Out),
+    Refresh,
+    Help,
+    /// `d`/`D`: the cancel question for the selected row's job.
+    Cancel,
+    /// Select this job in the queue (clearing a filter that hides it); then close the view
+    /// (`None`), or go on with `y`/`Y` from the queue (`Some`).
+    Select(JobId, Option<Action>),
+}
+
+/// The component's handlers.
+impl DepsState {
     /// After each refresh: the chains among the queue's rows (the kept rows of jobs that
     /// left it included), the jobs they name that are gone from it filled in from
     /// `:history` where it has them.
-    pub(super) fn rebuild_deps(&mut self) {
-        // While `:history` is shown the queue holds its rows (sacct's, without dependencies):
-        // the chains of the last refresh stay.
-        if self.history.open {
+    pub fn refresh(&mut self, v: &View, history: &HistoryState) {
+        // While `:history` is shown its rows are (sacct's, without dependencies): the
+        // chains of the last refresh stay.
+        if history.open {
             return;
         }
-        let history = &self.history;
         let known = |cluster: u16, id: &str| {
             let id = id.parse::<JobId>().ok()?.on(cluster);
             history.known(&id).and_then(known_of)
         };
-        let filter = self.queue.filter();
+        let filter = v.queue.filter();
         let shown = (!filter.is_empty()).then(|| {
-            let ids = self.queue.rows().map(|r| r.job.id.clone()).collect();
+            let ids = v.queue.rows().map(|r| r.job.id.clone()).collect();
             (filter.to_string(), ids)
         });
-        self.deps.rebuild(self.queue.jobs(), known, shown);
+        self.rebuild(v.queue.jobs(), known, shown);
     }
 
     /// `:deps`: the chains of the jobs the queue shows (all of them without a filter).
-    pub(super) fn open_deps(&mut self) -> Vec<Cmd> {
-        self.deps.open = true;
-        self.rebuild_deps();
-        if self.deps.tree.is_empty() {
-            self.note = Some(
-                "no dependency chains among your jobs (sbatch --dependency=afterok:ID …)".into(),
+    pub fn open_view(&mut self, v: &View, history: &HistoryState) -> Out {
+        self.open = true;
+        self.refresh(v, history);
+        if self.tree.is_empty() {
+            return Out::note(
+                "no dependency chains among your jobs (sbatch --dependency=afterok:ID …)",
             );
         }
-        Vec::new()
+        Out::none()
     }
 
-    /// A key while `:deps` is on top: the queue's keys, on the tree's rows.
-    pub(super) fn on_deps_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
+    /// A key while `:deps` is on top (`action`: what the queue's keymap makes of it): the
+    /// queue's keys, on the tree's rows.
+    pub fn on_key(&mut self, k: &KeyEvent, action: Option<Action>, page: usize) -> DepsKey {
+        let done = DepsKey::Done(Out::none());
         if k.code == KeyCode::Esc {
-            self.deps.open = false;
-            return Vec::new();
+            self.open = false;
+            return done;
         }
-        let page = usize::from(self.size.1.saturating_sub(4)).max(1);
-        let Some(a) = self.keymap.action(Pane::Queue, &k) else {
-            return Vec::new();
+        let Some(a) = action else {
+            return done;
         };
         match a {
             Action::Up
@@ -188,74 +205,34 @@ impl App {
             | Action::Bottom
             | Action::PageUp
             | Action::PageDown => {
-                self.deps.go(a, page);
-                Vec::new()
+                self.go(a, page);
+                done
             }
             Action::Quit => {
-                self.deps.open = false;
-                Vec::new()
+                self.open = false;
+                done
             }
-            Action::Refresh => self.cluster.refresh_now(self.queue.selected_job()),
-            Action::Help => {
-                self.help = true;
-                Vec::new()
-            }
-            Action::Select => {
-                let cmds = self.select_from_deps();
-                if self.note.is_none() {
-                    self.deps.open = false;
-                }
-                cmds
-            }
-            Action::Cancel | Action::CancelNow => self.cancel_from_deps(),
-            Action::Files | Action::Copy => {
-                let mut cmds = self.select_from_deps();
-                if self.note.is_some() {
-                    return cmds;
-                }
-                self.focus = Pane::Queue;
-                cmds.extend(if a == Action::Copy {
-                    self.copy()
-                } else {
-                    let out = self.files.open(&view!(self));
-                    self.apply(out)
-                });
-                cmds
-            }
-            _ => Vec::new(),
+            Action::Refresh => DepsKey::Refresh,
+            Action::Help => DepsKey::Help,
+            Action::Select | Action::Files | Action::Copy => match self.selected_job() {
+                Some(id) => DepsKey::Select(id.clone(), (a != Action::Select).then_some(a)),
+                None => DepsKey::Done(Out::note(
+                    "not a job of the queue: it left it (or heads a group)",
+                )),
+            },
+            Action::Cancel | Action::CancelNow => DepsKey::Cancel,
+            _ => done,
         }
     }
 
-    /// Selects the selected row's job in the queue (clearing a filter that hides it); a
-    /// note says why when it cannot.
-    fn select_from_deps(&mut self) -> Vec<Cmd> {
-        let Some(id) = self.deps.selected_job().cloned() else {
-            self.note = Some("not a job of the queue: it left it (or heads a group)".into());
-            return Vec::new();
+    /// The cancel question for the selected row's job (always asked here: the job may not
+    /// be the one the queue shows selected).
+    pub fn cancel(&self, v: &View) -> Out {
+        let Some(id) = self.selected_job().cloned() else {
+            return Out::note("nothing to cancel: not a job of the queue");
         };
-        if !self.queue.select_id(&id) {
-            self.queue.set_filter("");
-            if !self.queue.select_id(&id) {
-                self.note = Some(format!("job {id} is not shown in the queue"));
-                return Vec::new();
-            }
-        }
-        self.selection_changed()
-    }
-
-    /// `d`/`D`: the cancel question for the selected row's job (always asked here: the job
-    /// may not be the one the queue shows selected).
-    fn cancel_from_deps(&mut self) -> Vec<Cmd> {
-        if self.refuse_read_only(OpKind::Cancel.verb()) {
-            return Vec::new();
-        }
-        let Some(id) = self.deps.selected_job().cloned() else {
-            self.note = Some("nothing to cancel: not a job of the queue".into());
-            return Vec::new();
-        };
-        let Some(job) = self.queue.jobs().iter().find(|j| j.id == id) else {
-            self.note = Some(format!("job {id} is not in the queue"));
-            return Vec::new();
+        let Some(job) = v.queue.jobs().iter().find(|j| j.id == id) else {
+            return Out::note(format!("job {id} is not in the queue"));
         };
         let name = crate::queue::format::one_line(&job.name);
         let prompt = format!(
@@ -264,15 +241,14 @@ impl App {
             crate::queue::format::fit(&name, 40),
             job.state.long_name()
         );
-        self.confirm = Some(Confirm {
+        Out::confirm(Confirm {
             prompt,
             choices: vec![Choice {
                 key: 'y',
                 label: OpKind::Cancel.verb().into(),
                 answer: Answer::Op(JobOp::new(OpKind::Cancel, [id])),
             }],
-        });
-        Vec::new()
+        })
     }
 }
 

@@ -196,3 +196,33 @@ fn read_only_cancels_nothing_from_deps() {
     assert!(a.confirm.is_none());
     assert!(a.note.as_deref().unwrap_or("").contains("read-only"));
 }
+
+/// The view's own answer to a key: what it hands the router (select, then close or copy;
+/// cancel; a note when the row is no job).
+#[test]
+fn a_key_on_the_tree_says_what_the_router_does() {
+    let mut a = app();
+    refresh(&mut a, &chain("Dependency", "afterok:10(unfulfilled)"));
+    a.run_command("deps");
+    let enter = KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE);
+    let d = a.deps.on_key(&enter, Some(Action::Select), 10);
+    assert!(
+        matches!(&d, DepsKey::Select(id, None) if id.as_str() == "10"),
+        "{d:?}"
+    );
+    let y = KeyEvent::new(KeyCode::Char('Y'), KeyModifiers::NONE);
+    let d = a.deps.on_key(&y, Some(Action::Copy), 10);
+    assert!(matches!(d, DepsKey::Select(_, Some(Action::Copy))), "{d:?}");
+    let d = a.deps.on_key(&enter, Some(Action::Cancel), 10);
+    assert!(matches!(d, DepsKey::Cancel), "{d:?}");
+    let mut empty = DepsState::default();
+    match empty.on_key(&enter, Some(Action::Select), 10) {
+        DepsKey::Done(out) => assert!(out
+            .note
+            .is_some_and(|n| n.contains("not a job of the queue"))),
+        other => panic!("{other:?}"),
+    }
+    let esc = KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE);
+    assert!(matches!(a.deps.on_key(&esc, None, 10), DepsKey::Done(_)));
+    assert!(!a.deps.open);
+}

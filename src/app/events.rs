@@ -15,6 +15,7 @@ use crate::action::Cmd;
 use crate::notify::Notification;
 use crate::slurm::model::{Job, JobDetail, JobId, JobState, Status};
 
+#[cfg(test)]
 use super::App;
 
 /// Seconds the newest event stays on the status bar (when nothing more urgent is shown).
@@ -357,45 +358,75 @@ pub fn notifications(events: &[Event], cluster: &str) -> Vec<Notification> {
     }]
 }
 
-impl App {
-    /// Records events: the log, the status bar, and notifications for the dashboard.
-    pub(super) fn record(&mut self, events: Vec<Event>) -> Vec<Cmd> {
-        let c = &mut self.cluster;
-        c.events
-            .record(events, &c.name)
-            .into_iter()
-            .map(Cmd::Notify)
-            .collect()
-    }
+/// Jobs cancelled from slurmdash (`jobs`: the queue's rows, for their names), as events to
+/// push: logged as such, and their CANCELLED state then not notified again.
+pub fn cancelled_by_you(
+    jobs: &[Job],
+    ids: &[JobId],
+) -> Vec<(Option<JobId>, String, EventKind, String)> {
+    let wanted: std::collections::HashSet<&JobId> = ids.iter().collect();
+    let names: HashMap<&JobId, &str> = jobs
+        .iter()
+        .filter(|j| wanted.contains(&j.id))
+        .map(|j| (&j.id, j.name.as_str()))
+        .collect();
+    ids.iter()
+        .map(|id| {
+            let name = names.get(id).copied().unwrap_or("");
+            let text = line(EventKind::CancelledByYou, id, name, None, "");
+            (
+                Some(id.clone()),
+                name.to_string(),
+                EventKind::CancelledByYou,
+                text,
+            )
+        })
+        .collect()
+}
 
-    /// An event from elsewhere in the App (e.g. "retry submitted", "cancelled by you"):
-    /// logged, shown on the status bar, notified as configured. Returns the commands to run.
-    /// After `CancelledByYou` for a job, its later CANCELLED state is logged but not notified.
-    pub fn push_event(
-        &mut self,
-        job: Option<&JobId>,
-        name: &str,
-        kind: EventKind,
-        text: &str,
-    ) -> Vec<Cmd> {
-        self.push_events(vec![(
-            job.cloned(),
-            name.to_string(),
-            kind,
-            text.to_string(),
-        )])
+/// The triages to ask for the failures among `events` (final states just learned from
+/// `details`), a few per batch, but not `triaging`'s (the selected job, when its own
+/// triage is out). `results_dir`: where a job's status.json lives, when slurmdash
+/// launched it.
+pub fn auto_triage(
+    events: &[Event],
+    details: &[JobDetail],
+    triaging: Option<&JobId>,
+    results_dir: impl Fn(&JobId) -> Option<String>,
+) -> Vec<Cmd> {
+    let mut triage = Vec::new();
+    for e in events.iter().filter(|e| e.kind == EventKind::Failed) {
+        let Some(id) = e.job.as_ref() else { continue };
+        let selected_triaging = triaging == Some(id);
+        let Some(d) = details.iter().find(|d| d.id.as_ref() == Some(id)) else {
+            continue;
+        };
+        if !selected_triaging && triage.len() < AUTO_TRIAGE {
+            triage.push(Cmd::Triage {
+                id: id.clone(),
+                detail: Box::new(d.clone()),
+                source: crate::payload::DetailSource::Sacct,
+                results_dir: results_dir(id),
+            });
+        }
     }
+    triage
+}
 
-    /// Several events at once (one summary notification when there are many).
-    pub fn push_events(
+/// Events pushed from elsewhere, and the triage's word on a failure.
+impl Events {
+    /// Events from elsewhere in the App (e.g. "retry submitted", "cancelled by you"), made
+    /// at `at`, to record. After `CancelledByYou` for a job, its later CANCELLED state is
+    /// logged but not notified.
+    pub fn stamp(
         &mut self,
         events: Vec<(Option<JobId>, String, EventKind, String)>,
-    ) -> Vec<Cmd> {
-        let at = self.now;
+        at: NaiveDateTime,
+    ) -> Vec<Event> {
         let mut out = Vec::with_capacity(events.len());
         for (job, name, kind, text) in events {
             if let (EventKind::CancelledByYou, Some(id)) = (kind, &job) {
-                self.cluster.events.cancelled_by_you.insert(id.clone());
+                self.cancelled_by_you.insert(id.clone());
             }
             out.push(Event {
                 at,
@@ -405,67 +436,12 @@ impl App {
                 text,
             });
         }
-        self.record(out)
-    }
-
-    /// Jobs cancelled from slurmdash: logged as such (their CANCELLED state is then not
-    /// notified again).
-    pub(super) fn cancelled_by_you(&mut self, ids: &[JobId]) -> Vec<Cmd> {
-        let wanted: std::collections::HashSet<&JobId> = ids.iter().collect();
-        let names: HashMap<&JobId, &str> = self
-            .queue
-            .jobs()
-            .iter()
-            .filter(|j| wanted.contains(&j.id))
-            .map(|j| (&j.id, j.name.as_str()))
-            .collect();
-        let events = ids
-            .iter()
-            .map(|id| {
-                let name = names.get(id).copied().unwrap_or("");
-                let text = line(EventKind::CancelledByYou, id, name, None, "");
-                (
-                    Some(id.clone()),
-                    name.to_string(),
-                    EventKind::CancelledByYou,
-                    text,
-                )
-            })
-            .collect();
-        self.push_events(events)
-    }
-
-    /// Refines "left the queue" events with final states from anywhere (sacct rows, details).
-    /// Failures are then triaged (a few per batch) so the log can say why.
-    pub fn final_states_known(&mut self, details: &[JobDetail]) -> Vec<Cmd> {
-        let events = self.cluster.finals_known(details, self.now);
-        let mut triage = Vec::new();
-        for e in events.iter().filter(|e| e.kind == EventKind::Failed) {
-            let Some(id) = e.job.as_ref() else { continue };
-            let selected_triaging =
-                self.detail.id.as_ref() == Some(id) && self.detail.triage.is_some();
-            let Some(d) = details.iter().find(|d| d.id.as_ref() == Some(id)) else {
-                continue;
-            };
-            if !selected_triaging && triage.len() < AUTO_TRIAGE {
-                triage.push(Cmd::Triage {
-                    id: id.clone(),
-                    detail: Box::new(d.clone()),
-                    source: crate::payload::DetailSource::Sacct,
-                    results_dir: self.results_dir(id),
-                });
-            }
-        }
-        let mut cmds = self.record(events);
-        cmds.extend(triage);
-        cmds
+        out
     }
 
     /// A triage arrived: the job's latest failure event says the class and the evidence.
-    pub(super) fn annotate_failure(&mut self, id: &JobId, r: &crate::payload::TriageReport) {
+    pub fn annotate_failure(&mut self, id: &JobId, r: &crate::payload::TriageReport) {
         let Some(e) = self
-            .cluster
-            .events
             .log
             .iter_mut()
             .rev()
@@ -477,14 +453,6 @@ impl App {
             return;
         }
         e.text = format!("{} · {} ({})", e.text, r.triage.class, r.triage.evidence);
-    }
-
-    pub(super) fn on_events_key(&mut self, k: crossterm::event::KeyEvent) -> Vec<Cmd> {
-        let page = usize::from(self.size.1.saturating_sub(4)).max(1);
-        // The view shows every cluster's events.
-        let total = self.clusters().map(|c| c.events.log.len()).sum();
-        self.cluster.events.on_key(k, page, total);
-        Vec::new()
     }
 }
 

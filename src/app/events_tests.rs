@@ -316,7 +316,9 @@ fn events_command_opens_the_view_and_esc_or_q_close_it() {
 fn the_log_is_capped() {
     let mut a = app();
     for i in 0..(EVENT_LOG_CAP + 10) {
-        a.push_event(None, "", EventKind::Note, &format!("n{i}"));
+        let now = a.now;
+        a.cluster
+            .push_event(None, "", EventKind::Note, &format!("n{i}"), now);
     }
     assert_eq!(a.cluster.events.log.len(), EVENT_LOG_CAP);
     assert_eq!(

@@ -1,6 +1,6 @@
 //! `:history`: own jobs that ended in the last N days, in place of the queue. The history's
-//! rows live in a `QueueView` of their own that is swapped with the queue while open, so
-//! filter, sort, marks, the detail and the log panes work on them as on the queue. The
+//! rows are a list of their own (`Lists::history`) that the queue pane shows while it is
+//! open, so filter, sort, marks, the detail and the log panes work on them as on the queue. The
 //! list is read first (one line per job), then the same windows with every step, which
 //! fill in the use figures. Efficiency reports of finished jobs selected in the queue (from
 //! the detail fetch's sacct read) are kept here too, for the detail pane.
@@ -9,6 +9,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use chrono::NaiveDateTime;
 
+use super::component::{Out, View};
+#[cfg(test)]
 use super::App;
 use crate::action::{Cmd, Msg};
 use crate::efficiency::Efficiency;
@@ -61,8 +63,6 @@ struct Reads {
 pub struct HistoryState {
     pub open: bool,
     pub days: u32,
-    /// The history's rows while closed, the queue while open (swapped with `App::queue`).
-    other: QueueView,
     /// The last generation handed out (to any cluster: a page is never taken for another's).
     generations: u64,
     /// Per cluster (by number).
@@ -84,7 +84,6 @@ impl Default for HistoryState {
         HistoryState {
             open: false,
             days: DEFAULT_DAYS,
-            other: QueueView::new(columns()),
             generations: 0,
             reads: BTreeMap::new(),
             jobs: HashMap::new(),
@@ -268,44 +267,36 @@ impl HistoryState {
     }
 }
 
-fn partitions(app: &App) -> &[Partition] {
-    match &app.cluster.partitions {
+/// The partitions of the cluster being worked on, when read.
+fn partitions<'a>(v: &View<'a>) -> &'a [Partition] {
+    match &v.cluster.partitions {
         Some(Ok(p)) => p,
         _ => &[],
     }
 }
 
-impl App {
-    fn history_view(&mut self) -> &mut QueueView {
-        if self.history.open {
-            &mut self.queue
-        } else {
-            &mut self.history.other
-        }
+/// `cmd` for cluster `ix`'s workers (as is when there is one cluster).
+pub fn for_cluster(multi: bool, ix: u16, cmd: Cmd) -> Cmd {
+    match multi {
+        true => Cmd::ToCluster(ix, Box::new(cmd)),
+        false => cmd,
     }
+}
 
-    /// `cmd` for cluster `ix`'s workers (as is when there is one cluster).
-    fn for_cluster(&self, ix: u16, cmd: Cmd) -> Cmd {
-        match self.multi() {
-            true => Cmd::ToCluster(ix, Box::new(cmd)),
-            false => cmd,
-        }
-    }
+/// Every cluster's number and name.
+fn named_clusters(v: &View) -> Vec<(u16, String)> {
+    let mut all: Vec<(u16, String)> = v.clusters().map(|c| (c.ix, c.name.clone())).collect();
+    all.sort_by_key(|(ix, _)| *ix);
+    all
+}
 
-    /// Every cluster's number and name.
-    fn named_clusters(&self) -> Vec<(u16, String)> {
-        self.clusters().map(|c| (c.ix, c.name.clone())).collect()
-    }
-
-    /// Swaps the queue and the history's rows (the queue is kept there while the history
-    /// is shown).
-    pub(super) fn swap_history(&mut self) {
-        std::mem::swap(&mut self.queue, &mut self.history.other);
-    }
-
-    /// Rebuilds the history's rows (newest end first, every cluster's together) and figures.
-    pub(super) fn history_rows(&mut self) {
-        let mut jobs: Vec<&JobUse> = self.history.jobs.values().collect();
+/// The component: `rows` is its own list of `App::queue` (`Lists::history`), which the
+/// queue pane shows while `open`. The router follows the selection after each handler
+/// while the history is shown.
+impl HistoryState {
+    /// Shows the rows again (newest end first, every cluster's together) with their figures.
+    pub fn show(&mut self, v: &View, rows: &mut QueueView) {
+        let mut jobs: Vec<&JobUse> = self.jobs.values().collect();
         jobs.sort_by(|a, b| {
             let (ia, ib) = (a.detail.id.as_ref(), b.detail.id.as_ref());
             b.detail
@@ -314,16 +305,16 @@ impl App {
                 .then_with(|| ib.map(JobId::base).cmp(&ia.map(JobId::base)))
                 .then_with(|| ia.map(JobId::cluster).cmp(&ib.map(JobId::cluster)))
         });
-        let multi = self.multi();
+        let multi = v.multi();
         let mut names = Vec::new();
-        for (ix, name) in self.named_clusters() {
+        for (ix, name) in named_clusters(v) {
             let i = usize::from(ix);
             if names.len() <= i {
                 names.resize(i + 1, String::new());
             }
             names[i] = name;
         }
-        let rows = jobs
+        let list = jobs
             .iter()
             .filter_map(|u| {
                 let mut j = u.detail.to_job()?;
@@ -335,124 +326,99 @@ impl App {
                 Some(j)
             })
             .collect();
-        let facts = self.history.facts();
-        let caption = self.history.caption(multi);
         // CLUSTER is one of the columns (to sort by with `s`) only with several clusters.
-        let with_cluster = multi != self.history.cluster_column;
-        self.history.cluster_column = multi;
-        let v = self.history_view();
-        if with_cluster {
+        if multi != self.cluster_column {
+            self.cluster_column = multi;
             let mut cols = columns();
             if multi {
                 cols.insert(1, Column::Cluster);
             }
-            v.set_columns(cols);
+            rows.set_columns(cols);
         }
-        v.set_cluster_names(if multi { names } else { Vec::new() });
-        v.set_jobs(rows);
-        v.set_facts(facts);
-        v.set_caption(Some(caption));
+        rows.set_cluster_names(if multi { names } else { Vec::new() });
+        rows.set_jobs(list);
+        rows.set_facts(self.facts());
+        rows.set_caption(Some(self.caption(multi)));
     }
 
-    fn history_caption(&mut self) {
-        let c = self.history.caption(self.multi());
-        self.history_view().set_caption(Some(c));
-    }
-
-    /// `:history [DAYS]`: shows the history in place of the queue, reading from every
-    /// cluster (each through its own connection) what ended since its last read (or
-    /// everything, the first time or for another number of days).
-    pub(super) fn open_history(&mut self, days: Option<u32>) -> Vec<Cmd> {
-        let days = days.unwrap_or(self.history.days).max(1);
+    /// `:history [DAYS]`: opens the history, reading from every cluster (each through its
+    /// own connection) what ended since its last read (or everything, the first time or
+    /// for another number of days).
+    pub fn open(&mut self, v: &View, rows: &mut QueueView, days: Option<u32>) -> Out {
+        let days = days.unwrap_or(self.days).max(1);
+        self.open = true;
+        self.days = days;
         let mut cmds = Vec::new();
-        if !self.history.open {
-            std::mem::swap(&mut self.queue, &mut self.history.other);
-            self.history.open = true;
-            self.queue
-                .set_viewport(crate::layout::queue_body_height(self.areas().queue.height));
-        }
-        self.history.days = days;
-        for (ix, name) in self.named_clusters() {
-            if let Some(cmd) = self.history.open_read(ix, &name, days) {
-                cmds.push(self.for_cluster(ix, cmd));
+        for (ix, name) in named_clusters(v) {
+            if let Some(cmd) = self.open_read(ix, &name, days) {
+                cmds.push(for_cluster(v.multi(), ix, cmd));
             }
         }
         // Partitions, for the verdicts that name one.
-        let wanting: Vec<u16> = self
+        let mut wanting: Vec<u16> = v
             .clusters()
             .filter(|c| c.partitions.is_none())
             .map(|c| c.ix)
             .collect();
+        wanting.sort_unstable();
         for ix in wanting {
-            cmds.push(self.for_cluster(ix, Cmd::FetchLimits));
+            cmds.push(for_cluster(v.multi(), ix, Cmd::FetchLimits));
         }
-        self.history_rows();
-        cmds.extend(self.selection_changed());
-        cmds
+        self.show(v, rows);
+        Out::cmds(cmds)
     }
 
-    /// `[` a week further back, `]` a week less: on every cluster.
-    pub(super) fn history_days(&mut self, older: bool) -> Vec<Cmd> {
-        if !self.history.open {
-            self.note = Some("[ and ] page :history (open it with :history)".into());
-            return Vec::new();
+    /// `[` a week further back (`older`), `]` a week less: on every cluster.
+    pub fn page_days(&mut self, v: &View, rows: &mut QueueView, older: bool) -> Out {
+        if !self.open {
+            return Out::note("[ and ] page :history (open it with :history)");
         }
         let mut cmds = Vec::new();
         if older {
-            self.history.days += WINDOW_DAYS;
-            let days = self.history.days;
-            for (ix, name) in self.named_clusters() {
-                let cmd = self.history.older(ix, &name, days);
-                cmds.push(self.for_cluster(ix, cmd));
+            self.days += WINDOW_DAYS;
+            let days = self.days;
+            for (ix, name) in named_clusters(v) {
+                let cmd = self.older(ix, &name, days);
+                cmds.push(for_cluster(v.multi(), ix, cmd));
             }
         } else {
-            let days = self.history.days.saturating_sub(WINDOW_DAYS).max(1);
-            if days == self.history.days {
-                self.note = Some(format!("history: already the last {days} day"));
-                return cmds;
+            let days = self.days.saturating_sub(WINDOW_DAYS).max(1);
+            if days == self.days {
+                return Out::note(format!("history: already the last {days} day"));
             }
-            self.history.days = days;
-            for (ix, name) in self.named_clusters() {
-                self.history.reads.entry(ix).or_default().name = name;
-                let cmd = self.history.full(ix, days);
-                cmds.push(self.for_cluster(ix, cmd));
-            }
-        }
-        self.history_rows();
-        cmds.extend(self.selection_changed());
-        cmds
-    }
-
-    /// esc with nothing else to clear: back to the queue, with the refreshes that came
-    /// meanwhile (each one's work for its own cluster).
-    pub(super) fn close_history(&mut self) -> Vec<Cmd> {
-        std::mem::swap(&mut self.queue, &mut self.history.other);
-        self.history.open = false;
-        let mut cmds = Vec::new();
-        for m in std::mem::take(&mut self.history.deferred) {
-            let about = match &m {
-                Msg::Cluster(ix, _) => Some(*ix),
-                _ => None,
-            };
-            let done = self.update(m);
-            match about {
-                Some(ix) => cmds.extend(done.into_iter().map(|c| self.for_cluster(ix, c))),
-                None => cmds.extend(done),
+            self.days = days;
+            for (ix, name) in named_clusters(v) {
+                self.reads.entry(ix).or_default().name = name;
+                let cmd = self.full(ix, days);
+                cmds.push(for_cluster(v.multi(), ix, cmd));
             }
         }
-        cmds.extend(self.selection_changed());
-        cmds
+        self.show(v, rows);
+        Out::cmds(cmds)
     }
 
-    /// A page of the active cluster's read (dropped unless of its latest read).
-    pub(super) fn on_history(&mut self, generation: u64, result: Result<Page, String>) -> Vec<Cmd> {
-        let ix = self.cluster.ix;
-        let multi = self.multi();
-        let Some(r) = self.history.reads.get_mut(&ix) else {
-            return Vec::new();
+    /// esc: the history closes; returns the queue refreshes that came meanwhile, for the
+    /// router to hand on.
+    pub fn close(&mut self) -> Vec<Msg> {
+        self.open = false;
+        std::mem::take(&mut self.deferred)
+    }
+
+    /// A page of the read of the cluster being worked on (dropped unless of its latest read).
+    pub fn on_page(
+        &mut self,
+        v: &View,
+        rows: &mut QueueView,
+        generation: u64,
+        result: Result<Page, String>,
+    ) -> Out {
+        let ix = v.cluster.ix;
+        let multi = v.multi();
+        let Some(r) = self.reads.get_mut(&ix) else {
+            return Out::none();
         };
         if generation != r.generation {
-            return Vec::new();
+            return Out::none();
         }
         match result {
             Ok(page) => {
@@ -469,86 +435,80 @@ impl App {
                         }
                     }
                 }
-                let parts = partitions(self).to_vec();
+                let parts = partitions(v);
                 for u in page.jobs {
                     let Some(id) = u.detail.id.clone() else {
                         continue;
                     };
                     if page.steps {
-                        self.history
-                            .reports
-                            .insert(id.clone(), Efficiency::compute(&u, &parts));
-                        self.history.jobs.insert(id, u);
+                        self.reports
+                            .insert(id.clone(), Efficiency::compute(&u, parts));
+                        self.jobs.insert(id, u);
                     } else {
-                        self.history.jobs.entry(id).or_insert(u);
+                        self.jobs.entry(id).or_insert(u);
                     }
                 }
+                let mut out = Out::none();
                 if let Some(p) = page.problems.first() {
                     let on = match multi {
-                        true => format!(" on {}", self.cluster.name),
+                        true => format!(" on {}", v.cluster.name),
                         false => String::new(),
                     };
-                    self.note = Some(format!(
+                    out.note = Some(format!(
                         "history{on}: {} record(s) did not read: {p}",
                         page.problems.len()
                     ));
                 }
-                self.history_rows();
-                if self.history.open {
-                    return self.selection_changed();
-                }
+                self.show(v, rows);
+                out
             }
             Err(e) => {
                 r.reading = r.reading.saturating_sub(1);
                 r.error = Some(e.clone());
-                self.note = Some(match multi {
-                    true => format!("history on {}: {e}", self.cluster.name),
+                rows.set_caption(Some(self.caption(multi)));
+                Out::note(match multi {
+                    true => format!("history on {}: {e}", v.cluster.name),
                     false => format!("history: {e}"),
-                });
-                self.history_caption();
+                })
             }
         }
-        Vec::new()
     }
 
     /// The use figures that came with a finished job's detail (its sacct read).
-    pub(super) fn on_job_use(&mut self, id: JobId, u: JobUse) -> Vec<Cmd> {
-        let parts = partitions(self).to_vec();
+    pub fn on_job_use(&mut self, v: &View, id: JobId, u: JobUse) -> Out {
         let timeout = matches!(u.detail.state, Some(JobState::Timeout | JobState::Deadline));
-        self.history
-            .reports
-            .insert(id.clone(), Efficiency::compute(&u, &parts));
-        self.history.fetched.insert(id, u);
+        self.reports
+            .insert(id.clone(), Efficiency::compute(&u, partitions(v)));
+        self.fetched.insert(id, u);
         // A timeout's verdict names the partition a longer run needs.
-        if timeout && self.cluster.partitions.is_none() {
-            return vec![Cmd::FetchLimits];
+        if timeout && v.cluster.partitions.is_none() {
+            return Out::cmds(vec![Cmd::FetchLimits]);
         }
-        Vec::new()
+        Out::none()
     }
 
-    /// The active cluster's partitions arrived: its verdicts that name partitions are made
-    /// again.
-    pub(super) fn history_partitions(&mut self) {
-        let parts = partitions(self).to_vec();
+    /// The partitions of the cluster being worked on arrived: its verdicts that name
+    /// partitions are made again.
+    pub fn on_partitions(&mut self, v: &View) {
+        let parts = partitions(v);
         if parts.is_empty() {
             return;
         }
-        let ix = self.cluster.ix;
-        let h = &mut self.history;
-        for (id, u) in h.jobs.iter().chain(h.fetched.iter()) {
-            if id.cluster() == ix && h.reports.contains_key(id) {
-                h.reports.insert(id.clone(), Efficiency::compute(u, &parts));
+        let ix = v.cluster.ix;
+        for (id, u) in self.jobs.iter().chain(self.fetched.iter()) {
+            if id.cluster() == ix && self.reports.contains_key(id) {
+                self.reports
+                    .insert(id.clone(), Efficiency::compute(u, parts));
             }
         }
     }
 
-    /// The detail of a history row is already known: no remote command to show it.
-    pub(super) fn history_detail(&self, id: &JobId) -> Option<(JobDetail, DetailSource)> {
-        if !self.history.open {
+    /// The detail of a history row shown, already known: no remote command to show it.
+    pub fn shown_detail(&self, id: &JobId) -> Option<(JobDetail, DetailSource)> {
+        if !self.open {
             return None;
         }
-        self.history
-            .jobs
+        self.jobs
             .get(id)
             .map(|u| (u.detail.clone(), DetailSource::Sacct))
     }

@@ -110,6 +110,36 @@ fn the_list_shows_before_the_use_figures_fill_in() {
     a.update(page(0, true, true));
 }
 
+/// The queue keeps its own rows, filter and selection while the history's are on screen.
+#[test]
+fn the_queue_keeps_its_rows_and_selection_while_the_history_shows() {
+    let mut a = app();
+    a.size = (150, 36);
+    a.update(loaded(jobs()));
+    a.queue.select_id(&"248".parse().unwrap());
+    let (before, total) = (a.queue.selected_id().cloned(), a.queue.total());
+    a.run_command("history");
+    a.update(page(1, true, true));
+    assert!(a.queue.rows().any(|r| r.job.name == "burn two|cores"));
+    a.update(key(KeyCode::Down));
+    a.queue.set_filter("burn");
+    assert_eq!(
+        a.queue.jobs.total(),
+        total,
+        "the queue's rows are where they were"
+    );
+    assert_eq!(a.queue.jobs.selected_id(), before.as_ref());
+    assert_eq!(a.queue.jobs.filter(), "");
+    a.update(key(KeyCode::Esc));
+    a.update(key(KeyCode::Esc));
+    assert!(!a.history.open);
+    assert_eq!(
+        a.queue.selected_id(),
+        before.as_ref(),
+        "the queue's selection is back"
+    );
+}
+
 #[test]
 fn queue_refreshes_wait_while_the_history_shows_and_esc_returns() {
     let (mut a, _) = opened();
@@ -213,5 +243,40 @@ fn a_finished_queue_job_gets_its_report_from_the_detail_read() {
         r.verdict.starts_with("ran out of time at 1:00"),
         "{}",
         r.verdict
+    );
+}
+
+/// The refresh pace follows the queue's jobs while the history's rows are on screen: a
+/// start about to happen keeps it fastest.
+#[test]
+fn the_queue_s_jobs_set_the_refresh_pace_while_the_history_shows() {
+    use crate::app::insight::PollBounds;
+    use crate::slurm::model::Status;
+    let mut a = app();
+    a.size = (150, 36);
+    let secs = Duration::from_secs;
+    a.cluster.insight.bounds = PollBounds::new(secs(5), secs(2), secs(30));
+    let q: Vec<_> = jobs()
+        .into_iter()
+        .filter(|j| j.status() == Status::Pending)
+        .enumerate()
+        .map(|(i, mut j)| {
+            j.reason = Some("Resources".into());
+            j.start_time = (i == 0).then(|| now() + chrono::Duration::seconds(40));
+            j
+        })
+        .collect();
+    for _ in 0..8 {
+        a.update(Msg::PollDue);
+        a.update(loaded(q.clone()));
+    }
+    assert_eq!(a.cluster.status.poll_interval, Duration::from_secs(2));
+    a.run_command("history");
+    a.update(page(1, true, true));
+    a.update(Msg::Tick(now() + chrono::Duration::seconds(1)));
+    assert_eq!(
+        a.cluster.status.poll_interval,
+        Duration::from_secs(2),
+        "a start about to happen in the queue"
     );
 }

@@ -189,7 +189,10 @@ impl App {
                 }
                 Err(why) => self.apply(super::component::Out::note(why)),
             },
-            ("deps", _) => self.open_deps(),
+            ("deps", _) => {
+                let out = self.deps.open_view(&view!(self), &self.history);
+                self.apply(out)
+            }
             ("session", label @ ([] | [_])) => {
                 let mut cmds = self.open_form();
                 if let Some(form) = self.form.as_mut() {

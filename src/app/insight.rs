@@ -7,6 +7,7 @@ use std::time::Duration;
 use chrono::NaiveDateTime;
 
 use super::departures::Departures;
+#[cfg(test)]
 use super::App;
 use crate::action::Cmd;
 use crate::payload::PollExtra;
@@ -216,24 +217,6 @@ impl Insight {
         } else {
             Vec::new()
         }
-    }
-}
-
-impl App {
-    /// Chooses the refresh interval; when it moved, the cluster's hub is told.
-    pub(super) fn adapt_interval(&mut self) -> Vec<Cmd> {
-        let ix = self.multi().then_some(self.cluster.ix);
-        let jobs = self.queue.jobs_on(ix);
-        let c = &mut self.cluster;
-        let every = c.insight.interval(&jobs, &c.departures, self.now);
-        // Never faster than the RPC budget allows.
-        let every = every.max(c.budget.refresh_floor().unwrap_or_default());
-        if every == c.status.poll_interval {
-            return Vec::new();
-        }
-        c.status.poll_interval = every;
-        c.status.next_refresh = chrono::Duration::from_std(every).ok().map(|d| self.now + d);
-        vec![Cmd::SetPollInterval(every)]
     }
 }
 

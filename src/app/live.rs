@@ -7,8 +7,11 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use chrono::NaiveDateTime;
 
+use super::component::{Out, View};
+#[cfg(test)]
 use super::App;
 use crate::action::Cmd;
+use crate::queue::QueueView;
 use crate::slurm::live::{
     requested_memory, GpuProbe, LiveSample, LiveTarget, NodeGpus, MAX_GPU_NODES,
 };
@@ -382,70 +385,64 @@ pub fn target(job: &Job) -> LiveTarget {
     }
 }
 
-impl App {
+/// The component's handlers: what to sample and the samples' answers. The queue's `z` and
+/// `u` marks follow with `mark` (the router hands it the queue).
+impl LiveState {
     /// A sample of the selected job, if it runs on the cluster being worked on, none was
     /// taken since that cluster's last refresh, and none is out.
-    pub(super) fn live_due(&mut self) -> Vec<Cmd> {
-        let Some(job) = self.queue.selected_job() else {
-            return Vec::new();
+    pub fn due(&mut self, v: &View) -> Out {
+        let Some(job) = v.queue.selected_job() else {
+            return Out::none();
         };
         // A job that left squeue keeps its last row (RUNNING) until sacct answers.
-        let runs = job.status() == Status::Running && self.live.running.contains(&job.id);
-        if !runs || job.id.cluster() != self.cluster.ix {
-            return Vec::new();
+        let runs = job.status() == Status::Running && self.running.contains(&job.id);
+        if !runs || job.id.cluster() != v.cluster.ix || self.sampled {
+            return Out::none();
         }
-        let live = &mut self.live;
-        if live.sampled {
-            return Vec::new();
-        }
-        if let Some((_, since)) = &live.in_flight {
-            if (self.now - *since).num_seconds() < STUCK_SECS {
-                return Vec::new();
+        if let Some((_, since)) = &self.in_flight {
+            if (v.now - *since).num_seconds() < STUCK_SECS {
+                return Out::none();
             }
         }
         // Too soon after this job's last sample: a later refresh takes it.
-        let last = live.jobs.get(&job.id).and_then(|j| j.at);
-        let gap = live.min_gap_secs as i64;
-        if gap > 0 && last.is_some_and(|at| (self.now - at).num_seconds() < gap) {
-            return Vec::new();
+        let last = self.jobs.get(&job.id).and_then(|j| j.at);
+        let gap = self.min_gap_secs as i64;
+        if gap > 0 && last.is_some_and(|at| (v.now - at).num_seconds() < gap) {
+            return Out::none();
         }
-        live.sampled = true;
-        live.in_flight = Some((job.id.clone(), self.now));
-        vec![Cmd::SampleLive(Box::new(target(job)))]
+        self.sampled = true;
+        self.in_flight = Some((job.id.clone(), v.now));
+        Out::cmds(vec![Cmd::SampleLive(Box::new(target(job)))])
     }
 
     /// A refresh of the cluster being worked on answered with these jobs running: forget
     /// its jobs that no longer run, and sample the selected one if it runs.
-    pub(super) fn live_on_refresh(&mut self, running: &[JobId]) -> Vec<Cmd> {
-        let ix = self.cluster.ix;
-        let live = &mut self.live;
-        live.running.retain(|id| id.cluster() != ix);
-        live.running.extend(running.iter().cloned());
-        let running = &live.running;
-        live.jobs
+    pub fn on_refresh(&mut self, v: &View, running: &[JobId]) -> Out {
+        let ix = v.cluster.ix;
+        self.running.retain(|id| id.cluster() != ix);
+        self.running.extend(running.iter().cloned());
+        let running = &self.running;
+        self.jobs
             .retain(|id, _| id.cluster() != ix || running.contains(id));
-        let selected_here = self
-            .queue
-            .selected_job()
-            .is_some_and(|j| j.id.cluster() == ix);
-        if selected_here {
-            self.live.sampled = false;
+        if v.queue.selected_job().is_some_and(|j| j.id.cluster() == ix) {
+            self.sampled = false;
         }
-        self.live_marks();
-        self.live_due()
+        self.due(v)
     }
 
-    pub(super) fn on_live(
+    /// A sample's answer.
+    pub fn on_sample(
         &mut self,
+        v: &View,
         id: JobId,
         result: Result<LiveSample, String>,
         at: NaiveDateTime,
-    ) -> Vec<Cmd> {
-        if self.live.in_flight.as_ref().is_some_and(|(i, _)| *i == id) {
-            self.live.in_flight = None;
+    ) -> Out {
+        if self.in_flight.as_ref().is_some_and(|(i, _)| *i == id) {
+            self.in_flight = None;
         }
-        let (cores, mem) = self.asked(&id);
-        let job = self.live.jobs.entry(id).or_default();
+        let (cores, mem) = asked(v, &id);
+        let job = self.jobs.entry(id).or_default();
         match result {
             Ok(s) => job.add(s, at),
             Err(e) => {
@@ -455,31 +452,30 @@ impl App {
         }
         job.asked_cores = cores.unwrap_or(job.asked_cores);
         job.asked_mem = mem.or(job.asked_mem);
-        self.live_marks();
-        Vec::new()
-    }
-
-    /// The cores and memory `id` asked for: its detail's when shown, else the queue's
-    /// cores (memory only from the detail's TRES, which counts every node).
-    fn asked(&self, id: &JobId) -> (Option<u32>, Option<u64>) {
-        let detail = self
-            .detail
-            .detail
-            .as_ref()
-            .filter(|_| self.detail.id.as_ref() == Some(id));
-        let queue = self.queue.jobs().iter().find(|j| &j.id == id);
-        let cores = detail
-            .and_then(|d| d.cpus)
-            .or(queue.map(|j| j.cpus))
-            .filter(|c| *c > 0);
-        (cores, detail.and_then(requested_memory))
+        Out::none()
     }
 
     /// The queue's `z` and `u` marks, from what the samples say.
-    fn live_marks(&mut self) {
-        self.queue.set_idle(self.live.idle_jobs());
-        self.queue.set_low_use(self.live.low_use_jobs());
+    pub fn mark(&self, queue: &mut QueueView) {
+        queue.set_idle(self.idle_jobs());
+        queue.set_low_use(self.low_use_jobs());
     }
+}
+
+/// The cores and memory `id` asked for: its detail's when shown, else the queue's cores
+/// (memory only from the detail's TRES, which counts every node).
+fn asked(v: &View, id: &JobId) -> (Option<u32>, Option<u64>) {
+    let detail = v
+        .detail
+        .detail
+        .as_ref()
+        .filter(|_| v.detail.id.as_ref() == Some(id));
+    let queue = v.queue.jobs().iter().find(|j| &j.id == id);
+    let cores = detail
+        .and_then(|d| d.cpus)
+        .or(queue.map(|j| j.cpus))
+        .filter(|c| *c > 0);
+    (cores, detail.and_then(requested_memory))
 }
 
 #[cfg(test)]

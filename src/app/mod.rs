@@ -21,6 +21,7 @@ mod form_state;
 pub mod history;
 mod input;
 pub mod insight;
+pub mod lists;
 pub mod live;
 mod logs;
 mod nav;
@@ -86,7 +87,9 @@ pub struct App {
     pub focus_cluster: u16,
     pub keymap: Keymap,
     pub theme: Theme,
-    pub queue: QueueView,
+    /// The queue pane's rows: the queue's, or `:history`'s while it is open (derefs to the
+    /// one shown).
+    pub queue: lists::Lists,
     pub detail: DetailState,
     pub logs: LogState,
     pub focus: Pane,
@@ -157,7 +160,7 @@ impl App {
             focus_cluster: 0,
             keymap,
             theme,
-            queue,
+            queue: lists::Lists::new(queue, QueueView::new(history::columns())),
             detail: DetailState::default(),
             logs: LogState::new(),
             focus: Pane::Queue,
@@ -258,11 +261,20 @@ impl App {
                 if let Some(form) = self.edit.as_mut() {
                     form.check(parts);
                 }
-                self.history_partitions();
+                self.history.on_partitions(&view!(self));
                 Vec::new()
             }
-            Msg::JobUse { id, result } => self.on_job_use(id, *result),
-            Msg::History { generation, result } => self.on_history(generation, *result),
+            Msg::JobUse { id, result } => {
+                let out = self.history.on_job_use(&view!(self), id, *result);
+                self.apply(out)
+            }
+            Msg::History { generation, result } => {
+                let v = view!(self, queue: &self.queue.jobs);
+                let out = self
+                    .history
+                    .on_page(&v, &mut self.queue.history, generation, *result);
+                self.history_out(out)
+            }
             Msg::Relaunch { id, result } => {
                 let form = relaunch::relaunch_form(&view!(self), &id, *result, true);
                 self.open_prefilled(form)
@@ -277,7 +289,7 @@ impl App {
             }
             Msg::Triaged { id, result } => {
                 if let Ok(Some(r)) = result.as_ref() {
-                    self.annotate_failure(&id, r);
+                    self.cluster.events.annotate_failure(&id, r);
                 }
                 let selected = self.detail.id.as_ref() == Some(&id);
                 triage::land(&mut self.detail.triage, selected, *result);
@@ -293,7 +305,15 @@ impl App {
                 let out = self.tunnels.on_forwarded(id, node, port, path, result);
                 self.apply(out)
             }
-            Msg::Retries(result) => self.on_retries(result),
+            Msg::Retries(result) => {
+                let r = self.cluster.on_retries(result, self.now);
+                if let Some(badges) = r.badges {
+                    self.queue.jobs.set_badges(self.cluster.ix, badges);
+                }
+                let mut out = component::Out::cmds(r.cmds);
+                out.note = r.note.or(r.quiet_note.filter(|_| self.note.is_none()));
+                self.apply(out)
+            }
             Msg::LaunchFacts(r) => {
                 if let Ok(f) = &r {
                     self.cluster.launch.facts = Some(f.clone());
@@ -331,7 +351,11 @@ impl App {
                 self.cluster.waits.on_read(result, at);
                 Vec::new()
             }
-            Msg::Live { id, result, at } => self.on_live(id, *result, at),
+            Msg::Live { id, result, at } => {
+                let out = self.live.on_sample(&view!(self), id, *result, at);
+                self.live.mark(&mut self.queue);
+                self.apply(out)
+            }
             Msg::RemoteStats { stats, at } => {
                 self.cluster.budget.observe(at, stats.rpcs.ctld);
                 self.cluster.insight.on_stats(stats, at);
@@ -387,7 +411,7 @@ impl App {
     fn on_poll_extra(&mut self, extra: crate::payload::PollExtra) -> Vec<Cmd> {
         let mut cmds = self.final_states_known(&extra.finished);
         let left = self.cluster.on_poll_extra(&extra, self.now);
-        cmds.extend(self.record(left));
+        cmds.extend(self.cluster.record(left));
         cmds
     }
 
@@ -409,7 +433,7 @@ impl App {
         let listed = self.cluster.on_jobs(jobs, &previous, at, took, self.now);
         drop(previous);
         self.set_own_jobs(listed.rows);
-        self.rebuild_deps();
+        self.deps.refresh(&view!(self), &self.history);
         let interval = self.adapt_interval();
         let mut cmds = self.selection_changed();
         if cmds.is_empty() {
@@ -424,12 +448,14 @@ impl App {
         cmds.extend(listed.cmds);
         let out = self.tunnels.close_ended(self.cluster.ix, &listed.running);
         cmds.extend(self.apply(out));
-        cmds.extend(self.live_on_refresh(&listed.running));
-        cmds.extend(self.record(listed.events));
+        let out = self.live.on_refresh(&view!(self), &listed.running);
+        self.live.mark(&mut self.queue);
+        cmds.extend(self.apply(out));
+        cmds.extend(self.cluster.record(listed.events));
         let sessions = session::launched_here(&view!(self));
         let due = self.cluster.sessions.on_jobs(&sessions);
         let (events, out) = session::warnings(&view!(self), &due, self.top_overlay().is_none());
-        cmds.extend(self.push_events(events));
+        cmds.extend(self.cluster.push_events(events, self.now));
         cmds.extend(self.apply(out));
         cmds
     }
@@ -464,14 +490,15 @@ impl App {
         self.logs.reset(selected.clone(), state);
         let mut cmds = vec![Cmd::Tail(Vec::new())];
         if let Some(id) = selected {
-            match self.history_detail(&id) {
+            match self.history.shown_detail(&id) {
                 Some(known) => cmds.extend(self.on_detail(id, Ok(known))),
                 None => cmds.push(Cmd::FetchDetail(id)),
             }
         }
         cmds.extend(self.cluster.insight.pending_for(self.queue.selected_job()));
         cmds.extend(self.cluster.waits.due(self.queue.selected_job(), self.now));
-        cmds.extend(self.live_due());
+        let out = self.live.due(&view!(self));
+        cmds.extend(self.apply(out));
         cmds
     }
 
@@ -532,6 +559,127 @@ impl App {
             self.queue.set_busy(&ids, label);
         }
         out.cmds
+    }
+
+    /// A key while `:deps` is on top: the view's own there, what reaches beyond it here.
+    fn on_deps_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
+        let page = usize::from(self.size.1.saturating_sub(4)).max(1);
+        let action = self.keymap.action(Pane::Queue, &k);
+        match self.deps.on_key(&k, action, page) {
+            deps::DepsKey::Done(out) => self.apply(out),
+            deps::DepsKey::Refresh => self.cluster.refresh_now(self.queue.selected_job()),
+            deps::DepsKey::Help => {
+                self.help = true;
+                Vec::new()
+            }
+            deps::DepsKey::Cancel => {
+                if self.refuse_read_only(crate::slurm::ops::OpKind::Cancel.verb()) {
+                    return Vec::new();
+                }
+                let out = self.deps.cancel(&view!(self));
+                self.apply(out)
+            }
+            deps::DepsKey::Select(id, then) => {
+                if !self.queue.select_id(&id) {
+                    self.queue.set_filter("");
+                    if !self.queue.select_id(&id) {
+                        let why = format!("job {id} is not shown in the queue");
+                        return self.apply(component::Out::note(why));
+                    }
+                }
+                let mut cmds = self.selection_changed();
+                match then {
+                    None => self.deps.open = false,
+                    Some(a) => {
+                        self.focus = Pane::Queue;
+                        cmds.extend(match a {
+                            Action::Copy => self.copy(),
+                            _ => {
+                                let out = self.files.open(&view!(self));
+                                self.apply(out)
+                            }
+                        });
+                    }
+                }
+                cmds
+            }
+        }
+    }
+
+    /// The refresh interval chosen again from the queue's rows (`ClusterState::adapt_interval`).
+    fn adapt_interval(&mut self) -> Vec<Cmd> {
+        let jobs = self
+            .queue
+            .jobs
+            .jobs_on(self.multi().then_some(self.cluster.ix));
+        self.cluster.adapt_interval(&jobs, self.now)
+    }
+
+    /// Refines "left the queue" events with final states from anywhere (sacct rows,
+    /// details). Failures are then triaged (a few per batch) so the log can say why.
+    pub fn final_states_known(&mut self, details: &[JobDetail]) -> Vec<Cmd> {
+        let events = self.cluster.finals_known(details, self.now);
+        let triaging = self
+            .detail
+            .id
+            .as_ref()
+            .filter(|_| self.detail.triage.is_some());
+        let triage = events::auto_triage(&events, details, triaging, |id| self.results_dir(id));
+        let mut cmds = self.cluster.record(events);
+        cmds.extend(triage);
+        cmds
+    }
+
+    /// A key while `:events` is on top; the view scrolls over every cluster's events.
+    fn on_events_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
+        let page = usize::from(self.size.1.saturating_sub(4)).max(1);
+        let total = self.clusters().map(|c| c.events.log.len()).sum();
+        self.cluster.events.on_key(k, page, total);
+        Vec::new()
+    }
+
+    /// `:history [DAYS]`: its rows in place of the queue's.
+    pub(super) fn open_history(&mut self, days: Option<u32>) -> Vec<Cmd> {
+        if !self.history.open {
+            self.queue.show_history(true);
+            let height = crate::layout::queue_body_height(self.areas().queue.height);
+            self.queue.set_viewport(height);
+        }
+        let v = view!(self, queue: &self.queue.jobs);
+        let out = self.history.open(&v, &mut self.queue.history, days);
+        self.history_out(out)
+    }
+
+    /// Lands `:history`'s answer; while its rows are shown, the selection is followed.
+    fn history_out(&mut self, out: component::Out) -> Vec<Cmd> {
+        let mut cmds = self.apply(out);
+        if self.history.open {
+            cmds.extend(self.selection_changed());
+        }
+        cmds
+    }
+
+    /// esc with nothing else to clear: back to the queue, with the refreshes that came
+    /// meanwhile (each one's work for its own cluster).
+    fn close_history(&mut self) -> Vec<Cmd> {
+        self.queue.show_history(false);
+        let mut cmds = Vec::new();
+        for m in self.history.close() {
+            let about = match &m {
+                Msg::Cluster(ix, _) => Some(*ix),
+                _ => None,
+            };
+            let done = self.update(m);
+            let multi = self.multi();
+            match about {
+                Some(ix) => {
+                    cmds.extend(done.into_iter().map(|c| history::for_cluster(multi, ix, c)))
+                }
+                None => cmds.extend(done),
+            }
+        }
+        cmds.extend(self.selection_changed());
+        cmds
     }
 
     fn on_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
@@ -674,8 +822,12 @@ impl App {
                 let out = self.tunnels.open_forward(&view!(self));
                 return self.apply(out);
             }
-            Action::HistoryOlder => return self.history_days(true),
-            Action::HistoryNewer => return self.history_days(false),
+            Action::HistoryOlder | Action::HistoryNewer => {
+                let v = view!(self, queue: &self.queue.jobs);
+                let older = a == Action::HistoryOlder;
+                let out = self.history.page_days(&v, &mut self.queue.history, older);
+                return self.history_out(out);
+            }
             Action::Relaunch => {
                 let out = relaunch::relaunch(&view!(self));
                 return self.apply(out);

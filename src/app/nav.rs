@@ -214,7 +214,8 @@ impl App {
                     for id in &done {
                         self.queue.unmark(id);
                     }
-                    events = self.cancelled_by_you(&done);
+                    let pushed = super::events::cancelled_by_you(self.queue.jobs(), &done);
+                    events = self.cluster.push_events(pushed, self.now);
                 }
             }
             Err(e) => {

@@ -449,7 +449,7 @@ mod launched {
         let mut a = ready();
         select(&mut a, "242");
         let at = chrono::Utc::now();
-        a.set_launches(&[Entry {
+        let badges = a.cluster.set_launches(&[Entry {
             local_id: "L9".into(),
             cluster: "dev".into(),
             job_id: 242,
@@ -469,6 +469,7 @@ mod launched {
             guard: None,
             requeue: false,
         }]);
+        a.queue.set_badges(0, badges);
         // From sacct: no StdOut, and (right after the end) no work dir either.
         let detail = JobDetail {
             id: Some(id("242")),

@@ -5,10 +5,9 @@ use std::collections::HashMap;
 
 use chrono::NaiveDateTime;
 
-use super::{App, EventKind};
+use super::EventKind;
 use crate::action::Cmd;
 use crate::payload::RetryEvent;
-use crate::registry::Entry;
 use crate::retry::{Chain, RetryPolicy};
 use crate::slurm::model::JobId;
 
@@ -118,59 +117,96 @@ impl RetryState {
     }
 }
 
-impl App {
-    pub(super) fn on_retries(
-        &mut self,
-        result: Result<(Vec<RetryEvent>, Vec<Entry>), String>,
-    ) -> Vec<Cmd> {
-        self.cluster.retry.checking = false;
-        let (events, entries) = match result {
-            Ok(v) => v,
-            Err(e) => {
-                self.cluster.retry.error = Some(format!("retry check: {e}"));
-                return Vec::new();
-            }
-        };
-        self.cluster.retry.error = None;
-        self.set_launches(&entries);
-        let ix = self.cluster.ix;
-        let checked = self.cluster.retry.on_check(&events, ix);
-        if let Some(e) = checked.error {
-            self.cluster.status.last_error = Some(e);
+/// What a retry check's answer comes to for the rest of the App.
+#[derive(Debug, Default)]
+pub struct Retried {
+    pub cmds: Vec<Cmd>,
+    /// For the status bar.
+    pub note: Option<String>,
+    /// For the status bar only when nothing else is noted.
+    pub quiet_note: Option<String>,
+    /// The queue's badges of the cluster's launches, when its chains were read anew.
+    pub badges: Option<HashMap<u64, String>>,
+}
+
+/// The queue's badges of these chains (by job id).
+pub fn badges(chains: &HashMap<u64, Chain>) -> HashMap<u64, String> {
+    chains
+        .iter()
+        .filter_map(|(id, c)| c.badge().map(|b| (*id, b)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::app;
+    use super::*;
+    use crate::action::Msg;
+    use crate::registry::Entry;
+
+    fn finished(job_id: u64) -> RetryEvent {
+        RetryEvent::Finished {
+            local_id: "L1".into(),
+            job_id,
+            state: "COMPLETED".into(),
+            class: None,
         }
-        if checked.note.is_some() {
-            self.note = checked.note;
-        } else if self.note.is_none() {
-            self.note = checked.quiet_note;
-        }
-        let mut cmds = Vec::new();
-        if checked.poll {
-            cmds.extend(self.poll_now());
-        }
-        if checked.resubmitted && !self.cluster.launch.reattaching {
-            self.cluster.launch.reattaching = true;
-            cmds.push(Cmd::LoadRegistryJobs(self.cluster.name.clone()));
-        }
-        let events = checked
-            .events
-            .into_iter()
-            .map(|(id, kind, line)| (Some(id), String::new(), kind, line))
-            .collect();
-        cmds.extend(self.push_events(events));
-        cmds
     }
 
-    /// The launches of this cluster (from the registry): chains and queue badges.
-    pub fn set_launches(&mut self, entries: &[Entry]) {
-        self.cluster.chains = Chain::index(entries, &self.cluster.retry.policy)
-            .into_iter()
-            .collect();
-        let badges: HashMap<u64, String> = self
-            .cluster
-            .chains
-            .iter()
-            .filter_map(|(id, c)| c.badge().map(|b| (*id, b)))
-            .collect();
-        self.queue.set_badges(self.cluster.ix, badges);
+    /// A check answered while `:history` shows badges the queue's rows, seen on return.
+    #[test]
+    fn badges_go_on_the_queue_s_rows_while_the_history_shows() {
+        use super::super::tests::{jobs, loaded};
+        use crate::registry::Attempt;
+        let mut a = app();
+        a.update(loaded(jobs()));
+        a.run_command("history");
+        let at = chrono::Utc::now();
+        let attempt = |job_id: u64, state: Option<&str>| Attempt {
+            job_id,
+            submitted_at: at,
+            state: state.map(str::to_string),
+        };
+        let entry = Entry {
+            local_id: "L1".into(),
+            cluster: "dev".into(),
+            job_id: 248,
+            job_dir: "/r/results/L1".into(),
+            name: "train".into(),
+            submitted_at: at,
+            template: None,
+            script: "/r/results/L1/sbatch/job_L1.sbatch".into(),
+            attempts: vec![
+                attempt(237, Some("NODE_FAIL ERR_INFRA")),
+                attempt(248, None),
+            ],
+            secrets: Vec::new(),
+            checksum: None,
+            spec_sha256: None,
+            requeue: false,
+            guard: None,
+        };
+        a.update(Msg::Retries(Ok((Vec::new(), vec![entry]))));
+        a.update(Msg::Key(crossterm::event::KeyEvent::new(
+            crossterm::event::KeyCode::Esc,
+            crossterm::event::KeyModifiers::NONE,
+        )));
+        assert!(!a.history.open);
+        let id: JobId = "248".parse().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(a.queue.badge(&id), Some("↻2/11"));
+    }
+
+    #[test]
+    fn a_finished_launch_is_said_only_on_an_empty_status_bar() {
+        let mut a = app();
+        a.update(Msg::Retries(Ok((vec![finished(237)], Vec::new()))));
+        assert_eq!(a.note.as_deref(), Some("launched job 237 ended COMPLETED"));
+        a.note = Some("marks cleared".into());
+        a.update(Msg::Retries(Ok((vec![finished(238)], Vec::new()))));
+        assert_eq!(
+            a.note.as_deref(),
+            Some("marks cleared"),
+            "the note shown stays"
+        );
     }
 }
