@@ -6,12 +6,10 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 pub use super::form_state::{Busy, FormState};
 
-use super::App;
 use crate::action::Cmd;
 use crate::launch::facts::ClusterFacts;
 use crate::launch::stage::Estimate;
 use crate::launch::submit::{self, Prepared, Submitted};
-use crate::launch::LaunchSpec;
 use crate::slurm::model::{Job, JobId, JobState, SlurmDuration};
 
 const TOGGLES: [&str; 2] = ["requeue", "force_reconvert"];
@@ -329,102 +327,6 @@ impl FormState {
     pub fn on_refused(&mut self, e: String) {
         self.busy = None;
         self.error = Some(e);
-    }
-}
-
-impl App {
-    /// `n`: opens the form with the last used values (or the defaults).
-    pub fn open_form(&mut self) -> Vec<Cmd> {
-        if self.cluster.read_only {
-            self.note = Some("read-only session: launching jobs is off".into());
-            return Vec::new();
-        }
-        self.form = Some(FormState::open(&self.cluster));
-        // Partitions change (idle GPUs, pending jobs): fetch them fresh each time.
-        vec![Cmd::FetchLaunchFacts]
-    }
-
-    /// A form filled for `L` opens with its note; or the note says why there is none.
-    pub(super) fn open_prefilled(&mut self, form: super::relaunch::Prefilled) -> Vec<Cmd> {
-        match form {
-            Ok((form, note)) => {
-                self.form = Some(form);
-                self.note = Some(note);
-                // Partitions change (idle GPUs, pending jobs): fetch them fresh each time.
-                vec![Cmd::FetchLaunchFacts]
-            }
-            Err(note) => {
-                self.note = Some(note);
-                Vec::new()
-            }
-        }
-    }
-
-    pub(super) fn on_form_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
-        let Some(form) = self.form.as_mut() else {
-            return Vec::new();
-        };
-        match form.on_key(k, &self.cluster) {
-            FormKey::Stay(cmds) => cmds,
-            FormKey::Close => {
-                self.form = None;
-                Vec::new()
-            }
-            FormKey::AskName(start) => {
-                self.ask_template_name(&start);
-                Vec::new()
-            }
-        }
-    }
-
-    /// The template file was written (it is listed and picked), exists (the form asks), or
-    /// could not be written (the form says why).
-    pub(super) fn on_template_saved(
-        &mut self,
-        name: String,
-        spec: LaunchSpec,
-        result: Result<std::path::PathBuf, crate::config::template_files::SaveError>,
-    ) -> Vec<Cmd> {
-        use crate::config::template_files::SaveError;
-        match result {
-            Ok(path) => {
-                let shown = path.display().to_string();
-                // Template files are this machine's: every cluster's form lists it.
-                for c in &mut self.parked {
-                    c.launch.add_saved(&name, spec.clone(), &shown);
-                }
-                self.cluster.launch.add_saved(&name, spec, &shown);
-                if let Some(form) = self.form.as_mut() {
-                    form.saved(&name, &self.cluster);
-                }
-                self.note = Some(format!(
-                    "template `{name}` saved in {shown} (slurmdash submit --template {name})"
-                ));
-            }
-            Err(SaveError::Exists(path)) => match self.form.as_mut() {
-                Some(form) => {
-                    form.overwrite = Some(name.clone());
-                    form.error = Some(format!(
-                        "template `{name}` exists ({}): y overwrites it, any other key keeps it",
-                        path.display()
-                    ));
-                }
-                None => {
-                    self.note = Some(format!(
-                        "template `{name}` exists ({}): not saved",
-                        path.display()
-                    ))
-                }
-            },
-            Err(SaveError::Failed(e)) => {
-                let msg = format!("template `{name}` not saved: {e}");
-                match self.form.as_mut() {
-                    Some(form) => form.error = Some(msg),
-                    None => self.note = Some(msg),
-                }
-            }
-        }
-        Vec::new()
     }
 }
 

@@ -10,7 +10,9 @@ use ratatui::Terminal;
 use super::*;
 use crate::action::Msg;
 use crate::app::form_state::{LaunchContext, FIELDS};
+use crate::app::App;
 use crate::launch::facts::PartitionInfo;
+use crate::launch::LaunchSpec;
 
 fn part(name: &str, max_min: u64, default: bool) -> PartitionInfo {
     PartitionInfo {

@@ -1,9 +1,12 @@
-//! The one-line input at the bottom: `/` filter, `:` command, `/` log search.
+//! Keys: a key goes to the overlay stack (`overlay.rs`), and when none is open to the
+//! keymap's action (`on_action`); the one-line input at the bottom (`/` filter, `:`
+//! command, `/` log search) and the `:` commands.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::{App, Input, InputKind};
+use super::{relaunch, shell, App, EditForm, Input, InputKind};
 use crate::action::Cmd;
+use crate::keymap::{Action, Pane};
 
 /// Commands accepted on the `:` line, for the help overlay.
 pub const COMMANDS: &[(&str, &str)] = &[
@@ -224,5 +227,152 @@ impl App {
                 Vec::new()
             }
         }
+    }
+
+    pub(super) fn on_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
+        if k.kind != crossterm::event::KeyEventKind::Press {
+            return Vec::new();
+        }
+        if k.code == KeyCode::Char('z') && k.modifiers.contains(KeyModifiers::CONTROL) {
+            return vec![Cmd::Suspend];
+        }
+        self.note = None;
+        self.cluster.insight.last_key = Some(self.now);
+        self.on_overlay_key(k)
+    }
+
+    /// Rows (or lines) one page moves in the focused pane.
+    fn page(&self) -> usize {
+        usize::from(self.size.1.saturating_sub(8) / 2).max(1)
+    }
+
+    pub fn on_action(&mut self, a: Action) -> Vec<Cmd> {
+        let page = self.page();
+        match a {
+            Action::Quit => {
+                self.quit = true;
+                return vec![Cmd::Quit];
+            }
+            Action::Help => {
+                self.help = true;
+                self.help_scroll = 0;
+            }
+            Action::NextPane | Action::PrevPane => {
+                let i = Pane::ALL.iter().position(|p| *p == self.focus).unwrap_or(0);
+                let n = Pane::ALL.len();
+                let j = if a == Action::NextPane {
+                    (i + 1) % n
+                } else {
+                    (i + n - 1) % n
+                };
+                self.focus = Pane::ALL[j];
+            }
+            Action::Zoom => self.zoom = !self.zoom,
+            Action::Select => {
+                if self.focus == Pane::Queue
+                    && (self.queue.selected_is_collapsed() || self.queue.selected_is_expanded())
+                {
+                    self.queue.toggle_expand();
+                    return self.selection_changed();
+                }
+                self.zoom = !self.zoom;
+            }
+            Action::Refresh => return self.cluster.refresh_now(self.queue.selected_job()),
+            Action::Filter => {
+                self.input = Some(Input::new(InputKind::Filter, self.queue.filter()));
+            }
+            Action::Command => self.input = Some(Input::new(InputKind::Command, "")),
+            Action::Search => self.input = Some(Input::new(InputKind::Search, "")),
+            Action::Escape => {
+                if self.zoom {
+                    self.zoom = false;
+                } else if self.queue.clear_marks() {
+                    self.note = Some("marks cleared".into());
+                } else if !self.queue.filter().is_empty() {
+                    self.queue.set_filter("");
+                    return self.selection_changed();
+                } else if self.history.open {
+                    return self.close_history();
+                } else {
+                    self.logs.current_mut().clear_search();
+                }
+            }
+            Action::SortNext => self.queue.cycle_sort(),
+            Action::SortReverse => self.queue.reverse_sort(),
+            Action::ShowStdout => self.logs.show(crate::logview::Stream::Stdout),
+            Action::ShowStderr => self.logs.show(crate::logview::Stream::Stderr),
+            Action::Follow => self.logs.current_mut().bottom_and_follow(),
+            Action::ToggleWrap => self.logs.current_mut().toggle_wrap(),
+            Action::SearchNext => {
+                let vp = self.log_viewport();
+                self.logs.current_mut().next_match(vp);
+            }
+            Action::SearchPrev => {
+                let vp = self.log_viewport();
+                self.logs.current_mut().prev_match(vp);
+            }
+            Action::Up | Action::Down | Action::Top | Action::Bottom => {
+                return self.move_in_focus(a, page)
+            }
+            Action::PageUp | Action::PageDown => return self.move_in_focus(a, page),
+            Action::Cancel
+            | Action::CancelNow
+            | Action::Hold
+            | Action::Release
+            | Action::Requeue
+            | Action::Prioritize => return self.on_job_action(a),
+            Action::Edit => match EditForm::open(&view!(self)) {
+                Ok(form) => {
+                    self.edit = Some(form);
+                    if self.cluster.partitions.is_none() {
+                        return vec![Cmd::FetchLimits];
+                    }
+                }
+                Err(why) => self.note = Some(why),
+            },
+            Action::Mark => {
+                if self.queue.toggle_mark() {
+                    self.queue.select_next();
+                    return self.selection_changed();
+                }
+            }
+            Action::MarkRange => {
+                let n = self.queue.mark_range();
+                self.note = Some(format!(
+                    "marked {n} rows ({} in all)",
+                    self.queue.mark_count()
+                ));
+            }
+            Action::MarkAll => {
+                let n = self.queue.mark_all_shown();
+                self.note = Some(format!("marked {n} rows (esc clears)"));
+            }
+            Action::NewJob => return self.open_form(),
+            Action::Shell => {
+                let out = shell::open(&view!(self), None);
+                return self.apply(out);
+            }
+            Action::Forward => {
+                let out = self.tunnels.open_forward(&view!(self));
+                return self.apply(out);
+            }
+            Action::HistoryOlder | Action::HistoryNewer => {
+                let v = view!(self, queue: &self.queue.jobs);
+                let older = a == Action::HistoryOlder;
+                let out = self.history.page_days(&v, &mut self.queue.history, older);
+                return self.history_out(out);
+            }
+            Action::Relaunch => {
+                let out = relaunch::relaunch(&view!(self));
+                return self.apply(out);
+            }
+            Action::Files => {
+                let out = self.files.open(&view!(self));
+                return self.apply(out);
+            }
+            Action::Copy => return self.copy(),
+            Action::Columns => return self.open_columns(),
+        }
+        Vec::new()
     }
 }

@@ -1,5 +1,12 @@
 //! The one owner of UI state. `update` takes a message and returns work for the workers;
 //! it does no I/O and never awaits, so every behaviour here is unit-testable.
+//!
+//! App is made of components (see `component.rs`): each feature's state with handlers
+//! that read a `View` and hand back an `Out`, landed by `App::apply`. App itself keeps five
+//! `impl` blocks, each a router: this file (building it, routing messages, landing an
+//! `Out`), `input.rs` (keys and `:` commands), `overlay.rs` (the overlay stack and its
+//! keys), `nav.rs` (the queue's rows and the selection) and `clusters.rs` (the clusters
+//! and where each command goes).
 
 // First, so that `view!` is in scope in every module after it.
 #[macro_use]
@@ -40,7 +47,6 @@ pub mod usage;
 use std::time::Duration;
 
 use chrono::NaiveDateTime;
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 pub use cluster::{ClusterState, Listed, Status};
 pub use confirm::{Answer, Choice, Confirm};
@@ -57,10 +63,13 @@ pub use triage::{TriageStatus, TriageView};
 
 use crate::action::{Cmd, Msg};
 use crate::keymap::{Action, Keymap, Pane};
+use crate::launch::LaunchSpec;
 use crate::logview::layout::Viewport;
 use crate::payload::DetailSource;
 use crate::queue::QueueView;
-use crate::slurm::model::{Job, JobDetail, JobId};
+#[cfg(test)]
+use crate::slurm::model::Job;
+use crate::slurm::model::{JobDetail, JobId};
 use crate::theme::Theme;
 
 /// The selected job's detail as last fetched.
@@ -380,169 +389,6 @@ impl App {
         }
     }
 
-    /// A refresh, unless one is already out (the timer, `r`, reconnecting).
-    fn poll(&mut self) -> Vec<Cmd> {
-        self.cluster.poll()
-    }
-
-    /// A refresh that must see a change made just now (an action, a submission): asked for
-    /// even while one is out, which may predate the change; the worker hub runs it after
-    /// that one.
-    fn poll_now(&mut self) -> Vec<Cmd> {
-        vec![self.cluster.poll_cmd()]
-    }
-
-    /// One refresh's answer, in the order its parts happened: the connection, the sacct
-    /// records and estimates that came with the queue, then the queue.
-    fn on_refresh(&mut self, r: crate::payload::Refresh) -> Vec<Cmd> {
-        let mut cmds = Vec::new();
-        if let Some((state, host)) = r.conn {
-            cmds.extend(self.cluster.on_conn(state, host));
-        }
-        if let Some(extra) = r.extra {
-            cmds.extend(self.on_poll_extra(extra));
-        }
-        cmds.extend(self.on_queue(r.result, r.at, r.took));
-        cmds
-    }
-
-    /// The sacct part of a refresh: final states are logged (failures triaged), then the
-    /// cluster settles the jobs that left its queue.
-    fn on_poll_extra(&mut self, extra: crate::payload::PollExtra) -> Vec<Cmd> {
-        let mut cmds = self.final_states_known(&extra.finished);
-        let left = self.cluster.on_poll_extra(&extra, self.now);
-        cmds.extend(self.cluster.record(left));
-        cmds
-    }
-
-    fn on_queue(
-        &mut self,
-        result: Result<Vec<Job>, String>,
-        at: NaiveDateTime,
-        took: Duration,
-    ) -> Vec<Cmd> {
-        let jobs = match result {
-            Ok(jobs) => jobs,
-            Err(e) => {
-                self.cluster.on_failed(e);
-                return Vec::new();
-            }
-        };
-        let ix = self.multi().then_some(self.cluster.ix);
-        let previous = self.queue.jobs_on(ix);
-        let listed = self.cluster.on_jobs(jobs, &previous, at, took, self.now);
-        drop(previous);
-        self.set_own_jobs(listed.rows);
-        self.deps.refresh(&view!(self), &self.history);
-        let interval = self.adapt_interval();
-        let mut cmds = self.selection_changed();
-        if cmds.is_empty() {
-            cmds = self.refetch_if_state_changed();
-            cmds.extend(
-                self.cluster
-                    .insight
-                    .limit_reason_appeared(self.queue.selected_job()),
-            );
-        }
-        cmds.extend(interval);
-        cmds.extend(listed.cmds);
-        let out = self.tunnels.close_ended(self.cluster.ix, &listed.running);
-        cmds.extend(self.apply(out));
-        let out = self.live.on_refresh(&view!(self), &listed.running);
-        self.live.mark(&mut self.queue);
-        cmds.extend(self.apply(out));
-        cmds.extend(self.cluster.record(listed.events));
-        let sessions = session::launched_here(&view!(self));
-        let due = self.cluster.sessions.on_jobs(&sessions);
-        let (events, out) = session::warnings(&view!(self), &due, self.top_overlay().is_none());
-        cmds.extend(self.cluster.push_events(events, self.now));
-        cmds.extend(self.apply(out));
-        cmds
-    }
-
-    /// The selected job moved on (e.g. PENDING to RUNNING): its detail and log paths may have
-    /// changed, so fetch them again.
-    fn refetch_if_state_changed(&mut self) -> Vec<Cmd> {
-        let (Some(job), Some(detail)) = (self.queue.selected_job(), &self.detail.detail) else {
-            return Vec::new();
-        };
-        if self.detail.loading || detail.state.as_ref() == Some(&job.state) {
-            return Vec::new();
-        }
-        self.logs.set_job_state(Some(job.state.clone()));
-        self.detail.loading = true;
-        vec![Cmd::FetchDetail(job.id.clone())]
-    }
-
-    /// Called after anything that may move the selection: fetch the new job's detail and
-    /// stop tailing the old one's logs.
-    fn selection_changed(&mut self) -> Vec<Cmd> {
-        let selected = self.queue.selected_id().cloned();
-        if selected == self.detail.id {
-            return Vec::new();
-        }
-        let state = self.queue.selected_job().map(|j| j.state.clone());
-        self.detail = DetailState {
-            id: selected.clone(),
-            loading: selected.is_some(),
-            ..DetailState::default()
-        };
-        self.logs.reset(selected.clone(), state);
-        let mut cmds = vec![Cmd::Tail(Vec::new())];
-        if let Some(id) = selected {
-            match self.history.shown_detail(&id) {
-                Some(known) => cmds.extend(self.on_detail(id, Ok(known))),
-                None => cmds.push(Cmd::FetchDetail(id)),
-            }
-        }
-        cmds.extend(self.cluster.insight.pending_for(self.queue.selected_job()));
-        cmds.extend(self.cluster.waits.due(self.queue.selected_job(), self.now));
-        let out = self.live.due(&view!(self));
-        cmds.extend(self.apply(out));
-        cmds
-    }
-
-    fn on_detail(
-        &mut self,
-        id: JobId,
-        result: Result<(JobDetail, DetailSource), String>,
-    ) -> Vec<Cmd> {
-        if self.detail.id.as_ref() != Some(&id) {
-            return Vec::new(); // no longer selected
-        }
-        self.detail.loading = false;
-        match result {
-            Ok((mut detail, source)) => {
-                // sacct does not record where a launched job's logs went; the job dir does.
-                if detail.stdout.is_none() {
-                    if let Some(c) = self.launch_of(&id) {
-                        let (out, err) = c.log_paths(id.base());
-                        detail.stdout = Some(out);
-                        detail.stderr = Some(err);
-                        if detail.work_dir.as_deref().is_none_or(str::is_empty) {
-                            detail.work_dir = Some(c.job_dir.clone());
-                        }
-                    }
-                }
-                let tails = self.logs.targets(&id, &detail, source);
-                let dir = self.results_dir(&id);
-                let triage = triage::ask(&mut self.detail.triage, &id, &detail, source, dir);
-                let refined = self.final_states_known(std::slice::from_ref(&detail));
-                self.detail.detail = Some(detail);
-                self.detail.source = Some(source);
-                self.detail.error = None;
-                let mut cmds = tails.map(|t| vec![Cmd::Tail(t)]).unwrap_or_default();
-                cmds.extend(triage);
-                cmds.extend(refined);
-                cmds
-            }
-            Err(e) => {
-                self.detail.error = Some(e);
-                Vec::new()
-            }
-        }
-    }
-
     /// Lands a component's answer: the one place the status bar's note, the typed line
     /// and the bottom-line question are set from a component.
     pub(super) fn apply(&mut self, out: component::Out) -> Vec<Cmd> {
@@ -559,83 +405,6 @@ impl App {
             self.queue.set_busy(&ids, label);
         }
         out.cmds
-    }
-
-    /// A key while `:deps` is on top: the view's own there, what reaches beyond it here.
-    fn on_deps_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
-        let page = usize::from(self.size.1.saturating_sub(4)).max(1);
-        let action = self.keymap.action(Pane::Queue, &k);
-        match self.deps.on_key(&k, action, page) {
-            deps::DepsKey::Done(out) => self.apply(out),
-            deps::DepsKey::Refresh => self.cluster.refresh_now(self.queue.selected_job()),
-            deps::DepsKey::Help => {
-                self.help = true;
-                Vec::new()
-            }
-            deps::DepsKey::Cancel => {
-                if self.refuse_read_only(crate::slurm::ops::OpKind::Cancel.verb()) {
-                    return Vec::new();
-                }
-                let out = self.deps.cancel(&view!(self));
-                self.apply(out)
-            }
-            deps::DepsKey::Select(id, then) => {
-                if !self.queue.select_id(&id) {
-                    self.queue.set_filter("");
-                    if !self.queue.select_id(&id) {
-                        let why = format!("job {id} is not shown in the queue");
-                        return self.apply(component::Out::note(why));
-                    }
-                }
-                let mut cmds = self.selection_changed();
-                match then {
-                    None => self.deps.open = false,
-                    Some(a) => {
-                        self.focus = Pane::Queue;
-                        cmds.extend(match a {
-                            Action::Copy => self.copy(),
-                            _ => {
-                                let out = self.files.open(&view!(self));
-                                self.apply(out)
-                            }
-                        });
-                    }
-                }
-                cmds
-            }
-        }
-    }
-
-    /// The refresh interval chosen again from the queue's rows (`ClusterState::adapt_interval`).
-    fn adapt_interval(&mut self) -> Vec<Cmd> {
-        let jobs = self
-            .queue
-            .jobs
-            .jobs_on(self.multi().then_some(self.cluster.ix));
-        self.cluster.adapt_interval(&jobs, self.now)
-    }
-
-    /// Refines "left the queue" events with final states from anywhere (sacct rows,
-    /// details). Failures are then triaged (a few per batch) so the log can say why.
-    pub fn final_states_known(&mut self, details: &[JobDetail]) -> Vec<Cmd> {
-        let events = self.cluster.finals_known(details, self.now);
-        let triaging = self
-            .detail
-            .id
-            .as_ref()
-            .filter(|_| self.detail.triage.is_some());
-        let triage = events::auto_triage(&events, details, triaging, |id| self.results_dir(id));
-        let mut cmds = self.cluster.record(events);
-        cmds.extend(triage);
-        cmds
-    }
-
-    /// A key while `:events` is on top; the view scrolls over every cluster's events.
-    fn on_events_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
-        let page = usize::from(self.size.1.saturating_sub(4)).max(1);
-        let total = self.clusters().map(|c| c.events.log.len()).sum();
-        self.cluster.events.on_key(k, page, total);
-        Vec::new()
     }
 
     /// `:history [DAYS]`: its rows in place of the queue's.
@@ -682,18 +451,6 @@ impl App {
         cmds
     }
 
-    fn on_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
-        if k.kind != crossterm::event::KeyEventKind::Press {
-            return Vec::new();
-        }
-        if k.code == KeyCode::Char('z') && k.modifiers.contains(KeyModifiers::CONTROL) {
-            return vec![Cmd::Suspend];
-        }
-        self.note = None;
-        self.cluster.insight.last_key = Some(self.now);
-        self.on_overlay_key(k)
-    }
-
     /// Where each pane is on the screen, as the screen draws it.
     pub fn areas(&self) -> crate::layout::Areas {
         crate::layout::areas(self.size, self.zoom, self.focus, self.logs.one_file())
@@ -707,137 +464,52 @@ impl App {
         })
     }
 
-    /// Rows (or lines) one page moves in the focused pane.
-    fn page(&self) -> usize {
-        usize::from(self.size.1.saturating_sub(8) / 2).max(1)
-    }
-
-    pub fn on_action(&mut self, a: Action) -> Vec<Cmd> {
-        let page = self.page();
-        match a {
-            Action::Quit => {
-                self.quit = true;
-                return vec![Cmd::Quit];
-            }
-            Action::Help => {
-                self.help = true;
-                self.help_scroll = 0;
-            }
-            Action::NextPane | Action::PrevPane => {
-                let i = Pane::ALL.iter().position(|p| *p == self.focus).unwrap_or(0);
-                let n = Pane::ALL.len();
-                let j = if a == Action::NextPane {
-                    (i + 1) % n
-                } else {
-                    (i + n - 1) % n
-                };
-                self.focus = Pane::ALL[j];
-            }
-            Action::Zoom => self.zoom = !self.zoom,
-            Action::Select => {
-                if self.focus == Pane::Queue
-                    && (self.queue.selected_is_collapsed() || self.queue.selected_is_expanded())
-                {
-                    self.queue.toggle_expand();
-                    return self.selection_changed();
+    /// The template file was written (it is listed and picked), exists (the form asks), or
+    /// could not be written (the form says why).
+    pub(super) fn on_template_saved(
+        &mut self,
+        name: String,
+        spec: LaunchSpec,
+        result: Result<std::path::PathBuf, crate::config::template_files::SaveError>,
+    ) -> Vec<Cmd> {
+        use crate::config::template_files::SaveError;
+        match result {
+            Ok(path) => {
+                let shown = path.display().to_string();
+                // Template files are this machine's: every cluster's form lists it.
+                for c in &mut self.parked {
+                    c.launch.add_saved(&name, spec.clone(), &shown);
                 }
-                self.zoom = !self.zoom;
-            }
-            Action::Refresh => return self.cluster.refresh_now(self.queue.selected_job()),
-            Action::Filter => {
-                self.input = Some(Input::new(InputKind::Filter, self.queue.filter()));
-            }
-            Action::Command => self.input = Some(Input::new(InputKind::Command, "")),
-            Action::Search => self.input = Some(Input::new(InputKind::Search, "")),
-            Action::Escape => {
-                if self.zoom {
-                    self.zoom = false;
-                } else if self.queue.clear_marks() {
-                    self.note = Some("marks cleared".into());
-                } else if !self.queue.filter().is_empty() {
-                    self.queue.set_filter("");
-                    return self.selection_changed();
-                } else if self.history.open {
-                    return self.close_history();
-                } else {
-                    self.logs.current_mut().clear_search();
+                self.cluster.launch.add_saved(&name, spec, &shown);
+                if let Some(form) = self.form.as_mut() {
+                    form.saved(&name, &self.cluster);
                 }
-            }
-            Action::SortNext => self.queue.cycle_sort(),
-            Action::SortReverse => self.queue.reverse_sort(),
-            Action::ShowStdout => self.logs.show(crate::logview::Stream::Stdout),
-            Action::ShowStderr => self.logs.show(crate::logview::Stream::Stderr),
-            Action::Follow => self.logs.current_mut().bottom_and_follow(),
-            Action::ToggleWrap => self.logs.current_mut().toggle_wrap(),
-            Action::SearchNext => {
-                let vp = self.log_viewport();
-                self.logs.current_mut().next_match(vp);
-            }
-            Action::SearchPrev => {
-                let vp = self.log_viewport();
-                self.logs.current_mut().prev_match(vp);
-            }
-            Action::Up | Action::Down | Action::Top | Action::Bottom => {
-                return self.move_in_focus(a, page)
-            }
-            Action::PageUp | Action::PageDown => return self.move_in_focus(a, page),
-            Action::Cancel
-            | Action::CancelNow
-            | Action::Hold
-            | Action::Release
-            | Action::Requeue
-            | Action::Prioritize => return self.on_job_action(a),
-            Action::Edit => match EditForm::open(&view!(self)) {
-                Ok(form) => {
-                    self.edit = Some(form);
-                    if self.cluster.partitions.is_none() {
-                        return vec![Cmd::FetchLimits];
-                    }
-                }
-                Err(why) => self.note = Some(why),
-            },
-            Action::Mark => {
-                if self.queue.toggle_mark() {
-                    self.queue.select_next();
-                    return self.selection_changed();
-                }
-            }
-            Action::MarkRange => {
-                let n = self.queue.mark_range();
                 self.note = Some(format!(
-                    "marked {n} rows ({} in all)",
-                    self.queue.mark_count()
+                    "template `{name}` saved in {shown} (slurmdash submit --template {name})"
                 ));
             }
-            Action::MarkAll => {
-                let n = self.queue.mark_all_shown();
-                self.note = Some(format!("marked {n} rows (esc clears)"));
+            Err(SaveError::Exists(path)) => match self.form.as_mut() {
+                Some(form) => {
+                    form.overwrite = Some(name.clone());
+                    form.error = Some(format!(
+                        "template `{name}` exists ({}): y overwrites it, any other key keeps it",
+                        path.display()
+                    ));
+                }
+                None => {
+                    self.note = Some(format!(
+                        "template `{name}` exists ({}): not saved",
+                        path.display()
+                    ))
+                }
+            },
+            Err(SaveError::Failed(e)) => {
+                let msg = format!("template `{name}` not saved: {e}");
+                match self.form.as_mut() {
+                    Some(form) => form.error = Some(msg),
+                    None => self.note = Some(msg),
+                }
             }
-            Action::NewJob => return self.open_form(),
-            Action::Shell => {
-                let out = shell::open(&view!(self), None);
-                return self.apply(out);
-            }
-            Action::Forward => {
-                let out = self.tunnels.open_forward(&view!(self));
-                return self.apply(out);
-            }
-            Action::HistoryOlder | Action::HistoryNewer => {
-                let v = view!(self, queue: &self.queue.jobs);
-                let older = a == Action::HistoryOlder;
-                let out = self.history.page_days(&v, &mut self.queue.history, older);
-                return self.history_out(out);
-            }
-            Action::Relaunch => {
-                let out = relaunch::relaunch(&view!(self));
-                return self.apply(out);
-            }
-            Action::Files => {
-                let out = self.files.open(&view!(self));
-                return self.apply(out);
-            }
-            Action::Copy => return self.copy(),
-            Action::Columns => return self.open_columns(),
         }
         Vec::new()
     }

@@ -1,4 +1,5 @@
-//! Moving around: the arrow/page keys in the focused pane, and the mouse (a click selects a
+//! The queue's rows and the selection: a refresh's rows (what changed, the selected job's
+//! detail and logs fetched again), moving around: the arrow/page keys in the focused pane, and the mouse (a click selects a
 //! queue row or focuses a pane, the wheel scrolls the pane under it); copying what is
 //! selected to the clipboard; acting on the selected or marked jobs (d, D, h, u, R, T and
 //! `:cancel ...`), the question first, then the rows' "cancelling…" and the report; the
@@ -10,11 +11,16 @@ use super::component::Out;
 use super::form::placeholder_job;
 use super::ops::Asked;
 use super::Answer;
-use super::App;
+use std::time::Duration;
+
+use chrono::NaiveDateTime;
+
+use super::{events, session, triage, App, DetailState};
 use crate::action::Cmd;
 use crate::keymap::{Action, Pane};
 use crate::launch::submit::Submitted;
-use crate::slurm::model::{CancelOutcome, Job, JobId};
+use crate::payload::DetailSource;
+use crate::slurm::model::{CancelOutcome, Job, JobDetail, JobId};
 use crate::slurm::ops::{JobOp, OpKind, OpReport};
 
 impl App {
@@ -298,5 +304,192 @@ impl App {
                 Vec::new()
             }
         }
+    }
+
+    /// A refresh, unless one is already out (the timer, `r`, reconnecting).
+    pub(super) fn poll(&mut self) -> Vec<Cmd> {
+        self.cluster.poll()
+    }
+
+    /// A refresh that must see a change made just now (an action, a submission): asked for
+    /// even while one is out, which may predate the change; the worker hub runs it after
+    /// that one.
+    pub(super) fn poll_now(&mut self) -> Vec<Cmd> {
+        vec![self.cluster.poll_cmd()]
+    }
+
+    /// One refresh's answer, in the order its parts happened: the connection, the sacct
+    /// records and estimates that came with the queue, then the queue.
+    pub(super) fn on_refresh(&mut self, r: crate::payload::Refresh) -> Vec<Cmd> {
+        let mut cmds = Vec::new();
+        if let Some((state, host)) = r.conn {
+            cmds.extend(self.cluster.on_conn(state, host));
+        }
+        if let Some(extra) = r.extra {
+            cmds.extend(self.on_poll_extra(extra));
+        }
+        cmds.extend(self.on_queue(r.result, r.at, r.took));
+        cmds
+    }
+
+    /// The sacct part of a refresh: final states are logged (failures triaged), then the
+    /// cluster settles the jobs that left its queue.
+    pub(super) fn on_poll_extra(&mut self, extra: crate::payload::PollExtra) -> Vec<Cmd> {
+        let mut cmds = self.final_states_known(&extra.finished);
+        let left = self.cluster.on_poll_extra(&extra, self.now);
+        cmds.extend(self.cluster.record(left));
+        cmds
+    }
+
+    pub(super) fn on_queue(
+        &mut self,
+        result: Result<Vec<Job>, String>,
+        at: NaiveDateTime,
+        took: Duration,
+    ) -> Vec<Cmd> {
+        let jobs = match result {
+            Ok(jobs) => jobs,
+            Err(e) => {
+                self.cluster.on_failed(e);
+                return Vec::new();
+            }
+        };
+        let ix = self.multi().then_some(self.cluster.ix);
+        let previous = self.queue.jobs_on(ix);
+        let listed = self.cluster.on_jobs(jobs, &previous, at, took, self.now);
+        drop(previous);
+        self.set_own_jobs(listed.rows);
+        self.deps.refresh(&view!(self), &self.history);
+        let interval = self.adapt_interval();
+        let mut cmds = self.selection_changed();
+        if cmds.is_empty() {
+            cmds = self.refetch_if_state_changed();
+            cmds.extend(
+                self.cluster
+                    .insight
+                    .limit_reason_appeared(self.queue.selected_job()),
+            );
+        }
+        cmds.extend(interval);
+        cmds.extend(listed.cmds);
+        let out = self.tunnels.close_ended(self.cluster.ix, &listed.running);
+        cmds.extend(self.apply(out));
+        let out = self.live.on_refresh(&view!(self), &listed.running);
+        self.live.mark(&mut self.queue);
+        cmds.extend(self.apply(out));
+        cmds.extend(self.cluster.record(listed.events));
+        let sessions = session::launched_here(&view!(self));
+        let due = self.cluster.sessions.on_jobs(&sessions);
+        let (events, out) = session::warnings(&view!(self), &due, self.top_overlay().is_none());
+        cmds.extend(self.cluster.push_events(events, self.now));
+        cmds.extend(self.apply(out));
+        cmds
+    }
+
+    /// The selected job moved on (e.g. PENDING to RUNNING): its detail and log paths may have
+    /// changed, so fetch them again.
+    pub(super) fn refetch_if_state_changed(&mut self) -> Vec<Cmd> {
+        let (Some(job), Some(detail)) = (self.queue.selected_job(), &self.detail.detail) else {
+            return Vec::new();
+        };
+        if self.detail.loading || detail.state.as_ref() == Some(&job.state) {
+            return Vec::new();
+        }
+        self.logs.set_job_state(Some(job.state.clone()));
+        self.detail.loading = true;
+        vec![Cmd::FetchDetail(job.id.clone())]
+    }
+
+    /// Called after anything that may move the selection: fetch the new job's detail and
+    /// stop tailing the old one's logs.
+    pub(super) fn selection_changed(&mut self) -> Vec<Cmd> {
+        let selected = self.queue.selected_id().cloned();
+        if selected == self.detail.id {
+            return Vec::new();
+        }
+        let state = self.queue.selected_job().map(|j| j.state.clone());
+        self.detail = DetailState {
+            id: selected.clone(),
+            loading: selected.is_some(),
+            ..DetailState::default()
+        };
+        self.logs.reset(selected.clone(), state);
+        let mut cmds = vec![Cmd::Tail(Vec::new())];
+        if let Some(id) = selected {
+            match self.history.shown_detail(&id) {
+                Some(known) => cmds.extend(self.on_detail(id, Ok(known))),
+                None => cmds.push(Cmd::FetchDetail(id)),
+            }
+        }
+        cmds.extend(self.cluster.insight.pending_for(self.queue.selected_job()));
+        cmds.extend(self.cluster.waits.due(self.queue.selected_job(), self.now));
+        let out = self.live.due(&view!(self));
+        cmds.extend(self.apply(out));
+        cmds
+    }
+
+    pub(super) fn on_detail(
+        &mut self,
+        id: JobId,
+        result: Result<(JobDetail, DetailSource), String>,
+    ) -> Vec<Cmd> {
+        if self.detail.id.as_ref() != Some(&id) {
+            return Vec::new(); // no longer selected
+        }
+        self.detail.loading = false;
+        match result {
+            Ok((mut detail, source)) => {
+                // sacct does not record where a launched job's logs went; the job dir does.
+                if detail.stdout.is_none() {
+                    if let Some(c) = self.launch_of(&id) {
+                        let (out, err) = c.log_paths(id.base());
+                        detail.stdout = Some(out);
+                        detail.stderr = Some(err);
+                        if detail.work_dir.as_deref().is_none_or(str::is_empty) {
+                            detail.work_dir = Some(c.job_dir.clone());
+                        }
+                    }
+                }
+                let tails = self.logs.targets(&id, &detail, source);
+                let dir = self.results_dir(&id);
+                let triage = triage::ask(&mut self.detail.triage, &id, &detail, source, dir);
+                let refined = self.final_states_known(std::slice::from_ref(&detail));
+                self.detail.detail = Some(detail);
+                self.detail.source = Some(source);
+                self.detail.error = None;
+                let mut cmds = tails.map(|t| vec![Cmd::Tail(t)]).unwrap_or_default();
+                cmds.extend(triage);
+                cmds.extend(refined);
+                cmds
+            }
+            Err(e) => {
+                self.detail.error = Some(e);
+                Vec::new()
+            }
+        }
+    }
+
+    /// Refines "left the queue" events with final states from anywhere (sacct rows,
+    /// details). Failures are then triaged (a few per batch) so the log can say why.
+    pub fn final_states_known(&mut self, details: &[JobDetail]) -> Vec<Cmd> {
+        let events = self.cluster.finals_known(details, self.now);
+        let triaging = self
+            .detail
+            .id
+            .as_ref()
+            .filter(|_| self.detail.triage.is_some());
+        let triage = events::auto_triage(&events, details, triaging, |id| self.results_dir(id));
+        let mut cmds = self.cluster.record(events);
+        cmds.extend(triage);
+        cmds
+    }
+
+    /// The refresh interval chosen again from the queue's rows (`ClusterState::adapt_interval`).
+    pub(super) fn adapt_interval(&mut self) -> Vec<Cmd> {
+        let jobs = self
+            .queue
+            .jobs
+            .jobs_on(self.multi().then_some(self.cluster.ix));
+        self.cluster.adapt_interval(&jobs, self.now)
     }
 }

@@ -4,14 +4,17 @@
 //! `form`, `edit`, `files.view`, the cluster's `events.open` and `insight.view`); there is
 //! no second record of what is open that could disagree with it. The one rule: a key goes
 //! to the topmost overlay, and the keymap runs only when none is open (or when the topmost,
-//! a full-screen insight view, lets the key through).
+//! a full-screen insight view, lets the key through). Here too: each overlay's keys routed
+//! to its component (the forms, the files view, `:deps`, `:events`, the insight views, the
+//! column chooser, help), and opening the launch form and the column chooser.
 
 use crossterm::event::{KeyCode, KeyEvent};
 
+use super::form::FormKey;
 use super::insight::View;
-use super::App;
+use super::{deps, App, FormState};
 use crate::action::Cmd;
-use crate::keymap::Action;
+use crate::keymap::{Action, Pane};
 
 /// One kind of overlay. The variants are in stacking order, bottom first: when several are
 /// open, a later one is drawn over an earlier one and takes the keys. The order follows how
@@ -236,6 +239,103 @@ impl App {
     /// Something drawn over the panes has the keys: the panes under it take no mouse events.
     pub(super) fn covered(&self) -> bool {
         self.overlays().into_iter().any(Overlay::covers_panes)
+    }
+
+    /// `n`: opens the form with the last used values (or the defaults).
+    pub fn open_form(&mut self) -> Vec<Cmd> {
+        if self.cluster.read_only {
+            self.note = Some("read-only session: launching jobs is off".into());
+            return Vec::new();
+        }
+        self.form = Some(FormState::open(&self.cluster));
+        // Partitions change (idle GPUs, pending jobs): fetch them fresh each time.
+        vec![Cmd::FetchLaunchFacts]
+    }
+
+    /// A form filled for `L` opens with its note; or the note says why there is none.
+    pub(super) fn open_prefilled(&mut self, form: super::relaunch::Prefilled) -> Vec<Cmd> {
+        match form {
+            Ok((form, note)) => {
+                self.form = Some(form);
+                self.note = Some(note);
+                // Partitions change (idle GPUs, pending jobs): fetch them fresh each time.
+                vec![Cmd::FetchLaunchFacts]
+            }
+            Err(note) => {
+                self.note = Some(note);
+                Vec::new()
+            }
+        }
+    }
+
+    pub(super) fn on_form_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
+        let Some(form) = self.form.as_mut() else {
+            return Vec::new();
+        };
+        match form.on_key(k, &self.cluster) {
+            FormKey::Stay(cmds) => cmds,
+            FormKey::Close => {
+                self.form = None;
+                Vec::new()
+            }
+            FormKey::AskName(start) => {
+                self.ask_template_name(&start);
+                Vec::new()
+            }
+        }
+    }
+
+    /// A key while `:deps` is on top: the view's own there, what reaches beyond it here.
+    fn on_deps_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
+        let page = usize::from(self.size.1.saturating_sub(4)).max(1);
+        let action = self.keymap.action(Pane::Queue, &k);
+        match self.deps.on_key(&k, action, page) {
+            deps::DepsKey::Done(out) => self.apply(out),
+            deps::DepsKey::Refresh => self.cluster.refresh_now(self.queue.selected_job()),
+            deps::DepsKey::Help => {
+                self.help = true;
+                Vec::new()
+            }
+            deps::DepsKey::Cancel => {
+                if self.refuse_read_only(crate::slurm::ops::OpKind::Cancel.verb()) {
+                    return Vec::new();
+                }
+                let out = self.deps.cancel(&view!(self));
+                self.apply(out)
+            }
+            deps::DepsKey::Select(id, then) => {
+                if !self.queue.select_id(&id) {
+                    self.queue.set_filter("");
+                    if !self.queue.select_id(&id) {
+                        let why = format!("job {id} is not shown in the queue");
+                        return self.apply(super::component::Out::note(why));
+                    }
+                }
+                let mut cmds = self.selection_changed();
+                match then {
+                    None => self.deps.open = false,
+                    Some(a) => {
+                        self.focus = Pane::Queue;
+                        cmds.extend(match a {
+                            Action::Copy => self.copy(),
+                            _ => {
+                                let out = self.files.open(&view!(self));
+                                self.apply(out)
+                            }
+                        });
+                    }
+                }
+                cmds
+            }
+        }
+    }
+
+    /// A key while `:events` is on top; the view scrolls over every cluster's events.
+    fn on_events_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
+        let page = usize::from(self.size.1.saturating_sub(4)).max(1);
+        let total = self.clusters().map(|c| c.events.log.len()).sum();
+        self.cluster.events.on_key(k, page, total);
+        Vec::new()
     }
 }
 
