@@ -61,6 +61,8 @@ pub struct ClusterState {
     pub budget: super::budget::Budget,
     /// Running work sessions and how far their end-of-time warnings have gone.
     pub sessions: crate::launch::session::Sessions,
+    /// The cheap state checks between full reads, where the cluster answers them.
+    pub checks: super::checks::Checks,
 }
 
 impl ClusterState {
@@ -91,6 +93,7 @@ impl ClusterState {
             waits: Default::default(),
             budget: Default::default(),
             sessions: Default::default(),
+            checks: Default::default(),
         }
     }
 }
@@ -130,6 +133,7 @@ impl ClusterState {
         self.status.last_ok = Some(at);
         self.status.last_took = Some(took);
         self.status.last_error = None;
+        self.checks.on_full(&jobs, now);
         let (jobs, mut cmds) = self.merge_registry(jobs);
         // The site's own rate limit, once the cluster answered (1 RPC per dashboard).
         cmds.extend(self.budget.site_due());

@@ -226,8 +226,13 @@ impl App {
         let jobs = self.queue.jobs_on(ix);
         let c = &mut self.cluster;
         let every = c.insight.interval(&jobs, &c.departures, self.now);
-        // Never faster than the RPC budget allows.
-        let every = every.max(c.budget.refresh_floor().unwrap_or_default());
+        // Never faster than the RPC budget allows (state checks between full reads are
+        // cheaper: they may come more often).
+        let floor = match c.checks.usable() {
+            true => c.budget.check_floor(),
+            false => c.budget.refresh_floor(),
+        };
+        let every = every.max(floor.unwrap_or_default());
         if every == c.status.poll_interval {
             return Vec::new();
         }
