@@ -276,7 +276,12 @@ impl Budget {
                 minute + cost <= cap && total + cost + user <= a
             }
             Who::User => (reads + cost <= a / 2 || reads == 0) && total + cost + REFRESH_COST <= a,
-            Who::Background => (reads + cost <= a / 4 || reads == 0) && total + cost <= a,
+            // A full read a state check called for goes before the background's reads.
+            Who::Background => {
+                (reads + cost <= a / 4 || reads == 0)
+                    && total + cost <= a
+                    && !self.held.iter().any(|h| h.who == Who::Change)
+            }
         }
     }
 
@@ -416,8 +421,8 @@ impl Budget {
         let mut held = std::mem::take(&mut self.held);
         // The user's reads first, then the refresh, then the background.
         held.sort_by_key(|h| match h.who {
-            Who::User => 0,
-            Who::Change | Who::Refresh => 1,
+            Who::Change | Who::User => 0,
+            Who::Refresh => 1,
             Who::Background => 2,
         });
         for h in held {

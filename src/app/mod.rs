@@ -218,7 +218,12 @@ impl App {
                 let every = chrono::Duration::from_std(self.cluster.status.poll_interval);
                 self.cluster.status.next_refresh = every.ok().map(|d| self.now + d);
                 if self.cluster.checks.in_flight {
-                    return Vec::new();
+                    // A check the budget still holds is asked again: a full read may be
+                    // due by now.
+                    if self.cluster.budget.take(budget::Kind::Check).is_none() {
+                        return Vec::new();
+                    }
+                    self.cluster.checks.replaced();
                 }
                 // Between full reads, a state check where the cluster answers one.
                 let every = self.cluster.status.poll_interval;
