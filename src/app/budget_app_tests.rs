@@ -205,7 +205,12 @@ impl Sim {
 
     /// The most any five minutes saw from `from` on.
     fn worst_window_from(&self, from: i64) -> u64 {
-        let after: Vec<(i64, u64)> = self.sent.iter().copied().filter(|(t, _)| *t >= from).collect();
+        let after: Vec<(i64, u64)> = self
+            .sent
+            .iter()
+            .copied()
+            .filter(|(t, _)| *t >= from)
+            .collect();
         after
             .iter()
             .map(|(end, _)| {
@@ -528,7 +533,11 @@ fn state_checks_between_full_reads_see_an_end_within_a_check_and_a_new_job_withi
     // A running job ends (it leaves the queue) just after a full read answered: the next
     // poll is a check.
     let from = s.t;
-    while s.refreshes.last().is_none_or(|r| *r < from || *r + 1 != s.t) {
+    while s
+        .refreshes
+        .last()
+        .is_none_or(|r| *r < from || *r + 1 != s.t)
+    {
         assert!(s.t < from + 120, "no full read: {:?}", s.refreshes);
         s.second();
     }
@@ -541,11 +550,21 @@ fn state_checks_between_full_reads_see_an_end_within_a_check_and_a_new_job_withi
     let t0 = s.t;
     s.run_until(t0 + 70, |_| {});
     let check = *s.checks.iter().find(|c| **c > t0).unwrap();
-    assert!(check - t0 <= 31, "the next check came {} s after", check - t0);
+    assert!(
+        check - t0 <= 31,
+        "the next check came {} s after",
+        check - t0
+    );
     // The check saw it; its full read followed at once, before the one the schedule had
     // planned.
     let full = s.full_read_from(check).unwrap();
-    let last_before = s.refreshes.iter().copied().filter(|r| *r < check).max().unwrap();
+    let last_before = s
+        .refreshes
+        .iter()
+        .copied()
+        .filter(|r| *r < check)
+        .max()
+        .unwrap();
     assert!(
         full - check <= 1 && full < last_before + 62,
         "the full read right after the check: {last_before}, check {check}, then {full}"
@@ -569,17 +588,20 @@ fn state_checks_between_full_reads_see_an_end_within_a_check_and_a_new_job_withi
     let t1 = s.t;
     s.run_until(t1 + 70, |_| {});
     let seen = s.full_read_from(t1 + 1).unwrap();
-    assert!(seen - t1 <= 63, "a full read {} s after the new job", seen - t1);
-    assert!(s
-        .app
-        .queue
-        .jobs()
-        .iter()
-        .any(|j| j.id.as_str() == "99999"));
+    assert!(
+        seen - t1 <= 63,
+        "a full read {} s after the new job",
+        seen - t1
+    );
+    assert!(s.app.queue.jobs().iter().any(|j| j.id.as_str() == "99999"));
 
     s.run_until(25 * 60, |_| {});
     let worst = s.worst_window();
-    assert!(worst <= 20, "a five-minute window saw {worst} RPCs: {:?}", s.sent);
+    assert!(
+        worst <= 20,
+        "a five-minute window saw {worst} RPCs: {:?}",
+        s.sent
+    );
     let idle = s.worst_window_from(t1 + 120);
     println!(
         "checks: {} sent, {} changes; worst five minutes {worst} RPCs, idle {idle}",
@@ -593,7 +615,11 @@ fn a_cluster_without_state_checks_refreshes_as_before() {
     let mut s = Sim::new(4);
     s.version = Some(crate::slurm::statecheck::Version(22, 5, 8));
     s.run_until(600, |_| {});
-    assert!(s.checks.is_empty(), "22.05 never gets a check: {:?}", s.checks);
+    assert!(
+        s.checks.is_empty(),
+        "22.05 never gets a check: {:?}",
+        s.checks
+    );
     assert_eq!(s.app.cluster.status.poll_interval, Duration::from_secs(40));
     let idle = s.refreshes.iter().filter(|t| **t > 120).count();
     assert!((11..=12).contains(&idle), "{idle}: {:?}", s.refreshes);

@@ -214,9 +214,15 @@ mod tests {
             c.on_answer(Err("ssh: connection refused".into()), t(90)),
             Outcome::FullRead
         );
-        assert!(c.supported(), "a failed connection does not stop the checks");
+        assert!(
+            c.supported(),
+            "a failed connection does not stop the checks"
+        );
         c.on_answer(
-            Err("squeue --only-job-state failed: squeue: unrecognized option '--only-job-state'".into()),
+            Err(
+                "squeue --only-job-state failed: squeue: unrecognized option '--only-job-state'"
+                    .into(),
+            ),
             t(120),
         );
         assert!(!c.supported());

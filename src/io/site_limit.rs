@@ -30,5 +30,8 @@ pub async fn read(
         return (Err(e), None);
     }
     let text = out.stdout_lossy();
-    (ratelimit::parse(&text), statecheck::version_from_config(&text))
+    (
+        ratelimit::parse(&text),
+        statecheck::version_from_config(&text),
+    )
 }

@@ -176,19 +176,21 @@ impl Expected {
             seen.iter().map(|s| (s.id.as_str(), &s.state)).collect();
         let mut known: Vec<(&String, &JobState)> = self.states.iter().collect();
         known.sort_by(|a, b| a.0.cmp(b.0));
-        known.into_iter().find_map(|(id, was)| match now.get(id.as_str()) {
-            None => Some(Change {
-                id: id.clone(),
-                was: was.clone(),
-                now: None,
-            }),
-            Some(s) if *s != was => Some(Change {
-                id: id.clone(),
-                was: was.clone(),
-                now: Some((*s).clone()),
-            }),
-            Some(_) => None,
-        })
+        known
+            .into_iter()
+            .find_map(|(id, was)| match now.get(id.as_str()) {
+                None => Some(Change {
+                    id: id.clone(),
+                    was: was.clone(),
+                    now: None,
+                }),
+                Some(s) if *s != was => Some(Change {
+                    id: id.clone(),
+                    was: was.clone(),
+                    now: Some((*s).clone()),
+                }),
+                Some(_) => None,
+            })
     }
 }
 
