@@ -42,6 +42,9 @@ pub struct Checks {
     pub in_flight: bool,
     /// What the last check saw change, until the full read it called for answers.
     pub change: Option<Change>,
+    /// Jobs the last check saw leave the queue: the full read it calls for asks sacct about
+    /// them at once.
+    pub left: Vec<crate::slurm::model::JobId>,
     /// Checks sent, and those that saw a change.
     pub sent: u64,
     pub changes: u64,
@@ -65,6 +68,7 @@ impl Checks {
         self.expected = Expected::of(jobs);
         self.last_full = Some(at);
         self.change = None;
+        self.left.clear();
     }
 
     /// The refresh timer asked at `now` (polls every `every`): the check that stands in
@@ -94,6 +98,7 @@ impl Checks {
                 }
                 Some(c) => {
                     self.changes += 1;
+                    self.left = self.expected.left(&seen);
                     self.last = Some((at, c.to_string()));
                     self.change = Some(c);
                     Outcome::FullRead

@@ -116,7 +116,23 @@ impl ClusterState {
     /// The refresh command (squeue, with sacct for jobs that left it); the refresh is out.
     pub fn poll_cmd(&mut self) -> Cmd {
         self.status.polling = true;
-        self.departures.poll_cmd()
+        let cmd = self.departures.poll_cmd();
+        // Jobs a state check saw leave: their final state comes with this full read.
+        let left = std::mem::take(&mut self.checks.left);
+        if left.is_empty() {
+            return cmd;
+        }
+        let mut sacct = match cmd {
+            Cmd::PollWith { sacct } => sacct,
+            _ => Vec::new(),
+        };
+        for id in left {
+            let id = id.on(self.ix);
+            if !sacct.contains(&id) {
+                sacct.push(id);
+            }
+        }
+        Cmd::PollWith { sacct }
     }
 
     /// A refresh's job list from squeue, replacing `previous` (this cluster's rows on

@@ -167,6 +167,20 @@ impl Expected {
         self.states.is_empty()
     }
 
+    /// The known jobs (not collapsed pending arrays, whose id changes as tasks start) the
+    /// answer no longer lists: they left the queue.
+    pub fn left(&self, seen: &[Seen]) -> Vec<JobId> {
+        let now: std::collections::HashSet<&str> = seen.iter().map(|s| s.id.as_str()).collect();
+        let mut left: Vec<JobId> = self
+            .states
+            .keys()
+            .filter(|id| !id.contains('[') && !now.contains(id.as_str()))
+            .filter_map(|id| id.parse().ok())
+            .collect();
+        left.sort();
+        left
+    }
+
     /// The first difference between the full read and a check's answer: a known record
     /// gone (ended, or its array's pending tasks started) or in another state. Records
     /// the full read did not show (tasks of a known array its filters left out) change
