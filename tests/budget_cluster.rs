@@ -212,9 +212,33 @@ async fn a_job_that_ends_is_seen_by_a_state_check_and_read_in_full_at_once() {
     let ui = Tmux::start(&cfg, &["--log", &log_arg]);
     ui.wait("the first screen", Duration::from_secs(30), refreshed);
 
+    let ended = ids[1].to_string();
     if ver == "22.05" {
-        tokio::time::sleep(Duration::from_secs(100)).await;
+        // The same end, right after a full read, seen by full reads alone (for the figures
+        // beside those with checks).
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while polls_in(&read_log()).len() < 2 {
+            assert!(Instant::now() < deadline, "no second full read");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let out = slurm_admin(&["scancel", &ended]);
+        assert!(out.status.success(), "scancel: {}", text(&out.stderr));
+        let cancelled = Instant::now();
+        ui.wait("the ended job's row", Duration::from_secs(150), |s| {
+            s.lines()
+                .any(|l| l.contains(&ended) && (l.contains("CANCEL") || l.contains(" CA ")))
+        });
+        let seen = cancelled.elapsed().as_secs_f64();
+        let left = Duration::from_secs(180).saturating_sub(started.elapsed());
+        tokio::time::sleep(left).await;
+        let (ctld1, _) = rpcs_of(OTHER_USER);
+        let secs = started.elapsed().as_secs();
         let polls = polls_in(&read_log());
+        println!(
+            "budget_cluster (22.05): job {ended} cancelled, its end on screen {seen:.1} s later; {} slurmctld RPCs of sdother in {secs} s; {} full reads",
+            ctld1 - ctld0,
+            polls.len()
+        );
         assert!(
             polls.iter().all(|(_, check)| !check),
             "22.05 has no --only-job-state: {polls:?}"
@@ -239,10 +263,10 @@ async fn a_job_that_ends_is_seen_by_a_state_check_and_read_in_full_at_once() {
         assert!(Instant::now() < deadline, "no full read after the check");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    let ended = ids[1].to_string();
     let out = slurm_admin(&["scancel", &ended]);
     assert!(out.status.success(), "scancel: {}", text(&out.stderr));
     let cancelled_at = chrono::Utc::now();
+    let cancelled = Instant::now();
     // The next poll (a check, at most 31 s on), and the full read it calls for.
     let deadline = Instant::now() + Duration::from_secs(90);
     let after = loop {
@@ -267,6 +291,7 @@ async fn a_job_that_ends_is_seen_by_a_state_check_and_read_in_full_at_once() {
         s.lines()
             .any(|l| l.contains(&ended) && (l.contains("CANCEL") || l.contains(" CA ")))
     });
+    let seen = cancelled.elapsed().as_secs_f64();
     let left = Duration::from_secs(180).saturating_sub(started.elapsed());
     tokio::time::sleep(left).await;
     let (ctld1, _) = rpcs_of(OTHER_USER);
@@ -277,7 +302,7 @@ async fn a_job_that_ends_is_seen_by_a_state_check_and_read_in_full_at_once() {
     let (check_at, full_at) = (after[0].0, after[1].0);
     let gap = (full_at - check_at).num_milliseconds();
     println!(
-        "budget_cluster ({ver}): job {ended} cancelled {cancelled_at}, check {check_at}, full read {full_at} ({gap} ms later); {spent} slurmctld RPCs of sdother in {secs} s; {} checks, {} full reads",
+        "budget_cluster ({ver}): job {ended} cancelled {cancelled_at}, check {check_at}, full read {full_at} ({gap} ms later), its end on screen {seen:.1} s after the cancel; {spent} slurmctld RPCs of sdother in {secs} s; {} checks, {} full reads",
         all.iter().filter(|(_, c)| *c).count(),
         all.iter().filter(|(_, c)| !c).count(),
     );
