@@ -72,6 +72,13 @@ pub enum Msg {
     },
     /// The site's own RPC rate limit (`rl_enable`), or none.
     SiteLimit(Result<Option<crate::slurm::ratelimit::RateLimit>, String>),
+    /// The cluster's Slurm release (`SLURM_VERSION`, from the same `scontrol show config`).
+    SlurmVersion(crate::slurm::statecheck::Version),
+    /// A state check answered (`squeue --only-job-state`): the known jobs still queued.
+    StateCheck {
+        result: Result<Vec<crate::slurm::statecheck::Seen>, String>,
+        at: NaiveDateTime,
+    },
     /// The budget read for `:usage`, finished at `at`.
     Usage {
         days: u32,
@@ -218,6 +225,8 @@ impl Msg {
             | Msg::Conn { .. }
             | Msg::Limits(_)
             | Msg::SiteLimit(_)
+            | Msg::SlurmVersion(_)
+            | Msg::StateCheck { .. }
             | Msg::Retries(_)
             | Msg::LaunchFacts(_)
             | Msg::TestOnly(_)
@@ -329,8 +338,10 @@ pub enum Cmd {
     },
     FetchPending(Box<Job>),
     FetchPartitions,
-    /// `scontrol show config`, once per cluster: the site's RPC rate limit.
+    /// `scontrol show config`, once per cluster: the site's RPC rate limit and the release.
     FetchSiteLimit,
+    /// The cheap state check of these job (or array) ids, between full reads.
+    CheckStates(Vec<u64>),
     /// The budget read of the last `days` days, for `:usage`.
     FetchUsage {
         days: u32,
@@ -402,6 +413,7 @@ impl Cmd {
             | Cmd::SaveTemplate { .. }
             | Cmd::FetchPartitions
             | Cmd::FetchSiteLimit
+            | Cmd::CheckStates(_)
             | Cmd::FetchUsage { .. }
             | Cmd::FetchWaits
             | Cmd::History(_) => {}

@@ -134,3 +134,192 @@ async fn three_minutes_on_running_jobs_stay_within_the_default_budget() {
     // The refresh kept going: the queue is not stale.
     assert!(refreshed(&screen), "{screen}");
 }
+
+/// The remote commands of a debug log (`--log`): when each ran and whether it was a state
+/// check (`squeue --only-job-state`) or a full read (`squeue --local`).
+fn polls_in(log: &str) -> Vec<(chrono::DateTime<chrono::Utc>, bool)> {
+    log.lines()
+        .filter(|l| l.contains("slurmdash::remote") && l.contains("squeue"))
+        .filter_map(|l| {
+            let at = l.split_whitespace().next()?.parse().ok()?;
+            let check = l.contains("--only-job-state");
+            (check || l.contains("--local")).then_some((at, check))
+        })
+        .collect()
+}
+
+/// Where the cluster answers `squeue --only-job-state` (24.11, 26.05), a job that ends
+/// between two full reads is seen by the state check that follows, and the full read it
+/// calls for runs right after it, sooner than the next scheduled one; slurmctld's count
+/// stays within the budget. On 22.05 no check is ever sent and full reads go on.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_job_that_ends_is_seen_by_a_state_check_and_read_in_full_at_once() {
+    let ver = dev_slurm();
+    let r = remote_as(OTHER_ALIAS);
+    let dir = scratch_of(&r, OTHER_USER, "budget-check").await;
+    let mut ids = Vec::new();
+    for name in ["check-stays", "check-ends"] {
+        ids.push(
+            sbatch(
+                &r,
+                &[
+                    "--chdir",
+                    &dir,
+                    "-J",
+                    name,
+                    "-p",
+                    "cpu",
+                    "-c",
+                    "1",
+                    "--mem=50M",
+                    "-t",
+                    "8",
+                    "--wrap",
+                    "sleep 470",
+                ],
+            )
+            .await,
+        );
+    }
+    let _cancel = CancelOther(ids.clone());
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let out = run(
+            &r,
+            &[
+                "squeue",
+                "--me",
+                "--noheader",
+                "--states=RUNNING",
+                "-o",
+                "%i",
+            ],
+        )
+        .await;
+        if out.stdout_lossy().lines().count() >= 2 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the two jobs did not start");
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let cfg = config(tmp.path());
+    let log = tmp.path().join("debug.log");
+    let log_arg = log.display().to_string();
+    let read_log = || std::fs::read_to_string(&log).unwrap_or_default();
+    let (ctld0, _) = rpcs_of(OTHER_USER);
+    let started = Instant::now();
+    let ui = Tmux::start(&cfg, &["--log", &log_arg]);
+    ui.wait("the first screen", Duration::from_secs(30), refreshed);
+
+    let ended = ids[1].to_string();
+    if ver == "22.05" {
+        // The same end, right after a full read, seen by full reads alone (for the figures
+        // beside those with checks).
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while polls_in(&read_log()).len() < 2 {
+            assert!(Instant::now() < deadline, "no second full read");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let out = slurm_admin(&["scancel", &ended]);
+        assert!(out.status.success(), "scancel: {}", text(&out.stderr));
+        let cancelled = Instant::now();
+        ui.wait("the ended job's row", Duration::from_secs(150), |s| {
+            s.lines()
+                .any(|l| l.contains(&ended) && (l.contains("CANCEL") || l.contains(" CA ")))
+        });
+        let seen = cancelled.elapsed().as_secs_f64();
+        let left = Duration::from_secs(180).saturating_sub(started.elapsed());
+        tokio::time::sleep(left).await;
+        let (ctld1, _) = rpcs_of(OTHER_USER);
+        let secs = started.elapsed().as_secs();
+        let polls = polls_in(&read_log());
+        println!(
+            "budget_cluster (22.05): job {ended} cancelled, its end on screen {seen:.1} s later; {} slurmctld RPCs of sdother in {secs} s; {} full reads",
+            ctld1 - ctld0,
+            polls.len()
+        );
+        assert!(
+            polls.iter().all(|(_, check)| !check),
+            "22.05 has no --only-job-state: {polls:?}"
+        );
+        assert!(polls.len() >= 3, "full reads went on: {polls:?}");
+        return;
+    }
+
+    // Once a check ran, wait for a full read and end a job right after it (as root: the
+    // count stays sdother's dashboard's), so that the next poll is a check.
+    let deadline = Instant::now() + Duration::from_secs(150);
+    let fulls = loop {
+        let polls = polls_in(&read_log());
+        if polls.iter().any(|(_, c)| *c) {
+            break polls.iter().filter(|(_, c)| !c).count();
+        }
+        assert!(Instant::now() < deadline, "no state check ran: {polls:?}");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while polls_in(&read_log()).iter().filter(|(_, c)| !c).count() == fulls {
+        assert!(Instant::now() < deadline, "no full read after the check");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let out = slurm_admin(&["scancel", &ended]);
+    assert!(out.status.success(), "scancel: {}", text(&out.stderr));
+    let cancelled_at = chrono::Utc::now();
+    let cancelled = Instant::now();
+    // The next poll (a check, at most 31 s on), and the full read it calls for.
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let after = loop {
+        let after: Vec<_> = polls_in(&read_log())
+            .into_iter()
+            .filter(|(t, _)| *t > cancelled_at)
+            .collect();
+        if after.len() >= 2 {
+            break after;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no polls after the end: {after:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    eprintln!(
+        "cancelled {ended} at {cancelled_at}; polls (time, check?): {:?}",
+        polls_in(&read_log())
+    );
+    let screen = ui.wait("the ended job's row", Duration::from_secs(60), |s| {
+        s.lines()
+            .any(|l| l.contains(&ended) && (l.contains("CANCEL") || l.contains(" CA ")))
+    });
+    let seen = cancelled.elapsed().as_secs_f64();
+    let left = Duration::from_secs(180).saturating_sub(started.elapsed());
+    tokio::time::sleep(left).await;
+    let (ctld1, _) = rpcs_of(OTHER_USER);
+    let secs = started.elapsed().as_secs();
+    drop(ui);
+    let all = polls_in(&read_log());
+    let spent = ctld1 - ctld0;
+    let (check_at, full_at) = (after[0].0, after[1].0);
+    let gap = (full_at - check_at).num_milliseconds();
+    println!(
+        "budget_cluster ({ver}): job {ended} cancelled {cancelled_at}, check {check_at}, full read {full_at} ({gap} ms later), its end on screen {seen:.1} s after the cancel; {spent} slurmctld RPCs of sdother in {secs} s; {} checks, {} full reads",
+        all.iter().filter(|(_, c)| *c).count(),
+        all.iter().filter(|(_, c)| !c).count(),
+    );
+    assert!(
+        after[0].1,
+        "the first poll after the end was a check: {after:?}"
+    );
+    assert!(
+        !after[1].1,
+        "the check's change called for a full read: {after:?}"
+    );
+    assert!(
+        gap < 5_000,
+        "the full read came right after the check ({gap} ms), not at its schedule (62 s)"
+    );
+    assert!(
+        spent <= ALLOWED + CONNECT,
+        "{spent} slurmctld RPCs in {secs} s, over {ALLOWED} + {CONNECT}:\n{screen}"
+    );
+}

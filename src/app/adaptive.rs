@@ -84,6 +84,14 @@ impl Pace {
         self.sig = Some(sig);
     }
 
+    /// A state check found every known job as it was: slower, as after an unchanged
+    /// refresh.
+    pub fn steady(&mut self, b: &PollBounds) {
+        if self.sig.is_some() {
+            self.every = (self.every * GROW_NUM / GROW_DEN).clamp(b.min, b.max);
+        }
+    }
+
     /// The user is here: no slower than the usual interval. Returns whether it changed.
     pub fn key(&mut self, at: Option<NaiveDateTime>, b: &PollBounds) -> bool {
         if at.is_none() || at == self.key_seen {

@@ -6,6 +6,12 @@
 //! - the refresh (2 RPCs) fits when the refreshes of the last minute plus it stay within B
 //!   and everything of the last five minutes plus it within 5·B; its interval is at least
 //!   [`Budget::refresh_floor`] (160/B s: three quarters of the allowance);
+//! - where the cluster answers the cheap state check (1 RPC, `slurm::statecheck`), checks
+//!   and full reads take turns within the same three quarters and count as refreshes: a
+//!   poll at least every [`Budget::check_floor`] (120/B + 1 s), every other one a full
+//!   read; a full read a check called for (it saw a state change) may come before the
+//!   refresh's pace allows, one full read more in the minute ([`Who::Change`]), and always
+//!   within the five minutes;
 //! - a read a key asked for (the selected job's detail, why it pends) may use half of the
 //!   allowance for reads other than the refresh and must leave room for one refresh; once
 //!   one waited a refresh interval, the refresh leaves it room (it goes first);
@@ -27,6 +33,8 @@ use crate::slurm::ratelimit::RateLimit;
 
 /// slurmctld RPCs of one refresh (`squeue --local`: jobs and partitions).
 pub const REFRESH_COST: u64 = 2;
+/// slurmctld RPCs of one state check (`squeue --only-job-state`: REQUEST_JOB_STATE).
+pub const CHECK_COST: u64 = 1;
 /// The window the budget is averaged over, seconds.
 pub const WINDOW_SECS: i64 = 300;
 const MINUTE_SECS: i64 = 60;
@@ -41,7 +49,10 @@ const UNSEEN_SECS: i64 = 60;
 /// Who asks for a read: the rules differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Who {
+    /// The scheduled full read or state check.
     Refresh,
+    /// The full read a state check called for: it saw a job change state or leave.
+    Change,
     /// Work the dashboard does by itself (live samples, partitions, reads after a refresh).
     Background,
     /// A read a key asked for: the selected job's detail, why it pends.
@@ -52,6 +63,8 @@ pub enum Who {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     Refresh,
+    /// The cheap state check between full reads.
+    Check,
     Detail,
     Pending,
     Live,
@@ -61,9 +74,15 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Spent on the refresh's share: the full read and the state check.
+    pub fn is_refresh(self) -> bool {
+        matches!(self, Kind::Refresh | Kind::Check)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Kind::Refresh => "refresh",
+            Kind::Check => "state check",
             Kind::Detail => "job detail",
             Kind::Pending => "why it pends",
             Kind::Live => "live sample",
@@ -81,6 +100,10 @@ pub fn read_cost(cmd: &Cmd) -> Option<(Kind, u64)> {
     Some(match cmd {
         // squeue --local; the sacct of jobs that left goes to slurmdbd.
         Cmd::PollQueue | Cmd::PollWith { .. } => (Kind::Refresh, REFRESH_COST),
+        Cmd::CheckStates(ids) => (
+            Kind::Check,
+            rpc_cost(&crate::slurm::statecheck::argv(ids)).ctld,
+        ),
         // scontrol show job, and once per job the batch script kept for `L`
         // (`scontrol write batch_script`); a finished job's sacct costs slurmctld nothing.
         Cmd::FetchDetail(id) => {
@@ -187,6 +210,19 @@ impl Budget {
         })
     }
 
+    /// The shortest interval between polls when state checks and full reads take turns:
+    /// a full read and a check every two intervals take the refresh's three quarters
+    /// (120/B s, rounded up), plus a second so that a full read, a check and the next full
+    /// read never fall in one minute (31 s at 4 a minute). `None` without a budget.
+    pub fn check_floor(&self) -> Option<Duration> {
+        let b = u64::from(self.per_minute);
+        (b > 0).then(|| {
+            // 60 s × (REFRESH_COST + CHECK_COST) / (¾ B) over two intervals.
+            let secs = (60 * (REFRESH_COST + CHECK_COST) * 4).div_ceil(3 * b * 2);
+            Duration::from_secs(secs + CLOCK_SLACK_SECS as u64)
+        })
+    }
+
     fn sum(&self, now: NaiveDateTime, secs: i64, keep: impl Fn(&Spend) -> bool) -> u64 {
         self.spends
             .iter()
@@ -215,7 +251,7 @@ impl Budget {
         let total = self.spent(now);
         let reads = self.sum(now, WINDOW_SECS, |s| !s.refresh);
         match who {
-            Who::Refresh => {
+            Who::Refresh | Who::Change => {
                 let minute = self.sum(now, MINUTE_SECS, |s| s.refresh);
                 // A read a key asked for that waited a refresh interval goes first: the
                 // refresh leaves it room (a user walking the queue replaces it each key, and
@@ -232,10 +268,20 @@ impl Budget {
                     .map(|h| h.cost)
                     .max()
                     .unwrap_or(0);
-                minute + cost <= b.max(cost) && total + cost + user <= a
+                // A full read a state check called for may be one more in the minute.
+                let cap = match who {
+                    Who::Change => b.max(cost) + REFRESH_COST,
+                    _ => b.max(cost),
+                };
+                minute + cost <= cap && total + cost + user <= a
             }
             Who::User => (reads + cost <= a / 2 || reads == 0) && total + cost + REFRESH_COST <= a,
-            Who::Background => (reads + cost <= a / 4 || reads == 0) && total + cost <= a,
+            // A full read a state check called for goes before the background's reads.
+            Who::Background => {
+                (reads + cost <= a / 4 || reads == 0)
+                    && total + cost <= a
+                    && !self.held.iter().any(|h| h.who == Who::Change)
+            }
         }
     }
 
@@ -341,7 +387,7 @@ impl Budget {
         };
         self.held.retain(|h| h.kind != kind);
         if self.fits(now, cost, who) {
-            self.spend(now, cost, kind == Kind::Refresh);
+            self.spend(now, cost, kind.is_refresh());
             return Some(cmd);
         }
         self.held.push(Held {
@@ -359,7 +405,7 @@ impl Budget {
     pub fn force(&mut self, now: NaiveDateTime, cmd: Cmd) -> Cmd {
         if let Some((kind, cost)) = read_cost(&cmd) {
             self.held.retain(|h| h.kind != kind);
-            self.spend(now, cost, kind == Kind::Refresh);
+            self.spend(now, cost, kind.is_refresh());
         }
         cmd
     }
@@ -375,7 +421,7 @@ impl Budget {
         let mut held = std::mem::take(&mut self.held);
         // The user's reads first, then the refresh, then the background.
         held.sort_by_key(|h| match h.who {
-            Who::User => 0,
+            Who::Change | Who::User => 0,
             Who::Refresh => 1,
             Who::Background => 2,
         });
@@ -383,7 +429,7 @@ impl Budget {
             if !wanted(&h.cmd) {
                 dropped.push(h.cmd);
             } else if self.fits(now, h.cost, h.who) {
-                self.spend(now, h.cost, h.kind == Kind::Refresh);
+                self.spend(now, h.cost, h.kind.is_refresh());
                 go.push(h.cmd);
             } else {
                 self.held.push(h);

@@ -43,6 +43,12 @@ struct Sim {
     site: Option<crate::slurm::ratelimit::RateLimit>,
     /// When the site's limit was read.
     site_reads: Vec<i64>,
+    /// The cluster's queue: what a full read lists and a state check sees.
+    queue: Vec<crate::slurm::model::Job>,
+    /// The Slurm release `scontrol show config` names (none: not printed).
+    version: Option<crate::slurm::statecheck::Version>,
+    /// When a state check went out.
+    checks: Vec<i64>,
 }
 
 impl Sim {
@@ -61,6 +67,9 @@ impl Sim {
             throttling: false,
             site: None,
             site_reads: Vec::new(),
+            queue: jobs(),
+            version: None,
+            checks: Vec::new(),
         };
         // The hub at connect: a refresh at once.
         s.send(from_hub(Msg::PollDue));
@@ -91,7 +100,23 @@ impl Sim {
                 Duration::ZERO,
             ),
             Cmd::PollQueue | Cmd::PollWith { .. } => {
-                Msg::queue(Ok(jobs()), at(t), Duration::from_millis(20))
+                Msg::queue(Ok(self.queue.clone()), at(t), Duration::from_millis(20))
+            }
+            Cmd::CheckStates(ids) => {
+                self.checks.push(t);
+                let seen = self
+                    .queue
+                    .iter()
+                    .filter(|j| ids.contains(&j.id.base()))
+                    .map(|j| crate::slurm::statecheck::Seen {
+                        id: crate::slurm::statecheck::key(j.id.as_str()),
+                        state: j.state.clone(),
+                    })
+                    .collect();
+                Msg::StateCheck {
+                    result: Ok(seen),
+                    at: at(t),
+                }
             }
             Cmd::FetchDetail(id) => {
                 self.details.push((t, id.clone()));
@@ -111,6 +136,9 @@ impl Sim {
             },
             Cmd::FetchSiteLimit => {
                 self.site_reads.push(t);
+                if let Some(v) = self.version {
+                    self.answers.push((t + 1, from_hub(Msg::SlurmVersion(v))));
+                }
                 Msg::SiteLimit(Ok(self.site))
             }
             Cmd::SetPollInterval(d) => {
@@ -173,6 +201,32 @@ impl Sim {
             })
             .max()
             .unwrap_or(0)
+    }
+
+    /// The most any five minutes saw from `from` on.
+    fn worst_window_from(&self, from: i64) -> u64 {
+        let after: Vec<(i64, u64)> = self
+            .sent
+            .iter()
+            .copied()
+            .filter(|(t, _)| *t >= from)
+            .collect();
+        after
+            .iter()
+            .map(|(end, _)| {
+                after
+                    .iter()
+                    .filter(|(b, _)| b <= end && end - b < 300)
+                    .map(|(_, n)| n)
+                    .sum::<u64>()
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The first full read sent at or after `t`.
+    fn full_read_from(&self, t: i64) -> Option<i64> {
+        self.refreshes.iter().copied().find(|r| *r >= t)
     }
 
     fn selected_state(&self) -> Option<crate::slurm::model::Status> {
@@ -436,4 +490,153 @@ fn a_sites_rate_limit_is_read_once_and_caps_the_budget() {
     s.run_until(120, |_| {});
     assert_eq!(s.site_reads.len(), 1);
     assert_eq!(s.app.cluster.budget.per_minute, 4);
+}
+
+#[test]
+fn state_checks_between_full_reads_see_an_end_within_a_check_and_a_new_job_within_a_full_read() {
+    use crate::slurm::model::{JobState, Status};
+    use crate::slurm::statecheck::Version;
+    let mut s = Sim::new(4);
+    s.version = Some(Version(24, 11, 5));
+    // Two minutes on a pending job (why it pends, read once; a running job's live samples
+    // would take the background's quarter, and a full read a check calls for would then
+    // wait for room in the five minutes).
+    s.run_until(2, |_| {});
+    for _ in 0..40 {
+        if s.selected_state() == Some(Status::Pending) {
+            break;
+        }
+        s.send(key('j'));
+    }
+    assert_eq!(s.selected_state(), Some(Status::Pending));
+    s.run_until(120, |_| {});
+    assert_eq!(
+        s.app.cluster.status.poll_interval,
+        Duration::from_secs(31),
+        "checks and full reads take turns: a poll every 31 s on 4/min"
+    );
+    assert!(!s.checks.is_empty(), "state checks went out");
+    // Idle, once the first reads (the pending job's lookup waited for its share until
+    // 301 s) left the five minutes: a check between two full reads.
+    s.run_until(700, |_| {});
+    let (c0, r0) = (s.checks.len(), s.refreshes.len());
+    s.run_until(948, |_| {});
+    let (checks, fulls) = (s.checks.len() - c0, s.refreshes.len() - r0);
+    assert!(
+        checks == 4 && fulls == 4,
+        "{checks} checks and {fulls} full reads in 248 s: {:?} {:?} {:?}",
+        s.sent,
+        s.checks,
+        s.refreshes
+    );
+
+    // A running job ends (it leaves the queue) just after a full read answered: the next
+    // poll is a check.
+    let from = s.t;
+    while s
+        .refreshes
+        .last()
+        .is_none_or(|r| *r < from || *r + 1 != s.t)
+    {
+        assert!(s.t < from + 120, "no full read: {:?}", s.refreshes);
+        s.second();
+    }
+    let ended = s
+        .queue
+        .iter()
+        .position(|j| j.status() == Status::Running)
+        .unwrap();
+    let gone = s.queue.remove(ended).id;
+    let t0 = s.t;
+    s.run_until(t0 + 70, |_| {});
+    let check = *s.checks.iter().find(|c| **c > t0).unwrap();
+    assert!(
+        check - t0 <= 31,
+        "the next check came {} s after",
+        check - t0
+    );
+    // The check saw it; its full read followed at once, before the one the schedule had
+    // planned.
+    let full = s.full_read_from(check).unwrap();
+    let last_before = s
+        .refreshes
+        .iter()
+        .copied()
+        .filter(|r| *r < check)
+        .max()
+        .unwrap();
+    assert!(
+        full - check <= 1 && full < last_before + 62,
+        "the full read right after the check: {last_before}, check {check}, then {full}"
+    );
+    println!(
+        "job ended at {t0}: check at {check}, full read at {full} (the schedule's at {})",
+        last_before + 62
+    );
+    assert!(s.app.cluster.checks.changes >= 1);
+    // The row is the kept one of a job that left (its final state from sacct).
+    assert!(
+        s.app.cluster.departures.is_kept(&gone),
+        "the end was seen by the full read"
+    );
+
+    // A job submitted from another terminal: only a full read can see it.
+    let mut new = s.queue[0].clone();
+    new.id = "99999".parse().unwrap();
+    new.state = JobState::Pending;
+    s.queue.push(new);
+    let t1 = s.t;
+    s.run_until(t1 + 70, |_| {});
+    let seen = s.full_read_from(t1 + 1).unwrap();
+    assert!(
+        seen - t1 <= 63,
+        "a full read {} s after the new job",
+        seen - t1
+    );
+    assert!(s.app.queue.jobs().iter().any(|j| j.id.as_str() == "99999"));
+
+    s.run_until(25 * 60, |_| {});
+    let worst = s.worst_window();
+    assert!(
+        worst <= 20,
+        "a five-minute window saw {worst} RPCs: {:?}",
+        s.sent
+    );
+    let idle = s.worst_window_from(t1 + 120);
+    println!(
+        "checks: {} sent, {} changes; worst five minutes {worst} RPCs, idle {idle}",
+        s.checks.len(),
+        s.app.cluster.checks.changes
+    );
+}
+
+#[test]
+fn a_cluster_without_state_checks_refreshes_as_before() {
+    let mut s = Sim::new(4);
+    s.version = Some(crate::slurm::statecheck::Version(22, 5, 8));
+    s.run_until(600, |_| {});
+    assert!(
+        s.checks.is_empty(),
+        "22.05 never gets a check: {:?}",
+        s.checks
+    );
+    assert_eq!(s.app.cluster.status.poll_interval, Duration::from_secs(40));
+    let idle = s.refreshes.iter().filter(|t| **t > 120).count();
+    assert!((11..=12).contains(&idle), "{idle}: {:?}", s.refreshes);
+}
+
+#[test]
+fn without_a_budget_every_other_poll_is_a_check() {
+    let mut s = Sim::new(0);
+    s.version = Some(crate::slurm::statecheck::Version(26, 5, 5));
+    s.run_until(600, |_| {});
+    let late_checks = s.checks.iter().filter(|t| **t > 300).count();
+    let late_fulls = s.refreshes.iter().filter(|t| **t > 300).count();
+    assert!(late_checks > 0, "{:?}", s.checks);
+    assert!(
+        late_checks.abs_diff(late_fulls) <= 1,
+        "{late_checks} checks, {late_fulls} full reads: {:?} {:?}",
+        s.checks,
+        s.refreshes
+    );
 }

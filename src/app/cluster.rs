@@ -66,6 +66,8 @@ pub struct ClusterState {
     pub budget: super::budget::Budget,
     /// Running work sessions and how far their end-of-time warnings have gone.
     pub sessions: crate::launch::session::Sessions,
+    /// The cheap state checks between full reads, where the cluster answers them.
+    pub checks: super::checks::Checks,
 }
 
 impl ClusterState {
@@ -96,6 +98,7 @@ impl ClusterState {
             waits: Default::default(),
             budget: Default::default(),
             sessions: Default::default(),
+            checks: Default::default(),
         }
     }
 }
@@ -118,7 +121,23 @@ impl ClusterState {
     /// The refresh command (squeue, with sacct for jobs that left it); the refresh is out.
     pub fn poll_cmd(&mut self) -> Cmd {
         self.status.polling = true;
-        self.departures.poll_cmd()
+        let cmd = self.departures.poll_cmd();
+        // Jobs a state check saw leave: their final state comes with this full read.
+        let left = std::mem::take(&mut self.checks.left);
+        if left.is_empty() {
+            return cmd;
+        }
+        let mut sacct = match cmd {
+            Cmd::PollWith { sacct } => sacct,
+            _ => Vec::new(),
+        };
+        for id in left {
+            let id = id.on(self.ix);
+            if !sacct.contains(&id) {
+                sacct.push(id);
+            }
+        }
+        Cmd::PollWith { sacct }
     }
 
     /// A refresh's job list from squeue, replacing `previous` (this cluster's rows on
@@ -135,6 +154,7 @@ impl ClusterState {
         self.status.last_ok = Some(at);
         self.status.last_took = Some(took);
         self.status.last_error = None;
+        self.checks.on_full(&jobs, now);
         let (jobs, mut cmds) = self.merge_registry(jobs);
         // The site's own rate limit, once the cluster answered (1 RPC per dashboard).
         cmds.extend(self.budget.site_due());
@@ -312,8 +332,13 @@ impl ClusterState {
     pub fn adapt_interval(&mut self, jobs: &[Job], now: NaiveDateTime) -> Vec<Cmd> {
         let c = self;
         let every = c.insight.interval(jobs, &c.departures, now);
-        // Never faster than the RPC budget allows.
-        let every = every.max(c.budget.refresh_floor().unwrap_or_default());
+        // Never faster than the RPC budget allows (state checks between full reads are
+        // cheaper: they may come more often).
+        let floor = match c.checks.usable() {
+            true => c.budget.check_floor(),
+            false => c.budget.refresh_floor(),
+        };
+        let every = every.max(floor.unwrap_or_default());
         if every == c.status.poll_interval {
             return Vec::new();
         }

@@ -189,11 +189,17 @@ impl App {
                 continue;
             };
             let who = match kind {
-                Kind::Refresh => Who::Refresh,
+                // A state check saw a change: its full read may come sooner.
+                Kind::Refresh if c.checks.change.is_some() => Who::Change,
+                Kind::Refresh | Kind::Check => Who::Refresh,
                 Kind::Live => Who::Background,
                 _ if asked => Who::User,
                 _ => Who::Background,
             };
+            // A full read makes a state check the budget still holds pointless.
+            if kind == Kind::Refresh && c.budget.take(Kind::Check).is_some() {
+                c.checks.replaced();
+            }
             let sent = if asked && kind == Kind::Refresh {
                 Some(c.budget.force(now, cmd))
             } else {
@@ -261,6 +267,7 @@ impl App {
             Msg::Live { result, .. } => result.as_ref().as_ref().err(),
             Msg::Partitions { result, .. } => result.as_ref().err(),
             Msg::SiteLimit(result) => result.as_ref().err(),
+            Msg::StateCheck { result, .. } => result.as_ref().err(),
             _ => None,
         };
         if error.is_some_and(|e| is_throttled(e)) {

@@ -24,6 +24,9 @@ pub struct Departures {
     /// Ids the next refresh asks sacct about, and how often each was asked.
     asking: Vec<JobId>,
     tries: HashMap<JobId, u8>,
+    /// Final states sacct gave in this refresh for jobs its list drops (a state check saw
+    /// them leave and asked at once), applied as they are found gone.
+    early: Vec<JobDetail>,
 }
 
 impl Departures {
@@ -53,11 +56,31 @@ impl Departures {
                 && !self.rows.iter().any(|f| f.id == old.id)
                 && !gone.iter().any(|g: &Job| g.id == old.id)
             {
-                gone.push(old.clone());
+                let mut row = old.clone();
+                if let Some(d) = self.early.iter().find(|d| d.id.as_ref() == Some(&old.id)) {
+                    apply_final(&mut row, d);
+                }
+                gone.push(row);
             }
         }
+        // Those whose final state came with this refresh need no more sacct.
+        let settled: Vec<JobId> = gone
+            .iter()
+            .filter(|g| {
+                self.early.iter().any(|d| {
+                    d.id.as_ref() == Some(&g.id)
+                        && d.state.as_ref().is_some_and(|s| s.is_finished())
+                })
+            })
+            .map(|g| g.id.clone())
+            .collect();
+        self.early.clear();
         self.rows.extend(gone.iter().cloned());
-        self.asking.extend(gone.iter().map(|j| j.id.clone()));
+        self.asking.extend(
+            gone.iter()
+                .map(|j| j.id.clone())
+                .filter(|id| !settled.contains(id)),
+        );
         self.rows.retain(|f| !now.contains(&id_key(&f.id)));
         self.asking.retain(|d| !now.contains(&id_key(d)));
         self.tries.retain(|d, _| !now.contains(&id_key(d)));
@@ -86,8 +109,10 @@ impl Departures {
     pub fn on_sacct(&mut self, extra: &PollExtra) -> Vec<JobId> {
         for d in &extra.finished {
             let Some(id) = &d.id else { continue };
-            if let Some(row) = self.rows.iter_mut().find(|f| &f.id == id) {
-                apply_final(row, d);
+            match self.rows.iter_mut().find(|f| &f.id == id) {
+                Some(row) => apply_final(row, d),
+                // Asked before squeue dropped it: kept for this refresh's list.
+                None => self.early.push(d.clone()),
             }
         }
         let mut given_up = Vec::new();
@@ -216,6 +241,32 @@ mod tests {
         assert!(given_up.is_empty());
         assert_eq!(d.poll_cmd(), Cmd::PollQueue);
         assert_eq!(d.rows[0].state, JobState::Failed);
+    }
+
+    #[test]
+    fn a_final_state_asked_before_squeue_dropped_the_job_settles_it_at_once() {
+        // A state check saw 10 leave: the full read asks sacct about it with squeue.
+        let mut d = Departures::default();
+        let first = vec![job("10", JobState::Running), job("11", JobState::Pending)];
+        d.on_list(&first, &[]);
+        d.on_sacct(&PollExtra {
+            finished: vec![sacct("10", JobState::Cancelled)],
+            asked: vec!["10".parse().unwrap()],
+            problems: Vec::new(),
+        });
+        let now = vec![job("11", JobState::Pending)];
+        let gone = d.on_list(&now, &first);
+        assert_eq!(
+            gone[0].state,
+            JobState::Cancelled,
+            "the events log sees it final"
+        );
+        assert_eq!(
+            d.rows[0].state,
+            JobState::Cancelled,
+            "its row shows it at once"
+        );
+        assert_eq!(d.poll_cmd(), Cmd::PollQueue, "nothing left to ask sacct");
     }
 
     #[test]

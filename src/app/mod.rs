@@ -13,6 +13,7 @@
 pub(crate) mod component;
 mod adaptive;
 pub mod budget;
+pub mod checks;
 mod cluster;
 mod clusters;
 pub mod columns;
@@ -231,8 +232,35 @@ impl App {
             Msg::PollDue => {
                 let every = chrono::Duration::from_std(self.cluster.status.poll_interval);
                 self.cluster.status.next_refresh = every.ok().map(|d| self.now + d);
+                if self.cluster.checks.in_flight {
+                    // A check the budget still holds is asked again: a full read may be
+                    // due by now.
+                    if self.cluster.budget.take(budget::Kind::Check).is_none() {
+                        return Vec::new();
+                    }
+                    self.cluster.checks.replaced();
+                }
+                // Between full reads, a state check where the cluster answers one.
+                let every = self.cluster.status.poll_interval;
+                if !self.cluster.status.polling {
+                    if let Some(check) = self.cluster.checks.due(self.now, every) {
+                        return vec![check];
+                    }
+                }
                 self.poll()
             }
+            Msg::SlurmVersion(v) => {
+                self.cluster.checks.version = Some(v);
+                self.adapt_interval()
+            }
+            Msg::StateCheck { result, at } => match self.cluster.checks.on_answer(result, at) {
+                checks::Outcome::Same => {
+                    let c = &mut self.cluster.insight;
+                    c.pace.steady(&c.bounds);
+                    self.adapt_interval()
+                }
+                checks::Outcome::FullRead => self.poll(),
+            },
             Msg::Queue(refresh) => self.on_refresh(*refresh),
             Msg::SiteLimit(result) => {
                 self.cluster.budget.set_site(result);

@@ -11,6 +11,7 @@ use crate::slurm::batch::{self, Section};
 use crate::slurm::command::{self, SqueueQuery};
 use crate::slurm::model::{Job, JobId};
 use crate::slurm::parse::{read_sacct, read_squeue};
+use crate::slurm::statecheck;
 
 /// At most this many ids per sacct call; the rest wait for the next refresh.
 pub const SACCT_MAX_IDS: usize = 200;
@@ -99,6 +100,28 @@ pub async fn poll(
         )
     })?;
     parse(&sections, gone)
+}
+
+/// The cheap state check of the jobs with these ids (`squeue --only-job-state`, 1 slurmctld
+/// RPC): the records still in the queue. Its own remote exec, no sacct.
+pub async fn check(
+    remote: &dyn Remote,
+    ids: &[u64],
+    timeout: Duration,
+) -> Result<Vec<statecheck::Seen>, String> {
+    let argv = statecheck::argv(ids);
+    let out = remote
+        .run(&argv, None, timeout)
+        .await
+        .map_err(|e| e.to_string())?;
+    if !out.success() {
+        let said = out.stderr_lossy();
+        return Err(format!(
+            "squeue --only-job-state failed: {}",
+            said.trim().lines().next().unwrap_or("no message")
+        ));
+    }
+    statecheck::parse(&out.stdout_lossy()).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

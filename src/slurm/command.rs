@@ -408,6 +408,8 @@ pub fn rpc_cost(argv: &[String]) -> RpcCost {
             }
             return rpc_cost(argv.get(i + 1..).unwrap_or(&[]));
         }
+        // REQUEST_JOB_STATE alone (sdiag on 24.11 and 26.05, job state cache on or off).
+        Some("squeue") if word("--only-job-state") => (1, 0),
         Some("squeue") => (if word("--local") { 2 } else { 3 }, 0),
         Some("sinfo") => (if word("--local") { 2 } else { 3 }, 0),
         Some("sacct" | "sacctmgr") => (0, 1),

@@ -23,6 +23,7 @@ pub mod reason;
 pub mod shared;
 pub mod shell;
 pub mod state;
+pub mod statecheck;
 pub mod synth;
 pub mod time;
 pub mod usage;

@@ -438,3 +438,43 @@ fn a_detail_held_by_the_budget_says_when_it_goes_not_loading() {
     );
     assert!(!s.contains("loading details…"), "{s}");
 }
+
+#[test]
+fn stats_say_what_state_checks_buy_on_a_cluster_that_answers_them() {
+    let mut a = app_on_a_budget();
+    a.handle(Msg::Cluster(
+        0,
+        Box::new(Msg::SlurmVersion(crate::slurm::statecheck::Version(
+            24, 11, 5,
+        ))),
+    ));
+    a.cluster.insight.view = Some(crate::app::insight::View::Stats);
+    let mut buf = Buffer::empty(Rect::new(0, 0, 130, 24));
+    StatsWidget { app: &a }.render(buf.area, &mut buf);
+    let s = text(&buf);
+    assert!(
+        s.contains("a state check every 31 s and a full read every 62 s"),
+        "{s}"
+    );
+    assert!(s.contains("every other one a state check"), "{s}");
+    assert!(
+        s.contains("state checks              Slurm 24.11.5: 0 sent, 0 saw a change"),
+        "{s}"
+    );
+    // 22.05: full reads only, as before, and :stats says why.
+    let mut a = app_on_a_budget();
+    a.handle(Msg::Cluster(
+        0,
+        Box::new(Msg::SlurmVersion(crate::slurm::statecheck::Version(
+            22, 5, 8,
+        ))),
+    ));
+    let mut buf = Buffer::empty(Rect::new(0, 0, 130, 24));
+    StatsWidget { app: &a }.render(buf.area, &mut buf);
+    let s = text(&buf);
+    assert!(s.contains("a refresh at least every 40 s"), "{s}");
+    assert!(
+        s.contains("none: Slurm 22.05.8 has no squeue --only-job-state (23.11.5+)"),
+        "{s}"
+    );
+}

@@ -68,13 +68,18 @@ fn budget_lines<'a>(app: &App, row: &dyn Fn(&str, String) -> Line<'a>) -> Vec<Li
                     u64::from(b.per_minute) * (WINDOW_SECS / 60) as u64
                 ),
             ));
-            lines.push(row(
-                "it buys",
-                format!(
+            let buys = match (app.cluster.checks.usable(), b.check_floor()) {
+                (true, Some(every)) => format!(
+                    "a state check every {} s and a full read every {} s; the rest for detail, pending, live reads",
+                    every.as_secs(),
+                    2 * every.as_secs()
+                ),
+                _ => format!(
                     "a refresh at least every {} s; the rest for detail, pending, live reads",
                     floor.as_secs()
                 ),
-            ));
+            };
+            lines.push(row("it buys", buys));
         }
     }
     let site = match &b.site {
@@ -171,10 +176,19 @@ impl Widget for StatsWidget<'_> {
                 lines.push(row("watched for", format!("{mins} min")));
             }
         }
-        let why = app.cluster.budget.refresh_floor().map_or_else(
+        let checks = app.cluster.checks.usable();
+        let floor = match checks {
+            true => app.cluster.budget.check_floor(),
+            false => app.cluster.budget.refresh_floor(),
+        };
+        let why = floor.map_or_else(
             || "slower while nothing changes".to_string(),
             |f| format!("never under {} s on the RPC budget", f.as_secs()),
         );
+        let why = match checks {
+            true => format!("{why}; every other one a state check"),
+            false => why,
+        };
         lines.push(row(
             "refresh every",
             format!(
@@ -184,6 +198,7 @@ impl Widget for StatsWidget<'_> {
                 app.cluster.insight.bounds.max.as_secs()
             ),
         ));
+        lines.push(row("state checks", app.cluster.checks.describe()));
         lines.extend(budget_lines(app, &row));
         lines.push(Line::default());
         lines.push(Line::styled(

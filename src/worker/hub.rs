@@ -170,6 +170,7 @@ impl Hub {
             Cmd::SampleLive(target) => self.fly(&self.live, target, live),
             Cmd::FetchPartitions => self.spawn(partitions),
             Cmd::FetchSiteLimit => self.spawn(site_limit),
+            Cmd::CheckStates(ids) => self.spawn(|t| state_check(t, ids)),
             Cmd::FetchUsage { days } => self.spawn(|t| usage(t, days)),
             Cmd::FetchWaits => self.spawn(waits),
             Cmd::Op(op) => self.spawn(|t| job_op(t, op)),
@@ -480,7 +481,19 @@ async fn partitions(t: Task) -> Msg {
 }
 
 async fn site_limit(t: Task) -> Msg {
-    Msg::SiteLimit(io::site_limit::read(t.r(), t.s.timeout).await)
+    let (limit, version) = io::site_limit::read(t.r(), t.s.timeout).await;
+    if let Some(v) = version {
+        t.send(Msg::SlurmVersion(v));
+    }
+    Msg::SiteLimit(limit)
+}
+
+async fn state_check(t: Task, ids: Vec<u64>) -> Msg {
+    let result = io::poll::check(t.r(), &ids, t.s.timeout).await;
+    if let Err(e) = &result {
+        tracing::warn!(cluster = %t.s.cluster, error = %e, "state check failed");
+    }
+    Msg::StateCheck { result, at: now() }
 }
 
 async fn usage(t: Task, days: u32) -> Msg {
