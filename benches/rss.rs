@@ -1,6 +1,7 @@
 //! Peak memory of the dashboard's state holding a 20,000-job queue: the App is fed three
 //! refreshes of 20,000 jobs and draws a frame, then the process's peak RSS (VmHWM) is
-//! printed. Target: under 40 MB. Figures, not assertions. `cargo bench --bench rss`.
+//! printed. Target: under 40 MB. Figures, not assertions. `cargo bench --bench rss`
+//! (`-- N` for another number of jobs).
 
 use std::time::Duration;
 
@@ -31,7 +32,10 @@ fn vm(key: &str) -> f64 {
 }
 
 fn main() {
-    let n = 20_000;
+    let n = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse::<usize>().ok())
+        .unwrap_or(20_000);
     let now = NaiveDateTime::parse_from_str("2026-11-23T09:20:10", "%Y-%m-%dT%H:%M:%S")
         .expect("fixed time parses");
     let before = vm("VmRSS:");

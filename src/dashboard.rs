@@ -284,8 +284,11 @@ async fn event_loop(
     // Clusters being added (`:cluster NAME`): connected on a task, the answer comes here.
     let (add_tx, mut add_rx) = mpsc::unbounded_channel::<(String, Result<Site>)>();
     let mut dirty = true;
+    // `SLURMDASH_FRAME_LOG`: keys received and frames drawn, for benchmarks; off: `None`.
+    let mut trace = crate::frame_log::FrameLog::from_env();
     loop {
         if dirty {
+            let began = trace.as_ref().map(|_| crate::frame_log::now_us());
             let _frame = tui::draw_guard();
             if tui::panicked() {
                 return Err(color_eyre::eyre::eyre!(
@@ -294,11 +297,19 @@ async fn event_loop(
             }
             term.draw(|f| crate::ui::draw(f, app))
                 .wrap_err("drawing the screen")?;
+            if let (Some(t), Some(began)) = (trace.as_mut(), began) {
+                t.frame(began);
+            }
             dirty = false;
         }
         let msg = tokio::select! {
             ev = events.next() => match ev {
-                Some(Ok(Event::Key(k))) => Msg::Key(k),
+                Some(Ok(Event::Key(k))) => {
+                    if let Some(t) = trace.as_mut() {
+                        t.key(&k);
+                    }
+                    Msg::Key(k)
+                }
                 Some(Ok(Event::Mouse(m))) => Msg::Mouse(m),
                 Some(Ok(Event::Resize(w, h))) => Msg::Resize(w, h),
                 Some(Ok(_)) => continue,

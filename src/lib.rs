@@ -9,6 +9,7 @@ pub mod config_write;
 pub mod dashboard;
 pub mod debug_log;
 pub mod efficiency;
+pub mod frame_log;
 pub mod io;
 pub mod jobfiles;
 pub mod kept_scripts;

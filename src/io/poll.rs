@@ -7,7 +7,7 @@ use std::time::Duration;
 
 pub use crate::payload::PollExtra;
 use crate::remote::Remote;
-use crate::slurm::batch::{self, Section};
+use crate::slurm::batch::{self, SectionRef};
 use crate::slurm::command::{self, SqueueQuery};
 use crate::slurm::model::{Job, JobId};
 use crate::slurm::parse::{read_sacct, read_squeue};
@@ -28,7 +28,7 @@ pub fn commands(query: &SqueueQuery, gone: &[JobId]) -> Vec<Vec<String>> {
     v
 }
 
-fn problem(name: &str, s: &Section) -> String {
+fn problem(name: &str, s: &SectionRef<'_>) -> String {
     let said = s.stderr.trim();
     let code = s
         .code
@@ -42,7 +42,7 @@ fn problem(name: &str, s: &Section) -> String {
 
 /// Interprets the sections of [`commands`]. squeue failing fails the refresh; the others only
 /// add a problem.
-pub fn parse(sections: &[Section], gone: &[JobId]) -> Result<(Vec<Job>, PollExtra), String> {
+pub fn parse(sections: &[SectionRef<'_>], gone: &[JobId]) -> Result<(Vec<Job>, PollExtra), String> {
     let Some(q) = sections.first() else {
         return Err("the refresh printed nothing".into());
     };
@@ -51,7 +51,7 @@ pub fn parse(sections: &[Section], gone: &[JobId]) -> Result<(Vec<Job>, PollExtr
     }
     // A record that does not read spoils only its own row (marked, with what could be
     // read); the others refresh.
-    let queue = read_squeue(&q.stdout);
+    let queue = read_squeue(q.stdout);
     let jobs = queue.items;
     let mut extra = PollExtra::default();
     extra
@@ -62,7 +62,7 @@ pub fn parse(sections: &[Section], gone: &[JobId]) -> Result<(Vec<Job>, PollExtr
         if !s.success() {
             extra.problems.push(problem("sacct", s));
         } else {
-            let p = read_sacct(&s.stdout);
+            let p = read_sacct(s.stdout);
             extra.finished = p.items;
             extra
                 .problems
@@ -86,8 +86,10 @@ pub async fn poll(
         .run(&argv, None, timeout)
         .await
         .map_err(|e| e.to_string())?;
-    let sections = batch::split(&b, &out.stdout_lossy(), &out.stderr_lossy()).map_err(|e| {
-        let said = out.stderr_lossy();
+    // squeue's answer is read where it lies: at 100,000 jobs each copy is about 20 MB.
+    let (stdout, stderr) = out.into_text();
+    let sections = batch::split_ref(&b, &stdout, &stderr).map_err(|e| {
+        let said = &stderr;
         format!(
             "refresh (squeue{}) on {}: {e}{}",
             if gone.is_empty() { "" } else { ", sacct" },
@@ -159,17 +161,17 @@ mod tests {
 
     #[test]
     fn failing_sections() {
-        let ok = |s: &str| Section {
-            stdout: s.into(),
-            stderr: String::new(),
+        let ok = |s| SectionRef {
+            stdout: s,
+            stderr: "",
             code: Some(0),
         };
-        let bad = Section {
-            stdout: String::new(),
-            stderr: "sacct: error: Problem talking to the database\n".into(),
+        let bad = SectionRef {
+            stdout: "",
+            stderr: "sacct: error: Problem talking to the database\n",
             code: Some(1),
         };
-        let (jobs, extra) = parse(&[ok(""), bad.clone()], &["7".parse().unwrap()]).unwrap();
+        let (jobs, extra) = parse(&[ok(""), bad], &["7".parse().unwrap()]).unwrap();
         assert!(jobs.is_empty());
         assert_eq!(extra.asked.len(), 1);
         assert!(extra.problems[0].starts_with("sacct failed (exit 1): sacct: error"));

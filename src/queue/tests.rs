@@ -349,6 +349,29 @@ fn counts_by_state_count_array_tasks() {
 }
 
 #[test]
+fn counts_follow_each_refresh_and_each_cluster() {
+    // Counted when the jobs change, not per frame: a refresh must still show in them.
+    let mut v = view(ME);
+    assert_eq!(v.counts_label(), "115 PD · 8 R");
+    let mut running: Vec<Job> = jobs(ME)
+        .into_iter()
+        .filter(|j| j.state == JobState::Running)
+        .collect();
+    v.set_jobs(running.clone());
+    assert_eq!(v.counts_label(), "8 R");
+    // Two clusters: each one's counts, and all of them together.
+    for j in running.iter_mut().take(3) {
+        j.id.set_cluster(1);
+    }
+    v.set_jobs(running);
+    assert_eq!(v.state_counts_of(0), vec![("R".to_string(), 5)]);
+    assert_eq!(v.state_counts_of(1), vec![("R".to_string(), 3)]);
+    assert_eq!(v.state_counts(), vec![("R".to_string(), 8)]);
+    v.set_jobs(Vec::new());
+    assert!(v.counts_by_state().is_empty());
+}
+
+#[test]
 fn scrolling_a_huge_queue_keeps_the_selection_in_view() {
     let mut v = QueueView::default();
     v.set_jobs(parse_squeue(&squeue_rows(ME, 20_000)).unwrap());

@@ -217,10 +217,16 @@ impl Unframed {
 /// start marker (the program never ran: no `sh` or `base64` there, or the login failed) the
 /// whole stream is returned as the command's, so its error is seen.
 pub fn unframe(stream: &[u8], marker: &str) -> Unframed {
+    unframe_vec(stream.to_vec(), marker)
+}
+
+/// [`unframe`] of a stream read whole, reusing its buffer for the command's bytes: a large
+/// answer (a 100,000-job squeue is about 20 MB) is not held twice.
+pub fn unframe_vec(mut stream: Vec<u8>, marker: &str) -> Unframed {
     let start = format!("{marker}s");
-    let Some(s) = find(stream, start.as_bytes()) else {
+    let Some(s) = find(&stream, start.as_bytes()) else {
         return Unframed {
-            bytes: stream.to_vec(),
+            bytes: stream,
             noise: Vec::new(),
             code: None,
             started: false,
@@ -229,7 +235,7 @@ pub fn unframe(stream: &[u8], marker: &str) -> Unframed {
     let body_at = s + start.len();
     let mut noise = stream[..s].to_vec();
     let end = format!("{marker}e");
-    let (bytes, code) = match rfind(&stream[body_at..], end.as_bytes()) {
+    let code = match rfind(&stream[body_at..], end.as_bytes()) {
         Some(e) => {
             let e = body_at + e;
             let tail = &stream[e + end.len()..];
@@ -237,12 +243,14 @@ pub fn unframe(stream: &[u8], marker: &str) -> Unframed {
             let code = digits.and_then(|d| std::str::from_utf8(&tail[..d]).ok()?.parse().ok());
             let after = digits.map_or(tail.len(), |d| d + 1);
             noise.extend_from_slice(&tail[after..]);
-            (stream[body_at..e].to_vec(), code)
+            stream.truncate(e);
+            code
         }
-        None => (stream[body_at..].to_vec(), None),
+        None => None,
     };
+    stream.drain(..body_at);
     Unframed {
-        bytes,
+        bytes: stream,
         noise,
         code,
         started: true,

@@ -62,6 +62,15 @@ impl RunOutput {
     pub fn success(&self) -> bool {
         self.code == Some(0)
     }
+    /// stdout and stderr as text, moved rather than copied (invalid UTF-8 replaced): for
+    /// answers too large to hold twice.
+    pub fn into_text(self) -> (String, String) {
+        let text = |v: Vec<u8>| {
+            String::from_utf8(v)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+        };
+        (text(self.stdout), text(self.stderr))
+    }
     pub fn stdout_lossy(&self) -> String {
         String::from_utf8_lossy(&self.stdout).into_owned()
     }

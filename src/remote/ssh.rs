@@ -773,8 +773,8 @@ impl SshRemote {
             Err(e) => return Exec::Failed(e.to_string()),
         };
         let (out, err) = (
-            frame::unframe(&stdout, &marker),
-            frame::unframe(&stderr, &marker),
+            frame::unframe_vec(stdout, &marker),
+            frame::unframe_vec(stderr, &marker),
         );
         if out.bytes.len() as u64 > max_output || err.bytes.len() as u64 > max_output {
             return Exec::TooMuch;

@@ -92,15 +92,48 @@ fn cut<'a>(out: &'a str, marker: &str, i: usize) -> Option<(&'a str, &'a str)> {
 
 /// Splits the batch's stdout and stderr into one section per command.
 pub fn split(batch: &Batch, stdout: &str, stderr: &str) -> Result<Vec<Section>, BatchError> {
+    Ok(split_ref(batch, stdout, stderr)?
+        .iter()
+        .map(SectionRef::to_owned)
+        .collect())
+}
+
+/// A [`Section`] that borrows the batch's output: the refresh reads a large squeue answer
+/// (about 20 MB for 100,000 jobs) where it lies instead of copying it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SectionRef<'a> {
+    pub stdout: &'a str,
+    pub stderr: &'a str,
+    pub code: Option<i32>,
+}
+
+impl SectionRef<'_> {
+    pub fn success(&self) -> bool {
+        self.code == Some(0)
+    }
+
+    pub fn to_owned(&self) -> Section {
+        Section {
+            stdout: self.stdout.to_string(),
+            stderr: self.stderr.to_string(),
+            code: self.code,
+        }
+    }
+}
+
+/// [`split`], borrowing from `stdout` and `stderr`.
+pub fn split_ref<'a>(
+    batch: &Batch,
+    stdout: &'a str,
+    stderr: &'a str,
+) -> Result<Vec<SectionRef<'a>>, BatchError> {
     let mut out = Vec::with_capacity(batch.sections);
     for i in 0..batch.sections {
         let (body, tail) = cut(stdout, &batch.marker, i).ok_or(BatchError::Missing { index: i })?;
         let code = tail.trim().parse::<i32>().ok();
-        let err = cut(stderr, &batch.marker, i)
-            .map(|(b, _)| b.to_string())
-            .unwrap_or_default();
-        out.push(Section {
-            stdout: body.to_string(),
+        let err = cut(stderr, &batch.marker, i).map_or("", |(b, _)| b);
+        out.push(SectionRef {
+            stdout: body,
             stderr: err,
             code,
         });
