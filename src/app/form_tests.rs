@@ -225,7 +225,8 @@ fn templates_preview_test_only_and_submit() {
     ).ok_or_else(String::new)));
     let screen = render(&a, 120, 40);
     assert!(
-        screen.contains("test-only: estimated start 2026-11-23T12:00:05 on gpu07 (partition short)"),
+        screen
+            .contains("test-only: estimated start 2026-11-23T12:00:05 on gpu07 (partition short)"),
         "{screen}"
     );
 
