@@ -3,13 +3,13 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::tmux::rand_suffix;
-use common::{dev_config, remote, run, sbatch, wait_for};
+use common::{dev_config, forwarding_port, remote, run, sbatch, wait_job_running};
 use slurmdash::remote::Remote;
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -42,11 +42,7 @@ async fn a_job_s_web_server_is_reached_through_the_forward_until_ctrl_c() {
     let port = 20000 + (rand_suffix() % 20000) as u16;
     let r = remote();
     let id = serve(&r, &tag, &marker, port, "python3").await;
-    wait_for("the server job to run", LIMIT, || async {
-        let out = run(&r, &["squeue", "-h", "-o", "%T", "-j", &id.to_string()]).await;
-        (out.stdout_lossy().trim() == "RUNNING").then_some(())
-    })
-    .await;
+    wait_job_running(&r, id, "the server job to run", LIMIT).await;
 
     // A local port already taken: the next free one is used, and that is said.
     let taken = TcpListener::bind(("127.0.0.1", 0)).expect("bind");
@@ -61,23 +57,7 @@ async fn a_job_s_web_server_is_reached_through_the_forward_until_ctrl_c() {
         .spawn()
         .expect("slurmdash forward");
     let mut out = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut said = String::new();
-    let local = loop {
-        let mut line = String::new();
-        if out.read_line(&mut line).expect("read") == 0 {
-            let mut err = String::new();
-            let _ = child.stderr.take().map(|mut e| e.read_to_string(&mut err));
-            panic!("slurmdash forward ended early:\n{said}\n{err}");
-        }
-        said.push_str(&line);
-        if let Some(rest) = line.strip_prefix("forwarding http://127.0.0.1:") {
-            break rest
-                .split('/')
-                .next()
-                .and_then(|p| p.parse::<u16>().ok())
-                .expect("local port");
-        }
-    };
+    let (local, said) = forwarding_port(&mut child, &mut out);
     assert_ne!(local, busy);
     assert!(
         said.contains(&format!(
@@ -193,11 +173,7 @@ async fn a_tunnel_ends_with_its_process_even_on_kill_9_while_the_master_stays() 
     let port = 20000 + (rand_suffix() % 20000) as u16;
     let r = remote();
     let id = serve(&r, &tag, &marker, port, "python3").await;
-    wait_for("the server job to run", LIMIT, || async {
-        let out = run(&r, &["squeue", "-h", "-o", "%T", "-j", &id.to_string()]).await;
-        (out.stdout_lossy().trim() == "RUNNING").then_some(())
-    })
-    .await;
+    wait_job_running(&r, id, "the server job to run", LIMIT).await;
     let rt = common::RuntimeDir::new();
     let mut child = Command::new(env!("CARGO_BIN_EXE_slurmdash"))
         .arg("--config")
@@ -209,20 +185,7 @@ async fn a_tunnel_ends_with_its_process_even_on_kill_9_while_the_master_stays() 
         .spawn()
         .expect("slurmdash forward");
     let mut out = BufReader::new(child.stdout.take().expect("stdout"));
-    let local = loop {
-        let mut line = String::new();
-        assert!(
-            out.read_line(&mut line).expect("read") > 0,
-            "slurmdash forward ended early"
-        );
-        if let Some(rest) = line.strip_prefix("forwarding http://127.0.0.1:") {
-            break rest
-                .split('/')
-                .next()
-                .and_then(|p| p.parse::<u16>().ok())
-                .expect("local port");
-        }
-    };
+    let (local, _) = forwarding_port(&mut child, &mut out);
     let start = Instant::now();
     loop {
         match get(local) {

@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -143,23 +143,7 @@ async fn a_session_runs_takes_a_shell_and_a_tunnel_and_ends_cancelled() {
         .spawn()
         .expect("slurmdash forward");
     let mut lines = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut said = String::new();
-    let local = loop {
-        let mut line = String::new();
-        if lines.read_line(&mut line).expect("read") == 0 {
-            let mut err = String::new();
-            let _ = child.stderr.take().map(|mut e| e.read_to_string(&mut err));
-            panic!("slurmdash forward ended early:\n{said}\n{err}");
-        }
-        said.push_str(&line);
-        if let Some(rest) = line.strip_prefix("forwarding http://127.0.0.1:") {
-            break rest
-                .split('/')
-                .next()
-                .and_then(|p| p.parse::<u16>().ok())
-                .expect("local port");
-        }
-    };
+    let (local, _said) = common::forwarding_port(&mut child, &mut lines);
     let start = Instant::now();
     loop {
         match get(local) {
