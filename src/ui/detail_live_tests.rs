@@ -103,18 +103,9 @@ fn render(live: LiveView, w: u16, h: u16) -> String {
     DetailWidget {
         job: Some(&j),
         detail: Some(&d),
-        loading: false,
-        held: None,
-        error: None,
-        theme: &theme,
-        now: now(),
         focused: true,
-        triage: None,
-        chain: None,
-        pending: Default::default(),
         live,
-        deps: None,
-        efficiency: None,
+        ..DetailWidget::blank(&theme, now())
     }
     .render(buf.area, &mut buf);
     text(&buf)
