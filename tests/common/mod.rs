@@ -9,7 +9,8 @@ pub mod logpane;
 pub mod tmux;
 pub mod totp;
 
-use std::io::{BufRead, Read};
+use std::io::{BufRead, Read, Write};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
@@ -649,6 +650,34 @@ pub fn write_dev_config_with_results(dir: &Path, base: &str, tail: &str) -> Path
     )
     .expect("config");
     config
+}
+
+/// `GET /` on 127.0.0.1:`port`; the whole answer, or why not.
+pub fn http_get(port: u16) -> Result<String, String> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
+    s.set_read_timeout(Some(Duration::from_secs(5)))
+        .map_err(|e| e.to_string())?;
+    s.write_all(b"GET / HTTP/1.0\r\nHost: x\r\n\r\n")
+        .map_err(|e| e.to_string())?;
+    let mut body = String::new();
+    s.read_to_string(&mut body).map_err(|e| e.to_string())?;
+    Ok(body)
+}
+
+/// Asks 127.0.0.1:`port` for its page every 300 ms until the answer holds `marker`; the
+/// answer, or a panic after `limit` with the last failure.
+pub fn page_through_forward(port: u16, marker: &str, limit: Duration) -> String {
+    let start = Instant::now();
+    loop {
+        match http_get(port) {
+            Ok(p) if p.contains(marker) => return p,
+            other => assert!(
+                start.elapsed() < limit,
+                "no page through the forward: {other:?}"
+            ),
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
 }
 
 /// Reads `slurmdash forward`'s stdout (`out`, taken from `child`) until it says
