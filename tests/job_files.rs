@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use common::launch::LaunchSetup;
 use common::tmux::{fast_config, rand_suffix, row, Tmux};
-use common::{dev_config, remote, run, s, sbatch, scratch, ssh_config, text, wait_for};
+use common::{dev_config, remote, run, s, sbatch, scratch, ssh_config, text, wait_job_running};
 use slurmdash::jobfiles::encode_arg;
 use slurmdash::remote::Remote;
 
@@ -72,11 +73,7 @@ async fn job_in(dir: &str, tag: &str) -> u64 {
         ],
     )
     .await;
-    wait_for("the job to run", LIMIT, || async {
-        let out = run(&r, &["squeue", "-h", "-o", "%T", "-j", &id.to_string()]).await;
-        (out.stdout_lossy().trim() == "RUNNING").then_some(())
-    })
-    .await;
+    wait_job_running(&r, id, "the job to run", LIMIT).await;
     id
 }
 
@@ -234,24 +231,12 @@ async fn fetch_takes_relative_paths_of_a_launched_job_below_its_job_directory() 
     let tag = format!("filesl-{}", rand_suffix());
     let base = scratch(&r, &tag).await;
     let tmp = tempfile::tempdir().expect("tempdir");
-    let state = tempfile::tempdir().expect("state");
-    let cfg_text = std::fs::read_to_string(dev_config()).expect("dev config");
-    let cfg_text: String = cfg_text
-        .lines()
-        .filter(|l| !l.starts_with("results_root"))
-        .map(|l| format!("{l}\n"))
-        .collect::<String>()
-        .replacen(
-            "[clusters.dev]",
-            &format!("[clusters.dev]\nresults_root = \"{base}/results\""),
-            1,
-        );
-    let cfg = tmp.path().join("slurmdash.toml");
-    std::fs::write(&cfg, cfg_text).expect("config");
-    let st = state.path().to_str().expect("utf-8");
+    let launch = LaunchSetup::under(base);
+    let cfg = &launch.config;
+    let st = launch.state.path().to_str().expect("utf-8");
     let out = Command::new(env!("CARGO_BIN_EXE_slurmdash"))
         .arg("--config")
-        .arg(&cfg)
+        .arg(cfg)
         .args([
             "submit",
             "--set",
@@ -288,7 +273,7 @@ async fn fetch_takes_relative_paths_of_a_launched_job_below_its_job_directory() 
     let fetch_with = |args: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_slurmdash"))
             .arg("--config")
-            .arg(&cfg)
+            .arg(cfg)
             .arg("fetch")
             .args(args)
             .env("SLURMDASH_STATE_DIR", st)

@@ -3,28 +3,19 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::tmux::rand_suffix;
-use common::{dev_config, remote, run, sbatch, wait_for};
+use common::{
+    dev_config, forwarding_port, http_get, page_through_forward, remote, run, sbatch,
+    wait_job_running,
+};
 use slurmdash::remote::Remote;
 
 const LIMIT: Duration = Duration::from_secs(60);
-
-/// `GET /` on 127.0.0.1:`port`; the whole answer, or why not.
-fn get(port: u16) -> Result<String, String> {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
-    s.set_read_timeout(Some(Duration::from_secs(5)))
-        .map_err(|e| e.to_string())?;
-    s.write_all(b"GET / HTTP/1.0\r\nHost: x\r\n\r\n")
-        .map_err(|e| e.to_string())?;
-    let mut body = String::new();
-    s.read_to_string(&mut body).map_err(|e| e.to_string())?;
-    Ok(body)
-}
 
 /// A 3-minute job named `tag` that serves an index.html holding `marker` on `port` with
 /// Python's http.server (`python`: the interpreter and its flags); returns its id.
@@ -42,11 +33,7 @@ async fn a_job_s_web_server_is_reached_through_the_forward_until_ctrl_c() {
     let port = 20000 + (rand_suffix() % 20000) as u16;
     let r = remote();
     let id = serve(&r, &tag, &marker, port, "python3").await;
-    wait_for("the server job to run", LIMIT, || async {
-        let out = run(&r, &["squeue", "-h", "-o", "%T", "-j", &id.to_string()]).await;
-        (out.stdout_lossy().trim() == "RUNNING").then_some(())
-    })
-    .await;
+    wait_job_running(&r, id, "the server job to run", LIMIT).await;
 
     // A local port already taken: the next free one is used, and that is said.
     let taken = TcpListener::bind(("127.0.0.1", 0)).expect("bind");
@@ -61,23 +48,7 @@ async fn a_job_s_web_server_is_reached_through_the_forward_until_ctrl_c() {
         .spawn()
         .expect("slurmdash forward");
     let mut out = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut said = String::new();
-    let local = loop {
-        let mut line = String::new();
-        if out.read_line(&mut line).expect("read") == 0 {
-            let mut err = String::new();
-            let _ = child.stderr.take().map(|mut e| e.read_to_string(&mut err));
-            panic!("slurmdash forward ended early:\n{said}\n{err}");
-        }
-        said.push_str(&line);
-        if let Some(rest) = line.strip_prefix("forwarding http://127.0.0.1:") {
-            break rest
-                .split('/')
-                .next()
-                .and_then(|p| p.parse::<u16>().ok())
-                .expect("local port");
-        }
-    };
+    let (local, said) = forwarding_port(&mut child, &mut out);
     assert_ne!(local, busy);
     assert!(
         said.contains(&format!(
@@ -89,16 +60,7 @@ async fn a_job_s_web_server_is_reached_through_the_forward_until_ctrl_c() {
 
     // The job's page through the forward (the server may still be starting).
     let start = Instant::now();
-    let page = loop {
-        match get(local) {
-            Ok(p) if p.contains(&marker) => break p,
-            other => assert!(
-                start.elapsed() < LIMIT,
-                "no page through the forward: {other:?}"
-            ),
-        }
-        std::thread::sleep(Duration::from_millis(300));
-    };
+    let page = page_through_forward(local, &marker, LIMIT);
     assert!(page.starts_with("HTTP/1."), "{page}");
     println!(
         "job {id}'s server answered through 127.0.0.1:{local} {:.2} s after the forward opened",
@@ -119,7 +81,10 @@ async fn a_job_s_web_server_is_reached_through_the_forward_until_ctrl_c() {
         rest.contains(&format!("forward of port {local} closed")),
         "{rest}"
     );
-    assert!(get(local).is_err(), "nothing listens on {local} any more");
+    assert!(
+        http_get(local).is_err(),
+        "nothing listens on {local} any more"
+    );
     run(&r, &["scancel", &id.to_string()]).await;
 }
 
@@ -158,21 +123,14 @@ async fn f_in_the_dashboard_forwards_the_port_the_job_printed_and_its_end_closes
         .and_then(|r| r.split('/').next())
         .and_then(|p| p.parse().ok())
         .expect("local port");
-    let start = Instant::now();
-    loop {
-        match get(local) {
-            Ok(p) if p.contains(&marker) => break,
-            other => assert!(start.elapsed() < LIMIT, "no page: {other:?}"),
-        }
-        std::thread::sleep(Duration::from_millis(300));
-    }
+    page_through_forward(local, &marker, LIMIT);
     // The job ends: its tunnel goes with it.
     run(&r, &["scancel", &id.to_string()]).await;
     t.wait("the tunnel closed with the job", LIMIT, |s| {
         s.contains(&format!("job {id} ended: tunnel 127.0.0.1:{local}"))
     });
     let start = Instant::now();
-    while get(local).is_ok() {
+    while http_get(local).is_ok() {
         assert!(
             start.elapsed() < Duration::from_secs(10),
             "port {local} still forwarded"
@@ -193,11 +151,7 @@ async fn a_tunnel_ends_with_its_process_even_on_kill_9_while_the_master_stays() 
     let port = 20000 + (rand_suffix() % 20000) as u16;
     let r = remote();
     let id = serve(&r, &tag, &marker, port, "python3").await;
-    wait_for("the server job to run", LIMIT, || async {
-        let out = run(&r, &["squeue", "-h", "-o", "%T", "-j", &id.to_string()]).await;
-        (out.stdout_lossy().trim() == "RUNNING").then_some(())
-    })
-    .await;
+    wait_job_running(&r, id, "the server job to run", LIMIT).await;
     let rt = common::RuntimeDir::new();
     let mut child = Command::new(env!("CARGO_BIN_EXE_slurmdash"))
         .arg("--config")
@@ -209,31 +163,8 @@ async fn a_tunnel_ends_with_its_process_even_on_kill_9_while_the_master_stays() 
         .spawn()
         .expect("slurmdash forward");
     let mut out = BufReader::new(child.stdout.take().expect("stdout"));
-    let local = loop {
-        let mut line = String::new();
-        assert!(
-            out.read_line(&mut line).expect("read") > 0,
-            "slurmdash forward ended early"
-        );
-        if let Some(rest) = line.strip_prefix("forwarding http://127.0.0.1:") {
-            break rest
-                .split('/')
-                .next()
-                .and_then(|p| p.parse::<u16>().ok())
-                .expect("local port");
-        }
-    };
-    let start = Instant::now();
-    loop {
-        match get(local) {
-            Ok(p) if p.contains(&marker) => break,
-            other => assert!(
-                start.elapsed() < LIMIT,
-                "no page through the forward: {other:?}"
-            ),
-        }
-        std::thread::sleep(Duration::from_millis(300));
-    }
+    let (local, _) = forwarding_port(&mut child, &mut out);
+    page_through_forward(local, &marker, LIMIT);
     let socks = rt.sockets();
     assert_eq!(socks.len(), 1, "{socks:?}");
     let master = common::master_pid(&socks[0]).expect("the shared master");

@@ -22,18 +22,8 @@ impl Dashboard {
         let base = scratch(r, tag).await;
         let dir = tempfile::tempdir().expect("tempdir");
         let state = tempfile::tempdir().expect("state");
-        let cfg = std::fs::read_to_string(dev_config()).expect("dev config");
-        let cfg: String = cfg
-            .lines()
-            .filter(|l| !l.starts_with("results_root"))
-            .map(|l| format!("{l}\n"))
-            .collect();
-        let config = dir.path().join("slurmdash.toml");
-        std::fs::write(
-            &config,
-            format!("{cfg}results_root = \"{base}/results\"\npoll_interval_secs = 2\n\n[launch]\n{launch}"),
-        )
-        .expect("config");
+        let config =
+            write_dev_config_with_results(dir.path(), &base, &format!("\n[launch]\n{launch}"));
         let state_dir = state.path().display().to_string();
         let t = Tmux::start_with(&config, &[], &[("SLURMDASH_STATE_DIR", &state_dir)]);
         t.wait("the dashboard", Duration::from_secs(20), |s| {

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::tmux::{fast_config, rand_suffix, row, Tmux};
-use common::{put, remote, run, sbatch, scratch, ssh_config, wait_for};
+use common::{put, remote, run, sbatch, scratch, ssh_config, wait_job_running};
 use slurmdash::remote::Remote;
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -255,11 +255,7 @@ async fn a_flooding_log_keeps_the_dashboard_small_with_and_without_a_shell_open(
         id,
         dir: dir.clone(),
     };
-    wait_for("the job to run", LIMIT, || async {
-        let out = run(&r, &["squeue", "-h", "-o", "%T", "-j", &id.to_string()]).await;
-        (out.stdout_lossy().trim() == "RUNNING").then_some(())
-    })
-    .await;
+    wait_job_running(&r, id, "the job to run", LIMIT).await;
 
     let tmp = tempfile::tempdir().expect("tempdir");
     let cfg = fast_config(tmp.path());

@@ -83,19 +83,7 @@ fn submit_array(state: &std::path::Path, name: &str, array: &str, command: &str)
     );
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
-    let id: u64 = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("Submitted job "))
-        .and_then(|r| r.split_whitespace().next())
-        .and_then(|j| j.parse().ok())
-        .unwrap_or_else(|| panic!("{stdout}"));
-    let dir = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("job dir: "))
-        .unwrap_or_else(|| panic!("{stdout}"))
-        .trim()
-        .to_string();
-    (id, dir)
+    submitted_job_and_dir(&stdout)
 }
 
 /// Waits until sacct lists `count` tasks of `id`, all ended.

@@ -6,28 +6,15 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::BufReader;
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::launch::LaunchSetup;
 use common::tmux::{rand_suffix, Tmux};
 use common::{final_state, remote, run, text, wait_for, CancelOnDrop};
 
 const LIMIT: Duration = Duration::from_secs(90);
-
-/// `GET /` on 127.0.0.1:`port`; the whole answer, or why not.
-fn get(port: u16) -> Result<String, String> {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
-    s.set_read_timeout(Some(Duration::from_secs(5)))
-        .map_err(|e| e.to_string())?;
-    s.write_all(b"GET / HTTP/1.0\r\nHost: x\r\n\r\n")
-        .map_err(|e| e.to_string())?;
-    let mut body = String::new();
-    s.read_to_string(&mut body).map_err(|e| e.to_string())?;
-    Ok(body)
-}
 
 /// `slurmdash session ARGS` with the setup's config and state dir.
 fn session(s: &LaunchSetup, args: &[&str]) -> Output {
@@ -143,34 +130,8 @@ async fn a_session_runs_takes_a_shell_and_a_tunnel_and_ends_cancelled() {
         .spawn()
         .expect("slurmdash forward");
     let mut lines = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut said = String::new();
-    let local = loop {
-        let mut line = String::new();
-        if lines.read_line(&mut line).expect("read") == 0 {
-            let mut err = String::new();
-            let _ = child.stderr.take().map(|mut e| e.read_to_string(&mut err));
-            panic!("slurmdash forward ended early:\n{said}\n{err}");
-        }
-        said.push_str(&line);
-        if let Some(rest) = line.strip_prefix("forwarding http://127.0.0.1:") {
-            break rest
-                .split('/')
-                .next()
-                .and_then(|p| p.parse::<u16>().ok())
-                .expect("local port");
-        }
-    };
-    let start = Instant::now();
-    loop {
-        match get(local) {
-            Ok(p) if p.contains(&marker) => break,
-            other => assert!(
-                start.elapsed() < LIMIT,
-                "no page through the forward: {other:?}"
-            ),
-        }
-        std::thread::sleep(Duration::from_millis(300));
-    }
+    let (local, _said) = common::forwarding_port(&mut child, &mut lines);
+    common::page_through_forward(local, &marker, LIMIT);
     let _ = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status();

@@ -41,18 +41,7 @@ impl Setup {
         ct::ready();
         let base = scratch(r, tag).await;
         let dir = tempfile::tempdir().expect("tempdir");
-        let cfg: String = std::fs::read_to_string(dev_config())
-            .expect("dev config")
-            .lines()
-            .filter(|l| !l.starts_with("results_root"))
-            .map(|l| format!("{l}\n"))
-            .collect();
-        let config = dir.path().join("slurmdash.toml");
-        std::fs::write(
-            &config,
-            format!("{cfg}results_root = \"{base}/results\"\npoll_interval_secs = 2\n"),
-        )
-        .expect("config");
+        let config = write_dev_config_with_results(dir.path(), &base, "");
         let xdg = tempfile::tempdir().expect("xdg");
         std::fs::create_dir_all(xdg.path().join("slurmdash/templates")).expect("templates dir");
         std::fs::write(

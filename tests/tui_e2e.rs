@@ -33,15 +33,7 @@ async fn dashboard_shows_states_reasons_estimates_live_logs_and_restores_the_ter
         ],
     )
     .await;
-    wait_for("the talker to run", Duration::from_secs(60), || async {
-        let out = run(
-            &r,
-            &["squeue", "-h", "-o", "%T", "-j", &running.to_string()],
-        )
-        .await;
-        (out.stdout_lossy().trim() == "RUNNING").then_some(())
-    })
-    .await;
+    wait_job_running(&r, running, "the talker to run", Duration::from_secs(60)).await;
 
     let tmp = tempfile::tempdir().expect("tempdir");
     let cfg = fast_config(tmp.path());

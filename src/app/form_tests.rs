@@ -223,11 +223,12 @@ fn templates_preview_test_only_and_submit() {
     let cmds = press(&mut a, KeyCode::Char('t'));
     assert!(matches!(cmds.as_slice(), [Cmd::TestOnly(_)]), "{cmds:?}");
     a.update(Msg::TestOnly(crate::launch::stage::parse_test_only(
-        "sbatch: Job 9 to start at 2026-11-23T12:00:05 using 1 processors on nodes vm in partition short",
+        "sbatch: Job 9 to start at 2026-11-23T12:00:05 using 1 processors on nodes gpu07 in partition short",
     ).ok_or_else(String::new)));
     let screen = render(&a, 120, 40);
     assert!(
-        screen.contains("test-only: estimated start 2026-11-23T12:00:05 on vm (partition short)"),
+        screen
+            .contains("test-only: estimated start 2026-11-23T12:00:05 on gpu07 (partition short)"),
         "{screen}"
     );
 

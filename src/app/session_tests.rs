@@ -196,7 +196,7 @@ fn ssh_config_copies_a_block_for_the_selected_running_job() {
     };
     assert_eq!(
         block,
-        "Host slurmdash-dev-237\n    HostName vm\n    ProxyJump me@login.example\n    User me\n"
+        "Host slurmdash-dev-237\n    HostName gpu07\n    ProxyJump me@login.example\n    User me\n"
     );
     assert!(a
         .note
@@ -222,7 +222,7 @@ fn a_session_that_starts_says_what_it_offers() {
     let said = notified(&cmds);
     assert_eq!(
         said,
-        vec!["job 237 session-debug started on vm: work session ready (x: shell, F: tunnel, :ssh-config)"]
+        vec!["job 237 session-debug started on gpu07: work session ready (x: shell, F: tunnel, :ssh-config)"]
     );
 }
 

@@ -395,7 +395,7 @@ pub struct Estimate {
     pub text: String,
 }
 
-/// `sbatch: Job 828 to start at 2026-11-23T10:54:39 using 1 processors on nodes vm in
+/// `sbatch: Job 828 to start at 2026-11-23T10:54:39 using 1 processors on nodes gpu07 in
 /// partition short` (on stderr).
 pub fn parse_test_only(out: &str) -> Option<Estimate> {
     let line = out.lines().find(|l| l.contains(" to start at "))?;
@@ -418,10 +418,10 @@ mod tests {
 
     #[test]
     fn test_only_reply() {
-        let e = parse_test_only("sbatch: Job 828 to start at 2026-11-23T10:54:39 using 1 processors on nodes vm in partition short\n").unwrap();
+        let e = parse_test_only("sbatch: Job 828 to start at 2026-11-23T10:54:39 using 1 processors on nodes gpu07 in partition short\n").unwrap();
         assert_eq!(
             (e.start.as_str(), e.nodes.as_str(), e.partition.as_str()),
-            ("2026-11-23T10:54:39", "vm", "short")
+            ("2026-11-23T10:54:39", "gpu07", "short")
         );
         assert!(parse_test_only(
             "allocation failure: Requested node configuration is not available"

@@ -109,19 +109,8 @@ fn detail_shows_states_and_waiters() {
         let mut buf = Buffer::empty(Rect::new(0, 0, 90, 30));
         DetailWidget {
             job: Some(job),
-            detail: None,
-            loading: false,
-            held: None,
-            error: None,
-            theme: &theme,
-            now: now(),
-            focused: false,
-            triage: None,
-            chain: None,
-            pending: Default::default(),
-            efficiency: None,
-            live: Default::default(),
             deps: Some(&s.graph),
+            ..DetailWidget::blank(&theme, now())
         }
         .render(buf.area, &mut buf);
         text(&buf)

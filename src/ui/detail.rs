@@ -636,6 +636,30 @@ mod pending;
 #[path = "detail_live.rs"]
 mod live;
 
+/// For tests: a pane with nothing in it (no job, no detail, nothing loading, not focused),
+/// to fill in with struct update syntax.
+#[cfg(test)]
+impl<'a> DetailWidget<'a> {
+    pub(crate) fn blank(theme: &'a Theme, now: NaiveDateTime) -> DetailWidget<'a> {
+        DetailWidget {
+            job: None,
+            detail: None,
+            loading: false,
+            held: None,
+            error: None,
+            theme,
+            now,
+            focused: false,
+            triage: None,
+            chain: None,
+            pending: PendingView::default(),
+            efficiency: None,
+            live: LiveView::default(),
+            deps: None,
+        }
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 #[path = "detail_tests.rs"]

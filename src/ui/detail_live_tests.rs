@@ -14,7 +14,7 @@ use crate::ui::queue::tests::{now, text};
 
 const ME: &str = include_str!("../../tests/fixtures/slurm/squeue_me.out");
 
-/// Job 233 of the fixture queue: running on `vm` with 2 GPUs.
+/// Job 233 of the fixture queue: running on `gpu07` with 2 GPUs.
 fn job() -> Job {
     parse_squeue(ME)
         .unwrap()
@@ -29,7 +29,7 @@ fn detail() -> JobDetail {
         state: Some(JobState::Running),
         cpus: Some(2),
         nodes: Some(1),
-        node_list: Some("vm".into()),
+        node_list: Some("gpu07".into()),
         tres: Some("cpu=2,mem=1G,node=1,billing=2,gres/gpu=2".into()),
         ..JobDetail::default()
     }
@@ -61,7 +61,7 @@ fn sample(i: u32, gpus: Vec<NodeGpus>) -> LiveSample {
             StepUsage {
                 step: "233.batch".into(),
                 tasks: 1,
-                nodes: "vm".into(),
+                nodes: "gpu07".into(),
                 cpu_secs: 0.0,
                 rss_now: 12 << 20,
                 rss_peak: 12 << 20,
@@ -71,7 +71,7 @@ fn sample(i: u32, gpus: Vec<NodeGpus>) -> LiveSample {
             StepUsage {
                 step: "233.0".into(),
                 tasks: 1,
-                nodes: "vm".into(),
+                nodes: "gpu07".into(),
                 // Busier and busier: 0.25 more cores every 5 s.
                 cpu_secs: 0.625 * f64::from(i * i),
                 rss_now: (100 + 25 * u64::from(i)) << 20,
@@ -103,18 +103,9 @@ fn render(live: LiveView, w: u16, h: u16) -> String {
     DetailWidget {
         job: Some(&j),
         detail: Some(&d),
-        loading: false,
-        held: None,
-        error: None,
-        theme: &theme,
-        now: now(),
         focused: true,
-        triage: None,
-        chain: None,
-        pending: Default::default(),
         live,
-        deps: None,
-        efficiency: None,
+        ..DetailWidget::blank(&theme, now())
     }
     .render(buf.area, &mut buf);
     text(&buf)
@@ -124,7 +115,7 @@ fn render(live: LiveView, w: u16, h: u16) -> String {
 fn detail_live_cpu_memory_and_two_gpus_with_sparklines() {
     let j = history(8, |i| {
         vec![gpus(
-            "vm",
+            "gpu07",
             &[(3, i * 12, 1000 + 500 * u64::from(i)), (5, 0, 4)],
         )]
     });
@@ -145,7 +136,7 @@ fn detail_live_cpu_memory_and_two_gpus_with_sparklines() {
 fn detail_live_no_gpu_telemetry_and_a_first_sample() {
     let j = history(1, |_| {
         vec![NodeGpus {
-            node: "vm".into(),
+            node: "gpu07".into(),
             probe: GpuProbe::NoTelemetry(
                 "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver."
                     .into(),

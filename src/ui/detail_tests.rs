@@ -38,17 +38,9 @@ fn render(c: Case, w: u16, h: u16) -> Buffer {
         job: c.job,
         detail: c.detail,
         loading: c.loading,
-        held: None,
         error: c.error,
-        theme: &theme,
-        now: now(),
         focused: true,
-        triage: None,
-        chain: None,
-        pending: PendingView::default(),
-        efficiency: None,
-        live: Default::default(),
-        deps: None,
+        ..DetailWidget::blank(&theme, now())
     }
     .render(buf.area, &mut buf);
     buf
@@ -219,18 +211,7 @@ fn scrolling_is_clamped_to_the_content() {
         DetailWidget {
             job: Some(&j),
             detail: Some(&d[0]),
-            loading: false,
-            held: None,
-            error: None,
-            theme: &theme,
-            now: now(),
-            focused: false,
-            triage: None,
-            chain: None,
-            pending: PendingView::default(),
-            efficiency: None,
-            live: Default::default(),
-            deps: None,
+            ..DetailWidget::blank(&theme, now())
         }
         .scrolled(scroll)
         .render(buf.area, &mut buf);
@@ -261,21 +242,11 @@ fn a_folded_array_says_which_id_was_asked_and_shows_logs_per_task() {
     DetailWidget {
         job: Some(&j),
         detail: Some(&d[0]),
-        loading: false,
-        held: None,
-        error: None,
-        theme: &theme,
-        now: now(),
-        focused: false,
-        triage: None,
-        chain: None,
         pending: PendingView {
             info: Some(&info),
             ..PendingView::default()
         },
-        efficiency: None,
-        live: Default::default(),
-        deps: None,
+        ..DetailWidget::blank(&theme, now())
     }
     .render(buf.area, &mut buf);
     let s = text(&buf);
@@ -341,18 +312,7 @@ fn dependencies_are_listed_with_whether_they_can_be_met() {
         DetailWidget {
             job: Some(&j),
             detail: Some(&d[0]),
-            loading: false,
-            held: None,
-            error: None,
-            theme: &theme,
-            now: now(),
-            focused: false,
-            triage: None,
-            chain: None,
-            pending: PendingView::default(),
-            efficiency: None,
-            live: Default::default(),
-            deps: None,
+            ..DetailWidget::blank(&theme, now())
         }
         .render(buf.area, &mut buf);
         let s = text(&buf);

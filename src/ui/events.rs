@@ -107,14 +107,14 @@ mod tests {
     }
 
     /// A row of the real squeue fixture as job `id` called `name`, in `state` (on node
-    /// `vm` while running).
+    /// `gpu07` while running).
     fn job(id: &str, name: &str, state: JobState) -> Job {
         let mut j = parse_squeue(include_str!("../../tests/fixtures/slurm/squeue_me.out"))
             .unwrap()
             .remove(0);
         j.id = id.parse().unwrap();
         j.name = name.into();
-        j.node_list = (state.status() == Status::Running).then(|| "vm".to_string());
+        j.node_list = (state.status() == Status::Running).then(|| "gpu07".to_string());
         j.state = state;
         j
     }

@@ -112,15 +112,7 @@ fn detail(job: &Job, info: Option<&pending::PendingInfo>, w: u16, h: u16) -> Str
     let mut buf = Buffer::empty(Rect::new(0, 0, w, h));
     DetailWidget {
         job: Some(job),
-        detail: None,
-        loading: false,
-        held: None,
-        error: None,
-        theme: &theme,
-        now: captured_at(),
         focused: true,
-        triage: None,
-        chain: None,
         pending: PendingView {
             info,
             loading: false,
@@ -128,9 +120,7 @@ fn detail(job: &Job, info: Option<&pending::PendingInfo>, w: u16, h: u16) -> Str
             edit_key: Some("E"),
             waited: None,
         },
-        efficiency: None,
-        live: Default::default(),
-        deps: None,
+        ..DetailWidget::blank(&theme, captured_at())
     }
     .render(buf.area, &mut buf);
     text(&buf)

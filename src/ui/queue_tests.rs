@@ -204,19 +204,8 @@ fn an_unreadable_record_is_a_marked_row_among_the_others() {
     let theme = Theme::new(false);
     crate::ui::detail::DetailWidget {
         job: v.jobs().iter().find(|j| j.id == spoiled),
-        detail: None,
-        loading: false,
-        held: None,
-        error: None,
-        theme: &theme,
-        now: now(),
         focused: true,
-        triage: None,
-        chain: None,
-        pending: Default::default(),
-        efficiency: None,
-        live: Default::default(),
-        deps: None,
+        ..crate::ui::detail::DetailWidget::blank(&theme, now())
     }
     .render(d.area, &mut d);
     let detail = text(&d);

@@ -112,20 +112,10 @@ mod tests {
         let theme = Theme::new(true);
         let mut buf = Buffer::empty(Rect::new(0, 0, 80, 12));
         DetailWidget {
-            job: None,
             detail: Some(d),
-            loading: false,
-            held: None,
-            error: None,
-            theme: &theme,
-            now: now(),
             focused: true,
             triage: v,
-            chain: None,
-            pending: crate::ui::detail::PendingView::default(),
-            efficiency: None,
-            live: Default::default(),
-            deps: None,
+            ..DetailWidget::blank(&theme, now())
         }
         .render(buf.area, &mut buf);
         text(&buf)

@@ -133,22 +133,12 @@ fn detail_shows_similar_jobs_waited_under_the_estimate() {
         let mut buf = Buffer::empty(Rect::new(0, 0, 80, 16));
         DetailWidget {
             job: Some(j),
-            detail: None,
-            loading: false,
-            held: None,
-            error: None,
-            theme: &theme,
-            now: at(),
             focused: true,
-            triage: None,
-            chain: None,
             pending: PendingView {
                 waited,
                 ..PendingView::default()
             },
-            efficiency: None,
-            live: Default::default(),
-            deps: None,
+            ..DetailWidget::blank(&theme, at())
         }
         .render(buf.area, &mut buf);
         text(&buf)

@@ -9,8 +9,10 @@ pub mod logpane;
 pub mod tmux;
 pub mod totp;
 
+use std::io::{BufRead, Read, Write};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
 
 use slurmdash::remote::{Remote, RunOutput, SshOptions, SshRemote};
@@ -602,6 +604,103 @@ where
             "timed out after {limit:?} waiting for {what}"
         );
         tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// Waits until `squeue` says job `id` is RUNNING, or panics after `limit` with `what`.
+pub async fn wait_job_running(r: &dyn Remote, id: u64, what: &str, limit: Duration) {
+    wait_for(what, limit, || async {
+        let out = run(r, &["squeue", "-h", "-o", "%T", "-j", &id.to_string()]).await;
+        (out.stdout_lossy().trim() == "RUNNING").then_some(())
+    })
+    .await;
+}
+
+/// The job id and job directory `slurmdash submit` printed (`Submitted job ID ...` and
+/// `job dir: DIR` lines); panics with the output when either is missing.
+pub fn submitted_job_and_dir(stdout: &str) -> (u64, String) {
+    let id = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Submitted job "))
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|j| j.parse().ok())
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let dir = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("job dir: "))
+        .unwrap_or_else(|| panic!("{stdout}"))
+        .trim()
+        .to_string();
+    (id, dir)
+}
+
+/// Writes `dir/slurmdash.toml`: the dev config with results under `{base}/results` and a
+/// 2 s poll, both in its last `[clusters.*]` table, then `tail`.
+pub fn write_dev_config_with_results(dir: &Path, base: &str, tail: &str) -> PathBuf {
+    let cfg: String = std::fs::read_to_string(dev_config())
+        .expect("dev config")
+        .lines()
+        .filter(|l| !l.starts_with("results_root"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let config = dir.join("slurmdash.toml");
+    std::fs::write(
+        &config,
+        format!("{cfg}results_root = \"{base}/results\"\npoll_interval_secs = 2\n{tail}"),
+    )
+    .expect("config");
+    config
+}
+
+/// `GET /` on 127.0.0.1:`port`; the whole answer, or why not.
+pub fn http_get(port: u16) -> Result<String, String> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).map_err(|e| e.to_string())?;
+    s.set_read_timeout(Some(Duration::from_secs(5)))
+        .map_err(|e| e.to_string())?;
+    s.write_all(b"GET / HTTP/1.0\r\nHost: x\r\n\r\n")
+        .map_err(|e| e.to_string())?;
+    let mut body = String::new();
+    s.read_to_string(&mut body).map_err(|e| e.to_string())?;
+    Ok(body)
+}
+
+/// Asks 127.0.0.1:`port` for its page every 300 ms until the answer holds `marker`; the
+/// answer, or a panic after `limit` with the last failure.
+pub fn page_through_forward(port: u16, marker: &str, limit: Duration) -> String {
+    let start = Instant::now();
+    loop {
+        match http_get(port) {
+            Ok(p) if p.contains(marker) => return p,
+            other => assert!(
+                start.elapsed() < limit,
+                "no page through the forward: {other:?}"
+            ),
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+/// Reads `slurmdash forward`'s stdout (`out`, taken from `child`) until it says
+/// `forwarding http://127.0.0.1:PORT/`; returns that local port and all it said so far.
+/// Panics with its stderr if it ends first.
+pub fn forwarding_port(child: &mut Child, out: &mut impl BufRead) -> (u16, String) {
+    let mut said = String::new();
+    loop {
+        let mut line = String::new();
+        if out.read_line(&mut line).expect("read") == 0 {
+            let mut err = String::new();
+            let _ = child.stderr.take().map(|mut e| e.read_to_string(&mut err));
+            panic!("slurmdash forward ended early:\n{said}\n{err}");
+        }
+        said.push_str(&line);
+        if let Some(rest) = line.strip_prefix("forwarding http://127.0.0.1:") {
+            let local = rest
+                .split('/')
+                .next()
+                .and_then(|p| p.parse::<u16>().ok())
+                .expect("local port");
+            return (local, said);
+        }
     }
 }
 

@@ -77,18 +77,7 @@ pub fn submit_with(
         stdout.contains("by a guard job on the cluster (sdguard-"),
         "{stdout}"
     );
-    let job = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("Submitted job "))
-        .and_then(|r| r.split_whitespace().next())
-        .and_then(|j| j.parse().ok())
-        .unwrap_or_else(|| panic!("{stdout}"));
-    let dir = stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("job dir: "))
-        .unwrap_or_else(|| panic!("{stdout}"))
-        .trim()
-        .to_string();
+    let (job, dir) = submitted_job_and_dir(&stdout);
     let commands = std::fs::read_to_string(&log)
         .unwrap_or_default()
         .lines()
@@ -204,15 +193,7 @@ pub async fn listener() -> (String, Arc<Mutex<Vec<(String, String)>>>) {
 }
 
 pub async fn wait_running(r: &dyn Remote, id: u64) {
-    wait_for(&format!("job {id} to run"), WAIT, || async {
-        let out = run(
-            r,
-            &["squeue", "--noheader", "-j", &id.to_string(), "-o", "%T"],
-        )
-        .await;
-        (out.stdout_lossy().trim() == "RUNNING").then_some(())
-    })
-    .await;
+    wait_job_running(r, id, &format!("job {id} to run"), WAIT).await;
 }
 
 /// Waits until nothing of this launch (attempt or guard) is queued or running.
