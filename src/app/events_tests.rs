@@ -27,7 +27,7 @@ fn job(id: &str, name: &str, state: JobState) -> Job {
         .remove(0);
     j.id = id.parse().unwrap();
     j.name = name.into();
-    j.node_list = (state.status() == Status::Running).then(|| "vm".to_string());
+    j.node_list = (state.status() == Status::Running).then(|| "gpu07".to_string());
     j.state = state;
     j
 }
@@ -100,10 +100,10 @@ fn start_then_leaving_the_queue_then_the_final_state_from_sacct() {
     let mut a = app();
     refresh(&mut a, vec![job("10", "train", JobState::Pending)]);
     let cmds = refresh(&mut a, vec![job("10", "train", JobState::Running)]);
-    assert_eq!(notes(&cmds), vec!["job 10 train started on vm"]);
+    assert_eq!(notes(&cmds), vec!["job 10 train started on gpu07"]);
     assert_eq!(
         a.cluster.events.status_line(t0()).as_deref(),
-        Some("12:00:00 job 10 train started on vm")
+        Some("12:00:00 job 10 train started on gpu07")
     );
     // squeue drops the job as soon as it ends.
     let cmds = refresh(&mut a, vec![]);
@@ -111,7 +111,7 @@ fn start_then_leaving_the_queue_then_the_final_state_from_sacct() {
     assert_eq!(lookups(&a), vec!["10".parse::<JobId>().unwrap()]);
     assert_eq!(
         texts(&a).last().map(String::as_str),
-        Some("job 10 train started on vm"),
+        Some("job 10 train started on gpu07"),
         "nothing is logged until sacct says how it ended"
     );
     let cmds = finals(&mut a, vec![sacct("10", JobState::Failed)]);
@@ -205,7 +205,7 @@ fn pending_arrays_change_id_without_leaving_and_tasks_start() {
             job("30_[1-9]", "arr", JobState::Pending),
         ],
     );
-    assert_eq!(notes(&cmds), vec!["job 30_0 arr started on vm"]);
+    assert_eq!(notes(&cmds), vec!["job 30_0 arr started on gpu07"]);
     assert!(lookups(&a).is_empty());
     assert!(!texts(&a).iter().any(|t| t.contains("left the queue")));
 }
@@ -222,7 +222,7 @@ fn only_own_jobs_count() {
     );
     other.state = JobState::Running;
     let cmds = refresh(&mut a, vec![job("40", "mine", JobState::Running), other]);
-    assert_eq!(notes(&cmds), vec!["job 40 mine started on vm"]);
+    assert_eq!(notes(&cmds), vec!["job 40 mine started on gpu07"]);
     a.cluster.events.own = Own::Nobody;
     assert!(notes(&refresh(&mut a, vec![])).is_empty());
 }

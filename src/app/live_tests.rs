@@ -35,7 +35,7 @@ fn sample(clock: f64, cpu: f64, rss: u64, utils: &[u32]) -> LiveSample {
         steps: Ok(vec![StepUsage {
             step: "237.0".into(),
             tasks: 1,
-            nodes: "vm".into(),
+            nodes: "gpu07".into(),
             cpu_secs: cpu,
             rss_now: rss << 20,
             rss_peak: rss << 20,
@@ -43,7 +43,7 @@ fn sample(clock: f64, cpu: f64, rss: u64, utils: &[u32]) -> LiveSample {
             write_bytes: Some(20),
         }]),
         gpus: vec![NodeGpus {
-            node: "vm".into(),
+            node: "gpu07".into(),
             probe: GpuProbe::Gpus(
                 utils
                     .iter()
@@ -103,7 +103,7 @@ fn the_selected_running_job_is_sampled_at_most_once_per_refresh() {
     let s = samples(&cmds);
     assert_eq!(s.len(), 1);
     assert_eq!(s[0].id, id("237"));
-    assert_eq!(s[0].gpu_nodes, ["vm"]);
+    assert_eq!(s[0].gpu_nodes, ["gpu07"]);
     // Moving away and back before the next refresh: no second sample.
     select(&mut a, "234");
     assert!(samples(&select(&mut a, "237")).is_empty());
@@ -160,7 +160,7 @@ fn samples_build_a_history_with_cores_busy_from_cpu_time_deltas() {
     assert_eq!(j.peak_rss, 310 << 20);
     let utils = j.series(|p| p.gpus[0].util.map(f64::from));
     assert_eq!(utils, [Some(40.0), Some(60.0), Some(70.0)]);
-    assert_eq!(j.gpu_keys(), [("vm".to_string(), 3)]);
+    assert_eq!(j.gpu_keys(), [("gpu07".to_string(), 3)]);
     // A failed sample keeps the history and says why.
     a.update(Msg::Live {
         id: id("237"),
