@@ -228,7 +228,16 @@ impl Events {
             // Logged once sacct has the final state, or as "left the queue" when
             // `Departures` gives up on it (`given_up`).
             for o in gone {
-                if self.is_own(o) && !o.state.is_finished() {
+                // Its row may already carry the final state sacct gave in this refresh
+                // (a state check saw it leave): awaited all the same when the list last
+                // showed it live, so that the final state is logged once.
+                let was_live = self.prev.get(&id_key(&o.id)).is_some_and(|s| {
+                    !matches!(
+                        s.status,
+                        Status::Complete | Status::Error | Status::Canceled
+                    )
+                });
+                if self.is_own(o) && (!o.state.is_finished() || was_live) {
                     self.awaiting.insert(o.id.clone(), o.name.clone());
                 }
             }

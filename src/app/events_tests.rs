@@ -498,3 +498,54 @@ fn a_chain_line_naming_a_job_that_is_not_the_launchs_is_logged_once() {
     a.update(Msg::Retries(Ok((vec![ev], Vec::new()))));
     assert_eq!(a.cluster.events.log.len(), n);
 }
+
+/// Where Slurm answers state checks, a check sees a job leave and the full read it calls
+/// for brings the job's sacct record in the same exec as the list without it: the final
+/// state is logged and notified from that one refresh, a failure triaged, and only once.
+#[test]
+fn a_final_state_that_comes_with_the_list_the_job_left_is_logged_once() {
+    let mut a = app();
+    refresh(&mut a, vec![job("10", "train", JobState::Pending)]);
+    refresh(
+        &mut a,
+        vec![
+            job("10", "train", JobState::Running),
+            job("11", "eval", JobState::Running),
+        ],
+    );
+    let both = Msg::Queue(Box::new(crate::payload::Refresh {
+        result: Ok(vec![]),
+        extra: Some(crate::payload::PollExtra {
+            finished: vec![
+                sacct("10", JobState::Completed),
+                sacct("11", JobState::Failed),
+            ],
+            asked: vec!["10".parse().unwrap(), "11".parse().unwrap()],
+            ..Default::default()
+        }),
+        conn: None,
+        at: t0(),
+        took: Duration::from_millis(1),
+    }));
+    let cmds = a.update(both);
+    let mut said = notes(&cmds);
+    said.sort();
+    assert_eq!(
+        said,
+        vec!["job 10 train completed", "job 11 eval failed (FAILED)"]
+    );
+    assert!(
+        cmds.iter()
+            .any(|c| matches!(c, Cmd::Triage { id, .. } if id.as_str() == "11")),
+        "the failure is triaged: {cmds:?}"
+    );
+    // The next refresh (the rows kept, nothing new from sacct) logs nothing again.
+    let cmds = refresh(&mut a, vec![]);
+    assert!(notes(&cmds).is_empty(), "{:?}", notes(&cmds));
+    let logged = texts(&a);
+    assert_eq!(
+        logged.iter().filter(|t| t.contains("completed")).count(),
+        1,
+        "{logged:?}"
+    );
+}

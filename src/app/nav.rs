@@ -325,10 +325,18 @@ impl App {
         if let Some((state, host)) = r.conn {
             cmds.extend(self.cluster.on_conn(state, host));
         }
+        let mut finished = Vec::new();
         if let Some(extra) = r.extra {
+            finished = extra.finished.clone();
             cmds.extend(self.on_poll_extra(extra));
         }
         cmds.extend(self.on_queue(r.result, r.at, r.took));
+        // A job a state check saw leave has its final state in this very refresh, before
+        // its list showed it gone: the events log waits for it only now, so it is settled
+        // (logged, a failure triaged) now.
+        if !finished.is_empty() {
+            cmds.extend(self.final_states_known(&finished));
+        }
         cmds
     }
 
