@@ -110,11 +110,14 @@ impl Driver {
     }
 
     /// Waits for the next message from the workers; after 2 s without one, a refresh is due.
+    /// The App's clock moves on as the dashboard's does (its once-a-second tick sets it):
+    /// what is due when (a full read or a state check, a live sample) follows the clock.
     pub async fn next(&mut self) {
         tokio::select! {
             Some(m) = self.rx.recv() => self.pending.push(m),
             _ = tokio::time::sleep(Duration::from_secs(2)) => self.pending.push(Msg::PollDue),
         }
+        self.app.now = Local::now().naive_local();
     }
 
     /// Sets the launch form's defaults (results under `results_root`) and asks for a
