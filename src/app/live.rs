@@ -370,11 +370,7 @@ impl LiveState {
 pub fn target(job: &Job) -> LiveTarget {
     let nodes = match job.gpus() {
         0 => Vec::new(),
-        _ => job
-            .node_list
-            .as_deref()
-            .map(crate::slurm::hostlist::expand)
-            .unwrap_or_default(),
+        _ => job.nodes(),
     };
     let skipped = nodes.len().saturating_sub(MAX_GPU_NODES);
     LiveTarget {

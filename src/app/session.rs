@@ -151,12 +151,7 @@ pub(super) fn copy_ssh_config(v: &View) -> Out {
             job.state.long_name()
         ));
     }
-    let Some(node) = job
-        .node_list
-        .as_deref()
-        .map(crate::slurm::hostlist::expand)
-        .and_then(|n| n.into_iter().next())
-    else {
+    let Some(node) = job.nodes().into_iter().next() else {
         return Out::note(format!("job {} has no node yet", job.id));
     };
     let Some(jump) = v.cluster.launch.jump.clone() else {

@@ -31,11 +31,7 @@ pub(super) fn open(v: &View, node: Option<&str>) -> Out {
             ));
         }
     }
-    let nodes = job
-        .node_list
-        .as_deref()
-        .map(crate::slurm::hostlist::expand)
-        .unwrap_or_default();
+    let nodes = job.nodes();
     if let Some(n) = node {
         if !nodes.is_empty() && !nodes.iter().any(|m| m == n) {
             return Out::note(format!(

@@ -28,11 +28,7 @@ fn running_selected(v: &View, what: &str) -> Result<(JobId, Vec<String>), String
             job.state.long_name()
         ));
     }
-    let nodes = job
-        .node_list
-        .as_deref()
-        .map(crate::slurm::hostlist::expand)
-        .unwrap_or_default();
+    let nodes = job.nodes();
     Ok((job.id.clone(), nodes))
 }
 

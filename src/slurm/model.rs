@@ -54,6 +54,14 @@ impl Job {
         self.state.status()
     }
 
+    /// The nodes it runs on, one name each (its node list expanded); none before it runs.
+    pub fn nodes(&self) -> Vec<String> {
+        self.node_list
+            .as_deref()
+            .map(super::hostlist::expand)
+            .unwrap_or_default()
+    }
+
     /// GPUs the job asked for in total (per node × nodes).
     pub fn gpus(&self) -> u32 {
         self.tres_per_node
