@@ -13,7 +13,7 @@ use slurmdash::action::Msg;
 use slurmdash::app::App;
 use slurmdash::keymap::Keymap;
 use slurmdash::queue::QueueView;
-use slurmdash::slurm::parse::parse_squeue;
+use slurmdash::slurm::parse::squeue::{read_squeue_reusing, Reuse};
 use slurmdash::slurm::synth::squeue_rows;
 use slurmdash::ui::theme::Theme;
 
@@ -29,6 +29,21 @@ fn vm(key: &str) -> f64 {
         })
         .unwrap_or(0.0)
         / 1024.0
+}
+
+/// Every tenth record with its time limit one minute longer (as a refresh that saw a tenth
+/// of the queue change).
+fn changed_every_tenth(text: &str) -> String {
+    text.split_inclusive('\u{1e}')
+        .enumerate()
+        .map(|(i, r)| {
+            if i % 10 == 0 {
+                r.replacen("\u{1f}20:00\u{1f}", "\u{1f}21:00\u{1f}", 1)
+            } else {
+                r.to_string()
+            }
+        })
+        .collect()
 }
 
 fn main() {
@@ -50,16 +65,38 @@ fn main() {
     );
     app.size = (200, 50);
     let mut term = Terminal::new(TestBackend::new(200, 50)).expect("terminal");
-    for _ in 0..3 {
+    // The worker keeps the last answer's records for the next (an unchanged record is the
+    // same `Job` again); the third refresh has every 10th record changed.
+    let mut last = Reuse::default();
+    for round in 0..3 {
         // Each refresh parses squeue's text as the poller does; the text is dropped after.
-        let jobs = parse_squeue(&squeue_rows(REAL, n)).expect("parses");
+        let mut text = squeue_rows(REAL, n);
+        if round == 2 {
+            text = changed_every_tenth(&text);
+        }
+        let t = std::time::Instant::now();
+        let jobs = read_squeue_reusing(&text, &mut last, &|_| {})
+            .strict()
+            .expect("parses");
+        let parsed = t.elapsed();
+        drop(text);
+        let t = std::time::Instant::now();
         app.update(Msg::queue(Ok(jobs), now, Duration::from_millis(20)));
+        let updated = t.elapsed();
         term.draw(|f| slurmdash::ui::draw(f, &app)).expect("draw");
+        println!(
+            "refresh {}: read {:.1} ms ({} records reused), update {:.1} ms",
+            round + 1,
+            parsed.as_secs_f64() * 1e3,
+            last.reused,
+            updated.as_secs_f64() * 1e3
+        );
     }
     println!(
-        "dashboard state with {n} jobs after 3 refreshes: RSS {:.1} MB now, peak {:.1} MB (process start {:.1} MB; target < 40 MB)",
+        "dashboard state with {n} jobs after 3 refreshes: RSS {:.1} MB now, peak {:.1} MB (process start {:.1} MB; target < 40 MB); the last refresh reused {} records",
         vm("VmRSS:"),
         vm("VmHWM:"),
-        before
+        before,
+        last.reused
     );
 }

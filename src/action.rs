@@ -11,7 +11,7 @@ use crate::payload::ConnState;
 use crate::payload::DetailSource;
 use crate::payload::RetryEvent;
 use crate::registry::Entry;
-use crate::slurm::model::{CancelOutcome, Job, JobDetail, JobId, Partition};
+use crate::slurm::model::{CancelOutcome, Job, JobDetail, JobId, Partition, SharedStr};
 use crate::slurm::ops::{JobEdit, JobOp, OpReport};
 
 #[derive(Debug, Clone)]
@@ -152,15 +152,20 @@ pub enum Msg {
 }
 
 impl Msg {
-    /// Calls `f` on every job id the message carries (to say which cluster they are on).
-    pub fn for_each_id(&mut self, f: &mut dyn FnMut(&mut JobId)) {
-        let jobs = |jobs: &mut Vec<Job>, f: &mut dyn FnMut(&mut JobId)| {
-            jobs.iter_mut().for_each(|j| f(&mut j.id));
+    /// Says which cluster every job id the message carries is on. A queue record the
+    /// worker labelled already (a reused one, shared with the refresh before) is not
+    /// written to: writing would copy it.
+    pub fn set_cluster(&mut self, ix: u16) {
+        let f = &mut |id: &mut JobId| id.set_cluster(ix);
+        let jobs = |jobs: &mut Vec<Job>| {
+            jobs.iter_mut()
+                .filter(|j| j.id.cluster() != ix)
+                .for_each(|j| j.id.set_cluster(ix));
         };
         match self {
             Msg::Queue(r) => {
                 if let Ok(js) = &mut r.result {
-                    jobs(js, f);
+                    jobs(js);
                 }
                 if let Some(e) = &mut r.extra {
                     e.finished
@@ -196,7 +201,7 @@ impl Msg {
             | Msg::Relaunch { id, .. }
             | Msg::Recovered { id, .. }
             | Msg::Rerun { id, .. } => f(id),
-            Msg::RegistryJobs(Ok(js)) => jobs(js, f),
+            Msg::RegistryJobs(Ok(js)) => jobs(js),
             Msg::Pending { id, result } => {
                 f(id);
                 if let Ok(p) = result.as_mut() {
@@ -204,7 +209,7 @@ impl Msg {
                     p.asked_as.iter_mut().for_each(f);
                 }
             }
-            Msg::Cluster(_, m) => m.for_each_id(f),
+            Msg::Cluster(_, m) => m.set_cluster(ix),
             Msg::JobUse { id, result } => {
                 f(id);
                 result.detail.id.iter_mut().for_each(f);
@@ -243,16 +248,22 @@ impl Msg {
         }
     }
 
-    /// Calls `f` on every queue row the message brings.
-    pub fn for_each_job(&mut self, f: &mut dyn FnMut(&mut Job)) {
+    /// Gives every queue row the message brings its cluster's name (when the dashboard
+    /// shows several), leaving a row that has it already untouched (see `set_cluster`).
+    pub fn set_cluster_name(&mut self, name: &SharedStr) {
+        let jobs = |jobs: &mut Vec<Job>| {
+            jobs.iter_mut()
+                .filter(|j| j.cluster != *name)
+                .for_each(|j| j.cluster = name.clone());
+        };
         match self {
             Msg::Queue(r) => {
                 if let Ok(js) = &mut r.result {
-                    js.iter_mut().for_each(f);
+                    jobs(js);
                 }
             }
-            Msg::RegistryJobs(Ok(js)) => js.iter_mut().for_each(f),
-            Msg::Cluster(_, m) => m.for_each_job(f),
+            Msg::RegistryJobs(Ok(js)) => jobs(js),
+            Msg::Cluster(_, m) => m.set_cluster_name(name),
             _ => {}
         }
     }

@@ -214,6 +214,7 @@ fn start_hub(session: &Session, loaded: &Loaded, ix: u16, tx: &UnboundedSender<M
         read_only: session.force_read_only || s.read_only,
         notify: crate::notify::Settings::from_config(&loaded.config.notify),
         keep_scripts: loaded.config.ui.keep_scripts,
+        named: session.sites.len() > 1,
     };
     let mut hub = Hub::new(site.remote.clone(), settings, tx.clone());
     // The first refresh goes at once; the next no sooner than the RPC budget allows.

@@ -546,7 +546,7 @@ fn state_checks_between_full_reads_see_an_end_within_a_check_and_a_new_job_withi
         .iter()
         .position(|j| j.status() == Status::Running)
         .unwrap();
-    let gone = s.queue.remove(ended).id;
+    let gone = s.queue.remove(ended).id.clone();
     let t0 = s.t;
     s.run_until(t0 + 70, |_| {});
     let check = *s.checks.iter().find(|c| **c > t0).unwrap();

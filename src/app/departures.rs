@@ -46,6 +46,11 @@ impl Departures {
     /// (requeued) is no longer departed. A collapsed pending array changes its id as tasks
     /// start: that is not a departure.
     pub fn on_list(&mut self, jobs: &[Job], previous: &[Job]) -> Vec<Job> {
+        // Nothing changed (the very same records): no job left or came back, and the ids
+        // listed are those of the last list.
+        if self.early.is_empty() && crate::slurm::model::same_list(jobs, previous) {
+            return Vec::new();
+        }
         let now: HashSet<u64> = jobs.iter().map(|j| id_key(&j.id)).collect();
         let mut gone = Vec::new();
         for old in previous {

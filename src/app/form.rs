@@ -332,7 +332,7 @@ impl FormState {
 
 /// The row a submitted job shows until squeue lists it.
 pub(super) fn placeholder_job(s: &Submitted, p: &Prepared, cluster: u16) -> Job {
-    Job {
+    Job::new(crate::slurm::model::JobRecord {
         id: JobId::new(s.job_id).on(cluster),
         cluster: "".into(),
         array_job_id: None,
@@ -358,7 +358,7 @@ pub(super) fn placeholder_job(s: &Submitted, p: &Prepared, cluster: u16) -> Job 
         priority: None,
         dependency: None,
         problem: None,
-    }
+    })
 }
 
 #[cfg(test)]

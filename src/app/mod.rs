@@ -202,11 +202,10 @@ impl App {
         };
         match msg {
             Msg::Cluster(ix, mut m) => {
-                m.for_each_id(&mut |id| id.set_cluster(ix));
+                m.set_cluster(ix);
                 self.activate(ix);
                 if self.multi() {
-                    let name = crate::slurm::shared::SharedStr::from(&self.cluster.name);
-                    m.for_each_job(&mut |j| j.cluster = name.clone());
+                    m.set_cluster_name(&crate::slurm::shared::SharedStr::from(&self.cluster.name));
                 }
                 self.update(*m)
             }

@@ -3,14 +3,18 @@
 //! slurmctld sees two RPCs (job info and partition info); slurmdbd sees nothing unless a job
 //! left the queue.
 
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 pub use crate::payload::PollExtra;
 use crate::remote::Remote;
 use crate::slurm::batch::{self, SectionRef};
 use crate::slurm::command::{self, SqueueQuery};
+use crate::slurm::model::JobRecord;
 use crate::slurm::model::{Job, JobId};
-use crate::slurm::parse::{read_sacct, read_squeue};
+use crate::slurm::parse::read_sacct;
+use crate::slurm::parse::squeue::read_squeue_reusing;
+pub use crate::slurm::parse::squeue::Reuse;
 use crate::slurm::statecheck;
 
 /// At most this many ids per sacct call; the rest wait for the next refresh.
@@ -43,6 +47,17 @@ fn problem(name: &str, s: &SectionRef<'_>) -> String {
 /// Interprets the sections of [`commands`]. squeue failing fails the refresh; the others only
 /// add a problem.
 pub fn parse(sections: &[SectionRef<'_>], gone: &[JobId]) -> Result<(Vec<Job>, PollExtra), String> {
+    parse_reusing(sections, gone, &mut Reuse::default(), &|_| {})
+}
+
+/// [`parse`], reusing the unchanged records of the last answer (see [`Reuse`]); `label`
+/// marks each record read anew with its cluster.
+pub fn parse_reusing(
+    sections: &[SectionRef<'_>],
+    gone: &[JobId],
+    last: &mut Reuse,
+    label: &(dyn Fn(&mut JobRecord) + Sync),
+) -> Result<(Vec<Job>, PollExtra), String> {
     let Some(q) = sections.first() else {
         return Err("the refresh printed nothing".into());
     };
@@ -51,7 +66,7 @@ pub fn parse(sections: &[SectionRef<'_>], gone: &[JobId]) -> Result<(Vec<Job>, P
     }
     // A record that does not read spoils only its own row (marked, with what could be
     // read); the others refresh.
-    let queue = read_squeue(q.stdout);
+    let queue = read_squeue_reusing(q.stdout, last, label);
     let jobs = queue.items;
     let mut extra = PollExtra::default();
     extra
@@ -79,6 +94,20 @@ pub async fn poll(
     gone: &[JobId],
     timeout: Duration,
 ) -> Result<(Vec<Job>, PollExtra), String> {
+    let last = Mutex::new(Reuse::default());
+    poll_reusing(remote, query, gone, timeout, &last, &|_| {}).await
+}
+
+/// [`poll`], reusing the unchanged records of the refresh before (the dashboard's worker
+/// keeps `last` from one refresh to the next; it is locked only while the answer is read).
+pub async fn poll_reusing(
+    remote: &dyn Remote,
+    query: &SqueueQuery,
+    gone: &[JobId],
+    timeout: Duration,
+    last: &Mutex<Reuse>,
+    label: &(dyn Fn(&mut JobRecord) + Sync),
+) -> Result<(Vec<Job>, PollExtra), String> {
     let cmds = commands(query, gone);
     let b = batch::script(&cmds).map_err(|e| format!("building the refresh command: {e}"))?;
     let argv = batch::argv(&b);
@@ -101,7 +130,8 @@ pub async fn poll(
             }
         )
     })?;
-    parse(&sections, gone)
+    let mut last = last.lock().unwrap_or_else(PoisonError::into_inner);
+    parse_reusing(&sections, gone, &mut last, label)
 }
 
 /// The cheap state check of the jobs with these ids (`squeue --only-job-state`, 1 slurmctld

@@ -422,3 +422,32 @@ fn a_badge_widens_the_name_column_so_the_name_stays_readable() {
         "name column {before} -> {after}, wanted {want}"
     );
 }
+
+/// A refresh of the very same records keeps the rows as they are; one whose record changed
+/// in place (same ids, same length, a new state and a longer name) is shown as it now is.
+#[test]
+fn an_unchanged_refresh_keeps_the_rows_and_a_changed_record_shows() {
+    let mut v = view(ME);
+    let before = ids(&v);
+    let same: Vec<Job> = v.jobs().to_vec();
+    v.set_jobs(same);
+    assert_eq!(ids(&v), before);
+    let mut changed: Vec<Job> = v.jobs().to_vec();
+    let i = changed
+        .iter()
+        .position(|j| j.state.status() == crate::slurm::model::Status::Pending)
+        .unwrap();
+    let wide = "a-much-longer-name-than-any-in-the-fixture";
+    changed[i].state = JobState::Running;
+    changed[i].name = wide.to_string();
+    assert!(!changed[i].same(&v.jobs()[i]));
+    let id = changed[i].id.clone();
+    v.set_jobs(changed);
+    let row = v.rows().find(|r| r.job.id == id).unwrap();
+    assert_eq!(
+        (row.job.state.status(), row.job.name.as_str()),
+        (crate::slurm::model::Status::Running, wide)
+    );
+    let name_width = v.widths.iter().find(|(c, _)| *c == Column::Name).unwrap().1;
+    assert!(usize::from(name_width) >= 20, "{name_width}");
+}

@@ -1,6 +1,10 @@
 //! What the parsers produce. Raw text is kept where the dashboard may want
 //! to show Slurm's own words.
 
+use std::fmt;
+use std::ops::{Deref, DerefMut};
+use std::sync::Arc;
+
 use chrono::NaiveDateTime;
 
 pub use super::jobid::{ArrayKey, ArrayPart, ArraySpec, JobId};
@@ -8,10 +12,59 @@ pub use super::shared::SharedStr;
 pub use super::state::{JobState, StateField, Status};
 pub use super::time::SlurmDuration;
 
-/// One squeue row. The fields that repeat across a queue (user, account,
+/// One squeue row, shared: a clone is a reference count, so the previous refresh's list,
+/// the next one and the refresh's cache of unchanged records hold each record once. It
+/// reads as its [`JobRecord`]; writing to a field copies the record first when another
+/// list still holds it (`Arc::make_mut`).
+#[derive(Clone, PartialEq)]
+pub struct Job(Arc<JobRecord>);
+
+impl Job {
+    pub fn new(record: JobRecord) -> Job {
+        Job(Arc::new(record))
+    }
+
+    /// The same record (not only an equal one): what a refresh that reused it gives.
+    pub fn same(&self, other: &Job) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// The same records in the same order: a refresh in which nothing at all changed (each
+/// record reused, see `parse::squeue::Reuse`). A pointer comparison per row.
+pub fn same_list(a: &[Job], b: &[Job]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.same(y))
+}
+
+impl From<JobRecord> for Job {
+    fn from(record: JobRecord) -> Job {
+        Job::new(record)
+    }
+}
+
+impl Deref for Job {
+    type Target = JobRecord;
+    fn deref(&self) -> &JobRecord {
+        &self.0
+    }
+}
+
+impl DerefMut for Job {
+    fn deref_mut(&mut self) -> &mut JobRecord {
+        Arc::make_mut(&mut self.0)
+    }
+}
+
+impl fmt::Debug for Job {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+/// The fields of one squeue row. The fields that repeat across a queue (user, account,
 /// partition, QoS, working directory) share their text between rows.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Job {
+pub struct JobRecord {
     pub id: JobId,
     /// The cluster's name when the dashboard shows several (empty otherwise).
     pub cluster: SharedStr,
@@ -49,7 +102,7 @@ pub struct Job {
     pub problem: Option<String>,
 }
 
-impl Job {
+impl JobRecord {
     pub fn status(&self) -> Status {
         self.state.status()
     }
@@ -141,7 +194,7 @@ impl JobDetail {
     pub fn to_job(&self) -> Option<Job> {
         let d = self;
         let id = d.id.clone()?;
-        Some(Job {
+        Some(Job::new(JobRecord {
             id,
             cluster: "".into(),
             array_job_id: d.array_job_id,
@@ -172,7 +225,7 @@ impl JobDetail {
             priority: d.priority,
             dependency: d.dependency.clone().filter(|d| d != "(null)"),
             problem: None,
-        })
+        }))
     }
 
     pub fn status(&self) -> Option<Status> {

@@ -460,8 +460,8 @@ impl DetailWidget<'_> {
         let cpus = dd.cpus.or(j.map(|j| j.cpus)).unwrap_or(0);
         let mem = pick(&dd.min_memory, j.and_then(|j| j.min_memory.as_deref()));
         let gpus = match d {
-            Some(d) => d.gpus().max(j.map_or(0, Job::gpus)),
-            None => j.map_or(0, Job::gpus),
+            Some(d) => d.gpus().max(j.map_or(0, |j| j.gpus())),
+            None => j.map_or(0, |j| j.gpus()),
         };
         let mut res = vec![format!("{cpus} CPU{}", plural(cpus))];
         // Asked per CPU (`--mem-per-cpu`): the figure alone would read as the job's.

@@ -213,7 +213,7 @@ fn the_queue_marks_rows_with_idle_gpus_z_on_the_left_border() {
     use crate::ui::queue::QueueWidget;
     let mut v = QueueView::default();
     v.set_jobs(parse_squeue(ME).unwrap());
-    let idle = job().id;
+    let idle = job().id.clone();
     v.set_idle([idle.clone()].into_iter().collect());
     let theme = Theme::new(false);
     let mut buf = Buffer::empty(Rect::new(0, 0, 100, 24));
@@ -306,7 +306,7 @@ fn the_queue_marks_rows_using_little_u_and_idle_gpus_win() {
     use crate::ui::queue::QueueWidget;
     let mut v = QueueView::default();
     v.set_jobs(parse_squeue(ME).unwrap());
-    let low = job().id;
+    let low = job().id.clone();
     v.set_low_use([low.clone()].into_iter().collect());
     let theme = Theme::new(false);
     let draw = |v: &QueueView| {

@@ -16,7 +16,7 @@ use crate::payload::{ConnState, DetailSource, Refresh, Request, Tunnel};
 use crate::remote::Remote;
 use crate::slurm::command::SqueueQuery;
 use crate::slurm::live::LiveTarget;
-use crate::slurm::model::{Job, JobDetail, JobId};
+use crate::slurm::model::{Job, JobDetail, JobId, JobRecord, SharedStr};
 use crate::slurm::ops::{JobEdit, JobOp};
 use crate::worker::flight::Flight;
 use crate::worker::tailer;
@@ -67,6 +67,10 @@ pub struct HubSettings {
     pub notify: crate::notify::Settings,
     /// Keep the batch scripts of selected jobs slurmdash did not launch (`[ui] keep_scripts`).
     pub keep_scripts: bool,
+    /// The dashboard shows several clusters: each queue record carries the cluster's name
+    /// from the worker on (as App would label it), so a record reused from one refresh to
+    /// the next is never copied to be labelled.
+    pub named: bool,
 }
 
 impl HubSettings {
@@ -84,6 +88,7 @@ impl HubSettings {
             read_only: false,
             notify: crate::notify::Settings::from_config(&crate::notify::NotifyConfig::default()),
             keep_scripts: true,
+            named: false,
         }
     }
 }
@@ -114,6 +119,8 @@ pub struct Hub {
     asked: Arc<io::keep::Asked>,
     /// Submissions under way, by launch id: the dashboard finishes them before it leaves.
     submits: Vec<(String, JoinHandle<()>)>,
+    /// The last refresh's records, reused by the next where their text did not change.
+    reuse: Arc<Mutex<io::poll::Reuse>>,
 }
 
 impl Hub {
@@ -146,6 +153,7 @@ impl Hub {
             files: Default::default(),
             asked: Default::default(),
             submits: Vec::new(),
+            reuse: Default::default(),
         }
     }
 
@@ -293,8 +301,9 @@ impl Hub {
     /// by one message.
     fn refresh(&mut self, gone: Vec<JobId>) {
         let reported = self.reported.clone();
+        let reuse = self.reuse.clone();
         self.fly(&self.refresh, gone, move |t, gone| {
-            poll(t, gone, reported.clone())
+            poll(t, gone, reported.clone(), reuse.clone())
         });
     }
 
@@ -408,9 +417,23 @@ impl Answer for () {
 
 // Each command's task: its round trip (`io::`) and the message it answers with.
 
-async fn poll(t: Task, gone: Vec<JobId>, reported: Arc<Mutex<Option<ConnState>>>) -> Msg {
+async fn poll(
+    t: Task,
+    gone: Vec<JobId>,
+    reported: Arc<Mutex<Option<ConnState>>>,
+    reuse: Arc<Mutex<io::poll::Reuse>>,
+) -> Msg {
     let started = Instant::now();
-    let result = io::poll::poll(t.r(), &t.s.query, &gone, t.s.timeout).await;
+    let (ix, name) = (t.s.ix, SharedStr::from(&t.s.cluster));
+    let named = t.s.named;
+    let label = move |j: &mut JobRecord| {
+        j.id.set_cluster(ix);
+        if named {
+            j.cluster = name.clone();
+        }
+    };
+    let s = &t.s;
+    let result = io::poll::poll_reusing(t.r(), &s.query, &gone, s.timeout, &reuse, &label).await;
     #[cfg(debug_assertions)]
     if std::env::var_os("SLURMDASH_TEST_PANIC").is_some_and(|v| v == "worker") {
         panic!("SLURMDASH_TEST_PANIC=worker: a deliberate panic in the queue worker (debug builds only, for the exit-path tests)");

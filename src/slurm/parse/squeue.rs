@@ -1,9 +1,12 @@
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+
 use super::frame::{framed_records, Framed};
 use super::{Record, Row};
 use crate::slurm::command::{FIELD_SEP, RECORD_END, SQUEUE_FIELDS, SQUEUE_START_FIELDS};
 use crate::slurm::error::ParseError;
-use crate::slurm::model::{Job, StartEstimate};
-use crate::slurm::shared::{Interner, SharedStr};
+use crate::slurm::model::{Job, JobRecord, StartEstimate};
+use crate::slurm::shared::Interner;
 use crate::slurm::state::JobState;
 use crate::slurm::time::SlurmDuration;
 
@@ -138,9 +141,53 @@ fn free_text<'a>(tail: &'a str, id: &str, framed: bool) -> Result<(&'a str, &'a 
 /// it is a row with what could be read and `problem` set when its job id reads, else only
 /// a problem.
 pub fn read_squeue(out: &str) -> Parsed<Job> {
+    read_squeue_reusing(out, &mut Reuse::default(), &|_| {})
+}
+
+/// The clean records of the last answer, by their text: a record that reads exactly as it
+/// did is that same `Job` again, neither parsed nor allocated anew. An idle queue (held or
+/// pending jobs whose line did not change) then costs a hash of each line, and the list
+/// before and the list after share their records. Holds only the last answer's records.
+#[derive(Debug, Default)]
+pub struct Reuse {
+    by_text: HashMap<u64, Job>,
+    /// Records of the last answer that were reused (for the tests and `:stats`).
+    pub reused: usize,
+}
+
+fn text_key(text: &str, framed: bool) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (framed, text).hash(&mut h);
+    h.finish()
+}
+
+/// Like [`read_squeue`], reusing the records of `last` whose text did not change, and
+/// leaving this answer's clean records in it. `label` is applied once to each record read
+/// anew (which cluster it is on), so a reused record needs no change.
+pub fn read_squeue_reusing(
+    out: &str,
+    last: &mut Reuse,
+    label: &dyn Fn(&mut JobRecord),
+) -> Parsed<Job> {
     let mut parsed = Parsed::default();
     let mut shared = Interner::default();
-    for p in pieces(out, SQUEUE_FIELDS.len()) {
+    let pieces = pieces(out, SQUEUE_FIELDS.len());
+    let mut next = HashMap::with_capacity(pieces.len());
+    parsed.items.reserve_exact(pieces.len());
+    let mut reused = 0;
+    for p in pieces {
+        // Only a whole record is reused, and only by the job its text names first (a
+        // 64-bit hash of another record's text would also have to name the same job).
+        let key = p.complete.then(|| text_key(p.text, p.framed));
+        if let Some(job) = key.and_then(|k| last.by_text.get(&k)) {
+            let id = p.text.split(FIELD_SEP).next().unwrap_or_default();
+            if job.id.as_str() == id {
+                reused += 1;
+                next.insert(key.unwrap_or_default(), job.clone());
+                parsed.items.push(job.clone());
+                continue;
+            }
+        }
         let rec = Record {
             line: p.line,
             text: p.text,
@@ -180,7 +227,7 @@ pub fn read_squeue(out: &str) -> Parsed<Job> {
         let start_time = l.take(r.time(16, "start time (%S)"), None);
         let priority = l.take(r.opt_num(18, "priority (%Q)"), None);
         let problem = l.problem.take();
-        let job = Job {
+        let job = Job::new(JobRecord {
             id,
             cluster: "".into(),
             array_job_id,
@@ -202,15 +249,24 @@ pub fn read_squeue(out: &str) -> Parsed<Job> {
             qos: shared.get(r.str(17)),
             priority,
             dependency: if p.framed { r.opt(19) } else { None },
-            work_dir: SharedStr::from(work_dir),
+            work_dir: shared.get(work_dir),
             name: name.to_string(),
             problem: problem.as_ref().map(|e| e.to_string()),
-        };
-        if let Some(e) = problem {
-            parsed.problems.push(e);
+        });
+        let mut job = job;
+        label(&mut job);
+        match problem {
+            Some(e) => parsed.problems.push(e),
+            None => {
+                if let Some(k) = key {
+                    next.insert(k, job.clone());
+                }
+            }
         }
         parsed.items.push(job);
     }
+    last.by_text = next;
+    last.reused = reused;
     parsed
 }
 

@@ -192,3 +192,81 @@ fn the_dependency_of_each_row() {
     .unwrap();
     assert!(old.iter().all(|j| j.dependency.is_none()));
 }
+
+const ME_26: &str = include_str!("../../../tests/fixtures/slurm/26.05/squeue_me.out");
+
+/// The second of two identical answers (an idle queue) is the first one's records again:
+/// equal to a fresh read, none parsed or allocated anew.
+#[test]
+fn an_unchanged_answer_is_the_same_records_again() {
+    let mut last = Reuse::default();
+    let first = read_squeue_reusing(ME_26, &mut last, &|_| {});
+    assert_eq!(last.reused, 0);
+    let second = read_squeue_reusing(ME_26, &mut last, &|_| {});
+    assert_eq!(second.items.len(), 21);
+    assert_eq!(last.reused, 21);
+    assert!(first
+        .items
+        .iter()
+        .zip(&second.items)
+        .all(|(a, b)| a.same(b)));
+    assert_eq!(second, read_squeue(ME_26));
+}
+
+/// One record whose text changed (its time used moved on) is read anew; the others are
+/// reused, in squeue's order.
+#[test]
+fn a_changed_record_is_read_anew_and_the_others_reused() {
+    let mut last = Reuse::default();
+    let first = read_squeue_reusing(ME_26, &mut last, &|_| {});
+    let moved = ME_26.replacen("\u{1f}0:13\u{1f}", "\u{1f}0:43\u{1f}", 1);
+    assert_ne!(moved, ME_26);
+    let second = read_squeue_reusing(&moved, &mut last, &|_| {});
+    assert_eq!(second, read_squeue(&moved));
+    assert_eq!(last.reused, 20);
+    let changed: Vec<usize> = (0..21)
+        .filter(|&i| !first.items[i].same(&second.items[i]))
+        .collect();
+    assert_eq!(changed, [0]);
+    assert_eq!(second.items[0].time_used.to_string(), "0:43");
+    // A job that left and came back is read anew too: only the last answer is kept.
+    let without: String = moved.split_inclusive('\u{1e}').skip(1).collect();
+    read_squeue_reusing(&without, &mut last, &|_| {});
+    let back = read_squeue_reusing(&moved, &mut last, &|_| {});
+    assert_eq!(last.reused, 20);
+    assert!(!back.items[0].same(&second.items[0]));
+}
+
+/// A record that did not read cleanly is read (and reported, with its line) every time.
+#[test]
+fn a_record_with_a_problem_is_never_reused() {
+    let mut bad = FIXED_RUNNING.to_vec();
+    bad[0] = "44";
+    bad[10] = "lots";
+    let out = format!("{}{}", running("42", "/d", "a"), framed(&bad, "/d", "b"));
+    let mut last = Reuse::default();
+    let first = read_squeue_reusing(&out, &mut last, &|_| {});
+    let second = read_squeue_reusing(&out, &mut last, &|_| {});
+    assert_eq!(last.reused, 1);
+    assert_eq!(second.problems.len(), 1);
+    assert_eq!(second.problems, first.problems);
+    assert!(first.items[0].same(&second.items[0]));
+    assert!(!first.items[1].same(&second.items[1]));
+    assert!(second.items[1].problem.is_some());
+}
+
+/// The label (which cluster) is given once, to a record read anew; a reused record keeps it.
+#[test]
+fn a_reused_record_keeps_its_label() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let calls = AtomicUsize::new(0);
+    let label = |j: &mut JobRecord| {
+        calls.fetch_add(1, Ordering::SeqCst);
+        j.id.set_cluster(2);
+    };
+    let mut last = Reuse::default();
+    read_squeue_reusing(ME_26, &mut last, &label);
+    let again = read_squeue_reusing(ME_26, &mut last, &label);
+    assert_eq!(calls.load(Ordering::SeqCst), 21);
+    assert!(again.items.iter().all(|j| j.id.cluster() == 2));
+}
