@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::action::Cmd;
 use crate::payload::PollExtra;
-use crate::slurm::model::{Job, JobDetail, JobId};
+use crate::slurm::model::{Job, JobDetail, JobId, SharedStr};
 
 /// Jobs that left squeue stay in the queue this many at most (oldest dropped first).
 pub const FINISHED_KEEP: usize = 200;
@@ -148,7 +148,11 @@ fn apply_final(row: &mut Job, d: &JobDetail) {
     if let Some(s) = &d.state {
         row.state = s.clone();
     }
-    row.reason = d.reason.clone().filter(|r| r != "None");
+    row.reason = d
+        .reason
+        .as_deref()
+        .filter(|r| *r != "None")
+        .map(SharedStr::from);
     if let Some(e) = d.elapsed {
         row.time_used = e;
     }

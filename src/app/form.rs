@@ -347,9 +347,9 @@ pub(super) fn placeholder_job(s: &Submitted, p: &Prepared, cluster: u16) -> Job 
         time_limit: SlurmDuration::Known(p.plan.time),
         nodes: p.plan.nodes,
         cpus: p.plan.cpus_per_task.saturating_mul(p.plan.nodes),
-        min_memory: p.plan.mem.clone(),
+        min_memory: p.plan.mem.as_deref().map(Into::into),
         tres_per_node: (p.plan.gpus_per_node > 0)
-            .then(|| format!("gres:gpu:{}", p.plan.gpus_per_node)),
+            .then(|| format!("gres:gpu:{}", p.plan.gpus_per_node).into()),
         node_list: None,
         submit_time: None,
         start_time: None,

@@ -138,7 +138,7 @@ impl Insight {
         }
         self.pending = PendingState {
             id: Some(job.id.clone()),
-            reason: job.reason.clone(),
+            reason: job.reason.as_deref().map(str::to_string),
             loading: true,
             ..PendingState::default()
         };

@@ -314,7 +314,7 @@ fn a_held_job_whose_start_time_is_near_does_not_keep_the_fastest_pace() {
             .into_iter()
             .filter(|j| j.status() == Status::Pending)
             .map(|mut j| {
-                j.reason = Some(reason.to_string());
+                j.reason = Some(reason.into());
                 j.start_time = None;
                 j
             })

@@ -160,7 +160,7 @@ pub fn table(jobs: &[Job]) -> String {
     ]];
     for j in jobs {
         let where_ = if j.state == JobState::Pending {
-            let reason = j.reason.clone().unwrap_or_else(|| "-".into());
+            let reason = j.reason.as_deref().unwrap_or("-").to_string();
             match j.start_time {
                 Some(t) => format!("{reason} (start {})", format_time(&Some(t))),
                 None => reason,

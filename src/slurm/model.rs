@@ -78,15 +78,15 @@ pub struct JobRecord {
     pub partition: SharedStr,
     pub state: JobState,
     /// None when Slurm says `None`.
-    pub reason: Option<String>,
+    pub reason: Option<SharedStr>,
     pub time_used: SlurmDuration,
     pub time_limit: SlurmDuration,
     pub nodes: u32,
     pub cpus: u32,
     /// e.g. `4G`, `500M`, `0`.
-    pub min_memory: Option<String>,
+    pub min_memory: Option<SharedStr>,
     /// %b (tres-per-node), e.g. `gres:gpu:2`; None for `N/A`.
-    pub tres_per_node: Option<String>,
+    pub tres_per_node: Option<SharedStr>,
     pub node_list: Option<String>,
     pub submit_time: Option<NaiveDateTime>,
     /// Actual start, or the scheduler's estimate for a pending job.
@@ -204,19 +204,23 @@ impl JobDetail {
             account: d.account.clone().unwrap_or_default().into(),
             partition: d.partition.clone().unwrap_or_default().into(),
             state: d.state.clone().unwrap_or(JobState::Unknown(String::new())),
-            reason: d.reason.clone(),
+            reason: d.reason.as_deref().map(SharedStr::from),
             time_used: d.elapsed.unwrap_or_default(),
             time_limit: d.time_limit.unwrap_or(SlurmDuration::Unknown),
             nodes: d.nodes.unwrap_or(0),
             cpus: d.cpus.unwrap_or(0),
-            min_memory: d.min_memory.clone(),
-            tres_per_node: d.tres_per_node.clone().or_else(|| {
-                d.tres.as_deref().and_then(|t| {
-                    let g = gpus_in_tres(t);
-                    let n = d.nodes.unwrap_or(1).max(1);
-                    (g > 0).then(|| format!("gres:gpu:{}", g / n))
+            min_memory: d.min_memory.as_deref().map(SharedStr::from),
+            tres_per_node: d
+                .tres_per_node
+                .clone()
+                .or_else(|| {
+                    d.tres.as_deref().and_then(|t| {
+                        let g = gpus_in_tres(t);
+                        let n = d.nodes.unwrap_or(1).max(1);
+                        (g > 0).then(|| format!("gres:gpu:{}", g / n))
+                    })
                 })
-            }),
+                .map(SharedStr::from),
             node_list: d.node_list.clone(),
             submit_time: d.submit_time,
             start_time: d.start_time,

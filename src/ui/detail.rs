@@ -309,9 +309,10 @@ impl DetailWidget<'_> {
         );
         // The queue's reason is the freshest (the detail was fetched once on selection).
         let reason = j
-            .and_then(|j| j.reason.clone())
-            .or_else(|| dd.reason.clone())
-            .filter(|r| r != "None");
+            .and_then(|j| j.reason.as_deref())
+            .or(dd.reason.as_deref())
+            .filter(|r| *r != "None")
+            .map(str::to_string);
         if let Some(r) = reason {
             if pending {
                 let ctx = self.reason_context(&dd);

@@ -175,6 +175,12 @@ impl<'a> Row<'a> {
         non_empty(self.str(i))
     }
 
+    /// [`Row::opt`] without a copy: the field's text, trimmed, unless it is a "no value".
+    pub fn opt_str(&self, i: usize) -> Option<&'a str> {
+        let t = trim(self.str(i));
+        (!is_no_value(t)).then_some(t)
+    }
+
     pub fn job_id(&self, i: usize, name: &str) -> Result<JobId, ParseError> {
         self.wrap(name, trim(self.str(i)).parse::<JobId>())
     }
