@@ -160,7 +160,7 @@ fn apply_final(row: &mut Job, d: &JobDetail) {
         row.start_time = d.start_time;
     }
     if let Some(n) = d.node_list.clone().filter(|n| n != "None assigned") {
-        row.node_list = Some(n);
+        row.node_list = Some(n.into());
     }
 }
 

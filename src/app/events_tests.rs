@@ -27,7 +27,7 @@ fn job(id: &str, name: &str, state: JobState) -> Job {
         .remove(0);
     j.id = id.parse().unwrap();
     j.name = name.into();
-    j.node_list = (state.status() == Status::Running).then(|| "gpu07".to_string());
+    j.node_list = (state.status() == Status::Running).then(|| "gpu07".into());
     j.state = state;
     j
 }

@@ -166,7 +166,7 @@ pub fn table(jobs: &[Job]) -> String {
                 None => reason,
             }
         } else {
-            j.node_list.clone().unwrap_or_default()
+            j.node_list.as_deref().unwrap_or_default().to_string()
         };
         rows.push([
             match j.problem {

@@ -139,7 +139,7 @@ impl Efficiency {
     /// empty) name where a longer time limit fits.
     pub fn compute(u: &JobUse, partitions: &[Partition]) -> Efficiency {
         let d = &u.detail;
-        let state = d.state.clone().unwrap_or(JobState::Unknown(String::new()));
+        let state = d.state.clone().unwrap_or(JobState::Unknown("".into()));
         let cpu_efficiency = match (u.total_cpu_s, u.core_s) {
             (Some(t), Some(c)) => ratio(t, c as f64),
             _ => None,

@@ -272,7 +272,7 @@ fn fold_tasks(jobs: &[Job], members: &[usize]) -> (Job, RowKind) {
         let id = id.on(first.id.cluster());
         job.id = id;
     }
-    job.array_task = Some(spec_text);
+    job.array_task = Some(spec_text.into());
     let kind = RowKind::Collapsed {
         tasks: tasks.len() as u64,
         truncated: false,
@@ -304,7 +304,7 @@ fn task_jobs<'a>(record: &'a Job, spec: &'a ArraySpec) -> impl Iterator<Item = J
                 .on(record.id.cluster());
             let mut job = record.clone();
             job.id = id;
-            job.array_task = Some(t.to_string());
+            job.array_task = Some(t.to_string().into());
             Some(job)
         })
 }

@@ -11,11 +11,11 @@ pub type ArrayKey = (u16, u64);
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct JobId {
-    raw: String,
+    raw: Box<str>,
     base: u64,
     array: Option<ArrayPart>,
     het_offset: Option<u32>,
-    step: Option<String>,
+    step: Option<Box<str>>,
     /// Which of the dashboard's clusters the job is on (0 when there is one): the same
     /// number on two clusters is two jobs. Never part of the text handed to Slurm.
     cluster: u16,
@@ -25,7 +25,7 @@ pub struct JobId {
 pub enum ArrayPart {
     Task(u32),
     /// Pending tasks still collapsed in one row.
-    Pending(ArraySpec),
+    Pending(Box<ArraySpec>),
 }
 
 /// `0-99`, `1,3,5-7%2`, `0-15:4`: the text inside `[...]` of a collapsed
@@ -137,7 +137,7 @@ impl fmt::Display for ArraySpec {
 impl JobId {
     pub fn new(base: u64) -> JobId {
         JobId {
-            raw: base.to_string(),
+            raw: base.to_string().into(),
             base,
             array: None,
             het_offset: None,
@@ -234,7 +234,7 @@ impl JobId {
     pub fn without_step(&self) -> JobId {
         match self.raw.split_once('.') {
             Some((head, _)) => JobId {
-                raw: head.to_string(),
+                raw: head.into(),
                 step: None,
                 ..self.clone()
             },
@@ -269,14 +269,14 @@ impl FromStr for JobId {
                         } else {
                             ArraySpec::parse(body)
                         };
-                        array = Some(ArrayPart::Pending(spec.map_err(|_| err())?));
+                        array = Some(ArrayPart::Pending(Box::new(spec.map_err(|_| err())?)));
                         rest = &inner[close + 1..];
                     }
                     // squeue's %i cut inside the brackets: nothing follows.
                     None => {
-                        array = Some(ArrayPart::Pending(
+                        array = Some(ArrayPart::Pending(Box::new(
                             ArraySpec::parse_truncated(inner).map_err(|_| err())?,
-                        ));
+                        )));
                         rest = "";
                     }
                 }
@@ -308,11 +308,11 @@ impl FromStr for JobId {
                 if !ok {
                     return Err(err());
                 }
-                Some(st.to_string())
+                Some(st.into())
             }
         };
         Ok(JobId {
-            raw: s.to_string(),
+            raw: s.into(),
             base,
             array,
             het_offset,

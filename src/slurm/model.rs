@@ -71,7 +71,7 @@ pub struct JobRecord {
     /// %F: the array's leader id (the job id itself for non-array jobs).
     pub array_job_id: Option<u64>,
     /// %K as printed: `7`, `0-99`, `1,3,5-7%2`; None for `N/A`.
-    pub array_task: Option<String>,
+    pub array_task: Option<Box<str>>,
     pub name: String,
     pub user: SharedStr,
     pub account: SharedStr,
@@ -87,7 +87,7 @@ pub struct JobRecord {
     pub min_memory: Option<SharedStr>,
     /// %b (tres-per-node), e.g. `gres:gpu:2`; None for `N/A`.
     pub tres_per_node: Option<SharedStr>,
-    pub node_list: Option<String>,
+    pub node_list: Option<Box<str>>,
     pub submit_time: Option<NaiveDateTime>,
     /// Actual start, or the scheduler's estimate for a pending job.
     pub start_time: Option<NaiveDateTime>,
@@ -96,10 +96,10 @@ pub struct JobRecord {
     pub priority: Option<u64>,
     /// %E: what the job waits on, as `scontrol` prints `Dependency=`
     /// (`afterok:12(unfulfilled)`); None for `(null)` and for rows not read from squeue.
-    pub dependency: Option<String>,
+    pub dependency: Option<Box<str>>,
     /// Set when squeue's record of this job did not read cleanly: what was wrong. The row
     /// shows what could be read, with a mark.
-    pub problem: Option<String>,
+    pub problem: Option<Box<str>>,
 }
 
 impl JobRecord {
@@ -198,12 +198,12 @@ impl JobDetail {
             id,
             cluster: "".into(),
             array_job_id: d.array_job_id,
-            array_task: d.array_task.clone(),
+            array_task: d.array_task.as_deref().map(Into::into),
             name: d.name.clone(),
             user: d.user.clone().unwrap_or_default().into(),
             account: d.account.clone().unwrap_or_default().into(),
             partition: d.partition.clone().unwrap_or_default().into(),
-            state: d.state.clone().unwrap_or(JobState::Unknown(String::new())),
+            state: d.state.clone().unwrap_or(JobState::Unknown("".into())),
             reason: d.reason.as_deref().map(SharedStr::from),
             time_used: d.elapsed.unwrap_or_default(),
             time_limit: d.time_limit.unwrap_or(SlurmDuration::Unknown),
@@ -221,13 +221,17 @@ impl JobDetail {
                     })
                 })
                 .map(SharedStr::from),
-            node_list: d.node_list.clone(),
+            node_list: d.node_list.as_deref().map(Into::into),
             submit_time: d.submit_time,
             start_time: d.start_time,
             work_dir: d.work_dir.clone().unwrap_or_default().into(),
             qos: d.qos.clone().unwrap_or_default().into(),
             priority: d.priority,
-            dependency: d.dependency.clone().filter(|d| d != "(null)"),
+            dependency: d
+                .dependency
+                .as_deref()
+                .filter(|d| *d != "(null)")
+                .map(Into::into),
             problem: None,
         }))
     }

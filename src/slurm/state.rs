@@ -10,7 +10,7 @@ macro_rules! job_states {
         #[derive(Debug, Clone, PartialEq, Eq, Hash)]
         pub enum JobState {
             $($variant,)*
-            Unknown(String),
+            Unknown(Box<str>),
         }
 
         impl JobState {
@@ -133,8 +133,7 @@ impl StateField {
         }
         let plus = t.ends_with('+');
         let word = t.trim_end_matches('+');
-        let state =
-            JobState::from_word(word).unwrap_or_else(|| JobState::Unknown(word.to_string()));
+        let state = JobState::from_word(word).unwrap_or_else(|| JobState::Unknown(word.into()));
         StateField {
             state,
             cancelled_by,
@@ -213,7 +212,7 @@ mod tests {
         assert_eq!(f.state, JobState::Cancelled);
         assert_eq!(
             JobState::parse("WIBBLE"),
-            JobState::Unknown("WIBBLE".to_string())
+            JobState::Unknown("WIBBLE".into())
         );
     }
 

@@ -528,7 +528,7 @@ impl DetailWidget<'_> {
         let task = dd
             .array_task
             .clone()
-            .or(j.and_then(|j| j.array_task.clone()));
+            .or(j.and_then(|j| j.array_task.as_deref().map(str::to_string)));
         if let (Some(a), Some(task)) = (array_job, task) {
             let id = dd.id.as_ref().or(j.map(|j| &j.id));
             let text = match id.and_then(|i| i.array_pending()) {

@@ -231,7 +231,7 @@ pub fn read_squeue_reusing(
             id,
             cluster: "".into(),
             array_job_id,
-            array_task: r.opt(2),
+            array_task: r.opt_str(2).map(Into::into),
             user: shared.get(r.str(3)),
             account: shared.get(r.str(4)),
             partition: shared.get(r.str(5)),
@@ -243,15 +243,19 @@ pub fn read_squeue_reusing(
             cpus,
             min_memory: r.opt_str(12).map(|s| shared.get(s)),
             tres_per_node: r.opt_str(13).map(|s| shared.get(s)),
-            node_list: r.opt(14),
+            node_list: r.opt_str(14).map(Into::into),
             submit_time,
             start_time,
             qos: shared.get(r.str(17)),
             priority,
-            dependency: if p.framed { r.opt(19) } else { None },
+            dependency: if p.framed {
+                r.opt_str(19).map(Into::into)
+            } else {
+                None
+            },
             work_dir: shared.get(work_dir),
             name: name.to_string(),
-            problem: problem.as_ref().map(|e| e.to_string()),
+            problem: problem.as_ref().map(|e| e.to_string().into()),
         });
         let mut job = job;
         label(&mut job);
