@@ -13,6 +13,24 @@ use common::tmux::{refreshed, Tmux};
 use common::*;
 
 /// The dev config as sdother with the default budget.
+/// A one-core job of `name` in `dir` that sleeps through the test (cancelled after it).
+async fn sleeper(r: &dyn slurmdash::remote::Remote, dir: &str, name: &str) -> u64 {
+    let args = [
+        "--chdir",
+        dir,
+        "-J",
+        name,
+        "-p",
+        "cpu",
+        "-c",
+        "1",
+        "--mem=50M",
+        "-t",
+        "8",
+    ];
+    sbatch(r, &[&args[..], &["--wrap", "sleep 470"]].concat()).await
+}
+
 fn config(dir: &Path) -> PathBuf {
     let cfg = std::fs::read_to_string(dev_config_other()).expect("dev config");
     let cfg = cfg.replace("max_rpcs_per_minute = 0", "max_rpcs_per_minute = 4");
@@ -52,28 +70,7 @@ async fn three_minutes_on_running_jobs_stay_within_the_default_budget() {
     let dir = scratch_of(&r, OTHER_USER, "budget").await;
     let mut ids = Vec::new();
     for i in 0..3 {
-        let name = format!("budget{i}");
-        ids.push(
-            sbatch(
-                &r,
-                &[
-                    "--chdir",
-                    &dir,
-                    "-J",
-                    &name,
-                    "-p",
-                    "cpu",
-                    "-c",
-                    "1",
-                    "--mem=50M",
-                    "-t",
-                    "8",
-                    "--wrap",
-                    "sleep 470",
-                ],
-            )
-            .await,
-        );
+        ids.push(sleeper(&r, &dir, &format!("budget{i}")).await);
     }
     let _cancel = CancelOther(ids.clone());
     let tmp = tempfile::tempdir().expect("tempdir");
@@ -159,27 +156,7 @@ async fn a_job_that_ends_is_seen_by_a_state_check_and_read_in_full_at_once() {
     let dir = scratch_of(&r, OTHER_USER, "budget-check").await;
     let mut ids = Vec::new();
     for name in ["check-stays", "check-ends"] {
-        ids.push(
-            sbatch(
-                &r,
-                &[
-                    "--chdir",
-                    &dir,
-                    "-J",
-                    name,
-                    "-p",
-                    "cpu",
-                    "-c",
-                    "1",
-                    "--mem=50M",
-                    "-t",
-                    "8",
-                    "--wrap",
-                    "sleep 470",
-                ],
-            )
-            .await,
-        );
+        ids.push(sleeper(&r, &dir, name).await);
     }
     let _cancel = CancelOther(ids.clone());
     let deadline = Instant::now() + Duration::from_secs(120);

@@ -459,18 +459,7 @@ fn a_sites_rate_limit_is_read_once_and_caps_the_budget() {
     // From the read on, every five minutes stay within the site's refill (the first
     // seconds, before it was known, went at the configured pace).
     let from = s.site_reads[0] + 60;
-    let after: Vec<(i64, u64)> = s.sent.iter().copied().filter(|(t, _)| *t >= from).collect();
-    let worst = after
-        .iter()
-        .map(|(end, _)| {
-            after
-                .iter()
-                .filter(|(b, _)| b <= end && end - b < 300)
-                .map(|(_, n)| n)
-                .sum::<u64>()
-        })
-        .max()
-        .unwrap_or(0);
+    let worst = s.worst_window_from(from);
     assert!(
         worst <= 30,
         "{worst} RPCs in five minutes at a site limit of 6/min"

@@ -179,15 +179,7 @@ macro_rules! view {
         }
     };
     ($app:expr) => {
-        $crate::app::component::View {
-            queue: &$app.queue,
-            detail: &$app.detail,
-            logs: &$app.logs,
-            cluster: &$app.cluster,
-            parked: &$app.parked,
-            now: $app.now,
-            size: $app.size,
-        }
+        view!($app, queue: &$app.queue)
     };
 }
 
