@@ -150,7 +150,10 @@ pub fn read_squeue(out: &str) -> Parsed<Job> {
 /// before and the list after share their records. Holds only the last answer's records.
 #[derive(Debug, Default)]
 pub struct Reuse {
-    by_text: HashMap<u64, Job>,
+    /// Each record with the answer that last listed it: one map, updated in place (a
+    /// second one beside it would cost as much again at the peak).
+    by_text: HashMap<u64, (Job, u64)>,
+    answers: u64,
     /// Records of the last answer that were reused (for the tests and `:stats`).
     pub reused: usize,
 }
@@ -172,18 +175,19 @@ pub fn read_squeue_reusing(
     let mut parsed = Parsed::default();
     let mut shared = Interner::default();
     let pieces = pieces(out, SQUEUE_FIELDS.len());
-    let mut next = HashMap::with_capacity(pieces.len());
+    last.answers += 1;
+    let this = last.answers;
     parsed.items.reserve_exact(pieces.len());
     let mut reused = 0;
     for p in pieces {
         // Only a whole record is reused, and only by the job its text names first (a
         // 64-bit hash of another record's text would also have to name the same job).
         let key = p.complete.then(|| text_key(p.text, p.framed));
-        if let Some(job) = key.and_then(|k| last.by_text.get(&k)) {
+        if let Some((job, seen)) = key.and_then(|k| last.by_text.get_mut(&k)) {
             let id = p.text.split(FIELD_SEP).next().unwrap_or_default();
             if job.id.as_str() == id {
                 reused += 1;
-                next.insert(key.unwrap_or_default(), job.clone());
+                *seen = this;
                 parsed.items.push(job.clone());
                 continue;
             }
@@ -263,13 +267,13 @@ pub fn read_squeue_reusing(
             Some(e) => parsed.problems.push(e),
             None => {
                 if let Some(k) = key {
-                    next.insert(k, job.clone());
+                    last.by_text.insert(k, (job.clone(), this));
                 }
             }
         }
         parsed.items.push(job);
     }
-    last.by_text = next;
+    last.by_text.retain(|_, (_, seen)| *seen == this);
     last.reused = reused;
     parsed
 }
