@@ -75,6 +75,11 @@ impl Pace {
 
     /// After a refresh: slower when the queue's jobs and states are as before; back to the
     /// fastest rate when a job appeared, left or changed state.
+    /// The signature of the last list (None before the first).
+    pub fn last_sig(&self) -> Option<u64> {
+        self.sig
+    }
+
     pub fn refreshed(&mut self, sig: u64, b: &PollBounds) {
         self.every = match self.sig {
             None => b.base,

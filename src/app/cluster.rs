@@ -163,9 +163,17 @@ impl ClusterState {
             .filter(|j| j.status() == crate::slurm::model::Status::Running)
             .map(|j| j.id.clone())
             .collect();
+        // The very records of the last list (an idle queue): nothing changed to log, and
+        // no signature to compute again. At 100,000 jobs that is most of what is left of
+        // a refresh.
+        let same = crate::slurm::model::same_list(&jobs, previous);
         let gone = self.departures.on_list(&jobs, previous);
-        let events = self.events.on_jobs(&jobs, &gone, now);
-        self.insight.on_list(&jobs);
+        let events = if same && gone.is_empty() && self.events.has_baseline() {
+            Vec::new()
+        } else {
+            self.events.on_jobs(&jobs, &gone, now)
+        };
+        self.insight.on_list(&jobs, same);
         Listed {
             rows: self.departures.shown(jobs),
             events,

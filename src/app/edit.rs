@@ -78,7 +78,7 @@ impl EditForm {
             time,
             job.partition.to_string(),
             job.qos.to_string(),
-            job.name.clone(),
+            job.name.to_string(),
         ];
         let mut form = EditForm {
             id: job.id.clone(),

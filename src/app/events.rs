@@ -175,6 +175,12 @@ impl Events {
     /// Compares a refresh's jobs with the previous ones; `gone` are the rows of the jobs
     /// that left the list (from `Departures`). The first list only sets the baseline: jobs
     /// that were already running at start are not news.
+    /// Whether a first list was seen: after it, a list of the very same records with none
+    /// gone has nothing to log (`on_jobs` would find every state as it was).
+    pub fn has_baseline(&self) -> bool {
+        self.baseline
+    }
+
     pub fn on_jobs(&mut self, jobs: &[Job], gone: &[Job], at: NaiveDateTime) -> Vec<Event> {
         // Updated in place: an unchanged refresh only looks ids up.
         self.generation += 1;
@@ -238,7 +244,7 @@ impl Events {
                     )
                 });
                 if self.is_own(o) && (!o.state.is_finished() || was_live) {
-                    self.awaiting.insert(o.id.clone(), o.name.clone());
+                    self.awaiting.insert(o.id.clone(), o.name.to_string());
                 }
             }
         }

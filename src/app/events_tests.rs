@@ -549,3 +549,28 @@ fn a_final_state_that_comes_with_the_list_the_job_left_is_logged_once() {
         "{logged:?}"
     );
 }
+
+/// Refreshes of the very same records (an idle queue, each record reused by the worker)
+/// skip the events' comparison; a change after them is logged all the same, and a job
+/// that leaves after them is awaited.
+#[test]
+fn unchanged_refreshes_then_a_change_is_logged() {
+    let mut a = app();
+    let first = vec![
+        job("10", "train", JobState::Pending),
+        job("11", "eval", JobState::Running),
+    ];
+    refresh(&mut a, first.clone());
+    for _ in 0..3 {
+        let cmds = refresh(&mut a, first.clone());
+        assert!(notes(&cmds).is_empty());
+    }
+    let mut started = first[0].clone();
+    started.state = JobState::Running;
+    started.node_list = Some("gpu07".into());
+    let cmds = refresh(&mut a, vec![started.clone(), first[1].clone()]);
+    assert_eq!(notes(&cmds), vec!["job 10 train started on gpu07"]);
+    refresh(&mut a, vec![started.clone(), first[1].clone()]);
+    refresh(&mut a, vec![started]);
+    assert_eq!(lookups(&a), vec!["11".parse::<JobId>().unwrap()]);
+}

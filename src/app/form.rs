@@ -337,7 +337,7 @@ pub(super) fn placeholder_job(s: &Submitted, p: &Prepared, cluster: u16) -> Job 
         cluster: "".into(),
         array_job_id: None,
         array_task: None,
-        name: p.plan.name.clone(),
+        name: p.plan.name.as_str().into(),
         user: "".into(),
         account: p.plan.account.clone().unwrap_or_default().into(),
         partition: p.plan.partition.as_str().into(),

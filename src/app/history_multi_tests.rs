@@ -380,7 +380,7 @@ fn a_history_row_of_the_second_cluster_has_its_work_sent_there() {
     assert!(named > 0, "the row's triage goes to polar: {cmds:?}");
     assert_eq!(
         a.detail.detail.as_ref().map(|d| d.name.clone()),
-        Some(sel.name.clone())
+        Some(sel.name.to_string())
     );
 }
 

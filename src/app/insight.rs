@@ -75,8 +75,14 @@ impl Insight {
 
     /// A refresh's list (squeue's jobs): the adaptive interval's memory and the
     /// pending/running counts.
-    pub fn on_list(&mut self, jobs: &[Job]) {
-        self.pace.refreshed(queue_signature(jobs), &self.bounds);
+    /// A refresh's list; `same`: the very records of the last one (its signature then is
+    /// the last one's, not hashed again).
+    pub fn on_list(&mut self, jobs: &[Job], same: bool) {
+        let sig = match self.pace.last_sig() {
+            Some(last) if same => last,
+            _ => queue_signature(jobs),
+        };
+        self.pace.refreshed(sig, &self.bounds);
         let (mut pend, mut run) = (0u32, 0u32);
         for j in jobs {
             match j.status() {

@@ -166,7 +166,7 @@ impl Sessions {
             if let Some(minutes) = warn {
                 due.push(Due {
                     id: j.id.clone(),
-                    name: j.name.clone(),
+                    name: j.name.to_string(),
                     minutes,
                 });
             }

@@ -439,7 +439,7 @@ fn an_unchanged_refresh_keeps_the_rows_and_a_changed_record_shows() {
         .unwrap();
     let wide = "a-much-longer-name-than-any-in-the-fixture";
     changed[i].state = JobState::Running;
-    changed[i].name = wide.to_string();
+    changed[i].name = wide.into();
     assert!(!changed[i].same(&v.jobs()[i]));
     let id = changed[i].id.clone();
     v.set_jobs(changed);

@@ -122,7 +122,7 @@ impl DepGraph {
             let to = g.add_listed(j, Some(dep.clone()));
             for c in &dep.conditions {
                 let Some(text) = &c.job else {
-                    let key = (cluster, j.user.to_string(), j.name.clone());
+                    let key = (cluster, j.user.to_string(), j.name.to_string());
                     if !singles.contains(&key) {
                         singles.push(key);
                     }
@@ -230,7 +230,7 @@ impl DepGraph {
             id: j.id.as_str().to_string(),
             job: Some(j.id.clone()),
             cluster: j.id.cluster(),
-            name: j.name.clone(),
+            name: j.name.to_string(),
             state: Some(j.state.clone()),
             dependency,
             never: false,

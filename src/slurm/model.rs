@@ -72,7 +72,7 @@ pub struct JobRecord {
     pub array_job_id: Option<u64>,
     /// %K as printed: `7`, `0-99`, `1,3,5-7%2`; None for `N/A`.
     pub array_task: Option<Box<str>>,
-    pub name: String,
+    pub name: SharedStr,
     pub user: SharedStr,
     pub account: SharedStr,
     pub partition: SharedStr,
@@ -199,7 +199,7 @@ impl JobDetail {
             cluster: "".into(),
             array_job_id: d.array_job_id,
             array_task: d.array_task.as_deref().map(Into::into),
-            name: d.name.clone(),
+            name: d.name.as_str().into(),
             user: d.user.clone().unwrap_or_default().into(),
             account: d.account.clone().unwrap_or_default().into(),
             partition: d.partition.clone().unwrap_or_default().into(),

@@ -93,7 +93,7 @@ pub async fn registry_jobs(
                 .rev()
                 .find(|e| e.cluster == cluster && e.job_id == j.id.base())
             {
-                j.name = e.name.clone();
+                j.name = e.name.as_str().into();
                 if j.work_dir.is_empty() {
                     j.work_dir = e.job_dir.as_str().into();
                 }

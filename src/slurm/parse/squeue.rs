@@ -258,7 +258,7 @@ pub fn read_squeue_reusing(
                 None
             },
             work_dir: shared.get(work_dir),
-            name: name.to_string(),
+            name: shared.get(name),
             problem: problem.as_ref().map(|e| e.to_string().into()),
         });
         let mut job = job;
