@@ -1,7 +1,8 @@
 //! Peak memory of the dashboard's state holding a 20,000-job queue: the App is fed three
 //! refreshes of 20,000 jobs and draws a frame, then the process's peak RSS (VmHWM) is
 //! printed. Target: under 40 MB. Figures, not assertions. `cargo bench --bench rss`
-//! (`-- N` for another number of jobs).
+//! (`-- N` for another number of jobs; `-- N idle K` then times K more refreshes in which
+//! nothing changed, as an idle queue's, each read and applied as the dashboard does).
 
 use std::time::Duration;
 
@@ -90,6 +91,26 @@ fn main() {
             parsed.as_secs_f64() * 1e3,
             last.reused,
             updated.as_secs_f64() * 1e3
+        );
+    }
+    let idle = std::env::args()
+        .skip_while(|a| a != "idle")
+        .nth(1)
+        .and_then(|a| a.parse::<u32>().ok())
+        .unwrap_or(0);
+    if idle > 0 {
+        let text = changed_every_tenth(&squeue_rows(REAL, n));
+        let t = std::time::Instant::now();
+        for _ in 0..idle {
+            let jobs = read_squeue_reusing(&text, &mut last, &|_| {})
+                .strict()
+                .expect("parses");
+            app.update(Msg::queue(Ok(jobs), now, Duration::from_millis(20)));
+            term.draw(|f| slurmdash::ui::draw(f, &app)).expect("draw");
+        }
+        println!(
+            "{idle} unchanged refreshes: {:.1} ms each (read, update and a frame)",
+            t.elapsed().as_secs_f64() * 1e3 / f64::from(idle)
         );
     }
     println!(
