@@ -270,3 +270,23 @@ fn a_reused_record_keeps_its_label() {
     assert_eq!(calls.load(Ordering::SeqCst), 21);
     assert!(again.items.iter().all(|j| j.id.cluster() == 2));
 }
+
+/// The dashboard's own framed records (`ID␟…␟DIR␟ID␟NAME␟ID␞`) are reused the same way.
+#[test]
+fn framed_records_are_reused() {
+    let out = format!(
+        "{}{}",
+        running("42", "/d", "a"),
+        running("43", "/d", "name with \u{1f} in it")
+    );
+    let mut last = Reuse::default();
+    let first = read_squeue_reusing(&out, &mut last, &|_| {});
+    let second = read_squeue_reusing(&out, &mut last, &|_| {});
+    assert_eq!(last.reused, 2);
+    assert!(first
+        .items
+        .iter()
+        .zip(&second.items)
+        .all(|(a, b)| a.same(b)));
+    assert_eq!(second.items[1].name, "name with \u{1f} in it");
+}
