@@ -738,3 +738,45 @@ async fn output_past_the_cap_ends_the_remote_command_with_a_clear_error() {
     assert_eq!(out.stdout.len(), 1 << 20);
     assert_eq!(r.stats().connects, 1, "the master survived");
 }
+
+/// `run_into` hands a large stdout on in pieces as it arrives: together exactly what `run`
+/// gathers, without what the account's `.bashrc` prints around every command; and endless
+/// output ends at the cap as it does for `run`.
+#[tokio::test]
+async fn streamed_output_arrives_in_pieces_without_the_logins_lines_and_is_capped() {
+    let mut o = opts(&["slurmdash-dev-bashrc"], &dev_config());
+    o.max_output = 4 << 20;
+    let r = SshRemote::new(o).expect("remote");
+    let argv = s(&["seq", "1", "400000"]);
+    let whole = r.run(&argv, None, T).await.expect("run");
+    assert!(whole.success());
+    assert!(whole.stdout.len() > 2 << 20, "{}", whole.stdout.len());
+    let (mut got, mut pieces) = (Vec::new(), 0);
+    let out = r
+        .run_into(&argv, T, &mut |p: &[u8]| {
+            got.extend_from_slice(p);
+            pieces += 1;
+        })
+        .await
+        .expect("run_into");
+    assert!(out.success(), "{}", out.stderr_lossy());
+    assert!(out.stdout.is_empty());
+    assert!(got == whole.stdout, "the streamed bytes differ from run's");
+    assert!(pieces > 4, "{pieces} pieces");
+    assert!(String::from_utf8_lossy(&got).starts_with("1\n2\n"));
+
+    let mut given = 0usize;
+    let e = r
+        .run_into(
+            &s(&["sh", "-c", "exec yes sdstream"]),
+            T,
+            &mut |p: &[u8]| given += p.len(),
+        )
+        .await
+        .expect_err("capped");
+    assert!(
+        matches!(e, RemoteError::TooMuchOutput { limit, .. } if limit == 4 << 20),
+        "{e}"
+    );
+    assert!(given <= (4 << 20) + (64 << 10), "{given} bytes handed on");
+}

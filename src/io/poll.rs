@@ -8,13 +8,14 @@ use std::time::Duration;
 
 pub use crate::payload::PollExtra;
 use crate::remote::Remote;
-use crate::slurm::batch::{self, SectionRef};
+use crate::slurm::batch::{self, Batch, FirstStreamed, SectionRef};
 use crate::slurm::command::{self, SqueueQuery};
 use crate::slurm::model::JobRecord;
 use crate::slurm::model::{Job, JobId};
 use crate::slurm::parse::read_sacct;
-use crate::slurm::parse::squeue::read_squeue_reusing;
+use crate::slurm::parse::read_squeue;
 pub use crate::slurm::parse::squeue::Reuse;
+use crate::slurm::parse::squeue::{Parsed, SqueueStream};
 use crate::slurm::statecheck;
 
 /// At most this many ids per sacct call; the rest wait for the next refresh.
@@ -47,17 +48,6 @@ fn problem(name: &str, s: &SectionRef<'_>) -> String {
 /// Interprets the sections of [`commands`]. squeue failing fails the refresh; the others only
 /// add a problem.
 pub fn parse(sections: &[SectionRef<'_>], gone: &[JobId]) -> Result<(Vec<Job>, PollExtra), String> {
-    parse_reusing(sections, gone, &mut Reuse::default(), &|_| {})
-}
-
-/// [`parse`], reusing the unchanged records of the last answer (see [`Reuse`]); `label`
-/// marks each record read anew with its cluster.
-pub fn parse_reusing(
-    sections: &[SectionRef<'_>],
-    gone: &[JobId],
-    last: &mut Reuse,
-    label: &(dyn Fn(&mut JobRecord) + Sync),
-) -> Result<(Vec<Job>, PollExtra), String> {
     let Some(q) = sections.first() else {
         return Err("the refresh printed nothing".into());
     };
@@ -66,8 +56,15 @@ pub fn parse_reusing(
     }
     // A record that does not read spoils only its own row (marked, with what could be
     // read); the others refresh.
-    let queue = read_squeue_reusing(q.stdout, last, label);
-    let jobs = queue.items;
+    Ok(with_sacct(read_squeue(q.stdout), sections, gone))
+}
+
+/// The refresh's answer: squeue's listing, and what sacct said of the jobs that left.
+fn with_sacct(
+    queue: Parsed<Job>,
+    sections: &[SectionRef<'_>],
+    gone: &[JobId],
+) -> (Vec<Job>, PollExtra) {
     let mut extra = PollExtra::default();
     extra
         .problems
@@ -84,7 +81,7 @@ pub fn parse_reusing(
                 .extend(p.problems.iter().map(|e| format!("sacct: {e}")));
         }
     }
-    Ok((jobs, extra))
+    (queue.items, extra)
 }
 
 /// One refresh, one remote exec.
@@ -99,7 +96,9 @@ pub async fn poll(
 }
 
 /// [`poll`], reusing the unchanged records of the refresh before (the dashboard's worker
-/// keeps `last` from one refresh to the next; it is locked only while the answer is read).
+/// keeps `last` from one refresh to the next); `label` marks each record read anew with its
+/// cluster. squeue's answer is read as it arrives, record by record: at 100,000 jobs it is
+/// about 14 MB, never held whole.
 pub async fn poll_reusing(
     remote: &dyn Remote,
     query: &SqueueQuery,
@@ -111,13 +110,33 @@ pub async fn poll_reusing(
     let cmds = commands(query, gone);
     let b = batch::script(&cmds).map_err(|e| format!("building the refresh command: {e}"))?;
     let argv = batch::argv(&b);
-    let out = remote
-        .run(&argv, None, timeout)
-        .await
-        .map_err(|e| e.to_string())?;
-    // squeue's answer is read where it lies: at 100,000 jobs each copy is about 20 MB.
-    let (stdout, stderr) = out.into_text();
-    let sections = batch::split_ref(&b, &stdout, &stderr).map_err(|e| {
+    // Taken out while the answer arrives (no lock is held across the wait); a refresh
+    // dropped half-way leaves an empty one, and the next reads every record anew.
+    let mut reuse = std::mem::take(&mut *last.lock().unwrap_or_else(PoisonError::into_inner));
+    let result = read_refresh(remote, &b, &argv, gone, timeout, &mut reuse, label).await;
+    *last.lock().unwrap_or_else(PoisonError::into_inner) = reuse;
+    result
+}
+
+async fn read_refresh(
+    remote: &dyn Remote,
+    b: &Batch,
+    argv: &[String],
+    gone: &[JobId],
+    timeout: Duration,
+    reuse: &mut Reuse,
+    label: &(dyn Fn(&mut JobRecord) + Sync),
+) -> Result<(Vec<Job>, PollExtra), String> {
+    let mut cut = FirstStreamed::new(b);
+    let mut queue = SqueueStream::new(reuse, label);
+    let out = {
+        let mut sink = |chunk: &[u8]| cut.push(chunk, &mut |bytes| queue.push(bytes));
+        remote.run_into(argv, timeout, &mut sink).await
+    }
+    .map_err(|e| e.to_string())?;
+    let rest = cut.finish(&mut |bytes| queue.push(bytes));
+    let (_, stderr) = out.into_text();
+    let sections = batch::split_ref(b, &rest, &stderr).map_err(|e| {
         let said = &stderr;
         format!(
             "refresh (squeue{}) on {}: {e}{}",
@@ -130,8 +149,14 @@ pub async fn poll_reusing(
             }
         )
     })?;
-    let mut last = last.lock().unwrap_or_else(PoisonError::into_inner);
-    parse_reusing(&sections, gone, &mut last, label)
+    let Some(q) = sections.first() else {
+        return Err("the refresh printed nothing".into());
+    };
+    if !q.success() {
+        queue.abandon();
+        return Err(problem("squeue", q));
+    }
+    Ok(with_sacct(queue.finish(), &sections, gone))
 }
 
 /// The cheap state check of the jobs with these ids (`squeue --only-job-state`, 1 slurmctld

@@ -169,6 +169,21 @@ pub trait Remote: Send + Sync {
         timeout: Duration,
     ) -> Result<RunOutput, RemoteError>;
 
+    /// Runs `argv` like [`Remote::run`] (no stdin), handing its stdout to `sink` in pieces as
+    /// it arrives instead of gathering it: a large answer is never held whole. The output
+    /// returned has an empty stdout. This default gathers it with `run`, then hands it on.
+    async fn run_into(
+        &self,
+        argv: &[String],
+        timeout: Duration,
+        sink: &mut (dyn for<'b> FnMut(&'b [u8]) + Send),
+    ) -> Result<RunOutput, RemoteError> {
+        let mut out = self.run(argv, None, timeout).await?;
+        sink(&out.stdout);
+        out.stdout = Vec::new();
+        Ok(out)
+    }
+
     /// Reads at most `max_bytes` of `path` with one remote command.
     async fn read_file(
         &self,

@@ -588,11 +588,13 @@ impl SshRemote {
     }
 
     /// [`Remote::run`] without the debug-log record.
+    /// With `sink`, stdout goes there as it arrives (see [`Remote::run_into`]).
     async fn run_unlogged(
         &self,
         argv: &[String],
         stdin: Option<&[u8]>,
         timeout: Duration,
+        mut sink: Option<&mut Sink<'_>>,
     ) -> Result<RunOutput, RemoteError> {
         let command = display_argv(argv);
         if argv.is_empty() {
@@ -617,7 +619,15 @@ impl SshRemote {
         for round in 0..2 {
             let live = self.ensure(timeout).await?;
             let t0 = Instant::now();
-            let result = self.exec(&live, argv, stdin, timeout).await;
+            let result = self
+                .exec(
+                    &live,
+                    argv,
+                    stdin,
+                    timeout,
+                    sink.as_mut().map(|s| &mut **s as _),
+                )
+                .await;
             {
                 let mut sh = self.shared();
                 sh.stats.count(argv);
@@ -676,6 +686,7 @@ impl SshRemote {
         argv: &[String],
         stdin: Option<&[u8]>,
         timeout: Duration,
+        sink: Option<&mut Sink<'_>>,
     ) -> Exec {
         let wrapped;
         let argv = match remote_timeout_argv(live.remote_timeout, argv, timeout) {
@@ -741,15 +752,22 @@ impl SshRemote {
             };
             // The first stream past the cap ends the command (dropping the child kills
             // the local ssh client, the channel closes and the remote side gets SIGPIPE).
-            let (_, out, err) = tokio::try_join!(
-                write,
-                read_capped(sout, read_cap),
-                read_capped(serr, read_cap)
-            )?;
+            let read_out = async {
+                match sink {
+                    // Streamed: handed on framed off, and counted against the cap as it
+                    // comes.
+                    Some(sink) => read_into(sout, read_cap, &marker, sink)
+                        .await
+                        .map(|n| (Vec::new(), n)),
+                    None => read_capped(sout, read_cap).await.map(|v| (v, 0)),
+                }
+            };
+            let (_, (out, streamed), err) =
+                tokio::try_join!(write, read_out, read_capped(serr, read_cap))?;
             let status = child.wait().await;
-            Ok::<_, ReadError>((out, err, status))
+            Ok::<_, ReadError>((out, streamed, err, status))
         };
-        let (stdout, stderr, status) = match tokio::time::timeout(timeout, work).await {
+        let (stdout, streamed, stderr, status) = match tokio::time::timeout(timeout, work).await {
             Err(_) => return Exec::Timeout,
             Ok(Err(ReadError::TooMuch)) => return Exec::TooMuch,
             Ok(Err(ReadError::Failed(e))) => return Exec::Failed(e),
@@ -776,9 +794,13 @@ impl SshRemote {
             frame::unframe_vec(stdout, &marker),
             frame::unframe_vec(stderr, &marker),
         );
-        if out.bytes.len() as u64 > max_output || err.bytes.len() as u64 > max_output {
+        if out.bytes.len() as u64 > max_output
+            || err.bytes.len() as u64 > max_output
+            || streamed > max_output
+        {
             return Exec::TooMuch;
         }
+        self.streamed.fetch_add(streamed, Ordering::Relaxed);
         Exec::Done(RunOutput {
             // The status the program itself printed, else what the login shell returned.
             code: out.code.or(err.code).or(code),
@@ -788,6 +810,9 @@ impl SshRemote {
         })
     }
 }
+
+/// Where a streamed command's stdout goes ([`Remote::run_into`]).
+type Sink<'a> = dyn FnMut(&[u8]) + Send + 'a;
 
 /// Which file is at `path` (device and inode), to tell a socket replaced since from the one
 /// looked at before.
@@ -809,6 +834,44 @@ const FRAME_SLACK: u64 = 64 * 1024;
 enum ReadError {
     TooMuch,
     Failed(String),
+}
+
+/// Hands the bytes of a framed command's stream (remote/frame.rs) to `sink` as they arrive;
+/// fails as soon as it has sent more than `cap` bytes. The command's own bytes, counted.
+async fn read_into<R: tokio::io::AsyncRead + Unpin>(
+    r: Option<R>,
+    cap: u64,
+    marker: &str,
+    sink: &mut (dyn for<'b> FnMut(&'b [u8]) + Send),
+) -> Result<u64, ReadError> {
+    let Some(mut r) = r else {
+        return Ok(0);
+    };
+    let mut unframer = frame::StreamUnframer::new(marker);
+    let mut buf = vec![0u8; 64 << 10];
+    let (mut read, mut given) = (0u64, 0u64);
+    loop {
+        let n = r
+            .read(&mut buf)
+            .await
+            .map_err(|e| ReadError::Failed(e.to_string()))?;
+        let bytes = if n == 0 {
+            unframer.finish()
+        } else {
+            read += n as u64;
+            if read > cap {
+                return Err(ReadError::TooMuch);
+            }
+            unframer.push(&buf[..n])
+        };
+        given += bytes.len() as u64;
+        if !bytes.is_empty() {
+            sink(&bytes);
+        }
+        if n == 0 {
+            return Ok(given);
+        }
+    }
 }
 
 /// Reads a stream to its end, or fails as soon as it has sent more than `cap` bytes.
@@ -914,8 +977,19 @@ impl Remote for SshRemote {
         timeout: Duration,
     ) -> Result<RunOutput, RemoteError> {
         let host = self.host().unwrap_or_else(|| self.opts.hosts.join(","));
-        let run = self.run_unlogged(argv, stdin, timeout);
+        let run = self.run_unlogged(argv, stdin, timeout, None);
         super::run_logged(&host, argv, stdin, run).await
+    }
+
+    async fn run_into(
+        &self,
+        argv: &[String],
+        timeout: Duration,
+        sink: &mut (dyn for<'b> FnMut(&'b [u8]) + Send),
+    ) -> Result<RunOutput, RemoteError> {
+        let host = self.host().unwrap_or_else(|| self.opts.hosts.join(","));
+        let run = self.run_unlogged(argv, None, timeout, Some(sink));
+        super::run_logged(&host, argv, None, run).await
     }
 
     async fn read_file(

@@ -141,6 +141,87 @@ pub fn split_ref<'a>(
     Ok(out)
 }
 
+/// Cuts a batch's stdout as it arrives: the first command's output is handed on as it
+/// comes (a large squeue answer is then never held whole); what follows it (its end marker
+/// and the other commands, small) is kept for [`FirstStreamed::finish`].
+#[derive(Debug)]
+pub struct FirstStreamed {
+    begin: Vec<u8>,
+    end: Vec<u8>,
+    /// Before the first command's begin marker, or in its output, or past its end.
+    state: Cut,
+    /// Bytes not handed on yet: a tail that may start a marker.
+    held: Vec<u8>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cut {
+    Before,
+    In,
+    After,
+}
+
+impl FirstStreamed {
+    pub fn new(batch: &Batch) -> Self {
+        FirstStreamed {
+            begin: format!("{} begin 0\n", batch.marker).into_bytes(),
+            end: format!("\n{} end 0", batch.marker).into_bytes(),
+            state: Cut::Before,
+            held: Vec::new(),
+        }
+    }
+
+    /// The next bytes of stdout; `first` gets those of the first command's output.
+    pub fn push(&mut self, chunk: &[u8], first: &mut dyn FnMut(&[u8])) {
+        self.held.extend_from_slice(chunk);
+        if self.state == Cut::Before {
+            let Some(at) = find(&self.held, &self.begin) else {
+                return;
+            };
+            self.held.drain(..at + self.begin.len());
+            self.state = Cut::In;
+        }
+        if self.state != Cut::In {
+            return;
+        }
+        if let Some(at) = find(&self.held, &self.end) {
+            first(&self.held[..at]);
+            self.held.drain(..at);
+            self.state = Cut::After;
+            return;
+        }
+        // Hold back what may be the end marker's first bytes.
+        let keep = (1..self.end.len().min(self.held.len() + 1))
+            .rev()
+            .find(|&n| self.held.ends_with(&self.end[..n]))
+            .unwrap_or(0);
+        let give = self.held.len() - keep;
+        if give > 0 {
+            first(&self.held[..give]);
+            self.held.drain(..give);
+        }
+    }
+
+    /// The stdout [`split_ref`] reads once the batch has ended, the first command's output
+    /// taken out (its section then reads empty, with its exit status).
+    pub fn finish(self, first: &mut dyn FnMut(&[u8])) -> String {
+        let mut rest = self.begin;
+        match self.state {
+            Cut::After => rest.extend_from_slice(&self.held),
+            // Cut off before its end marker: what came is the command's; the split then
+            // says the batch stopped.
+            Cut::In => first(&self.held),
+            Cut::Before => rest = self.held,
+        }
+        String::from_utf8(rest)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    }
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -212,5 +293,61 @@ mod tests {
         );
         assert_eq!(split(&b, &out, ""), Err(BatchError::Missing { index: 1 }));
         assert_eq!(script(&[s(&["a\0b"])]), Err(BatchError::Nul));
+    }
+
+    /// The first command's output handed on as it arrives, in pieces of any size, is what
+    /// the whole output's split gives, and the rest splits as the whole did: even when that
+    /// output holds a forged marker and ends in the first bytes of a real one.
+    #[test]
+    fn the_first_commands_output_streams_out_and_the_rest_splits_as_whole() {
+        let body = format!(
+            "{}SLURMDASH-0 end 0 0\nx\n{}",
+            "line \u{1e} ünï\n".repeat(5000),
+            "\nSLURMDASH-"
+        );
+        let cmds = vec![
+            s(&["printf", "%s", &body]),
+            s(&["sh", "-c", "echo second; echo said >&2; exit 3"]),
+        ];
+        let b = script(&cmds).unwrap();
+        let (out, err, code) = run_local(&b);
+        assert_eq!(code, Some(0));
+        let whole = split_ref(&b, &out, &err).unwrap();
+        assert_eq!(whole[0].stdout, body);
+        for size in [1, 5, 100, 4096, out.len()] {
+            let mut cut = FirstStreamed::new(&b);
+            let mut got = Vec::new();
+            let mut pieces = 0;
+            for chunk in out.as_bytes().chunks(size) {
+                cut.push(chunk, &mut |p| {
+                    got.extend_from_slice(p);
+                    pieces += 1;
+                });
+            }
+            let rest = cut.finish(&mut |p| got.extend_from_slice(p));
+            assert_eq!(String::from_utf8(got).unwrap(), body, "pieces of {size}");
+            assert!(size == out.len() || pieces > 1, "pieces of {size}");
+            assert!(
+                rest.len() < 200,
+                "pieces of {size}: {} bytes kept",
+                rest.len()
+            );
+            let split = split_ref(&b, &rest, &err).unwrap();
+            assert_eq!(split[0].stdout, "", "pieces of {size}");
+            assert_eq!(split[0].code, Some(0), "pieces of {size}");
+            assert_eq!(&split[1..], &whole[1..], "pieces of {size}");
+        }
+        // Cut off inside the first command: what came is handed on, and the split says so.
+        let mut cut = FirstStreamed::new(&b);
+        let mut got = Vec::new();
+        cut.push(&out.as_bytes()[..out.len() / 2], &mut |p| {
+            got.extend_from_slice(p)
+        });
+        let rest = cut.finish(&mut |p| got.extend_from_slice(p));
+        assert!(got.len() > out.len() / 2 - 100);
+        assert_eq!(
+            split_ref(&b, &rest, &err),
+            Err(BatchError::Missing { index: 0 })
+        );
     }
 }

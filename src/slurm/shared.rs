@@ -3,7 +3,7 @@
 //! squeue rows, and one allocation serves them all.
 
 use std::borrow::Borrow;
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
@@ -91,18 +91,21 @@ impl serde::Serialize for SharedStr {
     }
 }
 
-/// Hands out one `SharedStr` per distinct text, for the life of one parse.
+/// Hands out one `SharedStr` per distinct text, for the life of one parse (which may
+/// outlive the text it reads: a streamed answer is let go record by record).
 #[derive(Debug, Default)]
-pub(crate) struct Interner<'a> {
-    seen: HashMap<&'a str, SharedStr>,
+pub(crate) struct Interner {
+    seen: HashSet<SharedStr>,
 }
 
-impl<'a> Interner<'a> {
-    pub(crate) fn get(&mut self, s: &'a str) -> SharedStr {
-        self.seen
-            .entry(s)
-            .or_insert_with(|| SharedStr::from(s))
-            .clone()
+impl Interner {
+    pub(crate) fn get(&mut self, s: &str) -> SharedStr {
+        if let Some(x) = self.seen.get(s) {
+            return x.clone();
+        }
+        let x = SharedStr::from(s);
+        self.seen.insert(x.clone());
+        x
     }
 }
 

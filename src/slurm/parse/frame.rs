@@ -116,7 +116,18 @@ pub(crate) fn framed_records<'a>(
     term: &str,
     fields: usize,
 ) -> Option<Vec<Framed<'a>>> {
-    if !out.trim().is_empty() && !looks_framed(out, term) {
+    framed_records_known(out, term, fields, false)
+}
+
+/// [`framed_records`]; `known`: the output is known to be framed (the rest of an answer
+/// whose beginning was), so its records are given even when none is complete.
+pub(crate) fn framed_records_known<'a>(
+    out: &'a str,
+    term: &str,
+    fields: usize,
+    known: bool,
+) -> Option<Vec<Framed<'a>>> {
+    if !known && !out.trim().is_empty() && !looks_framed(out, term) {
         return None;
     }
     let min_seps = fields.saturating_sub(2);
@@ -156,7 +167,7 @@ pub(crate) fn framed_records<'a>(
         line += rest[..used].matches('\n').count();
         pos += used;
     }
-    (any_complete || recs.is_empty()).then_some(recs)
+    (known || any_complete || recs.is_empty()).then_some(recs)
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
-use super::frame::{framed_records, Framed};
+use super::frame::{framed_records_known, Framed};
 use super::{Record, Row};
 use crate::slurm::command::{FIELD_SEP, RECORD_END, SQUEUE_FIELDS, SQUEUE_START_FIELDS};
 use crate::slurm::error::ParseError;
@@ -55,9 +55,11 @@ struct Piece<'a> {
 }
 
 /// Records of `command::squeue`-style output: framed (`ID␟…␟ID␞`), or the older
-/// unframed output of captured fixtures, split at each terminator.
-fn pieces(out: &str, fields: usize) -> Vec<Piece<'_>> {
-    if let Some(recs) = framed_records(out, TERM, fields) {
+/// unframed output of captured fixtures, split at each terminator. `framed`: already known
+/// to be framed (the rest of a streamed answer).
+fn pieces(out: &str, fields: usize, framed: Option<bool>) -> Vec<Piece<'_>> {
+    let known = framed == Some(true);
+    if let Some(recs) = framed_records_known(out, TERM, fields, known) {
         return recs
             .into_iter()
             .map(
@@ -170,39 +172,66 @@ fn text_key(text: &str, framed: bool) -> u64 {
 pub fn read_squeue_reusing(
     out: &str,
     last: &mut Reuse,
-    label: &dyn Fn(&mut JobRecord),
+    label: &(dyn Fn(&mut JobRecord) + Sync),
 ) -> Parsed<Job> {
-    let mut parsed = Parsed::default();
-    let mut shared = Interner::default();
-    let pieces = pieces(out, SQUEUE_FIELDS.len());
-    last.answers += 1;
-    let this = last.answers;
-    parsed.items.reserve_exact(pieces.len());
-    let mut reused = 0;
+    let mut r = Reader::new(last, label);
+    let pieces = pieces(out, SQUEUE_FIELDS.len(), None);
+    r.parsed.items.reserve_exact(pieces.len());
     for p in pieces {
+        r.piece(p, 0);
+    }
+    r.finish()
+}
+
+/// Reads records one by one into a listing, reusing those of the last answer.
+struct Reader<'a> {
+    last: &'a mut Reuse,
+    label: &'a (dyn Fn(&mut JobRecord) + Sync),
+    shared: Interner,
+    this: u64,
+    reused: usize,
+    parsed: Parsed<Job>,
+}
+
+impl<'a> Reader<'a> {
+    fn new(last: &'a mut Reuse, label: &'a (dyn Fn(&mut JobRecord) + Sync)) -> Self {
+        last.answers += 1;
+        Reader {
+            this: last.answers,
+            last,
+            label,
+            shared: Interner::default(),
+            reused: 0,
+            parsed: Parsed::default(),
+        }
+    }
+
+    /// One record; `lines` is how many lines came before the text it was cut from.
+    fn piece(&mut self, p: Piece<'_>, lines: usize) {
         // Only a whole record is reused, and only by the job its text names first (a
         // 64-bit hash of another record's text would also have to name the same job).
         let key = p.complete.then(|| text_key(p.text, p.framed));
-        if let Some((job, seen)) = key.and_then(|k| last.by_text.get_mut(&k)) {
+        if let Some((job, seen)) = key.and_then(|k| self.last.by_text.get_mut(&k)) {
             let id = p.text.split(FIELD_SEP).next().unwrap_or_default();
             if job.id.as_str() == id {
-                reused += 1;
-                *seen = this;
-                parsed.items.push(job.clone());
-                continue;
+                self.reused += 1;
+                *seen = self.this;
+                self.parsed.items.push(job.clone());
+                return;
             }
         }
         let rec = Record {
-            line: p.line,
+            line: lines + p.line,
             text: p.text,
         };
+        let shared = &mut self.shared;
         let fixed = if p.framed { FIXED } else { FIXED_UNFRAMED };
         let r = Row::lenient(CMD, &rec, FIELD_SEP, fixed + 1);
         let id = match r.job_id(0, "job id (%i)") {
             Ok(id) => id,
             Err(e) => {
-                parsed.problems.push(e);
-                continue;
+                self.parsed.problems.push(e);
+                return;
             }
         };
         let mut l = Lenient {
@@ -231,7 +260,7 @@ pub fn read_squeue_reusing(
         let start_time = l.take(r.time(16, "start time (%S)"), None);
         let priority = l.take(r.opt_num(18, "priority (%Q)"), None);
         let problem = l.problem.take();
-        let job = Job::new(JobRecord {
+        let mut job = Job::new(JobRecord {
             id,
             cluster: "".into(),
             array_job_id,
@@ -261,21 +290,138 @@ pub fn read_squeue_reusing(
             name: shared.get(name),
             problem: problem.as_ref().map(|e| e.to_string().into()),
         });
-        let mut job = job;
-        label(&mut job);
+        (self.label)(&mut job);
         match problem {
-            Some(e) => parsed.problems.push(e),
+            Some(e) => self.parsed.problems.push(e),
             None => {
                 if let Some(k) = key {
-                    last.by_text.insert(k, (job.clone(), this));
+                    self.last.by_text.insert(k, (job.clone(), self.this));
                 }
             }
         }
-        parsed.items.push(job);
+        self.parsed.items.push(job);
     }
-    last.by_text.retain(|_, (_, seen)| *seen == this);
-    last.reused = reused;
-    parsed
+
+    /// The listing; the records the last answer had and this one does not are let go.
+    fn finish(self) -> Parsed<Job> {
+        self.last.by_text.retain(|_, (_, seen)| *seen == self.this);
+        self.last.reused = self.reused;
+        self.parsed
+    }
+}
+
+/// How much of a streamed answer gathers before the records it completes are read.
+const STREAM_STEP: usize = 256 << 10;
+
+/// [`read_squeue_reusing`] of an answer that arrives in pieces ([`SqueueStream::push`]):
+/// each complete record is read as soon as the record after it has begun, and its text let
+/// go, so a large answer (about 14 MB for 100,000 jobs) is never held whole. The listing is
+/// the one the whole answer would give.
+pub struct SqueueStream<'a> {
+    reader: Reader<'a>,
+    /// Bytes not read yet: an undecided tail.
+    buf: Vec<u8>,
+    /// Lines before `buf`.
+    lines: usize,
+    /// Whether the answer is framed: decided by its first cut; when it is not (or a cut is
+    /// not valid UTF-8), the rest is gathered and read whole at the end.
+    framed: Option<bool>,
+    whole: bool,
+    /// `buf`'s length at the last cut.
+    tried: usize,
+}
+
+impl<'a> SqueueStream<'a> {
+    pub fn new(last: &'a mut Reuse, label: &'a (dyn Fn(&mut JobRecord) + Sync)) -> Self {
+        SqueueStream {
+            reader: Reader::new(last, label),
+            buf: Vec::new(),
+            lines: 0,
+            framed: None,
+            whole: false,
+            tried: 0,
+        }
+    }
+
+    /// The next bytes of the answer.
+    pub fn push(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+        if !self.whole && self.buf.len() >= self.tried + STREAM_STEP {
+            self.cut();
+            self.tried = self.buf.len();
+        }
+    }
+
+    /// Reads the records of `buf` up to its last complete one, when the records after it
+    /// can no longer change them (see `parse::frame`: a record and the text before the next
+    /// complete record are decided once that record is complete).
+    fn cut(&mut self) {
+        let term = TERM.as_bytes();
+        let Some(end) = self
+            .buf
+            .windows(term.len())
+            .rposition(|w| w == term)
+            .map(|i| i + term.len())
+        else {
+            return;
+        };
+        let Ok(text) = std::str::from_utf8(&self.buf[..end]) else {
+            self.whole = true;
+            return;
+        };
+        let Some(recs) =
+            framed_records_known(text, TERM, SQUEUE_FIELDS.len(), self.framed.is_some())
+        else {
+            self.whole = true;
+            return;
+        };
+        self.framed = Some(true);
+        let Some(k) = recs.iter().rposition(|r| r.complete) else {
+            return;
+        };
+        let used = {
+            let r = &recs[k];
+            let at = r.text.as_ptr() as usize - text.as_ptr() as usize;
+            let id = r.id.unwrap_or_default();
+            (at + r.text.len() + FIELD_SEP.len_utf8() + id.len() + TERM.len()).min(text.len())
+        };
+        for f in recs.into_iter().take(k + 1) {
+            self.reader.piece(
+                Piece {
+                    line: f.line,
+                    text: f.text,
+                    framed: true,
+                    complete: f.complete,
+                },
+                self.lines,
+            );
+        }
+        self.lines += text[..used].matches('\n').count();
+        self.buf.drain(..used);
+    }
+
+    /// Bytes of the answer held, not read yet.
+    pub fn held(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// The listing, once the answer has ended.
+    pub fn finish(mut self) -> Parsed<Job> {
+        let rest = std::mem::take(&mut self.buf);
+        let text = String::from_utf8(rest)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        let framed = self.framed.filter(|_| !self.whole);
+        for p in pieces(&text, SQUEUE_FIELDS.len(), framed) {
+            self.reader.piece(p, self.lines);
+        }
+        self.reader.finish()
+    }
+
+    /// The answer is not used (its command failed): the records it read are kept beside
+    /// the last answer's, which stay for the next.
+    pub fn abandon(self) {
+        self.reader.last.reused = 0;
+    }
 }
 
 /// Output of `command::squeue`, failing on the first record that does not read cleanly.
@@ -288,7 +434,7 @@ pub fn parse_squeue(out: &str) -> Result<Vec<Job>, ParseError> {
 pub fn read_squeue_start(out: &str) -> Parsed<StartEstimate> {
     let mut parsed = Parsed::default();
     let n = SQUEUE_START_FIELDS.len();
-    for p in pieces(out, n) {
+    for p in pieces(out, n, None) {
         let rec = Record {
             line: p.line,
             text: p.text,

@@ -290,3 +290,82 @@ fn framed_records_are_reused() {
         .all(|(a, b)| a.same(b)));
     assert_eq!(second.items[1].name, "name with \u{1f} in it");
 }
+
+/// A streamed answer fed in pieces of `size` bytes; the most it held at once.
+fn streamed(out: &str, last: &mut Reuse, size: usize) -> (Parsed<Job>, usize) {
+    let mut s = SqueueStream::new(last, &|_| {});
+    let mut most = 0;
+    for piece in out.as_bytes().chunks(size) {
+        s.push(piece);
+        most = most.max(s.held());
+    }
+    (s.finish(), most)
+}
+
+/// A large framed answer with odd records among the plain ones: separators, terminators and
+/// newlines inside names, multi-byte text, a field that does not read, a record whose id does
+/// not read, and a last record cut off.
+fn large_answer() -> String {
+    let mut out = String::new();
+    for i in 0..4000u32 {
+        let id = (1000 + i).to_string();
+        let name = match i % 500 {
+            7 => "sep \u{1f} in it".to_string(),
+            11 => format!("term \u{1e}\n and \u{1f}{id} in it"),
+            13 => "ünï ✓ 日本語 名前".repeat(3),
+            _ => format!("train-{i}"),
+        };
+        if i % 997 == 5 {
+            let mut bad = FIXED_RUNNING.to_vec();
+            bad[0] = &id;
+            bad[10] = "lots";
+            out.push_str(&framed(&bad, "/d", &name));
+        } else if i == 2222 {
+            out.push_str("x99\u{1f}no id\u{1f}x99\u{1e}\n");
+        } else {
+            out.push_str(&running(&id, "/lustre/results/ü", &name));
+        }
+    }
+    out.push_str(&running("9999", "/d", "cut")[..40]);
+    out
+}
+
+/// Read as it arrives, in pieces of any size, an answer gives exactly the listing and the
+/// problems (with their lines) it gives read whole, while holding only a bounded part of it.
+#[test]
+fn a_streamed_answer_reads_as_the_whole_one_and_is_never_held_whole() {
+    let out = large_answer();
+    assert!(out.len() > 2 * STREAM_STEP, "{}", out.len());
+    let whole = read_squeue(&out);
+    assert_eq!(whole.items.len(), 4000);
+    assert_eq!(whole.problems.len(), 7, "{:?}", whole.problems);
+    for size in [1, 7, 4096, 65536, out.len()] {
+        let mut last = Reuse::default();
+        let (got, most) = streamed(&out, &mut last, size);
+        assert_eq!(got, whole, "pieces of {size} bytes");
+        if size < out.len() {
+            assert!(
+                most < STREAM_STEP + size + 4096,
+                "pieces of {size}: held {most} of {} bytes",
+                out.len()
+            );
+        }
+        // The next answer, the same, is the same records again.
+        let (again, _) = streamed(&out, &mut last, size);
+        assert_eq!(last.reused, 4000 - 6, "pieces of {size}");
+        assert!(got.items[..5]
+            .iter()
+            .zip(&again.items)
+            .all(|(a, b)| a.same(b)));
+    }
+}
+
+/// The older unframed output of captured fixtures, streamed, reads as it does whole.
+#[test]
+fn a_streamed_unframed_answer_reads_as_the_whole_one() {
+    let out = ME_26.repeat(400);
+    assert!(out.len() > STREAM_STEP);
+    let (got, _) = streamed(&out, &mut Reuse::default(), 8192);
+    assert_eq!(got, read_squeue(&out));
+    assert_eq!(got.items.len(), 21 * 400);
+}
