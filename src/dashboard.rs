@@ -2,6 +2,7 @@
 //! hands messages to `App::update`, runs the commands that come back as background tasks,
 //! and draws only when something changed. No remote call ever runs on this path.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -194,8 +195,16 @@ fn own_jobs(query: &SqueueQuery, cluster: &Cluster) -> crate::app::Own {
 }
 
 /// The workers of cluster number `ix`: its refresh timer runs from now, and the registry
-/// jobs of its launches are looked up.
-fn start_hub(session: &Session, loaded: &Loaded, ix: u16, tx: &UnboundedSender<Msg>) -> Hub {
+/// jobs of its launches are looked up. `several`: the flag every hub of the dashboard
+/// shares, set once it shows more than one cluster (a cluster added later included).
+fn start_hub(
+    session: &Session,
+    loaded: &Loaded,
+    ix: u16,
+    tx: &UnboundedSender<Msg>,
+    several: &Arc<AtomicBool>,
+) -> Hub {
+    several.store(session.sites.len() > 1, Ordering::Relaxed);
     let site = &session.sites[usize::from(ix)];
     let s = &site.cluster.settings;
     let settings = HubSettings {
@@ -214,7 +223,7 @@ fn start_hub(session: &Session, loaded: &Loaded, ix: u16, tx: &UnboundedSender<M
         read_only: session.force_read_only || s.read_only,
         notify: crate::notify::Settings::from_config(&loaded.config.notify),
         keep_scripts: loaded.config.ui.keep_scripts,
-        named: session.sites.len() > 1,
+        named: several.clone(),
     };
     let mut hub = Hub::new(site.remote.clone(), settings, tx.clone());
     // The first refresh goes at once; the next no sooner than the RPC budget allows.
@@ -271,12 +280,13 @@ async fn event_loop(
     hubs: &mut Vec<Hub>,
 ) -> Result<()> {
     let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
-    hubs.push(start_hub(session, loaded, 0, &tx));
+    let several = Arc::new(AtomicBool::new(false));
+    hubs.push(start_hub(session, loaded, 0, &tx, &several));
     for i in 1..session.sites.len() {
         let ix = u16::try_from(i).unwrap_or(u16::MAX);
         let state = cluster_state(session, loaded, &session.sites[i].cluster);
         app.add_cluster(state);
-        hubs.push(start_hub(session, loaded, ix, &tx));
+        hubs.push(start_hub(session, loaded, ix, &tx, &several));
     }
     let mut events = EventStream::new();
     let mut clock = tokio::time::interval(Duration::from_secs(1));
@@ -325,7 +335,7 @@ async fn event_loop(
                         let i = session.sites.len() - 1;
                         let state = cluster_state(session, loaded, &session.sites[i].cluster);
                         let ix = app.add_cluster(state);
-                        hubs.push(start_hub(session, loaded, ix, &tx));
+                        hubs.push(start_hub(session, loaded, ix, &tx, &several));
                         Msg::ClusterAdded(name)
                     }
                     Ok(site) => {

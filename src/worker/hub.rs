@@ -4,6 +4,7 @@
 //! samples the transport for the status bar and :stats.
 
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -67,10 +68,11 @@ pub struct HubSettings {
     pub notify: crate::notify::Settings,
     /// Keep the batch scripts of selected jobs slurmdash did not launch (`[ui] keep_scripts`).
     pub keep_scripts: bool,
-    /// The dashboard shows several clusters: each queue record carries the cluster's name
-    /// from the worker on (as App would label it), so a record reused from one refresh to
-    /// the next is never copied to be labelled.
-    pub named: bool,
+    /// The dashboard shows several clusters (read at each refresh: a cluster may be added
+    /// while it runs): each queue record carries the cluster's name from the worker on (as
+    /// App would label it), so a record reused from one refresh to the next is never copied
+    /// to be labelled.
+    pub named: Arc<AtomicBool>,
 }
 
 impl HubSettings {
@@ -88,7 +90,7 @@ impl HubSettings {
             read_only: false,
             notify: crate::notify::Settings::from_config(&crate::notify::NotifyConfig::default()),
             keep_scripts: true,
-            named: false,
+            named: Arc::new(AtomicBool::new(false)),
         }
     }
 }
@@ -425,7 +427,11 @@ async fn poll(
 ) -> Msg {
     let started = Instant::now();
     let (ix, name) = (t.s.ix, SharedStr::from(&t.s.cluster));
-    let named = t.s.named;
+    let named = t.s.named.load(Ordering::Relaxed);
+    reuse
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .labelled(u64::from(named));
     let label = move |j: &mut JobRecord| {
         j.id.set_cluster(ix);
         if named {

@@ -158,6 +158,19 @@ pub struct Reuse {
     answers: u64,
     /// Records of the last answer that were reused (for the tests and `:stats`).
     pub reused: usize,
+    /// The labelling the records were read with (see [`Reuse::labelled`]).
+    label: u64,
+}
+
+impl Reuse {
+    /// The records are labelled as `label` says from now on (the worker names them once the
+    /// dashboard shows several clusters): those read under another labelling are let go.
+    pub fn labelled(&mut self, label: u64) {
+        if label != self.label {
+            self.by_text.clear();
+            self.label = label;
+        }
+    }
 }
 
 fn text_key(text: &str, framed: bool) -> u64 {

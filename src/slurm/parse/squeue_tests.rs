@@ -369,3 +369,20 @@ fn a_streamed_unframed_answer_reads_as_the_whole_one() {
     assert_eq!(got, read_squeue(&out));
     assert_eq!(got.items.len(), 21 * 400);
 }
+
+/// Once the worker labels records otherwise (a second cluster was added: records now carry
+/// the cluster's name), those read before are read anew, and then reused with the new label.
+#[test]
+fn records_read_under_another_labelling_are_read_anew() {
+    let mut last = Reuse::default();
+    read_squeue_reusing(ME_26, &mut last, &|_| {});
+    last.labelled(1);
+    let name = |j: &mut JobRecord| j.cluster = "beta".into();
+    let named = read_squeue_reusing(ME_26, &mut last, &name);
+    assert_eq!(last.reused, 0);
+    assert!(named.items.iter().all(|j| j.cluster == "beta"));
+    last.labelled(1);
+    let again = read_squeue_reusing(ME_26, &mut last, &name);
+    assert_eq!(last.reused, 21);
+    assert!(again.items.iter().all(|j| j.cluster == "beta"));
+}
