@@ -370,12 +370,7 @@ impl<'a> SqueueStream<'a> {
     /// complete record are decided once that record is complete).
     fn cut(&mut self) {
         let term = TERM.as_bytes();
-        let Some(end) = self
-            .buf
-            .windows(term.len())
-            .rposition(|w| w == term)
-            .map(|i| i + term.len())
-        else {
+        let Some(end) = memchr::memmem::rfind(&self.buf, term).map(|i| i + term.len()) else {
             return;
         };
         let Ok(text) = std::str::from_utf8(&self.buf[..end]) else {
