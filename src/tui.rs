@@ -1,7 +1,7 @@
 //! The terminal: entering and leaving the alternate screen on every exit path (normal
 //! quit, error, a panic in any task, SIGHUP/SIGTERM/SIGINT), and suspending on ctrl-z.
 
-use std::io::{self, Stdout};
+use std::io::{self, BufWriter, Stdout};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
@@ -14,12 +14,19 @@ use crossterm::{cursor, execute};
 use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 
-pub type Term = Terminal<CrosstermBackend<Stdout>>;
+/// Frames are written through a buffer as large as any frame, so each goes out in one
+/// write when it is flushed: stdout alone writes every KiB, and a terminal read between
+/// two writes showed the new frame's top over the last one's bottom.
+pub type Term = Terminal<CrosstermBackend<BufWriter<Stdout>>>;
+
+/// Holds a whole frame of a very large terminal (each cell a few bytes of text and style).
+const FRAME_BUFFER: usize = 1 << 20;
 
 pub fn enter() -> io::Result<Term> {
     enable_raw_mode()?;
     execute!(io::stdout(), EnterAlternateScreen, EnableMouseCapture)?;
-    let mut t = Terminal::new(CrosstermBackend::new(io::stdout()))?;
+    let out = BufWriter::with_capacity(FRAME_BUFFER, io::stdout());
+    let mut t = Terminal::new(CrosstermBackend::new(out))?;
     t.clear()?;
     Ok(t)
 }

@@ -391,13 +391,18 @@ async fn relaunching_another_users_job_says_whose_it_is_and_asks_twice() {
     t.wait("sduser's job ended", Duration::from_secs(120), |s| {
         row(s, id).is_some_and(|r| r.contains("COMPLETED"))
     });
-    // `L` asks sacct; until it has the ended job, press it again.
+    // `L` asks sacct; until it has the ended job, press it again. The form and its note
+    // come in one frame, written in pieces: tmux can show the form's top over the old
+    // screen, so the form counts as open once the note (the last line) shows too.
     let form = t.press_until(
         &["L"],
         "the relaunch form",
         Duration::from_secs(8),
         Duration::from_secs(90),
-        |s| s.contains("launch a job on dev"),
+        |s| {
+            s.contains("launch a job on dev")
+                && s.contains(&format!("relaunch of {id} (not launched by slurmdash"))
+        },
         |_, _| {},
     );
     assert!(
@@ -444,8 +449,9 @@ async fn relaunching_another_users_job_says_whose_it_is_and_asks_twice() {
         "the first Submit queued a job: {mine}"
     );
     t.keys(&["C-s"]);
+    // Up to the text after the id, so that the id is read whole.
     let s = t.wait("the submission", Duration::from_secs(30), |s| {
-        s.contains("submitted job ")
+        s.contains("submitted job ") && s.contains(" · logs ")
     });
     let new: u64 = s
         .split("submitted job ")

@@ -248,4 +248,40 @@ mod tests {
             "Slurm 24.11.5; none now: no job to ask about (full reads only)"
         );
     }
+
+    /// Past `MAX_IDS` jobs every refresh is a full read, and the states of the jobs are not
+    /// kept for a check that cannot come (100,000 of them would be held again, and built
+    /// anew at each refresh); a queue back under the limit is checked again.
+    #[test]
+    fn past_the_limit_full_reads_and_no_states_kept() {
+        use crate::slurm::statecheck::MAX_IDS;
+        let mut c = Checks {
+            version: Some(Version(24, 11, 5)),
+            ..Checks::default()
+        };
+        let one = jobs().remove(0);
+        let many: Vec<Job> = (0..MAX_IDS + 100)
+            .map(|i| {
+                let mut j = one.clone();
+                j.id = (9000 + i).to_string().parse().unwrap();
+                j
+            })
+            .collect();
+        c.on_full(&many, t(0));
+        assert!(!c.usable());
+        assert_eq!(c.due(t(31), Duration::from_secs(31)), None);
+        assert_eq!(c.expected.ids.len(), MAX_IDS + 1);
+        assert_eq!(c.expected.len(), MAX_IDS + 100);
+        assert_eq!(
+            c.describe(),
+            format!("Slurm 24.11.5; none now: more than {MAX_IDS} jobs (full reads only)")
+        );
+        assert!(c.expected.changed(&[]).is_none(), "no state kept");
+        c.on_full(&many[..MAX_IDS], t(40));
+        assert!(c.usable());
+        let Some(Cmd::CheckStates(ids)) = c.due(t(71), Duration::from_secs(31)) else {
+            panic!("a check")
+        };
+        assert_eq!(ids.len(), MAX_IDS);
+    }
 }

@@ -129,9 +129,14 @@ pub fn key(id: &str) -> String {
 /// each record's state.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Expected {
-    /// The distinct job ids (an array's id once), in the full read's order.
+    /// The distinct job ids (an array's id once), in the full read's order; past
+    /// [`MAX_IDS`] only one more, to say there are too many.
     pub ids: Vec<u64>,
+    /// Each record's state, while a check can stand for the read (empty past [`MAX_IDS`]:
+    /// a queue of 100,000 jobs would hold them all again for nothing).
     states: HashMap<String, JobState>,
+    /// The records of the full read.
+    records: usize,
 }
 
 impl Expected {
@@ -145,13 +150,29 @@ impl Expected {
         let mut ids = Vec::new();
         let mut asked = std::collections::HashSet::new();
         let mut states = HashMap::new();
+        let mut count = 0;
         for (id, state) in records {
+            count += 1;
+            if ids.len() > MAX_IDS {
+                continue;
+            }
             if asked.insert(id.base()) {
                 ids.push(id.base());
             }
             states.insert(key(id.as_str()), state.clone());
         }
-        Expected { ids, states }
+        if ids.len() > MAX_IDS {
+            states = HashMap::new();
+        }
+        Expected {
+            ids,
+            records: if states.is_empty() {
+                count
+            } else {
+                states.len()
+            },
+            states,
+        }
     }
 
     /// Whether a check can stand for a full read: some jobs to ask about, not too many.
@@ -160,11 +181,11 @@ impl Expected {
     }
 
     pub fn len(&self) -> usize {
-        self.states.len()
+        self.records
     }
 
     pub fn is_empty(&self) -> bool {
-        self.states.is_empty()
+        self.records == 0
     }
 
     /// The known jobs (not collapsed pending arrays, whose id changes as tasks start) the
