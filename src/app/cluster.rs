@@ -337,9 +337,17 @@ impl ClusterState {
 
     /// Chooses the refresh interval from `jobs`, the queue's rows of this cluster; when it
     /// moved, the cluster's hub is told.
-    pub fn adapt_interval(&mut self, jobs: &[Job], now: NaiveDateTime) -> Vec<Cmd> {
+    /// `list` and `jobs`: the cluster's rows, as [`Insight::interval`] takes them.
+    ///
+    /// [`Insight::interval`]: super::insight::Insight::interval
+    pub fn adapt_interval<'a>(
+        &mut self,
+        list: (u64, Option<u16>),
+        jobs: impl FnOnce() -> std::borrow::Cow<'a, [Job]>,
+        now: NaiveDateTime,
+    ) -> Vec<Cmd> {
         let c = self;
-        let every = c.insight.interval(jobs, &c.departures, now);
+        let every = c.insight.interval(list, jobs, &c.departures, now);
         // Never faster than the RPC budget allows (state checks between full reads are
         // cheaper: they may come more often).
         let floor = match c.checks.usable() {

@@ -27,6 +27,8 @@ pub struct Departures {
     /// Final states sacct gave in this refresh for jobs its list drops (a state check saw
     /// them leave and asked at once), applied as they are found gone.
     early: Vec<JobDetail>,
+    /// Counts the lists that may have changed which rows are kept.
+    pub generation: u64,
 }
 
 impl Departures {
@@ -51,6 +53,7 @@ impl Departures {
         if self.early.is_empty() && crate::slurm::model::same_list(jobs, previous) {
             return Vec::new();
         }
+        self.generation += 1;
         let now: HashSet<u64> = jobs.iter().map(|j| id_key(&j.id)).collect();
         let mut gone = Vec::new();
         for old in previous {

@@ -347,3 +347,46 @@ fn a_held_job_whose_start_time_is_near_does_not_keep_the_fastest_pace() {
         );
     }
 }
+
+/// The rows' start times are worked out once per list, yet the interval still follows the
+/// clock: an estimated start that comes within a minute as time passes (the same list,
+/// refreshed unchanged) brings the fastest pace, and one a minute past lets it go.
+#[test]
+fn a_start_estimate_coming_near_speeds_up_with_the_list_unchanged() {
+    let mut a = app();
+    let q: Vec<Job> = jobs()
+        .into_iter()
+        .filter(|j| j.status() == Status::Pending)
+        .enumerate()
+        .map(|(i, mut j)| {
+            j.reason = Some("Resources".into());
+            j.start_time = (i == 0).then(|| now() + chrono::Duration::seconds(300));
+            j
+        })
+        .collect();
+    a.update(loaded(q.clone()));
+    for _ in 0..8 {
+        a.update(Msg::PollDue);
+        a.update(loaded(q.clone()));
+    }
+    a.update(Msg::Tick(now() + chrono::Duration::seconds(200)));
+    assert_eq!(a.cluster.status.poll_interval, Duration::from_secs(30));
+    let generation = a.queue.jobs.generation();
+    a.update(Msg::Tick(now() + chrono::Duration::seconds(250)));
+    assert_eq!(
+        a.cluster.status.poll_interval,
+        Duration::from_secs(2),
+        "the start is 50 s away"
+    );
+    a.update(Msg::Tick(now() + chrono::Duration::seconds(370)));
+    assert_eq!(
+        a.cluster.status.poll_interval,
+        Duration::from_secs(30),
+        "the start was 70 s ago and nothing changed"
+    );
+    assert_eq!(
+        a.queue.jobs.generation(),
+        generation,
+        "the list did not change"
+    );
+}

@@ -494,10 +494,9 @@ impl App {
 
     /// The refresh interval chosen again from the queue's rows (`ClusterState::adapt_interval`).
     pub(super) fn adapt_interval(&mut self) -> Vec<Cmd> {
-        let jobs = self
-            .queue
-            .jobs
-            .jobs_on(self.multi().then_some(self.cluster.ix));
-        self.cluster.adapt_interval(&jobs, self.now)
+        let ix = self.multi().then_some(self.cluster.ix);
+        let queue = &self.queue.jobs;
+        self.cluster
+            .adapt_interval((queue.generation(), ix), || queue.jobs_on(ix), self.now)
     }
 }

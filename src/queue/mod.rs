@@ -32,6 +32,8 @@ pub struct Sort {
 pub struct QueueView {
     columns: Vec<Column>,
     jobs: Vec<Job>,
+    /// Counts the changes of `jobs`: what is worked out from them can be kept until it moves.
+    generation: u64,
     loaded: bool,
     /// Every row after folding arrays, in squeue's order.
     all: Rows,
@@ -100,6 +102,7 @@ impl QueueView {
             stale: HashSet::new(),
             columns,
             jobs: Vec::new(),
+            generation: 0,
             loaded: false,
             all: Rows::default(),
             haystack: None,
@@ -215,6 +218,7 @@ impl QueueView {
         self.all = Rows::default();
         self.haystack = None;
         self.jobs = jobs;
+        self.generation += 1;
         self.tally = tally(&self.jobs);
         self.loaded = true;
         let present: HashSet<ArrayKey> = self.jobs.iter().map(|j| j.id.array_key()).collect();
@@ -231,6 +235,11 @@ impl QueueView {
 
     pub fn jobs(&self) -> &[Job] {
         &self.jobs
+    }
+
+    /// Changes whenever the jobs do (not when a refresh brought the very same records).
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// The rows of cluster `ix`, or all of them (borrowed, without a copy) for `None`.
