@@ -78,15 +78,7 @@ async fn launch_form_by_keystrokes_submits_and_shows_the_job_and_its_log() {
         s.contains("[ Submit ]")
     });
     t.keys(&["Enter"]);
-    let s = t.wait("the submission", Duration::from_secs(30), |s| {
-        s.contains("submitted job ")
-    });
-    let id: u64 = s
-        .split("submitted job ")
-        .nth(1)
-        .and_then(|r| r.split_whitespace().next())
-        .and_then(|w| w.parse().ok())
-        .unwrap_or_else(|| panic!("no job id on screen:\n{s}"));
+    let id = t.submitted_job(Duration::from_secs(30));
     let s = t.wait(
         "the job's output in the log pane",
         Duration::from_secs(120),
@@ -159,15 +151,7 @@ async fn a_container_job_on_two_nodes_launched_from_the_form_prints_each_rank() 
         |s| s.contains("→ tui-ct on dev: 2 node(s) × 1 GPU(s)") && s.contains("tiny.sqsh"),
     );
     t.keys(&["C-s"]);
-    let s = t.wait("the submission", Duration::from_secs(30), |s| {
-        s.contains("submitted job ")
-    });
-    let id: u64 = s
-        .split("submitted job ")
-        .nth(1)
-        .and_then(|r| r.split_whitespace().next())
-        .and_then(|w| w.parse().ok())
-        .unwrap_or_else(|| panic!("no job id on screen:\n{s}"));
+    let id = t.submitted_job(Duration::from_secs(30));
     let rank = |n: u32| format!("rank={n} of 2 on ");
     let s = t.wait(
         "both ranks in the log pane",

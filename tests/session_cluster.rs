@@ -217,13 +217,7 @@ async fn colon_session_launches_from_the_form_and_d_ends_it() {
             && sc.contains(&format!("→ session-{label} on dev"))
     });
     t.keys(&["C-s"]);
-    let sc = t.wait("the submission", LIMIT, |sc| sc.contains("submitted job "));
-    let id: u64 = sc
-        .split("submitted job ")
-        .nth(1)
-        .and_then(|r| r.split_whitespace().next())
-        .and_then(|w| w.parse().ok())
-        .unwrap_or_else(|| panic!("no job id on screen:\n{sc}"));
+    let id = t.submitted_job(LIMIT);
     let _cancel = CancelOnDrop(id);
     // The session's own line in its log: it runs, on the cpu partition's node.
     t.wait("the session's line in the log pane", LIMIT, |sc| {

@@ -449,16 +449,7 @@ async fn relaunching_another_users_job_says_whose_it_is_and_asks_twice() {
         "the first Submit queued a job: {mine}"
     );
     t.keys(&["C-s"]);
-    // Up to the text after the id, so that the id is read whole.
-    let s = t.wait("the submission", Duration::from_secs(30), |s| {
-        s.contains("submitted job ") && s.contains(" · logs ")
-    });
-    let new: u64 = s
-        .split("submitted job ")
-        .nth(1)
-        .and_then(|r| r.split_whitespace().next())
-        .and_then(|w| w.parse().ok())
-        .unwrap_or_else(|| panic!("no job id on screen:\n{s}"));
+    let new = t.submitted_job(Duration::from_secs(30));
     let user = wait_for(
         "the relaunch in accounting",
         Duration::from_secs(60),

@@ -169,15 +169,7 @@ async fn the_serve_and_eval_template_runs_from_the_form_and_saves_as_a_file() {
     assert_eq!(back.name, "serve-and-eval");
 
     t.keys(&["C-s"]);
-    let screen = t.wait("the submission", Duration::from_secs(60), |s| {
-        s.contains("submitted job ")
-    });
-    let id: u64 = screen
-        .split("submitted job ")
-        .nth(1)
-        .and_then(|r| r.split_whitespace().next())
-        .and_then(|w| w.parse().ok())
-        .unwrap_or_else(|| panic!("no job id on screen:\n{screen}"));
+    let id = t.submitted_job(Duration::from_secs(60));
     assert_eq!(final_state(&r, id, JOB_LIMIT).await, "COMPLETED");
     assert_eq!(
         job_file(&r, s.state.path(), id, "result.txt").await,

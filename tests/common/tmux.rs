@@ -181,6 +181,22 @@ impl Tmux {
         }
     }
 
+    /// Waits for the note a submission leaves, "submitted job N · logs PATH", and returns
+    /// N. Up to the text after the id, so a frame caught half drawn never
+    /// gives a cut id.
+    pub fn submitted_job(&self, limit: Duration) -> u64 {
+        let s = self.wait("the submission", limit, |s| {
+            s.split("submitted job ")
+                .nth(1)
+                .is_some_and(|r| r.contains(" · logs "))
+        });
+        s.split("submitted job ")
+            .nth(1)
+            .and_then(|r| r.split(" · logs ").next())
+            .and_then(|w| w.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no job id on screen:\n{s}"))
+    }
+
     /// Presses `keys` until the screen satisfies `f`, for a view the dashboard opens only
     /// once it has caught up (`L` before sacct has the ended job): each press gets
     /// `per_press`, then `after_miss` may tidy up (close a view that opened instead) before
