@@ -156,7 +156,7 @@ pub struct Reuse {
     /// second one beside it would cost as much again at the peak).
     by_text: HashMap<u64, (Job, u64)>,
     answers: u64,
-    /// Records of the last answer that were reused (for the tests and `:stats`).
+    /// Records of the last answer that were reused (for the tests).
     pub reused: usize,
     /// The labelling the records were read with (see [`Reuse::labelled`]).
     label: u64,
