@@ -17,6 +17,7 @@ pub mod keymap;
 pub mod launch;
 pub mod layout;
 pub mod logview;
+pub mod marker;
 pub mod memory;
 pub mod notify;
 pub mod payload;

@@ -149,12 +149,7 @@ impl Soon {
         let soon = |t: &NaiveDateTime| (*t - now).num_seconds().abs() <= 60;
         let from = now - chrono::Duration::seconds(61);
         let first = self.times.partition_point(|t| *t <= from);
-        self.always
-            || self.times[first..]
-                .iter()
-                .take_while(|t| soon(t))
-                .next()
-                .is_some()
+        self.always || self.times.get(first).is_some_and(soon)
     }
 }
 

@@ -17,6 +17,8 @@
 //! the command's; the marker is chosen anew for each call, so no output can forge it.
 
 use std::fmt::Write as _;
+
+use crate::marker::{find, partial_at_end, rfind};
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -177,20 +179,6 @@ pub(crate) fn base64(bytes: &[u8]) -> String {
     out
 }
 
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    if needle.is_empty() {
-        return None;
-    }
-    memchr::memmem::find(hay, needle)
-}
-
-fn rfind(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    if needle.is_empty() {
-        return None;
-    }
-    memchr::memmem::rfind(hay, needle)
-}
-
 /// One stream of a framed command, its frame taken off.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unframed {
@@ -319,10 +307,7 @@ impl StreamUnframer {
             return out;
         }
         // Hold back a tail that may be the end marker's first bytes.
-        let hold = (1..self.end.len().min(self.buf.len() + 1))
-            .rev()
-            .find(|&n| self.buf.ends_with(&self.end[..n]))
-            .unwrap_or(0);
+        let hold = partial_at_end(&self.buf, &self.end);
         let cut = self.buf.len() - hold;
         self.buf.drain(..cut).collect()
     }

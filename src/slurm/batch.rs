@@ -7,6 +7,8 @@
 
 use std::hash::{BuildHasher, Hasher};
 
+use crate::marker::{find, partial_at_end};
+
 /// The argv that runs a [`Batch`] (the script is the program's own text).
 pub fn argv(batch: &Batch) -> Vec<String> {
     vec!["sh".into(), "-c".into(), batch.script.clone()]
@@ -191,10 +193,7 @@ impl FirstStreamed {
             return;
         }
         // Hold back what may be the end marker's first bytes.
-        let keep = (1..self.end.len().min(self.held.len() + 1))
-            .rev()
-            .find(|&n| self.held.ends_with(&self.end[..n]))
-            .unwrap_or(0);
+        let keep = partial_at_end(&self.held, &self.end);
         let give = self.held.len() - keep;
         if give > 0 {
             first(&self.held[..give]);
@@ -216,10 +215,6 @@ impl FirstStreamed {
         String::from_utf8(rest)
             .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
     }
-}
-
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    memchr::memmem::find(hay, needle)
 }
 
 #[cfg(test)]

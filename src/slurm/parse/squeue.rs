@@ -55,10 +55,9 @@ struct Piece<'a> {
 }
 
 /// Records of `command::squeue`-style output: framed (`ID␟…␟ID␞`), or the older
-/// unframed output of captured fixtures, split at each terminator. `framed`: already known
+/// unframed output of captured fixtures, split at each terminator. `known`: already known
 /// to be framed (the rest of a streamed answer).
-fn pieces(out: &str, fields: usize, framed: Option<bool>) -> Vec<Piece<'_>> {
-    let known = framed == Some(true);
+fn pieces(out: &str, fields: usize, known: bool) -> Vec<Piece<'_>> {
     if let Some(recs) = framed_records_known(out, TERM, fields, known) {
         return recs
             .into_iter()
@@ -188,7 +187,7 @@ pub fn read_squeue_reusing(
     label: &(dyn Fn(&mut JobRecord) + Sync),
 ) -> Parsed<Job> {
     let mut r = Reader::new(last, label);
-    let pieces = pieces(out, SQUEUE_FIELDS.len(), None);
+    let pieces = pieces(out, SQUEUE_FIELDS.len(), false);
     r.parsed.items.reserve_exact(pieces.len());
     for p in pieces {
         r.piece(p, 0);
@@ -336,9 +335,10 @@ pub struct SqueueStream<'a> {
     buf: Vec<u8>,
     /// Lines before `buf`.
     lines: usize,
-    /// Whether the answer is framed: decided by its first cut; when it is not (or a cut is
-    /// not valid UTF-8), the rest is gathered and read whole at the end.
-    framed: Option<bool>,
+    /// The answer is framed: found by its first cut.
+    framed: bool,
+    /// The answer is not framed, or a cut was not valid UTF-8: the rest is gathered and read
+    /// whole at the end.
     whole: bool,
     /// `buf`'s length at the last cut.
     tried: usize,
@@ -350,7 +350,7 @@ impl<'a> SqueueStream<'a> {
             reader: Reader::new(last, label),
             buf: Vec::new(),
             lines: 0,
-            framed: None,
+            framed: false,
             whole: false,
             tried: 0,
         }
@@ -370,20 +370,18 @@ impl<'a> SqueueStream<'a> {
     /// complete record are decided once that record is complete).
     fn cut(&mut self) {
         let term = TERM.as_bytes();
-        let Some(end) = memchr::memmem::rfind(&self.buf, term).map(|i| i + term.len()) else {
+        let Some(end) = crate::marker::rfind(&self.buf, term).map(|i| i + term.len()) else {
             return;
         };
         let Ok(text) = std::str::from_utf8(&self.buf[..end]) else {
             self.whole = true;
             return;
         };
-        let Some(recs) =
-            framed_records_known(text, TERM, SQUEUE_FIELDS.len(), self.framed.is_some())
-        else {
+        let Some(recs) = framed_records_known(text, TERM, SQUEUE_FIELDS.len(), self.framed) else {
             self.whole = true;
             return;
         };
-        self.framed = Some(true);
+        self.framed = true;
         let Some(k) = recs.iter().rposition(|r| r.complete) else {
             return;
         };
@@ -418,8 +416,7 @@ impl<'a> SqueueStream<'a> {
         let rest = std::mem::take(&mut self.buf);
         let text = String::from_utf8(rest)
             .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-        let framed = self.framed.filter(|_| !self.whole);
-        for p in pieces(&text, SQUEUE_FIELDS.len(), framed) {
+        for p in pieces(&text, SQUEUE_FIELDS.len(), self.framed && !self.whole) {
             self.reader.piece(p, self.lines);
         }
         self.reader.finish()
@@ -442,7 +439,7 @@ pub fn parse_squeue(out: &str) -> Result<Vec<Job>, ParseError> {
 pub fn read_squeue_start(out: &str) -> Parsed<StartEstimate> {
     let mut parsed = Parsed::default();
     let n = SQUEUE_START_FIELDS.len();
-    for p in pieces(out, n, None) {
+    for p in pieces(out, n, false) {
         let rec = Record {
             line: p.line,
             text: p.text,
