@@ -160,6 +160,31 @@ impl SshOptions {
     /// background masters (BatchMode, errors to that file); `None` means an interactive login
     /// whose prompts and errors go to the terminal.
     pub fn master_args(&self, host: &str, ctl: &Path, log: Option<&Path>) -> Vec<OsString> {
+        self.args(host, ctl, log, true)
+    }
+
+    /// [`master_args`](Self::master_args) of a login in the terminal to `host`, reached by
+    /// `route`. Through a jump host (or a ProxyCommand) the login node's banner arrives only
+    /// once every prompt on the way has been answered, and ssh's `ConnectTimeout` covers that
+    /// banner: it would cut the person off while they type the jump host's code. There the
+    /// timeout is left to the user's ssh config, as with plain `ssh`; straight to the host,
+    /// the banner comes before any prompt, so a silent host is still found out quickly.
+    pub fn interactive_master_args(
+        &self,
+        host: &str,
+        ctl: &Path,
+        route: &super::route::Route,
+    ) -> Vec<OsString> {
+        self.args(host, ctl, None, !route.is_proxied())
+    }
+
+    fn args(
+        &self,
+        host: &str,
+        ctl: &Path,
+        log: Option<&Path>,
+        bound_banner: bool,
+    ) -> Vec<OsString> {
         let mut a: Vec<OsString> = Vec::new();
         let mut opt = |s: String| {
             a.push("-o".into());
@@ -167,8 +192,10 @@ impl SshOptions {
         };
         // `ControlPersist=0` would mean "for ever" to ssh: a second is the shortest linger.
         opt(format!("ControlPersist={}s", self.persist.as_secs().max(1)));
-        let secs = self.connect_timeout.as_secs_f64().ceil().max(1.0) as u64;
-        opt(format!("ConnectTimeout={secs}"));
+        if bound_banner {
+            let secs = self.connect_timeout.as_secs_f64().ceil().max(1.0) as u64;
+            opt(format!("ConnectTimeout={secs}"));
+        }
         let alive = self.server_alive_interval.as_secs().max(1);
         opt(format!("ServerAliveInterval={alive}"));
         opt("ServerAliveCountMax=3".into());
@@ -331,8 +358,12 @@ pub fn interactive_login(opts: &SshOptions) -> Result<Login, RemoteError> {
         }
         // Nothing answered there: what is left is the socket of a master that died.
         let _ = std::fs::remove_file(&ctl);
+        let route = super::route::resolve(opts, &host).unwrap_or_else(|e| {
+            tracing::warn!(target: "slurmdash::remote", %host, error = %e, "cannot read the route to the host; connecting as if straight");
+            super::route::Route::default()
+        });
         let status = std::process::Command::new("ssh")
-            .args(opts.master_args(&host, &ctl, None))
+            .args(opts.interactive_master_args(&host, &ctl, &route))
             .envs(askenv.iter().map(|(k, v)| (k, v)))
             .status();
         match status {
@@ -348,9 +379,7 @@ pub fn interactive_login(opts: &SshOptions) -> Result<Login, RemoteError> {
                 }
                 Err(e) => errors.push(format!("{host}: logged in, but then {e}")),
             },
-            Ok(s) => errors.push(format!(
-                "{host}: the login was not completed (cancelled, or the server refused it; ssh {s})"
-            )),
+            Ok(s) => errors.push(not_completed(&host, &route, s)),
             Err(e) => errors.push(format!("{host}: cannot run ssh: {e}")),
         }
     }
@@ -361,6 +390,20 @@ pub fn interactive_login(opts: &SshOptions) -> Result<Login, RemoteError> {
         host: opts.hosts.join(","),
         reason: errors.join("; "),
     })
+}
+
+/// Why an interactive login to `host` failed once ssh gave up: a person's answer was
+/// refused or came after the server (or a jump host) stopped waiting, or they closed the
+/// prompt. ssh's own words are above it on the terminal.
+fn not_completed(
+    host: &str,
+    route: &super::route::Route,
+    status: std::process::ExitStatus,
+) -> String {
+    format!(
+        "{host}{}: the login was not completed: a one-time code or password was refused or typed too late (a server stops waiting after a while, often 2 minutes), or the prompt was closed (ssh {status}); run `slurmdash login` to try again, and type a fresh code when it is asked",
+        route.through()
+    )
 }
 
 pub(crate) fn no_hosts_error() -> RemoteError {
@@ -433,6 +476,12 @@ pub async fn master_answers(ctl: &Path) -> bool {
         .status();
     matches!(tokio::time::timeout(CHECK_TIMEOUT, check).await, Ok(Ok(s)) if s.success())
 }
+
+/// The environment of an ssh that must never prompt, its jump hosts' ssh included.
+pub(crate) const NO_PROMPT: [(&str, &str); 2] = [
+    ("SSH_ASKPASS", "/bin/false"),
+    ("SSH_ASKPASS_REQUIRE", "force"),
+];
 
 /// Runs `ssh -M -N -f` in BatchMode for `host` at `ctl` and waits until it has authenticated
 /// and forked into the background. Errors are the last lines of the master's log.
@@ -554,6 +603,28 @@ mod tests {
         };
         let s = strs(&o.master_args("h", Path::new("/s/c"), None)).join(" ");
         assert!(s.contains("ControlPersist=600s"), "{s}");
+    }
+
+    #[test]
+    fn only_a_login_through_a_jump_host_leaves_the_banner_unbounded() {
+        use crate::remote::route::Route;
+        let o = SshOptions::new(vec!["inner".into()]);
+        let straight =
+            strs(&o.interactive_master_args("inner", Path::new("/s/c"), &Route::default()));
+        assert!(
+            straight.join(" ").contains("-o ConnectTimeout=10"),
+            "{straight:?}"
+        );
+        let jumped = Route {
+            jumps: vec!["bastion".into()],
+            proxy_command: None,
+        };
+        let s = strs(&o.interactive_master_args("inner", Path::new("/s/c"), &jumped)).join(" ");
+        assert!(!s.contains("ConnectTimeout"), "{s}");
+        assert!(!s.contains("BatchMode"), "{s}");
+        // A batch master keeps its short timeout whatever the route.
+        let b = strs(&o.master_args("inner", Path::new("/s/c"), Some(Path::new("/s/l")))).join(" ");
+        assert!(b.contains("-o ConnectTimeout=10"), "{b}");
     }
 
     #[test]

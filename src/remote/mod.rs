@@ -15,6 +15,7 @@ mod lasthost;
 pub mod local;
 mod master;
 mod readfile;
+pub mod route;
 mod session;
 mod sockets;
 pub mod ssh;
