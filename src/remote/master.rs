@@ -494,6 +494,10 @@ pub(crate) async fn launch_batch_master(
     let _ = std::fs::remove_file(ctl);
     let mut child = tokio::process::Command::new("ssh")
         .args(opts.master_args(host, ctl, Some(log)))
+        // BatchMode reaches no jump host (ssh passes them no -o options): one that asks for a
+        // code or a passphrase would ask on the terminal the dashboard is drawing on. An
+        // askpass that always fails makes it give up instead, as BatchMode would.
+        .envs(NO_PROMPT)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
