@@ -9,6 +9,7 @@ use super::check_output;
 use crate::config::{Cluster, Config, Loaded};
 use crate::io::connect::connect;
 use crate::io::connect::ssh_options;
+use crate::remote::route::{self, HopCheck};
 use crate::remote::{runtime_dir, Remote, SshOptions, SshRemote};
 use crate::slurm::command;
 use crate::slurm::parse::parse_sinfo;
@@ -87,6 +88,7 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster) -> Result<ExitCode> {
                 hosts: vec![host.clone()],
                 ..base.clone()
             };
+            check_route(&opts, host, cluster, &mut report).await;
             let started = Instant::now();
             let remote = SshRemote::new(opts);
             let result = match &remote {
@@ -161,6 +163,98 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster) -> Result<ExitCode> {
     } else {
         println!("all checks passed");
         Ok(ExitCode::SUCCESS)
+    }
+}
+
+/// A host reached through jump hosts: names them, and which hop asks for a one-time code
+/// (each hop is tried in BatchMode, outermost first, and never prompts).
+async fn check_route(opts: &SshOptions, host: &str, cluster: &Cluster, report: &mut Report) {
+    let (o, h) = (opts.clone(), host.to_string());
+    let route = match tokio::task::spawn_blocking(move || route::resolve(&o, &h)).await {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => {
+            return report.warn(
+                &format!("route to {host}"),
+                &e,
+                "check the ssh config (`ssh -G HOST` shows what ssh reads)",
+            )
+        }
+        Err(e) => {
+            return report.warn(
+                &format!("route to {host}"),
+                &e.to_string(),
+                "run doctor again",
+            )
+        }
+    };
+    if !route.is_proxied() {
+        return;
+    }
+    let from = match &opts.ssh_config {
+        Some(f) => f.display().to_string(),
+        None => "~/.ssh/config".into(),
+    };
+    if route.jumps.is_empty() {
+        // A ProxyCommand says nothing about its hops.
+        return report.ok(
+            &format!("route to {host}"),
+            &format!(
+                "{} ({from})",
+                route.through().trim().trim_matches(['(', ')'])
+            ),
+        );
+    }
+    let mut hops = route.jumps.clone();
+    hops.push(host.to_string());
+    report.ok(
+        &format!("route to {host}"),
+        &format!(
+            "through jump host{} {} (ProxyJump in {from}): {}",
+            if route.jumps.len() == 1 { "" } else { "s" },
+            route.jumps.join(", "),
+            hops.join(" -> ")
+        ),
+    );
+    let (o, h, r) = (opts.clone(), host.to_string(), route.clone());
+    let timeout = opts.connect_timeout;
+    let Ok(checks) =
+        tokio::task::spawn_blocking(move || route::check_hops(&o, &h, &r, timeout)).await
+    else {
+        return;
+    };
+    let n = hops.len();
+    for (i, (hop, check)) in checks.iter().enumerate() {
+        let what = if i + 1 < n {
+            format!("jump host {hop} (hop {} of {n})", i + 1)
+        } else {
+            format!("login host {hop} (hop {n} of {n})")
+        };
+        match check {
+            HopCheck::NoPrompt => report.ok(&what, "logs in with the key alone, no prompt"),
+            HopCheck::AsksForCode(methods) => {
+                let detail = format!(
+                    "{what} asks for a one-time code or password ({methods}){}",
+                    if i + 1 < n {
+                        format!("; {host} is reached only through it, so every login to {host} starts with that prompt")
+                    } else {
+                        String::new()
+                    }
+                );
+                if cluster.settings.interactive_login {
+                    report.ok(
+                        "one-time code",
+                        &format!("{detail}; `slurmdash login` asks for it once and every command shares that login"),
+                    );
+                } else {
+                    report.fail(
+                        "one-time code",
+                        &detail,
+                        "set interactive_login = true for this cluster, then run `slurmdash login` (or start the dashboard) in a terminal",
+                    );
+                }
+            }
+            HopCheck::Failed(e) => report.fail(&what, e, &ssh_advice(e).replace("{host}", hop)),
+        }
     }
 }
 
