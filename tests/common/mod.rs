@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod app_driver;
+pub mod bastion;
 pub mod containers;
 pub mod launch;
 pub mod limits;
