@@ -7,6 +7,7 @@
 #                  aliases `bastion` and `innerlogin` (.dev-cluster/ssh/config-bastion)
 #                  and a slurmdash config (.dev-cluster/slurmdash-bastion.toml)
 #   bastion_down   stop both sshds, remove their namespaces
+#   bastion_status one line per sshd
 #
 # On 22.05's bridge, beside the compute nodes:
 #   sd2205-bastion  $NET.201:22  sshd: key + one-time code (PAM service sshd-2fa, the
@@ -202,6 +203,21 @@ check_bastion() {
 		die "the login node behind the bastion let a direct connection in"
 	[[ $out == *"Connection refused"* ]] ||
 		die "a direct connection to the login node: expected Connection refused, got: $out"
+}
+
+# Status lines of both sshds (informative: `status`'s exit code does not count them).
+bastion_status() {
+	[[ $VER == 22.05 ]] || return 0
+	local RUN=$BASTION_RUN LOG=$BASTION_LOG d pid addr
+	for d in sshd-bastion sshd-inner; do
+		addr=$(bastion_addr):22
+		[[ $d == sshd-inner ]] && addr=$(inner_addr):22
+		if pid=$(alive_pid "$d"); then
+			printf '  %-14s up    pid %-8s %-20s log %s\n' "$d" "$pid" "$addr" "$(log_file "$d")"
+		else
+			printf '  %-14s DOWN  %-12s %-20s log %s\n' "$d" "" "$addr" "$(log_file "$d")"
+		fi
+	done
 }
 
 bastion_down() {
