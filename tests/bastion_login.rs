@@ -263,7 +263,10 @@ fn doctor_names_the_jump_host_that_asks_for_the_code() {
         report.contains("[FAIL] ssh innerlogin: cannot connect to innerlogin: login needed"),
         "{report}"
     );
-    assert!(report.contains("slurmdash login"), "{report}");
+    assert!(
+        report.contains("-> run `slurmdash login` in a terminal"),
+        "{report}"
+    );
     // It asked nothing and left nothing behind.
     assert!(rt.masters().is_empty());
 }

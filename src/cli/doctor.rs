@@ -45,7 +45,9 @@ impl Report {
 /// What to do about an SSH failure, from what ssh said (`{host}` stands for the host).
 pub fn ssh_advice(reason: &str) -> &'static str {
     let r = reason.to_lowercase();
-    if r.contains("host key verification failed") || r.contains("host key") {
+    if r.contains("login needed") {
+        "run `slurmdash login` in a terminal (it asks for the code or password once), then doctor again: it checks the rest through that login"
+    } else if r.contains("host key verification failed") || r.contains("host key") {
         "the host key is unknown or has changed: run `ssh {host}` once in a terminal, check the fingerprint with your admins and accept it"
     } else if r.contains("permission denied") || r.contains("authentication") {
         "the server refused your key: set SSH_KEY_PATH (or key_path), load the key with `ssh-add`, or, for password/2FA logins, run `slurmdash login` or set interactive_login = true"
@@ -690,5 +692,8 @@ mod advice_tests {
         assert!(a.contains("(or SLURM_HOSTNAME)"), "{a}");
         let a = ssh_advice("Host key verification failed.").replace("{host}", "badhost");
         assert!(a.contains("run `ssh badhost` once"), "{a}");
+        // A login that needs a person: what to run, not "ssh without prompting".
+        let a = ssh_advice("cannot connect to h: login needed: the connection opened with a password or one-time code has ended; run `slurmdash login` (... known_hosts; for password or 2FA logins ...)");
+        assert!(a.starts_with("run `slurmdash login` in a terminal"), "{a}");
     }
 }
