@@ -196,8 +196,19 @@ fn resizing_reflows_and_sigterm_restores_the_terminal() {
 
 /// `c` in the real binary: the chooser over the queue, a column turned off and saved, the
 /// queue's header without it at once, and the config file rewritten with its comments kept.
-#[test]
-fn columns_chosen_with_c_are_shown_and_saved_in_the_config() {
+#[tokio::test(flavor = "multi_thread")]
+async fn columns_chosen_with_c_are_shown_and_saved_in_the_config() {
+    // A job of its own, held, so the queue has a header to read whatever else runs.
+    let r = remote();
+    let dir = scratch(&r, "columns").await;
+    let held = sbatch(
+        &r,
+        &[
+            "--chdir", &dir, "--hold", "-J", "columns", "-t", "1", "--wrap", "true",
+        ],
+    )
+    .await;
+    let _cancel = CancelOnDrop(held);
     let tmp = tempfile::tempdir().expect("tempdir");
     let cfg = fast_config(tmp.path());
     let mut text = std::fs::read_to_string(&cfg).expect("config");
