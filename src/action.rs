@@ -61,10 +61,11 @@ pub enum Msg {
     Submitted(Box<Result<crate::launch::submit::Submitted, String>>),
     /// Jobs from the launch registry, as sacct knows them (kept visible after squeue).
     RegistryJobs(Result<Vec<Job>, String>),
-    /// Rank, priority, fair-share and limits of a pending job.
+    /// Rank, priority, fair-share and limits of every pending job of one user.
     Pending {
-        id: JobId,
-        result: Box<Result<crate::slurm::pending::PendingInfo, String>>,
+        ask: Box<crate::slurm::pending::Ask>,
+        result: Box<Result<crate::slurm::pending::Batch, String>>,
+        at: NaiveDateTime,
     },
     Partitions {
         result: Result<Vec<crate::slurm::partview::PartitionRow>, String>,
@@ -91,6 +92,8 @@ pub enum Msg {
         at: NaiveDateTime,
     },
     /// A sample of the transport's counters, for :stats.
+    /// sacct's answer about jobs that just left squeue (see `Cmd::FinalStates`).
+    FinalStates(crate::payload::PollExtra),
     RemoteStats {
         stats: crate::payload::RemoteStats,
         at: NaiveDateTime,
@@ -175,6 +178,13 @@ impl Msg {
                     e.asked.iter_mut().for_each(f);
                 }
             }
+            Msg::FinalStates(e) => {
+                e.finished
+                    .iter_mut()
+                    .filter_map(|d| d.id.as_mut())
+                    .for_each(&mut *f);
+                e.asked.iter_mut().for_each(f);
+            }
             Msg::Detail { id, result } => {
                 f(id);
                 if let Ok((d, _)) = result.as_mut() {
@@ -202,11 +212,9 @@ impl Msg {
             | Msg::Recovered { id, .. }
             | Msg::Rerun { id, .. } => f(id),
             Msg::RegistryJobs(Ok(js)) => jobs(js),
-            Msg::Pending { id, result } => {
-                f(id);
-                if let Ok(p) = result.as_mut() {
-                    p.id.iter_mut().for_each(&mut *f);
-                    p.asked_as.iter_mut().for_each(f);
+            Msg::Pending { result, .. } => {
+                if let Ok(b) = result.as_mut() {
+                    b.ids_mut().for_each(f);
                 }
             }
             Msg::Cluster(_, m) => m.set_cluster(ix),
@@ -347,7 +355,10 @@ pub enum Cmd {
     PollWith {
         sacct: Vec<JobId>,
     },
-    FetchPending(Box<Job>),
+    /// sacct alone, at once, about jobs a refresh just saw leave squeue.
+    FinalStates(Vec<JobId>),
+    /// Why every pending job of one user waits (`slurm::pending::Ask`).
+    FetchPending(Box<crate::slurm::pending::Ask>),
     FetchPartitions,
     /// `scontrol show config`, once per cluster: the site's RPC rate limit and the release.
     FetchSiteLimit,
@@ -401,8 +412,7 @@ impl Cmd {
                 f(id);
                 detail.id.iter_mut().for_each(f);
             }
-            Cmd::PollWith { sacct } => sacct.iter_mut().for_each(f),
-            Cmd::FetchPending(job) => f(&mut job.id),
+            Cmd::PollWith { sacct } | Cmd::FinalStates(sacct) => sacct.iter_mut().for_each(f),
             Cmd::SampleLive(t) => f(&mut t.id),
             Cmd::Files(c) => f(c.job_mut()),
             Cmd::ToCluster(_, c) => c.for_each_id(f),
@@ -423,6 +433,7 @@ impl Cmd {
             | Cmd::SaveColumns(_)
             | Cmd::SaveTemplate { .. }
             | Cmd::FetchPartitions
+            | Cmd::FetchPending(_)
             | Cmd::FetchSiteLimit
             | Cmd::CheckStates(_)
             | Cmd::FetchUsage { .. }

@@ -48,7 +48,7 @@ fn the_environment_variable_turns_it_on_and_errors_are_recorded() {
     let text = std::fs::read_to_string(&log).expect("the log file was written");
     let scontrol = text
         .lines()
-        .find(|l| l.contains("argv=\"scontrol show job 999999999\""))
+        .find(|l| l.contains("argv=\"scontrol --local show job 999999999\""))
         .unwrap_or_else(|| panic!("no scontrol line:\n{text}"));
     assert!(scontrol.contains("exit=1"), "{scontrol}");
     assert!(

@@ -478,9 +478,8 @@ async fn the_dashboard_shows_the_live_figures_of_the_selected_running_job() {
     let idx = &by_node[0].1;
     gpu_load(r, id, &node, &format!("{} 73 4096\n", idx[0])).await;
 
-    let dir = tempfile::tempdir().unwrap();
-    let config = common::tmux::fast_config(dir.path());
-    let t = select_in_tmux(&config, id, &name);
+    // The settings a user gets (the default RPC budget): the sample is the user's read.
+    let t = select_in_tmux(&common::dev_config_default(), id, &name);
     let gpu = format!("GPU {node}:{}", idx[0]);
     let screen = t.wait(
         "the live figures in the detail pane",

@@ -71,6 +71,7 @@ fn detail_text(job: &Job, info: Option<&PendingInfo>) -> String {
             error: None,
             edit_key: Some("E"),
             waited: None,
+            as_of: None,
         },
         efficiency: None,
         live: Default::default(),
@@ -564,8 +565,8 @@ async fn a_job_waiting_for_a_qos_gpu_limit_is_told_the_limit_and_slurmctlds_coun
     );
     assert_eq!(counted.1, 0, "no slurmdbd RPC for a pending job's insight");
     assert!(
-        counted.0 <= 6,
-        "at most 6 slurmctld RPCs (squeue, sprio, sshare, assoc_mgr, partition): {counted:?}"
+        counted.0 <= 4,
+        "at most 4 slurmctld RPCs (sprio, sshare, assoc_mgr, partition), for every pending job of the user: {counted:?}"
     );
     let t = detail_text(&j, Some(&info));
     let texts: Vec<&str> = info.headroom.iter().map(|h| h.text.as_str()).collect();

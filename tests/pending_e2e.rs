@@ -1,5 +1,6 @@
-//! The real binary in tmux against the dev cluster: a job over MaxTime is explained in the
-//! queue and the detail pane, `:partitions` and `:stats` open and close.
+//! The real binary in tmux against the dev cluster, with the settings a user gets (the
+//! default RPC budget): a job over MaxTime is explained in the queue and the detail pane,
+//! `:partitions` and `:stats` open and close.
 
 mod common;
 
@@ -16,7 +17,7 @@ async fn over_maxtime_explained_and_partitions_and_stats_views() {
     let dir = scratch(&r, "pend-e2e").await;
     let tag = format!("pe{}", rand_suffix() % 100_000);
     let id = sbatch_too_long(&r, &format!("{tag}-long"), &dir).await;
-    let t = Tmux::start(&dev_config(), &[]);
+    let t = Tmux::start(&dev_config_default(), &[]);
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         t.keys(&["/"]);
         t.keys(&[&tag, "Enter"]);
@@ -114,7 +115,7 @@ async fn the_detail_pane_names_the_limit_a_job_waits_for() {
     argv.extend_from_slice(&args);
     argv.extend_from_slice(&["--wrap", "true"]);
     let target = sbatch(&r, &argv).await;
-    let t = Tmux::start(&dev_config(), &[]);
+    let t = Tmux::start(&dev_config_default(), &[]);
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         assert!(running, "the 2-GPU holder did not start within 240 s");
         t.keys(&["/"]);

@@ -125,9 +125,10 @@ async fn a_login_node_back_after_20s_is_tried_within_the_cap_and_r_tries_at_once
     );
 }
 
-/// The dev cluster's dashboard config pointed at the private sshd.
+/// The dev cluster's dashboard config, as a user has it (the default RPC budget), pointed
+/// at the private sshd.
 fn config_for(s: &OwnSshd) -> std::path::PathBuf {
-    let dev = std::fs::read_to_string(common::dev_config()).expect("dev config");
+    let dev = std::fs::read_to_string(common::dev_config_default()).expect("dev config");
     let mut cfg = String::new();
     for line in dev.lines() {
         if line.starts_with("hosts") {
@@ -191,6 +192,17 @@ fn the_status_bar_counts_down_while_the_node_is_away_and_shows_it_back() {
         "the dashboard connected again",
         Duration::from_secs(30),
         |s| s.contains(&connected) && next_try(s).is_none(),
+    );
+    // Fresh data, read after the node came back (what was on screen before is 20 s old
+    // or more by then), with the default RPC budget.
+    t.wait(
+        "a refresh after the node's return",
+        Duration::from_secs(60),
+        |s| common::tmux::updated_secs(s).is_some_and(|n| n <= back.elapsed().as_secs()),
+    );
+    println!(
+        "reconnect: fresh data on screen {:.1}s after the sshd came back",
+        back.elapsed().as_secs_f64()
     );
     // The figure, not a timed assertion: with the backoff capped, the dashboard is back
     // within about one cap of the node's return.

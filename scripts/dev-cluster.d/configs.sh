@@ -245,10 +245,9 @@ render_slurmdash_toml() {
 	cat <<EOF
 default_cluster = "$CLUSTER"
 
-# No slurmctld RPC budget: the tests wait for screens with deadlines (docs/testing.md).
-[poll]
-max_rpcs_per_minute = 0
-
+# The settings a user gets: the default slurmctld RPC budget (4 a minute). Most tests
+# turn it off in their own copy (tests/common: dev_config); the tests of the answers it
+# must never starve keep it (dev_config_default; docs/testing.md).
 [clusters.$CLUSTER]
 hosts = ["$SSH_ALIAS"]
 ssh_config = "$SSH_DIR/config"

@@ -2,26 +2,31 @@
 //! spent, the rules that say whether a read fits now, and the reads held until they do.
 //! Pure: no I/O, the time is passed in.
 //!
-//! With a budget of B RPCs a minute the allowance is 5·B over any five minutes:
-//! - the refresh (2 RPCs) fits when the refreshes of the last minute plus it stay within B
-//!   and everything of the last five minutes plus it within 5·B; its interval is at least
-//!   [`Budget::refresh_floor`] (160/B s: three quarters of the allowance);
+//! The user's question first; gentleness comes from reading less (answers kept and read in
+//! batches for all of the user's jobs), never from making the user wait. With a budget of B
+//! RPCs a minute the allowance is 5·B over any five minutes:
+//! - a read a key asked for (the selected job's detail, why it pends, its live use) always
+//!   goes, at the next second (the dashboard's tick: a user walking the queue has only
+//!   the row they stop on read), and is charged; what it spends, the background gives
+//!   back by waiting;
+//! - the refresh (2 RPCs) comes no faster than [`Budget::refresh_floor`] (200/B s: three
+//!   fifths of the allowance) and fits when the refreshes of the last minute plus it stay
+//!   within B and everything of the last five minutes plus it within 5·B; but it is never
+//!   held past [`WATCH_SECS`] after the last one: the queue on screen is never older than a
+//!   minute, whatever else was spent;
 //! - where the cluster answers the cheap state check (1 RPC, `slurm::statecheck`), checks
 //!   and full reads take turns within the same three quarters and count as refreshes: a
-//!   poll at least every [`Budget::check_floor`] (120/B + 1 s), every other one a full
-//!   read; a full read a check called for (it saw a state change) may come before the
-//!   refresh's pace allows, one full read more in the minute ([`Who::Change`]), and always
-//!   within the five minutes;
-//! - a read a key asked for (the selected job's detail, why it pends) may use half of the
-//!   allowance for reads other than the refresh and must leave room for one refresh; once
-//!   one waited a refresh interval, the refresh leaves it room (it goes first);
-//! - background reads (live samples, partitions, reads no key asked for) only a quarter,
-//!   so they never starve the refresh (which may wait a few seconds for the window to
-//!   move). A read larger than its share goes alone: when no other read was spent in the
-//!   five minutes.
+//!   poll at least every [`Budget::check_floor`], every other one a full read; a full read
+//!   a check called for (it saw a state change) may come before the refresh's pace allows,
+//!   one full read more in the minute ([`Who::Change`]);
+//! - background reads (live samples while a job stays selected, partitions, reads no key
+//!   asked for) take only a quarter, counted with the user's reads, so that over any five
+//!   minutes without a key the dashboard stays within B a minute. A read larger than its
+//!   share goes alone: when no other read was spent in the five minutes.
 //!
 //! Writes and what the user does (cancel, submit, edit, :history, copies, shells) are never
-//! held; the transport's own count ([`Budget::observe`]) charges them when they ran.
+//! held; the transport's own count ([`Budget::observe`]) charges them when they ran. Only
+//! slurmctld's own refusal (its rate limit) pauses every planned read, the user's too.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -45,6 +50,12 @@ pub const THROTTLE_PAUSE_SECS: i64 = 60;
 const CLOCK_SLACK_SECS: i64 = 1;
 /// A planned spend the transport has not counted after this long was over-planned.
 const UNSEEN_SECS: i64 = 60;
+/// The longest a refresh is held after the last one (full read or state check): with the
+/// read's own time the queue on screen is never a minute old while the dashboard is open.
+pub const WATCH_SECS: i64 = 50;
+/// The longest interval between polls where state checks and full reads take turns: two of
+/// them, a full read's age, stay under a minute.
+pub const CHECK_MAX_SECS: u64 = 29;
 
 /// Who asks for a read: the rules differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,13 +115,13 @@ pub fn read_cost(cmd: &Cmd) -> Option<(Kind, u64)> {
             Kind::Check,
             rpc_cost(&crate::slurm::statecheck::argv(ids)).ctld,
         ),
-        // scontrol show job, and once per job the batch script kept for `L`
-        // (`scontrol write batch_script`); a finished job's sacct costs slurmctld nothing.
-        Cmd::FetchDetail(id) => {
-            let show = rpc_cost(&command::scontrol_show_job(id, false)).ctld;
-            let script = rpc_cost(&crate::slurm::eff::recover::scontrol_batch_script(id)).ctld;
-            (Kind::Detail, show + script)
-        }
+        // scontrol --local show job; a finished job's sacct costs slurmctld nothing. The
+        // batch script kept once per running job for `L` (`scontrol write batch_script`)
+        // is charged when the transport counts it.
+        Cmd::FetchDetail(id) => (
+            Kind::Detail,
+            rpc_cost(&command::scontrol_show_job(id, false)).ctld,
+        ),
         Cmd::FetchPending(job) => (Kind::Pending, batch(&crate::slurm::pending::commands(job))),
         Cmd::SampleLive(t) => (Kind::Live, crate::slurm::live::rpc_cost(t)),
         Cmd::FetchPartitions => (Kind::Partitions, batch(&crate::slurm::partview::commands())),
@@ -199,27 +210,42 @@ impl Budget {
             .then(|| u64::from(self.per_minute) * (WINDOW_SECS / MINUTE_SECS) as u64)
     }
 
-    /// The shortest refresh interval the budget allows: refreshes take at most three
-    /// quarters of it (160/B seconds, rounded up; 40 s at 4 a minute). `None` without one.
+    /// The refresh interval the budget plans: refreshes take three fifths of it (200/B
+    /// seconds, rounded up; 50 s at 4 a minute), the rest is for the user's reads and the
+    /// background; never longer than [`WATCH_SECS`], which a budget under 4 a minute
+    /// cannot pay for and gets all the same. `None` without a budget.
     pub fn refresh_floor(&self) -> Option<Duration> {
         let b = u64::from(self.per_minute);
         (b > 0).then(|| {
-            // 60 s × REFRESH_COST / (¾ B)
-            let secs = (60 * REFRESH_COST * 4).div_ceil(3 * b);
-            Duration::from_secs(secs.max(1))
+            // 60 s × REFRESH_COST / (⅗ B)
+            let secs = (60 * REFRESH_COST * 5).div_ceil(3 * b);
+            Duration::from_secs(secs.clamp(1, self.watch_secs() as u64))
         })
+    }
+
+    /// The longest a refresh is held: [`WATCH_SECS`], unless the site's own rate limit
+    /// (which slurmctld enforces) allows fewer refreshes; then as often as it allows.
+    pub fn watch_secs(&self) -> i64 {
+        match &self.site {
+            Some(Ok(Some(l))) if l.per_minute() > 0 => {
+                let site = (60 * REFRESH_COST).div_ceil(u64::from(l.per_minute())) as i64;
+                site.max(WATCH_SECS)
+            }
+            _ => WATCH_SECS,
+        }
     }
 
     /// The shortest interval between polls when state checks and full reads take turns:
     /// a full read and a check every two intervals take the refresh's three quarters
-    /// (120/B s, rounded up), plus a second so that a full read, a check and the next full
-    /// read never fall in one minute (31 s at 4 a minute). `None` without a budget.
+    /// (120/B s, rounded up, plus a second), but never more than [`CHECK_MAX_SECS`], so
+    /// that full reads stay under a minute apart (29 s at 4 a minute: a check, then a full
+    /// read, 3 RPCs every 58 s). `None` without a budget.
     pub fn check_floor(&self) -> Option<Duration> {
         let b = u64::from(self.per_minute);
         (b > 0).then(|| {
             // 60 s × (REFRESH_COST + CHECK_COST) / (¾ B) over two intervals.
             let secs = (60 * (REFRESH_COST + CHECK_COST) * 4).div_ceil(3 * b * 2);
-            Duration::from_secs(secs + CLOCK_SLACK_SECS as u64)
+            Duration::from_secs((secs + CLOCK_SLACK_SECS as u64).min(CHECK_MAX_SECS))
         })
     }
 
@@ -239,6 +265,11 @@ impl Budget {
         self.sum(now, WINDOW_SECS, |_| true)
     }
 
+    /// When the last refresh (full read or state check) was charged, within the ledger.
+    pub fn last_refresh(&self) -> Option<NaiveDateTime> {
+        self.spends.iter().rev().find(|s| s.refresh).map(|s| s.at)
+    }
+
     /// Whether a read of `cost` RPCs for `who` fits the budget at `now`.
     pub fn fits(&self, now: NaiveDateTime, cost: u64, who: Who) -> bool {
         if self.paused_until.is_some_and(|t| now < t) {
@@ -251,31 +282,24 @@ impl Budget {
         let total = self.spent(now);
         let reads = self.sum(now, WINDOW_SECS, |s| !s.refresh);
         match who {
+            // The user's question first: what it costs, the background gives back.
+            Who::User => true,
             Who::Refresh | Who::Change => {
+                // Never stale while watched.
+                if self
+                    .last_refresh()
+                    .is_none_or(|t| (now - t).num_seconds() >= self.watch_secs())
+                {
+                    return true;
+                }
                 let minute = self.sum(now, MINUTE_SECS, |s| s.refresh);
-                // A read a key asked for that waited a refresh interval goes first: the
-                // refresh leaves it room (a user walking the queue replaces it each key, and
-                // the refresh keeps its pace meanwhile).
-                let floor = self.refresh_floor().unwrap_or_default().as_secs() as i64;
-                let user = self
-                    .held
-                    .iter()
-                    .filter(|h| {
-                        h.who == Who::User
-                            && h.cost + REFRESH_COST <= a
-                            && (now - h.since).num_seconds() >= floor
-                    })
-                    .map(|h| h.cost)
-                    .max()
-                    .unwrap_or(0);
                 // A full read a state check called for may be one more in the minute.
                 let cap = match who {
                     Who::Change => b.max(cost) + REFRESH_COST,
                     _ => b.max(cost),
                 };
-                minute + cost <= cap && total + cost + user <= a
+                minute + cost <= cap && total + cost <= a
             }
-            Who::User => (reads + cost <= a / 2 || reads == 0) && total + cost + REFRESH_COST <= a,
             // A full read a state check called for goes before the background's reads.
             Who::Background => {
                 (reads + cost <= a / 4 || reads == 0)
@@ -299,6 +323,10 @@ impl Budget {
                     .map(|w| s.at + chrono::Duration::seconds(w + CLOCK_SLACK_SECS))
             })
             .chain(self.paused_until)
+            .chain(
+                self.last_refresh()
+                    .map(|t| t + chrono::Duration::seconds(self.watch_secs())),
+            )
             .filter(|t| *t > now)
             .collect();
         at.sort();
@@ -386,7 +414,9 @@ impl Budget {
             return Some(cmd);
         };
         self.held.retain(|h| h.kind != kind);
-        if self.fits(now, cost, who) {
+        // The user's reads go at the next second (the next tick): a user walking the queue
+        // has only the row they stop on read, never the rows passed over.
+        if who != Who::User && self.fits(now, cost, who) {
             self.spend(now, cost, kind.is_refresh());
             return Some(cmd);
         }
@@ -428,7 +458,7 @@ impl Budget {
         for h in held {
             if !wanted(&h.cmd) {
                 dropped.push(h.cmd);
-            } else if self.fits(now, h.cost, h.who) {
+            } else if self.fits(now, h.cost, h.who) && !(h.who == Who::User && h.since == now) {
                 self.spend(now, h.cost, h.kind.is_refresh());
                 go.push(h.cmd);
             } else {

@@ -49,6 +49,10 @@ struct Sim {
     version: Option<crate::slurm::statecheck::Version>,
     /// When a state check went out.
     checks: Vec<i64>,
+    /// When a pending read went out.
+    pendings: Vec<i64>,
+    /// (second, job) of every live sample that went out.
+    samples: Vec<(i64, JobId)>,
 }
 
 impl Sim {
@@ -70,9 +74,12 @@ impl Sim {
             queue: jobs(),
             version: None,
             checks: Vec::new(),
+            pendings: Vec::new(),
+            samples: Vec::new(),
         };
-        // The hub at connect: a refresh at once.
+        // The hub at connect: a refresh at once, then its timer.
         s.send(from_hub(Msg::PollDue));
+        s.due = s.every;
         s
     }
 
@@ -120,20 +127,50 @@ impl Sim {
             }
             Cmd::FetchDetail(id) => {
                 self.details.push((t, id.clone()));
+                let state = self
+                    .queue
+                    .iter()
+                    .find(|j| j.id == id)
+                    .map(|j| j.state.clone());
+                let result = match state {
+                    Some(state) => Ok((
+                        crate::slurm::model::JobDetail {
+                            id: Some(id.clone()),
+                            state: Some(state),
+                            ..Default::default()
+                        },
+                        crate::payload::DetailSource::Scontrol,
+                    )),
+                    None => no("scontrol"),
+                };
                 Msg::Detail {
                     id,
-                    result: Box::new(no("scontrol")),
+                    result: Box::new(result),
                 }
             }
-            Cmd::FetchPending(job) => Msg::Pending {
-                id: job.id.clone(),
-                result: Box::new(no("pending")),
-            },
-            Cmd::SampleLive(target) => Msg::Live {
-                id: target.id.clone(),
-                result: Box::new(no("sstat")),
-                at: at(t),
-            },
+            Cmd::FetchPending(ask) => {
+                self.pendings.push(t);
+                Msg::Pending {
+                    result: Box::new(Ok(crate::slurm::pending::Batch {
+                        user: ask.user.clone(),
+                        ..Default::default()
+                    })),
+                    ask,
+                    at: at(t),
+                }
+            }
+            Cmd::SampleLive(target) => {
+                self.samples.push((t, target.id.clone()));
+                Msg::Live {
+                    id: target.id.clone(),
+                    result: Box::new(Ok(crate::slurm::live::LiveSample {
+                        clock: None,
+                        steps: Ok(Vec::new()),
+                        gpus: Vec::new(),
+                    })),
+                    at: at(t),
+                }
+            }
             Cmd::FetchSiteLimit => {
                 self.site_reads.push(t);
                 if let Some(v) = self.version {
@@ -188,21 +225,6 @@ impl Sim {
         }
     }
 
-    /// The most any five minutes (300 s, ending at a send) saw.
-    fn worst_window(&self) -> u64 {
-        self.sent
-            .iter()
-            .map(|(end, _)| {
-                self.sent
-                    .iter()
-                    .filter(|(s, _)| *s <= *end && end - s < 300)
-                    .map(|(_, n)| n)
-                    .sum()
-            })
-            .max()
-            .unwrap_or(0)
-    }
-
     /// The most any five minutes saw from `from` on.
     fn worst_window_from(&self, from: i64) -> u64 {
         let after: Vec<(i64, u64)> = self
@@ -234,75 +256,172 @@ impl Sim {
     }
 }
 
-#[test]
-fn twenty_minutes_of_use_stay_within_the_budget_and_the_refresh_keeps_its_pace() {
-    let mut s = Sim::new(4);
-    assert_eq!(s.refreshes, vec![0], "the first refresh goes out at once");
-    // Two minutes with the first row (a running job) selected: its detail, live samples.
-    s.run_until(120, |_| {});
-    assert_eq!(
-        s.selected_state(),
-        Some(crate::slurm::model::Status::Running)
-    );
-    assert_eq!(
-        s.app.cluster.status.poll_interval,
-        Duration::from_secs(40),
-        "never faster than the budget allows"
-    );
-    // Five minutes of a user walking the queue: a key every 3 s, down then up.
-    let mut down = true;
-    s.run_until(420, |s| {
-        if s.t % 3 == 0 {
-            if s.t % 60 == 0 {
-                down = !down;
+impl Sim {
+    /// Moves the selection to the next row (down, wrapping to the top) in `status`, other
+    /// than the one selected; returns its id.
+    fn select_next(&mut self, status: crate::slurm::model::Status) -> JobId {
+        let from = self.app.queue.selected_id().cloned();
+        for _ in 0..200 {
+            let before = self.app.queue.selected_id().cloned();
+            self.send(key('j'));
+            if self.app.queue.selected_id() == before.as_ref() {
+                self.send(key('g')); // the last row: back to the top
             }
-            s.send(key(if down { 'j' } else { 'k' }));
+            if self.selected_state() == Some(status)
+                && self.app.queue.selected_id() != from.as_ref()
+            {
+                return self.app.queue.selected_id().cloned().unwrap();
+            }
         }
-    });
-    // Three minutes on a pending job: why it pends.
-    for _ in 0..40 {
-        if s.selected_state() == Some(crate::slurm::model::Status::Pending) {
-            break;
-        }
-        s.send(key('k'));
+        panic!("no other {status:?} row");
     }
-    assert_eq!(
-        s.selected_state(),
-        Some(crate::slurm::model::Status::Pending)
-    );
-    s.run_until(600, |_| {});
-    // Ten minutes idle.
-    s.run_until(1200, |_| {});
 
-    let worst = s.worst_window();
+    fn sent_between(&self, from: i64, to: i64) -> u64 {
+        self.sent
+            .iter()
+            .filter(|(t, _)| (from..to).contains(t))
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// The longest time between two full reads or checks, from `from` on.
+    fn longest_gap_from(&self, from: i64) -> i64 {
+        let mut looks: Vec<i64> = self
+            .refreshes
+            .iter()
+            .chain(self.checks.iter())
+            .copied()
+            .filter(|t| *t >= from)
+            .collect();
+        looks.sort();
+        looks.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0)
+    }
+}
+
+/// Issue 36's targets on the state machine, with the default budget (4 a minute): every
+/// answer a key asks for goes out in the second of the key; the queue is never older than
+/// a minute; a fresh dashboard that looks at one pending and one running job spends at
+/// most 25 RPCs in its first five minutes; a 15-minute session with a new selection every
+/// 20 s (pending and running in turn, `:partitions` once) at most 8 a minute; and any five
+/// minutes without a key at most 4 a minute.
+#[test]
+fn the_answers_come_at_once_and_the_dashboard_stays_gentle() {
+    use crate::slurm::model::Status;
+    let mut s = Sim::new(4);
+    s.version = Some(crate::slurm::statecheck::Version(22, 5, 8));
+    s.run_until(5, |_| {});
+    // The first five minutes: the first row (a running job) selected as the dashboard
+    // opens, its live use read at once; the user moves to a pending job and back.
+    let r = s.app.queue.selected_id().cloned().unwrap();
+    assert_eq!(s.selected_state(), Some(Status::Running));
     assert!(
-        worst <= 20,
-        "a five-minute window saw {worst} RPCs: {:?}",
+        s.samples.iter().any(|(t, id)| *t <= 2 && *id == r),
+        "its live use at once: {:?}",
+        s.samples
+    );
+    s.send(key('j'));
+    let p = s.app.queue.selected_id().cloned().unwrap();
+    assert_eq!(s.selected_state(), Some(Status::Pending));
+    s.second();
+    assert_eq!(
+        s.pendings.last(),
+        Some(&6),
+        "why it pends: asked at the next second"
+    );
+    assert!(s.details.iter().any(|(t, id)| *t == 6 && *id == p));
+    s.run_until(30, |_| {});
+    s.send(key('k'));
+    assert_eq!(s.app.queue.selected_id(), Some(&r));
+    assert!(s.app.detail.detail.is_some(), "its detail, kept");
+    s.run_until(300, |_| {});
+    let first = s.sent_between(0, 300);
+    assert!(
+        first <= 25,
+        "{first} RPCs in the first five minutes: {:?}",
         s.sent
     );
-    // Idle, the refresh runs at its planned pace (every 40 s: 15 in ten minutes; the
-    // budget may hold one a few seconds while other reads use their share).
-    let idle = s.refreshes.iter().filter(|t| **t > 600).count();
+
+    // Fifteen minutes of use: a new selection every 20 s, pending and running in turn.
+    let mut pending_turn = true;
+    let mut answered = 0;
+    let mut walked_to: Option<(JobId, Status)> = None;
+    s.run_until(1200, |s| {
+        if s.t % 20 == 0 {
+            let status = if pending_turn { Status::Pending } else { Status::Running };
+            pending_turn = !pending_turn;
+            walked_to = Some((s.select_next(status), status));
+        }
+        // A second after the key (the sim answers every read a second after it went out):
+        // every answer is on screen, kept or read just now.
+        if let (2, Some((id, status))) = (s.t % 20, walked_to.clone()) {
+            assert_eq!(s.app.queue.selected_id(), Some(&id));
+            assert!(s.app.detail.detail.is_some(), "the detail of {id} at {}", s.t);
+            match status {
+                Status::Pending => {
+                    let p = &s.app.cluster.insight.pending;
+                    assert!(
+                        p.info.is_some() && !p.loading,
+                        "why {id} pends at {}: info {} loading {} error {:?} pendings {:?} held {:?}",
+                        s.t,
+                        p.info.is_some(),
+                        p.loading,
+                        p.error,
+                        s.pendings,
+                        s.sent.iter().filter(|(t, _)| *t > 470).collect::<Vec<_>>()
+                    );
+                }
+                _ => assert!(
+                    s.app.live.job(&id).is_some_and(|j| j.latest.is_some()),
+                    "the live use of {id} at {}",
+                    s.t
+                ),
+            }
+            answered += 1;
+        }
+        if s.t == 610 {
+            s.send(Msg::Key(crossterm::event::KeyEvent::from(
+                crossterm::event::KeyCode::Char(':'),
+            )));
+            for c in "partitions".chars() {
+                s.send(key(c));
+            }
+            s.send(Msg::Key(crossterm::event::KeyEvent::from(
+                crossterm::event::KeyCode::Enter,
+            )));
+        }
+        if s.t == 640 {
+            s.send(Msg::Key(crossterm::event::KeyEvent::from(
+                crossterm::event::KeyCode::Esc,
+            )));
+        }
+    });
+    assert!(answered >= 44);
+    let active = s.sent_between(300, 1200);
     assert!(
-        (14..=15).contains(&idle),
-        "{idle} refreshes in the idle ten minutes: {:?}",
+        active <= 8 * 15,
+        "{active} RPCs in the 15 minutes of use ({:.1} a minute): {:?}",
+        active as f64 / 15.0,
+        s.sent
+    );
+    // Ten minutes without a key, a running job selected.
+    s.run_until(1800, |_| {});
+    for from in (1200..=1500).step_by(10) {
+        let idle = s.sent_between(from, from + 300);
+        assert!(
+            idle <= 20,
+            "{idle} RPCs in the idle five minutes from {from}"
+        );
+    }
+    assert!(
+        s.longest_gap_from(0) <= crate::app::budget::WATCH_SECS + 1,
+        "the queue went {} s unread: {:?}",
+        s.longest_gap_from(0),
         s.refreshes
     );
-    // While the user walked the queue, the refresh went on.
-    let walking = s
-        .refreshes
-        .iter()
-        .filter(|t| (120..420).contains(*t))
-        .count();
-    assert!(
-        walking >= 5,
-        "{walking} refreshes while the user walked: {:?}",
-        s.refreshes
-    );
-    // The pending job's reasons were read.
-    assert!(
-        s.app.cluster.insight.pending.error.is_some(),
-        "the pending lookup went out and was answered"
+    println!(
+        "first five minutes {first} RPCs; 15 minutes of use {active} ({:.1}/min); idle {:.1}/min",
+        active as f64 / 15.0,
+        s.sent_between(1500, 1800) as f64 / 5.0
     );
 }
 
@@ -315,71 +434,53 @@ fn a_held_refresh_is_released_and_r_goes_at_once() {
     s.run_until(4, |_| {});
     s.send(key('r'));
     assert_eq!(s.refreshes, vec![0, 2, 4], "r refreshes at once");
-    // The timer's refresh at 41 s finds the minute spent (0, 2, 4): held until it frees.
-    s.run_until(45, |_| {});
+    // The timer's refresh at 50 s finds the minute spent (0, 2, 4): held, but never
+    // past 50 s after the last one.
+    s.run_until(51, |_| {});
     assert_eq!(s.refreshes, vec![0, 2, 4]);
     assert!(s.app.cluster.budget.holds(Kind::Refresh));
     let bar = crate::ui::status::budget_text(&s.app.cluster, s.app.now);
-    assert_eq!(bar, " · next in 18s, held by the budget of 4/min");
-    s.run_until(64, |_| {});
+    assert_eq!(bar, " · next in 3s, held by the budget of 4/min");
+    s.run_until(55, |_| {});
     assert_eq!(
         s.refreshes,
-        vec![0, 2, 4, 63],
-        "released when the minute freed"
+        vec![0, 2, 4, 54],
+        "released 50 s after the last: the queue is never a minute old"
     );
     assert!(!s.app.cluster.budget.holds(Kind::Refresh));
     s.send(key('r'));
-    // The timer's next (81 s) is held again; `r` sends the held one at once.
-    s.run_until(84, |_| {});
-    assert_eq!(s.refreshes, vec![0, 2, 4, 63, 64]);
+    // The timer's next (100 s) is held again; `r` sends the held one at once.
+    s.run_until(101, |_| {});
+    assert_eq!(s.refreshes, vec![0, 2, 4, 54, 55]);
     assert!(s.app.cluster.budget.holds(Kind::Refresh));
     s.send(key('r'));
-    assert_eq!(s.refreshes.last(), Some(&84));
+    assert_eq!(s.refreshes.last(), Some(&101));
     assert!(!s.app.cluster.budget.holds(Kind::Refresh));
 }
 
 #[test]
-fn a_detail_the_user_no_longer_looks_at_is_never_read() {
+fn walking_the_queue_reads_each_detail_once_and_walking_back_reads_nothing() {
     let mut s = Sim::new(4);
     s.run_until(3, |_| {});
-    // Walk fast: the user's half of the allowance is soon spent, then details are held and
-    // each newer one replaces the last.
-    for _ in 0..8 {
+    for _ in 0..6 {
         s.send(key('j'));
+        s.second();
+    }
+    for _ in 0..6 {
+        s.send(key('k'));
+        s.second();
     }
     let walked = s.details.len();
-    assert!(walked < 8, "{:?}", s.details);
-    let selected = s.app.detail.id.clone().unwrap();
-    let held: Vec<_> = s.app.cluster.budget.held().iter().map(|h| h.kind).collect();
-    assert_eq!(
-        held.iter().filter(|k| **k == Kind::Detail).count(),
-        1,
-        "{held:?}"
-    );
-    assert!(s
-        .app
-        .cluster
-        .budget
-        .held()
-        .iter()
-        .any(|h| h.cmd == Cmd::FetchDetail(selected.clone())));
-    s.run_until(400, |_| {});
-    assert!(
-        s.app.cluster.budget.held().is_empty(),
-        "{:?} at {:?}",
-        s.app.cluster.budget.held(),
-        s.sent
-    );
-    let later: Vec<_> = s.details[walked..]
-        .iter()
-        .map(|(_, id)| id.clone())
-        .collect();
-    assert_eq!(
-        later,
-        vec![selected],
-        "only the last selected job's detail was read"
-    );
-    assert!(s.worst_window() <= 20);
+    assert!(walked >= 6, "each job's detail at once: {:?}", s.details);
+    let samples = s.samples.len();
+    for k in ['j', 'k'] {
+        for _ in 0..6 {
+            s.send(key(k));
+            s.second();
+        }
+    }
+    assert_eq!(s.details.len(), walked, "kept: {:?}", s.details);
+    assert_eq!(s.samples.len(), samples, "live use kept: {:?}", s.samples);
 }
 
 #[test]
@@ -415,7 +516,7 @@ fn a_throttled_answer_says_so_and_pauses_every_planned_read() {
 }
 
 #[test]
-fn a_held_live_sample_of_a_job_left_is_dropped_and_frees_the_next() {
+fn a_background_sample_waits_and_is_dropped_when_the_user_moves_on() {
     let mut s = Sim::new(4);
     s.run_until(3, |_| {});
     let first = s.app.queue.selected_id().cloned().unwrap();
@@ -423,18 +524,22 @@ fn a_held_live_sample_of_a_job_left_is_dropped_and_frees_the_next() {
         s.selected_state(),
         Some(crate::slurm::model::Status::Running)
     );
-    // Its detail (3) took the background's quarter: its live sample (5) waits.
-    let held: Vec<Kind> = s.app.cluster.budget.held().iter().map(|h| h.kind).collect();
-    assert_eq!(held, vec![Kind::Live]);
-    assert!(s.app.live.sampling(&first));
-    s.send(key('j'));
-    assert_ne!(s.app.queue.selected_id(), Some(&first));
-    s.run_until(4, |_| {});
-    assert!(
-        !s.app.cluster.budget.holds(Kind::Live),
-        "the sample of the job left is dropped, never sent"
-    );
-    assert!(!s.app.live.sampling(&first), "and no longer counted as out");
+    // The first row's detail and live use went at once, with the first refresh.
+    assert!(s.samples.iter().any(|(_, id)| *id == first));
+    // Later samples come with the refresh, in the background, after the five minutes
+    // gave back what the user spent.
+    s.run_until(200, |_| {});
+    let bg: Vec<_> = s.samples.iter().filter(|(t, _)| *t > 3).collect();
+    assert!(bg.is_empty(), "{bg:?}");
+    if s.app.cluster.budget.holds(Kind::Live) {
+        s.send(key('j'));
+        s.run_until(201, |_| {});
+        assert!(
+            !s.app.cluster.budget.holds(Kind::Live),
+            "the sample of the job left is dropped, never sent"
+        );
+        assert!(!s.app.live.sampling(&first));
+    }
 }
 
 #[test]
@@ -501,19 +606,19 @@ fn state_checks_between_full_reads_see_an_end_within_a_check_and_a_new_job_withi
     s.run_until(120, |_| {});
     assert_eq!(
         s.app.cluster.status.poll_interval,
-        Duration::from_secs(31),
-        "checks and full reads take turns: a poll every 31 s on 4/min"
+        Duration::from_secs(29),
+        "checks and full reads take turns: a poll every 29 s on 4/min"
     );
     assert!(!s.checks.is_empty(), "state checks went out");
     // Idle, once the first reads (the pending job's lookup waited for its share until
     // 301 s) left the five minutes: a check between two full reads.
     s.run_until(700, |_| {});
     let (c0, r0) = (s.checks.len(), s.refreshes.len());
-    s.run_until(948, |_| {});
+    s.run_until(932, |_| {});
     let (checks, fulls) = (s.checks.len() - c0, s.refreshes.len() - r0);
     assert!(
         checks == 4 && fulls == 4,
-        "{checks} checks and {fulls} full reads in 248 s: {:?} {:?} {:?}",
+        "{checks} checks and {fulls} full reads in 232 s: {:?} {:?} {:?}",
         s.sent,
         s.checks,
         s.refreshes
@@ -540,7 +645,7 @@ fn state_checks_between_full_reads_see_an_end_within_a_check_and_a_new_job_withi
     s.run_until(t0 + 70, |_| {});
     let check = *s.checks.iter().find(|c| **c > t0).unwrap();
     assert!(
-        check - t0 <= 31,
+        check - t0 <= 29,
         "the next check came {} s after",
         check - t0
     );
@@ -555,12 +660,12 @@ fn state_checks_between_full_reads_see_an_end_within_a_check_and_a_new_job_withi
         .max()
         .unwrap();
     assert!(
-        full - check <= 1 && full < last_before + 62,
+        full - check <= 1 && full < last_before + 58,
         "the full read right after the check: {last_before}, check {check}, then {full}"
     );
     println!(
         "job ended at {t0}: check at {check}, full read at {full} (the schedule's at {})",
-        last_before + 62
+        last_before + 58
     );
     assert!(s.app.cluster.checks.changes >= 1);
     // The row is the kept one of a job that left (its final state from sacct).
@@ -578,14 +683,16 @@ fn state_checks_between_full_reads_see_an_end_within_a_check_and_a_new_job_withi
     s.run_until(t1 + 70, |_| {});
     let seen = s.full_read_from(t1 + 1).unwrap();
     assert!(
-        seen - t1 <= 63,
+        seen - t1 <= 59,
         "a full read {} s after the new job",
         seen - t1
     );
     assert!(s.app.queue.jobs().iter().any(|j| j.id.as_str() == "99999"));
 
     s.run_until(25 * 60, |_| {});
-    let worst = s.worst_window();
+    // Past the pending job's read (the user's, at the start), any five minutes stay
+    // within 4 a minute.
+    let worst = s.worst_window_from(10);
     assert!(
         worst <= 20,
         "a five-minute window saw {worst} RPCs: {:?}",
@@ -609,9 +716,9 @@ fn a_cluster_without_state_checks_refreshes_as_before() {
         "22.05 never gets a check: {:?}",
         s.checks
     );
-    assert_eq!(s.app.cluster.status.poll_interval, Duration::from_secs(40));
+    assert_eq!(s.app.cluster.status.poll_interval, Duration::from_secs(50));
     let idle = s.refreshes.iter().filter(|t| **t > 120).count();
-    assert!((11..=12).contains(&idle), "{idle}: {:?}", s.refreshes);
+    assert!((9..=10).contains(&idle), "{idle}: {:?}", s.refreshes);
 }
 
 #[test]

@@ -23,19 +23,33 @@ fn the_reads_cost_what_sdiag_counts() {
         Some((Kind::Refresh, 2)),
         "the sacct of jobs that left goes to slurmdbd"
     );
-    // scontrol show job 2, the batch script kept once 1.
-    assert_eq!(read_cost(&detail(7)), Some((Kind::Detail, 3)));
-    // squeue --local 2, sprio 1, sshare 1, scontrol show assoc_mgr 1, show partition 1.
-    let job = crate::slurm::parse::parse_squeue(include_str!(
+    // scontrol --local show job 1 (the batch script, kept once per running job, is
+    // charged when the transport counts it).
+    assert_eq!(read_cost(&detail(7)), Some((Kind::Detail, 1)));
+    // For every pending job of the user: sprio 1, sshare 1, scontrol show assoc_mgr 1,
+    // show partition 1 (static: not every time).
+    let jobs = crate::slurm::parse::parse_squeue(include_str!(
         "../../tests/fixtures/slurm/26.05/squeue_me.out"
     ))
-    .unwrap()
-    .into_iter()
-    .find(|j| j.state == crate::slurm::model::JobState::Pending)
     .unwrap();
+    let user = jobs
+        .iter()
+        .find(|j| j.state == crate::slurm::model::JobState::Pending)
+        .unwrap()
+        .user
+        .to_string();
+    let ask = crate::slurm::pending::Ask::of(&user, &jobs, true).unwrap();
     assert_eq!(
-        read_cost(&Cmd::FetchPending(Box::new(job))),
-        Some((Kind::Pending, 6))
+        read_cost(&Cmd::FetchPending(Box::new(ask.clone()))),
+        Some((Kind::Pending, 4))
+    );
+    let kept = crate::slurm::pending::Ask {
+        with_partitions: false,
+        ..ask
+    };
+    assert_eq!(
+        read_cost(&Cmd::FetchPending(Box::new(kept))),
+        Some((Kind::Pending, 3))
     );
     let live = crate::slurm::live::LiveTarget {
         id: JobId::new(9),
@@ -48,10 +62,10 @@ fn the_reads_cost_what_sdiag_counts() {
         Some((Kind::Live, 5)),
         "sstat 3, one srun 2"
     );
-    // sinfo (no --local) 3, scontrol show partition 1, squeue --all (no --local) 3.
+    // sinfo --local 2, scontrol show partition 1, squeue --local --all 2.
     assert_eq!(
         read_cost(&Cmd::FetchPartitions),
-        Some((Kind::Partitions, 7))
+        Some((Kind::Partitions, 5))
     );
     // Writes and what the user does are never held.
     for c in [
@@ -72,28 +86,19 @@ fn the_reads_cost_what_sdiag_counts() {
 }
 
 #[test]
-fn the_refresh_floor_leaves_a_quarter_for_other_reads() {
+fn the_refresh_floor_leaves_two_fifths_for_other_reads_and_never_exceeds_the_watch() {
+    let floor = |b| Budget::new(b).refresh_floor().map(|d| d.as_secs());
+    assert_eq!(floor(4), Some(50));
+    assert_eq!(floor(8), Some(25));
+    assert_eq!(floor(5), Some(40));
     assert_eq!(
-        Budget::new(4).refresh_floor(),
-        Some(Duration::from_secs(40))
+        floor(3),
+        Some(50),
+        "never a minute stale, whatever the budget"
     );
-    assert_eq!(
-        Budget::new(8).refresh_floor(),
-        Some(Duration::from_secs(20))
-    );
-    assert_eq!(
-        Budget::new(3).refresh_floor(),
-        Some(Duration::from_secs(54))
-    );
-    assert_eq!(
-        Budget::new(1).refresh_floor(),
-        Some(Duration::from_secs(160))
-    );
-    assert_eq!(
-        Budget::new(6000).refresh_floor(),
-        Some(Duration::from_secs(1))
-    );
-    assert_eq!(Budget::new(0).refresh_floor(), None);
+    assert_eq!(floor(1), Some(50));
+    assert_eq!(floor(6000), Some(1));
+    assert_eq!(floor(0), None);
 }
 
 #[test]
@@ -119,26 +124,41 @@ fn refreshes_fit_two_a_minute_at_four() {
 }
 
 #[test]
-fn the_user_gets_half_and_always_leaves_room_for_a_refresh() {
+fn the_users_reads_go_at_the_next_second_and_the_background_gives_them_back() {
     let mut b = Budget::new(4); // 20 in five minutes
-                                // 3 details of 3 RPCs: 9 of the 10 a user may take.
-    for (i, s) in [0, 5, 10].into_iter().enumerate() {
-        assert!(b.admit(t(s), detail(i as u64), Who::User).is_some(), "{i}");
+                                // Twenty details of 1 RPC, one a second: every one the user asked for goes, at the
+                                // next second.
+    for i in 0..20 {
+        assert!(b.admit(t(i), detail(i as u64), Who::User).is_none(), "{i}");
+        assert!(
+            b.release(t(i), |_| true).0.is_empty(),
+            "not in the same second"
+        );
+        assert_eq!(b.release(t(i + 1), |_| true).0, vec![detail(i as u64)]);
     }
-    assert!(
-        b.admit(t(15), detail(10), Who::User).is_none(),
-        "a fourth is over half of the allowance"
-    );
-    // A newer detail replaces the held one: only the last selected job is read.
-    assert!(b.admit(t(16), detail(11), Who::User).is_none());
+    assert_eq!(b.spent(t(20)), 20);
+    assert!(b.held().is_empty());
+    // Walking past rows: only the newest is read.
+    for n in 20..23 {
+        assert!(b.admit(t(20), detail(n), Who::User).is_none());
+    }
     assert_eq!(b.held().len(), 1);
-    assert_eq!(b.held()[0].cmd, detail(11));
-    // The refresh still has its room.
-    assert!(b.admit(t(20), Cmd::PollQueue, Who::Refresh).is_some());
-    // The held detail goes when the first one is five minutes old.
-    assert_eq!(b.fits_at(t(20), 3, Who::User), Some(t(301)));
-    let (go, dropped) = b.release(t(301), |c| *c != detail(99));
-    assert_eq!((go, dropped), (vec![detail(11)], vec![]));
+    assert_eq!(b.release(t(21), |_| true).0, vec![detail(22)]);
+    // The background waits until they leave the five minutes.
+    assert!(b
+        .admit(t(21), Cmd::FetchPartitions, Who::Background)
+        .is_none());
+    assert_eq!(
+        b.fits_at(t(21), 5, Who::Background),
+        Some(t(301 + 21)),
+        "once the last detail is five minutes old"
+    );
+    // The refresh still comes: never held past WATCH_SECS after the last one.
+    assert!(b.admit(t(21), Cmd::PollQueue, Who::Refresh).is_some());
+    assert!(b.admit(t(41), Cmd::PollQueue, Who::Refresh).is_none());
+    assert_eq!(b.fits_at(t(41), 2, Who::Refresh), Some(t(21 + WATCH_SECS)));
+    let (go, _) = b.release(t(21 + WATCH_SECS), |_| true);
+    assert!(go.contains(&Cmd::PollQueue));
 }
 
 #[test]
@@ -153,9 +173,11 @@ fn background_reads_get_a_quarter_and_one_larger_read_goes_alone() {
         b.admit(t(10), detail(1), Who::Background).is_none(),
         "the quarter is spent"
     );
-    assert!(
-        b.admit(t(11), detail(1), Who::User).is_some(),
-        "a key's read has half"
+    assert!(b.admit(t(11), detail(1), Who::User).is_none());
+    assert_eq!(
+        b.release(t(12), |_| true).0,
+        vec![detail(1)],
+        "a key's read goes at the next second, whatever was spent"
     );
     // A held read nobody wants any more is dropped, not sent.
     assert!(b.admit(t(12), pending, Who::Background).is_none());
@@ -174,8 +196,8 @@ fn background_reads_never_take_the_refreshs_room() {
     b.spend(t(290), 3, false);
     assert!(!b.fits(t(295), 2, Who::Background), "over the allowance");
     assert!(
-        !b.fits(t(295), 1, Who::User),
-        "would leave no room for a refresh"
+        b.fits(t(295), 7, Who::User),
+        "the user's read goes all the same"
     );
     assert!(
         b.fits(t(295), 1, Who::Background),
@@ -184,29 +206,21 @@ fn background_reads_never_take_the_refreshs_room() {
 }
 
 #[test]
-fn a_read_the_user_waits_for_goes_before_the_refresh() {
+fn the_refresh_is_never_held_past_the_watch_whatever_was_spent() {
     let mut b = Budget::new(4);
-    for i in 0..7 {
-        b.spend(t(i * 40), 2, true); // 14
-    }
-    let read = Cmd::FetchPartitions; // 7, standing in for a key's read
+    // A burst of the user's reads: 30 RPCs, more than the five minutes allow.
+    b.spend(t(0), 30, false);
     assert!(
-        b.admit(t(250), read.clone(), Who::User).is_none(),
-        "14 + 7 + 2 > 20"
+        b.admit(t(1), Cmd::PollQueue, Who::Refresh).is_some(),
+        "the first"
     );
-    assert!(
-        b.fits(t(280), 2, Who::Refresh),
-        "not waited 40 s yet: the refresh goes"
-    );
-    assert!(
-        !b.fits(t(290), 2, Who::Refresh),
-        "waited 40 s: the refresh leaves it room"
-    );
-    // Once two refreshes (0, 40) left the window: 10 + 7 + 2 fits.
-    assert!(b.release(t(340), |_| true).0.is_empty());
-    let (go, _) = b.release(t(341), |_| true);
-    assert_eq!(go, vec![read]);
-    assert!(b.fits(t(341), 2, Who::Refresh));
+    assert!(b.admit(t(41), Cmd::PollQueue, Who::Refresh).is_none());
+    assert!(!b.fits(t(41 + 9), 2, Who::Refresh));
+    assert!(b.fits(t(1 + WATCH_SECS), 2, Who::Refresh));
+    // A state check counts as a look at the queue too.
+    b.spend(t(60), 1, true);
+    assert!(!b.fits(t(100), 2, Who::Refresh));
+    assert!(b.fits(t(60 + WATCH_SECS), 2, Who::Refresh));
 }
 
 #[test]
@@ -246,24 +260,27 @@ fn the_transports_count_charges_what_no_plan_did() {
     b.observe(t(10), 13); // a scancel (1) nobody planned
     assert_eq!(b.spent(t(10)), 3);
     // A planned read not yet run is not charged twice when it runs.
-    b.admit(t(11), detail(1), Who::User);
+    b.admit(t(10), detail(1), Who::User);
+    b.release(t(11), |_| true);
     b.observe(t(12), 13);
     b.observe(t(15), 16);
     assert_eq!(b.spent(t(15)), 6);
     // Counted by neither the plan nor the transport for a minute: over-planned, forgotten.
-    b.admit(t(20), detail(2), Who::User);
+    b.admit(t(19), detail(2), Who::User);
+    b.release(t(20), |_| true);
     b.observe(t(90), 16);
     b.observe(t(95), 17);
-    assert_eq!(b.spent(t(95)), 10, "the later write is charged");
+    assert_eq!(b.spent(t(95)), 8, "the later write is charged");
 }
 
 #[test]
 fn a_refresh_that_never_reached_the_cluster_is_taken_back() {
     let mut b = Budget::new(4);
     b.admit(t(0), Cmd::PollQueue, Who::Refresh);
-    b.admit(t(1), detail(1), Who::User);
+    b.admit(t(0), detail(1), Who::User);
+    b.release(t(1), |_| true);
     b.refund_refresh();
-    assert_eq!(b.spent(t(2)), 3);
+    assert_eq!(b.spent(t(2)), 1, "the detail's stays");
 }
 
 #[test]
@@ -300,7 +317,12 @@ fn the_sites_limit_caps_the_configured_budget_and_stands_in_for_none() {
     assert_eq!(b.refresh_floor(), None);
     b.set_site(site(1, 30));
     assert_eq!(b.per_minute, 2, "no budget set: the site's");
-    assert_eq!(b.refresh_floor(), Some(Duration::from_secs(80)));
+    assert_eq!(
+        b.refresh_floor(),
+        Some(Duration::from_secs(60)),
+        "all the site allows: slurmctld enforces it"
+    );
+    assert_eq!(b.watch_secs(), 60);
     let mut b = Budget::new(4);
     b.set_site(Err("scontrol show config failed".into()));
     assert_eq!(b.per_minute, 4);

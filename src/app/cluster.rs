@@ -168,6 +168,16 @@ impl ClusterState {
         // a refresh.
         let same = crate::slurm::model::same_list(&jobs, previous);
         let gone = self.departures.on_list(&jobs, previous);
+        // sacct at once (slurmdbd alone) about jobs that just left without a final state,
+        // so their end shows now, not a refresh later.
+        let unsettled: Vec<JobId> = gone
+            .iter()
+            .filter(|g| !g.state.is_finished())
+            .map(|g| g.id.clone())
+            .collect();
+        if !unsettled.is_empty() {
+            cmds.push(Cmd::FinalStates(unsettled));
+        }
         let events = if same && gone.is_empty() && self.events.has_baseline() {
             Vec::new()
         } else {

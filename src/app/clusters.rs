@@ -137,7 +137,7 @@ impl App {
     pub fn handle(&mut self, msg: Msg) -> Vec<(u16, Cmd)> {
         let mut out = Vec::new();
         // A key (or the mouse) asked: its reads are the user's, and a refresh goes at once.
-        let asked = matches!(msg, Msg::Key(_) | Msg::Mouse(_));
+        let key = matches!(msg, Msg::Key(_) | Msg::Mouse(_));
         let tick = matches!(msg, Msg::Tick(_));
         self.throttle_seen(&msg);
         match msg {
@@ -162,7 +162,9 @@ impl App {
                 self.route(ix, cmds, &mut out);
             }
         }
-        let mut out = self.plan_reads(out, asked);
+        // What the screen now shows is read as the user's, whatever moved the selection.
+        let user = key || std::mem::take(&mut self.selection_read);
+        let mut out = self.plan_reads(out, key, user);
         if tick {
             out.extend(self.release_held());
         }
@@ -179,7 +181,9 @@ impl App {
     }
 
     /// Each read goes through its cluster's budget: sent (and charged) or held.
-    fn plan_reads(&mut self, cmds: Vec<(u16, Cmd)>, asked: bool) -> Vec<(u16, Cmd)> {
+    /// `key`: a key asked (a refresh among the commands goes at once); `user`: the other
+    /// reads are for what the user now looks at.
+    fn plan_reads(&mut self, cmds: Vec<(u16, Cmd)>, key: bool, user: bool) -> Vec<(u16, Cmd)> {
         let now = self.now;
         let mut out = Vec::with_capacity(cmds.len());
         for (ix, cmd) in cmds {
@@ -192,15 +196,16 @@ impl App {
                 // A state check saw a change: its full read may come sooner.
                 Kind::Refresh if c.checks.change.is_some() => Who::Change,
                 Kind::Refresh | Kind::Check => Who::Refresh,
-                Kind::Live => Who::Background,
-                _ if asked => Who::User,
+                // A key asked (the selection moved to the job): the user's; a sample while
+                // the job stays selected comes with the refresh, in the background.
+                _ if user => Who::User,
                 _ => Who::Background,
             };
             // A full read makes a state check the budget still holds pointless.
             if kind == Kind::Refresh && c.budget.take(Kind::Check).is_some() {
                 c.checks.replaced();
             }
-            let sent = if asked && kind == Kind::Refresh {
+            let sent = if key && kind == Kind::Refresh {
                 Some(c.budget.force(now, cmd))
             } else {
                 c.budget.admit(now, cmd, who)
@@ -231,11 +236,14 @@ impl App {
                 let (go, dropped) = c.budget.release(now, |cmd| !unwanted.contains(cmd));
                 out.extend(go.into_iter().map(|cmd| (ix, cmd)));
                 // A live sample never sent is not out: the next job's may go.
+                for cmd in &dropped {
+                    if let Cmd::FetchPending(ask) = cmd {
+                        c.insight.pending.not_asked(ask);
+                    }
+                }
                 for cmd in dropped {
                     if let Cmd::SampleLive(t) = cmd {
-                        if self.live.sampling(&t.id) {
-                            self.live.clear_in_flight();
-                        }
+                        self.live.clear_in_flight(&t.id);
                     }
                 }
             }
@@ -247,7 +255,7 @@ impl App {
     fn still_wanted(&self, c: &ClusterState, cmd: &Cmd) -> bool {
         match cmd {
             Cmd::FetchDetail(id) => self.detail.id.as_ref() == Some(id),
-            Cmd::FetchPending(job) => c.insight.pending.id.as_ref() == Some(&job.id),
+            Cmd::FetchPending(ask) => c.insight.pending.job_covered(ask),
             Cmd::SampleLive(t) => {
                 self.live.sampling(&t.id) && self.queue.selected_id() == Some(&t.id)
             }

@@ -54,8 +54,14 @@ impl super::ClusterState {
     }
 
     /// `r`: refresh now; while disconnected, reconnect now instead of after the backoff.
-    /// `selected`: the selected job (a pending one's reason is read again).
-    pub fn refresh_now(&mut self, selected: Option<&Job>) -> Vec<Cmd> {
+    /// `selected`: the selected job (a pending one's reason is read again, for its user's
+    /// pending jobs among `jobs`).
+    pub fn refresh_now(
+        &mut self,
+        selected: Option<&Job>,
+        jobs: &[Job],
+        now: chrono::NaiveDateTime,
+    ) -> Vec<Cmd> {
         let mut cmds = Vec::new();
         if self.status.down() {
             cmds.push(Cmd::Reconnect);
@@ -65,7 +71,7 @@ impl super::ClusterState {
             Some(held) => cmds.push(held),
             None => cmds.extend(self.poll()),
         }
-        cmds.extend(self.insight.refresh_pending(selected));
+        cmds.extend(self.insight.refresh_pending(selected, jobs, now));
         cmds
     }
 }
@@ -164,6 +170,9 @@ mod tests {
             None,
         );
         // r while the refresh is still out: reconnect now, no second refresh.
-        assert_eq!(c.refresh_now(None), vec![Cmd::Reconnect]);
+        assert_eq!(
+            c.refresh_now(None, &[], crate::app::tests::now()),
+            vec![Cmd::Reconnect]
+        );
     }
 }

@@ -114,7 +114,10 @@ impl App {
                 self.quit = true;
                 vec![Cmd::Quit]
             }
-            ("r" | "refresh", _) => self.cluster.refresh_now(self.queue.selected_job()),
+            ("r" | "refresh", _) => {
+                self.cluster
+                    .refresh_now(self.queue.selected_job(), self.queue.jobs(), self.now)
+            }
             ("cluster", [name]) => {
                 if self.focus_cluster_named(name) {
                     self.note = Some(format!("cluster `{name}`: in view"));
@@ -277,7 +280,13 @@ impl App {
                 }
                 self.zoom = !self.zoom;
             }
-            Action::Refresh => return self.cluster.refresh_now(self.queue.selected_job()),
+            Action::Refresh => {
+                return self.cluster.refresh_now(
+                    self.queue.selected_job(),
+                    self.queue.jobs(),
+                    self.now,
+                )
+            }
             Action::Filter => {
                 self.input = Some(Input::new(InputKind::Filter, self.queue.filter()));
             }

@@ -2,6 +2,7 @@
 //! the pending/running history, and the adaptive poll interval. Pure: no I/O.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::NaiveDateTime;
@@ -13,7 +14,7 @@ use crate::action::Cmd;
 use crate::payload::PollExtra;
 use crate::payload::RemoteStats;
 use crate::slurm::model::{Job, JobId, JobState, Status};
-use crate::slurm::pending::PendingInfo;
+use crate::slurm::pending::{Ask, Batch, PendingInfo};
 
 pub use super::adaptive::{choose_interval, queue_signature, Pace, PollBounds, PollFacts};
 pub use super::partitions::PartitionsState;
@@ -27,14 +28,160 @@ pub enum View {
     Usage,
 }
 
+/// A kept answer older than this is read again when a pending job is selected (and shown
+/// meanwhile, with its age).
+pub const PENDING_KEEP_SECS: i64 = 120;
+/// The partitions' limits are static facts: read again after this long.
+pub const PARTITIONS_KEEP_SECS: i64 = 600;
+/// A read not answered after this long no longer holds the next one back.
+const PENDING_STUCK_SECS: i64 = 60;
+
+/// The last answer about a user's pending jobs, kept for every job it covers.
+#[derive(Debug, Clone)]
+pub struct KeptPending {
+    pub at: NaiveDateTime,
+    pub ask: Ask,
+    pub batch: Arc<Batch>,
+}
+
+/// Why the selected pending job waits, from the kept answer about all of its user's
+/// pending jobs: selecting another one shows at once what that answer says of it.
 #[derive(Debug, Clone, Default)]
 pub struct PendingState {
     pub id: Option<JobId>,
-    /// The job's reason when the info was asked for.
+    /// The job's reason when it was shown.
     pub reason: Option<String>,
     pub info: Option<PendingInfo>,
+    /// A read is out that covers the shown job.
     pub loading: bool,
     pub error: Option<String>,
+    /// When the shown answer was read.
+    pub as_of: Option<NaiveDateTime>,
+    pub kept: Option<KeptPending>,
+    /// The read out, and since when.
+    asked: Option<(NaiveDateTime, Ask)>,
+    /// The shown job, to work its view out again when an answer comes.
+    job: Option<Job>,
+    /// When the partitions' limits were last read.
+    partitions_at: Option<NaiveDateTime>,
+}
+
+impl PendingState {
+    /// Shows `job` (a pending job, else nothing) from the kept answer, and asks again when
+    /// that answer does not cover it, is older than [`PENDING_KEEP_SECS`], was read before
+    /// the job was submitted, or `force`. `jobs`: the queue's rows (the read covers every
+    /// pending job of the job's user on its cluster).
+    pub fn show(
+        &mut self,
+        job: Option<&Job>,
+        jobs: &[Job],
+        now: NaiveDateTime,
+        force: bool,
+    ) -> Vec<Cmd> {
+        let Some(job) = job.filter(|j| j.status() == Status::Pending) else {
+            self.id = None;
+            self.info = None;
+            self.job = None;
+            self.loading = false;
+            self.error = None;
+            self.as_of = None;
+            return Vec::new();
+        };
+        if self.id.as_ref() == Some(&job.id) && !force {
+            return Vec::new();
+        }
+        self.id = Some(job.id.clone());
+        self.reason = job.reason.as_deref().map(str::to_string);
+        self.job = Some(job.clone());
+        self.error = None;
+        let kept = self.kept.as_ref().filter(|k| k.ask.covers(job));
+        self.info = kept.map(|k| k.batch.info_for(job));
+        self.as_of = kept.map(|k| k.at);
+        let fresh = kept.is_some_and(|k| {
+            (now - k.at).num_seconds() < PENDING_KEEP_SECS
+                && job.submit_time.is_none_or(|s| s <= k.at)
+        });
+        if fresh && !force {
+            self.loading = false;
+            return Vec::new();
+        }
+        self.ask(job, jobs, now)
+    }
+
+    /// A held read was dropped, never sent: the next selection may ask again.
+    pub fn not_asked(&mut self, ask: &Ask) {
+        if self.asked.as_ref().is_some_and(|(_, a)| a == ask) {
+            self.asked = None;
+        }
+    }
+
+    /// Whether a held read still serves the shown job.
+    pub fn job_covered(&self, ask: &Ask) -> bool {
+        self.job.as_ref().is_some_and(|j| ask.covers(j))
+    }
+
+    fn ask(&mut self, job: &Job, jobs: &[Job], now: NaiveDateTime) -> Vec<Cmd> {
+        if let Some((since, a)) = &self.asked {
+            if a.covers(job) && (now - *since).num_seconds() < PENDING_STUCK_SECS {
+                self.loading = true;
+                return Vec::new();
+            }
+        }
+        let with_partitions = self
+            .partitions_at
+            .is_none_or(|t| (now - t).num_seconds() >= PARTITIONS_KEEP_SECS);
+        let cluster = job.id.cluster();
+        let mine = jobs
+            .iter()
+            .filter(|j| j.id.cluster() == cluster)
+            .chain(std::iter::once(job));
+        let Some(ask) = Ask::of(job.user.as_str(), mine, with_partitions) else {
+            return Vec::new();
+        };
+        self.asked = Some((now, ask.clone()));
+        self.loading = true;
+        vec![Cmd::FetchPending(Box::new(ask))]
+    }
+
+    /// A read's answer: kept for every job it covers, and shown if it covers the shown job.
+    /// Returns the partitions read, if any.
+    pub fn on_answer(
+        &mut self,
+        ask: Ask,
+        result: Result<Batch, String>,
+        at: NaiveDateTime,
+    ) -> Option<Vec<crate::slurm::model::Partition>> {
+        if self.asked.as_ref().is_some_and(|(_, a)| *a == ask) {
+            self.asked = None;
+        }
+        let shown = self.job.clone().filter(|j| ask.covers(j));
+        match result {
+            Ok(mut b) => {
+                let read = ask.with_partitions.then(|| b.partitions.clone());
+                if ask.with_partitions {
+                    self.partitions_at = Some(at);
+                } else if let Some(k) = &self.kept {
+                    b.partitions = k.batch.partitions.clone();
+                }
+                let batch = Arc::new(b);
+                if let Some(job) = &shown {
+                    self.info = Some(batch.info_for(job));
+                    self.as_of = Some(at);
+                    self.loading = false;
+                    self.error = None;
+                }
+                self.kept = Some(KeptPending { at, ask, batch });
+                read
+            }
+            Err(e) => {
+                if shown.is_some() {
+                    self.loading = false;
+                    self.error = Some(e);
+                }
+                None
+            }
+        }
+    }
 }
 
 /// How many samples the history and :stats keep (one per refresh / per sample message).
@@ -178,67 +325,52 @@ impl Insight {
         choose_interval(&f, &self.pace, &self.bounds)
     }
 
-    /// The pending-info fetch for the selected job (`job`), if it is pending and not
-    /// already loaded.
-    pub fn pending_for(&mut self, job: Option<&Job>) -> Vec<Cmd> {
-        let Some(job) = job.filter(|j| j.status() == Status::Pending) else {
-            self.pending = PendingState::default();
-            return Vec::new();
-        };
-        if self.pending.id.as_ref() == Some(&job.id) {
-            return Vec::new();
-        }
-        self.pending = PendingState {
-            id: Some(job.id.clone()),
-            reason: job.reason.as_deref().map(str::to_string),
-            loading: true,
-            ..PendingState::default()
-        };
-        vec![Cmd::FetchPending(Box::new(job.clone()))]
+    /// Why the selected job (`job`) waits, if it is pending: at once from the kept answer,
+    /// read again when that does not cover it or is old (see [`PendingState::show`]).
+    pub fn pending_for(&mut self, job: Option<&Job>, jobs: &[Job], now: NaiveDateTime) -> Vec<Cmd> {
+        self.pending.show(job, jobs, now, false)
     }
 
     /// The selected pending job (`job`) now waits for a limit (a `QOS…` or `Assoc…`
     /// reason) other than when its info was fetched: ask again, for slurmctld's counts of
     /// now.
-    pub fn limit_reason_appeared(&mut self, job: Option<&Job>) -> Vec<Cmd> {
+    pub fn limit_reason_appeared(
+        &mut self,
+        job: Option<&Job>,
+        jobs: &[Job],
+        now: NaiveDateTime,
+    ) -> Vec<Cmd> {
         let Some(j) = job else {
             return Vec::new();
         };
         let p = &self.pending;
-        let now = j
+        let reason = j
             .reason
             .as_deref()
             .filter(|r| crate::slurm::limits::names_a_limit(r));
-        if p.id.as_ref() != Some(&j.id) || p.loading || now.is_none() || now == p.reason.as_deref()
+        if p.id.as_ref() != Some(&j.id)
+            || p.loading
+            || reason.is_none()
+            || reason == p.reason.as_deref()
         {
             return Vec::new();
         }
-        self.refresh_pending(job)
+        self.pending.show(job, jobs, now, true)
     }
 
     /// Asks again for the selected pending job (the `r` key).
-    pub fn refresh_pending(&mut self, job: Option<&Job>) -> Vec<Cmd> {
-        self.pending.id = None;
-        self.pending_for(job)
+    pub fn refresh_pending(
+        &mut self,
+        job: Option<&Job>,
+        jobs: &[Job],
+        now: NaiveDateTime,
+    ) -> Vec<Cmd> {
+        self.pending.show(job, jobs, now, true)
     }
 
-    pub fn on_pending(
-        &mut self,
-        id: JobId,
-        result: Result<PendingInfo, String>,
-        now: NaiveDateTime,
-    ) {
-        if self.pending.id.as_ref() != Some(&id) {
-            return;
-        }
-        self.pending.loading = false;
-        match result {
-            Ok(info) => {
-                self.partitions.note_partitions(&info.partitions, now);
-                self.pending.info = Some(info);
-                self.pending.error = None;
-            }
-            Err(e) => self.pending.error = Some(e),
+    pub fn on_pending(&mut self, ask: Ask, result: Result<Batch, String>, at: NaiveDateTime) {
+        if let Some(parts) = self.pending.on_answer(ask, result, at) {
+            self.partitions.note_partitions(&parts, at);
         }
     }
 

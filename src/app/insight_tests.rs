@@ -116,32 +116,94 @@ fn sacct_gives_up_on_an_unknown_id_after_three_tries() {
     assert_eq!(a.cluster.departures.poll_cmd(), Cmd::PollQueue);
 }
 
+/// The read a command list asks for, if any.
+fn asked(cmds: &[Cmd]) -> Option<crate::slurm::pending::Ask> {
+    cmds.iter().find_map(|c| match c {
+        Cmd::FetchPending(a) => Some((**a).clone()),
+        _ => None,
+    })
+}
+
+/// An answer whose sprio lists `ids` (everyone's pending jobs in the partitions).
+fn batch(ids: &[(&str, u64)]) -> crate::slurm::pending::Batch {
+    crate::slurm::pending::Batch {
+        user: "sduser".into(),
+        sprio: ids
+            .iter()
+            .map(|(i, p)| crate::slurm::model::SprioRow {
+                id: id(i),
+                partition: "short".into(),
+                user: "sduser".into(),
+                priority: *p,
+                age: 0.0,
+                fairshare: 0.0,
+                job_size: 0.0,
+                partition_factor: 0.0,
+                qos: 0.0,
+                nice: 0,
+                tres: String::new(),
+            })
+            .collect(),
+        ..Default::default()
+    }
+}
+
+fn at(secs: i64) -> NaiveDateTime {
+    now() + chrono::Duration::seconds(secs)
+}
+
+/// One read answers for every pending job of the user: selecting another one shows its
+/// rank at once and reads nothing, until the answer is two minutes old.
 #[test]
-fn pending_info_is_fetched_for_the_selected_pending_job_only() {
+fn one_read_answers_for_every_pending_job_and_is_kept() {
     let mut a = app();
     a.update(loaded(jobs()));
     let running = select(&mut a, "237");
-    assert!(!running.iter().any(|c| matches!(c, Cmd::FetchPending(_))));
-    let cmds = select(&mut a, "248");
-    let asked: Vec<&Cmd> = cmds
-        .iter()
-        .filter(|c| matches!(c, Cmd::FetchPending(j) if j.id.as_str() == "248"))
+    assert!(asked(&running).is_none(), "a running job asks nothing");
+    let ask = asked(&select(&mut a, "248")).expect("a pending job asks");
+    let all_pending: Vec<Job> = jobs()
+        .into_iter()
+        .filter(|j| j.status() == Status::Pending)
         .collect();
-    assert_eq!(asked.len(), 1);
+    assert!(all_pending.len() >= 2);
+    assert!(
+        all_pending.iter().all(|j| ask.covers(j)),
+        "the read covers every pending job of the user"
+    );
     assert!(a.cluster.insight.pending.loading);
     // Refreshes do not ask again.
     let cmds = a.update(loaded(jobs()));
-    assert!(!cmds.iter().any(|c| matches!(c, Cmd::FetchPending(_))));
-    // An answer for a job no longer selected is dropped.
-    select(&mut a, "247");
+    assert!(asked(&cmds).is_none());
     a.update(Msg::Pending {
-        id: id("248"),
-        result: Box::new(Ok(crate::slurm::pending::PendingInfo::default())),
+        ask: Box::new(ask.clone()),
+        result: Box::new(Ok(batch(&[("247", 900), ("248", 500), ("249", 100)]))),
+        at: now(),
     });
-    assert!(a.cluster.insight.pending.info.is_none());
+    let p = &a.cluster.insight.pending;
+    assert!(!p.loading);
+    assert_eq!(
+        p.info.as_ref().unwrap().rank.as_ref().unwrap().text(),
+        "2nd of 3 in short"
+    );
+    // Another pending job: its rank at once, nothing read.
+    let cmds = select(&mut a, "247");
+    assert!(asked(&cmds).is_none(), "{cmds:?}");
+    let p = &a.cluster.insight.pending;
+    assert!(!p.loading);
+    assert_eq!(p.id, Some(id("247")));
+    assert_eq!(p.info.as_ref().unwrap().rank.as_ref().unwrap().position, 1);
+    // Two minutes on: the kept answer shows while a new read goes out.
+    a.update(Msg::Tick(at(PENDING_KEEP_SECS)));
+    select(&mut a, "237");
+    let again = asked(&select(&mut a, "248")).expect("an old answer is read again");
+    let p = &a.cluster.insight.pending;
+    assert!(p.loading && p.info.is_some(), "shown meanwhile");
+    assert_eq!(p.as_of, Some(now()));
+    // A failed read says so for the job shown.
     a.update(Msg::Pending {
-        id: id("247"),
+        ask: Box::new(again),
         result: Box::new(Err("sprio failed".into())),
+        at: at(PENDING_KEEP_SECS),
     });
     assert_eq!(
         a.cluster.insight.pending.error.as_deref(),
@@ -155,10 +217,11 @@ fn pending_info_is_fetched_for_the_selected_pending_job_only() {
 fn pending_info_is_asked_again_when_the_job_starts_waiting_for_a_limit() {
     let mut a = app();
     a.update(loaded(jobs()));
-    select(&mut a, "248");
+    let ask = asked(&select(&mut a, "248")).unwrap();
     a.update(Msg::Pending {
-        id: id("248"),
-        result: Box::new(Ok(crate::slurm::pending::PendingInfo::default())),
+        ask: Box::new(ask),
+        result: Box::new(Ok(batch(&[("248", 1)]))),
+        at: now(),
     });
     let with_reason = |r: &str| -> Vec<Job> {
         jobs()
@@ -171,25 +234,16 @@ fn pending_info_is_asked_again_when_the_job_starts_waiting_for_a_limit() {
             })
             .collect()
     };
-    let fetches = |cmds: Vec<Cmd>| {
-        cmds.iter()
-            .filter(|c| matches!(c, Cmd::FetchPending(j) if j.id.as_str() == "248"))
-            .count()
-    };
-    assert_eq!(fetches(a.update(loaded(with_reason("Resources")))), 0);
-    assert_eq!(
-        fetches(a.update(loaded(with_reason("QOSMaxGRESPerUser")))),
-        1
-    );
+    assert!(asked(&a.update(loaded(with_reason("Resources")))).is_none());
+    let again = asked(&a.update(loaded(with_reason("QOSMaxGRESPerUser"))));
+    assert!(again.is_some());
     a.update(Msg::Pending {
-        id: id("248"),
-        result: Box::new(Ok(crate::slurm::pending::PendingInfo::default())),
+        ask: Box::new(again.unwrap()),
+        result: Box::new(Ok(batch(&[("248", 1)]))),
+        at: now(),
     });
-    assert_eq!(
-        fetches(a.update(loaded(with_reason("QOSMaxGRESPerUser")))),
-        0
-    );
-    assert_eq!(fetches(a.update(loaded(with_reason("AssocGrpGRES")))), 1);
+    assert!(asked(&a.update(loaded(with_reason("QOSMaxGRESPerUser")))).is_none());
+    assert!(asked(&a.update(loaded(with_reason("AssocGrpGRES")))).is_some());
 }
 
 #[test]
@@ -389,4 +443,50 @@ fn a_start_estimate_coming_near_speeds_up_with_the_list_unchanged() {
         generation,
         "the list did not change"
     );
+}
+
+/// A job that left squeue: sacct is asked at once (slurmdbd alone, no slurmctld RPC), and
+/// its final state shows on its kept row without waiting for the next refresh.
+#[test]
+fn a_job_that_left_asks_sacct_at_once_and_its_end_shows_before_the_next_refresh() {
+    use crate::payload::PollExtra;
+    let mut a = app();
+    a.update(loaded(jobs()));
+    let mut fewer = jobs();
+    let at = fewer
+        .iter()
+        .position(|j| j.status() == Status::Running)
+        .expect("a running job");
+    let left = fewer.remove(at);
+    let cmds = a.update(loaded(fewer));
+    let asked = cmds
+        .iter()
+        .find_map(|c| match c {
+            Cmd::FinalStates(ids) => Some(ids.clone()),
+            _ => None,
+        })
+        .expect("sacct asked at once");
+    assert_eq!(asked, vec![left.id.clone()]);
+    assert_eq!(
+        crate::app::budget::read_cost(&Cmd::FinalStates(asked.clone())),
+        None
+    );
+    a.update(Msg::FinalStates(PollExtra {
+        finished: vec![JobDetail {
+            id: Some(left.id.clone()),
+            state: Some(JobState::Completed),
+            ..JobDetail::default()
+        }],
+        asked,
+        problems: Vec::new(),
+    }));
+    let row = a
+        .queue
+        .jobs()
+        .iter()
+        .find(|j| j.id == left.id)
+        .expect("kept");
+    assert_eq!(row.state, JobState::Completed);
+    // Settled: the next refresh asks sacct nothing more.
+    assert_eq!(a.cluster.departures.poll_cmd(), Cmd::PollQueue);
 }

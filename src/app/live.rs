@@ -26,6 +26,12 @@ const CPU_WINDOW_SECS: f64 = 10.0;
 const CPU_MIN_SECS: f64 = 5.0;
 /// A sample not answered after this long no longer holds the next one back.
 const STUCK_SECS: i64 = 120;
+/// Selecting a running job shows its last sample if it is younger than this (with its
+/// age) and reads nothing; an older one, or none, is read at once, as the user's request.
+/// While the job stays selected, later samples come with the refresh, as background reads.
+pub const KEEP_SECS: i64 = 180;
+/// A first sample without a CPU figure is followed by a second this much later.
+pub const FOLLOWUP_SECS: i64 = 10;
 
 /// One GPU's figures in one sample.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,6 +65,10 @@ pub struct JobLive {
     pub error: Option<String>,
     /// The highest resident memory seen: sstat's per-step peaks, or a higher sum seen here.
     pub peak_rss: u64,
+    /// CPU seconds of the running steps at the latest sample: over the job's elapsed time,
+    /// how busy its cores were on average ([`JobLive::avg_busy`]), a figure even before
+    /// two samples measure the pace.
+    pub cpu_total: Option<f64>,
     /// (login-node clock, CPU seconds per step) of recent samples, for cores busy.
     cpu: VecDeque<(f64, HashMap<String, f64>)>,
     /// Since when every GPU of the job has shown 0 % in every sample.
@@ -130,6 +140,14 @@ impl JobLive {
         self.points.iter().map(f).collect()
     }
 
+    /// Cores busy on average from `started` to the latest sample (none before 5 s).
+    pub fn avg_busy(&self, started: Option<NaiveDateTime>) -> Option<f64> {
+        let secs = (self.at? - started?).num_seconds();
+        (secs as f64 >= CPU_MIN_SECS)
+            .then(|| self.cpu_total.unwrap_or(0.0) / secs as f64)
+            .filter(|_| self.cpu_total.is_some())
+    }
+
     /// Adds a sample answered at `at`.
     pub fn add(&mut self, s: LiveSample, at: NaiveDateTime) {
         self.at = Some(at);
@@ -165,6 +183,7 @@ impl JobLive {
             while self.cpu.len() > 8 {
                 self.cpu.pop_front();
             }
+            self.cpu_total = Some(steps.iter().map(|st| st.cpu_secs).sum());
             let sum: u64 = steps.iter().map(|st| st.rss_now).sum();
             let peak: u64 = steps.iter().map(|st| st.rss_peak).max().unwrap_or(0);
             self.peak_rss = self.peak_rss.max(sum).max(peak);
@@ -303,9 +322,12 @@ pub struct LiveState {
     /// Jobs squeue listed as running at each cluster's last refresh.
     running: HashSet<JobId>,
     /// The sample out now, and since when.
-    in_flight: Option<(JobId, NaiveDateTime)>,
+    in_flight: HashMap<JobId, NaiveDateTime>,
     /// A sample was taken since the last refresh (of the selected job's cluster).
     sampled: bool,
+    /// The selected job's sample gave no CPU figure (it had run under 5 s): a second one is
+    /// read then, to finish the answer the user asked for.
+    followup: Option<(JobId, NaiveDateTime)>,
 }
 
 impl Default for LiveState {
@@ -317,8 +339,9 @@ impl Default for LiveState {
             min_gap_secs: 0,
             jobs: HashMap::new(),
             running: HashSet::new(),
-            in_flight: None,
+            in_flight: HashMap::new(),
             sampled: false,
+            followup: None,
         }
     }
 }
@@ -329,13 +352,13 @@ impl LiveState {
     }
 
     /// The sample out was never sent (the RPC budget dropped it).
-    pub fn clear_in_flight(&mut self) {
-        self.in_flight = None;
+    pub fn clear_in_flight(&mut self, id: &JobId) {
+        self.in_flight.remove(id);
     }
 
     /// Whether a sample of `id` is out.
     pub fn sampling(&self, id: &JobId) -> bool {
-        self.in_flight.as_ref().is_some_and(|(i, _)| i == id)
+        self.in_flight.contains_key(id)
     }
 
     /// Jobs to mark in the queue.
@@ -387,18 +410,11 @@ impl LiveState {
     /// A sample of the selected job, if it runs on the cluster being worked on, none was
     /// taken since that cluster's last refresh, and none is out.
     pub fn due(&mut self, v: &View) -> Out {
-        let Some(job) = v.queue.selected_job() else {
+        let Some(job) = self.samplable(v) else {
             return Out::none();
         };
-        // A job that left squeue keeps its last row (RUNNING) until sacct answers.
-        let runs = job.status() == Status::Running && self.running.contains(&job.id);
-        if !runs || job.id.cluster() != v.cluster.ix || self.sampled {
+        if self.sampled {
             return Out::none();
-        }
-        if let Some((_, since)) = &self.in_flight {
-            if (v.now - *since).num_seconds() < STUCK_SECS {
-                return Out::none();
-            }
         }
         // Too soon after this job's last sample: a later refresh takes it.
         let last = self.jobs.get(&job.id).and_then(|j| j.at);
@@ -407,7 +423,55 @@ impl LiveState {
             return Out::none();
         }
         self.sampled = true;
-        self.in_flight = Some((job.id.clone(), v.now));
+        self.in_flight.insert(job.id.clone(), v.now);
+        Out::cmds(vec![Cmd::SampleLive(Box::new(target(job)))])
+    }
+
+    /// The selected job, if it runs on the cluster being worked on (a job that left squeue
+    /// keeps its last row, RUNNING, until sacct answers: not sampled) and no sample of it
+    /// is out (one unanswered after [`STUCK_SECS`] no longer counts).
+    fn samplable<'v>(&self, v: &View<'v>) -> Option<&'v Job> {
+        let job = v.queue.selected_job()?;
+        let runs = job.status() == Status::Running && self.running.contains(&job.id);
+        let out = self
+            .in_flight
+            .get(&job.id)
+            .is_some_and(|since| (v.now - *since).num_seconds() < STUCK_SECS);
+        (runs && job.id.cluster() == v.cluster.ix && !out).then_some(job)
+    }
+
+    /// The user selected a job: if it runs and no sample of it younger than [`KEEP_SECS`]
+    /// is kept, one is read at once (whatever else was sampled since the last refresh).
+    pub fn on_select(&mut self, v: &View) -> Out {
+        let Some(job) = self.samplable(v) else {
+            return Out::none();
+        };
+        let kept = self
+            .jobs
+            .get(&job.id)
+            .filter(|j| j.error.is_none())
+            .and_then(|j| j.at);
+        if kept.is_some_and(|at| (v.now - at).num_seconds() < KEEP_SECS) {
+            return Out::none();
+        }
+        self.sampled = true;
+        self.in_flight.insert(job.id.clone(), v.now);
+        Out::cmds(vec![Cmd::SampleLive(Box::new(target(job)))])
+    }
+
+    /// Once a second: the follow-up sample of the selected job, when it is due.
+    pub fn followup_due(&mut self, v: &View) -> Out {
+        let Some((id, at)) = self.followup.clone() else {
+            return Out::none();
+        };
+        if v.now < at {
+            return Out::none();
+        }
+        self.followup = None;
+        let Some(job) = self.samplable(v).filter(|j| j.id == id) else {
+            return Out::none();
+        };
+        self.in_flight.insert(id, v.now);
         Out::cmds(vec![Cmd::SampleLive(Box::new(target(job)))])
     }
 
@@ -434,13 +498,20 @@ impl LiveState {
         result: Result<LiveSample, String>,
         at: NaiveDateTime,
     ) -> Out {
-        if self.in_flight.as_ref().is_some_and(|(i, _)| *i == id) {
-            self.in_flight = None;
-        }
+        self.in_flight.remove(&id);
         let (cores, mem) = asked(v, &id);
-        let job = self.jobs.entry(id).or_default();
+        let selected = v.queue.selected_job().filter(|j| j.id == id);
+        let started = selected.and_then(|j| j.start_time);
+        let job = self.jobs.entry(id.clone()).or_default();
         match result {
-            Ok(s) => job.add(s, at),
+            Ok(s) => {
+                job.add(s, at);
+                let no_cpu = job.points.back().is_some_and(|p| p.cores_busy.is_none())
+                    && job.avg_busy(started).is_none();
+                if selected.is_some() && no_cpu {
+                    self.followup = Some((id, at + chrono::Duration::seconds(FOLLOWUP_SECS)));
+                }
+            }
             Err(e) => {
                 job.error = Some(e);
                 job.at = Some(at);

@@ -104,26 +104,25 @@ fn the_selected_running_job_is_sampled_at_most_once_per_refresh() {
     assert_eq!(s.len(), 1);
     assert_eq!(s[0].id, id("237"));
     assert_eq!(s[0].gpu_nodes, ["gpu07"]);
-    // Moving away and back before the next refresh: no second sample.
-    select(&mut a, "234");
-    assert!(samples(&select(&mut a, "237")).is_empty());
-    // The next refresh while the sample is still out: none either.
-    assert!(samples(&refresh(&mut a, now())).is_empty());
-    answer(&mut a, sample(100.0, 10.0, 300, &[50]), now());
-    // Then one per refresh.
-    assert_eq!(samples(&refresh(&mut a, now())).len(), 1);
-    assert!(samples(&select(&mut a, "237")).is_empty());
-    answer(&mut a, sample(105.0, 20.0, 300, &[50]), now());
-    // A job without GPUs is sampled without asking its nodes for GPUs.
-    assert!(
-        samples(&select(&mut a, "234")).is_empty(),
-        "sampled this refresh"
-    );
-    let cmds = refresh(&mut a, now());
+    // Another running job, selected: sampled at once too; a job without GPUs without
+    // asking its nodes for GPUs.
+    let cmds = select(&mut a, "234");
     let s = samples(&cmds);
     assert_eq!(s.len(), 1);
     assert_eq!(s[0].id, id("234"));
     assert!(s[0].gpu_nodes.is_empty());
+    // Back before the answer: its sample is still out, none more.
+    assert!(samples(&select(&mut a, "237")).is_empty());
+    // The next refresh while the sample is still out: none either.
+    assert!(samples(&refresh(&mut a, now())).is_empty());
+    answer(&mut a, sample(100.0, 10.0, 300, &[50]), now());
+    // Then one per refresh while it stays selected.
+    assert_eq!(samples(&refresh(&mut a, now())).len(), 1);
+    assert!(samples(&select(&mut a, "237")).is_empty());
+    answer(&mut a, sample(105.0, 20.0, 300, &[50]), now());
+    // Selected again within KEEP_SECS of its last sample: that one shows, none is read.
+    select(&mut a, "248");
+    assert!(samples(&select(&mut a, "237")).is_empty());
 }
 
 #[test]
@@ -407,4 +406,68 @@ fn a_sampled_job_using_little_of_what_it_asked_is_marked_u_and_z_stays_for_gpus(
     a.live.low_mem_percent = 0;
     refresh(&mut a, t(12));
     assert!(!a.queue.is_low_use(&id("237")));
+}
+
+/// When the queue says job 237 started.
+fn started_237(a: &App) -> NaiveDateTime {
+    a.queue
+        .jobs()
+        .iter()
+        .find(|j| j.id == id("237"))
+        .and_then(|j| j.start_time)
+        .expect("a running job's start")
+}
+
+/// The first sample of a job that has run a while already says how busy its cores were on
+/// average since it started (its steps' CPU time over its elapsed time): a figure at once,
+/// before a second sample can measure the pace.
+#[test]
+fn the_first_sample_gives_the_cores_busy_on_average_since_the_start() {
+    let mut a = start();
+    select(&mut a, "237");
+    let started = started_237(&a);
+    let at = started + Span::seconds(100);
+    answer(&mut a, sample(1000.0, 50.0, 300, &[50]), at);
+    let j = a.live.job(&id("237")).unwrap();
+    assert_eq!(
+        j.points.back().unwrap().cores_busy,
+        None,
+        "one sample: no pace"
+    );
+    assert_eq!(
+        j.avg_busy(Some(started)),
+        Some(0.5),
+        "50 CPU-seconds over 100 s"
+    );
+    assert_eq!(j.avg_busy(None), None, "no start known");
+    assert_eq!(j.avg_busy(Some(at)), None, "under 5 s: rounding");
+}
+
+/// A job selected in its first seconds: its first sample gives no CPU figure (under 5 s of
+/// run), so a second one follows 10 s later, without waiting for the budget's background.
+#[test]
+fn a_first_sample_without_a_cpu_figure_is_followed_up_once() {
+    let mut a = start();
+    select(&mut a, "237");
+    let started = started_237(&a);
+    let at = started + Span::seconds(2);
+    answer(&mut a, sample(1000.0, 1.0, 300, &[50]), at);
+    assert!(samples(&a.update(Msg::Tick(at + Span::seconds(9)))).is_empty());
+    let cmds = a.update(Msg::Tick(at + Span::seconds(FOLLOWUP_SECS)));
+    assert_eq!(samples(&cmds).len(), 1, "the follow-up");
+    answer(
+        &mut a,
+        sample(1010.0, 9.0, 300, &[50]),
+        at + Span::seconds(11),
+    );
+    let j = a.live.job(&id("237")).unwrap();
+    assert_eq!(
+        j.points.back().unwrap().cores_busy,
+        Some(0.8),
+        "8 CPU-s over 10 s"
+    );
+    assert!(
+        samples(&a.update(Msg::Tick(at + Span::seconds(40)))).is_empty(),
+        "once"
+    );
 }

@@ -29,6 +29,7 @@ mod form_state;
 pub mod history;
 mod input;
 pub mod insight;
+pub mod kept;
 pub mod lists;
 pub mod live;
 mod logs;
@@ -84,6 +85,8 @@ pub struct DetailState {
     pub scroll: u16,
     /// Why a finished job ended as it did (asked for after its detail arrived).
     pub triage: Option<TriageView>,
+    /// Details read before, shown again at once when their job is selected again.
+    pub kept: kept::KeptDetails,
 }
 
 /// The dashboard's state: the cluster, the views over its jobs (queue, detail, logs), and
@@ -101,6 +104,9 @@ pub struct App {
     /// one shown).
     pub queue: lists::Lists,
     pub detail: DetailState,
+    /// The selection moved (or its job moved on) while a message was handled: the reads
+    /// for what is now on screen are the user's, whatever the message was.
+    pub(super) selection_read: bool,
     pub logs: LogState,
     pub focus: Pane,
     pub zoom: bool,
@@ -172,6 +178,7 @@ impl App {
             theme,
             queue: lists::Lists::new(queue, QueueView::new(history::columns())),
             detail: DetailState::default(),
+            selection_read: false,
             logs: LogState::new(),
             focus: Pane::Queue,
             zoom: false,
@@ -224,6 +231,10 @@ impl App {
             Msg::Tick(now) => {
                 self.now = now;
                 let mut cmds = self.adapt_interval();
+                // The selected job's second sample finishes the answer the user asked for.
+                let out = self.live.followup_due(&view!(self));
+                self.selection_read |= !out.cmds.is_empty();
+                cmds.extend(self.apply(out));
                 cmds.extend(self.cluster.retry.tick(now));
                 cmds.extend(self.cluster.insight.partitions_due(false, now));
                 cmds
@@ -261,6 +272,20 @@ impl App {
                 checks::Outcome::FullRead => self.poll(),
             },
             Msg::Queue(refresh) => self.on_refresh(*refresh),
+            Msg::FinalStates(extra) => {
+                let cmds = self.on_poll_extra(extra);
+                // The kept rows took their final state: shown now, not at the next refresh.
+                let ix = self.multi().then_some(self.cluster.ix);
+                let kept = &self.cluster.departures.rows;
+                let rows: Vec<crate::slurm::model::Job> = self
+                    .queue
+                    .jobs_on(ix)
+                    .iter()
+                    .map(|j| kept.iter().find(|r| r.id == j.id).unwrap_or(j).clone())
+                    .collect();
+                self.set_own_jobs(rows);
+                cmds
+            }
             Msg::SiteLimit(result) => {
                 self.cluster.budget.set_site(result);
                 self.adapt_interval()
@@ -371,8 +396,8 @@ impl App {
                 self.on_submitted(*r)
             }
             Msg::RegistryJobs(r) => self.on_registry_jobs(r),
-            Msg::Pending { id, result } => {
-                self.cluster.insight.on_pending(id, *result, self.now);
+            Msg::Pending { ask, result, at } => {
+                self.cluster.insight.on_pending(*ask, *result, at);
                 Vec::new()
             }
             Msg::Partitions { result, at } => {

@@ -372,11 +372,11 @@ impl App {
         let mut cmds = self.selection_changed();
         if cmds.is_empty() {
             cmds = self.refetch_if_state_changed();
-            cmds.extend(
-                self.cluster
-                    .insight
-                    .limit_reason_appeared(self.queue.selected_job()),
-            );
+            cmds.extend(self.cluster.insight.limit_reason_appeared(
+                self.queue.selected_job(),
+                self.queue.jobs(),
+                self.now,
+            ));
         }
         cmds.extend(interval);
         cmds.extend(listed.cmds);
@@ -405,6 +405,7 @@ impl App {
         }
         self.logs.set_job_state(Some(job.state.clone()));
         self.detail.loading = true;
+        self.selection_read = true;
         vec![Cmd::FetchDetail(job.id.clone())]
     }
 
@@ -416,22 +417,29 @@ impl App {
             return Vec::new();
         }
         let state = self.queue.selected_job().map(|j| j.state.clone());
+        self.selection_read = true;
         self.detail = DetailState {
             id: selected.clone(),
             loading: selected.is_some(),
+            kept: std::mem::take(&mut self.detail.kept),
             ..DetailState::default()
         };
-        self.logs.reset(selected.clone(), state);
+        self.logs.reset(selected.clone(), state.clone());
         let mut cmds = vec![Cmd::Tail(Vec::new())];
         if let Some(id) = selected {
-            match self.history.shown_detail(&id) {
+            let kept = state.as_ref().and_then(|s| self.detail.kept.get(&id, s));
+            match self.history.shown_detail(&id).or(kept) {
                 Some(known) => cmds.extend(self.on_detail(id, Ok(known))),
                 None => cmds.push(Cmd::FetchDetail(id)),
             }
         }
-        cmds.extend(self.cluster.insight.pending_for(self.queue.selected_job()));
+        cmds.extend(self.cluster.insight.pending_for(
+            self.queue.selected_job(),
+            self.queue.jobs(),
+            self.now,
+        ));
         cmds.extend(self.cluster.waits.due(self.queue.selected_job(), self.now));
-        let out = self.live.due(&view!(self));
+        let out = self.live.on_select(&view!(self));
         cmds.extend(self.apply(out));
         cmds
     }
@@ -442,7 +450,11 @@ impl App {
         result: Result<(JobDetail, DetailSource), String>,
     ) -> Vec<Cmd> {
         if self.detail.id.as_ref() != Some(&id) {
-            return Vec::new(); // no longer selected
+            // No longer selected: kept for when it is again.
+            if let Ok((d, source)) = &result {
+                self.detail.kept.keep(&id, d, *source);
+            }
+            return Vec::new();
         }
         self.detail.loading = false;
         match result {
@@ -462,6 +474,7 @@ impl App {
                 let dir = self.results_dir(&id);
                 let triage = triage::ask(&mut self.detail.triage, &id, &detail, source, dir);
                 let refined = self.final_states_known(std::slice::from_ref(&detail));
+                self.detail.kept.keep(&id, &detail, source);
                 self.detail.detail = Some(detail);
                 self.detail.source = Some(source);
                 self.detail.error = None;

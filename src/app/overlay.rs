@@ -291,7 +291,10 @@ impl App {
         let action = self.keymap.action(Pane::Queue, &k);
         match self.deps.on_key(&k, action, page) {
             deps::DepsKey::Done(out) => self.apply(out),
-            deps::DepsKey::Refresh => self.cluster.refresh_now(self.queue.selected_job()),
+            deps::DepsKey::Refresh => {
+                self.cluster
+                    .refresh_now(self.queue.selected_job(), self.queue.jobs(), self.now)
+            }
             deps::DepsKey::Help => {
                 self.help = true;
                 Vec::new()

@@ -33,6 +33,37 @@ pub fn commands(query: &SqueueQuery, gone: &[JobId]) -> Vec<Vec<String>> {
     v
 }
 
+/// What sacct says of jobs that just left squeue, asked at once when a refresh sees them go
+/// (slurmdbd alone: no slurmctld RPC), so an ended job shows its final state without
+/// waiting for the next refresh. Failing only adds a problem: the next refresh asks again.
+pub async fn finals(remote: &dyn Remote, gone: &[JobId], timeout: Duration) -> PollExtra {
+    let ids = &gone[..gone.len().min(SACCT_MAX_IDS)];
+    let mut extra = PollExtra {
+        asked: ids.to_vec(),
+        ..PollExtra::default()
+    };
+    let argv = command::sacct_jobs(ids, command::RECENT);
+    match remote.run(&argv, None, timeout).await {
+        Ok(out) if out.success() => {
+            let p = read_sacct(&out.stdout_lossy());
+            extra.finished = p.items;
+            extra
+                .problems
+                .extend(p.problems.iter().map(|e| format!("sacct: {e}")));
+        }
+        Ok(out) => extra.problems.push(format!(
+            "sacct failed: {}",
+            out.stderr_lossy()
+                .trim()
+                .lines()
+                .next()
+                .unwrap_or("no message")
+        )),
+        Err(e) => extra.problems.push(format!("sacct: {e}")),
+    }
+    extra
+}
+
 fn problem(name: &str, s: &SectionRef<'_>) -> String {
     let said = s.stderr.trim();
     let code = s

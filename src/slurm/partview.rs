@@ -15,12 +15,16 @@ const DEMAND_FIELDS: &[&str] = &["%P", "%T", "%b", "%D"];
 pub fn commands() -> Vec<Vec<String>> {
     let mut f = DEMAND_FIELDS.join(&FIELD_SEP.to_string());
     f.push(RECORD_END);
+    // --local: this cluster only, no federation lookup (one slurmctld RPC fewer each).
+    let mut sinfo = command::sinfo();
+    sinfo.insert(1, "--local".into());
     vec![
-        command::sinfo(),
+        sinfo,
         command::scontrol_show_partition(),
         vec![
             "squeue".into(),
             "--noheader".into(),
+            "--local".into(),
             "--all".into(),
             "--states=PENDING,RUNNING".into(),
             format!("--format={f}"),

@@ -415,7 +415,13 @@ impl DetailWidget<'_> {
             };
             l.plain(label, &at(e, rel));
         }
-        let elapsed = dd.elapsed.or(j.map(|j| j.time_used));
+        // A running job's elapsed time moves with the clock, not with the last read.
+        let elapsed = match (state.status() == Status::Running, start) {
+            (true, Some(s)) if s <= self.now => Some(SlurmDuration::from_secs(
+                (self.now - s).num_seconds().max(0) as u64,
+            )),
+            _ => dd.elapsed.or(j.map(|j| j.time_used)),
+        };
         let limit = dd.time_limit.or(j.map(|j| j.time_limit));
         if let Some(lim) = limit {
             let text = match elapsed.filter(|_| !pending) {

@@ -147,9 +147,14 @@ impl DetailWidget<'_> {
             Ok(steps) => {
                 let cores = dd.cpus.or(self.job.map(|j| j.cpus)).unwrap_or(0);
                 let busy = last.and_then(|p| p.cores_busy);
-                let text = match busy {
-                    Some(b) => format!("{b:.1} of {cores} core{} busy", plural(cores)),
-                    None => format!(
+                let started = dd.start_time.or(self.job.and_then(|j| j.start_time));
+                let text = match (busy, job.avg_busy(started)) {
+                    (Some(b), _) => format!("{b:.1} of {cores} core{} busy", plural(cores)),
+                    (None, Some(a)) => format!(
+                        "{a:.1} of {cores} core{} busy on average since it started",
+                        plural(cores)
+                    ),
+                    (None, None) => format!(
                         "{cores} core{} allocated, busy: measured over 5 s or more",
                         plural(cores)
                     ),

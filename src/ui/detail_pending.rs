@@ -19,6 +19,8 @@ pub struct PendingView<'a> {
     pub edit_key: Option<&'a str>,
     /// How long the user's recent jobs like this one waited (shown under the estimate).
     pub waited: Option<crate::slurm::usage::waits::Waited>,
+    /// When the answer shown was read (it is kept for every pending job of the user).
+    pub as_of: Option<chrono::NaiveDateTime>,
 }
 
 impl<'a> DetailWidget<'a> {
@@ -69,10 +71,28 @@ impl<'a> DetailWidget<'a> {
         }
         let Some(info) = p.info else {
             if p.loading {
-                l.field("Rank", "loading…", t.dim());
+                l.field("Rank", "reading (sprio, sshare, scontrol)…", t.dim());
             }
             return;
         };
+        // A kept answer: its age, and that a newer one is on its way.
+        let age = p.as_of.map(|at| (at, (self.now - at).num_seconds()));
+        match (p.loading, age) {
+            (true, Some((at, _))) => l.field(
+                "Queue info",
+                &format!(
+                    "read {}, reading again…",
+                    crate::queue::format::human_ago(at, self.now)
+                ),
+                t.dim(),
+            ),
+            (false, Some((at, a))) if a >= 60 => l.field(
+                "Queue info",
+                &format!("read {}", crate::queue::format::human_ago(at, self.now)),
+                t.dim(),
+            ),
+            _ => {}
+        }
         match &info.rank {
             Some(r) => {
                 let before = r.position.saturating_sub(1);

@@ -249,6 +249,7 @@ fn detail_pending(app: &App) -> detail::PendingView<'_> {
             .queue
             .selected_job()
             .and_then(|j| app.cluster.waits.for_job(j)),
+        as_of: p.as_of.filter(|_| mine),
     }
 }
 
@@ -261,7 +262,13 @@ fn detail_held(app: &App) -> Option<String> {
         return None;
     }
     let h = b.held().iter().find(|h| h.kind == Kind::Detail)?;
-    Some(match b.fits_at(app.now, h.cost, h.who) {
+    let at = b.fits_at(app.now, h.cost, h.who);
+    // The user's read, held only while the selection moves faster than a row a second:
+    // it goes at the next second.
+    if at.is_some_and(|t| t <= app.now) {
+        return None;
+    }
+    Some(match at {
         Some(t) => format!(
             "details wait for the RPC budget ({}/min): in {} s",
             b.per_minute,

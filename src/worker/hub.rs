@@ -17,7 +17,7 @@ use crate::payload::{ConnState, DetailSource, Refresh, Request, Tunnel};
 use crate::remote::Remote;
 use crate::slurm::command::SqueueQuery;
 use crate::slurm::live::LiveTarget;
-use crate::slurm::model::{Job, JobDetail, JobId, JobRecord, SharedStr};
+use crate::slurm::model::{JobDetail, JobId, JobRecord, SharedStr};
 use crate::slurm::ops::{JobEdit, JobOp};
 use crate::worker::flight::Flight;
 use crate::worker::tailer;
@@ -105,7 +105,7 @@ pub struct Hub {
     tails: Vec<JoinHandle<()>>,
     refresh: Flight<Vec<JobId>>,
     detail: Flight<JobId>,
-    pending: Flight<Box<Job>>,
+    pending: Flight<Box<crate::slurm::pending::Ask>>,
     live: Flight<Box<LiveTarget>>,
     /// The connection state last reported to App (by a refresh or by `tick`).
     reported: Arc<Mutex<Option<ConnState>>>,
@@ -171,6 +171,7 @@ impl Hub {
         match cmd {
             Cmd::PollQueue => self.refresh(Vec::new()),
             Cmd::PollWith { sacct } => self.refresh(sacct),
+            Cmd::FinalStates(ids) => self.spawn(|t| finals(t, ids)),
             Cmd::Reconnect => self.remote.retry_now(),
             Cmd::FetchDetail(id) => {
                 let asked = self.asked.clone();
@@ -465,7 +466,13 @@ async fn poll(
 async fn detail(t: Task, id: JobId, asked: Arc<io::keep::Asked>) {
     // A finished job's detail comes from one sacct read that also gives its use figures.
     let (result, used) = io::history::detail(t.r(), &id, t.s.timeout).await;
-    let to_keep = io::keep::to_keep(&result, t.s.keep_scripts);
+    // A pending job's script can be kept once it runs: reading it costs slurmctld an RPC
+    // a selection would otherwise not spend.
+    let to_keep = io::keep::to_keep(&result, t.s.keep_scripts).filter(|d| {
+        d.state
+            .as_ref()
+            .is_some_and(|s| s.status() != crate::slurm::model::Status::Pending)
+    });
     t.send(Msg::Detail {
         id: id.clone(),
         result: Box::new(result),
@@ -487,11 +494,16 @@ async fn detail(t: Task, id: JobId, asked: Arc<io::keep::Asked>) {
     }
 }
 
-async fn pending(t: Task, job: Box<Job>) -> Msg {
-    let result = io::pending::fetch(t.r(), &job, t.s.timeout).await;
+async fn finals(t: Task, ids: Vec<JobId>) -> Msg {
+    Msg::FinalStates(io::poll::finals(t.r(), &ids, t.s.timeout).await)
+}
+
+async fn pending(t: Task, ask: Box<crate::slurm::pending::Ask>) -> Msg {
+    let result = io::pending::fetch_batch(t.r(), &ask, t.s.timeout).await;
     Msg::Pending {
-        id: job.id.clone(),
+        ask,
         result: Box::new(result),
+        at: now(),
     }
 }
 

@@ -175,6 +175,13 @@ pub fn dev_config() -> PathBuf {
     dev_config_persist(0)
 }
 
+/// The dev cluster's config as a user has it: the default slurmctld RPC budget (4 a
+/// minute), for the tests of the answers the budget must never starve (why a job pends,
+/// its live use, the queue's freshness, reconnecting, a job's end).
+pub fn dev_config_default() -> PathBuf {
+    dev_config_of(0, false)
+}
+
 /// The dev cluster's config with `persist_secs = secs` in each cluster (a copy under the
 /// target directory, rewritten only when it changes).
 /// The dev config for [`OTHER_USER`]: the same cluster reached as that user, with its own
@@ -196,10 +203,23 @@ pub fn dev_config_other() -> PathBuf {
 }
 
 pub fn dev_config_persist(secs: u64) -> PathBuf {
+    dev_config_of(secs, true)
+}
+
+fn dev_config_of(secs: u64, no_budget: bool) -> PathBuf {
     let src = dev_dir().join("slurmdash.toml");
     let text =
         std::fs::read_to_string(&src).unwrap_or_else(|e| panic!("read {}: {e}", src.display()));
-    let text = without_budget(&text);
+    assert!(
+        !text.contains("max_rpcs_per_minute"),
+        "the dev config sets no budget of its own: {}",
+        src.display()
+    );
+    let text = if no_budget {
+        without_budget(&text)
+    } else {
+        text
+    };
     let mut out = String::new();
     for line in text.lines() {
         out.push_str(line);
@@ -208,8 +228,9 @@ pub fn dev_config_persist(secs: u64) -> PathBuf {
             out.push_str(&format!("persist_secs = {secs}\n"));
         }
     }
+    let budget = if no_budget { "" } else { "-default" };
     let dest = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("dev-{}-persist-{secs}.toml", dev_slurm()));
+        .join(format!("dev-{}-persist-{secs}{budget}.toml", dev_slurm()));
     if std::fs::read_to_string(&dest).ok().as_deref() != Some(out.as_str()) {
         // Test processes run at once: each writes its own file and renames it into place.
         let tmp = dest.with_extension(format!(

@@ -241,6 +241,21 @@ pub fn refreshed(screen: &str) -> bool {
     })
 }
 
+/// The queue's age as the status bar says it ("updated 12s ago": 12; minutes and hours in
+/// seconds), if it says one.
+pub fn updated_secs(screen: &str) -> Option<u64> {
+    let i = screen.find("updated ")? + "updated ".len();
+    let rest = &screen[i..];
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    let n: u64 = digits.parse().ok()?;
+    match rest[digits.len()..].chars().next()? {
+        's' => Some(n),
+        'm' => Some(n * 60),
+        'h' => Some(n * 3600),
+        _ => None,
+    }
+}
+
 /// The screen without its empty lines (only spaces and box borders), so a failure message
 /// cut to its first lines still shows the bottom of the screen.
 pub fn non_blank(screen: &str) -> String {
