@@ -736,3 +736,34 @@ fn without_a_budget_every_other_poll_is_a_check() {
         s.refreshes
     );
 }
+
+/// Walking back and forth within a second: a job's sample that another one replaced before
+/// it went is asked again when the job is selected again (it was never out).
+#[test]
+fn a_sample_replaced_before_it_went_is_asked_again_when_its_job_is_selected_again() {
+    use crate::slurm::model::Status;
+    let mut s = Sim::new(4);
+    s.run_until(3, |_| {});
+    let first = s.select_next(Status::Running);
+    let second = s.select_next(Status::Running);
+    assert_ne!(first, second);
+    for _ in 0..200 {
+        if s.app.queue.selected_id() == Some(&first) {
+            break;
+        }
+        s.send(key('k'));
+    }
+    assert_eq!(s.app.queue.selected_id(), Some(&first));
+    s.second();
+    assert!(
+        s.samples.iter().any(|(t, id)| *t == s.t && *id == first),
+        "{:?}",
+        s.samples
+    );
+    s.second();
+    let job = s.app.live.job(&first);
+    assert!(
+        job.is_some_and(|j| j.latest.is_some()),
+        "its live use on screen"
+    );
+}

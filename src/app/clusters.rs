@@ -186,6 +186,7 @@ impl App {
     fn plan_reads(&mut self, cmds: Vec<(u16, Cmd)>, key: bool, user: bool) -> Vec<(u16, Cmd)> {
         let now = self.now;
         let mut out = Vec::with_capacity(cmds.len());
+        let mut replaced_samples = Vec::new();
         for (ix, cmd) in cmds {
             let kind = read_cost(&cmd).map(|(k, _)| k);
             let (Some(kind), Some(c)) = (kind, self.cluster_mut(ix)) else {
@@ -205,12 +206,33 @@ impl App {
             if kind == Kind::Refresh && c.budget.take(Kind::Check).is_some() {
                 c.checks.replaced();
             }
+            // A held read this one replaces is never sent: what waited for it is freed (a
+            // sample counted as out would hold its job's next one back).
+            match c.budget.take(kind) {
+                Some(Cmd::SampleLive(t)) => replaced_samples.push(t.id),
+                Some(Cmd::FetchPending(ask)) => c.insight.pending.not_asked(&ask),
+                _ => {}
+            }
             let sent = if key && kind == Kind::Refresh {
                 Some(c.budget.force(now, cmd))
             } else {
                 c.budget.admit(now, cmd, who)
             };
             out.extend(sent.map(|cmd| (ix, cmd)));
+        }
+        for id in replaced_samples {
+            let again = out
+                .iter()
+                .any(|(_, c)| matches!(c, Cmd::SampleLive(t) if t.id == id));
+            let held = self.clusters().any(|c| {
+                c.budget
+                    .held()
+                    .iter()
+                    .any(|h| matches!(&h.cmd, Cmd::SampleLive(t) if t.id == id))
+            });
+            if !again && !held {
+                self.live.clear_in_flight(&id);
+            }
         }
         out
     }
