@@ -76,6 +76,7 @@ fn detail_text(job: &Job, info: Option<&PendingInfo>) -> String {
         efficiency: None,
         live: Default::default(),
         deps: None,
+        listed_at: None,
     }
     .render(buf.area, &mut buf);
     let mut s = String::new();

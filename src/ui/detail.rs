@@ -38,6 +38,9 @@ pub struct DetailWidget<'a> {
     pub live: LiveView<'a>,
     /// The user's dependency chains: the state of what the job waits on, what waits on it.
     pub deps: Option<&'a DepGraph>,
+    /// When the queue's row (`job`) was read: a running job's elapsed time is its time used
+    /// then plus the time since, moving with the clock.
+    pub listed_at: Option<NaiveDateTime>,
 }
 
 pub use live::{idle_mark_help, low_use_help, LiveView};
@@ -415,13 +418,19 @@ impl DetailWidget<'_> {
             };
             l.plain(label, &at(e, rel));
         }
-        // A running job's elapsed time moves with the clock, not with the last read.
-        let elapsed = match (state.status() == Status::Running, start) {
-            (true, Some(s)) if s <= self.now => Some(SlurmDuration::from_secs(
-                (self.now - s).num_seconds().max(0) as u64,
-            )),
-            _ => dd.elapsed.or(j.map(|j| j.time_used)),
+        // A running job's elapsed time moves with the clock, not with the last read (from
+        // the time used squeue said, so a suspended spell stays out of it).
+        let since_read = |used: SlurmDuration, at: NaiveDateTime| {
+            let used = used.known()?.as_secs();
+            let more = (self.now - at).num_seconds().max(0) as u64;
+            Some(SlurmDuration::from_secs(used + more))
         };
+        let elapsed = match (state.status() == Status::Running, j, self.listed_at) {
+            (true, Some(j), Some(at)) => since_read(j.time_used, at),
+            _ => None,
+        }
+        .or(dd.elapsed)
+        .or(j.map(|j| j.time_used));
         let limit = dd.time_limit.or(j.map(|j| j.time_limit));
         if let Some(lim) = limit {
             let text = match elapsed.filter(|_| !pending) {
@@ -663,6 +672,7 @@ impl<'a> DetailWidget<'a> {
             efficiency: None,
             live: LiveView::default(),
             deps: None,
+            listed_at: None,
         }
     }
 }

@@ -77,6 +77,11 @@ pub fn draw(f: &mut Frame, app: &App) {
                 efficiency: app.detail.id.as_ref().and_then(|id| app.history.report(id)),
                 live: detail_live(app),
                 deps: Some(&app.deps.graph),
+                listed_at: app
+                    .queue
+                    .selected_job()
+                    .and_then(|j| app.cluster_by_ix(j.id.cluster()))
+                    .and_then(|c| c.status.last_ok),
             }
             .scrolled(app.detail.scroll),
             r,
