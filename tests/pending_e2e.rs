@@ -22,7 +22,9 @@ async fn over_maxtime_explained_and_partitions_and_stats_views() {
         t.keys(&["/"]);
         t.keys(&[&tag, "Enter"]);
         // The detail pane sits beside the log pane: match within its lines.
-        let s = t.wait("the reason explained", Duration::from_secs(60), |s| {
+        // The queue's reason is the refresh's (every 50 s with the default budget): two
+        // refreshes at most.
+        let s = t.wait("the reason explained", Duration::from_secs(120), |s| {
             s.contains("too long: E to edit")
                 && s.contains("PartitionTimeLimit: time limit 10:00:00 exceeds polar's")
                 && s.contains("MaxTime 4:00:00")

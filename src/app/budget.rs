@@ -298,7 +298,9 @@ impl Budget {
                     Who::Change => b.max(cost) + REFRESH_COST,
                     _ => b.max(cost),
                 };
-                minute + cost <= cap && total + cost <= a
+                // A job of the user's changed state or left: its full read is an answer,
+                // held only by the minute's cap, not by what the user's reads spent.
+                minute + cost <= cap && (who == Who::Change || total + cost <= a)
             }
             // A full read a state check called for goes before the background's reads.
             Who::Background => {

@@ -217,6 +217,9 @@ fn the_refresh_is_never_held_past_the_watch_whatever_was_spent() {
     assert!(b.admit(t(41), Cmd::PollQueue, Who::Refresh).is_none());
     assert!(!b.fits(t(41 + 9), 2, Who::Refresh));
     assert!(b.fits(t(1 + WATCH_SECS), 2, Who::Refresh));
+    // A full read a state check called for (a job changed state or left) is not held by
+    // what the user's reads spent, only by the minute's cap.
+    assert!(b.fits(t(41 + 9), 2, Who::Change));
     // A state check counts as a look at the queue too.
     b.spend(t(60), 1, true);
     assert!(!b.fits(t(100), 2, Who::Refresh));

@@ -466,13 +466,7 @@ async fn poll(
 async fn detail(t: Task, id: JobId, asked: Arc<io::keep::Asked>) {
     // A finished job's detail comes from one sacct read that also gives its use figures.
     let (result, used) = io::history::detail(t.r(), &id, t.s.timeout).await;
-    // A pending job's script can be kept once it runs: reading it costs slurmctld an RPC
-    // a selection would otherwise not spend.
-    let to_keep = io::keep::to_keep(&result, t.s.keep_scripts).filter(|d| {
-        d.state
-            .as_ref()
-            .is_some_and(|s| s.status() != crate::slurm::model::Status::Pending)
-    });
+    let to_keep = io::keep::to_keep(&result, t.s.keep_scripts);
     t.send(Msg::Detail {
         id: id.clone(),
         result: Box::new(result),
