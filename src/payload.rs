@@ -216,13 +216,29 @@ pub struct RemoteStats {
     /// RPCs the commands run so far cost slurmctld and slurmdbd, counted from each command
     /// (see `slurm::command::rpc_cost`).
     pub rpcs: crate::slurm::command::RpcCost,
+    /// The same, per Slurm command (`squeue`, `sstat`, `scontrol show job`): how often it
+    /// ran and what it cost, for `:stats`.
+    pub by_command: std::collections::BTreeMap<String, CommandCount>,
+}
+
+/// How often one Slurm command ran and what it cost in all.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CommandCount {
+    pub runs: u64,
+    pub rpcs: crate::slurm::command::RpcCost,
 }
 
 impl RemoteStats {
     /// Counts one command: an exec and what it costs the Slurm daemons.
     pub fn count(&mut self, argv: &[String]) {
         self.execs += 1;
-        self.rpcs += crate::slurm::command::rpc_cost(argv);
+        let (total, by) = (&mut self.rpcs, &mut self.by_command);
+        crate::slurm::command::rpc_parts(argv, &mut |name, cost| {
+            *total += cost;
+            let c = by.entry(name).or_default();
+            c.runs += 1;
+            c.rpcs += cost;
+        });
     }
 }
 

@@ -387,16 +387,22 @@ impl std::ops::AddAssign for RpcCost {
 /// `sh -c SCRIPT` (a batch of commands) costs what its lines cost, each line once (a loop's
 /// body is counted once); anything else (tail, cat, stat) costs nothing.
 pub fn rpc_cost(argv: &[String]) -> RpcCost {
-    let word = |w: &str| argv.iter().skip(1).any(|a| a == w);
-    let (ctld, dbd) = match argv.first().map(|p| p.rsplit('/').next().unwrap_or(p)) {
+    let mut total = RpcCost::default();
+    rpc_parts(argv, &mut |_, c| total += c);
+    total
+}
+
+/// The Slurm commands in `argv` that cost the daemons something, each with its cost: what
+/// [`rpc_cost`] sums, named for `:stats` (`squeue`, `sstat`, `scontrol show job`, ...).
+pub fn rpc_parts(argv: &[String], each: &mut dyn FnMut(String, RpcCost)) {
+    let program = argv.first().map(|p| p.rsplit('/').next().unwrap_or(p));
+    match program {
         Some("sh" | "bash") if argv.get(1).map(String::as_str) == Some("-c") => {
-            let mut total = RpcCost::default();
             for line in argv.get(2).map(String::as_str).unwrap_or("").lines() {
                 if let Some(words) = shlex::split(line) {
-                    total += rpc_cost(&words);
+                    rpc_parts(&words, each);
                 }
             }
-            return total;
         }
         Some("timeout") => {
             // `timeout [-k 5s] [-s SIG] DURATION argv…`
@@ -408,8 +414,37 @@ pub fn rpc_cost(argv: &[String]) -> RpcCost {
                     _ => break,
                 }
             }
-            return rpc_cost(argv.get(i + 1..).unwrap_or(&[]));
+            rpc_parts(argv.get(i + 1..).unwrap_or(&[]), each);
         }
+        Some(p) => {
+            let cost = program_cost(argv);
+            if cost != RpcCost::default() {
+                let name = match p {
+                    // `scontrol show job`, `scontrol show assoc_mgr`: the first two words.
+                    "scontrol" => {
+                        let words: Vec<&str> = argv[1..]
+                            .iter()
+                            .map(String::as_str)
+                            .filter(|w| !w.starts_with('-'))
+                            .take(2)
+                            .collect();
+                        format!("scontrol {}", words.join(" "))
+                            .trim_end()
+                            .to_string()
+                    }
+                    p => p.to_string(),
+                };
+                each(name, cost);
+            }
+        }
+        None => {}
+    }
+}
+
+/// What one Slurm program's argv costs (no `sh -c` or `timeout` around it).
+fn program_cost(argv: &[String]) -> RpcCost {
+    let word = |w: &str| argv.iter().skip(1).any(|a| a == w);
+    let (ctld, dbd) = match argv.first().map(|p| p.rsplit('/').next().unwrap_or(p)) {
         // REQUEST_JOB_STATE alone (sdiag on 24.11 and 26.05, job state cache on or off).
         Some("squeue") if word("--only-job-state") => (1, 0),
         Some("squeue") => (if word("--local") { 2 } else { 3 }, 0),

@@ -235,6 +235,28 @@ fn partitions_view_with_a_pending_job_selected() {
     assert_snapshot!(s);
 }
 
+/// What counting a few real commands gives, per command.
+fn by_command() -> std::collections::BTreeMap<String, crate::payload::CommandCount> {
+    let mut st = RemoteStats::default();
+    let job: crate::slurm::model::JobId = "812".parse().expect("job id");
+    for _ in 0..3 {
+        st.count(&crate::slurm::command::squeue(&Default::default()));
+    }
+    st.count(&crate::slurm::command::scontrol_show_job(&job, false));
+    st.count(&crate::slurm::live::argv(
+        &crate::slurm::live::LiveTarget {
+            id: job,
+            gpu_nodes: vec!["gpu01".into()],
+            nodes_skipped: 0,
+            timeout_secs: 10,
+        },
+        "M",
+    ));
+    st.count(&["sacct".to_string(), "-j".into(), "700".into()]);
+    st.count(&["tail".to_string(), "-c".into(), "10".into()]);
+    st.by_command
+}
+
 #[test]
 fn stats_view_rates_bytes_and_round_trip() {
     let mut a = app();
@@ -251,12 +273,13 @@ fn stats_view_rates_bytes_and_round_trip() {
                     ctld: execs * 2,
                     dbd: execs / 10,
                 },
+                by_command: by_command(),
             },
             at: t0 + chrono::Duration::seconds(i),
         });
     }
     a.run_command("stats");
-    let mut buf = Buffer::empty(Rect::new(0, 0, 90, 20));
+    let mut buf = Buffer::empty(Rect::new(0, 0, 90, 26));
     StatsWidget { app: &a }.render(buf.area, &mut buf);
     let s = text(&buf);
     assert!(
@@ -271,6 +294,20 @@ fn stats_view_rates_bytes_and_round_trip() {
         s.contains("round trips per minute    12.0 (SSH execs; 34 in all)"),
         "{s}"
     );
+    // Per command, the costliest first; tail costs nothing and is not named.
+    assert!(
+        s.contains("by command                squeue: 3 runs, 6 RPCs"),
+        "{s}"
+    );
+    for l in [
+        "sstat: 1 run, 3 RPCs",
+        "srun: 1 run, 2 RPCs",
+        "scontrol show job: 1 run, 1 RPC",
+        "sacct: 1 run, 1 RPC to slurmdbd",
+    ] {
+        assert!(s.contains(l), "{l}: {s}");
+    }
+    assert!(!s.contains("tail"), "{s}");
     assert_snapshot!(s);
 }
 
@@ -425,6 +462,7 @@ fn stats_rates_in_the_first_minute_are_not_extrapolated() {
                     ctld: execs * 2,
                     dbd: 0,
                 },
+                ..Default::default()
             },
             at: t0 + chrono::Duration::seconds(i),
         });

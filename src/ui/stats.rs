@@ -115,6 +115,39 @@ fn budget_lines<'a>(app: &App, row: &dyn Fn(&str, String) -> Line<'a>) -> Vec<Li
     lines
 }
 
+/// `squeue: 20 runs, 40 RPCs`, one line per Slurm command, the costliest first (slurmctld
+/// before slurmdbd).
+fn by_command(
+    by: &std::collections::BTreeMap<String, crate::payload::CommandCount>,
+) -> Vec<String> {
+    let mut v: Vec<_> = by.iter().collect();
+    v.sort_by(|a, b| {
+        (b.1.rpcs.ctld, b.1.rpcs.dbd)
+            .cmp(&(a.1.rpcs.ctld, a.1.rpcs.dbd))
+            .then_with(|| a.0.cmp(b.0))
+    });
+    v.iter()
+        .map(|(name, c)| {
+            let runs = match c.runs {
+                1 => "1 run".to_string(),
+                n => format!("{n} runs"),
+            };
+            let rpcs = |n: u64| {
+                if n == 1 {
+                    "1 RPC".to_string()
+                } else {
+                    format!("{n} RPCs")
+                }
+            };
+            match (c.rpcs.ctld, c.rpcs.dbd) {
+                (0, d) => format!("{name}: {runs}, {} to slurmdbd", rpcs(d)),
+                (n, 0) => format!("{name}: {runs}, {}", rpcs(n)),
+                (n, d) => format!("{name}: {runs}, {} + {} to slurmdbd", rpcs(n), rpcs(d)),
+            }
+        })
+        .collect()
+}
+
 impl Widget for StatsWidget<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let app = self.app;
@@ -157,6 +190,9 @@ impl Widget for StatsWidget<'_> {
                         format!("{} · slurmdbd {}", s.rpcs.ctld, s.rpcs.dbd),
                     ));
                     lines.push(row("round trips", format!("{} (SSH execs)", s.execs)));
+                }
+                for (i, text) in by_command(&s.by_command).into_iter().enumerate() {
+                    lines.push(row(if i == 0 { "by command" } else { "" }, text));
                 }
                 lines.push(row(
                     "bytes",
