@@ -39,6 +39,11 @@ write_etc_file() {
 	chown root:root "$1"
 }
 
+# 22.05 -> 2205001: the version's tag, then the job's number.
+first_job_id() {
+	echo "$((10#$VTAG * 1000 + 1))"
+}
+
 render_slurm_conf() {
 	local n gres
 	cat <<EOF
@@ -47,6 +52,10 @@ $MARKER
 # Slurm $VER cluster for slurmdash development and tests: the controller on this
 # machine ($CTL_ADDR on bridge $BRIDGE), one slurmd per node in its own namespaces.
 ClusterName=$CLUSTER
+# Each version's cluster numbers its jobs from its own range (22.05: 2205001 on): the three
+# clusters share /home, and a job's default output (slurm-%j.out in its work dir) must
+# never be another version's job's file.
+FirstJobId=$(first_job_id)
 SlurmctldHost=$(hostname -s)($CTL_ADDR)
 SlurmUser=root
 SlurmdUser=root
