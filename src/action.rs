@@ -75,6 +75,8 @@ pub enum Msg {
     SiteLimit(Result<Option<crate::slurm::ratelimit::RateLimit>, String>),
     /// The cluster's Slurm release (`SLURM_VERSION`, from the same `scontrol show config`).
     SlurmVersion(crate::slurm::statecheck::Version),
+    /// How often slurmctld works priorities out (`PriorityCalcPeriod`, the same read).
+    PriorityCalcPeriod(std::time::Duration),
     /// A state check answered (`squeue --only-job-state`): the known jobs still queued.
     StateCheck {
         result: Result<Vec<crate::slurm::statecheck::Seen>, String>,
@@ -239,6 +241,7 @@ impl Msg {
             | Msg::Limits(_)
             | Msg::SiteLimit(_)
             | Msg::SlurmVersion(_)
+            | Msg::PriorityCalcPeriod(_)
             | Msg::StateCheck { .. }
             | Msg::Retries(_)
             | Msg::LaunchFacts(_)

@@ -29,7 +29,9 @@ pub enum View {
 }
 
 /// A kept answer older than this is read again when a pending job is selected (and shown
-/// meanwhile, with its age).
+/// meanwhile, with its age), unless the site's `PriorityCalcPeriod` is longer: sprio's
+/// figures move only that often (5 minutes by default), and the answer is kept that long,
+/// up to [`PARTITIONS_KEEP_SECS`].
 pub const PENDING_KEEP_SECS: i64 = 120;
 /// The partitions' limits are static facts: read again after this long.
 pub const PARTITIONS_KEEP_SECS: i64 = 600;
@@ -64,6 +66,9 @@ pub struct PendingState {
     job: Option<Job>,
     /// When the partitions' limits were last read.
     partitions_at: Option<NaiveDateTime>,
+    /// How long an answer is kept: [`PENDING_KEEP_SECS`] until the site's
+    /// `PriorityCalcPeriod` is known.
+    keep_secs: Option<i64>,
 }
 
 impl PendingState {
@@ -98,7 +103,7 @@ impl PendingState {
         self.info = kept.map(|k| k.batch.info_for(job));
         self.as_of = kept.map(|k| k.at);
         let fresh = kept.is_some_and(|k| {
-            (now - k.at).num_seconds() < PENDING_KEEP_SECS
+            (now - k.at).num_seconds() < self.keep_secs()
                 && job.submit_time.is_none_or(|s| s <= k.at)
         });
         if fresh && !force {
@@ -106,6 +111,18 @@ impl PendingState {
             return Vec::new();
         }
         self.ask(job, jobs, now)
+    }
+
+    /// The site's `PriorityCalcPeriod`: a kept answer is read again only after it (at least
+    /// [`PENDING_KEEP_SECS`], at most [`PARTITIONS_KEEP_SECS`]).
+    pub fn set_calc_period(&mut self, d: std::time::Duration) {
+        let secs = i64::try_from(d.as_secs()).unwrap_or(i64::MAX);
+        self.keep_secs = Some(secs.clamp(PENDING_KEEP_SECS, PARTITIONS_KEEP_SECS));
+    }
+
+    /// How long an answer is kept before a selection reads it again.
+    pub fn keep_secs(&self) -> i64 {
+        self.keep_secs.unwrap_or(PENDING_KEEP_SECS)
     }
 
     /// A held read was dropped, never sent: the next selection may ask again.

@@ -211,6 +211,38 @@ fn one_read_answers_for_every_pending_job_and_is_kept() {
     );
 }
 
+/// On a site whose slurmctld works priorities out every 5 minutes (PriorityCalcPeriod, read
+/// with the site's config), the answer is kept 5 minutes: sprio's figures do not move
+/// sooner. A period past 10 minutes keeps it 10; one under 2 minutes, 2.
+#[test]
+fn the_answer_is_kept_as_long_as_the_sites_priority_calc_period() {
+    let mut a = app();
+    a.update(loaded(jobs()));
+    a.update(Msg::PriorityCalcPeriod(std::time::Duration::from_secs(300)));
+    let ask = asked(&select(&mut a, "248")).expect("a pending job asks");
+    a.update(Msg::Pending {
+        ask: Box::new(ask),
+        result: Box::new(Ok(batch(&[("247", 900), ("248", 500)]))),
+        at: now(),
+    });
+    a.update(Msg::Tick(at(299)));
+    select(&mut a, "237");
+    let cmds = select(&mut a, "248");
+    assert!(asked(&cmds).is_none(), "kept for the 5 minutes: {cmds:?}");
+    assert!(!a.cluster.insight.pending.loading);
+    a.update(Msg::Tick(at(300)));
+    select(&mut a, "237");
+    assert!(
+        asked(&select(&mut a, "248")).is_some(),
+        "read again once the period is over"
+    );
+    let p = &mut a.cluster.insight.pending;
+    p.set_calc_period(std::time::Duration::from_secs(3600));
+    assert_eq!(p.keep_secs(), 600);
+    p.set_calc_period(std::time::Duration::from_secs(30));
+    assert_eq!(p.keep_secs(), PENDING_KEEP_SECS);
+}
+
 /// A selected job that starts waiting for a limit after its info was fetched: asked again
 /// once, for slurmctld's current counts; other reason changes ask nothing.
 #[test]

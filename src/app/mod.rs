@@ -263,6 +263,10 @@ impl App {
                 self.cluster.checks.version = Some(v);
                 self.adapt_interval()
             }
+            Msg::PriorityCalcPeriod(d) => {
+                self.cluster.insight.pending.set_calc_period(d);
+                Vec::new()
+            }
             Msg::StateCheck { result, at } => match self.cluster.checks.on_answer(result, at) {
                 checks::Outcome::Same => {
                     let c = &mut self.cluster.insight;

@@ -385,7 +385,8 @@ impl std::ops::AddAssign for RpcCost {
 /// 2; `srun --overlap` into a job 2; sstat 3 (2 on 24.11 and 26.05, 3 on 22.05); any other
 /// scontrol, sprio, sshare, scancel and sbatch 1; sacct and sacctmgr go to slurmdbd only.
 /// `sh -c SCRIPT` (a batch of commands) costs what its lines cost, each line once (a loop's
-/// body is counted once); anything else (tail, cat, stat) costs nothing.
+/// body is counted once, but the live sample's `srun` once per node it names, none without
+/// GPU nodes); anything else (tail, cat, stat) costs nothing.
 pub fn rpc_cost(argv: &[String]) -> RpcCost {
     let mut total = RpcCost::default();
     rpc_parts(argv, &mut |_, c| total += c);
@@ -398,9 +399,14 @@ pub fn rpc_parts(argv: &[String], each: &mut dyn FnMut(String, RpcCost)) {
     let program = argv.first().map(|p| p.rsplit('/').next().unwrap_or(p));
     match program {
         Some("sh" | "bash") if argv.get(1).map(String::as_str) == Some("-c") => {
+            // The live sample's srun line runs once per node it names (none: not at all).
+            let per_node = crate::slurm::live::nodes_in_argv(argv);
             for line in argv.get(2).map(String::as_str).unwrap_or("").lines() {
                 if let Some(words) = shlex::split(line) {
-                    rpc_parts(&words, each);
+                    rpc_parts(&words, &mut |name, cost| match per_node {
+                        Some(n) if name == "srun" => (0..n).for_each(|_| each(name.clone(), cost)),
+                        _ => each(name, cost),
+                    });
                 }
             }
         }

@@ -25,13 +25,27 @@ pub struct LiveTarget {
     pub timeout_secs: u64,
 }
 
+/// The script's name (`$0`).
+pub const NAME: &str = "slurmdash-live";
+
+/// The script's arguments before its nodes: marker, job, timeout.
+const FIXED_ARGS: usize = 3;
+
+/// How many times the script's per-node loop runs (its `srun` line), from its argv: one
+/// per node after the fixed arguments. `None` for any other argv.
+pub fn nodes_in_argv(argv: &[String]) -> Option<usize> {
+    (argv.get(3).map(String::as_str) == Some(NAME)
+        && argv.get(2).map(String::as_str) == Some(SCRIPT))
+    .then(|| argv.len().saturating_sub(4 + FIXED_ARGS))
+}
+
 /// The argv of one sample: `sh -c SCRIPT slurmdash-live MARKER JOB TIMEOUT NODE...`.
 pub fn argv(t: &LiveTarget, marker: &str) -> Vec<String> {
     let mut v = vec![
         "sh".to_string(),
         "-c".to_string(),
         SCRIPT.to_string(),
-        "slurmdash-live".to_string(),
+        NAME.to_string(),
         marker.to_string(),
         t.id.as_str().to_string(),
         t.timeout_secs.to_string(),

@@ -289,19 +289,25 @@ fn stats_count_the_sstat_and_the_srun_of_a_sample() {
         nodes_skipped: 0,
         timeout_secs: 5,
     };
-    // The script's text: sstat (3) and the srun line (2), counted once whatever the nodes.
-    let cost = crate::slurm::command::rpc_cost(&argv(&t, "M"));
-    assert_eq!((cost.ctld, cost.dbd), (5, 0));
-    // What slurmctld sees: sstat and one srun per node asked.
+    // What slurmctld sees: sstat (3) and one srun (2) per node asked; what :stats and the
+    // budget count from the argv the transport runs is the same.
+    let counted = |t: &LiveTarget| crate::slurm::command::rpc_cost(&argv(t, "M"));
     assert_eq!(rpc_cost(&t), 5);
+    assert_eq!((counted(&t).ctld, counted(&t).dbd), (5, 0));
     let three = LiveTarget {
         gpu_nodes: vec!["n1".into(), "n2".into(), "n3".into()],
         ..t.clone()
     };
     assert_eq!(rpc_cost(&three), 9);
+    assert_eq!(counted(&three).ctld, 9);
+    // A job without GPUs: sstat alone, no srun.
     let cpu_only = LiveTarget {
         gpu_nodes: Vec::new(),
         ..t
     };
     assert_eq!(rpc_cost(&cpu_only), 3);
+    assert_eq!(counted(&cpu_only).ctld, 3);
+    let mut by = crate::payload::RemoteStats::default();
+    by.count(&argv(&cpu_only, "M"));
+    assert!(!by.by_command.contains_key("srun"), "{:?}", by.by_command);
 }

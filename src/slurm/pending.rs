@@ -79,6 +79,19 @@ impl Ask {
     }
 }
 
+/// How often slurmctld works its pending jobs' priorities out again
+/// (`PriorityCalcPeriod` in `scontrol show config`, `00:05:00` by default): sprio's
+/// figures do not move in between. `None` when the line is missing or not a duration.
+pub fn priority_calc_period(show_config: &str) -> Option<std::time::Duration> {
+    show_config.lines().find_map(|l| {
+        let (k, v) = l.split_once('=')?;
+        if k.trim() != "PriorityCalcPeriod" {
+            return None;
+        }
+        super::time::SlurmDuration::parse(v.trim()).ok()?.known()
+    })
+}
+
 /// The commands of one read, in section order (see [`parse`]):
 /// - `sprio` of every pending job in the partitions, everyone's: the ranks, and the user's
 ///   own jobs' factors (held jobs have no priority and are not listed);
@@ -506,5 +519,39 @@ mod fixture_tests {
         };
         let b = parse(&no_parts, &sections()[..3]);
         assert!(b.problems.is_empty() && b.partitions.is_empty());
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod calc_period_tests {
+    use super::priority_calc_period;
+    use std::time::Duration;
+
+    fn config(v: &str) -> String {
+        std::fs::read_to_string(format!(
+            "{}/tests/fixtures/slurm/{v}.out",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_priority_calc_period_is_read_from_every_versions_show_config() {
+        for v in [
+            "22.05/scontrol_show_config",
+            "24.11/scontrol_show_config_rl_enable",
+            "26.05/scontrol_show_config",
+        ] {
+            assert_eq!(
+                priority_calc_period(&config(v)),
+                Some(Duration::from_secs(300)),
+                "{v}"
+            );
+        }
+        let odd = "PriorityCalcPeriod      = 1-00:00:00\nX = 1";
+        assert_eq!(priority_calc_period(odd), Some(Duration::from_secs(86400)));
+        assert_eq!(priority_calc_period("PriorityCalcPeriod = soon"), None);
+        assert_eq!(priority_calc_period("PriorityType = priority/basic"), None);
     }
 }

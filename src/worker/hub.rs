@@ -516,11 +516,14 @@ async fn partitions(t: Task) -> Msg {
 }
 
 async fn site_limit(t: Task) -> Msg {
-    let (limit, version) = io::site_limit::read(t.r(), t.s.timeout).await;
-    if let Some(v) = version {
+    let site = io::site_limit::read(t.r(), t.s.timeout).await;
+    if let Some(v) = site.version {
         t.send(Msg::SlurmVersion(v));
     }
-    Msg::SiteLimit(limit)
+    if let Some(d) = site.priority_calc {
+        t.send(Msg::PriorityCalcPeriod(d));
+    }
+    Msg::SiteLimit(site.limit)
 }
 
 async fn state_check(t: Task, ids: Vec<u64>) -> Msg {
