@@ -6,22 +6,37 @@ use std::time::Duration;
 use futures_util::stream::{FuturesUnordered, StreamExt};
 
 /// The longest wait between two reconnect attempts while the login node is away (refused,
-/// timed out, reset). Doubling from 0.5 s reaches it after eight attempts (about two
-/// minutes); from then on the node sees one attempt a minute, which no fail2ban counts as an
-/// attack, and a node that comes back is noticed within a minute. Failures that waiting does
-/// not fix are not retried at all (see [`permanent_hint`]).
+/// timed out, reset), once it has been away about two minutes: from then on the node sees
+/// one attempt a minute, which no fail2ban counts as an attack, and a node that comes back
+/// is noticed within a minute. Failures that waiting does not fix are not retried at all
+/// (see [`permanent_hint`]).
 pub const BACKOFF_CAP: Duration = Duration::from_secs(60);
 
+/// The longest wait in the first two minutes of an outage: a login node back after a
+/// restart or a short network cut is noticed within 5 s (an attempt against a node that is
+/// down costs it nothing: a refused or unanswered connection).
+pub const QUICK_CAP: Duration = Duration::from_secs(5);
+
+/// Attempts at most [`QUICK_CAP`] apart: 0.5 + 1 + 2 + 4 s, then 22 times 5 s (about two
+/// minutes in all).
+const QUICK_ATTEMPTS: u32 = 26;
+
 /// Delay before reconnect attempt `attempt` (1-based) without jitter: 0.5 s, 1 s, 2 s, 4 s,
-/// ... up to [`BACKOFF_CAP`].
+/// then 5 s for about two minutes, then 10 s, 20 s, 40 s, up to [`BACKOFF_CAP`].
 pub fn backoff_delay(attempt: u32) -> Duration {
     const FIRST_MS: u64 = 500;
+    const QUICK_MS: u64 = QUICK_CAP.as_millis() as u64;
     const CAP_MS: u64 = BACKOFF_CAP.as_millis() as u64;
-    if attempt == 0 {
-        return Duration::ZERO;
+    match attempt {
+        0 => Duration::ZERO,
+        a if a <= QUICK_ATTEMPTS => {
+            Duration::from_millis((FIRST_MS << (a - 1).min(16)).min(QUICK_MS))
+        }
+        a => {
+            let shift = (a - QUICK_ATTEMPTS - 1).min(16);
+            Duration::from_millis(((2 * QUICK_MS) << shift).min(CAP_MS))
+        }
     }
-    let shift = (attempt - 1).min(16);
-    Duration::from_millis((FIRST_MS << shift).min(CAP_MS))
 }
 
 /// `delay` shortened by up to a fifth, by `unit` (in `[0, 1)`): laptops that lost the same
@@ -208,12 +223,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn backoff_doubles_to_a_minute_with_jitter_never_past_it() {
-        let secs: Vec<f64> = (0..11).map(|a| backoff_delay(a).as_secs_f64()).collect();
-        assert_eq!(
-            secs,
-            [0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 60.0, 60.0, 60.0]
-        );
+    fn backoff_tries_every_5s_for_two_minutes_then_doubles_to_a_minute_never_past_it() {
+        let secs: Vec<f64> = (0..8).map(|a| backoff_delay(a).as_secs_f64()).collect();
+        assert_eq!(secs, [0.0, 0.5, 1.0, 2.0, 4.0, 5.0, 5.0, 5.0]);
+        // The quick phase: a node back after a short outage is tried within 5 s.
+        let quick: Duration = (1..=QUICK_ATTEMPTS).map(backoff_delay).sum();
+        assert!((110..=125).contains(&quick.as_secs()), "{quick:?}");
+        assert!((1..=QUICK_ATTEMPTS).all(|a| backoff_delay(a) <= QUICK_CAP));
+        let later: Vec<f64> = (QUICK_ATTEMPTS + 1..QUICK_ATTEMPTS + 6)
+            .map(|a| backoff_delay(a).as_secs_f64())
+            .collect();
+        assert_eq!(later, [10.0, 20.0, 40.0, 60.0, 60.0]);
         assert_eq!(backoff_delay(u32::MAX), BACKOFF_CAP);
         assert!((1..10_000).all(|a| backoff_delay(a) <= BACKOFF_CAP));
         // Jitter takes off up to a fifth, never adds.

@@ -28,7 +28,7 @@ use std::time::Duration;
 pub use exec::{ExecEvent, ExecStream};
 pub use failover::{
     backoff_delay, jitter_unit, parse_host_list, permanent_hint, try_in_order, try_staggered,
-    with_jitter, Attempt, BACKOFF_CAP, HEAD_START,
+    with_jitter, Attempt, BACKOFF_CAP, HEAD_START, QUICK_CAP,
 };
 pub use fake::FakeRemote;
 pub use local::LocalRemote;
