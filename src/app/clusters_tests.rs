@@ -228,12 +228,12 @@ fn events_view_scrolls_over_every_cluster_s_events() {
         a.handle(key(c));
     }
     a.handle(code(crossterm::event::KeyCode::Enter));
-    assert!(a.cluster.events.open);
+    assert!(a.events_view.open);
     for _ in 0..20 {
         a.handle(key('k'));
     }
     assert_eq!(
-        a.cluster.events.scroll, 6,
+        a.events_view.scroll, 6,
         "7 events in all: 6 lines up at most"
     );
     let logs: Vec<(Option<&str>, &Events)> = a
@@ -242,5 +242,54 @@ fn events_view_scrolls_over_every_cluster_s_events() {
         .collect();
     assert_eq!(merged_events(&logs).len(), 7);
     a.handle(code(crossterm::event::KeyCode::Esc));
-    assert!(!a.cluster.events.open);
+    assert!(!a.events_view.open);
+}
+
+/// With two clusters, `:partitions`, `:stats`, `:usage` and `:events` stay open while the
+/// selection moves to the other cluster's rows and back (the keys a full-screen view lets
+/// through move the queue under it); `:partitions` then reads the partitions of the cluster
+/// now on screen.
+#[test]
+fn every_overlay_stays_open_while_the_selection_moves_across_clusters() {
+    use super::insight::View;
+    let run = |a: &mut App, cmd: &str| {
+        a.handle(key(':'));
+        for c in cmd.chars() {
+            a.handle(key(c));
+        }
+        a.handle(code(crossterm::event::KeyCode::Enter))
+    };
+    for (cmd, want) in [
+        ("partitions", Some(View::Partitions)),
+        ("stats", Some(View::Stats)),
+        ("usage", Some(View::Usage)),
+        ("events", None),
+    ] {
+        let mut a = two();
+        select(&mut a, 0, "248");
+        assert_eq!(a.view_cluster(), 0);
+        run(&mut a, cmd);
+        let open = |a: &App| match want {
+            Some(v) => a.view == Some(v),
+            None => a.events_view.open,
+        };
+        assert!(open(&a), ":{cmd} opened");
+        // To the other cluster's row and back, as the user would with the view open.
+        select(&mut a, 1, "248");
+        assert_eq!(a.view_cluster(), 1);
+        let cmds = a.handle(Msg::Tick(now() + chrono::Duration::seconds(1)));
+        assert!(open(&a), ":{cmd} still open on the other cluster's row");
+        if want == Some(View::Partitions) {
+            assert!(
+                cmds.iter()
+                    .any(|(ix, c)| *ix == 1 && matches!(c, Cmd::FetchPartitions)),
+                "the partitions of the cluster now on screen are read: {cmds:?}"
+            );
+        }
+        select(&mut a, 0, "248");
+        a.handle(Msg::Tick(now() + chrono::Duration::seconds(2)));
+        assert!(open(&a), ":{cmd} still open back on the first cluster");
+        a.handle(code(crossterm::event::KeyCode::Esc));
+        assert!(!open(&a), "esc closes :{cmd}");
+    }
 }

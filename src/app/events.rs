@@ -102,9 +102,6 @@ pub enum Own {
 pub struct Events {
     pub log: VecDeque<Event>,
     pub own: Own,
-    /// The `:events` view is open, scrolled this many lines up from the newest.
-    pub open: bool,
-    pub scroll: usize,
     prev: FastMap<u64, Seen>,
     /// Own jobs that left squeue without a final state, by name, until one is known.
     awaiting: HashMap<JobId, String>,
@@ -304,6 +301,23 @@ impl Events {
     }
 
     /// A key while the `:events` view (of `lines` events) is open: scroll it, or close it.
+    pub fn push(&mut self, e: Event) {
+        self.log.push_back(e);
+        while self.log.len() > EVENT_LOG_CAP {
+            self.log.pop_front();
+        }
+    }
+}
+
+/// The `:events` view over every cluster's log: open, scrolled this many lines up from the
+/// newest.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EventsView {
+    pub open: bool,
+    pub scroll: usize,
+}
+
+impl EventsView {
     pub fn on_key(&mut self, k: crossterm::event::KeyEvent, page: usize, lines: usize) {
         use crossterm::event::KeyCode;
         let max = lines.saturating_sub(1);
@@ -317,13 +331,6 @@ impl Events {
             KeyCode::Char('g') | KeyCode::Home => *s = max,
             KeyCode::Char('G') | KeyCode::End => *s = 0,
             _ => {}
-        }
-    }
-
-    pub fn push(&mut self, e: Event) {
-        self.log.push_back(e);
-        while self.log.len() > EVENT_LOG_CAP {
-            self.log.pop_front();
         }
     }
 }

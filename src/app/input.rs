@@ -170,14 +170,14 @@ impl App {
                 self.queue.set_filter(&words.join(" "));
                 self.selection_changed()
             }
-            ("partitions" | "parts", _) => self
-                .cluster
-                .insight
-                .open_view(super::insight::View::Partitions, self.now),
-            ("stats", _) => self
-                .cluster
-                .insight
-                .open_view(super::insight::View::Stats, self.now),
+            ("partitions" | "parts", _) => {
+                self.view = Some(super::insight::View::Partitions);
+                self.cluster.insight.partitions_due(true, self.now)
+            }
+            ("stats", _) => {
+                self.view = Some(super::insight::View::Stats);
+                Vec::new()
+            }
             ("history", []) => self.open_history(None),
             ("history", [days]) => match days.parse::<u32>() {
                 Ok(d) if d > 0 => self.open_history(Some(d)),
@@ -190,7 +190,7 @@ impl App {
             },
             ("usage", days @ ([] | [_])) => match super::usage::days_arg(days.first().copied()) {
                 Ok(days) => {
-                    self.cluster.insight.view = Some(super::insight::View::Usage);
+                    self.view = Some(super::insight::View::Usage);
                     self.cluster.usage.open(days)
                 }
                 Err(why) => self.apply(super::component::Out::note(why)),
@@ -216,8 +216,10 @@ impl App {
                 self.apply(out)
             }
             ("events", _) => {
-                self.cluster.events.open = true;
-                self.cluster.events.scroll = 0;
+                self.events_view = super::events::EventsView {
+                    open: true,
+                    scroll: 0,
+                };
                 Vec::new()
             }
             (other, ids) => {

@@ -212,7 +212,6 @@ pub struct Insight {
     pub stats: VecDeque<(NaiveDateTime, RemoteStats)>,
     /// Own (pending, running) counts, one per refresh.
     pub history: VecDeque<(u32, u32)>,
-    pub view: Option<View>,
     pub bounds: PollBounds,
     /// The adaptive interval's memory (grows while the queue stays the same).
     pub pace: Pace,
@@ -231,7 +230,6 @@ impl Insight {
             partitions: PartitionsState::default(),
             stats: VecDeque::new(),
             history: VecDeque::new(),
-            view: None,
             bounds: PollBounds::fixed(poll),
             pace: Pace::new(&PollBounds::fixed(poll)),
             last_key: Some(now),
@@ -398,18 +396,10 @@ impl Insight {
         }
     }
 
-    /// `:partitions` and `:stats`.
-    pub fn open_view(&mut self, v: View, now: NaiveDateTime) -> Vec<Cmd> {
-        self.view = Some(v);
-        match v {
-            View::Partitions => self.partitions_due(true, now),
-            View::Stats | View::Usage => Vec::new(),
-        }
-    }
-
-    /// Fetches partition data when the view is open and the cache is older than its TTL.
-    pub fn partitions_due(&mut self, opening: bool, now: NaiveDateTime) -> Vec<Cmd> {
-        if self.view != Some(View::Partitions) && !opening {
+    /// Fetches partition data when `:partitions` shows this cluster (`shown`) and the cache
+    /// is older than its TTL.
+    pub fn partitions_due(&mut self, shown: bool, now: NaiveDateTime) -> Vec<Cmd> {
+        if !shown {
             return Vec::new();
         }
         if self.partitions.due(now) {

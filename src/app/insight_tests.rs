@@ -282,7 +282,7 @@ fn pending_info_is_asked_again_when_the_job_starts_waiting_for_a_limit() {
 fn partitions_view_fetches_once_per_minute_while_open() {
     let mut a = app();
     assert_eq!(a.run_command("partitions"), vec![Cmd::FetchPartitions]);
-    assert_eq!(a.cluster.insight.view, Some(View::Partitions));
+    assert_eq!(a.view, Some(View::Partitions));
     a.update(Msg::Partitions {
         result: Ok(Vec::new()),
         at: now(),
@@ -297,12 +297,12 @@ fn partitions_view_fetches_once_per_minute_while_open() {
     assert!(tick(&mut a, 30).is_empty());
     assert_eq!(tick(&mut a, 61), vec![Cmd::FetchPartitions]);
     a.update(Msg::Key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE)));
-    assert_eq!(a.cluster.insight.view, None);
+    assert_eq!(a.view, None);
     assert!(a
         .update(Msg::Tick(now() + chrono::Duration::seconds(200)))
         .is_empty());
     a.run_command("stats");
-    assert_eq!(a.cluster.insight.view, Some(View::Stats));
+    assert_eq!(a.view, Some(View::Stats));
 }
 
 #[test]

@@ -111,6 +111,11 @@ pub struct App {
     pub focus: Pane,
     pub zoom: bool,
     pub help: bool,
+    /// The full-screen view open (`:partitions`, `:stats`, `:usage`), about whichever cluster
+    /// is on screen: moving the selection to another cluster's row keeps it open.
+    pub view: Option<insight::View>,
+    /// `:events`, over every cluster's log.
+    pub events_view: events::EventsView,
     /// The help overlay's first line shown, when it is taller than the terminal.
     pub help_scroll: u16,
     pub input: Option<Input>,
@@ -183,6 +188,8 @@ impl App {
             focus: Pane::Queue,
             zoom: false,
             help: false,
+            view: None,
+            events_view: events::EventsView::default(),
             help_scroll: 0,
             input: None,
             note: None,
@@ -236,7 +243,9 @@ impl App {
                 self.selection_read |= !out.cmds.is_empty();
                 cmds.extend(self.apply(out));
                 cmds.extend(self.cluster.retry.tick(now));
-                cmds.extend(self.cluster.insight.partitions_due(false, now));
+                let shown = self.view == Some(insight::View::Partitions)
+                    && self.cluster.ix == self.view_cluster();
+                cmds.extend(self.cluster.insight.partitions_due(shown, now));
                 cmds
             }
             Msg::PollDue => {

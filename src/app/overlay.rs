@@ -1,7 +1,7 @@
 //! What is drawn over the panes, as one stack read by key handling, drawing and the mouse.
 //!
 //! The stack is derived from the state each overlay already has (`help`, `confirm`, `input`,
-//! `form`, `edit`, `files.view`, the cluster's `events.open` and `insight.view`); there is
+//! `form`, `edit`, `files.view`, `events_view.open` and `view`); there is
 //! no second record of what is open that could disagree with it. The one rule: a key goes
 //! to the topmost overlay, and the keymap runs only when none is open (or when the topmost,
 //! a full-screen insight view, lets the key through). Here too: each overlay's keys routed
@@ -61,8 +61,8 @@ impl App {
     /// What is open over the panes, bottom first (the order of [`Overlay`]).
     pub fn overlays(&self) -> Vec<Overlay> {
         let open = [
-            self.cluster.insight.view.map(Overlay::Insight),
-            self.cluster.events.open.then_some(Overlay::Events),
+            self.view.map(Overlay::Insight),
+            self.events_view.open.then_some(Overlay::Events),
             self.deps.open.then_some(Overlay::Deps),
             self.files.view.is_some().then_some(Overlay::Files),
             self.columns.is_some().then_some(Overlay::Columns),
@@ -186,10 +186,10 @@ impl App {
     /// any other key goes to the keymap as if the view were not there.
     fn on_insight_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
         if k.code == KeyCode::Esc {
-            self.cluster.insight.view = None;
+            self.view = None;
             return Vec::new();
         }
-        if self.cluster.insight.view == Some(View::Usage) {
+        if self.view == Some(View::Usage) {
             if let Some((cmds, note)) = self.cluster.usage.on_key(&k) {
                 return self.apply(super::component::Out::cmds(cmds).with_note(note));
             }
@@ -337,7 +337,7 @@ impl App {
     fn on_events_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
         let page = usize::from(self.size.1.saturating_sub(4)).max(1);
         let total = self.clusters().map(|c| c.events.log.len()).sum();
-        self.cluster.events.on_key(k, page, total);
+        self.events_view.on_key(k, page, total);
         Vec::new()
     }
 }

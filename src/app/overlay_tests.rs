@@ -157,15 +157,15 @@ fn esc_in_help_over_stats_closes_help_and_stats_stays() {
         a.update(key(c));
     }
     a.update(code(KeyCode::Enter));
-    assert_eq!(a.cluster.insight.view, Some(View::Stats));
+    assert_eq!(a.view, Some(View::Stats));
     // The view lets the keymap's keys through: `?` opens help over it.
     a.update(key('?'));
     assert!(a.help);
     a.update(esc());
     assert!(!a.help);
-    assert_eq!(a.cluster.insight.view, Some(View::Stats));
+    assert_eq!(a.view, Some(View::Stats));
     a.update(esc());
-    assert_eq!(a.cluster.insight.view, None);
+    assert_eq!(a.view, None);
 }
 
 /// `:usage` open, its first read answered (so `r` would read again).
@@ -199,14 +199,14 @@ fn r_in_usage_reads_again_only_when_the_usage_view_is_on_top() {
     a.update(key('?'));
     assert!(a.update(key('r')).is_empty());
     assert!(!a.help);
-    assert_eq!(a.cluster.insight.view, Some(View::Usage));
+    assert_eq!(a.view, Some(View::Usage));
     // The command line over it: `r` is typed.
     a.update(key(':'));
     assert!(a.update(key('r')).is_empty());
     assert_eq!(a.input.as_ref().map(|i| i.text.as_str()), Some("r"));
     a.update(esc());
     assert!(a.input.is_none());
-    assert_eq!(a.cluster.insight.view, Some(View::Usage));
+    assert_eq!(a.view, Some(View::Usage));
 }
 
 #[test]

@@ -132,11 +132,15 @@ mod tests {
     }
 
     fn render(e: &Events, w: u16, h: u16) -> String {
+        render_at(e, w, h, 0)
+    }
+
+    fn render_at(e: &Events, w: u16, h: u16, scroll: usize) -> String {
         let theme = Theme::new(false);
         let mut buf = Buffer::empty(Rect::new(0, 0, w, h));
         EventsWidget {
             logs: vec![(None, e)],
-            scroll: e.scroll,
+            scroll,
             theme: &theme,
         }
         .render(buf.area, &mut buf);
@@ -231,7 +235,7 @@ mod tests {
                 outcomes: vec![("106".parse().unwrap(), CancelOutcome::Cancelled)],
             }),
         });
-        let e = &mut a.cluster.events;
+        let e = &a.cluster.events;
         let kinds: Vec<EventKind> = e.log.iter().map(|e| e.kind).collect();
         assert_eq!(
             kinds,
@@ -245,8 +249,7 @@ mod tests {
             ]
         );
         let all = render(e, 90, 10);
-        e.scroll = 3;
-        let scrolled = render(e, 90, 5);
+        let scrolled = render_at(e, 90, 5, 3);
         assert_snapshot!(format!("{empty}{all}{scrolled}"));
     }
 

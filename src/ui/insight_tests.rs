@@ -214,7 +214,7 @@ fn partitions_view_with_a_pending_job_selected() {
         at: now(),
     });
     a.run_command("partitions");
-    assert_eq!(a.cluster.insight.view, Some(View::Partitions));
+    assert_eq!(a.view, Some(View::Partitions));
     let i = a
         .queue
         .rows()
@@ -502,7 +502,7 @@ fn stats_say_what_state_checks_buy_on_a_cluster_that_answers_them() {
             24, 11, 5,
         ))),
     ));
-    a.cluster.insight.view = Some(crate::app::insight::View::Stats);
+    a.view = Some(crate::app::insight::View::Stats);
     let mut buf = Buffer::empty(Rect::new(0, 0, 130, 24));
     StatsWidget { app: &a }.render(buf.area, &mut buf);
     let s = text(&buf);

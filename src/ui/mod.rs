@@ -156,7 +156,7 @@ fn draw_overlay(f: &mut Frame, app: &App, o: Overlay, areas: &Areas) {
             f.render_widget(
                 events::EventsWidget {
                     logs,
-                    scroll: app.cluster.events.scroll,
+                    scroll: app.events_view.scroll,
                     theme: &app.theme,
                 },
                 over,
