@@ -289,19 +289,21 @@ fn stats_count_the_sstat_and_the_srun_of_a_sample() {
         nodes_skipped: 0,
         timeout_secs: 5,
     };
-    // The script's text: sstat (3) and the srun line (2), counted once whatever the nodes.
-    let cost = crate::slurm::command::rpc_cost(&argv(&t, "M"));
-    assert_eq!((cost.ctld, cost.dbd), (5, 0));
-    // What slurmctld sees: sstat and one srun per node asked.
+    // What slurmctld sees: sstat (3) and one srun (2) per node asked, as the budget plans it
+    // and as :stats counts the argv.
+    let table = |t: &LiveTarget| crate::slurm::command::rpc_cost(&argv(t, "M"));
+    assert_eq!((table(&t).ctld, table(&t).dbd), (5, 0));
     assert_eq!(rpc_cost(&t), 5);
     let three = LiveTarget {
         gpu_nodes: vec!["n1".into(), "n2".into(), "n3".into()],
         ..t.clone()
     };
     assert_eq!(rpc_cost(&three), 9);
+    assert_eq!(table(&three).ctld, 9);
     let cpu_only = LiveTarget {
         gpu_nodes: Vec::new(),
         ..t
     };
     assert_eq!(rpc_cost(&cpu_only), 3);
+    assert_eq!(table(&cpu_only).ctld, 3);
 }
