@@ -58,11 +58,33 @@ impl Drop for CancelOther {
     }
 }
 
-/// What the dashboard may cost slurmctld in three minutes of use: issue 36's target for a
-/// session with a new selection every 20 s is 8 RPCs a minute (what the user asks for goes at
-/// once; the budget's 4 a minute is for what the dashboard reads by itself), and connecting
-/// runs commands no plan holds (the registry's jobs, the retry check: at most a few RPCs).
-const ALLOWED: u64 = 3 * 8;
+/// What the default budget (B = 4 slurmctld RPCs a minute, src/app/budget.rs) lets this
+/// three-minute session cost, share by share:
+/// - the refresh: on a cluster without state checks (22.05) a full read (2 RPCs) every
+///   200/B = 50 s, never held longer (WATCH_SECS): at 0, 50, 100 and 150 s, 8 RPCs; where
+///   the cluster answers `squeue --only-job-state`, a poll every 29 s (check_floor), a check
+///   (1) and a full read (2) in turn: at most 7 polls in 180 s, 4 full reads and 3 checks,
+///   11 RPCs;
+/// - what the user asks for, never held: each of the three jobs' detail (`scontrol --local
+///   show job`, 1) and live sample (sstat, 3) once, since both are kept for the whole test
+///   (details while the job's state stays, samples KEEP_SECS = 180 s), so moving back costs
+///   nothing: 12 RPCs; and the site's rate limit (`scontrol show config`, 2), asked with the
+///   first selection;
+/// - the background (samples while a job stays selected): only while the reads of the last
+///   five minutes, the user's included, plus it stay within a quarter of the five-minute
+///   allowance (5·B/4 = 5); the opening's reads (the first job's detail and sample, the
+///   site's limit: 6) take more than that quarter at once, so nothing more in these three minutes;
+/// - connecting runs commands no plan holds (the registry's jobs, the retry check): at most
+///   a few RPCs.
+///
+/// A budget that lets the background sample with each refresh, refreshes faster than its
+/// pace, or reads a kept detail or sample again, goes over.
+fn allowed(state_checks: bool) -> u64 {
+    let refresh = if state_checks { 4 * 2 + 3 } else { 4 * 2 };
+    let user = 3 * (1 + 3) + 2;
+    let background = 0;
+    refresh + user + background + CONNECT
+}
 const CONNECT: u64 = 4;
 
 #[tokio::test(flavor = "multi_thread")]
@@ -125,9 +147,10 @@ async fn three_minutes_on_running_jobs_stay_within_the_default_budget() {
     println!(
         "budget_cluster: {spent} slurmctld RPCs of sdother in {secs} s with the default budget (4/min)"
     );
+    let allowed = allowed(dev_slurm() != "22.05");
     assert!(
-        spent <= ALLOWED + CONNECT,
-        "{spent} slurmctld RPCs in {secs} s, over {ALLOWED} + {CONNECT}:\n{screen}"
+        spent <= allowed,
+        "{spent} slurmctld RPCs in {secs} s, over the {allowed} the budget allows:\n{screen}"
     );
     // The refresh kept going: the queue is not stale.
     assert!(refreshed(&screen), "{screen}");
@@ -296,8 +319,11 @@ async fn a_job_that_ends_is_seen_by_a_state_check_and_read_in_full_at_once() {
         gap < 5_000,
         "the full read came right after the check ({gap} ms), not at its schedule (62 s)"
     );
+    // No key here: the refresh with state checks (11, see `allowed`), the full read the check
+    // called for (2), the first job's detail, sample and the site's limit (6), connecting.
+    let allowed = 4 * 2 + 3 + 2 + (1 + 3 + 2) + CONNECT;
     assert!(
-        spent <= ALLOWED + CONNECT,
-        "{spent} slurmctld RPCs in {secs} s, over {ALLOWED} + {CONNECT}:\n{screen}"
+        spent <= allowed,
+        "{spent} slurmctld RPCs in {secs} s, over the {allowed} the budget allows:\n{screen}"
     );
 }

@@ -4,14 +4,24 @@
 use std::collections::HashSet;
 use std::process::{Command, Output};
 
-const SUBCOMMANDS: [&str; 9] = [
+/// Every subcommand the CLI has: `every_subcommand_is_listed_here` fails when the clap
+/// definitions gain or lose one, so each test below covers them all.
+const SUBCOMMANDS: [&str; 17] = [
     "doctor",
-    "fetch",
     "jobs",
     "cancel",
+    "eff",
+    "history",
+    "usage",
+    "deps",
     "logs",
+    "shell",
+    "forward",
+    "fetch",
     "login",
     "submit",
+    "session",
+    "rerun",
     "completions",
     "man",
 ];
@@ -33,6 +43,40 @@ fn words(text: &str) -> HashSet<&str> {
     text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
         .map(|w| w.trim_start_matches('-'))
         .collect()
+}
+
+#[test]
+fn every_subcommand_is_listed_here() {
+    use clap::CommandFactory;
+    let mut defined: Vec<String> = slurmdash::cli::Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .filter(|n| n != "help")
+        .collect();
+    defined.sort();
+    let mut listed: Vec<String> = SUBCOMMANDS.iter().map(|s| s.to_string()).collect();
+    listed.sort();
+    assert_eq!(
+        defined, listed,
+        "the clap definitions (left) and SUBCOMMANDS (right) differ: list a new subcommand here"
+    );
+}
+
+#[test]
+fn every_subcommand_has_its_help() {
+    for sub in SUBCOMMANDS {
+        let (out, _home) = bare(&[sub, "--help"]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{sub} --help: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            text.contains(&format!("Usage: slurmdash {sub}")),
+            "{sub} --help: {text}"
+        );
+    }
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! succeeds with either the old or the new content.
 
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use slurmdash::registry::{Attempt, Entry, Registry};
@@ -48,6 +48,21 @@ fn writer_child() {
     }
 }
 
+/// Loads the registry, checking that it reads and holds `id-0`, `id-1`, ... in order.
+fn load_checked(r: &Registry, round: u64, when: &str) -> usize {
+    let entries = r
+        .load()
+        .unwrap_or_else(|e| panic!("round {round}: registry unreadable {when}: {e}"));
+    for (i, e) in entries.iter().enumerate() {
+        assert_eq!(
+            e.local_id,
+            format!("id-{i}"),
+            "round {round}: entry {i} damaged {when}"
+        );
+    }
+    entries.len()
+}
+
 #[test]
 fn kill_9_during_writes_never_corrupts_the_registry() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -67,7 +82,27 @@ fn kill_9_during_writes_never_corrupts_the_registry() {
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn writer");
-        std::thread::sleep(Duration::from_millis(30 + (round * 37) % 120));
+        // Kill it only once it has written in this round (so that it is writing when killed,
+        // however slow the machine is to start it); the deadline only keeps a writer that
+        // never writes from hanging the test.
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            if load_checked(&r, round, "while the writer writes") > last {
+                break;
+            }
+            let early = child.try_wait().expect("writer status");
+            assert!(
+                early.is_none(),
+                "round {round}: the writer exited by itself: {early:?}"
+            );
+            assert!(
+                Instant::now() < deadline,
+                "round {round}: the writer wrote nothing in 120 s"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // A different moment of its write loop each round.
+        std::thread::sleep(Duration::from_millis((round * 7) % 23));
         // The writer must still be writing when it is killed (not finished or failed).
         let early = child.try_wait().expect("writer status");
         assert!(
@@ -77,26 +112,12 @@ fn kill_9_during_writes_never_corrupts_the_registry() {
         // SIGKILL: no destructor, no cleanup.
         child.kill().expect("kill -9");
         let _ = child.wait();
-        let entries = r
-            .load()
-            .unwrap_or_else(|e| panic!("round {round}: registry unreadable after kill -9: {e}"));
+        let now = load_checked(&r, round, "after kill -9");
         assert!(
-            entries.len() >= last,
-            "round {round}: entries went from {last} to {}",
-            entries.len()
+            now > last,
+            "round {round}: entries went from {last} to {now}"
         );
-        for (i, e) in entries.iter().enumerate() {
-            assert_eq!(
-                e.local_id,
-                format!("id-{i}"),
-                "round {round}: entry {i} damaged"
-            );
-        }
-        last = entries.len();
+        last = now;
     }
-    assert!(
-        last > 25,
-        "the writer made too little progress to prove anything ({last} writes)"
-    );
     println!("{last} registry writes across 25 kills");
 }

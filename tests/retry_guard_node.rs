@@ -63,16 +63,68 @@ async fn a_node_failure_is_retried_by_the_guard_or_left_to_slurms_requeue() {
         take_down_and_resume(&r, &node, l.job).await;
     }
     // For a moment sacct shows only NODE_FAIL; the requeued job waits (BeginTime) and runs
-    // again under its id, while its guard's afternotok stays unfulfilled.
+    // again under its id, while its guard's afternotok stays unfulfilled: the guard still
+    // pends on the job, unless the requeued job has already run again and completed (then
+    // Slurm has removed the guard, or is about to).
     let dep = run(&r, &["squeue", "-h", "-j", &g.to_string(), "-o", "%T|%E"]).await;
-    println!(
-        "requeue: guard {g} meanwhile: {}",
-        dep.stdout_lossy().trim()
-    );
+    let meanwhile = dep.stdout_lossy().trim().to_string();
+    println!("requeue: guard {g} meanwhile: {meanwhile}");
+    match meanwhile.split_once('|') {
+        Some(("PENDING", why)) => assert!(
+            why.contains(&format!("afternotok:{}", l.job)) && !why.contains("failed"),
+            "the guard waits on job {}'s failure, not yet decided: {meanwhile}",
+            l.job
+        ),
+        _ => assert_eq!(
+            sacct_state(&r, l.job).await,
+            "COMPLETED",
+            "guard {g} no longer pends ({meanwhile:?}) before job {} ran again",
+            l.job
+        ),
+    }
     wait_for("the requeued job to complete", WAIT, || async {
         (sacct_state(&r, l.job).await == "COMPLETED").then_some(())
     })
     .await;
+    // The same job id ran twice: the attempt the node failure ended and the one that
+    // completed (sacct --duplicates lists every run of a requeued job: NODE_FAIL, then COMPLETED on 22.05).
+    let runs = run(
+        &r,
+        &[
+            "sacct",
+            "-n",
+            "-X",
+            "-D",
+            "-P",
+            "-o",
+            "State",
+            "-j",
+            &l.job.to_string(),
+            "-S",
+            "now-1days",
+        ],
+    )
+    .await;
+    let runs: Vec<String> = runs
+        .stdout_lossy()
+        .lines()
+        .map(|s| s.trim().to_string())
+        .collect();
+    assert_eq!(
+        runs.last().map(String::as_str),
+        Some("COMPLETED"),
+        "job {} runs: {runs:?}",
+        l.job
+    );
+    assert!(
+        runs.len() >= 2
+            && runs[..runs.len() - 1]
+                .iter()
+                .any(|s| s == "NODE_FAIL" || s == "REQUEUED"),
+        "job {} ran again under its id after NODE_FAIL: {runs:?}",
+        l.job
+    );
+    // Slurm removes the guard once the job it guards has succeeded; it never ran.
     let gs = final_state(&r, g, WAIT).await;
     let lines = chain(&r, &l.dir).await;
     println!(
@@ -80,10 +132,12 @@ async fn a_node_failure_is_retried_by_the_guard_or_left_to_slurms_requeue() {
         l.job
     );
     assert!(
-        !lines
-            .iter()
-            .any(|x| x.decision.as_deref().unwrap_or("").starts_with("retried")),
-        "{lines:?}"
+        gs.starts_with("CANCELLED"),
+        "guard {g} removed without running: {gs}"
+    );
+    assert!(
+        !lines.iter().any(|x| x.is_decision()),
+        "the guard decided nothing: {lines:?}"
     );
     let logs = run(&r, &["ls", &format!("{}/slurm-logs", l.dir)]).await;
     assert_eq!(

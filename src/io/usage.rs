@@ -139,7 +139,7 @@ mod tests {
     use crate::remote::fake::{FakeRemote, FakeReply};
     use crate::slurm::command::{rpc_cost, RpcCost};
 
-    /// A read is two execs: the batch (sshare 1 + squeue --local 2 slurmctld RPCs, sacct one
+    /// A read is two execs: the batch (sshare 1 + squeue --local 2 slurmctld RPCs, sacct 4
     /// of slurmdbd) and scontrol show assoc_mgr (1).
     #[tokio::test]
     async fn one_read_costs_two_execs() {
@@ -149,7 +149,7 @@ mod tests {
         assert!(e.contains("usage query"), "{e}");
         let calls = fake.calls();
         assert_eq!(calls.len(), 1);
-        assert_eq!(rpc_cost(&calls[0]), RpcCost { ctld: 3, dbd: 1 });
+        assert_eq!(rpc_cost(&calls[0]), RpcCost { ctld: 3, dbd: 4 });
         assert!(calls[0][2].contains("--starttime=now-7days"));
     }
 }

@@ -382,11 +382,15 @@ impl std::ops::AddAssign for RpcCost {
 /// clusters of Slurm 22.05, 24.11 and 26.05 (where they differ, the larger figure): squeue
 /// asks for jobs and partitions (2) and, without `--local`, the federation (3); sinfo for
 /// nodes and partitions (2) and, without `--local`, the federation (3); `scontrol show job`
-/// 2; `srun --overlap` into a job 2; sstat 3 (2 on 24.11 and 26.05, 3 on 22.05); any other
-/// scontrol, sprio, sshare, scancel and sbatch 1; sacct and sacctmgr go to slurmdbd only.
+/// 2 (1 with `--local`); `scontrol show config` 2; `srun --overlap` into a job 2; sstat 3 (2
+/// on 24.11 and 26.05, 3 on 22.05); any other scontrol, sprio, sshare, scancel and sbatch 1;
+/// sacct goes to slurmdbd only, 3 RPCs and one more each for TRES and QOS fields (counted
+/// on 22.05), sacctmgr 1.
 /// `sh -c SCRIPT` (a batch of commands) costs what its lines cost, each line once (a loop's
-/// body is counted once, but the live sample's `srun` once per node it names, none without
-/// GPU nodes); anything else (tail, cat, stat) costs nothing.
+/// body is counted once, except the live sample's `srun`: once per node it names, none
+/// without GPU nodes); anything else (tail, cat, stat) costs nothing.
+/// `tests/rpc_cost_cluster.rs` runs each read the dashboard plans and checks these figures
+/// against sdiag's.
 pub fn rpc_cost(argv: &[String]) -> RpcCost {
     let mut total = RpcCost::default();
     rpc_parts(argv, &mut |_, c| total += c);
@@ -447,6 +451,17 @@ pub fn rpc_parts(argv: &[String], each: &mut dyn FnMut(String, RpcCost)) {
     }
 }
 
+/// slurmdbd RPCs of one sacct: 3 (its connection and the job query), one more to list the
+/// TRES when a field names them, one more to list the QOS when QOS is a field.
+fn sacct_dbd(argv: &[String]) -> u64 {
+    let fields = argv
+        .iter()
+        .find_map(|a| a.strip_prefix("--format="))
+        .unwrap_or("");
+    let named = |f: &dyn Fn(&str) -> bool| fields.split(',').any(|x| f(&x.to_ascii_lowercase()));
+    3 + u64::from(named(&|x| x.contains("tres"))) + u64::from(named(&|x| x == "qos"))
+}
+
 /// What one Slurm program's argv costs (no `sh -c` or `timeout` around it).
 fn program_cost(argv: &[String]) -> RpcCost {
     let word = |w: &str| argv.iter().skip(1).any(|a| a == w);
@@ -455,8 +470,10 @@ fn program_cost(argv: &[String]) -> RpcCost {
         Some("squeue") if word("--only-job-state") => (1, 0),
         Some("squeue") => (if word("--local") { 2 } else { 3 }, 0),
         Some("sinfo") => (if word("--local") { 2 } else { 3 }, 0),
-        Some("sacct" | "sacctmgr") => (0, 1),
+        Some("sacct") => (0, sacct_dbd(argv)),
+        Some("sacctmgr") => (0, 1),
         Some("scontrol") if word("show") && word("job") => (if word("--local") { 1 } else { 2 }, 0),
+        Some("scontrol") if word("show") && word("config") => (2, 0),
         Some("srun") => (2, 0),
         Some("sstat") => (3, 0),
         Some("scontrol" | "sprio" | "sshare" | "scancel" | "sbatch") => (1, 0),
@@ -577,32 +594,16 @@ mod tests {
         let id: JobId = "7".parse().unwrap();
         let b = crate::slurm::batch::script(&[q.clone(), sacct_jobs(&[id], RECENT)]).unwrap();
         let cost = rpc_cost(&crate::slurm::batch::argv(&b));
-        assert_eq!(cost, RpcCost { ctld: 2, dbd: 1 });
+        // sacct: 3, its TRES fields 1, its QOS field 1.
+        assert_eq!(cost, RpcCost { ctld: 2, dbd: 5 });
+        let bare: Vec<String> = ["sacct", "-j", "7"].map(String::from).to_vec();
+        assert_eq!(rpc_cost(&bare), RpcCost { ctld: 0, dbd: 3 });
+        let config: Vec<String> = ["scontrol", "show", "config"].map(String::from).to_vec();
+        assert_eq!(rpc_cost(&config).ctld, 2);
         let mut wrapped: Vec<String> = ["timeout", "-k", "5s", "31.0s"].map(String::from).to_vec();
         wrapped.extend(q);
         assert_eq!(rpc_cost(&wrapped).ctld, 2);
         let tail: Vec<String> = ["tail", "-c", "+1", "-F", "x"].map(String::from).to_vec();
         assert_eq!(rpc_cost(&tail), RpcCost::default());
-    }
-
-    #[test]
-    fn rpc_cost_of_the_reads_as_sdiag_counts_them() {
-        let id: JobId = "7".parse().unwrap();
-        let ctld = |argv: &[String]| rpc_cost(argv).ctld;
-        assert_eq!(ctld(&scontrol_show_job(&id, false)), 1);
-        assert_eq!(ctld(&scontrol_show_job(&id, true)), 1);
-        assert_eq!(ctld(&scontrol_show_partition()), 1);
-        let words = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
-        assert_eq!(
-            ctld(&words("srun --overlap --jobid=7 --nodes=1 nvidia-smi")),
-            2
-        );
-        assert_eq!(ctld(&words("sstat --allsteps --jobs=7")), 3);
-        assert_eq!(ctld(&words("sinfo --local --noheader")), 2);
-        assert_eq!(ctld(&words("scancel 7")), 1);
-        assert_eq!(
-            rpc_cost(&sacct_jobs(&[id], RECENT)),
-            RpcCost { ctld: 0, dbd: 1 }
-        );
     }
 }

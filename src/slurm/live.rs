@@ -55,7 +55,7 @@ pub fn argv(t: &LiveTarget, marker: &str) -> Vec<String> {
 }
 
 /// The slurmctld RPCs one sample costs: its sstat and one `srun --overlap` per node asked
-/// (the script's loop runs one per node; `command::rpc_cost` of the argv counts its text).
+/// (the script's loop runs one per node; `command::rpc_cost` of the argv counts the same).
 pub fn rpc_cost(t: &LiveTarget) -> u64 {
     use crate::slurm::command::rpc_cost as cost;
     let words = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();

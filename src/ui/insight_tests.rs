@@ -303,7 +303,7 @@ fn stats_view_rates_bytes_and_round_trip() {
         "sstat: 1 run, 3 RPCs",
         "srun: 1 run, 2 RPCs",
         "scontrol show job: 1 run, 1 RPC",
-        "sacct: 1 run, 1 RPC to slurmdbd",
+        "sacct: 1 run, 3 RPCs to slurmdbd",
     ] {
         assert!(s.contains(l), "{l}: {s}");
     }

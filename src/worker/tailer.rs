@@ -372,7 +372,8 @@ mod tests {
     use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver};
 
     const P: &str = "/scratch/slurm-7.out";
-    // Real time (tokio's test-util is not enabled): assertions only bound counts from above.
+    // Real time, except where a test says it runs on tokio's paused clock: on real time,
+    // assertions only bound counts from above.
     const EVERY: Duration = Duration::from_millis(10);
 
     fn start(fake: &Arc<FakeRemote>) -> (JoinHandle<()>, UnboundedReceiver<TailEvent>) {
@@ -475,21 +476,26 @@ mod tests {
         assert_eq!(next(&mut rx).await, data("rerun\n", 6));
     }
 
-    #[tokio::test]
+    // On tokio's paused clock: time moves only when every task waits, straight to the next
+    // timer, so the reads counted below are decided by the tailer's own waits, however busy
+    // the machine is.
+    #[tokio::test(start_paused = true)]
     async fn missing_file_is_polled_slowly_until_it_appears() {
         let fake = Arc::new(FakeRemote::default());
         let (_h, mut rx) = start(&fake);
         assert_eq!(next(&mut rx).await, TailKind::Missing);
-        tokio::time::sleep(EVERY * 12).await;
+        // Half a tick past the twelfth: no read is due at the moment the count is taken.
+        tokio::time::sleep(EVERY * 12 + EVERY / 2).await;
         let polls = fake.reads().len();
-        assert!((1..=6).contains(&polls), "{polls} reads in 12 ticks");
+        // The first read, then one every 3 ticks (MISSING_SLOWDOWN), not every tick.
+        assert_eq!(polls, 5, "{polls} reads in 12 ticks");
         assert!(rx.try_recv().is_err(), "Missing is reported once");
         fake.set_file(P, "started\n");
         assert_eq!(next(&mut rx).await, TailKind::Reset { offset: 0, size: 8 });
         assert_eq!(next(&mut rx).await, data("started\n", 8));
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn transport_error_is_reported_once_and_retried() {
         let fake = Arc::new(FakeRemote::default());
         fake.set_file(P, "a\n");
@@ -506,9 +512,12 @@ mod tests {
         let before = fake.reads().len();
         tokio::time::sleep(EVERY * 20).await;
         let retries = fake.reads().len() - before;
-        assert!(
-            (1..=8).contains(&retries),
-            "backs off, never spins: {retries}"
+        // The first failure was one tick after the last good read; the retries wait 1, 2, 4
+        // and 8 ticks (doubling up to MAX_BACKOFF): 4 in the 20 ticks after it, where a tailer
+        // that did not back off would have read 20 times.
+        assert_eq!(
+            retries, 4,
+            "backs off, never spins: {retries} retries in 20 ticks"
         );
         assert!(rx.try_recv().is_err());
         fake.set_file(P, "a\nb\n");
