@@ -87,6 +87,8 @@ pub struct DetailState {
     pub triage: Option<TriageView>,
     /// Details read before, shown again at once when their job is selected again.
     pub kept: kept::KeptDetails,
+    /// A failed read was tried again once after a refresh that worked.
+    pub retried: bool,
 }
 
 /// The dashboard's state: the cluster, the views over its jobs (queue, detail, logs), and

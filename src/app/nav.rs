@@ -397,12 +397,22 @@ impl App {
     /// The selected job moved on (e.g. PENDING to RUNNING): its detail and log paths may have
     /// changed, so fetch them again.
     pub(super) fn refetch_if_state_changed(&mut self) -> Vec<Cmd> {
-        let (Some(job), Some(detail)) = (self.queue.selected_job(), &self.detail.detail) else {
+        let Some(job) = self.queue.selected_job() else {
             return Vec::new();
         };
-        if self.detail.loading || detail.state.as_ref() == Some(&job.state) {
+        if self.detail.loading || self.detail.id.as_ref() != Some(&job.id) {
             return Vec::new();
         }
+        let changed =
+            (self.detail.detail.as_ref()).is_some_and(|d| d.state.as_ref() != Some(&job.state));
+        // A read that failed (the connection was lost, a login was needed) is tried once
+        // more when the cluster answers again: the pane never keeps an error that no
+        // longer holds.
+        let failed = self.detail.error.is_some() && !self.detail.retried;
+        if !changed && !failed {
+            return Vec::new();
+        }
+        self.detail.retried |= failed;
         self.logs.set_job_state(Some(job.state.clone()));
         self.detail.loading = true;
         self.selection_read = true;

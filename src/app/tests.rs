@@ -65,6 +65,37 @@ fn only_one_queue_poll_is_in_flight() {
     assert_eq!(a.update(key('r')), vec![Cmd::PollQueue]);
 }
 
+/// A detail read that failed while the login was gone (the pane says "could not load
+/// details: ... login needed") is read again when a refresh works again: the pane does not
+/// keep an error that no longer holds. A read that fails again is not retried on every
+/// refresh.
+#[test]
+fn a_failed_detail_is_read_again_once_the_cluster_answers() {
+    let mut a = app();
+    a.update(Msg::PollDue);
+    a.update(loaded(jobs()));
+    let selected = a.queue.selected_id().cloned().expect("a job is selected");
+    a.update(Msg::Detail {
+        id: selected.clone(),
+        result: Box::new(Err("cannot connect: login needed".into())),
+    });
+    assert!(a.detail.error.is_some());
+    a.update(Msg::PollDue);
+    let cmds = a.update(loaded(jobs()));
+    assert_eq!(fetches(&cmds), vec![selected.clone()], "{cmds:?}");
+    assert!(a.detail.loading);
+    a.update(Msg::Detail {
+        id: selected.clone(),
+        result: Box::new(Err("scontrol: error: something else".into())),
+    });
+    a.update(Msg::PollDue);
+    let cmds = a.update(loaded(jobs()));
+    assert!(
+        fetches(&cmds).is_empty(),
+        "tried once, not every refresh: {cmds:?}"
+    );
+}
+
 #[test]
 fn first_queue_selects_a_job_and_asks_for_its_detail() {
     let mut a = app();
