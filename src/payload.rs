@@ -83,6 +83,14 @@ pub enum RetryEvent {
         job_id: u64,
         reason: String,
     },
+    /// The local registry could not be updated after a retry decision (the disk is full,
+    /// the file is not writable...): what the record now lacks, and the error.
+    RecordFailed {
+        local_id: String,
+        job_id: u64,
+        what: String,
+        error: String,
+    },
     /// An attempt a dashboard claimed but never submitted (it stopped in between) was
     /// submitted now, or found already queued.
     Recovered {
@@ -138,6 +146,14 @@ impl RetryEvent {
                 reason,
             } => format!(
                 "launch {local_id}: its meta/chain.jsonl names job {job_id} as a retry, ignored: {reason} (the job, or whoever can write its directory, wrote that line)"
+            ),
+            RetryEvent::RecordFailed {
+                local_id,
+                what,
+                error,
+                ..
+            } => format!(
+                "launch {local_id}: {what}, but its record on this machine could not be updated ({error}); check that the state directory (registry.json) is writable and has room"
             ),
             RetryEvent::Recovered {
                 local_id,
