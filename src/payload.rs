@@ -59,6 +59,8 @@ pub enum RetryEvent {
         /// The guard resumed the launch rather than retried it: its decision
         /// (`resumed after TIMEOUT as 12 (resume 2 of 10)`).
         resumed: Option<String>,
+        /// The nodes the new attempt was kept off (`--exclude`): those it failed on.
+        excluded: Option<String>,
     },
     /// An infrastructure failure that is not retried (limit reached, retry off, or the
     /// re-submission failed), with why.
@@ -124,9 +126,14 @@ impl RetryEvent {
                 new,
                 attempt,
                 max_attempts,
+                excluded,
                 ..
             } => format!(
-                "job {failed} failed on infrastructure: resubmitted as {new} (attempt {attempt}/{max_attempts})"
+                "job {failed} failed on infrastructure: resubmitted as {new} (attempt {attempt}/{max_attempts}){}",
+                excluded
+                    .as_deref()
+                    .map(|n| format!(", not on {n} where it failed (--exclude)"))
+                    .unwrap_or_default()
             ),
             // The first attempt of a launch whose submission was interrupted.
             RetryEvent::NotRetried {

@@ -266,7 +266,7 @@ async fn recover(c: &RetryCheck<'_>, e: &Entry) -> Vec<RetryEvent> {
     if !matches!(taken, Ok(true)) || !won {
         return Vec::new();
     }
-    match resubmit(c, e, checksum).await {
+    match resubmit(c, e, checksum, "").await {
         Ok(q) => {
             let r = c.registry.update(&e.local_id, n, |x| {
                 if let Some(a) = x.attempts.last_mut() {
@@ -339,11 +339,33 @@ fn lost(err: &str) -> String {
 
 /// Submits the launch's staged script again with exactly the secrets the launch named,
 /// refusing a script whose checksum differs from the one recorded at launch (`checksum`).
-async fn resubmit(c: &RetryCheck<'_>, e: &Entry, checksum: &str) -> Result<Queued, SubmitError> {
+/// `exclude`: nodes to keep it off (a host list; empty: none).
+async fn resubmit(
+    c: &RetryCheck<'_>,
+    e: &Entry,
+    checksum: &str,
+    exclude: &str,
+) -> Result<Queued, SubmitError> {
     let l = layout(e);
     let secrets = crate::launch::submit::read_secrets(&e.secrets, |n| (c.secret)(n))
         .map_err(SubmitError::Refused)?;
-    crate::io::stage::submit_held(c.remote, &l, &e.name, &secrets, checksum, c.timeout).await
+    crate::io::stage::submit_held_excluding(
+        c.remote, &l, &e.name, &secrets, checksum, exclude, c.timeout,
+    )
+    .await
+}
+
+/// The nodes a retry after an infrastructure failure is kept off: those the failed attempt
+/// ran on (sacct's NodeList), unless it was preempted (no fault of the node).
+fn failed_nodes(d: &JobDetail, state: &str) -> Option<String> {
+    if state == "PREEMPTED" {
+        return None;
+    }
+    d.node_list
+        .as_deref()
+        .map(str::trim)
+        .filter(|n| crate::launch::stage::is_host_list(n))
+        .map(str::to_string)
 }
 
 /// One launch whose latest attempt finished: record, classify, maybe re-submit.
@@ -454,7 +476,8 @@ async fn finished_attempt(c: &RetryCheck<'_>, e: &Entry, d: &JobDetail) -> Vec<R
         }));
         return events;
     }
-    match resubmit(c, e, checksum).await {
+    let excluded = failed_nodes(d, &state);
+    match resubmit(c, e, checksum, excluded.as_deref().unwrap_or("")).await {
         // The same job, live again: Slurm requeued it after all.
         Ok(q) if q.existing && q.job_id == job_id => {
             let r = c.registry.update(&e.local_id, n + 1, |x| {
@@ -488,6 +511,7 @@ async fn finished_attempt(c: &RetryCheck<'_>, e: &Entry, d: &JobDetail) -> Vec<R
                 attempt: n + 1,
                 max_attempts: c.policy.max_attempts(),
                 resumed: None,
+                excluded,
             });
             events.extend(record_failed(r, e, q.job_id, || {
                 format!("job {job_id} was resubmitted as {}", q.job_id)
@@ -730,6 +754,17 @@ mod tests {
             submit.get(8).map(String::as_str),
             Some(""),
             "no guard for a dashboard retry"
+        );
+        // Kept off the node it failed on, and the user is told.
+        assert_eq!(submit.get(11).map(String::as_str), Some("n1"));
+        let line = events
+            .iter()
+            .find(|e| matches!(e, RetryEvent::Resubmitted { .. }))
+            .unwrap()
+            .line();
+        assert_eq!(
+            line,
+            "job 7 failed on infrastructure: resubmitted as 8 (attempt 2/11), not on n1 where it failed (--exclude)"
         );
     }
 

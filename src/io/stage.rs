@@ -88,7 +88,22 @@ pub async fn submit_held(
     checksum: &str,
     t: Duration,
 ) -> Result<Queued, SubmitError> {
-    submit_held_guarded(remote, layout, name, secrets, checksum, None, t).await
+    submit_held_excluding(remote, layout, name, secrets, checksum, "", t).await
+}
+
+/// [`submit_held`] kept off the nodes in `exclude` (a host list; empty: none), merged with
+/// the script's own `--exclude`: a retry after an infrastructure failure.
+pub async fn submit_held_excluding(
+    remote: &dyn Remote,
+    layout: &Layout,
+    name: &str,
+    secrets: &[(String, String)],
+    checksum: &str,
+    exclude: &str,
+    t: Duration,
+) -> Result<Queued, SubmitError> {
+    let argv = submit_argv_guarded(layout, name, checksum, None, exclude);
+    run_submit(remote, layout, secrets, argv, t).await
 }
 
 /// [`submit_held`], arming the retry guard staged in the job directory when `guard` (the
@@ -102,8 +117,18 @@ pub async fn submit_held_guarded(
     guard: Option<&str>,
     t: Duration,
 ) -> Result<Queued, SubmitError> {
+    let argv = submit_argv_guarded(layout, name, checksum, guard, "");
+    run_submit(remote, layout, secrets, argv, t).await
+}
+
+async fn run_submit(
+    remote: &dyn Remote,
+    layout: &Layout,
+    secrets: &[(String, String)],
+    argv: Vec<String>,
+    t: Duration,
+) -> Result<Queued, SubmitError> {
     let stdin = secrets_stdin(secrets).map_err(SubmitError::Refused)?;
-    let argv = submit_argv_guarded(layout, name, checksum, guard);
     let script = layout.script_path();
     let out = remote.run(&argv, Some(&stdin), t).await.map_err(|e| {
         SubmitError::Lost(format!("submitting {script}: {e} (the job may be queued: submitting the launch again adopts it rather than queueing it twice)"))

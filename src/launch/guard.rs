@@ -38,6 +38,8 @@ pub struct GuardPlan {
     /// most `max_resumes` times, apart from the retries.
     pub resume: Vec<String>,
     pub max_resumes: u32,
+    /// `[retry] webhook_plain_http`: a plain `http://` webhook is accepted.
+    pub webhook_plain_http: bool,
 }
 
 impl GuardPlan {
@@ -84,6 +86,7 @@ impl GuardPlan {
                 .map(str::to_string),
             resume: if resumes { resume.to_vec() } else { Vec::new() },
             max_resumes: if resumes { max_resumes } else { 0 },
+            webhook_plain_http: false,
         })
     }
 
@@ -277,7 +280,10 @@ pub fn staged_files(
         (format!("{meta}/triage-oom.ere"), oom),
     ];
     if let Some(w) = &plan.webhook {
-        files.push((format!("{meta}/webhook.url"), webhook_file(w)?));
+        files.push((
+            format!("{meta}/webhook.url"),
+            webhook_file_with(w, plan.webhook_plain_http)?,
+        ));
     }
     Ok((files, policy))
 }
@@ -301,13 +307,20 @@ pub fn policy_sha256(conf: &str, oom: &str, infra: &str) -> String {
 /// Only `https://`: the URL's token and the posted evidence (lines of the job's output)
 /// would cross the network in clear text over `http://`. Plain `http://` is accepted only
 /// for the node itself (`localhost`, `127.0.0.1`, `[::1]`: a relay running on the node),
-/// where nothing leaves the machine.
+/// where nothing leaves the machine, or with `[retry] webhook_plain_http = true`
+/// ([`webhook_file_with`]).
 pub fn webhook_file(url: &str) -> Result<String, String> {
+    webhook_file_with(url, false)
+}
+
+/// [`webhook_file`], accepting any `http://` URL when `plain_http`.
+pub fn webhook_file_with(url: &str, plain_http: bool) -> Result<String, String> {
     let u = url.trim();
-    if !(u.starts_with("https://") || is_loopback_http(u)) {
+    let http_ok = is_loopback_http(u) || (plain_http && u.starts_with("http://"));
+    if !(u.starts_with("https://") || http_ok) {
         return Err(if u.starts_with("http://") {
             format!(
-                "webhook `{}` is plain http: its token and the posted job output would cross the network unencrypted; use an https:// URL (http:// only to localhost, 127.0.0.1 or [::1])",
+                "webhook `{}` is plain http: its token and the posted job output would cross the network unencrypted; use an https:// URL (http:// only to localhost, 127.0.0.1 or [::1], or anywhere with [retry] webhook_plain_http = true)",
                 redact(u)
             )
         } else {

@@ -146,7 +146,7 @@ pub fn submit_script() -> String {
     )
 }
 
-pub const SUBMIT_SCRIPT_HEAD: &str = r#"script=$1; logs=$2; name=$3; want=$4; guard=${5-}; gwant=${6-}; pwant=${7-}
+pub const SUBMIT_SCRIPT_HEAD: &str = r#"script=$1; logs=$2; name=$3; want=$4; guard=${5-}; gwant=${6-}; pwant=${7-}; excl=${8-}
 while IFS= read -r line; do
   case $line in *=*) export "$line" ;; esac
 done
@@ -192,7 +192,18 @@ cleanup() {
   exit 1
 }
 trap cleanup HUP INT TERM
-out=$(cd -- "$dir" && sbatch --parsable --hold --export=ALL < "$tmp/job.sbatch") || exit 10
+# A retry kept off the nodes that failed it: --exclude on the command line replaces the
+# script's own, so both are given.
+if [ -n "$excl" ]; then
+  own=$(sed -n -e 's/^#SBATCH[[:space:]][[:space:]]*--exclude[= ][[:space:]]*\([^[:space:]]*\).*/\1/p' \
+    -e 's/^#SBATCH[[:space:]][[:space:]]*-x[[:space:]]*\([^[:space:]]*\).*/\1/p' "$tmp/job.sbatch" | tr '\n' ',')
+  own=${own%,}
+  [ -z "$(printf '%s' "$own" | tr -d 'A-Za-z0-9_.,[]-')" ] || own=
+  set -- "--exclude=$excl${own:+,$own}"
+else
+  set --
+fi
+out=$(cd -- "$dir" && sbatch --parsable --hold --export=ALL "$@" < "$tmp/job.sbatch") || exit 10
 id=${out%%;*}
 case $id in ''|*[!0-9]*) echo "sbatch printed: $out" >&2; id=; exit 1 ;; esac
 if ! mkdir -p "$logs/$name-$id"; then
@@ -215,17 +226,28 @@ trap - HUP INT TERM
 echo "slurmdash-job $id new $sum""#;
 
 pub fn submit_argv(layout: &Layout, name: &str, checksum: &str) -> Vec<String> {
-    submit_argv_guarded(layout, name, checksum, None)
+    submit_argv_guarded(layout, name, checksum, None, "")
+}
+
+/// A Slurm host list as `--exclude` takes it (`gpu[01-02],cpu01`): only the characters
+/// one may hold, nothing empty.
+pub fn is_host_list(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.,[]-".contains(c))
 }
 
 /// With `guard` (the policy sha256, [`crate::launch::guard::policy_sha256`]), the staged
 /// `sbatch/guard.sh` arms the first retry guard while the job is still held, with that
-/// policy pinned on its command line (see [`crate::launch::guard`]).
+/// policy pinned on its command line (see [`crate::launch::guard`]). A non-empty `exclude`
+/// (a host list, see [`is_host_list`]) keeps the job off those nodes, merged with the
+/// script's own `--exclude`.
 pub fn submit_argv_guarded(
     layout: &Layout,
     name: &str,
     checksum: &str,
     guard: Option<&str>,
+    exclude: &str,
 ) -> Vec<String> {
     sh(
         &submit_script(),
@@ -245,6 +267,11 @@ pub fn submit_argv_guarded(
                 String::new()
             },
             guard.unwrap_or_default().to_string(),
+            if is_host_list(exclude) {
+                exclude.to_string()
+            } else {
+                String::new()
+            },
         ],
     )
 }
