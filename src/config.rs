@@ -510,6 +510,14 @@ impl Loaded {
                 path: self.path.clone(),
             });
         }
+        // SLURM_HOSTNAME comes after the file's check: the same rule for it.
+        if let Some(h) = settings.hosts.iter().find(|h| h.starts_with('-')) {
+            return Err(ConfigError::Invalid {
+                path: self.path.clone(),
+                key: "SLURM_HOSTNAME".into(),
+                reason: format!("`{h}` starts with `-`, which ssh would read as an option, not a host: write the login host's name or ssh alias"),
+            });
+        }
         Ok(Cluster { name, settings })
     }
 }
@@ -878,6 +886,12 @@ mod tests {
         let c = loaded.cluster(None, &env).expect("cluster");
         assert_eq!(c.name, "a");
         assert_eq!(c.settings.hosts, vec!["login1", "login2"]);
+        let bad = Env::from_pairs([("SLURM_HOSTNAME", "login1,-oProxyCommand=sh")]);
+        let err = loaded.cluster(None, &bad).unwrap_err().to_string();
+        assert!(
+            err.contains("SLURM_HOSTNAME") && err.contains("`-oProxyCommand=sh` starts with `-`"),
+            "{err}"
+        );
         assert_eq!(c.settings.user.as_deref(), Some("alice"));
         assert_eq!(c.settings.partition.as_deref(), Some("polar"));
         assert_eq!(c.settings.account.as_deref(), Some("vision"));

@@ -53,9 +53,14 @@ async fn nccl_failure_is_retried_once_by_the_guard_and_the_webhook_hears_it() {
         "{d:?}"
     );
     let second = d.next_id().unwrap_or_else(|| panic!("not retried: {d:?}"));
+    // Kept off the node the NCCL error happened on.
+    let node = sacct_fields(&r, l.job, "NodeList").await.stdout_lossy();
+    let node = node.trim();
     assert_eq!(
         d.decision.as_deref(),
-        Some(&*format!("retried as {second}"))
+        Some(&*format!(
+            "retried as {second}, not on {node} where it failed (--exclude={node})"
+        ))
     );
     assert_eq!(final_state(&r, second, WAIT).await, "COMPLETED");
     let lines = chain(&r, &l.dir).await;
@@ -94,7 +99,10 @@ async fn nccl_failure_is_retried_once_by_the_guard_and_the_webhook_hears_it() {
     let v: serde_json::Value = serde_json::from_str(body).expect("JSON body");
     assert_eq!(v["job"], l.job.to_string());
     assert_eq!(v["class"], "ERR_INFRA");
-    assert_eq!(v["decision"], format!("retried as {second}"));
+    assert_eq!(
+        v["decision"],
+        format!("retried as {second}, not on {node} where it failed (--exclude={node})")
+    );
     let mode = run(
         &r,
         &["stat", "-c", "%a", &format!("{}/meta/webhook.url", l.dir)],
