@@ -3,22 +3,33 @@
 # sbatch/guard.sh; it reads data files only (meta/guard.conf, meta/triage-*.ere,
 # meta/webhook.url) and never sources or evaluates their contents.
 #
-#   guard.sh arm JOB_DIR ATTEMPT_ID N SHA256 GUARD_SHA256 [RESUMES]
+#   guard.sh arm JOB_DIR ATTEMPT_ID N SHA256 GUARD_SHA256 RESUMES POLICY_SHA256 [EXCLUDED]
 #       queue the guard of attempt N (Slurm job ATTEMPT_ID): a 1-CPU job that waits with
 #       --dependency=afternotok:ATTEMPT_ID and is removed by Slurm when the attempt succeeds.
 #       Prints `slurmdash-guard GUARD_ID`.
-#   guard.sh run JOB_DIR ATTEMPT_ID N SHA256 GUARD_SHA256 [RESUMES]
+#   guard.sh run JOB_DIR ATTEMPT_ID N SHA256 GUARD_SHA256 RESUMES POLICY_SHA256 [EXCLUDED]
 #       (the guard job itself, after the attempt failed) classify the attempt as slurmdash
 #       does; on ERR_INFRA with attempts left resubmit the staged script and arm the next
 #       guard; after a TIMEOUT, PREEMPTED or NODE_FAIL that guard.conf's `resume` names,
 #       with fewer than `max_resumes` RESUMES so far (0 when absent), resume it the same
 #       way with SLURMDASH_RESUME_ATTEMPT set to the resume's number. Every decision is one
-#       JSON line in meta/chain.jsonl.
+#       JSON line in meta/chain.jsonl. After an infrastructure failure (not a preemption)
+#       the new attempt is submitted with --exclude= the nodes the failed one ran on, merged
+#       with the script's own --exclude and EXCLUDED (the nodes earlier retries left out,
+#       `-` for none), which the next guard carries on.
 #
 # What it queues is never re-read from the job directory unchecked: the next guard is
 # this very script ($0: the checked copy the submission ran, or Slurm's own copy of the
 # guard job's script), refused unless its sha256 is GUARD_SHA256; the attempt is a private
 # copy of the staged script whose sha256 must be SHA256, given to sbatch on stdin.
+#
+# The policy is pinned the same way as the resume count, on the guard job's command line
+# (which the job cannot change): POLICY_SHA256 is the sha256 of the sha256sum lines of
+# meta/guard.conf, meta/triage-oom.ere and meta/triage-infra.ere as slurmdash staged them.
+# The guard reads private copies of those three files and acts only when they still hash
+# to POLICY_SHA256: a job that rewrites its limit, max_resumes, resume classes or triage
+# patterns gets no retry or resume at all, never more. Every count is digits only, at
+# most 9 of them, before any arithmetic sees it.
 set -u
 mode=${1-}
 dir=${2-}
@@ -26,34 +37,15 @@ attempt=${3-}
 n=${4-}
 sum=${5-}
 gsum=${6-}
-resumes=${7-0}
-case $mode in arm|run) ;; *) echo "usage: guard.sh arm|run JOB_DIR ATTEMPT N SHA256 GUARD_SHA256" >&2; exit 2 ;; esac
+resumes=${7-}
+psum=${8-}
+excl=${9--}
+case $mode in arm|run) ;; *) echo "usage: guard.sh arm|run JOB_DIR ATTEMPT N SHA256 GUARD_SHA256 RESUMES POLICY_SHA256" >&2; exit 2 ;; esac
 case $attempt in ''|*[!0-9_]*) echo "guard.sh: bad attempt id '$attempt'" >&2; exit 2 ;; esac
-case $n in ''|*[!0-9]*) echo "guard.sh: bad attempt number '$n'" >&2; exit 2 ;; esac
-case $resumes in ''|*[!0-9]*) echo "guard.sh: bad resume count '$resumes'" >&2; exit 2 ;; esac
-conf=$dir/meta/guard.conf
-[ -r "$conf" ] || { echo "guard.sh: cannot read $conf" >&2; exit 2; }
-
-name= partition= account= limit=1 script= local_id= resume= max_resumes=0
-while IFS= read -r line || [ -n "$line" ]; do
-  k=${line%%=*}
-  v=${line#*=}
-  case $k in
-    name) name=$v ;;
-    partition) partition=$v ;;
-    account) account=$v ;;
-    limit) limit=$v ;;
-    script) script=$v ;;
-    local_id) local_id=$v ;;
-    resume) resume=$v ;;
-    max_resumes) max_resumes=$v ;;
-  esac
-done < "$conf"
-case $limit in ''|*[!0-9]*) limit=1 ;; esac
-case $max_resumes in ''|*[!0-9]*) max_resumes=0 ;; esac
 chain=$dir/meta/chain.jsonl
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sdguard.XXXXXX") || { echo "guard.sh: cannot make a private temporary directory" >&2; exit 2; }
 trap 'rm -rf -- "$tmp"' EXIT
+name= partition= account= limit=1 script= local_id= resume= max_resumes=0
 
 now() { date -u +%Y-%m-%dT%H:%M:%SZ; }
 
@@ -93,6 +85,60 @@ decide() { # state class evidence decision [next]
   notify "$attempt" "$1" "$2" "$3" "$4"
 }
 
+# Gives up on this attempt: says why on stderr and, when this is the guard job itself, in
+# the chain (what the dashboard shows). Never retries or resumes.
+refuse() { # why
+  echo "guard.sh: $1" >&2
+  if [ "$mode" = run ]; then
+    decide "UNKNOWN" "" "" "not retried or resumed: $1"
+  fi
+  exit 2
+}
+
+# A count: digits only and at most 9 of them (sh's integers hold it; a longer one such as
+# 99999999999999999999 would wrap past 2^63 and pass every limit check).
+count() { # what value
+  case $2 in ''|*[!0-9]*) ;; *) [ "${#2}" -le 9 ] && return 0 ;; esac
+  refuse "$1 '$(printf '%s' "$2" | tr -d '\000-\037' | cut -c1-40)' is not a whole number of at most 9 digits"
+}
+
+# A Slurm host list (`gpu[01-02],cpu01`), as data: only the characters one may hold.
+hostlist() { [ -n "$1" ] && [ -z "$(printf '%s' "$1" | tr -d 'A-Za-z0-9_.,[]-')" ]; }
+[ "$excl" = - ] || hostlist "$excl" || refuse "excluded nodes '$(printf '%s' "$excl" | tr -d '\000-\037' | cut -c1-80)' are not a Slurm host list"
+count "attempt number" "$n"
+count "resume count" "$resumes"
+case $psum in
+  ''|*[!0-9a-f]*) refuse "no pinned sha256 of the guard's policy (meta/guard.conf and the triage patterns) on its command line" ;;
+esac
+# Private copies, hashed and then read: what is checked is what is used.
+pol=
+for f in guard.conf triage-oom.ere triage-infra.ere; do
+  cp -- "$dir/meta/$f" "$tmp/$f" 2>/dev/null || refuse "cannot read $dir/meta/$f"
+  pol="$pol$(sha256sum < "$tmp/$f")
+"
+done
+now_psum=$(printf '%s' "$pol" | sha256sum)
+now_psum=${now_psum%% *}
+if [ "$now_psum" != "$psum" ]; then
+  refuse "meta/guard.conf or meta/triage-*.ere changed since the launch (policy sha256 $now_psum, pinned $psum): the guard keeps to what was launched and does nothing"
+fi
+while IFS= read -r line || [ -n "$line" ]; do
+  k=${line%%=*}
+  v=${line#*=}
+  case $k in
+    name) name=$v ;;
+    partition) partition=$v ;;
+    account) account=$v ;;
+    limit) limit=$v ;;
+    script) script=$v ;;
+    local_id) local_id=$v ;;
+    resume) resume=$v ;;
+    max_resumes) max_resumes=$v ;;
+  esac
+done < "$tmp/guard.conf"
+count "limit in meta/guard.conf" "$limit"
+count "max_resumes in meta/guard.conf" "$max_resumes"
+
 # Queues the guard of attempt $2 (number $3, after $5 resumes); prints its id. The guard
 # queued is this script itself, checked against GUARD_SHA256 first.
 arm_guard() { # dir attempt n sum resumes
@@ -106,7 +152,7 @@ arm_guard() { # dir attempt n sum resumes
       --time=10:00 --no-requeue --mail-type=NONE \
       --dependency="afternotok:$2" --kill-on-invalid-dep=yes \
       --chdir="$1" --output="$1/meta/guard-%j.log" --export=ALL \
-      "$0" run "$1" "$2" "$3" "$4" "$gsum" "$5") || return 1
+      "$0" run "$1" "$2" "$3" "$4" "$gsum" "$5" "$psum" "$excl") || return 1
   g=${g%%;*}
   case $g in ''|*[!0-9]*) echo "guard.sh: sbatch printed '$g'" >&2; return 1 ;; esac
   record "$(printf '{"time":"%s","event":"armed","job":"%s","attempt":%s,"guard":"%s"}' "$(now)" "$2" "$3" "$g")"
@@ -138,13 +184,14 @@ while [ "$i" -lt 60 ]; do
         exit 0
       fi ;;
   esac
-  rec=$(sacct -X --noheader --parsable2 --jobs="$attempt" --format=State,Reason,ExitCode 2>/dev/null | tail -n 1)
+  rec=$(sacct -X --noheader --parsable2 --jobs="$attempt" --format=State,Reason,ExitCode,NodeList 2>/dev/null | tail -n 1)
   st=${rec%%|*}
   st=${st%% *}
   case $st in
     PENDING|RUNNING|REQUEUED|SUSPENDED|COMPLETING|CONFIGURING|RESIZING|REQUEUE_HOLD|REQUEUE_FED|'') ;;
     FAILED)
-      if [ "${rec##*|}" = "0:0" ] && [ "$settle" -lt 5 ]; then settle=$((settle + 1)); else break; fi ;;
+      x=${rec#*|}; x=${x#*|}; x=${x%%|*}
+      if [ "$x" = "0:0" ] && [ "$settle" -lt 5 ]; then settle=$((settle + 1)); else break; fi ;;
     *) break ;;
   esac
   i=$((i + 1))
@@ -154,7 +201,10 @@ state=${rec%%|*}
 state=${state%% *}
 rest=${rec#*|}
 reason=${rest%%|*}
-exitcode=${rest#*|}
+rest=${rest#*|}
+exitcode=${rest%%|*}
+case $rest in *'|'*) nodes=${rest#*|} ;; *) nodes= ;; esac
+hostlist "$nodes" || nodes=
 code=${exitcode%%:*}
 sig=${exitcode#*:}
 
@@ -186,8 +236,8 @@ case $state in
       NodeDown|Prolog|SystemFailure|JobLaunchFailure) class=ERR_INFRA; evidence="reason $reason" ;;
     esac
     # OOM before infra: a rank killed for memory makes its peers print NCCL network errors.
-    if [ -z "$class" ] && l=$(match "$dir/meta/triage-oom.ere"); then class=ERR_OOM; evidence=$l; fi
-    if [ -z "$class" ] && l=$(match "$dir/meta/triage-infra.ere"); then class=ERR_INFRA; evidence=$l; fi
+    if [ -z "$class" ] && l=$(match "$tmp/triage-oom.ere"); then class=ERR_OOM; evidence=$l; fi
+    if [ -z "$class" ] && l=$(match "$tmp/triage-infra.ere"); then class=ERR_INFRA; evidence=$l; fi
     if [ -z "$class" ]; then
       class=ERR_PROGRAM
       if [ "${sig:-0}" != 0 ] && [ "${code:-0}" = 0 ]; then evidence="exit code $code, signal $sig"
@@ -263,8 +313,22 @@ if [ -n "$id" ]; then
   decide "$state" "$class" "$evidence" "$how as $id (already queued)$note" "$id"
   exit 0
 fi
+# After an infrastructure failure, not on the nodes it failed on (a preemption is no
+# fault of the node): --exclude on the command line replaces the script's own, so the
+# script's, the earlier retries' and these are merged.
+if [ "$class" = ERR_INFRA ] && [ "$state" != PREEMPTED ] && [ -n "$nodes" ]; then
+  own=$(sed -n -e 's/^#SBATCH[[:space:]][[:space:]]*--exclude[= ][[:space:]]*\([^[:space:]]*\).*/\1/p' \
+    -e 's/^#SBATCH[[:space:]][[:space:]]*-x[[:space:]]*\([^[:space:]]*\).*/\1/p' "$tmp/job.sbatch" | tr '\n' ',')
+  own=${own%,}
+  hostlist "$own" || own=
+  [ "$excl" = - ] && excl=$nodes || excl=$excl,$nodes
+  set -- "--exclude=$excl${own:+,$own}"
+  note="$note, not on $nodes where it failed (--exclude=$excl${own:+,$own})"
+else
+  set --
+fi
 # sbatch's own words when it refuses (its warnings, on success, come before the id line).
-out=$(cd -- "$dir" && sbatch --parsable --hold --export=ALL < "$tmp/job.sbatch" 2>&1) || {
+out=$(cd -- "$dir" && sbatch --parsable --hold --export=ALL "$@" < "$tmp/job.sbatch" 2>&1) || {
   decide "$state" "$class" "$evidence" "not ${how%% *}: sbatch refused the new attempt: $(printf '%s' "$out" | tr '\n' ' ' | cut -c1-300)"; exit 0; }
 out=$(printf '%s\n' "$out" | tail -n 1)
 id=${out%%;*}

@@ -174,8 +174,8 @@ pub struct UiConfig {
     /// At least this many seconds between two live samples of the selected running job
     /// (sstat costs slurmctld RPCs; the refresh can come every few seconds).
     pub live_sample_secs: u64,
-    /// Keep a copy of the batch script of a job slurmdash did not launch when it is
-    /// selected while slurmctld knows it (one `scontrol write batch_script` per job), so
+    /// Keep a copy of the batch script of a job of the user's own that slurmdash did not
+    /// launch when it is selected while slurmctld knows it (one `scontrol write batch_script` per job), so
     /// `L` can relaunch it from its script after it ended.
     pub keep_scripts: bool,
     /// The colours: `dark` (default), `light` (for a white background) or
@@ -510,6 +510,14 @@ impl Loaded {
                 path: self.path.clone(),
             });
         }
+        // SLURM_HOSTNAME comes after the file's check: the same rule for it.
+        if let Some(h) = settings.hosts.iter().find(|h| h.starts_with('-')) {
+            return Err(ConfigError::Invalid {
+                path: self.path.clone(),
+                key: "SLURM_HOSTNAME".into(),
+                reason: format!("`{h}` starts with `-`, which ssh would read as an option, not a host: write the login host's name or ssh alias"),
+            });
+        }
         Ok(Cluster { name, settings })
     }
 }
@@ -657,6 +665,12 @@ fn validate(config: &Config, path: &Path) -> Result<(), ConfigError> {
                 &format!("`{h}` is not a host name or ssh alias"),
             ));
         }
+        if let Some(h) = c.hosts.iter().find(|h| h.trim_start().starts_with('-')) {
+            return Err(invalid(
+                key("hosts"),
+                &format!("`{h}` starts with `-`, which ssh would read as an option, not a host: write the login host's name or ssh alias"),
+            ));
+        }
         // Durations in seconds, each between 1 and a bound that keeps every sum and product
         // made from them far from overflow.
         for (name, value, max) in [
@@ -793,6 +807,15 @@ mod tests {
         );
         let err = parse("[clusters.a]\nhosts=['h']\npersist_secs = -1\n", &p()).unwrap_err();
         assert!(err.to_string().contains("persist_secs"), "{err}");
+        let err = parse(
+            "[clusters.a]\nhosts=['login1', '-oProxyCommand=sh']\n",
+            &p(),
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("key `clusters.a.hosts`: `-oProxyCommand=sh` starts with `-`, which ssh would read as an option"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -863,6 +886,12 @@ mod tests {
         let c = loaded.cluster(None, &env).expect("cluster");
         assert_eq!(c.name, "a");
         assert_eq!(c.settings.hosts, vec!["login1", "login2"]);
+        let bad = Env::from_pairs([("SLURM_HOSTNAME", "login1,-oProxyCommand=sh")]);
+        let err = loaded.cluster(None, &bad).unwrap_err().to_string();
+        assert!(
+            err.contains("SLURM_HOSTNAME") && err.contains("`-oProxyCommand=sh` starts with `-`"),
+            "{err}"
+        );
         assert_eq!(c.settings.user.as_deref(), Some("alice"));
         assert_eq!(c.settings.partition.as_deref(), Some("polar"));
         assert_eq!(c.settings.account.as_deref(), Some("vision"));

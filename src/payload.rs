@@ -59,6 +59,8 @@ pub enum RetryEvent {
         /// The guard resumed the launch rather than retried it: its decision
         /// (`resumed after TIMEOUT as 12 (resume 2 of 10)`).
         resumed: Option<String>,
+        /// The nodes the new attempt was kept off (`--exclude`): those it failed on.
+        excluded: Option<String>,
     },
     /// An infrastructure failure that is not retried (limit reached, retry off, or the
     /// re-submission failed), with why.
@@ -82,6 +84,14 @@ pub enum RetryEvent {
         local_id: String,
         job_id: u64,
         reason: String,
+    },
+    /// The local registry could not be updated after a retry decision (the disk is full,
+    /// the file is not writable...): what the record now lacks, and the error.
+    RecordFailed {
+        local_id: String,
+        job_id: u64,
+        what: String,
+        error: String,
     },
     /// An attempt a dashboard claimed but never submitted (it stopped in between) was
     /// submitted now, or found already queued.
@@ -116,9 +126,14 @@ impl RetryEvent {
                 new,
                 attempt,
                 max_attempts,
+                excluded,
                 ..
             } => format!(
-                "job {failed} failed on infrastructure: resubmitted as {new} (attempt {attempt}/{max_attempts})"
+                "job {failed} failed on infrastructure: resubmitted as {new} (attempt {attempt}/{max_attempts}){}",
+                excluded
+                    .as_deref()
+                    .map(|n| format!(", not on {n} where it failed (--exclude)"))
+                    .unwrap_or_default()
             ),
             // The first attempt of a launch whose submission was interrupted.
             RetryEvent::NotRetried {
@@ -138,6 +153,14 @@ impl RetryEvent {
                 reason,
             } => format!(
                 "launch {local_id}: its meta/chain.jsonl names job {job_id} as a retry, ignored: {reason} (the job, or whoever can write its directory, wrote that line)"
+            ),
+            RetryEvent::RecordFailed {
+                local_id,
+                what,
+                error,
+                ..
+            } => format!(
+                "launch {local_id}: {what}, but its record on this machine could not be updated ({error}); check that the state directory (registry.json) is writable and has room"
             ),
             RetryEvent::Recovered {
                 local_id,

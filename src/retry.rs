@@ -24,6 +24,10 @@ pub struct RetryPolicy {
     /// that must not hold the token (see [`RetryPolicy::resolve_webhook`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub webhook_env: Option<String>,
+    /// Accept a plain `http://` webhook beyond the node itself (e.g. a receiver on the
+    /// cluster's private network): its token and the posted evidence then travel
+    /// unencrypted. Off: only `https://` (and `http://` to localhost).
+    pub webhook_plain_http: bool,
 }
 
 impl Default for RetryPolicy {
@@ -33,6 +37,7 @@ impl Default for RetryPolicy {
             guard: true,
             webhook: None,
             webhook_env: None,
+            webhook_plain_http: false,
         }
     }
 }

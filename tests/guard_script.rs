@@ -16,6 +16,7 @@ struct Stage {
     bin: PathBuf,
     calls: PathBuf,
     sum: String,
+    policy: String,
 }
 
 const STUBS: &[(&str, &str)] = &[
@@ -57,26 +58,17 @@ fn stage_resuming(limit: u32, webhook: bool, resume: &str, max: u32) -> Stage {
     let on = slurmdash::launch::resume::parse(resume).expect("resume list");
     let plan =
         GuardPlan::resuming(limit - 1, &on, max, &[], &Patterns::builtin(), None).expect("plan");
-    let w = |p: String, c: &str| std::fs::write(p, c).expect("write");
-    w(guard::script_path(&layout), guard::GUARD_SH);
-    w(
-        format!("{}/meta/guard.conf", layout.job_dir),
-        &(guard::conf(&layout, "train", "short", Some("research"), limit) + &plan.resume_conf()),
-    );
-    w(
-        format!("{}/meta/triage-infra.ere", layout.job_dir),
-        &(plan.infra.join("\n") + "\n"),
-    );
-    w(
-        format!("{}/meta/triage-oom.ere", layout.job_dir),
-        &(plan.oom.join("\n") + "\n"),
-    );
-    if webhook {
-        w(
-            format!("{}/meta/webhook.url", layout.job_dir),
-            &guard::webhook_file("https://hooks.example/T0KEN").expect("url"),
-        );
+    let plan = GuardPlan {
+        webhook: webhook.then(|| "https://hooks.example/T0KEN".to_string()),
+        ..plan
+    };
+    // What `submit` stages, and the policy sha256 it pins on the guard's command line.
+    let (files, policy) =
+        guard::staged_files(&layout, &plan, "train", "short", Some("research")).expect("files");
+    for (p, c) in &files {
+        std::fs::write(p, c).expect("write");
     }
+    let w = |p: String, c: &str| std::fs::write(p, c).expect("write");
     w(layout.script_path(), "#!/bin/bash\necho work\n");
     let sum = Command::new("sha256sum")
         .arg(layout.script_path())
@@ -102,6 +94,7 @@ fn stage_resuming(limit: u32, webhook: bool, resume: &str, max: u32) -> Stage {
         bin,
         calls,
         sum,
+        policy,
     }
 }
 
@@ -127,6 +120,32 @@ impl Stage {
         sacct: &str,
         env: &[(&str, &str)],
     ) -> (Vec<ChainLine>, String) {
+        self.run_with(&n.to_string(), &resumes.to_string(), sacct, env)
+    }
+
+    /// [`Stage::run_after`] with the attempt number and resume count as given on the
+    /// command line.
+    fn run_with(
+        &self,
+        n: &str,
+        resumes: &str,
+        sacct: &str,
+        env: &[(&str, &str)],
+    ) -> (Vec<ChainLine>, String) {
+        let (chain, calls, stderr, ok) = self.run_raw(n, resumes, &[], sacct, env);
+        assert!(ok, "guard.sh failed: {stderr}");
+        (chain, calls)
+    }
+
+    /// Runs guard.sh; also returns its stderr and whether it exited 0.
+    fn run_raw(
+        &self,
+        n: &str,
+        resumes: &str,
+        extra: &[&str],
+        sacct: &str,
+        env: &[(&str, &str)],
+    ) -> (Vec<ChainLine>, String, String, bool) {
         let path = format!(
             "{}:{}",
             self.bin.display(),
@@ -137,9 +156,11 @@ impl Stage {
                 self.dir.trim_end_matches("/L1"),
                 "L1",
             )))
-            .args(["run", &self.dir, "7", &n.to_string(), &self.sum])
+            .args(["run", &self.dir, "7", n, &self.sum])
             .arg(guard::guard_sha256())
-            .arg(resumes.to_string())
+            .arg(resumes)
+            .arg(&self.policy)
+            .args(extra)
             .env("PATH", path)
             .env("CALLS", &self.calls)
             .env("SACCT_OUT", sacct)
@@ -147,15 +168,14 @@ impl Stage {
             .envs(env.iter().copied())
             .output()
             .expect("run guard.sh");
-        assert!(
-            out.status.success(),
-            "guard.sh: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
         let chain = std::fs::read_to_string(guard::chain_path(&self.dir)).unwrap_or_default();
         let calls = std::fs::read_to_string(&self.calls).unwrap_or_default();
-        (guard::parse_chain(&chain), calls)
+        (
+            guard::parse_chain(&chain),
+            calls,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+            out.status.success(),
+        )
     }
 }
 
@@ -192,7 +212,12 @@ fn an_nccl_line_is_infra_and_is_resubmitted_with_a_new_guard() {
             && lines[2].contains("--dependency=afternotok:101")
             && lines[2].contains("--kill-on-invalid-dep=yes")
             && lines[2].contains(" run ")
-            && lines[2].ends_with(&format!(" 101 2 {} {} 0", s.sum, guard::guard_sha256())),
+            && lines[2].ends_with(&format!(
+                " 101 2 {} {} 0 {} -",
+                s.sum,
+                guard::guard_sha256(),
+                s.policy
+            )),
         "{calls}"
     );
     assert_eq!(lines[3], "scontrol release 101");
@@ -448,7 +473,12 @@ fn a_timeout_is_resumed_when_asked_with_the_resume_number_and_its_own_count() {
         .find(|l| l.contains("--job-name=sdguard-train"))
         .unwrap_or_else(|| panic!("no guard armed: {calls}"));
     assert!(
-        arm.ends_with(&format!(" 101 4 {} {} 2", s.sum, guard::guard_sha256())),
+        arm.ends_with(&format!(
+            " 101 4 {} {} 2 {} -",
+            s.sum,
+            guard::guard_sha256(),
+            s.policy
+        )),
         "{arm}"
     );
     assert!(calls.contains("scontrol release 101"), "{calls}");
@@ -512,4 +542,136 @@ fn a_failed_record_without_its_exit_code_yet_is_read_again() {
     let s = stage(3, false);
     let (chain, _) = s.run(1, "FAILED|None|0:0", &[]);
     assert_eq!(decision(&chain).evidence.as_deref(), Some("exit code 0"));
+}
+
+/// The job can write its own job directory: one that raises `max_resumes` (and `limit`) in
+/// meta/guard.conf, or makes every line an infrastructure error, gets no more resumes or
+/// retries than were launched: the guard finds the policy changed and does nothing.
+#[test]
+fn a_job_that_rewrites_its_guard_conf_gets_no_more_resumes() {
+    let s = stage_resuming(1, false, "timeout", 2);
+    let conf = format!("{}/meta/guard.conf", s.dir);
+    let text = std::fs::read_to_string(&conf).expect("conf");
+    assert!(text.contains("max_resumes=2\n"), "{text}");
+    std::fs::write(
+        &conf,
+        text.replace("max_resumes=2", "max_resumes=1000")
+            .replace("limit=1", "limit=1000"),
+    )
+    .expect("rewrite");
+    let (chain, calls, stderr, _) = s.run_raw("3", "2", &[], "TIMEOUT|None|0:0", &[]);
+    let d = decision(&chain).decision.clone().unwrap_or_default();
+    assert!(
+        d.starts_with(
+            "not retried or resumed: meta/guard.conf or meta/triage-*.ere changed since the launch"
+        ),
+        "{d}"
+    );
+    assert!(stderr.contains("changed since the launch"), "{stderr}");
+    assert!(!calls.contains("sbatch"), "{calls}");
+
+    // Triage patterns rewritten to call any failure an infrastructure error: no retry.
+    let s = stage(3, false);
+    std::fs::write(format!("{}/meta/triage-infra.ere", s.dir), ".\n").expect("ere");
+    s.log("err", "ValueError: bad input\n");
+    let (chain, calls, _, _) = s.run_raw("1", "0", &[], "FAILED|None|1:0", &[]);
+    assert!(
+        decision(&chain)
+            .decision
+            .as_deref()
+            .unwrap_or("")
+            .contains("changed since the launch"),
+        "{chain:?}"
+    );
+    assert!(!calls.contains("sbatch"), "{calls}");
+}
+
+/// A count past 2^63 wraps in sh's arithmetic and passes every `-ge` check: it is refused
+/// by its form (digits only, at most 9) before any arithmetic, with a message naming it.
+#[test]
+fn a_huge_count_is_refused_by_its_form() {
+    let huge = "99999999999999999999";
+    // In guard.conf as staged (pinned, so not a rewrite): refused, not resumed.
+    let s = stage_resuming(1, false, "timeout", 2);
+    let conf = format!("{}/meta/guard.conf", s.dir);
+    let text = std::fs::read_to_string(&conf)
+        .expect("conf")
+        .replace("max_resumes=2", &format!("max_resumes={huge}"));
+    std::fs::write(&conf, &text).expect("conf");
+    let read = |f: &str| std::fs::read_to_string(format!("{}/meta/{f}", s.dir)).expect("ere");
+    let s = Stage {
+        policy: guard::policy_sha256(&text, &read("triage-oom.ere"), &read("triage-infra.ere")),
+        ..s
+    };
+    let (chain, calls, stderr, ok) = s.run_raw("1", "0", &[], "TIMEOUT|None|0:0", &[]);
+    let want = format!(
+        "max_resumes in meta/guard.conf '{huge}' is not a whole number of at most 9 digits"
+    );
+    assert!(!ok && stderr.contains(&want), "{stderr}");
+    assert_eq!(
+        decision(&chain).decision.as_deref(),
+        Some(format!("not retried or resumed: {want}").as_str())
+    );
+    assert!(!calls.contains("sbatch"), "{calls}");
+
+    // On the command line: the resume count.
+    let s = stage_resuming(1, false, "timeout", 2);
+    let (_, calls, stderr, ok) = s.run_raw("1", huge, &[], "TIMEOUT|None|0:0", &[]);
+    assert!(
+        !ok && stderr.contains(&format!("resume count '{huge}' is not a whole number")),
+        "{stderr}"
+    );
+    assert!(!calls.contains("sbatch"), "{calls}");
+}
+
+/// After an infrastructure failure the new attempt is kept off the nodes the failed one
+/// ran on (sacct's NodeList), merged with the script's own --exclude (which the command
+/// line would otherwise replace) and with the nodes earlier retries left out; the chain
+/// says so and the next guard carries the list on.
+#[test]
+fn an_infra_retry_excludes_the_failed_nodes_merged_with_earlier_ones() {
+    let s = stage(3, false);
+    let script = std::fs::read_to_string(format!("{}/sbatch/job_L1.sbatch", s.dir));
+    let script = script.expect("staged script");
+    let own = script.replacen("\n", "\n#SBATCH --exclude=cpu01\n", 1);
+    std::fs::write(format!("{}/sbatch/job_L1.sbatch", s.dir), &own).expect("script");
+    let sum = Command::new("sh")
+        .args(["-c", "sha256sum < \"$1\" | cut -c1-64", "sh"])
+        .arg(format!("{}/sbatch/job_L1.sbatch", s.dir))
+        .output()
+        .expect("sha256sum");
+    let s = Stage {
+        sum: String::from_utf8_lossy(&sum.stdout).trim().to_string(),
+        ..s
+    };
+    let (chain, calls, stderr, ok) =
+        s.run_raw("2", "0", &["gpu01"], "NODE_FAIL|None|0:0|spare[01-02]", &[]);
+    assert!(ok, "{stderr}");
+    let d = decision(&chain);
+    assert_eq!(
+        d.decision.as_deref(),
+        Some("retried as 101, not on spare[01-02] where it failed (--exclude=gpu01,spare[01-02],cpu01)"),
+        "{d:?}"
+    );
+    let resubmit = calls
+        .lines()
+        .find(|l| l.contains("--hold"))
+        .unwrap_or_else(|| panic!("not resubmitted: {calls}"));
+    assert!(
+        resubmit.ends_with(" --exclude=gpu01,spare[01-02],cpu01"),
+        "{resubmit}"
+    );
+    let arm = calls
+        .lines()
+        .find(|l| l.contains("--job-name=sdguard-train"))
+        .unwrap_or_else(|| panic!("no guard armed: {calls}"));
+    assert!(arm.ends_with(" gpu01,spare[01-02]"), "{arm}");
+
+    // A program error is not moved anywhere; nor is a preemption.
+    let s = stage(3, false);
+    let (_, calls) = s.run(1, "PREEMPTED|None|0:15|gpu02", &[]);
+    assert!(
+        calls.contains("--hold") && !calls.contains("--exclude"),
+        "{calls}"
+    );
 }

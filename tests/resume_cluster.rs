@@ -231,7 +231,8 @@ async fn a_preempted_job_is_resumed_after_the_job_that_took_its_node() {
 
 /// A node failure: a launch with `--resume node_fail` whose spare node is set DOWN under it
 /// ends NODE_FAIL; its guard resumes it (a resume, not a retry: SLURMDASH_RESUME_ATTEMPT=1
-/// and `resumed after NODE_FAIL as N (resume 1 of 10)`), and the resumed run completes with
+/// and `resumed after NODE_FAIL as N (resume 1 of 10), not on NODE where it failed
+/// (--exclude=NODE)`: kept off the node that failed), and the resumed run completes with
 /// its own log. Like retry_guard_node.rs it takes a node of partition `spare` down (which
 /// no other test uses, never both), in test group `spare-nodes`; the node is always resumed.
 #[tokio::test(flavor = "multi_thread")]
@@ -261,7 +262,7 @@ async fn a_job_whose_node_fails_is_resumed() {
     assert_eq!(
         d.decision.as_deref(),
         Some(&*format!(
-            "resumed after NODE_FAIL as {next} (resume 1 of 10)"
+            "resumed after NODE_FAIL as {next} (resume 1 of 10), not on {node} where it failed (--exclude={node})"
         )),
         "{d:?}"
     );

@@ -440,3 +440,49 @@ async fn a_retry_claimed_by_a_stopped_dashboard_is_submitted_or_adopted() {
         "{events:?}"
     );
 }
+
+/// A submission killed between its held sbatch and its release leaves the job held
+/// (JobHeldUser). Submitting the launch again adopts that job instead of queueing a second
+/// one, and releases it: it runs.
+#[tokio::test]
+async fn a_job_left_held_by_a_killed_submission_is_released_when_adopted() {
+    let r = remote();
+    let l = Launches::new(&r, "adopt-held").await;
+    let name = format!("adoptheld{}", std::process::id() % 100_000);
+    let first = l.launch(&r, &name, "echo adopted-ran").await;
+    assert_eq!(final_state(&r, first.job_id, JOB_LIMIT).await, "COMPLETED");
+    // What the killed submission left: its script queued held from the job directory.
+    let out = run(
+        &r,
+        &[
+            "sh",
+            "-c",
+            "cd \"$1\" && sbatch --parsable --hold --export=ALL < \"$2\"",
+            "sh",
+            &first.job_dir,
+            &first.script_path,
+        ],
+    )
+    .await;
+    assert!(out.success(), "sbatch --hold: {}", out.stderr_lossy());
+    let held = parsable_job_id(&out.stdout_lossy());
+    let queued = slurmdash::io::stage::submit_held(
+        &r,
+        &slurmdash::retry::layout(&first.entry),
+        &name,
+        &[],
+        first.entry.checksum.as_deref().expect("checksum"),
+        T,
+    )
+    .await
+    .expect("submitted again");
+    assert_eq!((queued.job_id, queued.existing), (held, true), "{queued:?}");
+    assert_eq!(queued.released, Some(Ok(())), "{queued:?}");
+    let reason = run(
+        &r,
+        &["squeue", "--noheader", "-j", &held.to_string(), "-o", "%r"],
+    )
+    .await;
+    assert_ne!(reason.stdout_lossy().trim(), "JobHeldUser");
+    assert_eq!(final_state(&r, held, JOB_LIMIT).await, "COMPLETED");
+}

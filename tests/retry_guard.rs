@@ -23,8 +23,11 @@ async fn nccl_failure_is_retried_once_by_the_guard_and_the_webhook_hears_it() {
     let token = format!("t0k3n{}", std::process::id());
     let hook = format!("{base}/hook/{token}");
     let name = tag("nccl");
-    // The URL reaches slurmdash in a variable, never on its command line.
-    let l = submit_env(
+    // The URL reaches slurmdash in a variable, never on its command line. The receiver
+    // speaks plain http, which takes `[retry] webhook_plain_http = true`.
+    let config = dev_config_plain_http_webhook();
+    let l = submit_with(
+        &config.path().join("slurmdash.toml"),
         &name,
         "if [ -e \"$SLURMDASH_JOB_DIR/once\" ]; then echo second attempt ok; else touch \"$SLURMDASH_JOB_DIR/once\"; echo 'gpu01:1:1 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.2 with error 12' >&2; exit 1; fi",
         &["--webhook-env", "SD_TEST_WEBHOOK"],
@@ -50,9 +53,14 @@ async fn nccl_failure_is_retried_once_by_the_guard_and_the_webhook_hears_it() {
         "{d:?}"
     );
     let second = d.next_id().unwrap_or_else(|| panic!("not retried: {d:?}"));
+    // Kept off the node the NCCL error happened on.
+    let node = sacct_fields(&r, l.job, "NodeList").await.stdout_lossy();
+    let node = node.trim();
     assert_eq!(
         d.decision.as_deref(),
-        Some(&*format!("retried as {second}"))
+        Some(&*format!(
+            "retried as {second}, not on {node} where it failed (--exclude={node})"
+        ))
     );
     assert_eq!(final_state(&r, second, WAIT).await, "COMPLETED");
     let lines = chain(&r, &l.dir).await;
@@ -91,7 +99,10 @@ async fn nccl_failure_is_retried_once_by_the_guard_and_the_webhook_hears_it() {
     let v: serde_json::Value = serde_json::from_str(body).expect("JSON body");
     assert_eq!(v["job"], l.job.to_string());
     assert_eq!(v["class"], "ERR_INFRA");
-    assert_eq!(v["decision"], format!("retried as {second}"));
+    assert_eq!(
+        v["decision"],
+        format!("retried as {second}, not on {node} where it failed (--exclude={node})")
+    );
     let mode = run(
         &r,
         &["stat", "-c", "%a", &format!("{}/meta/webhook.url", l.dir)],

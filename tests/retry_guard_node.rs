@@ -13,8 +13,9 @@ mod guard_helpers;
 use common::*;
 use guard_helpers::*;
 
-/// Runs long the first time, finishes at once when run again.
-const ONCE: &str = "f=\"$SLURMDASH_JOB_DIR/ran-once\"; if [ -e \"$f\" ]; then echo again done; exit 0; fi; touch \"$f\"; sleep 300";
+/// Runs long the first time, finishes after 20 s when run again (Slurm still shows the
+/// job then, for `scontrol show job`).
+const ONCE: &str = "f=\"$SLURMDASH_JOB_DIR/ran-once\"; if [ -e \"$f\" ]; then sleep 20; echo again done; exit 0; fi; touch \"$f\"; sleep 300";
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_node_failure_is_retried_by_the_guard_or_left_to_slurms_requeue() {
@@ -35,6 +36,22 @@ async fn a_node_failure_is_retried_by_the_guard_or_left_to_slurms_requeue() {
     assert_eq!(d.state.as_deref(), Some("NODE_FAIL"), "{d:?}");
     assert_eq!(d.class.as_deref(), Some("ERR_INFRA"));
     let second = d.next_id().unwrap_or_else(|| panic!("not retried: {d:?}"));
+    // Not on the node that failed it: the retry carries --exclude, and the chain says so.
+    let shown = run(&r, &["scontrol", "show", "job", &second.to_string()]).await;
+    let exc = shown
+        .stdout_lossy()
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("ExcNodeList=").map(str::to_string))
+        .unwrap_or_default();
+    assert_eq!(exc, node, "{}", shown.stdout_lossy());
+    assert!(
+        d.decision
+            .as_deref()
+            .unwrap_or("")
+            .contains(&format!("not on {node} where it failed (--exclude={node})")),
+        "{d:?}"
+    );
+    assert_ne!(job_nodes(&r, second).await, node);
     assert_eq!(final_state(&r, second, WAIT).await, "COMPLETED");
     let lines = chain(&r, &l.dir).await;
     assert_eq!(

@@ -28,7 +28,8 @@ async fn a_node_failure_is_retried_and_the_second_attempt_completes() {
     let registry = Registry::open(state.path());
     let spare_nodes = spare_nodes(&r).await;
 
-    // Runs long the first time; the retry finds the marker and finishes at once.
+    // Runs long the first time; the retry finds the marker and finishes after 15 s (Slurm
+    // still shows it then, for `scontrol show job`). The script excludes a node of its own.
     let spec = LaunchSpec {
         name: "node-victim".into(),
         partition: SPARE.into(),
@@ -37,12 +38,13 @@ async fn a_node_failure_is_retried_and_the_second_attempt_completes() {
         mem: "50M".into(),
         time: "5m".into(),
         command: r#"f="$TAO_API_RESULTS_DIR/$TAO_JOB_ID/ran-once"
-if [ -e "$f" ]; then echo "second attempt done"; exit 0; fi
+if [ -e "$f" ]; then sleep 15; echo "second attempt done"; exit 0; fi
 touch "$f"; sleep 300"#
             .into(),
         // Slurm would requeue the job itself on a node failure; slurmdash's retry is
         // what is tested here.
         requeue: false,
+        extra_sbatch: vec!["--exclude=cpu01".into()],
         ..LaunchSpec::default()
     };
     let (first, local) = launch(&r, &registry, &root, &spec, &[]).await;
@@ -89,6 +91,28 @@ touch "$f"; sleep 300"#
     assert!(
         events.iter().any(|e| matches!(e, RetryEvent::Finished { class: Some(Class::Infra), state, .. } if state == "NODE_FAIL")),
         "{events:?}"
+    );
+    // Kept off the node that failed it, and off the script's own exclusion too (a command
+    // line --exclude alone would replace it); the user is told.
+    let shown = run(&r, &["scontrol", "show", "job", &second.to_string()]).await;
+    let exc = shown
+        .stdout_lossy()
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("ExcNodeList=").map(str::to_string))
+        .unwrap_or_default();
+    let mut exc: Vec<&str> = exc.split(',').collect();
+    exc.sort_unstable();
+    let mut want = vec!["cpu01", node.as_str()];
+    want.sort_unstable();
+    assert_eq!(exc, want, "{}", shown.stdout_lossy());
+    let told = events
+        .iter()
+        .find(|e| matches!(e, RetryEvent::Resubmitted { .. }))
+        .map(RetryEvent::line)
+        .unwrap_or_default();
+    assert!(
+        told.ends_with(&format!(", not on {node} where it failed (--exclude)")),
+        "{told}"
     );
     // The chain the dashboard shows.
     let chains = Chain::index(&entries, &RetryPolicy::default());

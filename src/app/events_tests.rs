@@ -461,6 +461,7 @@ fn a_retry_submitted_is_logged_and_notified() {
         attempt: 2,
         max_attempts: 11,
         resumed: None,
+        excluded: None,
     };
     let cmds = a.update(Msg::Retries(Ok((vec![ev], Vec::new()))));
     let want = "job 237 failed on infrastructure: resubmitted as 248 (attempt 2/11)";

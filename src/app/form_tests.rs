@@ -981,7 +981,7 @@ fn a_template_with_steps_shows_them_and_needs_no_command() {
     assert!(f.prepared.is_some(), "{:?}", f.problems);
     let script = &f.prepared.as_ref().expect("prepared").script;
     assert!(
-        script.contains("slurmdash_http localhost \"$SLURMDASH_STEP_MODEL_PORT\" /"),
+        script.contains("slurmdash_step_http localhost \"$SLURMDASH_STEP_MODEL_PORT\" /"),
         "{script}"
     );
     insta::assert_snapshot!("launch_form_with_steps", render(&a, 110, 42));

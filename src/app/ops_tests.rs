@@ -368,6 +368,7 @@ mod retries {
             attempt: 2,
             max_attempts: 11,
             resumed: None,
+            excluded: None,
         };
         let cmds = a.update(Msg::Retries(Ok((vec![ev], vec![entry(&[237, 248])]))));
         assert!(cmds.contains(&Cmd::PollQueue), "{cmds:?}");

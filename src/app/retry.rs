@@ -108,6 +108,11 @@ impl RetryState {
                         out.error = Some(line);
                     }
                 }
+                RetryEvent::RecordFailed { job_id, .. } => {
+                    out.events
+                        .push((id(*job_id), EventKind::Note, line.clone()));
+                    out.error = Some(line);
+                }
                 RetryEvent::Finished { .. } => {
                     out.quiet_note.get_or_insert(line);
                 }

@@ -274,7 +274,8 @@ async fn prepare(
     };
     if let Some(w) = &webhook {
         crate::debug_log::add_secret(w);
-        launch::guard::webhook_file(w).map_err(|e| eyre!("--webhook-env: {e}"))?;
+        launch::guard::webhook_file_with(w, loaded.config.retry.webhook_plain_http)
+            .map_err(|e| eyre!("--webhook-env: {e}"))?;
     }
     prepared.guard = prepared.guard_plan(&loaded.config.retry, &patterns, webhook.as_deref());
     Ok(Step::Submit(Box::new(Ready {

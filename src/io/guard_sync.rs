@@ -247,6 +247,13 @@ pub fn apply(
                     .as_deref()
                     .filter(|d| d.starts_with("resumed after "))
                     .map(str::to_string),
+                // `retried as 813, not on gpu07 where it failed (--exclude=gpu07)`
+                excluded: l
+                    .decision
+                    .as_deref()
+                    .and_then(|d| d.split_once(", not on "))
+                    .and_then(|(_, r)| r.split_once(" where it failed"))
+                    .map(|(n, _)| n.to_string()),
             });
         }
     }

@@ -2,7 +2,7 @@
 //! has it (see [`crate::kept_scripts`]): one `scontrol write batch_script ID -` per job, once,
 //! after the detail pane's read, never on a refresh.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -25,9 +25,10 @@ pub enum KeepOutcome {
 }
 
 /// Which jobs this dashboard already asked about (kept, launched by slurmdash, or refused),
-/// so a job is asked about once per session however often it is selected.
+/// so a job is asked about once per session however often it is selected; and the login
+/// user of each cluster (`id -un`, asked once).
 #[derive(Default)]
-pub struct Asked(Mutex<HashSet<String>>);
+pub struct Asked(Mutex<HashSet<String>>, Mutex<HashMap<String, String>>);
 
 impl Asked {
     fn first_time(&self, id: &str) -> bool {
@@ -35,6 +36,22 @@ impl Asked {
             .lock()
             .map(|mut s| s.insert(id.to_string()))
             .unwrap_or(false)
+    }
+
+    async fn me(&self, remote: &dyn Remote, cluster: &str, timeout: Duration) -> Option<String> {
+        if let Some(m) = self.1.lock().ok().and_then(|m| m.get(cluster).cloned()) {
+            return Some(m);
+        }
+        let argv = ["id".to_string(), "-un".into()];
+        let me = stdout_of(remote, &argv, None, timeout).await.ok()?;
+        let me = me.trim().to_string();
+        if me.is_empty() {
+            return None;
+        }
+        if let Ok(mut m) = self.1.lock() {
+            m.insert(cluster.to_string(), me.clone());
+        }
+        Some(me)
     }
 }
 
@@ -51,7 +68,8 @@ pub fn to_keep(
 }
 
 /// Keeps the script of `d` (read from slurmctld) on `cluster` unless it is not a batch job,
-/// slurmdash launched it (its staged script is on the cluster), or it is kept already.
+/// it is another user's (selected under `--all`: their script is not for this laptop to
+/// keep), slurmdash launched it (its staged script is on the cluster), or it is kept already.
 pub async fn keep(
     remote: &dyn Remote,
     registry: &Registry,
@@ -68,6 +86,19 @@ pub async fn keep(
     }
     if !asked.first_time(id.as_str()) {
         return KeepOutcome::Skipped("asked already");
+    }
+    // `UserId=alice(1001)`: only the login user's own jobs.
+    let Some(owner) = d
+        .field("UserId")
+        .map(|u| u.split('(').next().unwrap_or(u).trim())
+        .filter(|u| !u.is_empty())
+    else {
+        return KeepOutcome::Skipped("no owner in scontrol's answer");
+    };
+    match asked.me(remote, cluster, timeout).await {
+        Some(me) if me == owner => {}
+        Some(_) => return KeepOutcome::Skipped("another user's job"),
+        None => return KeepOutcome::Failed("`id -un` did not name the login user".into()),
     }
     let store = KeptScripts::under(registry.dir());
     if store.has(cluster, id.as_str(), submit) {
@@ -122,6 +153,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let reg = Registry::open(d.path());
         let r = FakeRemote::default();
+        r.on(&["id", "-un"], vec![FakeReply::ok("sduser\n")]);
         let script = "#!/bin/bash\n#SBATCH -c 2\necho hi\n";
         r.on(
             &["scontrol", "write", "batch_script", "69", "-"],
@@ -161,6 +193,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let reg = Registry::open(d.path());
         let r = FakeRemote::default();
+        r.on(&["id", "-un"], vec![FakeReply::ok("sduser\n")]);
         r.on(
             &["scontrol", "write", "batch_script"],
             vec![FakeReply::fail(
@@ -194,5 +227,26 @@ mod tests {
         );
         assert_eq!(scripts(&r), 1);
         assert!(!KeptScripts::under(d.path()).dir().join("other").exists());
+    }
+
+    /// Under `--all` the user selects other users' jobs: their scripts are not kept on
+    /// this laptop (nor even asked for); the user's own are.
+    #[tokio::test]
+    async fn another_user_s_job_is_not_kept() {
+        let d = tempfile::tempdir().unwrap();
+        let reg = Registry::open(d.path());
+        let r = FakeRemote::default();
+        r.on(&["id", "-un"], vec![FakeReply::ok("alice\n")]);
+        r.on(
+            &["scontrol", "write", "batch_script"],
+            vec![FakeReply::ok("#!/bin/bash\necho theirs\n")],
+        );
+        let job = running();
+        assert_eq!(
+            keep(&r, &reg, "dev", &Asked::default(), &job, T).await,
+            KeepOutcome::Skipped("another user's job")
+        );
+        assert_eq!(scripts(&r), 0);
+        assert!(!KeptScripts::under(d.path()).dir().join("dev").exists());
     }
 }

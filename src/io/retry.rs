@@ -221,9 +221,14 @@ async fn recover(c: &RetryCheck<'_>, e: &Entry) -> Vec<RetryEvent> {
         .and_then(|i| e.attempts.get(i))
         .map_or(0, |a| a.job_id);
     let Some(checksum) = recorded_checksum(e) else {
+        let mut events = vec![RetryEvent::NotRetried {
+            local_id: e.local_id.clone(),
+            job_id: previous,
+            reason: NO_CHECKSUM.into(),
+        }];
         if c.allow_submit {
             // Drop the claim (if no other dashboard took it meanwhile): nothing submits it.
-            let _ = c.registry.update(&e.local_id, n, |x| {
+            let r = c.registry.update(&e.local_id, n, |x| {
                 if x.attempts
                     .last()
                     .is_some_and(|a| a.job_id == 0 && a.submitted_at == claimed)
@@ -231,12 +236,11 @@ async fn recover(c: &RetryCheck<'_>, e: &Entry) -> Vec<RetryEvent> {
                     x.attempts.pop();
                 }
             });
+            events.extend(record_failed(r, e, previous, || {
+                format!("the claim of attempt {n} was dropped")
+            }));
         }
-        return vec![RetryEvent::NotRetried {
-            local_id: e.local_id.clone(),
-            job_id: previous,
-            reason: NO_CHECKSUM.into(),
-        }];
+        return events;
     };
     if !c.allow_submit {
         return vec![RetryEvent::NotRetried {
@@ -262,30 +266,38 @@ async fn recover(c: &RetryCheck<'_>, e: &Entry) -> Vec<RetryEvent> {
     if !matches!(taken, Ok(true)) || !won {
         return Vec::new();
     }
-    match resubmit(c, e, checksum).await {
+    match resubmit(c, e, checksum, "").await {
         Ok(q) => {
-            let _ = c.registry.update(&e.local_id, n, |x| {
+            let r = c.registry.update(&e.local_id, n, |x| {
                 if let Some(a) = x.attempts.last_mut() {
                     a.job_id = q.job_id;
                     a.submitted_at = Utc::now();
                 }
             });
-            vec![RetryEvent::Recovered {
+            let mut events = vec![RetryEvent::Recovered {
                 local_id: e.local_id.clone(),
                 job_id: q.job_id,
                 attempt: n,
                 existing: q.existing,
-            }]
+            }];
+            events.extend(record_failed(r, e, q.job_id, || {
+                format!("attempt {n} is job {}", q.job_id)
+            }));
+            events
         }
         Err(SubmitError::Refused(err)) => {
-            let _ = c.registry.update(&e.local_id, n, |x| {
+            let r = c.registry.update(&e.local_id, n, |x| {
                 x.attempts.pop();
             });
-            vec![RetryEvent::NotRetried {
+            let mut events = vec![RetryEvent::NotRetried {
                 local_id: e.local_id.clone(),
                 job_id: previous,
                 reason: err,
-            }]
+            }];
+            events.extend(record_failed(r, e, previous, || {
+                format!("attempt {n} was refused and its claim dropped")
+            }));
+            events
         }
         Err(SubmitError::Lost(err)) => vec![RetryEvent::NotRetried {
             local_id: e.local_id.clone(),
@@ -300,6 +312,22 @@ async fn recover(c: &RetryCheck<'_>, e: &Entry) -> Vec<RetryEvent> {
 pub const NO_CHECKSUM: &str = "no checksum of the script was recorded at launch (made by an older slurmdash); relaunch it with L";
 
 /// The sha256 the laptop recorded for the launch's script, if any.
+/// A registry update's failure as an event for the user (a lost compare-and-set, `Ok(false)`,
+/// is another dashboard's doing and no error).
+fn record_failed(
+    r: Result<bool, crate::registry::RegistryError>,
+    e: &Entry,
+    job_id: u64,
+    what: impl FnOnce() -> String,
+) -> Option<RetryEvent> {
+    r.err().map(|err| RetryEvent::RecordFailed {
+        local_id: e.local_id.clone(),
+        job_id,
+        what: what(),
+        error: err.to_string(),
+    })
+}
+
 fn recorded_checksum(e: &Entry) -> Option<&str> {
     e.checksum.as_deref().filter(|s| !s.is_empty())
 }
@@ -311,11 +339,33 @@ fn lost(err: &str) -> String {
 
 /// Submits the launch's staged script again with exactly the secrets the launch named,
 /// refusing a script whose checksum differs from the one recorded at launch (`checksum`).
-async fn resubmit(c: &RetryCheck<'_>, e: &Entry, checksum: &str) -> Result<Queued, SubmitError> {
+/// `exclude`: nodes to keep it off (a host list; empty: none).
+async fn resubmit(
+    c: &RetryCheck<'_>,
+    e: &Entry,
+    checksum: &str,
+    exclude: &str,
+) -> Result<Queued, SubmitError> {
     let l = layout(e);
     let secrets = crate::launch::submit::read_secrets(&e.secrets, |n| (c.secret)(n))
         .map_err(SubmitError::Refused)?;
-    crate::io::stage::submit_held(c.remote, &l, &e.name, &secrets, checksum, c.timeout).await
+    crate::io::stage::submit_held_excluding(
+        c.remote, &l, &e.name, &secrets, checksum, exclude, c.timeout,
+    )
+    .await
+}
+
+/// The nodes a retry after an infrastructure failure is kept off: those the failed attempt
+/// ran on (sacct's NodeList), unless it was preempted (no fault of the node).
+fn failed_nodes(d: &JobDetail, state: &str) -> Option<String> {
+    if state == "PREEMPTED" {
+        return None;
+    }
+    d.node_list
+        .as_deref()
+        .map(str::trim)
+        .filter(|n| crate::launch::stage::is_host_list(n))
+        .map(str::to_string)
 }
 
 /// One launch whose latest attempt finished: record, classify, maybe re-submit.
@@ -421,12 +471,16 @@ async fn finished_attempt(c: &RetryCheck<'_>, e: &Entry, d: &JobDetail) -> Vec<R
         });
     });
     if !matches!(claimed, Ok(true)) {
+        events.extend(record_failed(claimed, e, job_id, || {
+            format!("job {job_id} is to be resubmitted but attempt {} could not be claimed, so it was not", n + 1)
+        }));
         return events;
     }
-    match resubmit(c, e, checksum).await {
+    let excluded = failed_nodes(d, &state);
+    match resubmit(c, e, checksum, excluded.as_deref().unwrap_or("")).await {
         // The same job, live again: Slurm requeued it after all.
         Ok(q) if q.existing && q.job_id == job_id => {
-            let _ = c.registry.update(&e.local_id, n + 1, |x| {
+            let r = c.registry.update(&e.local_id, n + 1, |x| {
                 x.attempts.pop();
                 if let Some(a) = x.attempts.last_mut() {
                     a.state = None;
@@ -439,9 +493,12 @@ async fn finished_attempt(c: &RetryCheck<'_>, e: &Entry, d: &JobDetail) -> Vec<R
                 state,
                 times: 1,
             });
+            events.extend(record_failed(r, e, job_id, || {
+                format!("job {job_id} was requeued by Slurm")
+            }));
         }
         Ok(q) => {
-            let _ = c.registry.update(&e.local_id, n + 1, |x| {
+            let r = c.registry.update(&e.local_id, n + 1, |x| {
                 if let Some(a) = x.attempts.last_mut() {
                     a.job_id = q.job_id;
                     a.submitted_at = Utc::now();
@@ -454,10 +511,14 @@ async fn finished_attempt(c: &RetryCheck<'_>, e: &Entry, d: &JobDetail) -> Vec<R
                 attempt: n + 1,
                 max_attempts: c.policy.max_attempts(),
                 resumed: None,
+                excluded,
             });
+            events.extend(record_failed(r, e, q.job_id, || {
+                format!("job {job_id} was resubmitted as {}", q.job_id)
+            }));
         }
         Err(SubmitError::Refused(err)) => {
-            let _ = c.registry.update(&e.local_id, n + 1, |x| {
+            let r = c.registry.update(&e.local_id, n + 1, |x| {
                 x.attempts.pop();
             });
             events.push(RetryEvent::NotRetried {
@@ -465,6 +526,9 @@ async fn finished_attempt(c: &RetryCheck<'_>, e: &Entry, d: &JobDetail) -> Vec<R
                 job_id,
                 reason: err,
             });
+            events.extend(record_failed(r, e, job_id, || {
+                format!("the resubmission of job {job_id} was refused and its claim dropped")
+            }));
         }
         // The claim stays: the job may be queued, and a later check adopts it (or submits
         // it) once the claim is stale, instead of this attempt being lost or doubled.
@@ -561,6 +625,54 @@ mod tests {
         check(&c).await.unwrap().0
     }
 
+    /// The registry cannot be written once the retry is queued (a full disk, a broken
+    /// state directory): the user is told what the record lacks, not left with a silent gap.
+    #[tokio::test]
+    async fn a_registry_update_that_fails_after_a_resubmission_is_reported() {
+        let (d, registry) = setup(false);
+        let r = FakeRemote::new("login1");
+        r.on(
+            &["sacct"],
+            vec![FakeReply::ok(sacct_row(7, "NODE_FAIL", "train"))],
+        );
+        r.on(
+            &["sh", "-c"],
+            vec![FakeReply::Delay(
+                Duration::from_secs(2),
+                Box::new(FakeReply::ok("slurmdash-job 8 new ab\n")),
+            )],
+        );
+        // While the resubmission is under way, the registry's temporary file is blocked
+        // (a directory in its place): the next write fails, reads still work.
+        let blocker = d
+            .path()
+            .join(format!(".registry.json.{}.tmp", std::process::id()));
+        let block = async {
+            let deadline = std::time::Instant::now() + Duration::from_secs(30);
+            while !r.calls().iter().any(|c| c[0] == "sh") {
+                assert!(std::time::Instant::now() < deadline, "never resubmitted");
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            std::fs::create_dir(&blocker).unwrap();
+        };
+        let (events, ()) = tokio::join!(run_check(&r, &registry), block);
+        assert!(
+            events
+                .iter()
+                .any(|e| matches!(e, RetryEvent::Resubmitted { new: 8, .. })),
+            "{events:?}"
+        );
+        let told = events
+            .iter()
+            .find(|e| matches!(e, RetryEvent::RecordFailed { .. }))
+            .unwrap_or_else(|| panic!("not told: {events:?}"))
+            .line();
+        assert!(
+            told.starts_with("launch L1: job 7 was resubmitted as 8, but its record on this machine could not be updated ("),
+            "{told}"
+        );
+    }
+
     #[tokio::test]
     async fn node_fail_while_squeue_has_the_job_pending_again_is_slurms_requeue() {
         let (_d, registry) = setup(true);
@@ -642,6 +754,17 @@ mod tests {
             submit.get(8).map(String::as_str),
             Some(""),
             "no guard for a dashboard retry"
+        );
+        // Kept off the node it failed on, and the user is told.
+        assert_eq!(submit.get(11).map(String::as_str), Some("n1"));
+        let line = events
+            .iter()
+            .find(|e| matches!(e, RetryEvent::Resubmitted { .. }))
+            .unwrap()
+            .line();
+        assert_eq!(
+            line,
+            "job 7 failed on infrastructure: resubmitted as 8 (attempt 2/11), not on n1 where it failed (--exclude)"
         );
     }
 

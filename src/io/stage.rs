@@ -88,21 +88,47 @@ pub async fn submit_held(
     checksum: &str,
     t: Duration,
 ) -> Result<Queued, SubmitError> {
-    submit_held_guarded(remote, layout, name, secrets, checksum, false, t).await
+    submit_held_excluding(remote, layout, name, secrets, checksum, "", t).await
 }
 
-/// [`submit_held`], arming the retry guard staged in the job directory when `guard`.
+/// [`submit_held`] kept off the nodes in `exclude` (a host list; empty: none), merged with
+/// the script's own `--exclude`: a retry after an infrastructure failure.
+pub async fn submit_held_excluding(
+    remote: &dyn Remote,
+    layout: &Layout,
+    name: &str,
+    secrets: &[(String, String)],
+    checksum: &str,
+    exclude: &str,
+    t: Duration,
+) -> Result<Queued, SubmitError> {
+    let argv = submit_argv_guarded(layout, name, checksum, None, exclude);
+    run_submit(remote, layout, secrets, argv, t).await
+}
+
+/// [`submit_held`], arming the retry guard staged in the job directory when `guard` (the
+/// policy sha256 [`guard_files`] returned) is given.
 pub async fn submit_held_guarded(
     remote: &dyn Remote,
     layout: &Layout,
     name: &str,
     secrets: &[(String, String)],
     checksum: &str,
-    guard: bool,
+    guard: Option<&str>,
+    t: Duration,
+) -> Result<Queued, SubmitError> {
+    let argv = submit_argv_guarded(layout, name, checksum, guard, "");
+    run_submit(remote, layout, secrets, argv, t).await
+}
+
+async fn run_submit(
+    remote: &dyn Remote,
+    layout: &Layout,
+    secrets: &[(String, String)],
+    argv: Vec<String>,
     t: Duration,
 ) -> Result<Queued, SubmitError> {
     let stdin = secrets_stdin(secrets).map_err(SubmitError::Refused)?;
-    let argv = submit_argv_guarded(layout, name, checksum, guard);
     let script = layout.script_path();
     let out = remote.run(&argv, Some(&stdin), t).await.map_err(|e| {
         SubmitError::Lost(format!("submitting {script}: {e} (the job may be queued: submitting the launch again adopts it rather than queueing it twice)"))
@@ -148,7 +174,8 @@ pub async fn test_only(remote: &dyn Remote, script: &str, t: Duration) -> Result
 }
 
 /// Writes guard.sh, guard.conf, the two ERE files and (when there is one) webhook.url
-/// into the job directory, each through stdin with mode 0600.
+/// into the job directory, each through stdin with mode 0600. Returns the policy's sha256
+/// ([`guard::policy_sha256`]) for the submission to pin on the guard's command line.
 pub async fn guard_files(
     remote: &dyn Remote,
     layout: &Layout,
@@ -157,29 +184,12 @@ pub async fn guard_files(
     partition: &str,
     account: Option<&str>,
     t: Duration,
-) -> Result<usize, String> {
-    let meta = format!("{}/meta", layout.job_dir);
-    let lines = |v: &[String]| {
-        let mut s = v.join("\n");
-        s.push('\n');
-        s
-    };
-    let mut files = vec![
-        (guard::script_path(layout), guard::GUARD_SH.to_string()),
-        (
-            format!("{meta}/guard.conf"),
-            guard::conf(layout, name, partition, account, plan.max_attempts) + &plan.resume_conf(),
-        ),
-        (format!("{meta}/triage-infra.ere"), lines(&plan.infra)),
-        (format!("{meta}/triage-oom.ere"), lines(&plan.oom)),
-    ];
-    if let Some(w) = &plan.webhook {
-        files.push((format!("{meta}/webhook.url"), guard::webhook_file(w)?));
-    }
+) -> Result<String, String> {
+    let (files, policy) = guard::staged_files(layout, plan, name, partition, account)?;
     for (path, content) in &files {
         write_file(remote, path, content.as_bytes(), t)
             .await
             .map_err(|e| format!("staging the retry guard ({path}): {e}"))?;
     }
-    Ok(files.len())
+    Ok(policy)
 }

@@ -128,14 +128,14 @@ pub async fn submit(
             )
             .await;
             match staged {
-                Ok(_) => true,
+                Ok(policy) => Some(policy),
                 Err(e) => {
                     warnings.push(format!("{e}; retries of this launch need a dashboard"));
-                    false
+                    None
                 }
             }
         }
-        _ => false,
+        _ => None,
     };
     // Hashed here, on the laptop: the cluster submits only a copy with this sha256.
     let checksum = script::sha256_hex(p.script.as_bytes());
@@ -172,7 +172,7 @@ pub async fn submit(
         &p.plan.name,
         secrets,
         &checksum,
-        guard,
+        guard.as_deref(),
         to,
     )
     .await
@@ -200,8 +200,14 @@ pub async fn submit(
         state: None,
     };
     entry.guard = queued.guard.map(|_| GuardRecord::default());
-    if guard && queued.guard.is_none() && !queued.existing {
-        warnings.push("the retry guard could not be queued (see meta/ in the job directory); retries of this launch need a dashboard".into());
+    if guard.is_some() && queued.guard.is_none() && !queued.existing {
+        warnings.push(format!(
+            "the retry guard could not be queued ({}); retries of this launch need a dashboard",
+            queued
+                .guard_error
+                .as_deref()
+                .unwrap_or("see meta/ in the job directory")
+        ));
     }
     if !queued.unset_env.is_empty() {
         warnings.push(format!(
@@ -214,6 +220,15 @@ pub async fn submit(
             "launch {} was already queued as job {job_id} (an earlier submission whose answer was lost): not submitted a second time",
             l.local_id
         ));
+    }
+    match &queued.released {
+        Some(Ok(())) => warnings.push(format!(
+            "job {job_id} had been left held by the interrupted submission: released now"
+        )),
+        Some(Err(why)) => warnings.push(format!(
+            "job {job_id} was left held by the interrupted submission and `scontrol release {job_id}` was refused ({why}): release it yourself (`scontrol release {job_id}`) or cancel it"
+        )),
+        None => {}
     }
     let recorded = t.registry.update(&l.local_id, 1, |x| {
         x.attempts = entry.attempts.clone();

@@ -38,6 +38,8 @@ pub struct GuardPlan {
     /// most `max_resumes` times, apart from the retries.
     pub resume: Vec<String>,
     pub max_resumes: u32,
+    /// `[retry] webhook_plain_http`: a plain `http://` webhook is accepted.
+    pub webhook_plain_http: bool,
 }
 
 impl GuardPlan {
@@ -84,6 +86,7 @@ impl GuardPlan {
                 .map(str::to_string),
             resume: if resumes { resume.to_vec() } else { Vec::new() },
             max_resumes: if resumes { max_resumes } else { 0 },
+            webhook_plain_http: false,
         })
     }
 
@@ -251,16 +254,78 @@ pub fn conf(
     )
 }
 
+/// The files of a guarded launch, as `(path, content)`: `sbatch/guard.sh`, `meta/guard.conf`,
+/// the two ERE files and (when there is one) `meta/webhook.url`; and the sha256 that pins
+/// the policy among them (see [`policy_sha256`]).
+pub fn staged_files(
+    layout: &Layout,
+    plan: &GuardPlan,
+    name: &str,
+    partition: &str,
+    account: Option<&str>,
+) -> Result<(Vec<(String, String)>, String), String> {
+    let meta = format!("{}/meta", layout.job_dir);
+    let lines = |v: &[String]| {
+        let mut s = v.join("\n");
+        s.push('\n');
+        s
+    };
+    let conf = conf(layout, name, partition, account, plan.max_attempts) + &plan.resume_conf();
+    let (oom, infra) = (lines(&plan.oom), lines(&plan.infra));
+    let policy = policy_sha256(&conf, &oom, &infra);
+    let mut files = vec![
+        (script_path(layout), GUARD_SH.to_string()),
+        (format!("{meta}/guard.conf"), conf),
+        (format!("{meta}/triage-infra.ere"), infra),
+        (format!("{meta}/triage-oom.ere"), oom),
+    ];
+    if let Some(w) = &plan.webhook {
+        files.push((
+            format!("{meta}/webhook.url"),
+            webhook_file_with(w, plan.webhook_plain_http)?,
+        ));
+    }
+    Ok((files, policy))
+}
+
+/// What pins a guard's policy on its command line (where the job, which can write its own
+/// job directory, cannot change it): the sha256 of the three `sha256sum` lines of
+/// `meta/guard.conf`, `meta/triage-oom.ere` and `meta/triage-infra.ere`, as `guard.sh`
+/// computes it from its private copies.
+pub fn policy_sha256(conf: &str, oom: &str, infra: &str) -> String {
+    let lines: String = [conf, oom, infra]
+        .iter()
+        .map(|c| format!("{}  -\n", crate::launch::script::sha256_hex(c.as_bytes())))
+        .collect();
+    crate::launch::script::sha256_hex(lines.as_bytes())
+}
+
 /// `meta/webhook.url`: the URL alone on one line, a data file the guard validates and
 /// hands to curl on curl's stdin (never a curl config file that could name files to read
 /// or write, never in a command line). Only the characters a URL may hold are accepted.
+///
+/// Only `https://`: the URL's token and the posted evidence (lines of the job's output)
+/// would cross the network in clear text over `http://`. Plain `http://` is accepted only
+/// for the node itself (`localhost`, `127.0.0.1`, `[::1]`: a relay running on the node),
+/// where nothing leaves the machine, or with `[retry] webhook_plain_http = true`
+/// ([`webhook_file_with`]).
 pub fn webhook_file(url: &str) -> Result<String, String> {
+    webhook_file_with(url, false)
+}
+
+/// [`webhook_file`], accepting any `http://` URL when `plain_http`.
+pub fn webhook_file_with(url: &str, plain_http: bool) -> Result<String, String> {
     let u = url.trim();
-    if !(u.starts_with("https://") || u.starts_with("http://")) {
-        return Err(format!(
-            "webhook must be an http:// or https:// URL, not `{}`",
-            redact(u)
-        ));
+    let http_ok = is_loopback_http(u) || (plain_http && u.starts_with("http://"));
+    if !(u.starts_with("https://") || http_ok) {
+        return Err(if u.starts_with("http://") {
+            format!(
+                "webhook `{}` is plain http: its token and the posted job output would cross the network unencrypted; use an https:// URL (http:// only to localhost, 127.0.0.1 or [::1], or anywhere with [retry] webhook_plain_http = true)",
+                redact(u)
+            )
+        } else {
+            format!("webhook must be an https:// URL, not `{}`", redact(u))
+        });
     }
     if let Some(c) = u.chars().find(|c| !is_url_char(*c)) {
         return Err(format!(
@@ -268,6 +333,17 @@ pub fn webhook_file(url: &str) -> Result<String, String> {
         ));
     }
     Ok(format!("{u}\n"))
+}
+
+/// `http://` to the node itself: `localhost`, `127.0.0.1` or `[::1]`, then a port, path,
+/// query or the end (so `http://localhost.evil.example` is not one).
+fn is_loopback_http(u: &str) -> bool {
+    ["http://localhost", "http://127.0.0.1", "http://[::1]"]
+        .iter()
+        .any(|p| {
+            u.strip_prefix(p)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with([':', '/', '?', '#']))
+        })
 }
 
 /// RFC 3986's unreserved, reserved and `%` characters: what `guard.sh` accepts in a URL.
@@ -390,6 +466,8 @@ pub fn split_chains(out: &str) -> Vec<(String, Vec<ChainLine>)> {
 ///
 /// A guard runs in its launch's job directory (`--chdir`), which is where its chain is;
 /// guards queued by older versions are known by their command, `JOB_DIR/sbatch/guard.sh`.
+/// The job id is matched as data only (quoted shell patterns), never put in a regex or a
+/// program's text.
 pub const CANCEL_SCRIPT: &str = r#"q=$(squeue --me --noheader --format='%i|%j|%E|%Z|%o' 2>/dev/null)
 now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 for id do
@@ -400,7 +478,12 @@ for id do
     if scancel "$gi" 2>/dev/null; then
       case $cmd in */sbatch/guard.sh) d=${cmd%/sbatch/guard.sh} ;; *) d=$wd ;; esac
       case $d in /*)
-        n=$(sed -n "s/.*\"event\":\"armed\",\"job\":\"$id\",\"attempt\":\([0-9]*\).*/\1/p" "$d/meta/chain.jsonl" 2>/dev/null | tail -n 1)
+        n=
+        while IFS= read -r l; do
+          case $l in *"\"event\":\"armed\",\"job\":\"$id\",\"attempt\":"[0-9]*)
+            a=${l#*"\"event\":\"armed\",\"job\":\"$id\",\"attempt\":"}; n=${a%%[!0-9]*} ;;
+          esac
+        done < "$d/meta/chain.jsonl" 2>/dev/null
         ( umask 077; printf '{"time":"%s","event":"decision","job":"%s","attempt":%s,"state":"CANCELLED","class":"ERR_CANCELLED","evidence":"cancelled from slurmdash","decision":"cancelled"}\n' "$now" "$id" "${n:-0}" >> "$d/meta/chain.jsonl" ) 2>/dev/null ;;
       esac
     fi

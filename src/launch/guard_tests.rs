@@ -136,6 +136,27 @@ fn webhook_file_holds_only_a_url() {
     let f = webhook_file(" https://ntfy.example/t0ken?x=1&y=%22 ").unwrap();
     assert_eq!(f, "https://ntfy.example/t0ken?x=1&y=%22\n");
     assert!(webhook_file("ftp://x").is_err());
+    // Plain http would carry the token and the job's output in clear text: only to the
+    // node itself.
+    let e = webhook_file("http://hooks.example/T0KEN").unwrap_err();
+    assert!(
+        e.contains("is plain http") && e.contains("use an https:// URL"),
+        "{e}"
+    );
+    assert!(!e.contains("T0KEN"), "{e}");
+    for bad in [
+        "http://localhost.evil.example/x",
+        "http://127.0.0.1.evil.example/",
+    ] {
+        assert!(webhook_file(bad).is_err(), "{bad}");
+    }
+    for ok in [
+        "http://localhost:8080/hook",
+        "http://127.0.0.1/x",
+        "http://[::1]:9/",
+    ] {
+        assert!(webhook_file(ok).is_ok(), "{ok}");
+    }
     // Nothing that could end the URL inside curl's config line or add another option.
     for bad in [
         "https://x/\nheader = y",
@@ -192,4 +213,53 @@ fn cancel_keeps_scancels_arguments_and_cancels_guards_first() {
     assert_eq!(&argv[..2], ["sh", "-c"]);
     assert_eq!(&argv[3..], ["sh", "--verbose", "5", "6"]);
     assert!(argv[2].ends_with("exec scancel \"$@\""));
+}
+
+/// An array id holds `[`, which a regex would read as a bracket expression (`7_[1-3]`
+/// matching job `7_1`): the cancel records the attempt armed for that very id.
+#[test]
+fn cancel_records_the_attempt_of_the_very_id_given() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("job");
+    std::fs::create_dir_all(dir.join("meta")).unwrap();
+    let chain = dir.join("meta/chain.jsonl");
+    std::fs::write(
+        &chain,
+        "{\"time\":\"t\",\"event\":\"armed\",\"job\":\"7_[1-3]\",\"attempt\":2,\"guard\":\"90\"}\n{\"time\":\"t\",\"event\":\"armed\",\"job\":\"7_1\",\"attempt\":5,\"guard\":\"91\"}\n",
+    )
+    .unwrap();
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let stub = |name: &str, body: &str| {
+        let p = bin.join(name);
+        std::fs::write(&p, format!("#!/bin/sh\n{body}")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    stub(
+        "squeue",
+        &format!(
+            "echo '90|sdguard-train|afternotok:7_[1-3]|{}|x'\n",
+            dir.display()
+        ),
+    );
+    stub("scancel", "exit 0\n");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = std::process::Command::new("sh")
+        .args(["-c", CANCEL_SCRIPT, "sh", "7_[1-3]"])
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines = parse_chain(&std::fs::read_to_string(&chain).unwrap());
+    let cancelled = lines.iter().find(|l| l.is_decision()).unwrap();
+    assert_eq!((cancelled.job.as_str(), cancelled.attempt), ("7_[1-3]", 2));
 }

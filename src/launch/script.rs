@@ -20,17 +20,37 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
         .collect()
 }
 
-/// The end of a script that runs a recovered batch script: staged beside it verbatim, its
-/// sha256 checked (the checksum lives in this script, whose own sha256 the submission
-/// checks), then run as the batch step, by its own `#!` line, as Slurm ran it.
+/// The end of a script that runs a recovered batch script: staged beside it verbatim, then
+/// copied to a new private file beside it (mktemp, yours, mode 0700) that is opened,
+/// unlinked, hashed (the checksum lives in this script, whose own sha256 the submission
+/// checks) and run as the batch step, by its own `#!` line, as Slurm ran it. What runs is
+/// the very inode that was hashed, reachable only through this job's descriptor: swapping
+/// the staged path after the check changes nothing.
 fn recovered(s: &mut String, body: &str, layout: &Layout) {
-    let path = layout.recovered_path();
+    s.push_str(&recovered_tail(&layout.recovered_path(), body));
+}
+
+fn recovered_tail(path: &str, body: &str) -> String {
     let sum = sha256_hex(body.as_bytes());
-    let _ = writeln!(
-        s,
-        "\n# The batch script of the job this relaunches, staged verbatim as {path}.\n# Its #SBATCH lines are not read again: the options above are this launch's.\nrecovered={}\nif [ \"$(sha256sum < \"$recovered\" | cut -d' ' -f1)\" != {sum} ]; then\n  echo \"slurmdash: $recovered changed since it was launched (sha256 {sum} recorded): not run\" >&2\n  exit 12\nfi\nchmod u+x \"$recovered\"\nexec \"$recovered\"",
-        quote(&path)
-    );
+    format!(
+        r#"
+# The batch script of the job this relaunches, staged verbatim as {path}.
+# Its #SBATCH lines are not read again: the options above are this launch's.
+recovered={q}
+run=$(mktemp -- "$recovered.run.XXXXXX") && cp -- "$recovered" "$run" && chmod 700 -- "$run" || {{
+  echo "slurmdash: cannot copy $recovered to a private file beside it: not run" >&2
+  rm -f -- "${{run-}}"; exit 12
+}}
+exec 9< "$run"
+rm -f -- "$run"
+if [ "$(sha256sum < /dev/fd/9 | cut -d' ' -f1)" != {sum} ]; then
+  echo "slurmdash: $recovered changed since it was launched (sha256 {sum} recorded): not run" >&2
+  exit 12
+fi
+exec /dev/fd/9
+"#,
+        q = quote(path)
+    )
 }
 
 /// Renders the script. `image` is what `--container-image` gets (the Pyxis form, or the
@@ -160,4 +180,65 @@ pub fn render(plan: &Plan, layout: &Layout, image: Option<&str>) -> String {
     srun.push(quote(&inner));
     let _ = writeln!(s, "{}", srun.join(" "));
     s
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+    use std::process::Command;
+
+    /// Someone swaps the staged script right after it was hashed (a stand-in `sha256sum`
+    /// that hashes, then replaces the staged file): what runs is still what was hashed.
+    #[test]
+    fn a_recovered_script_swapped_after_its_check_is_not_what_runs() {
+        let tmp = tempfile::tempdir().unwrap();
+        let staged = tmp.path().join("recovered.sbatch");
+        let body = "#!/bin/sh\necho launched-body\n";
+        std::fs::write(&staged, body).unwrap();
+        let bin = tmp.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        let stub = bin.join("sha256sum");
+        std::fs::write(
+            &stub,
+            "#!/bin/sh\n/usr/bin/sha256sum \"$@\"\nprintf '#!/bin/sh\\necho SWAPPED\\n' > \"$STAGED\"\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&stub, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let tail = recovered_tail(staged.to_str().unwrap(), body);
+        let path = format!(
+            "{}:{}",
+            bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let out = Command::new("bash")
+            .args(["-c", &tail])
+            .env("PATH", path)
+            .env("STAGED", &staged)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            std::fs::read_to_string(&staged)
+                .unwrap()
+                .contains("SWAPPED"),
+            "the stand-in did not swap the staged file"
+        );
+        assert_eq!(
+            stdout,
+            "launched-body\n",
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // No private copy is left behind.
+        let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+        assert_eq!(left.len(), 2, "{left:?}");
+
+        // A staged file that no longer matches is refused, naming it.
+        std::fs::write(&staged, "#!/bin/sh\necho other\n").unwrap();
+        let out = Command::new("bash").args(["-c", &tail]).output().unwrap();
+        assert_eq!(out.status.code(), Some(12));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("changed since it was launched"));
+    }
 }

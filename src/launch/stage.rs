@@ -146,7 +146,7 @@ pub fn submit_script() -> String {
     )
 }
 
-pub const SUBMIT_SCRIPT_HEAD: &str = r#"script=$1; logs=$2; name=$3; want=$4; guard=${5-}; gwant=${6-}
+pub const SUBMIT_SCRIPT_HEAD: &str = r#"script=$1; logs=$2; name=$3; want=$4; guard=${5-}; gwant=${6-}; pwant=${7-}; excl=${8-}
 while IFS= read -r line; do
   case $line in *=*) export "$line" ;; esac
 done
@@ -175,6 +175,13 @@ found=$(live) || { echo "squeue failed: cannot tell whether this launch is alrea
 if [ -n "$found" ]; then
   id=${found%%[!0-9]*}
   mkdir -p "$logs/$name-$id"
+  # A submission killed between its held sbatch and its release leaves the job held by
+  # the user (reason JobHeldUser): adopting it releases it, or says what to do.
+  r=$(squeue --noheader --jobs="$id" --format='%T|%r' 2>/dev/null | head -n 1)
+  if [ "$r" = "PENDING|JobHeldUser" ]; then
+    if e=$(scontrol release "$id" 2>&1); then echo "slurmdash-released $id"
+    else echo "slurmdash-still-held $id $(printf '%s' "$e" | tr '\n' ' ' | cut -c1-300)"; fi
+  fi
   echo "slurmdash-job $id existing $sum"; exit 0
 fi
 id=
@@ -185,7 +192,18 @@ cleanup() {
   exit 1
 }
 trap cleanup HUP INT TERM
-out=$(cd -- "$dir" && sbatch --parsable --hold --export=ALL < "$tmp/job.sbatch") || exit 10
+# A retry kept off the nodes that failed it: --exclude on the command line replaces the
+# script's own, so both are given.
+if [ -n "$excl" ]; then
+  own=$(sed -n -e 's/^#SBATCH[[:space:]][[:space:]]*--exclude[= ][[:space:]]*\([^[:space:]]*\).*/\1/p' \
+    -e 's/^#SBATCH[[:space:]][[:space:]]*-x[[:space:]]*\([^[:space:]]*\).*/\1/p' "$tmp/job.sbatch" | tr '\n' ',')
+  own=${own%,}
+  [ -z "$(printf '%s' "$own" | tr -d 'A-Za-z0-9_.,[]-')" ] || own=
+  set -- "--exclude=$excl${own:+,$own}"
+else
+  set --
+fi
+out=$(cd -- "$dir" && sbatch --parsable --hold --export=ALL "$@" < "$tmp/job.sbatch") || exit 10
 id=${out%%;*}
 case $id in ''|*[!0-9]*) echo "sbatch printed: $out" >&2; id=; exit 1 ;; esac
 if ! mkdir -p "$logs/$name-$id"; then
@@ -195,7 +213,7 @@ if [ -n "$guard" ]; then
   g=
   cp -- "$guard" "$tmp/guard.sh" && g=$(sha256sum < "$tmp/guard.sh")
   if [ "${g%% *}" = "$gwant" ]; then
-    sh "$tmp/guard.sh" arm "$dir" "$id" 1 "$sum" "$gwant" || echo "slurmdash-guard-failed"
+    sh "$tmp/guard.sh" arm "$dir" "$id" 1 "$sum" "$gwant" 0 "$pwant" 2>"$tmp/guard.err" || echo "slurmdash-guard-failed $(tr '\n' ' ' < "$tmp/guard.err" | cut -c1-400)"
   else
     echo "$guard is not the guard slurmdash staged (sha256 ${g%% *}, expected $gwant): no guard armed" >&2
     echo "slurmdash-guard-failed"
@@ -208,16 +226,28 @@ trap - HUP INT TERM
 echo "slurmdash-job $id new $sum""#;
 
 pub fn submit_argv(layout: &Layout, name: &str, checksum: &str) -> Vec<String> {
-    submit_argv_guarded(layout, name, checksum, false)
+    submit_argv_guarded(layout, name, checksum, None, "")
 }
 
-/// With `guard`, the staged `sbatch/guard.sh` arms the first retry guard while the job is
-/// still held (see [`crate::launch::guard`]).
+/// A Slurm host list as `--exclude` takes it (`gpu[01-02],cpu01`): only the characters
+/// one may hold, nothing empty.
+pub fn is_host_list(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.,[]-".contains(c))
+}
+
+/// With `guard` (the policy sha256, [`crate::launch::guard::policy_sha256`]), the staged
+/// `sbatch/guard.sh` arms the first retry guard while the job is still held, with that
+/// policy pinned on its command line (see [`crate::launch::guard`]). A non-empty `exclude`
+/// (a host list, see [`is_host_list`]) keeps the job off those nodes, merged with the
+/// script's own `--exclude`.
 pub fn submit_argv_guarded(
     layout: &Layout,
     name: &str,
     checksum: &str,
-    guard: bool,
+    guard: Option<&str>,
+    exclude: &str,
 ) -> Vec<String> {
     sh(
         &submit_script(),
@@ -226,13 +256,19 @@ pub fn submit_argv_guarded(
             format!("{}/slurm-logs", layout.job_dir),
             name.to_string(),
             checksum.to_string(),
-            if guard {
+            if guard.is_some() {
                 crate::launch::guard::script_path(layout)
             } else {
                 String::new()
             },
-            if guard {
+            if guard.is_some() {
                 crate::launch::guard::guard_sha256()
+            } else {
+                String::new()
+            },
+            guard.unwrap_or_default().to_string(),
+            if is_host_list(exclude) {
+                exclude.to_string()
             } else {
                 String::new()
             },
@@ -264,6 +300,11 @@ pub struct Queued {
     pub checksum: String,
     /// The retry guard armed beside it (`slurmdash-guard ID`), when one was asked for.
     pub guard: Option<u64>,
+    /// Why the guard could not be armed (`slurmdash-guard-failed WHY`), when guard.sh said.
+    pub guard_error: Option<String>,
+    /// An adopted job (`existing`) that an interrupted submission had left held: `Ok` when
+    /// it was released now, `Err(Slurm's words)` when the release was refused.
+    pub released: Option<Result<(), String>>,
     /// The user's `SBATCH_*` variables that were unset so that the script's options win.
     pub unset_env: Vec<String>,
 }
@@ -307,7 +348,7 @@ pub fn parse_queued(out: &str) -> Option<Queued> {
         .rev()
         .find(|l| l.starts_with("slurmdash-job "))?;
     let mut w = line.split_whitespace().skip(1);
-    let job_id = w.next()?.parse().ok()?;
+    let job_id: u64 = w.next()?.parse().ok()?;
     let existing = match w.next()? {
         "new" => false,
         "existing" => true,
@@ -318,11 +359,31 @@ pub fn parse_queued(out: &str) -> Option<Queued> {
         .lines()
         .find_map(|l| l.strip_prefix("slurmdash-guard "))
         .and_then(|g| g.trim().parse().ok());
+    let guard_error = out
+        .lines()
+        .find_map(|l| l.strip_prefix("slurmdash-guard-failed"))
+        .map(|w| w.trim().trim_start_matches("guard.sh: ").to_string())
+        .filter(|w| !w.is_empty());
+    let released = out.lines().find_map(|l| {
+        if l.strip_prefix("slurmdash-released ")?.trim() == job_id.to_string() {
+            return Some(Ok(()));
+        }
+        None
+    });
+    let released = released.or_else(|| {
+        out.lines().find_map(|l| {
+            let rest = l.strip_prefix("slurmdash-still-held ")?;
+            let (id, why) = rest.split_once(' ').unwrap_or((rest, ""));
+            (id == job_id.to_string()).then(|| Err(why.trim().to_string()))
+        })
+    });
     Some(Queued {
         job_id,
         existing,
         checksum,
         guard,
+        guard_error,
+        released,
         unset_env: crate::launch::sbatch_env::unset_in(out),
     })
 }

@@ -262,8 +262,10 @@ pub fn validate(
 }
 
 /// The shell helpers every multi-step script starts with: the first node, stopping the
-/// started steps on exit, the HTTP check (bash's /dev/tcp, no curl needed on the node) and
-/// the wait with its deadline, which gives up at once when the step ended.
+/// started steps on exit, the HTTP check (bash's /dev/tcp, no curl needed on the node) of
+/// a listener that belongs to this job (`/proc`: the socket open in a process of yours with
+/// this job's SLURM_JOB_ID) and the wait with its deadline, which gives up at once when the
+/// step ended.
 const HELPERS: &str = r#"
 # Steps in one allocation, on the job's first node, started in order: each after the one
 # before it is ready. The job ends when the last step ends, with its exit code; the steps
@@ -282,6 +284,42 @@ slurmdash_http() (
   case $line in "HTTP/"*" 2"[0-9][0-9]*) exit 0 ;; esac
   exit 1
 ) 2>/dev/null
+# slurmdash_owned PORT: a TCP listener on PORT here has its socket open in a process of
+# this job (yours, with this job's SLURM_JOB_ID in its environment). On a shared node
+# another user (or another job of yours) may take the port first: that is not the step.
+slurmdash_owned() {
+  local hex f sl loc rem st x inode rest inodes="" p links i
+  hex=$(printf '%04X' "$1") || return 1
+  for f in /proc/net/tcp /proc/net/tcp6; do
+    [ -r "$f" ] || continue
+    while read -r sl loc rem st x x x x x inode rest; do
+      if [ "$st" = 0A ] && [ "${loc##*:}" = "$hex" ]; then inodes="$inodes $inode"; fi
+    done < "$f"
+  done
+  [ -n "$inodes" ] && [ -n "${SLURM_JOB_ID-}" ] || return 1
+  for p in /proc/[0-9]*; do
+    [ -O "$p" ] || continue
+    links=$(ls -l "$p/fd" 2>/dev/null) || continue
+    for i in $inodes; do
+      case $links in *"socket:[$i]"*)
+        if tr '\0' '\n' < "$p/environ" 2>/dev/null | grep -qxF -e "SLURM_JOB_ID=$SLURM_JOB_ID"; then
+          return 0
+        fi ;;
+      esac
+    done
+  done
+  return 1
+}
+# slurmdash_step_http HOST PORT PATH: a GET answered 2xx by a listener of this job.
+slurmdash_step_http() {
+  slurmdash_http "$1" "$2" "$3" || return 1
+  slurmdash_owned "$2" && return 0
+  if [ -z "${slurmdash_warned-}" ]; then
+    echo "slurmdash: port $2 answers, but no process of this job listens on it (another user's or another job's): not taken as ready" >&2
+    slurmdash_warned=1
+  fi
+  return 1
+}
 # slurmdash_free_port: a port nothing listens on here, from 20000-59999.
 slurmdash_free_port() {
   local p i
@@ -414,7 +452,7 @@ pub fn render(
                 };
                 let _ = writeln!(
                     s,
-                    "slurmdash_wait {} {} \"$slurmdash_pid\" slurmdash_http {} {port} {}",
+                    "slurmdash_wait {} {} \"$slurmdash_pid\" slurmdash_step_http {} {port} {}",
                     quote(&step.name),
                     step.ready_timeout_secs,
                     quote(host),
@@ -462,6 +500,69 @@ pub fn summary(steps: &[StepSpec]) -> String {
 mod tests {
     use super::*;
     use crate::launch::validate::{parse_time, resolve_shell};
+
+    /// A web server on the step's port answering 200, started with `job` as its
+    /// SLURM_JOB_ID (None: not in any job); whether the step's ready check (run as job
+    /// 4242) takes it as ready.
+    fn ready_with_server(job: Option<&str>) -> bool {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let dir = tempfile::tempdir().unwrap();
+        let mut server = std::process::Command::new("python3");
+        server
+            .args([
+                "-m",
+                "http.server",
+                "--bind",
+                "127.0.0.1",
+                &port.to_string(),
+            ])
+            .current_dir(dir.path())
+            .env_remove("SLURM_JOB_ID")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        if let Some(j) = job {
+            server.env("SLURM_JOB_ID", j);
+        }
+        let mut server = server.spawn().unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the server never listened"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let check = format!("{HELPERS}\ntrap - EXIT\nslurmdash_step_http 127.0.0.1 {port} /");
+        let out = std::process::Command::new("bash")
+            .args(["-c", &check])
+            .env("SLURM_JOB_ID", "4242")
+            .env("SLURM_JOB_NODELIST", "")
+            .output()
+            .unwrap();
+        let _ = server.kill();
+        let _ = server.wait();
+        let said = String::from_utf8_lossy(&out.stderr);
+        if !out.status.success() {
+            assert!(
+                said.contains(&format!(
+                    "port {port} answers, but no process of this job listens on it"
+                )),
+                "{said}"
+            );
+        }
+        out.status.success()
+    }
+
+    #[test]
+    fn another_process_on_the_steps_port_is_not_taken_as_ready() {
+        assert!(!ready_with_server(None), "a listener outside the job");
+        assert!(!ready_with_server(Some("999")), "another job's listener");
+        assert!(ready_with_server(Some("4242")), "the job's own listener");
+    }
 
     fn step(name: &str, image: &str, command: &str, ready: &str) -> StepSpec {
         StepSpec {
@@ -588,15 +689,15 @@ mod tests {
         // endpoint exported before it starts (its command may listen at its port); the last in the foreground, its code the job's.
         let at = |needle: &str| s.find(needle).unwrap_or_else(|| panic!("{needle}: {s}"));
         assert!(at("export SLURMDASH_STEP_MODEL_HOST") < at("srun"));
-        assert!(at("slurmdash_http localhost 9000 /") < at("# Step 2 of 4"));
+        assert!(at("slurmdash_step_http localhost 9000 /") < at("# Step 2 of 4"));
         assert!(at("export SLURMDASH_STEP_MODEL_PORT=9000") < at("# Step 2 of 4"));
         assert!(at("bash -c 'test -e /tmp/warm'") < at("# Step 3 of 4: auto"));
         assert!(
             at("SLURMDASH_STEP_AUTO_PORT=\"$(slurmdash_free_port)\"\nexport SLURMDASH_STEP_AUTO_PORT\n")
-                < at("slurmdash_http localhost \"$SLURMDASH_STEP_AUTO_PORT\" /")
+                < at("slurmdash_step_http localhost \"$SLURMDASH_STEP_AUTO_PORT\" /")
         );
         assert!(
-            at("slurmdash_http localhost \"$SLURMDASH_STEP_AUTO_PORT\" /")
+            at("slurmdash_step_http localhost \"$SLURMDASH_STEP_AUTO_PORT\" /")
                 < at("# Step 4 of 4 (the last): eval")
         );
         assert!(

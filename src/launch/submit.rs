@@ -49,6 +49,10 @@ impl Prepared {
             patterns,
             webhook.or(policy.webhook.as_deref()),
         )
+        .map(|g| GuardPlan {
+            webhook_plain_http: policy.webhook_plain_http,
+            ..g
+        })
     }
 }
 

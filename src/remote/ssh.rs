@@ -627,7 +627,7 @@ impl Remote for SshRemote {
             })
     }
 
-    /// `ssh -S SOCKET -t HOST -- COMMAND` through the master in use (the same user, port and
+    /// `ssh -t -S SOCKET ... -- HOST COMMAND` through the master in use (the same user, port and
     /// ssh config, should ssh have to connect by itself).
     fn terminal_argv(&self, argv: &[String]) -> Option<Vec<String>> {
         let ctl = self.control_path()?;
@@ -644,6 +644,8 @@ impl Remote for SshRemote {
         if let Some(p) = self.opts.port {
             out.extend(["-p".into(), p.to_string()]);
         }
+        // `--`: a host is never read as an option, whatever it starts with.
+        out.push("--".into());
         out.push(host);
         // ssh hands the login shell one line: the sh program, whatever that shell is.
         out.push(frame::login_line_interactive(argv));
@@ -805,5 +807,27 @@ mod tests {
     #[test]
     fn new_needs_a_host() {
         assert!(SshRemote::new(SshOptions::default()).is_err());
+    }
+
+    /// The shell opened from the dashboard (`x`) runs system ssh: a host that starts with
+    /// `-` must reach it as the host, after `--`, never as an option.
+    #[test]
+    fn the_terminals_ssh_reads_the_host_as_a_host() {
+        let r = SshRemote::new(SshOptions {
+            hosts: vec!["-oProxyCommand=touch /tmp/x".into()],
+            ..SshOptions::default()
+        })
+        .unwrap();
+        {
+            let mut sh = r.shared();
+            sh.host = Some("-oProxyCommand=touch /tmp/x".into());
+            sh.ctl = Some(PathBuf::from("/tmp/ctl"));
+        }
+        let argv = r.terminal_argv(&["true".to_string()]).unwrap();
+        let h = argv
+            .iter()
+            .position(|a| a == "-oProxyCommand=touch /tmp/x")
+            .unwrap();
+        assert_eq!(argv[h - 1], "--", "{argv:?}");
     }
 }

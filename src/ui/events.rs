@@ -222,6 +222,7 @@ mod tests {
                 attempt: 2,
                 max_attempts: 10,
                 resumed: None,
+                excluded: None,
             }],
             Vec::new(),
         ))));

@@ -37,6 +37,20 @@ pub fn submit_env(name: &str, command: &str, extra: &[&str], env: &[(&str, &str)
     submit_with(&dev_config(), name, command, extra, env)
 }
 
+/// The dev config with `[retry] webhook_plain_http = true`: the test's webhook receiver
+/// listens on the nodes' gateway over plain http (no certificate the nodes would trust).
+/// The config is `slurmdash.toml` in the directory returned.
+pub fn dev_config_plain_http_webhook() -> tempfile::TempDir {
+    let text = std::fs::read_to_string(dev_config()).expect("dev config");
+    let dir = tempfile::tempdir().expect("config dir");
+    std::fs::write(
+        dir.path().join("slurmdash.toml"),
+        format!("{text}\n[retry]\nwebhook_plain_http = true\n"),
+    )
+    .expect("write config");
+    dir
+}
+
 /// [`submit_env`] with another slurmdash config (another account).
 pub fn submit_with(
     config: &std::path::Path,
