@@ -293,10 +293,10 @@ async fn ten_minutes_before_its_end_the_dashboard_offers_to_extend_and_says_why_
         ))
     });
     assert!(
-        sc.contains("y/enter: 30 more minutes · e: end it now"),
+        sc.contains("+: 30 more minutes · !: end it now… · any other key: no"),
         "{sc}"
     );
-    t.keys(&["y"]);
+    t.keys(&["+"]);
     // The dev cluster, like most sites, lets users only lower a limit.
     t.wait("the refusal, in those words", LIMIT, |sc| {
         sc.contains(&format!(

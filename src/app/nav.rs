@@ -172,6 +172,7 @@ impl App {
         match confirm.pick(&k) {
             Some(Answer::Op(op)) => self.start_op(op),
             Some(Answer::Extend(id)) => self.apply(super::session::extend(id)),
+            Some(Answer::Ask(next)) => self.apply(Out::confirm(*next)),
             None => self.apply(Out::note("nothing changed")),
         }
     }
