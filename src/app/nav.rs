@@ -139,6 +139,14 @@ impl App {
             .chars()
             .map(|c| if c.is_control() { '?' } else { c })
             .collect();
+        if shown != text {
+            // Pasted into a shell, a newline or an escape in it would run or do something
+            // else than the path says; an escaped copy would name another path.
+            self.note = Some(format!(
+                "not copied: {shown} holds control characters (shown as ?); copy it from a shell on the cluster"
+            ));
+            return Vec::new();
+        }
         self.note = Some(format!(
             "copied {shown} to the clipboard (through the terminal: OSC 52)"
         ));
