@@ -752,6 +752,49 @@ fn a_relaunch_from_the_spec_as_launched_asks_nothing_more() {
     }
 }
 
+/// `w` on a relaunch that still has its questions (another user's script, a rewritten
+/// spec) asks them first, as Submit does: a template would launch that script later with
+/// no question at all.
+#[test]
+fn w_on_an_unconfirmed_relaunch_asks_the_questions_before_the_name() {
+    let template_name =
+        |a: &App| a.input.as_ref().map(|i| i.kind) == Some(crate::app::InputKind::TemplateName);
+    let error = |a: &App| {
+        a.form
+            .as_ref()
+            .and_then(|f| f.error.clone())
+            .unwrap_or_default()
+    };
+
+    let mut a = relaunched(Some("aaaa"), "bbbb");
+    assert!(press(&mut a, KeyCode::Char('w')).is_empty());
+    assert!(!template_name(&a), "asked for a name at once");
+    assert_eq!(
+        error(&a),
+        "job 48's specs/launch.json is not the one launched: w again to save what the form shows as a template, esc to leave"
+    );
+    assert!(press(&mut a, KeyCode::Char('w')).is_empty());
+    assert!(template_name(&a), "the second w asks for the name");
+
+    let mut a = app();
+    a.update(recovered_tmo(&JobId::new(48), "operator"));
+    a.update(Msg::LaunchFacts(Ok(facts())));
+    press(&mut a, KeyCode::Char('w'));
+    assert!(!template_name(&a), "asked for a name at once");
+    assert_eq!(
+        error(&a),
+        "sduser's script would run as operator: w again to save it as a template, esc to leave"
+    );
+    press(&mut a, KeyCode::Char('w'));
+    assert!(template_name(&a));
+    typed(&mut a, "theirs");
+    let cmds = press(&mut a, KeyCode::Enter);
+    assert!(
+        matches!(cmds.as_slice(), [Cmd::SaveTemplate { name, .. }] if name == "theirs"),
+        "{cmds:?}"
+    );
+}
+
 /// What `L` on task `799_4` of the fixture's array (6 tasks, 1 and 4 exited 1) reads: the
 /// array's tasks (all COMPLETED when `all_done`) and what is recovered of the task.
 fn rerun_read(all_done: bool) -> (JobId, Msg) {
