@@ -61,6 +61,7 @@ impl FormState {
             foreign: None,
             spec_changed: None,
             rerun: None,
+            fit: None,
         };
         form.revalidate();
         form
@@ -94,6 +95,11 @@ impl FormState {
                     let text = buf.clone();
                     form.editing = None;
                     if let Some(key) = form.field_key() {
+                        // A size typed in is the user's: checked as it is, never fitted.
+                        if let Some(chosen) = form.fit.as_mut() {
+                            chosen.cpus |= key == "cpus_per_task";
+                            chosen.mem |= key == "mem";
+                        }
                         match form.spec.set(key, &text) {
                             Ok(()) => form.error = None,
                             Err(e) => form.error = Some(e),

@@ -1040,3 +1040,45 @@ fn a_template_with_steps_shows_them_and_needs_no_command() {
         f.problems
     );
 }
+
+/// `:session` opens the form (no GPUs) with the defaults' 24 CPUs per task, more than the
+/// 16 of short's nodes: they are fitted to a whole node and the form says so; 24 typed into
+/// the field is the user's and is refused as it is.
+#[test]
+fn a_session_form_fits_its_default_cpus_and_keeps_what_is_typed() {
+    let mut a = app();
+    a.cluster.launch.defaults.cpus_per_task = 24;
+    assert_eq!(a.run_command("session"), vec![Cmd::FetchLaunchFacts]);
+    a.update(Msg::LaunchFacts(Ok(facts())));
+    let f = a.form.as_ref().expect("form");
+    assert_eq!(f.spec.cpus_per_task, 16, "{:?}", f.error);
+    assert!(
+        f.error.as_deref().is_some_and(|e| e.starts_with(
+            "CPUs per task: 16, not the default 24 (more than the largest node in short has): a whole node of 16 CPUs and 21G"
+        )),
+        "{:?}",
+        f.error
+    );
+    assert!(
+        !f.problems
+            .iter()
+            .any(|p| p.field == crate::launch::validate::Field::Cpus),
+        "{:?}",
+        f.problems
+    );
+    goto(&mut a, "cpus_per_task");
+    press(&mut a, KeyCode::Enter);
+    press(&mut a, KeyCode::Backspace);
+    press(&mut a, KeyCode::Backspace);
+    typed(&mut a, "24");
+    press(&mut a, KeyCode::Enter);
+    let f = a.form.as_ref().expect("form");
+    assert_eq!(f.spec.cpus_per_task, 24);
+    assert!(
+        f.problems.iter().any(|p| p
+            .message
+            .starts_with("24 CPUs per task, but the largest node in short has 16")),
+        "{:?}",
+        f.problems
+    );
+}

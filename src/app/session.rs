@@ -27,6 +27,8 @@ pub(super) fn prefill(form: &mut FormState, v: &View, label: Option<&str>) -> Ou
         ..Default::default()
     };
     form.spec = session::spec(&v.cluster.launch.defaults, &opts, &stamp);
+    // CPUs and memory are defaults here: fitted to the partition's nodes when they are more.
+    form.fit = Some(Default::default());
     // The GPUs row: what a session is most often adjusted by.
     form.row = 1 + super::FIELDS
         .iter()

@@ -224,8 +224,13 @@ async fn prepare(
         .map_err(|e| eyre!("reading the cluster's partitions: {e}"))?;
     let mut spec = spec;
     if let Some(chosen) = args.fit {
-        for said in crate::launch::validate::fit_defaults(&mut spec, &facts, chosen) {
-            eprintln!("slurmdash: {said}");
+        for (field, said) in crate::launch::validate::fit_defaults(&mut spec, &facts, chosen) {
+            let flag = if field == crate::launch::validate::Field::Mem {
+                "--mem"
+            } else {
+                "--cpus"
+            };
+            eprintln!("slurmdash: {said}; {flag} sets it");
         }
     }
     let local_id = submit::new_local_id();

@@ -681,10 +681,14 @@ pub struct Chosen {
 /// Fits the defaults the user did not choose (CPUs per task, memory) to the nodes of the
 /// spec's partitions (or the cluster's default one) when they are more than the largest
 /// node there has: with GPUs, the node's share for the GPUs asked (a node of 8 CPUs and 4
-/// GPUs gives 2 CPUs a GPU), else the whole node. Returns a line for each value changed,
-/// saying what and why; changes nothing when the node sizes are unknown, when what the user
+/// GPUs gives 2 CPUs a GPU), else the whole node. Returns each value changed (its field)
+/// with a line saying what and why; changes nothing when the node sizes are unknown, when what the user
 /// chose alone does not fit (validation says so), or when the default fits.
-pub fn fit_defaults(spec: &mut LaunchSpec, facts: &ClusterFacts, chosen: Chosen) -> Vec<String> {
+pub fn fit_defaults(
+    spec: &mut LaunchSpec,
+    facts: &ClusterFacts,
+    chosen: Chosen,
+) -> Vec<(Field, String)> {
     let names: Vec<String> = if spec.partition.trim().is_empty() {
         facts
             .default_partition()
@@ -739,17 +743,23 @@ pub fn fit_defaults(spec: &mut LaunchSpec, facts: &ClusterFacts, chosen: Chosen)
     let mut said = Vec::new();
     if !chosen.cpus && spec.cpus_per_task > node.cpus {
         let fitted = u32::try_from(share(u64::from(node.cpus))).unwrap_or(node.cpus);
-        said.push(format!(
-            "CPUs per task: {fitted}, not the default {} (more than the largest node in {part} has): {how}; --cpus sets it",
-            spec.cpus_per_task
+        said.push((
+            Field::Cpus,
+            format!(
+                "CPUs per task: {fitted}, not the default {} (more than the largest node in {part} has): {how}",
+                spec.cpus_per_task
+            ),
         ));
         spec.cpus_per_task = fitted;
     }
     let mem = spec.mem.trim().to_string();
     if !chosen.mem && mem_mb(&mem).is_some_and(|m| m > node.mem_mb) {
         let fitted = mib_text(share(node.mem_mb));
-        said.push(format!(
-            "memory: {fitted}, not the default {mem} (more than the largest node in {part} has): {how}; --mem sets it"
+        said.push((
+            Field::Mem,
+            format!(
+                "memory: {fitted}, not the default {mem} (more than the largest node in {part} has): {how}"
+            ),
         ));
         spec.mem = fitted;
     }
@@ -1000,7 +1010,7 @@ mod tests {
         assert_eq!(spec.cpus_per_task, 2, "1 GPU of 4 on an 8-CPU node");
         assert_eq!(
             said,
-            ["CPUs per task: 2, not the default 16 (more than the largest node in debug has): its share for 1 GPU of a node with 8 CPUs, 4 GPUs and 32G; --cpus sets it"]
+            [(Field::Cpus, "CPUs per task: 2, not the default 16 (more than the largest node in debug has): its share for 1 GPU of a node with 8 CPUs, 4 GPUs and 32G".to_string())]
         );
         assert!(cpu_problems(&spec).is_empty(), "{:?}", cpu_problems(&spec));
 
@@ -1011,7 +1021,7 @@ mod tests {
         assert_eq!((spec.cpus_per_task, spec.mem.as_str()), (8, "32G"));
         assert_eq!(said.len(), 2, "{said:?}");
         assert!(
-            said[1].starts_with("memory: 32G, not the default 64G"),
+            said[1].0 == Field::Mem && said[1].1.starts_with("memory: 32G, not the default 64G"),
             "{said:?}"
         );
         assert!(cpu_problems(&spec).is_empty(), "{:?}", cpu_problems(&spec));
