@@ -296,7 +296,10 @@ async fn event_loop(
     let (add_tx, mut add_rx) = mpsc::unbounded_channel::<(String, Result<Site>)>();
     let mut dirty = true;
     // `SLURMDASH_FRAME_LOG`: keys received and frames drawn, for benchmarks; off: `None`.
-    let mut trace = crate::frame_log::FrameLog::from_env();
+    let mut trace = crate::frame_log::FrameLog::from_env().unwrap_or_else(|why| {
+        app.note = Some(why);
+        None
+    });
     loop {
         if dirty {
             let began = trace.as_ref().map(|_| crate::frame_log::now_us());

@@ -138,12 +138,14 @@ pub fn redact(line: &str) -> Cow<'_, str> {
 
 /// The log file: opened without following a link, 0600, moved to `FILE.1` when it would
 /// pass `limit`. Each `write` is one formatted event (tracing writes an event at once), and
-/// is redacted whole.
+/// is redacted whole. The frame trace (`SLURMDASH_FRAME_LOG`) is the same file without the
+/// redaction ([`RotatingFile::open_plain`]).
 pub struct RotatingFile {
     path: PathBuf,
     file: File,
     len: u64,
     limit: u64,
+    redact: bool,
 }
 
 impl RotatingFile {
@@ -155,6 +157,16 @@ impl RotatingFile {
             file,
             len,
             limit,
+            redact: true,
+        })
+    }
+
+    /// [`RotatingFile::open`] for lines that hold no secret of their own: written as they
+    /// are.
+    pub fn open_plain(path: &Path, limit: u64) -> io::Result<Self> {
+        Ok(Self {
+            redact: false,
+            ..Self::open(path, limit)?
         })
     }
 
@@ -178,7 +190,7 @@ impl RotatingFile {
 impl Write for RotatingFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let text = String::from_utf8_lossy(buf);
-        let clean = redact(&text);
+        let clean = if self.redact { redact(&text) } else { text };
         let bytes = clean.as_bytes();
         if self.len > 0 && self.len + bytes.len() as u64 > self.limit {
             // Should the move fail, the log stops rather than grow without bound.

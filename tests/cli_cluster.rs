@@ -334,3 +334,70 @@ async fn own_jobs_by_default_all_users_and_partition_filters_on_request() {
     run(&other, &["scancel", &theirs.to_string()]).await;
     run(&r, &["scancel", &mine.to_string()]).await;
 }
+
+/// A job's output that sets the terminal's title and writes its clipboard (OSC 0, OSC 52)
+/// does neither through `slurmdash logs` in a terminal: the text and its colours show, the
+/// title stays. Piped, and with `--raw` in a terminal, the bytes are the job's own (and the
+/// title then changes: the check sees an escape that gets through).
+#[tokio::test]
+async fn logs_in_a_terminal_keep_a_jobs_escapes_from_it_and_raw_or_piped_they_pass() {
+    let r = remote();
+    let dir = scratch(&r, "logs-escapes").await;
+    let id = sbatch(
+        &r,
+        &[
+            "-J",
+            "logs-escapes",
+            "-c",
+            "1",
+            "-t",
+            "1",
+            "-D",
+            &dir,
+            "--wrap",
+            r"printf 'before \033]0;pwned-title\007\033[31mred\033[0m\033]52;c;aGk=\007 after\n'",
+        ],
+    )
+    .await;
+    let state = final_state(&r, id, Duration::from_secs(90)).await;
+    assert_eq!(state, "COMPLETED");
+    let job_bytes: &[u8] =
+        b"before \x1b]0;pwned-title\x07\x1b[31mred\x1b[0m\x1b]52;c;aGk=\x07 after\n";
+    assert_eq!(
+        logs_ok(id).stdout,
+        job_bytes,
+        "piped: the bytes as they are"
+    );
+
+    let in_terminal = |extra: &str| {
+        let cmd = format!(
+            "{} --config {} logs {id}{extra}; echo EXITED:$?; sleep 60",
+            env!("CARGO_BIN_EXE_slurmdash"),
+            dev_config().display()
+        );
+        let name = format!("sdtest-logs-{}-{}", std::process::id(), tmux::rand_suffix());
+        let t = tmux::Tmux::spawn(
+            name,
+            100,
+            10,
+            &format!("env -u SLURM_HOSTNAME sh -c '{cmd}'"),
+        );
+        let screen = t.wait("logs to end", Duration::from_secs(60), |s| {
+            s.contains("EXITED:")
+        });
+        let title = t
+            .cmd()
+            .args(["display-message", "-p", "-t", &t.name, "#{pane_title}"])
+            .output()
+            .expect("tmux display-message");
+        (screen, text(&title.stdout).trim().to_string())
+    };
+    let (screen, title) = in_terminal("");
+    assert!(screen.contains("before red after"), "{screen}");
+    assert!(screen.contains("EXITED:0"), "{screen}");
+    assert_ne!(title, "pwned-title", "the job set the terminal's title");
+    let (screen, title) = in_terminal(" --raw");
+    assert!(screen.contains("before red after"), "{screen}");
+    assert_eq!(title, "pwned-title", "--raw passes the job's bytes");
+    run(&r, &["rm", "-rf", &dir]).await;
+}

@@ -384,11 +384,11 @@ fn a_session_near_its_end_asks_to_extend_and_its_row_says_extending() {
         "{s}"
     );
     assert!(
-        s.contains("y/enter: 30 more minutes · e: end it now · any other key: no"),
+        s.contains("+: 30 more minutes · !: end it now… · any other key: no"),
         "{s}"
     );
     insta::assert_snapshot!("session_question", s);
-    ch(&mut a, 'y');
+    ch(&mut a, '+');
     let s = render(&a);
     assert!(s.contains("extending…"), "{s}");
     assert!(

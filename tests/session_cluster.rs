@@ -293,10 +293,10 @@ async fn ten_minutes_before_its_end_the_dashboard_offers_to_extend_and_says_why_
         ))
     });
     assert!(
-        sc.contains("y/enter: 30 more minutes · e: end it now"),
+        sc.contains("+: 30 more minutes · !: end it now… · any other key: no"),
         "{sc}"
     );
-    t.keys(&["y"]);
+    t.keys(&["+"]);
     // The dev cluster, like most sites, lets users only lower a limit.
     t.wait("the refusal, in those words", LIMIT, |sc| {
         sc.contains(&format!(
@@ -324,4 +324,41 @@ async fn ten_minutes_before_its_end_the_dashboard_offers_to_extend_and_says_why_
     t.keys(&["Escape", "q"]);
     let ended = ok(&session(&s, &["--end", &id.to_string()]));
     assert!(ended.contains(&format!("{id}: cancelled")), "{ended}");
+}
+
+/// `slurmdash session --gpus 1 --time 5m --partition spare` on 4-CPU nodes with 2 GPUs:
+/// the built-in default of 16 CPUs per task, which no node there has, is fitted to the GPU's
+/// share of a node (2) and said; Slurm takes what comes out (`sbatch --test-only`, which
+/// holds no node). The same 16 asked for with `--cpus` is refused, naming the limit.
+#[tokio::test]
+async fn a_default_too_big_for_the_partition_is_fitted_and_slurm_takes_it() {
+    let s = LaunchSetup::new(&format!("session-fit-{}", rand_suffix())).await;
+    let ask = ["--gpus", "1", "--time", "5m", "--partition", "spare"];
+    let out = session(&s, &[&ask[..], &["--dry-run"]].concat());
+    let script = ok(&out);
+    let said = text(&out.stderr);
+    assert!(
+        said.contains("slurmdash: CPUs per task: 2, not the default 16 (more than the largest node in spare has): its share for 1 GPU of a node with 4 CPUs, 2 GPUs and 4G; --cpus sets it"),
+        "{said}"
+    );
+    assert!(script.contains("#SBATCH --cpus-per-task=2\n"), "{script}");
+    let r = remote();
+    let dir = common::scratch(&r, "session-fit").await;
+    let path = format!("{dir}/session.sbatch");
+    common::put(&r, &path, &script).await;
+    let test = run(&r, &["sbatch", "--test-only", "-D", &dir, &path]).await;
+    let answer = test.stderr_lossy();
+    assert!(
+        test.success() && answer.contains("to start at") && answer.contains("partition spare"),
+        "sbatch --test-only: {answer}"
+    );
+    run(&r, &["rm", "-rf", &dir]).await;
+
+    let out = session(&s, &[&ask[..], &["--cpus", "16", "--dry-run"]].concat());
+    assert!(!out.status.success(), "{}", text(&out.stdout));
+    let said = text(&out.stderr);
+    assert!(
+        said.contains("16 CPUs per task, but the largest node in spare has 4"),
+        "{said}"
+    );
 }

@@ -26,6 +26,8 @@ pub enum Answer {
     Op(JobOp),
     /// 30 more minutes for a work session (`scontrol update TimeLimit=+30:00`).
     Extend(JobId),
+    /// Another question first (ending a session: its own explicit confirmation).
+    Ask(Box<Confirm>),
 }
 
 impl Confirm {

@@ -25,6 +25,13 @@ pub enum FormKey {
     AskName(String),
 }
 
+/// What the form is about to be used for, in the questions asked first.
+#[derive(Debug, Clone, Copy)]
+enum Use {
+    Submit,
+    Save,
+}
+
 impl FormState {
     /// `n`: a form on cluster `c` with its last used values (or the defaults), still to be
     /// given the partitions (`Cmd::FetchLaunchFacts`).
@@ -54,6 +61,7 @@ impl FormState {
             foreign: None,
             spec_changed: None,
             rerun: None,
+            fit: None,
         };
         form.revalidate();
         form
@@ -87,6 +95,11 @@ impl FormState {
                     let text = buf.clone();
                     form.editing = None;
                     if let Some(key) = form.field_key() {
+                        // A size typed in is the user's: checked as it is, never fitted.
+                        if let Some(chosen) = form.fit.as_mut() {
+                            chosen.cpus |= key == "cpus_per_task";
+                            chosen.mem |= key == "mem";
+                        }
                         match form.spec.set(key, &text) {
                             Ok(()) => form.error = None,
                             Err(e) => form.error = Some(e),
@@ -159,6 +172,11 @@ impl FormState {
             }
             KeyCode::Char('t') => return FormKey::Stay(form.test_only()),
             KeyCode::Char('w') if !ctrl => {
+                // A template keeps the script and spec for later launches: the same
+                // questions as Submit first.
+                if form.ask_first(Use::Save) {
+                    return FormKey::Stay(Vec::new());
+                }
                 // The name asked for on the bottom line; the template's own name to start.
                 return FormKey::AskName(form.spec.template.clone().unwrap_or_default());
             }
@@ -258,6 +276,38 @@ impl FormState {
         }
     }
 
+    /// The questions a foreign script or a rewritten spec ask before the form is used
+    /// (submitted, or saved as a template with `w`): asks the first one not yet answered
+    /// (the same key again answers it) and says true, or false when all are answered.
+    fn ask_first(&mut self, how: Use) -> bool {
+        if let Some(f) = self.foreign.as_mut().filter(|f| !f.confirmed) {
+            f.confirmed = true;
+            let again = match how {
+                Use::Submit => "enter on Submit again to launch it",
+                Use::Save => "w again to save it as a template",
+            };
+            self.error = Some(format!(
+                "{}'s script would run as {}: {again}, esc to leave",
+                f.owner,
+                f.me.as_deref().unwrap_or("you")
+            ));
+            return true;
+        }
+        if let Some(c) = self.spec_changed.as_mut().filter(|c| !c.confirmed) {
+            c.confirmed = true;
+            let again = match how {
+                Use::Submit => "enter on Submit again to launch what the form shows",
+                Use::Save => "w again to save what the form shows as a template",
+            };
+            self.error = Some(format!(
+                "job {}'s specs/launch.json is not the one launched: {again}, esc to leave",
+                c.job
+            ));
+            return true;
+        }
+        false
+    }
+
     /// Submit on cluster `cluster` (its name), after the questions a foreign script or a
     /// rewritten spec ask first.
     fn submit(&mut self, cluster: &str) -> Vec<Cmd> {
@@ -265,21 +315,7 @@ impl FormState {
         if form.busy == Some(Busy::Submitting) {
             return Vec::new();
         }
-        if let Some(f) = form.foreign.as_mut().filter(|f| !f.confirmed) {
-            f.confirmed = true;
-            form.error = Some(format!(
-                "{}'s script would run as {}: enter on Submit again to launch it, esc to leave",
-                f.owner,
-                f.me.as_deref().unwrap_or("you")
-            ));
-            return Vec::new();
-        }
-        if let Some(c) = form.spec_changed.as_mut().filter(|c| !c.confirmed) {
-            c.confirmed = true;
-            form.error = Some(format!(
-                "job {}'s specs/launch.json is not the one launched: enter on Submit again to launch what the form shows, esc to leave",
-                c.job
-            ));
+        if form.ask_first(Use::Submit) {
             return Vec::new();
         }
         match &form.prepared {

@@ -148,6 +148,9 @@ pub struct FormState {
     pub estimate: Option<Result<Estimate, String>>,
     pub busy: Option<Busy>,
     pub error: Option<String>,
+    /// `:session`: the sizes still at their defaults (not edited in the form) are fitted to
+    /// the partition's nodes as it is validated (`validate::fit_defaults`); `None`: as they are.
+    pub fit: Option<crate::launch::validate::Chosen>,
     pub local_id: String,
     pub results_root: Option<String>,
     /// The form holds another user's job (relaunched with `L`): the form says whose script
@@ -242,6 +245,13 @@ impl FormState {
     pub fn revalidate(&mut self) {
         self.prepared = None;
         self.problems.clear();
+        if let (Some(chosen), Some(facts)) = (self.fit, &self.facts) {
+            let said = crate::launch::validate::fit_defaults(&mut self.spec, facts, chosen);
+            if !said.is_empty() {
+                let said: Vec<String> = said.into_iter().map(|(_, s)| s).collect();
+                self.error = Some(said.join("; "));
+            }
+        }
         let spec = match self.effective() {
             Ok(s) => s,
             Err(p) => {

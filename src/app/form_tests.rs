@@ -752,6 +752,49 @@ fn a_relaunch_from_the_spec_as_launched_asks_nothing_more() {
     }
 }
 
+/// `w` on a relaunch that still has its questions (another user's script, a rewritten
+/// spec) asks them first, as Submit does: a template would launch that script later with
+/// no question at all.
+#[test]
+fn w_on_an_unconfirmed_relaunch_asks_the_questions_before_the_name() {
+    let template_name =
+        |a: &App| a.input.as_ref().map(|i| i.kind) == Some(crate::app::InputKind::TemplateName);
+    let error = |a: &App| {
+        a.form
+            .as_ref()
+            .and_then(|f| f.error.clone())
+            .unwrap_or_default()
+    };
+
+    let mut a = relaunched(Some("aaaa"), "bbbb");
+    assert!(press(&mut a, KeyCode::Char('w')).is_empty());
+    assert!(!template_name(&a), "asked for a name at once");
+    assert_eq!(
+        error(&a),
+        "job 48's specs/launch.json is not the one launched: w again to save what the form shows as a template, esc to leave"
+    );
+    assert!(press(&mut a, KeyCode::Char('w')).is_empty());
+    assert!(template_name(&a), "the second w asks for the name");
+
+    let mut a = app();
+    a.update(recovered_tmo(&JobId::new(48), "operator"));
+    a.update(Msg::LaunchFacts(Ok(facts())));
+    press(&mut a, KeyCode::Char('w'));
+    assert!(!template_name(&a), "asked for a name at once");
+    assert_eq!(
+        error(&a),
+        "sduser's script would run as operator: w again to save it as a template, esc to leave"
+    );
+    press(&mut a, KeyCode::Char('w'));
+    assert!(template_name(&a));
+    typed(&mut a, "theirs");
+    let cmds = press(&mut a, KeyCode::Enter);
+    assert!(
+        matches!(cmds.as_slice(), [Cmd::SaveTemplate { name, .. }] if name == "theirs"),
+        "{cmds:?}"
+    );
+}
+
 /// What `L` on task `799_4` of the fixture's array (6 tasks, 1 and 4 exited 1) reads: the
 /// array's tasks (all COMPLETED when `all_done`) and what is recovered of the task.
 fn rerun_read(all_done: bool) -> (JobId, Msg) {
@@ -993,6 +1036,48 @@ fn a_template_with_steps_shows_them_and_needs_no_command() {
         f.problems
             .iter()
             .any(|p| p.message.contains("steps' containers would fail")),
+        "{:?}",
+        f.problems
+    );
+}
+
+/// `:session` opens the form (no GPUs) with the defaults' 24 CPUs per task, more than the
+/// 16 of short's nodes: they are fitted to a whole node and the form says so; 24 typed into
+/// the field is the user's and is refused as it is.
+#[test]
+fn a_session_form_fits_its_default_cpus_and_keeps_what_is_typed() {
+    let mut a = app();
+    a.cluster.launch.defaults.cpus_per_task = 24;
+    assert_eq!(a.run_command("session"), vec![Cmd::FetchLaunchFacts]);
+    a.update(Msg::LaunchFacts(Ok(facts())));
+    let f = a.form.as_ref().expect("form");
+    assert_eq!(f.spec.cpus_per_task, 16, "{:?}", f.error);
+    assert!(
+        f.error.as_deref().is_some_and(|e| e.starts_with(
+            "CPUs per task: 16, not the default 24 (more than the largest node in short has): a whole node of 16 CPUs and 21G"
+        )),
+        "{:?}",
+        f.error
+    );
+    assert!(
+        !f.problems
+            .iter()
+            .any(|p| p.field == crate::launch::validate::Field::Cpus),
+        "{:?}",
+        f.problems
+    );
+    goto(&mut a, "cpus_per_task");
+    press(&mut a, KeyCode::Enter);
+    press(&mut a, KeyCode::Backspace);
+    press(&mut a, KeyCode::Backspace);
+    typed(&mut a, "24");
+    press(&mut a, KeyCode::Enter);
+    let f = a.form.as_ref().expect("form");
+    assert_eq!(f.spec.cpus_per_task, 24);
+    assert!(
+        f.problems.iter().any(|p| p
+            .message
+            .starts_with("24 CPUs per task, but the largest node in short has 16")),
         "{:?}",
         f.problems
     );

@@ -139,6 +139,14 @@ impl App {
             .chars()
             .map(|c| if c.is_control() { '?' } else { c })
             .collect();
+        if shown != text {
+            // Pasted into a shell, a newline or an escape in it would run or do something
+            // else than the path says; an escaped copy would name another path.
+            self.note = Some(format!(
+                "not copied: {shown} holds control characters (shown as ?); copy it from a shell on the cluster"
+            ));
+            return Vec::new();
+        }
         self.note = Some(format!(
             "copied {shown} to the clipboard (through the terminal: OSC 52)"
         ));
@@ -172,6 +180,7 @@ impl App {
         match confirm.pick(&k) {
             Some(Answer::Op(op)) => self.start_op(op),
             Some(Answer::Extend(id)) => self.apply(super::session::extend(id)),
+            Some(Answer::Ask(next)) => self.apply(Out::confirm(*next)),
             None => self.apply(Out::note("nothing changed")),
         }
     }

@@ -171,11 +171,12 @@ impl App {
             0
         };
         let read_only = if self.cluster.read_only { 2 } else { 0 };
-        // The title; the bindings and the form's line; a blank line and the commands'
-        // title; the commands; the notes; a blank line and the mouse line.
+        // The title; the bindings, the form's line and the session question's; a blank
+        // line and the commands' title; the commands; the notes; a blank line and the mouse
+        // line.
         1 + read_only
             + self.keymap.bindings(self.focus).len()
-            + 1
+            + 2
             + 2
             + super::COMMANDS.len()
             + notes

@@ -27,6 +27,8 @@ pub(super) fn prefill(form: &mut FormState, v: &View, label: Option<&str>) -> Ou
         ..Default::default()
     };
     form.spec = session::spec(&v.cluster.launch.defaults, &opts, &stamp);
+    // CPUs and memory are defaults here: fitted to the partition's nodes when they are more.
+    form.fit = Some(Default::default());
     // The GPUs row: what a session is most often adjusted by.
     form.row = 1 + super::FIELDS
         .iter()
@@ -183,26 +185,46 @@ pub fn is_extension(edit: &JobEdit) -> bool {
     *edit == extension()
 }
 
+/// The keys of the question that opens by itself: it may open just as the user presses a
+/// key meant for the dashboard (`y` files, `e` stderr, enter), so its keys mean nothing
+/// else, and ending the session takes a second, explicit answer.
+pub const EXTEND_KEY: char = '+';
+pub const END_KEY: char = '!';
+
 fn extend_question(d: &Due) -> Confirm {
+    let name = crate::queue::format::one_line(&d.name);
+    let name = crate::queue::format::fit(&name, 30).to_string();
     Confirm {
         prompt: format!(
-            "session {} ({}) ends in {} minutes: extend it?",
-            d.id,
-            crate::queue::format::fit(&crate::queue::format::one_line(&d.name), 30),
-            d.minutes
+            "session {} ({name}) ends in {} minutes: extend it?",
+            d.id, d.minutes
         ),
         choices: vec![
             Choice {
-                key: 'y',
+                key: EXTEND_KEY,
                 label: "30 more minutes".into(),
                 answer: Answer::Extend(d.id.clone()),
             },
             Choice {
-                key: 'e',
-                label: "end it now".into(),
-                answer: Answer::Op(JobOp::new(OpKind::Cancel, [d.id.clone()])),
+                key: END_KEY,
+                label: "end it now…".into(),
+                answer: Answer::Ask(Box::new(end_question(&d.id, &name))),
             },
         ],
+    }
+}
+
+/// The second question before a session ends: only `y` (or enter) to this one cancels.
+fn end_question(id: &JobId, name: &str) -> Confirm {
+    Confirm {
+        prompt: format!(
+            "end session {id} ({name}) now? its job is cancelled and its allocation given back"
+        ),
+        choices: vec![Choice {
+            key: 'y',
+            label: "end it".into(),
+            answer: Answer::Op(JobOp::new(OpKind::Cancel, [id.clone()])),
+        }],
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use super::super::tests::{app, id, jobs, key, loaded};
+use super::super::tests::{app, code, id, jobs, key, loaded};
 use super::super::App;
 use super::*;
 use crate::action::Msg;
@@ -58,7 +58,7 @@ fn ten_minutes_before_the_end_it_warns_and_offers_to_extend() {
         "{}",
         q.prompt
     );
-    let cmds = a.update(key('y'));
+    let cmds = a.update(key('+'));
     assert_eq!(
         cmds,
         vec![Cmd::Edit(
@@ -102,8 +102,63 @@ fn each_warning_comes_once_then_the_two_minute_one() {
     let cmds = a.update(loaded(with_session(60, 58 * 60 + 5)));
     assert_eq!(notified(&cmds), vec!["work session 237 ends in 2 minutes"]);
     let q = a.confirm.clone().expect("asked again");
-    // `e` ends it: the job's cancel.
-    assert!(q.choices.iter().any(|c| c.key == 'e'));
+    // `!` offers to end it (a second question).
+    assert!(q.choices.iter().any(|c| c.key == '!'));
+}
+
+/// The question opens by itself, maybe just as the user reaches for a dashboard key: `e`
+/// (stderr), `y` (files), enter, `d` mean nothing to it and end nothing; only `!` and then
+/// `y` to a second question end the session.
+#[test]
+fn no_dashboard_key_ends_a_session_only_two_deliberate_answers_do() {
+    for k in [
+        key('e'),
+        key('y'),
+        key('d'),
+        key('D'),
+        key('x'),
+        code(crossterm::event::KeyCode::Enter),
+    ] {
+        let mut a = launched_237();
+        a.update(Msg::PollDue);
+        a.update(loaded(with_session(60, 50 * 60 + 10)));
+        assert!(a.confirm.is_some(), "the question is open");
+        let cmds = a.update(k.clone());
+        assert!(
+            !cmds.iter().any(|c| matches!(c, Cmd::Op(_) | Cmd::Edit(..))),
+            "{k:?} changed a job: {cmds:?}"
+        );
+        assert!(a.confirm.is_none(), "{k:?} answered no");
+        assert_eq!(a.queue.busy(&id("237")), None);
+    }
+    let mut a = launched_237();
+    a.update(Msg::PollDue);
+    a.update(loaded(with_session(60, 50 * 60 + 10)));
+    assert!(a
+        .confirm
+        .as_ref()
+        .is_some_and(|q| q.hint() == "+: 30 more minutes · !: end it now… · any other key: no"));
+    let cmds = a.update(key('!'));
+    assert!(cmds.is_empty(), "{cmds:?}");
+    let q = a.confirm.clone().expect("the second question");
+    assert_eq!(
+        q.prompt,
+        "end session 237 (session-debug) now? its job is cancelled and its allocation given back"
+    );
+    // Any other key to the second question keeps it.
+    let cmds = a.update(key('n'));
+    assert!(cmds.is_empty() && a.confirm.is_none(), "{cmds:?}");
+    assert_eq!(a.note.as_deref(), Some("nothing changed"));
+    // Asked again: `!` then `y` cancels the job.
+    a.cluster.insight.last_key = None;
+    a.update(Msg::PollDue);
+    a.update(loaded(with_session(60, 58 * 60 + 5)));
+    a.update(key('!'));
+    let cmds = a.update(key('y'));
+    assert!(
+        matches!(&cmds[..], [Cmd::Op(op)] if op.kind == OpKind::Cancel && op.ids == vec![id("237")]),
+        "{cmds:?}"
+    );
 }
 
 #[test]

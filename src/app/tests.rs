@@ -392,6 +392,40 @@ fn y_copies_the_id_the_directory_or_the_log_path() {
     assert!(empty.note.as_deref().unwrap().contains("no job selected"));
 }
 
+/// A work dir or log path with control characters (a newline, an escape) is not put on
+/// the clipboard, where a paste into a shell would run what follows the newline; the status
+/// line says why, with the characters shown as `?`.
+#[test]
+fn y_refuses_a_path_with_control_characters() {
+    use crate::keymap::Pane;
+    let mut a = app();
+    let mut js = jobs();
+    let sel = js[0].id.clone();
+    js[0].work_dir = "/home/al/x\nrm -rf ~\x1b]0;t\x07".into();
+    a.update(loaded(js));
+    a.queue.select_id(&sel);
+    a.focus = Pane::Detail;
+    assert_eq!(a.on_action(Action::Copy), vec![]);
+    assert_eq!(
+        a.note.as_deref(),
+        Some("not copied: /home/al/x?rm -rf ~?]0;t? holds control characters (shown as ?); copy it from a shell on the cluster")
+    );
+    a.focus = Pane::Log;
+    a.logs.paths = Some(("/r/o\rut".into(), "/r/err".into()));
+    assert_eq!(a.on_action(Action::Copy), vec![]);
+    assert!(a
+        .note
+        .as_deref()
+        .unwrap()
+        .starts_with("not copied: /r/o?ut holds"));
+    // The id still copies from the queue.
+    a.focus = Pane::Queue;
+    assert_eq!(
+        a.on_action(Action::Copy),
+        vec![Cmd::Clipboard(sel.as_str().to_string())]
+    );
+}
+
 /// `c` opens the chooser over the queue; enter applies the columns at once and asks for
 /// them to be saved; esc leaves the queue as it was; under `:history` it is refused.
 #[test]

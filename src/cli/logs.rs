@@ -1,4 +1,4 @@
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -9,6 +9,7 @@ use super::run_checked;
 use crate::config::Cluster;
 use crate::io::connect::connect;
 use crate::io::fetch::{self, DetailSource};
+use crate::logview::terminal::TerminalText;
 use crate::remote::{ReadPos, Remote, RemoteError};
 use crate::slurm::command::{self, Scope, SqueueQuery};
 use crate::slurm::logpath::{default_pattern, resolve_log_path, LogContext};
@@ -26,6 +27,11 @@ pub struct LogsArgs {
     /// Keep printing new output until the job ends.
     #[arg(long, short)]
     pub follow: bool,
+    /// Print the log's bytes as they are, escape sequences included. Without it, output to a
+    /// terminal keeps colours and drops every other escape sequence and control character
+    /// (as the log pane does); output to a pipe or file is always as is.
+    #[arg(long)]
+    pub raw: bool,
 }
 
 /// Bytes fetched per remote read.
@@ -56,6 +62,7 @@ pub async fn run(cluster: &Cluster, args: &LogsArgs) -> Result<ExitCode> {
     let mut waiting_said = false;
     let mut tick = 0u32;
     let mut stdout = std::io::stdout().lock();
+    let mut safe = (!args.raw && stdout.is_terminal()).then(TerminalText::default);
     loop {
         match remote
             .read_file(&loc.path, ReadPos::Offset(offset), CHUNK)
@@ -70,7 +77,7 @@ pub async fn run(cluster: &Cluster, args: &LogsArgs) -> Result<ExitCode> {
                 continue;
             }
             Ok(chunk) => {
-                stdout.write_all(&chunk.data)?;
+                stdout.write_all(&shown(&mut safe, &chunk.data))?;
                 stdout.flush()?;
                 offset = chunk.next_offset();
                 if offset < chunk.size {
@@ -104,7 +111,19 @@ pub async fn run(cluster: &Cluster, args: &LogsArgs) -> Result<ExitCode> {
             finished = job_finished(remote.as_ref(), cluster, &id).await;
         }
     }
+    if let Some(t) = safe.as_mut() {
+        stdout.write_all(&t.finish())?;
+        stdout.flush()?;
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What of `data` goes out: as is, or made safe for the terminal (`safe`).
+fn shown<'a>(safe: &mut Option<TerminalText>, data: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
+    match safe {
+        Some(t) => t.push(data).into(),
+        None => data.into(),
+    }
 }
 
 async fn job_finished(remote: &dyn Remote, cluster: &Cluster, id: &JobId) -> bool {

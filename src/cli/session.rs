@@ -30,10 +30,11 @@ pub struct SessionArgs {
     /// Its account (default: the cluster's).
     #[arg(long, value_name = "NAME")]
     pub account: Option<String>,
-    /// CPUs (default `[launch] cpus_per_task`).
+    /// CPUs (default `[launch] cpus_per_task`, fitted to the partition's nodes when they
+    /// have fewer: their share for the GPUs asked, said on stderr).
     #[arg(long, value_name = "N")]
     pub cpus: Option<u32>,
-    /// Memory, as Slurm takes it (`64G`).
+    /// Memory, as Slurm takes it (`64G`; default `[launch] mem`, fitted as CPUs are).
     #[arg(long, value_name = "SIZE")]
     pub mem: Option<String>,
     /// A container image: the session's command runs in it (a shell does not).
@@ -119,6 +120,10 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &SessionArgs) -> Resu
         mail_user: None,
         webhook_env: None,
         command: Vec::new(),
+        fit: Some(crate::launch::validate::Chosen {
+            cpus: args.cpus.is_some(),
+            mem: args.mem.is_some(),
+        }),
     };
     let (s, _prepared, interrupted) =
         match super::submit::launch(loaded, cluster, &submit_args, spec).await? {

@@ -57,6 +57,10 @@ pub struct SubmitArgs {
     /// The command the job runs (after `--`).
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
+    /// `session`: the sizes left to defaults are fitted to the partition's nodes
+    /// (`validate::fit_defaults`); `None` (submit): checked as they are.
+    #[arg(skip)]
+    pub fit: Option<crate::launch::validate::Chosen>,
 }
 
 /// The spec from config, template, `--set` and the command.
@@ -218,6 +222,17 @@ async fn prepare(
     let facts = crate::io::facts::fetch(remote.as_ref(), timeout)
         .await
         .map_err(|e| eyre!("reading the cluster's partitions: {e}"))?;
+    let mut spec = spec;
+    if let Some(chosen) = args.fit {
+        for (field, said) in crate::launch::validate::fit_defaults(&mut spec, &facts, chosen) {
+            let flag = if field == crate::launch::validate::Field::Mem {
+                "--mem"
+            } else {
+                "--cpus"
+            };
+            eprintln!("slurmdash: {said}; {flag} sets it");
+        }
+    }
     let local_id = submit::new_local_id();
     let mut prepared = match submit::prepare(&spec, &facts, &results_root, &local_id) {
         Ok(p) => p,

@@ -670,6 +670,102 @@ pub fn mem_mb(s: &str) -> Option<u64> {
     }
 }
 
+/// Which of a launch's sizes the user gave for this launch (a flag, the form): those are
+/// checked as they are; the others are defaults that [`fit_defaults`] may fit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Chosen {
+    pub cpus: bool,
+    pub mem: bool,
+}
+
+/// Fits the defaults the user did not choose (CPUs per task, memory) to the nodes of the
+/// spec's partitions (or the cluster's default one) when they are more than the largest
+/// node there has: with GPUs, the node's share for the GPUs asked (a node of 8 CPUs and 4
+/// GPUs gives 2 CPUs a GPU), else the whole node. Returns each value changed (its field)
+/// with a line saying what and why; changes nothing when the node sizes are unknown, when what the user
+/// chose alone does not fit (validation says so), or when the default fits.
+pub fn fit_defaults(
+    spec: &mut LaunchSpec,
+    facts: &ClusterFacts,
+    chosen: Chosen,
+) -> Vec<(Field, String)> {
+    let names: Vec<String> = if spec.partition.trim().is_empty() {
+        facts
+            .default_partition()
+            .map(|p| vec![p.name.clone()])
+            .unwrap_or_default()
+    } else {
+        spec.partition
+            .split(',')
+            .map(|p| p.trim().to_string())
+            .collect()
+    };
+    // GPUs a node must hold (as the checks count them: at or above max_gpus_per_node the
+    // job takes whole nodes).
+    let max_per_node = spec.max_gpus_per_node.max(1);
+    let gpus_per_node = if spec.gpus >= max_per_node {
+        max_per_node
+    } else {
+        spec.gpus.div_ceil(spec.nodes.max(1))
+    };
+    let nodes: Vec<&NodeShape> = facts
+        .nodes
+        .iter()
+        .filter(|n| names.contains(&n.partition) && n.gpus >= gpus_per_node)
+        .collect();
+    // The node the job most likely gets all of it on: the one with the most CPUs.
+    let Some(node) = nodes.iter().max_by_key(|n| (n.cpus, n.mem_mb)) else {
+        return Vec::new();
+    };
+    let share = |whole: u64| -> u64 {
+        if gpus_per_node > 0 && node.gpus > 0 {
+            (whole * u64::from(gpus_per_node) / u64::from(node.gpus)).max(1)
+        } else {
+            whole
+        }
+    };
+    let how = if gpus_per_node > 0 && node.gpus > 0 {
+        format!(
+            "its share for {gpus_per_node} GPU{} of a node with {} CPUs, {} GPUs and {}",
+            if gpus_per_node == 1 { "" } else { "s" },
+            node.cpus,
+            node.gpus,
+            mib_text(node.mem_mb)
+        )
+    } else {
+        format!(
+            "a whole node of {} CPUs and {}",
+            node.cpus,
+            mib_text(node.mem_mb)
+        )
+    };
+    let part = names.join(",");
+    let mut said = Vec::new();
+    if !chosen.cpus && spec.cpus_per_task > node.cpus {
+        let fitted = u32::try_from(share(u64::from(node.cpus))).unwrap_or(node.cpus);
+        said.push((
+            Field::Cpus,
+            format!(
+                "CPUs per task: {fitted}, not the default {} (more than the largest node in {part} has): {how}",
+                spec.cpus_per_task
+            ),
+        ));
+        spec.cpus_per_task = fitted;
+    }
+    let mem = spec.mem.trim().to_string();
+    if !chosen.mem && mem_mb(&mem).is_some_and(|m| m > node.mem_mb) {
+        let fitted = mib_text(share(node.mem_mb));
+        said.push((
+            Field::Mem,
+            format!(
+                "memory: {fitted}, not the default {mem} (more than the largest node in {part} has): {how}"
+            ),
+        ));
+        spec.mem = fitted;
+    }
+    said
+}
+
 /// What one node must hold for the job (one task per node).
 struct NodeNeed<'a> {
     cpus: u32,
@@ -839,5 +935,126 @@ mod tests {
         assert!(mail_options("sometimes", "").is_err());
         assert!(mail_options("", "a b").is_err());
         assert!(mail_options("", "").unwrap().is_empty());
+    }
+
+    /// `debug`: 8-CPU nodes with 4 GPUs and 32G; `cpu`: 8 CPUs, no GPU; `short` (the
+    /// default): 16 CPUs, 8 GPUs.
+    fn small_nodes() -> ClusterFacts {
+        let part = |name: &str, gpus: u32, default: bool| PartitionInfo {
+            name: name.into(),
+            is_default: default,
+            max_time: Some(Duration::from_secs(4 * 3600)),
+            nodes: 2,
+            gpus_per_node: gpus,
+            gpus_total: 2 * gpus,
+            gpus_idle: 2 * gpus,
+            pending_jobs: 0,
+            state: "UP".into(),
+        };
+        let node = |node: &str, partition: &str, cpus: u32, gpus: u32| NodeShape {
+            node: node.into(),
+            partition: partition.into(),
+            cpus,
+            mem_mb: 32 * 1024,
+            gpus,
+        };
+        ClusterFacts {
+            partitions: vec![
+                part("debug", 4, false),
+                part("cpu", 0, false),
+                part("short", 8, true),
+            ],
+            accounts: None,
+            pyxis: Some(true),
+            nodes: vec![
+                node("d1", "debug", 8, 4),
+                node("d2", "debug", 8, 4),
+                node("c1", "cpu", 8, 0),
+                node("g1", "short", 16, 8),
+            ],
+            sbatch_env: Vec::new(),
+        }
+    }
+
+    /// What `slurmdash session --gpus 1 --time 5m --partition debug` asks with the
+    /// built-in defaults (16 CPUs per task).
+    fn session_on(partition: &str, gpus: u32) -> LaunchSpec {
+        LaunchSpec {
+            name: "session-x".into(),
+            partition: partition.into(),
+            gpus,
+            time: "5m".into(),
+            command: "sleep 1".into(),
+            ..LaunchSpec::default()
+        }
+    }
+
+    fn cpu_problems(spec: &LaunchSpec) -> Vec<String> {
+        match validate(spec, &small_nodes()) {
+            Ok(_) => Vec::new(),
+            Err(ps) => ps
+                .into_iter()
+                .filter(|p| p.field == Field::Cpus || p.field == Field::Mem)
+                .map(|p| p.message)
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_default_that_no_node_holds_is_fitted_and_said() {
+        let mut spec = session_on("debug", 1);
+        assert_eq!(spec.cpus_per_task, 16, "the built-in default");
+        assert!(cpu_problems(&spec)[0]
+            .starts_with("16 CPUs per task, but the largest node in debug has 8"));
+        let said = fit_defaults(&mut spec, &small_nodes(), Chosen::default());
+        assert_eq!(spec.cpus_per_task, 2, "1 GPU of 4 on an 8-CPU node");
+        assert_eq!(
+            said,
+            [(Field::Cpus, "CPUs per task: 2, not the default 16 (more than the largest node in debug has): its share for 1 GPU of a node with 8 CPUs, 4 GPUs and 32G".to_string())]
+        );
+        assert!(cpu_problems(&spec).is_empty(), "{:?}", cpu_problems(&spec));
+
+        // No GPUs: the whole node; a default memory over the node's is fitted too.
+        let mut spec = session_on("cpu", 0);
+        spec.mem = "64G".into();
+        let said = fit_defaults(&mut spec, &small_nodes(), Chosen::default());
+        assert_eq!((spec.cpus_per_task, spec.mem.as_str()), (8, "32G"));
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert!(
+            said[1].0 == Field::Mem && said[1].1.starts_with("memory: 32G, not the default 64G"),
+            "{said:?}"
+        );
+        assert!(cpu_problems(&spec).is_empty(), "{:?}", cpu_problems(&spec));
+
+        // 2 GPUs of 4, memory too: half the node.
+        let mut spec = session_on("debug", 2);
+        spec.mem = "64G".into();
+        fit_defaults(&mut spec, &small_nodes(), Chosen::default());
+        assert_eq!((spec.cpus_per_task, spec.mem.as_str()), (4, "16G"));
+    }
+
+    #[test]
+    fn what_the_user_chose_and_defaults_that_fit_are_left_alone() {
+        // --cpus 16 on debug: refused as asked, naming the limit.
+        let mut spec = session_on("debug", 1);
+        let chosen = Chosen {
+            cpus: true,
+            mem: true,
+        };
+        spec.mem = "64G".into();
+        assert!(fit_defaults(&mut spec, &small_nodes(), chosen).is_empty());
+        assert_eq!((spec.cpus_per_task, spec.mem.as_str()), (16, "64G"));
+        assert!(cpu_problems(&spec)[0]
+            .starts_with("16 CPUs per task, but the largest node in debug has 8"));
+        // The default partition's nodes hold the default: nothing changes.
+        let mut spec = session_on("", 1);
+        assert!(fit_defaults(&mut spec, &small_nodes(), Chosen::default()).is_empty());
+        assert_eq!(spec.cpus_per_task, 16);
+        // Node sizes unknown: nothing to fit to.
+        let mut facts = small_nodes();
+        facts.nodes.clear();
+        let mut spec = session_on("debug", 1);
+        assert!(fit_defaults(&mut spec, &facts, Chosen::default()).is_empty());
+        assert_eq!(spec.cpus_per_task, 16);
     }
 }

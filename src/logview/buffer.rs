@@ -148,7 +148,7 @@ fn floor_char_boundary(s: &str, mut i: usize) -> usize {
 
 /// Number of trailing bytes that may be the start of a UTF-8 sequence completed by the next
 /// read.
-fn incomplete_suffix(b: &[u8]) -> usize {
+pub(super) fn incomplete_suffix(b: &[u8]) -> usize {
     let n = b.len();
     for back in 1..=n.min(3) {
         let byte = b[n - back];
@@ -166,7 +166,7 @@ fn incomplete_suffix(b: &[u8]) -> usize {
     0
 }
 
-fn is_special(c: char) -> bool {
+pub(super) fn is_special(c: char) -> bool {
     c < ' ' || c == '\x7f' || ('\u{80}'..='\u{9f}').contains(&c)
 }
 

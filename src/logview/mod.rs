@@ -6,6 +6,7 @@ pub mod ansi;
 pub mod buffer;
 pub mod layout;
 pub mod search;
+pub mod terminal;
 pub mod urls;
 
 use std::fmt;

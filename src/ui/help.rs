@@ -45,6 +45,14 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
         Span::styled(format!("  {:<18}", "in the form (n)"), t.key()),
         Span::raw("w save as template · ←→ pick one"),
     ]));
+    lines.push(Line::from(vec![
+        Span::styled(format!("  {:<18}", "a session's end"), t.key()),
+        Span::raw(format!(
+            "asks: {} 30 more minutes · {} end it (y confirms)",
+            crate::app::session::EXTEND_KEY,
+            crate::app::session::END_KEY
+        )),
+    ]));
     lines.push(Line::from(""));
     lines.push(Line::from(Span::styled("commands after :", t.title())));
     for (cmd, what) in COMMANDS {
