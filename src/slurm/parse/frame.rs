@@ -13,21 +13,9 @@
 
 use std::collections::HashMap;
 
+use super::work::scanned;
 use crate::slurm::command::FIELD_SEP;
 use crate::slurm::jobid::JobId;
-
-#[cfg(test)]
-thread_local! {
-    /// Bytes the framing looked at on this thread, for the tests that check it stays linear.
-    static SCANNED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
-/// Counts `n` bytes looked at (tests only).
-#[inline]
-fn scanned(_n: usize) {
-    #[cfg(test)]
-    SCANNED.with(|c| c.set(c.get() + _n));
-}
 
 /// One record of framed output.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -357,9 +345,8 @@ mod tests {
 
     /// Bytes looked at while framing `out`, and the records.
     fn scan(out: &str) -> (usize, Vec<Framed<'_>>) {
-        SCANNED.with(|c| c.set(0));
-        let r = framed_records(out, T, 4).unwrap();
-        (SCANNED.with(std::cell::Cell::get), r)
+        let (r, work) = super::super::work::scanned_by(|| framed_records(out, T, 4));
+        (work, r.unwrap())
     }
 
     #[test]
