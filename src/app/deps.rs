@@ -201,7 +201,9 @@ fn in_a_chain(v: &View) -> bool {
 fn names_number(text: &str, number: &str) -> bool {
     let b = text.as_bytes();
     text.match_indices(number).any(|(i, m)| {
-        !(i > 0 && b[i - 1].is_ascii_digit()) && !b.get(i + m.len()).is_some_and(u8::is_ascii_digit)
+        let before = i.checked_sub(1).and_then(|p| b.get(p));
+        let after = b.get(i + m.len());
+        !before.is_some_and(u8::is_ascii_digit) && !after.is_some_and(u8::is_ascii_digit)
     })
 }
 
