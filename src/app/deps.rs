@@ -15,13 +15,15 @@ use super::history::HistoryState;
 #[cfg(test)]
 use super::App;
 use crate::keymap::Action;
+use crate::slurm::dependency::Dependency;
 use crate::slurm::deptree::{DepGraph, TreeRow};
 use crate::slurm::model::{Job, JobDetail, JobId, JobState};
 use crate::slurm::ops::{JobOp, OpKind};
 
 #[derive(Debug, Clone, Default)]
 pub struct DepsState {
-    /// Built anew from each refresh's rows.
+    /// Built anew from each refresh's rows while something reads it (`:deps`, the detail
+    /// pane of a job in a chain); empty otherwise.
     pub graph: DepGraph,
     /// The graph as `:deps` draws it.
     pub tree: Vec<TreeRow>,
@@ -32,6 +34,11 @@ pub struct DepsState {
     pub cursor: usize,
     /// The selected row's job and the job it sits under, kept across refreshes.
     selected: Option<(Option<String>, Option<String>)>,
+    /// `graph` (empty when nothing read it) is of the latest refresh's rows.
+    current: bool,
+    /// Graphs built so far (the tests check none is built while nothing reads it).
+    #[cfg(test)]
+    pub builds: usize,
 }
 
 impl DepsState {
@@ -43,7 +50,7 @@ impl DepsState {
         known: impl Fn(u16, &str) -> Option<(String, JobState)>,
         shown: Option<(String, HashSet<JobId>)>,
     ) {
-        self.graph = DepGraph::build(jobs, known);
+        self.build(jobs, known);
         self.tree = self.graph.tree();
         self.filter = None;
         if let Some((filter, ids)) = shown {
@@ -52,7 +59,7 @@ impl DepsState {
         }
         // The same job under the same parent, else the same job, else the same place.
         let at = self.selected.as_ref().and_then(|want| {
-            let keys: Vec<_> = (0..self.tree.len()).map(|i| self.key(i)).collect();
+            let keys = self.keys();
             keys.iter()
                 .position(|k| k == want)
                 .or_else(|| keys.iter().position(|k| k.0 == want.0))
@@ -61,6 +68,14 @@ impl DepsState {
             .unwrap_or(self.cursor)
             .min(self.tree.len().saturating_sub(1));
         self.remember();
+    }
+
+    fn build(&mut self, jobs: &[Job], known: impl Fn(u16, &str) -> Option<(String, JobState)>) {
+        self.graph = DepGraph::build(jobs, known);
+        #[cfg(test)]
+        {
+            self.builds += 1;
+        }
     }
 
     /// The tree's top-level blocks that hold a job of `ids`.
@@ -91,21 +106,41 @@ impl DepsState {
         out
     }
 
+    /// The job of row `i`, or a group's heading.
+    fn id_of(&self, i: usize) -> Option<String> {
+        let r = self.tree.get(i)?;
+        match r.node {
+            Some(n) => Some(self.graph.nodes[n].id.clone()),
+            None => r.group.as_ref().map(|g| format!("singleton {g}")),
+        }
+    }
+
+    /// The row `i` sits under.
+    fn parent_of(&self, i: usize) -> Option<usize> {
+        let depth = self.tree.get(i).map_or(0, |r| r.depth);
+        (0..i).rev().find(|&p| self.tree[p].depth < depth)
+    }
+
     /// The job of row `i` and the job it sits under.
     fn key(&self, i: usize) -> (Option<String>, Option<String>) {
-        let id_of = |i: usize| -> Option<String> {
-            let r = self.tree.get(i)?;
-            match r.node {
-                Some(n) => Some(self.graph.nodes[n].id.clone()),
-                None => r.group.as_ref().map(|g| format!("singleton {g}")),
-            }
-        };
-        let depth = self.tree.get(i).map_or(0, |r| r.depth);
-        let parent = (0..i)
-            .rev()
-            .find(|&p| self.tree[p].depth < depth)
-            .and_then(id_of);
-        (id_of(i), parent)
+        (self.id_of(i), self.parent_of(i).and_then(|p| self.id_of(p)))
+    }
+
+    /// [`Self::key`] of every row, in one pass (the rows above each one kept as a stack,
+    /// rather than looked for again for each row).
+    fn keys(&self) -> Vec<(Option<String>, Option<String>)> {
+        let mut above: Vec<usize> = Vec::new();
+        (0..self.tree.len())
+            .map(|i| {
+                let depth = self.tree[i].depth;
+                while above.last().is_some_and(|&p| self.tree[p].depth >= depth) {
+                    above.pop();
+                }
+                let parent = above.last().and_then(|&p| self.id_of(p));
+                above.push(i);
+                (self.id_of(i), parent)
+            })
+            .collect()
     }
 
     fn remember(&mut self) {
@@ -138,6 +173,40 @@ pub(super) fn known_of(d: &JobDetail) -> Option<(String, JobState)> {
     Some((d.name.clone(), d.state.clone()?))
 }
 
+/// Whether the detail pane may read the chains of the queue's selected job: it waits on a
+/// job, or a job's dependency names one of its id (its base id as a whole number: a
+/// dependency on an array names its tasks by it). May say yes for a job in no chain, never
+/// no for one in a chain.
+fn in_a_chain(v: &View) -> bool {
+    let Some(sel) = v.queue.selected_job() else {
+        return false;
+    };
+    if sel
+        .dependency
+        .as_deref()
+        .and_then(Dependency::parse)
+        .is_some()
+    {
+        return true;
+    }
+    let base = sel.id.base().to_string();
+    v.queue.jobs().iter().any(|j| {
+        j.dependency
+            .as_deref()
+            .is_some_and(|d| names_number(d, &base))
+    })
+}
+
+/// Whether `text` holds `number` with no digit next to it.
+fn names_number(text: &str, number: &str) -> bool {
+    let b = text.as_bytes();
+    text.match_indices(number).any(|(i, m)| {
+        let before = i.checked_sub(1).and_then(|p| b.get(p));
+        let after = b.get(i + m.len());
+        !before.is_some_and(u8::is_ascii_digit) && !after.is_some_and(u8::is_ascii_digit)
+    })
+}
+
 /// What a key on `:deps` asks of the router, beyond what the view does itself.
 #[derive(Debug)]
 pub enum DepsKey {
@@ -156,29 +225,54 @@ pub enum DepsKey {
 impl DepsState {
     /// After each refresh: the chains among the queue's rows (the kept rows of jobs that
     /// left it included), the jobs they name that are gone from it filled in from
-    /// `:history` where it has them.
+    /// `:history` where it has them; built only when something reads them (see
+    /// [`Self::on_select`]).
     pub fn refresh(&mut self, v: &View, history: &HistoryState) {
+        self.current = false;
+        self.on_select(v, history);
+    }
+
+    /// The queue's selection moved (and after each refresh): the chains are built when
+    /// `:deps` is open or the detail pane may show the selected job's, and are not built
+    /// again until the next refresh.
+    pub fn on_select(&mut self, v: &View, history: &HistoryState) {
         // While `:history` is shown its rows are (sacct's, without dependencies): the
         // chains of the last refresh stay.
-        if history.open {
+        if history.open || self.current {
             return;
         }
+        if !self.open && !in_a_chain(v) {
+            // Nothing reads them: none kept, none built.
+            if !self.graph.is_empty() {
+                self.graph = DepGraph::default();
+            }
+            self.tree.clear();
+            return;
+        }
+        self.current = true;
         let known = |cluster: u16, id: &str| {
             let id = id.parse::<JobId>().ok()?.on(cluster);
             history.known(&id).and_then(known_of)
         };
-        let filter = v.queue.filter();
-        let shown = (!filter.is_empty()).then(|| {
-            let ids = v.queue.rows().map(|r| r.job.id.clone()).collect();
-            (filter.to_string(), ids)
-        });
-        self.rebuild(v.queue.jobs(), known, shown);
+        if self.open {
+            let filter = v.queue.filter();
+            let shown = (!filter.is_empty()).then(|| {
+                let ids = v.queue.rows().map(|r| r.job.id.clone()).collect();
+                (filter.to_string(), ids)
+            });
+            self.rebuild(v.queue.jobs(), known, shown);
+        } else {
+            // Only `:deps` draws the tree.
+            self.build(v.queue.jobs(), known);
+            self.tree.clear();
+        }
     }
 
     /// `:deps`: the chains of the jobs the queue shows (all of them without a filter).
     pub fn open_view(&mut self, v: &View, history: &HistoryState) -> Out {
         self.open = true;
-        self.refresh(v, history);
+        self.current = false;
+        self.on_select(v, history);
         if self.tree.is_empty() {
             return Out::note(
                 "no dependency chains among your jobs (sbatch --dependency=afterok:ID …)",

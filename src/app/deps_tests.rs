@@ -226,3 +226,65 @@ fn a_key_on_the_tree_says_what_the_router_does() {
     assert!(matches!(a.deps.on_key(&esc, None, 10), DepsKey::Done(_)));
     assert!(!a.deps.open);
 }
+
+/// Moves the queue's selection to job `id` with `j`/`k`, as a user would.
+fn select(a: &mut App, id: &str) {
+    let n = a.queue.jobs().len();
+    for up in [false, true] {
+        for _ in 0..=n {
+            if a.queue.selected_id().map(|j| j.as_str()) == Some(id) {
+                return;
+            }
+            key(a, KeyCode::Char(if up { 'k' } else { 'j' }));
+        }
+    }
+    panic!("job {id} is not in the queue");
+}
+
+/// The chains are built only while something reads them: not while the selected job is in
+/// no chain and `:deps` is closed; for the detail pane once a job of a chain is selected
+/// (once per refresh however the selection moves); with every refresh while `:deps` is open.
+#[test]
+fn chains_are_built_only_when_read() {
+    let mut a = app();
+    let recs = chain("Dependency", "afterok:10(unfulfilled)");
+    refresh(&mut a, &recs);
+    select(&mut a, "14");
+    let before = a.deps.builds;
+    refresh(&mut a, &recs);
+    refresh(&mut a, &recs);
+    assert!(a.deps.graph.is_empty() && a.deps.tree.is_empty());
+    assert_eq!(a.deps.builds, before);
+    // 11 waits on 10 and 12 waits on it: the detail pane shows both.
+    select(&mut a, "11");
+    assert_eq!(a.deps.builds, before + 1);
+    let waiters = |a: &App, id: &str| -> Vec<String> {
+        let w = a.deps.graph.waiters(0, id);
+        w.iter().map(|(n, _)| n.id.clone()).collect()
+    };
+    assert_eq!(waiters(&a, "11"), ["12"]);
+    assert_eq!(
+        a.deps.graph.node(0, "10").map(|n| n.name.as_str()),
+        Some("a")
+    );
+    select(&mut a, "12");
+    select(&mut a, "10");
+    assert_eq!(a.deps.builds, before + 1);
+    refresh(&mut a, &recs);
+    assert_eq!(a.deps.builds, before + 2);
+    assert_eq!(waiters(&a, "10"), ["11", "13"]);
+    // 14 again: after the next refresh nothing is built or kept.
+    select(&mut a, "14");
+    refresh(&mut a, &recs);
+    assert!(a.deps.graph.is_empty());
+    assert_eq!(a.deps.builds, before + 2);
+    a.run_command("deps");
+    assert_eq!(a.deps.builds, before + 3);
+    assert_eq!(ids(&a), ["10", "11", "12", "13"]);
+    refresh(&mut a, &recs);
+    assert_eq!(a.deps.builds, before + 4);
+    key(&mut a, KeyCode::Esc);
+    refresh(&mut a, &recs);
+    assert_eq!(a.deps.builds, before + 4);
+    assert!(a.deps.graph.is_empty());
+}

@@ -460,6 +460,7 @@ impl App {
         cmds.extend(self.cluster.waits.due(self.queue.selected_job(), self.now));
         let out = self.live.on_select(&view!(self));
         cmds.extend(self.apply(out));
+        self.deps.on_select(&view!(self), &self.history);
         cmds
     }
 

@@ -1,3 +1,4 @@
+use std::future::Future;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -37,6 +38,13 @@ pub struct LogsArgs {
 /// Bytes fetched per remote read.
 const CHUNK: u64 = 4 << 20;
 const FOLLOW_EVERY: Duration = Duration::from_secs(1);
+/// How often `--follow` asks whether the job ended.
+const ASK_EVERY: Duration = Duration::from_secs(5);
+/// The first wait after a read that returned nothing though the file is longer.
+const STALL_FIRST: Duration = Duration::from_millis(100);
+/// Such reads in a row (about 8 s of waits) before `logs` stops at what it printed, unless
+/// it follows a job still running.
+const STALLED_READS: u32 = 12;
 
 /// Where a job's output is, as far as Slurm still says.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,14 +65,40 @@ pub async fn run(cluster: &Cluster, args: &LogsArgs) -> Result<ExitCode> {
     if let Some(note) = &loc.note {
         eprintln!("slurmdash: {note}");
     }
-    let mut finished = loc.state.as_ref().is_none_or(JobState::is_finished);
+    let finished = loc.state.as_ref().is_none_or(JobState::is_finished);
+    let mut stdout = std::io::stdout().lock();
+    // On a terminal, a job's escape sequences never reach it (`--raw`: as they are).
+    let safe = (!args.raw && stdout.is_terminal()).then(TerminalText::default);
+    let r = remote.as_ref();
+    print_file(r, &loc, args.follow, finished, safe, &mut stdout, || {
+        job_finished(r, cluster, &id)
+    })
+    .await
+    .wrap_err_with(|| format!("reading the output of job {id}"))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints the file at `loc` from its start to `out`; with `follow`, goes on printing what
+/// is added until `job_finished` (asked every few seconds) says the job ended, then reads
+/// once more for its last lines. `finished`: the job had already ended.
+async fn print_file<F: Future<Output = bool>>(
+    remote: &dyn Remote,
+    loc: &LogLocation,
+    follow: bool,
+    mut finished: bool,
+    safe: Option<TerminalText>,
+    out: &mut dyn Write,
+    mut job_finished: impl FnMut() -> F,
+) -> Result<()> {
     let mut offset = 0u64;
     let mut waiting_said = false;
-    let mut tick = 0u32;
-    let mut stdout = std::io::stdout().lock();
-    let mut safe = (!args.raw && stdout.is_terminal()).then(TerminalText::default);
+    let mut safe = safe;
+    // Reads in a row that returned nothing though the file is longer.
+    let mut stalled = 0u32;
+    // Time waited since the job's state was last asked.
+    let mut since_asked = Duration::ZERO;
     loop {
-        match remote
+        let wait = match remote
             .read_file(&loc.path, ReadPos::Offset(offset), CHUNK)
             .await
         {
@@ -76,15 +110,34 @@ pub async fn run(cluster: &Cluster, args: &LogsArgs) -> Result<ExitCode> {
                 offset = 0;
                 continue;
             }
-            Ok(chunk) => {
-                stdout.write_all(&shown(&mut safe, &chunk.data))?;
-                stdout.flush()?;
+            Ok(chunk) if !chunk.data.is_empty() => {
+                out.write_all(&shown(&mut safe, &chunk.data))?;
+                out.flush()?;
                 offset = chunk.next_offset();
+                stalled = 0;
                 if offset < chunk.size {
                     continue;
                 }
+                FOLLOW_EVERY
             }
-            Err(RemoteError::NotFound { .. }) if args.follow && !finished => {
+            // Its length says more than could be read (a network file system's size may
+            // run ahead of its data): read again after a wait that grows.
+            Ok(chunk) if offset < chunk.size => {
+                stalled += 1;
+                if stalled > STALLED_READS && (!follow || finished) {
+                    eprintln!(
+                        "slurmdash: {} says it holds {} bytes, but nothing after byte {offset} could be read; stopping there",
+                        loc.path, chunk.size
+                    );
+                    break;
+                }
+                stall_wait(stalled)
+            }
+            Ok(_) => {
+                stalled = 0;
+                FOLLOW_EVERY
+            }
+            Err(RemoteError::NotFound { .. }) if follow && !finished => {
                 if !waiting_said {
                     eprintln!(
                         "slurmdash: waiting for {} (job is {})",
@@ -96,26 +149,32 @@ pub async fn run(cluster: &Cluster, args: &LogsArgs) -> Result<ExitCode> {
                     );
                     waiting_said = true;
                 }
+                FOLLOW_EVERY
             }
-            Err(e) => {
-                return Err(e).wrap_err_with(|| format!("reading the output of job {id}"));
-            }
-        }
-        if !args.follow || finished {
+            Err(e) => return Err(e.into()),
+        };
+        if stalled == 0 && (!follow || finished) {
             break;
         }
-        tokio::time::sleep(FOLLOW_EVERY).await;
-        tick += 1;
-        if tick.is_multiple_of(5) {
+        tokio::time::sleep(wait).await;
+        since_asked += wait;
+        if follow && !finished && since_asked >= ASK_EVERY {
             // One last read after the job ended picks up its final lines.
-            finished = job_finished(remote.as_ref(), cluster, &id).await;
+            finished = job_finished().await;
+            since_asked = Duration::ZERO;
         }
     }
     if let Some(t) = safe.as_mut() {
-        stdout.write_all(&t.finish())?;
-        stdout.flush()?;
+        out.write_all(&t.finish())?;
+        out.flush()?;
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
+}
+
+/// The wait before the `n`th read in a row of a file whose data lags its length: 100 ms,
+/// doubling, at most [`FOLLOW_EVERY`].
+fn stall_wait(n: u32) -> Duration {
+    (STALL_FIRST * 2u32.saturating_pow(n.saturating_sub(1).min(16))).min(FOLLOW_EVERY)
 }
 
 /// What of `data` goes out: as is, or made safe for the terminal (`safe`).
@@ -191,3 +250,8 @@ fn context(d: &JobDetail, id: &JobId) -> LogContext {
         ..LogContext::default()
     })
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+#[path = "logs_tests.rs"]
+mod tests;

@@ -61,8 +61,22 @@ pub struct DepGraph {
     by_key: HashMap<(u16, String), usize>,
     /// The links from each node (indices into `links`).
     outgoing: Vec<Vec<usize>>,
-    /// Each link by its (from, to).
+    /// Each link by its (from, to), so that a job naming another twice joins one link.
     link_of: HashMap<(usize, usize), usize>,
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Steps taken building graphs and trees on this thread, for the test that checks the
+    /// work stays linear.
+    pub(crate) static STEPS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts `n` steps (tests only).
+#[inline]
+fn step(_n: usize) {
+    #[cfg(test)]
+    STEPS.with(|c| c.set(c.get() + _n));
 }
 
 /// At most this many rows in the tree: a job under every job it waits on repeats whole
@@ -115,17 +129,17 @@ impl DepGraph {
                 by_base.get(&(cluster, base)).copied()
             })
         };
-        let mut singles: Vec<(u16, String, String)> = Vec::new();
+        // Each `singleton` group (cluster, user, name) once, in the order first named.
+        let mut singles: HashMap<(u16, &str, &str), usize> = HashMap::new();
         for (i, dep) in &waiting {
             let j = &jobs[*i];
             let cluster = j.id.cluster();
             let to = g.add_listed(j, Some(dep.clone()));
             for c in &dep.conditions {
                 let Some(text) = &c.job else {
-                    let key = (cluster, j.user.to_string(), j.name.to_string());
-                    if !singles.contains(&key) {
-                        singles.push(key);
-                    }
+                    step(1);
+                    let n = singles.len();
+                    singles.entry((cluster, &j.user, &j.name)).or_insert(n);
                     continue;
                 };
                 let text = named(text);
@@ -136,13 +150,19 @@ impl DepGraph {
                 g.link(from, to, &c.kind, c.met);
             }
         }
-        for (cluster, user, name) in singles {
-            let members: Vec<usize> = jobs
-                .iter()
-                .filter(|j| j.id.cluster() == cluster && j.name == name && *j.user == *user)
-                .map(|j| g.add_listed(j, None))
-                .collect();
-            g.groups.push(((cluster, name), members));
+        // Their members, in the queue's order, in one pass over the rows.
+        let mut members: Vec<Vec<usize>> = vec![Vec::new(); singles.len()];
+        for j in jobs {
+            step(1);
+            if let Some(&k) = singles.get(&(j.id.cluster(), &*j.user, &*j.name)) {
+                members[k].push(g.add_listed(j, None));
+            }
+        }
+        let mut named: Vec<((u16, &str, &str), usize)> = singles.into_iter().collect();
+        named.sort_by_key(|&(_, k)| k);
+        for ((cluster, _, name), k) in named {
+            g.groups
+                .push(((cluster, name.to_string()), std::mem::take(&mut members[k])));
         }
         for n in &mut g.nodes {
             if let Some(d) = &n.dependency {
@@ -262,7 +282,12 @@ impl DepGraph {
     }
 
     fn link(&mut self, from: usize, to: usize, kind: &str, met: Met) {
-        if let Some(l) = self.links.iter_mut().find(|l| l.from == from && l.to == to) {
+        step(1);
+        if let Some(l) = self
+            .link_of
+            .get(&(from, to))
+            .and_then(|&li| self.links.get_mut(li))
+        {
             if !l.kind.split(',').any(|k| k == kind) {
                 l.kind = format!("{},{kind}", l.kind);
             }
@@ -334,8 +359,11 @@ impl DepGraph {
             .collect();
         roots.sort_by(|&a, &b| self.order(a, b));
         let mut rows = Vec::new();
+        // Cleared by each walk as it goes back up: one for the whole tree.
+        let mut on_path = vec![false; self.nodes.len()];
+        step(on_path.len());
         for r in roots {
-            self.walk(r, 0, None, &mut rows);
+            self.walk(r, 0, None, &mut rows, &mut on_path);
         }
         let mut groups: Vec<&((u16, String), Vec<usize>)> = self.groups.iter().collect();
         groups.sort_by(|a, b| a.0.cmp(&b.0));
@@ -354,7 +382,7 @@ impl DepGraph {
                     .as_ref()
                     .is_some_and(|d| d.conditions.iter().any(|c| c.job.is_none()));
                 let kind = waits.then(|| "singleton".to_string());
-                self.walk(m, 1, kind, &mut rows);
+                self.walk(m, 1, kind, &mut rows, &mut on_path);
             }
         }
         rows
@@ -369,15 +397,22 @@ impl DepGraph {
 
     /// Job `i` at `depth` and, depth first, every job that waits on it (without a stack
     /// of calls: a chain may be thousands of jobs long).
-    fn walk(&self, i: usize, depth: usize, kind: Option<String>, rows: &mut Vec<TreeRow>) {
+    /// `on_path`: all false, and left so.
+    fn walk(
+        &self,
+        i: usize,
+        depth: usize,
+        kind: Option<String>,
+        rows: &mut Vec<TreeRow>,
+        on_path: &mut [bool],
+    ) {
         let mut stack = vec![(i, depth, kind)];
         // The jobs from `i` down to the current row, to stop at a circle (Slurm refuses
         // circular dependencies; a bound all the same).
         let mut path: Vec<usize> = Vec::new();
-        let mut on_path = vec![false; self.nodes.len()];
         while let Some((i, d, kind)) = stack.pop() {
             if rows.len() >= MAX_ROWS {
-                return;
+                break;
             }
             for gone in path.drain(d - depth..) {
                 on_path[gone] = false;
@@ -400,6 +435,9 @@ impl DepGraph {
                     .rev()
                     .map(|l| (l.to, d + 1, Some(l.kind.clone()))),
             );
+        }
+        for gone in path {
+            on_path[gone] = false;
         }
     }
 }

@@ -275,3 +275,43 @@ fn long_chains_and_lattices_stay_bounded() {
     let g = DepGraph::build(&jobs(&recs), nothing_known);
     assert_eq!(g.tree().len(), MAX_ROWS);
 }
+
+/// Many roots, many links and many `singleton` names: building the graph and its tree
+/// takes a few steps per job, not one per job for each of them.
+#[test]
+fn building_is_linear_in_the_jobs() {
+    let k = 2000;
+    let mut recs = Vec::new();
+    for i in 0..k {
+        let (root, waits, single) = (3 * i + 1, 3 * i + 2, 3 * i + 3);
+        recs.push(rec(&root.to_string(), "r", "RUNNING", "None", "(null)"));
+        recs.push(rec(
+            &waits.to_string(),
+            "w",
+            "PENDING",
+            "Dependency",
+            &format!("afterok:{root}(unfulfilled)"),
+        ));
+        recs.push(rec(
+            &single.to_string(),
+            &format!("s{i}"),
+            "PENDING",
+            "Dependency",
+            "singleton(unfulfilled)",
+        ));
+    }
+    let j = jobs(&recs);
+    STEPS.with(|c| c.set(0));
+    let g = DepGraph::build(&j, nothing_known);
+    let tree = g.tree();
+    let steps = STEPS.with(std::cell::Cell::get);
+    // Each root with its waiter under it, each group's heading with its job.
+    assert_eq!(tree.len(), 4 * k);
+    assert_eq!(g.groups.len(), k);
+    assert_eq!(g.waiters(0, "1").len(), 1);
+    assert!(
+        steps > 0 && steps <= 4 * j.len(),
+        "{steps} steps for {} jobs",
+        j.len()
+    );
+}

@@ -2,6 +2,8 @@
 //! (job names, reasons, paths), so a few keys are read to the end of their
 //! line and `Reason` runs up to `Dependency=`.
 
+use super::work::scanned;
+
 /// Keys that scontrol prints alone on their line (or last on it), whose
 /// values are taken verbatim to the end of the line.
 const REST_OF_LINE: &[&str] = &[
@@ -48,6 +50,9 @@ pub fn parse_block(block: &str) -> Vec<(String, String)> {
 }
 
 fn parse_line(line: &str, out: &mut Vec<(String, String)>) {
+    // Where `Reason` ends, if anywhere: looked for once, not once per `Reason=`.
+    let dependency = line.rfind(" Dependency=");
+    scanned(line.len());
     let mut rest = line;
     loop {
         let Some((key, after)) = rest.split_once('=') else {
@@ -61,23 +66,27 @@ fn parse_line(line: &str, out: &mut Vec<(String, String)>) {
             out.push((key.to_string(), after.to_string()));
             return;
         }
+        // `after` is the end of `line`.
+        let after_at = line.len() - after.len();
         if key == "Reason" {
-            if let Some(at) = after.rfind(" Dependency=") {
+            if let Some(at) = dependency.and_then(|d| d.checked_sub(after_at)) {
                 out.push((key.to_string(), after[..at].to_string()));
                 rest = &after[at + 1..];
                 continue;
             }
         }
         // The value runs to the next ` Key=` token (or a JobName=, which
-        // always runs to the end of the line).
+        // always runs to the end of the line). Each word after a space is
+        // looked at up to its end only.
         let mut end = after.len();
         let mut search = 0;
         while let Some(sp) = after[search..].find(' ') {
+            scanned(sp + 1);
             let at = search + sp;
             let tail = &after[at + 1..];
             let next_key = tail.split(['=', ' ']).next().unwrap_or("");
-            if tail.contains('=')
-                && tail.len() > next_key.len()
+            scanned(next_key.len() + 1);
+            if tail.len() > next_key.len()
                 && tail.as_bytes()[next_key.len()] == b'='
                 && is_key(next_key)
             {
@@ -126,6 +135,24 @@ mod tests {
         assert_eq!(
             get(&kv, "Reason"),
             "Nodes_required_for_job_are_DOWN,_DRAINED_or_reserved_for_jobs_in_higher_priority_partitions"
+        );
+    }
+
+    /// A long value of many words and no `Key=` after them is read looking at each byte a
+    /// few times, not once for each space before it.
+    #[test]
+    fn a_long_value_of_many_words_is_read_in_one_pass() {
+        let words = "a ".repeat(20_000);
+        let b = format!("JobId=5 Foo={words}\n   Bar=1 Baz={words}x=y\n");
+        let (kv, work) = super::super::work::scanned_by(|| parse_block(&b));
+        assert!(get(&kv, "Foo") == words.trim_end());
+        assert_eq!(get(&kv, "Bar"), "1");
+        assert!(get(&kv, "Baz") == words.trim_end());
+        assert_eq!(get(&kv, "x"), "y");
+        assert!(
+            work <= 4 * b.len(),
+            "{work} bytes looked at for {}",
+            b.len()
         );
     }
 

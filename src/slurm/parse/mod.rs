@@ -19,6 +19,7 @@ pub mod sinfo;
 pub mod sprio;
 pub mod squeue;
 pub mod sshare;
+mod work;
 
 pub use sacct::{parse_sacct, read_sacct};
 pub use sbatch::parse_sbatch;
