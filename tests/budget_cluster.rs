@@ -66,14 +66,15 @@ impl Drop for CancelOther {
 ///   (1) and a full read (2) in turn: at most 7 polls in 180 s, 4 full reads and 3 checks,
 ///   11 RPCs;
 /// - what the user asks for, never held: each of the three jobs' detail (`scontrol --local
-///   show job`, 1) and live sample (sstat, 3) once, since both are kept for the whole test
-///   (details while the job's state stays, samples KEEP_SECS = 180 s), so moving back costs
-///   nothing: 12 RPCs; and the site's rate limit (`scontrol show config`, 2), asked with the
-///   first selection;
+///   show job`, 1), its batch script kept once for a relaunch (`scontrol write
+///   batch_script`, 1) and its live sample (sstat, 3) once, since all are kept for the whole
+///   test (details while the job's state stays, scripts for good, samples KEEP_SECS = 180 s),
+///   so moving back costs nothing: 15 RPCs; and the site's rate limit (`scontrol show
+///   config`, 2), asked with the first selection;
 /// - the background (samples while a job stays selected): only while the reads of the last
 ///   five minutes, the user's included, plus it stay within a quarter of the five-minute
-///   allowance (5·B/4 = 5); the opening's reads (the first job's detail and sample, the
-///   site's limit: 6) take more than that quarter at once, so nothing more in these three minutes;
+///   allowance (5·B/4 = 5); the opening's reads (the first job's detail, script and sample,
+///   the site's limit: 7) take more than that quarter at once, so nothing more in these three minutes;
 /// - connecting runs commands no plan holds (the registry's jobs, the retry check): at most
 ///   a few RPCs.
 ///
@@ -81,7 +82,7 @@ impl Drop for CancelOther {
 /// pace, or reads a kept detail or sample again, goes over.
 fn allowed(state_checks: bool) -> u64 {
     let refresh = if state_checks { 4 * 2 + 3 } else { 4 * 2 };
-    let user = 3 * (1 + 3) + 2;
+    let user = 3 * (1 + 1 + 3) + 2;
     let background = 0;
     refresh + user + background + CONNECT
 }
