@@ -86,7 +86,10 @@ fn loc() -> LogLocation {
 /// `print_file` over `remote`, for a job that ended; what it printed.
 async fn print(remote: &Lagging, follow: bool) -> (Result<()>, String) {
     let mut out = Vec::new();
-    let r = print_file(remote, &loc(), follow, true, None, &mut out, || async { true }).await;
+    let r = print_file(remote, &loc(), follow, true, None, &mut out, || async {
+        true
+    })
+    .await;
     (r, String::from_utf8_lossy(&out).into_owned())
 }
 
@@ -132,10 +135,18 @@ async fn following_reads_each_second_until_the_job_ended() {
     let asked = AtomicU32::new(0);
     let start = tokio::time::Instant::now();
     let mut out = Vec::new();
-    print_file(remote.as_ref(), &loc(), true, false, None, &mut out, || async {
-        asked.fetch_add(1, Ordering::SeqCst);
-        true
-    })
+    print_file(
+        remote.as_ref(),
+        &loc(),
+        true,
+        false,
+        None,
+        &mut out,
+        || async {
+            asked.fetch_add(1, Ordering::SeqCst);
+            true
+        },
+    )
     .await
     .unwrap();
     assert_eq!(out, b"one\n");
