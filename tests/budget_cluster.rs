@@ -40,24 +40,6 @@ fn config(dir: &Path) -> PathBuf {
     p
 }
 
-/// Cancels sdother's jobs when dropped, a failing test included.
-struct CancelOther(Vec<u64>);
-
-impl Drop for CancelOther {
-    fn drop(&mut self) {
-        let mut args = vec![OTHER_ALIAS.to_string(), "scancel".into()];
-        args.extend(self.0.iter().map(u64::to_string));
-        let _ = std::process::Command::new("ssh")
-            .arg("-F")
-            .arg(ssh_config())
-            .args(&args)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status();
-    }
-}
-
 /// What the default budget (B = 4 slurmctld RPCs a minute, src/app/budget.rs) lets this
 /// three-minute session cost, share by share:
 /// - the refresh: on a cluster without state checks (22.05) a full read (2 RPCs) every

@@ -399,15 +399,31 @@ pub struct CancelOnDrop(pub u64);
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
-        let _ = std::process::Command::new("ssh")
-            .arg("-F")
-            .arg(ssh_config())
-            .args(["slurmdash-dev", "scancel", &self.0.to_string()])
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status();
+        scancel_as("slurmdash-dev", &[self.0]);
     }
+}
+
+/// [`CancelOnDrop`] for jobs of [`OTHER_USER`] (through [`OTHER_ALIAS`]).
+pub struct CancelOther(pub Vec<u64>);
+
+impl Drop for CancelOther {
+    fn drop(&mut self) {
+        scancel_as(OTHER_ALIAS, &self.0);
+    }
+}
+
+/// `scancel IDS` as the user of ssh alias `alias`, waited for; errors ignored (a drop).
+fn scancel_as(alias: &str, ids: &[u64]) {
+    let _ = std::process::Command::new("ssh")
+        .arg("-F")
+        .arg(ssh_config())
+        .arg(alias)
+        .arg("scancel")
+        .args(ids.iter().map(u64::to_string))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
 }
 
 pub fn ssh_config() -> PathBuf {
