@@ -112,7 +112,7 @@ fn new_app(session: &Session, loaded: &Loaded, keymap: Keymap, size: (u16, u16))
     app.live.low_mem_percent = loaded.config.ui.low_mem_percent;
     app.live.min_gap_secs = loaded.config.ui.live_sample_secs;
     app.files.download_dir = loaded.config.files.download_dir();
-    app.cluster = cluster_state(session, loaded, first);
+    app.clusters = crate::app::Clusters::one(cluster_state(session, loaded, first));
     app
 }
 

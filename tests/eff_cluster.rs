@@ -452,7 +452,7 @@ async fn a_job_submitted_from_a_multi_line_script_is_relaunched_from_its_own_scr
     // store scripts in slurmdbd): what `L` asks for.
     // The launch is recorded in a registry of this test's own.
     let mut d = Driver::with_registry(&remote, state.path());
-    d.app.cluster.launch = LaunchContext {
+    d.app.clusters[0].launch = LaunchContext {
         defaults: slurmdash::launch::LaunchSpec::default(),
         results_root: Some(format!("{dir}/results")),
         ..LaunchContext::default()

@@ -285,7 +285,7 @@ fn edit_form_shows_fields_limits_and_problems() {
 #[test]
 fn read_only_help_says_what_is_disabled() {
     let mut a = app(120, 50);
-    a.cluster.read_only = true;
+    a.clusters[0].read_only = true;
     ch(&mut a, '?');
     let s = render(&a);
     assert!(
@@ -373,8 +373,8 @@ fn a_session_near_its_end_asks_to_extend_and_its_row_says_extending() {
     j.time_limit = slurmdash::slurm::model::SlurmDuration::Known(Duration::from_secs(3600));
     j.time_used = slurmdash::slurm::model::SlurmDuration::Known(Duration::from_secs(50 * 60 + 20));
     // Launched from here (in the registry), and no key pressed lately.
-    a.cluster.launch.registry_jobs.push(j.clone());
-    a.cluster.insight.last_key = None;
+    a.clusters[0].launch.registry_jobs.push(j.clone());
+    a.clusters[0].insight.last_key = None;
     a.update(Msg::PollDue);
     a.update(Msg::queue(Ok(jobs), now(), Duration::from_millis(20)));
     select(&mut a, "237");

@@ -58,7 +58,7 @@ struct Sim {
 impl Sim {
     fn new(budget: u32) -> Sim {
         let mut app = app();
-        app.cluster.budget = Budget::new(budget);
+        app.clusters[0].budget = Budget::new(budget);
         let mut s = Sim {
             app,
             t: 0,
@@ -358,7 +358,7 @@ fn the_answers_come_at_once_and_the_dashboard_stays_gentle() {
             assert!(s.app.detail.detail.is_some(), "the detail of {id} at {}", s.t);
             match status {
                 Status::Pending => {
-                    let p = &s.app.cluster.insight.pending;
+                    let p = &s.app.clusters[0].insight.pending;
                     assert!(
                         p.info.is_some() && !p.loading,
                         "why {id} pends at {}: info {} loading {} error {:?} pendings {:?} held {:?}",
@@ -438,8 +438,8 @@ fn a_held_refresh_is_released_and_r_goes_at_once() {
     // past 50 s after the last one.
     s.run_until(51, |_| {});
     assert_eq!(s.refreshes, vec![0, 2, 4]);
-    assert!(s.app.cluster.budget.holds(Kind::Refresh));
-    let bar = crate::ui::status::budget_text(&s.app.cluster, s.app.now);
+    assert!(s.app.clusters[0].budget.holds(Kind::Refresh));
+    let bar = crate::ui::status::budget_text(&s.app.clusters[0], s.app.now);
     assert_eq!(bar, " · next in 3s, held by the budget of 4/min");
     s.run_until(55, |_| {});
     assert_eq!(
@@ -447,15 +447,15 @@ fn a_held_refresh_is_released_and_r_goes_at_once() {
         vec![0, 2, 4, 54],
         "released 50 s after the last: the queue is never a minute old"
     );
-    assert!(!s.app.cluster.budget.holds(Kind::Refresh));
+    assert!(!s.app.clusters[0].budget.holds(Kind::Refresh));
     s.send(key('r'));
     // The timer's next (100 s) is held again; `r` sends the held one at once.
     s.run_until(101, |_| {});
     assert_eq!(s.refreshes, vec![0, 2, 4, 54, 55]);
-    assert!(s.app.cluster.budget.holds(Kind::Refresh));
+    assert!(s.app.clusters[0].budget.holds(Kind::Refresh));
     s.send(key('r'));
     assert_eq!(s.refreshes.last(), Some(&101));
-    assert!(!s.app.cluster.budget.holds(Kind::Refresh));
+    assert!(!s.app.clusters[0].budget.holds(Kind::Refresh));
 }
 
 #[test]
@@ -492,7 +492,7 @@ fn a_throttled_answer_says_so_and_pauses_every_planned_read() {
     // The next refresh is refused.
     s.run_until(20, |_| {});
     assert_eq!(s.refreshes.len(), before + 1, "{:?}", s.refreshes);
-    let err = s.app.cluster.status.last_error.clone().unwrap();
+    let err = s.app.clusters[0].status.last_error.clone().unwrap();
     assert!(
         err.starts_with(
             "slurmctld refused for its rate limit: slurmdash pauses its reads for 60 s"
@@ -507,12 +507,14 @@ fn a_throttled_answer_says_so_and_pauses_every_planned_read() {
         "reads during the pause: {:?}",
         s.sent
     );
-    assert!(crate::ui::status::budget_text(&s.app.cluster, s.app.now)
-        .starts_with(" · slurmctld rate limit: reads paused"));
+    assert!(
+        crate::ui::status::budget_text(&s.app.clusters[0], s.app.now)
+            .starts_with(" · slurmctld rate limit: reads paused")
+    );
     s.throttling = false;
     s.run_until(refused_at + THROTTLE_PAUSE_SECS + 6, |_| {});
     assert!(s.refreshes.last() > Some(&refused_at), "resumed");
-    assert!(s.app.cluster.status.last_error.is_none());
+    assert!(s.app.clusters[0].status.last_error.is_none());
 }
 
 #[test]
@@ -531,11 +533,11 @@ fn a_background_sample_waits_and_is_dropped_when_the_user_moves_on() {
     s.run_until(200, |_| {});
     let bg: Vec<_> = s.samples.iter().filter(|(t, _)| *t > 3).collect();
     assert!(bg.is_empty(), "{bg:?}");
-    if s.app.cluster.budget.holds(Kind::Live) {
+    if s.app.clusters[0].budget.holds(Kind::Live) {
         s.send(key('j'));
         s.run_until(201, |_| {});
         assert!(
-            !s.app.cluster.budget.holds(Kind::Live),
+            !s.app.clusters[0].budget.holds(Kind::Live),
             "the sample of the job left is dropped, never sent"
         );
         assert!(!s.app.live.sampling(&first));
@@ -560,7 +562,7 @@ fn a_sites_rate_limit_is_read_once_and_caps_the_budget() {
         "read after the first refresh: {:?}",
         s.site_reads
     );
-    assert_eq!(s.app.cluster.budget.per_minute, 6);
+    assert_eq!(s.app.clusters[0].budget.per_minute, 6);
     // From the read on, every five minutes stay within the site's refill (the first
     // seconds, before it was known, went at the configured pace).
     let from = s.site_reads[0] + 60;
@@ -583,7 +585,7 @@ fn a_sites_rate_limit_is_read_once_and_caps_the_budget() {
     });
     s.run_until(120, |_| {});
     assert_eq!(s.site_reads.len(), 1);
-    assert_eq!(s.app.cluster.budget.per_minute, 4);
+    assert_eq!(s.app.clusters[0].budget.per_minute, 4);
 }
 
 #[test]
@@ -605,7 +607,7 @@ fn state_checks_between_full_reads_see_an_end_within_a_check_and_a_new_job_withi
     assert_eq!(s.selected_state(), Some(Status::Pending));
     s.run_until(120, |_| {});
     assert_eq!(
-        s.app.cluster.status.poll_interval,
+        s.app.clusters[0].status.poll_interval,
         Duration::from_secs(29),
         "checks and full reads take turns: a poll every 29 s on 4/min"
     );
@@ -667,10 +669,10 @@ fn state_checks_between_full_reads_see_an_end_within_a_check_and_a_new_job_withi
         "job ended at {t0}: check at {check}, full read at {full} (the schedule's at {})",
         last_before + 58
     );
-    assert!(s.app.cluster.checks.changes >= 1);
+    assert!(s.app.clusters[0].checks.changes >= 1);
     // The row is the kept one of a job that left (its final state from sacct).
     assert!(
-        s.app.cluster.departures.is_kept(&gone),
+        s.app.clusters[0].departures.is_kept(&gone),
         "the end was seen by the full read"
     );
 
@@ -702,7 +704,7 @@ fn state_checks_between_full_reads_see_an_end_within_a_check_and_a_new_job_withi
     println!(
         "checks: {} sent, {} changes; worst five minutes {worst} RPCs, idle {idle}",
         s.checks.len(),
-        s.app.cluster.checks.changes
+        s.app.clusters[0].checks.changes
     );
 }
 
@@ -716,7 +718,10 @@ fn a_cluster_without_state_checks_refreshes_as_before() {
         "22.05 never gets a check: {:?}",
         s.checks
     );
-    assert_eq!(s.app.cluster.status.poll_interval, Duration::from_secs(50));
+    assert_eq!(
+        s.app.clusters[0].status.poll_interval,
+        Duration::from_secs(50)
+    );
     let idle = s.refreshes.iter().filter(|t| **t > 120).count();
     assert!((9..=10).contains(&idle), "{idle}: {:?}", s.refreshes);
 }

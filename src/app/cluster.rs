@@ -373,3 +373,72 @@ impl ClusterState {
         vec![Cmd::SetPollInterval(every)]
     }
 }
+
+/// Every cluster of the dashboard, numbered in the order they were added: `clusters[ix]`
+/// is the cluster whose job ids and messages carry `ix`. There is always at least one; an
+/// unknown number (never handed out) reads as the first cluster rather than panicking.
+pub struct Clusters(Vec<ClusterState>);
+
+impl Clusters {
+    /// The dashboard's first cluster (number 0).
+    pub fn one(mut c: ClusterState) -> Clusters {
+        c.ix = 0;
+        Clusters(vec![c])
+    }
+
+    /// Adds a cluster; returns its number.
+    pub fn push(&mut self, mut c: ClusterState) -> u16 {
+        let ix = u16::try_from(self.0.len()).unwrap_or(u16::MAX);
+        c.ix = ix;
+        self.0.push(c);
+        ix
+    }
+
+    /// Every cluster, by number.
+    pub fn iter(&self) -> std::slice::Iter<'_, ClusterState> {
+        self.0.iter()
+    }
+
+    pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, ClusterState> {
+        self.0.iter_mut()
+    }
+
+    /// Cluster number `ix`, if there is one.
+    pub fn get(&self, ix: u16) -> Option<&ClusterState> {
+        self.0.get(usize::from(ix))
+    }
+
+    /// More than one cluster is shown.
+    pub fn multi(&self) -> bool {
+        self.0.len() > 1
+    }
+
+    /// Every cluster's number.
+    pub fn numbers(&self) -> std::ops::Range<u16> {
+        0..u16::try_from(self.0.len()).unwrap_or(u16::MAX)
+    }
+
+    fn at(&self, ix: u16) -> usize {
+        let i = usize::from(ix);
+        if i < self.0.len() {
+            i
+        } else {
+            0
+        }
+    }
+}
+
+impl std::ops::Index<u16> for Clusters {
+    type Output = ClusterState;
+
+    fn index(&self, ix: u16) -> &ClusterState {
+        &self.0[self.at(ix)]
+    }
+}
+
+impl std::ops::IndexMut<u16> for Clusters {
+    fn index_mut(&mut self, ix: u16) -> &mut ClusterState {
+        let i = self.at(ix);
+        &mut self.0[i]
+    }
+}

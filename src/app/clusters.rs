@@ -1,7 +1,7 @@
-//! Several clusters in one dashboard. Each cluster's state is a `ClusterState`; the one a
-//! message is about is made active (`self.cluster`) while App handles it, so every handler
-//! works on one cluster without knowing there are others. The queue shows every cluster's
-//! rows; job ids carry their cluster's number, so the same id on two clusters is two rows.
+//! Several clusters in one dashboard. Each cluster's state is a `ClusterState`, held by
+//! number in `App::clusters`; a message about one comes as `Msg::Cluster(ix, ..)` and its
+//! handlers are given `ix`. The queue shows every cluster's rows; job ids carry their
+//! cluster's number, so the same id on two clusters is two rows.
 
 use std::borrow::Cow;
 
@@ -13,10 +13,8 @@ use crate::slurm::model::{Job, JobId};
 impl App {
     /// Adds a cluster to the dashboard; its workers' messages come as `Msg::Cluster(n, ..)`
     /// with the number returned.
-    pub fn add_cluster(&mut self, mut c: ClusterState) -> u16 {
-        let n = self.clusters().map(|c| c.ix).max().map_or(0, |m| m + 1);
-        c.ix = n;
-        self.parked.push(c);
+    pub fn add_cluster(&mut self, c: ClusterState) -> u16 {
+        let n = self.clusters.push(c);
         // The queue's rows already listed say which cluster they are on from now.
         let names = self.cluster_names();
         let mut jobs = self.queue.jobs.jobs().to_vec();
@@ -28,7 +26,7 @@ impl App {
         self.queue.jobs.set_jobs(jobs);
         self.queue.jobs.set_cluster_names(names);
         if self.history.open {
-            let v = view!(self, queue: &self.queue.jobs);
+            let v = view!(self, n, queue: &self.queue.jobs);
             self.history.show(&v, &mut self.queue.history);
         }
         n
@@ -36,11 +34,18 @@ impl App {
 
     /// Every cluster, in the order they were added.
     pub fn clusters(&self) -> impl Iterator<Item = &ClusterState> {
-        let mut all: Vec<&ClusterState> = std::iter::once(&self.cluster)
-            .chain(self.parked.iter())
-            .collect();
-        all.sort_by_key(|c| c.ix);
-        all.into_iter()
+        self.clusters.iter()
+    }
+
+    /// The cluster on screen (see [`App::view_cluster`]).
+    pub fn shown(&self) -> &ClusterState {
+        &self.clusters[self.view_cluster()]
+    }
+
+    /// The cluster on screen, to change.
+    pub fn shown_mut(&mut self) -> &mut ClusterState {
+        let ix = self.view_cluster();
+        &mut self.clusters[ix]
     }
 
     /// Where the job's status.json lives, when slurmdash knows its results dir (the launch
@@ -51,12 +56,12 @@ impl App {
 
     /// The launch a Slurm job belongs to (see [`View::launch_of`](super::component::View)).
     pub fn launch_of(&self, id: &JobId) -> Option<&crate::retry::Chain> {
-        view!(self).launch_of(id)
+        view!(self, id.cluster()).launch_of(id)
     }
 
     /// The cluster numbered `ix`.
     pub fn cluster_by_ix(&self, ix: u16) -> Option<&ClusterState> {
-        self.clusters().find(|c| c.ix == ix)
+        self.clusters.get(ix)
     }
 
     /// The names by number, for the queue's CLUSTER column (empty names for gaps).
@@ -74,17 +79,7 @@ impl App {
 
     /// Several clusters are shown.
     pub fn multi(&self) -> bool {
-        !self.parked.is_empty()
-    }
-
-    /// Makes cluster `ix` the one handlers work on.
-    pub(super) fn activate(&mut self, ix: u16) {
-        if self.cluster.ix == ix {
-            return;
-        }
-        if let Some(i) = self.parked.iter().position(|c| c.ix == ix) {
-            std::mem::swap(&mut self.cluster, &mut self.parked[i]);
-        }
+        self.clusters.multi()
     }
 
     /// The cluster the screen is about: the one of an open launch or edit form, else the
@@ -124,7 +119,6 @@ impl App {
                 self.queue.select_id(&id);
             }
         }
-        self.activate(self.view_cluster());
         true
     }
 
@@ -142,10 +136,8 @@ impl App {
         self.throttle_seen(&msg);
         match msg {
             Msg::Tick(at) if self.multi() => {
-                let all: Vec<u16> = self.clusters().map(|c| c.ix).collect();
-                for ix in all {
-                    self.activate(ix);
-                    let cmds = self.update(Msg::Tick(at));
+                for ix in self.clusters.numbers() {
+                    let cmds = self.on_msg(ix, Msg::Tick(at));
                     self.route(ix, cmds, &mut out);
                 }
             }
@@ -155,7 +147,6 @@ impl App {
             }
             other => {
                 let ix = self.view_cluster();
-                self.activate(ix);
                 let cmds = self.update(other);
                 // A key may have moved the selection to another cluster's job: the
                 // commands without job ids belong to the cluster it was about.
@@ -168,16 +159,15 @@ impl App {
         if tick {
             out.extend(self.release_held());
         }
-        self.activate(self.view_cluster());
         self.mark_stale();
         out
     }
 
     fn cluster_mut(&mut self, ix: u16) -> Option<&mut ClusterState> {
-        if self.cluster.ix == ix {
-            return Some(&mut self.cluster);
-        }
-        self.parked.iter_mut().find(|c| c.ix == ix)
+        self.clusters
+            .get(ix)
+            .is_some()
+            .then(|| &mut self.clusters[ix])
     }
 
     /// Each read goes through its cluster's budget: sent (and charged) or held.
@@ -241,9 +231,8 @@ impl App {
     /// selected since) are dropped.
     fn release_held(&mut self) -> Vec<(u16, Cmd)> {
         let now = self.now;
-        let all: Vec<u16> = self.clusters().map(|c| c.ix).collect();
         let mut out = Vec::new();
-        for ix in all {
+        for ix in self.clusters.numbers() {
             let unwanted: Vec<Cmd> = match self.cluster_by_ix(ix) {
                 Some(c) => c
                     .budget
@@ -362,18 +351,17 @@ impl App {
         }
     }
 
-    /// The active cluster's rows (all rows when there is one cluster).
-    pub(super) fn own_jobs(&self) -> Cow<'_, [Job]> {
-        self.queue.jobs_on(self.multi().then_some(self.cluster.ix))
+    /// Cluster `ix`'s rows (all rows when there is one cluster).
+    pub(super) fn own_jobs(&self, ix: u16) -> Cow<'_, [Job]> {
+        self.queue.jobs_on(self.multi().then_some(ix))
     }
 
-    /// Replaces the active cluster's rows, keeping the other clusters'.
-    pub(super) fn set_own_jobs(&mut self, jobs: Vec<Job>) {
+    /// Replaces cluster `ix`'s rows, keeping the other clusters'.
+    pub(super) fn set_own_jobs(&mut self, ix: u16, jobs: Vec<Job>) {
         if !self.multi() {
             self.queue.set_jobs(jobs);
             return;
         }
-        let ix = self.cluster.ix;
         let mut all: Vec<Job> = self
             .queue
             .jobs()

@@ -178,7 +178,7 @@ fn cluster_command_focuses_a_shown_cluster_and_adds_another() {
     }
     a.handle(code(crossterm::event::KeyCode::Enter));
     assert_eq!(a.view_cluster(), 1, "polar's first row is selected");
-    assert_eq!(a.cluster.name, "polar");
+    assert_eq!(a.shown().name, "polar");
     for c in ":cluster gpu3".chars() {
         a.handle(key(c));
     }
@@ -204,17 +204,16 @@ fn the_launch_form_stays_on_the_cluster_it_was_opened_for() {
     a.queue.select_id(&"237".parse::<JobId>().expect("id"));
     a.handle(Msg::Resize(120, 40));
     assert_eq!(a.view_cluster(), 1);
-    assert_eq!(a.cluster.name, "polar", "the form's keys work on polar");
+    assert_eq!(a.shown().name, "polar", "the form's keys work on polar");
 }
 
 #[test]
 fn events_view_scrolls_over_every_cluster_s_events() {
     let mut a = two();
     for (ix, n) in [(0u16, 3usize), (1, 4)] {
-        a.activate(ix);
         for i in 0..n {
             let now = a.now;
-            a.cluster.push_event(
+            a.clusters[ix].push_event(
                 None,
                 "",
                 EventKind::Note,

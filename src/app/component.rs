@@ -10,7 +10,7 @@
 use chrono::NaiveDateTime;
 
 use super::prompt::Input;
-use super::{ClusterState, DetailState, LogState};
+use super::{ClusterState, Clusters, DetailState, LogState};
 use crate::action::Cmd;
 use crate::queue::QueueView;
 use crate::slurm::model::JobId;
@@ -105,27 +105,27 @@ pub struct View<'a> {
     pub logs: &'a LogState,
     /// The cluster being worked on (the message's, or the one on screen).
     pub cluster: &'a ClusterState,
-    /// The other clusters.
-    pub parked: &'a [ClusterState],
+    /// Every cluster, by number.
+    pub clusters: &'a Clusters,
     pub now: NaiveDateTime,
     /// Terminal size.
     pub size: (u16, u16),
 }
 
 impl<'a> View<'a> {
-    /// Every cluster, the one being worked on first.
-    pub fn clusters(&self) -> impl Iterator<Item = &ClusterState> {
-        std::iter::once(self.cluster).chain(self.parked.iter())
+    /// Every cluster, by number.
+    pub fn clusters(&self) -> impl Iterator<Item = &'a ClusterState> {
+        self.clusters.iter()
     }
 
     /// Cluster number `ix`.
-    pub fn cluster_by_ix(&self, ix: u16) -> Option<&ClusterState> {
-        self.clusters().find(|c| c.ix == ix)
+    pub fn cluster_by_ix(&self, ix: u16) -> Option<&'a ClusterState> {
+        self.clusters.get(ix)
     }
 
     /// More than one cluster is open.
     pub fn multi(&self) -> bool {
-        !self.parked.is_empty()
+        self.clusters.multi()
     }
 
     /// Why a changing action (`what`: "edit", "cancel", ...) is refused, if it is: the
@@ -150,8 +150,8 @@ impl<'a> View<'a> {
         if id.array().is_some() || id.het_offset().is_some() {
             return None;
         }
-        let own = self.parked.iter().find(|c| c.ix == id.cluster());
-        own.unwrap_or(self.cluster).chains.get(&id.base())
+        let own = self.clusters.get(id.cluster()).unwrap_or(self.cluster);
+        own.chains.get(&id.base())
     }
 
     /// The active cluster's rows (all rows when there is one cluster).
@@ -163,23 +163,25 @@ impl<'a> View<'a> {
 
 /// The `View` of an App, borrowing each field on its own so that a component field of the
 /// same App can be borrowed mutably beside it:
-/// `let out = self.tunnels.open(&view!(self)); self.apply(out)`.
+/// `let out = self.tunnels.open(&view!(self, ix)); self.apply(out)`, where `ix` is the
+/// number of the cluster the work is about.
 macro_rules! view {
     // With `queue` given: where a component also borrows one of `App::queue`'s lists
-    // mutably (`:history` its rows), its View reads the other, `view!(self, queue: &self.queue.jobs)`.
-    ($app:expr, queue: $queue:expr) => {
+    // mutably (`:history` its rows), its View reads the other,
+    // `view!(self, ix, queue: &self.queue.jobs)`.
+    ($app:expr, $ix:expr, queue: $queue:expr) => {
         $crate::app::component::View {
             queue: $queue,
             detail: &$app.detail,
             logs: &$app.logs,
-            cluster: &$app.cluster,
-            parked: &$app.parked,
+            cluster: &$app.clusters[$ix],
+            clusters: &$app.clusters,
             now: $app.now,
             size: $app.size,
         }
     };
-    ($app:expr) => {
-        view!($app, queue: &$app.queue)
+    ($app:expr, $ix:expr) => {
+        view!($app, $ix, queue: &$app.queue)
     };
 }
 

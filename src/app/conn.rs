@@ -108,7 +108,7 @@ mod tests {
         assert!(!polls(&a.update(reconnecting(3, Some(2)))));
         // Due within a second: the refresh goes now and the transport waits out the rest.
         assert!(polls(&a.update(reconnecting(3, Some(1)))));
-        assert!(a.cluster.status.polling);
+        assert!(a.clusters[0].status.polling);
         // One at a time.
         assert!(!polls(&a.update(reconnecting(3, Some(0)))));
     }
@@ -160,7 +160,7 @@ mod tests {
     #[test]
     fn the_cluster_has_one_refresh_out_at_a_time_and_r_reconnects_it_when_down() {
         let mut a = app();
-        let c = &mut a.cluster;
+        let c = &mut a.clusters[0];
         assert!(polls(&c.poll()));
         assert!(c.poll().is_empty(), "one refresh out at a time");
         c.on_conn(

@@ -189,7 +189,7 @@ fn cancel_and_copy_from_deps() {
 #[test]
 fn read_only_cancels_nothing_from_deps() {
     let mut a = app();
-    a.cluster.read_only = true;
+    a.clusters[0].read_only = true;
     refresh(&mut a, &chain("Dependency", "afterok:10(unfulfilled)"));
     a.run_command("deps");
     assert!(key(&mut a, KeyCode::Char('D')).is_empty());

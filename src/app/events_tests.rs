@@ -47,7 +47,7 @@ fn notes(cmds: &[Cmd]) -> Vec<String> {
 
 /// The jobs the next refresh asks sacct about (jobs that left squeue).
 fn lookups(a: &App) -> Vec<JobId> {
-    match a.cluster.departures.poll_cmd() {
+    match a.clusters[0].departures.poll_cmd() {
         Cmd::PollWith { sacct, .. } => sacct,
         _ => Vec::new(),
     }
@@ -56,15 +56,18 @@ fn lookups(a: &App) -> Vec<JobId> {
 /// The sacct part of a refresh that asked about these jobs arrives.
 fn finals(a: &mut App, details: Vec<JobDetail>) -> Vec<Cmd> {
     let asked = lookups(a);
-    a.on_poll_extra(crate::payload::PollExtra {
-        finished: details,
-        asked,
-        ..Default::default()
-    })
+    a.on_poll_extra(
+        0,
+        crate::payload::PollExtra {
+            finished: details,
+            asked,
+            ..Default::default()
+        },
+    )
 }
 
 fn texts(a: &App) -> Vec<String> {
-    a.cluster
+    a.clusters[0]
         .events
         .log
         .iter()
@@ -91,8 +94,8 @@ fn jobs_already_in_the_queue_at_start_are_not_news() {
         ],
     );
     assert!(notes(&cmds).is_empty());
-    assert!(a.cluster.events.log.is_empty());
-    assert_eq!(a.cluster.events.status_line(t0()), None);
+    assert!(a.clusters[0].events.log.is_empty());
+    assert_eq!(a.clusters[0].events.status_line(t0()), None);
 }
 
 #[test]
@@ -102,7 +105,7 @@ fn start_then_leaving_the_queue_then_the_final_state_from_sacct() {
     let cmds = refresh(&mut a, vec![job("10", "train", JobState::Running)]);
     assert_eq!(notes(&cmds), vec!["job 10 train started on gpu07"]);
     assert_eq!(
-        a.cluster.events.status_line(t0()).as_deref(),
+        a.clusters[0].events.status_line(t0()).as_deref(),
         Some("12:00:00 job 10 train started on gpu07")
     );
     // squeue drops the job as soon as it ends.
@@ -190,7 +193,7 @@ fn a_vanished_job_that_comes_back_finished_is_refined() {
     // A detail fetch (sacct) of a vanished job refines it as well.
     refresh(&mut a, vec![job("20", "b", JobState::Running)]);
     refresh(&mut a, vec![]);
-    let n = a.final_states_known(&[sacct("20", JobState::Completed)]);
+    let n = a.final_states_known(0, &[sacct("20", JobState::Completed)]);
     assert_eq!(notes(&n), vec!["job 20 b completed"]);
 }
 
@@ -213,7 +216,7 @@ fn pending_arrays_change_id_without_leaving_and_tasks_start() {
 #[test]
 fn only_own_jobs_count() {
     let mut a = app();
-    a.cluster.events.own = Own::User("sduser".into());
+    a.clusters[0].events.own = Own::User("sduser".into());
     let mut other = job("41", "theirs", JobState::Pending);
     other.user = SharedStr::from("sdother");
     refresh(
@@ -223,7 +226,7 @@ fn only_own_jobs_count() {
     other.state = JobState::Running;
     let cmds = refresh(&mut a, vec![job("40", "mine", JobState::Running), other]);
     assert_eq!(notes(&cmds), vec!["job 40 mine started on gpu07"]);
-    a.cluster.events.own = Own::Nobody;
+    a.clusters[0].events.own = Own::Nobody;
     assert!(notes(&refresh(&mut a, vec![])).is_empty());
 }
 
@@ -248,7 +251,7 @@ fn many_changes_at_once_make_one_summary_notification() {
         vec!["20 jobs changed: 19 completed, 1 failed"]
     );
     assert_eq!(
-        a.cluster.events.log.len(),
+        a.clusters[0].events.log.len(),
         20,
         "each change is still logged"
     );
@@ -273,24 +276,24 @@ fn a_retry_event_is_logged_shown_and_notified_with_the_workers_own_words() {
     let cmds = a.update(Msg::Retries(Ok((vec![ev.clone()], Vec::new()))));
     assert_eq!(notes(&cmds), vec![line.clone()]);
     assert_eq!(
-        a.cluster.events.log.back().map(|e| e.kind),
+        a.clusters[0].events.log.back().map(|e| e.kind),
         Some(EventKind::Requeued)
     );
     assert!(
-        a.cluster
+        a.clusters[0]
             .events
             .status_line(t0())
             .is_some_and(|l| l.ends_with(&line)),
         "{:?}",
-        a.cluster.events.status_line(t0())
+        a.clusters[0].events.status_line(t0())
     );
     // The next check reports the same requeue: told once.
     let cmds = a.update(Msg::Retries(Ok((vec![ev], Vec::new()))));
     assert!(notes(&cmds).is_empty(), "{cmds:?}");
-    assert_eq!(a.cluster.events.log.len(), 1);
+    assert_eq!(a.clusters[0].events.log.len(), 1);
     // The status bar line fades after a minute.
     let later = t0() + chrono::Duration::seconds(STATUS_LINE_SECS);
-    assert_eq!(a.cluster.events.status_line(later), None);
+    assert_eq!(a.clusters[0].events.status_line(later), None);
 }
 
 #[test]
@@ -317,12 +320,11 @@ fn the_log_is_capped() {
     let mut a = app();
     for i in 0..(EVENT_LOG_CAP + 10) {
         let now = a.now;
-        a.cluster
-            .push_event(None, "", EventKind::Note, &format!("n{i}"), now);
+        a.clusters[0].push_event(None, "", EventKind::Note, &format!("n{i}"), now);
     }
-    assert_eq!(a.cluster.events.log.len(), EVENT_LOG_CAP);
+    assert_eq!(a.clusters[0].events.log.len(), EVENT_LOG_CAP);
     assert_eq!(
-        a.cluster.events.log.front().map(|e| e.text.as_str()),
+        a.clusters[0].events.log.front().map(|e| e.text.as_str()),
         Some("n10")
     );
 }
@@ -357,8 +359,7 @@ fn failures_learned_from_sacct_are_triaged_and_the_log_says_why() {
     });
     let want = "job 10 train failed (FAILED) · ERR_INFRA (reason NodeDown)";
     assert_eq!(texts(&a).last().map(String::as_str), Some(want));
-    assert!(a
-        .cluster
+    assert!(a.clusters[0]
         .events
         .status_line(t0())
         .unwrap_or_default()
@@ -467,7 +468,7 @@ fn a_retry_submitted_is_logged_and_notified() {
     let want = "job 237 failed on infrastructure: resubmitted as 248 (attempt 2/11)";
     assert_eq!(notes(&cmds), vec![want]);
     assert_eq!(
-        a.cluster.events.log.back().map(|e| e.kind),
+        a.clusters[0].events.log.back().map(|e| e.kind),
         Some(EventKind::Retried)
     );
     assert!(cmds.contains(&Cmd::PollQueue), "{cmds:?}");
@@ -485,7 +486,7 @@ fn a_chain_line_naming_a_job_that_is_not_the_launchs_is_logged_once() {
     };
     let line = ev.line();
     a.update(Msg::Retries(Ok((vec![ev.clone()], Vec::new()))));
-    let last = a.cluster.events.log.back().expect("logged").clone();
+    let last = a.clusters[0].events.log.back().expect("logged").clone();
     assert_eq!(last.kind, EventKind::Note);
     assert_eq!(last.job.as_ref().map(|j| j.as_str()), Some("900"));
     assert!(
@@ -493,11 +494,14 @@ fn a_chain_line_naming_a_job_that_is_not_the_launchs_is_logged_once() {
         "{}",
         last.text
     );
-    assert_eq!(a.cluster.status.last_error.as_deref(), Some(line.as_str()));
+    assert_eq!(
+        a.clusters[0].status.last_error.as_deref(),
+        Some(line.as_str())
+    );
     // The line stays in the file: the next check reports it again, logged once.
-    let n = a.cluster.events.log.len();
+    let n = a.clusters[0].events.log.len();
     a.update(Msg::Retries(Ok((vec![ev], Vec::new()))));
-    assert_eq!(a.cluster.events.log.len(), n);
+    assert_eq!(a.clusters[0].events.log.len(), n);
 }
 
 /// Where Slurm answers state checks, a check sees a job leave and the full read it calls

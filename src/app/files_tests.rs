@@ -35,7 +35,7 @@ fn launched() -> App {
     let mut a = app();
     a.update(loaded(jobs()));
     a.queue.select_id(&id("237"));
-    a.cluster.chains.insert(
+    a.clusters[0].chains.insert(
         237,
         crate::retry::Chain {
             local_id: "7".into(),
@@ -203,7 +203,7 @@ fn binary_files_are_not_shown_as_text() {
 #[test]
 fn fetch_progress_esc_stops_and_large_copies_ask_first() {
     let mut a = launched();
-    a.cluster.read_only = true; // fetching changes no job: allowed
+    a.clusters[0].read_only = true; // fetching changes no job: allowed
     a.update(key('y'));
     a.update(code(KeyCode::Enter));
     listed(&mut a, 1, job_dir());
@@ -373,9 +373,12 @@ fn help_and_quit_go_to_the_app_unless_a_large_copy_waits_for_its_answer() {
     a.update(key('y'));
     let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
     let help = KeyEvent::new(KeyCode::Char('?'), KeyModifiers::NONE);
-    assert!(matches!(a.files.on_key(&view!(a), help, 2), FilesKey::Help));
     assert!(matches!(
-        a.files.on_key(&view!(a), ctrl_c, 2),
+        a.files.on_key(&view!(a, 0), help, 2),
+        FilesKey::Help
+    ));
+    assert!(matches!(
+        a.files.on_key(&view!(a, 0), ctrl_c, 2),
         FilesKey::Quit
     ));
     // A large copy asks first: any key but y or enter answers no, ctrl-c included.
@@ -385,7 +388,7 @@ fn help_and_quit_go_to_the_app_unless_a_large_copy_waits_for_its_answer() {
         dest: PathBuf::from("/dl/237/model.ckpt"),
         bytes: 300 << 20,
     });
-    match a.files.on_key(&view!(a), ctrl_c, 2) {
+    match a.files.on_key(&view!(a, 0), ctrl_c, 2) {
         FilesKey::Out(out) => assert!(out.cmds.is_empty() && out.note.is_none()),
         other => panic!("ctrl-c answered the question, got {other:?}"),
     }

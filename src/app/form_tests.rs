@@ -70,7 +70,7 @@ fn app() -> App {
     let mut big = defaults.clone();
     big.gpus = 8;
     big.name = "train8".into();
-    a.cluster.launch = LaunchContext {
+    a.clusters[0].launch = LaunchContext {
         defaults,
         templates: vec![("train-8gpu".into(), big)],
         origins: [(
@@ -430,7 +430,7 @@ fn a_submitted_job_stays_selected_through_a_stale_poll_and_sacct_is_asked_when_i
         "{cmds:?}"
     );
     // sacct says it completed: no more lookups, the row shows the final state.
-    let mut done = a.cluster.launch.registry_jobs[0].clone();
+    let mut done = a.clusters[0].launch.registry_jobs[0].clone();
     done.state = JobState::Completed;
     a.update(Msg::RegistryJobs(Ok(vec![done])));
     let cmds = a.update(Msg::queue(Ok(Vec::new()), a.now, Duration::from_millis(1)));
@@ -488,7 +488,7 @@ fn validation_runs_as_the_user_types() {
 #[test]
 fn a_read_only_session_does_not_open_the_form() {
     let mut a = app();
-    a.cluster.read_only = true;
+    a.clusters[0].read_only = true;
     assert!(press(&mut a, KeyCode::Char('n')).is_empty());
     assert!(a.form.is_none());
     assert!(a.note.as_deref().is_some_and(|n| n.contains("read-only")));
@@ -594,7 +594,7 @@ fn recovered_tmo(id: &JobId, me: &str) -> Msg {
 #[test]
 fn another_users_job_is_relaunched_only_after_the_form_says_whose_it_is() {
     let mut a = app();
-    a.cluster.launch.last_used = Some(LaunchSpec {
+    a.clusters[0].launch.last_used = Some(LaunchSpec {
         secrets: vec!["HF_TOKEN".into()],
         ..LaunchSpec::default()
     });
@@ -660,7 +660,7 @@ fn the_preview_says_which_sbatch_variables_of_the_login_apply() {
 fn relaunched(launched: Option<&str>, read: &str) -> App {
     let mut a = app();
     let id = JobId::new(48);
-    a.cluster.chains.insert(
+    a.clusters[0].chains.insert(
         48,
         crate::retry::Chain {
             local_id: "L48".into(),
@@ -982,7 +982,7 @@ fn w_saves_the_form_as_a_template_asking_before_it_replaces_one() {
 #[test]
 fn a_template_with_steps_shows_them_and_needs_no_command() {
     let mut a = app();
-    let mut steps = a.cluster.launch.defaults.clone();
+    let mut steps = a.clusters[0].launch.defaults.clone();
     steps.command.clear();
     steps.template = Some("serve-and-eval".into());
     steps.steps = vec![
@@ -999,15 +999,15 @@ fn a_template_with_steps_shows_them_and_needs_no_command() {
             ..Default::default()
         },
     ];
-    a.cluster
+    a.clusters[0]
         .launch
         .templates
         .push(("serve-and-eval".into(), steps));
-    a.cluster.launch.origins.insert(
+    a.clusters[0].launch.origins.insert(
         "serve-and-eval".into(),
         "/home/me/.config/slurmdash/templates/serve-and-eval.toml".into(),
     );
-    a.cluster.launch.template_problems = vec![
+    a.clusters[0].launch.template_problems = vec![
         "template file /home/me/.config/slurmdash/templates/bad.toml: key `gpu`: unknown field"
             .into(),
     ];
@@ -1047,7 +1047,7 @@ fn a_template_with_steps_shows_them_and_needs_no_command() {
 #[test]
 fn a_session_form_fits_its_default_cpus_and_keeps_what_is_typed() {
     let mut a = app();
-    a.cluster.launch.defaults.cpus_per_task = 24;
+    a.clusters[0].launch.defaults.cpus_per_task = 24;
     assert_eq!(a.run_command("session"), vec![Cmd::FetchLaunchFacts]);
     a.update(Msg::LaunchFacts(Ok(facts())));
     let f = a.form.as_ref().expect("form");

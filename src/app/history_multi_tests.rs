@@ -361,7 +361,7 @@ fn a_history_row_of_the_second_cluster_has_its_work_sent_there() {
     }
     let sel = a.queue.selected_job().unwrap().clone();
     assert_eq!(sel.id.cluster(), 1, "a polar row is selected");
-    assert_eq!(a.cluster.ix, 1, "polar is the cluster on screen");
+    assert_eq!(a.shown().ix, 1, "polar is the cluster on screen");
     assert!(
         !cmds.iter().any(|(_, c)| matches!(c, Cmd::FetchDetail(_))),
         "the detail is known: {cmds:?}"

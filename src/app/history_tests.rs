@@ -147,11 +147,11 @@ fn queue_refreshes_wait_while_the_history_shows_and_esc_returns() {
     let later = now() + chrono::Duration::seconds(10);
     a.update(Msg::queue(Ok(jobs()), later, Duration::from_millis(5)));
     assert_eq!(a.queue.total(), shown, "the history's rows stay");
-    assert_ne!(a.cluster.status.last_ok, Some(later));
+    assert_ne!(a.clusters[0].status.last_ok, Some(later));
     a.update(key(KeyCode::Esc));
     assert!(!a.history.open);
     assert_eq!(
-        a.cluster.status.last_ok,
+        a.clusters[0].status.last_ok,
         Some(later),
         "the refresh that came meanwhile is applied"
     );
@@ -255,7 +255,7 @@ fn the_queue_s_jobs_set_the_refresh_pace_while_the_history_shows() {
     let mut a = app();
     a.size = (150, 36);
     let secs = Duration::from_secs;
-    a.cluster.insight.bounds = PollBounds::new(secs(5), secs(2), secs(30));
+    a.clusters[0].insight.bounds = PollBounds::new(secs(5), secs(2), secs(30));
     let q: Vec<_> = jobs()
         .into_iter()
         .filter(|j| j.status() == Status::Pending)
@@ -270,12 +270,12 @@ fn the_queue_s_jobs_set_the_refresh_pace_while_the_history_shows() {
         a.update(Msg::PollDue);
         a.update(loaded(q.clone()));
     }
-    assert_eq!(a.cluster.status.poll_interval, Duration::from_secs(2));
+    assert_eq!(a.clusters[0].status.poll_interval, Duration::from_secs(2));
     a.run_command("history");
     a.update(page(1, true, true));
     a.update(Msg::Tick(now() + chrono::Duration::seconds(1)));
     assert_eq!(
-        a.cluster.status.poll_interval,
+        a.clusters[0].status.poll_interval,
         Duration::from_secs(2),
         "a start about to happen in the queue"
     );

@@ -105,6 +105,7 @@ impl App {
     }
 
     pub fn run_command(&mut self, line: &str) -> Vec<Cmd> {
+        let ix = self.view_cluster();
         let mut words = line.split_whitespace();
         let head = words.next().unwrap_or("");
         let rest: Vec<&str> = words.collect();
@@ -114,10 +115,11 @@ impl App {
                 self.quit = true;
                 vec![Cmd::Quit]
             }
-            ("r" | "refresh", _) => {
-                self.cluster
-                    .refresh_now(self.queue.selected_job(), self.queue.jobs(), self.now)
-            }
+            ("r" | "refresh", _) => self.clusters[ix].refresh_now(
+                self.queue.selected_job(),
+                self.queue.jobs(),
+                self.now,
+            ),
             ("cluster", [name]) => {
                 if self.focus_cluster_named(name) {
                     self.note = Some(format!("cluster `{name}`: in view"));
@@ -131,11 +133,11 @@ impl App {
                 Vec::new()
             }
             ("forward", [port]) => {
-                let out = self.tunnels.forward(&view!(self), port, None);
+                let out = self.tunnels.forward(&view!(self, ix), port, None);
                 self.apply(out)
             }
             ("forward", [port, node]) => {
-                let out = self.tunnels.forward(&view!(self), port, Some(node));
+                let out = self.tunnels.forward(&view!(self, ix), port, Some(node));
                 self.apply(out)
             }
             ("forward", _) => {
@@ -147,7 +149,7 @@ impl App {
                 self.apply(out)
             }
             ("files", _) => {
-                let out = self.files.open(&view!(self));
+                let out = self.files.open(&view!(self, ix));
                 self.apply(out)
             }
             ("untunnel", [port]) => {
@@ -155,11 +157,11 @@ impl App {
                 self.apply(out)
             }
             ("shell", []) => {
-                let out = super::shell::open(&view!(self), None);
+                let out = super::shell::open(&view!(self, ix), None);
                 self.apply(out)
             }
             ("shell", [node]) => {
-                let out = super::shell::open(&view!(self), Some(node));
+                let out = super::shell::open(&view!(self, ix), Some(node));
                 self.apply(out)
             }
             ("shell", _) => {
@@ -172,7 +174,7 @@ impl App {
             }
             ("partitions" | "parts", _) => {
                 self.view = Some(super::insight::View::Partitions);
-                self.cluster.insight.partitions_due(true, self.now)
+                self.clusters[ix].insight.partitions_due(true, self.now)
             }
             ("stats", _) => {
                 self.view = Some(super::insight::View::Stats);
@@ -191,28 +193,29 @@ impl App {
             ("usage", days @ ([] | [_])) => match super::usage::days_arg(days.first().copied()) {
                 Ok(days) => {
                     self.view = Some(super::insight::View::Usage);
-                    self.cluster.usage.open(days)
+                    self.clusters[ix].usage.open(days)
                 }
                 Err(why) => self.apply(super::component::Out::note(why)),
             },
             ("deps", _) => {
-                let out = self.deps.open_view(&view!(self), &self.history);
+                let out = self.deps.open_view(&view!(self, ix), &self.history);
                 self.apply(out)
             }
             ("session", label @ ([] | [_])) => {
                 let mut cmds = self.open_form();
                 if let Some(form) = self.form.as_mut() {
-                    let out = super::session::prefill(form, &view!(self), label.first().copied());
+                    let out =
+                        super::session::prefill(form, &view!(self, ix), label.first().copied());
                     cmds.extend(self.apply(out));
                 }
                 cmds
             }
             ("extend", id @ ([] | [_])) => {
-                let out = super::session::extend_session(&view!(self), id.first().copied());
+                let out = super::session::extend_session(&view!(self, ix), id.first().copied());
                 self.apply(out)
             }
             ("ssh-config", _) => {
-                let out = super::session::copy_ssh_config(&view!(self));
+                let out = super::session::copy_ssh_config(&view!(self, ix));
                 self.apply(out)
             }
             ("events", _) => {
@@ -235,6 +238,7 @@ impl App {
     }
 
     pub(super) fn on_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
+        let ix = self.view_cluster();
         if k.kind != crossterm::event::KeyEventKind::Press {
             return Vec::new();
         }
@@ -242,7 +246,7 @@ impl App {
             return vec![Cmd::Suspend];
         }
         self.note = None;
-        self.cluster.insight.last_key = Some(self.now);
+        self.clusters[ix].insight.last_key = Some(self.now);
         self.on_overlay_key(k)
     }
 
@@ -252,6 +256,7 @@ impl App {
     }
 
     pub fn on_action(&mut self, a: Action) -> Vec<Cmd> {
+        let ix = self.view_cluster();
         let page = self.page();
         match a {
             Action::Quit => {
@@ -283,7 +288,7 @@ impl App {
                 self.zoom = !self.zoom;
             }
             Action::Refresh => {
-                return self.cluster.refresh_now(
+                return self.clusters[ix].refresh_now(
                     self.queue.selected_job(),
                     self.queue.jobs(),
                     self.now,
@@ -332,10 +337,10 @@ impl App {
             | Action::Release
             | Action::Requeue
             | Action::Prioritize => return self.on_job_action(a),
-            Action::Edit => match EditForm::open(&view!(self)) {
+            Action::Edit => match EditForm::open(&view!(self, ix)) {
                 Ok(form) => {
                     self.edit = Some(form);
-                    if self.cluster.partitions.is_none() {
+                    if self.clusters[ix].partitions.is_none() {
                         return vec![Cmd::FetchLimits];
                     }
                 }
@@ -360,25 +365,25 @@ impl App {
             }
             Action::NewJob => return self.open_form(),
             Action::Shell => {
-                let out = shell::open(&view!(self), None);
+                let out = shell::open(&view!(self, ix), None);
                 return self.apply(out);
             }
             Action::Forward => {
-                let out = self.tunnels.open_forward(&view!(self));
+                let out = self.tunnels.open_forward(&view!(self, ix));
                 return self.apply(out);
             }
             Action::HistoryOlder | Action::HistoryNewer => {
-                let v = view!(self, queue: &self.queue.jobs);
+                let v = view!(self, ix, queue: &self.queue.jobs);
                 let older = a == Action::HistoryOlder;
                 let out = self.history.page_days(&v, &mut self.queue.history, older);
                 return self.history_out(out);
             }
             Action::Relaunch => {
-                let out = relaunch::relaunch(&view!(self));
+                let out = relaunch::relaunch(&view!(self, ix));
                 return self.apply(out);
             }
             Action::Files => {
-                let out = self.files.open(&view!(self));
+                let out = self.files.open(&view!(self, ix));
                 return self.apply(out);
             }
             Action::Copy => return self.copy(),

@@ -21,7 +21,7 @@ fn now() -> NaiveDateTime {
 
 fn app() -> App {
     let mut a = App::fixture(now());
-    a.cluster.insight.bounds = PollBounds::new(
+    a.clusters[0].insight.bounds = PollBounds::new(
         Duration::from_secs(5),
         Duration::from_secs(2),
         Duration::from_secs(30),
@@ -73,15 +73,18 @@ fn a_job_that_leaves_squeue_stays_and_gets_its_final_state_from_sacct() {
             sacct: vec![id("237")]
         }]
     );
-    a.on_poll_extra(PollExtra {
-        finished: vec![JobDetail {
-            id: Some(id("237")),
-            state: Some(JobState::Completed),
-            ..JobDetail::default()
-        }],
-        asked: vec![id("237")],
-        ..PollExtra::default()
-    });
+    a.on_poll_extra(
+        0,
+        PollExtra {
+            finished: vec![JobDetail {
+                id: Some(id("237")),
+                state: Some(JobState::Completed),
+                ..JobDetail::default()
+            }],
+            asked: vec![id("237")],
+            ..PollExtra::default()
+        },
+    );
     a.update(loaded(without));
     let done = a.queue.jobs().iter().find(|j| j.id.as_str() == "237");
     assert_eq!(done.map(|j| j.state.clone()), Some(JobState::Completed));
@@ -103,17 +106,20 @@ fn sacct_gives_up_on_an_unknown_id_after_three_tries() {
     a.update(loaded(without.clone()));
     for _ in 0..3 {
         assert_eq!(
-            a.cluster.departures.poll_cmd(),
+            a.clusters[0].departures.poll_cmd(),
             Cmd::PollWith {
                 sacct: vec![id("237")]
             }
         );
-        a.on_poll_extra(PollExtra {
-            asked: vec![id("237")],
-            ..PollExtra::default()
-        });
+        a.on_poll_extra(
+            0,
+            PollExtra {
+                asked: vec![id("237")],
+                ..PollExtra::default()
+            },
+        );
     }
-    assert_eq!(a.cluster.departures.poll_cmd(), Cmd::PollQueue);
+    assert_eq!(a.clusters[0].departures.poll_cmd(), Cmd::PollQueue);
 }
 
 /// The read a command list asks for, if any.
@@ -170,7 +176,7 @@ fn one_read_answers_for_every_pending_job_and_is_kept() {
         all_pending.iter().all(|j| ask.covers(j)),
         "the read covers every pending job of the user"
     );
-    assert!(a.cluster.insight.pending.loading);
+    assert!(a.clusters[0].insight.pending.loading);
     // Refreshes do not ask again.
     let cmds = a.update(loaded(jobs()));
     assert!(asked(&cmds).is_none());
@@ -179,7 +185,7 @@ fn one_read_answers_for_every_pending_job_and_is_kept() {
         result: Box::new(Ok(batch(&[("247", 900), ("248", 500), ("249", 100)]))),
         at: now(),
     });
-    let p = &a.cluster.insight.pending;
+    let p = &a.clusters[0].insight.pending;
     assert!(!p.loading);
     assert_eq!(
         p.info.as_ref().unwrap().rank.as_ref().unwrap().text(),
@@ -188,7 +194,7 @@ fn one_read_answers_for_every_pending_job_and_is_kept() {
     // Another pending job: its rank at once, nothing read.
     let cmds = select(&mut a, "247");
     assert!(asked(&cmds).is_none(), "{cmds:?}");
-    let p = &a.cluster.insight.pending;
+    let p = &a.clusters[0].insight.pending;
     assert!(!p.loading);
     assert_eq!(p.id, Some(id("247")));
     assert_eq!(p.info.as_ref().unwrap().rank.as_ref().unwrap().position, 1);
@@ -196,7 +202,7 @@ fn one_read_answers_for_every_pending_job_and_is_kept() {
     a.update(Msg::Tick(at(PENDING_KEEP_SECS)));
     select(&mut a, "237");
     let again = asked(&select(&mut a, "248")).expect("an old answer is read again");
-    let p = &a.cluster.insight.pending;
+    let p = &a.clusters[0].insight.pending;
     assert!(p.loading && p.info.is_some(), "shown meanwhile");
     assert_eq!(p.as_of, Some(now()));
     // A failed read says so for the job shown.
@@ -206,7 +212,7 @@ fn one_read_answers_for_every_pending_job_and_is_kept() {
         at: at(PENDING_KEEP_SECS),
     });
     assert_eq!(
-        a.cluster.insight.pending.error.as_deref(),
+        a.clusters[0].insight.pending.error.as_deref(),
         Some("sprio failed")
     );
 }
@@ -229,14 +235,14 @@ fn the_answer_is_kept_as_long_as_the_sites_priority_calc_period() {
     select(&mut a, "237");
     let cmds = select(&mut a, "248");
     assert!(asked(&cmds).is_none(), "kept for the 5 minutes: {cmds:?}");
-    assert!(!a.cluster.insight.pending.loading);
+    assert!(!a.clusters[0].insight.pending.loading);
     a.update(Msg::Tick(at(300)));
     select(&mut a, "237");
     assert!(
         asked(&select(&mut a, "248")).is_some(),
         "read again once the period is over"
     );
-    let p = &mut a.cluster.insight.pending;
+    let p = &mut a.clusters[0].insight.pending;
     p.set_calc_period(std::time::Duration::from_secs(3600));
     assert_eq!(p.keep_secs(), 600);
     p.set_calc_period(std::time::Duration::from_secs(30));
@@ -319,7 +325,7 @@ fn interval_grows_while_the_queue_stays_the_same_and_snaps_back_on_a_change_or_a
         .collect();
     a.update(loaded(quiet.clone()));
     assert_eq!(
-        a.cluster.status.poll_interval,
+        a.clusters[0].status.poll_interval,
         Duration::from_secs(5),
         "just opened"
     );
@@ -327,7 +333,7 @@ fn interval_grows_while_the_queue_stays_the_same_and_snaps_back_on_a_change_or_a
     for _ in 0..6 {
         a.update(Msg::PollDue);
         a.update(loaded(quiet.clone()));
-        seen.push(a.cluster.status.poll_interval.as_secs());
+        seen.push(a.clusters[0].status.poll_interval.as_secs());
     }
     assert_eq!(
         seen,
@@ -336,14 +342,14 @@ fn interval_grows_while_the_queue_stays_the_same_and_snaps_back_on_a_change_or_a
     );
     // Following a log that writes steadily does not speed the queue up.
     a.update(Msg::Tick(now() + chrono::Duration::seconds(1)));
-    assert_eq!(a.cluster.status.poll_interval, Duration::from_secs(30));
+    assert_eq!(a.clusters[0].status.poll_interval, Duration::from_secs(30));
     a.update(Msg::Key(KeyEvent::new(
         KeyCode::Char('j'),
         KeyModifiers::NONE,
     )));
     a.update(Msg::Tick(now() + chrono::Duration::seconds(2)));
     assert_eq!(
-        a.cluster.status.poll_interval,
+        a.clusters[0].status.poll_interval,
         Duration::from_secs(5),
         "a key brings back the usual pace"
     );
@@ -351,7 +357,7 @@ fn interval_grows_while_the_queue_stays_the_same_and_snaps_back_on_a_change_or_a
     a.update(Msg::PollDue);
     a.update(loaded(fewer));
     assert_eq!(
-        a.cluster.status.poll_interval,
+        a.clusters[0].status.poll_interval,
         Duration::from_secs(2),
         "a job left: fastest"
     );
@@ -366,7 +372,7 @@ fn interval_grows_while_the_queue_stays_the_same_and_snaps_back_on_a_change_or_a
         a.update(Msg::PollDue);
         a.update(loaded(started.clone()));
     }
-    assert_eq!(a.cluster.status.poll_interval, Duration::from_secs(2));
+    assert_eq!(a.clusters[0].status.poll_interval, Duration::from_secs(2));
 }
 
 #[test]
@@ -387,8 +393,8 @@ fn a_collapsed_array_row_changing_its_id_is_not_a_departure() {
         jobs().iter().map(|j| j.id.clone()).collect::<Vec<_>>()
     );
     a.update(loaded(renamed));
-    assert_eq!(a.cluster.departures.poll_cmd(), Cmd::PollQueue);
-    assert!(a.cluster.departures.rows.is_empty());
+    assert_eq!(a.clusters[0].departures.poll_cmd(), Cmd::PollQueue);
+    assert!(a.clusters[0].departures.rows.is_empty());
 }
 
 #[test]
@@ -427,7 +433,7 @@ fn a_held_job_whose_start_time_is_near_does_not_keep_the_fastest_pace() {
             a.update(loaded(q.clone()));
         }
         assert_eq!(
-            a.cluster.status.poll_interval.as_secs(),
+            a.clusters[0].status.poll_interval.as_secs(),
             expect,
             "reason {reason}"
         );
@@ -456,17 +462,17 @@ fn a_start_estimate_coming_near_speeds_up_with_the_list_unchanged() {
         a.update(loaded(q.clone()));
     }
     a.update(Msg::Tick(now() + chrono::Duration::seconds(200)));
-    assert_eq!(a.cluster.status.poll_interval, Duration::from_secs(30));
+    assert_eq!(a.clusters[0].status.poll_interval, Duration::from_secs(30));
     let generation = a.queue.jobs.generation();
     a.update(Msg::Tick(now() + chrono::Duration::seconds(250)));
     assert_eq!(
-        a.cluster.status.poll_interval,
+        a.clusters[0].status.poll_interval,
         Duration::from_secs(2),
         "the start is 50 s away"
     );
     a.update(Msg::Tick(now() + chrono::Duration::seconds(370)));
     assert_eq!(
-        a.cluster.status.poll_interval,
+        a.clusters[0].status.poll_interval,
         Duration::from_secs(30),
         "the start was 70 s ago and nothing changed"
     );
@@ -520,5 +526,5 @@ fn a_job_that_left_asks_sacct_at_once_and_its_end_shows_before_the_next_refresh(
         .expect("kept");
     assert_eq!(row.state, JobState::Completed);
     // Settled: the next refresh asks sacct nothing more.
-    assert_eq!(a.cluster.departures.poll_cmd(), Cmd::PollQueue);
+    assert_eq!(a.clusters[0].departures.poll_cmd(), Cmd::PollQueue);
 }

@@ -50,7 +50,7 @@ use std::time::Duration;
 
 use chrono::NaiveDateTime;
 
-pub use cluster::{ClusterState, Listed, Status};
+pub use cluster::{ClusterState, Clusters, Listed, Status};
 pub use confirm::{Answer, Choice, Confirm};
 pub use edit::{EditForm, EDIT_FIELDS};
 pub use events::{merged_events, notifications, Event, EventKind, Events, Own};
@@ -94,10 +94,9 @@ pub struct DetailState {
 /// The dashboard's state: the cluster, the views over its jobs (queue, detail, logs), and
 /// what the user is doing (focus, overlays, forms, the line being typed).
 pub struct App {
-    /// The cluster being worked on: the one a message is about while it is handled, else
-    /// the one on screen (the selected job's). The others wait in `parked`.
-    pub cluster: ClusterState,
-    pub parked: Vec<ClusterState>,
+    /// Every cluster, by number (`clusters[ix]`); a message about one comes as
+    /// `Msg::Cluster(ix, ..)` and is handled with that number.
+    pub clusters: cluster::Clusters,
     /// The cluster chosen with `:cluster NAME` (the launch form's, when no job is selected).
     pub focus_cluster: u16,
     pub keymap: Keymap,
@@ -178,8 +177,7 @@ impl App {
     ) -> App {
         let edit_key = keymap.key_for(Action::Edit, Pane::Queue);
         App {
-            cluster: ClusterState::new(cluster, scope, poll_interval, now),
-            parked: Vec::new(),
+            clusters: cluster::Clusters::one(ClusterState::new(cluster, scope, poll_interval, now)),
             focus_cluster: 0,
             keymap,
             theme,
@@ -212,6 +210,8 @@ impl App {
         }
     }
 
+    /// Handles a message: one about a cluster (`Msg::Cluster(ix, ..)`) with that cluster's
+    /// number, any other (a key, the clock) with the number of the cluster on screen.
     pub fn update(&mut self, msg: Msg) -> Vec<Cmd> {
         let Some(msg) = self.history.defer(msg) else {
             return Vec::new();
@@ -219,15 +219,26 @@ impl App {
         match msg {
             Msg::Cluster(ix, mut m) => {
                 m.set_cluster(ix);
-                self.activate(ix);
                 if self.multi() {
-                    m.set_cluster_name(&crate::slurm::shared::SharedStr::from(&self.cluster.name));
+                    let name = crate::slurm::shared::SharedStr::from(&self.clusters[ix].name);
+                    m.set_cluster_name(&name);
                 }
-                self.update(*m)
+                self.on_msg(ix, *m)
             }
+            other => {
+                let ix = self.view_cluster();
+                self.on_msg(ix, other)
+            }
+        }
+    }
+
+    /// Handles `msg`, about cluster `ix`.
+    pub(super) fn on_msg(&mut self, ix: u16, msg: Msg) -> Vec<Cmd> {
+        match msg {
+            Msg::Cluster(..) => self.update(msg),
             Msg::Key(k) => self.on_key(k),
             Msg::Mouse(m) => {
-                self.cluster.insight.last_key = Some(self.now);
+                self.clusters[ix].insight.last_key = Some(self.now);
                 self.on_mouse(m)
             }
             Msg::Resize(w, h) => {
@@ -239,133 +250,132 @@ impl App {
             }
             Msg::Tick(now) => {
                 self.now = now;
-                let mut cmds = self.adapt_interval();
+                let mut cmds = self.adapt_interval(ix);
                 // The selected job's second sample finishes the answer the user asked for.
-                let out = self.live.followup_due(&view!(self));
+                let out = self.live.followup_due(&view!(self, ix));
                 self.selection_read |= !out.cmds.is_empty();
                 cmds.extend(self.apply(out));
-                cmds.extend(self.cluster.retry.tick(now));
-                let shown = self.view == Some(insight::View::Partitions)
-                    && self.cluster.ix == self.view_cluster();
-                cmds.extend(self.cluster.insight.partitions_due(shown, now));
+                cmds.extend(self.clusters[ix].retry.tick(now));
+                let shown =
+                    self.view == Some(insight::View::Partitions) && ix == self.view_cluster();
+                cmds.extend(self.clusters[ix].insight.partitions_due(shown, now));
                 cmds
             }
             Msg::PollDue => {
-                let every = chrono::Duration::from_std(self.cluster.status.poll_interval);
-                self.cluster.status.next_refresh = every.ok().map(|d| self.now + d);
-                if self.cluster.checks.in_flight {
+                let every = chrono::Duration::from_std(self.clusters[ix].status.poll_interval);
+                self.clusters[ix].status.next_refresh = every.ok().map(|d| self.now + d);
+                if self.clusters[ix].checks.in_flight {
                     // A check the budget still holds is asked again: a full read may be
                     // due by now.
-                    if self.cluster.budget.take(budget::Kind::Check).is_none() {
+                    if self.clusters[ix].budget.take(budget::Kind::Check).is_none() {
                         return Vec::new();
                     }
-                    self.cluster.checks.replaced();
+                    self.clusters[ix].checks.replaced();
                 }
                 // Between full reads, a state check where the cluster answers one.
-                let every = self.cluster.status.poll_interval;
-                if !self.cluster.status.polling {
-                    if let Some(check) = self.cluster.checks.due(self.now, every) {
+                let every = self.clusters[ix].status.poll_interval;
+                if !self.clusters[ix].status.polling {
+                    if let Some(check) = self.clusters[ix].checks.due(self.now, every) {
                         return vec![check];
                     }
                 }
-                self.poll()
+                self.poll(ix)
             }
             Msg::SlurmVersion(v) => {
-                self.cluster.checks.version = Some(v);
-                self.adapt_interval()
+                self.clusters[ix].checks.version = Some(v);
+                self.adapt_interval(ix)
             }
             Msg::PriorityCalcPeriod(d) => {
-                self.cluster.insight.pending.set_calc_period(d);
+                self.clusters[ix].insight.pending.set_calc_period(d);
                 Vec::new()
             }
-            Msg::StateCheck { result, at } => match self.cluster.checks.on_answer(result, at) {
-                checks::Outcome::Same => {
-                    let c = &mut self.cluster.insight;
-                    c.pace.steady(&c.bounds);
-                    self.adapt_interval()
+            Msg::StateCheck { result, at } => {
+                match self.clusters[ix].checks.on_answer(result, at) {
+                    checks::Outcome::Same => {
+                        let c = &mut self.clusters[ix].insight;
+                        c.pace.steady(&c.bounds);
+                        self.adapt_interval(ix)
+                    }
+                    checks::Outcome::FullRead => self.poll(ix),
                 }
-                checks::Outcome::FullRead => self.poll(),
-            },
-            Msg::Queue(refresh) => self.on_refresh(*refresh),
+            }
+            Msg::Queue(refresh) => self.on_refresh(ix, *refresh),
             Msg::FinalStates(extra) => {
-                let cmds = self.on_poll_extra(extra);
+                let cmds = self.on_poll_extra(ix, extra);
                 // The kept rows took their final state: shown now, not at the next refresh.
-                let ix = self.multi().then_some(self.cluster.ix);
-                let kept = &self.cluster.departures.rows;
+                let kept = &self.clusters[ix].departures.rows;
                 let rows: Vec<crate::slurm::model::Job> = self
                     .queue
-                    .jobs_on(ix)
+                    .jobs_on(self.multi().then_some(ix))
                     .iter()
                     .map(|j| kept.iter().find(|r| r.id == j.id).unwrap_or(j).clone())
                     .collect();
-                self.set_own_jobs(rows);
+                self.set_own_jobs(ix, rows);
                 cmds
             }
             Msg::SiteLimit(result) => {
-                self.cluster.budget.set_site(result);
-                self.adapt_interval()
+                self.clusters[ix].budget.set_site(result);
+                self.adapt_interval(ix)
             }
             Msg::Detail { id, result } => self.on_detail(id, *result),
             Msg::Tail(ev) => {
                 if matches!(&ev.kind, crate::logview::TailKind::Data { bytes, .. } if !bytes.is_empty())
                 {
-                    self.cluster
-                        .insight
-                        .pace
-                        .log_wrote(self.now, &self.cluster.insight.bounds);
+                    let insight = &mut self.clusters[ix].insight;
+                    insight.pace.log_wrote(self.now, &insight.bounds);
                 }
                 self.logs.apply(ev);
                 Vec::new()
             }
-            Msg::Conn { state, host } => self.cluster.on_conn(state, host),
-            Msg::OpDone { op, result } => self.on_op_done(op, result),
+            Msg::Conn { state, host } => self.clusters[ix].on_conn(state, host),
+            Msg::OpDone { op, result } => self.on_op_done(ix, op, result),
             Msg::Edited { id, edit, result } => {
                 self.queue.clear_busy(std::slice::from_ref(&id));
                 let done = edit::on_edited(&mut self.edit, &id, &edit, result);
                 if let Some(line) = done.error {
-                    self.cluster.status.last_error = Some(line);
+                    self.clusters[ix].status.last_error = Some(line);
                 }
                 self.apply(component::Out {
                     note: done.note,
                     ..Default::default()
                 });
-                self.poll_now()
+                self.poll_now(ix)
             }
             Msg::Limits(result) => {
-                self.cluster.partitions = Some(result);
-                let parts = view!(self).partitions();
+                self.clusters[ix].partitions = Some(result);
+                let parts = view!(self, ix).partitions();
                 if let Some(form) = self.edit.as_mut() {
                     form.check(parts);
                 }
-                self.history.on_partitions(&view!(self));
+                self.history.on_partitions(&view!(self, ix));
                 Vec::new()
             }
             Msg::JobUse { id, result } => {
-                let out = self.history.on_job_use(&view!(self), id, *result);
+                let out = self.history.on_job_use(&view!(self, ix), id, *result);
                 self.apply(out)
             }
             Msg::History { generation, result } => {
-                let v = view!(self, queue: &self.queue.jobs);
+                let v = view!(self, ix, queue: &self.queue.jobs);
                 let out = self
                     .history
                     .on_page(&v, &mut self.queue.history, generation, *result);
                 self.history_out(out)
             }
             Msg::Relaunch { id, result } => {
-                let form = relaunch::relaunch_form(&view!(self), &id, *result, true);
+                let form = relaunch::relaunch_form(&view!(self, ix), &id, *result, true);
                 self.open_prefilled(form)
             }
             Msg::Recovered { id, result } => {
-                let form = relaunch::recovered_form(&view!(self), &id, *result, true);
+                let form = relaunch::recovered_form(&view!(self, ix), &id, *result, true);
                 self.open_prefilled(form)
             }
             Msg::Rerun { id, result } => {
-                let form = relaunch::rerun_form(&view!(self), &id, *result);
+                let form = relaunch::rerun_form(&view!(self, ix), &id, *result);
                 self.open_prefilled(form)
             }
             Msg::Triaged { id, result } => {
                 if let Ok(Some(r)) = result.as_ref() {
-                    self.cluster.events.annotate_failure(&id, r);
+                    self.clusters[ix].events.annotate_failure(&id, r);
                 }
                 let selected = self.detail.id.as_ref() == Some(&id);
                 triage::land(&mut self.detail.triage, selected, *result);
@@ -382,9 +392,9 @@ impl App {
                 self.apply(out)
             }
             Msg::Retries(result) => {
-                let r = self.cluster.on_retries(result, self.now);
+                let r = self.clusters[ix].on_retries(result, self.now);
                 if let Some(badges) = r.badges {
-                    self.queue.jobs.set_badges(self.cluster.ix, badges);
+                    self.queue.jobs.set_badges(ix, badges);
                 }
                 let mut out = component::Out::cmds(r.cmds);
                 out.note = r.note.or(r.quiet_note.filter(|_| self.note.is_none()));
@@ -392,7 +402,7 @@ impl App {
             }
             Msg::LaunchFacts(r) => {
                 if let Ok(f) = &r {
-                    self.cluster.launch.facts = Some(f.clone());
+                    self.clusters[ix].launch.facts = Some(f.clone());
                 }
                 if let Some(form) = self.form.as_mut() {
                     form.on_facts(r);
@@ -407,38 +417,38 @@ impl App {
             }
             Msg::Submitted(r) => {
                 // The new launch's chain (job dir, attempts): at the next tick.
-                self.cluster.retry.last = None;
-                self.on_submitted(*r)
+                self.clusters[ix].retry.last = None;
+                self.on_submitted(ix, *r)
             }
-            Msg::RegistryJobs(r) => self.on_registry_jobs(r),
+            Msg::RegistryJobs(r) => self.on_registry_jobs(ix, r),
             Msg::Pending { ask, result, at } => {
-                self.cluster.insight.on_pending(*ask, *result, at);
+                self.clusters[ix].insight.on_pending(*ask, *result, at);
                 Vec::new()
             }
             Msg::Partitions { result, at } => {
-                self.cluster.insight.partitions.set(result, at);
+                self.clusters[ix].insight.partitions.set(result, at);
                 Vec::new()
             }
             Msg::Usage { days, result, at } => {
-                self.cluster.usage.on_read(days, *result, at);
+                self.clusters[ix].usage.on_read(days, *result, at);
                 Vec::new()
             }
             Msg::Waits { result, at } => {
-                self.cluster.waits.on_read(result, at);
+                self.clusters[ix].waits.on_read(result, at);
                 Vec::new()
             }
             Msg::Live { id, result, at } => {
-                let out = self.live.on_sample(&view!(self), id, *result, at);
+                let out = self.live.on_sample(&view!(self, ix), id, *result, at);
                 self.live.mark(&mut self.queue);
                 self.apply(out)
             }
             Msg::RemoteStats { stats, at } => {
-                self.cluster.budget.observe(at, stats.rpcs.ctld);
-                self.cluster.insight.on_stats(stats, at);
+                self.clusters[ix].budget.observe(at, stats.rpcs.ctld);
+                self.clusters[ix].insight.on_stats(stats, at);
                 Vec::new()
             }
             Msg::Files(m) => {
-                let out = self.files.on_msg(&view!(self), m);
+                let out = self.files.on_msg(&view!(self, ix), m);
                 self.apply(out)
             }
             Msg::Note(text) => {
@@ -481,7 +491,7 @@ impl App {
             let height = crate::layout::queue_body_height(self.areas().queue.height);
             self.queue.set_viewport(height);
         }
-        let v = view!(self, queue: &self.queue.jobs);
+        let v = view!(self, self.view_cluster(), queue: &self.queue.jobs);
         let out = self.history.open(&v, &mut self.queue.history, days);
         self.history_out(out)
     }
@@ -544,12 +554,11 @@ impl App {
             Ok(path) => {
                 let shown = path.display().to_string();
                 // Template files are this machine's: every cluster's form lists it.
-                for c in &mut self.parked {
+                for c in self.clusters.iter_mut() {
                     c.launch.add_saved(&name, spec.clone(), &shown);
                 }
-                self.cluster.launch.add_saved(&name, spec, &shown);
                 if let Some(form) = self.form.as_mut() {
-                    form.saved(&name, &self.cluster);
+                    form.saved(&name, &self.clusters[form.cluster]);
                 }
                 self.note = Some(format!(
                     "template `{name}` saved in {shown} (slurmdash submit --template {name})"

@@ -154,7 +154,7 @@ impl App {
     }
     /// Says why a changing action is refused, if it is.
     pub(super) fn refuse_read_only(&mut self, what: &str) -> bool {
-        let refusal = view!(self).read_only_refusal(what);
+        let refusal = view!(self, self.view_cluster()).read_only_refusal(what);
         let refused = refusal.is_some();
         if let Some(why) = refusal {
             self.note = Some(why);
@@ -164,7 +164,7 @@ impl App {
 
     /// d, D, h, u, R, T: asks first, or runs at once (`D` with quick_cancel).
     pub(super) fn on_job_action(&mut self, a: Action) -> Vec<Cmd> {
-        match super::ops::ask(&view!(self), a, self.quick_cancel) {
+        match super::ops::ask(&view!(self, self.view_cluster()), a, self.quick_cancel) {
             Asked::Start(op) => self.start_op(op),
             Asked::Ask(confirm) => self.apply(Out::confirm(confirm)),
             Asked::Note(why) => self.apply(Out::note(why)),
@@ -187,7 +187,7 @@ impl App {
 
     /// `:cancel 123 124`, `:hold` (marks or selection), ...: typed, so no question.
     pub(super) fn run_op_command(&mut self, kind: OpKind, args: &[&str]) -> Vec<Cmd> {
-        match super::ops::typed(&view!(self), kind, args) {
+        match super::ops::typed(&view!(self, self.view_cluster()), kind, args) {
             Ok(op) => self.start_op(op),
             Err(why) => self.apply(Out::note(why)),
         }
@@ -206,7 +206,12 @@ impl App {
     /// An action's report: the rows lose their "cancelling…", the status bar says what
     /// happened (a failure stays as the cluster's last error), cancelled jobs are unmarked
     /// and logged as yours, and the queue is read again at once.
-    pub(super) fn on_op_done(&mut self, op: JobOp, result: Result<OpReport, String>) -> Vec<Cmd> {
+    pub(super) fn on_op_done(
+        &mut self,
+        ix: u16,
+        op: JobOp,
+        result: Result<OpReport, String>,
+    ) -> Vec<Cmd> {
         self.queue.clear_busy(&op.ids);
         let mut events = Vec::new();
         match result {
@@ -214,7 +219,7 @@ impl App {
                 let failed = !report.failed().is_empty();
                 let line = report.summary();
                 if failed {
-                    self.cluster.status.last_error = Some(line);
+                    self.clusters[ix].status.last_error = Some(line);
                     self.note = None;
                 } else {
                     self.note = Some(line);
@@ -230,22 +235,23 @@ impl App {
                         self.queue.unmark(id);
                     }
                     let pushed = super::events::cancelled_by_you(self.queue.jobs(), &done);
-                    events = self.cluster.push_events(pushed, self.now);
+                    events = self.clusters[ix].push_events(pushed, self.now);
                 }
             }
             Err(e) => {
-                self.cluster.status.last_error = Some(format!("could not {}: {e}", op.describe()));
+                self.clusters[ix].status.last_error =
+                    Some(format!("could not {}: {e}", op.describe()));
                 self.note = None;
             }
         }
         // Show the new states now rather than at the next poll.
-        events.extend(self.poll_now());
+        events.extend(self.poll_now(ix));
         events
     }
 
     /// A submission's answer: the form closes, the queue shows the job at once (a
     /// placeholder row until squeue lists it) and selects it; or the form says why not.
-    pub(super) fn on_submitted(&mut self, r: Result<Submitted, String>) -> Vec<Cmd> {
+    pub(super) fn on_submitted(&mut self, ix: u16, r: Result<Submitted, String>) -> Vec<Cmd> {
         match r {
             Err(e) => {
                 if let Some(form) = self.form.as_mut() {
@@ -258,28 +264,26 @@ impl App {
             Ok(s) => {
                 let form = self.form.take();
                 if let Some(p) = form.as_ref().and_then(|f| f.prepared.as_ref()) {
-                    self.cluster.launch.last_used = Some(p.spec.clone());
+                    self.clusters[ix].launch.last_used = Some(p.spec.clone());
                     // The queue shows it at once; the poll below brings the real row.
                     // A queue poll already in flight does not list it yet: the row stays
                     // (as a registry job) until squeue or sacct says more.
-                    let mut placeholder = placeholder_job(&s, p, self.cluster.ix);
+                    let mut placeholder = placeholder_job(&s, p, ix);
                     if self.multi() {
                         placeholder.cluster =
-                            crate::slurm::shared::SharedStr::from(&self.cluster.name);
+                            crate::slurm::shared::SharedStr::from(&self.clusters[ix].name);
                     }
-                    self.cluster
+                    self.clusters[ix]
                         .launch
                         .registry_jobs
                         .retain(|j| j.id != placeholder.id);
-                    self.cluster.launch.registry_jobs.push(placeholder);
-                    let (jobs, _) = self
-                        .cluster
-                        .with_registry_jobs(self.own_jobs().into_owned());
-                    self.set_own_jobs(jobs);
+                    self.clusters[ix].launch.registry_jobs.push(placeholder);
+                    let own = self.own_jobs(ix).into_owned();
+                    let (jobs, _) = self.clusters[ix].with_registry_jobs(own);
+                    self.set_own_jobs(ix, jobs);
                 }
                 self.queue.set_filter("");
-                self.queue
-                    .select_id(&JobId::new(s.job_id).on(self.cluster.ix));
+                self.queue.select_id(&JobId::new(s.job_id).on(ix));
                 self.focus = crate::keymap::Pane::Queue;
                 let mut note = format!("submitted job {} · logs {}", s.job_id, s.stdout);
                 for w in &s.warnings {
@@ -288,19 +292,21 @@ impl App {
                 }
                 self.note = Some(note);
                 let mut cmds = self.selection_changed();
-                cmds.extend(self.poll_now());
+                cmds.extend(self.poll_now(ix));
                 cmds
             }
         }
     }
 
-    pub(super) fn on_registry_jobs(&mut self, r: Result<Vec<Job>, String>) -> Vec<Cmd> {
+    pub(super) fn on_registry_jobs(&mut self, ix: u16, r: Result<Vec<Job>, String>) -> Vec<Cmd> {
         match r {
             Ok(jobs) => {
-                self.cluster.launch.on_registry_jobs(jobs);
+                self.clusters[ix].launch.on_registry_jobs(jobs);
                 // sacct's answer is newer than the rows on screen.
-                let rows = self.cluster.launch.over(self.own_jobs().into_owned());
-                self.set_own_jobs(rows);
+                let rows = self.clusters[ix]
+                    .launch
+                    .over(self.own_jobs(ix).into_owned());
+                self.set_own_jobs(ix, rows);
                 let mut cmds = self.selection_changed();
                 if cmds.is_empty() {
                     cmds = self.refetch_if_state_changed();
@@ -308,7 +314,7 @@ impl App {
                 cmds
             }
             Err(e) => {
-                self.cluster.launch.reattaching = false;
+                self.clusters[ix].launch.reattaching = false;
                 self.note = Some(format!("re-attaching launched jobs: {e}"));
                 Vec::new()
             }
@@ -316,50 +322,51 @@ impl App {
     }
 
     /// A refresh, unless one is already out (the timer, `r`, reconnecting).
-    pub(super) fn poll(&mut self) -> Vec<Cmd> {
-        self.cluster.poll()
+    pub(super) fn poll(&mut self, ix: u16) -> Vec<Cmd> {
+        self.clusters[ix].poll()
     }
 
     /// A refresh that must see a change made just now (an action, a submission): asked for
     /// even while one is out, which may predate the change; the worker hub runs it after
     /// that one.
-    pub(super) fn poll_now(&mut self) -> Vec<Cmd> {
-        vec![self.cluster.poll_cmd()]
+    pub(super) fn poll_now(&mut self, ix: u16) -> Vec<Cmd> {
+        vec![self.clusters[ix].poll_cmd()]
     }
 
     /// One refresh's answer, in the order its parts happened: the connection, the sacct
     /// records and estimates that came with the queue, then the queue.
-    pub(super) fn on_refresh(&mut self, r: crate::payload::Refresh) -> Vec<Cmd> {
+    pub(super) fn on_refresh(&mut self, ix: u16, r: crate::payload::Refresh) -> Vec<Cmd> {
         let mut cmds = Vec::new();
         if let Some((state, host)) = r.conn {
-            cmds.extend(self.cluster.on_conn(state, host));
+            cmds.extend(self.clusters[ix].on_conn(state, host));
         }
         let mut finished = Vec::new();
         if let Some(extra) = r.extra {
             finished = extra.finished.clone();
-            cmds.extend(self.on_poll_extra(extra));
+            cmds.extend(self.on_poll_extra(ix, extra));
         }
-        cmds.extend(self.on_queue(r.result, r.at, r.took));
+        cmds.extend(self.on_queue(ix, r.result, r.at, r.took));
         // A job a state check saw leave has its final state in this very refresh, before
         // its list showed it gone: the events log waits for it only now, so it is settled
         // (logged, a failure triaged) now.
         if !finished.is_empty() {
-            cmds.extend(self.final_states_known(&finished));
+            cmds.extend(self.final_states_known(ix, &finished));
         }
         cmds
     }
 
     /// The sacct part of a refresh: final states are logged (failures triaged), then the
     /// cluster settles the jobs that left its queue.
-    pub(super) fn on_poll_extra(&mut self, extra: crate::payload::PollExtra) -> Vec<Cmd> {
-        let mut cmds = self.final_states_known(&extra.finished);
-        let left = self.cluster.on_poll_extra(&extra, self.now);
-        cmds.extend(self.cluster.record(left));
+    pub(super) fn on_poll_extra(&mut self, ix: u16, extra: crate::payload::PollExtra) -> Vec<Cmd> {
+        let mut cmds = self.final_states_known(ix, &extra.finished);
+        let left = self.clusters[ix].on_poll_extra(&extra, self.now);
+        cmds.extend(self.clusters[ix].record(left));
         cmds
     }
 
     pub(super) fn on_queue(
         &mut self,
+        ix: u16,
         result: Result<Vec<Job>, String>,
         at: NaiveDateTime,
         took: Duration,
@@ -367,21 +374,20 @@ impl App {
         let jobs = match result {
             Ok(jobs) => jobs,
             Err(e) => {
-                self.cluster.on_failed(e);
+                self.clusters[ix].on_failed(e);
                 return Vec::new();
             }
         };
-        let ix = self.multi().then_some(self.cluster.ix);
-        let previous = self.queue.jobs_on(ix);
-        let listed = self.cluster.on_jobs(jobs, &previous, at, took, self.now);
+        let previous = self.queue.jobs_on(self.multi().then_some(ix));
+        let listed = self.clusters[ix].on_jobs(jobs, &previous, at, took, self.now);
         drop(previous);
-        self.set_own_jobs(listed.rows);
-        self.deps.refresh(&view!(self), &self.history);
-        let interval = self.adapt_interval();
+        self.set_own_jobs(ix, listed.rows);
+        self.deps.refresh(&view!(self, ix), &self.history);
+        let interval = self.adapt_interval(ix);
         let mut cmds = self.selection_changed();
         if cmds.is_empty() {
             cmds = self.refetch_if_state_changed();
-            cmds.extend(self.cluster.insight.limit_reason_appeared(
+            cmds.extend(self.clusters[ix].insight.limit_reason_appeared(
                 self.queue.selected_job(),
                 self.queue.jobs(),
                 self.now,
@@ -389,16 +395,16 @@ impl App {
         }
         cmds.extend(interval);
         cmds.extend(listed.cmds);
-        let out = self.tunnels.close_ended(self.cluster.ix, &listed.running);
+        let out = self.tunnels.close_ended(ix, &listed.running);
         cmds.extend(self.apply(out));
-        let out = self.live.on_refresh(&view!(self), &listed.running);
+        let out = self.live.on_refresh(&view!(self, ix), &listed.running);
         self.live.mark(&mut self.queue);
         cmds.extend(self.apply(out));
-        cmds.extend(self.cluster.record(listed.events));
-        let sessions = session::launched_here(&view!(self));
-        let due = self.cluster.sessions.on_jobs(&sessions);
-        let (events, out) = session::warnings(&view!(self), &due, self.top_overlay().is_none());
-        cmds.extend(self.cluster.push_events(events, self.now));
+        cmds.extend(self.clusters[ix].record(listed.events));
+        let sessions = session::launched_here(&view!(self, ix));
+        let due = self.clusters[ix].sessions.on_jobs(&sessions);
+        let (events, out) = session::warnings(&view!(self, ix), &due, self.top_overlay().is_none());
+        cmds.extend(self.clusters[ix].push_events(events, self.now));
         cmds.extend(self.apply(out));
         cmds
     }
@@ -435,6 +441,8 @@ impl App {
         if selected == self.detail.id {
             return Vec::new();
         }
+        // The selected job's cluster (the focused one when nothing is selected).
+        let ix = selected.as_ref().map_or(self.focus_cluster, JobId::cluster);
         let state = self.queue.selected_job().map(|j| j.state.clone());
         self.selection_read = true;
         self.detail = DetailState {
@@ -452,15 +460,19 @@ impl App {
                 None => cmds.push(Cmd::FetchDetail(id)),
             }
         }
-        cmds.extend(self.cluster.insight.pending_for(
+        cmds.extend(self.clusters[ix].insight.pending_for(
             self.queue.selected_job(),
             self.queue.jobs(),
             self.now,
         ));
-        cmds.extend(self.cluster.waits.due(self.queue.selected_job(), self.now));
-        let out = self.live.on_select(&view!(self));
+        cmds.extend(
+            self.clusters[ix]
+                .waits
+                .due(self.queue.selected_job(), self.now),
+        );
+        let out = self.live.on_select(&view!(self, ix));
         cmds.extend(self.apply(out));
-        self.deps.on_select(&view!(self), &self.history);
+        self.deps.on_select(&view!(self, ix), &self.history);
         cmds
     }
 
@@ -493,7 +505,7 @@ impl App {
                 let tails = self.logs.targets(&id, &detail, source);
                 let dir = self.results_dir(&id);
                 let triage = triage::ask(&mut self.detail.triage, &id, &detail, source, dir);
-                let refined = self.final_states_known(std::slice::from_ref(&detail));
+                let refined = self.final_states_known(id.cluster(), std::slice::from_ref(&detail));
                 self.detail.kept.keep(&id, &detail, source);
                 self.detail.detail = Some(detail);
                 self.detail.source = Some(source);
@@ -512,24 +524,27 @@ impl App {
 
     /// Refines "left the queue" events with final states from anywhere (sacct rows,
     /// details). Failures are then triaged (a few per batch) so the log can say why.
-    pub fn final_states_known(&mut self, details: &[JobDetail]) -> Vec<Cmd> {
-        let events = self.cluster.finals_known(details, self.now);
+    pub fn final_states_known(&mut self, ix: u16, details: &[JobDetail]) -> Vec<Cmd> {
+        let events = self.clusters[ix].finals_known(details, self.now);
         let triaging = self
             .detail
             .id
             .as_ref()
             .filter(|_| self.detail.triage.is_some());
         let triage = events::auto_triage(&events, details, triaging, |id| self.results_dir(id));
-        let mut cmds = self.cluster.record(events);
+        let mut cmds = self.clusters[ix].record(events);
         cmds.extend(triage);
         cmds
     }
 
     /// The refresh interval chosen again from the queue's rows (`ClusterState::adapt_interval`).
-    pub(super) fn adapt_interval(&mut self) -> Vec<Cmd> {
-        let ix = self.multi().then_some(self.cluster.ix);
+    pub(super) fn adapt_interval(&mut self, ix: u16) -> Vec<Cmd> {
+        let only = self.multi().then_some(ix);
         let queue = &self.queue.jobs;
-        self.cluster
-            .adapt_interval((queue.generation(), ix), || queue.jobs_on(ix), self.now)
+        self.clusters[ix].adapt_interval(
+            (queue.generation(), only),
+            || queue.jobs_on(only),
+            self.now,
+        )
     }
 }

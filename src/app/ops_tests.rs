@@ -134,7 +134,7 @@ fn failures_are_shown_as_errors_with_slurms_message() {
         &sent[0],
         CancelOutcome::Failed("Access/permission denied".into()),
     ));
-    let err = a.cluster.status.last_error.clone().unwrap();
+    let err = a.clusters[0].status.last_error.clone().unwrap();
     assert!(
         err.starts_with("could not top 237: Access/permission denied"),
         "{err}"
@@ -144,7 +144,7 @@ fn failures_are_shown_as_errors_with_slurms_message() {
 #[test]
 fn read_only_refuses_every_change_and_sends_nothing() {
     let mut a = ready();
-    a.cluster.read_only = true;
+    a.clusters[0].read_only = true;
     select(&mut a, "242");
     for c in ['d', 'D', 'h', 'u', 'R', 'T', 'E'] {
         let cmds = a.update(key(c));
@@ -382,7 +382,7 @@ mod retries {
             None,
             "the first attempt has no badge"
         );
-        let c = a.cluster.chains.get(&248).unwrap();
+        let c = a.clusters[0].chains.get(&248).unwrap();
         assert_eq!(
             c.previous,
             vec![(237, Some("NODE_FAIL ERR_INFRA".to_string()))]
@@ -398,16 +398,15 @@ mod retries {
             reason: "this session is read-only".into(),
         };
         a.update(Msg::Retries(Ok((vec![ev.clone()], vec![entry(&[237])]))));
-        assert!(a
-            .cluster
+        assert!(a.clusters[0]
             .status
             .last_error
             .clone()
             .unwrap()
             .contains("not resubmitted: this session is read-only"));
-        a.cluster.status.last_error = None;
+        a.clusters[0].status.last_error = None;
         a.update(Msg::Retries(Ok((vec![ev], vec![entry(&[237])]))));
-        assert!(a.cluster.status.last_error.is_none());
+        assert!(a.clusters[0].status.last_error.is_none());
     }
 }
 
@@ -450,7 +449,7 @@ mod launched {
         let mut a = ready();
         select(&mut a, "242");
         let at = chrono::Utc::now();
-        let badges = a.cluster.set_launches(&[Entry {
+        let badges = a.clusters[0].set_launches(&[Entry {
             local_id: "L9".into(),
             cluster: "dev".into(),
             job_id: 242,

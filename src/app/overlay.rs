@@ -82,6 +82,7 @@ impl App {
 
     /// A key for the topmost overlay, or for the keymap when none is open.
     pub(super) fn on_overlay_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
+        let ix = self.view_cluster();
         match self.top_overlay() {
             None => self.on_keymap_key(&k),
             Some(Overlay::Insight(_)) => self.on_insight_key(k),
@@ -89,7 +90,7 @@ impl App {
             Some(Overlay::Deps) => self.on_deps_key(k),
             Some(Overlay::Files) => {
                 let status_rows = self.areas().status.height;
-                match self.files.on_key(&view!(self), k, status_rows) {
+                match self.files.on_key(&view!(self, ix), k, status_rows) {
                     super::files::FilesKey::Out(out) => self.apply(out),
                     super::files::FilesKey::Help => {
                         self.help = true;
@@ -103,7 +104,7 @@ impl App {
             }
             Some(Overlay::Columns) => self.on_columns_key(&k),
             Some(Overlay::Edit) => {
-                let parts = view!(self).partitions();
+                let parts = view!(self, ix).partitions();
                 let Some(form) = self.edit.as_mut() else {
                     return Vec::new();
                 };
@@ -161,8 +162,9 @@ impl App {
     /// two together): the focused pane's bindings, the `:` commands and the notes around
     /// them; with the files view open, its keys.
     pub fn help_len(&self) -> usize {
+        let ix = self.view_cluster();
         if self.files.view.is_some() {
-            return super::files::KEYS.len() + 4 + usize::from(self.cluster.read_only);
+            return super::files::KEYS.len() + 4 + usize::from(self.clusters[ix].read_only);
         }
         // A blank line and the two rules of the queue's marks.
         let notes = if self.focus == crate::keymap::Pane::Queue {
@@ -170,7 +172,7 @@ impl App {
         } else {
             0
         };
-        let read_only = if self.cluster.read_only { 2 } else { 0 };
+        let read_only = if self.clusters[ix].read_only { 2 } else { 0 };
         // The title; the bindings, the form's line and the session question's; a blank
         // line and the commands' title; the commands; the notes; a blank line and the mouse
         // line.
@@ -186,12 +188,13 @@ impl App {
     /// A full-screen insight view on top: esc closes it, `:usage` reads again on `r`, and
     /// any other key goes to the keymap as if the view were not there.
     fn on_insight_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
+        let ix = self.view_cluster();
         if k.code == KeyCode::Esc {
             self.view = None;
             return Vec::new();
         }
         if self.view == Some(View::Usage) {
-            if let Some((cmds, note)) = self.cluster.usage.on_key(&k) {
+            if let Some((cmds, note)) = self.clusters[ix].usage.on_key(&k) {
                 return self.apply(super::component::Out::cmds(cmds).with_note(note));
             }
         }
@@ -244,11 +247,12 @@ impl App {
 
     /// `n`: opens the form with the last used values (or the defaults).
     pub fn open_form(&mut self) -> Vec<Cmd> {
-        if self.cluster.read_only {
+        let ix = self.view_cluster();
+        if self.clusters[ix].read_only {
             self.note = Some("read-only session: launching jobs is off".into());
             return Vec::new();
         }
-        self.form = Some(FormState::open(&self.cluster));
+        self.form = Some(FormState::open(&self.clusters[ix]));
         // Partitions change (idle GPUs, pending jobs): fetch them fresh each time.
         vec![Cmd::FetchLaunchFacts]
     }
@@ -270,10 +274,11 @@ impl App {
     }
 
     pub(super) fn on_form_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
+        let ix = self.view_cluster();
         let Some(form) = self.form.as_mut() else {
             return Vec::new();
         };
-        match form.on_key(k, &self.cluster) {
+        match form.on_key(k, &self.clusters[ix]) {
             FormKey::Stay(cmds) => cmds,
             FormKey::Close => {
                 self.form = None;
@@ -288,14 +293,16 @@ impl App {
 
     /// A key while `:deps` is on top: the view's own there, what reaches beyond it here.
     fn on_deps_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
+        let ix = self.view_cluster();
         let page = usize::from(self.size.1.saturating_sub(4)).max(1);
         let action = self.keymap.action(Pane::Queue, &k);
         match self.deps.on_key(&k, action, page) {
             deps::DepsKey::Done(out) => self.apply(out),
-            deps::DepsKey::Refresh => {
-                self.cluster
-                    .refresh_now(self.queue.selected_job(), self.queue.jobs(), self.now)
-            }
+            deps::DepsKey::Refresh => self.clusters[ix].refresh_now(
+                self.queue.selected_job(),
+                self.queue.jobs(),
+                self.now,
+            ),
             deps::DepsKey::Help => {
                 self.help = true;
                 Vec::new()
@@ -304,7 +311,7 @@ impl App {
                 if self.refuse_read_only(crate::slurm::ops::OpKind::Cancel.verb()) {
                     return Vec::new();
                 }
-                let out = self.deps.cancel(&view!(self));
+                let out = self.deps.cancel(&view!(self, ix));
                 self.apply(out)
             }
             deps::DepsKey::Select(id, then) => {
@@ -323,7 +330,7 @@ impl App {
                         cmds.extend(match a {
                             Action::Copy => self.copy(),
                             _ => {
-                                let out = self.files.open(&view!(self));
+                                let out = self.files.open(&view!(self, ix));
                                 self.apply(out)
                             }
                         });

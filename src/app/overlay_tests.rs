@@ -172,13 +172,13 @@ fn esc_in_help_over_stats_closes_help_and_stats_stays() {
 fn usage_read() -> App {
     let mut a = loaded_app();
     open(&mut a, Overlay::Insight(View::Usage));
-    let days = a.cluster.usage.days;
+    let days = a.clusters[0].usage.days;
     a.update(Msg::Usage {
         days,
         result: Box::new(Err("sacct: no accounting storage".into())),
         at: now(),
     });
-    assert!(!a.cluster.usage.loading);
+    assert!(!a.clusters[0].usage.loading);
     a
 }
 
@@ -191,7 +191,7 @@ fn r_in_usage_reads_again_only_when_the_usage_view_is_on_top() {
         "{read:?}"
     );
     a.update(Msg::Usage {
-        days: a.cluster.usage.days,
+        days: a.clusters[0].usage.days,
         result: Box::new(Err("again".into())),
         at: now(),
     });

@@ -30,9 +30,9 @@ fn launched_237() -> App {
         .into_iter()
         .find(|j| j.id == id("237"))
         .expect("237 in the fixture");
-    a.cluster.launch.registry_jobs.push(j);
+    a.clusters[0].launch.registry_jobs.push(j);
     // No key lately: the question may open.
-    a.cluster.insight.last_key = None;
+    a.clusters[0].insight.last_key = None;
     a
 }
 
@@ -150,7 +150,7 @@ fn no_dashboard_key_ends_a_session_only_two_deliberate_answers_do() {
     assert!(cmds.is_empty() && a.confirm.is_none(), "{cmds:?}");
     assert_eq!(a.note.as_deref(), Some("nothing changed"));
     // Asked again: `!` then `y` cancels the job.
-    a.cluster.insight.last_key = None;
+    a.clusters[0].insight.last_key = None;
     a.update(Msg::PollDue);
     a.update(loaded(with_session(60, 58 * 60 + 5)));
     a.update(key('!'));
@@ -184,7 +184,7 @@ fn the_question_waits_for_nothing_else_to_be_open() {
     a.help = true;
     a.update(loaded(with_session(60, 55 * 60)));
     assert!(a.confirm.is_none(), "help stays on top, untouched");
-    assert!(a.cluster.events.log.back().is_some_and(|e| e
+    assert!(a.clusters[0].events.log.back().is_some_and(|e| e
         .text
         .contains("ends in 10 minutes: :extend adds 30 minutes")));
     a.help = false;
@@ -196,7 +196,7 @@ fn the_question_waits_for_nothing_else_to_be_open() {
 #[test]
 fn no_question_takes_the_key_of_a_user_who_is_typing() {
     let mut a = launched_237();
-    a.cluster.insight.last_key = Some(a.now);
+    a.clusters[0].insight.last_key = Some(a.now);
     a.update(Msg::PollDue);
     let cmds = a.update(loaded(with_session(60, 55 * 60)));
     assert_eq!(notified(&cmds).len(), 1, "warned all the same");
@@ -239,7 +239,7 @@ fn ssh_config_copies_a_block_for_the_selected_running_job() {
     let mut a = app();
     a.update(Msg::PollDue);
     a.update(loaded(with_session(60, 60)));
-    a.cluster.launch.jump = Some(session::Jump {
+    a.clusters[0].launch.jump = Some(session::Jump {
         host: "login.example".into(),
         user: Some("me".into()),
         port: None,
@@ -293,8 +293,8 @@ fn an_extension_marks_its_row_busy_and_a_read_only_session_refuses_it() {
     let mut a = app();
     a.update(loaded(jobs()));
     a.queue.select_id(&id("237"));
-    a.cluster.read_only = true;
-    let refused = extend_session(&view!(a), None);
+    a.clusters[0].read_only = true;
+    let refused = extend_session(&view!(a, 0), None);
     assert!(refused.cmds.is_empty() && refused.busy.is_none());
     assert!(refused
         .note

@@ -104,7 +104,7 @@ fn first_queue_selects_a_job_and_asks_for_its_detail() {
     let selected = a.queue.selected_id().cloned().expect("a job is selected");
     assert_eq!(fetches(&cmds), vec![selected.clone()]);
     assert!(a.detail.loading);
-    assert_eq!(a.cluster.status.last_ok, Some(now()));
+    assert_eq!(a.clusters[0].status.last_ok, Some(now()));
     assert_eq!(a.logs.job, Some(selected));
 }
 
@@ -134,16 +134,15 @@ fn a_failed_refresh_keeps_the_jobs_and_shows_the_error() {
         Duration::from_secs(1),
     ));
     assert_eq!(a.queue.len(), before);
-    assert!(a
-        .cluster
+    assert!(a.clusters[0]
         .status
         .last_error
         .as_deref()
         .is_some_and(|e| e.contains("squeue")));
-    assert!(!a.cluster.status.polling);
+    assert!(!a.clusters[0].status.polling);
     a.update(loaded(jobs()));
     assert_eq!(
-        a.cluster.status.last_error, None,
+        a.clusters[0].status.last_error, None,
         "cleared by the next success"
     );
 }

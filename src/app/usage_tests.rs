@@ -76,7 +76,7 @@ fn usage_is_read_on_open_cached_and_read_again_on_r() {
         result: Box::new(Ok(report(7))),
         at: now(),
     });
-    assert!(!a.cluster.usage.loading);
+    assert!(!a.clusters[0].usage.loading);
     // Closing and opening again shows the cached read.
     a.update(Msg::Key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE)));
     assert_eq!(a.view, None);
@@ -92,8 +92,13 @@ fn usage_is_read_on_open_cached_and_read_again_on_r() {
         at: now(),
     });
     // A failed read keeps the last report and says why.
-    assert!(a.cluster.usage.report.is_some());
-    assert!(a.cluster.usage.error.as_deref().unwrap().contains("sacct"));
+    assert!(a.clusters[0].usage.report.is_some());
+    assert!(a.clusters[0]
+        .usage
+        .error
+        .as_deref()
+        .unwrap()
+        .contains("sacct"));
     // Another window is another read.
     assert_eq!(
         a.run_command("usage 30"),
@@ -138,7 +143,7 @@ fn waits_are_read_when_a_pending_job_is_selected_at_most_every_ttl() {
     assert_eq!(reads(&select(&mut a, "12265")), 1);
     // The 2-CPU job in short is compared with the user's 1 to 4-CPU CPU-only jobs there.
     let j = a.queue.selected_job().cloned().unwrap();
-    let w = a.cluster.waits.for_job(&j).unwrap();
+    let w = a.clusters[0].waits.for_job(&j).unwrap();
     assert!(
         w.jobs >= 1 && w.min_s <= w.median_s && w.median_s <= w.max_s,
         "{w:?}"

@@ -153,7 +153,7 @@ mod tests {
     fn events_view() {
         use JobState::{Completed, Pending, Running};
         let mut a = App::fixture(at(0));
-        let empty = render(&a.cluster.events, 90, 5);
+        let empty = render(&a.clusters[0].events, 90, 5);
         let eval = || job("104", "eval", Running);
         let sweep = || job("106", "sweep", Pending);
         refresh(
@@ -236,7 +236,7 @@ mod tests {
                 outcomes: vec![("106".parse().unwrap(), CancelOutcome::Cancelled)],
             }),
         });
-        let e = &a.cluster.events;
+        let e = &a.clusters[0].events;
         let kinds: Vec<EventKind> = e.log.iter().map(|e| e.kind).collect();
         assert_eq!(
             kinds,

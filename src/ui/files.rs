@@ -41,7 +41,7 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
         ),
         t.dim(),
     )));
-    if app.cluster.read_only {
+    if app.shown().read_only {
         lines.push(Line::from(Span::styled(
             "read-only session: fetching only reads the cluster, so it is allowed",
             t.dim(),

@@ -266,7 +266,7 @@ impl Widget for FormWidget<'_> {
                 .render(r, buf);
             return;
         }
-        let (lines, cursor) = form_lines(form, t, &self.app.cluster.name);
+        let (lines, cursor) = form_lines(form, t, &self.app.shown().name);
         let inner_h = usize::from(r.height.saturating_sub(2));
         let offset = cursor.saturating_sub(inner_h.saturating_sub(4));
         Paragraph::new(lines)
@@ -274,7 +274,7 @@ impl Widget for FormWidget<'_> {
             .block(
                 Block::default()
                     .borders(Borders::ALL)
-                    .title(format!(" launch a job on {} ", self.app.cluster.name))
+                    .title(format!(" launch a job on {} ", self.app.shown().name))
                     .title_bottom(format!(" {HINT} ")),
             )
             .render(r, buf);

@@ -20,7 +20,7 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
         format!("keys in the {} pane", app.focus.title()),
         t.title(),
     ))];
-    if app.cluster.read_only {
+    if app.shown().read_only {
         lines.push(Line::from(Span::styled(
             "read-only: cancel, hold, release, requeue, top, edit are disabled",
             t.warn(),
@@ -31,7 +31,7 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
         )));
     }
     for (action, keys) in app.keymap.bindings(app.focus) {
-        let disabled = app.cluster.read_only && action.changes_jobs();
+        let disabled = app.shown().read_only && action.changes_jobs();
         lines.push(Line::from(vec![
             Span::styled(format!("  {:<18}", keys.join(", ")), t.key()),
             if disabled {
@@ -176,7 +176,7 @@ mod tests {
     fn the_apps_help_length_is_the_overlays() {
         let mut a = App::fixture(crate::ui::queue::tests::now());
         for read_only in [false, true] {
-            a.cluster.read_only = read_only;
+            a.clusters[0].read_only = read_only;
             for pane in Pane::ALL {
                 a.focus = pane;
                 assert_eq!(

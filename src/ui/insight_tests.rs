@@ -222,7 +222,7 @@ fn partitions_view_with_a_pending_job_selected() {
         .unwrap();
     a.queue.select_index(i);
     for (p, r) in [(3, 1), (4, 1), (6, 2), (6, 3), (2, 5), (0, 7)] {
-        a.cluster.insight.history.push_back((p, r));
+        a.clusters[0].insight.history.push_back((p, r));
     }
     let mut buf = Buffer::empty(Rect::new(0, 0, 100, 24));
     PartitionsWidget { app: &a }.render(buf.area, &mut buf);
@@ -341,7 +341,7 @@ fn app_on_a_budget() -> App {
 fn app_on_a_budget_at(end: Option<i64>) -> App {
     use crate::app::budget::Budget;
     let mut a = App::fixture(now());
-    a.cluster.budget = Budget::new(4);
+    a.clusters[0].budget = Budget::new(4);
     let at = |s: i64| now() + chrono::Duration::seconds(s);
     let hub = |m: Msg| Msg::Cluster(0, Box::new(m));
     let answer = |a: &mut App, s: i64| {

@@ -72,7 +72,7 @@ pub fn draw(f: &mut Frame, app: &App) {
                     .queue
                     .selected_job()
                     .filter(|j| j.id.array().is_none())
-                    .and_then(|j| app.cluster.chains.get(&j.id.base())),
+                    .and_then(|j| app.shown().chains.get(&j.id.base())),
                 pending: detail_pending(app),
                 efficiency: app.detail.id.as_ref().and_then(|id| app.history.report(id)),
                 live: detail_live(app),
@@ -133,7 +133,7 @@ fn draw_overlay(f: &mut Frame, app: &App, o: Overlay, areas: &Areas) {
                 View::Stats => f.render_widget(stats::StatsWidget { app }, main),
                 View::Usage => f.render_widget(
                     usage::UsageWidget {
-                        usage: &app.cluster.usage,
+                        usage: &app.shown().usage,
                         theme: &app.theme,
                         now: app.now,
                     },
@@ -201,7 +201,7 @@ fn draw_overlay(f: &mut Frame, app: &App, o: Overlay, areas: &Areas) {
                     edit::EditWidget {
                         form,
                         theme: &app.theme,
-                        partitions: app.cluster.partitions.as_ref(),
+                        partitions: app.shown().partitions.as_ref(),
                     },
                     size,
                 );
@@ -240,7 +240,7 @@ fn detail_live(app: &App) -> detail::LiveView<'_> {
 
 /// The selected pending job's extra information, when it is the one selected.
 fn detail_pending(app: &App) -> detail::PendingView<'_> {
-    let ins = &app.cluster.insight;
+    let ins = &app.shown().insight;
     let selected = app.queue.selected_id();
     let p = &ins.pending;
     let mine = p.id.is_some() && p.id.as_ref() == selected;
@@ -249,11 +249,11 @@ fn detail_pending(app: &App) -> detail::PendingView<'_> {
         loading: mine && p.loading,
         error: p.error.as_deref().filter(|_| mine),
         // No "E to edit" hint where editing is refused or unbound.
-        edit_key: app.edit_key.as_deref().filter(|_| !app.cluster.read_only),
+        edit_key: app.edit_key.as_deref().filter(|_| !app.shown().read_only),
         waited: app
             .queue
             .selected_job()
-            .and_then(|j| app.cluster.waits.for_job(j)),
+            .and_then(|j| app.shown().waits.for_job(j)),
         as_of: p.as_of.filter(|_| mine),
     }
 }
@@ -262,7 +262,7 @@ fn detail_pending(app: &App) -> detail::PendingView<'_> {
 /// would otherwise say "loading" for up to a minute).
 fn detail_held(app: &App) -> Option<String> {
     use crate::app::budget::Kind;
-    let b = &app.cluster.budget;
+    let b = &app.shown().budget;
     if !app.detail.loading || !b.holds(Kind::Detail) {
         return None;
     }

@@ -36,7 +36,7 @@ pub fn sparkline(values: &[u32], width: usize) -> String {
 /// Own pending and running counts over the session, one line each.
 pub fn history_lines(app: &App, width: usize) -> Vec<Line<'static>> {
     let t = &app.theme;
-    let h = &app.cluster.insight.history;
+    let h = &app.shown().insight.history;
     let pend: Vec<u32> = h.iter().map(|(p, _)| *p).collect();
     let run: Vec<u32> = h.iter().map(|(_, r)| *r).collect();
     let w = width.saturating_sub(20).max(8);
@@ -65,7 +65,7 @@ impl Widget for PartitionsWidget<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let app = self.app;
         let t = &app.theme;
-        let ps = &app.cluster.insight.partitions;
+        let ps = &app.shown().insight.partitions;
         let mut lines = Vec::new();
         let head = format!(
             "{:<12} {:<5} {:>4} {:>4} {:>5} {:>4} {:>5} {:>9} {:>4} {:>4} {:>8} {:>11}",

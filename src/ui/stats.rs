@@ -31,7 +31,7 @@ pub struct Rates {
 }
 
 pub fn rates(app: &App, window: i64) -> Option<Rates> {
-    let s = &app.cluster.insight.stats;
+    let s = &app.shown().insight.stats;
     let (t1, last) = s.back()?;
     let (t0, first) = s
         .iter()
@@ -52,7 +52,7 @@ pub fn rates(app: &App, window: i64) -> Option<Rates> {
 /// for it (and when they go).
 fn budget_lines<'a>(app: &App, row: &dyn Fn(&str, String) -> Line<'a>) -> Vec<Line<'a>> {
     use crate::app::budget::{Who, WINDOW_SECS};
-    let b = &app.cluster.budget;
+    let b = &app.shown().budget;
     let now = app.now;
     let mut lines = Vec::new();
     let secs = |t: chrono::NaiveDateTime| (t - now).num_seconds().max(0);
@@ -68,7 +68,7 @@ fn budget_lines<'a>(app: &App, row: &dyn Fn(&str, String) -> Line<'a>) -> Vec<Li
                     u64::from(b.per_minute) * (WINDOW_SECS / 60) as u64
                 ),
             ));
-            let buys = match (app.cluster.checks.usable(), b.check_floor()) {
+            let buys = match (app.shown().checks.usable(), b.check_floor()) {
                 (true, Some(every)) => format!(
                     "a state check every {} s and a full read every {} s; the rest for detail, pending, live reads",
                     every.as_secs(),
@@ -159,11 +159,11 @@ impl Widget for StatsWidget<'_> {
                 Span::raw(value),
             ])
         };
-        match app.cluster.insight.stats.back() {
+        match app.shown().insight.stats.back() {
             None => lines.push(Line::styled("no sample yet", t.dim())),
             Some((at, s)) => {
                 let since = app
-                    .cluster
+                    .shown()
                     .insight
                     .stats
                     .front()
@@ -212,10 +212,10 @@ impl Widget for StatsWidget<'_> {
                 lines.push(row("watched for", format!("{mins} min")));
             }
         }
-        let checks = app.cluster.checks.usable();
+        let checks = app.shown().checks.usable();
         let floor = match checks {
-            true => app.cluster.budget.check_floor(),
-            false => app.cluster.budget.refresh_floor(),
+            true => app.shown().budget.check_floor(),
+            false => app.shown().budget.refresh_floor(),
         };
         let why = floor.map_or_else(
             || "slower while nothing changes".to_string(),
@@ -229,12 +229,12 @@ impl Widget for StatsWidget<'_> {
             "refresh every",
             format!(
                 "{:.1}s now (bounds {}–{}s; {why})",
-                app.cluster.status.poll_interval.as_secs_f64(),
-                app.cluster.insight.bounds.min.as_secs(),
-                app.cluster.insight.bounds.max.as_secs()
+                app.shown().status.poll_interval.as_secs_f64(),
+                app.shown().insight.bounds.min.as_secs(),
+                app.shown().insight.bounds.max.as_secs()
             ),
         ));
-        lines.push(row("state checks", app.cluster.checks.describe()));
+        lines.push(row("state checks", app.shown().checks.describe()));
         lines.extend(budget_lines(app, &row));
         lines.push(Line::default());
         lines.push(Line::styled(
@@ -245,7 +245,7 @@ impl Widget for StatsWidget<'_> {
             "jobs that left the queue); a followed log streams and costs slurmctld nothing.",
             t.dim(),
         ));
-        for p in &app.cluster.insight.problems {
+        for p in &app.shown().insight.problems {
             lines.push(Line::styled(format!("problem: {p}"), t.warn()));
         }
         lines.push(Line::default());

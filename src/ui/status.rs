@@ -16,7 +16,7 @@ pub struct StatusWidget<'a> {
 
 /// "updated 3s ago" and whether that is stale (more than three poll intervals).
 pub fn freshness(app: &App) -> (String, bool) {
-    freshness_of(&app.cluster.status, app.now)
+    freshness_of(&app.shown().status, app.now)
 }
 
 fn freshness_of(status: &Status, now: chrono::NaiveDateTime) -> (String, bool) {
@@ -142,14 +142,15 @@ fn cluster_spans<'a>(app: &App, c: &ClusterState, t: &crate::theme::Theme) -> Ve
 /// The error to show on the second line: the cluster in view first, then any other
 /// (named, when several are shown).
 fn shown_error(app: &App) -> Option<String> {
-    if let Some(e) = &app.cluster.status.last_error {
+    let shown = app.shown();
+    if let Some(e) = &shown.status.last_error {
         return Some(if app.multi() {
-            format!("{}: {e}", app.cluster.name)
+            format!("{}: {e}", shown.name)
         } else {
             e.clone()
         });
     }
-    app.parked.iter().find_map(|c| {
+    app.clusters().filter(|c| c.ix != shown.ix).find_map(|c| {
         c.status
             .last_error
             .as_ref()
@@ -176,10 +177,10 @@ impl Widget for StatusWidget<'_> {
             return;
         }
         let (conn, conn_bad) =
-            conn_text(&app.cluster.status.conn, app.cluster.status.host.as_deref());
+            conn_text(&app.shown().status.conn, app.shown().status.host.as_deref());
         let (fresh, stale) = freshness(app);
         let mut spans = vec![
-            Span::styled(format!(" {} ", app.cluster.name), t.title()),
+            Span::styled(format!(" {} ", app.shown().name), t.title()),
             Span::styled(
                 conn,
                 if conn_bad {
@@ -193,25 +194,25 @@ impl Widget for StatusWidget<'_> {
             Span::styled(
                 format!(
                     " (every {}s{})",
-                    app.cluster.status.poll_interval.as_secs(),
-                    budget_text(&app.cluster, app.now)
+                    app.shown().status.poll_interval.as_secs(),
+                    budget_text(app.shown(), app.now)
                 ),
-                if app.cluster.budget.paused_until.is_some_and(|p| app.now < p) {
+                if app.shown().budget.paused_until.is_some_and(|p| app.now < p) {
                     t.warn()
                 } else {
                     t.dim()
                 },
             ),
         ];
-        if app.cluster.status.polling
-            && !app.cluster.budget.holds(crate::app::budget::Kind::Refresh)
+        if app.shown().status.polling
+            && !app.shown().budget.holds(crate::app::budget::Kind::Refresh)
         {
             spans.push(Span::styled(" ⟳", t.dim()));
         }
         spans.push(sep.clone());
         let counts = app.queue.state_counts();
         if counts.is_empty() {
-            spans.push(Span::raw(format!("no jobs ({})", app.cluster.scope)));
+            spans.push(Span::raw(format!("no jobs ({})", app.shown().scope)));
         } else {
             let text: Vec<String> = counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
             spans.push(Span::raw(text.join(" · ")));
@@ -252,11 +253,11 @@ pub(super) fn second_line(app: &App) -> Line<'static> {
             Line::from(Span::styled(format!(" {note}"), t.warn()))
         } else if let Some(err) = shown_error(app) {
             Line::from(Span::styled(format!(" error: {err}"), t.error()))
-        } else if let Some(ev) = app.cluster.events.status_line(app.now) {
+        } else if let Some(ev) = app.shown().events.status_line(app.now) {
             Line::from(Span::styled(format!(" {ev}"), t.title()))
         } else {
             Line::from(Span::styled(
-                if app.cluster.read_only {
+                if app.shown().read_only {
                     " read-only session · ? help · / filter · s sort · tab pane · enter zoom · o/e stdout/stderr · : command · q quit"
                 } else {
                     " ? help · n new job · d cancel · space mark · / filter · s sort · tab pane · o/e stdout/stderr · : command · q quit"

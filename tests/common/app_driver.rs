@@ -123,7 +123,7 @@ impl Driver {
     /// Sets the launch form's defaults (results under `results_root`) and asks for a
     /// refresh and the form (`n`).
     pub fn open_form(&mut self, defaults: LaunchSpec, results_root: String) {
-        self.app.cluster.launch = LaunchContext {
+        self.app.clusters[0].launch = LaunchContext {
             defaults,
             results_root: Some(results_root),
             ..LaunchContext::default()
