@@ -322,8 +322,8 @@ pub enum Cmd {
     /// One scancel / scontrol for all the op's jobs.
     Op(JobOp),
     Edit(JobId, JobEdit),
-    /// Partition limits for the edit form.
-    FetchLimits,
+    /// Partition limits of cluster `.0` (the edit form's, the history's verdicts).
+    FetchLimits(u16),
     /// Look for finished launches; re-submit infrastructure failures.
     CheckRetries,
     /// Classify a finished job (reads its log tails and status.json).
@@ -392,9 +392,6 @@ pub enum Cmd {
     SampleLive(Box<crate::slurm::live::LiveTarget>),
     /// The files view's work: list, preview, size, fetch, stop.
     Files(crate::jobfiles::FilesCmd),
-    /// A command for cluster `.0`'s workers, whatever message it answers (App::route
-    /// unwraps it).
-    ToCluster(u16, Box<Cmd>),
 }
 
 impl Cmd {
@@ -418,14 +415,13 @@ impl Cmd {
             Cmd::PollWith { sacct } | Cmd::FinalStates(sacct) => sacct.iter_mut().for_each(f),
             Cmd::SampleLive(t) => f(&mut t.id),
             Cmd::Files(c) => f(c.job_mut()),
-            Cmd::ToCluster(_, c) => c.for_each_id(f),
             Cmd::PollQueue
             | Cmd::Reconnect
             | Cmd::Quit
             | Cmd::Suspend
             | Cmd::AddCluster(_)
             | Cmd::SetPollInterval(_)
-            | Cmd::FetchLimits
+            | Cmd::FetchLimits(_)
             | Cmd::CheckRetries
             | Cmd::FetchLaunchFacts
             | Cmd::TestOnly(_)
@@ -442,6 +438,15 @@ impl Cmd {
             | Cmd::FetchUsage { .. }
             | Cmd::FetchWaits
             | Cmd::History(_) => {}
+        }
+    }
+
+    /// The cluster the command names itself (a history read, partition limits).
+    pub fn addressed(&self) -> Option<u16> {
+        match self {
+            Cmd::History(r) => Some(r.cluster),
+            Cmd::FetchLimits(ix) => Some(*ix),
+            _ => None,
         }
     }
 

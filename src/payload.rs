@@ -310,6 +310,8 @@ pub struct Page {
 /// the steps of each, so the list is on screen before the use figures fill in.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {
+    /// The cluster read.
+    pub cluster: u16,
     pub generation: u64,
     pub windows: Vec<(crate::slurm::eff::Edge, crate::slurm::eff::Edge)>,
 }

@@ -74,6 +74,7 @@ fn the_reads_cost_what_sdiag_counts() {
             vec![JobId::new(1)],
         )),
         Cmd::History(crate::payload::Request {
+            cluster: 0,
             generation: 1,
             windows: Vec::new(),
         }),

@@ -328,13 +328,7 @@ impl App {
 
     pub(super) fn route(&self, about: u16, cmds: Vec<Cmd>, out: &mut Vec<(u16, Cmd)>) {
         for cmd in cmds {
-            let mut cmd = match cmd {
-                Cmd::ToCluster(ix, c) => {
-                    out.push((ix, *c));
-                    continue;
-                }
-                other => other,
-            };
+            let mut cmd = cmd;
             if let Cmd::Tail(targets) = &cmd {
                 for c in self.clusters() {
                     let mine = targets
@@ -346,24 +340,28 @@ impl App {
                 }
                 continue;
             }
-            let ix = cmd.cluster_of_ids().unwrap_or(about);
+            let ix = cmd
+                .addressed()
+                .or_else(|| cmd.cluster_of_ids())
+                .unwrap_or(about);
             out.push((ix, cmd));
         }
     }
 
-    /// Cluster `ix`'s rows (all rows when there is one cluster).
+    /// Cluster `ix`'s rows in the queue (all rows when there is one cluster).
     pub(super) fn own_jobs(&self, ix: u16) -> Cow<'_, [Job]> {
-        self.queue.jobs_on(self.multi().then_some(ix))
+        self.queue.jobs.jobs_on(self.multi().then_some(ix))
     }
 
-    /// Replaces cluster `ix`'s rows, keeping the other clusters'.
+    /// Replaces cluster `ix`'s rows in the queue, keeping the other clusters'.
     pub(super) fn set_own_jobs(&mut self, ix: u16, jobs: Vec<Job>) {
         if !self.multi() {
-            self.queue.set_jobs(jobs);
+            self.queue.jobs.set_jobs(jobs);
             return;
         }
         let mut all: Vec<Job> = self
             .queue
+            .jobs
             .jobs()
             .iter()
             .filter(|j| j.id.cluster() != ix)
@@ -375,6 +373,6 @@ impl App {
             .position(|j| j.id.cluster() > ix)
             .unwrap_or(all.len());
         all.splice(at..at, jobs);
-        self.queue.set_jobs(all);
+        self.queue.jobs.set_jobs(all);
     }
 }

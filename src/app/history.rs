@@ -12,7 +12,7 @@ use chrono::NaiveDateTime;
 use super::component::{Out, View};
 #[cfg(test)]
 use super::App;
-use crate::action::{Cmd, Msg};
+use crate::action::Cmd;
 use crate::efficiency::Efficiency;
 use crate::payload::DetailSource;
 use crate::payload::{Page, Request};
@@ -73,8 +73,6 @@ pub struct HistoryState {
     fetched: HashMap<JobId, JobUse>,
     /// Reports of finished jobs: the history's and those of jobs selected in the queue.
     reports: HashMap<JobId, Efficiency>,
-    /// Queue refreshes that came while the history was shown, applied when it closes.
-    deferred: Vec<Msg>,
     /// The view has the CLUSTER column (several clusters).
     cluster_column: bool,
 }
@@ -89,7 +87,6 @@ impl Default for HistoryState {
             jobs: HashMap::new(),
             fetched: HashMap::new(),
             reports: HashMap::new(),
-            deferred: Vec::new(),
             cluster_column: false,
         }
     }
@@ -112,23 +109,6 @@ impl HistoryState {
     /// The efficiency report of a finished job, when read.
     pub fn report(&self, id: &JobId) -> Option<&Efficiency> {
         self.reports.get(id)
-    }
-
-    /// Keeps queue refreshes for later while the history is shown (they would replace its
-    /// rows); returns the message when it is not one of those.
-    pub fn defer(&mut self, msg: Msg) -> Option<Msg> {
-        fn is_queue(m: &Msg) -> bool {
-            match m {
-                Msg::Queue(_) | Msg::RegistryJobs(_) => true,
-                Msg::Cluster(_, m) => is_queue(m),
-                _ => false,
-            }
-        }
-        if self.open && is_queue(&msg) {
-            self.deferred.push(msg);
-            return None;
-        }
-        Some(msg)
     }
 
     /// The clusters whose last read failed.
@@ -199,6 +179,7 @@ impl HistoryState {
         r.filling = false;
         r.error = None;
         Cmd::History(Request {
+            cluster: ix,
             generation: r.generation,
             windows,
         })
@@ -275,14 +256,6 @@ fn partitions<'a>(v: &View<'a>) -> &'a [Partition] {
     }
 }
 
-/// `cmd` for cluster `ix`'s workers (as is when there is one cluster).
-pub fn for_cluster(multi: bool, ix: u16, cmd: Cmd) -> Cmd {
-    match multi {
-        true => Cmd::ToCluster(ix, Box::new(cmd)),
-        false => cmd,
-    }
-}
-
 /// Every cluster's number and name.
 fn named_clusters(v: &View) -> Vec<(u16, String)> {
     let mut all: Vec<(u16, String)> = v.clusters().map(|c| (c.ix, c.name.clone())).collect();
@@ -351,7 +324,7 @@ impl HistoryState {
         let mut cmds = Vec::new();
         for (ix, name) in named_clusters(v) {
             if let Some(cmd) = self.open_read(ix, &name, days) {
-                cmds.push(for_cluster(v.multi(), ix, cmd));
+                cmds.push(cmd);
             }
         }
         // Partitions, for the verdicts that name one.
@@ -362,7 +335,7 @@ impl HistoryState {
             .collect();
         wanting.sort_unstable();
         for ix in wanting {
-            cmds.push(for_cluster(v.multi(), ix, Cmd::FetchLimits));
+            cmds.push(Cmd::FetchLimits(ix));
         }
         self.show(v, rows);
         Out::cmds(cmds)
@@ -379,7 +352,7 @@ impl HistoryState {
             let days = self.days;
             for (ix, name) in named_clusters(v) {
                 let cmd = self.older(ix, &name, days);
-                cmds.push(for_cluster(v.multi(), ix, cmd));
+                cmds.push(cmd);
             }
         } else {
             let days = self.days.saturating_sub(WINDOW_DAYS).max(1);
@@ -390,18 +363,16 @@ impl HistoryState {
             for (ix, name) in named_clusters(v) {
                 self.reads.entry(ix).or_default().name = name;
                 let cmd = self.full(ix, days);
-                cmds.push(for_cluster(v.multi(), ix, cmd));
+                cmds.push(cmd);
             }
         }
         self.show(v, rows);
         Out::cmds(cmds)
     }
 
-    /// esc: the history closes; returns the queue refreshes that came meanwhile, for the
-    /// router to hand on.
-    pub fn close(&mut self) -> Vec<Msg> {
+    /// esc: the history closes (the queue's rows, kept current meanwhile, are shown).
+    pub fn close(&mut self) {
         self.open = false;
-        std::mem::take(&mut self.deferred)
     }
 
     /// A page of the read of the cluster being worked on (dropped unless of its latest read).
@@ -482,7 +453,7 @@ impl HistoryState {
         self.fetched.insert(id, u);
         // A timeout's verdict names the partition a longer run needs.
         if timeout && v.cluster.partitions.is_none() {
-            return Out::cmds(vec![Cmd::FetchLimits]);
+            return Out::cmds(vec![Cmd::FetchLimits(v.cluster.ix)]);
         }
         Out::none()
     }

@@ -12,6 +12,7 @@ use ratatui::Terminal;
 use super::super::tests::{app, jobs, now};
 use super::super::ClusterState;
 use super::*;
+use crate::action::Msg;
 use crate::slurm::eff::parse_eff;
 
 fn fixture() -> Vec<JobUse> {
@@ -171,7 +172,7 @@ fn opening_reads_each_cluster_through_its_own_workers() {
     }
     for ix in [0, 1] {
         assert!(
-            cmds.contains(&(ix, Cmd::FetchLimits)),
+            cmds.contains(&(ix, Cmd::FetchLimits(ix))),
             "each cluster's partitions, for its verdicts: {cmds:?}"
         );
     }

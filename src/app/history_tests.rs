@@ -10,6 +10,7 @@ use ratatui::Terminal;
 
 use super::super::tests::{app, jobs, loaded, now};
 use super::*;
+use crate::action::Msg;
 use crate::slurm::eff::parse_eff;
 
 fn fixture() -> Vec<JobUse> {
@@ -84,7 +85,7 @@ fn opening_reads_seven_days_in_windows_ending_a_minute_from_now() {
     assert!(a.history.open);
     assert!(a.queue.rows().any(|r| r.job.name == "burn two|cores"));
     assert!(
-        cmds.contains(&Cmd::FetchLimits),
+        cmds.contains(&Cmd::FetchLimits(0)),
         "partitions for the verdicts"
     );
 }
@@ -141,20 +142,21 @@ fn the_queue_keeps_its_rows_and_selection_while_the_history_shows() {
 }
 
 #[test]
-fn queue_refreshes_wait_while_the_history_shows_and_esc_returns() {
+fn queue_refreshes_land_in_the_queue_s_rows_while_the_history_shows() {
     let (mut a, _) = opened();
     let shown = a.queue.total();
     let later = now() + chrono::Duration::seconds(10);
     a.update(Msg::queue(Ok(jobs()), later, Duration::from_millis(5)));
-    assert_eq!(a.queue.total(), shown, "the history's rows stay");
-    assert_ne!(a.clusters[0].status.last_ok, Some(later));
-    a.update(key(KeyCode::Esc));
-    assert!(!a.history.open);
+    assert_eq!(a.queue.total(), shown, "the history's rows stay on screen");
     assert_eq!(
         a.clusters[0].status.last_ok,
         Some(later),
-        "the refresh that came meanwhile is applied"
+        "the refresh is applied at once, to the queue's rows"
     );
+    assert_eq!(a.queue.jobs.total(), jobs().len());
+    a.update(key(KeyCode::Esc));
+    assert!(!a.history.open);
+    assert_eq!(a.queue.total(), jobs().len(), "esc shows the queue's rows");
     assert!(a.queue.rows().all(|r| r.job.name != "burn two|cores"));
     // Opening again reads only what ended since the newest end seen.
     let cmds = a.run_command("history");
@@ -235,7 +237,7 @@ fn a_finished_queue_job_gets_its_report_from_the_detail_read() {
     });
     assert_eq!(
         cmds,
-        vec![Cmd::FetchLimits],
+        vec![Cmd::FetchLimits(0)],
         "a timeout's verdict wants partitions"
     );
     let r = a.history.report(&"4".parse().unwrap()).unwrap();

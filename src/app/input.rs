@@ -341,7 +341,7 @@ impl App {
                 Ok(form) => {
                     self.edit = Some(form);
                     if self.clusters[ix].partitions.is_none() {
-                        return vec![Cmd::FetchLimits];
+                        return vec![Cmd::FetchLimits(ix)];
                     }
                 }
                 Err(why) => self.note = Some(why),

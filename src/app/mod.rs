@@ -213,9 +213,6 @@ impl App {
     /// Handles a message: one about a cluster (`Msg::Cluster(ix, ..)`) with that cluster's
     /// number, any other (a key, the clock) with the number of the cluster on screen.
     pub fn update(&mut self, msg: Msg) -> Vec<Cmd> {
-        let Some(msg) = self.history.defer(msg) else {
-            return Vec::new();
-        };
         match msg {
             Msg::Cluster(ix, mut m) => {
                 m.set_cluster(ix);
@@ -306,6 +303,7 @@ impl App {
                 let kept = &self.clusters[ix].departures.rows;
                 let rows: Vec<crate::slurm::model::Job> = self
                     .queue
+                    .jobs
                     .jobs_on(self.multi().then_some(ix))
                     .iter()
                     .map(|j| kept.iter().find(|r| r.id == j.id).unwrap_or(j).clone())
@@ -439,7 +437,7 @@ impl App {
             }
             Msg::Live { id, result, at } => {
                 let out = self.live.on_sample(&view!(self, ix), id, *result, at);
-                self.live.mark(&mut self.queue);
+                self.live.mark(&mut self.queue.jobs);
                 self.apply(out)
             }
             Msg::RemoteStats { stats, at } => {
@@ -505,27 +503,12 @@ impl App {
         cmds
     }
 
-    /// esc with nothing else to clear: back to the queue, with the refreshes that came
-    /// meanwhile (each one's work for its own cluster).
+    /// esc with nothing else to clear: back to the queue (kept current while the history
+    /// was shown).
     fn close_history(&mut self) -> Vec<Cmd> {
         self.queue.show_history(false);
-        let mut cmds = Vec::new();
-        for m in self.history.close() {
-            let about = match &m {
-                Msg::Cluster(ix, _) => Some(*ix),
-                _ => None,
-            };
-            let done = self.update(m);
-            let multi = self.multi();
-            match about {
-                Some(ix) => {
-                    cmds.extend(done.into_iter().map(|c| history::for_cluster(multi, ix, c)))
-                }
-                None => cmds.extend(done),
-            }
-        }
-        cmds.extend(self.selection_changed());
-        cmds
+        self.history.close();
+        self.selection_changed()
     }
 
     /// Where each pane is on the screen, as the screen draws it.

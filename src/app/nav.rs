@@ -282,6 +282,11 @@ impl App {
                     let (jobs, _) = self.clusters[ix].with_registry_jobs(own);
                     self.set_own_jobs(ix, jobs);
                 }
+                // The new job's row is the queue's: shown, with nothing filtering it out.
+                if self.history.open {
+                    self.queue.show_history(false);
+                    self.history.close();
+                }
                 self.queue.set_filter("");
                 self.queue.select_id(&JobId::new(s.job_id).on(ix));
                 self.focus = crate::keymap::Pane::Queue;
@@ -378,7 +383,7 @@ impl App {
                 return Vec::new();
             }
         };
-        let previous = self.queue.jobs_on(self.multi().then_some(ix));
+        let previous = self.queue.jobs.jobs_on(self.multi().then_some(ix));
         let listed = self.clusters[ix].on_jobs(jobs, &previous, at, took, self.now);
         drop(previous);
         self.set_own_jobs(ix, listed.rows);
@@ -389,7 +394,7 @@ impl App {
             cmds = self.refetch_if_state_changed();
             cmds.extend(self.clusters[ix].insight.limit_reason_appeared(
                 self.queue.selected_job(),
-                self.queue.jobs(),
+                self.queue.jobs.jobs(),
                 self.now,
             ));
         }
@@ -398,10 +403,10 @@ impl App {
         let out = self.tunnels.close_ended(ix, &listed.running);
         cmds.extend(self.apply(out));
         let out = self.live.on_refresh(&view!(self, ix), &listed.running);
-        self.live.mark(&mut self.queue);
+        self.live.mark(&mut self.queue.jobs);
         cmds.extend(self.apply(out));
         cmds.extend(self.clusters[ix].record(listed.events));
-        let sessions = session::launched_here(&view!(self, ix));
+        let sessions = session::launched_here(&view!(self, ix, queue: &self.queue.jobs));
         let due = self.clusters[ix].sessions.on_jobs(&sessions);
         let (events, out) = session::warnings(&view!(self, ix), &due, self.top_overlay().is_none());
         cmds.extend(self.clusters[ix].push_events(events, self.now));

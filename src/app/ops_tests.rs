@@ -225,7 +225,7 @@ fn typed(a: &mut App, s: &str) {
 fn edit_checks_limits_as_you_type_and_sends_only_changes() {
     let mut a = ready();
     select(&mut a, "242");
-    assert_eq!(a.update(key('E')), vec![Cmd::FetchLimits]);
+    assert_eq!(a.update(key('E')), vec![Cmd::FetchLimits(0)]);
     a.update(Msg::Limits(Ok(partitions())));
     let f = a.edit.clone().unwrap();
     assert_eq!(f.values[1], "short");

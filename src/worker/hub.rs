@@ -186,7 +186,7 @@ impl Hub {
             Cmd::FetchWaits => self.spawn(waits),
             Cmd::Op(op) => self.spawn(|t| job_op(t, op)),
             Cmd::Edit(id, edit) => self.spawn(|t| edit_job(t, id, edit)),
-            Cmd::FetchLimits => self.spawn(limits),
+            Cmd::FetchLimits(_) => self.spawn(limits),
             Cmd::CheckRetries => self.spawn(check_retries),
             Cmd::Triage {
                 id,
@@ -254,7 +254,6 @@ impl Hub {
                 let t = self.task();
                 self.files.run(c, t.remote, t.tx, t.s.timeout);
             }
-            Cmd::ToCluster(_, c) => self.run(*c),
             Cmd::Quit
             | Cmd::Suspend
             | Cmd::AddCluster(_)
