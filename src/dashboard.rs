@@ -292,8 +292,10 @@ async fn event_loop(
     let mut clock = tokio::time::interval(Duration::from_secs(1));
     clock.set_missed_tick_behavior(MissedTickBehavior::Skip);
     let mut stop = crate::signals::Stop::new()?;
-    // Clusters being added (`:cluster NAME`): connected on a task, the answer comes here.
-    let (add_tx, mut add_rx) = mpsc::unbounded_channel::<(String, Result<Site>)>();
+    // Clusters being added (`:cluster NAME`): connected by the local worker, the answer
+    // comes here.
+    let (add_tx, mut add_rx) = mpsc::unbounded_channel::<crate::worker::local::Added>();
+    let local = crate::worker::local::Local::new(tx.clone(), add_tx, loaded.clone());
     let mut dirty = true;
     // `SLURMDASH_FRAME_LOG`: keys received and frames drawn, for benchmarks; off: `None`.
     let mut trace = crate::frame_log::FrameLog::from_env().unwrap_or_else(|why| {
@@ -333,16 +335,16 @@ async fn event_loop(
             Some(msg) = rx.recv() => msg,
             Some((name, result)) = add_rx.recv() => {
                 match result {
-                    Ok(site) if !session.sites.iter().any(|s| s.cluster.name == name) => {
-                        session.sites.push(site);
+                    Ok((cluster, remote)) if !session.sites.iter().any(|s| s.cluster.name == name) => {
+                        session.sites.push(Site { cluster, remote });
                         let i = session.sites.len() - 1;
                         let state = cluster_state(session, loaded, &session.sites[i].cluster);
                         let ix = app.add_cluster(state);
                         hubs.push(start_hub(session, loaded, ix, &tx, &several));
                         Msg::ClusterAdded(name)
                     }
-                    Ok(site) => {
-                        tokio::spawn(async move { site.remote.close().await });
+                    Ok((_, remote)) => {
+                        tokio::spawn(async move { remote.close().await });
                         continue;
                     }
                     Err(e) => Msg::Note(format!("{e:#}")),
@@ -370,6 +372,11 @@ async fn event_loop(
             crate::memory::release_free();
         }
         for (ix, cmd) in cmds {
+            // The laptop's own work (files, connecting an added cluster) is the local
+            // worker's; what needs the terminal is run here; the rest is the cluster's.
+            let Some(cmd) = local.run(cmd) else {
+                continue;
+            };
             match cmd {
                 Cmd::Quit => {
                     for hub in hubs.iter_mut() {
@@ -379,39 +386,6 @@ async fn event_loop(
                 }
                 Cmd::Suspend => {
                     tui::suspend(term).wrap_err("resuming after ctrl-z")?;
-                }
-                Cmd::SaveColumns(cols) => {
-                    // A small local file, written off the loop; the note says where.
-                    let path = loaded.path.clone();
-                    let tx = tx.clone();
-                    tokio::task::spawn_blocking(move || {
-                        let note = match crate::config_write::save_columns(&path, &cols) {
-                            Ok(p) => format!("columns saved in {}", p.display()),
-                            Err(e) => {
-                                format!("columns changed for this session but not saved: {e}")
-                            }
-                        };
-                        let _ = tx.send(Msg::Note(note));
-                    });
-                }
-                Cmd::SaveTemplate {
-                    name,
-                    spec,
-                    overwrite,
-                } => {
-                    // A small local file, written off the loop like the columns.
-                    let tx = tx.clone();
-                    tokio::task::spawn_blocking(move || {
-                        use crate::config::template_files::{self, SaveError};
-                        let result = match template_files::dir() {
-                            Some(dir) => template_files::save(&dir, &name, &spec, overwrite),
-                            None => Err(SaveError::Failed(
-                                "no config directory (neither XDG_CONFIG_HOME nor HOME is set)"
-                                    .into(),
-                            )),
-                        };
-                        let _ = tx.send(Msg::TemplateSaved { name, spec, result });
-                    });
                 }
                 Cmd::Clipboard(text) => {
                     use std::io::Write;
@@ -452,23 +426,6 @@ async fn event_loop(
                         Err(e) => format!("could not run `{}`: {e}", local[0]),
                     };
                     let _ = tx.send(Msg::Note(note));
-                }
-                Cmd::AddCluster(name) => {
-                    match loaded.cluster(Some(&name), &crate::config::Env::from_process()) {
-                        Ok(cluster) => {
-                            // The connection is checked on a task (`ssh -O check` can hang on
-                            // a stale socket); the answer comes back above.
-                            let add = add_tx.clone();
-                            tokio::spawn(async move {
-                                let remote = crate::io::connect::connect_quiet(&cluster).await;
-                                let site = remote.map(|remote| Site { cluster, remote });
-                                let _ = add.send((name, site));
-                            });
-                        }
-                        Err(e) => {
-                            let _ = tx.send(Msg::Note(format!("{e:#}")));
-                        }
-                    }
                 }
                 other => {
                     if let Some(hub) = hubs.get_mut(usize::from(ix)) {

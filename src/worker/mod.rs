@@ -4,4 +4,5 @@ pub mod files;
 pub mod flight;
 pub mod hub;
 pub mod launch;
+pub mod local;
 pub mod tailer;
