@@ -1,10 +1,12 @@
-//! `c`: choosing and ordering the queue's columns in the dashboard. Pure state: the keys
-//! move, toggle and reorder; enter gives the chosen columns, which App applies and asks the
-//! dashboard to save into the config (`[ui] columns`).
+//! `c`: choosing and ordering the queue's columns in the dashboard. The keys move, toggle
+//! and reorder; enter applies the chosen columns to the queue and asks for them to be saved
+//! in the config (`[ui] columns`); esc leaves the queue as it was.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use crate::queue::Column;
+use super::component::Out;
+use crate::action::Cmd;
+use crate::queue::{Column, QueueView};
 
 /// The list being edited: every column a live queue can show, in order, each on or off.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,7 +19,7 @@ pub struct ColumnChooser {
 
 /// What a key did.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Chosen {
+enum Chosen {
     Stay,
     Cancel,
     Apply(Vec<Column>),
@@ -59,7 +61,22 @@ impl ColumnChooser {
             .collect()
     }
 
-    pub fn key(&mut self, k: &KeyEvent) -> Chosen {
+    /// A key while the chooser is open; `queue`: the live queue's rows, whose columns
+    /// enter sets.
+    pub fn on_key(&mut self, k: &KeyEvent, queue: &mut QueueView) -> Out {
+        match self.key(k) {
+            Chosen::Stay => Out::none(),
+            Chosen::Cancel => Out::close(),
+            Chosen::Apply(cols) => {
+                queue.set_columns(cols.clone());
+                Out::close()
+                    .with_note("columns changed; saving them in the config…")
+                    .with_cmd(Cmd::SaveColumns(cols))
+            }
+        }
+    }
+
+    fn key(&mut self, k: &KeyEvent) -> Chosen {
         self.note = None;
         let last = self.items.len().saturating_sub(1);
         let shift = k.modifiers.contains(KeyModifiers::SHIFT);

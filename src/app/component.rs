@@ -9,93 +9,10 @@
 
 use chrono::NaiveDateTime;
 
-use super::prompt::Input;
+pub use super::out::Out;
 use super::{ClusterState, Clusters, DetailState, LogState};
-use crate::action::Cmd;
 use crate::queue::QueueView;
 use crate::slurm::model::JobId;
-
-use super::confirm::Confirm;
-
-/// A component's answer to a key or a message.
-#[derive(Debug, Default)]
-#[must_use]
-pub struct Out {
-    pub cmds: Vec<Cmd>,
-    /// For the status bar.
-    pub note: Option<String>,
-    /// A line to type on (the `:` line prefilled, a name to give).
-    pub prompt: Option<Input>,
-    /// A question on the bottom line.
-    pub confirm: Option<Confirm>,
-    /// Queue rows to mark busy (e.g. "extending…") until their command's answer.
-    pub busy: Option<(Vec<JobId>, &'static str)>,
-}
-
-impl Out {
-    /// Nothing to do.
-    pub fn none() -> Out {
-        Out::default()
-    }
-
-    /// Only a note for the status bar.
-    pub fn note(text: impl Into<String>) -> Out {
-        Out {
-            note: Some(text.into()),
-            ..Out::default()
-        }
-    }
-
-    /// Only commands.
-    pub fn cmds(cmds: Vec<Cmd>) -> Out {
-        Out {
-            cmds,
-            ..Out::default()
-        }
-    }
-
-    /// Only a line to type on.
-    pub fn prompt(input: Input) -> Out {
-        Out {
-            prompt: Some(input),
-            ..Out::default()
-        }
-    }
-
-    /// Only a question.
-    pub fn confirm(confirm: Confirm) -> Out {
-        Out {
-            confirm: Some(confirm),
-            ..Out::default()
-        }
-    }
-
-    pub fn with_note(mut self, text: impl Into<String>) -> Out {
-        self.note = Some(text.into());
-        self
-    }
-
-    pub fn with_cmd(mut self, cmd: Cmd) -> Out {
-        self.cmds.push(cmd);
-        self
-    }
-
-    /// Marks `ids` busy with `label` in the queue.
-    pub fn with_busy(mut self, ids: Vec<JobId>, label: &'static str) -> Out {
-        self.busy = Some((ids, label));
-        self
-    }
-
-    /// Both answers: commands in order, the later note, prompt and question win.
-    pub fn and(mut self, later: Out) -> Out {
-        self.cmds.extend(later.cmds);
-        self.note = later.note.or(self.note);
-        self.prompt = later.prompt.or(self.prompt);
-        self.confirm = later.confirm.or(self.confirm);
-        self.busy = later.busy.or(self.busy);
-        self
-    }
-}
 
 /// What a component may read of the rest of the App (never write): the queue and its
 /// selection, the selected job's detail and logs, the clusters, the time.
@@ -183,26 +100,4 @@ macro_rules! view {
     ($app:expr, $ix:expr) => {
         view!($app, $ix, queue: &$app.queue)
     };
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn and_keeps_every_command_and_the_later_note() {
-        let a = Out::note("first").with_cmd(Cmd::Quit);
-        let b = Out::cmds(vec![Cmd::Suspend]).with_note("second");
-        let both = a.and(b);
-        assert_eq!(both.cmds.len(), 2);
-        assert!(matches!(both.cmds[0], Cmd::Quit));
-        assert!(matches!(both.cmds[1], Cmd::Suspend));
-        assert_eq!(both.note.as_deref(), Some("second"));
-        let kept = Out::note("only").and(Out::none());
-        assert_eq!(
-            kept.note.as_deref(),
-            Some("only"),
-            "a later Out without a note keeps the earlier one"
-        );
-    }
 }

@@ -207,20 +207,6 @@ fn names_number(text: &str, number: &str) -> bool {
     })
 }
 
-/// What a key on `:deps` asks of the router, beyond what the view does itself.
-#[derive(Debug)]
-pub enum DepsKey {
-    /// Done here: nothing more, or a note.
-    Done(Out),
-    Refresh,
-    Help,
-    /// `d`/`D`: the cancel question for the selected row's job.
-    Cancel,
-    /// Select this job in the queue (clearing a filter that hides it); then close the view
-    /// (`None`), or go on with `y`/`Y` from the queue (`Some`).
-    Select(JobId, Option<Action>),
-}
-
 /// The component's handlers.
 impl DepsState {
     /// After each refresh: the chains among the queue's rows (the kept rows of jobs that
@@ -282,9 +268,10 @@ impl DepsState {
     }
 
     /// A key while `:deps` is on top (`action`: what the queue's keymap makes of it): the
-    /// queue's keys, on the tree's rows.
-    pub fn on_key(&mut self, k: &KeyEvent, action: Option<Action>, page: usize) -> DepsKey {
-        let done = DepsKey::Done(Out::none());
+    /// queue's keys, on the tree's rows. Enter selects the row's job in the queue and
+    /// closes the view; `y`/`Y` select it and go on from the queue.
+    pub fn on_key(&mut self, v: &View, k: &KeyEvent, action: Option<Action>, page: usize) -> Out {
+        let done = Out::none();
         if k.code == KeyCode::Esc {
             self.open = false;
             return done;
@@ -306,15 +293,26 @@ impl DepsState {
                 self.open = false;
                 done
             }
-            Action::Refresh => DepsKey::Refresh,
-            Action::Help => DepsKey::Help,
+            Action::Refresh | Action::Help => Out::then(a),
             Action::Select | Action::Files | Action::Copy => match self.selected_job() {
-                Some(id) => DepsKey::Select(id.clone(), (a != Action::Select).then_some(a)),
-                None => DepsKey::Done(Out::note(
-                    "not a job of the queue: it left it (or heads a group)",
-                )),
+                Some(id) => {
+                    let then = (a != Action::Select).then_some(a);
+                    Out {
+                        select: Some(id.clone()),
+                        close: then.is_none(),
+                        then,
+                        focus: then.map(|_| crate::keymap::Pane::Queue),
+                        ..Out::default()
+                    }
+                }
+                None => Out::note("not a job of the queue: it left it (or heads a group)"),
             },
-            Action::Cancel | Action::CancelNow => DepsKey::Cancel,
+            Action::Cancel | Action::CancelNow => {
+                match v.read_only_refusal(crate::slurm::ops::OpKind::Cancel.verb()) {
+                    Some(why) => Out::note(why),
+                    None => self.cancel(v),
+                }
+            }
             _ => done,
         }
     }

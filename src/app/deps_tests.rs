@@ -205,25 +205,31 @@ fn a_key_on_the_tree_says_what_the_router_does() {
     refresh(&mut a, &chain("Dependency", "afterok:10(unfulfilled)"));
     a.run_command("deps");
     let enter = KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE);
-    let d = a.deps.on_key(&enter, Some(Action::Select), 10);
+    let d = a
+        .deps
+        .on_key(&view!(a, 0), &enter, Some(Action::Select), 10);
     assert!(
-        matches!(&d, DepsKey::Select(id, None) if id.as_str() == "10"),
+        d.select.as_ref().is_some_and(|id| id.as_str() == "10") && d.close && d.then.is_none(),
         "{d:?}"
     );
     let y = KeyEvent::new(KeyCode::Char('Y'), KeyModifiers::NONE);
-    let d = a.deps.on_key(&y, Some(Action::Copy), 10);
-    assert!(matches!(d, DepsKey::Select(_, Some(Action::Copy))), "{d:?}");
-    let d = a.deps.on_key(&enter, Some(Action::Cancel), 10);
-    assert!(matches!(d, DepsKey::Cancel), "{d:?}");
+    let d = a.deps.on_key(&view!(a, 0), &y, Some(Action::Copy), 10);
+    assert!(
+        d.select.is_some() && !d.close && d.then == Some(Action::Copy),
+        "{d:?}"
+    );
+    let d = a
+        .deps
+        .on_key(&view!(a, 0), &enter, Some(Action::Cancel), 10);
+    assert!(d.confirm.is_some(), "the cancel question: {d:?}");
     let mut empty = DepsState::default();
-    match empty.on_key(&enter, Some(Action::Select), 10) {
-        DepsKey::Done(out) => assert!(out
-            .note
-            .is_some_and(|n| n.contains("not a job of the queue"))),
-        other => panic!("{other:?}"),
-    }
+    let out = empty.on_key(&view!(a, 0), &enter, Some(Action::Select), 10);
+    assert!(out
+        .note
+        .is_some_and(|n| n.contains("not a job of the queue")));
     let esc = KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE);
-    assert!(matches!(a.deps.on_key(&esc, None, 10), DepsKey::Done(_)));
+    let d = a.deps.on_key(&view!(a, 0), &esc, None, 10);
+    assert!(d.cmds.is_empty() && d.note.is_none(), "{d:?}");
     assert!(!a.deps.open);
 }
 

@@ -4,7 +4,8 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::component::View;
+use super::component::{Out, View};
+use crate::action::Cmd;
 use crate::slurm::model::{CancelOutcome, JobId, Partition, Status};
 use crate::slurm::ops::JobEdit;
 
@@ -40,17 +41,6 @@ impl EditForm {
             name: (self.values[3] != self.original[3]).then(|| self.values[3].clone()),
         }
     }
-}
-
-/// What a key in the edit form asks of the App around it.
-#[derive(Debug, PartialEq)]
-pub enum EditKey {
-    /// Handled inside the form.
-    Stay,
-    /// The form closes, saying this on the status bar (if anything).
-    Close(Option<String>),
-    /// Send this update of the job (the form waits for the answer).
-    Send(JobId, JobEdit),
 }
 
 impl EditForm {
@@ -120,16 +110,16 @@ impl EditForm {
     }
 
     /// A key while the form is open; `parts`: the partitions it checks against.
-    pub fn on_key(&mut self, k: KeyEvent, parts: &[Partition]) -> EditKey {
+    pub fn on_key(&mut self, k: KeyEvent, parts: &[Partition]) -> Out {
         let form = self;
         if form.sending {
             if k.code == KeyCode::Esc {
-                return EditKey::Close(None);
+                return Out::close();
             }
-            return EditKey::Stay;
+            return Out::none();
         }
         match k.code {
-            KeyCode::Esc => return EditKey::Close(Some("edit abandoned; nothing changed".into())),
+            KeyCode::Esc => return Out::close().with_note("edit abandoned; nothing changed"),
             KeyCode::Tab | KeyCode::Down => form.focus = (form.focus + 1) % EDIT_FIELDS.len(),
             KeyCode::BackTab | KeyCode::Up => {
                 form.focus = (form.focus + EDIT_FIELDS.len() - 1) % EDIT_FIELDS.len()
@@ -147,20 +137,21 @@ impl EditForm {
             _ => {}
         }
         form.check(parts);
-        EditKey::Stay
+        Out::none()
     }
 
-    fn submit(&mut self, parts: &[Partition]) -> EditKey {
+    fn submit(&mut self, parts: &[Partition]) -> Out {
         self.check(parts);
         if !self.errors.is_empty() {
-            return EditKey::Stay;
+            return Out::none();
         }
         let edit = self.edit();
         if edit.is_empty() {
-            return EditKey::Close(Some("nothing changed".into()));
+            return Out::close().with_note("nothing changed");
         }
         self.sending = true;
-        EditKey::Send(self.id.clone(), edit)
+        Out::cmds(vec![Cmd::Edit(self.id.clone(), edit)])
+            .with_busy(vec![self.id.clone()], "updating…")
     }
 }
 

@@ -13,6 +13,7 @@ use super::component::{Out, View};
 use crate::action::Cmd;
 use crate::jobfiles::list::{Entry, Listing};
 use crate::jobfiles::{self, FilesCmd, FilesMsg, Root, CONFIRM_BYTES};
+use crate::keymap::Action;
 use crate::logview::{LogPane, Stream, TailEvent, TailKind, Viewport};
 use crate::slurm::model::JobId;
 
@@ -153,17 +154,6 @@ pub const KEYS: &[(&str, &str)] = &[
     ("w", "preview: wrap long lines on/off"),
     ("q", "close the preview / the view"),
 ];
-
-/// What a key in the files view asks of the App.
-#[derive(Debug)]
-pub enum FilesKey {
-    /// The view's own answer.
-    Out(Out),
-    /// `?`: the help overlay, over the view.
-    Help,
-    /// ctrl-c: quit the dashboard.
-    Quit,
-}
 
 /// The preview's text area for a terminal of `size` with `status_rows` of status bar.
 fn viewport(size: (u16, u16), status_rows: u16) -> Viewport {
@@ -519,27 +509,28 @@ impl FilesState {
         Vec::new()
     }
 
-    /// A key while the view is open (`status_rows`: the status bar's height, for paging).
-    pub fn on_key(&mut self, v: &View, k: KeyEvent, status_rows: u16) -> FilesKey {
+    /// A key while the view is open (`status_rows`: the status bar's height, for paging):
+    /// `?` opens help over the view, ctrl-c quits the dashboard.
+    pub fn on_key(&mut self, v: &View, k: KeyEvent, status_rows: u16) -> Out {
         let Some(view) = self.view.as_mut() else {
-            return FilesKey::Out(Out::none());
+            return Out::none();
         };
         if let Some(ask) = view.ask.take() {
             if matches!(k.code, KeyCode::Char('y') | KeyCode::Enter) {
-                return FilesKey::Out(Out::cmds(self.start_or_ask(ask, true, v.now)));
+                return Out::cmds(self.start_or_ask(ask, true, v.now));
             }
             view.status = Some("not fetched".into());
-            return FilesKey::Out(Out::none());
+            return Out::none();
         }
         if k.code == KeyCode::Char('c') && k.modifiers.contains(KeyModifiers::CONTROL) {
-            return FilesKey::Quit;
+            return Out::then(Action::Quit);
         }
         if k.code == KeyCode::Char('?') {
-            return FilesKey::Help;
+            return Out::then(Action::Help);
         }
         let vp = viewport(v.size, status_rows);
         let page = page(v.size, status_rows);
-        FilesKey::Out(Out::cmds(self.on_view_key(k, vp, page, v.now)))
+        Out::cmds(self.on_view_key(k, vp, page, v.now))
     }
 
     fn on_view_key(

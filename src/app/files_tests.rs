@@ -373,14 +373,14 @@ fn help_and_quit_go_to_the_app_unless_a_large_copy_waits_for_its_answer() {
     a.update(key('y'));
     let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
     let help = KeyEvent::new(KeyCode::Char('?'), KeyModifiers::NONE);
-    assert!(matches!(
-        a.files.on_key(&view!(a, 0), help, 2),
-        FilesKey::Help
-    ));
-    assert!(matches!(
-        a.files.on_key(&view!(a, 0), ctrl_c, 2),
-        FilesKey::Quit
-    ));
+    assert_eq!(
+        a.files.on_key(&view!(a, 0), help, 2).then,
+        Some(crate::keymap::Action::Help)
+    );
+    assert_eq!(
+        a.files.on_key(&view!(a, 0), ctrl_c, 2).then,
+        Some(crate::keymap::Action::Quit)
+    );
     // A large copy asks first: any key but y or enter answers no, ctrl-c included.
     a.files.view.as_mut().expect("open").ask = Some(Ask {
         src: b"/r/7/model.ckpt".to_vec(),
@@ -388,10 +388,11 @@ fn help_and_quit_go_to_the_app_unless_a_large_copy_waits_for_its_answer() {
         dest: PathBuf::from("/dl/237/model.ckpt"),
         bytes: 300 << 20,
     });
-    match a.files.on_key(&view!(a, 0), ctrl_c, 2) {
-        FilesKey::Out(out) => assert!(out.cmds.is_empty() && out.note.is_none()),
-        other => panic!("ctrl-c answered the question, got {other:?}"),
-    }
+    let out = a.files.on_key(&view!(a, 0), ctrl_c, 2);
+    assert!(
+        out.cmds.is_empty() && out.note.is_none() && out.then.is_none(),
+        "ctrl-c answered the question, got {out:?}"
+    );
     let v = a.files.view.as_ref().expect("still open");
     assert_eq!(v.status.as_deref(), Some("not fetched"));
     assert!(v.ask.is_none());

@@ -6,6 +6,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 pub use super::form_state::{Busy, FormState};
 
+use super::component::Out;
 use crate::action::Cmd;
 use crate::launch::facts::ClusterFacts;
 use crate::launch::stage::Estimate;
@@ -13,17 +14,6 @@ use crate::launch::submit::{self, Prepared, Submitted};
 use crate::slurm::model::{Job, JobId, JobState, SlurmDuration};
 
 const TOGGLES: [&str; 2] = ["requeue", "force_reconvert"];
-
-/// What a key in the form asks of the App around it.
-#[derive(Debug, PartialEq)]
-pub enum FormKey {
-    /// Handled inside the form (with commands for the workers, if any).
-    Stay(Vec<Cmd>),
-    /// The form closes.
-    Close,
-    /// `w`: the bottom line asks for the template's name, starting with this text.
-    AskName(String),
-}
 
 /// What the form is about to be used for, in the questions asked first.
 #[derive(Debug, Clone, Copy)]
@@ -69,27 +59,27 @@ impl FormState {
 
     /// A key while the form is open (it is modal: it gets every key). `c`: the cluster
     /// on screen, whose templates and name the form uses.
-    pub fn on_key(&mut self, k: KeyEvent, c: &super::ClusterState) -> FormKey {
+    pub fn on_key(&mut self, k: KeyEvent, c: &super::ClusterState) -> Out {
         let form = self;
         let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
         if let Some(name) = form.overwrite.take() {
             if k.code == KeyCode::Char('y') {
                 form.error = Some(format!("saving template `{name}`…"));
-                return FormKey::Stay(vec![Cmd::SaveTemplate {
+                return Out::cmds(vec![Cmd::SaveTemplate {
                     name,
                     spec: Box::new(form.spec.clone()),
                     overwrite: true,
                 }]);
             }
             form.error = Some(format!("template `{name}` kept as it was; nothing saved"));
-            return FormKey::Stay(Vec::new());
+            return Out::none();
         }
         if let Some(buf) = form.editing.as_mut() {
             match k.code {
                 KeyCode::Esc => {
                     form.editing = None;
                     form.revalidate();
-                    return FormKey::Stay(Vec::new());
+                    return Out::none();
                 }
                 KeyCode::Enter => {
                     let text = buf.clone();
@@ -112,10 +102,10 @@ impl FormState {
                 }
                 KeyCode::Char('u') if ctrl => buf.clear(),
                 KeyCode::Char(c) if !ctrl => buf.push(c),
-                _ => return FormKey::Stay(Vec::new()),
+                _ => return Out::none(),
             }
             form.revalidate();
-            return FormKey::Stay(Vec::new());
+            return Out::none();
         }
         if let Some(cur) = form.picker {
             let n = form.facts.as_ref().map_or(0, |f| f.partitions.len());
@@ -132,7 +122,7 @@ impl FormState {
                 }
                 _ => {}
             }
-            return FormKey::Stay(Vec::new());
+            return Out::none();
         }
         if let Some(off) = form.preview {
             match k.code {
@@ -143,11 +133,11 @@ impl FormState {
                 KeyCode::PageUp => form.preview = Some(off.saturating_sub(10)),
                 _ => {}
             }
-            return FormKey::Stay(Vec::new());
+            return Out::none();
         }
         let last = FormState::submit_row();
         match k.code {
-            KeyCode::Esc | KeyCode::Char('q') => return FormKey::Close,
+            KeyCode::Esc | KeyCode::Char('q') => return Out::close(),
             KeyCode::Down | KeyCode::Tab | KeyCode::Char('j') => {
                 form.row = (form.row + 1) % (last + 1)
             }
@@ -170,29 +160,31 @@ impl FormState {
                     form.error = Some("fix the marked fields to preview the script".into());
                 }
             }
-            KeyCode::Char('t') => return FormKey::Stay(form.test_only()),
+            KeyCode::Char('t') => return Out::cmds(form.test_only()),
             KeyCode::Char('w') if !ctrl => {
                 // A template keeps the script and spec for later launches: the same
                 // questions as Submit first.
                 if form.ask_first(Use::Save) {
-                    return FormKey::Stay(Vec::new());
+                    return Out::none();
                 }
                 // The name asked for on the bottom line; the template's own name to start.
-                return FormKey::AskName(form.spec.template.clone().unwrap_or_default());
+                return Out::prompt(super::prompt::template_name(
+                    &form.spec.template.clone().unwrap_or_default(),
+                ));
             }
-            KeyCode::Char('s') if ctrl => return FormKey::Stay(form.submit(&c.name)),
+            KeyCode::Char('s') if ctrl => return Out::cmds(form.submit(&c.name)),
             KeyCode::Char('r') => {
                 form.busy = Some(Busy::Facts);
-                return FormKey::Stay(vec![Cmd::FetchLaunchFacts]);
+                return Out::cmds(vec![Cmd::FetchLaunchFacts]);
             }
             KeyCode::Enter => {
                 if form.row == 0 {
                     let next = (form.choice + 1) % form.choices.len().max(1);
                     form.pick_template(next, c);
-                    return FormKey::Stay(Vec::new());
+                    return Out::none();
                 }
                 if form.row == last {
-                    return FormKey::Stay(form.submit(&c.name));
+                    return Out::cmds(form.submit(&c.name));
                 }
                 match form.field_key() {
                     Some(key) if TOGGLES.contains(&key) => {
@@ -219,7 +211,7 @@ impl FormState {
             }
             _ => {}
         }
-        FormKey::Stay(Vec::new())
+        Out::none()
     }
 
     /// The name typed after `w`: a name that is not one file name is refused here, saying

@@ -83,13 +83,6 @@ impl App {
         }
     }
 
-    /// `w` in the launch form: the name to save it under, typed on the bottom line.
-    pub(super) fn ask_template_name(&mut self, start: &str) {
-        let mut input = Input::new(InputKind::TemplateName, start);
-        input.hint = Some("enter: save the form as this template · esc: cancel".into());
-        self.input = Some(input);
-    }
-
     /// The filter applies as the user types.
     fn after_edit(&mut self, kind: InputKind) -> Vec<Cmd> {
         if kind != InputKind::Filter {

@@ -35,6 +35,7 @@ pub mod live;
 mod logs;
 mod nav;
 mod ops;
+mod out;
 mod overlay;
 pub mod partitions;
 mod prompt;
@@ -360,16 +361,26 @@ impl App {
                 self.history_out(out)
             }
             Msg::Relaunch { id, result } => {
-                let form = relaunch::relaunch_form(&view!(self, ix), &id, *result, true);
-                self.open_prefilled(form)
+                let out = relaunch::opened(relaunch::relaunch_form(
+                    &view!(self, ix),
+                    &id,
+                    *result,
+                    true,
+                ));
+                self.apply(out)
             }
             Msg::Recovered { id, result } => {
-                let form = relaunch::recovered_form(&view!(self, ix), &id, *result, true);
-                self.open_prefilled(form)
+                let out = relaunch::opened(relaunch::recovered_form(
+                    &view!(self, ix),
+                    &id,
+                    *result,
+                    true,
+                ));
+                self.apply(out)
             }
             Msg::Rerun { id, result } => {
-                let form = relaunch::rerun_form(&view!(self, ix), &id, *result);
-                self.open_prefilled(form)
+                let out = relaunch::opened(relaunch::rerun_form(&view!(self, ix), &id, *result));
+                self.apply(out)
             }
             Msg::Triaged { id, result } => {
                 if let Ok(Some(r)) = result.as_ref() {
@@ -464,9 +475,26 @@ impl App {
         }
     }
 
-    /// Lands a component's answer: the one place the status bar's note, the typed line
-    /// and the bottom-line question are set from a component.
+    /// Lands a component's answer (see [`App::land`]) that did not come from an overlay.
     pub(super) fn apply(&mut self, out: component::Out) -> Vec<Cmd> {
+        self.land(None, out)
+    }
+
+    /// Lands a component's answer: the one place the status bar's note, the typed line,
+    /// the bottom-line question and the rows' busy marks are set from a component, the
+    /// overlay that answered (`from`) is closed and a selection it asked for is made.
+    pub(super) fn land(&mut self, from: Option<Overlay>, out: component::Out) -> Vec<Cmd> {
+        let mut cmds = out.cmds;
+        if let Some(id) = out.select {
+            if !self.queue.select_id(&id) {
+                self.queue.set_filter("");
+                if !self.queue.select_id(&id) {
+                    self.note = Some(format!("job {id} is not shown in the queue"));
+                    return cmds;
+                }
+            }
+            cmds.extend(self.selection_changed());
+        }
         if let Some(note) = out.note {
             self.note = Some(note);
         }
@@ -479,7 +507,21 @@ impl App {
         if let Some((ids, label)) = out.busy {
             self.queue.set_busy(&ids, label);
         }
-        out.cmds
+        if let (true, Some(o)) = (out.close, from) {
+            self.close_overlay(o);
+        }
+        if let Some(form) = out.form {
+            self.form = Some(*form);
+            // Partitions change (idle GPUs, pending jobs): read fresh for each form.
+            cmds.push(Cmd::FetchLaunchFacts);
+        }
+        if let Some(pane) = out.focus {
+            self.focus = pane;
+        }
+        if let Some(a) = out.then {
+            cmds.extend(self.on_action(a));
+        }
+        cmds
     }
 
     /// `:history [DAYS]`: its rows in place of the queue's.

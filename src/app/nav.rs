@@ -9,7 +9,6 @@ use crossterm::event::{KeyEvent, MouseEvent, MouseEventKind};
 
 use super::component::Out;
 use super::form::placeholder_job;
-use super::ops::Asked;
 use super::Answer;
 use std::time::Duration;
 
@@ -152,24 +151,10 @@ impl App {
         ));
         vec![Cmd::Clipboard(text)]
     }
-    /// Says why a changing action is refused, if it is.
-    pub(super) fn refuse_read_only(&mut self, what: &str) -> bool {
-        let refusal = view!(self, self.view_cluster()).read_only_refusal(what);
-        let refused = refusal.is_some();
-        if let Some(why) = refusal {
-            self.note = Some(why);
-        }
-        refused
-    }
-
     /// d, D, h, u, R, T: asks first, or runs at once (`D` with quick_cancel).
     pub(super) fn on_job_action(&mut self, a: Action) -> Vec<Cmd> {
-        match super::ops::ask(&view!(self, self.view_cluster()), a, self.quick_cancel) {
-            Asked::Start(op) => self.start_op(op),
-            Asked::Ask(confirm) => self.apply(Out::confirm(confirm)),
-            Asked::Note(why) => self.apply(Out::note(why)),
-            Asked::Nothing => Vec::new(),
-        }
+        let out = super::ops::ask(&view!(self, self.view_cluster()), a, self.quick_cancel);
+        self.apply(out)
     }
 
     /// The answer to the question on the bottom line.
@@ -178,7 +163,7 @@ impl App {
             return Vec::new();
         };
         match confirm.pick(&k) {
-            Some(Answer::Op(op)) => self.start_op(op),
+            Some(Answer::Op(op)) => self.apply(Out::op(op)),
             Some(Answer::Extend(id)) => self.apply(super::session::extend(id)),
             Some(Answer::Ask(next)) => self.apply(Out::confirm(*next)),
             None => self.apply(Out::note("nothing changed")),
@@ -188,19 +173,9 @@ impl App {
     /// `:cancel 123 124`, `:hold` (marks or selection), ...: typed, so no question.
     pub(super) fn run_op_command(&mut self, kind: OpKind, args: &[&str]) -> Vec<Cmd> {
         match super::ops::typed(&view!(self, self.view_cluster()), kind, args) {
-            Ok(op) => self.start_op(op),
+            Ok(op) => self.apply(Out::op(op)),
             Err(why) => self.apply(Out::note(why)),
         }
-    }
-
-    /// The rows say "cancelling…" at once; the worker runs the command.
-    pub(super) fn start_op(&mut self, op: JobOp) -> Vec<Cmd> {
-        if op.ids.is_empty() {
-            return Vec::new();
-        }
-        self.queue.set_busy(&op.ids, op.kind.doing());
-        self.note = Some(format!("{}…", op.describe()));
-        vec![Cmd::Op(op)]
     }
 
     /// An action's report: the rows lose their "cancelling…", the status bar says what

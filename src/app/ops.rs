@@ -4,7 +4,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::component::View;
+use super::component::{Out, View};
 use super::{Answer, Choice, Confirm};
 use crate::keymap::Action;
 use crate::slurm::model::JobId;
@@ -21,33 +21,20 @@ fn kind_of(a: Action) -> Option<OpKind> {
     })
 }
 
-/// What an action key on the selection or the marks comes to.
-#[derive(Debug, PartialEq)]
-pub enum Asked {
-    /// Run it now (no question asked).
-    Start(JobOp),
-    /// Ask first.
-    Ask(Confirm),
-    /// Refused, saying why.
-    Note(String),
-    /// Not an action on jobs.
-    Nothing,
-}
-
 /// d, D, h, u, R, T on the marks (else the selected row); `quick_cancel`: `D` cancels
 /// without asking.
-pub fn ask(v: &View, a: Action, quick_cancel: bool) -> Asked {
+pub fn ask(v: &View, a: Action, quick_cancel: bool) -> Out {
     let Some(kind) = kind_of(a) else {
-        return Asked::Nothing;
+        return Out::none();
     };
     if let Some(why) = v.read_only_refusal(kind.verb()) {
-        return Asked::Note(why);
+        return Out::note(why);
     }
     let ask = !(a == Action::CancelNow && quick_cancel);
     if v.queue.mark_count() > 0 {
         let op = JobOp::new(kind, v.queue.marked_ids());
         if !ask {
-            return Asked::Start(op);
+            return Out::op(op);
         }
         let prompt = format!(
             "{} {} marked job{} ({})?",
@@ -56,7 +43,7 @@ pub fn ask(v: &View, a: Action, quick_cancel: bool) -> Asked {
             if op.ids.len() == 1 { "" } else { "s" },
             ids_list(&op.ids, 4)
         );
-        return Asked::Ask(Confirm {
+        return Out::confirm(Confirm {
             prompt,
             choices: vec![Choice {
                 key: 'y',
@@ -66,7 +53,7 @@ pub fn ask(v: &View, a: Action, quick_cancel: bool) -> Asked {
         });
     }
     let Some(row) = v.queue.selected_row() else {
-        return Asked::Note(format!("no job selected to {kind}"));
+        return Out::note(format!("no job selected to {kind}"));
     };
     let job = row.job;
     if row.is_collapsed() {
@@ -86,7 +73,7 @@ pub fn ask(v: &View, a: Action, quick_cancel: bool) -> Asked {
         );
         if truncated {
             // squeue cut the task list: only the whole array can be named exactly.
-            return Asked::Ask(Confirm {
+            return Out::confirm(Confirm {
                 prompt: format!(
                     "{kind} the whole array {} (squeue did not list every pending task)?",
                     job.id.base()
@@ -98,7 +85,7 @@ pub fn ask(v: &View, a: Action, quick_cancel: bool) -> Asked {
                 }],
             });
         }
-        return Asked::Ask(Confirm {
+        return Out::confirm(Confirm {
             prompt: format!("{kind} array {}?", job.id.base()),
             choices: vec![
                 Choice {
@@ -116,7 +103,7 @@ pub fn ask(v: &View, a: Action, quick_cancel: bool) -> Asked {
     }
     let op = JobOp::new(kind, [job.id.clone()]);
     if !ask {
-        return Asked::Start(op);
+        return Out::op(op);
     }
     let name = crate::queue::format::one_line(&job.name);
     let prompt = format!(
@@ -125,7 +112,7 @@ pub fn ask(v: &View, a: Action, quick_cancel: bool) -> Asked {
         crate::queue::format::fit(&name, 40),
         job.state.long_name()
     );
-    Asked::Ask(Confirm {
+    Out::confirm(Confirm {
         prompt,
         choices: vec![Choice {
             key: 'y',

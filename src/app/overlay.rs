@@ -10,9 +10,8 @@
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::form::FormKey;
 use super::insight::View;
-use super::{deps, App, FormState};
+use super::{App, FormState};
 use crate::action::Cmd;
 use crate::keymap::{Action, Pane};
 
@@ -75,6 +74,25 @@ impl App {
         open.into_iter().flatten().collect()
     }
 
+    /// Closes overlay `o` (its component asked to).
+    pub(super) fn close_overlay(&mut self, o: Overlay) {
+        match o {
+            Overlay::Insight(_) => self.view = None,
+            Overlay::Events => self.events_view.open = false,
+            Overlay::Deps => self.deps.open = false,
+            Overlay::Files => self.files.view = None,
+            Overlay::Columns => self.columns = None,
+            Overlay::Edit => self.edit = None,
+            Overlay::Form => self.form = None,
+            Overlay::Input => self.input = None,
+            Overlay::Confirm => self.confirm = None,
+            Overlay::Help => {
+                self.help = false;
+                self.help_scroll = 0;
+            }
+        }
+    }
+
     /// The overlay that takes the keys.
     pub fn top_overlay(&self) -> Option<Overlay> {
         self.overlays().last().copied()
@@ -90,17 +108,8 @@ impl App {
             Some(Overlay::Deps) => self.on_deps_key(k),
             Some(Overlay::Files) => {
                 let status_rows = self.areas().status.height;
-                match self.files.on_key(&view!(self, ix), k, status_rows) {
-                    super::files::FilesKey::Out(out) => self.apply(out),
-                    super::files::FilesKey::Help => {
-                        self.help = true;
-                        Vec::new()
-                    }
-                    super::files::FilesKey::Quit => {
-                        self.quit = true;
-                        vec![Cmd::Quit]
-                    }
-                }
+                let out = self.files.on_key(&view!(self, ix), k, status_rows);
+                self.land(Some(Overlay::Files), out)
             }
             Some(Overlay::Columns) => self.on_columns_key(&k),
             Some(Overlay::Edit) => {
@@ -108,18 +117,8 @@ impl App {
                 let Some(form) = self.edit.as_mut() else {
                     return Vec::new();
                 };
-                match form.on_key(k, parts) {
-                    super::edit::EditKey::Stay => Vec::new(),
-                    super::edit::EditKey::Close(note) => {
-                        self.edit = None;
-                        self.note = note.or(self.note.take());
-                        Vec::new()
-                    }
-                    super::edit::EditKey::Send(id, edit) => {
-                        self.queue.set_busy(std::slice::from_ref(&id), "updating…");
-                        vec![Cmd::Edit(id, edit)]
-                    }
-                }
+                let out = form.on_key(k, parts);
+                self.land(Some(Overlay::Edit), out)
             }
             Some(Overlay::Form) => self.on_form_key(k),
             Some(Overlay::Input) => self.on_input_key(k),
@@ -194,8 +193,8 @@ impl App {
             return Vec::new();
         }
         if self.view == Some(View::Usage) {
-            if let Some((cmds, note)) = self.clusters[ix].usage.on_key(&k) {
-                return self.apply(super::component::Out::cmds(cmds).with_note(note));
+            if let Some(out) = self.clusters[ix].usage.on_key(&k) {
+                return self.apply(out);
             }
         }
         self.on_keymap_key(&k)
@@ -218,19 +217,8 @@ impl App {
         let Some(chooser) = self.columns.as_mut() else {
             return Vec::new();
         };
-        match chooser.key(k) {
-            super::columns::Chosen::Stay => Vec::new(),
-            super::columns::Chosen::Cancel => {
-                self.columns = None;
-                Vec::new()
-            }
-            super::columns::Chosen::Apply(cols) => {
-                self.columns = None;
-                self.queue.set_columns(cols.clone());
-                self.note = Some("columns changed; saving them in the config…".into());
-                vec![Cmd::SaveColumns(cols)]
-            }
-        }
+        let out = chooser.on_key(k, &mut self.queue.jobs);
+        self.land(Some(Overlay::Columns), out)
     }
 
     fn on_keymap_key(&mut self, k: &KeyEvent) -> Vec<Cmd> {
@@ -257,38 +245,13 @@ impl App {
         vec![Cmd::FetchLaunchFacts]
     }
 
-    /// A form filled for `L` opens with its note; or the note says why there is none.
-    pub(super) fn open_prefilled(&mut self, form: super::relaunch::Prefilled) -> Vec<Cmd> {
-        match form {
-            Ok((form, note)) => {
-                self.form = Some(form);
-                self.note = Some(note);
-                // Partitions change (idle GPUs, pending jobs): fetch them fresh each time.
-                vec![Cmd::FetchLaunchFacts]
-            }
-            Err(note) => {
-                self.note = Some(note);
-                Vec::new()
-            }
-        }
-    }
-
     pub(super) fn on_form_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
         let ix = self.view_cluster();
         let Some(form) = self.form.as_mut() else {
             return Vec::new();
         };
-        match form.on_key(k, &self.clusters[ix]) {
-            FormKey::Stay(cmds) => cmds,
-            FormKey::Close => {
-                self.form = None;
-                Vec::new()
-            }
-            FormKey::AskName(start) => {
-                self.ask_template_name(&start);
-                Vec::new()
-            }
-        }
+        let out = form.on_key(k, &self.clusters[ix]);
+        self.land(Some(Overlay::Form), out)
     }
 
     /// A key while `:deps` is on top: the view's own there, what reaches beyond it here.
@@ -296,49 +259,8 @@ impl App {
         let ix = self.view_cluster();
         let page = usize::from(self.size.1.saturating_sub(4)).max(1);
         let action = self.keymap.action(Pane::Queue, &k);
-        match self.deps.on_key(&k, action, page) {
-            deps::DepsKey::Done(out) => self.apply(out),
-            deps::DepsKey::Refresh => self.clusters[ix].refresh_now(
-                self.queue.selected_job(),
-                self.queue.jobs(),
-                self.now,
-            ),
-            deps::DepsKey::Help => {
-                self.help = true;
-                Vec::new()
-            }
-            deps::DepsKey::Cancel => {
-                if self.refuse_read_only(crate::slurm::ops::OpKind::Cancel.verb()) {
-                    return Vec::new();
-                }
-                let out = self.deps.cancel(&view!(self, ix));
-                self.apply(out)
-            }
-            deps::DepsKey::Select(id, then) => {
-                if !self.queue.select_id(&id) {
-                    self.queue.set_filter("");
-                    if !self.queue.select_id(&id) {
-                        let why = format!("job {id} is not shown in the queue");
-                        return self.apply(super::component::Out::note(why));
-                    }
-                }
-                let mut cmds = self.selection_changed();
-                match then {
-                    None => self.deps.open = false,
-                    Some(a) => {
-                        self.focus = Pane::Queue;
-                        cmds.extend(match a {
-                            Action::Copy => self.copy(),
-                            _ => {
-                                let out = self.files.open(&view!(self, ix));
-                                self.apply(out)
-                            }
-                        });
-                    }
-                }
-                cmds
-            }
-        }
+        let out = self.deps.on_key(&view!(self, ix), &k, action, page);
+        self.land(Some(Overlay::Deps), out)
     }
 
     /// A key while `:events` is on top; the view scrolls over every cluster's events.

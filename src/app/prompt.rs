@@ -39,3 +39,10 @@ impl Input {
         }
     }
 }
+
+/// The line that asks the name to save the launch form as a template, starting with `start`.
+pub fn template_name(start: &str) -> Input {
+    let mut input = Input::new(InputKind::TemplateName, start);
+    input.hint = Some("enter: save the form as this template · esc: cancel".into());
+    input
+}

@@ -19,6 +19,17 @@ use crate::slurm::model::JobId;
 /// A launch form filled for `L`, or why there is none (a note for the status bar).
 pub type Prefilled = Result<(FormState, String), String>;
 
+/// Opens a form filled for `L` with its note, or says why there is none.
+pub fn opened(form: Prefilled) -> Out {
+    match form {
+        Ok((form, note)) => Out {
+            form: Some(Box::new(form)),
+            ..Out::note(note)
+        },
+        Err(note) => Out::note(note),
+    }
+}
+
 /// `L` on the selected job: what to read (the launch spec and use, a job slurmdash did not
 /// launch's options and script, an array's tasks), with a note that says so.
 pub fn relaunch(v: &View) -> Out {

@@ -121,11 +121,11 @@ impl UsageState {
     /// A key while the `:usage` overlay is open: `r` reads again (the read and a note for
     /// the status bar); None lets the key through. (Not an `Out`: this state lives in
     /// `ClusterState`, which `component.rs` names.)
-    pub fn on_key(&mut self, k: &KeyEvent) -> Option<(Vec<Cmd>, String)> {
+    pub fn on_key(&mut self, k: &KeyEvent) -> Option<super::out::Out> {
         match k.code {
             KeyCode::Char('r') => {
                 let note = format!("reading {} days of use again…", self.days);
-                Some((self.read(), note))
+                Some(super::out::Out::cmds(self.read()).with_note(note))
             }
             _ => None,
         }

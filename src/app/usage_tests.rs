@@ -156,12 +156,12 @@ fn r_in_the_overlay_says_what_it_reads_and_other_keys_pass() {
     assert_eq!(u.open(Some(30)), vec![Cmd::FetchUsage { days: 30 }]);
     u.on_read(30, Ok(report(30)), now());
     let r = KeyEvent::new(KeyCode::Char('r'), KeyModifiers::NONE);
-    let (cmds, note) = u.on_key(&r).expect("r is the overlay's");
-    assert_eq!(cmds, vec![Cmd::FetchUsage { days: 30 }]);
-    assert_eq!(note, "reading 30 days of use again…");
+    let out = u.on_key(&r).expect("r is the overlay's");
+    assert_eq!(out.cmds, vec![Cmd::FetchUsage { days: 30 }]);
+    assert_eq!(out.note.as_deref(), Some("reading 30 days of use again…"));
     // One read at a time: a second r is still the overlay's, and reads nothing.
-    let (again, _) = u.on_key(&r).expect("r is the overlay's");
-    assert!(again.is_empty());
+    let again = u.on_key(&r).expect("r is the overlay's");
+    assert!(again.cmds.is_empty());
     let j = KeyEvent::new(KeyCode::Char('j'), KeyModifiers::NONE);
     assert!(u.on_key(&j).is_none(), "other keys go to the keymap");
 }
