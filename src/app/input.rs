@@ -379,7 +379,10 @@ impl App {
                 let out = self.files.open(&view!(self, ix));
                 return self.apply(out);
             }
-            Action::Copy => return self.copy(),
+            Action::Copy => {
+                let out = super::copy::copy(&view!(self, ix), self.focus);
+                return self.apply(out);
+            }
             Action::Columns => return self.open_columns(),
         }
         Vec::new()

@@ -2,11 +2,12 @@
 //! it does no I/O and never awaits, so every behaviour here is unit-testable.
 //!
 //! App is made of components (see `component.rs`): each feature's state with handlers
-//! that read a `View` and hand back an `Out`, landed by `App::apply`. App itself keeps five
+//! that read a `View` and hand back an `Out`, landed by `App::apply`. App itself keeps seven
 //! `impl` blocks, each a router: this file (building it, routing messages, landing an
 //! `Out`), `input.rs` (keys and `:` commands), `overlay.rs` (the overlay stack and its
-//! keys), `nav.rs` (the queue's rows and the selection) and `clusters.rs` (the clusters
-//! and where each command goes).
+//! keys), `clusters.rs` (the clusters and where each command goes), `refresh.rs` (rows
+//! landing: a refresh's and what follows it, launches'), `selection.rs` (moving, the
+//! selected job's detail) and `ops.rs` (acting on jobs).
 
 // First, so that `view!` is in scope in every module after it.
 #[macro_use]
@@ -19,6 +20,7 @@ mod clusters;
 pub mod columns;
 mod confirm;
 mod conn;
+mod copy;
 pub mod departures;
 pub mod deps;
 mod edit;
@@ -33,14 +35,15 @@ pub mod kept;
 pub mod lists;
 pub mod live;
 mod logs;
-mod nav;
 mod ops;
 mod out;
 mod overlay;
 pub mod partitions;
 mod prompt;
+mod refresh;
 pub(crate) mod relaunch;
 mod retry;
+mod selection;
 pub mod session;
 mod shell;
 mod triage;

@@ -5,9 +5,13 @@
 use crossterm::event::{KeyCode, KeyEvent};
 
 use super::component::{Out, View};
+use super::App;
 use super::{Answer, Choice, Confirm};
+use crate::action::Cmd;
 use crate::keymap::Action;
+use crate::slurm::model::CancelOutcome;
 use crate::slurm::model::JobId;
+use crate::slurm::ops::OpReport;
 use crate::slurm::ops::{ids_list, JobOp, OpKind};
 
 fn kind_of(a: Action) -> Option<OpKind> {
@@ -165,4 +169,80 @@ pub fn typed(v: &View, kind: OpKind, args: &[&str]) -> Result<JobOp, String> {
         return Err(format!(":{kind} needs job ids, marks or a selected job"));
     }
     Ok(JobOp::new(kind, ids))
+}
+
+/// The App's side of acting on jobs: the question or the start, and the report.
+impl App {
+    /// d, D, h, u, R, T: asks first, or runs at once (`D` with quick_cancel).
+    pub(super) fn on_job_action(&mut self, a: Action) -> Vec<Cmd> {
+        let out = super::ops::ask(&view!(self, self.view_cluster()), a, self.quick_cancel);
+        self.apply(out)
+    }
+
+    /// The answer to the question on the bottom line.
+    pub(super) fn on_confirm_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
+        let Some(confirm) = self.confirm.take() else {
+            return Vec::new();
+        };
+        match confirm.pick(&k) {
+            Some(Answer::Op(op)) => self.apply(Out::op(op)),
+            Some(Answer::Extend(id)) => self.apply(super::session::extend(id)),
+            Some(Answer::Ask(next)) => self.apply(Out::confirm(*next)),
+            None => self.apply(Out::note("nothing changed")),
+        }
+    }
+
+    /// `:cancel 123 124`, `:hold` (marks or selection), ...: typed, so no question.
+    pub(super) fn run_op_command(&mut self, kind: OpKind, args: &[&str]) -> Vec<Cmd> {
+        match super::ops::typed(&view!(self, self.view_cluster()), kind, args) {
+            Ok(op) => self.apply(Out::op(op)),
+            Err(why) => self.apply(Out::note(why)),
+        }
+    }
+
+    /// An action's report: the rows lose their "cancelling…", the status bar says what
+    /// happened (a failure stays as the cluster's last error), cancelled jobs are unmarked
+    /// and logged as yours, and the queue is read again at once.
+    pub(super) fn on_op_done(
+        &mut self,
+        ix: u16,
+        op: JobOp,
+        result: Result<OpReport, String>,
+    ) -> Vec<Cmd> {
+        self.queue.clear_busy(&op.ids);
+        let mut events = Vec::new();
+        match result {
+            Ok(report) => {
+                let failed = !report.failed().is_empty();
+                let line = report.summary();
+                if failed {
+                    self.clusters[ix].status.last_error = Some(line);
+                    self.note = None;
+                } else {
+                    self.note = Some(line);
+                }
+                if op.kind == OpKind::Cancel {
+                    let done: Vec<JobId> = report
+                        .outcomes
+                        .iter()
+                        .filter(|(_, o)| !matches!(o, CancelOutcome::Failed(_)))
+                        .map(|(id, _)| id.clone())
+                        .collect();
+                    for id in &done {
+                        self.queue.unmark(id);
+                    }
+                    let pushed = super::events::cancelled_by_you(self.queue.jobs(), &done);
+                    events = self.clusters[ix].push_events(pushed, self.now);
+                }
+            }
+            Err(e) => {
+                self.clusters[ix].status.last_error =
+                    Some(format!("could not {}: {e}", op.describe()));
+                self.note = None;
+            }
+        }
+        // Show the new states now rather than at the next poll.
+        events.extend(self.poll_now(ix));
+        events
+    }
 }

@@ -1,0 +1,190 @@
+//! The selection and what follows it: moving in the focused pane (the arrow and page keys,
+//! the mouse: a click selects a queue row or focuses a pane, the wheel scrolls the pane
+//! under it), the selected job's detail (fetched, or shown at once from what was read
+//! before) and its logs.
+
+use crossterm::event::{MouseEvent, MouseEventKind};
+
+use super::{triage, App, DetailState};
+use crate::action::Cmd;
+use crate::keymap::{Action, Pane};
+use crate::payload::DetailSource;
+use crate::slurm::model::{JobDetail, JobId};
+
+impl App {
+    pub(super) fn move_in_focus(&mut self, a: Action, page: usize) -> Vec<Cmd> {
+        match self.focus {
+            Pane::Queue => {
+                match a {
+                    Action::Up => self.queue.select_prev(),
+                    Action::Down => self.queue.select_next(),
+                    Action::Top => self.queue.select_first(),
+                    Action::Bottom => self.queue.select_last(),
+                    Action::PageUp => self.queue.page_up(page),
+                    _ => self.queue.page_down(page),
+                }
+                self.selection_changed()
+            }
+            Pane::Detail => {
+                let s = &mut self.detail.scroll;
+                let p = u16::try_from(page).unwrap_or(u16::MAX);
+                *s = match a {
+                    Action::Up => s.saturating_sub(1),
+                    Action::Down => s.saturating_add(1),
+                    Action::Top => 0,
+                    Action::Bottom => u16::MAX / 2,
+                    Action::PageUp => s.saturating_sub(p),
+                    _ => s.saturating_add(p),
+                };
+                Vec::new()
+            }
+            Pane::Log => {
+                let vp = self.log_viewport();
+                let log = self.logs.current_mut();
+                match a {
+                    Action::Up => log.scroll_up(1, vp),
+                    Action::Down => log.scroll_down(1, vp),
+                    Action::Top => log.top(),
+                    Action::Bottom => log.bottom_and_follow(),
+                    Action::PageUp => log.page_up(vp),
+                    _ => log.page_down(vp),
+                }
+                Vec::new()
+            }
+        }
+    }
+
+    pub(super) fn on_mouse(&mut self, m: MouseEvent) -> Vec<Cmd> {
+        if self.covered() {
+            return Vec::new();
+        }
+        let areas = self.areas();
+        let hit = |r: ratatui::layout::Rect| {
+            m.column >= r.x && m.column < r.x + r.width && m.row >= r.y && m.row < r.y + r.height
+        };
+        let pane = if hit(areas.queue) {
+            Pane::Queue
+        } else if areas.detail.is_some_and(hit) {
+            Pane::Detail
+        } else if areas.log.is_some_and(hit) {
+            Pane::Log
+        } else {
+            return Vec::new();
+        };
+        match m.kind {
+            MouseEventKind::Down(_) => {
+                self.focus = pane;
+                if pane == Pane::Queue {
+                    let body = areas.queue.height.saturating_sub(3);
+                    let row = m.row.saturating_sub(areas.queue.y + 2);
+                    if row < body {
+                        self.queue.click(usize::from(row), usize::from(body));
+                        return self.selection_changed();
+                    }
+                }
+                Vec::new()
+            }
+            MouseEventKind::ScrollDown | MouseEventKind::ScrollUp => {
+                let prev = self.focus;
+                self.focus = pane;
+                let a = if m.kind == MouseEventKind::ScrollDown {
+                    Action::Down
+                } else {
+                    Action::Up
+                };
+                let cmds = self.move_in_focus(a, 3);
+                self.focus = prev;
+                cmds
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Called after anything that may move the selection: fetch the new job's detail and
+    /// stop tailing the old one's logs.
+    pub(super) fn selection_changed(&mut self) -> Vec<Cmd> {
+        let selected = self.queue.selected_id().cloned();
+        if selected == self.detail.id {
+            return Vec::new();
+        }
+        // The selected job's cluster (the focused one when nothing is selected).
+        let ix = selected.as_ref().map_or(self.focus_cluster, JobId::cluster);
+        let state = self.queue.selected_job().map(|j| j.state.clone());
+        self.selection_read = true;
+        self.detail = DetailState {
+            id: selected.clone(),
+            loading: selected.is_some(),
+            kept: std::mem::take(&mut self.detail.kept),
+            ..DetailState::default()
+        };
+        self.logs.reset(selected.clone(), state.clone());
+        let mut cmds = vec![Cmd::Tail(Vec::new())];
+        if let Some(id) = selected {
+            let kept = state.as_ref().and_then(|s| self.detail.kept.get(&id, s));
+            match self.history.shown_detail(&id).or(kept) {
+                Some(known) => cmds.extend(self.on_detail(id, Ok(known))),
+                None => cmds.push(Cmd::FetchDetail(id)),
+            }
+        }
+        cmds.extend(self.clusters[ix].insight.pending_for(
+            self.queue.selected_job(),
+            self.queue.jobs(),
+            self.now,
+        ));
+        cmds.extend(
+            self.clusters[ix]
+                .waits
+                .due(self.queue.selected_job(), self.now),
+        );
+        let out = self.live.on_select(&view!(self, ix));
+        cmds.extend(self.apply(out));
+        self.deps.on_select(&view!(self, ix), &self.history);
+        cmds
+    }
+
+    pub(super) fn on_detail(
+        &mut self,
+        id: JobId,
+        result: Result<(JobDetail, DetailSource), String>,
+    ) -> Vec<Cmd> {
+        if self.detail.id.as_ref() != Some(&id) {
+            // No longer selected: kept for when it is again.
+            if let Ok((d, source)) = &result {
+                self.detail.kept.keep(&id, d, *source);
+            }
+            return Vec::new();
+        }
+        self.detail.loading = false;
+        match result {
+            Ok((mut detail, source)) => {
+                // sacct does not record where a launched job's logs went; the job dir does.
+                if detail.stdout.is_none() {
+                    if let Some(c) = self.launch_of(&id) {
+                        let (out, err) = c.log_paths(id.base());
+                        detail.stdout = Some(out);
+                        detail.stderr = Some(err);
+                        if detail.work_dir.as_deref().is_none_or(str::is_empty) {
+                            detail.work_dir = Some(c.job_dir.clone());
+                        }
+                    }
+                }
+                let tails = self.logs.targets(&id, &detail, source);
+                let dir = self.results_dir(&id);
+                let triage = triage::ask(&mut self.detail.triage, &id, &detail, source, dir);
+                let refined = self.final_states_known(id.cluster(), std::slice::from_ref(&detail));
+                self.detail.kept.keep(&id, &detail, source);
+                self.detail.detail = Some(detail);
+                self.detail.source = Some(source);
+                self.detail.error = None;
+                let mut cmds = tails.map(|t| vec![Cmd::Tail(t)]).unwrap_or_default();
+                cmds.extend(triage);
+                cmds.extend(refined);
+                cmds
+            }
+            Err(e) => {
+                self.detail.error = Some(e);
+                Vec::new()
+            }
+        }
+    }
+}
