@@ -20,6 +20,7 @@ pub mod partview;
 pub mod pending;
 pub mod ratelimit;
 pub mod reason;
+pub mod reservation;
 pub mod shared;
 pub mod shell;
 pub mod state;
