@@ -442,6 +442,9 @@ pub fn rpc_parts(argv: &[String], each: &mut dyn FnMut(String, RpcCost)) {
                             .trim_end()
                             .to_string()
                     }
+                    "sbatch" if argv.iter().any(|a| a == "--test-only") => {
+                        "sbatch --test-only".to_string()
+                    }
                     p => p.to_string(),
                 };
                 each(name, cost);

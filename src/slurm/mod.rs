@@ -28,6 +28,7 @@ pub mod statecheck;
 pub mod synth;
 pub mod time;
 pub mod usage;
+pub mod why;
 
 pub use error::ParseError;
 

@@ -25,6 +25,43 @@ pub fn scontrol_show_reservation() -> Vec<String> {
     vec!["scontrol".into(), "show".into(), "reservation".into()]
 }
 
+/// One read: the cluster's clock when it was read, and its reservations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reservations {
+    /// The login node's clock (`date`), the clock Slurm's times are in: windows are
+    /// worked out against it, never against this machine's.
+    pub now: NaiveDateTime,
+    pub items: Vec<Reservation>,
+}
+
+const DATE_FORMAT: &str = "%Y-%m-%dT%H:%M:%S";
+
+/// The commands of one read, in one exec: the login node's clock, then the reservations
+/// (one slurmctld RPC in all).
+pub fn commands() -> Vec<Vec<String>> {
+    vec![
+        vec!["date".into(), format!("+{DATE_FORMAT}")],
+        scontrol_show_reservation(),
+    ]
+}
+
+/// Puts the two sections of [`commands`] together; an error names the command.
+pub fn parse_read(sections: &[super::batch::Section]) -> Result<Reservations, String> {
+    let out = |i: usize, name: &str| match sections.get(i) {
+        Some(s) if s.success() => Ok(s.stdout.as_str()),
+        Some(s) => Err(format!(
+            "{name} failed: {}",
+            s.stderr.trim().lines().next().unwrap_or("no message")
+        )),
+        None => Err(format!("{name}: no answer")),
+    };
+    let clock = out(0, "date")?;
+    let now = NaiveDateTime::parse_from_str(clock.trim(), DATE_FORMAT)
+        .map_err(|_| format!("date printed {:?}, not a time", clock.trim()))?;
+    let items = parse_reservations(out(1, CMD)?).map_err(|e| e.to_string())?;
+    Ok(Reservations { now, items })
+}
+
 /// One reservation as scontrol prints it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reservation {
@@ -191,9 +228,10 @@ fn runs_into(r: &Reservation, need: &Need) -> bool {
     (outside as u64) < u64::from(need.nodes.max(1))
 }
 
-/// The longest time limit from `from` that ends by `start`, in whole minutes, at least one.
+/// The longest time limit from `from` that ends before `start` (strictly: a limit that
+/// ends as the window starts is a second too long), in whole minutes, at least one.
 pub fn longest_before(from: NaiveDateTime, start: NaiveDateTime) -> Option<SlurmDuration> {
-    let minutes = (start - from).num_seconds() / 60;
+    let minutes = ((start - from).num_seconds() - 1).div_euclid(60);
     (minutes >= 1).then(|| {
         SlurmDuration::Known(Duration::from_secs(
             u64::try_from(minutes).unwrap_or(0) * 60,

@@ -168,10 +168,24 @@ fn within_a_minute_of_the_window_or_inside_it_no_limit_helps() {
     };
     let r = maint();
     assert_eq!(
-        maintenance_hit(&r, &need("2026-12-28T21:35:53"))
+        maintenance_hit(&r, &need("2026-12-28T21:35:52"))
             .unwrap()
             .longest,
         Some(mins(1))
+    );
+    assert_eq!(
+        maintenance_hit(&r, &need("2026-12-28T21:35:53"))
+            .unwrap()
+            .longest,
+        None,
+        "a minute that ends as the window starts does not end before it"
+    );
+    assert_eq!(
+        maintenance_hit(&r, &need("2026-12-28T21:16:53"))
+            .unwrap()
+            .longest,
+        Some(mins(19)),
+        "20 minutes exactly before it: 19"
     );
     assert_eq!(
         maintenance_hit(&r, &need("2026-12-28T21:35:54"))
