@@ -6,7 +6,7 @@
 //!
 //! Reads: `scontrol show job` (1 slurmctld RPC), the pending-job batch with the partitions
 //! (4) and the reservations with the cluster's clock (1), side by side; the alternatives
-//! one `sbatch --test-only` each (1 RPC each, in one exec), only when asked.
+//! one `sbatch --test-only` each (2 RPCs each, in one exec), only when asked.
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
@@ -37,7 +37,7 @@ pub struct WhyArgs {
     /// `estimated_start`).
     #[arg(long)]
     pub json: bool,
-    /// Also ask the scheduler (`sbatch --test-only`, one RPC each) when the job would start
+    /// Also ask the scheduler (`sbatch --test-only`, two RPCs each) when the job would start
     /// with each of up to three changes: a shorter time limit, another partition, fewer
     /// GPUs or nodes.
     #[arg(long)]

@@ -122,7 +122,7 @@ impl Shape {
     }
 
     /// `sbatch --test-only` for a job of this shape running `true`: nothing is queued, the
-    /// answer (on stderr) is the scheduler's estimated start. One slurmctld RPC.
+    /// answer (on stderr) is the scheduler's estimated start. Two slurmctld RPCs.
     pub fn test_only_argv(&self) -> Vec<String> {
         let mut a: Vec<String> = vec![
             "sbatch".into(),
