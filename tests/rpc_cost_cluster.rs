@@ -2,7 +2,7 @@
 //! the dashboard's budget plans and `:stats` counts (the refresh, the state check where the
 //! version has it, a job's detail, the pending-job batch, the live sample of a running job
 //! with and without GPU nodes, the partitions, the site's rate limit, sacct of jobs that
-//! left the queue) runs once as the second test user, with the argv the code builds, and
+//! left the queue, the reservations and `why`'s test-only checks) runs once as the second test user, with the argv the code builds, and
 //! slurmctld's (`sdiag`) and slurmdbd's (`sacctmgr show stats`) count of that user's RPCs
 //! around it must be what `slurm::command::rpc_cost` says of that argv.
 //!
@@ -19,8 +19,11 @@ use slurmdash::slurm::batch;
 use slurmdash::slurm::command::{self, rpc_cost, rpc_parts, RpcCost, SqueueQuery};
 use slurmdash::slurm::live::{self, GpuProbe, LiveTarget};
 use slurmdash::slurm::model::JobId;
+use slurmdash::slurm::model::SlurmDuration;
 use slurmdash::slurm::pending::Ask;
+use slurmdash::slurm::reservation;
 use slurmdash::slurm::statecheck::{self, Version};
+use slurmdash::slurm::why::Shape;
 use slurmdash::slurm::{partview, ratelimit};
 
 /// One read as the dashboard runs it: one remote exec of `argv`.
@@ -311,6 +314,35 @@ async fn each_planned_read_costs_what_the_cost_table_says() {
     // The partitions: sinfo, scontrol show partition and an all-users squeue.
     let read = batched("partitions", &partview::commands());
     let (cost, _) = measure(&r, &read).await;
+    l.check(&read, cost, version);
+
+    // The reservations with the login node's clock (`why`, read on a schedule).
+    let read = batched("reservations", &reservation::commands());
+    let (cost, _) = measure(&r, &read).await;
+    l.check(&read, cost, version);
+
+    // Two alternatives of `why --alternatives`, checked with sbatch --test-only.
+    let shape = |partition: &str| Shape {
+        partition: partition.into(),
+        time_limit: SlurmDuration::from_secs(300),
+        nodes: 1,
+        cpus: 1,
+        mem_per_node: Some("50M".into()),
+        ..Shape::default()
+    };
+    let read = batched(
+        "test-only checks",
+        &[
+            shape("short").test_only_argv(),
+            shape("polar").test_only_argv(),
+        ],
+    );
+    let (cost, out) = measure(&r, &read).await;
+    assert!(
+        out.stderr_lossy().matches(" to start at ").count() == 2,
+        "{}",
+        out.stderr_lossy()
+    );
     l.check(&read, cost, version);
 
     println!("RPCs of sdother per read on Slurm {version}:");

@@ -17,6 +17,7 @@ mod session;
 mod shell;
 mod submit;
 mod usage;
+mod why;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -78,6 +79,11 @@ pub enum Command {
     /// Your jobs' dependency chains: what each waits on, and whether it can still be met
     /// (`--json`: `nodes` and `edges`, from the job depended on to the one that waits).
     Deps(deps::DepsArgs),
+    /// Why a pending job waits: the reason in words, rank, priority, the scheduler's estimate
+    /// and the maintenance window its time limit runs into; `--alternatives` asks the
+    /// scheduler about changes that start it sooner, `--apply N` applies one, e.g.
+    /// `slurmdash why 4242 --alternatives`.
+    Why(why::WhyArgs),
     /// Print (and follow) a job's output.
     Logs(logs::LogsArgs),
     /// A shell inside a running job's allocation, on its first node or `--node N`
@@ -190,6 +196,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         (Some(Command::Eff(_)), true) => return Err(one_only("eff")),
         (Some(Command::Usage(_)), true) => return Err(one_only("usage")),
         (Some(Command::Deps(_)), true) => return Err(one_only("deps")),
+        (Some(Command::Why(_)), true) => return Err(one_only("why")),
         _ => {}
     }
     match cli.command {
@@ -212,6 +219,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         Some(Command::History(args)) => until_stopped(history::run(&clusters, &args)).await,
         Some(Command::Usage(args)) => until_stopped(usage::run(&cluster, &args)).await,
         Some(Command::Deps(args)) => until_stopped(deps::run(&cluster, &args)).await,
+        Some(Command::Why(args)) => until_stopped(why::run(&cluster, &args)).await,
         // It ends itself on ctrl-c (removing the partial file).
         Some(Command::Fetch(args)) => fetch::run(&cluster, &args).await,
         // It ends itself on ctrl-c (after closing the forward).

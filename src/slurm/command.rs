@@ -383,7 +383,8 @@ impl std::ops::AddAssign for RpcCost {
 /// asks for jobs and partitions (2) and, without `--local`, the federation (3); sinfo for
 /// nodes and partitions (2) and, without `--local`, the federation (3); `scontrol show job`
 /// 2 (1 with `--local`); `scontrol show config` 2; `srun --overlap` into a job 2; sstat 3 (2
-/// on 24.11 and 26.05, 3 on 22.05); any other scontrol, sprio, sshare, scancel and sbatch 1;
+/// on 24.11 and 26.05, 3 on 22.05); `sbatch --test-only` 2; any other scontrol (`scontrol show
+/// reservation` among them), sprio, sshare, scancel and sbatch 1;
 /// sacct goes to slurmdbd only, 3 RPCs and one more each for TRES and QOS fields (counted
 /// on 22.05), sacctmgr 1.
 /// `sh -c SCRIPT` (a batch of commands) costs what its lines cost, each line once (a loop's
@@ -442,6 +443,9 @@ pub fn rpc_parts(argv: &[String], each: &mut dyn FnMut(String, RpcCost)) {
                             .trim_end()
                             .to_string()
                     }
+                    "sbatch" if argv.iter().any(|a| a == "--test-only") => {
+                        "sbatch --test-only".to_string()
+                    }
                     p => p.to_string(),
                 };
                 each(name, cost);
@@ -476,6 +480,8 @@ fn program_cost(argv: &[String]) -> RpcCost {
         Some("scontrol") if word("show") && word("config") => (2, 0),
         Some("srun") => (2, 0),
         Some("sstat") => (3, 0),
+        // REQUEST_JOB_WILL_RUN and the partitions' info, on every version.
+        Some("sbatch") if word("--test-only") => (2, 0),
         Some("scontrol" | "sprio" | "sshare" | "scancel" | "sbatch") => (1, 0),
         _ => (0, 0),
     };
@@ -603,6 +609,14 @@ mod tests {
         let mut wrapped: Vec<String> = ["timeout", "-k", "5s", "31.0s"].map(String::from).to_vec();
         wrapped.extend(q);
         assert_eq!(rpc_cost(&wrapped).ctld, 2);
+        let will_run: Vec<String> = ["sbatch", "--test-only", "--wrap=true"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(rpc_cost(&will_run).ctld, 2);
+        let resv: Vec<String> = ["scontrol", "show", "reservation"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(rpc_cost(&resv).ctld, 1);
         let tail: Vec<String> = ["tail", "-c", "+1", "-F", "x"].map(String::from).to_vec();
         assert_eq!(rpc_cost(&tail), RpcCost::default());
     }

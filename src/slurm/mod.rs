@@ -20,6 +20,7 @@ pub mod partview;
 pub mod pending;
 pub mod ratelimit;
 pub mod reason;
+pub mod reservation;
 pub mod shared;
 pub mod shell;
 pub mod state;
@@ -27,6 +28,7 @@ pub mod statecheck;
 pub mod synth;
 pub mod time;
 pub mod usage;
+pub mod why;
 
 pub use error::ParseError;
 

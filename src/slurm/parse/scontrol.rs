@@ -10,7 +10,7 @@ use crate::slurm::time::{parse_time, SlurmDuration};
 const CMD: &str = "scontrol";
 
 /// Blocks separated by blank lines, each with its 1-based first line.
-fn blocks(out: &str) -> Vec<(usize, String)> {
+pub(crate) fn blocks(out: &str) -> Vec<(usize, String)> {
     let mut v = Vec::new();
     let mut cur = String::new();
     let mut start = 0;
