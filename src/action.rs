@@ -71,6 +71,11 @@ pub enum Msg {
         result: Result<Vec<crate::slurm::partview::PartitionRow>, String>,
         at: NaiveDateTime,
     },
+    /// The cluster's reservations (maintenance windows) with its clock.
+    Reservations {
+        result: Box<Result<crate::slurm::reservation::Reservations, String>>,
+        at: NaiveDateTime,
+    },
     /// The site's own RPC rate limit (`rl_enable`), or none.
     SiteLimit(Result<Option<crate::slurm::ratelimit::RateLimit>, String>),
     /// The cluster's Slurm release (`SLURM_VERSION`, from the same `scontrol show config`).
@@ -249,6 +254,7 @@ impl Msg {
             | Msg::Submitted(_)
             | Msg::RegistryJobs(Err(_))
             | Msg::Partitions { .. }
+            | Msg::Reservations { .. }
             | Msg::Usage { .. }
             | Msg::Waits { .. }
             | Msg::RemoteStats { .. }
@@ -363,6 +369,9 @@ pub enum Cmd {
     /// Why every pending job of one user waits (`slurm::pending::Ask`).
     FetchPending(Box<crate::slurm::pending::Ask>),
     FetchPartitions,
+    /// `scontrol show reservation` (with the cluster's clock): once a session, then every
+    /// ten minutes and when `:partitions` opens.
+    FetchReservations,
     /// `scontrol show config`, once per cluster: the site's RPC rate limit and the release.
     FetchSiteLimit,
     /// The cheap state check of these job (or array) ids, between full reads.
@@ -432,6 +441,7 @@ impl Cmd {
             | Cmd::SaveColumns(_)
             | Cmd::SaveTemplate { .. }
             | Cmd::FetchPartitions
+            | Cmd::FetchReservations
             | Cmd::FetchPending(_)
             | Cmd::FetchSiteLimit
             | Cmd::CheckStates(_)

@@ -80,6 +80,8 @@ pub enum Kind {
     Pending,
     Live,
     Partitions,
+    /// `scontrol show reservation`: maintenance windows, every ten minutes.
+    Reservations,
     /// `scontrol show config`, once: the site's own rate limit.
     SiteLimit,
 }
@@ -98,6 +100,7 @@ impl Kind {
             Kind::Pending => "why it pends",
             Kind::Live => "live sample",
             Kind::Partitions => "partitions",
+            Kind::Reservations => "maintenance windows",
             Kind::SiteLimit => "the site's rate limit",
         }
     }
@@ -125,6 +128,10 @@ pub fn read_cost(cmd: &Cmd) -> Option<(Kind, u64)> {
         Cmd::FetchPending(job) => (Kind::Pending, batch(&crate::slurm::pending::commands(job))),
         Cmd::SampleLive(t) => (Kind::Live, crate::slurm::live::rpc_cost(t)),
         Cmd::FetchPartitions => (Kind::Partitions, batch(&crate::slurm::partview::commands())),
+        Cmd::FetchReservations => (
+            Kind::Reservations,
+            batch(&crate::slurm::reservation::commands()),
+        ),
         Cmd::FetchSiteLimit => (
             Kind::SiteLimit,
             rpc_cost(&crate::slurm::ratelimit::show_config_argv()).ctld,

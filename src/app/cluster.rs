@@ -68,6 +68,8 @@ pub struct ClusterState {
     pub sessions: crate::launch::session::Sessions,
     /// The cheap state checks between full reads, where the cluster answers them.
     pub checks: super::checks::Checks,
+    /// Maintenance windows (`scontrol show reservation`), read every ten minutes.
+    pub maintenance: super::maintenance::MaintenanceState,
 }
 
 impl ClusterState {
@@ -99,6 +101,7 @@ impl ClusterState {
             budget: Default::default(),
             sessions: Default::default(),
             checks: Default::default(),
+            maintenance: Default::default(),
         }
     }
 }

@@ -167,7 +167,9 @@ impl App {
             }
             ("partitions" | "parts", _) => {
                 self.view = Some(super::insight::View::Partitions);
-                self.clusters[ix].insight.partitions_due(true, self.now)
+                let mut cmds = self.clusters[ix].insight.partitions_due(true, self.now);
+                cmds.extend(self.clusters[ix].maintenance.asked(self.now));
+                cmds
             }
             ("stats", _) => {
                 self.view = Some(super::insight::View::Stats);

@@ -287,7 +287,11 @@ fn pending_info_is_asked_again_when_the_job_starts_waiting_for_a_limit() {
 #[test]
 fn partitions_view_fetches_once_per_minute_while_open() {
     let mut a = app();
-    assert_eq!(a.run_command("partitions"), vec![Cmd::FetchPartitions]);
+    assert_eq!(
+        a.run_command("partitions"),
+        vec![Cmd::FetchPartitions, Cmd::FetchReservations],
+        "the partitions and the maintenance windows they show"
+    );
     assert_eq!(a.view, Some(View::Partitions));
     a.update(Msg::Partitions {
         result: Ok(Vec::new()),

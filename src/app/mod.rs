@@ -35,6 +35,7 @@ pub mod kept;
 pub mod lists;
 pub mod live;
 mod logs;
+pub mod maintenance;
 mod ops;
 mod out;
 mod overlay;
@@ -260,6 +261,7 @@ impl App {
                 let shown =
                     self.view == Some(insight::View::Partitions) && ix == self.view_cluster();
                 cmds.extend(self.clusters[ix].insight.partitions_due(shown, now));
+                cmds.extend(self.clusters[ix].maintenance.due(now));
                 cmds
             }
             Msg::PollDue => {
@@ -439,6 +441,10 @@ impl App {
             }
             Msg::Partitions { result, at } => {
                 self.clusters[ix].insight.partitions.set(result, at);
+                Vec::new()
+            }
+            Msg::Reservations { result, at } => {
+                self.clusters[ix].maintenance.on_read(*result, at);
                 Vec::new()
             }
             Msg::Usage { days, result, at } => {

@@ -136,6 +136,11 @@ impl App {
                 .waits
                 .due(self.queue.selected_job(), self.now),
         );
+        cmds.extend(
+            self.clusters[ix]
+                .maintenance
+                .for_selected(self.queue.selected_job(), self.now),
+        );
         let out = self.live.on_select(&view!(self, ix));
         cmds.extend(self.apply(out));
         self.deps.on_select(&view!(self, ix), &self.history);

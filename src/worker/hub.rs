@@ -180,6 +180,7 @@ impl Hub {
             Cmd::FetchPending(job) => self.fly(&self.pending, job, pending),
             Cmd::SampleLive(target) => self.fly(&self.live, target, live),
             Cmd::FetchPartitions => self.spawn(partitions),
+            Cmd::FetchReservations => self.spawn(reservations),
             Cmd::FetchSiteLimit => self.spawn(site_limit),
             Cmd::CheckStates(ids) => self.spawn(|t| state_check(t, ids)),
             Cmd::FetchUsage { days } => self.spawn(|t| usage(t, days)),
@@ -512,6 +513,14 @@ async fn live(t: Task, target: Box<LiveTarget>) -> Msg {
 async fn partitions(t: Task) -> Msg {
     let result = io::partitions::fetch(t.r(), t.s.timeout).await;
     Msg::Partitions { result, at: now() }
+}
+
+async fn reservations(t: Task) -> Msg {
+    let result = io::reservation::read(t.r(), t.s.timeout).await;
+    Msg::Reservations {
+        result: Box::new(result),
+        at: now(),
+    }
 }
 
 async fn site_limit(t: Task) -> Msg {
