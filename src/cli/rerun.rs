@@ -163,7 +163,7 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &RerunArgs) -> Result
                 .config
                 .launch_spec(None)
                 .map_err(|e| eyre!("config file {}: {e}", loaded.path.display()))?;
-            let missing = crate::app::relaunch::spec_from_job(&mut spec, &rec, &report);
+            let missing = crate::launch::relaunch::spec_from_job(&mut spec, &rec, &report);
             if spec.command.trim().is_empty() && spec.batch_script.is_empty() {
                 remote.close().await;
                 return Err(eyre!(
