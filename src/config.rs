@@ -198,39 +198,30 @@ impl Default for UiConfig {
     }
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
-#[serde(default, deny_unknown_fields)]
-pub struct ClusterConfig {
-    /// Login hosts (or ~/.ssh/config aliases), tried in order.
-    pub hosts: Vec<String>,
-    pub user: Option<String>,
-    pub port: Option<u16>,
-    pub key_path: Option<PathBuf>,
-    /// An ssh_config file passed to ssh with `-F` instead of ~/.ssh/config.
-    pub ssh_config: Option<PathBuf>,
-    /// Attach to (or create) the ControlMaster socket at this path.
-    pub control_path: Option<PathBuf>,
-    /// Open the master in the terminal first so that password/2FA prompts can be answered.
-    pub interactive_login: bool,
-    /// Run Slurm commands on this machine instead of over SSH (slurmdash on the login node).
-    pub local: bool,
-    pub partition: Option<String>,
-    pub account: Option<String>,
-    pub results_root: Option<String>,
-    pub poll_interval_secs: u64,
-    pub connect_timeout_secs: u64,
-    pub command_timeout_secs: u64,
-    /// How long the cluster's SSH master stays open after the last slurmdash using it exits,
-    /// for the next command to reuse; 0: it is closed when slurmdash exits.
-    pub persist_secs: u64,
-    /// Refuse every action that changes jobs (also `--read-only`).
-    pub read_only: bool,
-    /// The adaptive refresh never goes faster than this (a job starting, ending, changing)…
-    pub poll_min_secs: u64,
-    /// …nor slower than this (reached while the queue stays the same).
-    pub poll_max_secs: u64,
-    /// This cluster's slurmctld RPC budget, over `[poll] max_rpcs_per_minute`.
-    pub max_rpcs_per_minute: Option<u32>,
+crate::remote::with_login_fields! {
+    #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+    #[serde(default, deny_unknown_fields)]
+    pub struct ClusterConfig {
+        /// Run Slurm commands on this machine instead of over SSH (slurmdash on the login node).
+        pub local: bool,
+        pub partition: Option<String>,
+        pub account: Option<String>,
+        pub results_root: Option<String>,
+        pub poll_interval_secs: u64,
+        pub connect_timeout_secs: u64,
+        pub command_timeout_secs: u64,
+        /// How long the cluster's SSH master stays open after the last slurmdash using it exits,
+        /// for the next command to reuse; 0: it is closed when slurmdash exits.
+        pub persist_secs: u64,
+        /// Refuse every action that changes jobs (also `--read-only`).
+        pub read_only: bool,
+        /// The adaptive refresh never goes faster than this (a job starting, ending, changing)…
+        pub poll_min_secs: u64,
+        /// …nor slower than this (reached while the queue stays the same).
+        pub poll_max_secs: u64,
+        /// This cluster's slurmctld RPC budget, over `[poll] max_rpcs_per_minute`.
+        pub max_rpcs_per_minute: Option<u32>,
+    }
 }
 
 impl Default for ClusterConfig {

@@ -29,8 +29,9 @@ use super::frame;
 use super::hold::{hold, Hold, HoldError};
 use super::master::{
     connect_err, exit_master, exit_master_blocking, launch_batch_master, new_private_dir,
-    no_hosts_error, Login, SharedMasters, SshOptions, CHECK_TIMEOUT,
+    no_hosts_error, Login, CHECK_TIMEOUT,
 };
+use super::options::{SharedMasters, SshOptions};
 use super::session::Live;
 use super::sockets::{beside, lock};
 use super::stream::FileStream;
