@@ -33,9 +33,13 @@ pub enum HostKeyCheck {
 
 /// Declares `pub struct NAME` with the login fields first, then its own: where and as whom to
 /// log in, the fields `SshOptions` shares with a `[clusters.NAME]` table of the config
-/// (`config::ClusterConfig`, whose keys they are), written once for both.
+/// (`config::ClusterConfig`, whose keys they are), written once for both. Each own field
+/// gives its default (`pub x: T = default,`) and the macro writes `impl Default` (the login
+/// fields: empty, no interactive login).
 macro_rules! with_login_fields {
-    ($(#[$meta:meta])* pub struct $name:ident { $($fields:tt)* }) => {
+    ($(#[$meta:meta])* pub struct $name:ident {
+        $($(#[$fm:meta])* pub $f:ident: $t:ty = $d:expr,)*
+    }) => {
         $(#[$meta])*
         pub struct $name {
             /// Login hosts (or ~/.ssh/config aliases), tried in order.
@@ -54,7 +58,22 @@ macro_rules! with_login_fields {
             /// terminal first, and when it is gone slurmdash waits for a new login instead of
             /// trying one in BatchMode.
             pub interactive_login: bool,
-            $($fields)*
+            $($(#[$fm])* pub $f: $t,)*
+        }
+
+        impl Default for $name {
+            fn default() -> Self {
+                Self {
+                    hosts: Vec::new(),
+                    user: None,
+                    port: None,
+                    key_path: None,
+                    ssh_config: None,
+                    control_path: None,
+                    interactive_login: false,
+                    $($f: $d,)*
+                }
+            }
         }
     };
 }
@@ -65,49 +84,26 @@ with_login_fields! {
     pub struct SshOptions {
         /// Share masters with other slurmdash processes (see [`SharedMasters`]). `None`: this
         /// remote's masters are its own, in a private temporary directory, and end with it.
-        pub shared: Option<SharedMasters>,
+        pub shared: Option<SharedMasters> = None,
         /// Per host: TCP connect plus SSH banner (`ConnectTimeout`).
-        pub connect_timeout: Duration,
-        pub host_key_check: HostKeyCheck,
+        pub connect_timeout: Duration = Duration::from_secs(10),
+        pub host_key_check: HostKeyCheck = HostKeyCheck::default(),
         /// Keepalive of the master; a dead network ends it after three silent intervals.
-        pub server_alive_interval: Duration,
+        pub server_alive_interval: Duration = Duration::from_secs(15),
         /// How long a master lingers once no slurmdash holds it any more (ssh's `ControlPersist`;
         /// see [`hold`](super::hold)). Zero: it ends a second after the last one lets go.
-        pub persist: Duration,
+        pub persist: Duration = Duration::ZERO,
         /// A host that has not connected within this no longer keeps the next one waiting
         /// ([`try_staggered`](super::try_staggered)).
-        pub head_start: Duration,
+        pub head_start: Duration = failover::HEAD_START,
         /// Timeout of the remote command behind `read_file`.
-        pub read_timeout: Duration,
+        pub read_timeout: Duration = Duration::from_secs(20),
         /// Run commands under the login node's `timeout` so that one we give up on also stops
         /// there (used only if `timeout --version` works on the node).
-        pub kill_remote_on_timeout: bool,
+        pub kill_remote_on_timeout: bool = true,
         /// At most this many bytes are read from a command's stdout (and as many from its
         /// stderr); past that the command is ended and the call fails with `TooMuchOutput`.
-        pub max_output: u64,
-    }
-}
-
-impl Default for SshOptions {
-    fn default() -> Self {
-        Self {
-            hosts: Vec::new(),
-            user: None,
-            port: None,
-            key_path: None,
-            ssh_config: None,
-            control_path: None,
-            shared: None,
-            connect_timeout: Duration::from_secs(10),
-            host_key_check: HostKeyCheck::default(),
-            server_alive_interval: Duration::from_secs(15),
-            persist: Duration::ZERO,
-            head_start: failover::HEAD_START,
-            read_timeout: Duration::from_secs(20),
-            kill_remote_on_timeout: true,
-            interactive_login: false,
-            max_output: super::MAX_OUTPUT,
-        }
+        pub max_output: u64 = super::MAX_OUTPUT,
     }
 }
 

@@ -162,6 +162,27 @@ impl SshRemote {
         self.shared().reused
     }
 
+    /// A channel on the existing master (connecting first if there is none) for `argv`,
+    /// counted by `count` and by the bytes it sends.
+    async fn channel(
+        &self,
+        argv: &[String],
+        count: impl FnOnce(&mut RemoteStats),
+    ) -> Result<Channel, RemoteError> {
+        let live = self.ensure(self.opts.read_timeout).await?;
+        {
+            let mut sh = self.shared();
+            count(&mut sh.stats);
+            sh.stats.bytes_out += argv.iter().map(|a| a.len() as u64 + 1).sum::<u64>();
+        }
+        Ok(Channel {
+            live,
+            sessions: self.sessions.clone(),
+            wait: self.opts.read_timeout,
+            received: self.streamed.clone(),
+        })
+    }
+
     fn shared(&self) -> MutexGuard<'_, Shared> {
         self.shared.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -694,18 +715,7 @@ impl Remote for SshRemote {
                 reason: "empty command".into(),
             });
         }
-        let live = self.ensure(self.opts.read_timeout).await?;
-        {
-            let mut sh = self.shared();
-            sh.stats.count(argv);
-            sh.stats.bytes_out += argv.iter().map(|a| a.len() as u64 + 1).sum::<u64>();
-        }
-        let channel = Channel {
-            live,
-            sessions: self.sessions.clone(),
-            wait: self.opts.read_timeout,
-            received: self.streamed.clone(),
-        };
+        let channel = self.channel(argv, |s| s.count(argv)).await?;
         Ok(channel.exec_stream(argv.to_vec()))
     }
 
@@ -715,19 +725,8 @@ impl Remote for SshRemote {
         path: &str,
         offset: u64,
     ) -> Result<Option<FileStream>, RemoteError> {
-        let live = self.ensure(self.opts.read_timeout).await?;
         let argv = super::stream::stream_argv(path, offset);
-        {
-            let mut sh = self.shared();
-            sh.stats.execs += 1;
-            sh.stats.bytes_out += argv.iter().map(|a| a.len() as u64 + 1).sum::<u64>();
-        }
-        let channel = Channel {
-            live,
-            sessions: self.sessions.clone(),
-            wait: self.opts.read_timeout,
-            received: self.streamed.clone(),
-        };
+        let channel = self.channel(&argv, |s| s.execs += 1).await?;
         Ok(Some(channel.follow(argv)))
     }
 

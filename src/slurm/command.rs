@@ -168,13 +168,18 @@ pub fn squeue_start(q: &SqueueQuery) -> Vec<String> {
 }
 
 fn sacct_base() -> Vec<String> {
+    sacct_fields(SACCT_FIELDS)
+}
+
+/// `sacct` of the jobs' allocations (no steps), `fields` separated by [`FIELD_SEP`], no header.
+pub fn sacct_fields(fields: &[&str]) -> Vec<String> {
     vec![
         "sacct".to_string(),
         "--noheader".into(),
         "--parsable2".into(),
         format!("--delimiter={FIELD_SEP}"),
         "--allocations".into(),
-        format!("--format={}", SACCT_FIELDS.join(",")),
+        format!("--format={}", fields.join(",")),
     ]
 }
 
