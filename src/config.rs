@@ -198,64 +198,29 @@ impl Default for UiConfig {
     }
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
-#[serde(default, deny_unknown_fields)]
-pub struct ClusterConfig {
-    /// Login hosts (or ~/.ssh/config aliases), tried in order.
-    pub hosts: Vec<String>,
-    pub user: Option<String>,
-    pub port: Option<u16>,
-    pub key_path: Option<PathBuf>,
-    /// An ssh_config file passed to ssh with `-F` instead of ~/.ssh/config.
-    pub ssh_config: Option<PathBuf>,
-    /// Attach to (or create) the ControlMaster socket at this path.
-    pub control_path: Option<PathBuf>,
-    /// Open the master in the terminal first so that password/2FA prompts can be answered.
-    pub interactive_login: bool,
-    /// Run Slurm commands on this machine instead of over SSH (slurmdash on the login node).
-    pub local: bool,
-    pub partition: Option<String>,
-    pub account: Option<String>,
-    pub results_root: Option<String>,
-    pub poll_interval_secs: u64,
-    pub connect_timeout_secs: u64,
-    pub command_timeout_secs: u64,
-    /// How long the cluster's SSH master stays open after the last slurmdash using it exits,
-    /// for the next command to reuse; 0: it is closed when slurmdash exits.
-    pub persist_secs: u64,
-    /// Refuse every action that changes jobs (also `--read-only`).
-    pub read_only: bool,
-    /// The adaptive refresh never goes faster than this (a job starting, ending, changing)…
-    pub poll_min_secs: u64,
-    /// …nor slower than this (reached while the queue stays the same).
-    pub poll_max_secs: u64,
-    /// This cluster's slurmctld RPC budget, over `[poll] max_rpcs_per_minute`.
-    pub max_rpcs_per_minute: Option<u32>,
-}
-
-impl Default for ClusterConfig {
-    fn default() -> Self {
-        Self {
-            hosts: Vec::new(),
-            user: None,
-            port: None,
-            key_path: None,
-            ssh_config: None,
-            control_path: None,
-            interactive_login: false,
-            local: false,
-            partition: None,
-            account: None,
-            results_root: None,
-            poll_interval_secs: 5,
-            connect_timeout_secs: 10,
-            command_timeout_secs: 30,
-            persist_secs: 600,
-            read_only: false,
-            poll_min_secs: 2,
-            poll_max_secs: 30,
-            max_rpcs_per_minute: None,
-        }
+crate::remote::with_login_fields! {
+    #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+    #[serde(default, deny_unknown_fields)]
+    pub struct ClusterConfig {
+        /// Run Slurm commands on this machine instead of over SSH (slurmdash on the login node).
+        pub local: bool = false,
+        pub partition: Option<String> = None,
+        pub account: Option<String> = None,
+        pub results_root: Option<String> = None,
+        pub poll_interval_secs: u64 = 5,
+        pub connect_timeout_secs: u64 = 10,
+        pub command_timeout_secs: u64 = 30,
+        /// How long the cluster's SSH master stays open after the last slurmdash using it exits,
+        /// for the next command to reuse; 0: it is closed when slurmdash exits.
+        pub persist_secs: u64 = 600,
+        /// Refuse every action that changes jobs (also `--read-only`).
+        pub read_only: bool = false,
+        /// The adaptive refresh never goes faster than this (a job starting, ending, changing)…
+        pub poll_min_secs: u64 = 2,
+        /// …nor slower than this (reached while the queue stays the same).
+        pub poll_max_secs: u64 = 30,
+        /// This cluster's slurmctld RPC budget, over `[poll] max_rpcs_per_minute`.
+        pub max_rpcs_per_minute: Option<u32> = None,
     }
 }
 
@@ -393,6 +358,18 @@ pub struct Loaded {
 }
 
 impl Loaded {
+    /// The triage patterns the config adds to the built-in ones, or which one is bad.
+    pub fn triage_patterns(&self) -> Result<crate::triage::Patterns, String> {
+        crate::triage::Patterns::new(&self.config.triage).map_err(|e| {
+            format!(
+                "config file {}: {}: {}",
+                self.path.display(),
+                e.key,
+                e.reason
+            )
+        })
+    }
+
     /// Reads `explicit` (must exist) or the default path (may be absent).
     pub fn load(explicit: Option<&Path>) -> Result<Self, ConfigError> {
         let (path, must_exist) = match explicit {

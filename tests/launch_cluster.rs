@@ -513,7 +513,7 @@ async fn registry_jobs_are_found_again_through_sacct_after_leaving_squeue() {
     )
     .await;
     let entries = s.registry().load().expect("registry");
-    let jobs = slurmdash::worker::launch::registry_jobs(&r, "dev", &entries, T)
+    let jobs = slurmdash::io::fetch::registry_jobs(&r, "dev", &entries, T)
         .await
         .expect("sacct");
     let job = jobs
@@ -523,7 +523,7 @@ async fn registry_jobs_are_found_again_through_sacct_after_leaving_squeue() {
     assert_eq!(job.state, slurmdash::slurm::model::JobState::Completed);
     assert_eq!(job.name, "reattach", "{jobs:?}");
     assert!(
-        slurmdash::worker::launch::registry_jobs(&r, "other", &entries, T)
+        slurmdash::io::fetch::registry_jobs(&r, "other", &entries, T)
             .await
             .expect("sacct")
             .is_empty()

@@ -8,8 +8,9 @@ use clap::Args;
 use color_eyre::eyre::{eyre, Result};
 use serde_json::json;
 
-use super::{connect, printable};
+use super::output::printable;
 use crate::config::Cluster;
+use crate::io::connect::connect;
 use crate::slurm::dependency::{self, DepJob, Edge, Met};
 
 #[derive(Debug, Args)]

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use color_eyre::eyre::Result;
 
-use super::check_output;
+use super::output::check_output;
 use crate::config::{Cluster, Config, Loaded};
 use crate::io::connect::connect;
 use crate::io::connect::ssh_options;

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::Args;
 use color_eyre::eyre::{eyre, Result};
 
-use super::printable;
+use super::output::printable;
 use crate::config::Cluster;
 use crate::efficiency::Efficiency;
 use crate::io::connect::connect;

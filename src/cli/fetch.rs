@@ -101,7 +101,7 @@ impl Meter {
         let file = if file.is_empty() {
             String::new()
         } else {
-            format!("  {}", super::printable(file))
+            format!("  {}", super::output::printable(file))
         };
         let line = format!(
             "{pct:>3}%  {} of {}  {rate:.1} MiB/s{file}",
@@ -152,7 +152,7 @@ async fn fetch(
         resolve(given, base.as_deref()).map_err(|e| eyre!("job {id}: {e}"))?
     };
     let src = src_buf.as_slice();
-    let path = super::printable(&display_name(src));
+    let path = super::output::printable(&display_name(src));
     let entry = copy::stat(remote, src, timeout)
         .await
         .map_err(|e| eyre!("job {id}: {e}"))?;
@@ -179,7 +179,7 @@ async fn fetch(
             let size = entry.size;
             println!(
                 "job {id}: {} is {size} bytes ({}) → {}",
-                super::printable(&display_name(src)),
+                super::output::printable(&display_name(src)),
                 human_bytes(size),
                 dest.display()
             );
@@ -227,7 +227,7 @@ async fn fetch(
                 .map_err(|e| eyre!("{e}"))?;
             println!(
                 "job {id}: {}/ holds {total} bytes ({}) → {}",
-                super::printable(&display_name(src)),
+                super::output::printable(&display_name(src)),
                 human_bytes(total),
                 dest.display()
             );
@@ -254,7 +254,7 @@ async fn fetch(
             if !r.skipped.is_empty() {
                 println!(
                     "not copied (links, special files): {}",
-                    super::printable(&r.skipped.join(", "))
+                    super::output::printable(&r.skipped.join(", "))
                 );
             }
         }

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::Args;
 use color_eyre::eyre::{eyre, Result};
 
-use super::printable;
+use super::output::printable;
 use crate::config::Cluster;
 use crate::efficiency::Efficiency;
 use crate::io::connect::connect;
@@ -96,7 +96,10 @@ pub async fn run(clusters: &[Cluster], args: &HistoryArgs) -> Result<ExitCode> {
     } else if several {
         let names: Vec<&str> = rows.iter().map(|(c, _)| *c).collect();
         let items: Vec<Efficiency> = rows.into_iter().map(|(_, x)| x).collect();
-        print!("{}", super::with_cluster_column(&names, &table(&items)));
+        print!(
+            "{}",
+            super::output::with_cluster_column(&names, &table(&items))
+        );
     } else {
         let rows: Vec<Efficiency> = rows.into_iter().map(|(_, e)| e).collect();
         print!("{}", table(&rows));

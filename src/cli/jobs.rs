@@ -4,7 +4,7 @@ use clap::Args;
 use color_eyre::eyre::{eyre, Result};
 use serde_json::{json, Value};
 
-use super::printable;
+use super::output::printable;
 use crate::config::Cluster;
 use crate::io::connect::connect;
 use crate::io::fetch;
@@ -96,7 +96,10 @@ pub async fn run(clusters: &[Cluster], args: &JobsArgs) -> Result<ExitCode> {
     } else if several {
         let names: Vec<&str> = rows.iter().map(|(c, _)| *c).collect();
         let items: Vec<Job> = rows.into_iter().map(|(_, x)| x).collect();
-        print!("{}", super::with_cluster_column(&names, &table(&items)));
+        print!(
+            "{}",
+            super::output::with_cluster_column(&names, &table(&items))
+        );
     } else {
         let jobs: Vec<Job> = rows.into_iter().map(|(_, j)| j).collect();
         print!("{}", table(&jobs));

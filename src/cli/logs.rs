@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::Args;
 use color_eyre::eyre::{eyre, Result, WrapErr};
 
-use super::run_checked;
+use super::output::run_checked;
 use crate::config::Cluster;
 use crate::io::connect::connect;
 use crate::io::fetch::{self, DetailSource};

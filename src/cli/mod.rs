@@ -11,6 +11,7 @@ mod history;
 mod jobs;
 mod login;
 mod logs;
+mod output;
 mod rerun;
 mod running;
 mod session;
@@ -25,12 +26,10 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use color_eyre::eyre::{eyre, Result, WrapErr};
 
-use crate::config::{Cluster, Env, Loaded};
+use crate::config::{Env, Loaded};
 use crate::dashboard::{self, Session};
-use crate::keymap::Keymap;
-use crate::remote::{Remote, RunOutput};
-
 use crate::io::connect::connect;
+use crate::keymap::Keymap;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -268,51 +267,4 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
-}
-
-/// Runs `argv` on the cluster and returns its stdout; a non-zero exit becomes an error that
-/// names the command, the host and what the command printed.
-pub(crate) async fn run_checked(
-    remote: &dyn Remote,
-    cluster: &Cluster,
-    argv: &[String],
-) -> Result<String> {
-    let out = remote
-        .run(argv, None, cluster.settings.command_timeout())
-        .await?;
-    check_output(remote, argv, out)
-}
-
-pub(crate) fn check_output(remote: &dyn Remote, argv: &[String], out: RunOutput) -> Result<String> {
-    if out.success() {
-        return Ok(out.stdout_lossy());
-    }
-    Err(eyre!(crate::io::fetch::failure(remote, argv, &out)))
-}
-
-/// Text from the cluster made safe to print on a terminal: control characters (escape
-/// sequences included) become `?`.
-/// A table of several clusters' rows (`table`: a header line, then one line per row in the
-/// order of `names`) with each line led by its cluster's name under CLUSTER.
-pub(crate) fn with_cluster_column(names: &[&str], table: &str) -> String {
-    let width = names
-        .iter()
-        .map(|c| printable(c).chars().count())
-        .max()
-        .unwrap_or(0)
-        .max("CLUSTER".len());
-    let mut out = String::new();
-    let mut names =
-        std::iter::once("CLUSTER".to_string()).chain(names.iter().map(|c| printable(c)));
-    for line in table.lines() {
-        let name = names.next().unwrap_or_default();
-        out.push_str(&format!("{name:<width$}  {line}\n"));
-    }
-    out
-}
-
-pub(crate) fn printable(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_control() { '?' } else { c })
-        .collect()
 }

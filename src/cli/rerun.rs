@@ -163,7 +163,7 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &RerunArgs) -> Result
                 .config
                 .launch_spec(None)
                 .map_err(|e| eyre!("config file {}: {e}", loaded.path.display()))?;
-            let missing = crate::app::relaunch::spec_from_job(&mut spec, &rec, &report);
+            let missing = crate::launch::relaunch::spec_from_job(&mut spec, &rec, &report);
             if spec.command.trim().is_empty() && spec.batch_script.is_empty() {
                 remote.close().await;
                 return Err(eyre!(
@@ -186,14 +186,7 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &RerunArgs) -> Result
         .unwrap_or_default();
     let secrets =
         submit::read_secrets(&secret_names, |n| std::env::var(n).ok()).map_err(|e| eyre!(e))?;
-    let patterns = crate::triage::Patterns::new(&loaded.config.triage).map_err(|e| {
-        eyre!(
-            "config file {}: {}: {}",
-            loaded.path.display(),
-            e.key,
-            e.reason
-        )
-    })?;
+    let patterns = loaded.triage_patterns().map_err(|e| eyre!(e))?;
 
     let target = crate::io::submit::Target {
         remote: r,
@@ -218,17 +211,9 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &RerunArgs) -> Result
         if n == 0 {
             report.changed = changed;
         }
-        let local_id = submit::new_local_id();
-        let mut prepared = match submit::prepare(&spec, &facts, &results_root, &local_id) {
-            Ok(p) => p,
-            Err(problems) => {
-                eprintln!("slurmdash: not submitted:");
-                for p in problems {
-                    eprintln!("  {:?}: {}", p.field, p.message);
-                }
-                remote.close().await;
-                return Ok(ExitCode::from(2));
-            }
+        let Some(mut prepared) = super::submit::prepare_or_say(&spec, &facts, &results_root) else {
+            remote.close().await;
+            return Ok(ExitCode::from(2));
         };
         prepared.guard = prepared.guard_plan(&loaded.config.retry, &patterns, None);
         // Once under way a submission is finished (queued and recorded, or not queued);

@@ -234,7 +234,7 @@ async fn wait_running(
                     now.push_str(&format!(", estimated start {}", start.replace('T', " ")));
                 }
                 if now != said && !quiet {
-                    println!("  {}", super::printable(&now));
+                    println!("  {}", super::output::printable(&now));
                 }
                 said = now;
             }
@@ -247,11 +247,11 @@ async fn wait_running(
             }
             "" => bail!(
                 "squeue -j {id} failed: {}",
-                super::printable(out.stderr_lossy().trim())
+                super::output::printable(out.stderr_lossy().trim())
             ),
             other => bail!(
                 "session job {id} is {} and did not run",
-                super::printable(other)
+                super::output::printable(other)
             ),
         }
         tokio::select! {
@@ -310,7 +310,7 @@ async fn end(cluster: &Cluster, id_text: &str) -> Result<ExitCode> {
     if out.success() && !name.is_empty() && !session::is_session(&name) {
         bail!(
             "job {id_text} ({}) is not a session: `slurmdash cancel {id_text}` cancels it",
-            super::printable(&name)
+            super::output::printable(&name)
         );
     }
     let args = super::cancel::CancelArgs {

@@ -233,16 +233,8 @@ async fn prepare(
             eprintln!("slurmdash: {said}; {flag} sets it");
         }
     }
-    let local_id = submit::new_local_id();
-    let mut prepared = match submit::prepare(&spec, &facts, &results_root, &local_id) {
-        Ok(p) => p,
-        Err(problems) => {
-            eprintln!("slurmdash: not submitted:");
-            for p in problems {
-                eprintln!("  {:?}: {}", p.field, p.message);
-            }
-            return Ok(Step::Done(ExitCode::from(2)));
-        }
+    let Some(mut prepared) = prepare_or_say(&spec, &facts, &results_root) else {
+        return Ok(Step::Done(ExitCode::from(2)));
     };
     if args.test_only {
         let e = crate::io::submit::test_only(remote.as_ref(), &prepared, timeout)
@@ -266,14 +258,7 @@ async fn prepare(
     }
     let secrets = submit::read_secrets(&prepared.plan.secrets, |n| std::env::var(n).ok())
         .map_err(|e| eyre!(e))?;
-    let patterns = crate::triage::Patterns::new(&loaded.config.triage).map_err(|e| {
-        eyre!(
-            "config file {}: {}: {}",
-            loaded.path.display(),
-            e.key,
-            e.reason
-        )
-    })?;
+    let patterns = loaded.triage_patterns().map_err(|e| eyre!(e))?;
     let webhook = match &args.webhook_env {
         Some(name) => {
             let mut policy = crate::retry::RetryPolicy {
@@ -329,4 +314,21 @@ pub(super) fn print_submitted(s: &submit::Submitted, prepared: &submit::Prepared
     for w in &s.warnings {
         eprintln!("warning: {w}");
     }
+}
+
+/// The launch of `spec` under a new local id, or none after printing why it is not submitted.
+pub(super) fn prepare_or_say(
+    spec: &crate::launch::LaunchSpec,
+    facts: &crate::launch::ClusterFacts,
+    results_root: &str,
+) -> Option<submit::Prepared> {
+    let prepared = submit::prepare(spec, facts, results_root, &submit::new_local_id());
+    prepared
+        .map_err(|problems| {
+            eprintln!("slurmdash: not submitted:");
+            for p in problems {
+                eprintln!("  {:?}: {}", p.field, p.message);
+            }
+        })
+        .ok()
 }

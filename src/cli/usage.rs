@@ -8,8 +8,9 @@ use clap::Args;
 use color_eyre::eyre::{eyre, Result};
 use serde_json::{json, Value};
 
-use super::{connect, printable};
+use super::output::printable;
 use crate::config::Cluster;
+use crate::io::connect::connect;
 use crate::slurm::usage::{Tally, UsageReport, DEFAULT_DAYS};
 
 #[derive(Debug, Args)]

@@ -7,8 +7,8 @@ use color_eyre::eyre::{eyre, Result, WrapErr};
 
 use crate::config::Cluster;
 use crate::remote::{
-    interactive_login, running_login, runtime_dir, LocalRemote, Remote, SharedMasters, SshOptions,
-    SshRemote,
+    interactive_login, running_login, runtime_dir, LocalRemote, Login, Remote, SharedMasters,
+    SshOptions, SshRemote,
 };
 
 /// The SSH options of `cluster`. Its masters are shared with every other slurmdash process
@@ -60,12 +60,7 @@ pub fn connect(cluster: &Cluster) -> Result<Arc<dyn Remote>> {
     } else {
         None
     };
-    let remote = SshRemote::new(opts)
-        .wrap_err_with(|| format!("setting up SSH for cluster `{}`", cluster.name))?;
-    if let Some(login) = login {
-        remote.keep(login);
-    }
-    Ok(Arc::new(remote))
+    ssh_remote(cluster, opts, login)
 }
 
 /// Like [`connect`], but never prompts and never blocks: used from inside the dashboard
@@ -93,6 +88,15 @@ pub async fn connect_quiet(cluster: &Cluster) -> Result<Arc<dyn Remote>> {
     } else {
         None
     };
+    ssh_remote(cluster, opts, login)
+}
+
+/// The SSH remote of `cluster`, holding the interactive `login` it reuses, if any.
+fn ssh_remote(
+    cluster: &Cluster,
+    opts: SshOptions,
+    login: Option<Login>,
+) -> Result<Arc<dyn Remote>> {
     let remote = SshRemote::new(opts)
         .wrap_err_with(|| format!("setting up SSH for cluster `{}`", cluster.name))?;
     if let Some(login) = login {

@@ -1,9 +1,10 @@
-//! One remote round trip each: the queue, and one job's detail. Shared by the dashboard's
-//! workers and the command line.
+//! One remote round trip each: the queue, one job's detail, sacct's records of jobs (the
+//! registry's launches among them). Shared by the dashboard's workers and the command line.
 
 use std::time::Duration;
 
 pub use crate::payload::DetailSource;
+use crate::registry::Entry;
 use crate::remote::{display_argv, Remote, RunOutput};
 use crate::slurm::command::{self, SqueueQuery};
 use crate::slurm::model::{Job, JobDetail, JobId};
@@ -149,4 +150,49 @@ pub async fn final_states(
         Some(e) if p.items.is_empty() => Err(format!("sacct printed something unexpected: {e}")),
         _ => Ok(p.items),
     }
+}
+
+/// How many of the newest registry launches are re-attached at start.
+pub const REATTACH_MAX: usize = 200;
+
+/// The cluster's newest registry launches as sacct knows them (the latest attempt of each).
+pub async fn registry_jobs(
+    remote: &dyn Remote,
+    cluster: &str,
+    entries: &[Entry],
+    timeout: Duration,
+) -> Result<Vec<Job>, String> {
+    let newest: Vec<&Entry> = entries
+        .iter()
+        .rev()
+        // A launch still being submitted (job id 0) has no job to look up yet.
+        .filter(|e| e.cluster == cluster && e.job_id != 0)
+        .take(REATTACH_MAX)
+        .collect();
+    let ids: Vec<JobId> = newest.iter().map(|e| JobId::new(e.job_id)).collect();
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let since = crate::slurm::command::since_launched(crate::registry::oldest_secs(&newest));
+    let details = final_states(remote, &ids, since, timeout).await?;
+    // Right after a job ends, slurmdbd may hold a partial record (named `allocation`, no
+    // partition or work dir) until slurmctld's start message lands: fill in what we know.
+    Ok(details
+        .iter()
+        .filter(|d| d.id.as_ref().is_some_and(|i| ids.contains(i)))
+        .filter_map(JobDetail::to_job)
+        .map(|mut j| {
+            if let Some(e) = entries
+                .iter()
+                .rev()
+                .find(|e| e.cluster == cluster && e.job_id == j.id.base())
+            {
+                j.name = e.name.as_str().into();
+                if j.work_dir.is_empty() {
+                    j.work_dir = e.job_dir.as_str().into();
+                }
+            }
+            j
+        })
+        .collect())
 }

@@ -1,22 +1,10 @@
 //! One live sample of the selected running job: the fixed script of `slurm::live` (sstat of
 //! its steps, nvidia-smi on each of its nodes through `srun --overlap`) in ONE remote exec.
 
-use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
 
 use crate::remote::Remote;
 use crate::slurm::live::{self, LiveSample, LiveTarget};
-
-fn marker() -> String {
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0),
-    );
-    format!("SLURMDASH-LIVE-{:016x}", h.finish())
-}
 
 /// Each node's `srun … nvidia-smi` gets this long: half the command's limit, 3 to 15 s.
 pub fn probe_secs(timeout: Duration) -> u64 {
@@ -31,7 +19,7 @@ pub async fn sample(
 ) -> Result<LiveSample, String> {
     let mut t = target.clone();
     t.timeout_secs = probe_secs(timeout);
-    let m = marker();
+    let m = format!("SLURMDASH-LIVE-{}", crate::slurm::batch::nonce());
     let out = remote
         .run(&live::argv(&t, &m), None, timeout)
         .await

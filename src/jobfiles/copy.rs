@@ -567,6 +567,18 @@ mod tests {
     use crate::remote::LocalRemote;
     use std::os::unix::ffi::OsStrExt;
 
+    /// `fetch_file` with the default options, progress ignored.
+    async fn fetch(remote: &dyn Remote, src: &Path, dest: &Path) -> Result<FileReport, String> {
+        fetch_file(
+            remote,
+            src.as_os_str().as_bytes(),
+            dest,
+            CopyOpts::default(),
+            &mut |_| {},
+        )
+        .await
+    }
+
     fn bytes_of(n: usize) -> Vec<u8> {
         (0..n).map(|i| (i * 7 % 251) as u8).collect()
     }
@@ -607,15 +619,7 @@ mod tests {
 
         // A partial copy continues from its size.
         std::fs::write(&dest, &data[..300_000]).unwrap();
-        let r = fetch_file(
-            &remote,
-            src.as_os_str().as_bytes(),
-            &dest,
-            CopyOpts::default(),
-            &mut |_| {},
-        )
-        .await
-        .unwrap();
+        let r = fetch(&remote, &src, &dest).await.unwrap();
         assert_eq!(
             (r.resumed_from, r.copied, r.restarted),
             (300_000, 400_000, false)
@@ -624,15 +628,7 @@ mod tests {
 
         // A partial file that is not the start of the remote one is copied again whole.
         std::fs::write(&dest, b"something else").unwrap();
-        let r = fetch_file(
-            &remote,
-            src.as_os_str().as_bytes(),
-            &dest,
-            CopyOpts::default(),
-            &mut |_| {},
-        )
-        .await
-        .unwrap();
+        let r = fetch(&remote, &src, &dest).await.unwrap();
         assert!(r.restarted);
         assert_eq!(std::fs::read(&dest).unwrap(), data);
 
@@ -758,15 +754,7 @@ mod tests {
         assert_eq!(mode(&part), 0o600, "the partial file is private");
 
         // Fetched again: continues from the partial file, then replaces dest whole.
-        let r = fetch_file(
-            &LocalRemote::new(),
-            src.as_os_str().as_bytes(),
-            &dest,
-            CopyOpts::default(),
-            &mut |_| {},
-        )
-        .await
-        .unwrap();
+        let r = fetch(&LocalRemote::new(), &src, &dest).await.unwrap();
         // (The chunk in flight may have landed since it was read.)
         assert!(
             r.resumed_from >= partial.len() as u64 && !r.restarted,
@@ -779,27 +767,11 @@ mod tests {
         // A new file gets the usual mode of new files; a fetch that brings nothing new
         // leaves dest alone (same inode).
         let fresh = dir.path().join("dl/fresh.log");
-        fetch_file(
-            &LocalRemote::new(),
-            src.as_os_str().as_bytes(),
-            &fresh,
-            CopyOpts::default(),
-            &mut |_| {},
-        )
-        .await
-        .unwrap();
+        fetch(&LocalRemote::new(), &src, &fresh).await.unwrap();
         assert_eq!(mode(&fresh), 0o666 & !umask());
         use std::os::unix::fs::MetadataExt;
         let ino = std::fs::metadata(&fresh).unwrap().ino();
-        let r = fetch_file(
-            &LocalRemote::new(),
-            src.as_os_str().as_bytes(),
-            &fresh,
-            CopyOpts::default(),
-            &mut |_| {},
-        )
-        .await
-        .unwrap();
+        let r = fetch(&LocalRemote::new(), &src, &fresh).await.unwrap();
         assert_eq!(r.copied, 0);
         assert_eq!(std::fs::metadata(&fresh).unwrap().ino(), ino);
 
@@ -808,15 +780,7 @@ mod tests {
         std::fs::write(&victim, b"keep").unwrap();
         let other = dir.path().join("dl/other.log");
         std::os::unix::fs::symlink(&victim, part_path(&other)).unwrap();
-        let e = fetch_file(
-            &LocalRemote::new(),
-            src.as_os_str().as_bytes(),
-            &other,
-            CopyOpts::default(),
-            &mut |_| {},
-        )
-        .await
-        .unwrap_err();
+        let e = fetch(&LocalRemote::new(), &src, &other).await.unwrap_err();
         assert!(e.contains("remove it"), "{e}");
         assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
     }

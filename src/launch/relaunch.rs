@@ -1,12 +1,18 @@
 //! What `L` reads of a finished job to launch it again (a launch's staged spec, or what
 //! could be recovered of a job slurmdash did not launch) and of an array to rerun its
-//! unfinished tasks: the payloads of `Msg::Relaunch`, `Msg::Recovered` and `Msg::Rerun`.
+//! unfinished tasks: the payloads of `Msg::Relaunch`, `Msg::Recovered` and `Msg::Rerun`;
+//! and the spec made of what was recovered (`spec_from_job`).
+
+use super::spec::time_text;
+use super::LaunchSpec;
+use crate::efficiency::Efficiency;
+use crate::slurm::eff::recover::{sbatch_directives, wrapped_command, Directive};
 
 /// What `L` reads to launch a finished launch again.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Relaunchable {
     /// The spec staged in the job directory (`specs/launch.json`).
-    pub spec: super::LaunchSpec,
+    pub spec: LaunchSpec,
     /// sha256 of that file as read now.
     pub spec_sha256: String,
     /// The job's use, for the suggested values.
@@ -49,4 +55,282 @@ pub enum RerunSource {
         result: Box<Result<Relaunchable, String>>,
     },
     Recovered(Box<Result<Recovered, String>>),
+}
+
+/// Letters, digits, `.`, `_`, `-` (what a launch's name may hold).
+fn launch_name(name: &str) -> String {
+    let n: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(64)
+        .collect();
+    if n.trim_matches('-').is_empty() {
+        "job".into()
+    } else {
+        n
+    }
+}
+
+/// A spec from what Slurm recorded of a job slurmdash did not launch; returns what could
+/// not be recovered, in words.
+pub fn spec_from_job(spec: &mut LaunchSpec, rec: &Recovered, report: &Efficiency) -> Vec<String> {
+    let d = &rec.used.detail;
+    let nodes = d.nodes.unwrap_or(1).max(1);
+    spec.name = launch_name(&d.name);
+    spec.partition = d.partition.clone().unwrap_or_default();
+    spec.account = d.account.clone().unwrap_or_default();
+    spec.nodes = nodes;
+    spec.gpus = d.gpus();
+    spec.cpus_per_task = (d.cpus.unwrap_or(1) / nodes).max(1);
+    if let Some(m) = report.mem_requested_bytes {
+        spec.mem = format!("{}M", (m >> 20).max(1));
+    }
+    if let Some(t) = report.time_limit_s {
+        spec.time = time_text(t);
+    }
+    spec.workdir = d.work_dir.clone().unwrap_or_default();
+    spec.image.clear();
+    spec.env.clear();
+    // Not your last launch's secrets: nothing is exported that this job did not ask for.
+    spec.secrets.clear();
+    spec.extra_sbatch.clear();
+    spec.inputs.clear();
+    spec.batch_script.clear();
+    let mut missing = vec![
+        "container, environment and other sbatch options (not in Slurm's records)".to_string(),
+    ];
+    match rec.script.as_deref().map(|s| (s, wrapped_command(s))) {
+        Some((_, Some(cmd))) => spec.command = cmd,
+        Some((script, None)) => {
+            spec.command.clear();
+            spec.batch_script = script.to_string();
+            missing = vec![
+                "the environment it was submitted from and any arguments given after the script (not in Slurm's records)".to_string(),
+            ];
+            let mut lacks = Vec::new();
+            if report.time_limit_s.is_none() {
+                lacks.push("time");
+            }
+            if report.mem_requested_bytes.is_none() {
+                lacks.push("mem");
+            }
+            let skipped = directives_into(spec, &sbatch_directives(script), nodes, &lacks);
+            if !skipped.is_empty() {
+                missing.push(format!("#SBATCH {} (not carried over)", skipped.join(", ")));
+            }
+        }
+        None => {
+            spec.command.clear();
+            missing.push(format!(
+                "the command: no batch script ({})",
+                rec.script_from
+            ));
+        }
+    }
+    missing
+}
+
+/// Reads a recovered script's `#SBATCH` options into the spec. What sacct recorded wins
+/// (name, partition, account, nodes, CPUs, memory, time, GPUs, working directory): it is
+/// what the job ran with, command-line options of sbatch included, which override the
+/// script's. Mail, requeue, QOS, constraints, exclusivity and task counts are taken from
+/// the script; the rest is returned, as written, as not carried over. `lacks`: the keys
+/// (`time`, `mem`) sacct had no value for, which the script's then gives.
+pub fn directives_into(
+    spec: &mut LaunchSpec,
+    dirs: &[Directive],
+    nodes: u32,
+    lacks: &[&str],
+) -> Vec<String> {
+    const FROM_SACCT: &[&str] = &[
+        "job-name",
+        "partition",
+        "account",
+        "nodes",
+        "cpus-per-task",
+        "mem",
+        "time",
+        "gres",
+        "gpus",
+        "chdir",
+    ];
+    const PASSED: &[&str] = &[
+        "qos",
+        "constraint",
+        "exclude",
+        "nodelist",
+        "exclusive",
+        "reservation",
+        "licenses",
+        "ntasks-per-node",
+    ];
+    let mut skipped = Vec::new();
+    let mut cpus_per_task = None;
+    let mut tasks = false;
+    for d in dirs {
+        let v = d.value.as_deref().unwrap_or("");
+        match d.key.as_str() {
+            "cpus-per-task" => cpus_per_task = v.parse::<u32>().ok(),
+            "time" if lacks.contains(&"time") && !v.is_empty() => spec.time = v.to_string(),
+            "mem" if lacks.contains(&"mem") && !v.is_empty() => spec.mem = v.to_string(),
+            k if FROM_SACCT.contains(&k) => {}
+            "mail-type" => spec.mail_type = v.to_string(),
+            "mail-user" => spec.mail_user = v.to_string(),
+            "requeue" => spec.requeue = true,
+            "no-requeue" => spec.requeue = false,
+            "ntasks" => match v.parse::<u32>() {
+                // Tasks spread over the nodes as evenly as sbatch would.
+                Ok(n) if n > 0 => {
+                    tasks = true;
+                    spec.extra_sbatch
+                        .push(format!("--ntasks-per-node={}", n.div_ceil(nodes.max(1))));
+                }
+                _ => skipped.push(d.text.clone()),
+            },
+            k if PASSED.contains(&k) => {
+                tasks |= k == "ntasks-per-node";
+                spec.extra_sbatch.push(match &d.value {
+                    Some(v) => format!("--{k}={v}"),
+                    None => format!("--{k}"),
+                });
+            }
+            _ => skipped.push(d.text.clone()),
+        }
+    }
+    // sacct's CPU count is for all tasks: with several tasks a node, CPUs per task is the
+    // script's (1 when it does not say).
+    if tasks {
+        spec.cpus_per_task = cpus_per_task.unwrap_or(1);
+    }
+    skipped
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::launch::spec::apply_suggestion as apply;
+
+    #[test]
+    fn a_job_not_launched_by_slurmdash_gets_its_recorded_options_and_wrapped_command() {
+        let u = crate::slurm::eff::parse_eff(include_str!(
+            "../../tests/fixtures/slurm/22.05/sacct_eff.out"
+        ))
+        .unwrap()
+        .into_iter()
+        .find(|u| u.detail.name == "tmo")
+        .unwrap();
+        let rec = Recovered {
+            used: u,
+            script: Some(
+                "#!/bin/sh\n# This script was created by sbatch --wrap.\n\nsleep 300\n".into(),
+            ),
+            script_from: "scontrol write batch_script".into(),
+            me: Some("sduser".into()),
+        };
+        let report = Efficiency::compute(&rec.used, &[]);
+        let mut spec = LaunchSpec::default();
+        let missing = spec_from_job(&mut spec, &rec, &report);
+        assert_eq!(spec.command, "sleep 300");
+        assert_eq!(spec.partition, "short");
+        assert_eq!(spec.gpus, 0);
+        assert_eq!(spec.cpus_per_task, 1);
+        assert_eq!(spec.mem, "200M");
+        assert_eq!(spec.time, "1m");
+        assert_eq!(missing.len(), 1, "{missing:?}");
+        apply(&mut spec, &report.suggestion);
+        assert_eq!(spec.time, "2m");
+    }
+
+    fn multiline(v: &str) -> Recovered {
+        let u = crate::slurm::eff::parse_eff(include_str!(
+            "../../tests/fixtures/slurm/22.05/sacct_eff.out"
+        ))
+        .unwrap()
+        .into_iter()
+        .find(|u| u.detail.name == "tmo")
+        .unwrap();
+        let script = match v {
+            "22.05" => include_str!("../../tests/fixtures/slurm/22.05/batch_script_multiline.out"),
+            _ => include_str!("../../tests/fixtures/slurm/26.05/batch_script_multiline.out"),
+        };
+        Recovered {
+            used: u,
+            script: Some(script.into()),
+            script_from: "scontrol write batch_script".into(),
+            me: Some("sduser".into()),
+        }
+    }
+
+    #[test]
+    fn a_multi_line_batch_script_becomes_the_command_with_its_directives_read() {
+        for v in ["22.05", "26.05"] {
+            let rec = multiline(v);
+            let report = Efficiency::compute(&rec.used, &[]);
+            let mut spec = LaunchSpec {
+                command: "old".into(),
+                ..LaunchSpec::default()
+            };
+            let missing = spec_from_job(&mut spec, &rec, &report);
+            assert_eq!(spec.command, "", "{v}");
+            assert_eq!(spec.batch_script, rec.script.clone().unwrap(), "{v}");
+            // sacct's values win: partition, memory and time are the job's records.
+            assert_eq!(
+                (
+                    spec.partition.as_str(),
+                    spec.mem.as_str(),
+                    spec.time.as_str()
+                ),
+                ("short", "200M", "1m")
+            );
+            // From the script: mail, requeue, QOS, tasks a node and so CPUs per task.
+            assert_eq!(spec.mail_type, "END,FAIL");
+            assert!(!spec.requeue);
+            assert_eq!(spec.extra_sbatch, ["--qos=normal", "--ntasks-per-node=1"]);
+            assert_eq!(spec.cpus_per_task, 2);
+            assert_eq!(
+                missing,
+                [
+                    "the environment it was submitted from and any arguments given after the script (not in Slurm's records)",
+                    "#SBATCH --output=/tmp/train-%j.out (not carried over)"
+                ],
+                "{v}"
+            );
+            assert_eq!(
+                spec.batch_script_summary().as_deref(),
+                Some("the job's recovered batch script: 20 lines (type a command to replace it)")
+            );
+            // Typing a command replaces the recovered script.
+            spec.set("command", "echo hi").unwrap();
+            assert!(spec.batch_script.is_empty());
+            assert_eq!(spec.batch_script_summary(), None);
+        }
+    }
+
+    #[test]
+    fn tasks_spread_over_nodes_and_a_container_is_refused_with_a_recovered_script() {
+        let dirs = sbatch_directives(
+            "#!/bin/bash\n#SBATCH -n 8 -c 4 --exclusive --array=1-3 -d afterok:1\nsrun x\n",
+        );
+        let mut spec = LaunchSpec::default();
+        let skipped = directives_into(&mut spec, &dirs, 2, &[]);
+        // What sacct did not record comes from the script.
+        let mut other = LaunchSpec::default();
+        directives_into(
+            &mut other,
+            &sbatch_directives("#!/bin/sh\n#SBATCH -t 3 --mem=1G\n"),
+            1,
+            &["time"],
+        );
+        assert_eq!((other.time.as_str(), other.mem.as_str()), ("3", ""));
+        assert_eq!(spec.extra_sbatch, ["--ntasks-per-node=4", "--exclusive"]);
+        assert_eq!(spec.cpus_per_task, 4);
+        assert_eq!(skipped, ["--array=1-3", "-d afterok:1"]);
+    }
 }

@@ -1,5 +1,5 @@
-//! Options of an SSH connection and the system `ssh` processes around it: starting a
-//! ControlMaster (in BatchMode for slurmdash, in the terminal for [`interactive_login`]),
+//! The system `ssh` processes around an SSH connection (its options: `options.rs`):
+//! starting a ControlMaster (in BatchMode for slurmdash, in the terminal for [`interactive_login`]),
 //! finding, checking and stopping one by its socket.
 
 use std::ffi::OsString;
@@ -9,104 +9,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::hold::{hold_blocking, Hold};
+use super::options::{tail_of_log, HostKeyCheck, SharedMasters, SshOptions, NO_PROMPT};
 use super::sockets::{socket_path, Identity};
-use super::{failover, lasthost, RemoteError};
+use super::{lasthost, RemoteError};
 
-/// Masters shared by every slurmdash process, and by plain `ssh -S PATH HOST`: one per
-/// (cluster, user, host), at a stable socket in `dir`.
-#[derive(Debug, Clone)]
-pub struct SharedMasters {
-    /// A private directory of the user's ([`runtime_dir`](super::runtime_dir)).
-    pub dir: PathBuf,
-    /// The cluster's name, the first part of each socket's name.
-    pub cluster: String,
-    /// Where the host that last worked is remembered (the state directory); `None`: nowhere.
-    pub state_dir: Option<PathBuf>,
-}
-
-/// How host keys are checked. Checking is never switched off by slurmdash.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum HostKeyCheck {
-    /// Whatever the user's ssh config says; in BatchMode an unknown host is refused.
-    #[default]
-    FromSshConfig,
-    /// `StrictHostKeyChecking=yes`: the key must already be in known_hosts.
-    Strict,
-    /// `StrictHostKeyChecking=accept-new`: learn unknown hosts, refuse changed keys.
-    AcceptNew,
-}
-
-#[derive(Debug, Clone)]
-pub struct SshOptions {
-    /// Login hosts or ~/.ssh/config aliases, tried in order.
-    pub hosts: Vec<String>,
-    pub user: Option<String>,
-    pub port: Option<u16>,
-    /// Use only this key (`-i KEY -o IdentitiesOnly=yes`); otherwise ssh's own choice, agent included.
-    pub key_path: Option<PathBuf>,
-    /// An ssh config file used instead of ~/.ssh/config (`ssh -F`).
-    pub ssh_config: Option<PathBuf>,
-    /// Attach to (or start) the ControlMaster at this socket, whatever the host (made by
-    /// [`interactive_login`] or by hand).
-    pub control_path: Option<PathBuf>,
-    /// Share masters with other slurmdash processes (see [`SharedMasters`]). `None`: this
-    /// remote's masters are its own, in a private temporary directory, and end with it.
-    pub shared: Option<SharedMasters>,
-    /// Per host: TCP connect plus SSH banner (`ConnectTimeout`).
-    pub connect_timeout: Duration,
-    pub host_key_check: HostKeyCheck,
-    /// Keepalive of the master; a dead network ends it after three silent intervals.
-    pub server_alive_interval: Duration,
-    /// How long a master lingers once no slurmdash holds it any more (ssh's `ControlPersist`;
-    /// see [`hold`](super::hold)). Zero: it ends a second after the last one lets go.
-    pub persist: Duration,
-    /// A host that has not connected within this no longer keeps the next one waiting
-    /// ([`try_staggered`](super::try_staggered)).
-    pub head_start: Duration,
-    /// Timeout of the remote command behind `read_file`.
-    pub read_timeout: Duration,
-    /// Run commands under the login node's `timeout` so that one we give up on also stops
-    /// there (used only if `timeout --version` works on the node).
-    pub kill_remote_on_timeout: bool,
-    /// The master on `control_path` was opened by a person (password or one-time code):
-    /// when it is gone, never try a non-interactive login, wait for a new one instead.
-    pub interactive_login: bool,
-    /// At most this many bytes are read from a command's stdout (and as many from its
-    /// stderr); past that the command is ended and the call fails with `TooMuchOutput`.
-    pub max_output: u64,
-}
-
-impl Default for SshOptions {
-    fn default() -> Self {
-        Self {
-            hosts: Vec::new(),
-            user: None,
-            port: None,
-            key_path: None,
-            ssh_config: None,
-            control_path: None,
-            shared: None,
-            connect_timeout: Duration::from_secs(10),
-            host_key_check: HostKeyCheck::default(),
-            server_alive_interval: Duration::from_secs(15),
-            persist: Duration::ZERO,
-            head_start: failover::HEAD_START,
-            read_timeout: Duration::from_secs(20),
-            kill_remote_on_timeout: true,
-            interactive_login: false,
-            max_output: super::MAX_OUTPUT,
-        }
-    }
-}
-
+/// The ssh arguments and sockets these options make.
 impl SshOptions {
-    pub fn new(hosts: Vec<String>) -> Self {
-        Self {
-            hosts,
-            ..Self::default()
-        }
-    }
-
     /// The socket of `host`'s master: the configured `control_path`, else the stable one in
     /// the shared directory. `None` when masters are private (a new socket per master).
     pub fn socket_for(&self, host: &str) -> Option<PathBuf> {
@@ -448,17 +356,6 @@ pub(crate) fn new_private_dir() -> std::io::Result<PathBuf> {
     }
 }
 
-/// The last few meaningful lines of an ssh error log.
-pub(crate) fn tail_of_log(text: &str) -> String {
-    let lines: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with("Warning: Permanently added"))
-        .collect();
-    let start = lines.len().saturating_sub(3);
-    lines[start..].join(" / ")
-}
-
 /// stderr of a mux client that never reached the master: nothing ran on the cluster.
 pub(crate) fn mux_never_connected(stderr: &[u8]) -> bool {
     let s = String::from_utf8_lossy(stderr);
@@ -476,12 +373,6 @@ pub async fn master_answers(ctl: &Path) -> bool {
         .status();
     matches!(tokio::time::timeout(CHECK_TIMEOUT, check).await, Ok(Ok(s)) if s.success())
 }
-
-/// The environment of an ssh that must never prompt, its jump hosts' ssh included.
-pub(crate) const NO_PROMPT: [(&str, &str); 2] = [
-    ("SSH_ASKPASS", "/bin/false"),
-    ("SSH_ASKPASS_REQUIRE", "force"),
-];
 
 /// Runs `ssh -M -N -f` in BatchMode for `host` at `ctl` and waits until it has authenticated
 /// and forked into the background. Errors are the last lines of the master's log.
@@ -560,6 +451,7 @@ pub(crate) fn exit_master_blocking(ctl: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::remote::failover;
 
     fn strs(v: &[OsString]) -> Vec<String> {
         v.iter().map(|s| s.to_string_lossy().into_owned()).collect()

@@ -14,6 +14,7 @@ mod hold;
 mod lasthost;
 pub mod local;
 mod master;
+mod options;
 mod readfile;
 pub mod route;
 mod session;
@@ -34,8 +35,10 @@ pub use fake::FakeRemote;
 pub use local::LocalRemote;
 pub use master::{
     control_master_alive, control_master_pid, interactive_login, master_answers, running_login,
-    HostKeyCheck, Login, SharedMasters, SshOptions, CHECK_TIMEOUT,
+    Login, CHECK_TIMEOUT,
 };
+pub(crate) use options::with_login_fields;
+pub use options::{HostKeyCheck, SharedMasters, SshOptions};
 pub use readfile::{parse_read_output, read_file_argv, ReadOutcome, READ_SCRIPT};
 pub use sockets::{runtime_dir, MAX_SOCKET_PATH};
 pub use ssh::SshRemote;

@@ -235,7 +235,7 @@ pub fn classify_batch_failure(stderr: &str) -> HopCheck {
             return HopCheck::AsksForCode(asks.join(","));
         }
     }
-    HopCheck::Failed(super::master::tail_of_log(stderr))
+    HopCheck::Failed(super::options::tail_of_log(stderr))
 }
 
 /// Tries each hop of `route` to `host` in BatchMode, outermost first, until one does not
@@ -315,7 +315,7 @@ fn probe(args: &[OsString], timeout: Duration) -> HopCheck {
     // keeps them from ever asking on the terminal.
     let child = Command::new("ssh")
         .args(args)
-        .envs(super::master::NO_PROMPT)
+        .envs(super::options::NO_PROMPT)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -29,8 +29,9 @@ use super::frame;
 use super::hold::{hold, Hold, HoldError};
 use super::master::{
     connect_err, exit_master, exit_master_blocking, launch_batch_master, new_private_dir,
-    no_hosts_error, Login, SharedMasters, SshOptions, CHECK_TIMEOUT,
+    no_hosts_error, Login, CHECK_TIMEOUT,
 };
+use super::options::{SharedMasters, SshOptions};
 use super::session::Live;
 use super::sockets::{beside, lock};
 use super::stream::FileStream;
@@ -159,6 +160,27 @@ impl SshRemote {
     /// this remote last connected, false if this remote started it.
     pub fn reused(&self) -> bool {
         self.shared().reused
+    }
+
+    /// A channel on the existing master (connecting first if there is none) for `argv`,
+    /// counted by `count` and by the bytes it sends.
+    async fn channel(
+        &self,
+        argv: &[String],
+        count: impl FnOnce(&mut RemoteStats),
+    ) -> Result<Channel, RemoteError> {
+        let live = self.ensure(self.opts.read_timeout).await?;
+        {
+            let mut sh = self.shared();
+            count(&mut sh.stats);
+            sh.stats.bytes_out += argv.iter().map(|a| a.len() as u64 + 1).sum::<u64>();
+        }
+        Ok(Channel {
+            live,
+            sessions: self.sessions.clone(),
+            wait: self.opts.read_timeout,
+            received: self.streamed.clone(),
+        })
     }
 
     fn shared(&self) -> MutexGuard<'_, Shared> {
@@ -693,18 +715,7 @@ impl Remote for SshRemote {
                 reason: "empty command".into(),
             });
         }
-        let live = self.ensure(self.opts.read_timeout).await?;
-        {
-            let mut sh = self.shared();
-            sh.stats.count(argv);
-            sh.stats.bytes_out += argv.iter().map(|a| a.len() as u64 + 1).sum::<u64>();
-        }
-        let channel = Channel {
-            live,
-            sessions: self.sessions.clone(),
-            wait: self.opts.read_timeout,
-            received: self.streamed.clone(),
-        };
+        let channel = self.channel(argv, |s| s.count(argv)).await?;
         Ok(channel.exec_stream(argv.to_vec()))
     }
 
@@ -714,19 +725,8 @@ impl Remote for SshRemote {
         path: &str,
         offset: u64,
     ) -> Result<Option<FileStream>, RemoteError> {
-        let live = self.ensure(self.opts.read_timeout).await?;
         let argv = super::stream::stream_argv(path, offset);
-        {
-            let mut sh = self.shared();
-            sh.stats.execs += 1;
-            sh.stats.bytes_out += argv.iter().map(|a| a.len() as u64 + 1).sum::<u64>();
-        }
-        let channel = Channel {
-            live,
-            sessions: self.sessions.clone(),
-            wait: self.opts.read_timeout,
-            received: self.streamed.clone(),
-        };
+        let channel = self.channel(&argv, |s| s.execs += 1).await?;
         Ok(Some(channel.follow(argv)))
     }
 

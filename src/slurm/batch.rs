@@ -44,7 +44,8 @@ pub enum BatchError {
     Missing { index: usize },
 }
 
-fn nonce() -> String {
+/// 16 hex digits that differ from call to call: what makes a marker no output can forge.
+pub fn nonce() -> String {
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u128(
         std::time::SystemTime::now()

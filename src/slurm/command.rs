@@ -168,13 +168,18 @@ pub fn squeue_start(q: &SqueueQuery) -> Vec<String> {
 }
 
 fn sacct_base() -> Vec<String> {
+    sacct_fields(SACCT_FIELDS)
+}
+
+/// `sacct` of the jobs' allocations (no steps), `fields` separated by [`FIELD_SEP`], no header.
+pub fn sacct_fields(fields: &[&str]) -> Vec<String> {
     vec![
         "sacct".to_string(),
         "--noheader".into(),
         "--parsable2".into(),
         format!("--delimiter={FIELD_SEP}"),
         "--allocations".into(),
-        format!("--format={}", SACCT_FIELDS.join(",")),
+        format!("--format={}", fields.join(",")),
     ]
 }
 
@@ -378,6 +383,22 @@ impl std::ops::AddAssign for RpcCost {
     }
 }
 
+/// The live sample's fixed remote script (`slurm::live`); job id, timeout and nodes reach it
+/// only as arguments.
+pub const LIVE_SCRIPT: &str = include_str!("live_sample.sh");
+
+/// The live sample script's name (`$0`).
+pub const LIVE_NAME: &str = "slurmdash-live";
+
+/// How many times the live sample script's per-node loop runs (its `srun` line), from its
+/// argv: one per node after the fixed arguments (marker, job, timeout). `None` for any other
+/// argv.
+fn live_nodes_in_argv(argv: &[String]) -> Option<usize> {
+    (argv.get(3).map(String::as_str) == Some(LIVE_NAME)
+        && argv.get(2).map(String::as_str) == Some(LIVE_SCRIPT))
+    .then(|| argv.len().saturating_sub(4 + 3))
+}
+
 /// What `argv` costs slurmctld and slurmdbd, counted per user with `sdiag` on the dev
 /// clusters of Slurm 22.05, 24.11 and 26.05 (where they differ, the larger figure): squeue
 /// asks for jobs and partitions (2) and, without `--local`, the federation (3); sinfo for
@@ -405,7 +426,7 @@ pub fn rpc_parts(argv: &[String], each: &mut dyn FnMut(String, RpcCost)) {
     match program {
         Some("sh" | "bash") if argv.get(1).map(String::as_str) == Some("-c") => {
             // The live sample's srun line runs once per node it names (none: not at all).
-            let per_node = crate::slurm::live::nodes_in_argv(argv);
+            let per_node = live_nodes_in_argv(argv);
             for line in argv.get(2).map(String::as_str).unwrap_or("").lines() {
                 if let Some(words) = shlex::split(line) {
                     rpc_parts(&words, &mut |name, cost| match per_node {

@@ -5,8 +5,7 @@
 use super::error::ParseError;
 use super::model::{JobDetail, JobId};
 
-/// The fixed remote script; job id, timeout and nodes reach it only as arguments.
-pub const SCRIPT: &str = include_str!("live_sample.sh");
+pub use super::command::{LIVE_NAME as NAME, LIVE_SCRIPT as SCRIPT};
 
 /// At most this many nodes of a job are asked for GPU figures in one sample.
 pub const MAX_GPU_NODES: usize = 16;
@@ -23,20 +22,6 @@ pub struct LiveTarget {
     /// Nodes the job has beyond those asked (over [`MAX_GPU_NODES`]).
     pub nodes_skipped: usize,
     pub timeout_secs: u64,
-}
-
-/// The script's name (`$0`).
-pub const NAME: &str = "slurmdash-live";
-
-/// The script's arguments before its nodes: marker, job, timeout.
-const FIXED_ARGS: usize = 3;
-
-/// How many times the script's per-node loop runs (its `srun` line), from its argv: one
-/// per node after the fixed arguments. `None` for any other argv.
-pub fn nodes_in_argv(argv: &[String]) -> Option<usize> {
-    (argv.get(3).map(String::as_str) == Some(NAME)
-        && argv.get(2).map(String::as_str) == Some(SCRIPT))
-    .then(|| argv.len().saturating_sub(4 + FIXED_ARGS))
 }
 
 /// The argv of one sample: `sh -c SCRIPT slurmdash-live MARKER JOB TIMEOUT NODE...`.

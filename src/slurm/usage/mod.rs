@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::command::{self, Scope, SqueueQuery, FIELD_SEP};
+use super::command::{self, Scope, SqueueQuery};
 use super::limits::{tres_tallies, AssocMgr};
 use super::model::{Job, SshareRow, Status};
 
@@ -49,14 +49,7 @@ pub const ACCT_FIELDS: &[&str] = &[
 pub const DEFAULT_DAYS: u32 = 7;
 
 fn sacct_base() -> Vec<String> {
-    vec![
-        "sacct".to_string(),
-        "--noheader".into(),
-        "--parsable2".into(),
-        format!("--delimiter={FIELD_SEP}"),
-        "--allocations".into(),
-        format!("--format={}", ACCT_FIELDS.join(",")),
-    ]
+    command::sacct_fields(ACCT_FIELDS)
 }
 
 /// Own jobs that ended (or ran) in the last `days` days, each one's times cut to the window
