@@ -9,8 +9,9 @@
 
 use chrono::NaiveDateTime;
 
+use super::detail::DetailState;
 pub use super::out::Out;
-use super::{ClusterState, Clusters, DetailState, LogState};
+use super::{ClusterState, Clusters, LogState};
 use crate::queue::QueueView;
 use crate::slurm::model::JobId;
 

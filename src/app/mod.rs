@@ -23,6 +23,7 @@ mod conn;
 mod copy;
 pub mod departures;
 pub mod deps;
+mod detail;
 mod edit;
 mod events;
 pub mod files;
@@ -57,6 +58,7 @@ use chrono::NaiveDateTime;
 
 pub use cluster::{ClusterState, Clusters, Listed, Status};
 pub use confirm::{Answer, Choice, Confirm};
+pub use detail::DetailState;
 pub use edit::{EditForm, EDIT_FIELDS};
 pub use events::{merged_events, notifications, Event, EventKind, Events, Own};
 pub use files::{FilesState, FilesView};
@@ -72,29 +74,12 @@ use crate::action::{Cmd, Msg};
 use crate::keymap::{Action, Keymap, Pane};
 use crate::launch::LaunchSpec;
 use crate::logview::layout::Viewport;
+#[cfg(test)]
 use crate::payload::DetailSource;
 use crate::queue::QueueView;
 #[cfg(test)]
-use crate::slurm::model::Job;
-use crate::slurm::model::{JobDetail, JobId};
+use crate::slurm::model::{Job, JobId};
 use crate::theme::Theme;
-
-/// The selected job's detail as last fetched.
-#[derive(Debug, Clone, Default)]
-pub struct DetailState {
-    pub id: Option<JobId>,
-    pub detail: Option<JobDetail>,
-    pub source: Option<DetailSource>,
-    pub loading: bool,
-    pub error: Option<String>,
-    pub scroll: u16,
-    /// Why a finished job ended as it did (asked for after its detail arrived).
-    pub triage: Option<TriageView>,
-    /// Details read before, shown again at once when their job is selected again.
-    pub kept: kept::KeptDetails,
-    /// A failed read was tried again once after a refresh that worked.
-    pub retried: bool,
-}
 
 /// The dashboard's state: the cluster, the views over its jobs (queue, detail, logs), and
 /// what the user is doing (focus, overlays, forms, the line being typed).

@@ -16,7 +16,7 @@ use clap::Args;
 use color_eyre::eyre::{eyre, Result};
 use serde_json::{json, Value};
 
-use super::printable;
+use super::output::printable;
 use crate::config::Cluster;
 use crate::io::connect::connect;
 use crate::remote::Remote;
