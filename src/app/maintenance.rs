@@ -133,6 +133,33 @@ impl MaintenanceState {
     }
 }
 
+/// What the detail pane says of the window a pending job's limit runs into: the window,
+/// when it is, and the longest limit that starts the job before it (`edit_key`: the key
+/// that edits the limit, named when there is one).
+pub fn explain(hit: &WindowHit, job: &Job, cnow: NaiveDateTime, edit_key: Option<&str>) -> String {
+    let r = &hit.reservation;
+    let window = crate::slurm::reservation::window_text(r);
+    let window = crate::queue::format::one_line(&window);
+    let when = when_text(r, cnow);
+    let limit = job.time_limit.human();
+    match &hit.longest {
+        Some(l) => {
+            let how = match edit_key {
+                Some(k) => format!("{k} edits it; `slurmdash why {}` checks it", job.id),
+                None => format!("`slurmdash why {} --alternatives` checks it", job.id),
+            };
+            format!(
+                "{window} ({when}): its {limit} limit runs into it; a limit of {} or less starts before it ({how})",
+                l.human()
+            )
+        }
+        None => format!(
+            "{window} ({when}): its {limit} limit runs into it; the nodes it could use are held until {}",
+            r.end.format("%H:%M")
+        ),
+    }
+}
+
 /// "in 3h12m" / "now, until 18:00": when a window is, from the cluster's clock `cnow`.
 pub fn when_text(r: &Reservation, cnow: NaiveDateTime) -> String {
     if r.start <= cnow {
@@ -243,5 +270,33 @@ mod tests {
             when_text(&maint(at(12, 0), at(14, 0)), at(13, 0)),
             "now, until 14:00"
         );
+    }
+
+    #[test]
+    fn the_detail_names_the_window_and_the_longest_limit_before_it() {
+        use crate::slurm::model::{JobDetail, JobState, SlurmDuration};
+        let job = JobDetail {
+            id: Some("5".parse().unwrap()),
+            state: Some(JobState::Pending),
+            time_limit: Some(SlurmDuration::from_secs(4 * 3600)),
+            ..Default::default()
+        }
+        .to_job()
+        .unwrap();
+        let hit = WindowHit {
+            reservation: maint(at(12, 0), at(14, 0)),
+            longest: Some(SlurmDuration::from_secs(110 * 60)),
+        };
+        let text = explain(&hit, &job, at(10, 10), Some("E"));
+        assert_eq!(
+            text,
+            "maintenance 2026-11-28 12:00–14:00 on gpu[01-02] (in 1h50m): its 4h limit runs into it; a limit of 1h50m or less starts before it (E edits it; `slurmdash why 5` checks it)"
+        );
+        let begun = WindowHit {
+            reservation: maint(at(12, 0), at(14, 0)),
+            longest: None,
+        };
+        assert!(explain(&begun, &job, at(12, 30), None)
+            .ends_with("the nodes it could use are held until 14:00"));
     }
 }

@@ -10,7 +10,7 @@ use crate::slurm::pending::{factors, PendingInfo};
 use crate::slurm::reason::Context;
 
 /// What the App knows about the selected pending job beyond its squeue row.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct PendingView<'a> {
     pub info: Option<&'a PendingInfo>,
     pub loading: bool,
@@ -21,6 +21,8 @@ pub struct PendingView<'a> {
     pub waited: Option<crate::slurm::usage::waits::Waited>,
     /// When the answer shown was read (it is kept for every pending job of the user).
     pub as_of: Option<chrono::NaiveDateTime>,
+    /// The maintenance window its time limit runs into, in words (`app::maintenance`).
+    pub maintenance: Option<String>,
 }
 
 impl<'a> DetailWidget<'a> {
@@ -108,6 +110,9 @@ impl<'a> DetailWidget<'a> {
                 l.plain("Rank", &format!("{} ({ahead})", r.text()));
             }
             None => l.field("Rank", "not among the partition's pending jobs", t.dim()),
+        }
+        if let Some(m) = p.maintenance.as_deref() {
+            l.field("Maintenance", m, t.warn());
         }
         let part = self.job.map(|j| j.partition.as_str()).unwrap_or("");
         let id = self.job.map(|j| &j.id).or(info.id.as_ref());

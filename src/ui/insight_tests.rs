@@ -107,6 +107,16 @@ fn info(job: &Job, assoc_mgr: &str) -> pending::PendingInfo {
 }
 
 fn detail(job: &Job, info: Option<&pending::PendingInfo>, w: u16, h: u16) -> String {
+    detail_with(job, info, None, w, h)
+}
+
+fn detail_with(
+    job: &Job,
+    info: Option<&pending::PendingInfo>,
+    maintenance: Option<String>,
+    w: u16,
+    h: u16,
+) -> String {
     let theme = Theme::new(false);
     let mut buf = Buffer::empty(Rect::new(0, 0, w, h));
     DetailWidget {
@@ -119,6 +129,7 @@ fn detail(job: &Job, info: Option<&pending::PendingInfo>, w: u16, h: u16) -> Str
             edit_key: Some("E"),
             waited: None,
             as_of: None,
+            maintenance,
         },
         ..DetailWidget::blank(&theme, captured_at())
     }
@@ -143,6 +154,56 @@ fn detail_pending_with_rank_factors_fairshare_and_limits() {
         "{s}"
     );
     assert_snapshot!(s);
+}
+
+/// A maintenance window on every node of the job's partition, starting before its time
+/// limit would end: the pane names the window and the longest limit that starts the job
+/// before it (worked out on the captured partitions, on the cluster's clock).
+#[test]
+fn detail_names_the_maintenance_window_a_pending_job_runs_into() {
+    use crate::app::maintenance::{explain, MaintenanceState};
+    use crate::slurm::reservation::{parse_reservations, Reservations};
+    let j = job("cpu hog 3");
+    let i = info(&j, &assoc_mgr_gpu8());
+    let nodes = i
+        .partition(j.partition.as_str())
+        .expect("its partition")
+        .nodes
+        .clone();
+    let limit = j.time_limit.known().expect("a time limit").as_secs();
+    let now = captured_at();
+    // The cluster's clock is an hour behind this machine's.
+    let cnow = now - chrono::Duration::hours(1);
+    let start = cnow + chrono::Duration::seconds(i64::try_from(limit / 2).unwrap());
+    let end = start + chrono::Duration::hours(2);
+    let text = format!(
+        "ReservationName=maint StartTime={} EndTime={} Duration=02:00:00\n   Nodes={nodes} NodeCnt=2 CoreCnt=8 Features=(null) PartitionName=(null) Flags=MAINT,SPEC_NODES\n   Users=root Groups=(null) Accounts=(null) Licenses=(null) State=INACTIVE BurstBuffer=(null) Watts=n/a\n",
+        start.format("%Y-%m-%dT%H:%M:%S"),
+        end.format("%Y-%m-%dT%H:%M:%S"),
+    );
+    let mut m = MaintenanceState::default();
+    m.on_read(
+        Ok(Reservations {
+            now: cnow,
+            items: parse_reservations(&text).expect("parses"),
+        }),
+        now,
+    );
+    let hit = m
+        .hit(&j, &i.partitions, now)
+        .expect("its limit runs into the window");
+    let longest = hit.longest.expect("a shorter limit fits before it");
+    // Strictly before the window, in whole minutes: a limit ending as it starts is too long.
+    assert_eq!(
+        longest.known().expect("known").as_secs(),
+        (limit / 2 - 1) / 60 * 60,
+        "whole minutes, ending before the window"
+    );
+    let line = explain(&hit, &j, m.cluster_now(now).expect("read"), Some("E"));
+    let s = detail_with(&j, Some(&i), Some(line), 100, 40);
+    assert!(s.contains("Maintenance  maintenance "), "{s}");
+    assert!(s.contains("(in 10m): its 20m limit runs into"), "{s}");
+    assert!(s.contains("a limit of 9m or less starts before it"), "{s}");
 }
 
 /// A job waiting for QOSMaxGRESPerUser: the pane names the limit and slurmctld's count.

@@ -255,7 +255,22 @@ fn detail_pending(app: &App) -> detail::PendingView<'_> {
             .selected_job()
             .and_then(|j| app.shown().waits.for_job(j)),
         as_of: p.as_of.filter(|_| mine),
+        maintenance: p
+            .info
+            .as_ref()
+            .filter(|_| mine)
+            .and_then(|info| maintenance_line(app, info)),
     }
+}
+
+/// The maintenance window the selected pending job's time limit runs into, in words.
+fn maintenance_line(app: &App, info: &crate::slurm::pending::PendingInfo) -> Option<String> {
+    let job = app.queue.selected_job()?;
+    let m = &app.shown().maintenance;
+    let hit = m.hit(job, &info.partitions, app.now)?;
+    let cnow = m.cluster_now(app.now)?;
+    let edit_key = app.edit_key.as_deref().filter(|_| !app.shown().read_only);
+    Some(crate::app::maintenance::explain(&hit, job, cnow, edit_key))
 }
 
 /// While the selected job's detail read waits for the RPC budget, when it goes (the pane

@@ -8,6 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 
 use crate::app::App;
+use crate::queue::format::one_line;
 use crate::slurm::fit::JobRequest;
 use crate::slurm::model::Status;
 use crate::slurm::partview::rank_for;
@@ -59,6 +60,43 @@ pub fn history_lines(app: &App, width: usize) -> Vec<Line<'static>> {
             Span::styled(sparkline(&run, w), t.status_style(Status::Running)),
         ]),
     ]
+}
+
+/// The cluster's maintenance windows not yet over, soonest first, with a blank line after;
+/// what the read says when there is none to show.
+fn maintenance_lines(app: &App) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    let m = &app.shown().maintenance;
+    let up = m.upcoming(app.now);
+    let mut lines = Vec::new();
+    match (&m.read, up.is_empty()) {
+        (None, _) => lines.push(Line::styled(
+            if m.loading {
+                "maintenance windows: reading…"
+            } else {
+                "maintenance windows: not read yet"
+            },
+            t.dim(),
+        )),
+        (Some((Err(e), _)), true) => lines.push(Line::styled(
+            format!("maintenance windows: could not read: {}", one_line(e)),
+            t.error(),
+        )),
+        (Some(_), true) => lines.push(Line::styled("no maintenance window ahead", t.dim())),
+        (Some(_), false) => {
+            lines.push(Line::styled("maintenance windows", t.title()));
+            for (r, cnow) in up {
+                let text = crate::slurm::reservation::window_text(r);
+                let when = crate::app::maintenance::when_text(r, cnow);
+                lines.push(Line::styled(
+                    format!("  {} ({when})", one_line(&text)),
+                    t.warn(),
+                ));
+            }
+        }
+    }
+    lines.push(Line::default());
+    lines
 }
 
 impl Widget for PartitionsWidget<'_> {
@@ -118,6 +156,7 @@ impl Widget for PartitionsWidget<'_> {
             lines.push(Line::styled(format!("could not load: {e}"), t.error()));
         }
         lines.push(Line::default());
+        lines.extend(maintenance_lines(app));
         if let Some(j) = app
             .queue
             .selected_job()

@@ -136,7 +136,26 @@ fn cluster_spans<'a>(app: &App, c: &ClusterState, t: &crate::theme::Theme) -> Ve
             .join(" ")
     };
     spans.push(Span::styled(format!(" · {text}"), Style::default()));
+    if let Some(m) = maintenance_text(c, app.now) {
+        spans.push(Span::styled(format!(" · {m}"), t.warn()));
+    }
     spans
+}
+
+/// The next maintenance window of cluster `c`, when it starts within a day or has begun:
+/// `maintenance in 3h12m on gpu[01-08]`.
+pub fn maintenance_text(c: &ClusterState, now: chrono::NaiveDateTime) -> Option<String> {
+    use crate::app::maintenance::{when_text, AHEAD_SECS};
+    let (r, cnow) = c.maintenance.upcoming(now).into_iter().next()?;
+    if (r.start - cnow).num_seconds() > AHEAD_SECS {
+        return None;
+    }
+    let on = if r.node_list.is_empty() {
+        String::new()
+    } else {
+        format!(" on {}", crate::queue::format::one_line(&r.node_list))
+    };
+    Some(format!("maintenance {}{on}", when_text(r, cnow)))
 }
 
 /// The error to show on the second line: the cluster in view first, then any other
@@ -217,6 +236,10 @@ impl Widget for StatusWidget<'_> {
             let text: Vec<String> = counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
             spans.push(Span::raw(text.join(" · ")));
         }
+        if let Some(m) = maintenance_text(app.shown(), app.now) {
+            spans.push(sep.clone());
+            spans.push(Span::styled(m, t.warn()));
+        }
         let line1 = Line::from(spans);
         let line2 = second_line(app);
         Paragraph::new(vec![line1, line2]).render(area, buf);
@@ -273,6 +296,52 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+
+    /// The next window within a day is named on the status bar; one further ahead, or
+    /// over on the cluster's clock, is not.
+    #[test]
+    fn the_status_bar_names_maintenance_within_a_day() {
+        use crate::slurm::reservation::{parse_reservations, Reservations};
+        let at = |d: u32, h: u32| {
+            chrono::NaiveDate::from_ymd_opt(2026, 11, d)
+                .and_then(|d| d.and_hms_opt(h, 0, 0))
+                .expect("a time")
+        };
+        let res = |start: chrono::NaiveDateTime| {
+            let text = format!(
+                "ReservationName=m StartTime={} EndTime={} Duration=02:00:00\n   Nodes=gpu[01-08] NodeCnt=8 Flags=MAINT,SPEC_NODES\n",
+                start.format("%Y-%m-%dT%H:%M:%S"),
+                (start + chrono::Duration::hours(2)).format("%Y-%m-%dT%H:%M:%S")
+            );
+            parse_reservations(&text).expect("parses")
+        };
+        let mut c = ClusterState::new("dev", "your jobs", Duration::from_secs(5), at(28, 10));
+        assert_eq!(maintenance_text(&c, at(28, 10)), None, "not read yet");
+        c.maintenance.on_read(
+            Ok(Reservations {
+                now: at(28, 10),
+                items: res(at(28, 13)),
+            }),
+            at(28, 10),
+        );
+        assert_eq!(
+            maintenance_text(&c, at(28, 10)).as_deref(),
+            Some("maintenance in 3h00m on gpu[01-08]")
+        );
+        assert_eq!(
+            maintenance_text(&c, at(28, 14)).as_deref(),
+            Some("maintenance now, until 15:00 on gpu[01-08]")
+        );
+        assert_eq!(maintenance_text(&c, at(28, 16)), None, "over");
+        c.maintenance.on_read(
+            Ok(Reservations {
+                now: at(28, 10),
+                items: res(at(30, 13)),
+            }),
+            at(28, 10),
+        );
+        assert_eq!(maintenance_text(&c, at(28, 10)), None, "two days ahead");
+    }
 
     fn reconnecting(retry_in: Option<u64>) -> ConnState {
         ConnState::Reconnecting {
