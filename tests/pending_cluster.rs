@@ -72,6 +72,7 @@ fn detail_text(job: &Job, info: Option<&PendingInfo>) -> String {
             edit_key: Some("E"),
             waited: None,
             as_of: None,
+            maintenance: None,
         },
         efficiency: None,
         live: Default::default(),
