@@ -71,6 +71,18 @@ pub enum Msg {
         result: Result<Vec<crate::slurm::partview::PartitionRow>, String>,
         at: NaiveDateTime,
     },
+    /// The scheduler's estimates for the changes `:sooner` checks.
+    SoonerChecked {
+        id: JobId,
+        result: Result<Vec<crate::slurm::why::Alternative>, String>,
+        at: NaiveDateTime,
+    },
+    /// A change `:sooner N` applied (`words`: what it was), or why Slurm refused it.
+    SoonerApplied {
+        id: JobId,
+        words: String,
+        result: Result<(), String>,
+    },
     /// The cluster's reservations (maintenance windows) with its clock.
     Reservations {
         result: Box<Result<crate::slurm::reservation::Reservations, String>>,
@@ -217,7 +229,9 @@ impl Msg {
             | Msg::Live { id, .. }
             | Msg::Relaunch { id, .. }
             | Msg::Recovered { id, .. }
-            | Msg::Rerun { id, .. } => f(id),
+            | Msg::Rerun { id, .. }
+            | Msg::SoonerChecked { id, .. }
+            | Msg::SoonerApplied { id, .. } => f(id),
             Msg::RegistryJobs(Ok(js)) => jobs(js),
             Msg::Pending { result, .. } => {
                 if let Ok(b) = result.as_mut() {
@@ -372,6 +386,16 @@ pub enum Cmd {
     /// `scontrol show reservation` (with the cluster's clock): once a session, then every
     /// ten minutes and when `:partitions` opens.
     FetchReservations,
+    /// `sbatch --test-only` of each change `:sooner` offers, in one exec.
+    CheckSooner {
+        id: JobId,
+        alternatives: Vec<crate::slurm::why::Alternative>,
+    },
+    /// `scontrol update` of one change the user confirmed.
+    ApplySooner {
+        id: JobId,
+        change: crate::slurm::why::Change,
+    },
     /// `scontrol show config`, once per cluster: the site's RPC rate limit and the release.
     FetchSiteLimit,
     /// The cheap state check of these job (or array) ids, between full reads.
@@ -413,7 +437,9 @@ impl Cmd {
             | Cmd::Forward { id, .. }
             | Cmd::Relaunch { id, .. }
             | Cmd::Recover(id)
-            | Cmd::Rerun { id, .. } => f(id),
+            | Cmd::Rerun { id, .. }
+            | Cmd::CheckSooner { id, .. }
+            | Cmd::ApplySooner { id, .. } => f(id),
             Cmd::Unforward(t) => f(&mut t.job),
             Cmd::Tail(targets) => targets.iter_mut().for_each(|(id, ..)| f(id)),
             Cmd::Op(op) => op.ids.iter_mut().for_each(f),

@@ -82,6 +82,8 @@ pub enum Kind {
     Partitions,
     /// `scontrol show reservation`: maintenance windows, every ten minutes.
     Reservations,
+    /// `:sooner`'s `sbatch --test-only` checks, only when asked.
+    Sooner,
     /// `scontrol show config`, once: the site's own rate limit.
     SiteLimit,
 }
@@ -101,6 +103,7 @@ impl Kind {
             Kind::Live => "live sample",
             Kind::Partitions => "partitions",
             Kind::Reservations => "maintenance windows",
+            Kind::Sooner => "start-sooner checks",
             Kind::SiteLimit => "the site's rate limit",
         }
     }
@@ -128,6 +131,10 @@ pub fn read_cost(cmd: &Cmd) -> Option<(Kind, u64)> {
         Cmd::FetchPending(job) => (Kind::Pending, batch(&crate::slurm::pending::commands(job))),
         Cmd::SampleLive(t) => (Kind::Live, crate::slurm::live::rpc_cost(t)),
         Cmd::FetchPartitions => (Kind::Partitions, batch(&crate::slurm::partview::commands())),
+        Cmd::CheckSooner { alternatives, .. } => (
+            Kind::Sooner,
+            alternatives.iter().map(|a| rpc_cost(&a.check).ctld).sum(),
+        ),
         Cmd::FetchReservations => (
             Kind::Reservations,
             batch(&crate::slurm::reservation::commands()),

@@ -28,6 +28,8 @@ pub enum Answer {
     Extend(JobId),
     /// Another question first (ending a session: its own explicit confirmation).
     Ask(Box<Confirm>),
+    /// A change of a pending job's request (`:sooner N`), run as `scontrol update`.
+    Change(JobId, crate::slurm::why::Change),
 }
 
 impl Confirm {

@@ -27,6 +27,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("events", "log of job changes"),
     ("deps", "your dependency chains"),
     ("partitions", "partitions at a glance"),
+    ("sooner [N]", "what starts a pending job sooner; apply N"),
     ("history [DAYS]", "finished jobs ([ ] ±week)"),
     ("stats", "commands, bytes, RTT"),
     ("usage [DAYS]", "CPU/GPU-hours, limits (r)"),
@@ -171,6 +172,19 @@ impl App {
                 cmds.extend(self.clusters[ix].maintenance.asked(self.now));
                 cmds
             }
+            ("sooner", []) => {
+                let out = self.sooner.ask(&view!(self, ix));
+                self.apply(out)
+            }
+            ("sooner", [n]) => match n.parse::<usize>() {
+                Ok(n) if n > 0 => {
+                    let out = self.sooner.apply(&view!(self, ix), n);
+                    self.apply(out)
+                }
+                _ => self.apply(super::component::Out::note(format!(
+                    ":sooner N applies change N (1, 2, 3) that :sooner listed (not `{n}`)"
+                ))),
+            },
             ("stats", _) => {
                 self.view = Some(super::insight::View::Stats);
                 Vec::new()
@@ -225,7 +239,7 @@ impl App {
                     return self.run_op_command(kind, ids);
                 }
                 self.note = Some(format!(
-                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top, events, deps, partitions, history, stats, usage, session, extend, ssh-config; ? lists keys)"
+                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top, events, deps, partitions, sooner, history, stats, usage, session, extend, ssh-config; ? lists keys)"
                 ));
                 Vec::new()
             }

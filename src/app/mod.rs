@@ -48,6 +48,7 @@ mod retry;
 mod selection;
 pub mod session;
 mod shell;
+pub mod sooner;
 mod triage;
 mod tunnels;
 pub mod usage;
@@ -138,6 +139,8 @@ pub struct App {
     pub files: FilesState,
     /// The user's dependency chains (the detail pane, `:deps`).
     pub deps: deps::DepsState,
+    /// `:sooner`: changes that may start the selected pending job sooner, checked.
+    pub sooner: sooner::SoonerState,
 }
 
 impl App {
@@ -197,6 +200,7 @@ impl App {
             live: live::LiveState::default(),
             files: FilesState::default(),
             deps: deps::DepsState::default(),
+            sooner: sooner::SoonerState::default(),
         }
     }
 
@@ -427,6 +431,17 @@ impl App {
             Msg::Partitions { result, at } => {
                 self.clusters[ix].insight.partitions.set(result, at);
                 Vec::new()
+            }
+            Msg::SoonerChecked { id, result, at } => {
+                self.sooner.on_checked(&id, result, at);
+                Vec::new()
+            }
+            Msg::SoonerApplied { id, words, result } => {
+                self.queue.clear_busy(std::slice::from_ref(&id));
+                let out = self.sooner.on_applied(&id, &words, result);
+                let mut cmds = self.apply(out);
+                cmds.extend(self.poll_now(ix));
+                cmds
             }
             Msg::Reservations { result, at } => {
                 self.clusters[ix].maintenance.on_read(*result, at);

@@ -187,6 +187,16 @@ impl App {
         match confirm.pick(&k) {
             Some(Answer::Op(op)) => self.apply(Out::op(op)),
             Some(Answer::Extend(id)) => self.apply(super::session::extend(id)),
+            Some(Answer::Change(id, change)) => {
+                let note = format!("job {id}: {}…", change.words());
+                let out = Out::cmds(vec![Cmd::ApplySooner {
+                    id: id.clone(),
+                    change,
+                }])
+                .with_busy(vec![id], "updating…")
+                .with_note(note);
+                self.apply(out)
+            }
             Some(Answer::Ask(next)) => self.apply(Out::confirm(*next)),
             None => self.apply(Out::note("nothing changed")),
         }

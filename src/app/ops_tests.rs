@@ -502,3 +502,85 @@ mod launched {
         assert_eq!(results_dir, Some(Some("/r/results/L9".to_string())));
     }
 }
+
+/// `:sooner` on a pending job: the partitions read first when they are not, then the
+/// changes sent to the scheduler's test-only check; its answers listed; `:sooner 1` asks
+/// with the `scontrol update` shown, `y` sends it, and its answer reads the queue again.
+#[test]
+fn sooner_checks_the_changes_then_applies_one_after_asking() {
+    use crate::slurm::why::Change;
+    let mut a = ready();
+    select(&mut a, "248");
+    let id: JobId = "248".parse().unwrap();
+    assert_eq!(a.run_command("sooner"), vec![Cmd::FetchLimits(0)]);
+    assert!(a.note.as_deref().unwrap_or("").contains("not read yet"));
+    a.update(Msg::Limits(Ok(partitions())));
+    let cmds = a.run_command("sooner");
+    let alts = match cmds.as_slice() {
+        [Cmd::CheckSooner {
+            id: asked,
+            alternatives,
+        }] => {
+            assert_eq!(asked, &id);
+            alternatives.clone()
+        }
+        other => panic!("{other:?}"),
+    };
+    assert!(alts
+        .iter()
+        .any(|x| matches!(x.change, Change::TimeLimit { .. })));
+    assert!(alts
+        .iter()
+        .any(|x| matches!(x.change, Change::Partition { .. })));
+    assert!(alts
+        .iter()
+        .all(|x| x.check.contains(&"--test-only".to_string())));
+    let mut answered = alts.clone();
+    answered[0].estimated_start = Some(a.now);
+    a.update(Msg::SoonerChecked {
+        id: id.clone(),
+        result: Ok(answered),
+        at: a.now,
+    });
+    let lines = super::sooner::lines(a.sooner.for_job(&id).unwrap(), a.now);
+    assert!(
+        lines[0].contains("starts now") && lines[0].ends_with("(:sooner 1)"),
+        "{lines:?}"
+    );
+    assert!(a.run_command("sooner 1").is_empty(), "asked first");
+    let c = a.confirm.clone().expect("a question");
+    assert!(
+        c.prompt.contains("scontrol update JobId=248"),
+        "{}",
+        c.prompt
+    );
+    let cmds = a.update(key('y'));
+    assert!(
+        matches!(cmds.as_slice(), [Cmd::ApplySooner { id: sent, .. }] if *sent == id),
+        "{cmds:?}"
+    );
+    let cmds = a.update(Msg::SoonerApplied {
+        id: id.clone(),
+        words: "time limit 10:00 instead of 20:00".into(),
+        result: Ok(()),
+    });
+    assert!(
+        cmds.iter()
+            .any(|c| matches!(c, Cmd::PollQueue | Cmd::PollWith { .. })),
+        "{cmds:?}"
+    );
+    assert!(
+        a.sooner.for_job(&id).is_none(),
+        "the old answers no longer hold"
+    );
+    assert_eq!(
+        a.run_command("sooner 1"),
+        Vec::<Cmd>::new(),
+        "nothing to apply before :sooner lists again"
+    );
+    assert!(a
+        .note
+        .as_deref()
+        .unwrap_or("")
+        .contains(":sooner lists them first"));
+}

@@ -23,6 +23,8 @@ pub struct PendingView<'a> {
     pub as_of: Option<chrono::NaiveDateTime>,
     /// The maintenance window its time limit runs into, in words (`app::maintenance`).
     pub maintenance: Option<String>,
+    /// `:sooner`'s changes with the scheduler's estimates (`app::sooner::lines`).
+    pub sooner: Vec<String>,
 }
 
 impl<'a> DetailWidget<'a> {
@@ -113,6 +115,16 @@ impl<'a> DetailWidget<'a> {
         }
         if let Some(m) = p.maintenance.as_deref() {
             l.field("Maintenance", m, t.warn());
+            if p.sooner.is_empty() {
+                l.field(
+                    "Sooner",
+                    ":sooner asks the scheduler which change starts it sooner",
+                    t.dim(),
+                );
+            }
+        }
+        for (i, s) in p.sooner.iter().enumerate() {
+            l.plain(if i == 0 { "Sooner if" } else { "" }, s);
         }
         let part = self.job.map(|j| j.partition.as_str()).unwrap_or("");
         let id = self.job.map(|j| &j.id).or(info.id.as_ref());

@@ -130,6 +130,7 @@ fn detail_with(
             waited: None,
             as_of: None,
             maintenance,
+            sooner: Vec::new(),
         },
         ..DetailWidget::blank(&theme, captured_at())
     }

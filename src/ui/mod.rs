@@ -260,6 +260,13 @@ fn detail_pending(app: &App) -> detail::PendingView<'_> {
             .as_ref()
             .filter(|_| mine)
             .and_then(|info| maintenance_line(app, info)),
+        sooner: selected
+            .and_then(|id| app.sooner.for_job(id))
+            .map(|s| {
+                let m = &app.shown().maintenance;
+                crate::app::sooner::lines(s, m.cluster_now(app.now).unwrap_or(app.now))
+            })
+            .unwrap_or_default(),
     }
 }
 

@@ -181,6 +181,10 @@ impl Hub {
             Cmd::SampleLive(target) => self.fly(&self.live, target, live),
             Cmd::FetchPartitions => self.spawn(partitions),
             Cmd::FetchReservations => self.spawn(reservations),
+            Cmd::CheckSooner { id, alternatives } => {
+                self.spawn(|t| check_sooner(t, id, alternatives))
+            }
+            Cmd::ApplySooner { id, change } => self.spawn(|t| apply_sooner(t, id, change)),
             Cmd::FetchSiteLimit => self.spawn(site_limit),
             Cmd::CheckStates(ids) => self.spawn(|t| state_check(t, ids)),
             Cmd::FetchUsage { days } => self.spawn(|t| usage(t, days)),
@@ -520,6 +524,30 @@ async fn reservations(t: Task) -> Msg {
     Msg::Reservations {
         result: Box::new(result),
         at: now(),
+    }
+}
+
+async fn check_sooner(
+    t: Task,
+    id: JobId,
+    mut alternatives: Vec<crate::slurm::why::Alternative>,
+) -> Msg {
+    let result = io::why::check(t.r(), &mut alternatives, t.s.timeout)
+        .await
+        .map(|()| alternatives);
+    Msg::SoonerChecked {
+        id,
+        result,
+        at: now(),
+    }
+}
+
+async fn apply_sooner(t: Task, id: JobId, change: crate::slurm::why::Change) -> Msg {
+    let result = io::why::apply(t.r(), &id, &change, t.s.timeout).await;
+    Msg::SoonerApplied {
+        id,
+        words: change.words(),
+        result,
     }
 }
 
