@@ -440,3 +440,80 @@ pub(super) fn prepare_or_say(
         })
         .ok()
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn args(argv: &[&str]) -> SubmitArgs {
+        #[derive(Parser)]
+        struct T {
+            #[command(flatten)]
+            a: SubmitArgs,
+        }
+        T::try_parse_from(std::iter::once("submit").chain(argv.iter().copied()))
+            .unwrap()
+            .a
+    }
+
+    fn setup() -> (Loaded, Cluster) {
+        let text = "[clusters.dev]\nhosts = ['h']\npartition = 'short'\naccount = 'research'\n[launch]\ntime = '2h'\ngpus = 4\nimage = 'nvcr.io#x'\n";
+        let config = crate::config::parse(text, std::path::Path::new("c.toml")).unwrap();
+        let settings = config.clusters["dev"].clone();
+        let cluster = Cluster {
+            name: "dev".into(),
+            settings,
+        };
+        (
+            Loaded {
+                path: "c.toml".into(),
+                config,
+            },
+            cluster,
+        )
+    }
+
+    /// The script's options over the config, `--set` over the script, ARGS the script's.
+    #[test]
+    fn set_wins_over_the_script_which_wins_over_the_config() {
+        let (loaded, cluster) = setup();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("my train.sbatch");
+        std::fs::write(
+            &path,
+            "#!/bin/bash\n#SBATCH -p long -t 30 --mem=8G\n#SBATCH --qos=high\nsrun python x.py \"$@\"\n",
+        )
+        .unwrap();
+        let p = path.to_str().unwrap();
+        let a = args(&[p, "--set", "mem=16G", "--", "--lr", "3e-4 x"]);
+        let (spec, r) = spec_from_args(&loaded, &cluster, &a).unwrap();
+        let r = r.unwrap();
+        assert_eq!(spec.partition, "long");
+        assert_eq!(spec.time, "30");
+        assert_eq!(spec.mem, "16G");
+        assert_eq!(spec.account, "research");
+        // What the script does not ask for is sbatch's default, not the config's.
+        assert_eq!((spec.nodes, spec.gpus, spec.cpus_per_task), (1, 0, 1));
+        assert_eq!(spec.image, "");
+        assert_eq!(spec.name, "my-train");
+        assert_eq!(spec.command, "");
+        assert_eq!(spec.script_args, ["--lr", "3e-4 x"]);
+        assert!(spec.batch_script.starts_with("#!/bin/bash\n"));
+        assert_eq!(r.passed, ["--qos=high"]);
+
+        // Without a script, the words after `--` are the command, as before.
+        let a = args(&["--", "python", "a b.py"]);
+        let (spec, r) = spec_from_args(&loaded, &cluster, &a).unwrap();
+        assert!(r.is_none());
+        assert_eq!(spec.command, "python 'a b.py'");
+        assert_eq!((spec.partition.as_str(), spec.gpus), ("short", 4));
+
+        // A file that is not a script is refused naming it.
+        std::fs::write(&path, b"\xff\xfe").unwrap();
+        let e = spec_from_args(&loaded, &cluster, &args(&[p])).unwrap_err();
+        assert!(e.to_string().contains("my train.sbatch"), "{e}");
+        assert!(e.to_string().contains("not UTF-8"), "{e}");
+    }
+}
