@@ -109,11 +109,18 @@ async fn your_own_script_runs_with_its_directives_and_arguments_under_slurmdashs
         .find(|e| e.job_id == id)
         .unwrap_or_else(|| panic!("job {id} not in the registry: {entries:?}"));
     assert_eq!(e.job_dir, job_dir);
-    assert!(e.guard.is_some(), "no guard recorded: {e:?}");
+    assert!(
+        e.guard.is_some(),
+        "no guard recorded: {e:?}\nsubmit said: {stderr}"
+    );
 
     let state = final_state(&r, id, RUNS).await;
-    assert!(state.starts_with("COMPLETED"), "{state}");
-    let main_out = cat(&r, &format!("{job_dir}/slurm-logs/{name}-{id}/main.out")).await;
+    let logs = format!("{job_dir}/slurm-logs/{name}-{id}");
+    if !state.starts_with("COMPLETED") {
+        let err = run(&r, &["cat", &format!("{logs}/main.err")]).await;
+        panic!("job {id} ended {state}; main.err:\n{}", err.stdout_lossy());
+    }
+    let main_out = cat(&r, &format!("{logs}/main.out")).await;
     assert!(main_out.contains("with 4 args"), "{main_out}");
     assert!(
         main_out.contains("arg<two words>\narg<$HOME>\narg<it's>\narg<*>\n"),
