@@ -80,6 +80,17 @@ fn every_subcommand_has_its_help() {
     }
 }
 
+/// `submit` takes your own script before `--` and prints JSON on request.
+#[test]
+fn submit_help_names_the_script_and_json() {
+    let (out, _home) = bare(&["submit", "--help"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(text.contains("[SCRIPT]"), "{text}");
+    assert!(text.contains("--json"), "{text}");
+    assert!(text.contains("Your own batch script"), "{text}");
+}
+
 #[test]
 fn completions_for_bash_zsh_and_fish_name_every_subcommand() {
     for shell in ["bash", "zsh", "fish"] {

@@ -99,7 +99,8 @@ pub enum Command {
     /// commands and the dashboard reuse it.
     Login,
     /// Launch a job (the dashboard's `n` form from the command line), e.g.
-    /// `slurmdash submit --template train-8gpu --set time=2h -- python train.py`.
+    /// `slurmdash submit --template train-8gpu --set time=2h -- python train.py`, or your
+    /// own batch script: `slurmdash submit train.sbatch -- --lr 3e-4`.
     Submit(submit::SubmitArgs),
     /// A work session: an allocation to work in, without holding a terminal, e.g.
     /// `slurmdash session --gpus 1 --time 2h --wait`; then `shell ID`, `forward ID PORT`,

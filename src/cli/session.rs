@@ -108,6 +108,8 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &SessionArgs) -> Resu
     let stamp = chrono::Local::now().format("%H%M%S").to_string();
     let spec = session::spec(&base, &args.opts()?, &stamp);
     let submit_args = super::submit::SubmitArgs {
+        script: None,
+        json: false,
         template: None,
         set: Vec::new(),
         dry_run: args.dry_run,

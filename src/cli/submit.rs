@@ -8,11 +8,19 @@ use color_eyre::eyre::{eyre, Result};
 
 use crate::config::{Cluster, Loaded};
 use crate::io::connect::connect;
+use crate::launch::directives::{self, FromScript};
 use crate::launch::{self, submit, LaunchSpec};
 use crate::registry::Registry;
 
 #[derive(Debug, Args)]
 pub struct SubmitArgs {
+    /// Your own batch script (a file on this machine), e.g. `slurmdash submit train.sbatch
+    /// -- --lr 3e-4`: its `#SBATCH` options are read (those slurmdash knows are checked as
+    /// the form's fields, `--set` wins over them; the rest pass to Slurm unchanged), it is
+    /// copied into the job directory and runs as the batch step with the arguments after
+    /// `--`. Without SCRIPT the words after `--` are the command.
+    #[arg(value_name = "SCRIPT")]
+    pub script: Option<std::path::PathBuf>,
     /// Start from template NAME (over `[launch]`): the file
     /// `$XDG_CONFIG_HOME/slurmdash/templates/NAME.toml`, else `[templates.NAME]` in the config.
     #[arg(long, value_name = "NAME")]
@@ -54,7 +62,11 @@ pub struct SubmitArgs {
     /// an argument: `ps` and shell history would keep its token.
     #[arg(long, value_name = "VAR")]
     pub webhook_env: Option<String>,
-    /// The command the job runs (after `--`).
+    /// Print one JSON object when submitted: job_id, local_id, name, cluster, job_dir,
+    /// script, stdout, stderr.
+    #[arg(long, conflicts_with_all = ["dry_run", "test_only", "preview"])]
+    pub json: bool,
+    /// The command the job runs (after `--`); with SCRIPT, the script's arguments.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
     /// `session`: the sizes left to defaults are fitted to the partition's nodes
@@ -63,12 +75,22 @@ pub struct SubmitArgs {
     pub fit: Option<crate::launch::validate::Chosen>,
 }
 
-/// The spec from config, template, `--set` and the command.
-pub fn spec_from_args(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Result<LaunchSpec> {
+/// The spec from config, template, the script's `#SBATCH` options, `--set` and the command
+/// (or the script's arguments), in that order: a later one wins. With a script, what it
+/// read of the script.
+pub fn spec_from_args(
+    loaded: &Loaded,
+    cluster: &Cluster,
+    args: &SubmitArgs,
+) -> Result<(LaunchSpec, Option<FromScript>)> {
     let mut spec = loaded
         .config
         .launch_spec(args.template.as_deref())
         .map_err(|e| eyre!("config file {}: {e}", loaded.path.display()))?;
+    let from_script = match &args.script {
+        Some(path) => Some(script_into(&mut spec, path)?),
+        None => None,
+    };
     for kv in &args.set {
         let (k, v) = kv
             .split_once('=')
@@ -91,14 +113,72 @@ pub fn spec_from_args(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> 
     if let Some(u) = &args.mail_user {
         spec.mail_user = u.clone();
     }
-    if !args.command.is_empty() {
+    if from_script.is_some() {
+        if args.command.iter().any(|a| a.contains('\0')) {
+            return Err(eyre!("an argument of the script contains a NUL byte"));
+        }
+        spec.script_args = args.command.clone();
+    } else if !args.command.is_empty() {
         spec.command = crate::slurm::command::shell_line(&args.command)
             .map_err(|_| eyre!("the command contains a NUL byte"))?;
     }
-    Ok(spec.with_cluster_defaults(
+    let spec = spec.with_cluster_defaults(
         cluster.settings.partition.as_deref(),
         cluster.settings.account.as_deref(),
-    ))
+    );
+    Ok((spec, from_script))
+}
+
+/// Reads the script at `path` (on this machine) into `spec`: it becomes the batch step, and
+/// its `#SBATCH` options set what they name. What the script does not ask for is what
+/// sbatch gives without options (one node, one CPU a task, no GPU, no container); time,
+/// memory, partition and account stay those of the config (or template) when it names none.
+fn script_into(spec: &mut LaunchSpec, path: &std::path::Path) -> Result<FromScript> {
+    use std::io::Read;
+    let shown = path.display();
+    let file = std::fs::File::open(path).map_err(|e| eyre!("script {shown}: {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(directives::MAX_SCRIPT_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| eyre!("script {shown}: {e}"))?;
+    let dirs = directives::parse(&bytes).map_err(|e| eyre!("script {shown}: {e}"))?;
+    let body = String::from_utf8(bytes).map_err(|_| eyre!("script {shown} is not UTF-8"))?;
+    spec.nodes = 1;
+    spec.gpus = 0;
+    spec.cpus_per_task = 1;
+    spec.image.clear();
+    spec.command.clear();
+    spec.steps.clear();
+    spec.batch_script = body;
+    if let Some(stem) = path.file_stem().and_then(|s| s.to_str()) {
+        // What a launch's name may hold; `#SBATCH -J` may name it otherwise.
+        spec.name = stem
+            .chars()
+            .map(|c| match c {
+                'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '_' | '-' => c,
+                _ => '-',
+            })
+            .take(64)
+            .collect();
+    }
+    directives::apply(spec, &dirs).map_err(|e| eyre!("script {shown}: {e}"))
+}
+
+/// What `submit SCRIPT` says it did with the script's options, on stderr.
+fn say_from_script(path: &std::path::Path, r: &FromScript) {
+    let shown = path.display();
+    if !r.read.is_empty() {
+        eprintln!(
+            "{shown}: read and checked as the launch's fields: {}",
+            r.read.join(" ")
+        );
+    }
+    if !r.passed.is_empty() {
+        eprintln!("{shown}: passed to Slurm unchanged: {}", r.passed.join(" "));
+    }
+    for i in &r.ignored {
+        eprintln!("{shown}: left out: {i}");
+    }
 }
 
 /// What is ready for the submission itself.
@@ -121,12 +201,40 @@ enum Step {
 /// leaves at once, and then the launch stays recorded as being submitted (a dashboard
 /// adopts its job, or submits it, later).
 pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Result<ExitCode> {
-    let spec = spec_from_args(loaded, cluster, args)?;
+    let (spec, from_script) = spec_from_args(loaded, cluster, args)?;
+    if let (Some(path), Some(r)) = (&args.script, &from_script) {
+        say_from_script(path, r);
+    }
     let (s, prepared, interrupted) = match launch(loaded, cluster, args, spec).await? {
         Launched::Done(code) => return Ok(code),
         Launched::Submitted(l) => *l,
     };
-    print_submitted(&s, &prepared);
+    if args.json {
+        println!(
+            "{}",
+            serde_json::json!({
+                "job_id": s.job_id,
+                "local_id": s.local_id,
+                "name": s.entry.name,
+                "cluster": cluster.name,
+                "job_dir": s.job_dir,
+                "script": s.script_path,
+                "stdout": s.stdout,
+                "stderr": s.stderr,
+            })
+        );
+        for w in &s.warnings {
+            eprintln!("warning: {w}");
+        }
+    } else {
+        print_submitted(&s, &prepared);
+        if prepared.plan.batch_script.is_some() {
+            println!(
+                "your script, as staged: {}",
+                prepared.layout.recovered_path()
+            );
+        }
+    }
     if let Some((name, num)) = interrupted {
         eprintln!(
             "slurmdash: {name} came after the submission had begun: job {} is queued and recorded; `slurmdash cancel {}` cancels it",
@@ -331,4 +439,81 @@ pub(super) fn prepare_or_say(
             }
         })
         .ok()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn args(argv: &[&str]) -> SubmitArgs {
+        #[derive(Parser)]
+        struct T {
+            #[command(flatten)]
+            a: SubmitArgs,
+        }
+        T::try_parse_from(std::iter::once("submit").chain(argv.iter().copied()))
+            .unwrap()
+            .a
+    }
+
+    fn setup() -> (Loaded, Cluster) {
+        let text = "[clusters.dev]\nhosts = ['h']\npartition = 'short'\naccount = 'research'\n[launch]\ntime = '2h'\ngpus = 4\nimage = 'nvcr.io#x'\n";
+        let config = crate::config::parse(text, std::path::Path::new("c.toml")).unwrap();
+        let settings = config.clusters["dev"].clone();
+        let cluster = Cluster {
+            name: "dev".into(),
+            settings,
+        };
+        (
+            Loaded {
+                path: "c.toml".into(),
+                config,
+            },
+            cluster,
+        )
+    }
+
+    /// The script's options over the config, `--set` over the script, ARGS the script's.
+    #[test]
+    fn set_wins_over_the_script_which_wins_over_the_config() {
+        let (loaded, cluster) = setup();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("my train.sbatch");
+        std::fs::write(
+            &path,
+            "#!/bin/bash\n#SBATCH -p long -t 30 --mem=8G\n#SBATCH --qos=high\nsrun python x.py \"$@\"\n",
+        )
+        .unwrap();
+        let p = path.to_str().unwrap();
+        let a = args(&[p, "--set", "mem=16G", "--", "--lr", "3e-4 x"]);
+        let (spec, r) = spec_from_args(&loaded, &cluster, &a).unwrap();
+        let r = r.unwrap();
+        assert_eq!(spec.partition, "long");
+        assert_eq!(spec.time, "30");
+        assert_eq!(spec.mem, "16G");
+        assert_eq!(spec.account, "research");
+        // What the script does not ask for is sbatch's default, not the config's.
+        assert_eq!((spec.nodes, spec.gpus, spec.cpus_per_task), (1, 0, 1));
+        assert_eq!(spec.image, "");
+        assert_eq!(spec.name, "my-train");
+        assert_eq!(spec.command, "");
+        assert_eq!(spec.script_args, ["--lr", "3e-4 x"]);
+        assert!(spec.batch_script.starts_with("#!/bin/bash\n"));
+        assert_eq!(r.passed, ["--qos=high"]);
+
+        // Without a script, the words after `--` are the command, as before.
+        let a = args(&["--", "python", "a b.py"]);
+        let (spec, r) = spec_from_args(&loaded, &cluster, &a).unwrap();
+        assert!(r.is_none());
+        assert_eq!(spec.command, "python 'a b.py'");
+        assert_eq!((spec.partition.as_str(), spec.gpus), ("short", 4));
+
+        // A file that is not a script is refused naming it.
+        std::fs::write(&path, b"\xff\xfe").unwrap();
+        let e = spec_from_args(&loaded, &cluster, &args(&[p])).unwrap_err();
+        assert!(e.to_string().contains("my train.sbatch"), "{e}");
+        assert!(e.to_string().contains("not UTF-8"), "{e}");
+    }
 }

@@ -244,9 +244,10 @@ pub async fn submit(
             }
         ));
     }
-    // A recovered script belongs to that relaunch, not to the next form.
+    // A recovered or own script belongs to that launch, not to the next form.
     let mut last = p.spec.clone();
     last.batch_script.clear();
+    last.script_args.clear();
     if let Err(e) = t.registry.save_last(&last) {
         warnings.push(format!("the form's last-used values were not saved: {e}"));
     }

@@ -4,6 +4,7 @@
 //! command line and the dashboard's form.
 
 pub mod container;
+pub mod directives;
 pub mod facts;
 pub mod guard;
 pub mod quote;

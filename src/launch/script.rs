@@ -26,15 +26,17 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 /// checks) and run as the batch step, by its own `#!` line, as Slurm ran it. What runs is
 /// the very inode that was hashed, reachable only through this job's descriptor: swapping
 /// the staged path after the check changes nothing.
-fn recovered(s: &mut String, body: &str, layout: &Layout) {
-    s.push_str(&recovered_tail(&layout.recovered_path(), body));
+fn recovered(s: &mut String, body: &str, args: &[String], layout: &Layout) {
+    s.push_str(&recovered_tail(&layout.recovered_path(), body, args));
 }
 
-fn recovered_tail(path: &str, body: &str) -> String {
+fn recovered_tail(path: &str, body: &str, args: &[String]) -> String {
     let sum = sha256_hex(body.as_bytes());
+    let args: String = args.iter().map(|a| format!(" {}", quote(a))).collect();
     format!(
         r#"
-# The batch script of the job this relaunches, staged verbatim as {path}.
+# The batch script (a relaunched job's, or your own from `slurmdash submit SCRIPT`),
+# staged verbatim as {path}.
 # Its #SBATCH lines are not read again: the options above are this launch's.
 recovered={q}
 run=$(mktemp -- "$recovered.run.XXXXXX") && cp -- "$recovered" "$run" && chmod 700 -- "$run" || {{
@@ -47,7 +49,7 @@ if [ "$(sha256sum < /dev/fd/9 | cut -d' ' -f1)" != {sum} ]; then
   echo "slurmdash: $recovered changed since it was launched (sha256 {sum} recorded): not run" >&2
   exit 12
 fi
-exec /dev/fd/9
+exec /dev/fd/9{args}
 "#,
         q = quote(path)
     )
@@ -137,7 +139,7 @@ pub fn render(plan: &Plan, layout: &Layout, image: Option<&str>) -> String {
     let workdir = plan.workdir.as_deref().unwrap_or(&layout.job_dir);
     let _ = writeln!(s, "\ncd {}", quote(workdir));
     if let Some(body) = &plan.batch_script {
-        recovered(&mut s, body, layout);
+        recovered(&mut s, body, &plan.script_args, layout);
         return s;
     }
     if !plan.steps.is_empty() {
@@ -189,6 +191,31 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
     use std::process::Command;
 
+    /// `submit SCRIPT -- ARGS`: each argument reaches the script as one word, unexpanded.
+    #[test]
+    fn a_scripts_arguments_reach_it_as_given() {
+        let tmp = tempfile::tempdir().unwrap();
+        let staged = tmp.path().join("recovered.sh");
+        let body = "#!/bin/sh\nfor a in \"$@\"; do printf '<%s>' \"$a\"; done\n";
+        std::fs::write(&staged, body).unwrap();
+        let args: Vec<String> = ["a b", "$(touch pwned)", "it's", "*", ""]
+            .map(String::from)
+            .to_vec();
+        let tail = recovered_tail(staged.to_str().unwrap(), body, &args);
+        let out = Command::new("bash")
+            .args(["-c", &tail])
+            .current_dir(tmp.path())
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "<a b><$(touch pwned)><it's><*><>",
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!tmp.path().join("pwned").exists());
+    }
+
     /// Someone swaps the staged script right after it was hashed (a stand-in `sha256sum`
     /// that hashes, then replaces the staged file): what runs is still what was hashed.
     #[test]
@@ -206,7 +233,7 @@ mod tests {
         )
         .unwrap();
         std::fs::set_permissions(&stub, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let tail = recovered_tail(staged.to_str().unwrap(), body);
+        let tail = recovered_tail(staged.to_str().unwrap(), body, &[]);
         let path = format!(
             "{}:{}",
             bin.display(),

@@ -81,6 +81,9 @@ pub struct LaunchSpec {
     /// `command`: staged verbatim as `sbatch/recovered.sh`, checked by its sha256 and run
     /// as the batch step. Empty: none. Typing a command replaces it.
     pub batch_script: String,
+    /// The arguments `batch_script` runs with (`slurmdash submit SCRIPT -- ARGS`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub script_args: Vec<String>,
     /// Several steps in one allocation (`[[steps]]` of a template), run instead of
     /// `command`; see [`crate::launch::steps`]. Empty: one command.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -124,6 +127,7 @@ impl Default for LaunchSpec {
             mail_user: String::new(),
             template: None,
             batch_script: String::new(),
+            script_args: Vec::new(),
             steps: Vec::new(),
         }
     }
@@ -207,6 +211,7 @@ impl LaunchSpec {
                 self.command = value.to_string();
                 if !v.is_empty() {
                     self.batch_script.clear();
+                    self.script_args.clear();
                 }
             }
             "shell" => self.shell = v.to_string(),

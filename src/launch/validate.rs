@@ -56,6 +56,8 @@ pub struct Plan {
     pub command: String,
     /// A recovered batch script run instead of `command` (see [`LaunchSpec::batch_script`]).
     pub batch_script: Option<String>,
+    /// The arguments the batch script runs with.
+    pub script_args: Vec<String>,
     /// The program that runs `command` with `-c` (e.g. `/bin/sh`, `bash`).
     pub shell: String,
     pub env: BTreeMap<String, String>,
@@ -588,6 +590,11 @@ pub fn validate(spec: &LaunchSpec, facts: &ClusterFacts) -> Result<Plan, Vec<Pro
         workdir,
         command: spec.command.trim().to_string(),
         batch_script: recovered.then(|| spec.batch_script.clone()),
+        script_args: if recovered {
+            spec.script_args.clone()
+        } else {
+            Vec::new()
+        },
         shell,
         env: spec.env.clone(),
         secrets: spec.secrets.clone(),
