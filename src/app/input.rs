@@ -27,7 +27,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("events", "log of job changes"),
     ("deps", "your dependency chains"),
     ("partitions", "partitions at a glance"),
-    ("sooner [N]", "what starts a pending job sooner; apply N"),
+    ("sooner [N]", "pending job: start sooner"),
     ("history [DAYS]", "finished jobs ([ ] ±week)"),
     ("stats", "commands, bytes, RTT"),
     ("usage [DAYS]", "CPU/GPU-hours, limits (r)"),
