@@ -550,6 +550,17 @@ pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
         path: path.to_path_buf(),
         reason: e.to_string().trim_end().to_string(),
     })?;
+    let mut config = config;
+    let base = path.parent().unwrap_or(Path::new("."));
+    for (name, table) in config.templates.iter_mut() {
+        if let Err(reason) = crate::launch::sweep::read_file_runs(table, base) {
+            return Err(ConfigError::Invalid {
+                path: path.to_path_buf(),
+                key: format!("templates.{name}.sweep.file"),
+                reason,
+            });
+        }
+    }
     validate(&config, path)?;
     Ok(config)
 }

@@ -59,6 +59,10 @@ pub struct Entry {
     /// dashboard only reads its chain and never resubmits it itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guard: Option<GuardRecord>,
+    /// A sweep's runs by array index (`LR=1e-3 BATCH=32`), as launched: the detail shows
+    /// each task's values. Empty: not a sweep.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sweep: Vec<String>,
 }
 
 /// What the dashboard last read of a guarded launch's `meta/chain.jsonl`.
@@ -374,6 +378,7 @@ pub(crate) mod tests {
             spec_sha256: None,
             requeue: false,
             guard: None,
+            sweep: Vec::new(),
         }
     }
 

@@ -113,6 +113,8 @@ pub struct Chain {
     pub secrets: Vec<String>,
     /// sha256 of the launch's `specs/launch.json` as staged (see [`Entry::spec_sha256`]).
     pub spec_sha256: Option<String>,
+    /// A sweep's runs by array index (see [`Entry::sweep`]).
+    pub sweep: Vec<String>,
 }
 
 impl Chain {
@@ -138,6 +140,7 @@ impl Chain {
                             .map(|p| (p.job_id, p.state.clone()))
                             .collect(),
                         guard: e.guard.as_ref().map(|g| g.last.clone()),
+                        sweep: e.sweep.clone(),
                         secrets: e.secrets.clone(),
                         spec_sha256: e.spec_sha256.clone(),
                     },
@@ -145,6 +148,22 @@ impl Chain {
             }
         }
         out
+    }
+
+    /// What a sweep's task runs (`LR=1e-3 BATCH=32 · task 4 of 12`), or how many runs the
+    /// sweep has for the array as a whole; None when the launch is not a sweep.
+    pub fn sweep_text(&self, task: Option<u32>) -> Option<String> {
+        if self.sweep.is_empty() {
+            return None;
+        }
+        let n = self.sweep.len();
+        Some(match task {
+            Some(i) => match self.sweep.get(i as usize) {
+                Some(run) => format!("{run} · task {i} of {n} runs"),
+                None => format!("task {i} is not one of the sweep's {n} runs"),
+            },
+            None => format!("{n} runs; select a task for its values"),
+        })
     }
 
     /// The job's stdout and stderr in the launch's job directory, where sacct cannot say.
@@ -239,6 +258,7 @@ mod tests {
             spec_sha256: None,
             requeue: false,
             guard: None,
+            sweep: Vec::new(),
         }
     }
 

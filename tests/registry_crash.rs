@@ -31,6 +31,7 @@ fn entry(n: u64) -> Entry {
         spec_sha256: None,
         requeue: false,
         guard: None,
+        sweep: Vec::new(),
     }
 }
 

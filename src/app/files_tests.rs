@@ -46,6 +46,7 @@ fn launched() -> App {
             max_attempts: 11,
             previous: Vec::new(),
             guard: None,
+            sweep: Vec::new(),
             secrets: Vec::new(),
             spec_sha256: None,
         },

@@ -19,6 +19,7 @@ pub const FIELDS: &[(&str, &str, Field)] = &[
     ("mem", "memory", Field::Mem),
     ("time", "time limit", Field::Time),
     ("array", "array indices", Field::Extra),
+    ("sweep", "sweep (values per run)", Field::Extra),
     ("image", "container image", Field::Image),
     ("container_mounts", "container mounts", Field::Mounts),
     ("workdir", "working directory", Field::Workdir),

@@ -264,6 +264,7 @@ fn templates_preview_test_only_and_submit() {
             spec_sha256: None,
             requeue: false,
             guard: None,
+            sweep: Vec::new(),
         },
         warnings: Vec::new(),
     };
@@ -417,6 +418,7 @@ fn a_submitted_job_stays_selected_through_a_stale_poll_and_sacct_is_asked_when_i
             checksum: None,
             spec_sha256: None,
             guard: None,
+            sweep: Vec::new(),
             requeue: false,
         },
         warnings: Vec::new(),
@@ -671,6 +673,7 @@ fn relaunched(launched: Option<&str>, read: &str) -> App {
             max_attempts: 11,
             previous: Vec::new(),
             guard: None,
+            sweep: Vec::new(),
             secrets: Vec::new(),
             spec_sha256: launched.map(str::to_string),
         },

@@ -332,6 +332,7 @@ mod retries {
             spec_sha256: None,
             requeue: false,
             guard: None,
+            sweep: Vec::new(),
         }
     }
 
@@ -467,6 +468,7 @@ mod launched {
             checksum: None,
             spec_sha256: None,
             guard: None,
+            sweep: Vec::new(),
             requeue: false,
         }]);
         a.queue.set_badges(0, badges);

@@ -190,6 +190,7 @@ mod tests {
             spec_sha256: None,
             requeue: false,
             guard: None,
+            sweep: Vec::new(),
         };
         a.update(Msg::Retries(Ok((Vec::new(), vec![entry]))));
         a.update(Msg::Key(crossterm::event::KeyEvent::new(

@@ -121,6 +121,15 @@ pub fn load(
                 continue;
             }
         };
+        let mut table = table;
+        let base = path.parent().unwrap_or(dir);
+        if let Err(e) = crate::launch::sweep::read_file_runs(&mut table, base) {
+            problems.push((
+                name,
+                format!("template file {shown}: key `sweep.file`: {e}"),
+            ));
+            continue;
+        }
         if let Err((key, reason)) = check(&table) {
             let key = key.map(|k| format!("key `{k}`: ")).unwrap_or_default();
             problems.push((name, format!("template file {shown}: {key}{reason}")));

@@ -604,6 +604,7 @@ mod tests {
             spec_sha256: None,
             requeue,
             guard: None,
+            sweep: Vec::new(),
         })
         .unwrap();
         (d, r)

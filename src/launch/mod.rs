@@ -18,6 +18,7 @@ pub mod spec;
 pub mod stage;
 pub mod steps;
 pub mod submit;
+pub mod sweep;
 pub mod validate;
 
 pub use facts::ClusterFacts;

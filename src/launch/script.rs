@@ -122,6 +122,9 @@ pub fn render(plan: &Plan, layout: &Layout, image: Option<&str>) -> String {
     for (k, v) in &plan.env {
         export(k, v);
     }
+    if !plan.sweep.is_empty() {
+        s.push_str(&crate::launch::sweep::script_case(&plan.sweep));
+    }
     if !plan.resume.is_empty() {
         let var = crate::launch::resume::ATTEMPT_VAR;
         let _ = writeln!(

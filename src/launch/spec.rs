@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::launch::sweep::Sweep;
+
 /// One launch request. Values are kept as the user typed them (e.g. time `4h`,
 /// `lustre:///data`); [`crate::launch::validate`] turns them into a [`crate::launch::Plan`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,6 +30,10 @@ pub struct LaunchSpec {
     /// A job array's task indices as sbatch's `--array` takes them (`0-19`, `3,7-9%2`);
     /// empty: a single job. Each task logs to `slurm-logs/<name>-<array id>/main-<index>.out`.
     pub array: String,
+    /// A sweep: runs of values handed to the array's tasks as environment variables
+    /// (`LR=1e-3,3e-4 BATCH=32 %3`); empty: none. See [`crate::launch::sweep`].
+    #[serde(skip_serializing_if = "Sweep::is_empty")]
+    pub sweep: Sweep,
     /// `/path/image.sqsh`, `registry#image:tag`, `docker://registry#image:tag` or
     /// `registry/image:tag`; empty: no container.
     pub image: String,
@@ -103,6 +109,7 @@ impl Default for LaunchSpec {
             mem: String::new(),
             time: "4h".into(),
             array: String::new(),
+            sweep: Sweep::default(),
             image: String::new(),
             container_mounts: "/lustre".into(),
             workdir: String::new(),
@@ -145,6 +152,7 @@ pub const KEYS: &[&str] = &[
     "mem",
     "time",
     "array",
+    "sweep",
     "image",
     "container_mounts",
     "workdir",
@@ -204,6 +212,7 @@ impl LaunchSpec {
             "mem" => self.mem = v.to_string(),
             "time" => self.time = v.to_string(),
             "array" => self.array = v.to_string(),
+            "sweep" => self.sweep = Sweep::parse(v)?,
             "image" => self.image = v.to_string(),
             "container_mounts" | "mounts" => self.container_mounts = v.to_string(),
             "workdir" => self.workdir = v.to_string(),
@@ -287,6 +296,7 @@ impl LaunchSpec {
             "mem" => self.mem.clone(),
             "time" => self.time.clone(),
             "array" => self.array.clone(),
+            "sweep" => self.sweep.to_string(),
             "image" => self.image.clone(),
             "container_mounts" => self.container_mounts.clone(),
             "workdir" => self.workdir.clone(),

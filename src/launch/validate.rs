@@ -50,6 +50,8 @@ pub struct Plan {
     pub time: Duration,
     /// `--array` (as sbatch takes it); None: a single job.
     pub array: Option<String>,
+    /// A sweep's runs, by array index (empty: not a sweep); see [`crate::launch::sweep`].
+    pub sweep: Vec<crate::launch::sweep::Run>,
     pub image: Option<Image>,
     pub container_mounts: String,
     pub workdir: Option<String>,
@@ -512,12 +514,12 @@ pub fn validate(spec: &LaunchSpec, facts: &ClusterFacts) -> Result<Plan, Vec<Pro
         }
     }
     let array = spec.array.trim();
-    let array = if array.is_empty() {
+    let parsed = if array.is_empty() {
         None
     } else {
         match crate::slurm::jobid::ArraySpec::parse(array) {
             Ok(a) if a.ranges.is_empty() => None,
-            Ok(_) => Some(array.to_string()),
+            Ok(a) => Some(a),
             Err(_) => {
                 bad(
                     Field::Extra,
@@ -527,6 +529,26 @@ pub fn validate(spec: &LaunchSpec, facts: &ClusterFacts) -> Result<Plan, Vec<Pro
             }
         }
     };
+    let mut array = parsed.as_ref().map(|_| array.to_string());
+    let sweep = match spec.sweep.points() {
+        Ok(p) => p,
+        Err(e) => {
+            bad(Field::Extra, e);
+            Vec::new()
+        }
+    };
+    if !sweep.is_empty() {
+        match crate::launch::sweep::array_for(sweep.len(), parsed.as_ref(), spec.sweep.throttle) {
+            Ok(a) => array = Some(a),
+            Err(e) => bad(Field::Extra, e),
+        }
+        if !spec.steps.is_empty() {
+            bad(
+                Field::Extra,
+                "a launch with steps cannot be a sweep: clear the sweep".into(),
+            );
+        }
+    }
     let mut extra_sbatch = spec.extra_sbatch.clone();
     match mail_options(&spec.mail_type, &spec.mail_user) {
         Ok(o) => extra_sbatch.extend(o),
@@ -585,6 +607,7 @@ pub fn validate(spec: &LaunchSpec, facts: &ClusterFacts) -> Result<Plan, Vec<Pro
         mem: (!mem.is_empty()).then(|| mem.to_string()),
         time: time.unwrap_or_default(),
         array,
+        sweep,
         image,
         container_mounts: spec.container_mounts.trim().to_string(),
         workdir,

@@ -365,6 +365,9 @@ impl DetailWidget<'_> {
                 Style::new()
             };
             l.field("Attempts", &c.describe(), style);
+            if let Some(text) = c.sweep_text(j.and_then(|j| j.id.array_task())) {
+                l.plain("Sweep", &text);
+            }
         }
         l.gap();
 
