@@ -157,13 +157,22 @@ impl Chain {
             return None;
         }
         let n = self.sweep.len();
+        let here = self.sweep_tasks();
         Some(match task {
-            Some(i) => match self.sweep.get(i as usize) {
+            Some(i) => match self.sweep.get(i as usize).filter(|r| !r.is_empty()) {
                 Some(run) => format!("{run} · task {i} of {n} runs"),
-                None => format!("task {i} is not one of the sweep's {n} runs"),
+                None => format!("task {i} is not one of the sweep's runs this array ran"),
             },
-            None => format!("{n} runs; select a task for its values"),
+            None if here < n => format!(
+                "{here} of its {n} runs in this array; expand it (enter) and select a task for its values"
+            ),
+            None => format!("{n} runs; expand it (enter) and select a task for its values"),
         })
+    }
+
+    /// How many of the sweep's runs this array runs (a rerun runs some of them).
+    pub fn sweep_tasks(&self) -> usize {
+        self.sweep.iter().filter(|r| !r.is_empty()).count()
     }
 
     /// The job's stdout and stderr in the launch's job directory, where sacct cannot say.

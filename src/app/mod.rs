@@ -398,6 +398,8 @@ impl App {
                 let r = self.clusters[ix].on_retries(result, self.now);
                 if let Some(badges) = r.badges {
                     self.queue.jobs.set_badges(ix, badges);
+                    let sweeps = retry::sweeps(&self.clusters[ix].chains);
+                    self.queue.jobs.set_sweeps(ix, sweeps);
                 }
                 let mut out = component::Out::cmds(r.cmds);
                 out.note = r.note.or(r.quiet_note.filter(|_| self.note.is_none()));

@@ -65,7 +65,8 @@ pub fn ask(v: &View, a: Action, quick_cancel: bool) -> Out {
         let whole = JobOp::new(kind, [JobId::new(job.id.base()).on(job.id.cluster())]);
         let these = JobOp::new(kind, [job.id.clone()]);
         let tasks = match row.kind {
-            crate::queue::RowKind::Collapsed { tasks, .. } => tasks,
+            crate::queue::RowKind::Collapsed { tasks, .. }
+            | crate::queue::RowKind::Sweep { tasks, .. } => tasks,
             _ => 0,
         };
         let truncated = matches!(

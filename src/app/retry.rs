@@ -135,6 +135,15 @@ pub struct Retried {
 }
 
 /// The queue's badges of these chains (by job id).
+/// The sweeps among the launches: array job id -> its number of runs.
+pub fn sweeps(chains: &HashMap<u64, Chain>) -> HashMap<u64, u32> {
+    chains
+        .iter()
+        .filter(|(_, c)| !c.sweep.is_empty())
+        .map(|(&id, c)| (id, u32::try_from(c.sweep_tasks()).unwrap_or(u32::MAX)))
+        .collect()
+}
+
 pub fn badges(chains: &HashMap<u64, Chain>) -> HashMap<u64, String> {
     chains
         .iter()

@@ -27,7 +27,8 @@ pub struct SubmitArgs {
     pub template: Option<String>,
     /// Set a launch field, e.g. `--set gpus=8 --set time=2h --set inputs=/lustre/data`
     /// (keys: name, partition, account, nodes, gpus, max_gpus_per_node, cpus_per_task, mem,
-    /// time, image, container_mounts, workdir, shell, env, secrets, extra_sbatch, inputs, requeue,
+    /// time, array, sweep (`LR=1e-3,3e-4 SEED=1,2 %3`: see docs/launching.md), image,
+    /// container_mounts, workdir, shell, env, secrets, extra_sbatch, inputs, requeue,
     /// sqsh_cache, force_reconvert, conversion_partition, sqsh_cache_dir, master_port,
     /// job_dir_mode).
     #[arg(long = "set", value_name = "KEY=VALUE")]

@@ -162,12 +162,7 @@ pub async fn submit(
         spec_sha256: Some(spec_sha256),
         requeue: p.plan.requeue,
         guard: None,
-        sweep: p
-            .plan
-            .sweep
-            .iter()
-            .map(|r| crate::launch::sweep::run_text(r))
-            .collect(),
+        sweep: crate::launch::sweep::registry_runs(&p.plan.sweep, p.plan.array.as_deref()),
     };
     t.registry.add(entry.clone()).map_err(|e| {
         format!("not submitted: the launch could not be recorded on this machine first: {e}")

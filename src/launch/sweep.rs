@@ -273,6 +273,27 @@ pub fn read_file_runs(template: &mut toml::Table, base: &std::path::Path) -> Res
     Ok(())
 }
 
+/// What the registry keeps of a submission's sweep: each run's text by array index, empty
+/// for the runs this submission does not run (a rerun of some of the tasks).
+pub fn registry_runs(runs: &[Run], array: Option<&str>) -> Vec<String> {
+    let chosen: Option<std::collections::HashSet<u32>> =
+        array.and_then(|a| ArraySpec::parse(a).ok()).map(|spec| {
+            spec.ranges
+                .iter()
+                .flat_map(|&(a, b, step)| {
+                    (a..=b.min(MAX_RUNS as u32)).step_by(step.max(1) as usize)
+                })
+                .collect()
+        });
+    runs.iter()
+        .enumerate()
+        .map(|(i, r)| match &chosen {
+            Some(c) if !u32::try_from(i).is_ok_and(|i| c.contains(&i)) => String::new(),
+            _ => run_text(r),
+        })
+        .collect()
+}
+
 /// One run in the text form: `NAME=value ...` (no `;`, no value lists).
 pub fn parse_run(text: &str) -> Result<Run, String> {
     let mut run = Vec::new();

@@ -302,6 +302,21 @@ pub fn name_suffix(row: &QueueRow) -> Option<String> {
             (n, false) => format!(" ({n} tasks)"),
             (n, true) => format!(" ({n}+ tasks)"),
         }),
+        RowKind::Sweep {
+            tasks,
+            running,
+            total,
+        } => {
+            let pending = tasks.saturating_sub(running);
+            let ended = total.saturating_sub(tasks);
+            let mut parts = Vec::new();
+            for (n, what) in [(running, "running"), (pending, "pending"), (ended, "ended")] {
+                if n > 0 {
+                    parts.push(format!("{n} {what}"));
+                }
+            }
+            Some(format!(" (sweep of {total}: {})", parts.join(", ")))
+        }
         _ => None,
     }
 }

@@ -142,6 +142,18 @@ impl QueueView {
         self.measure();
     }
 
+    /// The sweeps of `cluster` slurmdash launched (array job id -> its runs), replacing
+    /// that cluster's earlier ones: each is folded into one row.
+    pub fn set_sweeps(&mut self, cluster: u16, sweeps: HashMap<u64, u32>) {
+        let mut next = self.sweeps.clone();
+        next.retain(|(c, _), _| *c != cluster);
+        next.extend(sweeps.into_iter().map(|(id, n)| ((cluster, id), n)));
+        if next != self.sweeps {
+            self.sweeps = next;
+            self.rebuild();
+        }
+    }
+
     /// The running jobs whose GPUs have been idle for `[ui] idle_gpu_minutes`.
     pub fn set_idle(&mut self, ids: HashSet<JobId>) {
         self.idle = ids;

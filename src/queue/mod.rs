@@ -66,6 +66,8 @@ pub struct QueueView {
     busy: HashMap<JobId, &'static str>,
     /// Extra words after a job's name (e.g. `↻2/11` for a retried launch), by job id.
     badges: HashMap<ArrayKey, String>,
+    /// The sweeps slurmdash launched (array -> its runs): each shown as one row.
+    sweeps: HashMap<ArrayKey, u32>,
     /// Running jobs whose GPUs stayed idle (`z` in the marks column).
     idle: HashSet<JobId>,
     /// Running jobs that use much less CPU or memory than they asked (`u`).
@@ -121,6 +123,7 @@ impl QueueView {
             mark_anchor: None,
             busy: HashMap::new(),
             badges: HashMap::new(),
+            sweeps: HashMap::new(),
             facts: HashMap::new(),
             caption: None,
             idle: HashSet::new(),
@@ -336,7 +339,7 @@ impl QueueView {
     fn rebuild(&mut self) {
         self.all = Rows::default();
         self.haystack = None;
-        self.all = build_rows(&self.jobs, &self.expanded);
+        self.all = build_rows(&self.jobs, &self.expanded, &self.sweeps);
         self.measure();
         self.reorder();
     }

@@ -52,6 +52,13 @@ pub enum RowKind {
         tasks: u64,
         truncated: bool,
     },
+    /// A sweep slurmdash launched: its tasks in the queue, running and pending, in one
+    /// row; `total`: the sweep's runs (the rest have ended).
+    Sweep {
+        tasks: u64,
+        running: u64,
+        total: u64,
+    },
     /// One task of an expanded array. `synthetic`: squeue printed only the
     /// collapsed record and this row was made from its task list.
     Task {
@@ -71,7 +78,9 @@ impl RowKey {
     /// What the selection follows for this row.
     pub(crate) fn of(row: &QueueRow<'_>) -> RowKey {
         match row.kind {
-            RowKind::Collapsed { .. } => RowKey::Array(row.job.id.array_key()),
+            RowKind::Collapsed { .. } | RowKind::Sweep { .. } => {
+                RowKey::Array(row.job.id.array_key())
+            }
             _ => RowKey::Job(row.job.id.clone()),
         }
     }
@@ -79,7 +88,9 @@ impl RowKey {
     /// `RowKey::of(row) == *self`, without cloning the id.
     pub(crate) fn matches(&self, row: &QueueRow<'_>) -> bool {
         match (self, row.kind) {
-            (RowKey::Array(a), RowKind::Collapsed { .. }) => *a == row.job.id.array_key(),
+            (RowKey::Array(a), RowKind::Collapsed { .. } | RowKind::Sweep { .. }) => {
+                *a == row.job.id.array_key()
+            }
             (RowKey::Job(id), RowKind::Job | RowKind::Task { .. }) => *id == row.job.id,
             _ => false,
         }
@@ -140,7 +151,7 @@ impl Haystack {
 
 impl QueueRow<'_> {
     pub fn is_collapsed(&self) -> bool {
-        matches!(self.kind, RowKind::Collapsed { .. })
+        matches!(self.kind, RowKind::Collapsed { .. } | RowKind::Sweep { .. })
     }
 
     /// The array this row belongs to, if it is a collapsed row or a task
@@ -157,7 +168,28 @@ fn is_pending_task(j: &Job) -> bool {
 
 /// Rows in squeue's order. A group of pending tasks takes the place of its
 /// first task; an expanded array lists its tasks instead.
-pub(crate) fn build_rows(jobs: &[Job], expanded: &HashSet<ArrayKey>) -> Rows {
+/// `sweeps`: the sweeps slurmdash launched (array -> its number of runs), each folded into
+/// one row with every task of it in the queue, unless expanded.
+pub(crate) fn build_rows(
+    jobs: &[Job],
+    expanded: &HashSet<ArrayKey>,
+    sweeps: &HashMap<ArrayKey, u32>,
+) -> Rows {
+    // A sweep's members: every task of it (and its collapsed pending record).
+    let mut sweep_members: HashMap<ArrayKey, Vec<usize>> = HashMap::new();
+    if !sweeps.is_empty() {
+        for (i, j) in jobs.iter().enumerate() {
+            let key = j.id.array_key();
+            let task = j.id.array_task().is_some() || j.id.array_pending().is_some();
+            if task
+                && j.id.het_offset().is_none()
+                && sweeps.contains_key(&key)
+                && !expanded.contains(&key)
+            {
+                sweep_members.entry(key).or_default().push(i);
+            }
+        }
+    }
     // (array id, reason) -> indices of its pending tasks, for `squeue -r` output.
     let mut groups: HashMap<(ArrayKey, Option<&str>), Vec<usize>> = HashMap::new();
     for (i, j) in jobs.iter().enumerate() {
@@ -177,6 +209,14 @@ pub(crate) fn build_rows(jobs: &[Job], expanded: &HashSet<ArrayKey>) -> Rows {
         kind,
     };
     for (i, j) in jobs.iter().enumerate() {
+        if let Some(members) = sweep_members.get(&j.id.array_key()) {
+            if members.first() == Some(&i) {
+                let total = sweeps.get(&j.id.array_key()).copied().unwrap_or(0);
+                let (job, kind) = fold_sweep(jobs, members, total);
+                out.push_synth(job, kind);
+            }
+            continue;
+        }
         if is_pending_task(j) {
             let members = groups
                 .get(&(j.id.array_key(), j.reason.as_deref()))
@@ -276,6 +316,54 @@ fn fold_tasks(jobs: &[Job], members: &[usize]) -> (Job, RowKind) {
     let kind = RowKind::Collapsed {
         tasks: tasks.len() as u64,
         truncated: false,
+    };
+    (job, kind)
+}
+
+/// One row for a sweep's tasks in the queue: its id names them all (`123_[0-11]`, what a
+/// cancel of the row cancels), its state is running while any task runs.
+fn fold_sweep(jobs: &[Job], members: &[usize], total: u32) -> (Job, RowKind) {
+    let mut tasks: Vec<u32> = Vec::new();
+    let mut running = 0u64;
+    for &i in members {
+        let j = &jobs[i];
+        if let Some(t) = j.id.array_task() {
+            tasks.push(t);
+            if j.state == JobState::Running {
+                running += 1;
+            }
+        } else if let Some(spec) = j.id.array_pending() {
+            if spec.task_count() <= MAX_EXPANDED_TASKS {
+                tasks.extend(
+                    spec.ranges
+                        .iter()
+                        .flat_map(|&(a, b, step)| (a..=b).step_by(step.max(1) as usize)),
+                );
+            }
+        }
+    }
+    tasks.sort_unstable();
+    tasks.dedup();
+    let first = members
+        .iter()
+        .map(|&i| &jobs[i])
+        .find(|j| j.state == JobState::Running)
+        .unwrap_or(&jobs[members[0]]);
+    let mut job = first.clone();
+    let spec = ArraySpec {
+        ranges: compress(&tasks),
+        max_running: None,
+        truncated: false,
+    };
+    let spec_text = spec.to_string();
+    if let Ok(id) = format!("{}_[{spec_text}]", first.id.base()).parse::<JobId>() {
+        job.id = id.on(first.id.cluster());
+    }
+    job.array_task = Some(spec_text.into());
+    let kind = RowKind::Sweep {
+        tasks: tasks.len() as u64,
+        running,
+        total: u64::from(total),
     };
     (job, kind)
 }

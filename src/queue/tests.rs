@@ -451,3 +451,39 @@ fn an_unchanged_refresh_keeps_the_rows_and_a_changed_record_shows() {
     let name_width = v.widths.iter().find(|(c, _)| *c == Column::Name).unwrap().1;
     assert!(usize::from(name_width) >= 20, "{name_width}");
 }
+
+#[test]
+fn a_sweep_is_one_row_with_its_counts_until_expanded() {
+    let mut v = view(ME);
+    let before = v.len();
+    v.set_sweeps(0, HashMap::from([(236, 110)]));
+    // 236_0..3 run, 236_[4-99%4] wait: one row for the 100 in the queue.
+    assert_eq!(v.len(), before - 4);
+    let row = v.rows().find(|r| r.job.id.base() == 236).unwrap();
+    assert_eq!(row.job.id.as_str(), "236_[0-99]");
+    assert_eq!(row.job.state, JobState::Running);
+    assert_eq!(
+        row.kind,
+        RowKind::Sweep {
+            tasks: 100,
+            running: 4,
+            total: 110
+        }
+    );
+    assert_eq!(
+        name_suffix(&row).unwrap(),
+        " (sweep of 110: 4 running, 96 pending, 10 ended)"
+    );
+    assert!(row.is_collapsed());
+    // Selected, it stays selected across a refresh; enter lists its tasks.
+    select(&mut v, "236_[0-99]");
+    v.set_jobs(jobs(ME_R));
+    assert_eq!(sel(&v), "236_[0-99]");
+    assert!(v.toggle_expand());
+    assert!(v.rows().any(|r| r.job.id.as_str() == "236_2"));
+    assert!(!v.rows().any(|r| matches!(r.kind, RowKind::Sweep { .. })));
+    // Not a sweep any more (the registry says so): the usual rows.
+    assert!(v.toggle_expand());
+    v.set_sweeps(0, HashMap::new());
+    assert!(v.rows().any(|r| r.job.id.as_str() == "236_0"));
+}

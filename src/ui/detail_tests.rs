@@ -325,3 +325,38 @@ fn dependencies_are_listed_with_whether_they_can_be_met() {
         insta::assert_snapshot!(format!("detail_dependency_{name}"), s);
     }
 }
+
+#[test]
+fn detail_of_a_sweep_task_shows_its_values() {
+    let j = job("236_2");
+    let chain = crate::retry::Chain {
+        local_id: "20261129-0101-ab".into(),
+        job_dir: "/lustre/r/sweep".into(),
+        name: "sweep".into(),
+        attempt: 1,
+        attempts: 1,
+        max_attempts: 11,
+        previous: Vec::new(),
+        guard: Some(None),
+        sweep: (0..100)
+            .map(|i| format!("LR={} SEED={}", ["0.1", "0.2"][i % 2], i / 2))
+            .collect(),
+        secrets: Vec::new(),
+        spec_sha256: None,
+    };
+    let theme = Theme::new(false);
+    let mut buf = Buffer::empty(Rect::new(0, 0, 80, 24));
+    DetailWidget {
+        job: Some(&j),
+        chain: Some(&chain),
+        focused: true,
+        ..DetailWidget::blank(&theme, now())
+    }
+    .render(buf.area, &mut buf);
+    let screen = text(&buf);
+    assert!(
+        screen.contains("LR=0.1 SEED=1 · task 2 of 100 runs"),
+        "{screen}"
+    );
+    assert_snapshot!(screen);
+}
