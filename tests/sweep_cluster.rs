@@ -218,3 +218,73 @@ fn overlapping_spans_are_counted_and_touching_ones_are_not() {
     assert_eq!(most_at_once(&[(0.0, 1.0), (1.0, 2.0), (2.0, 3.0)]), 1);
     assert_eq!(most_at_once(&[]), 0);
 }
+
+/// The dashboard, with the settings a user gets, shows a running sweep as one row with its
+/// counts; enter lists its tasks, and the detail of a task names its values.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_dashboard_folds_a_running_sweep_into_one_row_and_a_task_shows_its_values() {
+    use common::tmux::Tmux;
+    let state = tempfile::tempdir().expect("state dir");
+    let state_dir = state.path().to_str().expect("utf-8");
+    let env = [("SLURMDASH_STATE_DIR", state_dir)];
+    let name = format!("sweepui{}", std::process::id() % 10000);
+    let name_set = format!("name={name}");
+    let out = slurmdash_env(
+        &dev_config(),
+        &[
+            "submit",
+            "--json",
+            "--set",
+            &name_set,
+            "--set",
+            "sweep=OPT=adam,sgd SIZE=s,m,l %2",
+            "--set",
+            "partition=cpu",
+            "--set",
+            "gpus=0",
+            "--set",
+            "cpus_per_task=1",
+            "--set",
+            "mem=50M",
+            "--set",
+            "time=5m",
+            "--",
+            "sleep",
+            "90",
+        ],
+        &env,
+    );
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    let v: serde_json::Value =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    let array = v["job_id"].as_u64().unwrap_or_else(|| panic!("{stdout}"));
+    let _cancel = CancelOnDrop(array);
+
+    let t = Tmux::start_with(&dev_config(), &[], &env);
+    let folded = format!("{array}_[0-5]");
+    let screen = t.wait(
+        "the sweep as one row with its counts",
+        Duration::from_secs(120),
+        |s| s.contains(&folded) && s.contains("(sweep of 6: ") && s.contains(" running"),
+    );
+    let task_row = format!("{array}_0 ");
+    assert!(
+        !screen.contains(&task_row),
+        "a task row beside the folded sweep:\n{screen}"
+    );
+    t.filter(&name, Duration::from_secs(30));
+    // enter lists the tasks; the first running one's detail names its values.
+    t.keys(&["Enter"]);
+    t.wait("the sweep's tasks listed", Duration::from_secs(30), |s| {
+        s.contains(&task_row)
+    });
+    // Task 4 (OPT=sgd SIZE=m), pending behind the throttle or running.
+    t.filter(&format!("{array}_4"), Duration::from_secs(30));
+    let screen = t.wait(
+        "task 4's values in the detail",
+        Duration::from_secs(30),
+        |s| s.contains("OPT=sgd SIZE=m · task 4 of 6 runs"),
+    );
+    assert!(screen.contains("Sweep"), "{screen}");
+}

@@ -30,6 +30,9 @@ pub struct DetailWidget<'a> {
     pub triage: Option<&'a crate::app::TriageView>,
     /// Where the job sits in its launch's chain of attempts (launched jobs only).
     pub chain: Option<&'a crate::retry::Chain>,
+    /// What a sweep's task runs, or the sweep's runs for its folded row (see
+    /// [`crate::retry::Chain::sweep_text`]).
+    pub sweep: Option<String>,
     /// Rank, priority, fair-share and limits of a pending job.
     pub pending: PendingView<'a>,
     /// How a finished job used what it asked for (from its sacct read).
@@ -365,9 +368,9 @@ impl DetailWidget<'_> {
                 Style::new()
             };
             l.field("Attempts", &c.describe(), style);
-            if let Some(text) = c.sweep_text(j.and_then(|j| j.id.array_task())) {
-                l.plain("Sweep", &text);
-            }
+        }
+        if let Some(text) = &self.sweep {
+            l.plain("Sweep", text);
         }
         l.gap();
 
@@ -671,6 +674,7 @@ impl<'a> DetailWidget<'a> {
             focused: false,
             triage: None,
             chain: None,
+            sweep: None,
             pending: PendingView::default(),
             efficiency: None,
             live: LiveView::default(),

@@ -73,6 +73,10 @@ pub fn draw(f: &mut Frame, app: &App) {
                     .selected_job()
                     .filter(|j| j.id.array().is_none())
                     .and_then(|j| app.shown().chains.get(&j.id.base())),
+                sweep: app.queue.selected_job().and_then(|j| {
+                    let c = app.shown().chains.get(&j.id.base())?;
+                    c.sweep_text(j.id.array_task())
+                }),
                 pending: detail_pending(app),
                 efficiency: app.detail.id.as_ref().and_then(|id| app.history.report(id)),
                 live: detail_live(app),
