@@ -171,6 +171,12 @@ pub enum Msg {
     },
     /// A cluster `:cluster NAME` asked for was connected and added: focus it.
     ClusterAdded(String),
+    /// A batch script the launch form asked for (`o`) was read on this machine (its bytes,
+    /// or why not).
+    ScriptRead {
+        path: String,
+        result: Result<Vec<u8>, String>,
+    },
 }
 
 impl Msg {
@@ -275,6 +281,7 @@ impl Msg {
             | Msg::Files(_)
             | Msg::Note(_)
             | Msg::TemplateSaved { .. }
+            | Msg::ScriptRead { .. }
             | Msg::ClusterAdded(_) => {}
         }
     }
@@ -374,6 +381,8 @@ pub enum Cmd {
         spec: Box<crate::launch::LaunchSpec>,
         overwrite: bool,
     },
+    /// Read a batch script on this machine for the launch form (by the local worker).
+    ReadScript(String),
     /// A refresh that also asks sacct about jobs that left squeue.
     PollWith {
         sacct: Vec<JobId>,
@@ -466,6 +475,7 @@ impl Cmd {
             | Cmd::Clipboard(_)
             | Cmd::SaveColumns(_)
             | Cmd::SaveTemplate { .. }
+            | Cmd::ReadScript(_)
             | Cmd::FetchPartitions
             | Cmd::FetchReservations
             | Cmd::FetchPending(_)

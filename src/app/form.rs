@@ -51,6 +51,7 @@ impl FormState {
             foreign: None,
             spec_changed: None,
             rerun: None,
+            from_script: None,
             fit: None,
         };
         form.revalidate();
@@ -161,6 +162,9 @@ impl FormState {
                 }
             }
             KeyCode::Char('t') => return Out::cmds(form.test_only()),
+            KeyCode::Char('o') if !ctrl => {
+                return Out::prompt(super::prompt::script_path());
+            }
             KeyCode::Char('w') if !ctrl => {
                 // A template keeps the script and spec for later launches: the same
                 // questions as Submit first.
@@ -212,6 +216,46 @@ impl FormState {
             _ => {}
         }
         Out::none()
+    }
+
+    /// The path typed after `o`: read on this machine by the local worker.
+    pub fn read_script(&mut self, path: &str) -> Vec<Cmd> {
+        let path = path.trim();
+        if path.is_empty() {
+            self.error = Some("no script named: nothing read".into());
+            return Vec::new();
+        }
+        self.error = Some(format!("reading {path}…"));
+        vec![Cmd::ReadScript(path.to_string())]
+    }
+
+    /// The script read for `o`: the form becomes a launch of it (its `#SBATCH` options set
+    /// the fields they name, as `slurmdash submit SCRIPT` reads them), and says what it read,
+    /// passed to Slurm unchanged and left out.
+    pub fn on_script(&mut self, path: &str, result: Result<Vec<u8>, String>) {
+        let bytes = match result {
+            Ok(b) => b,
+            Err(e) => {
+                self.error = Some(format!("script not read: {e}"));
+                return;
+            }
+        };
+        let file = path
+            .trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .unwrap_or(path);
+        let stem = file.rsplit_once('.').map_or(file, |(s, _)| s);
+        let mut spec = self.spec.clone();
+        match crate::launch::directives::from_script(&mut spec, stem, bytes) {
+            Ok(r) => {
+                self.spec = spec;
+                self.error = None;
+                self.from_script = Some((file.to_string(), r));
+                self.revalidate();
+            }
+            Err(e) => self.error = Some(format!("script {path}: {e}; the form is as it was")),
+        }
     }
 
     /// The name typed after `w`: a name that is not one file name is refused here, saying

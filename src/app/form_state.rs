@@ -163,6 +163,9 @@ pub struct FormState {
     /// `L` on an array with tasks that did not complete: the line that says which the form
     /// reruns (`rerun the 4 tasks that did not complete: 3,7,11,19`).
     pub rerun: Option<String>,
+    /// The form was filled from a batch script (`o`): its file name, and what its
+    /// `#SBATCH` options became.
+    pub from_script: Option<(String, crate::launch::directives::FromScript)>,
 }
 
 /// A relaunch of a job that is not the user's.

@@ -1085,3 +1085,65 @@ fn a_session_form_fits_its_default_cpus_and_keeps_what_is_typed() {
         f.problems
     );
 }
+
+/// `o` in the form: a path on the bottom line, read by the local worker; the form becomes
+/// a launch of the script, its `#SBATCH` options in the fields, and says what it did.
+#[test]
+fn o_fills_the_form_from_your_own_script_and_says_what_it_read() {
+    let mut a = opened();
+    assert!(press(&mut a, KeyCode::Char('o')).is_empty());
+    typed(&mut a, "~/jobs/train.sbatch");
+    assert_eq!(
+        press(&mut a, KeyCode::Enter),
+        vec![Cmd::ReadScript("~/jobs/train.sbatch".into())]
+    );
+    let script = "#!/bin/bash\n#SBATCH -p polar\n#SBATCH -t 2:00:00\n#SBATCH --gres=gpu:2\n#SBATCH --comment=\"keep # this\"\n#SBATCH --output=/tmp/x-%j.out\npython train.py\n";
+    a.update(Msg::ScriptRead {
+        path: "~/jobs/train.sbatch".into(),
+        result: Ok(script.as_bytes().to_vec()),
+    });
+    let form = a.form.as_ref().expect("open");
+    assert_eq!(form.spec.name, "train");
+    assert_eq!(form.spec.partition, "polar");
+    assert_eq!(form.spec.batch_script, script);
+    assert!(form.problems.is_empty(), "{:?}", form.problems);
+    let screen = render(&a, 110, 46);
+    for want in [
+        "from train.sbatch: runs as the batch step",
+        "read into the fields: -p polar -t 2:00:00 --gres=gpu:2",
+        "passed to Slurm unchanged: --comment=\"keep # this\"",
+        "left out: --output=/tmp/x-%j.out",
+    ] {
+        assert!(screen.contains(want), "no `{want}` in\n{screen}");
+    }
+    insta::assert_snapshot!("launch_form_from_a_script", screen);
+    // A file that cannot be read leaves the form as it was and says why.
+    let before = a.form.as_ref().expect("open").spec.clone();
+    a.update(Msg::ScriptRead {
+        path: "/nope.sh".into(),
+        result: Err("/nope.sh: No such file or directory (os error 2)".into()),
+    });
+    let form = a.form.as_ref().expect("open");
+    assert_eq!(form.spec, before);
+    assert!(
+        form.error
+            .as_deref()
+            .is_some_and(|e| e.contains("script not read: /nope.sh: No such file")),
+        "{:?}",
+        form.error
+    );
+    // Bytes that are not a script: refused, the form unchanged.
+    a.update(Msg::ScriptRead {
+        path: "/bin/ls".into(),
+        result: Ok(vec![0x7f, b'E', b'L', b'F', 0, 1, 2]),
+    });
+    let form = a.form.as_ref().expect("open");
+    assert_eq!(form.spec, before);
+    assert!(
+        form.error
+            .as_deref()
+            .is_some_and(|e| e.contains("the form is as it was")),
+        "{:?}",
+        form.error
+    );
+}

@@ -66,6 +66,10 @@ impl App {
                         Some(form) => form.save_as(&text),
                         None => Vec::new(),
                     },
+                    InputKind::ScriptPath => match self.form.as_mut() {
+                        Some(form) => form.read_script(&text),
+                        None => Vec::new(),
+                    },
                 }
             }
             KeyCode::Backspace => {

@@ -478,6 +478,12 @@ impl App {
             Msg::TemplateSaved { name, spec, result } => {
                 self.on_template_saved(name, *spec, result)
             }
+            Msg::ScriptRead { path, result } => {
+                if let Some(form) = self.form.as_mut() {
+                    form.on_script(&path, result);
+                }
+                Vec::new()
+            }
             Msg::ClusterAdded(name) => {
                 self.focus_cluster_named(&name);
                 self.note = Some(format!("added cluster `{name}`"));

@@ -9,6 +9,8 @@ pub enum InputKind {
     Search,
     /// The name the launch form is saved under as a template (`w`).
     TemplateName,
+    /// A batch script on this machine the launch form starts from (`o`).
+    ScriptPath,
 }
 
 impl InputKind {
@@ -18,6 +20,7 @@ impl InputKind {
             InputKind::Command => ":",
             InputKind::Search => "search /",
             InputKind::TemplateName => "save template as: ",
+            InputKind::ScriptPath => "launch from script: ",
         }
     }
 }
@@ -38,6 +41,15 @@ impl Input {
             hint: None,
         }
     }
+}
+
+/// The line that asks for a batch script on this machine for the launch form (`o`).
+pub fn script_path() -> Input {
+    let mut input = Input::new(InputKind::ScriptPath, "");
+    input.hint = Some(
+        "enter: read this file (on this machine, ~/ allowed) into the form · esc: cancel".into(),
+    );
+    input
 }
 
 /// The line that asks the name to save the launch form as a template, starting with `start`.

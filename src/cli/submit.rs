@@ -142,27 +142,8 @@ fn script_into(spec: &mut LaunchSpec, path: &std::path::Path) -> Result<FromScri
     file.take(directives::MAX_SCRIPT_BYTES as u64 + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| eyre!("script {shown}: {e}"))?;
-    let dirs = directives::parse(&bytes).map_err(|e| eyre!("script {shown}: {e}"))?;
-    let body = String::from_utf8(bytes).map_err(|_| eyre!("script {shown} is not UTF-8"))?;
-    spec.nodes = 1;
-    spec.gpus = 0;
-    spec.cpus_per_task = 1;
-    spec.image.clear();
-    spec.command.clear();
-    spec.steps.clear();
-    spec.batch_script = body;
-    if let Some(stem) = path.file_stem().and_then(|s| s.to_str()) {
-        // What a launch's name may hold; `#SBATCH -J` may name it otherwise.
-        spec.name = stem
-            .chars()
-            .map(|c| match c {
-                'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '_' | '-' => c,
-                _ => '-',
-            })
-            .take(64)
-            .collect();
-    }
-    directives::apply(spec, &dirs).map_err(|e| eyre!("script {shown}: {e}"))
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    directives::from_script(spec, stem, bytes).map_err(|e| eyre!("script {shown}: {e}"))
 }
 
 /// What `submit SCRIPT` says it did with the script's options, on stderr.

@@ -313,6 +313,40 @@ fn options(line: usize, words: &[String], out: &mut Vec<Directive>) -> Result<()
     Ok(())
 }
 
+/// A batch script (its bytes, read on this machine) made the launch: it becomes the batch
+/// step, and its `#SBATCH` options set what they name. What the script does not ask for is
+/// what sbatch gives without options (one node, one CPU a task, no GPU, no container);
+/// time, memory, partition and account stay those of the config (or template) when it names
+/// none. `stem`: the file's name without extension, the launch's name unless `-J` names it.
+/// Used by `slurmdash submit SCRIPT` and the form's `o`.
+pub fn from_script(
+    spec: &mut LaunchSpec,
+    stem: &str,
+    bytes: Vec<u8>,
+) -> Result<FromScript, String> {
+    let dirs = parse(&bytes).map_err(|e| e.to_string())?;
+    let body = String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_string())?;
+    spec.nodes = 1;
+    spec.gpus = 0;
+    spec.cpus_per_task = 1;
+    spec.image.clear();
+    spec.command.clear();
+    spec.steps.clear();
+    spec.batch_script = body;
+    if !stem.is_empty() {
+        // What a launch's name may hold; `#SBATCH -J` may name it otherwise.
+        spec.name = stem
+            .chars()
+            .map(|c| match c {
+                'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '_' | '-' => c,
+                _ => '-',
+            })
+            .take(64)
+            .collect();
+    }
+    apply(spec, &dirs)
+}
+
 /// What the script's directives did to the spec.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FromScript {

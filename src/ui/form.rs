@@ -189,6 +189,24 @@ pub fn form_lines(form: &FormState, t: &Theme, cluster: &str) -> (Vec<Line<'stat
     if let Some(r) = &form.rerun {
         lines.push(Line::from(Span::styled(format!("  ↻ {r}"), t.key())));
     }
+    if let Some((file, r)) = &form.from_script {
+        let mut said = vec![format!("from {file}: runs as the batch step")];
+        if !r.read.is_empty() {
+            said.push(format!("read into the fields: {}", r.read.join(" ")));
+        }
+        if !r.passed.is_empty() {
+            said.push(format!("passed to Slurm unchanged: {}", r.passed.join(" ")));
+        }
+        for i in &r.ignored {
+            said.push(format!("left out: {i}"));
+        }
+        for line in said {
+            for (i, part) in wrap_words(&line, PROBLEM_WIDTH).into_iter().enumerate() {
+                let lead = if i == 0 { "  ↳ " } else { "    " };
+                lines.push(Line::from(Span::styled(format!("{lead}{part}"), t.dim())));
+            }
+        }
+    }
     // Warnings that Submit asks about once more, wrapped so that none is cut off.
     let foreign = form.foreign.as_ref().map(|f| f.warning());
     let rewritten = form.spec_changed.as_ref().map(|c| c.warning().to_string());
@@ -224,7 +242,7 @@ fn wrap_words(s: &str, width: usize) -> Vec<String> {
     out
 }
 
-pub const HINT: &str = "↑↓ move · enter edit · ←→ template · w save template · p preview · t test · ctrl-s submit · esc close";
+pub const HINT: &str = "↑↓ move · enter edit · ←→ template · o script · w save · p preview · t test · ctrl-s submit · esc close";
 
 impl Widget for FormWidget<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {

@@ -265,7 +265,8 @@ impl Hub {
             | Cmd::Shell { .. }
             | Cmd::Clipboard(_)
             | Cmd::SaveColumns(_)
-            | Cmd::SaveTemplate { .. } => {}
+            | Cmd::SaveTemplate { .. }
+            | Cmd::ReadScript(_) => {}
         }
     }
 

@@ -65,6 +65,14 @@ impl Local {
                 });
                 None
             }
+            Cmd::ReadScript(path) => {
+                let tx = self.tx.clone();
+                tokio::task::spawn_blocking(move || {
+                    let result = read_script(&path);
+                    let _ = tx.send(Msg::ScriptRead { path, result });
+                });
+                None
+            }
             Cmd::AddCluster(name) => {
                 match self
                     .loaded
@@ -87,4 +95,31 @@ impl Local {
             other => Some(other),
         }
     }
+}
+
+/// A batch script on this machine, for the launch form: `~/` is the home directory; at
+/// most [`crate::launch::directives::MAX_SCRIPT_BYTES`] (a longer file is refused by the
+/// parser, which sees one byte more).
+fn read_script(path: &str) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let path = path.trim();
+    if path.is_empty() {
+        return Err("no script named".into());
+    }
+    let full = match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => std::path::Path::new(&home).join(rest),
+        _ => std::path::PathBuf::from(path),
+    };
+    let file = std::fs::File::open(&full).map_err(|e| format!("{}: {e}", full.display()))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("{}: {e}", full.display()))?;
+    if !meta.is_file() {
+        return Err(format!("{} is not a file", full.display()));
+    }
+    let mut bytes = Vec::new();
+    file.take(crate::launch::directives::MAX_SCRIPT_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{}: {e}", full.display()))?;
+    Ok(bytes)
 }
