@@ -43,7 +43,7 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
     }
     lines.push(Line::from(vec![
         Span::styled(format!("  {:<18}", "in the form (n)"), t.key()),
-        Span::raw("o from your own script · w save as template · ←→ pick one"),
+        Span::raw("o from a script · w save as template · ←→ pick one"),
     ]));
     lines.push(Line::from(vec![
         Span::styled(format!("  {:<18}", "a session's end"), t.key()),
