@@ -480,6 +480,14 @@ impl Summary {
         (self.reading.fraction * 100.0).floor() as u32
     }
 
+    /// `62`, or `<1` for a start that is not yet one percent.
+    fn percent_text(&self) -> String {
+        match self.percent() {
+            0 if self.reading.fraction > 0.0 => "<1".into(),
+            p => p.to_string(),
+        }
+    }
+
     /// Seconds from `now` to the estimated finish (0 once it has passed).
     pub fn eta_secs(&self, now: NaiveDateTime) -> Option<u64> {
         self.finish
@@ -488,7 +496,7 @@ impl Summary {
 
     /// The queue's cell: `62% 5h10m`, with `!` when the time limit comes first.
     pub fn cell(&self, now: NaiveDateTime) -> String {
-        let mut s = format!("{}%", self.percent());
+        let mut s = format!("{}%", self.percent_text());
         if let (Some(eta), true) = (self.eta_secs(now), self.reading.fraction < 1.0) {
             s.push(' ');
             s.push_str(&SlurmDuration::from_secs(eta).human());
@@ -501,7 +509,7 @@ impl Summary {
 
     /// The detail pane's line: `62 % · ETA 5 h 10 m · limit in 3 h`.
     pub fn line(&self, now: NaiveDateTime) -> String {
-        let mut parts = vec![format!("{} %", self.percent())];
+        let mut parts = vec![format!("{} %", self.percent_text())];
         if self.reading.fraction >= 1.0 {
             parts.push("done".into());
         } else {

@@ -247,6 +247,14 @@ fn the_summary_says_when_the_limit_comes_first() {
     assert!(!s.late());
     assert_eq!(s.cell(at(600)), "62% 5h");
     // A pending or finished job has no limit ahead.
+    // Under one percent is not 0.
+    let mut slow = Tracker::default();
+    slow.feed(&p, Stream::Stdout, b"step 5/600\n", at(0));
+    let s = slow
+        .summary(Some(&job("RUNNING", 10, 120)), Some(at(0)))
+        .unwrap();
+    assert_eq!(s.cell(at(0)), "<1%");
+    assert!(s.line(at(0)).starts_with("<1 % · "), "{}", s.line(at(0)));
     let j = job("COMPLETED", 5 * 3600, 8 * 3600);
     assert_eq!(tr.summary(Some(&j), Some(at(0))).unwrap().limit_end, None);
 }
