@@ -2,7 +2,8 @@
 //! cluster, two jobs on partition cpu printing progress as programs do. One writes a
 //! tqdm-style bar, each update after a `\r` on one line, with tqdm's own `<MM:SS` estimate;
 //! the other writes `step N/M` lines too slowly for its 2-minute limit, so its ETA comes
-//! from the rate the dashboard observed and lands after the limit.
+//! from the rate the dashboard observed and lands after the limit. With the default RPC
+//! budget: progress needs no read of its own.
 
 mod common;
 
@@ -81,9 +82,8 @@ async fn a_running_jobs_progress_rises_with_an_eta_and_a_late_one_is_warned() {
     wait_job_running(&r, bar, "the bar job to run", Duration::from_secs(60)).await;
     wait_job_running(&r, steps, "the steps job to run", Duration::from_secs(60)).await;
 
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let cfg = fast_config(tmp.path());
-    let t = Tmux::start(&cfg, &[]);
+    // As a user has it: the default slurmctld RPC budget (progress costs none).
+    let t = Tmux::start(&dev_config_default(), &[]);
     t.wait("the dashboard", Duration::from_secs(30), refreshed);
     // Before any log is open, nothing is known and the column is not drawn.
     assert!(!t.screen().contains("PROGRESS"), "{}", t.screen());

@@ -162,3 +162,15 @@ fn sessions_are_told_to_extend() {
     let j = jobs()[0].clone();
     assert!(advice(&j, None).contains("signal = USR1@120"));
 }
+
+#[test]
+fn a_narrow_queue_drops_the_progress_column_first_and_the_detail_keeps_it() {
+    let (mut a, id) = opened();
+    a.update(log(&id, Stream::Stdout, "step 5/10\n"));
+    a.size = (100, 40);
+    let s = screen(&a);
+    assert!(!s.contains("PROGRESS"), "{s}");
+    assert!(line_with(&s, "Progress").contains("50 %"), "{s}");
+    a.size = (150, 40);
+    assert!(screen(&a).contains("PROGRESS"));
+}
