@@ -99,10 +99,10 @@ pub struct Patterns {
 }
 
 const TQDM: &str = r"(\d{1,3})%\|[^|\r\n]{0,400}\|\s*([0-9.]+[kMGTPEZY]?)/([0-9.]+[kMGTPEZY]?)\s*\[([0-9:]+)<([0-9:]+|\?)[,\]]";
-const STEP: &str = r"(?i)\b(?:global[_ ])?(?:step|iter|iteration|batch)s?\s*[:=#]?\s*\[?\s*(\d+)\s*(?:/|of)\s*(\d+)";
-const EPOCH: &str = r"(?i)\bepochs?\s*[:=#]?\s*\[?\s*(\d+)\s*(?:/|of)\s*(\d+)";
+const STEP: &str = r"(?i)(?-u:\b)(?:global[_ ])?(?:step|iter|iteration|batch)s?\s*[:=#]?\s*\[?\s*(\d+)\s*(?:/|of)\s*(\d+)";
+const EPOCH: &str = r"(?i)(?-u:\b)epochs?\s*[:=#]?\s*\[?\s*(\d+)\s*(?:/|of)\s*(\d+)";
 const FRACTION: &str = r"\[\s*(\d+)\s*/\s*(\d+)\s*\]";
-const PERCENT: &str = r"\b(\d{1,3}(?:\.\d+)?)\s?%";
+const PERCENT: &str = r"(?-u:\b)(\d{1,3}(?:\.\d+)?)\s?%";
 
 fn builtin(name: &str) -> Option<(Source, &'static str)> {
     Some(match name {
@@ -141,7 +141,9 @@ impl Patterns {
         for name in BUILTINS {
             if config.builtins.iter().any(|b| b == name) {
                 if let Some((source, re)) = builtin(name) {
-                    let re = Regex::new(re).map_err(|e| PatternError {
+                    // ASCII classes: the automaton stays fast over bars of █ and other
+                    // non-ASCII text.
+                    let re = Regex::new(&format!("(?-u){re}")).map_err(|e| PatternError {
                         key: "progress.builtins".into(),
                         reason: e.to_string(),
                     })?;
@@ -185,14 +187,13 @@ impl Patterns {
         // (line start, reader order, reading)
         let mut best: Option<(usize, usize, Reading)> = None;
         for (order, r) in self.readers.iter().enumerate() {
-            // The last valid match of this reader.
-            let mut last: Option<(usize, Reading)> = None;
-            for caps in r.re.captures_iter(text) {
-                let Some(m) = caps.get(0) else { continue };
-                if let Some(reading) = read(r.source, &caps) {
-                    last = Some((m.start(), reading));
-                }
-            }
+            // The last valid match of this reader: matches found without their groups
+            // (fast), then read from the last back.
+            let starts: Vec<usize> = r.re.find_iter(text).map(|m| m.start()).collect();
+            let last = starts.iter().rev().find_map(|&at| {
+                let caps = r.re.captures_at(text, at)?;
+                Some((at, read(r.source, &caps)?))
+            });
             let Some((at, reading)) = last else { continue };
             let line = text[..at]
                 .iter()

@@ -311,3 +311,31 @@ proptest! {
         }
     }
 }
+
+/// Not a timing assertion: prints what reading a flood costs (`--nocapture`).
+#[test]
+fn a_flood_of_progress_lines_costs_little() {
+    let line =
+        "\r 45%|████▌     | 450/1000 [01:23<01:40,  5.40it/s] step 450/1000 epoch 3/10 12.5%";
+    let text = line.repeat(1 << 20 >> 7);
+    let p = Patterns::default();
+    let t0 = std::time::Instant::now();
+    for _ in 0..20 {
+        assert!(p.latest(text.as_bytes()).is_some());
+    }
+    println!(
+        "latest() over a {} KiB piece of progress lines: {:?}",
+        text.len() >> 10,
+        t0.elapsed() / 20
+    );
+    let plain = "loss 0.2 lr 1e-4 grad norm 1.3 tokens 123456\n".repeat(1 << 20 >> 6);
+    let t0 = std::time::Instant::now();
+    for _ in 0..20 {
+        assert!(p.latest(plain.as_bytes()).is_none());
+    }
+    println!(
+        "latest() over a {} KiB piece with none: {:?}",
+        plain.len() >> 10,
+        t0.elapsed() / 20
+    );
+}
