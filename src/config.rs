@@ -32,6 +32,8 @@ pub struct Config {
     pub templates: BTreeMap<String, toml::Table>,
     /// `[triage]`: extra log patterns for failure classes.
     pub triage: crate::triage::TriageConfig,
+    /// `[progress]`: how progress is read from the logs (built-in readers, own patterns).
+    pub progress: crate::logview::progress::ProgressConfig,
     /// `[retry]`: automatic re-submission of launches that failed on infrastructure.
     pub retry: crate::retry::RetryPolicy,
     /// `[notify]`: bell and desktop notifications on job changes.
@@ -617,6 +619,9 @@ fn validate(config: &Config, path: &Path) -> Result<(), ConfigError> {
     if let Err(e) = crate::triage::Patterns::new(&config.triage) {
         return Err(invalid(e.key, &e.reason));
     }
+    if let Err(e) = crate::logview::progress::Patterns::new(&config.progress) {
+        return Err(invalid(e.key, &e.reason));
+    }
     let budget = |key: String, v: u32| {
         if v > MAX_RPCS_PER_MINUTE {
             return Err(invalid(
@@ -930,6 +935,20 @@ mod tests {
         let missing = dir.path().join("nope.toml");
         let err = Loaded::load(Some(&missing)).unwrap_err();
         assert!(err.to_string().contains("nope.toml"), "{err}");
+    }
+
+    #[test]
+    fn progress_patterns_are_checked_at_load_naming_their_key() {
+        let cfg = parse(EXAMPLE, &p()).expect("example parses");
+        let pats = crate::logview::progress::Patterns::new(&cfg.progress).expect("compile");
+        assert!(pats.latest(b"42/100 images done").is_some());
+        let err = parse("[progress]\npatterns = [\"(?P<done>\\\\d+)\"]\n", &p()).unwrap_err();
+        assert!(
+            err.to_string().contains("key `progress.patterns[0]`"),
+            "{err}"
+        );
+        let err = parse("[progress]\nbuiltins = [\"tqdm\", \"pct\"]\n", &p()).unwrap_err();
+        assert!(err.to_string().contains("progress.builtins"), "{err}");
     }
 
     #[test]

@@ -112,6 +112,10 @@ fn new_app(session: &Session, loaded: &Loaded, keymap: Keymap, size: (u16, u16))
     app.live.low_mem_percent = loaded.config.ui.low_mem_percent;
     app.live.min_gap_secs = loaded.config.ui.live_sample_secs;
     app.files.download_dir = loaded.config.files.download_dir();
+    // Checked when the config was loaded.
+    if let Ok(p) = crate::logview::progress::Patterns::new(&loaded.config.progress) {
+        app.progress = crate::app::progress::ProgressState::new(p);
+    }
     app.clusters = crate::app::Clusters::one(cluster_state(session, loaded, first));
     app
 }

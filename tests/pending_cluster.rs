@@ -79,6 +79,7 @@ fn detail_text(job: &Job, info: Option<&PendingInfo>) -> String {
         live: Default::default(),
         deps: None,
         listed_at: None,
+        progress: None,
     }
     .render(buf.area, &mut buf);
     let mut s = String::new();

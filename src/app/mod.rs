@@ -41,6 +41,7 @@ mod ops;
 mod out;
 mod overlay;
 pub mod partitions;
+pub mod progress;
 mod prompt;
 mod refresh;
 pub(crate) mod relaunch;
@@ -141,6 +142,8 @@ pub struct App {
     pub deps: deps::DepsState,
     /// `:sooner`: changes that may start the selected pending job sooner, checked.
     pub sooner: sooner::SoonerState,
+    /// Progress and ETA read from the logs tailed this session (`[progress]`).
+    pub progress: progress::ProgressState,
 }
 
 impl App {
@@ -201,6 +204,7 @@ impl App {
             files: FilesState::default(),
             deps: deps::DepsState::default(),
             sooner: sooner::SoonerState::default(),
+            progress: progress::ProgressState::default(),
         }
     }
 
@@ -316,6 +320,13 @@ impl App {
                 {
                     let insight = &mut self.clusters[ix].insight;
                     insight.pace.log_wrote(self.now, &insight.bounds);
+                }
+                // Only the open log's events are taken in (a stopped tail's last ones are not).
+                if self.logs.job.as_ref() == Some(&ev.job) && self.progress.feed(&ev, self.now) {
+                    let listed = self
+                        .cluster_by_ix(ev.job.cluster())
+                        .and_then(|c| c.status.last_ok);
+                    progress::land(&self.progress, &mut self.queue.jobs, &ev.job, listed);
                 }
                 self.logs.apply(ev);
                 Vec::new()

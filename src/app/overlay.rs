@@ -165,9 +165,9 @@ impl App {
         if self.files.view.is_some() {
             return super::files::KEYS.len() + 4 + usize::from(self.clusters[ix].read_only);
         }
-        // A blank line and the two rules of the queue's marks.
+        // A blank line, the two rules of the queue's marks and what PROGRESS shows.
         let notes = if self.focus == crate::keymap::Pane::Queue {
-            3
+            4
         } else {
             0
         };

@@ -76,6 +76,13 @@ impl App {
         let listed = self.clusters[ix].on_jobs(jobs, &previous, at, took, self.now);
         drop(previous);
         self.set_own_jobs(ix, listed.rows);
+        let clusters = &self.clusters;
+        super::progress::refresh(
+            &mut self.progress,
+            &mut self.queue.jobs,
+            self.logs.job.as_ref(),
+            |k| clusters.get(k).and_then(|c| c.status.last_ok),
+        );
         self.deps.refresh(&view!(self, ix), &self.history);
         let interval = self.adapt_interval(ix);
         let mut cmds = self.selection_changed();

@@ -5,6 +5,7 @@
 pub mod ansi;
 pub mod buffer;
 pub mod layout;
+pub mod progress;
 pub mod search;
 pub mod terminal;
 pub mod urls;

@@ -73,6 +73,9 @@ pub enum Column {
     MemEff,
     /// Triage class of a finished job (`:history`).
     Triage,
+    /// Progress read from the log and the estimated time left (`62% 5h10m`, `!` when the
+    /// time limit comes first); known for jobs whose log was open this session.
+    Progress,
 }
 
 impl Column {
@@ -102,6 +105,7 @@ impl Column {
         Column::CpuEff,
         Column::MemEff,
         Column::Triage,
+        Column::Progress,
     ];
 
     /// Whether the view's [`super::facts::RowFacts`] hold this column's values.
@@ -125,6 +129,9 @@ impl Column {
             Column::Start,
             Column::Waited,
             Column::Submitted,
+            // Last, so the first to go when the width is short; drawn only once a job's
+            // progress is known.
+            Column::Progress,
         ]
     }
 
@@ -155,6 +162,7 @@ impl Column {
             Column::CpuEff => "CPU%",
             Column::MemEff => "MEM%",
             Column::Triage => "TRIAGE",
+            Column::Progress => "PROGRESS",
         }
     }
 
@@ -185,6 +193,7 @@ impl Column {
             Column::Exit => Width::Fixed(5),
             Column::CpuEff | Column::MemEff => Width::Fixed(5),
             Column::Triage => Width::Fixed(13),
+            Column::Progress => Width::Fixed(11),
         }
     }
 
@@ -246,8 +255,10 @@ impl Column {
                 None => Cow::Borrowed("-"),
             },
             Column::WorkDir => one_line(&j.work_dir),
-            // Drawn from the view's facts (see `QueueView::fact_text`).
-            Column::Exit | Column::CpuEff | Column::MemEff | Column::Triage => Cow::Borrowed(""),
+            // Drawn from the view's facts (see `QueueView::fact_text`) and its progress.
+            Column::Exit | Column::CpuEff | Column::MemEff | Column::Triage | Column::Progress => {
+                Cow::Borrowed("")
+            }
         }
     }
 
@@ -289,7 +300,9 @@ impl Column {
             Column::Waited => return opt(wait_key(x), wait_key(y)),
             Column::Priority => return opt(x.priority, y.priority),
             Column::WorkDir => x.work_dir.cmp(&y.work_dir),
-            Column::Exit | Column::CpuEff | Column::MemEff | Column::Triage => return None,
+            Column::Exit | Column::CpuEff | Column::MemEff | Column::Triage | Column::Progress => {
+                return None
+            }
         })
     }
 }

@@ -17,6 +17,7 @@ use std::collections::{HashMap, HashSet};
 pub use column::{arrow as column_arrow, name_suffix, Column, Width, STALE_MARK};
 pub use rows::{QueueRow, RowKind, MAX_EXPANDED_TASKS};
 
+use crate::logview::progress::Summary;
 use crate::slurm::command::Scope;
 use crate::slurm::model::{ArrayKey, Job, JobId, JobState};
 use rows::{build_rows, Haystack, RowKey, Rows};
@@ -83,6 +84,8 @@ pub struct QueueView {
     facts: HashMap<JobId, facts::RowFacts>,
     /// A view that is not the queue (`:history`): its title and what it says when empty.
     caption: Option<(String, String)>,
+    /// Progress read from the logs open this session, by job id (the PROGRESS column).
+    progress: HashMap<JobId, Summary>,
 }
 
 impl Default for QueueView {
@@ -99,7 +102,7 @@ impl QueueView {
             columns
         };
         QueueView {
-            shown: shown_columns(&columns, false),
+            shown: shown_columns(&columns, false, false),
             multi: false,
             stale: HashSet::new(),
             columns,
@@ -126,6 +129,7 @@ impl QueueView {
             sweeps: HashMap::new(),
             facts: HashMap::new(),
             caption: None,
+            progress: HashMap::new(),
             idle: HashSet::new(),
             low_use: HashSet::new(),
         }
@@ -147,6 +151,37 @@ impl QueueView {
         if self.sort.column.is_some_and(Column::is_fact) {
             self.reorder();
         }
+    }
+
+    /// Progress of the jobs whose logs were read, by job id. The PROGRESS column is drawn
+    /// while one is known.
+    pub fn set_progress(&mut self, progress: HashMap<JobId, Summary>) {
+        let was = self.progress.is_empty();
+        self.progress = progress;
+        if was != self.progress.is_empty() {
+            self.shown = self.shown();
+        }
+        if self.sort.column == Some(Column::Progress) {
+            self.reorder();
+        }
+    }
+
+    /// One job's progress changed (the job whose log is open).
+    pub fn set_job_progress(&mut self, id: &JobId, s: Option<Summary>) {
+        let mut all = std::mem::take(&mut self.progress);
+        match s {
+            Some(s) => all.insert(id.clone(), s),
+            None => all.remove(id),
+        };
+        self.set_progress(all);
+    }
+
+    pub fn progress(&self, id: &JobId) -> Option<&Summary> {
+        self.progress.get(id)
+    }
+
+    fn shown(&self) -> Vec<Column> {
+        shown_columns(&self.columns, self.multi, !self.progress.is_empty())
     }
 
     /// The text of a facts column for this job.
@@ -182,7 +217,7 @@ impl QueueView {
     /// cluster they are on (CLUSTER column, filter, sort).
     pub fn set_cluster_names(&mut self, names: Vec<String>) {
         self.multi = names.iter().filter(|n| !n.is_empty()).count() > 1;
-        self.shown = shown_columns(&self.columns, self.multi);
+        self.shown = self.shown();
         self.rebuild();
     }
 
@@ -203,7 +238,7 @@ impl QueueView {
         self.columns = columns;
         // What is drawn follows (it was left as before: a view made anew was the only
         // caller until columns could change on screen).
-        self.shown = shown_columns(&self.columns, self.multi);
+        self.shown = self.shown();
         self.measure();
         self.reorder();
     }
@@ -397,7 +432,15 @@ impl QueueView {
         }
         let (all, jobs) = (&self.all, &self.jobs);
         let Sort { column, descending } = self.sort;
-        if let Some(col) = column.filter(|c| c.is_fact()) {
+        if column == Some(Column::Progress) {
+            let p = &self.progress;
+            let key = |i: usize| p.get(&all.at(jobs, i).job.id).map(|s| s.reading.fraction);
+            self.order.sort_by(|&a, &b| match (key(a), key(b)) {
+                (Some(x), Some(y)) if descending => y.total_cmp(&x),
+                (Some(x), Some(y)) => x.total_cmp(&y),
+                (x, y) => y.is_some().cmp(&x.is_some()),
+            });
+        } else if let Some(col) = column.filter(|c| c.is_fact()) {
             let facts = &self.facts;
             let cmp = |a: usize, b: usize| {
                 let (a, b) = (all.at(jobs, a), all.at(jobs, b));
@@ -683,12 +726,13 @@ fn missing_last(a: &QueueRow, b: &QueueRow, col: Column) -> Ordering {
 }
 
 /// The configured columns; CLUSTER after the id when several clusters are shown (unless
-/// configured elsewhere), never when one is.
-fn shown_columns(configured: &[Column], multi: bool) -> Vec<Column> {
+/// configured elsewhere), never when one is; PROGRESS once a job's progress is known.
+fn shown_columns(configured: &[Column], multi: bool, progress: bool) -> Vec<Column> {
     let mut shown: Vec<Column> = configured
         .iter()
         .copied()
         .filter(|c| multi || *c != Column::Cluster)
+        .filter(|c| progress || *c != Column::Progress)
         .collect();
     if multi && !shown.contains(&Column::Cluster) {
         let at = shown

@@ -44,6 +44,16 @@ pub struct DetailWidget<'a> {
     /// When the queue's row (`job`) was read: a running job's elapsed time is its time used
     /// then plus the time since, moving with the clock.
     pub listed_at: Option<NaiveDateTime>,
+    /// Progress read from the job's log, and what to do when the time limit comes first.
+    pub progress: Option<ProgressView>,
+}
+
+/// A job's progress as the detail pane shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProgressView {
+    pub summary: crate::logview::progress::Summary,
+    /// What to do when the time limit comes before the end (`app::progress::advice`).
+    pub advice: String,
 }
 
 pub use live::{idle_mark_help, low_use_help, LiveView};
@@ -224,6 +234,29 @@ fn waiter_lines(l: &mut Lines<'_>, g: &DepGraph, cluster: u16, id: &str) {
             Style::new()
         };
         l.field(label, &text, style);
+    }
+}
+
+/// `Progress  62 % · ETA 5 h 10 m · limit in 3 h`, where it was read, and when the estimate
+/// lands after the time limit, the warning and what to do.
+fn progress_lines(l: &mut Lines<'_>, p: &ProgressView, running: bool, now: NaiveDateTime) {
+    let s = &p.summary;
+    if !running {
+        l.field(
+            "Progress",
+            &format!("{} % when last read", s.percent()),
+            l.theme.dim(),
+        );
+        l.field("", &s.source_line(now), l.theme.dim());
+        return;
+    }
+    let late = s.late();
+    let style = if late { l.theme.warn() } else { Style::new() };
+    l.field("Progress", &s.line(now), style);
+    l.field("", &s.source_line(now), l.theme.dim());
+    if late {
+        l.field("Warning", "reaches its time limit first", l.theme.warn());
+        l.field("To do", &p.advice, l.theme.warn());
     }
 }
 
@@ -444,6 +477,9 @@ impl DetailWidget<'_> {
                 None => lim.to_slurm(),
             };
             l.plain(if pending { "Time limit" } else { "Elapsed" }, &text);
+        }
+        if let Some(p) = &self.progress {
+            progress_lines(&mut l, p, state.status() == Status::Running, self.now);
         }
         l.gap();
 
@@ -680,6 +716,7 @@ impl<'a> DetailWidget<'a> {
             live: LiveView::default(),
             deps: None,
             listed_at: None,
+            progress: None,
         }
     }
 }

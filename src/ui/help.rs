@@ -71,6 +71,10 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
             crate::ui::detail::low_use_help(&app.live.rules()),
             t.dim(),
         )));
+        lines.push(Line::from(Span::styled(
+            "PROGRESS: read from the logs opened (tqdm, step/epoch N/M, N%) · ! limit first",
+            t.dim(),
+        )));
     }
     lines.push(Line::from(""));
     lines.push(Line::from(Span::styled(

@@ -86,6 +86,7 @@ pub fn draw(f: &mut Frame, app: &App) {
                     .selected_job()
                     .and_then(|j| app.cluster_by_ix(j.id.cluster()))
                     .and_then(|c| c.status.last_ok),
+                progress: detail_progress(app),
             }
             .scrolled(app.detail.scroll),
             r,
@@ -228,6 +229,22 @@ fn draw_overlay(f: &mut Frame, app: &App, o: Overlay, areas: &Areas) {
         }
         Overlay::Help => f.render_widget(help::HelpWidget { app }, size),
     }
+}
+
+/// The selected job's progress, read from its log.
+fn detail_progress(app: &App) -> Option<detail::ProgressView> {
+    let job = app.queue.selected_job()?;
+    let cluster = app.cluster_by_ix(job.id.cluster());
+    let summary = app
+        .progress
+        .summary(job, cluster.and_then(|c| c.status.last_ok))?;
+    let chain = cluster
+        .filter(|_| job.id.array().is_none())
+        .and_then(|c| c.chains.get(&job.id.base()));
+    Some(detail::ProgressView {
+        summary,
+        advice: crate::app::progress::advice(job, chain),
+    })
 }
 
 /// The selected running job's live use.

@@ -174,6 +174,12 @@ impl QueueWidget<'_> {
                     row.job.cluster,
                     crate::queue::STALE_MARK
                 )),
+                (Column::Progress, _) => std::borrow::Cow::Owned(
+                    self.view
+                        .progress(&row.job.id)
+                        .map(|p| p.cell(self.now))
+                        .unwrap_or_default(),
+                ),
                 _ if col.is_fact() => std::borrow::Cow::Owned(
                     self.view.fact_text(&row.job.id, col).unwrap_or_default(),
                 ),
@@ -191,6 +197,10 @@ impl QueueWidget<'_> {
                     t.warn()
                 }
                 Column::Submitted | Column::Waited => dim,
+                // The time limit comes before the estimated end.
+                Column::Progress if self.view.progress(&row.job.id).is_some_and(|p| p.late()) => {
+                    t.warn()
+                }
                 _ => Style::new(),
             };
             if col == Column::Name {

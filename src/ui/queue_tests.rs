@@ -179,11 +179,11 @@ fn column_names_in_config() {
         columns: Vec<Column>,
     }
     let c: C = toml::from_str(
-        r#"columns = ["id", "name", "partition", "state", "time", "nodes", "gpus", "where", "start", "waited", "submitted", "node_list", "work_dir", "qos"]"#,
+        r#"columns = ["id", "name", "partition", "state", "time", "nodes", "gpus", "where", "start", "waited", "submitted", "progress", "node_list", "work_dir", "qos"]"#,
     )
     .unwrap();
-    assert_eq!(c.columns[..11], Column::defaults()[..]);
-    assert_eq!(c.columns[11], Column::NodeList);
+    assert_eq!(c.columns[..12], Column::defaults()[..]);
+    assert_eq!(c.columns[12], Column::NodeList);
     assert!(toml::from_str::<C>(r#"columns = ["nope"]"#).is_err());
 }
 
