@@ -400,6 +400,10 @@ impl App {
                 return self.apply(out);
             }
             Action::Columns => return self.open_columns(),
+            Action::Adopt => {
+                let out = super::adopt::ask(&view!(self, ix));
+                return self.apply(out);
+            }
         }
         Vec::new()
     }
