@@ -175,15 +175,15 @@ async fn a_job_submitted_with_sbatch_is_adopted_and_resubmitted_after_its_node_f
             "-j",
             &second.to_string(),
             "-o",
-            "Partition,ExcludeNodes",
+            "Partition,JobName,WorkDir",
         ],
     )
     .await;
     println!("retry {second}: {}", acct.stdout_lossy().trim());
-    assert!(
-        acct.stdout_lossy().starts_with(SPARE),
-        "{}",
-        acct.stdout_lossy()
+    assert_eq!(
+        acct.stdout_lossy().trim(),
+        format!("{SPARE}|{name}|{base}"),
+        "the retry's partition, name and working directory"
     );
     wait_quiet(&r, &dir).await;
     println!("adopted {id}: NODE_FAIL -> resubmitted as {second}, COMPLETED");

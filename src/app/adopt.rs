@@ -34,13 +34,13 @@ pub fn ask(v: &View) -> Out {
     if !v.cluster.retry.policy.guard {
         return Out::note("[retry] guard = false: adopting a job means a guard on the cluster");
     }
-    let Some(root) = v.cluster.launch.results_root.clone() else {
+    if v.cluster.launch.results_root.is_none() {
         return Out::note("no results root for this cluster: nowhere to keep the job's script");
-    };
+    }
     let retries = v.cluster.retry.policy.max_retries;
     Out::confirm(Confirm {
         prompt: format!(
-            "adopt job {id} ({})? Slurm's copy of its script goes to a job directory under {root}; a guard job resubmits it with its options after an infrastructure failure (up to {retries}×)",
+            "adopt job {id} ({})? a guard resubmits Slurm's copy of its script after an infrastructure failure (up to {retries}×)",
             job.name
         ),
         choices: vec![Choice {
