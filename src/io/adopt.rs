@@ -157,7 +157,7 @@ pub async fn adopt(t: &Target<'_>, id: u64, plan: GuardPlan) -> Result<Adopted, 
     )
     .await?;
     let now = Utc::now();
-    let mut entry = Entry {
+    let entry = Entry {
         local_id: layout.local_id.clone(),
         cluster: t.cluster.to_string(),
         job_id: id,
@@ -209,7 +209,6 @@ pub async fn adopt(t: &Target<'_>, id: u64, plan: GuardPlan) -> Result<Adopted, 
         }
     };
     let mut warnings = Vec::new();
-    entry.guard = Some(GuardRecord::default());
     let meta = format!("{}/meta/registry.json", layout.job_dir);
     if let Err(e) = io_stage::write_file(remote, &meta, entry.to_json().as_bytes(), to).await {
         warnings.push(format!("{meta} was not written: {e}"));
@@ -219,7 +218,6 @@ pub async fn adopt(t: &Target<'_>, id: u64, plan: GuardPlan) -> Result<Adopted, 
             "job {id} has Requeue=1: after a node failure Slurm itself runs it again under the same id, and the guard waits for that run instead of submitting a copy"
         ));
     }
-    entry.job_id = id;
     Ok(Adopted {
         job,
         local_id: layout.local_id.clone(),

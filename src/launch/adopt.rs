@@ -389,7 +389,6 @@ case $out in /*) ln -s -- "$out" "$logs/main.out" 2>/dev/null ;; esac
 case $err in /*) [ "$err" = "$out" ] || ln -s -- "$err" "$logs/main.err" 2>/dev/null ;; esac
 exec sh "$tmp/guard.sh" arm "$dir" "$id" 1 "$sum" "$gwant" 0 "$pwant""#;
 
-#[allow(clippy::too_many_arguments)]
 pub fn arm_argv(
     job_dir: &str,
     id: u64,
