@@ -87,9 +87,8 @@ mod tests {
         assert!(a.update(key('A')).is_empty(), "nothing before the answer");
         let c = a.confirm.clone().expect("a question");
         assert!(c.prompt.starts_with("adopt job 242 ("), "{}", c.prompt);
-        assert!(c.prompt.contains("under /lustre/r"), "{}", c.prompt);
         assert!(
-            c.prompt.contains("a guard job resubmits it"),
+            c.prompt.contains("a guard resubmits Slurm's copy of its script"),
             "{}",
             c.prompt
         );
