@@ -18,6 +18,10 @@
 #       with the script's own --exclude and EXCLUDED (the nodes earlier retries left out,
 #       `-` for none), which the next guard carries on.
 #
+# An adopted job (`slurmdash adopt`: submitted elsewhere, its script Slurm's own copy) has
+# its sbatch options as `opt=` lines of meta/guard.conf, each one argument given to every
+# resubmission, and the nodes it was kept off as `exclude=`; both are pinned with the policy.
+#
 # What it queues is never re-read from the job directory unchecked: the next guard is
 # this very script ($0: the checked copy the submission ran, or Slurm's own copy of the
 # guard job's script), refused unless its sha256 is GUARD_SHA256; the attempt is a private
@@ -45,7 +49,7 @@ case $attempt in ''|*[!0-9_]*) echo "guard.sh: bad attempt id '$attempt'" >&2; e
 chain=$dir/meta/chain.jsonl
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/sdguard.XXXXXX") || { echo "guard.sh: cannot make a private temporary directory" >&2; exit 2; }
 trap 'rm -rf -- "$tmp"' EXIT
-name= partition= account= limit=1 script= local_id= resume= max_resumes=0
+name= partition= account= limit=1 script= local_id= resume= max_resumes=0 cexcl=
 
 now() { date -u +%Y-%m-%dT%H:%M:%SZ; }
 
@@ -134,6 +138,7 @@ while IFS= read -r line || [ -n "$line" ]; do
     local_id) local_id=$v ;;
     resume) resume=$v ;;
     max_resumes) max_resumes=$v ;;
+    exclude) cexcl=$v ;;
   esac
 done < "$tmp/guard.conf"
 count "limit in meta/guard.conf" "$limit"
@@ -313,19 +318,26 @@ if [ -n "$id" ]; then
   decide "$state" "$class" "$evidence" "$how as $id (already queued)$note" "$id"
   exit 0
 fi
+# An adopted job's own options, one argument each (none for a launch).
+set --
+while IFS= read -r line || [ -n "$line" ]; do
+  case $line in opt=*) set -- "$@" "${line#opt=}" ;; esac
+done < "$tmp/guard.conf"
+hostlist "$cexcl" || cexcl=
 # After an infrastructure failure, not on the nodes it failed on (a preemption is no
 # fault of the node): --exclude on the command line replaces the script's own, so the
-# script's, the earlier retries' and these are merged.
+# script's (or an adopted job's), the earlier retries' and these are merged.
 if [ "$class" = ERR_INFRA ] && [ "$state" != PREEMPTED ] && [ -n "$nodes" ]; then
   own=$(sed -n -e 's/^#SBATCH[[:space:]][[:space:]]*--exclude[= ][[:space:]]*\([^[:space:]]*\).*/\1/p' \
     -e 's/^#SBATCH[[:space:]][[:space:]]*-x[[:space:]]*\([^[:space:]]*\).*/\1/p' "$tmp/job.sbatch" | tr '\n' ',')
   own=${own%,}
   hostlist "$own" || own=
+  [ -n "$cexcl" ] && own=$cexcl${own:+,$own}
   [ "$excl" = - ] && excl=$nodes || excl=$excl,$nodes
-  set -- "--exclude=$excl${own:+,$own}"
+  set -- "$@" "--exclude=$excl${own:+,$own}"
   note="$note, not on $nodes where it failed (--exclude=$excl${own:+,$own})"
-else
-  set --
+elif [ -n "$cexcl" ]; then
+  set -- "$@" "--exclude=$cexcl"
 fi
 # sbatch's own words when it refuses (its warnings, on success, come before the id line).
 out=$(cd -- "$dir" && sbatch --parsable --hold --export=ALL "$@" < "$tmp/job.sbatch" 2>&1) || {

@@ -135,6 +135,11 @@ pub enum Msg {
         generation: u64,
         result: Box<Result<crate::payload::Page, String>>,
     },
+    /// `A`'s answer: what was done (a line for the status bar), or why not.
+    Adopted {
+        id: JobId,
+        result: Result<String, String>,
+    },
     /// A finished launch's staged spec and use, for `L`.
     Relaunch {
         id: JobId,
@@ -234,6 +239,7 @@ impl Msg {
             | Msg::Forwarded { id, .. }
             | Msg::Live { id, .. }
             | Msg::Relaunch { id, .. }
+            | Msg::Adopted { id, .. }
             | Msg::Recovered { id, .. }
             | Msg::Rerun { id, .. }
             | Msg::SoonerChecked { id, .. }
@@ -422,6 +428,13 @@ pub enum Cmd {
         id: JobId,
         job_dir: String,
     },
+    /// Adopt a job submitted elsewhere (`A`): its job directory goes under `results_root`
+    /// with mode `job_dir_mode`.
+    Adopt {
+        id: JobId,
+        results_root: String,
+        job_dir_mode: u32,
+    },
     /// Recover a job's options and batch script (a job slurmdash did not launch), for `L`.
     Recover(JobId),
     /// Read the array of task `id` (its tasks, MaxArraySize) with what `L` reads of the
@@ -445,6 +458,7 @@ impl Cmd {
             | Cmd::Shell { id, .. }
             | Cmd::Forward { id, .. }
             | Cmd::Relaunch { id, .. }
+            | Cmd::Adopt { id, .. }
             | Cmd::Recover(id)
             | Cmd::Rerun { id, .. }
             | Cmd::CheckSooner { id, .. }

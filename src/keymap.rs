@@ -66,6 +66,8 @@ pub enum Action {
     Copy,
     /// Choose and order the queue's columns; saved in the config.
     Columns,
+    /// Put a job submitted elsewhere under slurmdash's care (`slurmdash adopt`).
+    Adopt,
 }
 
 impl Action {
@@ -80,6 +82,7 @@ impl Action {
                 | Action::Requeue
                 | Action::Prioritize
                 | Action::Edit
+                | Action::Adopt
         )
     }
 
@@ -130,6 +133,7 @@ impl Action {
             Action::Files => "the job's files: walk, preview, fetch (also :files)",
             Action::Copy => "copy the job id (detail: its dir; log: its path)",
             Action::Columns => "choose and order the columns (saved in the config)",
+            Action::Adopt => "adopt a job submitted elsewhere: guard it (asks first)",
         }
     }
 }
@@ -324,6 +328,7 @@ const DEFAULT_QUEUE: &[(&str, Action)] = &[
     ("V", Action::MarkRange),
     ("ctrl-a", Action::MarkAll),
     ("c", Action::Columns),
+    ("A", Action::Adopt),
 ];
 
 const DEFAULT_LOG: &[(&str, Action)] = &[

@@ -189,7 +189,8 @@ impl Chain {
     /// guard resumed, the resume and why: `↻3/10 resumed after TIMEOUT`.
     pub fn badge(&self) -> Option<String> {
         if self.attempt <= 1 {
-            return None;
+            // The only attempt so far: marked when a guard on the cluster stands by it.
+            return (self.attempts <= 1 && self.guard.is_some()).then(|| "↻ guarded".to_string());
         }
         if self.attempt == self.attempts {
             if let Some((state, r, m)) = self.resumed() {
@@ -372,6 +373,17 @@ mod tests {
         );
         // An earlier attempt keeps its place in the chain.
         assert_eq!(idx[1].1.badge().as_deref(), Some("↻2/11"));
+    }
+
+    /// A guarded launch's first and only attempt is marked; an unguarded one is not.
+    #[test]
+    fn a_guarded_first_attempt_is_marked() {
+        let mut e = entry(&[(10, None)]);
+        let idx = Chain::index(std::slice::from_ref(&e), &RetryPolicy::default());
+        assert_eq!(idx[0].1.badge(), None);
+        e.guard = Some(crate::registry::GuardRecord::default());
+        let idx = Chain::index(&[e], &RetryPolicy::default());
+        assert_eq!(idx[0].1.badge().as_deref(), Some("↻ guarded"));
     }
 
     #[test]

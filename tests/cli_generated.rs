@@ -6,7 +6,7 @@ use std::process::{Command, Output};
 
 /// Every subcommand the CLI has: `every_subcommand_is_listed_here` fails when the clap
 /// definitions gain or lose one, so each test below covers them all.
-const SUBCOMMANDS: [&str; 18] = [
+const SUBCOMMANDS: [&str; 19] = [
     "doctor",
     "jobs",
     "cancel",
@@ -21,6 +21,7 @@ const SUBCOMMANDS: [&str; 18] = [
     "fetch",
     "login",
     "submit",
+    "adopt",
     "session",
     "rerun",
     "completions",

@@ -32,7 +32,7 @@ const STUBS: &[(&str, &str)] = &[
     ),
     (
         "sbatch",
-        "echo \"sbatch $*\" >> \"$CALLS\"\ncase \"$*\" in *--hold*) echo \"stdin $(sha256sum | cut -c1-64)\" >> \"$CALLS\"; echo \"${SLURMDASH_RESUME_ATTEMPT-unset}\" > \"$CALLS.resume\" ;; esac\nn=$(cat \"$CALLS.id\" 2>/dev/null || echo 100); n=$((n + 1)); echo $n > \"$CALLS.id\"; echo \"$n\"\n",
+        "echo \"sbatch $*\" >> \"$CALLS\"\ncase \"$*\" in *--hold*) for a do printf '%s\\n' \"$a\"; done > \"$CALLS.hold-args\"; echo \"stdin $(sha256sum | cut -c1-64)\" >> \"$CALLS\"; echo \"${SLURMDASH_RESUME_ATTEMPT-unset}\" > \"$CALLS.resume\" ;; esac\nn=$(cat \"$CALLS.id\" 2>/dev/null || echo 100); n=$((n + 1)); echo $n > \"$CALLS.id\"; echo \"$n\"\n",
     ),
     ("scontrol", "echo \"scontrol $*\" >> \"$CALLS\"\n"),
     ("scancel", "echo \"scancel $*\" >> \"$CALLS\"\n"),
@@ -49,6 +49,17 @@ fn stage(limit: u32, webhook: bool) -> Stage {
 
 /// [`stage`] for a launch that resumes after `resume` (e.g. `timeout`), `max` times at most.
 fn stage_resuming(limit: u32, webhook: bool, resume: &str, max: u32) -> Stage {
+    stage_plan(limit, webhook, resume, max, |p| p)
+}
+
+/// [`stage_resuming`] with the plan changed by `f` (an adopted job's options).
+fn stage_plan(
+    limit: u32,
+    webhook: bool,
+    resume: &str,
+    max: u32,
+    f: impl FnOnce(GuardPlan) -> GuardPlan,
+) -> Stage {
     let tmp = tempfile::tempdir().expect("tmp");
     let root = tmp.path().join("results");
     let layout = Layout::new(root.to_str().expect("utf-8"), "L1");
@@ -58,10 +69,10 @@ fn stage_resuming(limit: u32, webhook: bool, resume: &str, max: u32) -> Stage {
     let on = slurmdash::launch::resume::parse(resume).expect("resume list");
     let plan =
         GuardPlan::resuming(limit - 1, &on, max, &[], &Patterns::builtin(), None).expect("plan");
-    let plan = GuardPlan {
+    let plan = f(GuardPlan {
         webhook: webhook.then(|| "https://hooks.example/T0KEN".to_string()),
         ..plan
-    };
+    });
     // What `submit` stages, and the policy sha256 it pins on the guard's command line.
     let (files, policy) =
         guard::staged_files(&layout, &plan, "train", "short", Some("research")).expect("files");
@@ -673,5 +684,62 @@ fn an_infra_retry_excludes_the_failed_nodes_merged_with_earlier_ones() {
     assert!(
         calls.contains("--hold") && !calls.contains("--exclude"),
         "{calls}"
+    );
+}
+
+/// An adopted job (`slurmdash adopt`): its own options reach the resubmission one argument
+/// each (a name with a space stays one), its `--exclude` is merged with the failed node, and
+/// a job that rewrites an `opt=` line gets no retry (the policy pin covers them).
+#[test]
+fn an_adopted_jobs_options_reach_sbatch_one_argument_each() {
+    let opts = |p: GuardPlan| GuardPlan {
+        sbatch: vec![
+            "--job-name=my job".into(),
+            "--partition=short".into(),
+            "--chdir=/home/u/a b".into(),
+            "--no-requeue".into(),
+        ],
+        exclude: "cpu01".into(),
+        ..p
+    };
+    let s = stage_plan(3, false, "", 0, opts);
+    let (chain, calls) = s.run(1, "NODE_FAIL|None|0:0|gpu02", &[]);
+    let d = decision(&chain);
+    assert_eq!(
+        d.decision.as_deref(),
+        Some("retried as 101, not on gpu02 where it failed (--exclude=gpu02,cpu01)"),
+        "{d:?}"
+    );
+    let args = std::fs::read_to_string(format!("{}.hold-args", s.calls.display()))
+        .unwrap_or_else(|_| panic!("not resubmitted: {calls}"));
+    let args: Vec<&str> = args.lines().collect();
+    assert_eq!(
+        args,
+        [
+            "--parsable",
+            "--hold",
+            "--export=ALL",
+            "--job-name=my job",
+            "--partition=short",
+            "--chdir=/home/u/a b",
+            "--no-requeue",
+            "--exclude=gpu02,cpu01",
+        ]
+    );
+
+    // Rewritten by the job: nothing is resubmitted.
+    let s = stage_plan(3, false, "", 0, opts);
+    let conf = format!("{}/meta/guard.conf", s.dir);
+    let text = std::fs::read_to_string(&conf).expect("guard.conf");
+    std::fs::write(&conf, text.replace("--partition=short", "--partition=long")).expect("write");
+    let (chain, calls, _, ok) = s.run_raw("1", "0", &[], "NODE_FAIL|None|0:0|gpu02", &[]);
+    assert!(!ok && !calls.contains("--hold"), "{calls}");
+    assert!(
+        decision(&chain)
+            .decision
+            .as_deref()
+            .unwrap_or("")
+            .contains("meta/guard.conf or meta/triage-*.ere changed"),
+        "{chain:?}"
     );
 }

@@ -30,6 +30,8 @@ pub enum Answer {
     Ask(Box<Confirm>),
     /// A change of a pending job's request (`:sooner N`), run as `scontrol update`.
     Change(JobId, crate::slurm::why::Change),
+    /// Adopt a job submitted elsewhere (`A`): a guard and a registry record.
+    Adopt(JobId),
 }
 
 impl Confirm {

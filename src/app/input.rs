@@ -404,6 +404,10 @@ impl App {
                 return self.apply(out);
             }
             Action::Columns => return self.open_columns(),
+            Action::Adopt => {
+                let out = super::adopt::ask(&view!(self, ix));
+                return self.apply(out);
+            }
         }
         Vec::new()
     }

@@ -13,6 +13,7 @@
 #[macro_use]
 pub(crate) mod component;
 mod adaptive;
+mod adopt;
 pub mod budget;
 pub mod checks;
 mod cluster;
@@ -437,6 +438,18 @@ impl App {
                 self.on_submitted(ix, *r)
             }
             Msg::RegistryJobs(r) => self.on_registry_jobs(ix, r),
+            Msg::Adopted { id, result } => {
+                self.queue.clear_busy(std::slice::from_ref(&id));
+                match result {
+                    Ok(line) => {
+                        // The new launch's chain: at the next tick.
+                        self.clusters[ix].retry.last = None;
+                        self.note = Some(line);
+                    }
+                    Err(e) => self.clusters[ix].status.last_error = Some(e),
+                }
+                Vec::new()
+            }
             Msg::Pending { ask, result, at } => {
                 self.clusters[ix].insight.on_pending(*ask, *result, at);
                 Vec::new()

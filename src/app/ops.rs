@@ -199,6 +199,11 @@ impl App {
                 self.apply(out)
             }
             Some(Answer::Ask(next)) => self.apply(Out::confirm(*next)),
+            Some(Answer::Adopt(id)) => {
+                let ix = id.cluster();
+                let out = super::adopt::start(&view!(self, ix), id);
+                self.apply(out)
+            }
             None => self.apply(Out::note("nothing changed")),
         }
     }

@@ -1,6 +1,7 @@
 //! The command line: global options, subcommands, and the shared set-up of config and
 //! transport. Every subcommand uses the same Slurm layer and transport as the dashboard.
 
+mod adopt;
 mod cancel;
 mod deps;
 mod doctor;
@@ -102,6 +103,10 @@ pub enum Command {
     /// `slurmdash submit --template train-8gpu --set time=2h -- python train.py`, or your
     /// own batch script: `slurmdash submit train.sbatch -- --lr 3e-4`.
     Submit(submit::SubmitArgs),
+    /// Put a running or pending job you submitted elsewhere (plain sbatch) under slurmdash's
+    /// care: Slurm's copy of its script is kept in a job directory, and a guard job on the
+    /// cluster resubmits it after an infrastructure failure, e.g. `slurmdash adopt 4242 --json`.
+    Adopt(adopt::AdoptArgs),
     /// A work session: an allocation to work in, without holding a terminal, e.g.
     /// `slurmdash session --gpus 1 --time 2h --wait`; then `shell ID`, `forward ID PORT`,
     /// `session --ssh-config ID` (an editor's remote mode), `session --end ID`.
@@ -191,6 +196,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         (Some(Command::Forward(_)), true) => return Err(one_only("forward")),
         (Some(Command::Fetch(_)), true) => return Err(one_only("fetch")),
         (Some(Command::Submit(_)), true) => return Err(one_only("submit")),
+        (Some(Command::Adopt(_)), true) => return Err(one_only("adopt")),
         (Some(Command::Rerun(_)), true) => return Err(one_only("rerun")),
         (Some(Command::Session(_)), true) => return Err(one_only("session")),
         (Some(Command::Eff(_)), true) => return Err(one_only("eff")),
@@ -236,6 +242,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode> {
         }
         // It handles the signals itself: a submission under way is finished first.
         Some(Command::Submit(args)) => submit::run(&loaded, &cluster, &args).await,
+        Some(Command::Adopt(args)) => until_stopped(adopt::run(&loaded, &cluster, &args)).await,
         // Like submit, it handles the signals itself.
         Some(Command::Session(args)) => session::run(&loaded, &cluster, &args).await,
         // Like submit, it handles the signals itself.

@@ -40,6 +40,13 @@ pub struct GuardPlan {
     pub max_resumes: u32,
     /// `[retry] webhook_plain_http`: a plain `http://` webhook is accepted.
     pub webhook_plain_http: bool,
+    /// An adopted job's own sbatch options (`slurmdash adopt`), one argument each: the
+    /// guard passes them to every resubmission (`opt=` lines of `meta/guard.conf`, pinned
+    /// with the policy). Empty for a launch, whose staged script carries its options.
+    pub sbatch: Vec<String>,
+    /// Nodes an adopted job was kept off (`--exclude`), merged by the guard with those a
+    /// failed attempt ran on (`exclude=` in `meta/guard.conf`).
+    pub exclude: String,
 }
 
 impl GuardPlan {
@@ -87,19 +94,32 @@ impl GuardPlan {
             resume: if resumes { resume.to_vec() } else { Vec::new() },
             max_resumes: if resumes { max_resumes } else { 0 },
             webhook_plain_http: false,
+            sbatch: Vec::new(),
+            exclude: String::new(),
         })
     }
 
-    /// The `resume` and `max_resumes` lines of `meta/guard.conf` (none without resumes).
+    /// The `resume` and `max_resumes` lines of `meta/guard.conf` (none without resumes),
+    /// then an adopted job's `opt=` and `exclude=` lines.
     pub fn resume_conf(&self) -> String {
-        if self.resume.is_empty() {
-            return String::new();
+        let mut s = String::new();
+        if !self.resume.is_empty() {
+            s = format!(
+                "resume={}\nmax_resumes={}\n",
+                self.resume.join(","),
+                self.max_resumes
+            );
         }
-        format!(
-            "resume={}\nmax_resumes={}\n",
-            self.resume.join(","),
-            self.max_resumes
-        )
+        for o in &self.sbatch {
+            s.push_str(&format!("opt={}\n", o.replace(['\n', '\r'], " ")));
+        }
+        if !self.exclude.is_empty() {
+            s.push_str(&format!(
+                "exclude={}\n",
+                self.exclude.replace(['\n', '\r'], " ")
+            ));
+        }
+        s
     }
 }
 

@@ -208,6 +208,11 @@ impl Hub {
             Cmd::Unforward(tunnel) => self.spawn(|t| unforward(t, tunnel)),
             Cmd::History(req) => self.spawn(|t| history(t, req)),
             Cmd::Relaunch { id, job_dir } => self.spawn(|t| relaunch(t, id, job_dir)),
+            Cmd::Adopt {
+                id,
+                results_root,
+                job_dir_mode,
+            } => self.spawn(|t| adopt(t, id, results_root, job_dir_mode)),
             Cmd::Recover(id) => self.spawn(|t| recover(t, id)),
             Cmd::Rerun { id, job_dir } => self.spawn(|t| rerun(t, id, job_dir)),
             Cmd::Tail(targets) => {
@@ -683,6 +688,50 @@ async fn history(t: Task, req: Request) {
             result: Box::new(Err(e)),
         });
     }
+}
+
+/// `A`: the job adopted with `[retry]`'s retries (no resumes), or why not.
+async fn adopt(t: Task, id: JobId, results_root: String, job_dir_mode: u32) -> Msg {
+    let s = &t.s;
+    let result = async {
+        let n = crate::launch::adopt::parse_id(&id.to_string())?;
+        if s.read_only {
+            return Err("read-only session: adopting jobs is off".to_string());
+        }
+        if !s.retry.guard {
+            return Err("[retry] guard = false: adopting a job means a guard on the cluster".into());
+        }
+        let plan = crate::launch::guard::GuardPlan::resuming(
+            s.retry.max_retries,
+            &[],
+            0,
+            &[],
+            &s.patterns,
+            s.retry.webhook.as_deref(),
+        )?;
+        let plan = crate::launch::guard::GuardPlan {
+            webhook_plain_http: s.retry.webhook_plain_http,
+            ..plan
+        };
+        let target = io::adopt::Target {
+            remote: t.r(),
+            cluster: &s.cluster,
+            registry: &s.registry,
+            results_root: &results_root,
+            job_dir_mode,
+            timeout: s.timeout,
+        };
+        let a = io::adopt::adopt(&target, n, plan.clone()).await?;
+        Ok(format!(
+            "job {n} adopted as launch {}: guard {} resubmits Slurm's copy of its script after an infrastructure failure (up to {}×); a resubmission writes to slurm-logs/ in {}",
+            a.local_id,
+            a.guard,
+            plan.max_attempts - 1,
+            a.job_dir
+        ))
+    }
+    .await;
+    Msg::Adopted { id, result }
 }
 
 async fn relaunch(t: Task, id: JobId, job_dir: String) -> Msg {
