@@ -88,7 +88,8 @@ mod tests {
         let c = a.confirm.clone().expect("a question");
         assert!(c.prompt.starts_with("adopt job 242 ("), "{}", c.prompt);
         assert!(
-            c.prompt.contains("a guard resubmits Slurm's copy of its script"),
+            c.prompt
+                .contains("a guard resubmits Slurm's copy of its script"),
             "{}",
             c.prompt
         );

@@ -155,7 +155,16 @@ pub fn shown(a: &crate::launch::adopt::Adoptable) -> String {
     let mut v: Vec<String> = a
         .sbatch
         .iter()
-        .map(|o| crate::slurm::command::shell_line(std::slice::from_ref(o)).unwrap_or_default())
+        .map(|o| {
+            let plain = o
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_=.,:/@%+".contains(c));
+            if plain {
+                o.clone()
+            } else {
+                crate::slurm::command::shell_line(std::slice::from_ref(o)).unwrap_or_default()
+            }
+        })
         .collect();
     if !a.exclude.is_empty() {
         v.push(format!("--exclude={}", a.exclude));
