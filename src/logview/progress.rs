@@ -313,7 +313,7 @@ pub struct Tracker {
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Seen {
     reading: Reading,
-    /// When it was last read.
+    /// When it was read (first: the same reading read again keeps its time).
     at: NaiveDateTime,
     /// When the fraction last changed (the first reading: when it was read).
     changed: NaiveDateTime,
@@ -377,6 +377,12 @@ impl Tracker {
             });
             return true;
         }
+        if r == last.reading {
+            // The same reading again: an unfinished line read once more with the next piece
+            // (a tqdm bar, then other output), not a new one. Its time and tqdm's estimate
+            // stay those of when it was first read.
+            return false;
+        }
         let moved = r.fraction > last.reading.fraction;
         if moved && self.base.is_none() {
             self.base = Some((at, r.fraction));
@@ -386,14 +392,14 @@ impl Tracker {
             at,
             changed: if moved { at } else { last.changed },
         });
-        moved || r != last.reading
+        true
     }
 
     pub fn reading(&self) -> Option<&Reading> {
         self.latest.as_ref().map(|s| &s.reading)
     }
 
-    /// When the latest reading was last read.
+    /// When the latest reading was read.
     pub fn seen_at(&self) -> Option<NaiveDateTime> {
         self.latest.map(|s| s.at)
     }

@@ -200,6 +200,20 @@ fn eta_from_the_observed_rate_never_from_one_reading() {
 }
 
 #[test]
+fn a_bar_read_again_with_later_output_keeps_its_time() {
+    let p = Patterns::default();
+    let mut tr = Tracker::default();
+    let bar = "\r 50%|█████     | 50/100 [00:50<00:50,  1.00it/s]";
+    tr.feed(&p, Stream::Stderr, bar.as_bytes(), at(0));
+    assert_eq!(tr.finish(), Some(at(50)));
+    // The program logs a line while the bar stands unfinished: the bar is the latest
+    // reading still, from when it was written.
+    assert!(!tr.feed(&p, Stream::Stderr, b"\nsaving checkpoint\n", at(30)));
+    assert_eq!(tr.finish(), Some(at(50)));
+    assert_eq!(tr.seen_at(), Some(at(0)));
+}
+
+#[test]
 fn tqdm_gives_its_own_remaining_time() {
     let p = Patterns::default();
     let mut tr = Tracker::default();
