@@ -171,6 +171,8 @@ pub enum Msg {
     },
     /// A cluster `:cluster NAME` asked for was connected and added: focus it.
     ClusterAdded(String),
+    /// A remote command finished (a stream: opened), for the command log (`@`).
+    Ran(Box<crate::payload::CommandRecord>),
 }
 
 impl Msg {
@@ -274,6 +276,7 @@ impl Msg {
             | Msg::RemoteStats { .. }
             | Msg::Files(_)
             | Msg::Note(_)
+            | Msg::Ran(_)
             | Msg::TemplateSaved { .. }
             | Msg::ClusterAdded(_) => {}
         }

@@ -66,6 +66,8 @@ pub enum Action {
     Copy,
     /// Choose and order the queue's columns; saved in the config.
     Columns,
+    /// The command log: every remote command run, why, its exit and cost (also `:log`).
+    CommandLog,
 }
 
 impl Action {
@@ -130,6 +132,7 @@ impl Action {
             Action::Files => "the job's files: walk, preview, fetch (also :files)",
             Action::Copy => "copy the job id (detail: its dir; log: its path)",
             Action::Columns => "choose and order the columns (saved in the config)",
+            Action::CommandLog => "command log: what ran on the cluster, why, RPCs (:log)",
         }
     }
 }
@@ -312,6 +315,7 @@ const DEFAULT_GLOBAL: &[(&str, Action)] = &[
     ("L", Action::Relaunch),
     ("y", Action::Files),
     ("Y", Action::Copy),
+    ("@", Action::CommandLog),
 ];
 
 const DEFAULT_QUEUE: &[(&str, Action)] = &[

@@ -17,6 +17,7 @@ pub mod budget;
 pub mod checks;
 mod cluster;
 mod clusters;
+pub mod cmdlog;
 pub mod columns;
 mod confirm;
 mod conn;
@@ -141,6 +142,8 @@ pub struct App {
     pub deps: deps::DepsState,
     /// `:sooner`: changes that may start the selected pending job sooner, checked.
     pub sooner: sooner::SoonerState,
+    /// The command log (`@`, `:log`): the remote commands every cluster ran.
+    pub cmdlog: cmdlog::CmdLog,
 }
 
 impl App {
@@ -201,6 +204,7 @@ impl App {
             files: FilesState::default(),
             deps: deps::DepsState::default(),
             sooner: sooner::SoonerState::default(),
+            cmdlog: cmdlog::CmdLog::default(),
         }
     }
 
@@ -479,6 +483,10 @@ impl App {
             Msg::ClusterAdded(name) => {
                 self.focus_cluster_named(&name);
                 self.note = Some(format!("added cluster `{name}`"));
+                Vec::new()
+            }
+            Msg::Ran(rec) => {
+                self.cmdlog.push(ix, *rec);
                 Vec::new()
             }
         }

@@ -13,6 +13,7 @@ use tokio::task::JoinHandle;
 
 use crate::action::{Cmd, Msg};
 use crate::io;
+use crate::payload::Why;
 use crate::payload::{ConnState, DetailSource, Refresh, Request, Tunnel};
 use crate::remote::Remote;
 use crate::slurm::command::SqueueQuery;
@@ -20,7 +21,31 @@ use crate::slurm::live::LiveTarget;
 use crate::slurm::model::{JobDetail, JobId, JobRecord, SharedStr};
 use crate::slurm::ops::{JobEdit, JobOp};
 use crate::worker::flight::Flight;
+use crate::worker::recorder::Recording;
 use crate::worker::tailer;
+
+/// Why `cmd`'s remote commands run, as the command log (`@`) says.
+fn why(cmd: &Cmd) -> Why {
+    match cmd {
+        Cmd::PollQueue | Cmd::PollWith { .. } | Cmd::FinalStates(_) | Cmd::CheckStates(_) => {
+            Why::Refresh
+        }
+        Cmd::FetchDetail(_) | Cmd::FetchPending(_) | Cmd::Triage { .. } => Why::Selection,
+        Cmd::SampleLive(_) => Why::Live,
+        Cmd::CheckRetries => Why::Guard,
+        Cmd::Tail(_) => Why::Tail,
+        Cmd::Files(_) => Why::Files,
+        Cmd::FetchLaunchFacts
+        | Cmd::TestOnly(_)
+        | Cmd::Submit { .. }
+        | Cmd::LoadRegistryJobs(_) => Why::Launch,
+        Cmd::FetchPartitions
+        | Cmd::FetchReservations
+        | Cmd::FetchSiteLimit
+        | Cmd::FetchLimits(_) => Why::Background,
+        _ => Why::Key,
+    }
+}
 
 fn now() -> chrono::NaiveDateTime {
     chrono::Local::now().naive_local()
@@ -123,6 +148,9 @@ pub struct Hub {
     submits: Vec<(String, JoinHandle<()>)>,
     /// The last refresh's records, reused by the next where their text did not change.
     reuse: Arc<Mutex<io::poll::Reuse>>,
+    /// Why the command being started runs: the tasks it starts record their remote
+    /// commands under it (the command log, `worker/recorder.rs`).
+    why: Why,
 }
 
 impl Hub {
@@ -156,6 +184,7 @@ impl Hub {
             asked: Default::default(),
             submits: Vec::new(),
             reuse: Default::default(),
+            why: Why::Background,
         }
     }
 
@@ -168,6 +197,7 @@ impl Hub {
     pub fn run(&mut self, mut cmd: Cmd) {
         // Workers see job ids as Slurm prints them; App labels them again on the way back.
         cmd.for_each_id(&mut |id| id.set_cluster(0));
+        self.why = why(&cmd);
         match cmd {
             Cmd::PollQueue => self.refresh(Vec::new()),
             Cmd::PollWith { sacct } => self.refresh(sacct),
@@ -214,7 +244,7 @@ impl Hub {
                 self.stop_tails();
                 for (job, stream, path) in targets {
                     self.tails.push(tailer::spawn_tailer(
-                        self.remote.clone(),
+                        self.recorded(),
                         job,
                         stream,
                         path,
@@ -233,7 +263,7 @@ impl Hub {
                 };
                 let task = crate::worker::launch::spawn(
                     with_guard(cmd, &self.s.retry, &self.s.patterns),
-                    self.remote.clone(),
+                    self.recorded(),
                     self.s.registry.clone(),
                     self.tx.clone(),
                     self.s.timeout,
@@ -272,9 +302,14 @@ impl Hub {
     fn task(&self) -> Task {
         Task {
             tx: self.tx.clone(),
-            remote: self.remote.clone(),
+            remote: self.recorded(),
             s: self.s.clone(),
         }
+    }
+
+    /// The cluster's remote, recording each command for the command log under `self.why`.
+    fn recorded(&self) -> Arc<dyn Remote> {
+        Recording::wrap(self.remote.clone(), self.why, self.tx.clone())
     }
 
     /// Runs `work` on a task of its own and sends the message it answers with.
