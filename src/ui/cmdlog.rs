@@ -42,25 +42,34 @@ fn took(d: std::time::Duration) -> String {
     }
 }
 
-/// The argv on one line: quoted for a shell, line breaks shown as ⏎, control bytes as ?;
-/// the script of `sh -c SCRIPT NAME ARGS…` (a log read, a live sample) as `‹script, N
-/// lines›`, so that the arguments that differ from one run to the next stay in view.
+/// The argv on one line: quoted for a shell, line breaks shown as ⏎, control bytes as ?.
+/// A long `sh -c SCRIPT [NAME ARGS…]` (a refresh's batch, a log read, a live sample, the
+/// cancel that ends guards first) shows the Slurm commands its script runs, `sh -c ‹squeue;
+/// sacct› ARGS`, or `‹script, N lines›` when it runs none, so that the arguments stay in
+/// view; enter shows the script whole.
 fn one_line(r: &CommandRecord) -> String {
     let a = &r.argv;
     let line = match a.get(2) {
         Some(script)
-            if a.len() > 3
-                && matches!(a[0].as_str(), "sh" | "bash")
-                && a[1] == "-c"
-                && script.len() > 40 =>
+            if matches!(a[0].as_str(), "sh" | "bash") && a[1] == "-c" && script.len() > 40 =>
         {
-            let rest = shlex::try_join(a[3..].iter().map(String::as_str))
-                .unwrap_or_else(|_| a[3..].join(" "));
-            format!(
-                "{} -c ‹script, {} lines› {rest}",
-                a[0],
-                script.lines().count()
-            )
+            let mut slurm: Vec<String> = Vec::new();
+            crate::slurm::command::rpc_parts(&a[..3], &mut |name, _| {
+                if !slurm.contains(&name) {
+                    slurm.push(name);
+                }
+            });
+            let inner = if slurm.is_empty() {
+                format!("script, {} lines", script.lines().count())
+            } else {
+                slurm.join("; ")
+            };
+            let rest = a.get(3..).unwrap_or(&[]);
+            let rest =
+                shlex::try_join(rest.iter().map(String::as_str)).unwrap_or_else(|_| rest.join(" "));
+            format!("{} -c ‹{inner}› {rest}", a[0])
+                .trim_end()
+                .to_string()
         }
         _ => r.shell_line(),
     };
@@ -194,14 +203,36 @@ fn entry_lines(r: &CommandRecord, cluster: Option<&str>, t: &Theme) -> Vec<Line<
         "argv (as slurmdash ran it; y copies it):"
     };
     lines.push(Line::styled(said, t.label()));
-    for (i, part) in r.shell_line().split('\n').enumerate() {
-        let part: String = part
-            .chars()
+    let clean = |l: &str| -> String {
+        l.chars()
             .map(|c| if c.is_control() && c != '\t' { '?' } else { c })
-            .collect();
-        let lead = if i == 0 { "  " } else { "  ⏎ " };
-        lines.push(Line::raw(format!("{lead}{part}")));
+            .collect()
+    };
+    // Short arguments on one line, quoted as y copies them; a script (an argument of
+    // several lines) as it is, each line indented, between the words around it.
+    let mut words: Vec<&str> = Vec::new();
+    let flush = |words: &mut Vec<&str>, lines: &mut Vec<Line<'static>>| {
+        if !words.is_empty() {
+            let joined = shlex::try_join(words.iter().copied()).unwrap_or_else(|_| words.join(" "));
+            lines.push(Line::raw(format!("  {}", clean(&joined))));
+            words.clear();
+        }
+    };
+    for a in &r.argv {
+        if a.contains('\n') {
+            flush(&mut words, &mut lines);
+            lines.push(Line::styled(
+                format!("  ‹script, {} lines›", a.lines().count()),
+                t.dim(),
+            ));
+            for l in a.lines() {
+                lines.push(Line::raw(format!("  │ {}", clean(l))));
+            }
+        } else {
+            words.push(a);
+        }
     }
+    flush(&mut words, &mut lines);
     if !r.stderr_head.is_empty() {
         lines.push(Line::default());
         lines.push(Line::styled("stderr (head):", t.label()));
@@ -307,6 +338,22 @@ mod tests {
             0,
             rec(1, Why::Refresh, &squeue, Ran::Exit(Some(0)), 85, 2140),
         );
+        let batch = crate::slurm::batch::script(&[
+            squeue.iter().map(|w| w.to_string()).collect(),
+            vec!["sacct".into(), "-j".into(), "4240".into()],
+        ])
+        .unwrap();
+        log.push(
+            0,
+            rec(
+                2,
+                Why::Refresh,
+                &["sh", "-c", &batch.script],
+                Ran::Exit(Some(0)),
+                140,
+                2300,
+            ),
+        );
         let mut read = rec(
             3,
             Why::Tail,
@@ -394,6 +441,18 @@ mod tests {
             crossterm::event::KeyModifiers::NONE,
         );
         let _ = log.on_key(&enter, 10);
+        assert_snapshot!(render(&log, 90, 18));
+    }
+
+    #[test]
+    fn the_full_entry_of_a_folded_log_read_shows_its_script_line_by_line() {
+        let mut log = sample();
+        log.open();
+        let key = |c| crossterm::event::KeyEvent::new(c, crossterm::event::KeyModifiers::NONE);
+        for _ in 0..3 {
+            let _ = log.on_key(&key(crossterm::event::KeyCode::Char('j')), 10);
+        }
+        let _ = log.on_key(&key(crossterm::event::KeyCode::Enter), 10);
         assert_snapshot!(render(&log, 90, 18));
     }
 
