@@ -156,3 +156,24 @@ fn esc_closes_the_full_entry_first_then_the_log() {
     let _ = log.on_key(&esc, 10);
     assert!(!log.open);
 }
+
+/// Through the App: a worker's record lands in the log, `@` opens it over the panes, `y`
+/// asks for the clipboard, esc closes it; `:log` opens it too.
+#[test]
+fn the_app_keeps_the_workers_records_and_at_opens_the_log() {
+    use crate::action::Msg;
+    let mut a = crate::app::App::fixture(at(0));
+    a.update(Msg::Cluster(
+        0,
+        Box::new(Msg::Ran(Box::new(rec(Why::Key, &["scancel", "--", "42"])))),
+    ));
+    assert_eq!(a.cmdlog.len(), 1);
+    a.update(Msg::Key(key('@')));
+    assert_eq!(a.top_overlay(), Some(crate::app::Overlay::CmdLog));
+    let cmds = a.update(Msg::Key(key('y')));
+    assert_eq!(cmds, vec![Cmd::Clipboard("scancel -- 42".into())]);
+    a.update(Msg::Key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE)));
+    assert_eq!(a.top_overlay(), None);
+    a.run_command("log");
+    assert!(a.cmdlog.open);
+}

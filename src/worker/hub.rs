@@ -774,6 +774,32 @@ async fn recovered(t: &Task, id: &JobId) -> Result<crate::launch::relaunch::Reco
 mod tests {
     use super::*;
 
+    /// Every remote command a task runs reaches App as one `Msg::Ran`, labelled with why:
+    /// the refresh's batch as the refresh, a cancel as the user's key.
+    #[tokio::test]
+    async fn each_task_records_its_commands_with_why_they_ran() {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let remote = Arc::new(crate::remote::fake::FakeRemote::new("login1"));
+        let mut hub = Hub::new(remote, HubSettings::new("dev", Duration::from_secs(5)), tx);
+        hub.run(Cmd::PollQueue);
+        let op = JobOp::new(crate::slurm::ops::OpKind::Cancel, ["4242".parse().unwrap()]);
+        hub.run(Cmd::Op(op));
+        let mut ran = Vec::new();
+        while ran.len() < 2 {
+            let m = tokio::time::timeout(Duration::from_secs(5), rx.recv()).await;
+            let Ok(Some(Msg::Cluster(0, m))) = m else {
+                panic!("{m:?}")
+            };
+            if let Msg::Ran(r) = *m {
+                ran.push(*r);
+            }
+        }
+        let refresh = ran.iter().find(|r| r.why == Why::Refresh).unwrap();
+        assert!(refresh.rpcs.ctld >= 2, "{refresh:?}");
+        let cancel = ran.iter().find(|r| r.why == Why::Key).unwrap();
+        assert!(cancel.argv.iter().any(|a| a == "4242"), "{cancel:?}");
+    }
+
     /// The dashboard's first clock tick may set a new interval (the RPC budget's) before
     /// the timer task ever ran: the first refresh still goes at once, the next one interval
     /// later.
