@@ -182,6 +182,8 @@ pub enum Msg {
         path: String,
         result: Result<Vec<u8>, String>,
     },
+    /// A remote command finished (a stream: opened), for the command log (`@`).
+    Ran(Box<crate::payload::CommandRecord>),
 }
 
 impl Msg {
@@ -286,6 +288,7 @@ impl Msg {
             | Msg::RemoteStats { .. }
             | Msg::Files(_)
             | Msg::Note(_)
+            | Msg::Ran(_)
             | Msg::TemplateSaved { .. }
             | Msg::ScriptRead { .. }
             | Msg::ClusterAdded(_) => {}

@@ -68,6 +68,8 @@ pub enum Action {
     Columns,
     /// Put a job submitted elsewhere under slurmdash's care (`slurmdash adopt`).
     Adopt,
+    /// The command log: every remote command run, why, its exit and cost (also `:log`).
+    CommandLog,
 }
 
 impl Action {
@@ -134,6 +136,7 @@ impl Action {
             Action::Copy => "copy the job id (detail: its dir; log: its path)",
             Action::Columns => "choose and order the columns (saved in the config)",
             Action::Adopt => "adopt a job submitted elsewhere: guard it (asks first)",
+            Action::CommandLog => "command log: what ran on the cluster, why, RPCs (:log)",
         }
     }
 }
@@ -316,6 +319,7 @@ const DEFAULT_GLOBAL: &[(&str, Action)] = &[
     ("L", Action::Relaunch),
     ("y", Action::Files),
     ("Y", Action::Copy),
+    ("@", Action::CommandLog),
 ];
 
 const DEFAULT_QUEUE: &[(&str, Action)] = &[

@@ -315,3 +315,203 @@ pub struct Request {
     pub generation: u64,
     pub windows: Vec<(crate::slurm::eff::Edge, crate::slurm::eff::Edge)>,
 }
+
+/// Why a remote command ran: the command log's (`@`) "why" column and its filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Why {
+    /// The queue's refresh and state checks, and the final states of jobs that left.
+    Refresh,
+    /// A key of the user's: cancel, hold, edit, `:history`, `:usage`, a relaunch, ...
+    Key,
+    /// The selected job's detail, why it pends, its triage.
+    Selection,
+    /// A live sample of the selected running job (sstat, nvidia-smi).
+    Live,
+    /// The retry guard's check.
+    Guard,
+    /// Following a job's log.
+    Tail,
+    /// The files view: listing, preview, fetch.
+    Files,
+    /// The launch form: cluster facts, `--test-only`, the submission.
+    Launch,
+    /// Reads no key asked for: partitions, maintenance windows, the site's rate limit.
+    Background,
+}
+
+impl Why {
+    /// Every kind, in the order the log's filter cycles through them.
+    pub const ALL: [Why; 9] = [
+        Why::Refresh,
+        Why::Key,
+        Why::Selection,
+        Why::Live,
+        Why::Guard,
+        Why::Tail,
+        Why::Files,
+        Why::Launch,
+        Why::Background,
+    ];
+
+    /// The word the log shows.
+    pub fn word(self) -> &'static str {
+        match self {
+            Why::Refresh => "refresh",
+            Why::Key => "your key",
+            Why::Selection => "selection",
+            Why::Live => "live",
+            Why::Guard => "guard",
+            Why::Tail => "log tail",
+            Why::Files => "files",
+            Why::Launch => "launch",
+            Why::Background => "background",
+        }
+    }
+}
+
+/// How a recorded command ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ran {
+    /// It ran; its exit code (`None`: killed by a signal).
+    Exit(Option<i32>),
+    /// It did not finish in time and was abandoned.
+    Timeout,
+    /// A transport error (no connection, the connection dropped, too much output, ...).
+    Failed(String),
+    /// A log stream opened: it runs until the log is left.
+    Streaming,
+}
+
+impl Ran {
+    pub fn ok(&self) -> bool {
+        matches!(self, Ran::Exit(Some(0)) | Ran::Streaming)
+    }
+
+    /// `0`, `1`, `signal`, `timeout`, `error`, `stream`.
+    pub fn short(&self) -> String {
+        match self {
+            Ran::Exit(Some(c)) => c.to_string(),
+            Ran::Exit(None) => "signal".into(),
+            Ran::Timeout => "timeout".into(),
+            Ran::Failed(_) => "error".into(),
+            Ran::Streaming => "stream".into(),
+        }
+    }
+}
+
+/// One remote command slurmdash ran, as the command log (`@`) keeps it. Its argv has its
+/// secrets taken out before it leaves the worker; what went on stdin is only counted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandRecord {
+    /// When it started (the last time, for an entry that stands for several reads).
+    pub at: chrono::NaiveDateTime,
+    pub why: Why,
+    /// The argv slurmdash asked for (before the transport's framing or a login shell).
+    pub argv: Vec<String>,
+    /// The argv was cut to fit the log's memory: it cannot be copied to run by hand.
+    pub argv_cut: bool,
+    /// Bytes sent on stdin (never their content).
+    pub stdin_bytes: u64,
+    pub ran: Ran,
+    pub took: Duration,
+    /// Bytes sent: argv plus stdin.
+    pub bytes_out: u64,
+    /// Bytes received: stdout plus stderr.
+    pub bytes_in: u64,
+    /// What it cost slurmctld and slurmdbd (`slurm::command::rpc_cost`: what the transport
+    /// counts for the RPC budget).
+    pub rpcs: crate::slurm::command::RpcCost,
+    /// The first lines of stderr when it failed (redacted).
+    pub stderr_head: String,
+    /// Lines the login shell and its dotfiles printed around it (stdout, stderr), taken off.
+    pub login_lines: (usize, usize),
+    /// Reads of the same log folded into this entry (1: itself alone).
+    pub count: u32,
+    /// What aggregates (the followed log's path): reads with the same key fold into one.
+    pub key: Option<String>,
+    /// The cluster's number (set by App).
+    pub cluster: u16,
+}
+
+/// The longest argv kept whole, in bytes: a longer one is cut (and cannot be copied).
+pub const RECORD_ARGV_MAX: usize = 8 << 10;
+/// The most bytes of stderr kept for a failed command.
+pub const RECORD_STDERR_MAX: usize = 1 << 10;
+
+impl CommandRecord {
+    /// A record of `argv`, its secrets taken out ([`crate::debug_log::redact`]: URLs'
+    /// paths and passwords, `token=` values, the registered webhook), cut to
+    /// [`RECORD_ARGV_MAX`]; stdin only counted.
+    pub fn new(
+        at: chrono::NaiveDateTime,
+        why: Why,
+        argv: &[String],
+        stdin_bytes: u64,
+    ) -> CommandRecord {
+        let rpcs = crate::slurm::command::rpc_cost(argv);
+        let bytes_out = argv.iter().map(|a| a.len() as u64 + 1).sum::<u64>() + stdin_bytes;
+        let mut kept = Vec::with_capacity(argv.len());
+        let (mut size, mut cut) = (0usize, false);
+        for a in argv {
+            let a = crate::debug_log::redact(a).into_owned();
+            if size + a.len() > RECORD_ARGV_MAX {
+                let room = RECORD_ARGV_MAX.saturating_sub(size);
+                let mut end = room.min(a.len());
+                while !a.is_char_boundary(end) {
+                    end -= 1;
+                }
+                kept.push(format!("{}…", &a[..end]));
+                cut = true;
+                break;
+            }
+            size += a.len();
+            kept.push(a);
+        }
+        CommandRecord {
+            at,
+            why,
+            argv: kept,
+            argv_cut: cut,
+            stdin_bytes,
+            ran: Ran::Exit(Some(0)),
+            took: Duration::ZERO,
+            bytes_out,
+            bytes_in: 0,
+            rpcs,
+            stderr_head: String::new(),
+            login_lines: (0, 0),
+            count: 1,
+            key: None,
+            cluster: 0,
+        }
+    }
+
+    /// Keeps the head of a failed command's stderr, redacted.
+    pub fn set_stderr(&mut self, stderr: &[u8]) {
+        let mut end = stderr.len().min(RECORD_STDERR_MAX);
+        let text = loop {
+            match std::str::from_utf8(&stderr[..end]) {
+                Ok(t) => break t.to_string(),
+                Err(e) if e.valid_up_to() > 0 && end - e.valid_up_to() < 4 => {
+                    end = e.valid_up_to();
+                }
+                Err(_) => break String::from_utf8_lossy(&stderr[..end]).into_owned(),
+            }
+        };
+        self.stderr_head = crate::debug_log::redact(text.trim_end()).into_owned();
+    }
+
+    /// The memory the entry holds, roughly: for the log's cap.
+    pub fn weight(&self) -> usize {
+        std::mem::size_of::<CommandRecord>()
+            + self.argv.iter().map(|a| a.len() + 24).sum::<usize>()
+            + self.stderr_head.len()
+            + self.key.as_ref().map_or(0, String::len)
+    }
+
+    /// The argv as one line to paste into a shell (each argument quoted for `sh`).
+    pub fn shell_line(&self) -> String {
+        shlex::try_join(self.argv.iter().map(String::as_str))
+            .unwrap_or_else(|_| self.argv.join(" ").replace('\0', "\\0"))
+    }
+}

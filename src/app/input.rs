@@ -30,6 +30,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("sooner [N]", "pending job: start sooner"),
     ("history [DAYS]", "finished jobs ([ ] ±week)"),
     ("stats", "commands, bytes, RTT"),
+    ("log", "remote commands run (also @)"),
     ("usage [DAYS]", "CPU/GPU-hours, limits (r)"),
     ("session [LABEL]", "launch a work session"),
     ("extend [ID]", "+30 min for a session"),
@@ -231,6 +232,10 @@ impl App {
                 let out = super::session::copy_ssh_config(&view!(self, ix));
                 self.apply(out)
             }
+            ("log", _) => {
+                self.cmdlog.open();
+                Vec::new()
+            }
             ("events", _) => {
                 self.events_view = super::events::EventsView {
                     open: true,
@@ -243,7 +248,7 @@ impl App {
                     return self.run_op_command(kind, ids);
                 }
                 self.note = Some(format!(
-                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top, events, deps, partitions, sooner, history, stats, usage, session, extend, ssh-config; ? lists keys)"
+                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top, events, deps, partitions, sooner, history, stats, log, usage, session, extend, ssh-config; ? lists keys)"
                 ));
                 Vec::new()
             }
@@ -408,6 +413,7 @@ impl App {
                 let out = super::adopt::ask(&view!(self, ix));
                 return self.apply(out);
             }
+            Action::CommandLog => self.cmdlog.open(),
         }
         Vec::new()
     }

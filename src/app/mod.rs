@@ -18,6 +18,7 @@ pub mod budget;
 pub mod checks;
 mod cluster;
 mod clusters;
+pub mod cmdlog;
 pub mod columns;
 mod confirm;
 mod conn;
@@ -145,6 +146,8 @@ pub struct App {
     pub sooner: sooner::SoonerState,
     /// Progress and ETA read from the logs tailed this session (`[progress]`).
     pub progress: progress::ProgressState,
+    /// The command log (`@`, `:log`): the remote commands every cluster ran.
+    pub cmdlog: cmdlog::CmdLog,
 }
 
 impl App {
@@ -206,6 +209,7 @@ impl App {
             deps: deps::DepsState::default(),
             sooner: sooner::SoonerState::default(),
             progress: progress::ProgressState::default(),
+            cmdlog: cmdlog::CmdLog::default(),
         }
     }
 
@@ -511,6 +515,10 @@ impl App {
             Msg::ClusterAdded(name) => {
                 self.focus_cluster_named(&name);
                 self.note = Some(format!("added cluster `{name}`"));
+                Vec::new()
+            }
+            Msg::Ran(rec) => {
+                self.cmdlog.push(ix, *rec);
                 Vec::new()
             }
         }

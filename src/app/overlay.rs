@@ -31,6 +31,8 @@ pub enum Overlay {
     Events,
     /// `:deps`, the user's dependency chains as a tree.
     Deps,
+    /// The command log (`@`, `:log`): the remote commands run, newest first.
+    CmdLog,
     /// The files view of a job (`y`, `:files`).
     Files,
     /// The column chooser (`c`).
@@ -63,6 +65,7 @@ impl App {
             self.view.map(Overlay::Insight),
             self.events_view.open.then_some(Overlay::Events),
             self.deps.open.then_some(Overlay::Deps),
+            self.cmdlog.open.then_some(Overlay::CmdLog),
             self.files.view.is_some().then_some(Overlay::Files),
             self.columns.is_some().then_some(Overlay::Columns),
             self.edit.is_some().then_some(Overlay::Edit),
@@ -80,6 +83,7 @@ impl App {
             Overlay::Insight(_) => self.view = None,
             Overlay::Events => self.events_view.open = false,
             Overlay::Deps => self.deps.open = false,
+            Overlay::CmdLog => self.cmdlog.open = false,
             Overlay::Files => self.files.view = None,
             Overlay::Columns => self.columns = None,
             Overlay::Edit => self.edit = None,
@@ -106,6 +110,13 @@ impl App {
             Some(Overlay::Insight(_)) => self.on_insight_key(k),
             Some(Overlay::Events) => self.on_events_key(k),
             Some(Overlay::Deps) => self.on_deps_key(k),
+            Some(Overlay::CmdLog) => {
+                // The full entry replaces the list: a page is the screen less the frame,
+                // the header and the status bar.
+                let page = usize::from(self.size.1.saturating_sub(5)).max(1);
+                let out = self.cmdlog.on_key(&k, page);
+                self.land(Some(Overlay::CmdLog), out)
+            }
             Some(Overlay::Files) => {
                 let status_rows = self.areas().status.height;
                 let out = self.files.on_key(&view!(self, ix), k, status_rows);

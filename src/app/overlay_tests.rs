@@ -14,10 +14,11 @@ use crate::keymap::{Action, Pane};
 
 /// Every kind, in stacking order (one insight view stands for the three; only one is
 /// open at a time).
-const ORDER: [Overlay; 10] = [
+const ORDER: [Overlay; 11] = [
     Overlay::Insight(View::Stats),
     Overlay::Events,
     Overlay::Deps,
+    Overlay::CmdLog,
     Overlay::Files,
     Overlay::Columns,
     Overlay::Edit,
@@ -52,6 +53,9 @@ fn open(a: &mut App, o: Overlay) {
         }
         Overlay::Deps => {
             a.run_command("deps");
+        }
+        Overlay::CmdLog => {
+            a.run_command("log");
         }
         Overlay::Files => {
             a.on_action(Action::Files);

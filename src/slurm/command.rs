@@ -436,6 +436,21 @@ pub fn rpc_parts(argv: &[String], each: &mut dyn FnMut(String, RpcCost)) {
                 }
             }
         }
+        // `exec scancel "$@"` (the cancel script's last line).
+        Some("exec") => rpc_parts(&argv[1..], each),
+        // `q=$(squeue --me …)`: the command substituted.
+        Some(p) if p.contains("=$(") => {
+            let mut words = argv.to_vec();
+            if let Some(first) = p.split_once("=$(").map(|(_, prog)| prog.to_string()) {
+                words[0] = first;
+            }
+            if let Some(last) = words.last_mut() {
+                if let Some(w) = last.strip_suffix(')') {
+                    *last = w.to_string();
+                }
+            }
+            rpc_parts(&words, each)
+        }
         Some("timeout") => {
             // `timeout [-k 5s] [-s SIG] DURATION argv…`
             let mut i = 1;
@@ -640,5 +655,17 @@ mod tests {
         assert_eq!(rpc_cost(&resv).ctld, 1);
         let tail: Vec<String> = ["tail", "-c", "+1", "-F", "x"].map(String::from).to_vec();
         assert_eq!(rpc_cost(&tail), RpcCost::default());
+    }
+
+    /// The guard-aware cancel (`launch::guard::cancel_argv`): its squeue in a command
+    /// substitution and its `exec scancel` are counted, as sdiag counts them.
+    #[test]
+    fn rpc_cost_counts_exec_and_a_command_substitution() {
+        let script = "q=$(squeue --me --noheader --format='%i|%j' 2>/dev/null)\nfor id do :; done\nexec scancel \"$@\"";
+        let argv: Vec<String> = ["sh", "-c", script, "sh", "--verbose", "42"]
+            .map(String::from)
+            .to_vec();
+        let plain: Vec<String> = ["squeue", "--me"].map(String::from).to_vec();
+        assert_eq!(rpc_cost(&argv).ctld, rpc_cost(&plain).ctld + 1);
     }
 }

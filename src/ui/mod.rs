@@ -1,6 +1,7 @@
 //! Drawing. Every pane only reads state; `layout` is shared with mouse handling so a click
 //! lands where the user sees the row.
 
+pub mod cmdlog;
 pub mod columns;
 pub mod deps;
 pub mod detail;
@@ -178,6 +179,25 @@ fn draw_overlay(f: &mut Frame, app: &App, o: Overlay, areas: &Areas) {
                 deps::DepsWidget {
                     deps: &app.deps,
                     theme: &app.theme,
+                },
+                over,
+            );
+        }
+        Overlay::CmdLog => {
+            let over = Rect::new(
+                0,
+                0,
+                size.width,
+                size.height.saturating_sub(areas.status.height),
+            );
+            let clusters = app
+                .multi()
+                .then(|| app.clusters().map(|c| c.name.as_str()).collect());
+            f.render_widget(
+                cmdlog::CmdLogWidget {
+                    log: &app.cmdlog,
+                    theme: &app.theme,
+                    clusters,
                 },
                 over,
             );

@@ -13,6 +13,7 @@ use tokio::task::JoinHandle;
 
 use crate::action::{Cmd, Msg};
 use crate::io;
+use crate::payload::Why;
 use crate::payload::{ConnState, DetailSource, Refresh, Request, Tunnel};
 use crate::remote::Remote;
 use crate::slurm::command::SqueueQuery;
@@ -20,7 +21,31 @@ use crate::slurm::live::LiveTarget;
 use crate::slurm::model::{JobDetail, JobId, JobRecord, SharedStr};
 use crate::slurm::ops::{JobEdit, JobOp};
 use crate::worker::flight::Flight;
+use crate::worker::recorder::Recording;
 use crate::worker::tailer;
+
+/// Why `cmd`'s remote commands run, as the command log (`@`) says.
+fn why(cmd: &Cmd) -> Why {
+    match cmd {
+        Cmd::PollQueue | Cmd::PollWith { .. } | Cmd::FinalStates(_) | Cmd::CheckStates(_) => {
+            Why::Refresh
+        }
+        Cmd::FetchDetail(_) | Cmd::FetchPending(_) | Cmd::Triage { .. } => Why::Selection,
+        Cmd::SampleLive(_) => Why::Live,
+        Cmd::CheckRetries => Why::Guard,
+        Cmd::Tail(_) => Why::Tail,
+        Cmd::Files(_) => Why::Files,
+        Cmd::FetchLaunchFacts
+        | Cmd::TestOnly(_)
+        | Cmd::Submit { .. }
+        | Cmd::LoadRegistryJobs(_) => Why::Launch,
+        Cmd::FetchPartitions
+        | Cmd::FetchReservations
+        | Cmd::FetchSiteLimit
+        | Cmd::FetchLimits(_) => Why::Background,
+        _ => Why::Key,
+    }
+}
 
 fn now() -> chrono::NaiveDateTime {
     chrono::Local::now().naive_local()
@@ -123,6 +148,9 @@ pub struct Hub {
     submits: Vec<(String, JoinHandle<()>)>,
     /// The last refresh's records, reused by the next where their text did not change.
     reuse: Arc<Mutex<io::poll::Reuse>>,
+    /// Why the command being started runs: the tasks it starts record their remote
+    /// commands under it (the command log, `worker/recorder.rs`).
+    why: Why,
 }
 
 impl Hub {
@@ -156,6 +184,7 @@ impl Hub {
             asked: Default::default(),
             submits: Vec::new(),
             reuse: Default::default(),
+            why: Why::Background,
         }
     }
 
@@ -168,6 +197,7 @@ impl Hub {
     pub fn run(&mut self, mut cmd: Cmd) {
         // Workers see job ids as Slurm prints them; App labels them again on the way back.
         cmd.for_each_id(&mut |id| id.set_cluster(0));
+        self.why = why(&cmd);
         match cmd {
             Cmd::PollQueue => self.refresh(Vec::new()),
             Cmd::PollWith { sacct } => self.refresh(sacct),
@@ -219,7 +249,7 @@ impl Hub {
                 self.stop_tails();
                 for (job, stream, path) in targets {
                     self.tails.push(tailer::spawn_tailer(
-                        self.remote.clone(),
+                        self.recorded(),
                         job,
                         stream,
                         path,
@@ -238,7 +268,7 @@ impl Hub {
                 };
                 let task = crate::worker::launch::spawn(
                     with_guard(cmd, &self.s.retry, &self.s.patterns),
-                    self.remote.clone(),
+                    self.recorded(),
                     self.s.registry.clone(),
                     self.tx.clone(),
                     self.s.timeout,
@@ -278,9 +308,14 @@ impl Hub {
     fn task(&self) -> Task {
         Task {
             tx: self.tx.clone(),
-            remote: self.remote.clone(),
+            remote: self.recorded(),
             s: self.s.clone(),
         }
+    }
+
+    /// The cluster's remote, recording each command for the command log under `self.why`.
+    fn recorded(&self) -> Arc<dyn Remote> {
+        Recording::wrap(self.remote.clone(), self.why, self.tx.clone())
     }
 
     /// Runs `work` on a task of its own and sends the message it answers with.
@@ -788,6 +823,32 @@ async fn recovered(t: &Task, id: &JobId) -> Result<crate::launch::relaunch::Reco
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    /// Every remote command a task runs reaches App as one `Msg::Ran`, labelled with why:
+    /// the refresh's batch as the refresh, a cancel as the user's key.
+    #[tokio::test]
+    async fn each_task_records_its_commands_with_why_they_ran() {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let remote = Arc::new(crate::remote::fake::FakeRemote::new("login1"));
+        let mut hub = Hub::new(remote, HubSettings::new("dev", Duration::from_secs(5)), tx);
+        hub.run(Cmd::PollQueue);
+        let op = JobOp::new(crate::slurm::ops::OpKind::Cancel, ["4242".parse().unwrap()]);
+        hub.run(Cmd::Op(op));
+        let mut ran = Vec::new();
+        while ran.len() < 2 {
+            let m = tokio::time::timeout(Duration::from_secs(5), rx.recv()).await;
+            let Ok(Some(Msg::Cluster(0, m))) = m else {
+                panic!("{m:?}")
+            };
+            if let Msg::Ran(r) = *m {
+                ran.push(*r);
+            }
+        }
+        let refresh = ran.iter().find(|r| r.why == Why::Refresh).unwrap();
+        assert!(refresh.rpcs.ctld >= 2, "{refresh:?}");
+        let cancel = ran.iter().find(|r| r.why == Why::Key).unwrap();
+        assert!(cancel.argv.iter().any(|a| a == "4242"), "{cancel:?}");
+    }
 
     /// The dashboard's first clock tick may set a new interval (the RPC budget's) before
     /// the timer task ever ran: the first refresh still goes at once, the next one interval

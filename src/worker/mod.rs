@@ -5,4 +5,5 @@ pub mod flight;
 pub mod hub;
 pub mod launch;
 pub mod local;
+pub mod recorder;
 pub mod tailer;
