@@ -52,6 +52,8 @@ impl FormState {
             spec_changed: None,
             rerun: None,
             fit: None,
+            windows: None,
+            outlook: Default::default(),
         };
         form.revalidate();
         form

@@ -251,6 +251,7 @@ impl App {
                     self.view == Some(insight::View::Partitions) && ix == self.view_cluster();
                 cmds.extend(self.clusters[ix].insight.partitions_due(shown, now));
                 cmds.extend(self.clusters[ix].maintenance.due(now));
+                self.form_windows();
                 cmds
             }
             Msg::PollDue => {
@@ -445,6 +446,7 @@ impl App {
             }
             Msg::Reservations { result, at } => {
                 self.clusters[ix].maintenance.on_read(*result, at);
+                self.form_windows();
                 Vec::new()
             }
             Msg::Usage { days, result, at } => {
@@ -521,8 +523,7 @@ impl App {
         }
         if let Some(form) = out.form {
             self.form = Some(*form);
-            // Partitions change (idle GPUs, pending jobs): read fresh for each form.
-            cmds.push(Cmd::FetchLaunchFacts);
+            cmds.extend(self.form_opened());
         }
         if let Some(pane) = out.focus {
             self.focus = pane;
