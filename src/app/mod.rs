@@ -342,7 +342,10 @@ impl App {
                     form.check(parts);
                 }
                 self.history.on_partitions(&view!(self, ix));
-                Vec::new()
+                // The check :sooner waited for is the user's read, as if typed now.
+                let out = self.sooner.on_partitions(&view!(self, ix));
+                self.selection_read |= !out.cmds.is_empty();
+                self.apply(out)
             }
             Msg::JobUse { id, result } => {
                 let out = self.history.on_job_use(&view!(self, ix), id, *result);

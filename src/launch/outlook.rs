@@ -75,7 +75,7 @@ impl Request {
         facts
             .nodes
             .iter()
-            .filter(|n| self.partitions.iter().any(|p| *p == n.partition))
+            .filter(|n| self.partitions.contains(&n.partition))
             .filter(|n| seen.insert(n.node.as_str()))
             .collect()
     }
@@ -143,7 +143,7 @@ pub enum StartsNow {
         cpus_per_node: u32,
         limit: Option<Duration>,
         /// What ends the limit: the next reservation on those nodes (None: MaxTime).
-        until: Option<Reservation>,
+        until: Option<Box<Reservation>>,
         /// The form's own request fits in it.
         fits: bool,
     },
@@ -154,7 +154,7 @@ pub enum StartsNow {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Blocked {
     /// Every node is in a reservation now: open again at its end.
-    Reserved(Reservation),
+    Reserved(Box<Reservation>),
     /// No node is idle or mixed (all busy, drained or down): how many there are.
     Busy(usize),
     /// Some are open, but fewer than `nodes` have the CPUs and memory asked.
@@ -236,7 +236,7 @@ pub fn starts_now(
                 .any(|r| r.start <= cnow && r.end > cnow && r.nodes.contains(&n.node))
         });
         return Some(StartsNow::Nothing(match reserved {
-            Some(r) if every_reserved => Blocked::Reserved(r.clone()),
+            Some(r) if every_reserved => Blocked::Reserved(Box::new(r.clone())),
             _ => Blocked::Busy(all.len()),
         }));
     }
@@ -271,12 +271,14 @@ pub fn starts_now(
         .max()
         .unwrap_or(u64::MAX);
     let (limit, until) = if window < max_time {
-        (Some(window), w.next.clone())
+        (Some(window), w.next.clone().map(Box::new))
     } else {
         ((max_time != u64::MAX).then_some(max_time), None)
     };
     if limit == Some(0) {
-        return Some(StartsNow::Nothing(Blocked::Reserved(w.next.clone()?)));
+        return Some(StartsNow::Nothing(Blocked::Reserved(Box::new(
+            w.next.clone()?,
+        ))));
     }
     let fits = (!with_gpus || req.gpus_per_node <= gpus)
         && req
