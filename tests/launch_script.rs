@@ -52,6 +52,7 @@ fn node(name: &str, partition: &str, cpus: u32, mem_mb: u64, gpus: u32) -> NodeS
         cpus,
         mem_mb,
         gpus,
+        ..NodeShape::default()
     }
 }
 

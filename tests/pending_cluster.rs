@@ -65,6 +65,7 @@ fn detail_text(job: &Job, info: Option<&PendingInfo>) -> String {
         focused: true,
         triage: None,
         chain: None,
+        sweep: None,
         pending: PendingView {
             info,
             loading: false,

@@ -53,6 +53,8 @@ impl FormState {
             rerun: None,
             from_script: None,
             fit: None,
+            windows: None,
+            outlook: Default::default(),
         };
         form.revalidate();
         form

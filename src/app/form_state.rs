@@ -3,10 +3,13 @@
 //! problems. The keys and the submission are `form.rs`.
 
 use crate::launch::facts::ClusterFacts;
+use crate::launch::outlook;
 use crate::launch::stage::Estimate;
 use crate::launch::submit::{self, Prepared};
 use crate::launch::{Field, LaunchSpec, Problem};
 use crate::slurm::model::Job;
+use crate::slurm::reservation::Reservation;
+use chrono::NaiveDateTime;
 
 /// (spec key, label, validation field) in form order.
 pub const FIELDS: &[(&str, &str, Field)] = &[
@@ -166,6 +169,20 @@ pub struct FormState {
     /// The form was filled from a batch script (`o`): its file name, and what its
     /// `#SBATCH` options became.
     pub from_script: Option<(String, crate::launch::directives::FromScript)>,
+    /// The cluster's reservations as the dashboard last read them, with the cluster's clock
+    /// now (`app::maintenance`, handed over as it changes); None while never read.
+    pub windows: Option<(Vec<Reservation>, NaiveDateTime)>,
+    /// What the form says of its request as it is now (`launch::outlook`).
+    pub outlook: Outlook,
+}
+
+/// The form's lines about its request: worked out again on every change, never read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Outlook {
+    /// The maintenance window its time limit runs into, and the limit that starts before.
+    pub maintenance: Option<String>,
+    /// The largest request that starts now on its partitions, and whether the form's fits.
+    pub starts_now: Option<(String, bool)>,
 }
 
 /// A relaunch of a job that is not the user's.
@@ -246,6 +263,54 @@ impl FormState {
             })
     }
 
+    /// The reservations and the cluster's clock now: the outlook is worked out again when
+    /// they changed or a minute passed.
+    pub fn set_windows(&mut self, windows: Option<(Vec<Reservation>, NaiveDateTime)>) {
+        let same = match (&self.windows, &windows) {
+            (Some((a, at)), Some((b, bt))) => {
+                let minute = |t: &NaiveDateTime| t.and_utc().timestamp().div_euclid(60);
+                a == b && minute(at) == minute(bt)
+            }
+            (None, None) => true,
+            _ => false,
+        };
+        self.windows = windows;
+        if !same {
+            self.update_outlook();
+        }
+    }
+
+    /// The outlook of the values shown (with the edit being typed applied).
+    fn update_outlook(&mut self) {
+        let Some(facts) = &self.facts else {
+            self.outlook = Outlook::default();
+            return;
+        };
+        let spec = self.effective().unwrap_or_else(|_| self.spec.clone());
+        let req = outlook::Request::of(&spec, facts);
+        let (items, cnow) = match &self.windows {
+            Some((items, cnow)) => (&items[..], Some(*cnow)),
+            None => (&[][..], None),
+        };
+        let maintenance = cnow.and_then(|cnow| {
+            outlook::maintenance(&req, facts, items, cnow)
+                .map(|hit| outlook::maintenance_text(&hit, &req, cnow))
+        });
+        let now = cnow.unwrap_or_default();
+        let starts_now = outlook::starts_now(&req, facts, items, now).map(|s| {
+            let fits = matches!(s, outlook::StartsNow::Up { fits: true, .. });
+            let mut text = outlook::starts_now_text(&s, &req);
+            if cnow.is_none() {
+                text.push_str(" (reservations not read yet)");
+            }
+            (text, fits)
+        });
+        self.outlook = Outlook {
+            maintenance,
+            starts_now,
+        };
+    }
+
     pub fn revalidate(&mut self) {
         self.prepared = None;
         self.problems.clear();
@@ -256,6 +321,7 @@ impl FormState {
                 self.error = Some(said.join("; "));
             }
         }
+        self.update_outlook();
         let spec = match self.effective() {
             Ok(s) => s,
             Err(p) => {

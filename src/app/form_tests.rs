@@ -45,6 +45,7 @@ fn facts() -> ClusterFacts {
                 cpus: 16,
                 mem_mb: 21504,
                 gpus: 8,
+                ..Default::default()
             })
             .collect(),
         sbatch_env: Vec::new(),
@@ -111,7 +112,7 @@ fn opened() -> App {
     let mut a = app();
     assert_eq!(
         press(&mut a, KeyCode::Char('n')),
-        vec![Cmd::FetchLaunchFacts]
+        vec![Cmd::FetchLaunchFacts, Cmd::FetchReservations]
     );
     a.update(Msg::LaunchFacts(Ok(facts())));
     if let Some(f) = a.form.as_mut() {
@@ -517,7 +518,7 @@ fn a_recovered_multi_line_script_is_the_forms_command_and_is_staged_beside_the_s
             me: Some("sduser".into()),
         })),
     });
-    assert_eq!(cmds, vec![Cmd::FetchLaunchFacts]);
+    assert_eq!(cmds, vec![Cmd::FetchLaunchFacts, Cmd::FetchReservations]);
     a.update(Msg::LaunchFacts(Ok(facts())));
     if let Some(f) = a.form.as_mut() {
         f.local_id = "20261123-120000-abcdef".into();
@@ -696,7 +697,7 @@ fn relaunched(launched: Option<&str>, read: &str) -> App {
             used: None,
         })),
     });
-    assert_eq!(cmds, vec![Cmd::FetchLaunchFacts]);
+    assert_eq!(cmds, vec![Cmd::FetchLaunchFacts, Cmd::FetchReservations]);
     a.update(Msg::LaunchFacts(Ok(facts())));
     if let Some(f) = a.form.as_mut() {
         f.local_id = "20261123-120000-abcdef".into();
@@ -1051,7 +1052,10 @@ fn a_template_with_steps_shows_them_and_needs_no_command() {
 fn a_session_form_fits_its_default_cpus_and_keeps_what_is_typed() {
     let mut a = app();
     a.clusters[0].launch.defaults.cpus_per_task = 24;
-    assert_eq!(a.run_command("session"), vec![Cmd::FetchLaunchFacts]);
+    assert_eq!(
+        a.run_command("session"),
+        vec![Cmd::FetchLaunchFacts, Cmd::FetchReservations]
+    );
     a.update(Msg::LaunchFacts(Ok(facts())));
     let f = a.form.as_ref().expect("form");
     assert_eq!(f.spec.cpus_per_task, 16, "{:?}", f.error);
@@ -1145,5 +1149,100 @@ fn o_fills_the_form_from_your_own_script_and_says_what_it_read() {
             .is_some_and(|e| e.contains("the form is as it was")),
         "{:?}",
         form.error
+    );
+}
+
+/// Issue 39: the form warns when its time limit runs into a maintenance window on its
+/// partition's nodes, and says what would start at once there, as the fields change.
+#[test]
+fn the_form_warns_of_maintenance_and_says_what_starts_now() {
+    let mut a = app();
+    assert_eq!(
+        press(&mut a, KeyCode::Char('n')),
+        vec![Cmd::FetchLaunchFacts, Cmd::FetchReservations],
+        "the reservations were never read: the form asks for them"
+    );
+    let mut f = facts();
+    for n in &mut f.nodes {
+        n.state = "mixed".into();
+        n.cpus_idle = 12;
+        n.mem_alloc_mb = 4096;
+        n.gpus_used = 3;
+    }
+    a.update(Msg::LaunchFacts(Ok(f)));
+    let now = a.now;
+    let text = format!(
+        "ReservationName=maint StartTime={} EndTime={} Duration=02:00:00\n   Nodes=n1 NodeCnt=1 CoreCnt=16 Features=(null) PartitionName=(null) Flags=MAINT,SPEC_NODES\n   TRES=cpu=16\n   Users=root Groups=(null) Accounts=(null) Licenses=(null) State=INACTIVE BurstBuffer=(null) Watts=n/a\n   MaxStartDelay=(null)\n",
+        (now + chrono::Duration::minutes(90)).format("%Y-%m-%dT%H:%M:%S"),
+        (now + chrono::Duration::minutes(210)).format("%Y-%m-%dT%H:%M:%S"),
+    );
+    let items = crate::slurm::reservation::parse_reservations(&text).expect("reservation");
+    a.update(Msg::Reservations {
+        result: Box::new(Ok(crate::slurm::reservation::Reservations { now, items })),
+        at: now,
+    });
+    if let Some(f) = a.form.as_mut() {
+        f.local_id = "20261123-120000-abcdef".into();
+    }
+    // On short (30 min MaxTime) a 10 minute job ends well before the window.
+    let o = &a.form.as_ref().expect("form").outlook;
+    assert_eq!(o.maintenance, None);
+    assert_eq!(
+        o.starts_now,
+        Some((
+            "up to 5 GPUs for up to 30m (MaxTime) start now on short; yours fits".to_string(),
+            true
+        ))
+    );
+    // polar, 4 hours: into the window; typed, not yet entered, already says so.
+    goto(&mut a, "partition");
+    if let Some(f) = a.form.as_mut() {
+        f.spec.partition = "polar".into();
+        f.revalidate();
+    }
+    goto(&mut a, "time");
+    press(&mut a, KeyCode::Enter);
+    a.update(Msg::Key(KeyEvent::new(
+        KeyCode::Char('u'),
+        KeyModifiers::CONTROL,
+    )));
+    typed(&mut a, "4h");
+    let o = &a.form.as_ref().expect("form").outlook;
+    assert_eq!(
+        o.maintenance.as_deref(),
+        Some("your 4h limit runs into maintenance 2026-11-23 13:30–15:30 on n1 (in 1h30m); a limit of 1h29m or less starts before it")
+    );
+    assert_eq!(
+        o.starts_now,
+        Some((
+            "up to 5 GPUs for up to 1h29m (until maintenance 13:30) start now on polar; yours would wait".to_string(),
+            false
+        ))
+    );
+    press(&mut a, KeyCode::Enter);
+    insta::assert_snapshot!(
+        "launch_form_maintenance_and_starts_now",
+        render(&a, 110, 42)
+    );
+    // A limit that ends before it: the warning goes, the request starts now.
+    goto(&mut a, "time");
+    press(&mut a, KeyCode::Enter);
+    a.update(Msg::Key(KeyEvent::new(
+        KeyCode::Char('u'),
+        KeyModifiers::CONTROL,
+    )));
+    typed(&mut a, "60m");
+    press(&mut a, KeyCode::Enter);
+    let o = &a.form.as_ref().expect("form").outlook;
+    assert_eq!(o.maintenance, None);
+    assert!(o.starts_now.as_ref().is_some_and(|s| s.1), "{o:?}");
+    // A minute later the window is a minute closer (the clock handed over on the tick).
+    a.update(Msg::Tick(now + chrono::Duration::minutes(11)));
+    let o = &a.form.as_ref().expect("form").outlook;
+    assert!(
+        o.starts_now
+            .as_ref()
+            .is_some_and(|s| s.0.contains("for up to 1h18m") && s.1),
+        "{o:?}"
     );
 }

@@ -60,6 +60,15 @@ impl MaintenanceState {
         }
     }
 
+    /// The read a launch form asks for when it opens: only when none was ever tried (the
+    /// schedule keeps them current after that).
+    pub fn if_never_read(&mut self, now: NaiveDateTime) -> Vec<Cmd> {
+        if self.tried.is_some() {
+            return Vec::new();
+        }
+        self.read_if_older(now, FRESH_SECS)
+    }
+
     /// The read asked for (`:partitions`), unless the last is a minute old or less.
     pub fn asked(&mut self, now: NaiveDateTime) -> Vec<Cmd> {
         self.read_if_older(now, FRESH_SECS)
@@ -160,20 +169,7 @@ pub fn explain(hit: &WindowHit, job: &Job, cnow: NaiveDateTime, edit_key: Option
     }
 }
 
-/// "in 3h12m" / "now, until 18:00": when a window is, from the cluster's clock `cnow`.
-pub fn when_text(r: &Reservation, cnow: NaiveDateTime) -> String {
-    if r.start <= cnow {
-        return format!("now, until {}", r.end.format("%H:%M"));
-    }
-    let mins = (r.start - cnow).num_minutes().max(0);
-    if mins < 60 {
-        format!("in {mins}m")
-    } else if mins < 48 * 60 {
-        format!("in {}h{:02}m", mins / 60, mins % 60)
-    } else {
-        format!("in {} days", mins / (24 * 60))
-    }
-}
+pub use crate::slurm::reservation::when_text;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

@@ -260,6 +260,7 @@ impl App {
                     self.view == Some(insight::View::Partitions) && ix == self.view_cluster();
                 cmds.extend(self.clusters[ix].insight.partitions_due(shown, now));
                 cmds.extend(self.clusters[ix].maintenance.due(now));
+                self.form_windows();
                 cmds
             }
             Msg::PollDue => {
@@ -357,7 +358,10 @@ impl App {
                     form.check(parts);
                 }
                 self.history.on_partitions(&view!(self, ix));
-                Vec::new()
+                // The check :sooner waited for is the user's read, as if typed now.
+                let out = self.sooner.on_partitions(&view!(self, ix));
+                self.selection_read |= !out.cmds.is_empty();
+                self.apply(out)
             }
             Msg::JobUse { id, result } => {
                 let out = self.history.on_job_use(&view!(self, ix), id, *result);
@@ -475,6 +479,7 @@ impl App {
             }
             Msg::Reservations { result, at } => {
                 self.clusters[ix].maintenance.on_read(*result, at);
+                self.form_windows();
                 Vec::new()
             }
             Msg::Usage { days, result, at } => {
@@ -561,8 +566,7 @@ impl App {
         }
         if let Some(form) = out.form {
             self.form = Some(*form);
-            // Partitions change (idle GPUs, pending jobs): read fresh for each form.
-            cmds.push(Cmd::FetchLaunchFacts);
+            cmds.extend(self.form_opened());
         }
         if let Some(pane) = out.focus {
             self.focus = pane;

@@ -515,9 +515,13 @@ fn sooner_checks_the_changes_then_applies_one_after_asking() {
     select(&mut a, "248");
     let id: JobId = "248".parse().unwrap();
     assert_eq!(a.run_command("sooner"), vec![Cmd::FetchLimits(0)]);
-    assert!(a.note.as_deref().unwrap_or("").contains("not read yet"));
-    a.update(Msg::Limits(Ok(partitions())));
-    let cmds = a.run_command("sooner");
+    assert!(a
+        .note
+        .as_deref()
+        .unwrap_or("")
+        .contains("reading its partitions first"));
+    // The partitions come: the check follows without typing :sooner again.
+    let cmds = a.update(Msg::Limits(Ok(partitions())));
     let alts = match cmds.as_slice() {
         [Cmd::CheckSooner {
             id: asked,

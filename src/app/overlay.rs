@@ -252,8 +252,32 @@ impl App {
             return Vec::new();
         }
         self.form = Some(FormState::open(&self.clusters[ix]));
-        // Partitions change (idle GPUs, pending jobs): fetch them fresh each time.
-        vec![Cmd::FetchLaunchFacts]
+        self.form_opened()
+    }
+
+    /// A launch form just opened: the facts read fresh (idle GPUs, what each node has
+    /// free, pending jobs change), the reservations it warns of handed over, and read
+    /// when they never were.
+    pub(super) fn form_opened(&mut self) -> Vec<Cmd> {
+        let mut cmds = vec![Cmd::FetchLaunchFacts];
+        if let Some(ix) = self.form.as_ref().map(|f| f.cluster) {
+            cmds.extend(self.clusters[ix].maintenance.if_never_read(self.now));
+        }
+        self.form_windows();
+        cmds
+    }
+
+    /// The launch form's copy of its cluster's reservations and clock, for its outlook
+    /// (worked out again only when they change or a minute passes).
+    pub(super) fn form_windows(&mut self) {
+        let Some(form) = self.form.as_mut() else {
+            return;
+        };
+        let m = &self.clusters[form.cluster].maintenance;
+        form.set_windows(
+            m.cluster_now(self.now)
+                .map(|cnow| (m.items().to_vec(), cnow)),
+        );
     }
 
     pub(super) fn on_form_key(&mut self, k: KeyEvent) -> Vec<Cmd> {

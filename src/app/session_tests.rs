@@ -218,7 +218,7 @@ fn session_opens_the_form_prefilled_for_a_session() {
     a.update(Msg::PollDue);
     a.update(loaded(jobs()));
     let cmds = a.run_command("session notebook");
-    assert_eq!(cmds, vec![Cmd::FetchLaunchFacts]);
+    assert_eq!(cmds, vec![Cmd::FetchLaunchFacts, Cmd::FetchReservations]);
     let form = a.form.as_ref().expect("the launch form");
     assert_eq!(form.spec.name, "session-notebook");
     assert_eq!(form.spec.gpus, 0);

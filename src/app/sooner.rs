@@ -21,6 +21,8 @@ pub struct SoonerState {
     pub error: Option<String>,
     /// When the scheduler answered (this machine's clock).
     pub at: Option<NaiveDateTime>,
+    /// `:sooner` waited for the partitions of this job: asked again when they come.
+    waiting: Option<JobId>,
 }
 
 /// The selected job when it is pending, else why `:sooner` has nothing to do.
@@ -63,8 +65,9 @@ impl SoonerState {
             _ => &[],
         };
         if partitions.is_empty() {
+            self.waiting = Some(job.id.clone());
             return Out::note(format!(
-                "job {}: its partitions are not read yet; try :sooner again in a moment",
+                "job {}: reading its partitions first; :sooner follows",
                 job.id
             ))
             .with_cmd(Cmd::FetchLimits(c.ix));
@@ -101,6 +104,18 @@ impl SoonerState {
             id: job.id.clone(),
             alternatives,
         })
+    }
+
+    /// The partitions came: a `:sooner` that waited for them is asked now, while its job
+    /// is still the one selected.
+    pub fn on_partitions(&mut self, v: &View) -> Out {
+        let Some(id) = self.waiting.take() else {
+            return Out::none();
+        };
+        if v.queue.selected_job().map(|j| &j.id) != Some(&id) {
+            return Out::none();
+        }
+        self.ask(v)
     }
 
     /// The scheduler's answers.

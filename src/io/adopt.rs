@@ -176,6 +176,7 @@ pub async fn adopt(t: &Target<'_>, id: u64, plan: GuardPlan) -> Result<Adopted, 
         spec_sha256: None,
         requeue: job.requeue,
         guard: Some(GuardRecord::default()),
+        sweep: Vec::new(),
     };
     // Recorded before the guard is armed: a lost answer leaves no guard unrecorded.
     t.registry

@@ -47,7 +47,8 @@ pub struct ClusterFacts {
     pub sbatch_env: Vec<(String, String)>,
 }
 
-/// One node as a partition offers it: what a single node can give one job.
+/// One node as a partition offers it: what a single node can give one job, and what it
+/// has free now (for the form's "starts now" line).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct NodeShape {
     pub node: String,
@@ -57,40 +58,114 @@ pub struct NodeShape {
     /// Memory in MiB (sinfo `%m`, Slurm's RealMemory).
     pub mem_mb: u64,
     pub gpus: u32,
+    /// `idle`, `mixed`, `allocated`, `drained`, ... as sinfo prints it (`idle~`, `mixed-`
+    /// with their flags); empty when not read.
+    #[serde(default)]
+    pub state: String,
+    /// CPUs no job holds (the `I` of sinfo's `A/I/O/T`).
+    #[serde(default)]
+    pub cpus_idle: u32,
+    /// Memory held by jobs, MiB (sinfo `AllocMem`).
+    #[serde(default)]
+    pub mem_alloc_mb: u64,
+    /// GPUs held by jobs (sinfo `GresUsed`).
+    #[serde(default)]
+    pub gpus_used: u32,
 }
 
-/// `sinfo --Node`: one line per node and partition, `node|partition|cpus|memory MiB|gres`.
+impl NodeShape {
+    /// Whether a job could start on it now, resources allowing: idle or mixed, not
+    /// draining, down, powered off, rebooting or planned for another job.
+    pub fn open(&self) -> bool {
+        let flags = ['*', '~', '#', '!', '%', '$', '@', '^', '-'];
+        let base = self.state.trim_end_matches(flags);
+        (base == "idle" || base == "mixed") && base.len() == self.state.len()
+    }
+
+    pub fn gpus_free(&self) -> u32 {
+        self.gpus.saturating_sub(self.gpus_used)
+    }
+
+    pub fn mem_free_mb(&self) -> u64 {
+        self.mem_mb.saturating_sub(self.mem_alloc_mb)
+    }
+}
+
+/// sinfo's `--Format` fields of [`nodes_argv`], in order.
+const NODE_FIELDS: &[&str] = &[
+    "NodeList",
+    "Partition",
+    "CPUs",
+    "Memory",
+    "Gres",
+    "StateLong",
+    "CPUsState",
+    "AllocMem",
+    "GresUsed",
+];
+
+const NODES_CMD: &str = "sinfo --Node";
+
+/// `sinfo --Node`: one record per node and partition, its size and what jobs hold of it
+/// (one slurmctld RPC, the same as without the use fields).
 pub fn nodes_argv() -> Vec<String> {
-    ["sinfo", "--noheader", "--Node", "--format=%N|%P|%c|%m|%G"]
-        .map(String::from)
-        .to_vec()
+    let fmt: Vec<String> = NODE_FIELDS
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let end = if i + 1 == NODE_FIELDS.len() {
+                crate::slurm::command::RECORD_END
+            } else {
+                crate::slurm::command::FIELD_SEP
+            };
+            format!("{f}:0{end}")
+        })
+        .collect();
+    vec![
+        "sinfo".into(),
+        "--noheader".into(),
+        "--Node".into(),
+        format!("--Format={}", fmt.join(",")),
+    ]
 }
 
-/// Parses [`nodes_argv`]'s output. A line that does not have five fields, or whose CPU or
-/// memory count is not a number, is an error naming the line.
+/// Parses [`nodes_argv`]'s output. A record without every field, or whose CPU or memory
+/// figures are not numbers, is an error naming its line.
 pub fn parse_nodes(out: &str) -> Result<Vec<NodeShape>, String> {
-    let mut v = Vec::new();
-    for line in out.lines().filter(|l| !l.trim().is_empty()) {
-        let f: Vec<&str> = line.split('|').map(str::trim).collect();
-        let bad = |why: &str| format!("sinfo --Node line {line:?}: {why}");
-        if f.len() != 5 {
-            return Err(bad(&format!("expected 5 fields, found {}", f.len())));
-        }
+    use crate::slurm::parse::{terminated_records, Row};
+    let recs = terminated_records(NODES_CMD, out).map_err(|e| e.to_string())?;
+    let mut v = Vec::with_capacity(recs.len());
+    for rec in &recs {
+        let r = Row::split_fields(NODES_CMD, rec, NODE_FIELDS.len()).map_err(|e| e.to_string())?;
         // A node whose resources sinfo cannot tell yet shows `0`/`1`; numbers are required.
-        let cpus = f[2]
-            .trim_end_matches('+')
-            .parse()
-            .map_err(|_| bad("CPUs is not a number"))?;
-        let mem_mb = f[3]
-            .trim_end_matches('+')
-            .parse()
-            .map_err(|_| bad("memory is not a number"))?;
+        let num = |i: usize, name: &str| -> Result<u64, String> {
+            r.str(i).trim().trim_end_matches('+').parse().map_err(|_| {
+                r.err(format!("{name} is not a number: {:?}", r.str(i)))
+                    .to_string()
+            })
+        };
+        let cpus_state: Vec<&str> = r.str(6).trim().split('/').collect();
+        let cpus_idle = match cpus_state.as_slice() {
+            [_, idle, _, _] => idle.parse().map_err(|_| {
+                r.err(format!("CPUsState: expected A/I/O/T, got {:?}", r.str(6)))
+                    .to_string()
+            })?,
+            _ => {
+                return Err(r
+                    .err(format!("CPUsState: expected A/I/O/T, got {:?}", r.str(6)))
+                    .to_string())
+            }
+        };
         v.push(NodeShape {
-            node: f[0].to_string(),
-            partition: f[1].trim_end_matches('*').to_string(),
-            cpus,
-            mem_mb,
-            gpus: gpus_in_gres_list(f[4]),
+            node: r.str(0).trim().to_string(),
+            partition: r.str(1).trim().trim_end_matches('*').to_string(),
+            cpus: u32::try_from(num(2, "CPUs")?).unwrap_or(u32::MAX),
+            mem_mb: num(3, "memory")?,
+            gpus: gpus_in_gres_list(r.str(4).trim()),
+            state: r.str(5).trim().to_string(),
+            cpus_idle,
+            mem_alloc_mb: num(7, "AllocMem").unwrap_or(0),
+            gpus_used: gpus_in_gres_list(r.str(8).trim()),
         });
     }
     Ok(v)
@@ -222,7 +297,7 @@ mod tests {
 
     #[test]
     fn node_shapes_from_real_output() {
-        let nodes = parse_nodes(&fixture("sinfo_nodes.out")).unwrap();
+        let nodes = parse_nodes(&fixture("26.05/sinfo_node_use.out")).unwrap();
         assert!(!nodes.is_empty());
         let short: Vec<&NodeShape> = nodes.iter().filter(|n| n.partition == "short").collect();
         assert!(!short.is_empty(), "{nodes:?}");
@@ -230,9 +305,31 @@ mod tests {
             short.iter().all(|n| n.cpus > 0 && n.mem_mb > 0),
             "{nodes:?}"
         );
-        let odd =
-            parse_nodes("n1|gpu*|8|1000|gpu:a100:4(S:0-1),gpu:t4:2\nn2|cpu|64|256000|(null)\n")
-                .unwrap();
+        let rec = |fields: &[&str]| fields.join("\x1f") + "\x1e\n";
+        let odd = parse_nodes(
+            &(rec(&[
+                "n1",
+                "gpu*",
+                "8",
+                "1000",
+                "gpu:a100:4(S:0-1),gpu:t4:2",
+                "mixed",
+                "3/5/0/8",
+                "900",
+                "gpu:a100:1(IDX:0),gpu:t4:0",
+            ]) + &rec(&[
+                "n2",
+                "cpu",
+                "64",
+                "256000",
+                "(null)",
+                "drained",
+                "0/0/64/64",
+                "0",
+                "(null)",
+            ])),
+        )
+        .unwrap();
         assert_eq!(
             odd,
             [
@@ -241,23 +338,64 @@ mod tests {
                     partition: "gpu".into(),
                     cpus: 8,
                     mem_mb: 1000,
-                    gpus: 6
+                    gpus: 6,
+                    state: "mixed".into(),
+                    cpus_idle: 5,
+                    mem_alloc_mb: 900,
+                    gpus_used: 1,
                 },
                 NodeShape {
                     node: "n2".into(),
                     partition: "cpu".into(),
                     cpus: 64,
                     mem_mb: 256000,
-                    gpus: 0
+                    gpus: 0,
+                    state: "drained".into(),
+                    cpus_idle: 0,
+                    mem_alloc_mb: 0,
+                    gpus_used: 0,
                 },
             ]
         );
-        assert!(parse_nodes("n1|gpu|eight|1000|(null)\n")
-            .unwrap_err()
-            .contains("CPUs is not a number"));
-        assert!(parse_nodes("n1|gpu|8\n")
-            .unwrap_err()
-            .contains("expected 5 fields"));
+        assert!(odd[0].open() && !odd[1].open());
+        assert_eq!((odd[0].gpus_free(), odd[0].mem_free_mb()), (5, 100));
+        let bad = parse_nodes(&rec(&[
+            "n1", "gpu", "eight", "1000", "(null)", "idle", "0/8/0/8", "0", "(null)",
+        ]))
+        .unwrap_err();
+        assert!(bad.contains("CPUs is not a number"), "{bad}");
+        assert!(parse_nodes("n1\x1fgpu\x1f8\x1e\n").is_err());
+    }
+
+    /// Real `sinfo --Node` output of the dev cluster (22.05 and 26.05) with a job of 2-3
+    /// CPUs, 1 GiB and 3 GPUs running on gpu01.
+    #[test]
+    fn node_use_from_real_output() {
+        for v in ["22.05", "26.05"] {
+            let nodes = parse_nodes(&fixture(&format!("{v}/sinfo_node_use.out"))).unwrap();
+            assert_eq!(nodes.len(), 9, "{v}");
+            let gpu01: Vec<&NodeShape> = nodes.iter().filter(|n| n.node == "gpu01").collect();
+            assert_eq!(gpu01.len(), 3, "{v}: one record per partition");
+            let n = gpu01[0];
+            assert_eq!(
+                (n.state.as_str(), n.gpus, n.gpus_used),
+                ("mixed", 8, 3),
+                "{v}"
+            );
+            assert!(
+                n.open() && n.cpus_idle < 16 && n.mem_alloc_mb >= 1024,
+                "{v}: {n:?}"
+            );
+            let spare = nodes.iter().find(|n| n.node == "spare01").unwrap();
+            assert_eq!(
+                (spare.partition.as_str(), spare.gpus_free(), spare.cpus_idle),
+                ("spare", 2, 4)
+            );
+            assert!(
+                nodes.iter().any(|n| n.partition == "short"),
+                "the default marker goes"
+            );
+        }
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod container;
 pub mod directives;
 pub mod facts;
 pub mod guard;
+pub mod outlook;
 pub mod quote;
 pub mod relaunch;
 pub mod rerun;

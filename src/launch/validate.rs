@@ -987,6 +987,7 @@ mod tests {
             cpus,
             mem_mb: 32 * 1024,
             gpus,
+            ..NodeShape::default()
         };
         ClusterFacts {
             partitions: vec![

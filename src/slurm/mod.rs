@@ -27,6 +27,7 @@ pub mod state;
 pub mod statecheck;
 pub mod synth;
 pub mod time;
+pub mod timeline;
 pub mod usage;
 pub mod why;
 

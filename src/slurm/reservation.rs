@@ -298,6 +298,21 @@ pub fn window_text(r: &Reservation) -> String {
     format!("{what} {}–{end}{on}", r.start.format("%Y-%m-%d %H:%M"))
 }
 
+/// "in 3h12m" / "now, until 18:00": when a window is, from the cluster's clock `cnow`.
+pub fn when_text(r: &Reservation, cnow: NaiveDateTime) -> String {
+    if r.start <= cnow {
+        return format!("now, until {}", r.end.format("%H:%M"));
+    }
+    let mins = (r.start - cnow).num_minutes().max(0);
+    if mins < 60 {
+        format!("in {mins}m")
+    } else if mins < 48 * 60 {
+        format!("in {}h{:02}m", mins / 60, mins % 60)
+    } else {
+        format!("in {} days", mins / (24 * 60))
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 #[path = "reservation_tests.rs"]

@@ -76,6 +76,11 @@ impl<'a> DetailWidget<'a> {
 
 const LABEL_W: usize = 12;
 
+/// Cells of the wait chart (`slurm::timeline`) beside the Waited/Waiting value: at most
+/// this many, and none when fewer fit on the line.
+const TIMELINE_MAX: usize = 30;
+const TIMELINE_MIN: usize = 10;
+
 fn time_fmt(t: NaiveDateTime) -> String {
     t.format("%Y-%m-%d %H:%M:%S").to_string()
 }
@@ -424,7 +429,13 @@ impl DetailWidget<'_> {
         match (pending, start) {
             // squeue's %S: the scheduler's estimate for a pending job.
             (true, _) => match start {
-                Some(s) => l.plain("Est. start", &at(s, human_until(s, self.now))),
+                Some(s) => {
+                    // ◆ marks the estimate on the wait's chart, where there is room for one.
+                    let text = at(s, human_until(s, self.now));
+                    let marked = format!("{text} {}", crate::slurm::timeline::ESTIMATE);
+                    let fits = marked.width() <= l.width.saturating_sub(LABEL_W + 1);
+                    l.plain("Est. start", if fits { &marked } else { &text })
+                }
                 None => {
                     let r = dd.reason.as_deref().or(j.and_then(|j| j.reason.as_deref()));
                     l.field("Est. start", &why_no_estimate(r), t.dim())
@@ -434,15 +445,54 @@ impl DetailWidget<'_> {
             (false, Some(s)) => l.plain("Started", &at(s, human_ago(s, self.now))),
             (false, None) => {}
         }
-        if let Some(w) = self.pending.waited.filter(|_| pending) {
-            l.field("", &w.text(), t.dim());
-        }
+        // The wait, with its chart beside it where the pane has room: submit → eligible →
+        // start, for a pending job beside how long similar jobs waited (the line under
+        // it names their marks) and the scheduler's estimate (◆).
+        let waited = self.pending.waited.filter(|_| pending);
+        let chart = |sub: NaiveDateTime, room: usize| {
+            (room >= TIMELINE_MIN).then(|| {
+                crate::slurm::timeline::chart(
+                    &crate::slurm::timeline::Wait {
+                        submit: sub,
+                        eligible: dd.eligible_time,
+                        start: start.filter(|_| !pending),
+                        now: self.now,
+                        estimate: start.filter(|_| pending),
+                        similar: waited.as_ref(),
+                    },
+                    room.min(TIMELINE_MAX),
+                )
+                .bar
+            })
+        };
+        let avail = l.width.saturating_sub(LABEL_W + 1);
+        let with_chart = |text: String, sub: NaiveDateTime| match chart(
+            sub,
+            avail.saturating_sub(text.width() + 1),
+        ) {
+            Some(bar) => format!("{text} {bar}"),
+            None => text,
+        };
         if let (false, false, Some(s), Some(sub)) = (pending, never_ran, start, submit) {
             let secs = (s - sub).num_seconds().max(0) as u64;
-            l.plain("Waited", &SlurmDuration::from_secs(secs).human());
+            let mut text = SlurmDuration::from_secs(secs).human();
+            let held = dd
+                .eligible_time
+                .map_or(0, |e| (e.min(s) - sub).num_seconds().max(0) as u64);
+            if held > 0 {
+                text.push_str(&format!(
+                    " ({} held)",
+                    SlurmDuration::from_secs(held).human()
+                ));
+            }
+            l.plain("Waited", &with_chart(text, sub));
         } else if let (true, Some(sub)) = (pending, submit) {
             let secs = (self.now - sub).num_seconds().max(0) as u64;
-            l.plain("Waiting", &SlurmDuration::from_secs(secs).human());
+            let text = SlurmDuration::from_secs(secs).human();
+            l.plain("Waiting", &with_chart(text, sub));
+        }
+        if let Some(w) = waited {
+            l.field("", &w.text(), t.dim());
         }
         if let Some(e) = dd.end_time.filter(|_| !pending) {
             let label = if state.is_finished() {

@@ -123,6 +123,22 @@ pub fn form_lines(form: &FormState, t: &Theme, cluster: &str) -> (Vec<Line<'stat
                     t.dim(),
                 )));
             }
+            // What starts at once there (the nodes' free resources and the reservations).
+            if let Some((text, fits)) = &form.outlook.starts_now {
+                let style = if *fits { t.key() } else { t.dim() };
+                for (i, part) in wrap_words(text, PROBLEM_WIDTH).into_iter().enumerate() {
+                    let lead = if i == 0 { "    ▸ " } else { "      " };
+                    lines.push(Line::from(Span::styled(format!("{lead}{part}"), style)));
+                }
+            }
+        }
+        if *key == "time" {
+            if let Some(w) = &form.outlook.maintenance {
+                for (i, part) in wrap_words(w, PROBLEM_WIDTH).into_iter().enumerate() {
+                    let lead = if i == 0 { "    ⚠ " } else { "      " };
+                    lines.push(Line::from(Span::styled(format!("{lead}{part}"), t.warn())));
+                }
+            }
         }
     }
     let submit = FormState::submit_row();

@@ -25,13 +25,16 @@ pub struct Size<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Waited {
     pub median_s: u64,
+    /// The 90th percentile (nearest rank: the wait 9 in 10 of them did not pass).
+    pub p90_s: u64,
     pub min_s: u64,
     pub max_s: u64,
     pub jobs: usize,
 }
 
 impl Waited {
-    /// `similar jobs waited 4m (1m–22m, 9 jobs)`.
+    /// `similar jobs waited 4m │ median, 20m ┊ p90 (9 jobs)`: the median and the 90th
+    /// percentile, named by their marks on the wait's chart (`slurm::timeline`).
     pub fn text(&self) -> String {
         let h = |s: u64| SlurmDuration::from_secs(s).human();
         let n = match self.jobs {
@@ -41,11 +44,11 @@ impl Waited {
         if self.jobs == 1 {
             return format!("similar jobs waited {} ({n})", h(self.median_s));
         }
+        // The marks are the wait chart's (`slurm::timeline`).
         format!(
-            "similar jobs waited {} ({}–{}, {n})",
+            "similar jobs waited {} │ median, {} ┊ p90 ({n})",
             h(self.median_s),
-            h(self.min_s),
-            h(self.max_s)
+            h(self.p90_s),
         )
     }
 }
@@ -80,8 +83,11 @@ pub fn similar(history: &[AcctJob], size: Size<'_>, except: Option<&str>) -> Opt
         1 => w[n / 2],
         _ => (w[n / 2 - 1] + w[n / 2]) / 2,
     };
+    // Nearest rank: the smallest wait at or above 90% of them.
+    let p90_s = w[(n * 9).div_ceil(10).saturating_sub(1)];
     Some(Waited {
         median_s,
+        p90_s,
         min_s: w[0],
         max_s: w[n - 1],
         jobs: n,
@@ -139,12 +145,27 @@ mod tests {
             w,
             Waited {
                 median_s: 240,
+                p90_s: 1320,
                 min_s: 60,
                 max_s: 1320,
                 jobs: 3
             }
         );
-        assert_eq!(w.text(), "similar jobs waited 4m (1m–22m, 3 jobs)");
+        assert_eq!(
+            w.text(),
+            "similar jobs waited 4m │ median, 22m ┊ p90 (3 jobs)"
+        );
+    }
+
+    #[test]
+    fn the_90th_percentile_is_the_nearest_rank() {
+        let h: Vec<AcctJob> = (1..=20)
+            .map(|i| job(&i.to_string(), "polar", 4, 1, Some(i * 60)))
+            .collect();
+        let w = similar(&h, SIZE, None).unwrap();
+        assert_eq!((w.median_s, w.p90_s, w.jobs), (630, 18 * 60, 20));
+        let one = similar(&h[..1], SIZE, None).unwrap();
+        assert_eq!(one.p90_s, 60);
     }
 
     #[test]
