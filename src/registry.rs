@@ -63,6 +63,18 @@ pub struct Entry {
     /// each task's values. Empty: not a sweep.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sweep: Vec<String>,
+    /// The code snapshot the launch carried (`[launch] code = "snapshot"`); None: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<CodeRecord>,
+}
+
+/// The code a launch carried: the repository's commit, how many paths differed from it
+/// (`git status`), and the content hash naming `<results_root>/.code/<hash>`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CodeRecord {
+    pub commit: String,
+    pub dirty: u32,
+    pub hash: String,
 }
 
 /// What the dashboard last read of a guarded launch's `meta/chain.jsonl`.
@@ -379,6 +391,7 @@ pub(crate) mod tests {
             requeue: false,
             guard: None,
             sweep: Vec::new(),
+            code: None,
         }
     }
 

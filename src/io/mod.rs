@@ -11,6 +11,7 @@
 //! `triage::triage_job` (the log tails, then status.json where it may be); `keep::keep`
 //! asks who the login user is once per cluster before its read.
 
+pub mod code;
 pub mod connect;
 pub mod facts;
 pub mod fetch;

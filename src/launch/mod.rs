@@ -3,6 +3,7 @@
 //! directory on the login node and submitting. `submit` is the one path used by both the
 //! command line and the dashboard's form.
 
+pub mod code;
 pub mod container;
 pub mod directives;
 pub mod facts;

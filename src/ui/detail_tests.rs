@@ -343,6 +343,7 @@ fn detail_of_a_sweep_task_shows_its_values() {
             .collect(),
         secrets: Vec::new(),
         spec_sha256: None,
+        code: None,
     };
     let theme = Theme::new(false);
     let mut buf = Buffer::empty(Rect::new(0, 0, 80, 24));
