@@ -335,16 +335,10 @@ async fn prepare(
             eprintln!("slurmdash: {said}; {flag} sets it");
         }
     }
-    let code = if spec.code == "snapshot" && !args.test_only {
-        let here = std::env::current_dir().map_err(|e| eyre!("the current directory: {e}"))?;
-        let max = spec.code_max_mb;
-        let snap = tokio::task::spawn_blocking(move || crate::io::code::snapshot(&here, max))
-            .await
-            .map_err(|e| eyre!("making the code snapshot: {e}"))?
-            .map_err(|e| eyre!("not submitted: {e}"))?;
-        Some(snap)
-    } else {
+    let code = if args.test_only {
         None
+    } else {
+        code_snapshot(&spec).await?
     };
     let prepared =
         submit::prepare_with_code(&spec, &facts, &results_root, &submit::new_local_id(), code);
@@ -407,6 +401,21 @@ async fn prepare(
         secrets,
         timeout,
     })))
+}
+
+/// With `code = "snapshot"`, the snapshot of the git repository holding the current
+/// directory (see `io::code::snapshot`); refused with the reason when it cannot be made.
+pub(super) async fn code_snapshot(spec: &LaunchSpec) -> Result<Option<launch::code::Snapshot>> {
+    if spec.code != "snapshot" {
+        return Ok(None);
+    }
+    let here = std::env::current_dir().map_err(|e| eyre!("the current directory: {e}"))?;
+    let max = spec.code_max_mb;
+    let snap = tokio::task::spawn_blocking(move || crate::io::code::snapshot(&here, max))
+        .await
+        .map_err(|e| eyre!("making the code snapshot: {e}"))?
+        .map_err(|e| eyre!("not submitted: {e}"))?;
+    Ok(Some(snap))
 }
 
 pub(super) fn print_submitted(s: &submit::Submitted, prepared: &submit::Prepared) {
