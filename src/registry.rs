@@ -77,6 +77,16 @@ pub struct CodeRecord {
     pub hash: String,
 }
 
+/// `code abc1234 + 3 changed files`, `code abc1234` (see `launch::code`).
+pub fn code_summary(commit: &str, dirty: u32) -> String {
+    let short: String = commit.chars().take(7).collect();
+    match dirty {
+        0 => format!("code {short}"),
+        1 => format!("code {short} + 1 changed file"),
+        n => format!("code {short} + {n} changed files"),
+    }
+}
+
 /// What the dashboard last read of a guarded launch's `meta/chain.jsonl`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GuardRecord {

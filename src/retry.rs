@@ -146,7 +146,7 @@ impl Chain {
                         code: e
                             .code
                             .as_ref()
-                            .map(|c| crate::launch::code::summary(&c.commit, c.dirty)),
+                            .map(|c| crate::registry::code_summary(&c.commit, c.dirty)),
                         secrets: e.secrets.clone(),
                         spec_sha256: e.spec_sha256.clone(),
                     },

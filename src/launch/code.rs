@@ -205,12 +205,7 @@ fn mb(bytes: u64) -> String {
 
 /// What the detail and the CLI say: `code abc1234 + 3 changed files`, `code abc1234`.
 pub fn summary(commit: &str, dirty: u32) -> String {
-    let short: String = commit.chars().take(7).collect();
-    match dirty {
-        0 => format!("code {short}"),
-        1 => format!("code {short} + 1 changed file"),
-        n => format!("code {short} + {n} changed files"),
-    }
+    crate::registry::code_summary(commit, dirty)
 }
 
 /// How many paths `git status --porcelain -z` lists (a rename's second path is not one).
