@@ -30,7 +30,7 @@ pub struct SubmitArgs {
     /// time, array, sweep (`LR=1e-3,3e-4 SEED=1,2 %3`: see docs/launching.md), image,
     /// container_mounts, workdir, shell, env, secrets, extra_sbatch, inputs, requeue,
     /// sqsh_cache, force_reconvert, conversion_partition, sqsh_cache_dir, master_port,
-    /// job_dir_mode).
+    /// job_dir_mode, code, code_max_mb).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
     /// Validate and check input paths on the cluster, print the script; submit nothing.

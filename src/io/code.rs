@@ -147,9 +147,10 @@ pub async fn stage(
     t: Duration,
     upload_timeout: Duration,
 ) -> Result<Staged, String> {
+    // The copy into the job directory can take longer than a command.
     let argv = code::stage_argv(results_root, &s.hash, job_dir, false);
     let out = remote
-        .run(&argv, None, t)
+        .run(&argv, None, t.max(upload_timeout))
         .await
         .map_err(|e| e.to_string())?;
     let out = if out.code == Some(code::ABSENT_EXIT) {
