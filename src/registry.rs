@@ -63,6 +63,28 @@ pub struct Entry {
     /// each task's values. Empty: not a sweep.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sweep: Vec<String>,
+    /// The code snapshot the launch carried (`[launch] code = "snapshot"`); None: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<CodeRecord>,
+}
+
+/// The code a launch carried: the repository's commit, how many paths differed from it
+/// (`git status`), and the content hash naming `<results_root>/.code/<hash>`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CodeRecord {
+    pub commit: String,
+    pub dirty: u32,
+    pub hash: String,
+}
+
+/// `code abc1234 + 3 changed files`, `code abc1234` (see `launch::code`).
+pub fn code_summary(commit: &str, dirty: u32) -> String {
+    let short: String = commit.chars().take(7).collect();
+    match dirty {
+        0 => format!("code {short}"),
+        1 => format!("code {short} + 1 changed file"),
+        n => format!("code {short} + {n} changed files"),
+    }
 }
 
 /// What the dashboard last read of a guarded launch's `meta/chain.jsonl`.
@@ -379,6 +401,7 @@ pub(crate) mod tests {
             requeue: false,
             guard: None,
             sweep: Vec::new(),
+            code: None,
         }
     }
 

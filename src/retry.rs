@@ -115,6 +115,8 @@ pub struct Chain {
     pub spec_sha256: Option<String>,
     /// A sweep's runs by array index (see [`Entry::sweep`]).
     pub sweep: Vec<String>,
+    /// The code snapshot the launch carried (`code abc1234 + 3 changed files`); None: none.
+    pub code: Option<String>,
 }
 
 impl Chain {
@@ -141,6 +143,10 @@ impl Chain {
                             .collect(),
                         guard: e.guard.as_ref().map(|g| g.last.clone()),
                         sweep: e.sweep.clone(),
+                        code: e
+                            .code
+                            .as_ref()
+                            .map(|c| crate::registry::code_summary(&c.commit, c.dirty)),
                         secrets: e.secrets.clone(),
                         spec_sha256: e.spec_sha256.clone(),
                     },
@@ -269,6 +275,7 @@ mod tests {
             requeue: false,
             guard: None,
             sweep: Vec::new(),
+            code: None,
         }
     }
 

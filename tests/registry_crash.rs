@@ -32,6 +32,7 @@ fn entry(n: u64) -> Entry {
         requeue: false,
         guard: None,
         sweep: Vec::new(),
+        code: None,
     }
 }
 

@@ -47,6 +47,7 @@ fn launched() -> App {
             previous: Vec::new(),
             guard: None,
             sweep: Vec::new(),
+            code: None,
             secrets: Vec::new(),
             spec_sha256: None,
         },

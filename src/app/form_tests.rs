@@ -244,6 +244,7 @@ fn templates_preview_test_only_and_submit() {
         "a second enter does not submit twice"
     );
     let submitted = crate::launch::submit::Submitted {
+        code: None,
         job_id: 4242,
         local_id: prepared.layout.local_id.clone(),
         job_dir: prepared.layout.job_dir.clone(),
@@ -266,6 +267,7 @@ fn templates_preview_test_only_and_submit() {
             requeue: false,
             guard: None,
             sweep: Vec::new(),
+            code: None,
         },
         warnings: Vec::new(),
     };
@@ -399,6 +401,7 @@ fn a_submitted_job_stays_selected_through_a_stale_poll_and_sacct_is_asked_when_i
         other => panic!("{other:?}"),
     };
     let s = crate::launch::submit::Submitted {
+        code: None,
         job_id: 77,
         local_id: "l".into(),
         job_dir: prepared.layout.job_dir.clone(),
@@ -420,6 +423,7 @@ fn a_submitted_job_stays_selected_through_a_stale_poll_and_sacct_is_asked_when_i
             spec_sha256: None,
             guard: None,
             sweep: Vec::new(),
+            code: None,
             requeue: false,
         },
         warnings: Vec::new(),
@@ -675,6 +679,7 @@ fn relaunched(launched: Option<&str>, read: &str) -> App {
             previous: Vec::new(),
             guard: None,
             sweep: Vec::new(),
+            code: None,
             secrets: Vec::new(),
             spec_sha256: launched.map(str::to_string),
         },

@@ -333,6 +333,7 @@ mod retries {
             requeue: false,
             guard: None,
             sweep: Vec::new(),
+            code: None,
         }
     }
 
@@ -469,6 +470,7 @@ mod launched {
             spec_sha256: None,
             guard: None,
             sweep: Vec::new(),
+            code: None,
             requeue: false,
         }]);
         a.queue.set_badges(0, badges);

@@ -200,6 +200,7 @@ mod tests {
             requeue: false,
             guard: None,
             sweep: Vec::new(),
+            code: None,
         };
         a.update(Msg::Retries(Ok((Vec::new(), vec![entry]))));
         a.update(Msg::Key(crossterm::event::KeyEvent::new(

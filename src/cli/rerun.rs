@@ -211,10 +211,21 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &RerunArgs) -> Result
         if n == 0 {
             report.changed = changed;
         }
+        // The code as it is on disk now, as `L` takes it.
+        let code = match super::submit::code_snapshot(&spec).await {
+            Ok(c) => c,
+            Err(e) => {
+                remote.close().await;
+                return Err(e);
+            }
+        };
         let Some(mut prepared) = super::submit::prepare_or_say(&spec, &facts, &results_root) else {
             remote.close().await;
             return Ok(ExitCode::from(2));
         };
+        if let Some(c) = code {
+            prepared = prepared.with_code(c);
+        }
         prepared.guard = prepared.guard_plan(&loaded.config.retry, &patterns, None);
         // Once under way a submission is finished (queued and recorded, or not queued);
         // a signal then stops the rerun before the next one.

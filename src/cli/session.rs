@@ -121,6 +121,7 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &SessionArgs) -> Resu
         mail_type: None,
         mail_user: None,
         webhook_env: None,
+        code: None,
         command: Vec::new(),
         fit: Some(crate::launch::validate::Chosen {
             cpus: args.cpus.is_some(),

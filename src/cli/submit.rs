@@ -30,7 +30,7 @@ pub struct SubmitArgs {
     /// time, array, sweep (`LR=1e-3,3e-4 SEED=1,2 %3`: see docs/launching.md), image,
     /// container_mounts, workdir, shell, env, secrets, extra_sbatch, inputs, requeue,
     /// sqsh_cache, force_reconvert, conversion_partition, sqsh_cache_dir, master_port,
-    /// job_dir_mode).
+    /// job_dir_mode, code, code_max_mb).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
     /// Validate and check input paths on the cluster, print the script; submit nothing.
@@ -63,8 +63,13 @@ pub struct SubmitArgs {
     /// an argument: `ps` and shell history would keep its token.
     #[arg(long, value_name = "VAR")]
     pub webhook_env: Option<String>,
+    /// `snapshot`: carry the git repository this command runs in (tracked files with their
+    /// uncommitted changes, untracked files git does not ignore, minus `.slurmdashignore`)
+    /// into `<job_dir>/code`, and run there; `none`: no code (over `[launch] code`).
+    #[arg(long, value_name = "MODE")]
+    pub code: Option<String>,
     /// Print one JSON object when submitted: job_id, local_id, name, cluster, job_dir,
-    /// script, stdout, stderr.
+    /// script, stdout, stderr, and code (commit, dirty, hash) with a code snapshot.
     #[arg(long, conflicts_with_all = ["dry_run", "test_only", "preview"])]
     pub json: bool,
     /// The command the job runs (after `--`); with SCRIPT, the script's arguments.
@@ -98,6 +103,9 @@ pub fn spec_from_args(
             .ok_or_else(|| eyre!("--set takes KEY=VALUE, not `{kv}`"))?;
         spec.set(k.trim(), v)
             .map_err(|e| eyre!("--set {kv}: {e}"))?;
+    }
+    if let Some(c) = &args.code {
+        spec.set("code", c).map_err(|e| eyre!("--code {c}: {e}"))?;
     }
     if let Some(r) = args.retries {
         spec.retries = Some(r);
@@ -203,8 +211,12 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &SubmitArgs) -> Resul
                 "script": s.script_path,
                 "stdout": s.stdout,
                 "stderr": s.stderr,
+                "code": s.entry.code,
             })
         );
+        if let Some(c) = &s.code {
+            eprintln!("{c}");
+        }
         for w in &s.warnings {
             eprintln!("warning: {w}");
         }
@@ -323,9 +335,24 @@ async fn prepare(
             eprintln!("slurmdash: {said}; {flag} sets it");
         }
     }
-    let Some(mut prepared) = prepare_or_say(&spec, &facts, &results_root) else {
+    let code = if args.test_only {
+        None
+    } else {
+        code_snapshot(&spec).await?
+    };
+    let prepared =
+        submit::prepare_with_code(&spec, &facts, &results_root, &submit::new_local_id(), code);
+    let Some(mut prepared) = say_problems(prepared) else {
         return Ok(Step::Done(ExitCode::from(2)));
     };
+    if let (Some(c), true) = (&prepared.code, args.dry_run) {
+        eprintln!(
+            "{} ({} files, {:.1} MB) would be staged in <job_dir>/code",
+            launch::code::summary(&c.commit, c.dirty),
+            c.files,
+            c.bytes as f64 / (1024.0 * 1024.0)
+        );
+    }
     if args.test_only {
         let e = crate::io::submit::test_only(remote.as_ref(), &prepared, timeout)
             .await
@@ -376,6 +403,21 @@ async fn prepare(
     })))
 }
 
+/// With `code = "snapshot"`, the snapshot of the git repository holding the current
+/// directory (see `io::code::snapshot`); refused with the reason when it cannot be made.
+pub(super) async fn code_snapshot(spec: &LaunchSpec) -> Result<Option<launch::code::Snapshot>> {
+    if spec.code != "snapshot" {
+        return Ok(None);
+    }
+    let here = std::env::current_dir().map_err(|e| eyre!("the current directory: {e}"))?;
+    let max = spec.code_max_mb;
+    let snap = tokio::task::spawn_blocking(move || crate::io::code::snapshot(&here, max))
+        .await
+        .map_err(|e| eyre!("making the code snapshot: {e}"))?
+        .map_err(|e| eyre!("not submitted: {e}"))?;
+    Ok(Some(snap))
+}
+
 pub(super) fn print_submitted(s: &submit::Submitted, prepared: &submit::Prepared) {
     println!("Submitted job {} (launch {})", s.job_id, s.local_id);
     println!("job dir: {}", s.job_dir);
@@ -401,6 +443,9 @@ pub(super) fn print_submitted(s: &submit::Submitted, prepared: &submit::Prepared
             );
         }
     }
+    if let Some(c) = &s.code {
+        println!("code:    {c}");
+    }
     for w in &s.warnings {
         eprintln!("warning: {w}");
     }
@@ -412,7 +457,17 @@ pub(super) fn prepare_or_say(
     facts: &crate::launch::ClusterFacts,
     results_root: &str,
 ) -> Option<submit::Prepared> {
-    let prepared = submit::prepare(spec, facts, results_root, &submit::new_local_id());
+    say_problems(submit::prepare(
+        spec,
+        facts,
+        results_root,
+        &submit::new_local_id(),
+    ))
+}
+
+fn say_problems(
+    prepared: Result<submit::Prepared, Vec<crate::launch::Problem>>,
+) -> Option<submit::Prepared> {
     prepared
         .map_err(|problems| {
             eprintln!("slurmdash: not submitted:");

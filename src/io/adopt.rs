@@ -177,6 +177,7 @@ pub async fn adopt(t: &Target<'_>, id: u64, plan: GuardPlan) -> Result<Adopted, 
         requeue: job.requeue,
         guard: Some(GuardRecord::default()),
         sweep: Vec::new(),
+        code: None,
     };
     // Recorded before the guard is armed: a lost answer leaves no guard unrecorded.
     t.registry

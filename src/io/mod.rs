@@ -12,6 +12,7 @@
 //! asks who the login user is once per cluster before its read.
 
 pub mod adopt;
+pub mod code;
 pub mod connect;
 pub mod facts;
 pub mod fetch;

@@ -605,6 +605,7 @@ mod tests {
             requeue,
             guard: None,
             sweep: Vec::new(),
+            code: None,
         })
         .unwrap();
         (d, r)

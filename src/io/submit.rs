@@ -83,6 +83,33 @@ pub async fn submit(
     }
     let l = &p.layout;
     io_stage::make_dirs(remote, l, p.plan.job_dir_mode, to).await?;
+    let code_note = match &p.code {
+        Some(c) => {
+            let how = crate::io::code::stage(
+                remote,
+                &l.results_root,
+                &l.job_dir,
+                c,
+                to,
+                t.convert_timeout,
+            )
+            .await
+            .map_err(|e| format!("{e}; nothing was submitted"))?;
+            Some(format!(
+                "{} ({} files, {:.1} MB): {} {}/code",
+                crate::launch::code::summary(&c.commit, c.dirty),
+                c.files,
+                c.bytes as f64 / (1024.0 * 1024.0),
+                match how {
+                    crate::io::code::Staged::Reused(d) =>
+                        format!("reused {d} (nothing uploaded), copied to"),
+                    crate::io::code::Staged::Uploaded(d) => format!("uploaded to {d}, copied to"),
+                },
+                l.job_dir
+            ))
+        }
+        None => None,
+    };
     let json = |v: &dyn erased::Json| v.json();
     let request = Request {
         spec: &p.spec,
@@ -163,6 +190,7 @@ pub async fn submit(
         requeue: p.plan.requeue,
         guard: None,
         sweep: crate::launch::sweep::registry_runs(&p.plan.sweep, p.plan.array.as_deref()),
+        code: p.code.as_ref().map(crate::launch::code::Snapshot::record),
     };
     t.registry.add(entry.clone()).map_err(|e| {
         format!("not submitted: the launch could not be recorded on this machine first: {e}")
@@ -267,6 +295,7 @@ pub async fn submit(
         stderr: l.stderr(&p.plan.name, job_id),
         entry,
         warnings,
+        code: code_note,
     })
 }
 

@@ -4,6 +4,7 @@
 //! command line and the dashboard's form.
 
 pub mod adopt;
+pub mod code;
 pub mod container;
 pub mod directives;
 pub mod facts;

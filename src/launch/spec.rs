@@ -94,6 +94,21 @@ pub struct LaunchSpec {
     /// `command`; see [`crate::launch::steps`]. Empty: one command.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<crate::launch::steps::StepSpec>,
+    /// `snapshot`: the launch carries the files of the git repository slurmdash runs in
+    /// (see [`crate::launch::code`]); empty or `none`: no code is copied.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub code: String,
+    /// A snapshot over this many MiB is refused, naming its largest files.
+    #[serde(skip_serializing_if = "is_default_max_mb")]
+    pub code_max_mb: u32,
+    /// The snapshot's content hash this launch ran (set when staged): `L` runs the same
+    /// one unless asked for the current code. Empty: none.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub code_hash: String,
+}
+
+fn is_default_max_mb(v: &u32) -> bool {
+    *v == crate::launch::code::DEFAULT_MAX_MB
 }
 
 impl Default for LaunchSpec {
@@ -136,6 +151,9 @@ impl Default for LaunchSpec {
             batch_script: String::new(),
             script_args: Vec::new(),
             steps: Vec::new(),
+            code: String::new(),
+            code_max_mb: crate::launch::code::DEFAULT_MAX_MB,
+            code_hash: String::new(),
         }
     }
 }
@@ -175,6 +193,8 @@ pub const KEYS: &[&str] = &[
     "signal",
     "mail_type",
     "mail_user",
+    "code",
+    "code_max_mb",
 ];
 
 impl LaunchSpec {
@@ -260,6 +280,14 @@ impl LaunchSpec {
             "signal" => self.signal = v.to_string(),
             "mail_type" => self.mail_type = v.to_string(),
             "mail_user" => self.mail_user = v.to_string(),
+            "code" => {
+                self.code = match v {
+                    "" | "none" => String::new(),
+                    "snapshot" => "snapshot".into(),
+                    _ => return Err(format!("code is `snapshot` or `none`, not `{v}`")),
+                }
+            }
+            "code_max_mb" => self.code_max_mb = num("code_max_mb")?,
             _ => {
                 return Err(format!(
                     "unknown launch setting `{key}`; known: {}",
@@ -324,6 +352,8 @@ impl LaunchSpec {
             "signal" => self.signal.clone(),
             "mail_type" => self.mail_type.clone(),
             "mail_user" => self.mail_user.clone(),
+            "code" => self.code.clone(),
+            "code_max_mb" => self.code_max_mb.to_string(),
             _ => String::new(),
         }
     }

@@ -24,6 +24,9 @@ pub struct Prepared {
     /// The cluster-side retry guard (`launch::guard`), or why the launch has none (it then
     /// keeps the dashboard's retry). Set by the caller, which knows `[retry]` and `[triage]`.
     pub guard: Result<crate::launch::guard::GuardPlan, String>,
+    /// The code snapshot staged with the launch (`[launch] code = "snapshot"`); set by
+    /// [`prepare_with_code`], made on the laptop by `io::code`.
+    pub code: Option<crate::launch::code::Snapshot>,
 }
 
 impl Prepared {
@@ -75,6 +78,61 @@ pub fn prepare(
     results_root: &str,
     local_id: &str,
 ) -> Result<Prepared, Vec<Problem>> {
+    prepare_with_code(spec, facts, results_root, local_id, None)
+}
+
+/// [`prepare`] carrying a code snapshot (see [`Prepared::with_code`]).
+pub fn prepare_with_code(
+    spec: &LaunchSpec,
+    facts: &ClusterFacts,
+    results_root: &str,
+    local_id: &str,
+    code: Option<crate::launch::code::Snapshot>,
+) -> Result<Prepared, Vec<Problem>> {
+    let p = prepare_plain(spec, facts, results_root, local_id)?;
+    Ok(match code {
+        Some(c) => p.with_code(c),
+        None => p,
+    })
+}
+
+impl Prepared {
+    /// This launch carrying the code snapshot `c`: staged as `<job_dir>/code`, where the job
+    /// runs (in the repository's sub-directory the snapshot was made from) unless the launch
+    /// names a workdir. The spec records the snapshot's hash (`code_hash`).
+    pub fn with_code(mut self, c: crate::launch::code::Snapshot) -> Self {
+        self.spec.code_hash = c.hash.clone();
+        if self.spec.workdir.trim().is_empty() {
+            self.plan.workdir = Some(crate::launch::code::workdir(
+                &self.layout.job_dir,
+                &c.subdir,
+            ));
+            self.script = script::render(
+                &self.plan,
+                &self.layout,
+                script_image(&self.conversion, &self.plan).as_deref(),
+            );
+        }
+        self.code = Some(c);
+        self
+    }
+}
+
+/// The image the script names: the converted SQSH file, else the plan's own.
+fn script_image(conversion: &Option<Conversion>, plan: &Plan) -> Option<String> {
+    match (conversion, &plan.image) {
+        (Some(c), _) => Some(c.sqsh.clone()),
+        (None, Some(Image::Sqsh(p) | Image::Remote(p))) => Some(p.clone()),
+        (None, None) => None,
+    }
+}
+
+fn prepare_plain(
+    spec: &LaunchSpec,
+    facts: &ClusterFacts,
+    results_root: &str,
+    local_id: &str,
+) -> Result<Prepared, Vec<Problem>> {
     let mut plan = validate::validate(spec, facts);
     if results_root.contains(|c: char| c.is_whitespace() || c == '\'' || c == '"')
         || !results_root.starts_with('/')
@@ -119,12 +177,7 @@ pub fn prepare(
             &conv_part,
         )
     });
-    let image = match (&conversion, &plan.image) {
-        (Some(c), _) => Some(c.sqsh.clone()),
-        (None, Some(Image::Sqsh(p) | Image::Remote(p))) => Some(p.clone()),
-        (None, None) => None,
-    };
-    let script = script::render(&plan, &layout, image.as_deref());
+    let script = script::render(&plan, &layout, script_image(&conversion, &plan).as_deref());
     Ok(Prepared {
         spec: spec.clone(),
         plan,
@@ -132,6 +185,7 @@ pub fn prepare(
         conversion,
         script,
         guard: Err("no retry guard asked for".into()),
+        code: None,
     })
 }
 
@@ -166,6 +220,8 @@ pub struct Submitted {
     pub entry: Entry,
     /// Things that went wrong after the job was queued (it still runs).
     pub warnings: Vec<String>,
+    /// How the code snapshot was staged (`code abc1234 + 1 changed file: reused ...`).
+    pub code: Option<String>,
 }
 
 #[cfg(test)]

@@ -406,6 +406,9 @@ impl DetailWidget<'_> {
                 Style::new()
             };
             l.field("Attempts", &c.describe(), style);
+            if let Some(code) = &c.code {
+                l.plain("Code", code.strip_prefix("code ").unwrap_or(code));
+            }
         }
         if let Some(text) = &self.sweep {
             l.plain("Sweep", text);

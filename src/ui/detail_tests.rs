@@ -343,6 +343,7 @@ fn detail_of_a_sweep_task_shows_its_values() {
             .collect(),
         secrets: Vec::new(),
         spec_sha256: None,
+        code: None,
     };
     let theme = Theme::new(false);
     let mut buf = Buffer::empty(Rect::new(0, 0, 80, 24));
@@ -360,4 +361,39 @@ fn detail_of_a_sweep_task_shows_its_values() {
         "{screen}"
     );
     assert_snapshot!(screen);
+}
+
+#[test]
+fn detail_of_a_launch_with_a_code_snapshot_names_its_commit_and_changes() {
+    let j = job("237");
+    let chain = crate::retry::Chain {
+        local_id: "20261129-0101-ab".into(),
+        job_dir: "/lustre/r/train".into(),
+        name: "train".into(),
+        attempt: 1,
+        attempts: 1,
+        max_attempts: 11,
+        previous: Vec::new(),
+        guard: None,
+        sweep: Vec::new(),
+        secrets: Vec::new(),
+        spec_sha256: None,
+        code: Some(crate::launch::code::summary("abc1234def", 3)),
+    };
+    let theme = Theme::new(false);
+    let mut buf = Buffer::empty(Rect::new(0, 0, 80, 24));
+    DetailWidget {
+        job: Some(&j),
+        chain: Some(&chain),
+        focused: true,
+        ..DetailWidget::blank(&theme, now())
+    }
+    .render(buf.area, &mut buf);
+    let screen = text(&buf);
+    let line = screen
+        .lines()
+        .find(|l| l.contains("Code"))
+        .unwrap_or_else(|| panic!("no Code line:\n{screen}"));
+    assert!(line.contains("abc1234 + 3 changed files"), "{screen}");
+    assert!(!line.contains("code abc"), "{screen}");
 }

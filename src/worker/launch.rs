@@ -35,11 +35,13 @@ pub fn spawn(
                     timeout,
                     convert_timeout: Duration::from_secs(30 * 60),
                 };
-                let result = match submit::read_secrets(&prepared.plan.secrets, |n| {
-                    std::env::var(n).ok()
-                }) {
-                    Ok(secrets) => crate::io::submit::submit(&target, &prepared, &secrets).await,
-                    Err(e) => Err(e),
+                let secrets =
+                    submit::read_secrets(&prepared.plan.secrets, |n| std::env::var(n).ok());
+                let result = match (with_code(*prepared).await, secrets) {
+                    (Ok(prepared), Ok(secrets)) => {
+                        crate::io::submit::submit(&target, &prepared, &secrets).await
+                    }
+                    (Err(e), _) | (_, Err(e)) => Err(e),
                 };
                 Msg::Submitted(Box::new(result))
             }
@@ -51,4 +53,19 @@ pub fn spawn(
         };
         let _ = tx.send(msg);
     })
+}
+
+/// The form's launch with `code = "snapshot"` carries the repository this dashboard was
+/// started in, read here (off the UI path) just before it is staged.
+async fn with_code(p: submit::Prepared) -> Result<submit::Prepared, String> {
+    if p.spec.code != "snapshot" || p.code.is_some() {
+        return Ok(p);
+    }
+    let here = std::env::current_dir().map_err(|e| format!("the current directory: {e}"))?;
+    let max = p.spec.code_max_mb;
+    let snap = tokio::task::spawn_blocking(move || crate::io::code::snapshot(&here, max))
+        .await
+        .map_err(|e| format!("making the code snapshot: {e}"))?
+        .map_err(|e| format!("not submitted: {e}"))?;
+    Ok(p.with_code(snap))
 }

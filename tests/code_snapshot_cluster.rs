@@ -1,0 +1,192 @@
+//! The code you launched, on the dev cluster (issue 40): `slurmdash submit --code snapshot`
+//! run from a sub-directory of a git repository on this machine with a committed file
+//! changed but not committed, an untracked file and a big file `.slurmdashignore` leaves out
+//! (bigger than `code_max_mb`). The job runs in `<job_dir>/code/<sub-directory>` and sees
+//! the uncommitted content and the untracked file, not the ignored one; a second launch of
+//! the same content uploads nothing (submit says it reused `.code/<hash>`, whose inode and
+//! time stay the same); the registry records the commit and the dirty count.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use common::launch::LaunchSetup;
+use common::*;
+
+const RUNS: Duration = Duration::from_secs(180);
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.org"])
+        .args(args)
+        .output()
+        .expect("run git");
+    assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
+}
+
+/// The repository: `src/train.py` committed as v1 and changed to v2 on disk, `src/notes.txt`
+/// untracked, `src/big.ckpt` (3 MB) left out by `.slurmdashignore`, and a long path.
+fn repo() -> tempfile::TempDir {
+    let d = tempfile::tempdir().expect("tempdir");
+    let p = d.path();
+    git(p, &["init", "-q"]);
+    std::fs::create_dir_all(p.join("src")).expect("mkdir");
+    std::fs::write(p.join("src/train.py"), "print('v1 committed')\n").expect("write");
+    std::fs::write(
+        p.join(".slurmdashignore"),
+        "# checkpoints stay home\n*.ckpt\n",
+    )
+    .expect("write");
+    git(p, &["add", "."]);
+    git(p, &["commit", "-q", "-m", "first"]);
+    std::fs::write(p.join("src/train.py"), "print('v2 uncommitted')\n").expect("write");
+    std::fs::write(p.join("src/notes.txt"), "untracked notes\n").expect("write");
+    std::fs::write(p.join("src/big.ckpt"), vec![7u8; 3 * 1024 * 1024]).expect("write");
+    d
+}
+
+fn submit(setup: &LaunchSetup, dir: &Path, name: &str) -> (serde_json::Value, String) {
+    let name_set = format!("name={name}");
+    let out = setup
+        .submit_command()
+        .current_dir(dir)
+        .args(["--code", "snapshot", "--json", "--set", "code_max_mb=1"])
+        .args(["--set", "partition=cpu", "--set", "gpus=0", "--set", "cpus_per_task=1"])
+        .args(["--set", "time=5m", "--set", "mem=50M", "--set", &name_set, "--"])
+        .args([
+            "sh",
+            "-c",
+            "echo cwd=$(pwd); cat train.py notes.txt; ls; test -e big.ckpt && echo BIG-HERE || echo no-big",
+        ])
+        .output()
+        .expect("run slurmdash submit");
+    let stdout = text(&out.stdout);
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stdout}{stderr}");
+    let v: serde_json::Value =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}{stderr}"));
+    (v, stderr)
+}
+
+async fn main_out(r: &dyn slurmdash::remote::Remote, v: &serde_json::Value, name: &str) -> String {
+    let id = v["job_id"].as_u64().expect("job_id");
+    let job_dir = v["job_dir"].as_str().expect("job_dir");
+    let state = final_state(r, id, RUNS).await;
+    let logs = format!("{job_dir}/slurm-logs/{name}-{id}");
+    if !state.starts_with("COMPLETED") {
+        let err = run(r, &["cat", &format!("{logs}/main.err")]).await;
+        panic!("job {id} ended {state}; main.err:\n{}", err.stdout_lossy());
+    }
+    cat(r, &format!("{logs}/main.out")).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_job_runs_the_code_on_disk_and_the_same_content_is_uploaded_once() {
+    let r = remote();
+    let setup = LaunchSetup::new("code-snapshot").await;
+    let repo = repo();
+    let name = format!("sdcode{}", std::process::id() % 100000);
+
+    let (v, stderr) = submit(&setup, &repo.path().join("src"), &name);
+    let id = v["job_id"].as_u64().unwrap_or_else(|| panic!("{v}"));
+    let _cancel = CancelOnDrop(id);
+    let job_dir = v["job_dir"].as_str().expect("job_dir").to_string();
+    let hash = v["code"]["hash"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{v}"))
+        .to_string();
+    assert_eq!(v["code"]["dirty"], 3, "{v}");
+    let cache = format!("{}/.code/{hash}", setup.root);
+    assert!(stderr.contains(&format!("uploaded to {cache}")), "{stderr}");
+    assert!(stderr.contains("code "), "{stderr}");
+
+    let out = main_out(&r, &v, &name).await;
+    assert!(out.contains(&format!("cwd={job_dir}/code/src")), "{out}");
+    assert!(out.contains("print('v2 uncommitted')"), "{out}");
+    assert!(!out.contains("v1 committed"), "{out}");
+    assert!(out.contains("untracked notes"), "{out}");
+    assert!(out.contains("no-big") && !out.contains("BIG-HERE"), "{out}");
+
+    // The staged copy is private.
+    let mode = run(
+        &r,
+        &["stat", "-c", "%a", &format!("{}/.code", setup.root), &cache],
+    )
+    .await
+    .stdout_lossy();
+    assert_eq!(
+        mode.split_whitespace().collect::<Vec<_>>(),
+        ["700", "700"],
+        "{mode}"
+    );
+    let before = run(&r, &["stat", "-c", "%i %Y", &cache])
+        .await
+        .stdout_lossy();
+
+    // The same content again: nothing uploaded, the cache untouched, the job runs it.
+    std::thread::sleep(Duration::from_millis(1100));
+    let name2 = format!("{name}b");
+    let (v2, stderr2) = submit(&setup, &repo.path().join("src"), &name2);
+    let id2 = v2["job_id"].as_u64().unwrap_or_else(|| panic!("{v2}"));
+    let _cancel2 = CancelOnDrop(id2);
+    assert_eq!(v2["code"]["hash"], hash.as_str(), "{v2}");
+    assert!(
+        stderr2.contains(&format!("reused {cache} (nothing uploaded)")),
+        "{stderr2}"
+    );
+    let after = run(&r, &["stat", "-c", "%i %Y", &cache])
+        .await
+        .stdout_lossy();
+    assert_eq!(before, after);
+    let out2 = main_out(&r, &v2, &name2).await;
+    assert!(out2.contains("print('v2 uncommitted')"), "{out2}");
+
+    // The registry records the commit and the dirty count.
+    let head = Command::new("git")
+        .arg("-C")
+        .arg(repo.path())
+        .args(["rev-parse", "HEAD"])
+        .output()
+        .expect("git");
+    let head = text(&head.stdout).trim().to_string();
+    let entries = setup.registry().load().expect("registry");
+    for id in [id, id2] {
+        let e = entries
+            .iter()
+            .find(|e| e.job_id == id)
+            .unwrap_or_else(|| panic!("job {id} not in the registry: {entries:?}"));
+        let c = e
+            .code
+            .as_ref()
+            .unwrap_or_else(|| panic!("no code recorded: {e:?}"));
+        assert_eq!(
+            (c.commit.as_str(), c.dirty, c.hash.as_str()),
+            (head.as_str(), 3, hash.as_str())
+        );
+    }
+}
+
+/// Outside a git repository the launch is refused, naming the directory; nothing recorded.
+#[test]
+fn outside_a_repository_the_snapshot_is_refused() {
+    let setup = LaunchSetup::under("/lustre/fsw/sduser/unused".into());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = setup
+        .submit_command()
+        .current_dir(dir.path())
+        .args(["--code", "snapshot", "--set", "partition=cpu", "--", "true"])
+        .output()
+        .expect("run slurmdash submit");
+    let stderr = text(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("needs a git repository")
+            && stderr.contains(&dir.path().display().to_string()),
+        "{stderr}"
+    );
+    assert!(setup.registry().load().expect("registry").is_empty());
+}
