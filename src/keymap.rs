@@ -135,8 +135,8 @@ impl Action {
             Action::Files => "the job's files: walk, preview, fetch (also :files)",
             Action::Copy => "copy the job id (detail: its dir; log: its path)",
             Action::Columns => "choose and order the columns (saved in the config)",
-            Action::Adopt => "adopt a job submitted elsewhere: guard it (asks first)",
-            Action::CommandLog => "command log: what ran on the cluster, why, RPCs (:log)",
+            Action::Adopt => "adopt a job run elsewhere: guard it (asks first)",
+            Action::CommandLog => "command log: what ran, why, RPCs (also :log)",
         }
     }
 }

@@ -30,7 +30,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("sooner [N]", "pending job: start sooner"),
     ("history [DAYS]", "finished jobs ([ ] ±week)"),
     ("stats", "commands, bytes, RTT"),
-    ("log", "remote commands run (also @)"),
+    ("log", "remote commands (also @)"),
     ("usage [DAYS]", "CPU/GPU-hours, limits (r)"),
     ("session [LABEL]", "launch a work session"),
     ("extend [ID]", "+30 min for a session"),
