@@ -478,15 +478,28 @@ async fn the_dashboard_shows_the_live_figures_of_the_selected_running_job() {
     let idx = &by_node[0].1;
     gpu_load(r, id, &node, &format!("{} 73 4096\n", idx[0])).await;
 
+    // Right after a job starts, sstat's CPU time is 0 until the first accounting gather
+    // (30 s in). A user who selects a job that has run a while sees its busy core in the
+    // first sample, the one the dashboard takes at once as the user's read; later samples
+    // wait for the default budget's room beside the refresh (one every few minutes at 4
+    // RPCs a minute). So the job is selected once sstat counts its CPU time.
+    wait_for(
+        &format!("sstat to count job {id}'s CPU time (its first accounting gather)"),
+        Duration::from_secs(120),
+        || async {
+            let (s, _, _) = sample(r, id, &[node.clone()]).await;
+            s.steps
+                .is_ok_and(|steps| steps.iter().any(|st| st.cpu_secs > 0.0))
+                .then_some(())
+        },
+    )
+    .await;
     // The settings a user gets (the default RPC budget): the sample is the user's read.
     let t = select_in_tmux(&common::dev_config_default(), id, &name);
     let gpu = format!("GPU {node}:{}", idx[0]);
-    // Right after the job starts, sstat's CPU time is 0 until the first accounting gather
-    // (30 s): the busy core shows in the second sample, which the default budget holds
-    // until its minute has room, later still on a loaded machine (a deadline, not a speed).
     let screen = t.wait(
         "the live figures in the detail pane",
-        Duration::from_secs(180),
+        Duration::from_secs(90),
         |s| {
             s.contains(&gpu)
                 && s.contains("73%")

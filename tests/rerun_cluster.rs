@@ -10,43 +10,9 @@ mod common;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
+use common::arrays::{all_ended, failed, ENDS};
 use common::tmux::{fast_config, non_blank, refreshed, Tmux};
 use common::*;
-use slurmdash::remote::Remote;
-
-const ENDS: Duration = Duration::from_secs(300);
-
-/// (index, state) of each task of array `id`, from sacct's allocation lines.
-async fn tasks(r: &dyn Remote, id: u64) -> Vec<(u32, String)> {
-    let out = run(
-        r,
-        &[
-            "sacct",
-            "--noheader",
-            "--parsable2",
-            "--allocations",
-            "--starttime=now-1days",
-            "--format=JobID,State",
-            &format!("--jobs={id}"),
-        ],
-    )
-    .await;
-    out.stdout_lossy()
-        .lines()
-        .filter_map(|l| {
-            let (job, state) = l.split_once('|')?;
-            let idx = job.strip_prefix(&format!("{id}_"))?.parse().ok()?;
-            Some((idx, state.split_whitespace().next()?.to_string()))
-        })
-        .collect()
-}
-
-fn ended(state: &str) -> bool {
-    !matches!(
-        state,
-        "PENDING" | "RUNNING" | "COMPLETING" | "CONFIGURING" | "REQUEUED" | "SUSPENDED"
-    )
-}
 
 /// `slurmdash submit` of array `array` running `command` on partition cpu, recorded in
 /// `state`: the array's job id and job directory.
@@ -84,26 +50,6 @@ fn submit_array(state: &std::path::Path, name: &str, array: &str, command: &str)
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
     submitted_job_and_dir(&stdout)
-}
-
-/// Waits until sacct lists `count` tasks of `id`, all ended.
-async fn all_ended(r: &dyn Remote, id: u64, count: usize) -> Vec<(u32, String)> {
-    wait_for(
-        &format!("all {count} tasks of array {id} to end in sacct"),
-        ENDS,
-        || async {
-            let t = tasks(r, id).await;
-            (t.len() == count && t.iter().all(|(_, s)| ended(s))).then_some(t)
-        },
-    )
-    .await
-}
-
-fn failed(t: &[(u32, String)]) -> BTreeSet<u32> {
-    t.iter()
-        .filter(|(_, s)| s != "COMPLETED")
-        .map(|(i, _)| *i)
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -412,10 +412,15 @@ async fn relaunching_another_users_job_says_whose_it_is_and_asks_twice() {
         "{}",
         non_blank(&form)
     );
-    // The command row (the 13th field under the name), edited.
-    for _ in 0..12 {
-        t.keys(&["Down"]);
-    }
+    // The command row, edited (found by its label: fields come and go above it).
+    t.press_until(
+        &["Down"],
+        "the command row selected",
+        Duration::from_millis(300),
+        Duration::from_secs(20),
+        |s| s.contains("› command "),
+        |_, _| {},
+    );
     t.keys(&["Enter"]);
     t.type_text("echo relaunched-by-other");
     t.keys(&["Enter"]);

@@ -16,56 +16,12 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use chrono::NaiveDateTime;
+use common::maintenance::{Maintenance, ONE_WINDOW};
 use common::tmux::{rand_suffix, Tmux};
 use common::*;
 use slurmdash::launch::facts::{nodes_argv, parse_nodes};
 use slurmdash::remote::SshRemote;
-use slurmdash::slurm::reservation::{parse_reservations, Reservation};
 use slurmdash::slurm::time::parse_time;
-use tokio::sync::Mutex;
-
-static ONE_WINDOW: Mutex<()> = Mutex::const_new(());
-
-/// A maintenance reservation on the spare nodes from 20 minutes on, deleted when dropped.
-struct Maintenance(String);
-
-impl Maintenance {
-    fn create(nodes: &[String], tag: &str) -> Maintenance {
-        let name = format!("slurmdash-sooner-{tag}-{}", std::process::id());
-        let out = slurm_admin(&[
-            "scontrol",
-            "create",
-            "reservation",
-            &format!("reservationname={name}"),
-            "starttime=now+20minutes",
-            "duration=10",
-            &format!("nodes={}", nodes.join(",")),
-            "users=root",
-            "flags=maint,ignore_jobs",
-        ]);
-        assert!(
-            out.status.success(),
-            "scontrol create reservation: {}{}",
-            text(&out.stdout),
-            text(&out.stderr)
-        );
-        Maintenance(name)
-    }
-
-    fn read(&self) -> Reservation {
-        let out = slurm_admin(&["scontrol", "show", "reservation", &self.0]);
-        assert!(out.status.success(), "{}", text(&out.stderr));
-        parse_reservations(&text(&out.stdout))
-            .expect("the reservation reads")
-            .remove(0)
-    }
-}
-
-impl Drop for Maintenance {
-    fn drop(&mut self) {
-        let _ = slurm_admin(&["scontrol", "delete", &format!("reservationname={}", self.0)]);
-    }
-}
 
 /// The login node's clock.
 async fn cluster_now(r: &SshRemote) -> NaiveDateTime {
@@ -142,7 +98,7 @@ async fn the_form_warns_of_the_window_and_says_what_starts_now() {
     let _one = ONE_WINDOW.lock().await;
     let r = remote();
     let spare = spare_nodes(&r).await;
-    let m = Maintenance::create(&spare, "form");
+    let m = Maintenance::create(&spare, "sooner-form");
     let resv = m.read();
     let ui = Dashboard::start(
         &r,
@@ -220,7 +176,7 @@ async fn sooner_on_a_job_pending_behind_the_window_lists_checked_alternatives() 
     let _one = ONE_WINDOW.lock().await;
     let r = remote();
     let spare = spare_nodes(&r).await;
-    let _m = Maintenance::create(&spare, "tui");
+    let _m = Maintenance::create(&spare, "sooner-tui");
     let dir = scratch(&r, "sooner-tui").await;
     let name = format!("sooner-tui-{}", rand_suffix());
     let id = sbatch(

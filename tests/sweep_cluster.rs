@@ -9,61 +9,8 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
+use common::arrays::{all_ended, failed};
 use common::*;
-use slurmdash::remote::Remote;
-
-const ENDS: Duration = Duration::from_secs(300);
-
-/// (index, state) of each task of array `id`, from sacct's allocation lines.
-async fn tasks(r: &dyn Remote, id: u64) -> Vec<(u32, String)> {
-    let out = run(
-        r,
-        &[
-            "sacct",
-            "--noheader",
-            "--parsable2",
-            "--allocations",
-            "--starttime=now-1days",
-            "--format=JobID,State",
-            &format!("--jobs={id}"),
-        ],
-    )
-    .await;
-    out.stdout_lossy()
-        .lines()
-        .filter_map(|l| {
-            let (job, state) = l.split_once('|')?;
-            let idx = job.strip_prefix(&format!("{id}_"))?.parse().ok()?;
-            Some((idx, state.split_whitespace().next()?.to_string()))
-        })
-        .collect()
-}
-
-fn ended(state: &str) -> bool {
-    !matches!(
-        state,
-        "PENDING" | "RUNNING" | "COMPLETING" | "CONFIGURING" | "REQUEUED" | "SUSPENDED"
-    )
-}
-
-async fn all_ended(r: &dyn Remote, id: u64, count: usize) -> Vec<(u32, String)> {
-    wait_for(
-        &format!("all {count} tasks of array {id} to end in sacct"),
-        ENDS,
-        || async {
-            let t = tasks(r, id).await;
-            (t.len() == count && t.iter().all(|(_, s)| ended(s))).then_some(t)
-        },
-    )
-    .await
-}
-
-fn failed(t: &[(u32, String)]) -> BTreeSet<u32> {
-    t.iter()
-        .filter(|(_, s)| s != "COMPLETED")
-        .map(|(i, _)| *i)
-        .collect()
-}
 
 /// The most tasks whose [start, end) spans overlap at one moment.
 fn most_at_once(spans: &[(f64, f64)]) -> usize {

@@ -16,59 +16,13 @@ use std::process::Output;
 use std::time::Duration;
 
 use chrono::NaiveDateTime;
+use common::maintenance::{Maintenance, ONE_WINDOW};
 use common::*;
 use serde_json::Value;
 use slurmdash::remote::SshRemote;
 use slurmdash::slurm::model::{JobId, SlurmDuration};
-use slurmdash::slurm::reservation::{parse_reservations, Reservation};
 use slurmdash::slurm::time::parse_time;
 use slurmdash::slurm::why::{self, Change};
-use tokio::sync::Mutex;
-
-/// One window at a time on the spare nodes: two would overlap.
-static ONE_WINDOW: Mutex<()> = Mutex::const_new(());
-
-/// A maintenance reservation on the spare nodes, deleted when dropped.
-struct Maintenance(String);
-
-impl Maintenance {
-    fn create(nodes: &[String], tag: &str) -> Maintenance {
-        let name = format!("slurmdash-why-{tag}-{}", std::process::id());
-        let out = slurm_admin(&[
-            "scontrol",
-            "create",
-            "reservation",
-            &format!("reservationname={name}"),
-            "starttime=now+20minutes",
-            "duration=10",
-            &format!("nodes={}", nodes.join(",")),
-            "users=root",
-            "flags=maint,ignore_jobs",
-        ]);
-        assert!(
-            out.status.success(),
-            "scontrol create reservation: {}{}",
-            text(&out.stdout),
-            text(&out.stderr)
-        );
-        Maintenance(name)
-    }
-
-    /// The reservation as scontrol shows it.
-    fn read(&self) -> Reservation {
-        let out = slurm_admin(&["scontrol", "show", "reservation", &self.0]);
-        assert!(out.status.success(), "{}", text(&out.stderr));
-        parse_reservations(&text(&out.stdout))
-            .expect("the reservation reads")
-            .remove(0)
-    }
-}
-
-impl Drop for Maintenance {
-    fn drop(&mut self) {
-        let _ = slurm_admin(&["scontrol", "delete", &format!("reservationname={}", self.0)]);
-    }
-}
 
 fn at(s: &str) -> NaiveDateTime {
     parse_time(s)
@@ -176,7 +130,7 @@ async fn the_window_is_named_and_the_shorter_limit_applied_starts_the_job() {
     let r = remote();
     let nodes = spare_nodes(&r).await;
     let dir = scratch(&r, "why-limit").await;
-    let window = Maintenance::create(&nodes, "limit");
+    let window = Maintenance::create(&nodes, "why-limit");
     let resv = window.read();
     assert!(resv.is_maintenance(), "{resv:?}");
     let id = behind_the_window(&r, &dir, "why-limit").await;
@@ -283,7 +237,7 @@ async fn a_partition_change_is_applied_and_refusals_are_explained() {
     let r = remote();
     let nodes = spare_nodes(&r).await;
     let dir = scratch(&r, "why-partition").await;
-    let _window = Maintenance::create(&nodes, "partition");
+    let _window = Maintenance::create(&nodes, "why-partition");
     let id = behind_the_window(&r, &dir, "why-partition").await;
     let _cancel = CancelOnDrop(id);
     wait_reason(&r, id).await;

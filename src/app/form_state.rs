@@ -26,6 +26,7 @@ pub const FIELDS: &[(&str, &str, Field)] = &[
     ("image", "container image", Field::Image),
     ("container_mounts", "container mounts", Field::Mounts),
     ("workdir", "working directory", Field::Workdir),
+    ("code", "code snapshot", Field::Extra),
     ("command", "command", Field::Command),
     ("env", "environment", Field::Env),
     ("secrets", "secrets (names)", Field::Secrets),

@@ -1251,3 +1251,42 @@ fn the_form_warns_of_maintenance_and_says_what_starts_now() {
         "{o:?}"
     );
 }
+
+/// `code = snapshot` in the form says what happens to the user's files at submit.
+#[test]
+fn a_code_snapshot_in_the_form_says_what_is_sent_and_where_it_runs() {
+    let mut a = opened();
+    goto(&mut a, "code");
+    press(&mut a, KeyCode::Enter);
+    typed(&mut a, "snapshot");
+    press(&mut a, KeyCode::Enter);
+    let form = a.form.as_ref().expect("open");
+    assert_eq!(form.spec.code, "snapshot");
+    assert!(form.problems.is_empty(), "{:?}", form.problems);
+    let screen = render(&a, 110, 48);
+    for want in [
+        "code snapshot         snapshot",
+        "code: at submit, the git repository this dashboard was started in",
+        "minus .slurmdashignore; at most 100 MB",
+    ] {
+        assert!(screen.contains(want), "no `{want}` in\n{screen}");
+    }
+    // A word that is not a mode is refused on the field, the form as it was.
+    goto(&mut a, "code");
+    press(&mut a, KeyCode::Enter);
+    let _ = a.update(Msg::Key(KeyEvent::new(
+        KeyCode::Char('u'),
+        KeyModifiers::CONTROL,
+    )));
+    typed(&mut a, "git");
+    press(&mut a, KeyCode::Enter);
+    let form = a.form.as_ref().expect("open");
+    assert_eq!(form.spec.code, "snapshot");
+    assert!(
+        form.error
+            .as_deref()
+            .is_some_and(|e| e.contains("code is `snapshot` or `none`, not `git`")),
+        "{:?}",
+        form.error
+    );
+}

@@ -550,9 +550,18 @@ fn sooner_checks_the_changes_then_applies_one_after_asking() {
         result: Ok(answered),
         at: a.now,
     });
-    let lines = super::sooner::lines(a.sooner.for_job(&id).unwrap(), a.now);
+    let lines = super::sooner::lines(a.sooner.for_job(&id).unwrap(), a.now, a.now);
     assert!(
         lines[0].contains("starts now") && lines[0].ends_with("(:sooner 1)"),
+        "{lines:?}"
+    );
+    assert!(!lines.iter().any(|l| l.starts_with("checked")), "{lines:?}");
+    // Two minutes on, the lines say when they were worked out.
+    let later = a.now + chrono::Duration::minutes(2);
+    let lines = super::sooner::lines(a.sooner.for_job(&id).unwrap(), later, later);
+    assert_eq!(
+        lines.last().map(String::as_str),
+        Some("checked 2m ago: :sooner again for figures of now"),
         "{lines:?}"
     );
     assert!(a.run_command("sooner 1").is_empty(), "asked first");

@@ -187,8 +187,10 @@ impl SoonerState {
 }
 
 /// The detail pane's lines: each change, the scheduler's estimate (against the cluster's
-/// clock `cnow`) and how to apply it.
-pub fn lines(s: &SoonerState, cnow: NaiveDateTime) -> Vec<String> {
+/// clock `cnow`) and how to apply it; a minute after the check (this machine's clock
+/// `now`), when it was made: a limit worked out to end before a window is that much
+/// older.
+pub fn lines(s: &SoonerState, cnow: NaiveDateTime, now: NaiveDateTime) -> Vec<String> {
     if s.loading {
         return vec!["asking the scheduler (sbatch --test-only)…".into()];
     }
@@ -209,5 +211,14 @@ pub fn lines(s: &SoonerState, cnow: NaiveDateTime) -> Vec<String> {
             };
             format!("{}. {} → {when} (:sooner {})", i + 1, a.words, i + 1)
         })
+        .chain(
+            s.at.filter(|at| (now - *at).num_seconds() >= 60 && !s.alternatives.is_empty())
+                .map(|at| {
+                    format!(
+                        "checked {}: :sooner again for figures of now",
+                        crate::queue::format::human_ago(at, now)
+                    )
+                }),
+        )
         .collect()
 }

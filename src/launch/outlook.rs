@@ -37,18 +37,7 @@ impl Request {
     /// The request of `spec` the way validation reads it (GPUs at or above a node's
     /// maximum take whole nodes).
     pub fn of(spec: &LaunchSpec, facts: &ClusterFacts) -> Request {
-        let partitions: Vec<String> = if spec.partition.trim().is_empty() {
-            facts
-                .default_partition()
-                .map(|p| vec![p.name.clone()])
-                .unwrap_or_default()
-        } else {
-            spec.partition
-                .split(',')
-                .map(|p| p.trim().to_string())
-                .filter(|p| !p.is_empty())
-                .collect()
-        };
+        let partitions = crate::launch::validate::chosen_partitions(spec, facts);
         let max_per_node = spec.max_gpus_per_node.max(1);
         let (nodes, gpus_per_node) = if spec.gpus >= max_per_node {
             (

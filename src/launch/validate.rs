@@ -708,6 +708,22 @@ pub struct Chosen {
     pub mem: bool,
 }
 
+/// The partitions a launch names (`short,polar`), else the cluster's default one.
+pub fn chosen_partitions(spec: &LaunchSpec, facts: &ClusterFacts) -> Vec<String> {
+    if spec.partition.trim().is_empty() {
+        facts
+            .default_partition()
+            .map(|p| vec![p.name.clone()])
+            .unwrap_or_default()
+    } else {
+        spec.partition
+            .split(',')
+            .map(|p| p.trim().to_string())
+            .filter(|p| !p.is_empty())
+            .collect()
+    }
+}
+
 /// Fits the defaults the user did not choose (CPUs per task, memory) to the nodes of the
 /// spec's partitions (or the cluster's default one) when they are more than the largest
 /// node there has: with GPUs, the node's share for the GPUs asked (a node of 8 CPUs and 4
@@ -719,17 +735,7 @@ pub fn fit_defaults(
     facts: &ClusterFacts,
     chosen: Chosen,
 ) -> Vec<(Field, String)> {
-    let names: Vec<String> = if spec.partition.trim().is_empty() {
-        facts
-            .default_partition()
-            .map(|p| vec![p.name.clone()])
-            .unwrap_or_default()
-    } else {
-        spec.partition
-            .split(',')
-            .map(|p| p.trim().to_string())
-            .collect()
-    };
+    let names = chosen_partitions(spec, facts);
     // GPUs a node must hold (as the checks count them: at or above max_gpus_per_node the
     // job takes whole nodes).
     let max_per_node = spec.max_gpus_per_node.max(1);

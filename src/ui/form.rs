@@ -205,6 +205,16 @@ pub fn form_lines(form: &FormState, t: &Theme, cluster: &str) -> (Vec<Line<'stat
     if let Some(r) = &form.rerun {
         lines.push(Line::from(Span::styled(format!("  ↻ {r}"), t.key())));
     }
+    if form.spec.code == "snapshot" {
+        let line = format!(
+            "code: at submit, the git repository this dashboard was started in (its files as on disk, untracked ones too, minus .slurmdashignore; at most {} MB) is sent once per content and copied to the job directory's code/, where the job runs",
+            form.spec.code_max_mb
+        );
+        for (i, part) in wrap_words(&line, PROBLEM_WIDTH).into_iter().enumerate() {
+            let lead = if i == 0 { "  ↳ " } else { "    " };
+            lines.push(Line::from(Span::styled(format!("{lead}{part}"), t.dim())));
+        }
+    }
     if let Some((file, r)) = &form.from_script {
         let mut said = vec![format!("from {file}: runs as the batch step")];
         if !r.read.is_empty() {

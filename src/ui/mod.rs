@@ -305,7 +305,7 @@ fn detail_pending(app: &App) -> detail::PendingView<'_> {
             .and_then(|id| app.sooner.for_job(id))
             .map(|s| {
                 let m = &app.shown().maintenance;
-                crate::app::sooner::lines(s, m.cluster_now(app.now).unwrap_or(app.now))
+                crate::app::sooner::lines(s, m.cluster_now(app.now).unwrap_or(app.now), app.now)
             })
             .unwrap_or_default(),
     }

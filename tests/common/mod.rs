@@ -2,11 +2,13 @@
 #![allow(dead_code)]
 
 pub mod app_driver;
+pub mod arrays;
 pub mod bastion;
 pub mod containers;
 pub mod launch;
 pub mod limits;
 pub mod logpane;
+pub mod maintenance;
 pub mod tmux;
 pub mod totp;
 
