@@ -487,7 +487,7 @@ async fn the_dashboard_shows_the_live_figures_of_the_selected_running_job() {
         &format!("sstat to count job {id}'s CPU time (its first accounting gather)"),
         Duration::from_secs(120),
         || async {
-            let (s, _, _) = sample(r, id, &[node.clone()]).await;
+            let (s, _, _) = sample(r, id, std::slice::from_ref(&node)).await;
             s.steps
                 .is_ok_and(|steps| steps.iter().any(|st| st.cpu_secs > 0.0))
                 .then_some(())
