@@ -75,10 +75,18 @@ pub struct CodeRecord {
     pub commit: String,
     pub dirty: u32,
     pub hash: String,
+    /// The repository's sub-directory the snapshot was made from (`""`: its root), where
+    /// the job ran: a relaunch of the same snapshot runs there too.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub subdir: String,
 }
 
 /// `code abc1234 + 3 changed files`, `code abc1234` (see `launch::code`).
 pub fn code_summary(commit: &str, dirty: u32) -> String {
+    if commit.is_empty() {
+        // A record that kept only the content hash.
+        return "code snapshot".into();
+    }
     let short: String = commit.chars().take(7).collect();
     match dirty {
         0 => format!("code {short}"),

@@ -170,6 +170,87 @@ async fn the_job_runs_the_code_on_disk_and_the_same_content_is_uploaded_once() {
     }
 }
 
+/// `L` on a finished launch that carried a snapshot runs that snapshot again: the form's
+/// `code snapshot` field says `same` with its commit, nothing is uploaded, and the new job
+/// sees the code as it was launched although the file on this machine changed since.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_relaunch_runs_the_snapshot_the_job_ran_not_the_code_now() {
+    let r = remote();
+    let setup = LaunchSetup::new("code-relaunch").await;
+    let repo = repo();
+    let name = format!("sdcodeL{}", std::process::id() % 100000);
+    let (v, _) = submit(&setup, &repo.path().join("src"), &name);
+    let id = v["job_id"].as_u64().unwrap_or_else(|| panic!("{v}"));
+    let _cancel = CancelOnDrop(id);
+    let hash = v["code"]["hash"].as_str().expect("hash").to_string();
+    assert!(main_out(&r, &v, &name).await.contains("v2 uncommitted"));
+    // The code moves on after the launch.
+    std::fs::write(repo.path().join("src/train.py"), "print('v3 later')\n").expect("write");
+
+    let state = setup.state.path().display().to_string();
+    let ui = common::tmux::Tmux::start_with(
+        &setup.config,
+        &[],
+        &[("SLURMDASH_STATE_DIR", state.as_str())],
+    );
+    ui.wait("the launch in the queue", Duration::from_secs(90), |s| {
+        common::tmux::row(s, id).is_some_and(|r| r.contains("COMPLETED"))
+    });
+    ui.filter(&id.to_string(), Duration::from_secs(30));
+    let s = ui.press_until(
+        &["L"],
+        "the relaunch form",
+        Duration::from_secs(10),
+        Duration::from_secs(90),
+        |s| s.contains(&format!("relaunch of {id}")) && s.contains("code snapshot"),
+        |t, s| {
+            if s.contains("launch a job on") {
+                t.keys(&["Escape"]);
+            }
+        },
+    );
+    let row = s
+        .lines()
+        .find(|l| l.contains("code snapshot"))
+        .expect("code row");
+    assert!(row.contains(" same"), "{row}");
+    let short: String = v["code"]["commit"]
+        .as_str()
+        .expect("commit")
+        .chars()
+        .take(7)
+        .collect();
+    assert!(
+        s.contains(&format!(
+            "the snapshot the job ran (code {short} + 3 changed files)"
+        )),
+        "the form does not name the snapshot:\n{s}"
+    );
+    ui.keys(&["C-s"]);
+    let id2 = ui.submitted_job(Duration::from_secs(120));
+    let _cancel2 = CancelOnDrop(id2);
+    ui.keys(&["q"]);
+
+    let entries = setup.registry().load().expect("registry");
+    let e = entries
+        .iter()
+        .find(|e| e.job_id == id2)
+        .unwrap_or_else(|| panic!("job {id2} not in the registry: {entries:?}"));
+    let c = e.code.as_ref().unwrap_or_else(|| panic!("no code: {e:?}"));
+    assert_eq!(
+        (c.hash.as_str(), c.dirty, c.subdir.as_str()),
+        (hash.as_str(), 3, "src")
+    );
+    let v2 = serde_json::json!({ "job_id": id2, "job_dir": e.job_dir });
+    let out = main_out(&r, &v2, &name).await;
+    assert!(
+        out.contains(&format!("cwd={}/code/src", e.job_dir)),
+        "{out}"
+    );
+    assert!(out.contains("print('v2 uncommitted')"), "{out}");
+    assert!(!out.contains("v3 later"), "{out}");
+}
+
 /// Outside a git repository the launch is refused, naming the directory; nothing recorded.
 #[test]
 fn outside_a_repository_the_snapshot_is_refused() {

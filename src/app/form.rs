@@ -55,6 +55,7 @@ impl FormState {
             fit: None,
             windows: None,
             outlook: Default::default(),
+            submit_when_read: None,
         };
         form.revalidate();
         form
@@ -366,28 +367,46 @@ impl FormState {
                 form.error = None;
                 vec![cmd]
             }
+            None if form.facts.is_none() => {
+                form.submit_when_read = Some(cluster.to_string());
+                form.error = Some(
+                    "submitting as soon as the cluster's partitions are read (checked against them first)…"
+                        .into(),
+                );
+                Vec::new()
+            }
             None => {
-                form.error = Some(if form.facts.is_none() {
-                    "still reading the cluster's partitions; try again in a moment".into()
-                } else {
-                    "not submitted: fix the marked fields first".into()
-                });
+                form.error = Some("not submitted: fix the marked fields first".into());
                 Vec::new()
             }
         }
     }
 
-    /// The partitions and limits fetched for the form.
-    pub fn on_facts(&mut self, r: Result<ClusterFacts, String>) {
+    /// The partitions and limits fetched for the form; a submit pressed while they were
+    /// read goes on now.
+    pub fn on_facts(&mut self, r: Result<ClusterFacts, String>) -> Vec<Cmd> {
         if self.busy == Some(Busy::Facts) {
             self.busy = None;
         }
+        let asked = self.submit_when_read.take();
         match r {
             Ok(f) => {
                 self.facts = Some(f);
                 self.revalidate();
+                match asked {
+                    Some(cluster) => self.submit(&cluster),
+                    None => Vec::new(),
+                }
             }
-            Err(e) => self.error = Some(format!("reading partitions: {e}")),
+            Err(e) => {
+                self.error = Some(match asked {
+                    Some(_) => {
+                        format!("not submitted: reading partitions: {e}; r reads them again")
+                    }
+                    None => format!("reading partitions: {e}"),
+                });
+                Vec::new()
+            }
         }
     }
 

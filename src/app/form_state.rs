@@ -175,6 +175,9 @@ pub struct FormState {
     pub windows: Option<(Vec<Reservation>, NaiveDateTime)>,
     /// What the form says of its request as it is now (`launch::outlook`).
     pub outlook: Outlook,
+    /// Submit was pressed before the partitions were read: it goes on by itself (to the
+    /// cluster named here) once they are, never asking to be pressed again.
+    pub submit_when_read: Option<String>,
 }
 
 /// The form's lines about its request: worked out again on every change, never read.

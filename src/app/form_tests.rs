@@ -1290,3 +1290,89 @@ fn a_code_snapshot_in_the_form_says_what_is_sent_and_where_it_runs() {
         form.error
     );
 }
+
+/// Submit pressed before the partitions are read goes on by itself once they are: the form
+/// says it will, and never asks to be pressed again.
+#[test]
+fn submit_before_the_partitions_are_read_goes_on_once_they_are() {
+    let mut a = app();
+    press(&mut a, KeyCode::Char('n'));
+    let cmds = a.update(Msg::Key(KeyEvent::new(
+        KeyCode::Char('s'),
+        KeyModifiers::CONTROL,
+    )));
+    assert!(cmds.is_empty(), "{cmds:?}");
+    let form = a.form.as_ref().expect("open");
+    assert!(
+        form.error
+            .as_deref()
+            .is_some_and(|e| e.contains("submitting as soon as the cluster's partitions are read")),
+        "{:?}",
+        form.error
+    );
+    let cmds = a.update(Msg::LaunchFacts(Ok(facts())));
+    assert!(matches!(cmds.as_slice(), [Cmd::Submit { .. }]), "{cmds:?}");
+    assert_eq!(
+        a.form.as_ref().and_then(|f| f.busy.clone()),
+        Some(Busy::Submitting)
+    );
+
+    // When the read fails, nothing is submitted and the form says so.
+    let mut a = app();
+    press(&mut a, KeyCode::Char('n'));
+    a.update(Msg::Key(KeyEvent::new(
+        KeyCode::Char('s'),
+        KeyModifiers::CONTROL,
+    )));
+    let cmds = a.update(Msg::LaunchFacts(Err("sinfo: timed out".into())));
+    assert!(cmds.is_empty(), "{cmds:?}");
+    let e = a
+        .form
+        .as_ref()
+        .and_then(|f| f.error.clone())
+        .unwrap_or_default();
+    assert!(
+        e.contains("not submitted: reading partitions: sinfo: timed out"),
+        "{e}"
+    );
+}
+
+/// A relaunch of a launch that ran a code snapshot runs it again: the field reads `same` and
+/// the form names the snapshot; `snapshot` there takes the code as it is now.
+#[test]
+fn a_relaunch_form_runs_the_snapshot_the_job_ran() {
+    let mut a = opened();
+    let ran = crate::registry::CodeRecord {
+        commit: "abc1234def".into(),
+        dirty: 3,
+        hash: "0f".repeat(32),
+        subdir: "src".into(),
+    };
+    if let Some(f) = a.form.as_mut() {
+        f.spec.code = "snapshot".into();
+        f.spec.code_ran = Some(ran);
+        crate::launch::relaunch::choose_code(&mut f.spec, None).expect("same");
+        f.revalidate();
+    }
+    let screen = render(&a, 110, 48);
+    for want in [
+        "code snapshot         same",
+        "code: the snapshot the job ran (code abc1234 + 3 changed files), from the",
+        "(.code/0f0f0f0f0f0f); nothing is sent",
+    ] {
+        assert!(screen.contains(want), "no `{want}` in\n{screen}");
+    }
+    goto(&mut a, "code");
+    press(&mut a, KeyCode::Enter);
+    let _ = a.update(Msg::Key(KeyEvent::new(
+        KeyCode::Char('u'),
+        KeyModifiers::CONTROL,
+    )));
+    typed(&mut a, "snapshot");
+    press(&mut a, KeyCode::Enter);
+    let screen = render(&a, 110, 48);
+    assert!(
+        screen.contains("code: at submit, the git repository this dashboard was started in"),
+        "{screen}"
+    );
+}

@@ -429,10 +429,10 @@ impl App {
                 if let Ok(f) = &r {
                     self.clusters[ix].launch.facts = Some(f.clone());
                 }
-                if let Some(form) = self.form.as_mut() {
-                    form.on_facts(r);
+                match self.form.as_mut() {
+                    Some(form) => form.on_facts(r),
+                    None => Vec::new(),
                 }
-                Vec::new()
             }
             Msg::TestOnly(r) => {
                 if let Some(form) = self.form.as_mut() {

@@ -94,6 +94,8 @@ pub fn relaunch_form(
         .launch_of(id)
         .and_then(|c| c.spec_sha256.as_deref())
         .is_some_and(|launched| launched != spec_sha256);
+    // The code it ran, again: the form's `code snapshot` field says so and can change it.
+    let _ = crate::launch::relaunch::choose_code(&mut spec, None);
     let mut form = FormState::open(v.cluster);
     form.spec = spec;
     form.spec_changed = rewritten.then(|| crate::app::form_state::SpecChanged {

@@ -31,6 +31,10 @@ pub struct RerunArgs {
     /// Rerun an array another user submitted (its batch script runs as you).
     #[arg(long)]
     pub yes: bool,
+    /// The code a launch with a code snapshot runs: `same` (default: the snapshot it ran,
+    /// from the cluster's copy), `current` (the repository as it is now) or `none`.
+    #[arg(long, value_name = "same|current|none")]
+    pub code: Option<String>,
 }
 
 /// One submission of the rerun.
@@ -133,6 +137,11 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &RerunArgs) -> Result
                     e.job_dir
                 ));
             }
+            let mut spec = spec;
+            if let Err(e) = crate::launch::relaunch::choose_code(&mut spec, args.code.as_deref()) {
+                remote.close().await;
+                return Err(eyre!("{e}"));
+            }
             Source {
                 spec,
                 job_dir: Some(e.job_dir.clone()),
@@ -211,7 +220,7 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &RerunArgs) -> Result
         if n == 0 {
             report.changed = changed;
         }
-        // The code as it is on disk now, as `L` takes it.
+        // The snapshot the array ran (or, with --code current, the code as it is now).
         let code = match super::submit::code_snapshot(&spec).await {
             Ok(c) => c,
             Err(e) => {

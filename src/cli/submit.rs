@@ -406,6 +406,12 @@ async fn prepare(
 /// With `code = "snapshot"`, the snapshot of the git repository holding the current
 /// directory (see `io::code::snapshot`); refused with the reason when it cannot be made.
 pub(super) async fn code_snapshot(spec: &LaunchSpec) -> Result<Option<launch::code::Snapshot>> {
+    if spec.code == "same" {
+        let r = spec
+            .snapshot_ran()
+            .ok_or_else(|| eyre!("code `same`: the launch ran no snapshot"))?;
+        return Ok(Some(launch::code::Snapshot::reused(&r)));
+    }
     if spec.code != "snapshot" {
         return Ok(None);
     }

@@ -126,6 +126,7 @@ pub fn snapshot(dir: &Path, max_mb: u32) -> Result<Snapshot, String> {
         files: files.len(),
         bytes,
         tar: code::tar(&files, now),
+        reused: false,
     })
 }
 
@@ -153,7 +154,13 @@ pub async fn stage(
         .run(&argv, None, t.max(upload_timeout))
         .await
         .map_err(|e| e.to_string())?;
-    let out = if out.code == Some(code::ABSENT_EXIT) {
+    let out = if out.code == Some(code::ABSENT_EXIT) && s.reused {
+        return Err(format!(
+            "the code snapshot {} is no longer on the cluster ({} is gone): launch with the current code instead (the form's `code snapshot` field: snapshot; `rerun --code current`)",
+            code::summary(&s.commit, s.dirty),
+            code::cache_dir(results_root, &s.hash)
+        ));
+    } else if out.code == Some(code::ABSENT_EXIT) {
         let argv = code::stage_argv(results_root, &s.hash, job_dir, true);
         let up = remote
             .run(&argv, Some(&s.tar), upload_timeout)

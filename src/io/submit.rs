@@ -95,11 +95,18 @@ pub async fn submit(
             )
             .await
             .map_err(|e| format!("{e}; nothing was submitted"))?;
+            let what = if c.reused {
+                "the snapshot an earlier launch ran".to_string()
+            } else {
+                format!(
+                    "{} files, {:.1} MB",
+                    c.files,
+                    c.bytes as f64 / (1024.0 * 1024.0)
+                )
+            };
             Some(format!(
-                "{} ({} files, {:.1} MB): {} {}/code",
+                "{} ({what}): {} {}/code",
                 crate::launch::code::summary(&c.commit, c.dirty),
-                c.files,
-                c.bytes as f64 / (1024.0 * 1024.0),
                 match how {
                     crate::io::code::Staged::Reused(d) =>
                         format!("reused {d} (nothing uploaded), copied to"),

@@ -310,6 +310,9 @@ pub struct Snapshot {
     pub files: usize,
     pub bytes: u64,
     pub tar: Vec<u8>,
+    /// An earlier launch's snapshot, already in `<results_root>/.code/<hash>`: nothing to
+    /// upload (`tar` is empty), and its absence there is an error.
+    pub reused: bool,
 }
 
 impl Snapshot {
@@ -318,6 +321,21 @@ impl Snapshot {
             commit: self.commit.clone(),
             dirty: self.dirty,
             hash: self.hash.clone(),
+            subdir: self.subdir.clone(),
+        }
+    }
+
+    /// The snapshot `r` an earlier launch ran, to run again from the cluster's copy.
+    pub fn reused(r: &crate::registry::CodeRecord) -> Self {
+        Snapshot {
+            commit: r.commit.clone(),
+            dirty: r.dirty,
+            hash: r.hash.clone(),
+            subdir: r.subdir.clone(),
+            files: 0,
+            bytes: 0,
+            tar: Vec::new(),
+            reused: true,
         }
     }
 }

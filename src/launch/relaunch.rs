@@ -211,11 +211,80 @@ pub fn directives_into(
     skipped
 }
 
+/// Which code a relaunch of a launch that ran `spec` carries: `None` (the default) runs the
+/// snapshot it ran again, from the cluster's copy; `same`, `current` (the repository as it
+/// is now, snapshotted again) or `none` choose. A launch that ran no snapshot is left as it
+/// was unless a choice is given.
+pub fn choose_code(spec: &mut LaunchSpec, choice: Option<&str>) -> Result<(), String> {
+    match choice.map(str::trim) {
+        None if spec.code == "snapshot" && spec.snapshot_ran().is_some() => {
+            spec.code = "same".into();
+            Ok(())
+        }
+        None => Ok(()),
+        Some("current") => spec.set("code", "snapshot"),
+        Some(c @ ("same" | "none" | "snapshot")) => spec.set("code", c),
+        Some(c) => Err(format!("--code is `same`, `current` or `none`, not `{c}`")),
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::launch::spec::apply_suggestion as apply;
+
+    /// A launch that ran a snapshot relaunches it by default (`same`); `current` snapshots
+    /// the repository again, `none` drops it; a launch without one is left alone, and `same`
+    /// on it is refused.
+    #[test]
+    fn a_relaunch_runs_the_snapshot_the_launch_ran_unless_told_otherwise() {
+        let ran = crate::registry::CodeRecord {
+            commit: "abc1234def".into(),
+            dirty: 3,
+            hash: "0f".repeat(32),
+            subdir: "src".into(),
+        };
+        let launched = LaunchSpec {
+            code: "snapshot".into(),
+            code_hash: ran.hash.clone(),
+            code_ran: Some(ran.clone()),
+            ..LaunchSpec::default()
+        };
+        let mut s = launched.clone();
+        choose_code(&mut s, None).unwrap();
+        assert_eq!(
+            (s.code.as_str(), s.snapshot_ran()),
+            ("same", Some(ran.clone()))
+        );
+        assert_eq!(s.get("code"), "same");
+        let mut s = launched.clone();
+        choose_code(&mut s, Some("current")).unwrap();
+        assert_eq!(s.code, "snapshot");
+        let mut s = launched.clone();
+        choose_code(&mut s, Some("none")).unwrap();
+        assert_eq!(s.code, "");
+        let mut s = launched.clone();
+        assert!(choose_code(&mut s, Some("git"))
+            .unwrap_err()
+            .contains("`git`"));
+
+        // A spec that kept only the hash (written before the record) still reruns it.
+        let mut s = LaunchSpec {
+            code: "snapshot".into(),
+            code_hash: ran.hash.clone(),
+            ..LaunchSpec::default()
+        };
+        choose_code(&mut s, None).unwrap();
+        assert_eq!(s.code, "same");
+        assert_eq!(s.snapshot_ran().map(|r| r.hash), Some(ran.hash.clone()));
+
+        let mut plain = LaunchSpec::default();
+        choose_code(&mut plain, None).unwrap();
+        assert_eq!(plain.code, "");
+        let e = choose_code(&mut plain, Some("same")).unwrap_err();
+        assert!(e.contains("ran none"), "{e}");
+    }
 
     #[test]
     fn a_job_not_launched_by_slurmdash_gets_its_recorded_options_and_wrapped_command() {

@@ -95,7 +95,8 @@ pub struct LaunchSpec {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<crate::launch::steps::StepSpec>,
     /// `snapshot`: the launch carries the files of the git repository slurmdash runs in
-    /// (see [`crate::launch::code`]); empty or `none`: no code is copied.
+    /// (see [`crate::launch::code`]); `same`: the snapshot an earlier launch ran
+    /// ([`Self::code_ran`]), already on the cluster; empty or `none`: no code is copied.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub code: String,
     /// A snapshot over this many MiB is refused, naming its largest files.
@@ -105,6 +106,9 @@ pub struct LaunchSpec {
     /// one unless asked for the current code. Empty: none.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub code_hash: String,
+    /// The snapshot this launch ran (set when staged): what `same` reruns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code_ran: Option<crate::registry::CodeRecord>,
 }
 
 fn is_default_max_mb(v: &u32) -> bool {
@@ -154,6 +158,7 @@ impl Default for LaunchSpec {
             code: String::new(),
             code_max_mb: crate::launch::code::DEFAULT_MAX_MB,
             code_hash: String::new(),
+            code_ran: None,
         }
     }
 }
@@ -198,6 +203,17 @@ pub const KEYS: &[&str] = &[
 ];
 
 impl LaunchSpec {
+    /// The code snapshot this launch ran, when it ran one: [`Self::code_ran`], else (a
+    /// spec written before the record had its commit) the bare [`Self::code_hash`].
+    pub fn snapshot_ran(&self) -> Option<crate::registry::CodeRecord> {
+        self.code_ran.clone().or_else(|| {
+            (!self.code_hash.is_empty()).then(|| crate::registry::CodeRecord {
+                hash: self.code_hash.clone(),
+                ..Default::default()
+            })
+        })
+    }
+
     /// Sets one field from text, as typed in the form or given to `--set`. Lists are
     /// comma-separated (`inputs=/a,/b`, `env=A=1,B=2`, `secrets=HF_TOKEN,NGC_KEY`); for
     /// extra sbatch options a space also separates (`--qos=high --exclude=n1`).
@@ -284,6 +300,15 @@ impl LaunchSpec {
                 self.code = match v {
                     "" | "none" => String::new(),
                     "snapshot" => "snapshot".into(),
+                    "same" if self.snapshot_ran().is_some() => "same".into(),
+                    "same" => {
+                        return Err(
+                            "code `same` reruns the snapshot an earlier launch ran; this one ran none: `snapshot` or `none`".into(),
+                        )
+                    }
+                    _ if self.snapshot_ran().is_some() => {
+                        return Err(format!("code is `snapshot`, `same` or `none`, not `{v}`"))
+                    }
                     _ => return Err(format!("code is `snapshot` or `none`, not `{v}`")),
                 }
             }

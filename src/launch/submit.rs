@@ -102,6 +102,9 @@ impl Prepared {
     /// names a workdir. The spec records the snapshot's hash (`code_hash`).
     pub fn with_code(mut self, c: crate::launch::code::Snapshot) -> Self {
         self.spec.code_hash = c.hash.clone();
+        self.spec.code_ran = Some(c.record());
+        // What ran is a snapshot, whichever way it came: a relaunch of this offers it again.
+        self.spec.code = "snapshot".into();
         if self.spec.workdir.trim().is_empty() {
             self.plan.workdir = Some(crate::launch::code::workdir(
                 &self.layout.job_dir,

@@ -205,11 +205,19 @@ pub fn form_lines(form: &FormState, t: &Theme, cluster: &str) -> (Vec<Line<'stat
     if let Some(r) = &form.rerun {
         lines.push(Line::from(Span::styled(format!("  ↻ {r}"), t.key())));
     }
-    if form.spec.code == "snapshot" {
-        let line = format!(
+    let code_line = match (form.spec.code.as_str(), form.spec.snapshot_ran()) {
+        ("snapshot", _) => Some(format!(
             "code: at submit, the git repository this dashboard was started in (its files as on disk, untracked ones too, minus .slurmdashignore; at most {} MB) is sent once per content and copied to the job directory's code/, where the job runs",
             form.spec.code_max_mb
-        );
+        )),
+        ("same", Some(r)) => Some(format!(
+            "code: the snapshot the job ran ({}), from the cluster's copy (.code/{}); nothing is sent. `snapshot` sends the code as it is now",
+            crate::launch::code::summary(&r.commit, r.dirty),
+            r.hash.chars().take(12).collect::<String>()
+        )),
+        _ => None,
+    };
+    if let Some(line) = code_line {
         for (i, part) in wrap_words(&line, PROBLEM_WIDTH).into_iter().enumerate() {
             let lead = if i == 0 { "  ↳ " } else { "    " };
             lines.push(Line::from(Span::styled(format!("{lead}{part}"), t.dim())));

@@ -58,7 +58,16 @@ pub fn spawn(
 /// The form's launch with `code = "snapshot"` carries the repository this dashboard was
 /// started in, read here (off the UI path) just before it is staged.
 async fn with_code(p: submit::Prepared) -> Result<submit::Prepared, String> {
-    if p.spec.code != "snapshot" || p.code.is_some() {
+    if p.code.is_some() {
+        return Ok(p);
+    }
+    if p.spec.code == "same" {
+        let Some(r) = p.spec.snapshot_ran() else {
+            return Err("not submitted: code `same` but the launch ran no snapshot".into());
+        };
+        return Ok(p.with_code(crate::launch::code::Snapshot::reused(&r)));
+    }
+    if p.spec.code != "snapshot" {
         return Ok(p);
     }
     let here = std::env::current_dir().map_err(|e| format!("the current directory: {e}"))?;
