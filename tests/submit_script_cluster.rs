@@ -138,6 +138,104 @@ async fn your_own_script_runs_with_its_directives_and_arguments_under_slurmdashs
     );
 }
 
+/// `o` in the dashboard's launch form reads the same script from this machine: the form
+/// says which options became fields, which pass to Slurm unchanged and which are left out;
+/// ctrl-s submits it, and Slurm runs it with those options, as the batch step in the job
+/// directory layout.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_form_reads_your_script_with_o_and_submits_it() {
+    let r = remote();
+    let setup = LaunchSetup::new("form-script").await;
+    let local = tempfile::tempdir().expect("tempdir");
+    // A name with a space: the path is typed as it is, never split.
+    let path = local.path().join("my train.sbatch");
+    std::fs::write(&path, script()).expect("write the script");
+    let state = setup.state.path().display().to_string();
+    let ui = common::tmux::Tmux::start_with(
+        &setup.config,
+        &[],
+        &[("SLURMDASH_STATE_DIR", state.as_str())],
+    );
+    ui.wait(
+        "the dashboard",
+        Duration::from_secs(60),
+        common::tmux::refreshed,
+    );
+    ui.keys(&["n"]);
+    ui.wait("the form", Duration::from_secs(30), |s| {
+        s.contains("launch a job on")
+    });
+    ui.keys(&["o"]);
+    ui.wait("the path prompt", Duration::from_secs(10), |s| {
+        s.contains("read this file (on this machine")
+    });
+    ui.type_text(&path.display().to_string());
+    ui.keys(&["Enter"]);
+    let s = ui.wait(
+        "the script read into the form",
+        Duration::from_secs(30),
+        |s| s.contains("my train.sbatch: runs as the batch step"),
+    );
+    let said = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    for want in [
+        "--comment=\"bring your own # script\"",
+        "--nice=7",
+        "left out: --output=/tmp/not-here-%j.out",
+    ] {
+        assert!(said.contains(want), "the form does not say `{want}`:\n{s}");
+    }
+    let name_row = s
+        .lines()
+        .find(|l| l.contains("job name"))
+        .expect("name row");
+    assert!(name_row.contains("from-the-script"), "{name_row}");
+    ui.keys(&["C-s"]);
+    let id = ui.submitted_job(Duration::from_secs(120));
+    let _cancel = CancelOnDrop(id);
+    ui.keys(&["q"]);
+
+    wait_job_running(&r, id, "the script's job to run", RUNS).await;
+    let show = run(&r, &["scontrol", "show", "job", &id.to_string()])
+        .await
+        .stdout_lossy();
+    for want in [
+        "Comment=bring your own # script",
+        "Nice=7",
+        "Partition=cpu",
+        "Requeue=0",
+        "JobName=from-the-script",
+        "TimeLimit=00:05:00",
+    ] {
+        assert!(
+            show.contains(want),
+            "no {want} in scontrol show job:\n{show}"
+        );
+    }
+    assert!(!show.contains("not-here"), "{show}");
+    let entries = setup.registry().load().expect("registry");
+    let e = entries
+        .iter()
+        .find(|e| e.job_id == id)
+        .unwrap_or_else(|| panic!("job {id} not in the registry: {entries:?}"));
+    let job_dir = e.job_dir.clone();
+    let state = final_state(&r, id, RUNS).await;
+    let logs = format!("{job_dir}/slurm-logs/from-the-script-{id}");
+    if !state.starts_with("COMPLETED") {
+        let err = run(&r, &["cat", &format!("{logs}/main.err")]).await;
+        panic!("job {id} ended {state}; main.err:\n{}", err.stdout_lossy());
+    }
+    let main_out = cat(&r, &format!("{logs}/main.out")).await;
+    assert!(main_out.contains("with 0 args"), "{main_out}");
+    assert!(
+        main_out.contains(&format!("job dir {job_dir}")),
+        "{main_out}"
+    );
+    assert_eq!(
+        cat(&r, &format!("{job_dir}/sbatch/recovered.sh")).await,
+        script()
+    );
+}
+
 /// A script slurmdash cannot take is refused on this machine, naming the line; nothing is
 /// submitted and nothing recorded.
 #[test]
