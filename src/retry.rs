@@ -7,6 +7,9 @@ use serde::{Deserialize, Serialize};
 use crate::registry::{Entry, Layout};
 use crate::triage::Class;
 
+/// The queue's badge of a launch's only attempt while a guard on the cluster stands by it.
+pub const GUARDED: &str = "↻ guarded";
+
 /// `[retry]` in the config.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -196,7 +199,7 @@ impl Chain {
     pub fn badge(&self) -> Option<String> {
         if self.attempt <= 1 {
             // The only attempt so far: marked when a guard on the cluster stands by it.
-            return (self.attempts <= 1 && self.guard.is_some()).then(|| "↻ guarded".to_string());
+            return (self.attempts <= 1 && self.guard.is_some()).then(|| GUARDED.to_string());
         }
         if self.attempt == self.attempts {
             if let Some((state, r, m)) = self.resumed() {

@@ -179,6 +179,13 @@ impl QueueView {
         }
         self.badges.get(&id.array_key()).map(String::as_str)
     }
+
+    /// The badge shown after the job's name: a guard standing by (`↻ guarded`) only while
+    /// the job has not ended (its guard ends with it).
+    pub fn shown_badge(&self, job: &crate::slurm::model::Job) -> Option<&str> {
+        self.badge(&job.id)
+            .filter(|b| !(job.state.is_finished() && *b == crate::retry::GUARDED))
+    }
 }
 
 #[cfg(test)]
@@ -193,6 +200,21 @@ mod tests {
         let text = squeue_rows(me, n);
         v.set_jobs(crate::slurm::parse::parse_squeue(&text).unwrap());
         v
+    }
+
+    /// `↻ guarded` stands by a job that has not ended; an ended one's guard ended with it.
+    /// Retry counts stay on ended jobs: they say how many attempts it took.
+    #[test]
+    fn a_finished_job_is_not_shown_as_guarded() {
+        let mut v = view(2);
+        let mut job = v.jobs()[0].clone();
+        let n = job.id.as_str().parse::<u64>().unwrap();
+        v.set_badges(0, HashMap::from([(n, crate::retry::GUARDED.to_string())]));
+        assert_eq!(v.shown_badge(&job), Some("↻ guarded"));
+        job.state = crate::slurm::model::JobState::Completed;
+        assert_eq!(v.shown_badge(&job), None);
+        v.set_badges(0, HashMap::from([(n, "↻2/11".to_string())]));
+        assert_eq!(v.shown_badge(&job), Some("↻2/11"));
     }
 
     #[test]
