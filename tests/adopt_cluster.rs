@@ -349,3 +349,93 @@ fn non_blank_lines(s: &str) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// `L` on an adopted job after it ended: the form runs the script adopt kept in the job
+/// directory (Slurm's copy, hash-checked), not the user's file, which changed since; the
+/// relaunch runs it.
+#[tokio::test(flavor = "multi_thread")]
+async fn l_on_an_adopted_job_relaunches_the_script_adopt_kept() {
+    use common::tmux::{fast_config, refreshed, row, Tmux};
+    use std::time::Duration;
+    let r = remote();
+    let base = scratch(&r, "adopt-relaunch").await;
+    let name = format!("adoptL{}", std::process::id() % 10000);
+    let file = format!("{base}/train.sh");
+    write(
+        &r,
+        &file,
+        "#!/bin/sh\n#SBATCH --mem=50M\nsleep 8\necho original-script-ran\n",
+    )
+    .await;
+    let id = sbatch(
+        &r,
+        &[
+            "-p",
+            "cpu",
+            "-t",
+            "2",
+            "-J",
+            &name,
+            "-o",
+            &format!("{base}/o-%j"),
+            &file,
+        ],
+    )
+    .await;
+    let _cancel = CancelOnDrop(id);
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let state = tmp.path().join("state");
+    let out = adopt(&state, id);
+    assert!(out.status.success(), "adopt: {}", text(&out.stderr));
+    assert_eq!(
+        final_state(&r, id, Duration::from_secs(120)).await,
+        "COMPLETED"
+    );
+    write(&r, &file, "#!/bin/sh\necho edited-later\n").await;
+
+    let state_s = state.to_str().expect("utf-8").to_string();
+    let t = Tmux::start_with(
+        &fast_config(tmp.path()),
+        &[],
+        &[("SLURMDASH_STATE_DIR", &state_s)],
+    );
+    t.wait("the dashboard", Duration::from_secs(30), refreshed);
+    t.filter(&id.to_string(), Duration::from_secs(30));
+    t.wait("the job's row", Duration::from_secs(60), |s| {
+        row(s, id).is_some_and(|r| r.contains("COMPLETED"))
+    });
+    let s = t.press_until(
+        &["L"],
+        "the relaunch form",
+        Duration::from_secs(10),
+        Duration::from_secs(90),
+        |s| s.contains("launch a job on") && s.contains("the copy adopt kept"),
+        |t, s| {
+            if s.contains("launch a job on") {
+                t.keys(&["Escape"]);
+            }
+        },
+    );
+    assert!(!s.contains("cannot relaunch"), "{s}");
+    t.keys(&["C-s"]);
+    let id2 = t.submitted_job(Duration::from_secs(120));
+    let _cancel2 = CancelOnDrop(id2);
+    t.keys(&["q"]);
+    assert_eq!(
+        final_state(&r, id2, Duration::from_secs(120)).await,
+        "COMPLETED"
+    );
+    let entries = Registry::open(&state).load().expect("registry");
+    let e = entries
+        .iter()
+        .find(|e| e.job_id == id2)
+        .unwrap_or_else(|| panic!("job {id2} not in the registry: {entries:?}"));
+    let out = cat(
+        &r,
+        &format!("{}/slurm-logs/{name}-{id2}/main.out", e.job_dir),
+    )
+    .await;
+    assert!(out.contains("original-script-ran"), "{out}");
+    assert!(!out.contains("edited-later"), "{out}");
+    run(&r, &["rm", "-rf", &base]).await;
+}

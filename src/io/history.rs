@@ -193,6 +193,50 @@ pub async fn relaunch(
     })
 }
 
+/// `L` on a launch `slurmdash adopt` made: it has no launch spec, and its batch script is
+/// Slurm's copy that adopt kept in the job directory, checked against the sha256 recorded
+/// then (`meta/adopted.json`); its options and use come from sacct as for any job
+/// slurmdash did not launch. `Ok(None)`: `job_dir` is not an adopted launch's.
+pub async fn recover_adopted(
+    remote: &dyn Remote,
+    id: &JobId,
+    job_dir: &str,
+    timeout: Duration,
+) -> Result<Option<Recovered>, String> {
+    let meta = format!("{job_dir}/meta/adopted.json");
+    let argv = vec!["cat".to_string(), "--".into(), meta.clone()];
+    let Ok(text) = stdout_of(remote, &argv, None, timeout).await else {
+        return Ok(None);
+    };
+    let record: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{meta} is not adopt's record: {e}"))?;
+    let sha = record["sha256"]
+        .as_str()
+        .ok_or_else(|| format!("{meta} names no sha256 of the script"))?;
+    let local_id = job_dir
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or("");
+    let path = crate::registry::Layout {
+        local_id: local_id.to_string(),
+        results_root: String::new(),
+        job_dir: job_dir.to_string(),
+    }
+    .script_path();
+    let argv = vec!["cat".to_string(), "--".into(), path.clone()];
+    let script = stdout_of(remote, &argv, None, timeout).await?;
+    if crate::launch::script::sha256_hex(script.as_bytes()) != sha {
+        return Err(format!(
+            "{path} changed since job {id} was adopted (its sha256 is not the one recorded then): not relaunched"
+        ));
+    }
+    let mut r = recover(remote, id, timeout, None).await?;
+    r.script = Some(script);
+    r.script_from = format!("the copy adopt kept ({path})");
+    Ok(Some(r))
+}
+
 /// The spec a launch staged in its job directory (`specs/launch.json`), with the sha256 of
 /// the bytes read (to compare with the one recorded at launch).
 pub async fn launch_spec(

@@ -771,6 +771,20 @@ async fn adopt(t: Task, id: JobId, results_root: String, job_dir_mode: u32) -> M
 
 async fn relaunch(t: Task, id: JobId, job_dir: String) -> Msg {
     let result = io::history::relaunch(t.r(), &id, &job_dir, t.s.timeout).await;
+    if result.is_err() {
+        // An adopted launch has no spec: its own script, as adopt kept it.
+        let adopted = match io::history::recover_adopted(t.r(), &id, &job_dir, t.s.timeout).await {
+            Ok(None) => None,
+            Ok(Some(r)) => Some(Ok(r)),
+            Err(e) => Some(Err(e)),
+        };
+        if let Some(result) = adopted {
+            return Msg::Recovered {
+                id,
+                result: Box::new(result),
+            };
+        }
+    }
     Msg::Relaunch {
         id,
         result: Box::new(result),
