@@ -397,7 +397,7 @@ impl QueueView {
             .all
             .iter(&self.jobs)
             .filter_map(|r| {
-                let b = self.shown_badge(&r.job)?;
+                let b = self.shown_badge(r.job)?;
                 let name = column::Column::Name.text(&r, now).width();
                 Some(name + 1 + b.width())
             })

@@ -204,7 +204,7 @@ impl QueueWidget<'_> {
                 _ => Style::new(),
             };
             if col == Column::Name {
-                let suffix = match (name_suffix(row), self.view.shown_badge(&row.job)) {
+                let suffix = match (name_suffix(row), self.view.shown_badge(row.job)) {
                     (Some(s), Some(b)) => Some(format!("{s} {b}")),
                     (None, Some(b)) => Some(format!(" {b}")),
                     (s, None) => s,
