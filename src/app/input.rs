@@ -31,6 +31,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("history [DAYS]", "finished jobs ([ ] ±week)"),
     ("stats", "commands, bytes, RTT"),
     ("log", "remote commands (also @)"),
+    ("jobtop", "processes of the job (also t)"),
     ("usage [DAYS]", "CPU/GPU-hours, limits (r)"),
     ("session [LABEL]", "launch a work session"),
     ("extend [ID]", "+30 min for a session"),
@@ -236,6 +237,7 @@ impl App {
                 self.cmdlog.open();
                 Vec::new()
             }
+            ("jobtop", _) => self.open_top(),
             ("events", _) => {
                 self.events_view = super::events::EventsView {
                     open: true,
@@ -414,6 +416,7 @@ impl App {
                 return self.apply(out);
             }
             Action::CommandLog => self.cmdlog.open(),
+            Action::JobTop => return self.open_top(),
         }
         Vec::new()
     }
