@@ -71,7 +71,12 @@ fn cut(s: &str, width: usize) -> String {
     out
 }
 
-const HEADER: &str = "    PID  STEP    STAT   %CPU    RSS  ELAPSED  GPU MEM, USE       COMMAND";
+fn header() -> String {
+    format!(
+        "{:>7}  {:<6}  {:<5} {:>6} {:>6} {:>8}  {:<18} COMMAND",
+        "PID", "STEP", "STAT", "%CPU", "RSS", "ELAPSED", "GPU MEM, USE"
+    )
+}
 
 fn proc_line(p: &Proc, width: usize) -> String {
     let tree = match p.depth {
@@ -205,7 +210,7 @@ impl Widget for TopWidget<'_> {
             )),
             None => {}
             Some(s) => {
-                body.push(Line::styled(cut(HEADER, width), t.header()));
+                body.push(Line::styled(cut(&header(), width), t.header()));
                 for n in &s.nodes {
                     node_lines(n, width, t, &mut body);
                 }
