@@ -250,7 +250,7 @@ impl App {
                     return self.run_op_command(kind, ids);
                 }
                 self.note = Some(format!(
-                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top, events, deps, partitions, sooner, history, stats, log, usage, session, extend, ssh-config; ? lists keys)"
+                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top, events, deps, partitions, sooner, history, stats, log, jobtop, usage, session, extend, ssh-config; ? lists keys)"
                 ));
                 Vec::new()
             }
