@@ -261,7 +261,7 @@ impl App {
                 cmds.extend(self.apply(out));
                 cmds.extend(self.clusters[ix].retry.tick(now));
                 // Job top's repeats while it is open: background reads.
-                let out = self.top.due(now);
+                let out = self.top.due(&view!(self, ix));
                 cmds.extend(self.apply(out));
                 let shown =
                     self.view == Some(insight::View::Partitions) && ix == self.view_cluster();

@@ -9,6 +9,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 use super::component::{Out, View};
 use crate::action::Cmd;
 use crate::slurm::model::{Job, JobId, Status};
+use crate::slurm::state::JobState;
 use crate::slurm::top::{TopSample, TopTarget, MAX_NODES};
 
 /// While open, the pane is read again this long after its last answer.
@@ -32,6 +33,8 @@ pub struct TopState {
     pub in_flight: Option<NaiveDateTime>,
     /// The first row shown.
     pub scroll: usize,
+    /// The queue no longer lists the job as running: it is not read again by itself.
+    pub ended: bool,
 }
 
 /// What to read for `job`: its nodes (at most [`MAX_NODES`]).
@@ -69,6 +72,7 @@ impl TopState {
             self.scroll = 0;
         }
         self.open = true;
+        self.ended = false;
         self.name = job.name.to_string();
         let t = target(job);
         self.target = Some(t.clone());
@@ -113,9 +117,21 @@ impl TopState {
     }
 
     /// Once a second: the next automatic read, [`EVERY_SECS`] after the last answer, while
-    /// the pane is open and nothing is out.
-    pub fn due(&mut self, now: NaiveDateTime) -> Out {
+    /// the pane is open, nothing is out and the queue (`v`) still lists the job as RUNNING (not
+    /// completing).
+    pub fn due(&mut self, v: &View) -> Out {
+        let now = v.now;
         if !self.open || self.reading(now) {
+            return Out::none();
+        }
+        let runs = self.target.as_ref().is_some_and(|t| {
+            v.queue
+                .jobs()
+                .iter()
+                .any(|j| j.id == t.id && j.state == JobState::Running)
+        });
+        self.ended = !runs;
+        if self.ended {
             return Out::none();
         }
         let Some(t) = self.target.clone() else {

@@ -160,3 +160,26 @@ fn a_failed_read_keeps_the_last_sample_and_names_the_error() {
     a.top.on_sample(&other, Err("x".into()), at(9));
     assert_eq!(a.top.at, Some(at(8)));
 }
+
+#[test]
+fn a_job_that_ends_is_not_read_again() {
+    let (mut a, id) = running();
+    a.handle(key('t'));
+    a.handle(Msg::Tick(at(1)));
+    answer(&mut a, &id, 2);
+    // The refresh lists it as ending (it then leaves; sacct gives its final state).
+    let mut js = jobs();
+    for j in js.iter_mut().filter(|j| j.id == id) {
+        j.state = crate::slurm::state::JobState::Completing;
+    }
+    a.update(loaded(js));
+    let mut sent = 0;
+    for s in 3..120 {
+        sent += tops(&a.handle(Msg::Tick(at(s))));
+    }
+    assert_eq!(sent, 0, "no read of a job that left");
+    assert!(a.top.ended);
+    // r still reads on request.
+    let cmds = a.handle(key('r'));
+    assert_eq!(tops(&cmds) + tops(&a.handle(Msg::Tick(at(121)))), 1);
+}

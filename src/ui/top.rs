@@ -173,7 +173,12 @@ impl Widget for TopWidget<'_> {
             }
             None => status.push(Span::raw("not read yet")),
         }
-        if reading && !self.held {
+        if top.ended {
+            status.push(Span::styled(
+                " · the job no longer runs: not read again",
+                t.warn(),
+            ));
+        } else if reading && !self.held {
             status.push(Span::styled(" · refreshing…", t.key()));
         } else if self.held {
             status.push(Span::styled(

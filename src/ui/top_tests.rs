@@ -79,3 +79,12 @@ fn the_first_read_under_way() {
     };
     assert_snapshot!(render(&top, false, 100, 5));
 }
+
+#[test]
+fn a_job_that_ended_says_it_is_not_read_again() {
+    let mut top = two_nodes();
+    top.ended = true;
+    let s = render(&top, false, 110, 6);
+    assert!(s.contains("the job no longer runs: not read again"), "{s}");
+    assert!(!s.contains("read again every"), "{s}");
+}
