@@ -4,7 +4,7 @@
 //! processes whose environment holds SLURMDASH_FAKE_GPU_MIB); the pane shows the job's node,
 //! the steps from `scontrol listpids`, `yes` under its parent shell with real CPU use and the
 //! GPU memory against its pid; `r` reads again; the command log lists the read as "job top"
-//! with its srun; esc closes the pane.
+//! with its srun and its cost (2 slurmctld RPCs); esc closes the pane.
 
 mod common;
 
@@ -158,6 +158,13 @@ async fn t_shows_the_jobs_process_tree_with_cpu_and_gpu_memory_per_pid() {
         .find(|l| l.contains("job top") && l.contains("srun"))
         .unwrap_or_default();
     assert!(line.contains("job top     0 "), "exit 0: {line}");
+    // when, "job", "top", exit, took, in, CTLD, DBD: one srun, 2 slurmctld RPCs, in the ledger.
+    let f: Vec<&str> = line.trim_start_matches('│').split_whitespace().collect();
+    assert_eq!(
+        f.get(6).copied(),
+        Some("2"),
+        "slurmctld RPCs of one read: {line}"
+    );
     t.keys(&["Escape", "q"]);
     let s = t.wait("slurmdash to exit", Duration::from_secs(10), |s| {
         s.contains("EXITED:")

@@ -50,9 +50,17 @@ pub fn argv(t: &TopTarget, marker: &str) -> Vec<String> {
 }
 
 /// The slurmctld RPCs one sample costs: its one `srun --overlap` (`scontrol listpids` asks
-/// the node's slurmstepd, nvidia-smi the driver: neither reaches slurmctld).
+/// the node's slurmstepd, nvidia-smi the driver: neither reaches slurmctld), and for an
+/// array task or a heterogeneous component the `squeue --local` that finds its own id.
 pub fn rpc_cost(t: &TopTarget) -> u64 {
+    let resolve = t.id.as_str().contains(['_', '+']);
+    let squeue = ["squeue", "--local"].map(String::from);
     crate::slurm::command::rpc_cost(&argv(t, "m")).ctld
+        + if resolve {
+            crate::slurm::command::rpc_cost(&squeue).ctld
+        } else {
+            0
+        }
 }
 
 /// Where a node's step of each process came from.
@@ -232,6 +240,13 @@ fn node_top(secs: &[Section], job: &str) -> Option<NodeTop> {
     let head = secs.iter().find(|s| s.head.first() == Some(&"node"))?;
     let node = safe_text(head.head.get(1).copied().unwrap_or("?"), 64);
     let own_step = head.head.get(2).copied().unwrap_or("").trim();
+    // The job's own id, as the script resolved it (an array task's), when it says.
+    let job = head
+        .head
+        .get(3)
+        .map(|j| j.trim())
+        .filter(|j| !j.is_empty())
+        .unwrap_or(job);
     let find = |name: &str| secs.iter().find(|s| s.head.first() == Some(&name));
     let mut problems = Vec::new();
 

@@ -4,7 +4,7 @@ m=$1 j=$2
 # job's processes belong to (scontrol listpids, answered by this node's slurmstepd), and the
 # GPU processes (nvidia-smi). Every section opens with a line `MARKER NAME` and ends with
 # `MARKER rc EXIT`; the parser keeps only lines of the job's steps.
-printf '%s node %s %s\n' "$m" "${SLURMD_NODENAME:-$(hostname)}" "${SLURM_STEP_ID:-}"
+printf '%s node %s %s %s\n' "$m" "${SLURMD_NODENAME:-$(hostname)}" "${SLURM_STEP_ID:-}" "$j"
 printf '%s ps\n' "$m"
 # (Command lines cut to 300 bytes: srun splits longer lines.)
 command ps -o pid=,ppid=,stat=,pcpu=,rss=,etimes=,args= -u "$(id -u)" -C slurmstepd 2>&1 | cut -b 1-300

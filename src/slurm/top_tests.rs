@@ -187,6 +187,28 @@ fn the_argv_carries_data_only_as_arguments_and_costs_one_srun() {
     assert_eq!(&a[4..9], ["MK", "123", "9", "2", "gpu01,n$(reboot)"]);
     assert_eq!(a[9], NODE_SCRIPT);
     assert_eq!(rpc_cost(&t), 2);
+    // An array task is named by its own id first: squeue --local, 2 more.
+    let task = TopTarget {
+        id: "123_4".parse().unwrap(),
+        ..t
+    };
+    assert_eq!(rpc_cost(&task), 4);
+}
+
+#[test]
+fn the_node_names_the_job_id_it_resolved_for_an_array_task() {
+    let ps = "  10 1 Sl 0.0 1 1 slurmstepd: [9001.batch]\n  11 10 S 0.0 1 1 python task.py\n";
+    let text = node_text("", 1, ps).replace(
+        &format!("{M} node n1 7\n"),
+        &format!("{M} node n1 7 9001\n"),
+    );
+    let s = parse_sample(&text, M, "9000_3").unwrap();
+    let cmds: Vec<&str> = s.nodes[0]
+        .procs
+        .iter()
+        .map(|p| p.command.as_str())
+        .collect();
+    assert_eq!(cmds, ["python task.py"]);
 }
 
 #[test]
