@@ -255,3 +255,33 @@ mod props {
         }
     }
 }
+
+#[test]
+fn an_array_task_is_read_by_its_own_id_on_24_11() {
+    // `top_array_task.out`: array task 2417561_3, which the script named by its own id
+    // (squeue %A) for srun and scontrol listpids, on the CPU node.
+    let s = parse_sample(&fixture("24.11", "top_array_task.out"), M, "2417561_3").unwrap();
+    let n = &s.nodes[0];
+    assert_eq!(n.node, "cpu01");
+    assert_eq!(n.steps, StepSource::Listpids);
+    let got: Vec<(&str, usize, Option<&str>)> = n
+        .procs
+        .iter()
+        .map(|p| (p.command.as_str(), p.depth, p.step.as_deref()))
+        .collect();
+    assert!(got[0].0.ends_with("slurm_script"), "{got:?}");
+    assert_eq!(
+        &got[1..],
+        [
+            (
+                "sh -c sleep 120 | cat & yes > /dev/null & wait",
+                1,
+                Some("batch")
+            ),
+            ("sleep 120", 2, Some("batch")),
+            ("cat", 2, Some("batch")),
+            ("yes", 2, Some("batch")),
+        ]
+    );
+    assert!(n.gpu_note.as_deref().unwrap().contains("NVIDIA driver"));
+}
