@@ -161,6 +161,12 @@ pub enum Msg {
         result: Box<Result<crate::slurm::live::LiveSample, String>>,
         at: NaiveDateTime,
     },
+    /// A job top sample of a running job (its processes on each node), answered at `at`.
+    Top {
+        id: JobId,
+        result: Box<Result<crate::slurm::top::TopSample, String>>,
+        at: NaiveDateTime,
+    },
     /// The files view: a listing, a preview, a copy's progress or end.
     Files(crate::jobfiles::FilesMsg),
     /// A message from the workers of one of the dashboard's clusters (by its number).
@@ -240,6 +246,7 @@ impl Msg {
             Msg::Triaged { id, .. }
             | Msg::Forwarded { id, .. }
             | Msg::Live { id, .. }
+            | Msg::Top { id, .. }
             | Msg::Relaunch { id, .. }
             | Msg::Adopted { id, .. }
             | Msg::Recovered { id, .. }
@@ -448,6 +455,8 @@ pub enum Cmd {
     },
     /// One live sample of a running job.
     SampleLive(Box<crate::slurm::live::LiveTarget>),
+    /// One job top sample of a running job (`t`).
+    Top(Box<crate::slurm::top::TopTarget>),
     /// The files view's work: list, preview, size, fetch, stop.
     Files(crate::jobfiles::FilesCmd),
 }
@@ -475,6 +484,7 @@ impl Cmd {
             }
             Cmd::PollWith { sacct } | Cmd::FinalStates(sacct) => sacct.iter_mut().for_each(f),
             Cmd::SampleLive(t) => f(&mut t.id),
+            Cmd::Top(t) => f(&mut t.id),
             Cmd::Files(c) => f(c.job_mut()),
             Cmd::PollQueue
             | Cmd::Reconnect

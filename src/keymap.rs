@@ -70,6 +70,8 @@ pub enum Action {
     Adopt,
     /// The command log: every remote command run, why, its exit and cost (also `:log`).
     CommandLog,
+    /// Job top: the selected running job's processes on each node (also `:jobtop`).
+    JobTop,
 }
 
 impl Action {
@@ -137,6 +139,7 @@ impl Action {
             Action::Columns => "choose and order the columns (saved in the config)",
             Action::Adopt => "adopt a job run elsewhere: guard it (asks first)",
             Action::CommandLog => "command log: what ran, why, RPCs (also :log)",
+            Action::JobTop => "job top: processes per node, CPU, GPU (:jobtop)",
         }
     }
 }
@@ -320,6 +323,7 @@ const DEFAULT_GLOBAL: &[(&str, Action)] = &[
     ("y", Action::Files),
     ("Y", Action::Copy),
     ("@", Action::CommandLog),
+    ("t", Action::JobTop),
 ];
 
 const DEFAULT_QUEUE: &[(&str, Action)] = &[

@@ -327,6 +327,8 @@ pub enum Why {
     Selection,
     /// A live sample of the selected running job (sstat, nvidia-smi).
     Live,
+    /// Job top (`t`): a running job's processes on its nodes.
+    Top,
     /// The retry guard's check.
     Guard,
     /// Following a job's log.
@@ -341,11 +343,12 @@ pub enum Why {
 
 impl Why {
     /// Every kind, in the order the log's filter cycles through them.
-    pub const ALL: [Why; 9] = [
+    pub const ALL: [Why; 10] = [
         Why::Refresh,
         Why::Key,
         Why::Selection,
         Why::Live,
+        Why::Top,
         Why::Guard,
         Why::Tail,
         Why::Files,
@@ -360,6 +363,7 @@ impl Why {
             Why::Key => "your key",
             Why::Selection => "selection",
             Why::Live => "live",
+            Why::Top => "job top",
             Why::Guard => "guard",
             Why::Tail => "log tail",
             Why::Files => "files",

@@ -79,6 +79,8 @@ pub enum Kind {
     Detail,
     Pending,
     Live,
+    /// Job top's repeats while its pane is open (`t`).
+    Top,
     Partitions,
     /// `scontrol show reservation`: maintenance windows, every ten minutes.
     Reservations,
@@ -101,6 +103,7 @@ impl Kind {
             Kind::Detail => "job detail",
             Kind::Pending => "why it pends",
             Kind::Live => "live sample",
+            Kind::Top => "job top",
             Kind::Partitions => "partitions",
             Kind::Reservations => "maintenance windows",
             Kind::Sooner => "start-sooner checks",
@@ -130,6 +133,7 @@ pub fn read_cost(cmd: &Cmd) -> Option<(Kind, u64)> {
         ),
         Cmd::FetchPending(job) => (Kind::Pending, batch(&crate::slurm::pending::commands(job))),
         Cmd::SampleLive(t) => (Kind::Live, crate::slurm::live::rpc_cost(t)),
+        Cmd::Top(t) => (Kind::Top, crate::slurm::top::rpc_cost(t)),
         Cmd::FetchPartitions => (Kind::Partitions, batch(&crate::slurm::partview::commands())),
         Cmd::CheckSooner { alternatives, .. } => (
             Kind::Sooner,

@@ -253,8 +253,10 @@ impl App {
                     }
                 }
                 for cmd in dropped {
-                    if let Cmd::SampleLive(t) = cmd {
-                        self.live.clear_in_flight(&t.id);
+                    match cmd {
+                        Cmd::SampleLive(t) => self.live.clear_in_flight(&t.id),
+                        Cmd::Top(_) => self.top.not_sent(),
+                        _ => {}
                     }
                 }
             }
@@ -270,6 +272,7 @@ impl App {
             Cmd::SampleLive(t) => {
                 self.live.sampling(&t.id) && self.queue.selected_id() == Some(&t.id)
             }
+            Cmd::Top(t) => self.top.wants(&t.id),
             _ => true,
         }
     }
@@ -284,6 +287,7 @@ impl App {
             Msg::Detail { result, .. } => result.as_ref().as_ref().err(),
             Msg::Pending { result, .. } => result.as_ref().as_ref().err(),
             Msg::Live { result, .. } => result.as_ref().as_ref().err(),
+            Msg::Top { result, .. } => result.as_ref().as_ref().err(),
             Msg::Partitions { result, .. } => result.as_ref().err(),
             Msg::SiteLimit(result) => result.as_ref().err(),
             Msg::StateCheck { result, .. } => result.as_ref().err(),

@@ -31,6 +31,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("history [DAYS]", "finished jobs ([ ] ±week)"),
     ("stats", "commands, bytes, RTT"),
     ("log", "remote commands (also @)"),
+    ("jobtop", "job's processes (also t)"),
     ("usage [DAYS]", "CPU/GPU-hours, limits (r)"),
     ("session [LABEL]", "launch a work session"),
     ("extend [ID]", "+30 min for a session"),
@@ -236,6 +237,7 @@ impl App {
                 self.cmdlog.open();
                 Vec::new()
             }
+            ("jobtop", _) => self.open_top(),
             ("events", _) => {
                 self.events_view = super::events::EventsView {
                     open: true,
@@ -248,7 +250,7 @@ impl App {
                     return self.run_op_command(kind, ids);
                 }
                 self.note = Some(format!(
-                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top, events, deps, partitions, sooner, history, stats, log, usage, session, extend, ssh-config; ? lists keys)"
+                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top, events, deps, partitions, sooner, history, stats, log, jobtop, usage, session, extend, ssh-config; ? lists keys)"
                 ));
                 Vec::new()
             }
@@ -414,6 +416,7 @@ impl App {
                 return self.apply(out);
             }
             Action::CommandLog => self.cmdlog.open(),
+            Action::JobTop => return self.open_top(),
         }
         Vec::new()
     }

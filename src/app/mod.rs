@@ -52,6 +52,7 @@ mod selection;
 pub mod session;
 mod shell;
 pub mod sooner;
+pub mod top;
 mod triage;
 mod tunnels;
 pub mod usage;
@@ -148,6 +149,8 @@ pub struct App {
     pub progress: progress::ProgressState,
     /// The command log (`@`, `:log`): the remote commands every cluster ran.
     pub cmdlog: cmdlog::CmdLog,
+    /// Job top (`t`, `:jobtop`): the processes of a running job, while open.
+    pub top: top::TopState,
 }
 
 impl App {
@@ -210,6 +213,7 @@ impl App {
             sooner: sooner::SoonerState::default(),
             progress: progress::ProgressState::default(),
             cmdlog: cmdlog::CmdLog::default(),
+            top: top::TopState::default(),
         }
     }
 
@@ -256,6 +260,9 @@ impl App {
                 self.selection_read |= !out.cmds.is_empty();
                 cmds.extend(self.apply(out));
                 cmds.extend(self.clusters[ix].retry.tick(now));
+                // Job top's repeats while it is open: background reads.
+                let out = self.top.due(&view!(self, ix));
+                cmds.extend(self.apply(out));
                 let shown =
                     self.view == Some(insight::View::Partitions) && ix == self.view_cluster();
                 cmds.extend(self.clusters[ix].insight.partitions_due(shown, now));
@@ -494,6 +501,10 @@ impl App {
                 let out = self.live.on_sample(&view!(self, ix), id, *result, at);
                 self.live.mark(&mut self.queue.jobs);
                 self.apply(out)
+            }
+            Msg::Top { id, result, at } => {
+                self.top.on_sample(&id, *result, at);
+                Vec::new()
             }
             Msg::RemoteStats { stats, at } => {
                 self.clusters[ix].budget.observe(at, stats.rpcs.ctld);

@@ -31,6 +31,8 @@ pub enum Overlay {
     Events,
     /// `:deps`, the user's dependency chains as a tree.
     Deps,
+    /// Job top (`t`, `:jobtop`): a running job's processes per node.
+    Top,
     /// The command log (`@`, `:log`): the remote commands run, newest first.
     CmdLog,
     /// The files view of a job (`y`, `:files`).
@@ -65,6 +67,7 @@ impl App {
             self.view.map(Overlay::Insight),
             self.events_view.open.then_some(Overlay::Events),
             self.deps.open.then_some(Overlay::Deps),
+            self.top.open.then_some(Overlay::Top),
             self.cmdlog.open.then_some(Overlay::CmdLog),
             self.files.view.is_some().then_some(Overlay::Files),
             self.columns.is_some().then_some(Overlay::Columns),
@@ -83,6 +86,7 @@ impl App {
             Overlay::Insight(_) => self.view = None,
             Overlay::Events => self.events_view.open = false,
             Overlay::Deps => self.deps.open = false,
+            Overlay::Top => self.top.open = false,
             Overlay::CmdLog => self.cmdlog.open = false,
             Overlay::Files => self.files.view = None,
             Overlay::Columns => self.columns = None,
@@ -110,6 +114,12 @@ impl App {
             Some(Overlay::Insight(_)) => self.on_insight_key(k),
             Some(Overlay::Events) => self.on_events_key(k),
             Some(Overlay::Deps) => self.on_deps_key(k),
+            Some(Overlay::Top) => {
+                // A page: the screen less the frame, the title lines and the status bar.
+                let page = usize::from(self.size.1.saturating_sub(6)).max(1);
+                let out = self.top.on_key(&k, page, self.now);
+                self.land(Some(Overlay::Top), out)
+            }
             Some(Overlay::CmdLog) => {
                 // The full entry replaces the list: a page is the screen less the frame,
                 // the header and the status bar.
@@ -209,6 +219,13 @@ impl App {
             }
         }
         self.on_keymap_key(&k)
+    }
+
+    /// `t`, `:jobtop`: job top over the selected running job, read at once.
+    pub(super) fn open_top(&mut self) -> Vec<Cmd> {
+        let ix = self.view_cluster();
+        let out = self.top.open(&view!(self, ix));
+        self.apply(out)
     }
 
     /// `c`: the chooser over the live queue's columns (`:history` has its own set).

@@ -14,10 +14,11 @@ use crate::keymap::{Action, Pane};
 
 /// Every kind, in stacking order (one insight view stands for the three; only one is
 /// open at a time).
-const ORDER: [Overlay; 11] = [
+const ORDER: [Overlay; 12] = [
     Overlay::Insight(View::Stats),
     Overlay::Events,
     Overlay::Deps,
+    Overlay::Top,
     Overlay::CmdLog,
     Overlay::Files,
     Overlay::Columns,
@@ -53,6 +54,22 @@ fn open(a: &mut App, o: Overlay) {
         }
         Overlay::Deps => {
             a.run_command("deps");
+        }
+        Overlay::Top => {
+            // Over a running job; the pending one stays selected for what follows.
+            let keep = a.queue.selected_id().cloned();
+            let running = a
+                .queue
+                .jobs()
+                .iter()
+                .find(|j| j.status() == crate::slurm::model::Status::Running)
+                .map(|j| j.id.clone())
+                .unwrap();
+            a.queue.select_id(&running);
+            a.run_command("jobtop");
+            if let Some(k) = keep {
+                a.queue.select_id(&k);
+            }
         }
         Overlay::CmdLog => {
             a.run_command("log");

@@ -30,6 +30,7 @@ pub mod retry;
 pub mod site_limit;
 pub mod stage;
 pub mod submit;
+pub mod top;
 pub mod triage;
 pub mod usage;
 pub mod why;

@@ -28,6 +28,7 @@ pub mod statecheck;
 pub mod synth;
 pub mod time;
 pub mod timeline;
+pub mod top;
 pub mod usage;
 pub mod why;
 

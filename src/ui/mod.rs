@@ -17,6 +17,7 @@ pub mod partitions;
 pub mod queue;
 pub mod stats;
 pub mod status;
+pub mod top;
 pub mod triage;
 pub mod usage;
 
@@ -179,6 +180,29 @@ fn draw_overlay(f: &mut Frame, app: &App, o: Overlay, areas: &Areas) {
                 deps::DepsWidget {
                     deps: &app.deps,
                     theme: &app.theme,
+                },
+                over,
+            );
+        }
+        Overlay::Top => {
+            let over = Rect::new(
+                0,
+                0,
+                size.width,
+                size.height.saturating_sub(areas.status.height),
+            );
+            let held = app
+                .top
+                .target
+                .as_ref()
+                .and_then(|t| app.cluster_by_ix(t.id.cluster()))
+                .is_some_and(|c| c.budget.holds(crate::app::budget::Kind::Top));
+            f.render_widget(
+                top::TopWidget {
+                    top: &app.top,
+                    theme: &app.theme,
+                    now: app.now,
+                    held,
                 },
                 over,
             );

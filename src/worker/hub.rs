@@ -32,6 +32,7 @@ fn why(cmd: &Cmd) -> Why {
         }
         Cmd::FetchDetail(_) | Cmd::FetchPending(_) | Cmd::Triage { .. } => Why::Selection,
         Cmd::SampleLive(_) => Why::Live,
+        Cmd::Top(_) => Why::Top,
         Cmd::CheckRetries => Why::Guard,
         Cmd::Tail(_) => Why::Tail,
         Cmd::Files(_) => Why::Files,
@@ -209,6 +210,7 @@ impl Hub {
             }
             Cmd::FetchPending(job) => self.fly(&self.pending, job, pending),
             Cmd::SampleLive(target) => self.fly(&self.live, target, live),
+            Cmd::Top(target) => self.spawn(|t| top(t, target)),
             Cmd::FetchPartitions => self.spawn(partitions),
             Cmd::FetchReservations => self.spawn(reservations),
             Cmd::CheckSooner { id, alternatives } => {
@@ -549,6 +551,15 @@ async fn pending(t: Task, ask: Box<crate::slurm::pending::Ask>) -> Msg {
 async fn live(t: Task, target: Box<LiveTarget>) -> Msg {
     let result = io::live::sample(t.r(), &target, t.s.timeout).await;
     Msg::Live {
+        id: target.id.clone(),
+        result: Box::new(result),
+        at: now(),
+    }
+}
+
+async fn top(t: Task, target: Box<crate::slurm::top::TopTarget>) -> Msg {
+    let result = io::top::sample(t.r(), &target, t.s.timeout).await;
+    Msg::Top {
         id: target.id.clone(),
         result: Box::new(result),
         at: now(),
