@@ -96,6 +96,8 @@ fn new_app(session: &Session, loaded: &Loaded, keymap: Keymap, size: (u16, u16))
         None => QueueView::default(),
     };
     let first = &session.sites[0].cluster;
+    // Checked when the config was loaded (a bad entry stops slurmdash there, named).
+    let own = crate::config::commands::check(&loaded.config.commands, &keymap).unwrap_or_default();
     let mut app = App::new(
         &first.name,
         &session.scope,
@@ -117,6 +119,7 @@ fn new_app(session: &Session, loaded: &Loaded, keymap: Keymap, size: (u16, u16))
         app.progress = crate::app::progress::ProgressState::new(p);
     }
     app.clusters = crate::app::Clusters::one(cluster_state(session, loaded, first));
+    app.custom = crate::app::custom::CustomCommands::new(own);
     app
 }
 
@@ -396,6 +399,17 @@ async fn event_loop(
                     let bytes = crate::clipboard::osc52(&text, std::env::var_os("TMUX").is_some());
                     let mut out = std::io::stdout();
                     let _ = out.write_all(bytes.as_bytes()).and_then(|()| out.flush());
+                }
+                Cmd::Pager(text) => {
+                    // As for the shell: nothing of ours reads the keys meant for the pager.
+                    drop(std::mem::replace(&mut events, EventStream::new()));
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    let _ = crossterm::event::poll(Duration::ZERO);
+                    let note = match tui::page(term, &text).await {
+                        Ok(note) => note,
+                        Err(e) => return Err(e).wrap_err("taking the terminal back after $PAGER"),
+                    };
+                    let _ = tx.send(Msg::Note(note));
                 }
                 Cmd::Shell { id, node } => {
                     let remote = &session.sites[usize::from(ix)].remote;

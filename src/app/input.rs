@@ -31,6 +31,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("history [DAYS]", "finished jobs ([ ] ±week)"),
     ("stats", "commands, bytes, RTT"),
     ("log", "remote commands (also @)"),
+    ("commands", "your own commands (config)"),
     ("usage [DAYS]", "CPU/GPU-hours, limits (r)"),
     ("session [LABEL]", "launch a work session"),
     ("extend [ID]", "+30 min for a session"),
@@ -71,6 +72,10 @@ impl App {
                         Some(form) => form.read_script(&text),
                         None => Vec::new(),
                     },
+                    InputKind::CommandValue => {
+                        let out = self.custom.answer(text);
+                        self.apply(out)
+                    }
                 }
             }
             KeyCode::Backspace => {
@@ -232,6 +237,10 @@ impl App {
                 let out = super::session::copy_ssh_config(&view!(self, ix));
                 self.apply(out)
             }
+            ("commands", _) => {
+                let out = self.custom.open_list();
+                self.apply(out)
+            }
             ("log", _) => {
                 self.cmdlog.open();
                 Vec::new()
@@ -248,7 +257,7 @@ impl App {
                     return self.run_op_command(kind, ids);
                 }
                 self.note = Some(format!(
-                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top, events, deps, partitions, sooner, history, stats, log, usage, session, extend, ssh-config; ? lists keys)"
+                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top, events, deps, partitions, sooner, history, stats, log, commands, usage, session, extend, ssh-config; ? lists keys)"
                 ));
                 Vec::new()
             }

@@ -23,6 +23,7 @@ pub mod columns;
 mod confirm;
 mod conn;
 mod copy;
+pub mod custom;
 pub mod departures;
 pub mod deps;
 mod detail;
@@ -148,6 +149,8 @@ pub struct App {
     pub progress: progress::ProgressState,
     /// The command log (`@`, `:log`): the remote commands every cluster ran.
     pub cmdlog: cmdlog::CmdLog,
+    /// The user's own commands (`[[commands]]`, `:commands`) and the last one's output.
+    pub custom: custom::CustomCommands,
 }
 
 impl App {
@@ -210,6 +213,7 @@ impl App {
             sooner: sooner::SoonerState::default(),
             progress: progress::ProgressState::default(),
             cmdlog: cmdlog::CmdLog::default(),
+            custom: custom::CustomCommands::default(),
         }
     }
 
@@ -525,6 +529,10 @@ impl App {
             Msg::Ran(rec) => {
                 self.cmdlog.push(ix, *rec);
                 Vec::new()
+            }
+            Msg::Custom(out) => {
+                let out = self.custom.finished(*out);
+                self.apply(out)
             }
         }
     }
