@@ -279,6 +279,23 @@ async fn finish_submissions(hubs: &mut [Hub]) {
     }
 }
 
+/// The next terminal event; a stopped reader is started again first.
+async fn next_event(events: &mut Option<EventStream>) -> Option<std::io::Result<Event>> {
+    events.get_or_insert_with(EventStream::new).next().await
+}
+
+/// Stops the terminal's event reader before the terminal is lent out. The old stream goes
+/// first: while its reader thread waits for a key it holds crossterm's reader lock, which a
+/// new stream takes when it is made, so making one first would wait for a key (a command
+/// whose answer came from a worker, `$PAGER` after the user's own command, hung until then).
+/// The wake-up that stops the thread is used up here rather than by the next read of the
+/// terminal (the cursor query when the dashboard comes back would take it as a failure).
+async fn stop_events(events: &mut Option<EventStream>) {
+    drop(events.take());
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let _ = crossterm::event::poll(Duration::ZERO);
+}
+
 async fn event_loop(
     term: &mut tui::Term,
     loaded: &Loaded,
@@ -295,7 +312,8 @@ async fn event_loop(
         app.add_cluster(state);
         hubs.push(start_hub(session, loaded, ix, &tx, &several));
     }
-    let mut events = EventStream::new();
+    // `None` only while the terminal is lent to a shell or $PAGER.
+    let mut events = Some(EventStream::new());
     let mut clock = tokio::time::interval(Duration::from_secs(1));
     clock.set_missed_tick_behavior(MissedTickBehavior::Skip);
     let mut stop = crate::signals::Stop::new()?;
@@ -326,7 +344,7 @@ async fn event_loop(
             dirty = false;
         }
         let msg = tokio::select! {
-            ev = events.next() => match ev {
+            ev = next_event(&mut events) => match ev {
                 Some(Ok(Event::Key(k))) => {
                     if let Some(t) = trace.as_mut() {
                         t.key(&k);
@@ -402,9 +420,7 @@ async fn event_loop(
                 }
                 Cmd::Pager(text) => {
                     // As for the shell: nothing of ours reads the keys meant for the pager.
-                    drop(std::mem::replace(&mut events, EventStream::new()));
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                    let _ = crossterm::event::poll(Duration::ZERO);
+                    stop_events(&mut events).await;
                     let note = match tui::page(term, &text).await {
                         Ok(note) => note,
                         Err(e) => return Err(e).wrap_err("taking the terminal back after $PAGER"),
@@ -420,13 +436,8 @@ async fn event_loop(
                         )));
                         continue;
                     };
-                    // Nothing of ours may read the keys meant for the shell: the event
-                    // stream's reader thread is stopped, and the wake-up that stops it is
-                    // used up here rather than by the next read of the terminal (the cursor
-                    // query when the dashboard comes back would take it as a failure).
-                    drop(std::mem::replace(&mut events, EventStream::new()));
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                    let _ = crossterm::event::poll(Duration::ZERO);
+                    // Nothing of ours may read the keys meant for the shell.
+                    stop_events(&mut events).await;
                     let on = node.as_deref().unwrap_or("its first node");
                     let banner = format!(
                         "slurmdash: a shell in job {id} on {on}; exit it to return to the dashboard"

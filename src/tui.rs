@@ -147,14 +147,15 @@ pub fn pager_argv(pager: Option<&str>) -> Vec<String> {
 pub async fn page(term: &mut Term, text: &str) -> io::Result<String> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
+    static PAGED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    // A new file (create_new: never one another user put there first), 0600.
     let path = std::env::temp_dir().join(format!(
-        "slurmdash-output-{}-{}.txt",
+        "slurmdash-output-{}-{}-{}.txt",
         std::process::id(),
-        Instant::now().elapsed().as_nanos()
-            ^ u128::from(std::process::id()).rotate_left(17)
-            ^ std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos())
+        PAGED.fetch_add(1, Ordering::Relaxed),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos())
     ));
     let written = std::fs::OpenOptions::new()
         .write(true)
@@ -192,4 +193,18 @@ pub fn suspend(term: &mut Term) -> io::Result<()> {
     enable_raw_mode()?;
     execute!(io::stdout(), EnterAlternateScreen, EnableMouseCapture)?;
     term.clear()
+}
+
+#[cfg(test)]
+mod pager_tests {
+    #[test]
+    fn the_pager_is_pagers_words_else_less() {
+        assert_eq!(super::pager_argv(None), ["less"]);
+        assert_eq!(super::pager_argv(Some("  ")), ["less"]);
+        assert_eq!(super::pager_argv(Some("less -R")), ["less", "-R"]);
+        assert_eq!(
+            super::pager_argv(Some("'/opt/my pager' -x")),
+            ["/opt/my pager", "-x"]
+        );
+    }
 }

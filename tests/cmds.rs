@@ -4,7 +4,8 @@
 //! pane; a `node` command runs inside the job, on its first node (srun's SLURMD_NODENAME and
 //! SLURM_JOB_ID); a prompt's answer with `;` and spaces arrives as one argument and nothing else
 //! runs; a `confirm` command asks first and does nothing on "no"; a job in another state says
-//! why nothing ran; `:commands` lists them; the command log shows what ran, as "your key".
+//! why nothing ran; `:commands` lists them; the command log shows what ran, as "your key"; a
+//! `pager` command's output opens in `less` and the dashboard comes back after it.
 
 mod common;
 
@@ -45,6 +46,12 @@ confirm = true
 command = "scancel {{job_id}}"
 
 [[commands]]
+key = "B"
+name = "job in pager"
+pager = true
+command = "scontrol show job {{job_id}}"
+
+[[commands]]
 key = "W"
 name = "pending only"
 states = ["PENDING"]
@@ -82,7 +89,7 @@ async fn own_commands_run_on_the_login_node_inside_the_job_and_ask_first() {
     let node = job_nodes(&r, id).await;
     let first = node.trim().to_string();
 
-    let t = Tmux::start(&config(&tag, &pwned), &[]);
+    let t = Tmux::start_with(&config(&tag, &pwned), &[], &[("PAGER", "less")]);
     t.wait("the dashboard", Duration::from_secs(30), refreshed);
     t.keys(&["/"]);
     t.type_text(&tag);
@@ -193,6 +200,32 @@ async fn own_commands_run_on_the_login_node_inside_the_job_and_ask_first() {
         },
     );
     t.keys(&["Escape"]);
+
+    // B: the output in $PAGER (less) over the whole terminal; q gives the dashboard back,
+    // and the file it read is gone.
+    t.keys(&["B"]);
+    let s = t.wait("less with the output", Duration::from_secs(30), |s| {
+        s.contains(&format!(
+            "# job in pager (login): scontrol show job {id} · exit 0"
+        ))
+    });
+    assert!(s.contains(&format!("JobId={id} ")), "{s}");
+    assert!(!s.contains("your commands"), "{s}");
+    let paged: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .expect("temp dir")
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| {
+            std::fs::read_to_string(p)
+                .is_ok_and(|t| t.contains(&format!("scontrol show job {id} · exit 0")))
+        })
+        .collect();
+    assert_eq!(paged.len(), 1, "the file less shows: {paged:?}");
+    t.keys(&["q"]);
+    t.wait("the dashboard again", Duration::from_secs(10), |s| {
+        s.contains("back from $PAGER")
+    });
+    assert!(!paged[0].exists(), "{} is left", paged[0].display());
 
     // K again, "y": it runs, and the job is cancelled.
     t.keys(&["K"]);

@@ -47,8 +47,6 @@ pub struct CustomCommands {
     /// The first output line shown; the selected row of the list.
     pub scroll: usize,
     pub row: usize,
-    /// Commands sent and not answered yet.
-    pub running: usize,
 }
 
 /// `J "jobstats"`.
@@ -236,6 +234,14 @@ impl CustomCommands {
         self.run(run)
     }
 
+    /// Esc on a prompt: the command is given up.
+    pub fn cancel(&mut self) -> Out {
+        match self.asking.take().and_then(|a| self.commands.get(a.cmd)) {
+            Some(c) => Out::note(format!("{}: nothing ran", label(c))),
+            None => Out::none(),
+        }
+    }
+
     /// A prompt's answer (enter on the bottom line).
     pub fn answer(&mut self, text: String) -> Out {
         let Some(a) = self.asking.as_mut() else {
@@ -253,7 +259,6 @@ impl CustomCommands {
 
     /// Sends `run` to its cluster's workers.
     pub fn run(&mut self, run: CustomRun) -> Out {
-        self.running += 1;
         let on = match (&run.place, &run.node) {
             (Where::Node, Some(n)) => format!("on {n}"),
             (p, _) => format!("on {}", p.word()),
@@ -264,7 +269,6 @@ impl CustomCommands {
 
     /// A command ended: its output in the pane, or to `$PAGER`.
     pub fn finished(&mut self, out: CustomOutput) -> Out {
-        self.running = self.running.saturating_sub(1);
         let r = &out.run;
         let note = format!(
             "{} \"{}\": {} in {:.1} s",

@@ -134,6 +134,12 @@ fn a_prompt_is_asked_and_its_answer_stays_one_argument() {
     let r = runs(&a.update(code(KeyCode::Enter)));
     assert_eq!(r.len(), 1);
     assert_eq!(r[0].argv[..3], ["tail", "-n", "5; touch /tmp/pwned"]);
+    // Esc on the prompt gives the command up.
+    a.update(key('P'));
+    assert!(runs(&a.update(code(KeyCode::Esc))).is_empty());
+    assert_eq!(a.note.as_deref(), Some("P \"cmd P\": nothing ran"));
+    assert!(a.input.is_none());
+    assert!(runs(&a.update(code(KeyCode::Enter))).is_empty());
     assert!(r[0].argv[3].ends_with("/x.log"), "{:?}", r[0].argv);
 }
 

@@ -47,6 +47,10 @@ impl App {
         match k.code {
             KeyCode::Esc => {
                 self.input = None;
+                if kind == InputKind::CommandValue {
+                    let out = self.custom.cancel();
+                    return self.apply(out);
+                }
                 if kind == InputKind::Filter {
                     self.queue.set_filter("");
                     return self.selection_changed();
