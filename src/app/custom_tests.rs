@@ -240,3 +240,19 @@ fn help_lists_the_commands_and_its_length_agrees() {
         "{lines:#?}"
     );
 }
+
+#[test]
+fn the_rpc_budget_never_holds_a_command_the_user_asked_for() {
+    let mut a = ready();
+    a.clusters[0].budget = crate::app::budget::Budget::new(1);
+    // Every press goes out at once, however little the budget leaves for reads.
+    for _ in 0..5 {
+        let out = a.handle(key('J'));
+        let sent = out
+            .iter()
+            .filter(|(ix, c)| *ix == 0 && matches!(c, Cmd::Custom(_)))
+            .count();
+        assert_eq!(sent, 1, "{out:?}");
+    }
+    assert!(a.clusters[0].budget.held().is_empty());
+}
