@@ -182,6 +182,8 @@ pub enum Msg {
     },
     /// A cluster `:cluster NAME` asked for was connected and added: focus it.
     ClusterAdded(String),
+    /// One of the user's own commands (`[[commands]]`) ended: its output.
+    Custom(Box<crate::slurm::custom::CustomOutput>),
     /// A batch script the launch form asked for (`o`) was read on this machine (its bytes,
     /// or why not).
     ScriptRead {
@@ -298,7 +300,8 @@ impl Msg {
             | Msg::Ran(_)
             | Msg::TemplateSaved { .. }
             | Msg::ScriptRead { .. }
-            | Msg::ClusterAdded(_) => {}
+            | Msg::ClusterAdded(_)
+            | Msg::Custom(_) => {}
         }
     }
 
@@ -459,6 +462,10 @@ pub enum Cmd {
     Top(Box<crate::slurm::top::TopTarget>),
     /// The files view's work: list, preview, size, fetch, stop.
     Files(crate::jobfiles::FilesCmd),
+    /// Run one of the user's own commands (`[[commands]]`) for cluster `run.cluster`.
+    Custom(Box<crate::slurm::custom::CustomRun>),
+    /// Hand this text to `$PAGER` (by the dashboard, which lends it the terminal).
+    Pager(String),
 }
 
 impl Cmd {
@@ -510,7 +517,9 @@ impl Cmd {
             | Cmd::CheckStates(_)
             | Cmd::FetchUsage { .. }
             | Cmd::FetchWaits
-            | Cmd::History(_) => {}
+            | Cmd::History(_)
+            | Cmd::Custom(_)
+            | Cmd::Pager(_) => {}
         }
     }
 
@@ -519,6 +528,7 @@ impl Cmd {
         match self {
             Cmd::History(r) => Some(r.cluster),
             Cmd::FetchLimits(ix) => Some(*ix),
+            Cmd::Custom(run) => Some(run.cluster),
             _ => None,
         }
     }

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::launch::LaunchSpec;
 
+pub mod commands;
 pub mod template_files;
 
 /// The example shipped with the project; a test proves it parses.
@@ -42,6 +43,8 @@ pub struct Config {
     pub files: crate::jobfiles::FilesConfig,
     /// `[poll]`: how much the dashboard may ask of slurmctld.
     pub poll: PollConfig,
+    /// `[[commands]]`: the user's own commands, each on a key.
+    pub commands: Vec<commands::CommandDef>,
     /// The templates of `templates` that came from template files (name -> file): a file
     /// replaces the config's `[templates.NAME]` of the same name.
     #[serde(skip)]
@@ -604,12 +607,18 @@ fn validate(config: &Config, path: &Path) -> Result<(), ConfigError> {
             reason: "must name at least one column".into(),
         });
     }
-    if let Err(e) = crate::keymap::Keymap::with_overrides(&config.keys) {
-        return Err(ConfigError::Invalid {
-            path: path.to_path_buf(),
-            key: "keys".into(),
-            reason: e,
-        });
+    let keymap = match crate::keymap::Keymap::with_overrides(&config.keys) {
+        Ok(k) => k,
+        Err(e) => {
+            return Err(ConfigError::Invalid {
+                path: path.to_path_buf(),
+                key: "keys".into(),
+                reason: e,
+            })
+        }
+    };
+    if let Err(p) = commands::check(&config.commands, &keymap) {
+        return Err(invalid(p.key, &p.reason));
     }
     for name in config.templates.keys() {
         if let Err(e) = config.launch_spec(Some(name)) {

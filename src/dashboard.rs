@@ -96,6 +96,8 @@ fn new_app(session: &Session, loaded: &Loaded, keymap: Keymap, size: (u16, u16))
         None => QueueView::default(),
     };
     let first = &session.sites[0].cluster;
+    // Checked when the config was loaded (a bad entry stops slurmdash there, named).
+    let own = crate::config::commands::check(&loaded.config.commands, &keymap).unwrap_or_default();
     let mut app = App::new(
         &first.name,
         &session.scope,
@@ -117,6 +119,7 @@ fn new_app(session: &Session, loaded: &Loaded, keymap: Keymap, size: (u16, u16))
         app.progress = crate::app::progress::ProgressState::new(p);
     }
     app.clusters = crate::app::Clusters::one(cluster_state(session, loaded, first));
+    app.custom = crate::app::custom::CustomCommands::new(own);
     app
 }
 
@@ -276,6 +279,23 @@ async fn finish_submissions(hubs: &mut [Hub]) {
     }
 }
 
+/// The next terminal event; a stopped reader is started again first.
+async fn next_event(events: &mut Option<EventStream>) -> Option<std::io::Result<Event>> {
+    events.get_or_insert_with(EventStream::new).next().await
+}
+
+/// Stops the terminal's event reader before the terminal is lent out. The old stream goes
+/// first: while its reader thread waits for a key it holds crossterm's reader lock, which a
+/// new stream takes when it is made, so making one first would wait for a key (a command
+/// whose answer came from a worker, `$PAGER` after the user's own command, hung until then).
+/// The wake-up that stops the thread is used up here rather than by the next read of the
+/// terminal (the cursor query when the dashboard comes back would take it as a failure).
+async fn stop_events(events: &mut Option<EventStream>) {
+    drop(events.take());
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let _ = crossterm::event::poll(Duration::ZERO);
+}
+
 async fn event_loop(
     term: &mut tui::Term,
     loaded: &Loaded,
@@ -292,7 +312,8 @@ async fn event_loop(
         app.add_cluster(state);
         hubs.push(start_hub(session, loaded, ix, &tx, &several));
     }
-    let mut events = EventStream::new();
+    // `None` only while the terminal is lent to a shell or $PAGER.
+    let mut events = Some(EventStream::new());
     let mut clock = tokio::time::interval(Duration::from_secs(1));
     clock.set_missed_tick_behavior(MissedTickBehavior::Skip);
     let mut stop = crate::signals::Stop::new()?;
@@ -323,7 +344,7 @@ async fn event_loop(
             dirty = false;
         }
         let msg = tokio::select! {
-            ev = events.next() => match ev {
+            ev = next_event(&mut events) => match ev {
                 Some(Ok(Event::Key(k))) => {
                     if let Some(t) = trace.as_mut() {
                         t.key(&k);
@@ -397,6 +418,15 @@ async fn event_loop(
                     let mut out = std::io::stdout();
                     let _ = out.write_all(bytes.as_bytes()).and_then(|()| out.flush());
                 }
+                Cmd::Pager(text) => {
+                    // As for the shell: nothing of ours reads the keys meant for the pager.
+                    stop_events(&mut events).await;
+                    let note = match tui::page(term, &text).await {
+                        Ok(note) => note,
+                        Err(e) => return Err(e).wrap_err("taking the terminal back after $PAGER"),
+                    };
+                    let _ = tx.send(Msg::Note(note));
+                }
                 Cmd::Shell { id, node } => {
                     let remote = &session.sites[usize::from(ix)].remote;
                     let argv = crate::slurm::shell::shell_argv(&id, node.as_deref());
@@ -406,13 +436,8 @@ async fn event_loop(
                         )));
                         continue;
                     };
-                    // Nothing of ours may read the keys meant for the shell: the event
-                    // stream's reader thread is stopped, and the wake-up that stops it is
-                    // used up here rather than by the next read of the terminal (the cursor
-                    // query when the dashboard comes back would take it as a failure).
-                    drop(std::mem::replace(&mut events, EventStream::new()));
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                    let _ = crossterm::event::poll(Duration::ZERO);
+                    // Nothing of ours may read the keys meant for the shell.
+                    stop_events(&mut events).await;
                     let on = node.as_deref().unwrap_or("its first node");
                     let banner = format!(
                         "slurmdash: a shell in job {id} on {on}; exit it to return to the dashboard"

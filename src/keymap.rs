@@ -400,6 +400,16 @@ impl Keymap {
             .copied()
     }
 
+    /// What `key` does anywhere: in every pane (`"all panes"`) or in one (`"log pane"`).
+    pub fn bound_anywhere(&self, key: &Key) -> Option<(String, Action)> {
+        if let Some(a) = self.global.get(key) {
+            return Some(("all panes".into(), *a));
+        }
+        self.panes
+            .iter()
+            .find_map(|(p, m)| m.get(key).map(|a| (format!("{} pane", p.title()), *a)))
+    }
+
     /// Every binding that applies in `pane`, grouped by action, for the help overlay.
     /// The first key that does `action` in `pane` (for hints such as "E to edit").
     pub fn key_for(&self, action: Action, pane: Pane) -> Option<String> {

@@ -132,6 +132,58 @@ pub async fn hand_over(
     Ok(status)
 }
 
+/// `$PAGER` (else `less`), split into words like a shell would: the user's own setting.
+pub fn pager_argv(pager: Option<&str>) -> Vec<String> {
+    pager
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .and_then(shlex::split)
+        .filter(|w| !w.is_empty())
+        .unwrap_or_else(|| vec!["less".into()])
+}
+
+/// Hands the terminal to `$PAGER` on `text` (a file only this user can read, removed
+/// after) and takes it back. `Ok`: the note for the status bar.
+pub async fn page(term: &mut Term, text: &str) -> io::Result<String> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    static PAGED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    // A new file (create_new: never one another user put there first), 0600.
+    let path = std::env::temp_dir().join(format!(
+        "slurmdash-output-{}-{}-{}.txt",
+        std::process::id(),
+        PAGED.fetch_add(1, Ordering::Relaxed),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos())
+    ));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .and_then(|mut f| f.write_all(text.as_bytes()));
+    if let Err(e) = written {
+        return Ok(format!(
+            "could not write the output for $PAGER ({}): {e}",
+            path.display()
+        ));
+    }
+    let mut argv = pager_argv(std::env::var("PAGER").ok().as_deref());
+    argv.push(path.display().to_string());
+    let status = hand_over(
+        term,
+        &argv,
+        "slurmdash: the command's output in $PAGER; quit it to return",
+    )
+    .await;
+    let _ = std::fs::remove_file(&path);
+    Ok(match status? {
+        Ok(_) => "back from $PAGER".into(),
+        Err(e) => format!("could not run $PAGER `{}`: {e}", argv[0]),
+    })
+}
+
 pub fn suspend(term: &mut Term) -> io::Result<()> {
     leave();
     // SAFETY: raise() with a valid signal number has no memory-safety preconditions.
@@ -141,4 +193,18 @@ pub fn suspend(term: &mut Term) -> io::Result<()> {
     enable_raw_mode()?;
     execute!(io::stdout(), EnterAlternateScreen, EnableMouseCapture)?;
     term.clear()
+}
+
+#[cfg(test)]
+mod pager_tests {
+    #[test]
+    fn the_pager_is_pagers_words_else_less() {
+        assert_eq!(super::pager_argv(None), ["less"]);
+        assert_eq!(super::pager_argv(Some("  ")), ["less"]);
+        assert_eq!(super::pager_argv(Some("less -R")), ["less", "-R"]);
+        assert_eq!(
+            super::pager_argv(Some("'/opt/my pager' -x")),
+            ["/opt/my pager", "-x"]
+        );
+    }
 }

@@ -32,6 +32,8 @@ pub enum Answer {
     Change(JobId, crate::slurm::why::Change),
     /// Adopt a job submitted elsewhere (`A`): a guard and a registry record.
     Adopt(JobId),
+    /// Run one of the user's own commands marked `confirm = true`.
+    Custom(Box<crate::slurm::custom::CustomRun>),
 }
 
 impl Confirm {

@@ -32,6 +32,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("stats", "commands, bytes, RTT"),
     ("log", "remote commands (also @)"),
     ("jobtop", "job's processes (also t)"),
+    ("commands", "your own commands (config)"),
     ("usage [DAYS]", "CPU/GPU-hours, limits (r)"),
     ("session [LABEL]", "launch a work session"),
     ("extend [ID]", "+30 min for a session"),
@@ -47,6 +48,10 @@ impl App {
         match k.code {
             KeyCode::Esc => {
                 self.input = None;
+                if kind == InputKind::CommandValue {
+                    let out = self.custom.cancel();
+                    return self.apply(out);
+                }
                 if kind == InputKind::Filter {
                     self.queue.set_filter("");
                     return self.selection_changed();
@@ -72,6 +77,10 @@ impl App {
                         Some(form) => form.read_script(&text),
                         None => Vec::new(),
                     },
+                    InputKind::CommandValue => {
+                        let out = self.custom.answer(text);
+                        self.apply(out)
+                    }
                 }
             }
             KeyCode::Backspace => {
@@ -233,6 +242,10 @@ impl App {
                 let out = super::session::copy_ssh_config(&view!(self, ix));
                 self.apply(out)
             }
+            ("commands", _) => {
+                let out = self.custom.open_list();
+                self.apply(out)
+            }
             ("log", _) => {
                 self.cmdlog.open();
                 Vec::new()
@@ -250,7 +263,7 @@ impl App {
                     return self.run_op_command(kind, ids);
                 }
                 self.note = Some(format!(
-                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top, events, deps, partitions, sooner, history, stats, log, jobtop, usage, session, extend, ssh-config; ? lists keys)"
+                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top, events, deps, partitions, sooner, history, stats, log, jobtop, commands, usage, session, extend, ssh-config; ? lists keys)"
                 ));
                 Vec::new()
             }

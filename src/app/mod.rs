@@ -23,6 +23,7 @@ pub mod columns;
 mod confirm;
 mod conn;
 mod copy;
+pub mod custom;
 pub mod departures;
 pub mod deps;
 mod detail;
@@ -151,6 +152,8 @@ pub struct App {
     pub cmdlog: cmdlog::CmdLog,
     /// Job top (`t`, `:jobtop`): the processes of a running job, while open.
     pub top: top::TopState,
+    /// The user's own commands (`[[commands]]`, `:commands`) and the last one's output.
+    pub custom: custom::CustomCommands,
 }
 
 impl App {
@@ -214,6 +217,7 @@ impl App {
             progress: progress::ProgressState::default(),
             cmdlog: cmdlog::CmdLog::default(),
             top: top::TopState::default(),
+            custom: custom::CustomCommands::default(),
         }
     }
 
@@ -536,6 +540,10 @@ impl App {
             Msg::Ran(rec) => {
                 self.cmdlog.push(ix, *rec);
                 Vec::new()
+            }
+            Msg::Custom(out) => {
+                let out = self.custom.finished(*out);
+                self.apply(out)
             }
         }
     }

@@ -204,6 +204,10 @@ impl App {
                 let out = super::adopt::start(&view!(self, ix), id);
                 self.apply(out)
             }
+            Some(Answer::Custom(run)) => {
+                let out = self.custom.run(*run);
+                self.apply(out)
+            }
             None => self.apply(Out::note("nothing changed")),
         }
     }

@@ -35,6 +35,8 @@ pub enum Overlay {
     Top,
     /// The command log (`@`, `:log`): the remote commands run, newest first.
     CmdLog,
+    /// The user's own commands: `:commands`, or the last one's output.
+    Custom,
     /// The files view of a job (`y`, `:files`).
     Files,
     /// The column chooser (`c`).
@@ -69,6 +71,7 @@ impl App {
             self.deps.open.then_some(Overlay::Deps),
             self.top.open.then_some(Overlay::Top),
             self.cmdlog.open.then_some(Overlay::CmdLog),
+            self.custom.shown.is_some().then_some(Overlay::Custom),
             self.files.view.is_some().then_some(Overlay::Files),
             self.columns.is_some().then_some(Overlay::Columns),
             self.edit.is_some().then_some(Overlay::Edit),
@@ -88,6 +91,7 @@ impl App {
             Overlay::Deps => self.deps.open = false,
             Overlay::Top => self.top.open = false,
             Overlay::CmdLog => self.cmdlog.open = false,
+            Overlay::Custom => self.custom.shown = None,
             Overlay::Files => self.files.view = None,
             Overlay::Columns => self.columns = None,
             Overlay::Edit => self.edit = None,
@@ -126,6 +130,12 @@ impl App {
                 let page = usize::from(self.size.1.saturating_sub(5)).max(1);
                 let out = self.cmdlog.on_key(&k, page);
                 self.land(Some(Overlay::CmdLog), out)
+            }
+            Some(Overlay::Custom) => {
+                // The frame, the command line and the status bar.
+                let page = usize::from(self.size.1.saturating_sub(5)).max(1);
+                let out = self.custom.on_key(&view!(self, ix), &k, page);
+                self.land(Some(Overlay::Custom), out)
             }
             Some(Overlay::Files) => {
                 let status_rows = self.areas().status.height;
@@ -196,7 +206,13 @@ impl App {
         // The title; the bindings, the form's line and the session question's; a blank
         // line and the commands' title; the commands; the notes; a blank line and the mouse
         // line.
+        // The user's own commands: a blank line, a title and one line each.
+        let own = match self.custom.commands.len() {
+            0 => 0,
+            n => n + 2,
+        };
         1 + read_only
+            + own
             + self.keymap.bindings(self.focus).len()
             + 2
             + 2
@@ -252,7 +268,15 @@ impl App {
     fn on_keymap_key(&mut self, k: &KeyEvent) -> Vec<Cmd> {
         match self.keymap.action(self.focus, k) {
             Some(a) => self.on_action(a),
-            None => Vec::new(),
+            // Keys the keymap leaves free may run the user's own commands.
+            None => match self.custom.on(k) {
+                Some(i) => {
+                    let ix = self.view_cluster();
+                    let out = self.custom.start(&view!(self, ix), i);
+                    self.apply(out)
+                }
+                None => Vec::new(),
+            },
         }
     }
 

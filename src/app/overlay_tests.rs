@@ -14,12 +14,13 @@ use crate::keymap::{Action, Pane};
 
 /// Every kind, in stacking order (one insight view stands for the three; only one is
 /// open at a time).
-const ORDER: [Overlay; 12] = [
+const ORDER: [Overlay; 13] = [
     Overlay::Insight(View::Stats),
     Overlay::Events,
     Overlay::Deps,
     Overlay::Top,
     Overlay::CmdLog,
+    Overlay::Custom,
     Overlay::Files,
     Overlay::Columns,
     Overlay::Edit,
@@ -73,6 +74,17 @@ fn open(a: &mut App, o: Overlay) {
         }
         Overlay::CmdLog => {
             a.run_command("log");
+        }
+        Overlay::Custom => {
+            let def = crate::config::commands::CommandDef {
+                key: "J".into(),
+                name: "jobstats".into(),
+                command: "jobstats {job_id}".into(),
+                ..Default::default()
+            };
+            let own = crate::config::commands::check(&[def], &crate::keymap::Keymap::default());
+            a.custom = super::super::custom::CustomCommands::new(own.unwrap());
+            a.run_command("commands");
         }
         Overlay::Files => {
             a.on_action(Action::Files);
@@ -328,6 +340,11 @@ fn the_screen_draws_the_stack_bottom_first_so_the_top_one_is_seen_whole() {
         for top in &ORDER[i + 1..] {
             // Help over the files view lists the files view's keys: checked below.
             if (*below, *top) == (Overlay::Files, Overlay::Help) {
+                continue;
+            }
+            // `open` gives the App its own commands to list for `:commands`, and help
+            // lists them too: that help is longer than the one painted alone.
+            if (*below, *top) == (Overlay::Custom, Overlay::Help) {
                 continue;
             }
             let (alone, cells) = painted_alone(*top);

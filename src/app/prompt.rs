@@ -11,6 +11,8 @@ pub enum InputKind {
     TemplateName,
     /// A batch script on this machine the launch form starts from (`o`).
     ScriptPath,
+    /// A value one of the user's own commands asks for (`[[commands]] prompts`).
+    CommandValue,
 }
 
 impl InputKind {
@@ -21,6 +23,7 @@ impl InputKind {
             InputKind::Search => "search /",
             InputKind::TemplateName => "save template as: ",
             InputKind::ScriptPath => "launch from script: ",
+            InputKind::CommandValue => "value: ",
         }
     }
 }
@@ -31,6 +34,8 @@ pub struct Input {
     pub text: String,
     /// Shown after the text instead of "enter: apply · esc: cancel".
     pub hint: Option<String>,
+    /// Shown before the text instead of the kind's prompt.
+    pub label: Option<String>,
 }
 
 impl Input {
@@ -39,6 +44,7 @@ impl Input {
             kind,
             text: text.to_string(),
             hint: None,
+            label: None,
         }
     }
 }

@@ -14,6 +14,7 @@
 pub mod adopt;
 pub mod code;
 pub mod connect;
+pub mod custom;
 pub mod facts;
 pub mod fetch;
 pub mod guard_sync;

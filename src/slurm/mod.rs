@@ -3,6 +3,7 @@
 
 pub mod batch;
 pub mod command;
+pub mod custom;
 pub mod dependency;
 pub mod deptree;
 pub mod eff;

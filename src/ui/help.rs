@@ -53,6 +53,24 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
             crate::app::session::END_KEY
         )),
     ]));
+    if !app.custom.commands.is_empty() {
+        lines.push(Line::from(""));
+        lines.push(Line::from(Span::styled(
+            "your commands ([[commands]], :commands)",
+            t.title(),
+        )));
+        for c in &app.custom.commands {
+            lines.push(Line::from(vec![
+                Span::styled(format!("  {:<18}", c.key.to_string()), t.key()),
+                Span::raw(format!(
+                    "{} ({}, {} jobs)",
+                    c.def.name,
+                    c.def.place.word(),
+                    c.states_word()
+                )),
+            ]));
+        }
+    }
     lines.push(Line::from(""));
     lines.push(Line::from(Span::styled("commands after :", t.title())));
     for (cmd, what) in COMMANDS {

@@ -3,6 +3,7 @@
 
 pub mod cmdlog;
 pub mod columns;
+pub mod custom;
 pub mod deps;
 pub mod detail;
 pub mod edit;
@@ -222,6 +223,21 @@ fn draw_overlay(f: &mut Frame, app: &App, o: Overlay, areas: &Areas) {
                     log: &app.cmdlog,
                     theme: &app.theme,
                     clusters,
+                },
+                over,
+            );
+        }
+        Overlay::Custom => {
+            let over = Rect::new(
+                0,
+                0,
+                size.width,
+                size.height.saturating_sub(areas.status.height),
+            );
+            f.render_widget(
+                custom::CustomWidget {
+                    custom: &app.custom,
+                    theme: &app.theme,
                 },
                 over,
             );

@@ -258,7 +258,13 @@ pub(super) fn second_line(app: &App) -> Line<'static> {
             ])
         } else if let Some(input) = &app.input {
             Line::from(vec![
-                Span::styled(input.kind.prompt().to_string(), t.title()),
+                Span::styled(
+                    input
+                        .label
+                        .clone()
+                        .unwrap_or_else(|| input.kind.prompt().to_string()),
+                    t.title(),
+                ),
                 Span::raw(input.text.clone()),
                 Span::styled("█", Style::default().add_modifier(Modifier::SLOW_BLINK)),
                 Span::styled(

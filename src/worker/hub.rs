@@ -296,6 +296,7 @@ impl Hub {
                 let t = self.task();
                 self.files.run(c, t.remote, t.tx, t.s.timeout);
             }
+            Cmd::Custom(run) => self.spawn(|t| custom(t, *run)),
             Cmd::Quit
             | Cmd::Suspend
             | Cmd::AddCluster(_)
@@ -303,7 +304,8 @@ impl Hub {
             | Cmd::Clipboard(_)
             | Cmd::SaveColumns(_)
             | Cmd::SaveTemplate { .. }
-            | Cmd::ReadScript(_) => {}
+            | Cmd::ReadScript(_)
+            | Cmd::Pager(_) => {}
         }
     }
 
@@ -466,6 +468,12 @@ impl Answer for () {
 }
 
 // Each command's task: its round trip (`io::`) and the message it answers with.
+
+/// One of the user's own commands; it always answers, ran or not.
+async fn custom(t: Task, mut run: crate::slurm::custom::CustomRun) -> Msg {
+    run.timeout.get_or_insert(t.s.timeout);
+    Msg::Custom(Box::new(io::custom::run(t.r(), run).await))
+}
 
 async fn poll(
     t: Task,
