@@ -184,6 +184,8 @@ pub enum Msg {
     },
     /// A remote command finished (a stream: opened), for the command log (`@`).
     Ran(Box<crate::payload::CommandRecord>),
+    /// What `:grep` / `:errors` found in the jobs' logs.
+    Grep(Box<crate::logview::found::GrepReport>),
 }
 
 impl Msg {
@@ -224,6 +226,10 @@ impl Msg {
                 }
             }
             Msg::Tail(ev) => f(&mut ev.job),
+            Msg::Grep(r) => {
+                r.req.ids.iter_mut().for_each(&mut *f);
+                r.files.iter_mut().for_each(|x| f(&mut x.job));
+            }
             Msg::OpDone { op, result } => {
                 op.ids.iter_mut().for_each(&mut *f);
                 if let Ok(r) = result {
@@ -450,6 +456,8 @@ pub enum Cmd {
     SampleLive(Box<crate::slurm::live::LiveTarget>),
     /// The files view's work: list, preview, size, fetch, stop.
     Files(crate::jobfiles::FilesCmd),
+    /// `:grep` / `:errors`: one search across the jobs' logs.
+    Grep(Box<crate::logview::found::GrepRequest>),
 }
 
 impl Cmd {
@@ -476,6 +484,7 @@ impl Cmd {
             Cmd::PollWith { sacct } | Cmd::FinalStates(sacct) => sacct.iter_mut().for_each(f),
             Cmd::SampleLive(t) => f(&mut t.id),
             Cmd::Files(c) => f(c.job_mut()),
+            Cmd::Grep(r) => r.ids.iter_mut().for_each(f),
             Cmd::PollQueue
             | Cmd::Reconnect
             | Cmd::Quit

@@ -70,6 +70,9 @@ pub enum Action {
     Adopt,
     /// The command log: every remote command run, why, its exit and cost (also `:log`).
     CommandLog,
+    /// Where the selected array, sweep or marked jobs first broke: a search of their logs
+    /// (also `:errors`).
+    FirstError,
 }
 
 impl Action {
@@ -137,6 +140,7 @@ impl Action {
             Action::Columns => "choose and order the columns (saved in the config)",
             Action::Adopt => "adopt a job run elsewhere: guard it (asks first)",
             Action::CommandLog => "command log: what ran, why, RPCs (also :log)",
+            Action::FirstError => "first error in the array/sweep/marks' logs (:errors)",
         }
     }
 }
@@ -320,6 +324,7 @@ const DEFAULT_GLOBAL: &[(&str, Action)] = &[
     ("y", Action::Files),
     ("Y", Action::Copy),
     ("@", Action::CommandLog),
+    ("!", Action::FirstError),
 ];
 
 const DEFAULT_QUEUE: &[(&str, Action)] = &[

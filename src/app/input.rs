@@ -31,6 +31,8 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("history [DAYS]", "finished jobs ([ ] ±week)"),
     ("stats", "commands, bytes, RTT"),
     ("log", "remote commands (also @)"),
+    ("grep TEXT|/RE/", "search the sweep's logs"),
+    ("errors", "first error in them (!)"),
     ("usage [DAYS]", "CPU/GPU-hours, limits (r)"),
     ("session [LABEL]", "launch a work session"),
     ("extend [ID]", "+30 min for a session"),
@@ -232,6 +234,20 @@ impl App {
                 let out = super::session::copy_ssh_config(&view!(self, ix));
                 self.apply(out)
             }
+            ("grep", _) => {
+                let arg = line.trim_start().strip_prefix("grep").unwrap_or("");
+                let out = match super::grep::read_pattern(arg) {
+                    Ok((pattern, syntax)) => {
+                        self.grep.start(&view!(self, ix), pattern, syntax, false)
+                    }
+                    Err(e) => super::component::Out::note(e),
+                };
+                self.apply(out)
+            }
+            ("errors", _) => {
+                let out = self.grep.start_errors(&view!(self, ix));
+                self.apply(out)
+            }
             ("log", _) => {
                 self.cmdlog.open();
                 Vec::new()
@@ -248,7 +264,7 @@ impl App {
                     return self.run_op_command(kind, ids);
                 }
                 self.note = Some(format!(
-                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top, events, deps, partitions, sooner, history, stats, log, usage, session, extend, ssh-config; ? lists keys)"
+                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top, events, deps, partitions, sooner, history, stats, log, grep, errors, usage, session, extend, ssh-config; ? lists keys)"
                 ));
                 Vec::new()
             }
@@ -414,6 +430,10 @@ impl App {
                 return self.apply(out);
             }
             Action::CommandLog => self.cmdlog.open(),
+            Action::FirstError => {
+                let out = self.grep.start_errors(&view!(self, ix));
+                return self.apply(out);
+            }
         }
         Vec::new()
     }

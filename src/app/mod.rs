@@ -31,6 +31,7 @@ mod events;
 pub mod files;
 mod form;
 mod form_state;
+pub mod grep;
 pub mod history;
 mod input;
 pub mod insight;
@@ -148,6 +149,8 @@ pub struct App {
     pub progress: progress::ProgressState,
     /// The command log (`@`, `:log`): the remote commands every cluster ran.
     pub cmdlog: cmdlog::CmdLog,
+    /// `:grep`, `:errors`: a search across an array's, a sweep's or the marks' logs.
+    pub grep: grep::GrepState,
 }
 
 impl App {
@@ -210,6 +213,7 @@ impl App {
             sooner: sooner::SoonerState::default(),
             progress: progress::ProgressState::default(),
             cmdlog: cmdlog::CmdLog::default(),
+            grep: grep::GrepState::default(),
         }
     }
 
@@ -525,6 +529,16 @@ impl App {
             Msg::Ran(rec) => {
                 self.cmdlog.push(ix, *rec);
                 Vec::new()
+            }
+            Msg::Grep(report) => {
+                let chains = &self.clusters[ix].chains;
+                let sweep = |j: &crate::slurm::model::JobId| {
+                    let task = j.array_task()?;
+                    let run = chains.get(&j.base())?.sweep.get(task as usize)?;
+                    Some(run.clone()).filter(|r| !r.is_empty())
+                };
+                let out = self.grep.land(*report, &sweep);
+                self.apply(out)
             }
         }
     }

@@ -33,6 +33,8 @@ pub enum Overlay {
     Deps,
     /// The command log (`@`, `:log`): the remote commands run, newest first.
     CmdLog,
+    /// `:grep`, `:errors`: matching lines of many jobs' logs.
+    Grep,
     /// The files view of a job (`y`, `:files`).
     Files,
     /// The column chooser (`c`).
@@ -66,6 +68,7 @@ impl App {
             self.events_view.open.then_some(Overlay::Events),
             self.deps.open.then_some(Overlay::Deps),
             self.cmdlog.open.then_some(Overlay::CmdLog),
+            self.grep.open.then_some(Overlay::Grep),
             self.files.view.is_some().then_some(Overlay::Files),
             self.columns.is_some().then_some(Overlay::Columns),
             self.edit.is_some().then_some(Overlay::Edit),
@@ -84,6 +87,7 @@ impl App {
             Overlay::Events => self.events_view.open = false,
             Overlay::Deps => self.deps.open = false,
             Overlay::CmdLog => self.cmdlog.open = false,
+            Overlay::Grep => self.grep.open = false,
             Overlay::Files => self.files.view = None,
             Overlay::Columns => self.columns = None,
             Overlay::Edit => self.edit = None,
@@ -117,6 +121,7 @@ impl App {
                 let out = self.cmdlog.on_key(&k, page);
                 self.land(Some(Overlay::CmdLog), out)
             }
+            Some(Overlay::Grep) => self.on_grep_key(&k),
             Some(Overlay::Files) => {
                 let status_rows = self.areas().status.height;
                 let out = self.files.on_key(&view!(self, ix), k, status_rows);
@@ -296,6 +301,24 @@ impl App {
         let action = self.keymap.action(Pane::Queue, &k);
         let out = self.deps.on_key(&view!(self, ix), &k, action, page);
         self.land(Some(Overlay::Deps), out)
+    }
+
+    /// A key while the search across logs is on top; enter selects the line's job and
+    /// shows its log at that line.
+    fn on_grep_key(&mut self, k: &KeyEvent) -> Vec<Cmd> {
+        let page = usize::from(self.size.1.saturating_sub(6)).max(1);
+        let out = self.grep.on_key(k, page);
+        let cmds = self.land(Some(Overlay::Grep), out);
+        if let Some(j) = self.grep.jump.take() {
+            if self.queue.selected_id() == Some(&j.job) {
+                let pane = match j.stream {
+                    crate::logview::Stream::Stdout => &mut self.logs.stdout,
+                    crate::logview::Stream::Stderr => &mut self.logs.stderr,
+                };
+                pane.go_to_line(j.line, &j.text);
+            }
+        }
+        cmds
     }
 
     /// A key while `:events` is on top; the view scrolls over every cluster's events.

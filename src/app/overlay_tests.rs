@@ -14,11 +14,12 @@ use crate::keymap::{Action, Pane};
 
 /// Every kind, in stacking order (one insight view stands for the three; only one is
 /// open at a time).
-const ORDER: [Overlay; 11] = [
+const ORDER: [Overlay; 12] = [
     Overlay::Insight(View::Stats),
     Overlay::Events,
     Overlay::Deps,
     Overlay::CmdLog,
+    Overlay::Grep,
     Overlay::Files,
     Overlay::Columns,
     Overlay::Edit,
@@ -56,6 +57,9 @@ fn open(a: &mut App, o: Overlay) {
         }
         Overlay::CmdLog => {
             a.run_command("log");
+        }
+        Overlay::Grep => {
+            a.run_command("grep boom");
         }
         Overlay::Files => {
             a.on_action(Action::Files);

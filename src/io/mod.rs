@@ -16,6 +16,7 @@ pub mod code;
 pub mod connect;
 pub mod facts;
 pub mod fetch;
+pub mod grep;
 pub mod guard_sync;
 pub mod history;
 pub mod keep;
