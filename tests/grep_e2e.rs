@@ -32,13 +32,13 @@ async fn grep_lists_every_task_and_the_first_error_is_task_7_opened_at_its_line(
     let dir = scratch(&r, "grep").await;
     let name = format!("gr{}", rand_suffix() % 100_000);
     let marker = format!("common-{name}");
-    // Task 7 fails after 20 s (the dashboard sees it running first); the others end after
-    // 90 s, so that the search sees running and ended tasks.
+    // Task 7 fails after 30 s (the dashboard sees it running first); the others end after
+    // 40 s (cpu01 runs 8 at a time: tasks 8 and 9 start when 7 and another have ended).
     let script = format!(
         "#!/bin/sh\necho \"{marker} from task $SLURM_ARRAY_TASK_ID\"\n\
-         if [ \"$SLURM_ARRAY_TASK_ID\" = 7 ]; then sleep 20\n\
+         if [ \"$SLURM_ARRAY_TASK_ID\" = 7 ]; then sleep 30\n\
          printf 'Traceback (most recent call last):\\n  File \"train.py\", line 3, in <module>\\nRuntimeError: boom\\n' >&2\n\
-         exit 1\nfi\nsleep 90\n"
+         exit 1\nfi\nsleep 40\n"
     );
     put(&r, &format!("{dir}/job.sh"), &script).await;
     let split = dev_slurm() != "22.05";
@@ -64,24 +64,11 @@ async fn grep_lists_every_task_and_the_first_error_is_task_7_opened_at_its_line(
     let job = format!("{dir}/job.sh");
     args.push(&job);
     let id = sbatch(&r, &args).await;
-    // Every task running before the dashboard's first refresh, so that each has a row.
-    wait_for("all 10 tasks running", Duration::from_secs(120), || async {
-        let out = run(
-            &r,
-            &[
-                "squeue",
-                "-h",
-                "-r",
-                "-t",
-                "R",
-                "-o",
-                "%i",
-                "-j",
-                &id.to_string(),
-            ],
-        )
-        .await;
-        (out.stdout_lossy().lines().count() == 10).then_some(())
+    // Task 7 running before the dashboard's first refresh, so that it has a row.
+    let task7 = format!("{id}_7");
+    wait_for("task 7 running", Duration::from_secs(120), || async {
+        let out = run(&r, &["squeue", "-h", "-o", "%T", "-j", &task7]).await;
+        (out.stdout_lossy().trim() == "RUNNING").then_some(())
     })
     .await;
 
@@ -89,10 +76,16 @@ async fn grep_lists_every_task_and_the_first_error_is_task_7_opened_at_its_line(
     t.wait("the dashboard", Duration::from_secs(30), refreshed);
     t.filter(&name, Duration::from_secs(30));
     // Task 7 fails; the dashboard keeps its row once it has left the queue.
-    let task7 = format!("{id}_7");
     t.wait("task 7's row as failed", Duration::from_secs(150), |s| {
         s.lines().any(|l| l.contains(&task7) && l.contains("FAIL"))
     });
+
+    let states = common::arrays::all_ended(&r, id, 10).await;
+    assert_eq!(
+        common::arrays::failed(&states),
+        [7].into_iter().collect(),
+        "{states:?}"
+    );
 
     // :grep for the common line: all 10 tasks, each with its line.
     t.keys(&[":"]);

@@ -264,3 +264,49 @@ fn bang_and_errors_search_the_marked_jobs() {
     let cmds = a.run_command("errors");
     assert!(matches!(cmds.first(), Some(Cmd::Grep(_))));
 }
+
+/// A job slurmctld has forgotten: the dashboard's detail comes from sacct without paths, so
+/// the log pane would guess Slurm's default name; the paths the search found are used.
+#[test]
+fn a_forgotten_jobs_log_is_tailed_where_the_search_found_it() {
+    let mut a = app();
+    a.update(loaded(jobs()));
+    assert!(a.queue.select_id(&id("236_1")));
+    let _ = a.run_command("errors");
+    let mut r = report(true);
+    r.files = vec![
+        file("236_1", Stream::Stdout, None),
+        file("236_1", Stream::Stderr, None),
+    ];
+    r.found.hits = vec![hit(1, 2, "RuntimeError: boom")];
+    a.update(Msg::Cluster(0, Box::new(Msg::Grep(Box::new(r)))));
+    a.update(code(KeyCode::Enter));
+    let detail = crate::slurm::model::JobDetail {
+        id: Some(id("236_1")),
+        array_job_id: Some(236),
+        array_task: Some("1".into()),
+        work_dir: Some("/w".into()),
+        user: Some("sduser".into()),
+        ..Default::default()
+    };
+    let cmds = a.update(Msg::Detail {
+        id: id("236_1"),
+        result: Box::new(Ok((detail, crate::payload::DetailSource::Sacct))),
+    });
+    let tails: Vec<_> = cmds
+        .iter()
+        .filter_map(|c| match c {
+            Cmd::Tail(t) => Some(t.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        tails,
+        vec![vec![
+            (id("236_1"), Stream::Stdout, "/w/236_1.stdout".to_string()),
+            (id("236_1"), Stream::Stderr, "/w/236_1.stderr".to_string()),
+        ]],
+        "not Slurm's default slurm-236_1.out"
+    );
+    assert!(!a.logs.guessed);
+}

@@ -537,6 +537,7 @@ impl App {
                     let run = chains.get(&j.base())?.sweep.get(task as usize)?;
                     Some(run.clone()).filter(|r| !r.is_empty())
                 };
+                self.logs.found = report.log_paths();
                 let out = self.grep.land(*report, &sweep);
                 self.apply(out)
             }

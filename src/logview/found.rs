@@ -73,6 +73,21 @@ impl GrepReport {
         ids.len()
     }
 
+    /// Each job's stdout and stderr paths (one file: the same path twice).
+    pub fn log_paths(&self) -> std::collections::HashMap<JobId, (String, String)> {
+        let mut out: std::collections::HashMap<JobId, (String, String)> = Default::default();
+        for f in &self.files {
+            let e = out
+                .entry(f.job.clone())
+                .or_insert_with(|| (f.path.clone(), f.path.clone()));
+            match f.stream {
+                Stream::Stdout => e.0 = f.path.clone(),
+                Stream::Stderr => e.1 = f.path.clone(),
+            }
+        }
+        out
+    }
+
     /// Files not there yet.
     pub fn missing(&self) -> usize {
         self.files
