@@ -95,7 +95,7 @@ async fn grep_lists_every_task_and_the_first_error_is_task_7_opened_at_its_line(
         job_rows(s, id).len() == 10
     });
     assert!(
-        s.contains(&format!("10 jobs' logs")) && s.contains(&format!("of array {id}")),
+        s.contains("10 jobs' logs") && s.contains(&format!("of array {id}")),
         "the pane says what was searched:\n{s}"
     );
     for i in 0..10 {
@@ -141,6 +141,23 @@ async fn grep_lists_every_task_and_the_first_error_is_task_7_opened_at_its_line(
         s.contains(&format!("{id}_7")),
         "task 7 is the selected job:\n{s}"
     );
+
+    // The command log shows the search's two commands as the user's: the lookup (sacct and
+    // scontrol in one exec) and the grep program with the pattern as its own argument.
+    t.keys(&["@"]);
+    let s = t.wait(
+        "the search in the command log",
+        Duration::from_secs(15),
+        |s| {
+            s.contains("command log")
+                && s.lines()
+                    .any(|l| l.contains("your key") && l.contains("sacct; scontrol"))
+                && s.lines()
+                    .any(|l| l.contains("your key") && l.contains(&marker) && l.contains(" F "))
+        },
+    );
+    eprintln!("the command log on Slurm {}:\n{s}", dev_slurm());
+    t.keys(&["Escape"]);
 
     t.keys(&["q"]);
     let s = t.wait("slurmdash to exit", Duration::from_secs(10), |s| {

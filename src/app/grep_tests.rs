@@ -159,8 +159,10 @@ fn the_preset_holds_the_triage_patterns_and_finds_a_traceback() {
 
 #[test]
 fn keys_move_over_the_matching_lines_and_enter_opens_the_log() {
-    let mut g = GrepState::default();
-    g.waiting = Some("array 236".into());
+    let mut g = GrepState {
+        waiting: Some("array 236".into()),
+        ..GrepState::default()
+    };
     let none = |_: &JobId| None;
     let out = g.land(report(true), &none);
     assert_eq!(out.note.as_deref(), Some("3 matching lines in 2 jobs"));

@@ -17,13 +17,15 @@ fn render(s: &GrepState, w: u16, h: u16) -> String {
 }
 
 fn landed(mut r: GrepReport) -> GrepState {
-    let mut s = GrepState::default();
-    s.open = true;
-    s.waiting = Some(r.req.what.clone());
-    s.looking_for = if r.req.first_error {
-        "first error".into()
-    } else {
-        format!("\"{}\"", r.req.pattern)
+    let mut s = GrepState {
+        open: true,
+        waiting: Some(r.req.what.clone()),
+        looking_for: if r.req.first_error {
+            "first error".into()
+        } else {
+            format!("\"{}\"", r.req.pattern)
+        },
+        ..GrepState::default()
     };
     r.files[4].skipped = Some(Skipped::Missing);
     let sweep = |j: &JobId| j.array_task().map(|t| format!("LR=1e-{t} BATCH=32"));
@@ -55,10 +57,12 @@ fn no_match_a_bad_regex_and_a_search_under_way() {
     r.found.status = Some(2);
     r.complaint = Some("Unmatched ( or \\(".into());
     let bad = render(&landed(r), 80, 6);
-    let mut s = GrepState::default();
-    s.open = true;
-    s.waiting = Some("sweep 123".into());
-    s.looking_for = "/loss=nan/".into();
+    let s = GrepState {
+        open: true,
+        waiting: Some("sweep 123".into()),
+        looking_for: "/loss=nan/".into(),
+        ..GrepState::default()
+    };
     let waiting = render(&s, 80, 4);
     assert_snapshot!(format!("{none}\n{bad}\n{waiting}"));
 }
