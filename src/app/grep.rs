@@ -112,7 +112,16 @@ impl Default for GrepState {
 /// What a search covers: the marks, the selected row's array, or the selected job.
 pub fn scope(v: &View) -> Result<(Vec<JobId>, Vec<u64>, String), String> {
     let q = v.queue;
-    let marked = q.marked_ids();
+    let mut marked = q.marked_ids();
+    // One search runs on one cluster: the first mark's.
+    let elsewhere = match marked.first().map(JobId::cluster) {
+        Some(c) => {
+            let before = marked.len();
+            marked.retain(|id| id.cluster() == c);
+            before - marked.len()
+        }
+        None => 0,
+    };
     if !marked.is_empty() {
         let mut ids = Vec::new();
         let mut arrays = Vec::new();
@@ -125,11 +134,14 @@ pub fn scope(v: &View) -> Result<(Vec<JobId>, Vec<u64>, String), String> {
             }
         }
         let n = marked.len();
-        let what = if n == 1 {
+        let mut what = if n == 1 {
             "1 marked job".to_string()
         } else {
             format!("{n} marked jobs")
         };
+        if elsewhere > 0 {
+            what.push_str(&format!(" ({elsewhere} marked on other clusters left out)"));
+        }
         return Ok((ids, arrays, what));
     }
     let Some(row) = q.selected_row() else {
