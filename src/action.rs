@@ -192,6 +192,8 @@ pub enum Msg {
     },
     /// A remote command finished (a stream: opened), for the command log (`@`).
     Ran(Box<crate::payload::CommandRecord>),
+    /// What `:grep` / `:errors` found in the jobs' logs.
+    Grep(Box<crate::logview::found::GrepReport>),
 }
 
 impl Msg {
@@ -232,6 +234,10 @@ impl Msg {
                 }
             }
             Msg::Tail(ev) => f(&mut ev.job),
+            Msg::Grep(r) => {
+                r.req.ids.iter_mut().for_each(&mut *f);
+                r.files.iter_mut().for_each(|x| f(&mut x.job));
+            }
             Msg::OpDone { op, result } => {
                 op.ids.iter_mut().for_each(&mut *f);
                 if let Ok(r) = result {
@@ -466,6 +472,8 @@ pub enum Cmd {
     Custom(Box<crate::slurm::custom::CustomRun>),
     /// Hand this text to `$PAGER` (by the dashboard, which lends it the terminal).
     Pager(String),
+    /// `:grep` / `:errors`: one search across the jobs' logs.
+    Grep(Box<crate::logview::found::GrepRequest>),
 }
 
 impl Cmd {
@@ -493,6 +501,7 @@ impl Cmd {
             Cmd::SampleLive(t) => f(&mut t.id),
             Cmd::Top(t) => f(&mut t.id),
             Cmd::Files(c) => f(c.job_mut()),
+            Cmd::Grep(r) => r.ids.iter_mut().for_each(f),
             Cmd::PollQueue
             | Cmd::Reconnect
             | Cmd::Quit

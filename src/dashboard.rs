@@ -118,6 +118,9 @@ fn new_app(session: &Session, loaded: &Loaded, keymap: Keymap, size: (u16, u16))
     if let Ok(p) = crate::logview::progress::Patterns::new(&loaded.config.progress) {
         app.progress = crate::app::progress::ProgressState::new(p);
     }
+    if let Ok(p) = crate::triage::Patterns::new(&loaded.config.triage) {
+        app.grep.preset = crate::app::grep::first_error_pattern(&p);
+    }
     app.clusters = crate::app::Clusters::one(cluster_state(session, loaded, first));
     app.custom = crate::app::custom::CustomCommands::new(own);
     app

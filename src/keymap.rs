@@ -72,6 +72,9 @@ pub enum Action {
     CommandLog,
     /// Job top: the selected running job's processes on each node (also `:jobtop`).
     JobTop,
+    /// Where the selected array, sweep or marked jobs first broke: a search of their logs
+    /// (also `:errors`).
+    FirstError,
 }
 
 impl Action {
@@ -140,6 +143,7 @@ impl Action {
             Action::Adopt => "adopt a job run elsewhere: guard it (asks first)",
             Action::CommandLog => "command log: what ran, why, RPCs (also :log)",
             Action::JobTop => "job top: processes per node, CPU, GPU (:jobtop)",
+            Action::FirstError => "first error in the array/sweep/marks' logs (:errors)",
         }
     }
 }
@@ -324,6 +328,7 @@ const DEFAULT_GLOBAL: &[(&str, Action)] = &[
     ("Y", Action::Copy),
     ("@", Action::CommandLog),
     ("t", Action::JobTop),
+    ("!", Action::FirstError),
 ];
 
 const DEFAULT_QUEUE: &[(&str, Action)] = &[

@@ -7,9 +7,6 @@ use serde::{Deserialize, Serialize};
 use crate::registry::{Entry, Layout};
 use crate::triage::Class;
 
-/// The queue's badge of a launch's only attempt while a guard on the cluster stands by it.
-pub const GUARDED: &str = "↻ guarded";
-
 /// `[retry]` in the config.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -199,7 +196,8 @@ impl Chain {
     pub fn badge(&self) -> Option<String> {
         if self.attempt <= 1 {
             // The only attempt so far: marked when a guard on the cluster stands by it.
-            return (self.attempts <= 1 && self.guard.is_some()).then(|| GUARDED.to_string());
+            return (self.attempts <= 1 && self.guard.is_some())
+                .then(|| crate::queue::GUARDED.to_string());
         }
         if self.attempt == self.attempts {
             if let Some((state, r, m)) = self.resumed() {
@@ -393,7 +391,7 @@ mod tests {
         assert_eq!(idx[0].1.badge(), None);
         e.guard = Some(crate::registry::GuardRecord::default());
         let idx = Chain::index(&[e], &RetryPolicy::default());
-        assert_eq!(idx[0].1.badge().as_deref(), Some("↻ guarded"));
+        assert_eq!(idx[0].1.badge().as_deref(), Some(crate::queue::GUARDED));
     }
 
     #[test]

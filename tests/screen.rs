@@ -296,6 +296,9 @@ fn read_only_help_says_what_is_disabled() {
         s.contains("✗ cancel the selected or marked jobs (asks first)"),
         "{s}"
     );
+    // The commands follow the keys: at this size, below them (G scrolls there).
+    key(&mut a, KeyCode::Char('G'));
+    let s = render(&a);
     assert!(s.contains(":cancel [ID...]"), "commands listed: {s}");
 }
 

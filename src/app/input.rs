@@ -33,6 +33,8 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("log", "remote commands (also @)"),
     ("jobtop", "job's processes (also t)"),
     ("commands", "your own commands (config)"),
+    ("grep TEXT|/RE/", "search the sweep's logs"),
+    ("errors", "first error in them (!)"),
     ("usage [DAYS]", "CPU/GPU-hours, limits (r)"),
     ("session [LABEL]", "launch a work session"),
     ("extend [ID]", "+30 min for a session"),
@@ -246,6 +248,20 @@ impl App {
                 let out = self.custom.open_list();
                 self.apply(out)
             }
+            ("grep", _) => {
+                let arg = line.trim_start().strip_prefix("grep").unwrap_or("");
+                let out = match super::grep::read_pattern(arg) {
+                    Ok((pattern, syntax)) => {
+                        self.grep.start(&view!(self, ix), pattern, syntax, false)
+                    }
+                    Err(e) => super::component::Out::note(e),
+                };
+                self.apply(out)
+            }
+            ("errors", _) => {
+                let out = self.grep.start_errors(&view!(self, ix));
+                self.apply(out)
+            }
             ("log", _) => {
                 self.cmdlog.open();
                 Vec::new()
@@ -263,7 +279,7 @@ impl App {
                     return self.run_op_command(kind, ids);
                 }
                 self.note = Some(format!(
-                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top, events, deps, partitions, sooner, history, stats, log, jobtop, commands, usage, session, extend, ssh-config; ? lists keys)"
+                    "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top, events, deps, partitions, sooner, history, stats, log, jobtop, commands, grep, errors, usage, session, extend, ssh-config; ? lists keys)"
                 ));
                 Vec::new()
             }
@@ -430,6 +446,10 @@ impl App {
             }
             Action::CommandLog => self.cmdlog.open(),
             Action::JobTop => return self.open_top(),
+            Action::FirstError => {
+                let out = self.grep.start_errors(&view!(self, ix));
+                return self.apply(out);
+            }
         }
         Vec::new()
     }

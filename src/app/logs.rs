@@ -14,6 +14,9 @@ pub struct LogState {
     pub paths: Option<(String, String)>,
     /// Set when the paths are Slurm's default names guessed after the job left slurmctld.
     pub guessed: bool,
+    /// Log paths the last `:grep` found (stdout, stderr), used for a job whose detail
+    /// came from sacct without them (Slurm before 23.02, and the dashboard's sacct read).
+    pub found: std::collections::HashMap<JobId, (String, String)>,
 }
 
 impl Default for LogState {
@@ -36,12 +39,14 @@ impl LogState {
             job: None,
             paths: None,
             guessed: false,
+            found: Default::default(),
         }
     }
 
     pub fn reset(&mut self, job: Option<JobId>, state: Option<JobState>) {
         *self = LogState {
             shown: self.shown,
+            found: std::mem::take(&mut self.found),
             ..LogState::new()
         };
         self.job = job;
@@ -100,7 +105,10 @@ impl LogState {
         detail: &JobDetail,
         source: DetailSource,
     ) -> Option<Vec<(JobId, Stream, String)>> {
-        let (out, err, guessed) = log_paths(detail, source == DetailSource::Sacct)?;
+        let (mut out, mut err, mut guessed) = log_paths(detail, source == DetailSource::Sacct)?;
+        if let Some((o, e)) = self.found.get(id).filter(|_| guessed) {
+            (out, err, guessed) = (o.clone(), e.clone(), false);
+        }
         self.set_job_state(detail.state.clone());
         if self.paths.as_ref() == Some(&(out.clone(), err.clone())) {
             return None;

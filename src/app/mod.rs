@@ -32,6 +32,7 @@ mod events;
 pub mod files;
 mod form;
 mod form_state;
+pub mod grep;
 pub mod history;
 mod input;
 pub mod insight;
@@ -154,6 +155,8 @@ pub struct App {
     pub top: top::TopState,
     /// The user's own commands (`[[commands]]`, `:commands`) and the last one's output.
     pub custom: custom::CustomCommands,
+    /// `:grep`, `:errors`: a search across an array's, a sweep's or the marks' logs.
+    pub grep: grep::GrepState,
 }
 
 impl App {
@@ -218,6 +221,7 @@ impl App {
             cmdlog: cmdlog::CmdLog::default(),
             top: top::TopState::default(),
             custom: custom::CustomCommands::default(),
+            grep: grep::GrepState::default(),
         }
     }
 
@@ -543,6 +547,17 @@ impl App {
             }
             Msg::Custom(out) => {
                 let out = self.custom.finished(*out);
+                self.apply(out)
+            }
+            Msg::Grep(report) => {
+                let chains = &self.clusters[ix].chains;
+                let sweep = |j: &crate::slurm::model::JobId| {
+                    let task = j.array_task()?;
+                    let run = chains.get(&j.base())?.sweep.get(task as usize)?;
+                    Some(run.clone()).filter(|r| !r.is_empty())
+                };
+                self.logs.found = report.log_paths();
+                let out = self.grep.land(*report, &sweep);
                 self.apply(out)
             }
         }

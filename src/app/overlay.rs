@@ -37,6 +37,8 @@ pub enum Overlay {
     CmdLog,
     /// The user's own commands: `:commands`, or the last one's output.
     Custom,
+    /// `:grep`, `:errors`: matching lines of many jobs' logs.
+    Grep,
     /// The files view of a job (`y`, `:files`).
     Files,
     /// The column chooser (`c`).
@@ -72,6 +74,7 @@ impl App {
             self.top.open.then_some(Overlay::Top),
             self.cmdlog.open.then_some(Overlay::CmdLog),
             self.custom.shown.is_some().then_some(Overlay::Custom),
+            self.grep.open.then_some(Overlay::Grep),
             self.files.view.is_some().then_some(Overlay::Files),
             self.columns.is_some().then_some(Overlay::Columns),
             self.edit.is_some().then_some(Overlay::Edit),
@@ -92,6 +95,7 @@ impl App {
             Overlay::Top => self.top.open = false,
             Overlay::CmdLog => self.cmdlog.open = false,
             Overlay::Custom => self.custom.shown = None,
+            Overlay::Grep => self.grep.open = false,
             Overlay::Files => self.files.view = None,
             Overlay::Columns => self.columns = None,
             Overlay::Edit => self.edit = None,
@@ -137,6 +141,7 @@ impl App {
                 let out = self.custom.on_key(&view!(self, ix), &k, page);
                 self.land(Some(Overlay::Custom), out)
             }
+            Some(Overlay::Grep) => self.on_grep_key(&k),
             Some(Overlay::Files) => {
                 let status_rows = self.areas().status.height;
                 let out = self.files.on_key(&view!(self, ix), k, status_rows);
@@ -337,6 +342,24 @@ impl App {
         let action = self.keymap.action(Pane::Queue, &k);
         let out = self.deps.on_key(&view!(self, ix), &k, action, page);
         self.land(Some(Overlay::Deps), out)
+    }
+
+    /// A key while the search across logs is on top; enter selects the line's job and
+    /// shows its log at that line.
+    fn on_grep_key(&mut self, k: &KeyEvent) -> Vec<Cmd> {
+        let page = usize::from(self.size.1.saturating_sub(6)).max(1);
+        let out = self.grep.on_key(k, page);
+        let cmds = self.land(Some(Overlay::Grep), out);
+        if let Some(j) = self.grep.jump.take() {
+            if self.queue.selected_id() == Some(&j.job) {
+                let pane = match j.stream {
+                    crate::logview::Stream::Stdout => &mut self.logs.stdout,
+                    crate::logview::Stream::Stderr => &mut self.logs.stderr,
+                };
+                pane.go_to_line(j.line, &j.text);
+            }
+        }
+        cmds
     }
 
     /// A key while `:events` is on top; the view scrolls over every cluster's events.

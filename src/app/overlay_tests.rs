@@ -14,13 +14,14 @@ use crate::keymap::{Action, Pane};
 
 /// Every kind, in stacking order (one insight view stands for the three; only one is
 /// open at a time).
-const ORDER: [Overlay; 13] = [
+const ORDER: [Overlay; 14] = [
     Overlay::Insight(View::Stats),
     Overlay::Events,
     Overlay::Deps,
     Overlay::Top,
     Overlay::CmdLog,
     Overlay::Custom,
+    Overlay::Grep,
     Overlay::Files,
     Overlay::Columns,
     Overlay::Edit,
@@ -85,6 +86,9 @@ fn open(a: &mut App, o: Overlay) {
             let own = crate::config::commands::check(&[def], &crate::keymap::Keymap::default());
             a.custom = super::super::custom::CustomCommands::new(own.unwrap());
             a.run_command("commands");
+        }
+        Overlay::Grep => {
+            a.run_command("grep boom");
         }
         Overlay::Files => {
             a.on_action(Action::Files);

@@ -17,6 +17,7 @@ pub mod connect;
 pub mod custom;
 pub mod facts;
 pub mod fetch;
+pub mod grep;
 pub mod guard_sync;
 pub mod history;
 pub mod keep;

@@ -4,6 +4,8 @@
 
 pub mod ansi;
 pub mod buffer;
+pub mod found;
+pub mod grep;
 pub mod layout;
 pub mod progress;
 pub mod search;
@@ -132,6 +134,8 @@ pub struct LogPane {
     search: Option<Search>,
     /// Bytes of this file left out so far because it grew faster than it could be shown.
     skipped: u64,
+    /// A line to show once it has arrived (`:grep`'s enter): its number and its text.
+    goto: Option<(u64, String)>,
 }
 
 impl LogPane {
@@ -151,6 +155,7 @@ impl LogPane {
             wrap: false,
             search: None,
             skipped: 0,
+            goto: None,
         }
     }
 
@@ -168,6 +173,43 @@ impl LogPane {
         if let Some(s) = &mut self.search {
             s.update(&self.buffer);
         }
+        self.try_goto();
+    }
+
+    /// Shows line `line` (1-based) of the file, whose text is `text` as `:grep` printed it,
+    /// as soon as the pane holds it: scrolled there, the text searched (`n` goes on to the
+    /// next). A pane that holds only the file's end finds the line by its text.
+    pub fn go_to_line(&mut self, line: u64, text: &str) {
+        self.goto = Some((line, text.to_string()));
+        self.try_goto();
+    }
+
+    fn try_goto(&mut self) {
+        if self.buffer.is_empty() || self.buffer.end_seq() == self.buffer.first_seq() {
+            return;
+        }
+        let Some((line, text)) = self.goto.take() else {
+            return;
+        };
+        // The longest part of the text that has no escape `:grep` wrote in it.
+        let query = text
+            .split('\\')
+            .max_by_key(|p| p.len())
+            .unwrap_or("")
+            .trim()
+            .to_string();
+        let want = line.saturating_sub(1).max(self.buffer.first_seq());
+        let seq = if query.chars().count() >= 3 {
+            let mut s = Search::new(&query, &self.buffer);
+            let at = s.select_from(want);
+            self.search = Some(s);
+            at.unwrap_or(want)
+        } else {
+            want
+        };
+        let seq = seq.min(self.buffer.end_seq().saturating_sub(1));
+        self.follow = false;
+        self.top = seq.saturating_sub(3).max(self.buffer.first_seq());
     }
 
     /// Slurm reports no output file for this stream.
@@ -223,6 +265,7 @@ impl LogPane {
         if let Some(s) = &mut self.search {
             s.update(&self.buffer);
         }
+        self.try_goto();
     }
 
     pub fn stream(&self) -> Stream {

@@ -171,3 +171,34 @@ fn human_sizes() {
     assert_eq!(human_bytes(1 << 30), "1.0 GiB");
     assert_eq!(human_bytes(1536 << 10), "1.5 MiB");
 }
+
+#[test]
+fn go_to_line_waits_for_the_lines_then_shows_that_line() {
+    let mut p = LogPane::new(Stream::Stdout);
+    p.set_path("/scratch/slurm-1234.out");
+    p.go_to_line(42, "line 41");
+    assert!(p.is_following(), "nothing to show yet");
+    p.apply(ev(TailKind::Reset { offset: 0, size: 0 }));
+    let text: String = (0..100).map(|i| format!("line {i}\n")).collect();
+    p.apply(data(&text));
+    assert!(!p.is_following());
+    let s = p.search().expect("the line's text searched");
+    assert_eq!(s.current_seq(), Some(41), "line 42 of the file");
+    let rows = p.visible_rows(p.text_viewport(VP));
+    assert!(rows.iter().any(|r| r.seq == 41), "on screen");
+    // Later data does not move the view again.
+    p.apply(data("line 100\n"));
+    assert_eq!(p.search().and_then(Search::current_seq), Some(41));
+}
+
+#[test]
+fn go_to_line_in_a_pane_holding_only_the_end_finds_the_text() {
+    let mut p = LogPane::new(Stream::Stdout);
+    p.set_path("/scratch/slurm-1234.out");
+    p.apply(ev(TailKind::Reset { offset: 0, size: 0 }));
+    // Lines 900..1000 of a file, numbered from 0 in the pane.
+    let text: String = (900..1000).map(|i| format!("line {i}\n")).collect();
+    p.apply(data(&text));
+    p.go_to_line(951, "line 950");
+    assert_eq!(p.search().and_then(Search::current_seq), Some(50));
+}

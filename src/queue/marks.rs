@@ -184,7 +184,7 @@ impl QueueView {
     /// the job has not ended (its guard ends with it).
     pub fn shown_badge(&self, job: &crate::slurm::model::Job) -> Option<&str> {
         self.badge(&job.id)
-            .filter(|b| !(job.state.is_finished() && *b == crate::retry::GUARDED))
+            .filter(|b| !(job.state.is_finished() && *b == super::GUARDED))
     }
 }
 
@@ -209,7 +209,7 @@ mod tests {
         let mut v = view(2);
         let mut job = v.jobs()[0].clone();
         let n = job.id.as_str().parse::<u64>().unwrap();
-        v.set_badges(0, HashMap::from([(n, crate::retry::GUARDED.to_string())]));
+        v.set_badges(0, HashMap::from([(n, crate::queue::GUARDED.to_string())]));
         assert_eq!(v.shown_badge(&job), Some("↻ guarded"));
         job.state = crate::slurm::model::JobState::Completed;
         assert_eq!(v.shown_badge(&job), None);

@@ -3,6 +3,7 @@
 //! Pure: the App owns one `QueueView` and drawing only reads it.
 
 mod column;
+
 pub mod facts;
 pub mod format;
 mod marks;
@@ -18,6 +19,10 @@ pub use column::{arrow as column_arrow, name_suffix, Column, Width, STALE_MARK};
 pub use rows::{QueueRow, RowKind, MAX_EXPANDED_TASKS};
 
 use crate::logview::progress::Summary;
+
+/// The badge of a launch's only attempt while a guard on the cluster stands by it (shown
+/// only until the job ends: the guard ends with it).
+pub const GUARDED: &str = "↻ guarded";
 use crate::slurm::command::Scope;
 use crate::slurm::model::{ArrayKey, Job, JobId, JobState};
 use rows::{build_rows, Haystack, RowKey, Rows};

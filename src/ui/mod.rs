@@ -11,6 +11,7 @@ pub mod efficiency;
 pub mod events;
 pub mod files;
 pub mod form;
+pub mod grep;
 pub mod help;
 pub mod keys_doc;
 pub mod log;
@@ -237,6 +238,21 @@ fn draw_overlay(f: &mut Frame, app: &App, o: Overlay, areas: &Areas) {
             f.render_widget(
                 custom::CustomWidget {
                     custom: &app.custom,
+                    theme: &app.theme,
+                },
+                over,
+            );
+        }
+        Overlay::Grep => {
+            let over = Rect::new(
+                0,
+                0,
+                size.width,
+                size.height.saturating_sub(areas.status.height),
+            );
+            f.render_widget(
+                grep::GrepWidget {
+                    state: &app.grep,
                     theme: &app.theme,
                 },
                 over,

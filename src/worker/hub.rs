@@ -247,6 +247,7 @@ impl Hub {
             } => self.spawn(|t| adopt(t, id, results_root, job_dir_mode)),
             Cmd::Recover(id) => self.spawn(|t| recover(t, id)),
             Cmd::Rerun { id, job_dir } => self.spawn(|t| rerun(t, id, job_dir)),
+            Cmd::Grep(req) => self.spawn(|t| grep(t, *req)),
             Cmd::Tail(targets) => {
                 self.stop_tails();
                 for (job, stream, path) in targets {
@@ -808,6 +809,11 @@ async fn relaunch(t: Task, id: JobId, job_dir: String) -> Msg {
         id,
         result: Box::new(result),
     }
+}
+
+/// `:grep` / `:errors`: the jobs' log paths, then one grep over them.
+async fn grep(t: Task, req: crate::logview::found::GrepRequest) -> Msg {
+    Msg::Grep(Box::new(io::grep::search(t.r(), req, t.s.timeout).await))
 }
 
 /// `L` on an array: its tasks, with the launch's spec and the selected task's use, or what
