@@ -3,6 +3,7 @@
 //! slurmctld and slurmdbd RPCs it cost, and its argv cut to the width; enter shows the
 //! selected one whole (full argv, stderr head when it failed).
 
+use super::text::cut;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -80,15 +81,6 @@ fn one_line(r: &CommandRecord) -> String {
             c => c,
         })
         .collect()
-}
-
-fn cut(s: &str, width: usize) -> String {
-    if s.chars().count() <= width {
-        return s.to_string();
-    }
-    let mut out: String = s.chars().take(width.saturating_sub(1)).collect();
-    out.push('…');
-    out
 }
 
 fn exit_style(ran: &Ran, t: &Theme) -> Style {

@@ -2,6 +2,7 @@
 //! applies to and its template) and the last one's output (the command line, how it ended,
 //! how long it took, then its output, scrolled), over the whole screen but the status bar.
 
+use super::text::cut;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -17,14 +18,6 @@ pub struct CustomWidget<'a> {
 }
 
 /// `s` cut to `width` characters, `…` at the end when cut.
-fn cut(s: &str, width: usize) -> String {
-    if s.chars().count() <= width {
-        return s.to_string();
-    }
-    let mut c: String = s.chars().take(width.saturating_sub(1)).collect();
-    c.push('…');
-    c
-}
 
 fn list_lines(c: &CustomCommands, width: usize, t: &Theme) -> Vec<Line<'static>> {
     let mut lines = vec![Line::styled(

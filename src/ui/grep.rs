@@ -3,6 +3,7 @@
 //! output cut, the order); then each job with matches (its id, its sweep values, when it
 //! ended) and its matching lines (stream, line number, text).
 
+use super::text::cut;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -16,15 +17,6 @@ use crate::logview::grep::Skipped;
 pub struct GrepWidget<'a> {
     pub state: &'a GrepState,
     pub theme: &'a Theme,
-}
-
-fn cut(s: &str, width: usize) -> String {
-    if s.chars().count() <= width {
-        return s.to_string();
-    }
-    let mut out: String = s.chars().take(width.saturating_sub(1)).collect();
-    out.push('…');
-    out
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {

@@ -19,6 +19,7 @@ pub mod partitions;
 pub mod queue;
 pub mod stats;
 pub mod status;
+pub mod text;
 pub mod top;
 pub mod triage;
 pub mod usage;

@@ -2,6 +2,7 @@
 //! its processes as a tree: pid, step, state, %CPU, RSS, elapsed, the GPU memory each holds
 //! (and that GPU's use), the command line indented under its parent.
 
+use super::text::cut;
 use chrono::NaiveDateTime;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -60,15 +61,6 @@ fn gpu_cell(p: &Proc) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-fn cut(s: &str, width: usize) -> String {
-    if s.chars().count() <= width {
-        return s.to_string();
-    }
-    let mut out: String = s.chars().take(width.saturating_sub(1)).collect();
-    out.push('…');
-    out
 }
 
 fn header() -> String {
