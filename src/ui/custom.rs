@@ -17,8 +17,6 @@ pub struct CustomWidget<'a> {
     pub theme: &'a Theme,
 }
 
-/// `s` cut to `width` characters, `…` at the end when cut.
-
 fn list_lines(c: &CustomCommands, width: usize, t: &Theme) -> Vec<Line<'static>> {
     let mut lines = vec![Line::styled(
         cut(
