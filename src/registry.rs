@@ -368,6 +368,15 @@ impl Layout {
     pub fn stderr(&self, name: &str, job_id: u64) -> String {
         format!("{}/main.err", self.log_dir(name, job_id))
     }
+    /// Task `task` of array `job_id` (a sweep's run): the array's directory, a file per
+    /// index (`launch::script` writes `%x-%A/main-%a.out`).
+    pub fn task_logs(&self, name: &str, job_id: u64, task: u32) -> (String, String) {
+        let dir = self.log_dir(name, job_id);
+        (
+            format!("{dir}/main-{task}.out"),
+            format!("{dir}/main-{task}.err"),
+        )
+    }
 }
 
 /// How long ago the oldest of these launches was made, by the laptop's clock (0 for none).

@@ -93,7 +93,7 @@ pub fn layout(entry: &Entry) -> Layout {
 }
 
 /// Where a Slurm job sits in its launch's chain of attempts.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Chain {
     pub local_id: String,
     /// The launch's job directory (results dir: status.json, slurm-logs/).
@@ -189,6 +189,20 @@ impl Chain {
             job_dir: self.job_dir.clone(),
         };
         (l.stdout(&self.name, job_id), l.stderr(&self.name, job_id))
+    }
+
+    /// [`Self::log_paths`] of job or array task `id` of this launch: a task logs into the
+    /// array's directory, a file per index.
+    pub fn log_paths_of(&self, id: &crate::slurm::model::JobId) -> (String, String) {
+        match id.array_task() {
+            Some(task) => Layout {
+                local_id: self.local_id.clone(),
+                results_root: String::new(),
+                job_dir: self.job_dir.clone(),
+            }
+            .task_logs(&self.name, id.base(), task),
+            None => self.log_paths(id.base()),
+        }
     }
 
     /// Short form for the queue: `↻2/11` (nothing for a first attempt); for the attempt a
@@ -407,5 +421,27 @@ mod tests {
             c.describe(),
             "attempt 2 of up to 11 (launch 20261123-1-abc) · earlier: 10 NODE_FAIL"
         );
+    }
+
+    /// A sweep's task logs into the array's directory, a file per index, as the script
+    /// says (`%x-%A/main-%a.out`); a plain job into its own.
+    #[test]
+    fn a_task_of_a_launch_logs_into_the_arrays_directory() {
+        let c = Chain {
+            local_id: "l".into(),
+            job_dir: "/r/l".into(),
+            name: "sw".into(),
+            ..Default::default()
+        };
+        let task: crate::slurm::model::JobId = "5_7".parse().unwrap();
+        assert_eq!(
+            c.log_paths_of(&task),
+            (
+                "/r/l/slurm-logs/sw-5/main-7.out".into(),
+                "/r/l/slurm-logs/sw-5/main-7.err".into()
+            )
+        );
+        let job = crate::slurm::model::JobId::new(6);
+        assert_eq!(c.log_paths_of(&job).0, "/r/l/slurm-logs/sw-6/main.out");
     }
 }

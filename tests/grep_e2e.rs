@@ -166,3 +166,91 @@ async fn grep_lists_every_task_and_the_first_error_is_task_7_opened_at_its_line(
     assert!(s.contains("EXITED:0"), "{s}");
     let _ = run(&r, &["scancel", &id.to_string()]).await;
 }
+
+/// A sweep slurmdash launched, ended and forgotten by slurmctld (its tasks' logs are in the
+/// launch's job directory, `slurm-logs/<name>-<id>/main-<task>.err`): `!` finds the failed
+/// point there on every version, with its values, not under Slurm's default name (which is
+/// all a 22.05 sacct could say).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_first_error_of_an_ended_sweep_is_found_in_its_job_directory() {
+    let r = remote();
+    let state = tempfile::tempdir().expect("state dir");
+    let state_s = state.path().to_str().expect("utf-8").to_string();
+    let env = [("SLURMDASH_STATE_DIR", state_s.as_str())];
+    let name = format!("grsw{}", rand_suffix() % 100_000);
+    let name_set = format!("name={name}");
+    let out = slurmdash_env(
+        &dev_config(),
+        &[
+            "submit",
+            "--json",
+            "--set",
+            &name_set,
+            "--set",
+            "sweep=P=1,2,3,4",
+            "--set",
+            "partition=cpu",
+            "--set",
+            "gpus=0",
+            "--set",
+            "cpus_per_task=1",
+            "--set",
+            "mem=50M",
+            "--set",
+            "time=5m",
+            "--set",
+            "requeue=false",
+            "--",
+            "sh",
+            "-c",
+            r#"echo "point $P"; if [ "$P" = 3 ]; then echo "RuntimeError: bad point $P" >&2; exit 1; fi"#,
+        ],
+        &env,
+    );
+    assert!(out.status.success(), "submit: {}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(&text(&out.stdout))
+        .unwrap_or_else(|e| panic!("{e}: {}", text(&out.stdout)));
+    let id = v["job_id"].as_u64().unwrap_or_else(|| panic!("{v}"));
+    let _cancel = CancelOnDrop(id);
+    let states = common::arrays::all_ended(&r, id, 4).await;
+    assert_eq!(
+        common::arrays::failed(&states),
+        [2].into_iter().collect(),
+        "{states:?}"
+    );
+    // Until slurmctld forgets the array (MinJobAge), scontrol would still say where the
+    // logs are; the search must find them without it.
+    wait_for(
+        "slurmctld to forget the array",
+        Duration::from_secs(120),
+        || async {
+            let out = run(&r, &["scontrol", "show", "job", &id.to_string()]).await;
+            (!out.success()).then_some(())
+        },
+    )
+    .await;
+
+    let t = Tmux::start_with(&dev_config_default(), &[], &env);
+    t.wait("the dashboard", Duration::from_secs(30), refreshed);
+    t.filter(&name, Duration::from_secs(30));
+    t.wait("the sweep's rows", Duration::from_secs(60), |s| {
+        s.lines()
+            .any(|l| l.contains(&format!("{id}_2")) && l.contains("FAIL"))
+    });
+    t.keys(&["!"]);
+    let s = t.wait("the first error", Duration::from_secs(60), |s| {
+        s.contains("first error") && s.contains("RuntimeError: bad point 3")
+    });
+    let rows = job_rows(&s, id);
+    assert_eq!(
+        rows.first().map(String::as_str),
+        Some(format!("{id}_2").as_str()),
+        "{s}"
+    );
+    assert!(s.contains("P=3"), "the failed point's values:\n{s}");
+    assert!(
+        !s.contains("Slurm's default names") && !s.contains("not written yet"),
+        "every task's log was found in the job directory:\n{s}"
+    );
+    t.keys(&["Escape", "q"]);
+}

@@ -160,6 +160,21 @@ pub fn scope(v: &View) -> Result<(Vec<JobId>, Vec<u64>, String), String> {
     }
 }
 
+/// The launches among `ids` (by their job id, a task by its array's): where their logs are
+/// in the job directory layout.
+fn launches(v: &View, ids: &[JobId]) -> Vec<(u64, String, String)> {
+    let mut out: Vec<(u64, String, String)> = Vec::new();
+    for id in ids {
+        let base = JobId::new(id.base()).on(id.cluster());
+        if let Some(c) = v.launch_of(&base) {
+            if !out.iter().any(|(b, _, _)| *b == id.base()) {
+                out.push((id.base(), c.job_dir.clone(), c.name.clone()));
+            }
+        }
+    }
+    out
+}
+
 /// `:grep TEXT`, `:grep /REGEX/`: the pattern and how it is matched.
 pub fn read_pattern(arg: &str) -> Result<(String, Syntax), String> {
     let arg = arg.trim();
@@ -186,7 +201,9 @@ impl GrepState {
             Ok(s) => s,
             Err(e) => return Out::note(e),
         };
+        let launches = launches(v, &ids);
         let req = GrepRequest {
+            launches,
             pattern,
             syntax,
             first_error,

@@ -43,6 +43,7 @@ pub(crate) fn report(first_error: bool) -> GrepReport {
             arrays: vec![236],
             what: "array 236".into(),
             limits: Limits::default(),
+            launches: Vec::new(),
         },
         files: vec![
             file("236_3", Stream::Stdout, Some(at(3, 10))),

@@ -165,7 +165,7 @@ impl App {
                 // sacct does not record where a launched job's logs went; the job dir does.
                 if detail.stdout.is_none() {
                     if let Some(c) = self.launch_of(&id) {
-                        let (out, err) = c.log_paths(id.base());
+                        let (out, err) = c.log_paths_of(&id);
                         detail.stdout = Some(out);
                         detail.stderr = Some(err);
                         if detail.work_dir.as_deref().is_none_or(str::is_empty) {

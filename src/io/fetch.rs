@@ -179,7 +179,11 @@ pub async fn registry_jobs(
     // partition or work dir) until slurmctld's start message lands: fill in what we know.
     Ok(details
         .iter()
-        .filter(|d| d.id.as_ref().is_some_and(|i| ids.contains(i)))
+        // A launch's job, or a task of a launch's array (a sweep's runs).
+        .filter(|d| {
+            d.id.as_ref()
+                .is_some_and(|i| ids.contains(i) || ids.iter().any(|l| l.base() == i.base()))
+        })
         .filter_map(JobDetail::to_job)
         .map(|mut j| {
             if let Some(e) = entries

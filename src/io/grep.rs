@@ -68,6 +68,38 @@ pub fn read_sacct_paths(out: &str) -> Vec<JobDetail> {
         .collect()
 }
 
+/// Where job `id`'s logs are (stdout, stderr, and whether Slurm's default name was
+/// guessed): a launch's are where its script put them, exact on every version where sacct
+/// keeps no paths (before 23.02) or only patterns; scontrol's expanded paths (a job
+/// slurmctld still knows) stand.
+fn paths_of(
+    d: &JobDetail,
+    id: &JobId,
+    from_sacct: bool,
+    launches: &[(u64, String, String)],
+) -> Option<(String, String, bool)> {
+    let found = log_paths(d, from_sacct)?;
+    if d.stdout.is_some() && !from_sacct {
+        return Some(found);
+    }
+    let Some((_, dir, name)) = launches.iter().find(|(b, _, _)| *b == id.base()) else {
+        return Some(found);
+    };
+    let layout = crate::registry::Layout {
+        local_id: String::new(),
+        results_root: String::new(),
+        job_dir: dir.clone(),
+    };
+    let (out, err) = match id.array_task() {
+        Some(t) => layout.task_logs(name, id.base(), t),
+        None => (
+            layout.stdout(name, id.base()),
+            layout.stderr(name, id.base()),
+        ),
+    };
+    Some((out, err, false))
+}
+
 /// Runs the search `req` asks for.
 pub async fn search(remote: &dyn Remote, req: GrepRequest, timeout: Duration) -> GrepReport {
     let (details, from_sacct) = match locate(remote, &req, timeout).await {
@@ -83,7 +115,9 @@ pub async fn search(remote: &dyn Remote, req: GrepRequest, timeout: Duration) ->
             not_started += id.array_pending().map_or(1, |s| s.task_count() as usize);
             continue;
         }
-        let Some((out, err, guess)) = log_paths(d, from_sacct.contains(id.as_str())) else {
+        let Some((out, err, guess)) =
+            paths_of(d, &id, from_sacct.contains(id.as_str()), &req.launches)
+        else {
             continue;
         };
         guessed |= guess;
@@ -269,5 +303,39 @@ mod tests {
         assert!(!guessed);
         assert!(d[0].end_time.is_some());
         assert!(d[1].id.as_ref().unwrap().array_pending().is_some());
+    }
+
+    /// A sweep task slurmctld forgot, read from a sacct that keeps no log paths (22.05): a
+    /// launch's task is found in its job directory, not under Slurm's default name; a job
+    /// slurmdash did not launch keeps the guess; scontrol's expanded path stands.
+    #[test]
+    fn a_launchs_task_is_found_in_its_job_directory_where_sacct_keeps_no_paths() {
+        let sep = FIELD_SEP;
+        let out = format!(
+            "5_7{sep}12{sep}sw{sep}sduser{sep}FAILED{sep}2026-11-29T03:06:11{sep}/w\n\
+             9_1{sep}21{sep}other{sep}sduser{sep}FAILED{sep}2026-11-29T03:06:11{sep}/w\n"
+        );
+        let d = read_sacct_paths(&out);
+        let launches = vec![(5, "/r/20261129-1".to_string(), "sw".to_string())];
+        let id = d[0].id.clone().unwrap();
+        assert_eq!(
+            paths_of(&d[0], &id, true, &launches).unwrap(),
+            (
+                "/r/20261129-1/slurm-logs/sw-5/main-7.out".to_string(),
+                "/r/20261129-1/slurm-logs/sw-5/main-7.err".to_string(),
+                false
+            )
+        );
+        let other = d[1].id.clone().unwrap();
+        let (o, _, guessed) = paths_of(&d[1], &other, true, &launches).unwrap();
+        assert!(guessed, "{o}");
+        assert!(o.ends_with("slurm-9_1.out"), "{o}");
+        let mut known = d[0].clone();
+        known.stdout = Some("/elsewhere/o.out".into());
+        known.stderr = Some("/elsewhere/o.err".into());
+        assert_eq!(
+            paths_of(&known, &id, false, &launches).unwrap().0,
+            "/elsewhere/o.out"
+        );
     }
 }

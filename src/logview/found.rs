@@ -21,6 +21,9 @@ pub struct GrepRequest {
     /// What was searched, in words (`sweep 123`, `3 marked jobs`).
     pub what: String,
     pub limits: Limits,
+    /// The jobs slurmdash launched among them, by job id: where their logs are in the job
+    /// directory layout, `(job_dir, name)` (read where sacct keeps no log paths).
+    pub launches: Vec<(u64, String, String)>,
 }
 
 /// One log file searched (or not).

@@ -181,7 +181,10 @@ pub(crate) fn build_rows(
         for (i, j) in jobs.iter().enumerate() {
             let key = j.id.array_key();
             let task = j.id.array_task().is_some() || j.id.array_pending().is_some();
+            // Only the tasks still to run fold: an ended one keeps its row (and counts
+            // among the sweep's ended runs).
             if task
+                && !j.state.is_finished()
                 && j.id.het_offset().is_none()
                 && sweeps.contains_key(&key)
                 && !expanded.contains(&key)
@@ -190,6 +193,7 @@ pub(crate) fn build_rows(
             }
         }
     }
+    let folded: HashSet<usize> = sweep_members.values().flatten().copied().collect();
     // (array id, reason) -> indices of its pending tasks, for `squeue -r` output.
     let mut groups: HashMap<(ArrayKey, Option<&str>), Vec<usize>> = HashMap::new();
     for (i, j) in jobs.iter().enumerate() {
@@ -209,7 +213,10 @@ pub(crate) fn build_rows(
         kind,
     };
     for (i, j) in jobs.iter().enumerate() {
-        if let Some(members) = sweep_members.get(&j.id.array_key()) {
+        if let Some(members) = sweep_members
+            .get(&j.id.array_key())
+            .filter(|_| folded.contains(&i))
+        {
             if members.first() == Some(&i) {
                 let total = sweeps.get(&j.id.array_key()).copied().unwrap_or(0);
                 let (job, kind) = fold_sweep(jobs, members, total);

@@ -452,6 +452,40 @@ fn an_unchanged_refresh_keeps_the_rows_and_a_changed_record_shows() {
     assert!(usize::from(name_width) >= 20, "{name_width}");
 }
 
+/// A sweep's ended tasks keep their own rows (the dashboard shows a launch's ended jobs):
+/// the fold counts them among the ended runs, never as pending.
+#[test]
+fn a_sweeps_ended_tasks_keep_their_rows_and_count_as_ended() {
+    let mut v = view(ME);
+    let mut js = v.jobs().to_vec();
+    let ended: Vec<JobId> = js
+        .iter()
+        .filter(|j| j.id.base() == 236 && j.id.array_task().is_some_and(|t| t < 2))
+        .map(|j| j.id.clone())
+        .collect();
+    assert_eq!(ended.len(), 2, "two running tasks in the fixture");
+    for j in js.iter_mut().filter(|j| ended.contains(&j.id)) {
+        j.state = JobState::Failed;
+    }
+    v.set_jobs(js);
+    v.set_sweeps(0, HashMap::from([(236, 110)]));
+    let row = v
+        .rows()
+        .find(|r| r.job.id.base() == 236 && r.is_collapsed())
+        .unwrap();
+    assert_eq!(
+        name_suffix(&row).unwrap(),
+        " (sweep of 110: 2 running, 96 pending, 12 ended)"
+    );
+    let rows: Vec<String> = v.rows().map(|r| r.job.id.to_string()).collect();
+    for id in &ended {
+        assert!(
+            v.rows().any(|r| &r.job.id == id),
+            "{id} has its own row: {rows:?}"
+        );
+    }
+}
+
 #[test]
 fn a_sweep_is_one_row_with_its_counts_until_expanded() {
     let mut v = view(ME);
