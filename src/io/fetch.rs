@@ -7,7 +7,7 @@ pub use crate::payload::DetailSource;
 use crate::registry::Entry;
 use crate::remote::{display_argv, Remote, RunOutput};
 use crate::slurm::command::{self, SqueueQuery};
-use crate::slurm::model::{Job, JobDetail, JobId};
+use crate::slurm::model::{Job, JobDetail, JobId, JobState};
 use crate::slurm::parse::{parse_scontrol_jobs, read_sacct, read_squeue, Parsed};
 use crate::slurm::time::Edge;
 
@@ -179,10 +179,16 @@ pub async fn registry_jobs(
     // partition or work dir) until slurmctld's start message lands: fill in what we know.
     Ok(details
         .iter()
-        // A launch's job, or a task of a launch's array (a sweep's runs).
+        // A launch's job, or an ended task of a launch's array (a sweep's runs): tasks
+        // still to run are squeue's, and a pending array's one record would stand for
+        // them long after they started.
         .filter(|d| {
-            d.id.as_ref()
-                .is_some_and(|i| ids.contains(i) || ids.iter().any(|l| l.base() == i.base()))
+            d.id.as_ref().is_some_and(|i| {
+                ids.contains(i)
+                    || (i.array_task().is_some()
+                        && d.state.as_ref().is_some_and(JobState::is_finished)
+                        && ids.iter().any(|l| l.base() == i.base()))
+            })
         })
         .filter_map(JobDetail::to_job)
         .map(|mut j| {
