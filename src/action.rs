@@ -61,6 +61,9 @@ pub enum Msg {
     Submitted(Box<Result<crate::launch::submit::Submitted, String>>),
     /// Jobs from the launch registry, as sacct knows them (kept visible after squeue).
     RegistryJobs(Result<Vec<Job>, String>),
+    /// The launches of this cluster as this laptop's registry holds them, read at start
+    /// and after a submission (no remote read): `L`, badges and sweeps need no retry check.
+    Launches(Vec<Entry>),
     /// Rank, priority, fair-share and limits of every pending job of one user.
     Pending {
         ask: Box<crate::slurm::pending::Ask>,
@@ -292,6 +295,7 @@ impl Msg {
             | Msg::PriorityCalcPeriod(_)
             | Msg::StateCheck { .. }
             | Msg::Retries(_)
+            | Msg::Launches(_)
             | Msg::LaunchFacts(_)
             | Msg::TestOnly(_)
             | Msg::Submitted(_)

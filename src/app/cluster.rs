@@ -255,9 +255,12 @@ impl ClusterState {
     pub fn finals_known(&mut self, details: &[JobDetail], now: NaiveDateTime) -> Vec<Event> {
         details
             .iter()
-            .filter_map(|d| {
-                let (id, state) = (d.id.as_ref()?, d.state.as_ref()?);
-                self.events.on_final(id, state, now)
+            .flat_map(|d| match (d.id.as_ref(), d.state.as_ref()) {
+                (Some(id), Some(state)) => {
+                    self.events
+                        .on_final(id, state, d.node_list.as_deref(), now)
+                }
+                _ => Vec::new(),
             })
             .collect()
     }

@@ -98,13 +98,38 @@ pub enum Own {
     Nobody,
 }
 
+/// A job that left squeue, as last seen there.
+#[derive(Debug, Clone)]
+struct Awaited {
+    name: String,
+    /// Still pending when last seen: when its final state says it ran, its start is news
+    /// too (it started and ended between two reads).
+    pending: bool,
+}
+
+/// Whether a finished job ever ran: it was given nodes (a job cancelled while pending
+/// shows `None assigned` or none).
+fn ran(state: &JobState, nodes: Option<&str>) -> bool {
+    state.is_finished()
+        && nodes.is_some_and(|n| {
+            let n = n.trim();
+            !n.is_empty() && !n.starts_with("None") && !n.starts_with('(')
+        })
+}
+
+/// The "started" event of a job first seen finished after it was last seen pending.
+fn missed_start(at: NaiveDateTime, id: &JobId, name: &str, nodes: Option<&str>) -> Event {
+    let on = nodes.map(|n| format!("on {}", n.trim())).unwrap_or_default();
+    event(at, EventKind::Started, id, name, None, &on)
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Events {
     pub log: VecDeque<Event>,
     pub own: Own,
     prev: FastMap<u64, Seen>,
-    /// Own jobs that left squeue without a final state, by name, until one is known.
-    awaiting: HashMap<JobId, String>,
+    /// Own jobs that left squeue without a final state, until one is known.
+    awaiting: HashMap<JobId, Awaited>,
     baseline: bool,
     generation: u64,
     /// Jobs the user cancelled from slurmdash (`push_event(CancelledByYou)`).
@@ -188,18 +213,26 @@ impl Events {
                 continue;
             }
             let status = j.state.status();
+            let nodes = j.node_list.as_deref();
+            // Seen pending, now finished: it started and ended between two reads.
+            let mut started_unseen = false;
             let kind = match self.prev.get_mut(&id_key(&j.id)) {
                 Some(seen) => {
                     let kind = kind_for(Some(seen.status), &j.state);
+                    started_unseen = seen.status == Status::Pending && ran(&j.state, nodes);
                     seen.status = status;
                     seen.generation = generation;
                     kind
                 }
                 None => {
                     self.prev.insert(id_key(&j.id), Seen { status, generation });
-                    let awaited = !self.awaiting.is_empty() && self.awaiting.contains_key(&j.id);
-                    if awaited && j.state.is_finished() {
+                    let awaited = match self.awaiting.is_empty() {
+                        true => None,
+                        false => self.awaiting.get(&j.id),
+                    };
+                    if let Some(aw) = awaited.filter(|_| j.state.is_finished()) {
                         // Back with its final state after leaving squeue.
+                        started_unseen = aw.pending && ran(&j.state, nodes);
                         kind_for(None, &j.state)
                     } else if status == Status::Running {
                         // New and already running (submitted and started between
@@ -210,6 +243,9 @@ impl Events {
                     }
                 }
             };
+            if started_unseen && baseline {
+                out.push(missed_start(at, &j.id, &j.name, nodes));
+            }
             if let Some(k) = kind.filter(|_| baseline) {
                 let extra = match (k, j.node_list.as_deref()) {
                     (EventKind::Started, Some(n))
@@ -234,14 +270,16 @@ impl Events {
                 // Its row may already carry the final state sacct gave in this refresh
                 // (a state check saw it leave): awaited all the same when the list last
                 // showed it live, so that the final state is logged once.
-                let was_live = self.prev.get(&id_key(&o.id)).is_some_and(|s| {
-                    !matches!(
-                        s.status,
-                        Status::Complete | Status::Error | Status::Canceled
-                    )
+                let last = self.prev.get(&id_key(&o.id)).map(|s| s.status);
+                let was_live = last.is_some_and(|s| {
+                    !matches!(s, Status::Complete | Status::Error | Status::Canceled)
                 });
                 if self.is_own(o) && (!o.state.is_finished() || was_live) {
-                    self.awaiting.insert(o.id.clone(), o.name.to_string());
+                    let aw = Awaited {
+                        name: o.name.to_string(),
+                        pending: last == Some(Status::Pending),
+                    };
+                    self.awaiting.insert(o.id.clone(), aw);
                 }
             }
         }
@@ -254,20 +292,33 @@ impl Events {
     pub fn given_up(&mut self, ids: &[JobId], at: NaiveDateTime) -> Vec<Event> {
         ids.iter()
             .filter_map(|id| {
-                let name = self.awaiting.remove(id)?;
-                Some(event(at, EventKind::LeftQueue, id, &name, None, ""))
+                let aw = self.awaiting.remove(id)?;
+                Some(event(at, EventKind::LeftQueue, id, &aw.name, None, ""))
             })
             .collect()
     }
 
-    /// A final state learned for a job (sacct, a detail fetch): refines "left the queue".
-    pub fn on_final(&mut self, id: &JobId, state: &JobState, at: NaiveDateTime) -> Option<Event> {
+    /// A final state learned for a job (sacct, a detail fetch; `nodes` it ran on): refines
+    /// "left the queue", after its start when it was pending when last seen.
+    pub fn on_final(
+        &mut self,
+        id: &JobId,
+        state: &JobState,
+        nodes: Option<&str>,
+        at: NaiveDateTime,
+    ) -> Vec<Event> {
         if !state.is_finished() {
-            return None;
+            return Vec::new();
         }
-        let name = self.awaiting.remove(id)?;
-        let kind = kind_for(None, state)?;
-        Some(event(at, kind, id, &name, Some(state), ""))
+        let Some(aw) = self.awaiting.remove(id) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        if aw.pending && ran(state, nodes) {
+            out.push(missed_start(at, id, &aw.name, nodes));
+        }
+        out.extend(kind_for(None, state).map(|k| event(at, k, id, &aw.name, Some(state), "")));
+        out
     }
 
     /// The newest event for the status bar, while it is recent.

@@ -125,6 +125,49 @@ fn start_then_leaving_the_queue_then_the_final_state_from_sacct() {
     assert!(lookups(&a).is_empty());
 }
 
+/// A job that started and ended between two reads (seen pending, then gone): its start is
+/// news too, said before how it ended, with the nodes sacct names; a pending job cancelled
+/// (no nodes) did not start.
+#[test]
+fn a_job_that_ran_between_two_reads_is_said_to_have_started() {
+    let mut a = app();
+    refresh(
+        &mut a,
+        vec![
+            job("10", "train", JobState::Pending),
+            job("11", "eval", JobState::Pending),
+        ],
+    );
+    refresh(&mut a, vec![]);
+    let ran = JobDetail {
+        node_list: Some("gpu03".into()),
+        ..sacct("10", JobState::Completed)
+    };
+    let never = JobDetail {
+        node_list: Some("None assigned".into()),
+        ..sacct("11", JobState::Cancelled)
+    };
+    let cmds = finals(&mut a, vec![ran, never]);
+    assert_eq!(
+        notes(&cmds),
+        vec![
+            "job 10 train started on gpu03",
+            "job 10 train completed",
+            "job 11 eval cancelled (CANCELLED)",
+        ]
+    );
+    // The same when the list itself brings the final state (a state check's row).
+    let mut a = app();
+    refresh(&mut a, vec![job("12", "tune", JobState::Pending)]);
+    let mut done = job("12", "tune", JobState::Failed);
+    done.node_list = Some("gpu05".into());
+    let cmds = refresh(&mut a, vec![done]);
+    assert_eq!(
+        notes(&cmds),
+        vec!["job 12 tune started on gpu05", "job 12 tune failed (FAILED)"]
+    );
+}
+
 #[test]
 fn an_unfinished_sacct_record_keeps_asking_but_not_forever() {
     let mut a = app();

@@ -662,6 +662,59 @@ fn the_preview_says_which_sbatch_variables_of_the_login_apply() {
     );
 }
 
+/// The registry's launches reach the App as soon as they are read (at start, and after a
+/// submission or an adoption), not at the first retry check, which may come much later:
+/// `L` on a finished launch then reads its own spec, not sacct's options of a job
+/// slurmdash did not launch.
+#[test]
+fn l_on_a_launch_reads_its_spec_as_soon_as_the_registry_is_read() {
+    let mut a = app();
+    let d = crate::slurm::parse::parse_sacct(include_str!(
+        "../../tests/fixtures/slurm/sacct_finished.out"
+    ))
+    .expect("fixture");
+    let jobs: Vec<Job> = d
+        .iter()
+        .filter_map(crate::slurm::model::JobDetail::to_job)
+        .take(1)
+        .collect();
+    let id = jobs[0].id.clone();
+    a.update(Msg::RegistryJobs(Ok(jobs)));
+    assert_eq!(a.queue.selected_id(), Some(&id));
+    // Not known as a launch yet: its options are recovered from sacct.
+    assert_eq!(press(&mut a, KeyCode::Char('L')), vec![Cmd::Recover(id.clone())]);
+    let at = chrono::Utc::now();
+    a.update(Msg::Launches(vec![crate::registry::Entry {
+        local_id: "L1".into(),
+        cluster: "dev".into(),
+        job_id: id.base(),
+        job_dir: "/r/L1".into(),
+        name: "train".into(),
+        submitted_at: at,
+        template: None,
+        script: "/r/L1/sbatch/job_L1.sbatch".into(),
+        attempts: vec![crate::registry::Attempt {
+            job_id: id.base(),
+            submitted_at: at,
+            state: None,
+        }],
+        secrets: Vec::new(),
+        checksum: None,
+        spec_sha256: None,
+        guard: None,
+        sweep: Vec::new(),
+        code: None,
+        requeue: false,
+    }]));
+    assert_eq!(
+        press(&mut a, KeyCode::Char('L')),
+        vec![Cmd::Relaunch {
+            id,
+            job_dir: "/r/L1".into()
+        }]
+    );
+}
+
 /// `L` on launch 48 (this laptop recorded its spec's sha256 as `launched`), reading a spec
 /// whose sha256 is `read`.
 fn relaunched(launched: Option<&str>, read: &str) -> App {

@@ -432,13 +432,16 @@ impl App {
             Msg::Retries(result) => {
                 let r = self.clusters[ix].on_retries(result, self.now);
                 if let Some(badges) = r.badges {
-                    self.queue.jobs.set_badges(ix, badges);
-                    let sweeps = retry::sweeps(&self.clusters[ix].chains);
-                    self.queue.jobs.set_sweeps(ix, sweeps);
+                    self.launches_shown(ix, badges);
                 }
                 let mut out = component::Out::cmds(r.cmds);
                 out.note = r.note.or(r.quiet_note.filter(|_| self.note.is_none()));
                 self.apply(out)
+            }
+            Msg::Launches(entries) => {
+                let badges = self.clusters[ix].set_launches(&entries);
+                self.launches_shown(ix, badges);
+                Vec::new()
             }
             Msg::LaunchFacts(r) => {
                 if let Ok(f) = &r {

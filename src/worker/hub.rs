@@ -786,6 +786,9 @@ async fn adopt(t: Task, id: JobId, results_root: String, job_dir_mode: u32) -> M
         ))
     }
     .await;
+    if result.is_ok() {
+        crate::worker::launch::send_launches(&s.registry, &s.cluster, &t.tx);
+    }
     Msg::Adopted { id, result }
 }
 

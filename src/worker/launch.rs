@@ -43,16 +43,34 @@ pub fn spawn(
                     }
                     (Err(e), _) | (_, Err(e)) => Err(e),
                 };
+                if result.is_ok() {
+                    send_launches(&registry, &cluster, &tx);
+                }
                 Msg::Submitted(Box::new(result))
             }
             Cmd::LoadRegistryJobs(cluster) => Msg::RegistryJobs(match registry.load() {
-                Ok(entries) => registry_jobs(r, &cluster, &entries, timeout).await,
+                Ok(entries) => {
+                    // This laptop's record first: what was launched is known before sacct
+                    // answers.
+                    let mine = entries.iter().filter(|e| e.cluster == cluster);
+                    let _ = tx.send(Msg::Launches(mine.cloned().collect()));
+                    registry_jobs(r, &cluster, &entries, timeout).await
+                }
                 Err(e) => Err(e.to_string()),
             }),
             _ => return,
         };
         let _ = tx.send(msg);
     })
+}
+
+/// The launches of `cluster` as the registry holds them now, to the App (nothing when it
+/// cannot be read: the next retry check says why).
+pub fn send_launches(registry: &Registry, cluster: &str, tx: &UnboundedSender<Msg>) {
+    if let Ok(entries) = registry.load() {
+        let mine = entries.into_iter().filter(|e| e.cluster == cluster).collect();
+        let _ = tx.send(Msg::Launches(mine));
+    }
 }
 
 /// The form's launch with `code = "snapshot"` carries the repository this dashboard was
