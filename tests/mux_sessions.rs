@@ -15,7 +15,6 @@ fn process(rt: &RuntimeDir) -> Arc<dyn Remote> {
     std::fs::create_dir_all(rt.slurmdash_dir()).expect("socket dir");
     let mut o = SshOptions::new(vec!["slurmdash-dev".into()]);
     o.ssh_config = Some(ssh_config());
-    o.connect_timeout = Duration::from_secs(5);
     o.persist = Duration::from_secs(5);
     o.shared = Some(SharedMasters {
         dir: rt.slurmdash_dir(),

@@ -22,7 +22,6 @@ use slurmdash::ui::theme::Theme;
 fn other_remote() -> SshRemote {
     let mut o = SshOptions::new(vec!["slurmdash-dev-other".into()]);
     o.ssh_config = Some(ssh_config());
-    o.connect_timeout = Duration::from_secs(5);
     SshRemote::new(o).expect("ssh remote")
 }
 

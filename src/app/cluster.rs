@@ -257,8 +257,7 @@ impl ClusterState {
             .iter()
             .flat_map(|d| match (d.id.as_ref(), d.state.as_ref()) {
                 (Some(id), Some(state)) => {
-                    self.events
-                        .on_final(id, state, d.node_list.as_deref(), now)
+                    self.events.on_final(id, state, d.node_list.as_deref(), now)
                 }
                 _ => Vec::new(),
             })

@@ -119,7 +119,9 @@ fn ran(state: &JobState, nodes: Option<&str>) -> bool {
 
 /// The "started" event of a job first seen finished after it was last seen pending.
 fn missed_start(at: NaiveDateTime, id: &JobId, name: &str, nodes: Option<&str>) -> Event {
-    let on = nodes.map(|n| format!("on {}", n.trim())).unwrap_or_default();
+    let on = nodes
+        .map(|n| format!("on {}", n.trim()))
+        .unwrap_or_default();
     event(at, EventKind::Started, id, name, None, &on)
 }
 

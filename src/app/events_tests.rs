@@ -164,7 +164,10 @@ fn a_job_that_ran_between_two_reads_is_said_to_have_started() {
     let cmds = refresh(&mut a, vec![done]);
     assert_eq!(
         notes(&cmds),
-        vec!["job 12 tune started on gpu05", "job 12 tune failed (FAILED)"]
+        vec![
+            "job 12 tune started on gpu05",
+            "job 12 tune failed (FAILED)"
+        ]
     );
 }
 

@@ -682,7 +682,10 @@ fn l_on_a_launch_reads_its_spec_as_soon_as_the_registry_is_read() {
     a.update(Msg::RegistryJobs(Ok(jobs)));
     assert_eq!(a.queue.selected_id(), Some(&id));
     // Not known as a launch yet: its options are recovered from sacct.
-    assert_eq!(press(&mut a, KeyCode::Char('L')), vec![Cmd::Recover(id.clone())]);
+    assert_eq!(
+        press(&mut a, KeyCode::Char('L')),
+        vec![Cmd::Recover(id.clone())]
+    );
     let at = chrono::Utc::now();
     a.update(Msg::Launches(vec![crate::registry::Entry {
         local_id: "L1".into(),

@@ -217,7 +217,11 @@ impl App {
 
     /// Cluster `ix`'s launches were read anew (`badges` from their chains): the queue's
     /// retry badges and folded sweeps follow.
-    pub(super) fn launches_shown(&mut self, ix: u16, badges: std::collections::HashMap<u64, String>) {
+    pub(super) fn launches_shown(
+        &mut self,
+        ix: u16,
+        badges: std::collections::HashMap<u64, String>,
+    ) {
         self.queue.jobs.set_badges(ix, badges);
         let sweeps = super::retry::sweeps(&self.clusters[ix].chains);
         self.queue.jobs.set_sweeps(ix, sweeps);

@@ -68,7 +68,10 @@ pub fn spawn(
 /// cannot be read: the next retry check says why).
 pub fn send_launches(registry: &Registry, cluster: &str, tx: &UnboundedSender<Msg>) {
     if let Ok(entries) = registry.load() {
-        let mine = entries.into_iter().filter(|e| e.cluster == cluster).collect();
+        let mine = entries
+            .into_iter()
+            .filter(|e| e.cluster == cluster)
+            .collect();
         let _ = tx.send(Msg::Launches(mine));
     }
 }

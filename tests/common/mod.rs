@@ -447,7 +447,8 @@ pub const OTHER_USER: &str = "sdother";
 pub fn remote_as(alias: &str) -> SshRemote {
     let mut o = SshOptions::new(vec![alias.into()]);
     o.ssh_config = Some(ssh_config());
-    o.connect_timeout = Duration::from_secs(5);
+    // The default connect timeout, as a user has it: a login on this loaded 2-core machine
+    // can take longer than a shorter one allows.
     SshRemote::new(o).expect("ssh remote")
 }
 
