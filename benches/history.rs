@@ -15,6 +15,7 @@
 //! sacct of the newest week's list, parsing, App::update, one frame drawn), until every
 //! window's use figures are in, and an incremental read (only what ended since).
 
+use slurmdash::action::JobMsg;
 use std::time::{Duration, Instant};
 
 use ratatui::backend::TestBackend;
@@ -86,10 +87,10 @@ async fn read(
                 };
                 pages += 1;
                 jobs += p.jobs.len();
-                app.update(Msg::History {
+                app.update(Msg::Job(JobMsg::History {
                     generation,
                     result: Box::new(Ok(p)),
-                });
+                }));
                 let _ = frame(app);
                 first.get_or_insert(start.elapsed());
                 if last {

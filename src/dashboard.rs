@@ -2,6 +2,7 @@
 //! hands messages to `App::update`, runs the commands that come back as background tasks,
 //! and draws only when something changed. No remote call ever runs on this path.
 
+use crate::action::PollMsg;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -394,7 +395,8 @@ async fn event_loop(
                 hub.tick(*at);
             }
         }
-        let queue_replaced = matches!(&msg, Msg::Cluster(_, m) if matches!(**m, Msg::Queue(_)));
+        let queue_replaced =
+            matches!(&msg, Msg::Cluster(_, m) if matches!(**m, Msg::Poll(PollMsg::Queue(_))));
         let cmds = app.handle(msg);
         if queue_replaced {
             crate::memory::release_free();

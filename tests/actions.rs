@@ -4,6 +4,7 @@
 
 mod common;
 
+use slurmdash::action::{JobMsg, PollMsg};
 use std::time::Duration;
 
 use chrono::Local;
@@ -45,7 +46,7 @@ async fn small_job(r: &dyn Remote, name: &str, args: &[&str], wrap: &str) -> u64
 /// An App holding the user's real queue, as the dashboard has it after one refresh.
 async fn app_with_queue(r: &dyn Remote) -> App {
     let mut a = App::fixture(Local::now().naive_local());
-    a.update(Msg::PollDue);
+    a.update(Msg::Poll(PollMsg::PollDue));
     let jobs = fetch::queue(r, &SqueueQuery::default(), T)
         .await
         .expect("squeue");
@@ -142,10 +143,10 @@ async fn fifty_marked_jobs_are_cancelled_by_one_scancel() {
     );
     let report = result.expect("scancel ran");
     assert!(report.failed().is_empty(), "{}", report.summary());
-    a.update(Msg::OpDone {
+    a.update(Msg::Job(JobMsg::OpDone {
         op,
         result: Ok(report),
-    });
+    }));
     let note = a.note.clone().unwrap_or_default();
     assert!(note.starts_with("cancelled "), "{note}");
     assert_eq!(a.queue.mark_count(), 0, "cancelled jobs are unmarked");

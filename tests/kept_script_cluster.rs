@@ -5,6 +5,7 @@
 
 mod common;
 
+use slurmdash::action::{JobMsg, LaunchMsg};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -66,7 +67,7 @@ async fn a_selected_job_s_script_is_kept_and_recovered_after_slurmctld_forgot_it
     let mut hub = common::app_driver::hub_with_registry(&remote, &tx, state.path());
     hub.run(Cmd::FetchDetail(job.clone()));
     let detail = next_msg(&mut rx, "detail", |m| match m {
-        Msg::Detail { result, .. } => Some(*result),
+        Msg::Job(JobMsg::Detail { result, .. }) => Some(*result),
         _ => None,
     })
     .await;
@@ -105,7 +106,7 @@ async fn a_selected_job_s_script_is_kept_and_recovered_after_slurmctld_forgot_it
     // `L` asks the hub: the script comes from the copy.
     hub.run(Cmd::Recover(job.clone()));
     let rec = next_msg(&mut rx, "the recovered job", |m| match m {
-        Msg::Recovered { result, .. } => Some(*result),
+        Msg::Launch(LaunchMsg::Recovered { result, .. }) => Some(*result),
         _ => None,
     })
     .await

@@ -7,6 +7,7 @@
 
 mod common;
 
+use slurmdash::action::PollMsg;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -216,13 +217,13 @@ async fn a_job_burning_two_cores_and_holding_300_mb_shows_what_it_measures_itsel
 
     // The dashboard's App and its real workers: a refresh every 2 s, the job selected.
     let mut d = Driver::new(&remote);
-    d.pending.push(Msg::PollDue);
+    d.pending.push(Msg::Poll(PollMsg::PollDue));
     let start = Instant::now();
     let mut refreshes = 0;
     let mut samples_asked = 0;
     loop {
         d.update_seeing(
-            |msg| refreshes += usize::from(matches!(msg, Msg::PollDue)),
+            |msg| refreshes += usize::from(matches!(msg, Msg::Poll(PollMsg::PollDue))),
             |cmd| {
                 if matches!(cmd, slurmdash::action::Cmd::SampleLive(_)) {
                     samples_asked += 1;

@@ -1,6 +1,7 @@
 //! The whole screen on ratatui's TestBackend: every pane together, the status bar in its
 //! states and the help overlay, from real fixture output and a fixed clock.
 
+use slurmdash::action::{InsightMsg, JobMsg, PollMsg};
 use std::time::Duration;
 
 use chrono::{NaiveDate, NaiveDateTime};
@@ -41,12 +42,12 @@ fn bare_app(w: u16, h: u16) -> App {
 
 fn app(w: u16, h: u16) -> App {
     let mut a = bare_app(w, h);
-    a.update(Msg::Conn {
+    a.update(Msg::Poll(PollMsg::Conn {
         state: ConnState::Connected {
             host: "login1".into(),
         },
         host: Some("login1".into()),
-    });
+    }));
     a.update(Msg::queue(
         Ok(parse_squeue(SQUEUE).expect("fixture")),
         now() - chrono::Duration::seconds(3),
@@ -82,15 +83,15 @@ fn with_running_job(a: &mut App) {
         key(a, KeyCode::Char(c));
     }
     key(a, KeyCode::Enter);
-    let cmds = a.update(Msg::Detail {
+    let cmds = a.update(Msg::Job(JobMsg::Detail {
         id: id.clone(),
         result: Box::new(Ok((detail, DetailSource::Scontrol))),
-    });
+    }));
     let Some(slurmdash::action::Cmd::Tail(targets)) = cmds.first() else {
         panic!("no tail started: {cmds:?}");
     };
     let (job, stream, path) = targets[0].clone();
-    a.update(Msg::Tail(TailEvent {
+    a.update(Msg::Job(JobMsg::Tail(TailEvent {
         job,
         stream,
         path,
@@ -100,7 +101,7 @@ fn with_running_job(a: &mut App) {
             size: 56,
         },
         credit: Default::default(),
-    }));
+    })));
 }
 
 #[test]
@@ -142,10 +143,10 @@ fn tall_terminal_shows_stdout_and_stderr_together_when_they_differ() {
         key(&mut a, KeyCode::Char(c));
     }
     key(&mut a, KeyCode::Enter);
-    a.update(Msg::Detail {
+    a.update(Msg::Job(JobMsg::Detail {
         id,
         result: Box::new(Ok((detail, DetailSource::Scontrol))),
-    });
+    }));
     let s = render(&a);
     assert!(s.contains("┌ stdout ") && s.contains("┌ stderr "), "{s}");
     let mut short = app(140, 40);
@@ -177,15 +178,15 @@ fn help_overlay_lists_the_bindings_of_the_focused_pane() {
 fn status_bar_shows_stale_data_reconnecting_and_the_failed_command() {
     let mut a = app(120, 30);
     a.update(Msg::Tick(now() + chrono::Duration::seconds(60)));
-    a.update(Msg::Conn {
+    a.update(Msg::Poll(PollMsg::Conn {
         state: ConnState::Reconnecting {
             attempt: 3,
             last_error: "master died".into(),
             retry_in: None,
         },
         host: None,
-    });
-    a.update(Msg::PollDue);
+    }));
+    a.update(Msg::Poll(PollMsg::PollDue));
     a.update(Msg::queue(
         Err(
             "`squeue --me` on login1 failed (exit 1): slurm_load_jobs error: Socket timed out"
@@ -254,12 +255,12 @@ fn edit_form_shows_fields_limits_and_problems() {
     let mut a = app(140, 40);
     select(&mut a, "242");
     ch(&mut a, 'E');
-    a.update(Msg::Limits(Ok(
+    a.update(Msg::Insight(InsightMsg::Limits(Ok(
         slurmdash::slurm::parse::parse_scontrol_partitions(include_str!(
             "fixtures/slurm/scontrol_partition.out"
         ))
         .expect("fixture"),
-    )));
+    ))));
     let s = render(&a);
     assert!(
         s.contains("! time limit 2:00:00 exceeds short's MaxTime 30:00: the job cannot start"),
@@ -378,7 +379,7 @@ fn a_session_near_its_end_asks_to_extend_and_its_row_says_extending() {
     // Launched from here (in the registry), and no key pressed lately.
     a.clusters[0].launch.registry_jobs.push(j.clone());
     a.clusters[0].insight.last_key = None;
-    a.update(Msg::PollDue);
+    a.update(Msg::Poll(PollMsg::PollDue));
     a.update(Msg::queue(Ok(jobs), now(), Duration::from_millis(20)));
     select(&mut a, "237");
     let s = render(&a);

@@ -72,6 +72,7 @@ pub fn start(v: &View, id: JobId) -> Out {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use crate::action::{Cmd, Msg};
+    use crate::action::{LaunchMsg, PollMsg};
     use crate::app::tests::{app, id, jobs, key, loaded};
 
     /// `A` asks first and says what it does; `y` starts it; a finished job is refused; the
@@ -79,7 +80,7 @@ mod tests {
     #[test]
     fn a_asks_then_adopts_and_says_so() {
         let mut a = app();
-        a.update(Msg::PollDue);
+        a.update(Msg::Poll(PollMsg::PollDue));
         a.update(loaded(jobs()));
         a.clusters[0].launch.results_root = Some("/lustre/r".into());
         assert!(a.queue.select_id(&id("242")), "242 in the queue");
@@ -109,10 +110,10 @@ mod tests {
         a.clusters[0].retry.last = Some(a.now);
         a.update(Msg::Cluster(
             0,
-            Box::new(Msg::Adopted {
+            Box::new(Msg::Launch(LaunchMsg::Adopted {
                 id: id("242"),
                 result: Ok("job 242 adopted as launch L1".into()),
-            }),
+            })),
         ));
         assert_eq!(a.note.as_deref(), Some("job 242 adopted as launch L1"));
         assert_eq!(
@@ -121,10 +122,10 @@ mod tests {
         );
         a.update(Msg::Cluster(
             0,
-            Box::new(Msg::Adopted {
+            Box::new(Msg::Launch(LaunchMsg::Adopted {
                 id: id("242"),
                 result: Err("job 242 belongs to x".into()),
-            }),
+            })),
         ));
         assert_eq!(
             a.clusters[0].status.last_error.as_deref(),

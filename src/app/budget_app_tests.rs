@@ -2,6 +2,7 @@
 //! every command `App::handle` lets out is what would reach slurmctld, charged at what
 //! `read_cost` says it costs (the figures sdiag counted).
 
+use crate::action::{InsightMsg, JobMsg, PollMsg};
 use std::time::Duration;
 
 use super::{read_cost, Budget, Kind, THROTTLE_PAUSE_SECS};
@@ -78,7 +79,7 @@ impl Sim {
             samples: Vec::new(),
         };
         // The hub at connect: a refresh at once, then its timer.
-        s.send(from_hub(Msg::PollDue));
+        s.send(from_hub(Msg::Poll(PollMsg::PollDue)));
         s.due = s.every;
         s
     }
@@ -120,10 +121,10 @@ impl Sim {
                         state: j.state.clone(),
                     })
                     .collect();
-                Msg::StateCheck {
+                Msg::Poll(PollMsg::StateCheck {
                     result: Ok(seen),
                     at: at(t),
-                }
+                })
             }
             Cmd::FetchDetail(id) => {
                 self.details.push((t, id.clone()));
@@ -143,25 +144,25 @@ impl Sim {
                     )),
                     None => no("scontrol"),
                 };
-                Msg::Detail {
+                Msg::Job(JobMsg::Detail {
                     id,
                     result: Box::new(result),
-                }
+                })
             }
             Cmd::FetchPending(ask) => {
                 self.pendings.push(t);
-                Msg::Pending {
+                Msg::Insight(InsightMsg::Pending {
                     result: Box::new(Ok(crate::slurm::pending::Batch {
                         user: ask.user.clone(),
                         ..Default::default()
                     })),
                     ask,
                     at: at(t),
-                }
+                })
             }
             Cmd::SampleLive(target) => {
                 self.samples.push((t, target.id.clone()));
-                Msg::Live {
+                Msg::Job(JobMsg::Live {
                     id: target.id.clone(),
                     result: Box::new(Ok(crate::slurm::live::LiveSample {
                         clock: None,
@@ -169,14 +170,15 @@ impl Sim {
                         gpus: Vec::new(),
                     })),
                     at: at(t),
-                }
+                })
             }
             Cmd::FetchSiteLimit => {
                 self.site_reads.push(t);
                 if let Some(v) = self.version {
-                    self.answers.push((t + 1, from_hub(Msg::SlurmVersion(v))));
+                    self.answers
+                        .push((t + 1, from_hub(Msg::Poll(PollMsg::SlurmVersion(v)))));
                 }
-                Msg::SiteLimit(Ok(self.site))
+                Msg::Poll(PollMsg::SiteLimit(Ok(self.site)))
             }
             Cmd::SetPollInterval(d) => {
                 // "The next refresh comes one new interval from now."
@@ -202,7 +204,7 @@ impl Sim {
         }
         if t >= self.due {
             self.due = t + self.every;
-            self.send(from_hub(Msg::PollDue));
+            self.send(from_hub(Msg::Poll(PollMsg::PollDue)));
         }
         if t % 5 == 0 {
             // The transport's count is what went out: nothing unplanned to charge.
@@ -213,7 +215,10 @@ impl Sim {
                 },
                 ..Default::default()
             };
-            self.send(from_hub(Msg::RemoteStats { stats, at: at(t) }));
+            self.send(from_hub(Msg::Poll(PollMsg::RemoteStats {
+                stats,
+                at: at(t),
+            })));
         }
         self.send(Msg::Tick(at(t)));
     }

@@ -3,6 +3,7 @@
 //! handlers are given `ix`. The queue shows every cluster's rows; job ids carry their
 //! cluster's number, so the same id on two clusters is two rows.
 
+use crate::action::{InsightMsg, JobMsg, PollMsg};
 use std::borrow::Cow;
 
 use super::budget::{is_throttled, read_cost, Kind, Who};
@@ -11,6 +12,46 @@ use crate::action::{Cmd, Msg};
 use crate::slurm::model::{Job, JobId};
 
 impl App {
+    /// What cluster `ix` says of its scheduling (pending jobs, partitions, reservations,
+    /// the budget, waits, limits).
+    pub(super) fn on_insight_msg(&mut self, ix: u16, msg: InsightMsg) -> Vec<Cmd> {
+        match msg {
+            InsightMsg::Limits(result) => {
+                self.clusters[ix].partitions = Some(result);
+                let parts = view!(self, ix).partitions();
+                if let Some(form) = self.edit.as_mut() {
+                    form.check(parts);
+                }
+                self.history.on_partitions(&view!(self, ix));
+                // The check :sooner waited for is the user's read, as if typed now.
+                let out = self.sooner.on_partitions(&view!(self, ix));
+                self.selection_read |= !out.cmds.is_empty();
+                self.apply(out)
+            }
+            InsightMsg::Pending { ask, result, at } => {
+                self.clusters[ix].insight.on_pending(*ask, *result, at);
+                Vec::new()
+            }
+            InsightMsg::Partitions { result, at } => {
+                self.clusters[ix].insight.partitions.set(result, at);
+                Vec::new()
+            }
+            InsightMsg::Reservations { result, at } => {
+                self.clusters[ix].maintenance.on_read(*result, at);
+                self.form_windows();
+                Vec::new()
+            }
+            InsightMsg::Usage { days, result, at } => {
+                self.clusters[ix].usage.on_read(days, *result, at);
+                Vec::new()
+            }
+            InsightMsg::Waits { result, at } => {
+                self.clusters[ix].waits.on_read(result, at);
+                Vec::new()
+            }
+        }
+    }
+
     /// Adds a cluster to the dashboard; its workers' messages come as `Msg::Cluster(n, ..)`
     /// with the number returned.
     pub fn add_cluster(&mut self, c: ClusterState) -> u16 {
@@ -283,14 +324,14 @@ impl App {
             return;
         };
         let error = match &**m {
-            Msg::Queue(r) => r.result.as_ref().err(),
-            Msg::Detail { result, .. } => result.as_ref().as_ref().err(),
-            Msg::Pending { result, .. } => result.as_ref().as_ref().err(),
-            Msg::Live { result, .. } => result.as_ref().as_ref().err(),
-            Msg::Top { result, .. } => result.as_ref().as_ref().err(),
-            Msg::Partitions { result, .. } => result.as_ref().err(),
-            Msg::SiteLimit(result) => result.as_ref().err(),
-            Msg::StateCheck { result, .. } => result.as_ref().err(),
+            Msg::Poll(PollMsg::Queue(r)) => r.result.as_ref().err(),
+            Msg::Job(JobMsg::Detail { result, .. }) => result.as_ref().as_ref().err(),
+            Msg::Insight(InsightMsg::Pending { result, .. }) => result.as_ref().as_ref().err(),
+            Msg::Job(JobMsg::Live { result, .. }) => result.as_ref().as_ref().err(),
+            Msg::Job(JobMsg::Top { result, .. }) => result.as_ref().as_ref().err(),
+            Msg::Insight(InsightMsg::Partitions { result, .. }) => result.as_ref().err(),
+            Msg::Poll(PollMsg::SiteLimit(result)) => result.as_ref().err(),
+            Msg::Poll(PollMsg::StateCheck { result, .. }) => result.as_ref().err(),
             _ => None,
         };
         if error.is_some_and(|e| is_throttled(e)) {

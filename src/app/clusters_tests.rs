@@ -1,6 +1,7 @@
 //! Several clusters in one App: messages come labelled with their cluster, the same job id
 //! on two clusters is two rows, commands go to the cluster of the jobs they name.
 
+use crate::action::PollMsg;
 use std::time::Duration;
 
 use super::tests::{app, code, jobs, key, now};
@@ -108,13 +109,13 @@ fn a_cluster_that_fails_keeps_its_rows_as_stale_and_the_others_carry_on() {
     let mut a = two();
     a.handle(Msg::Cluster(
         1,
-        Box::new(Msg::Queue(Box::new(Refresh {
+        Box::new(Msg::Poll(PollMsg::Queue(Box::new(Refresh {
             result: Err("`squeue` on polar-login failed (exit 1): Socket timed out".into()),
             extra: None,
             conn: None,
             at: now(),
             took: Duration::from_secs(10),
-        }))),
+        })))),
     ));
     let polar_237 = a
         .queue
@@ -144,10 +145,10 @@ fn a_cluster_that_fails_keeps_its_rows_as_stale_and_the_others_carry_on() {
 #[test]
 fn each_cluster_refreshes_on_its_own_and_the_answer_goes_back_to_it() {
     let mut a = two();
-    let cmds = a.handle(Msg::Cluster(1, Box::new(Msg::PollDue)));
+    let cmds = a.handle(Msg::Cluster(1, Box::new(Msg::Poll(PollMsg::PollDue))));
     assert_eq!(cmds, vec![(1, Cmd::PollQueue)]);
     // polar's refresh is out; dev's timer still gets dev a refresh.
-    let cmds = a.handle(Msg::Cluster(0, Box::new(Msg::PollDue)));
+    let cmds = a.handle(Msg::Cluster(0, Box::new(Msg::Poll(PollMsg::PollDue))));
     assert_eq!(cmds, vec![(0, Cmd::PollQueue)]);
 }
 

@@ -78,6 +78,7 @@ impl super::ClusterState {
 
 #[cfg(test)]
 mod tests {
+    use crate::action::PollMsg;
     use std::time::Duration;
 
     use super::super::tests::{app, key};
@@ -85,14 +86,14 @@ mod tests {
     use crate::payload::ConnState;
 
     fn reconnecting(attempt: u32, retry_in: Option<u64>) -> Msg {
-        Msg::Conn {
+        Msg::Poll(PollMsg::Conn {
             state: ConnState::Reconnecting {
                 attempt,
                 last_error: "Connection refused".into(),
                 retry_in: retry_in.map(Duration::from_secs),
             },
             host: None,
-        }
+        })
     }
 
     fn polls(cmds: &[Cmd]) -> bool {
@@ -122,17 +123,17 @@ mod tests {
     #[test]
     fn connected_or_failed_states_start_nothing() {
         let mut a = app();
-        let connected = Msg::Conn {
+        let connected = Msg::Poll(PollMsg::Conn {
             state: ConnState::Connected { host: "h".into() },
             host: Some("h".into()),
-        };
+        });
         assert!(a.update(connected).is_empty());
-        let failed = Msg::Conn {
+        let failed = Msg::Poll(PollMsg::Conn {
             state: ConnState::Failed {
                 reason: "Permission denied".into(),
             },
             host: None,
-        };
+        });
         assert!(a.update(failed).is_empty());
     }
 
@@ -148,10 +149,10 @@ mod tests {
     #[test]
     fn r_while_connected_only_refreshes() {
         let mut a = app();
-        a.update(Msg::Conn {
+        a.update(Msg::Poll(PollMsg::Conn {
             state: ConnState::Connected { host: "h".into() },
             host: Some("h".into()),
-        });
+        }));
         let cmds = a.update(key('r'));
         assert!(!cmds.contains(&Cmd::Reconnect), "{cmds:?}");
         assert!(polls(&cmds), "{cmds:?}");

@@ -1,3 +1,4 @@
+use crate::action::PollMsg;
 use std::time::Duration;
 
 use chrono::{NaiveDate, NaiveDateTime};
@@ -21,13 +22,13 @@ fn app() -> App {
 }
 
 fn refresh(a: &mut App, recs: &[String]) -> Vec<Cmd> {
-    a.update(Msg::Queue(Box::new(Refresh {
+    a.update(Msg::Poll(PollMsg::Queue(Box::new(Refresh {
         result: Ok(jobs(recs)),
         extra: None,
         conn: None,
         at: at(),
         took: Duration::from_millis(10),
-    })))
+    }))))
 }
 
 fn key(a: &mut App, c: KeyCode) -> Vec<Cmd> {

@@ -1,5 +1,6 @@
 //! Job-change detection and the events log, driven through App::update.
 
+use crate::action::{JobMsg, LaunchMsg, PollMsg};
 use std::time::Duration;
 
 use chrono::{NaiveDate, NaiveDateTime};
@@ -319,7 +320,10 @@ fn a_retry_event_is_logged_shown_and_notified_with_the_workers_own_words() {
         line,
         "job 60 ended NODE_FAIL and Slurm requeued it (same id, --requeue): not resubmitted"
     );
-    let cmds = a.update(Msg::Retries(Ok((vec![ev.clone()], Vec::new()))));
+    let cmds = a.update(Msg::Launch(LaunchMsg::Retries(Ok((
+        vec![ev.clone()],
+        Vec::new(),
+    )))));
     assert_eq!(notes(&cmds), vec![line.clone()]);
     assert_eq!(
         a.clusters[0].events.log.back().map(|e| e.kind),
@@ -334,7 +338,7 @@ fn a_retry_event_is_logged_shown_and_notified_with_the_workers_own_words() {
         a.clusters[0].events.status_line(t0())
     );
     // The next check reports the same requeue: told once.
-    let cmds = a.update(Msg::Retries(Ok((vec![ev], Vec::new()))));
+    let cmds = a.update(Msg::Launch(LaunchMsg::Retries(Ok((vec![ev], Vec::new())))));
     assert!(notes(&cmds).is_empty(), "{cmds:?}");
     assert_eq!(a.clusters[0].events.log.len(), 1);
     // The status bar line fades after a minute.
@@ -391,7 +395,7 @@ fn failures_learned_from_sacct_are_triaged_and_the_log_says_why() {
         })
         .collect();
     assert_eq!(asked, vec![&"10".parse::<JobId>().unwrap()]);
-    a.update(Msg::Triaged {
+    a.update(Msg::Job(JobMsg::Triaged {
         id: "10".parse().unwrap(),
         result: Box::new(Ok(Some(TriageReport {
             triage: Triage {
@@ -402,7 +406,7 @@ fn failures_learned_from_sacct_are_triaged_and_the_log_says_why() {
             status_path: None,
             notes: vec![],
         }))),
-    });
+    }));
     let want = "job 10 train failed (FAILED) · ERR_INFRA (reason NodeDown)";
     assert_eq!(texts(&a).last().map(String::as_str), Some(want));
     assert!(a.clusters[0]
@@ -439,13 +443,13 @@ fn events_do_not_hide_the_users_own_messages_and_own_cancels_are_not_notified_tw
     use crate::slurm::model::CancelOutcome;
     use crate::slurm::ops::{JobOp, OpKind, OpReport};
     let op = JobOp::new(OpKind::Cancel, ["80".parse().unwrap()]);
-    let cmds = a.update(Msg::OpDone {
+    let cmds = a.update(Msg::Job(JobMsg::OpDone {
         op: op.clone(),
         result: Ok(OpReport {
             op: op.clone(),
             outcomes: vec![("80".parse().unwrap(), CancelOutcome::Cancelled)],
         }),
-    });
+    }));
     assert_eq!(notes(&cmds), vec!["job 80 mine cancelled by you"]);
     let own = a.note.clone();
     assert!(own.is_some(), "the op's own message");
@@ -472,7 +476,7 @@ fn a_cancel_from_slurmdash_is_one_event_per_job_and_one_notification() {
         OpKind::Cancel,
         (0..6).map(|i| format!("9{i}").parse().unwrap()),
     );
-    let cmds = a.update(Msg::OpDone {
+    let cmds = a.update(Msg::Job(JobMsg::OpDone {
         op: op.clone(),
         result: Ok(OpReport {
             op: op.clone(),
@@ -482,7 +486,7 @@ fn a_cancel_from_slurmdash_is_one_event_per_job_and_one_notification() {
                 .map(|i| (i.clone(), CancelOutcome::Cancelled))
                 .collect(),
         }),
-    });
+    }));
     assert_eq!(notes(&cmds), vec!["6 jobs changed: 6 cancelled by you"]);
     assert_eq!(
         texts(&a).first().map(String::as_str),
@@ -510,7 +514,7 @@ fn a_retry_submitted_is_logged_and_notified() {
         resumed: None,
         excluded: None,
     };
-    let cmds = a.update(Msg::Retries(Ok((vec![ev], Vec::new()))));
+    let cmds = a.update(Msg::Launch(LaunchMsg::Retries(Ok((vec![ev], Vec::new())))));
     let want = "job 237 failed on infrastructure: resubmitted as 248 (attempt 2/11)";
     assert_eq!(notes(&cmds), vec![want]);
     assert_eq!(
@@ -531,7 +535,10 @@ fn a_chain_line_naming_a_job_that_is_not_the_launchs_is_logged_once() {
         reason: "job 900 belongs to alice, not to you (sduser)".into(),
     };
     let line = ev.line();
-    a.update(Msg::Retries(Ok((vec![ev.clone()], Vec::new()))));
+    a.update(Msg::Launch(LaunchMsg::Retries(Ok((
+        vec![ev.clone()],
+        Vec::new(),
+    )))));
     let last = a.clusters[0].events.log.back().expect("logged").clone();
     assert_eq!(last.kind, EventKind::Note);
     assert_eq!(last.job.as_ref().map(|j| j.as_str()), Some("900"));
@@ -546,7 +553,7 @@ fn a_chain_line_naming_a_job_that_is_not_the_launchs_is_logged_once() {
     );
     // The line stays in the file: the next check reports it again, logged once.
     let n = a.clusters[0].events.log.len();
-    a.update(Msg::Retries(Ok((vec![ev], Vec::new()))));
+    a.update(Msg::Launch(LaunchMsg::Retries(Ok((vec![ev], Vec::new())))));
     assert_eq!(a.clusters[0].events.log.len(), n);
 }
 
@@ -564,7 +571,7 @@ fn a_final_state_that_comes_with_the_list_the_job_left_is_logged_once() {
             job("11", "eval", JobState::Running),
         ],
     );
-    let both = Msg::Queue(Box::new(crate::payload::Refresh {
+    let both = Msg::Poll(PollMsg::Queue(Box::new(crate::payload::Refresh {
         result: Ok(vec![]),
         extra: Some(crate::payload::PollExtra {
             finished: vec![
@@ -577,7 +584,7 @@ fn a_final_state_that_comes_with_the_list_the_job_left_is_logged_once() {
         conn: None,
         at: t0(),
         took: Duration::from_millis(1),
-    }));
+    })));
     let cmds = a.update(both);
     let mut said = notes(&cmds);
     said.sort();

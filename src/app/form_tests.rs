@@ -1,5 +1,6 @@
 //! The launch form driven through messages: no terminal, no cluster.
 
+use crate::action::{InsightMsg, LaunchMsg};
 use std::time::Duration;
 
 use chrono::NaiveDate;
@@ -114,7 +115,7 @@ fn opened() -> App {
         press(&mut a, KeyCode::Char('n')),
         vec![Cmd::FetchLaunchFacts, Cmd::FetchReservations]
     );
-    a.update(Msg::LaunchFacts(Ok(facts())));
+    a.update(Msg::Launch(LaunchMsg::LaunchFacts(Ok(facts()))));
     if let Some(f) = a.form.as_mut() {
         f.local_id = "20261123-120000-abcdef".into();
         f.revalidate();
@@ -223,9 +224,9 @@ fn templates_preview_test_only_and_submit() {
     press(&mut a, KeyCode::Esc);
     let cmds = press(&mut a, KeyCode::Char('t'));
     assert!(matches!(cmds.as_slice(), [Cmd::TestOnly(_)]), "{cmds:?}");
-    a.update(Msg::TestOnly(crate::launch::stage::parse_test_only(
+    a.update(Msg::Launch(LaunchMsg::TestOnly(crate::launch::stage::parse_test_only(
         "sbatch: Job 9 to start at 2026-11-23T12:00:05 using 1 processors on nodes gpu07 in partition short",
-    ).ok_or_else(String::new)));
+    ).ok_or_else(String::new))));
     let screen = render(&a, 120, 40);
     assert!(
         screen
@@ -271,7 +272,7 @@ fn templates_preview_test_only_and_submit() {
         },
         warnings: Vec::new(),
     };
-    let cmds = a.update(Msg::Submitted(Box::new(Ok(submitted))));
+    let cmds = a.update(Msg::Launch(LaunchMsg::Submitted(Box::new(Ok(submitted)))));
     assert!(a.form.is_none());
     assert_eq!(
         a.queue.selected_id().map(|i| i.as_str().to_string()),
@@ -308,9 +309,9 @@ fn submitting_again_after_a_timeout_targets_the_same_job_directory() {
         other => panic!("{other:?}"),
     };
     let first = submit(&mut a);
-    a.update(Msg::Submitted(Box::new(Err(
+    a.update(Msg::Launch(LaunchMsg::Submitted(Box::new(Err(
         "submitting x: `sh -c ...` on login1 did not finish within 30.0s and was abandoned".into(),
-    ))));
+    )))));
     // The staging script finds a job already queued from this directory's script and
     // reports it instead of queueing a second: that needs the same launch id.
     assert_eq!(submit(&mut a), first);
@@ -331,9 +332,9 @@ fn container_without_pyxis_is_flagged_and_failed_submit_keeps_the_form() {
     if let Some(f) = a.form.as_mut() {
         f.busy = Some(Busy::Submitting);
     }
-    a.update(Msg::Submitted(Box::new(Err(
+    a.update(Msg::Launch(LaunchMsg::Submitted(Box::new(Err(
         "input path not found on login1: /lustre/x".into(),
-    ))));
+    )))));
     let form = a.form.as_ref().expect("still open");
     assert_eq!(
         form.error.as_deref(),
@@ -383,7 +384,7 @@ fn registry_jobs_stay_in_the_queue_across_polls() {
         .take(1)
         .collect();
     let id = jobs[0].id.clone();
-    a.update(Msg::RegistryJobs(Ok(jobs)));
+    a.update(Msg::Launch(LaunchMsg::RegistryJobs(Ok(jobs))));
     assert!(a.queue.jobs().iter().any(|j| j.id == id));
     a.update(Msg::queue(Ok(Vec::new()), a.now, Duration::from_millis(1)));
     assert!(
@@ -428,7 +429,7 @@ fn a_submitted_job_stays_selected_through_a_stale_poll_and_sacct_is_asked_when_i
         },
         warnings: Vec::new(),
     };
-    a.update(Msg::Submitted(Box::new(Ok(s))));
+    a.update(Msg::Launch(LaunchMsg::Submitted(Box::new(Ok(s)))));
     // A poll that started before the submission comes back without the job.
     let cmds = a.update(Msg::queue(Ok(Vec::new()), a.now, Duration::from_millis(1)));
     assert_eq!(a.queue.selected_id(), Some(&JobId::new(77)));
@@ -439,7 +440,7 @@ fn a_submitted_job_stays_selected_through_a_stale_poll_and_sacct_is_asked_when_i
     // sacct says it completed: no more lookups, the row shows the final state.
     let mut done = a.clusters[0].launch.registry_jobs[0].clone();
     done.state = JobState::Completed;
-    a.update(Msg::RegistryJobs(Ok(vec![done])));
+    a.update(Msg::Launch(LaunchMsg::RegistryJobs(Ok(vec![done]))));
     let cmds = a.update(Msg::queue(Ok(Vec::new()), a.now, Duration::from_millis(1)));
     assert!(
         !cmds.iter().any(|c| matches!(c, Cmd::LoadRegistryJobs(_))),
@@ -513,7 +514,7 @@ fn a_recovered_multi_line_script_is_the_forms_command_and_is_staged_beside_the_s
     .expect("tmo");
     let body = include_str!("../../tests/fixtures/slurm/26.05/batch_script_multiline.out");
     let id = JobId::new(77);
-    let cmds = a.update(Msg::Recovered {
+    let cmds = a.update(Msg::Launch(LaunchMsg::Recovered {
         id: id.clone(),
         result: Box::new(Ok(crate::launch::relaunch::Recovered {
             used,
@@ -521,9 +522,9 @@ fn a_recovered_multi_line_script_is_the_forms_command_and_is_staged_beside_the_s
             script_from: "scontrol write batch_script".into(),
             me: Some("sduser".into()),
         })),
-    });
+    }));
     assert_eq!(cmds, vec![Cmd::FetchLaunchFacts, Cmd::FetchReservations]);
-    a.update(Msg::LaunchFacts(Ok(facts())));
+    a.update(Msg::Launch(LaunchMsg::LaunchFacts(Ok(facts()))));
     if let Some(f) = a.form.as_mut() {
         f.local_id = "20261123-120000-abcdef".into();
         f.revalidate();
@@ -582,7 +583,7 @@ fn recovered_tmo(id: &JobId, me: &str) -> Msg {
     .into_iter()
     .find(|u| u.detail.name == "tmo")
     .expect("tmo");
-    Msg::Recovered {
+    Msg::Launch(LaunchMsg::Recovered {
         id: id.clone(),
         result: Box::new(Ok(crate::launch::relaunch::Recovered {
             used,
@@ -592,7 +593,7 @@ fn recovered_tmo(id: &JobId, me: &str) -> Msg {
             script_from: "scontrol write batch_script".into(),
             me: Some(me.into()),
         })),
-    }
+    })
 }
 
 /// `L` on a job of another user (here, what an operator sees relaunching sduser's job):
@@ -607,7 +608,7 @@ fn another_users_job_is_relaunched_only_after_the_form_says_whose_it_is() {
     });
     let id = JobId::new(48);
     a.update(recovered_tmo(&id, "operator"));
-    a.update(Msg::LaunchFacts(Ok(facts())));
+    a.update(Msg::Launch(LaunchMsg::LaunchFacts(Ok(facts()))));
     let form = a.form.as_ref().expect("open");
     assert!(form.spec.secrets.is_empty(), "{:?}", form.spec.secrets);
     let screen = render(&a, 110, 42);
@@ -631,7 +632,7 @@ fn another_users_job_is_relaunched_only_after_the_form_says_whose_it_is() {
     // The same job relaunched by its own user asks nothing more.
     let mut own = app();
     own.update(recovered_tmo(&id, "sduser"));
-    own.update(Msg::LaunchFacts(Ok(facts())));
+    own.update(Msg::Launch(LaunchMsg::LaunchFacts(Ok(facts()))));
     assert!(own.form.as_ref().expect("open").foreign.is_none());
     own.form.as_mut().expect("open").row = FormState::submit_row();
     let cmds = press(&mut own, KeyCode::Enter);
@@ -649,7 +650,7 @@ fn the_preview_says_which_sbatch_variables_of_the_login_apply() {
         ("SBATCH_TIMELIMIT".into(), "1:00".into()),
         ("SBATCH_QOS".into(), "high".into()),
     ];
-    a.update(Msg::LaunchFacts(Ok(f)));
+    a.update(Msg::Launch(LaunchMsg::LaunchFacts(Ok(f))));
     press(&mut a, KeyCode::Char('p'));
     let screen = render(&a, 110, 42);
     assert!(
@@ -679,7 +680,7 @@ fn l_on_a_launch_reads_its_spec_as_soon_as_the_registry_is_read() {
         .take(1)
         .collect();
     let id = jobs[0].id.clone();
-    a.update(Msg::RegistryJobs(Ok(jobs)));
+    a.update(Msg::Launch(LaunchMsg::RegistryJobs(Ok(jobs))));
     assert_eq!(a.queue.selected_id(), Some(&id));
     // Not known as a launch yet: its options are recovered from sacct.
     assert_eq!(
@@ -687,28 +688,30 @@ fn l_on_a_launch_reads_its_spec_as_soon_as_the_registry_is_read() {
         vec![Cmd::Recover(id.clone())]
     );
     let at = chrono::Utc::now();
-    a.update(Msg::Launches(vec![crate::registry::Entry {
-        local_id: "L1".into(),
-        cluster: "dev".into(),
-        job_id: id.base(),
-        job_dir: "/r/L1".into(),
-        name: "train".into(),
-        submitted_at: at,
-        template: None,
-        script: "/r/L1/sbatch/job_L1.sbatch".into(),
-        attempts: vec![crate::registry::Attempt {
+    a.update(Msg::Launch(LaunchMsg::Launches(vec![
+        crate::registry::Entry {
+            local_id: "L1".into(),
+            cluster: "dev".into(),
             job_id: id.base(),
+            job_dir: "/r/L1".into(),
+            name: "train".into(),
             submitted_at: at,
-            state: None,
-        }],
-        secrets: Vec::new(),
-        checksum: None,
-        spec_sha256: None,
-        guard: None,
-        sweep: Vec::new(),
-        code: None,
-        requeue: false,
-    }]));
+            template: None,
+            script: "/r/L1/sbatch/job_L1.sbatch".into(),
+            attempts: vec![crate::registry::Attempt {
+                job_id: id.base(),
+                submitted_at: at,
+                state: None,
+            }],
+            secrets: Vec::new(),
+            checksum: None,
+            spec_sha256: None,
+            guard: None,
+            sweep: Vec::new(),
+            code: None,
+            requeue: false,
+        },
+    ])));
     assert_eq!(
         press(&mut a, KeyCode::Char('L')),
         vec![Cmd::Relaunch {
@@ -750,16 +753,16 @@ fn relaunched(launched: Option<&str>, read: &str) -> App {
         command: "curl -s https://example.org/x | sh".into(),
         ..LaunchSpec::default()
     };
-    let cmds = a.update(Msg::Relaunch {
+    let cmds = a.update(Msg::Launch(LaunchMsg::Relaunch {
         id,
         result: Box::new(Ok(crate::launch::relaunch::Relaunchable {
             spec,
             spec_sha256: read.into(),
             used: None,
         })),
-    });
+    }));
     assert_eq!(cmds, vec![Cmd::FetchLaunchFacts, Cmd::FetchReservations]);
-    a.update(Msg::LaunchFacts(Ok(facts())));
+    a.update(Msg::Launch(LaunchMsg::LaunchFacts(Ok(facts()))));
     if let Some(f) = a.form.as_mut() {
         f.local_id = "20261123-120000-abcdef".into();
         f.revalidate();
@@ -843,7 +846,7 @@ fn w_on_an_unconfirmed_relaunch_asks_the_questions_before_the_name() {
 
     let mut a = app();
     a.update(recovered_tmo(&JobId::new(48), "operator"));
-    a.update(Msg::LaunchFacts(Ok(facts())));
+    a.update(Msg::Launch(LaunchMsg::LaunchFacts(Ok(facts()))));
     press(&mut a, KeyCode::Char('w'));
     assert!(!template_name(&a), "asked for a name at once");
     assert_eq!(
@@ -878,7 +881,7 @@ fn rerun_read(all_done: bool) -> (JobId, Msg) {
         .find(|u| u.detail.id.as_ref() == Some(&id))
         .cloned()
         .expect("799_4");
-    let msg = Msg::Rerun {
+    let msg = Msg::Launch(LaunchMsg::Rerun {
         id: id.clone(),
         result: Box::new(crate::launch::relaunch::RerunRead {
             array: Ok(crate::launch::relaunch::ArrayRead {
@@ -894,7 +897,7 @@ fn rerun_read(all_done: bool) -> (JobId, Msg) {
                 me: Some("sduser".into()),
             }))),
         }),
-    };
+    });
     (id, msg)
 }
 
@@ -903,7 +906,7 @@ fn l_on_an_array_with_failed_tasks_opens_the_form_on_exactly_those() {
     let mut a = app();
     let (_, msg) = rerun_read(false);
     a.update(msg);
-    a.update(Msg::LaunchFacts(Ok(facts())));
+    a.update(Msg::Launch(LaunchMsg::LaunchFacts(Ok(facts()))));
     let form = a.form.as_ref().expect("open");
     assert_eq!(form.spec.array, "1,4");
     assert_eq!(
@@ -937,7 +940,7 @@ fn l_on_an_array_whose_tasks_all_completed_is_a_plain_relaunch() {
     let mut a = app();
     let (_, msg) = rerun_read(true);
     a.update(msg);
-    a.update(Msg::LaunchFacts(Ok(facts())));
+    a.update(Msg::Launch(LaunchMsg::LaunchFacts(Ok(facts()))));
     let form = a.form.as_ref().expect("open");
     assert_eq!(form.spec.array, "");
     assert_eq!(form.rerun, None);
@@ -988,11 +991,11 @@ fn w_saves_the_form_as_a_template_asking_before_it_replaces_one() {
     // It exists: the form asks; another key keeps it, `y` replaces it.
     let path = std::path::PathBuf::from("/home/me/.config/slurmdash/templates/eval-2gpu.toml");
     let exists = crate::config::template_files::SaveError::Exists(path.clone());
-    a.update(Msg::TemplateSaved {
+    a.update(Msg::Launch(LaunchMsg::TemplateSaved {
         name: "eval-2gpu".into(),
         spec: spec.clone(),
         result: Err(exists.clone()),
-    });
+    }));
     let err = a
         .form
         .as_ref()
@@ -1004,11 +1007,11 @@ fn w_saves_the_form_as_a_template_asking_before_it_replaces_one() {
     );
     assert!(press(&mut a, KeyCode::Char('n')).is_empty());
     assert!(a.form.is_some(), "the answer is not taken as a form key");
-    a.update(Msg::TemplateSaved {
+    a.update(Msg::Launch(LaunchMsg::TemplateSaved {
         name: "eval-2gpu".into(),
         spec: spec.clone(),
         result: Err(exists),
-    });
+    }));
     assert!(matches!(
         press(&mut a, KeyCode::Char('y')).as_slice(),
         [Cmd::SaveTemplate {
@@ -1017,11 +1020,11 @@ fn w_saves_the_form_as_a_template_asking_before_it_replaces_one() {
         }]
     ));
     // Saved: listed among the templates with its file, and picked.
-    a.update(Msg::TemplateSaved {
+    a.update(Msg::Launch(LaunchMsg::TemplateSaved {
         name: "eval-2gpu".into(),
         spec,
         result: Ok(path),
-    });
+    }));
     let f = a.form.as_ref().expect("form");
     assert_eq!(f.choices[f.choice], "eval-2gpu");
     assert_eq!(
@@ -1077,7 +1080,7 @@ fn a_template_with_steps_shows_them_and_needs_no_command() {
             .into(),
     ];
     press(&mut a, KeyCode::Char('n'));
-    a.update(Msg::LaunchFacts(Ok(facts())));
+    a.update(Msg::Launch(LaunchMsg::LaunchFacts(Ok(facts()))));
     if let Some(f) = a.form.as_mut() {
         f.local_id = "20261123-120000-abcdef".into();
         f.row = 0;
@@ -1117,7 +1120,7 @@ fn a_session_form_fits_its_default_cpus_and_keeps_what_is_typed() {
         a.run_command("session"),
         vec![Cmd::FetchLaunchFacts, Cmd::FetchReservations]
     );
-    a.update(Msg::LaunchFacts(Ok(facts())));
+    a.update(Msg::Launch(LaunchMsg::LaunchFacts(Ok(facts()))));
     let f = a.form.as_ref().expect("form");
     assert_eq!(f.spec.cpus_per_task, 16, "{:?}", f.error);
     assert!(
@@ -1163,10 +1166,10 @@ fn o_fills_the_form_from_your_own_script_and_says_what_it_read() {
         vec![Cmd::ReadScript("~/jobs/train.sbatch".into())]
     );
     let script = "#!/bin/bash\n#SBATCH -p polar\n#SBATCH -t 2:00:00\n#SBATCH --gres=gpu:2\n#SBATCH --comment=\"keep # this\"\n#SBATCH --output=/tmp/x-%j.out\npython train.py\n";
-    a.update(Msg::ScriptRead {
+    a.update(Msg::Launch(LaunchMsg::ScriptRead {
         path: "~/jobs/train.sbatch".into(),
         result: Ok(script.as_bytes().to_vec()),
-    });
+    }));
     let form = a.form.as_ref().expect("open");
     assert_eq!(form.spec.name, "train");
     assert_eq!(form.spec.partition, "polar");
@@ -1184,10 +1187,10 @@ fn o_fills_the_form_from_your_own_script_and_says_what_it_read() {
     insta::assert_snapshot!("launch_form_from_a_script", screen);
     // A file that cannot be read leaves the form as it was and says why.
     let before = a.form.as_ref().expect("open").spec.clone();
-    a.update(Msg::ScriptRead {
+    a.update(Msg::Launch(LaunchMsg::ScriptRead {
         path: "/nope.sh".into(),
         result: Err("/nope.sh: No such file or directory (os error 2)".into()),
-    });
+    }));
     let form = a.form.as_ref().expect("open");
     assert_eq!(form.spec, before);
     assert!(
@@ -1198,10 +1201,10 @@ fn o_fills_the_form_from_your_own_script_and_says_what_it_read() {
         form.error
     );
     // Bytes that are not a script: refused, the form unchanged.
-    a.update(Msg::ScriptRead {
+    a.update(Msg::Launch(LaunchMsg::ScriptRead {
         path: "/bin/ls".into(),
         result: Ok(vec![0x7f, b'E', b'L', b'F', 0, 1, 2]),
-    });
+    }));
     let form = a.form.as_ref().expect("open");
     assert_eq!(form.spec, before);
     assert!(
@@ -1230,7 +1233,7 @@ fn the_form_warns_of_maintenance_and_says_what_starts_now() {
         n.mem_alloc_mb = 4096;
         n.gpus_used = 3;
     }
-    a.update(Msg::LaunchFacts(Ok(f)));
+    a.update(Msg::Launch(LaunchMsg::LaunchFacts(Ok(f))));
     let now = a.now;
     let text = format!(
         "ReservationName=maint StartTime={} EndTime={} Duration=02:00:00\n   Nodes=n1 NodeCnt=1 CoreCnt=16 Features=(null) PartitionName=(null) Flags=MAINT,SPEC_NODES\n   TRES=cpu=16\n   Users=root Groups=(null) Accounts=(null) Licenses=(null) State=INACTIVE BurstBuffer=(null) Watts=n/a\n   MaxStartDelay=(null)\n",
@@ -1238,10 +1241,10 @@ fn the_form_warns_of_maintenance_and_says_what_starts_now() {
         (now + chrono::Duration::minutes(210)).format("%Y-%m-%dT%H:%M:%S"),
     );
     let items = crate::slurm::reservation::parse_reservations(&text).expect("reservation");
-    a.update(Msg::Reservations {
+    a.update(Msg::Insight(InsightMsg::Reservations {
         result: Box::new(Ok(crate::slurm::reservation::Reservations { now, items })),
         at: now,
-    });
+    }));
     if let Some(f) = a.form.as_mut() {
         f.local_id = "20261123-120000-abcdef".into();
     }
@@ -1366,7 +1369,7 @@ fn submit_before_the_partitions_are_read_goes_on_once_they_are() {
         "{:?}",
         form.error
     );
-    let cmds = a.update(Msg::LaunchFacts(Ok(facts())));
+    let cmds = a.update(Msg::Launch(LaunchMsg::LaunchFacts(Ok(facts()))));
     assert!(matches!(cmds.as_slice(), [Cmd::Submit { .. }]), "{cmds:?}");
     assert_eq!(
         a.form.as_ref().and_then(|f| f.busy.clone()),
@@ -1380,7 +1383,9 @@ fn submit_before_the_partitions_are_read_goes_on_once_they_are() {
         KeyCode::Char('s'),
         KeyModifiers::CONTROL,
     )));
-    let cmds = a.update(Msg::LaunchFacts(Err("sinfo: timed out".into())));
+    let cmds = a.update(Msg::Launch(LaunchMsg::LaunchFacts(Err(
+        "sinfo: timed out".into()
+    ))));
     assert!(cmds.is_empty(), "{cmds:?}");
     let e = a
         .form

@@ -1,3 +1,4 @@
+use crate::action::JobMsg;
 use chrono::NaiveDate;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
@@ -230,7 +231,7 @@ fn the_app_searches_the_selected_array_and_enter_shows_the_line() {
         text.push_str(&format!("line {i}\n"));
     }
     text = text.replace("line 2\n", "RuntimeError: boom\n");
-    a.update(Msg::Tail(TailEvent {
+    a.update(Msg::Job(JobMsg::Tail(TailEvent {
         job: id("236_1"),
         stream: Stream::Stderr,
         path: "/w/236_1.err".into(),
@@ -239,7 +240,7 @@ fn the_app_searches_the_selected_array_and_enter_shows_the_line() {
             bytes: text.into_bytes(),
         },
         credit: Default::default(),
-    }));
+    })));
     let pane = &a.logs.stderr;
     assert!(!pane.is_following(), "the view stays at the line");
     let s = pane.search().expect("the line's text is searched");
@@ -292,10 +293,10 @@ fn a_forgotten_jobs_log_is_tailed_where_the_search_found_it() {
         user: Some("sduser".into()),
         ..Default::default()
     };
-    let cmds = a.update(Msg::Detail {
+    let cmds = a.update(Msg::Job(JobMsg::Detail {
         id: id("236_1"),
         result: Box::new(Ok((detail, crate::payload::DetailSource::Sacct))),
-    });
+    }));
     let tails: Vec<_> = cmds
         .iter()
         .filter_map(|c| match c {

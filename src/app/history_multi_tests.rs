@@ -2,6 +2,7 @@
 //! merged with a CLUSTER column, a failing cluster named while the other's rows stay, pages
 //! of one cluster never taken for the other's, and a row's work sent to its own cluster.
 
+use crate::action::JobMsg;
 use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -30,7 +31,7 @@ fn page(ix: u16, generation: u64, steps: bool, keep: fn(&JobUse) -> bool) -> Msg
     }
     Msg::Cluster(
         ix,
-        Box::new(Msg::History {
+        Box::new(Msg::Job(JobMsg::History {
             generation,
             result: Box::new(Ok(Page {
                 generation,
@@ -39,7 +40,7 @@ fn page(ix: u16, generation: u64, steps: bool, keep: fn(&JobUse) -> bool) -> Msg
                 problems: Vec::new(),
                 last: steps,
             })),
-        }),
+        })),
     )
 }
 
@@ -55,10 +56,10 @@ fn older(u: &JobUse) -> bool {
 fn failed(ix: u16, generation: u64, e: &str) -> Msg {
     Msg::Cluster(
         ix,
-        Box::new(Msg::History {
+        Box::new(Msg::Job(JobMsg::History {
             generation,
             result: Box::new(Err(e.to_string())),
-        }),
+        })),
     )
 }
 

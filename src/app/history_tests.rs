@@ -1,6 +1,7 @@
 //! `:history` driven through messages, and snapshots of the view and of a finished job's
 //! efficiency in the detail pane.
 
+use crate::action::{JobMsg, PollMsg};
 use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -25,7 +26,7 @@ fn page(generation: u64, steps: bool, last: bool) -> Msg {
     if !steps {
         jobs.iter_mut().for_each(|u| u.steps.clear());
     }
-    Msg::History {
+    Msg::Job(JobMsg::History {
         generation,
         result: Box::new(Ok(Page {
             generation,
@@ -34,7 +35,7 @@ fn page(generation: u64, steps: bool, last: bool) -> Msg {
             problems: Vec::new(),
             last,
         })),
-    }
+    })
 }
 
 fn key(c: KeyCode) -> Msg {
@@ -231,10 +232,10 @@ fn a_finished_queue_job_gets_its_report_from_the_detail_read() {
         .into_iter()
         .find(|u| u.detail.name == "tmo")
         .unwrap();
-    let cmds = a.update(Msg::JobUse {
+    let cmds = a.update(Msg::Job(JobMsg::JobUse {
         id: "4".parse().unwrap(),
         result: Box::new(u),
-    });
+    }));
     assert_eq!(
         cmds,
         vec![Cmd::FetchLimits(0)],
@@ -269,7 +270,7 @@ fn the_queue_s_jobs_set_the_refresh_pace_while_the_history_shows() {
         })
         .collect();
     for _ in 0..8 {
-        a.update(Msg::PollDue);
+        a.update(Msg::Poll(PollMsg::PollDue));
         a.update(loaded(q.clone()));
     }
     assert_eq!(a.clusters[0].status.poll_interval, Duration::from_secs(2));

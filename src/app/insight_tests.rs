@@ -1,6 +1,7 @@
 //! The insight state machine driven through messages: departed jobs and sacct, the pending
 //! fetch for the selected job only, the cached partitions view, the adaptive interval.
 
+use crate::action::{InsightMsg, PollMsg};
 use std::time::Duration;
 
 use chrono::NaiveDate;
@@ -55,7 +56,7 @@ fn select(a: &mut App, want: &str) -> Vec<Cmd> {
 fn a_job_that_leaves_squeue_stays_and_gets_its_final_state_from_sacct() {
     let mut a = app();
     a.update(loaded(jobs()));
-    assert_eq!(a.update(Msg::PollDue), vec![Cmd::PollQueue]);
+    assert_eq!(a.update(Msg::Poll(PollMsg::PollDue)), vec![Cmd::PollQueue]);
     let without: Vec<Job> = jobs()
         .into_iter()
         .filter(|j| j.id.as_str() != "237")
@@ -68,7 +69,7 @@ fn a_job_that_leaves_squeue_stays_and_gets_its_final_state_from_sacct() {
         "still shown"
     );
     assert_eq!(
-        a.update(Msg::PollDue),
+        a.update(Msg::Poll(PollMsg::PollDue)),
         vec![Cmd::PollWith {
             sacct: vec![id("237")]
         }]
@@ -89,7 +90,7 @@ fn a_job_that_leaves_squeue_stays_and_gets_its_final_state_from_sacct() {
     let done = a.queue.jobs().iter().find(|j| j.id.as_str() == "237");
     assert_eq!(done.map(|j| j.state.clone()), Some(JobState::Completed));
     assert_eq!(
-        a.update(Msg::PollDue),
+        a.update(Msg::Poll(PollMsg::PollDue)),
         vec![Cmd::PollQueue],
         "asked once only"
     );
@@ -180,11 +181,11 @@ fn one_read_answers_for_every_pending_job_and_is_kept() {
     // Refreshes do not ask again.
     let cmds = a.update(loaded(jobs()));
     assert!(asked(&cmds).is_none());
-    a.update(Msg::Pending {
+    a.update(Msg::Insight(InsightMsg::Pending {
         ask: Box::new(ask.clone()),
         result: Box::new(Ok(batch(&[("247", 900), ("248", 500), ("249", 100)]))),
         at: now(),
-    });
+    }));
     let p = &a.clusters[0].insight.pending;
     assert!(!p.loading);
     assert_eq!(
@@ -206,11 +207,11 @@ fn one_read_answers_for_every_pending_job_and_is_kept() {
     assert!(p.loading && p.info.is_some(), "shown meanwhile");
     assert_eq!(p.as_of, Some(now()));
     // A failed read says so for the job shown.
-    a.update(Msg::Pending {
+    a.update(Msg::Insight(InsightMsg::Pending {
         ask: Box::new(again),
         result: Box::new(Err("sprio failed".into())),
         at: at(PENDING_KEEP_SECS),
-    });
+    }));
     assert_eq!(
         a.clusters[0].insight.pending.error.as_deref(),
         Some("sprio failed")
@@ -224,13 +225,15 @@ fn one_read_answers_for_every_pending_job_and_is_kept() {
 fn the_answer_is_kept_as_long_as_the_sites_priority_calc_period() {
     let mut a = app();
     a.update(loaded(jobs()));
-    a.update(Msg::PriorityCalcPeriod(std::time::Duration::from_secs(300)));
+    a.update(Msg::Poll(PollMsg::PriorityCalcPeriod(
+        std::time::Duration::from_secs(300),
+    )));
     let ask = asked(&select(&mut a, "248")).expect("a pending job asks");
-    a.update(Msg::Pending {
+    a.update(Msg::Insight(InsightMsg::Pending {
         ask: Box::new(ask),
         result: Box::new(Ok(batch(&[("247", 900), ("248", 500)]))),
         at: now(),
-    });
+    }));
     a.update(Msg::Tick(at(299)));
     select(&mut a, "237");
     let cmds = select(&mut a, "248");
@@ -256,11 +259,11 @@ fn pending_info_is_asked_again_when_the_job_starts_waiting_for_a_limit() {
     let mut a = app();
     a.update(loaded(jobs()));
     let ask = asked(&select(&mut a, "248")).unwrap();
-    a.update(Msg::Pending {
+    a.update(Msg::Insight(InsightMsg::Pending {
         ask: Box::new(ask),
         result: Box::new(Ok(batch(&[("248", 1)]))),
         at: now(),
-    });
+    }));
     let with_reason = |r: &str| -> Vec<Job> {
         jobs()
             .into_iter()
@@ -275,11 +278,11 @@ fn pending_info_is_asked_again_when_the_job_starts_waiting_for_a_limit() {
     assert!(asked(&a.update(loaded(with_reason("Resources")))).is_none());
     let again = asked(&a.update(loaded(with_reason("QOSMaxGRESPerUser"))));
     assert!(again.is_some());
-    a.update(Msg::Pending {
+    a.update(Msg::Insight(InsightMsg::Pending {
         ask: Box::new(again.unwrap()),
         result: Box::new(Ok(batch(&[("248", 1)]))),
         at: now(),
-    });
+    }));
     assert!(asked(&a.update(loaded(with_reason("QOSMaxGRESPerUser")))).is_none());
     assert!(asked(&a.update(loaded(with_reason("AssocGrpGRES")))).is_some());
 }
@@ -293,10 +296,10 @@ fn partitions_view_fetches_once_per_minute_while_open() {
         "the partitions and the maintenance windows they show"
     );
     assert_eq!(a.view, Some(View::Partitions));
-    a.update(Msg::Partitions {
+    a.update(Msg::Insight(InsightMsg::Partitions {
         result: Ok(Vec::new()),
         at: now(),
-    });
+    }));
     // (The retry check also runs on the clock; it is not what this test is about.)
     let tick = |a: &mut App, s: i64| -> Vec<Cmd> {
         a.update(Msg::Tick(now() + chrono::Duration::seconds(s)))
@@ -335,7 +338,7 @@ fn interval_grows_while_the_queue_stays_the_same_and_snaps_back_on_a_change_or_a
     );
     let mut seen = Vec::new();
     for _ in 0..6 {
-        a.update(Msg::PollDue);
+        a.update(Msg::Poll(PollMsg::PollDue));
         a.update(loaded(quiet.clone()));
         seen.push(a.clusters[0].status.poll_interval.as_secs());
     }
@@ -358,7 +361,7 @@ fn interval_grows_while_the_queue_stays_the_same_and_snaps_back_on_a_change_or_a
         "a key brings back the usual pace"
     );
     let fewer: Vec<Job> = quiet[1..].to_vec();
-    a.update(Msg::PollDue);
+    a.update(Msg::Poll(PollMsg::PollDue));
     a.update(loaded(fewer));
     assert_eq!(
         a.clusters[0].status.poll_interval,
@@ -373,7 +376,7 @@ fn interval_grows_while_the_queue_stays_the_same_and_snaps_back_on_a_change_or_a
         }
     }
     for _ in 0..3 {
-        a.update(Msg::PollDue);
+        a.update(Msg::Poll(PollMsg::PollDue));
         a.update(loaded(started.clone()));
     }
     assert_eq!(a.clusters[0].status.poll_interval, Duration::from_secs(2));
@@ -433,7 +436,7 @@ fn a_held_job_whose_start_time_is_near_does_not_keep_the_fastest_pace() {
         let q = pending_at(reason);
         a.update(loaded(q.clone()));
         for _ in 0..8 {
-            a.update(Msg::PollDue);
+            a.update(Msg::Poll(PollMsg::PollDue));
             a.update(loaded(q.clone()));
         }
         assert_eq!(
@@ -462,7 +465,7 @@ fn a_start_estimate_coming_near_speeds_up_with_the_list_unchanged() {
         .collect();
     a.update(loaded(q.clone()));
     for _ in 0..8 {
-        a.update(Msg::PollDue);
+        a.update(Msg::Poll(PollMsg::PollDue));
         a.update(loaded(q.clone()));
     }
     a.update(Msg::Tick(now() + chrono::Duration::seconds(200)));
@@ -513,7 +516,7 @@ fn a_job_that_left_asks_sacct_at_once_and_its_end_shows_before_the_next_refresh(
         crate::app::budget::read_cost(&Cmd::FinalStates(asked.clone())),
         None
     );
-    a.update(Msg::FinalStates(PollExtra {
+    a.update(Msg::Poll(PollMsg::FinalStates(PollExtra {
         finished: vec![JobDetail {
             id: Some(left.id.clone()),
             state: Some(JobState::Completed),
@@ -521,7 +524,7 @@ fn a_job_that_left_asks_sacct_at_once_and_its_end_shows_before_the_next_refresh(
         }],
         asked,
         problems: Vec::new(),
-    }));
+    })));
     let row = a
         .queue
         .jobs()

@@ -1,6 +1,7 @@
 //! Live samples driven through App::update: when they are asked for, what they keep, and
 //! the idle-GPU mark.
 
+use crate::action::{JobMsg, PollMsg};
 use chrono::Duration as Span;
 
 use super::*;
@@ -63,24 +64,24 @@ fn sample(clock: f64, cpu: f64, rss: u64, utils: &[u32]) -> LiveSample {
 }
 
 fn answer(a: &mut App, s: LiveSample, at: NaiveDateTime) {
-    a.update(Msg::Live {
+    a.update(Msg::Job(JobMsg::Live {
         id: id("237"),
         result: Box::new(Ok(s)),
         at,
-    });
+    }));
 }
 
 /// The first refresh, its sample (of the first row, if it runs) answered.
 fn start() -> App {
     let mut a = app();
-    a.update(Msg::PollDue);
+    a.update(Msg::Poll(PollMsg::PollDue));
     let cmds = a.update(loaded(jobs()));
     for t in samples(&cmds) {
-        a.update(Msg::Live {
+        a.update(Msg::Job(JobMsg::Live {
             id: t.id.clone(),
             result: Box::new(Err("not asked in this test".into())),
             at: now(),
-        });
+        }));
     }
     a
 }
@@ -88,7 +89,7 @@ fn start() -> App {
 /// A refresh at `at` (the clock moved there first).
 fn refresh(a: &mut App, at: NaiveDateTime) -> Vec<Cmd> {
     a.update(Msg::Tick(at));
-    a.update(Msg::PollDue);
+    a.update(Msg::Poll(PollMsg::PollDue));
     a.update(loaded(jobs()))
 }
 
@@ -161,11 +162,11 @@ fn samples_build_a_history_with_cores_busy_from_cpu_time_deltas() {
     assert_eq!(utils, [Some(40.0), Some(60.0), Some(70.0)]);
     assert_eq!(j.gpu_keys(), [("gpu07".to_string(), 3)]);
     // A failed sample keeps the history and says why.
-    a.update(Msg::Live {
+    a.update(Msg::Job(JobMsg::Live {
         id: id("237"),
         result: Box::new(Err("live sample of job 237: timed out".into())),
         at: t(20),
-    });
+    }));
     let j = a.live.job(&id("237")).unwrap();
     assert_eq!(j.points.len(), 3);
     assert!(j.error.as_deref().unwrap().contains("timed out"));
@@ -220,7 +221,7 @@ fn a_job_that_stops_running_is_forgotten_at_the_next_refresh() {
     answer(&mut a, sample(1.0, 1.0, 1, &[0]), now());
     assert!(a.live.job(&id("237")).is_some());
     let rest: Vec<Job> = jobs().into_iter().filter(|j| j.id != id("237")).collect();
-    a.update(Msg::PollDue);
+    a.update(Msg::Poll(PollMsg::PollDue));
     a.update(loaded(rest));
     assert!(a.live.job(&id("237")).is_none());
 }
@@ -353,10 +354,10 @@ fn a_sampled_job_using_little_of_what_it_asked_is_marked_u_and_z_stays_for_gpus(
         tres: Some("cpu=4,mem=16G,node=1,billing=4,gres/gpu=1".into()),
         ..Default::default()
     };
-    a.update(Msg::Detail {
+    a.update(Msg::Job(JobMsg::Detail {
         id: id("237"),
         result: Box::new(Ok((detail, crate::payload::DetailSource::Scontrol))),
-    });
+    }));
     let t = |m: i64| now() + Span::minutes(m);
     // 0.5 of 4 cores and 300 MiB, GPU at 50 %: not idle, but little used.
     let mut cpu = 0.0;

@@ -37,6 +37,7 @@ pub mod history;
 mod input;
 pub mod insight;
 pub mod kept;
+mod launching;
 pub mod lists;
 pub mod live;
 mod logs;
@@ -79,7 +80,6 @@ pub use triage::{TriageStatus, TriageView};
 
 use crate::action::{Cmd, Msg};
 use crate::keymap::{Action, Keymap, Pane};
-use crate::launch::LaunchSpec;
 use crate::logview::layout::Viewport;
 #[cfg(test)]
 use crate::payload::DetailSource;
@@ -278,265 +278,12 @@ impl App {
                 self.form_windows();
                 cmds
             }
-            Msg::PollDue => {
-                let every = chrono::Duration::from_std(self.clusters[ix].status.poll_interval);
-                self.clusters[ix].status.next_refresh = every.ok().map(|d| self.now + d);
-                if self.clusters[ix].checks.in_flight {
-                    // A check the budget still holds is asked again: a full read may be
-                    // due by now.
-                    if self.clusters[ix].budget.take(budget::Kind::Check).is_none() {
-                        return Vec::new();
-                    }
-                    self.clusters[ix].checks.replaced();
-                }
-                // Between full reads, a state check where the cluster answers one.
-                let every = self.clusters[ix].status.poll_interval;
-                if !self.clusters[ix].status.polling {
-                    if let Some(check) = self.clusters[ix].checks.due(self.now, every) {
-                        return vec![check];
-                    }
-                }
-                self.poll(ix)
-            }
-            Msg::SlurmVersion(v) => {
-                self.clusters[ix].checks.version = Some(v);
-                self.adapt_interval(ix)
-            }
-            Msg::PriorityCalcPeriod(d) => {
-                self.clusters[ix].insight.pending.set_calc_period(d);
-                Vec::new()
-            }
-            Msg::StateCheck { result, at } => {
-                match self.clusters[ix].checks.on_answer(result, at) {
-                    checks::Outcome::Same => {
-                        let c = &mut self.clusters[ix].insight;
-                        c.pace.steady(&c.bounds);
-                        self.adapt_interval(ix)
-                    }
-                    checks::Outcome::FullRead => self.poll(ix),
-                }
-            }
-            Msg::Queue(refresh) => self.on_refresh(ix, *refresh),
-            Msg::FinalStates(extra) => {
-                let cmds = self.on_poll_extra(ix, extra);
-                // The kept rows took their final state: shown now, not at the next refresh.
-                let kept = &self.clusters[ix].departures.rows;
-                let rows: Vec<crate::slurm::model::Job> = self
-                    .queue
-                    .jobs
-                    .jobs_on(self.multi().then_some(ix))
-                    .iter()
-                    .map(|j| kept.iter().find(|r| r.id == j.id).unwrap_or(j).clone())
-                    .collect();
-                self.set_own_jobs(ix, rows);
-                cmds
-            }
-            Msg::SiteLimit(result) => {
-                self.clusters[ix].budget.set_site(result);
-                self.adapt_interval(ix)
-            }
-            Msg::Detail { id, result } => self.on_detail(id, *result),
-            Msg::Tail(ev) => {
-                if matches!(&ev.kind, crate::logview::TailKind::Data { bytes, .. } if !bytes.is_empty())
-                {
-                    let insight = &mut self.clusters[ix].insight;
-                    insight.pace.log_wrote(self.now, &insight.bounds);
-                }
-                // Only the open log's events are taken in (a stopped tail's last ones are not).
-                if self.logs.job.as_ref() == Some(&ev.job) && self.progress.feed(&ev, self.now) {
-                    let listed = self
-                        .cluster_by_ix(ev.job.cluster())
-                        .and_then(|c| c.status.last_ok);
-                    progress::land(&self.progress, &mut self.queue.jobs, &ev.job, listed);
-                }
-                self.logs.apply(ev);
-                Vec::new()
-            }
-            Msg::Conn { state, host } => self.clusters[ix].on_conn(state, host),
-            Msg::OpDone { op, result } => self.on_op_done(ix, op, result),
-            Msg::Edited { id, edit, result } => {
-                self.queue.clear_busy(std::slice::from_ref(&id));
-                let done = edit::on_edited(&mut self.edit, &id, &edit, result);
-                if let Some(line) = done.error {
-                    self.clusters[ix].status.last_error = Some(line);
-                }
-                self.apply(component::Out {
-                    note: done.note,
-                    ..Default::default()
-                });
-                self.poll_now(ix)
-            }
-            Msg::Limits(result) => {
-                self.clusters[ix].partitions = Some(result);
-                let parts = view!(self, ix).partitions();
-                if let Some(form) = self.edit.as_mut() {
-                    form.check(parts);
-                }
-                self.history.on_partitions(&view!(self, ix));
-                // The check :sooner waited for is the user's read, as if typed now.
-                let out = self.sooner.on_partitions(&view!(self, ix));
-                self.selection_read |= !out.cmds.is_empty();
-                self.apply(out)
-            }
-            Msg::JobUse { id, result } => {
-                let out = self.history.on_job_use(&view!(self, ix), id, *result);
-                self.apply(out)
-            }
-            Msg::History { generation, result } => {
-                let v = view!(self, ix, queue: &self.queue.jobs);
-                let out = self
-                    .history
-                    .on_page(&v, &mut self.queue.history, generation, *result);
-                self.history_out(out)
-            }
-            Msg::Relaunch { id, result } => {
-                let out = relaunch::opened(relaunch::relaunch_form(
-                    &view!(self, ix),
-                    &id,
-                    *result,
-                    true,
-                ));
-                self.apply(out)
-            }
-            Msg::Recovered { id, result } => {
-                let out = relaunch::opened(relaunch::recovered_form(
-                    &view!(self, ix),
-                    &id,
-                    *result,
-                    true,
-                ));
-                self.apply(out)
-            }
-            Msg::Rerun { id, result } => {
-                let out = relaunch::opened(relaunch::rerun_form(&view!(self, ix), &id, *result));
-                self.apply(out)
-            }
-            Msg::Triaged { id, result } => {
-                if let Ok(Some(r)) = result.as_ref() {
-                    self.clusters[ix].events.annotate_failure(&id, r);
-                }
-                let selected = self.detail.id.as_ref() == Some(&id);
-                triage::land(&mut self.detail.triage, selected, *result);
-                Vec::new()
-            }
-            Msg::Forwarded {
-                id,
-                node,
-                port,
-                path,
-                result,
-            } => {
-                let out = self.tunnels.on_forwarded(id, node, port, path, result);
-                self.apply(out)
-            }
-            Msg::Retries(result) => {
-                let r = self.clusters[ix].on_retries(result, self.now);
-                if let Some(badges) = r.badges {
-                    self.launches_shown(ix, badges);
-                }
-                let mut out = component::Out::cmds(r.cmds);
-                out.note = r.note.or(r.quiet_note.filter(|_| self.note.is_none()));
-                self.apply(out)
-            }
-            Msg::Launches(entries) => {
-                let badges = self.clusters[ix].set_launches(&entries);
-                self.launches_shown(ix, badges);
-                Vec::new()
-            }
-            Msg::LaunchFacts(r) => {
-                if let Ok(f) = &r {
-                    self.clusters[ix].launch.facts = Some(f.clone());
-                }
-                match self.form.as_mut() {
-                    Some(form) => form.on_facts(r),
-                    None => Vec::new(),
-                }
-            }
-            Msg::TestOnly(r) => {
-                if let Some(form) = self.form.as_mut() {
-                    form.on_test_only(r);
-                }
-                Vec::new()
-            }
-            Msg::Submitted(r) => {
-                // The new launch's chain (job dir, attempts): at the next tick.
-                self.clusters[ix].retry.last = None;
-                self.on_submitted(ix, *r)
-            }
-            Msg::RegistryJobs(r) => self.on_registry_jobs(ix, r),
-            Msg::Adopted { id, result } => {
-                self.queue.clear_busy(std::slice::from_ref(&id));
-                match result {
-                    Ok(line) => {
-                        // The new launch's chain: at the next tick.
-                        self.clusters[ix].retry.last = None;
-                        self.note = Some(line);
-                    }
-                    Err(e) => self.clusters[ix].status.last_error = Some(e),
-                }
-                Vec::new()
-            }
-            Msg::Pending { ask, result, at } => {
-                self.clusters[ix].insight.on_pending(*ask, *result, at);
-                Vec::new()
-            }
-            Msg::Partitions { result, at } => {
-                self.clusters[ix].insight.partitions.set(result, at);
-                Vec::new()
-            }
-            Msg::SoonerChecked { id, result, at } => {
-                self.sooner.on_checked(&id, result, at);
-                Vec::new()
-            }
-            Msg::SoonerApplied { id, words, result } => {
-                self.queue.clear_busy(std::slice::from_ref(&id));
-                let out = self.sooner.on_applied(&id, &words, result);
-                let mut cmds = self.apply(out);
-                cmds.extend(self.poll_now(ix));
-                cmds
-            }
-            Msg::Reservations { result, at } => {
-                self.clusters[ix].maintenance.on_read(*result, at);
-                self.form_windows();
-                Vec::new()
-            }
-            Msg::Usage { days, result, at } => {
-                self.clusters[ix].usage.on_read(days, *result, at);
-                Vec::new()
-            }
-            Msg::Waits { result, at } => {
-                self.clusters[ix].waits.on_read(result, at);
-                Vec::new()
-            }
-            Msg::Live { id, result, at } => {
-                let out = self.live.on_sample(&view!(self, ix), id, *result, at);
-                self.live.mark(&mut self.queue.jobs);
-                self.apply(out)
-            }
-            Msg::Top { id, result, at } => {
-                self.top.on_sample(&id, *result, at);
-                Vec::new()
-            }
-            Msg::RemoteStats { stats, at } => {
-                self.clusters[ix].budget.observe(at, stats.rpcs.ctld);
-                self.clusters[ix].insight.on_stats(stats, at);
-                Vec::new()
-            }
             Msg::Files(m) => {
                 let out = self.files.on_msg(&view!(self, ix), m);
                 self.apply(out)
             }
             Msg::Note(text) => {
                 self.note = Some(text);
-                Vec::new()
-            }
-            Msg::TemplateSaved { name, spec, result } => {
-                self.on_template_saved(name, *spec, result)
-            }
-            Msg::ScriptRead { path, result } => {
-                if let Some(form) = self.form.as_mut() {
-                    form.on_script(&path, result);
-                }
                 Vec::new()
             }
             Msg::ClusterAdded(name) => {
@@ -563,6 +310,10 @@ impl App {
                 let out = self.grep.land(*report, &sweep);
                 self.apply(out)
             }
+            Msg::Poll(m) => self.on_poll_msg(ix, m),
+            Msg::Insight(m) => self.on_insight_msg(ix, m),
+            Msg::Launch(m) => self.on_launch_msg(ix, m),
+            Msg::Job(m) => self.on_job_msg(ix, m),
         }
     }
 
@@ -654,55 +405,6 @@ impl App {
             width: 80,
             height: 20,
         })
-    }
-
-    /// The template file was written (it is listed and picked), exists (the form asks), or
-    /// could not be written (the form says why).
-    pub(super) fn on_template_saved(
-        &mut self,
-        name: String,
-        spec: LaunchSpec,
-        result: Result<std::path::PathBuf, crate::config::template_files::SaveError>,
-    ) -> Vec<Cmd> {
-        use crate::config::template_files::SaveError;
-        match result {
-            Ok(path) => {
-                let shown = path.display().to_string();
-                // Template files are this machine's: every cluster's form lists it.
-                for c in self.clusters.iter_mut() {
-                    c.launch.add_saved(&name, spec.clone(), &shown);
-                }
-                if let Some(form) = self.form.as_mut() {
-                    form.saved(&name, &self.clusters[form.cluster]);
-                }
-                self.note = Some(format!(
-                    "template `{name}` saved in {shown} (slurmdash submit --template {name})"
-                ));
-            }
-            Err(SaveError::Exists(path)) => match self.form.as_mut() {
-                Some(form) => {
-                    form.overwrite = Some(name.clone());
-                    form.error = Some(format!(
-                        "template `{name}` exists ({}): y overwrites it, any other key keeps it",
-                        path.display()
-                    ));
-                }
-                None => {
-                    self.note = Some(format!(
-                        "template `{name}` exists ({}): not saved",
-                        path.display()
-                    ))
-                }
-            },
-            Err(SaveError::Failed(e)) => {
-                let msg = format!("template `{name}` not saved: {e}");
-                match self.form.as_mut() {
-                    Some(form) => form.error = Some(msg),
-                    None => self.note = Some(msg),
-                }
-            }
-        }
-        Vec::new()
     }
 }
 

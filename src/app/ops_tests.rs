@@ -1,5 +1,6 @@
 //! Job actions through App::update: confirmation, marks, read-only, arrays, edits.
 
+use crate::action::{InsightMsg, JobMsg, LaunchMsg, PollMsg};
 use crate::slurm::model::Partition;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
@@ -23,7 +24,7 @@ fn ctrl(c: char) -> Msg {
 
 fn ready() -> App {
     let mut a = app();
-    a.update(Msg::PollDue);
+    a.update(Msg::Poll(PollMsg::PollDue));
     a.update(loaded(jobs()));
     a
 }
@@ -34,7 +35,7 @@ fn select(a: &mut App, s: &str) {
 }
 
 fn done(op: &JobOp, outcome: CancelOutcome) -> Msg {
-    Msg::OpDone {
+    Msg::Job(JobMsg::OpDone {
         op: op.clone(),
         result: Ok(OpReport {
             op: op.clone(),
@@ -44,7 +45,7 @@ fn done(op: &JobOp, outcome: CancelOutcome) -> Msg {
                 .map(|i| (i.clone(), outcome.clone()))
                 .collect(),
         }),
-    }
+    })
 }
 
 #[test]
@@ -198,7 +199,7 @@ fn an_action_during_a_poll_asks_for_a_refresh_that_follows_it() {
     let mut a = ready();
     select(&mut a, "242");
     let sent = ops(&a.update(key('D')));
-    assert_eq!(a.update(Msg::PollDue), vec![Cmd::PollQueue]);
+    assert_eq!(a.update(Msg::Poll(PollMsg::PollDue)), vec![Cmd::PollQueue]);
     assert!(a
         .update(done(&sent[0], CancelOutcome::Cancelled))
         .contains(&Cmd::PollQueue));
@@ -226,7 +227,7 @@ fn edit_checks_limits_as_you_type_and_sends_only_changes() {
     let mut a = ready();
     select(&mut a, "242");
     assert_eq!(a.update(key('E')), vec![Cmd::FetchLimits(0)]);
-    a.update(Msg::Limits(Ok(partitions())));
+    a.update(Msg::Insight(InsightMsg::Limits(Ok(partitions()))));
     let f = a.edit.clone().unwrap();
     assert_eq!(f.values[1], "short");
     // Clear the time limit and type one over short's MaxTime.
@@ -252,11 +253,11 @@ fn edit_checks_limits_as_you_type_and_sends_only_changes() {
     };
     assert_eq!(cmds, vec![Cmd::Edit(id("242"), want.clone())]);
     assert_eq!(a.queue.busy(&id("242")), Some("updating…"));
-    let cmds = a.update(Msg::Edited {
+    let cmds = a.update(Msg::Job(JobMsg::Edited {
         id: id("242"),
         edit: want,
         result: Ok(vec![(id("242"), CancelOutcome::Cancelled)]),
-    });
+    }));
     assert!(a.edit.is_none());
     assert!(a
         .note
@@ -275,7 +276,9 @@ fn edit_is_for_pending_jobs_and_shows_slurms_refusal() {
     assert!(a.note.clone().unwrap().contains("only pending jobs"));
     select(&mut a, "241");
     a.update(key('E'));
-    a.update(Msg::Limits(Err("scontrol failed".into())));
+    a.update(Msg::Insight(InsightMsg::Limits(Err(
+        "scontrol failed".into()
+    ))));
     a.update(code(KeyCode::Tab));
     a.update(code(KeyCode::Tab));
     a.update(code(KeyCode::Tab));
@@ -285,14 +288,14 @@ fn edit_is_for_pending_jobs_and_shows_slurms_refusal() {
         panic!("{cmds:?}")
     };
     assert_eq!(edit.name.as_deref(), Some("held-job-2"));
-    a.update(Msg::Edited {
+    a.update(Msg::Job(JobMsg::Edited {
         id: id("241"),
         edit: edit.clone(),
         result: Ok(vec![(
             id("241"),
             CancelOutcome::Failed("Access/permission denied".into()),
         )]),
-    });
+    }));
     let f = a.edit.clone().expect("form stays open");
     assert_eq!(
         f.errors,
@@ -347,7 +350,10 @@ mod retries {
                 .is_empty(),
             "one in flight"
         );
-        a.update(Msg::Retries(Ok((Vec::new(), Vec::new()))));
+        a.update(Msg::Launch(LaunchMsg::Retries(Ok((
+            Vec::new(),
+            Vec::new(),
+        )))));
         assert!(
             a.update(Msg::Tick(t0 + chrono::Duration::seconds(20)))
                 .is_empty(),
@@ -372,7 +378,10 @@ mod retries {
             resumed: None,
             excluded: None,
         };
-        let cmds = a.update(Msg::Retries(Ok((vec![ev], vec![entry(&[237, 248])]))));
+        let cmds = a.update(Msg::Launch(LaunchMsg::Retries(Ok((
+            vec![ev],
+            vec![entry(&[237, 248])],
+        )))));
         assert!(cmds.contains(&Cmd::PollQueue), "{cmds:?}");
         assert_eq!(
             a.note.as_deref(),
@@ -399,7 +408,10 @@ mod retries {
             job_id: 237,
             reason: "this session is read-only".into(),
         };
-        a.update(Msg::Retries(Ok((vec![ev.clone()], vec![entry(&[237])]))));
+        a.update(Msg::Launch(LaunchMsg::Retries(Ok((
+            vec![ev.clone()],
+            vec![entry(&[237])],
+        )))));
         assert!(a.clusters[0]
             .status
             .last_error
@@ -407,7 +419,10 @@ mod retries {
             .unwrap()
             .contains("not resubmitted: this session is read-only"));
         a.clusters[0].status.last_error = None;
-        a.update(Msg::Retries(Ok((vec![ev], vec![entry(&[237])]))));
+        a.update(Msg::Launch(LaunchMsg::Retries(Ok((
+            vec![ev],
+            vec![entry(&[237])],
+        )))));
         assert!(a.clusters[0].status.last_error.is_none());
     }
 }
@@ -483,10 +498,10 @@ mod launched {
             exit_code: Some((1, 0)),
             ..JobDetail::default()
         };
-        let cmds = a.update(Msg::Detail {
+        let cmds = a.update(Msg::Job(JobMsg::Detail {
             id: id("242"),
             result: Box::new(Ok((detail, DetailSource::Sacct))),
-        });
+        }));
         let tails: Vec<String> = cmds
             .iter()
             .filter_map(|c| match c {
@@ -523,7 +538,7 @@ fn sooner_checks_the_changes_then_applies_one_after_asking() {
         .unwrap_or("")
         .contains("reading its partitions first"));
     // The partitions come: the check follows without typing :sooner again.
-    let cmds = a.update(Msg::Limits(Ok(partitions())));
+    let cmds = a.update(Msg::Insight(InsightMsg::Limits(Ok(partitions()))));
     let alts = match cmds.as_slice() {
         [Cmd::CheckSooner {
             id: asked,
@@ -545,11 +560,11 @@ fn sooner_checks_the_changes_then_applies_one_after_asking() {
         .all(|x| x.check.contains(&"--test-only".to_string())));
     let mut answered = alts.clone();
     answered[0].estimated_start = Some(a.now);
-    a.update(Msg::SoonerChecked {
+    a.update(Msg::Job(JobMsg::SoonerChecked {
         id: id.clone(),
         result: Ok(answered),
         at: a.now,
-    });
+    }));
     let lines = super::sooner::lines(a.sooner.for_job(&id).unwrap(), a.now, a.now);
     assert!(
         lines[0].contains("starts now") && lines[0].ends_with("(:sooner 1)"),
@@ -576,11 +591,11 @@ fn sooner_checks_the_changes_then_applies_one_after_asking() {
         matches!(cmds.as_slice(), [Cmd::ApplySooner { id: sent, .. }] if *sent == id),
         "{cmds:?}"
     );
-    let cmds = a.update(Msg::SoonerApplied {
+    let cmds = a.update(Msg::Job(JobMsg::SoonerApplied {
         id: id.clone(),
         words: "time limit 10:00 instead of 20:00".into(),
         result: Ok(()),
-    });
+    }));
     assert!(
         cmds.iter()
             .any(|c| matches!(c, Cmd::PollQueue | Cmd::PollWith { .. })),

@@ -2,6 +2,7 @@
 //! the topmost one only, and that the screen draws them in the same order (the one on top
 //! of the list is the one the user sees whole).
 
+use crate::action::{InsightMsg, LaunchMsg};
 use crossterm::event::{KeyCode, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
@@ -210,11 +211,11 @@ fn usage_read() -> App {
     let mut a = loaded_app();
     open(&mut a, Overlay::Insight(View::Usage));
     let days = a.clusters[0].usage.days;
-    a.update(Msg::Usage {
+    a.update(Msg::Insight(InsightMsg::Usage {
         days,
         result: Box::new(Err("sacct: no accounting storage".into())),
         at: now(),
-    });
+    }));
     assert!(!a.clusters[0].usage.loading);
     a
 }
@@ -227,11 +228,11 @@ fn r_in_usage_reads_again_only_when_the_usage_view_is_on_top() {
         read.iter().any(|c| matches!(c, Cmd::FetchUsage { .. })),
         "{read:?}"
     );
-    a.update(Msg::Usage {
+    a.update(Msg::Insight(InsightMsg::Usage {
         days: a.clusters[0].usage.days,
         result: Box::new(Err("again".into())),
         at: now(),
-    });
+    }));
     // Help over it: `r` closes help and reads nothing.
     a.update(key('?'));
     assert!(a.update(key('r')).is_empty());
@@ -253,14 +254,14 @@ fn a_relaunch_form_arriving_over_the_files_view_takes_the_keys() {
     let files_at = a.files.view.as_ref().map(|v| v.selected);
     assert!(files_at.is_some(), "files view open");
     // `L` was pressed before `y`; its answer opens the form over the files view.
-    a.update(Msg::Relaunch {
+    a.update(Msg::Launch(LaunchMsg::Relaunch {
         id: id("230"),
         result: Box::new(Ok(crate::launch::relaunch::Relaunchable {
             spec: crate::launch::LaunchSpec::default(),
             spec_sha256: String::new(),
             used: None,
         })),
-    });
+    }));
     assert_eq!(a.overlays(), [Overlay::Files, Overlay::Form]);
     let row = a.form.as_ref().map(|f| f.row);
     a.update(key('j'));

@@ -1,5 +1,6 @@
 //! Progress read from the open log, driven through App messages and seen on the screen.
 
+use crate::action::JobMsg;
 use insta::assert_snapshot;
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
@@ -25,7 +26,7 @@ fn screen(a: &App) -> String {
 }
 
 fn log(job: &JobId, stream: Stream, text: &str) -> Msg {
-    Msg::Tail(TailEvent {
+    Msg::Job(JobMsg::Tail(TailEvent {
         job: job.clone(),
         stream,
         path: "/logs/main.out".into(),
@@ -34,7 +35,7 @@ fn log(job: &JobId, stream: Stream, text: &str) -> Msg {
             size: 0,
         },
         credit: Default::default(),
-    })
+    }))
 }
 
 fn at(secs: i64) -> Msg {

@@ -8,13 +8,81 @@ use std::time::Duration;
 
 use chrono::NaiveDateTime;
 
-use super::form::placeholder_job;
-use super::{events, session, App};
+use super::{budget, checks, events, session, App};
 use crate::action::Cmd;
-use crate::launch::submit::Submitted;
-use crate::slurm::model::{Job, JobDetail, JobId};
+use crate::action::PollMsg;
+use crate::slurm::model::{Job, JobDetail};
 
 impl App {
+    /// A refresh's message about cluster `ix` (the queue, a state check, the link).
+    pub(super) fn on_poll_msg(&mut self, ix: u16, msg: PollMsg) -> Vec<Cmd> {
+        match msg {
+            PollMsg::PollDue => {
+                let every = chrono::Duration::from_std(self.clusters[ix].status.poll_interval);
+                self.clusters[ix].status.next_refresh = every.ok().map(|d| self.now + d);
+                if self.clusters[ix].checks.in_flight {
+                    // A check the budget still holds is asked again: a full read may be
+                    // due by now.
+                    if self.clusters[ix].budget.take(budget::Kind::Check).is_none() {
+                        return Vec::new();
+                    }
+                    self.clusters[ix].checks.replaced();
+                }
+                // Between full reads, a state check where the cluster answers one.
+                let every = self.clusters[ix].status.poll_interval;
+                if !self.clusters[ix].status.polling {
+                    if let Some(check) = self.clusters[ix].checks.due(self.now, every) {
+                        return vec![check];
+                    }
+                }
+                self.poll(ix)
+            }
+            PollMsg::SlurmVersion(v) => {
+                self.clusters[ix].checks.version = Some(v);
+                self.adapt_interval(ix)
+            }
+            PollMsg::PriorityCalcPeriod(d) => {
+                self.clusters[ix].insight.pending.set_calc_period(d);
+                Vec::new()
+            }
+            PollMsg::StateCheck { result, at } => {
+                match self.clusters[ix].checks.on_answer(result, at) {
+                    checks::Outcome::Same => {
+                        let c = &mut self.clusters[ix].insight;
+                        c.pace.steady(&c.bounds);
+                        self.adapt_interval(ix)
+                    }
+                    checks::Outcome::FullRead => self.poll(ix),
+                }
+            }
+            PollMsg::Queue(refresh) => self.on_refresh(ix, *refresh),
+            PollMsg::FinalStates(extra) => {
+                let cmds = self.on_poll_extra(ix, extra);
+                // The kept rows took their final state: shown now, not at the next refresh.
+                let kept = &self.clusters[ix].departures.rows;
+                let rows: Vec<crate::slurm::model::Job> = self
+                    .queue
+                    .jobs
+                    .jobs_on(self.multi().then_some(ix))
+                    .iter()
+                    .map(|j| kept.iter().find(|r| r.id == j.id).unwrap_or(j).clone())
+                    .collect();
+                self.set_own_jobs(ix, rows);
+                cmds
+            }
+            PollMsg::SiteLimit(result) => {
+                self.clusters[ix].budget.set_site(result);
+                self.adapt_interval(ix)
+            }
+            PollMsg::Conn { state, host } => self.clusters[ix].on_conn(state, host),
+            PollMsg::RemoteStats { stats, at } => {
+                self.clusters[ix].budget.observe(at, stats.rpcs.ctld);
+                self.clusters[ix].insight.on_stats(stats, at);
+                Vec::new()
+            }
+        }
+    }
+
     /// A refresh, unless one is already out (the timer, `r`, reconnecting).
     pub(super) fn poll(&mut self, ix: u16) -> Vec<Cmd> {
         self.clusters[ix].poll()
@@ -159,94 +227,5 @@ impl App {
             || queue.jobs_on(only),
             self.now,
         )
-    }
-
-    /// A submission's answer: the form closes, the queue shows the job at once (a
-    /// placeholder row until squeue lists it) and selects it; or the form says why not.
-    pub(super) fn on_submitted(&mut self, ix: u16, r: Result<Submitted, String>) -> Vec<Cmd> {
-        match r {
-            Err(e) => {
-                if let Some(form) = self.form.as_mut() {
-                    form.on_refused(e);
-                } else {
-                    self.note = Some(e);
-                }
-                Vec::new()
-            }
-            Ok(s) => {
-                let form = self.form.take();
-                if let Some(p) = form.as_ref().and_then(|f| f.prepared.as_ref()) {
-                    self.clusters[ix].launch.last_used = Some(p.spec.clone());
-                    // The queue shows it at once; the poll below brings the real row.
-                    // A queue poll already in flight does not list it yet: the row stays
-                    // (as a registry job) until squeue or sacct says more.
-                    let mut placeholder = placeholder_job(&s, p, ix);
-                    if self.multi() {
-                        placeholder.cluster =
-                            crate::slurm::shared::SharedStr::from(&self.clusters[ix].name);
-                    }
-                    self.clusters[ix]
-                        .launch
-                        .registry_jobs
-                        .retain(|j| j.id != placeholder.id);
-                    self.clusters[ix].launch.registry_jobs.push(placeholder);
-                    let own = self.own_jobs(ix).into_owned();
-                    let (jobs, _) = self.clusters[ix].with_registry_jobs(own);
-                    self.set_own_jobs(ix, jobs);
-                }
-                // The new job's row is the queue's: shown, with nothing filtering it out.
-                if self.history.open {
-                    self.queue.show_history(false);
-                    self.history.close();
-                }
-                self.queue.set_filter("");
-                self.queue.select_id(&JobId::new(s.job_id).on(ix));
-                self.focus = crate::keymap::Pane::Queue;
-                let mut note = format!("submitted job {} · logs {}", s.job_id, s.stdout);
-                for w in &s.warnings {
-                    note.push_str(" · ");
-                    note.push_str(w);
-                }
-                self.note = Some(note);
-                let mut cmds = self.selection_changed();
-                cmds.extend(self.poll_now(ix));
-                cmds
-            }
-        }
-    }
-
-    /// Cluster `ix`'s launches were read anew (`badges` from their chains): the queue's
-    /// retry badges and folded sweeps follow.
-    pub(super) fn launches_shown(
-        &mut self,
-        ix: u16,
-        badges: std::collections::HashMap<u64, String>,
-    ) {
-        self.queue.jobs.set_badges(ix, badges);
-        let sweeps = super::retry::sweeps(&self.clusters[ix].chains);
-        self.queue.jobs.set_sweeps(ix, sweeps);
-    }
-
-    pub(super) fn on_registry_jobs(&mut self, ix: u16, r: Result<Vec<Job>, String>) -> Vec<Cmd> {
-        match r {
-            Ok(jobs) => {
-                self.clusters[ix].launch.on_registry_jobs(jobs);
-                // sacct's answer is newer than the rows on screen.
-                let rows = self.clusters[ix]
-                    .launch
-                    .over(self.own_jobs(ix).into_owned());
-                self.set_own_jobs(ix, rows);
-                let mut cmds = self.selection_changed();
-                if cmds.is_empty() {
-                    cmds = self.refetch_if_state_changed();
-                }
-                cmds
-            }
-            Err(e) => {
-                self.clusters[ix].launch.reattaching = false;
-                self.note = Some(format!("re-attaching launched jobs: {e}"));
-                Vec::new()
-            }
-        }
     }
 }

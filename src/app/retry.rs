@@ -155,6 +155,7 @@ pub fn badges(chains: &HashMap<u64, Chain>) -> HashMap<u64, String> {
 mod tests {
     use super::super::tests::app;
     use super::*;
+    use crate::action::LaunchMsg;
     use crate::action::Msg;
     use crate::registry::Entry;
 
@@ -202,7 +203,10 @@ mod tests {
             sweep: Vec::new(),
             code: None,
         };
-        a.update(Msg::Retries(Ok((Vec::new(), vec![entry]))));
+        a.update(Msg::Launch(LaunchMsg::Retries(Ok((
+            Vec::new(),
+            vec![entry],
+        )))));
         a.update(Msg::Key(crossterm::event::KeyEvent::new(
             crossterm::event::KeyCode::Esc,
             crossterm::event::KeyModifiers::NONE,
@@ -215,10 +219,16 @@ mod tests {
     #[test]
     fn a_finished_launch_is_said_only_on_an_empty_status_bar() {
         let mut a = app();
-        a.update(Msg::Retries(Ok((vec![finished(237)], Vec::new()))));
+        a.update(Msg::Launch(LaunchMsg::Retries(Ok((
+            vec![finished(237)],
+            Vec::new(),
+        )))));
         assert_eq!(a.note.as_deref(), Some("launched job 237 ended COMPLETED"));
         a.note = Some("marks cleared".into());
-        a.update(Msg::Retries(Ok((vec![finished(238)], Vec::new()))));
+        a.update(Msg::Launch(LaunchMsg::Retries(Ok((
+            vec![finished(238)],
+            Vec::new(),
+        )))));
         assert_eq!(
             a.note.as_deref(),
             Some("marks cleared"),

@@ -5,13 +5,98 @@
 
 use crossterm::event::{MouseEvent, MouseEventKind};
 
-use super::{triage, App, DetailState};
-use crate::action::Cmd;
+use super::{component, edit, progress, triage, App, DetailState};
+use crate::action::{Cmd, JobMsg};
 use crate::keymap::{Action, Pane};
 use crate::payload::DetailSource;
 use crate::slurm::model::{JobDetail, JobId};
 
 impl App {
+    /// A message about one job of cluster `ix` (its detail, logs, use, an action on it).
+    pub(super) fn on_job_msg(&mut self, ix: u16, msg: JobMsg) -> Vec<Cmd> {
+        match msg {
+            JobMsg::Detail { id, result } => self.on_detail(id, *result),
+            JobMsg::Tail(ev) => {
+                if matches!(&ev.kind, crate::logview::TailKind::Data { bytes, .. } if !bytes.is_empty())
+                {
+                    let insight = &mut self.clusters[ix].insight;
+                    insight.pace.log_wrote(self.now, &insight.bounds);
+                }
+                // Only the open log's events are taken in (a stopped tail's last ones are not).
+                if self.logs.job.as_ref() == Some(&ev.job) && self.progress.feed(&ev, self.now) {
+                    let listed = self
+                        .cluster_by_ix(ev.job.cluster())
+                        .and_then(|c| c.status.last_ok);
+                    progress::land(&self.progress, &mut self.queue.jobs, &ev.job, listed);
+                }
+                self.logs.apply(ev);
+                Vec::new()
+            }
+            JobMsg::OpDone { op, result } => self.on_op_done(ix, op, result),
+            JobMsg::Edited { id, edit, result } => {
+                self.queue.clear_busy(std::slice::from_ref(&id));
+                let done = edit::on_edited(&mut self.edit, &id, &edit, result);
+                if let Some(line) = done.error {
+                    self.clusters[ix].status.last_error = Some(line);
+                }
+                self.apply(component::Out {
+                    note: done.note,
+                    ..Default::default()
+                });
+                self.poll_now(ix)
+            }
+            JobMsg::JobUse { id, result } => {
+                let out = self.history.on_job_use(&view!(self, ix), id, *result);
+                self.apply(out)
+            }
+            JobMsg::History { generation, result } => {
+                let v = view!(self, ix, queue: &self.queue.jobs);
+                let out = self
+                    .history
+                    .on_page(&v, &mut self.queue.history, generation, *result);
+                self.history_out(out)
+            }
+            JobMsg::Triaged { id, result } => {
+                if let Ok(Some(r)) = result.as_ref() {
+                    self.clusters[ix].events.annotate_failure(&id, r);
+                }
+                let selected = self.detail.id.as_ref() == Some(&id);
+                triage::land(&mut self.detail.triage, selected, *result);
+                Vec::new()
+            }
+            JobMsg::Forwarded {
+                id,
+                node,
+                port,
+                path,
+                result,
+            } => {
+                let out = self.tunnels.on_forwarded(id, node, port, path, result);
+                self.apply(out)
+            }
+            JobMsg::SoonerChecked { id, result, at } => {
+                self.sooner.on_checked(&id, result, at);
+                Vec::new()
+            }
+            JobMsg::SoonerApplied { id, words, result } => {
+                self.queue.clear_busy(std::slice::from_ref(&id));
+                let out = self.sooner.on_applied(&id, &words, result);
+                let mut cmds = self.apply(out);
+                cmds.extend(self.poll_now(ix));
+                cmds
+            }
+            JobMsg::Live { id, result, at } => {
+                let out = self.live.on_sample(&view!(self, ix), id, *result, at);
+                self.live.mark(&mut self.queue.jobs);
+                self.apply(out)
+            }
+            JobMsg::Top { id, result, at } => {
+                self.top.on_sample(&id, *result, at);
+                Vec::new()
+            }
+        }
+    }
+
     pub(super) fn move_in_focus(&mut self, a: Action, page: usize) -> Vec<Cmd> {
         match self.focus {
             Pane::Queue => {

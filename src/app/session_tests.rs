@@ -1,6 +1,7 @@
 //! Work sessions through App::update: `:session` fills the form, the end-of-time warnings
 //! and the extension offer, a refused extension in a session's words, `:ssh-config`.
 
+use crate::action::{JobMsg, PollMsg};
 use std::time::Duration;
 
 use super::super::tests::{app, code, id, jobs, key, loaded};
@@ -48,7 +49,7 @@ fn notified(cmds: &[Cmd]) -> Vec<String> {
 #[test]
 fn ten_minutes_before_the_end_it_warns_and_offers_to_extend() {
     let mut a = launched_237();
-    a.update(Msg::PollDue);
+    a.update(Msg::Poll(PollMsg::PollDue));
     let cmds = a.update(loaded(with_session(60, 50 * 60 + 10)));
     assert!(notified(&cmds).contains(&"work session 237 ends in 10 minutes".to_string()));
     let q = a.confirm.clone().expect("the extension question");
@@ -75,14 +76,14 @@ fn ten_minutes_before_the_end_it_warns_and_offers_to_extend() {
         Cmd::Edit(_, e) => e.clone(),
         _ => unreachable!(),
     };
-    a.update(Msg::Edited {
+    a.update(Msg::Job(JobMsg::Edited {
         id: id("237"),
         edit,
         result: Ok(vec![(
             id("237"),
             CancelOutcome::Failed("Access/permission denied for job 237".into()),
         )]),
-    });
+    }));
     assert_eq!(
         a.note.as_deref(),
         Some("237: the cluster refused to extend: only an operator can raise a time limit here")
@@ -92,13 +93,13 @@ fn ten_minutes_before_the_end_it_warns_and_offers_to_extend() {
 #[test]
 fn each_warning_comes_once_then_the_two_minute_one() {
     let mut a = launched_237();
-    a.update(Msg::PollDue);
+    a.update(Msg::Poll(PollMsg::PollDue));
     a.update(loaded(with_session(60, 51 * 60)));
     assert!(a.confirm.take().is_some());
-    a.update(Msg::PollDue);
+    a.update(Msg::Poll(PollMsg::PollDue));
     let cmds = a.update(loaded(with_session(60, 52 * 60)));
     assert!(notified(&cmds).is_empty() && a.confirm.is_none());
-    a.update(Msg::PollDue);
+    a.update(Msg::Poll(PollMsg::PollDue));
     let cmds = a.update(loaded(with_session(60, 58 * 60 + 5)));
     assert_eq!(notified(&cmds), vec!["work session 237 ends in 2 minutes"]);
     let q = a.confirm.clone().expect("asked again");
@@ -120,7 +121,7 @@ fn no_dashboard_key_ends_a_session_only_two_deliberate_answers_do() {
         code(crossterm::event::KeyCode::Enter),
     ] {
         let mut a = launched_237();
-        a.update(Msg::PollDue);
+        a.update(Msg::Poll(PollMsg::PollDue));
         a.update(loaded(with_session(60, 50 * 60 + 10)));
         assert!(a.confirm.is_some(), "the question is open");
         let cmds = a.update(k.clone());
@@ -132,7 +133,7 @@ fn no_dashboard_key_ends_a_session_only_two_deliberate_answers_do() {
         assert_eq!(a.queue.busy(&id("237")), None);
     }
     let mut a = launched_237();
-    a.update(Msg::PollDue);
+    a.update(Msg::Poll(PollMsg::PollDue));
     a.update(loaded(with_session(60, 50 * 60 + 10)));
     assert!(a
         .confirm
@@ -151,7 +152,7 @@ fn no_dashboard_key_ends_a_session_only_two_deliberate_answers_do() {
     assert_eq!(a.note.as_deref(), Some("nothing changed"));
     // Asked again: `!` then `y` cancels the job.
     a.clusters[0].insight.last_key = None;
-    a.update(Msg::PollDue);
+    a.update(Msg::Poll(PollMsg::PollDue));
     a.update(loaded(with_session(60, 58 * 60 + 5)));
     a.update(key('!'));
     let cmds = a.update(key('y'));
@@ -164,7 +165,7 @@ fn no_dashboard_key_ends_a_session_only_two_deliberate_answers_do() {
 #[test]
 fn jobs_that_are_not_sessions_and_sessions_far_from_the_end_are_left_alone() {
     let mut a = launched_237();
-    a.update(Msg::PollDue);
+    a.update(Msg::Poll(PollMsg::PollDue));
     let mut jobs = with_session(60, 60);
     let j = jobs
         .iter_mut()
@@ -180,7 +181,7 @@ fn jobs_that_are_not_sessions_and_sessions_far_from_the_end_are_left_alone() {
 #[test]
 fn the_question_waits_for_nothing_else_to_be_open() {
     let mut a = launched_237();
-    a.update(Msg::PollDue);
+    a.update(Msg::Poll(PollMsg::PollDue));
     a.help = true;
     a.update(loaded(with_session(60, 55 * 60)));
     assert!(a.confirm.is_none(), "help stays on top, untouched");
@@ -197,7 +198,7 @@ fn the_question_waits_for_nothing_else_to_be_open() {
 fn no_question_takes_the_key_of_a_user_who_is_typing() {
     let mut a = launched_237();
     a.clusters[0].insight.last_key = Some(a.now);
-    a.update(Msg::PollDue);
+    a.update(Msg::Poll(PollMsg::PollDue));
     let cmds = a.update(loaded(with_session(60, 55 * 60)));
     assert_eq!(notified(&cmds).len(), 1, "warned all the same");
     assert!(a.confirm.is_none());
@@ -206,7 +207,7 @@ fn no_question_takes_the_key_of_a_user_who_is_typing() {
 #[test]
 fn a_session_not_launched_from_here_is_not_asked_about() {
     let mut a = app();
-    a.update(Msg::PollDue);
+    a.update(Msg::Poll(PollMsg::PollDue));
     let cmds = a.update(loaded(with_session(60, 55 * 60)));
     assert!(notified(&cmds).is_empty());
     assert!(a.confirm.is_none());
@@ -215,7 +216,7 @@ fn a_session_not_launched_from_here_is_not_asked_about() {
 #[test]
 fn session_opens_the_form_prefilled_for_a_session() {
     let mut a = app();
-    a.update(Msg::PollDue);
+    a.update(Msg::Poll(PollMsg::PollDue));
     a.update(loaded(jobs()));
     let cmds = a.run_command("session notebook");
     assert_eq!(cmds, vec![Cmd::FetchLaunchFacts, Cmd::FetchReservations]);
@@ -237,7 +238,7 @@ fn session_opens_the_form_prefilled_for_a_session() {
 #[test]
 fn ssh_config_copies_a_block_for_the_selected_running_job() {
     let mut a = app();
-    a.update(Msg::PollDue);
+    a.update(Msg::Poll(PollMsg::PollDue));
     a.update(loaded(with_session(60, 60)));
     a.clusters[0].launch.jump = Some(session::Jump {
         host: "login.example".into(),
@@ -267,12 +268,12 @@ fn ssh_config_copies_a_block_for_the_selected_running_job() {
 #[test]
 fn a_session_that_starts_says_what_it_offers() {
     let mut a = app();
-    a.update(Msg::PollDue);
+    a.update(Msg::Poll(PollMsg::PollDue));
     let mut pending = with_session(60, 0);
     let j = pending.iter_mut().find(|j| j.id == id("237")).expect("237");
     j.state = crate::slurm::model::JobState::Pending;
     a.update(loaded(pending));
-    a.update(Msg::PollDue);
+    a.update(Msg::Poll(PollMsg::PollDue));
     let cmds = a.update(loaded(with_session(60, 5)));
     let said = notified(&cmds);
     assert_eq!(

@@ -1,5 +1,6 @@
 //! App::update driven through messages only: no terminal, no cluster.
 
+use crate::action::{JobMsg, PollMsg};
 use std::time::Duration;
 
 use chrono::NaiveDate;
@@ -55,9 +56,9 @@ fn fetches(cmds: &[Cmd]) -> Vec<JobId> {
 #[test]
 fn only_one_queue_poll_is_in_flight() {
     let mut a = app();
-    assert_eq!(a.update(Msg::PollDue), vec![Cmd::PollQueue]);
+    assert_eq!(a.update(Msg::Poll(PollMsg::PollDue)), vec![Cmd::PollQueue]);
     assert!(
-        a.update(Msg::PollDue).is_empty(),
+        a.update(Msg::Poll(PollMsg::PollDue)).is_empty(),
         "second poll while one runs"
     );
     assert!(a.update(key('r')).is_empty(), "refresh key while one runs");
@@ -72,23 +73,23 @@ fn only_one_queue_poll_is_in_flight() {
 #[test]
 fn a_failed_detail_is_read_again_once_the_cluster_answers() {
     let mut a = app();
-    a.update(Msg::PollDue);
+    a.update(Msg::Poll(PollMsg::PollDue));
     a.update(loaded(jobs()));
     let selected = a.queue.selected_id().cloned().expect("a job is selected");
-    a.update(Msg::Detail {
+    a.update(Msg::Job(JobMsg::Detail {
         id: selected.clone(),
         result: Box::new(Err("cannot connect: login needed".into())),
-    });
+    }));
     assert!(a.detail.error.is_some());
-    a.update(Msg::PollDue);
+    a.update(Msg::Poll(PollMsg::PollDue));
     let cmds = a.update(loaded(jobs()));
     assert_eq!(fetches(&cmds), vec![selected.clone()], "{cmds:?}");
     assert!(a.detail.loading);
-    a.update(Msg::Detail {
+    a.update(Msg::Job(JobMsg::Detail {
         id: selected.clone(),
         result: Box::new(Err("scontrol: error: something else".into())),
-    });
-    a.update(Msg::PollDue);
+    }));
+    a.update(Msg::Poll(PollMsg::PollDue));
     let cmds = a.update(loaded(jobs()));
     assert!(
         fetches(&cmds).is_empty(),
@@ -99,7 +100,7 @@ fn a_failed_detail_is_read_again_once_the_cluster_answers() {
 #[test]
 fn first_queue_selects_a_job_and_asks_for_its_detail() {
     let mut a = app();
-    a.update(Msg::PollDue);
+    a.update(Msg::Poll(PollMsg::PollDue));
     let cmds = a.update(loaded(jobs()));
     let selected = a.queue.selected_id().cloned().expect("a job is selected");
     assert_eq!(fetches(&cmds), vec![selected.clone()]);
@@ -127,7 +128,7 @@ fn a_failed_refresh_keeps_the_jobs_and_shows_the_error() {
     let mut a = app();
     a.update(loaded(jobs()));
     let before = a.queue.len();
-    a.update(Msg::PollDue);
+    a.update(Msg::Poll(PollMsg::PollDue));
     a.update(Msg::queue(
         Err("`squeue` on login1 failed (exit 1): slurm_load_jobs error".into()),
         now(),
@@ -153,10 +154,10 @@ fn detail_for_a_job_no_longer_selected_is_dropped() {
     a.update(loaded(jobs()));
     let detail = parse_scontrol_jobs(SCONTROL_RUNNING).expect("fixture")[0].clone();
     let other = id("999999");
-    let cmds = a.update(Msg::Detail {
+    let cmds = a.update(Msg::Job(JobMsg::Detail {
         id: other,
         result: Box::new(Ok((detail, DetailSource::Scontrol))),
-    });
+    }));
     assert!(cmds.is_empty());
     assert!(a.detail.detail.is_none());
 }
@@ -176,10 +177,10 @@ fn detail_of_the_selected_job_starts_tailing_its_resolved_log_paths() {
     }
     a.update(code(KeyCode::Enter));
     assert_eq!(a.queue.selected_id(), Some(&jid));
-    let cmds = a.update(Msg::Detail {
+    let cmds = a.update(Msg::Job(JobMsg::Detail {
         id: jid.clone(),
         result: Box::new(Ok((detail.clone(), DetailSource::Scontrol))),
-    });
+    }));
     let stdout = detail.stdout.clone().expect("StdOut in fixture");
     let Some(Cmd::Tail(targets)) = cmds.first() else {
         panic!("expected a tail command, got {cmds:?}");
@@ -190,10 +191,10 @@ fn detail_of_the_selected_job_starts_tailing_its_resolved_log_paths() {
     assert!(!targets[0].2.contains('%'), "patterns resolved");
 
     // The same detail again does not restart the tails.
-    let again = a.update(Msg::Detail {
+    let again = a.update(Msg::Job(JobMsg::Detail {
         id: jid,
         result: Box::new(Ok((detail, DetailSource::Scontrol))),
-    });
+    }));
     assert!(again.is_empty());
 }
 
@@ -212,10 +213,10 @@ fn log_lines_for_another_job_are_dropped() {
         },
         credit: Default::default(),
     };
-    a.update(Msg::Tail(ev(id("999999"))));
+    a.update(Msg::Job(JobMsg::Tail(ev(id("999999")))));
     assert_eq!(a.logs.stdout.buffer().len(), 0);
     let selected = a.queue.selected_id().cloned().expect("selected");
-    a.update(Msg::Tail(ev(selected)));
+    a.update(Msg::Job(JobMsg::Tail(ev(selected))));
     assert_eq!(a.logs.stdout.buffer().len(), 1);
 }
 
@@ -303,17 +304,17 @@ fn one_file_for_both_streams_is_tailed_once_and_shown_whichever_stream_is_asked(
     let mut detail = parse_scontrol_jobs(SCONTROL_RUNNING).expect("fixture")[0].clone();
     let sel = a.queue.selected_id().cloned().expect("selected");
     detail.id = Some(sel.clone());
-    let cmds = a.update(Msg::Detail {
+    let cmds = a.update(Msg::Job(JobMsg::Detail {
         id: sel.clone(),
         result: Box::new(Ok((detail, DetailSource::Scontrol))),
-    });
+    }));
     let Some(Cmd::Tail(targets)) = cmds.first() else {
         panic!("expected a tail command, got {cmds:?}");
     };
     let [(_, Stream::Stdout, path)] = targets.as_slice() else {
         panic!("one tail: {targets:?}")
     };
-    a.update(Msg::Tail(TailEvent {
+    a.update(Msg::Job(JobMsg::Tail(TailEvent {
         job: sel,
         stream: Stream::Stdout,
         path: path.clone(),
@@ -322,7 +323,7 @@ fn one_file_for_both_streams_is_tailed_once_and_shown_whichever_stream_is_asked(
             size: 13,
         },
         credit: Default::default(),
-    }));
+    })));
     a.update(code(KeyCode::Tab));
     a.update(code(KeyCode::Tab));
     a.update(key('e'));
@@ -339,10 +340,10 @@ fn a_job_that_starts_running_is_fetched_again() {
     detail.id = Some(sel.clone());
     let job = js.iter().find(|j| j.id == sel).expect("job").clone();
     detail.state = Some(job.state.clone());
-    a.update(Msg::Detail {
+    a.update(Msg::Job(JobMsg::Detail {
         id: sel.clone(),
         result: Box::new(Ok((detail, DetailSource::Scontrol))),
-    });
+    }));
     assert!(
         a.update(loaded(js.clone())).is_empty(),
         "unchanged state: nothing to do"

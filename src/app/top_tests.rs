@@ -2,6 +2,7 @@
 //! repeats while open are background reads the default RPC budget may hold, `r` is never
 //! held, closing stops the repeats, and the answers land on the pane.
 
+use crate::action::JobMsg;
 use crossterm::event::KeyCode;
 
 use super::super::budget::{Budget, Kind};
@@ -51,11 +52,11 @@ fn answer(a: &mut App, id: &JobId, secs: i64) -> Vec<(u16, Cmd)> {
     };
     a.handle(Msg::Cluster(
         0,
-        Box::new(Msg::Top {
+        Box::new(Msg::Job(JobMsg::Top {
             id: id.clone(),
             result: Box::new(Ok(sample)),
             at: at(secs),
-        }),
+        })),
     ))
 }
 
@@ -145,13 +146,13 @@ fn a_failed_read_keeps_the_last_sample_and_names_the_error() {
     answer(&mut a, &id, 2);
     a.handle(Msg::Cluster(
         0,
-        Box::new(Msg::Top {
+        Box::new(Msg::Job(JobMsg::Top {
             id: id.clone(),
             result: Box::new(Err(
                 "srun --overlap into job 1 exited 1: Invalid job id".into()
             )),
             at: at(8),
-        }),
+        })),
     ));
     assert!(a.top.sample.is_some(), "the last sample stays");
     assert!(a.top.error.as_deref().unwrap().contains("srun --overlap"));

@@ -70,6 +70,7 @@ pub(super) fn land(
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use crate::action::JobMsg;
     use std::time::Duration;
 
     use chrono::NaiveDate;
@@ -104,10 +105,10 @@ mod tests {
     }
 
     fn detail_msg(id: &JobId, d: JobDetail) -> Msg {
-        Msg::Detail {
+        Msg::Job(JobMsg::Detail {
             id: id.clone(),
             result: Box::new(Ok((d, DetailSource::Sacct))),
-        }
+        })
     }
 
     fn report(class: Class) -> TriageReport {
@@ -154,10 +155,10 @@ mod tests {
         );
         // The same detail again (a refetch) does not triage again.
         assert_eq!(triage_cmds(&a.update(detail_msg(&id, d))), 0);
-        a.update(Msg::Triaged {
+        a.update(Msg::Job(JobMsg::Triaged {
             id: id.clone(),
             result: Box::new(Ok(Some(report(Class::Program)))),
-        });
+        }));
         assert_eq!(
             a.detail.triage.as_ref().map(|t| &t.status),
             Some(&TriageStatus::Done(Box::new(report(Class::Program))))
@@ -171,10 +172,10 @@ mod tests {
         d.state = Some(JobState::Running);
         assert_eq!(triage_cmds(&a.update(detail_msg(&id, d))), 0);
         assert_eq!(a.detail.triage, None);
-        a.update(Msg::Triaged {
+        a.update(Msg::Job(JobMsg::Triaged {
             id: "999999".parse().unwrap(),
             result: Box::new(Ok(Some(report(Class::Infra)))),
-        });
+        }));
         assert_eq!(a.detail.triage, None);
     }
 
@@ -182,10 +183,10 @@ mod tests {
     fn a_failed_triage_is_shown_as_such() {
         let (mut a, id) = app_with_selection();
         a.update(detail_msg(&id, failed_detail(&id)));
-        a.update(Msg::Triaged {
+        a.update(Msg::Job(JobMsg::Triaged {
             id,
             result: Box::new(Err("connection dropped".into())),
-        });
+        }));
         assert_eq!(
             a.detail.triage.as_ref().map(|t| &t.status),
             Some(&TriageStatus::Failed("connection dropped".into()))

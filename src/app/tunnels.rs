@@ -122,7 +122,7 @@ impl Tunnels {
         })
     }
 
-    /// The forward's answer (`Msg::Forwarded`).
+    /// The forward's answer (`Msg::Job(JobMsg::Forwarded)`).
     pub fn on_forwarded(
         &mut self,
         id: JobId,
@@ -208,6 +208,7 @@ mod tests {
     use super::super::tests::{app, jobs, loaded};
     use super::super::App;
     use super::*;
+    use crate::action::JobMsg;
     use crate::slurm::model::JobState;
 
     fn running(a: &mut App) {
@@ -234,13 +235,13 @@ mod tests {
                 path: "/".into()
             }]
         );
-        a.update(crate::action::Msg::Forwarded {
+        a.update(crate::action::Msg::Job(JobMsg::Forwarded {
             id: id.clone(),
             node: "gpu01".into(),
             port: 8888,
             path: "/".into(),
             result: Ok(8889),
-        });
+        }));
         assert!(a
             .note
             .as_deref()

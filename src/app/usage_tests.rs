@@ -2,6 +2,7 @@
 //! (opening with nothing cached, `r`, a pending job's selection with an old read), never
 //! per refresh.
 
+use crate::action::InsightMsg;
 use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -71,11 +72,11 @@ fn usage_is_read_on_open_cached_and_read_again_on_r() {
     assert_eq!(a.view, Some(View::Usage));
     // One read at a time: `r` while reading asks nothing.
     assert!(a.update(key('r')).is_empty());
-    a.update(Msg::Usage {
+    a.update(Msg::Insight(InsightMsg::Usage {
         days: 7,
         result: Box::new(Ok(report(7))),
         at: now(),
-    });
+    }));
     assert!(!a.clusters[0].usage.loading);
     // Closing and opening again shows the cached read.
     a.update(Msg::Key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE)));
@@ -84,13 +85,13 @@ fn usage_is_read_on_open_cached_and_read_again_on_r() {
     // `r` in the overlay reads again; refreshes never do.
     assert_eq!(a.update(key('r')), vec![Cmd::FetchUsage { days: 7 }]);
     assert_eq!(reads(&a.update(refresh())), 0);
-    a.update(Msg::Usage {
+    a.update(Msg::Insight(InsightMsg::Usage {
         days: 7,
         result: Box::new(Err(
             "`sacct --starttime=now-7days` on login1 failed: x".into()
         )),
         at: now(),
-    });
+    }));
     // A failed read keeps the last report and says why.
     assert!(a.clusters[0].usage.report.is_some());
     assert!(a.clusters[0]
@@ -129,10 +130,10 @@ fn waits_are_read_when_a_pending_job_is_selected_at_most_every_ttl() {
     // One read at a time, and none for a running job.
     assert_eq!(reads(&select(&mut a, "12265")), 0);
     assert_eq!(reads(&select(&mut a, "12311")), 0);
-    a.update(Msg::Waits {
+    a.update(Msg::Insight(InsightMsg::Waits {
         result: Ok(parse_acct_jobs(WAITS).unwrap()),
         at: now(),
-    });
+    }));
     // Another pending job within the TTL, and refreshes: no read.
     assert_eq!(reads(&select(&mut a, "12313")), 0);
     assert_eq!(reads(&a.update(refresh())), 0);

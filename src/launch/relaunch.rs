@@ -1,6 +1,7 @@
 //! What `L` reads of a finished job to launch it again (a launch's staged spec, or what
 //! could be recovered of a job slurmdash did not launch) and of an array to rerun its
-//! unfinished tasks: the payloads of `Msg::Relaunch`, `Msg::Recovered` and `Msg::Rerun`;
+//! unfinished tasks: the payloads of `LaunchMsg::Relaunch`, `Recovered`
+//! and `Rerun`;
 //! and the spec made of what was recovered (`spec_from_job`).
 
 use super::spec::time_text;

@@ -86,6 +86,7 @@ impl Widget for EventsWidget<'_> {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    use crate::action::{JobMsg, LaunchMsg, PollMsg};
     use std::time::Duration;
 
     use chrono::{NaiveDate, NaiveDateTime};
@@ -122,13 +123,13 @@ mod tests {
     /// A queue refresh at minute `min`, with the sacct answer that came with it.
     fn refresh(a: &mut App, min: u32, jobs: Vec<Job>, sacct: Option<PollExtra>) {
         a.update(Msg::Tick(at(min)));
-        a.update(Msg::Queue(Box::new(Refresh {
+        a.update(Msg::Poll(PollMsg::Queue(Box::new(Refresh {
             result: Ok(jobs),
             extra: sacct,
             conn: None,
             at: at(min),
             took: Duration::from_millis(10),
-        })));
+        }))));
     }
 
     fn render(e: &Events, w: u16, h: u16) -> String {
@@ -214,7 +215,7 @@ mod tests {
         );
         // The retry check resubmitted 101.
         a.update(Msg::Tick(at(5)));
-        a.update(Msg::Retries(Ok((
+        a.update(Msg::Launch(LaunchMsg::Retries(Ok((
             vec![RetryEvent::Resubmitted {
                 local_id: "L1".into(),
                 failed: 101,
@@ -225,17 +226,17 @@ mod tests {
                 excluded: None,
             }],
             Vec::new(),
-        ))));
+        )))));
         // The user cancels 106 from slurmdash.
         a.update(Msg::Tick(at(6)));
         let op = JobOp::new(OpKind::Cancel, ["106".parse().unwrap()]);
-        a.update(Msg::OpDone {
+        a.update(Msg::Job(JobMsg::OpDone {
             op: op.clone(),
             result: Ok(OpReport {
                 op,
                 outcomes: vec![("106".parse().unwrap(), CancelOutcome::Cancelled)],
             }),
-        });
+        }));
         let e = &a.clusters[0].events;
         let kinds: Vec<EventKind> = e.log.iter().map(|e| e.kind).collect();
         assert_eq!(

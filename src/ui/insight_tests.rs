@@ -3,6 +3,7 @@
 //! The detail pane is drawn from one capture ([`CAPTURE`]): the job, its rank listing,
 //! sprio, sshare and the partitions as slurmctld gave them at one moment.
 
+use crate::action::{InsightMsg, PollMsg};
 use std::time::Duration;
 
 use chrono::NaiveDateTime;
@@ -271,10 +272,10 @@ fn partitions_view_with_a_pending_job_selected() {
                   short,polar\x1fPENDING\x1fN/A\x1f1\x1e\n\
                   polar\x1fRUNNING\x1fgres:gpu:1\x1f1\x1e\n";
     let rows = partview::parse(&fixture("sinfo"), &fixture("scontrol_partition"), demand).unwrap();
-    a.update(Msg::Partitions {
+    a.update(Msg::Insight(InsightMsg::Partitions {
         result: Ok(rows),
         at: now(),
-    });
+    }));
     a.run_command("partitions");
     assert_eq!(a.view, Some(View::Partitions));
     let i = a
@@ -324,7 +325,7 @@ fn stats_view_rates_bytes_and_round_trip() {
     let mut a = app();
     let t0 = now();
     for (i, execs) in [(0i64, 10u64), (60, 22), (120, 34)] {
-        a.update(Msg::RemoteStats {
+        a.update(Msg::Poll(PollMsg::RemoteStats {
             stats: RemoteStats {
                 execs,
                 bytes_in: execs * 2048,
@@ -338,7 +339,7 @@ fn stats_view_rates_bytes_and_round_trip() {
                 by_command: by_command(),
             },
             at: t0 + chrono::Duration::seconds(i),
-        });
+        }));
     }
     a.run_command("stats");
     let mut buf = Buffer::empty(Rect::new(0, 0, 90, 26));
@@ -413,14 +414,14 @@ fn app_on_a_budget_at(end: Option<i64>) -> App {
             Duration::from_millis(10),
         )))
     };
-    a.handle(hub(Msg::PollDue));
+    a.handle(hub(Msg::Poll(PollMsg::PollDue)));
     answer(&mut a, 0);
     a.handle(Msg::Tick(at(1)));
     a.handle(Msg::Tick(at(30)));
-    a.handle(hub(Msg::PollDue));
+    a.handle(hub(Msg::Poll(PollMsg::PollDue)));
     answer(&mut a, 30);
     a.handle(Msg::Tick(at(40)));
-    a.handle(hub(Msg::PollDue));
+    a.handle(hub(Msg::Poll(PollMsg::PollDue)));
     let Some(end) = end else {
         return a;
     };
@@ -453,13 +454,13 @@ fn stats_show_the_budget_what_it_buys_and_what_waits() {
     // The site limits too, more loosely than the budget (Slurm's defaults).
     a.handle(Msg::Cluster(
         0,
-        Box::new(Msg::SiteLimit(Ok(Some(
+        Box::new(Msg::Poll(PollMsg::SiteLimit(Ok(Some(
             crate::slurm::ratelimit::RateLimit {
                 bucket: 30,
                 refill_rate: 2,
                 refill_period_secs: 1,
             },
-        )))),
+        ))))),
     ));
     a.handle(Msg::Key(crossterm::event::KeyEvent::new(
         crossterm::event::KeyCode::Char(':'),
@@ -513,7 +514,7 @@ fn stats_rates_in_the_first_minute_are_not_extrapolated() {
     let mut a = app();
     let t0 = now();
     for (i, execs) in [(0i64, 0u64), (10, 1)] {
-        a.update(Msg::RemoteStats {
+        a.update(Msg::Poll(PollMsg::RemoteStats {
             stats: RemoteStats {
                 execs,
                 bytes_in: 0,
@@ -527,7 +528,7 @@ fn stats_rates_in_the_first_minute_are_not_extrapolated() {
                 ..Default::default()
             },
             at: t0 + chrono::Duration::seconds(i),
-        });
+        }));
     }
     let r = super::stats::rates(&a, 300).expect("rates");
     assert_eq!((r.ctld, r.execs), (2.0, 1.0));
@@ -560,8 +561,8 @@ fn stats_say_what_state_checks_buy_on_a_cluster_that_answers_them() {
     let mut a = app_on_a_budget();
     a.handle(Msg::Cluster(
         0,
-        Box::new(Msg::SlurmVersion(crate::slurm::statecheck::Version(
-            24, 11, 5,
+        Box::new(Msg::Poll(PollMsg::SlurmVersion(
+            crate::slurm::statecheck::Version(24, 11, 5),
         ))),
     ));
     a.view = Some(crate::app::insight::View::Stats);
@@ -581,8 +582,8 @@ fn stats_say_what_state_checks_buy_on_a_cluster_that_answers_them() {
     let mut a = app_on_a_budget();
     a.handle(Msg::Cluster(
         0,
-        Box::new(Msg::SlurmVersion(crate::slurm::statecheck::Version(
-            22, 5, 8,
+        Box::new(Msg::Poll(PollMsg::SlurmVersion(
+            crate::slurm::statecheck::Version(22, 5, 8),
         ))),
     ));
     let mut buf = Buffer::empty(Rect::new(0, 0, 130, 24));

@@ -3,6 +3,7 @@
 //! request wins; each frees its own slot), answers each refresh with one message, and
 //! samples the transport for the status bar and :stats.
 
+use crate::action::{InsightMsg, JobMsg, LaunchMsg, PollMsg};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -136,7 +137,7 @@ pub struct Hub {
     /// The connection state last reported to App (by a refresh or by `tick`).
     reported: Arc<Mutex<Option<ConnState>>>,
     ticks: u64,
-    /// Sends `Msg::PollDue` at the refresh interval, once started.
+    /// Sends `Msg::Poll(PollMsg::PollDue)` at the refresh interval, once started.
     timer: Option<JoinHandle<()>>,
     /// The timer has asked at least once (a new interval set before then keeps the first
     /// refresh at once: the first clock tick may set one before the timer task ran).
@@ -367,17 +368,17 @@ impl Hub {
         self.ticks += 1;
         if self.ticks % STATS_EVERY_TICKS == 1 {
             let stats = self.remote.stats();
-            let _ = self.tx.send(Msg::RemoteStats { stats, at });
+            let _ = self.tx.send(Msg::Poll(PollMsg::RemoteStats { stats, at }));
         }
         let state = self.remote.state();
         let mut reported = self.reported.lock().unwrap_or_else(PoisonError::into_inner);
         if reported.as_ref() != Some(&state) {
             *reported = Some(state.clone());
-            let _ = self.tx.send(Msg::Conn { state, host: None });
+            let _ = self.tx.send(Msg::Poll(PollMsg::Conn { state, host: None }));
         }
     }
 
-    /// Asks for a refresh now and then every `every` (`Msg::PollDue`); the adaptive
+    /// Asks for a refresh now and then every `every` (`Msg::Poll(PollMsg::PollDue)`); the adaptive
     /// interval moves it with `Cmd::SetPollInterval`.
     pub fn start_refresh_timer(&mut self, every: Duration) {
         self.start_timer(tokio::time::Instant::now(), every);
@@ -394,7 +395,7 @@ impl Hub {
             iv.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
             loop {
                 iv.tick().await;
-                if tx.send(Msg::PollDue).is_err() {
+                if tx.send(Msg::Poll(PollMsg::PollDue)).is_err() {
                     return;
                 }
                 asked.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -510,28 +511,28 @@ async fn poll(
         Ok((jobs, extra)) => (Ok(jobs), Some(extra)),
         Err(e) => (Err(e), None),
     };
-    Msg::Queue(Box::new(Refresh {
+    Msg::Poll(PollMsg::Queue(Box::new(Refresh {
         result,
         extra,
         conn: Some((state, t.remote.host())),
         at: now(),
         took: started.elapsed(),
-    }))
+    })))
 }
 
 async fn detail(t: Task, id: JobId, asked: Arc<io::keep::Asked>) {
     // A finished job's detail comes from one sacct read that also gives its use figures.
     let (result, used) = io::history::detail(t.r(), &id, t.s.timeout).await;
     let to_keep = io::keep::to_keep(&result, t.s.keep_scripts);
-    t.send(Msg::Detail {
+    t.send(Msg::Job(JobMsg::Detail {
         id: id.clone(),
         result: Box::new(result),
-    });
+    }));
     if let Some(u) = used {
-        t.send(Msg::JobUse {
+        t.send(Msg::Job(JobMsg::JobUse {
             id,
             result: Box::new(u),
-        });
+        }));
     }
     // While slurmctld has it: the script of a job slurmdash did not launch, for a relaunch
     // after it ended (on its own task: the next selection's read does not wait for it).
@@ -545,47 +546,49 @@ async fn detail(t: Task, id: JobId, asked: Arc<io::keep::Asked>) {
 }
 
 async fn finals(t: Task, ids: Vec<JobId>) -> Msg {
-    Msg::FinalStates(io::poll::finals(t.r(), &ids, t.s.timeout).await)
+    Msg::Poll(PollMsg::FinalStates(
+        io::poll::finals(t.r(), &ids, t.s.timeout).await,
+    ))
 }
 
 async fn pending(t: Task, ask: Box<crate::slurm::pending::Ask>) -> Msg {
     let result = io::pending::fetch_batch(t.r(), &ask, t.s.timeout).await;
-    Msg::Pending {
+    Msg::Insight(InsightMsg::Pending {
         ask,
         result: Box::new(result),
         at: now(),
-    }
+    })
 }
 
 async fn live(t: Task, target: Box<LiveTarget>) -> Msg {
     let result = io::live::sample(t.r(), &target, t.s.timeout).await;
-    Msg::Live {
+    Msg::Job(JobMsg::Live {
         id: target.id.clone(),
         result: Box::new(result),
         at: now(),
-    }
+    })
 }
 
 async fn top(t: Task, target: Box<crate::slurm::top::TopTarget>) -> Msg {
     let result = io::top::sample(t.r(), &target, t.s.timeout).await;
-    Msg::Top {
+    Msg::Job(JobMsg::Top {
         id: target.id.clone(),
         result: Box::new(result),
         at: now(),
-    }
+    })
 }
 
 async fn partitions(t: Task) -> Msg {
     let result = io::partitions::fetch(t.r(), t.s.timeout).await;
-    Msg::Partitions { result, at: now() }
+    Msg::Insight(InsightMsg::Partitions { result, at: now() })
 }
 
 async fn reservations(t: Task) -> Msg {
     let result = io::reservation::read(t.r(), t.s.timeout).await;
-    Msg::Reservations {
+    Msg::Insight(InsightMsg::Reservations {
         result: Box::new(result),
         at: now(),
-    }
+    })
 }
 
 async fn check_sooner(
@@ -596,31 +599,31 @@ async fn check_sooner(
     let result = io::why::check(t.r(), &mut alternatives, t.s.timeout)
         .await
         .map(|()| alternatives);
-    Msg::SoonerChecked {
+    Msg::Job(JobMsg::SoonerChecked {
         id,
         result,
         at: now(),
-    }
+    })
 }
 
 async fn apply_sooner(t: Task, id: JobId, change: crate::slurm::why::Change) -> Msg {
     let result = io::why::apply(t.r(), &id, &change, t.s.timeout).await;
-    Msg::SoonerApplied {
+    Msg::Job(JobMsg::SoonerApplied {
         id,
         words: change.words(),
         result,
-    }
+    })
 }
 
 async fn site_limit(t: Task) -> Msg {
     let site = io::site_limit::read(t.r(), t.s.timeout).await;
     if let Some(v) = site.version {
-        t.send(Msg::SlurmVersion(v));
+        t.send(Msg::Poll(PollMsg::SlurmVersion(v)));
     }
     if let Some(d) = site.priority_calc {
-        t.send(Msg::PriorityCalcPeriod(d));
+        t.send(Msg::Poll(PollMsg::PriorityCalcPeriod(d)));
     }
-    Msg::SiteLimit(site.limit)
+    Msg::Poll(PollMsg::SiteLimit(site.limit))
 }
 
 async fn state_check(t: Task, ids: Vec<u64>) -> Msg {
@@ -628,21 +631,21 @@ async fn state_check(t: Task, ids: Vec<u64>) -> Msg {
     if let Err(e) = &result {
         tracing::warn!(cluster = %t.s.cluster, error = %e, "state check failed");
     }
-    Msg::StateCheck { result, at: now() }
+    Msg::Poll(PollMsg::StateCheck { result, at: now() })
 }
 
 async fn usage(t: Task, days: u32) -> Msg {
     let result = io::usage::read(t.r(), days, t.s.timeout).await;
-    Msg::Usage {
+    Msg::Insight(InsightMsg::Usage {
         days,
         result: Box::new(result),
         at: now(),
-    }
+    })
 }
 
 async fn waits(t: Task) -> Msg {
     let result = io::usage::waits(t.r(), t.s.timeout).await;
-    Msg::Waits { result, at: now() }
+    Msg::Insight(InsightMsg::Waits { result, at: now() })
 }
 
 async fn job_op(t: Task, op: JobOp) -> Msg {
@@ -650,16 +653,18 @@ async fn job_op(t: Task, op: JobOp) -> Msg {
     if let Err(e) = &result {
         tracing::error!(cluster = %t.s.cluster, error = %e, "job action failed");
     }
-    Msg::OpDone { op, result }
+    Msg::Job(JobMsg::OpDone { op, result })
 }
 
 async fn edit_job(t: Task, id: JobId, edit: JobEdit) -> Msg {
     let result = io::ops::edit(t.r(), &id, &edit, t.s.timeout).await;
-    Msg::Edited { id, edit, result }
+    Msg::Job(JobMsg::Edited { id, edit, result })
 }
 
 async fn limits(t: Task) -> Msg {
-    Msg::Limits(io::ops::partitions(t.r(), t.s.timeout).await)
+    Msg::Insight(InsightMsg::Limits(
+        io::ops::partitions(t.r(), t.s.timeout).await,
+    ))
 }
 
 async fn check_retries(t: Task) -> Msg {
@@ -675,7 +680,7 @@ async fn check_retries(t: Task) -> Msg {
         secret: &secret,
         allow_submit: !s.read_only,
     };
-    Msg::Retries(io::retry::check(&check).await)
+    Msg::Launch(LaunchMsg::Retries(io::retry::check(&check).await))
 }
 
 async fn triage(
@@ -693,10 +698,10 @@ async fn triage(
         &t.s.patterns,
     )
     .await;
-    Msg::Triaged {
+    Msg::Job(JobMsg::Triaged {
         id,
         result: Box::new(result),
-    }
+    })
 }
 
 async fn forward(t: Task, id: JobId, node: String, port: u16, path: String) -> Msg {
@@ -710,13 +715,13 @@ async fn forward(t: Task, id: JobId, node: String, port: u16, path: String) -> M
             .map(|()| local)
             .map_err(|e| e.to_string()),
     };
-    Msg::Forwarded {
+    Msg::Job(JobMsg::Forwarded {
         id,
         node,
         port,
         path,
         result,
-    }
+    })
 }
 
 async fn unforward(t: Task, tunnel: Tunnel) {
@@ -732,16 +737,16 @@ async fn unforward(t: Task, tunnel: Tunnel) {
 async fn history(t: Task, req: Request) {
     let generation = req.generation;
     let send = |p| {
-        let _ = t.tx.send(Msg::History {
+        let _ = t.tx.send(Msg::Job(JobMsg::History {
             generation,
             result: Box::new(Ok(p)),
-        });
+        }));
     };
     if let Err(e) = io::history::run(t.r(), &req, t.s.timeout, &send).await {
-        t.send(Msg::History {
+        t.send(Msg::Job(JobMsg::History {
             generation,
             result: Box::new(Err(e)),
-        });
+        }));
     }
 }
 
@@ -789,7 +794,7 @@ async fn adopt(t: Task, id: JobId, results_root: String, job_dir_mode: u32) -> M
     if result.is_ok() {
         crate::worker::launch::send_launches(&s.registry, &s.cluster, &t.tx);
     }
-    Msg::Adopted { id, result }
+    Msg::Launch(LaunchMsg::Adopted { id, result })
 }
 
 async fn relaunch(t: Task, id: JobId, job_dir: String) -> Msg {
@@ -802,16 +807,16 @@ async fn relaunch(t: Task, id: JobId, job_dir: String) -> Msg {
             Err(e) => Some(Err(e)),
         };
         if let Some(result) = adopted {
-            return Msg::Recovered {
+            return Msg::Launch(LaunchMsg::Recovered {
                 id,
                 result: Box::new(result),
-            };
+            });
         }
     }
-    Msg::Relaunch {
+    Msg::Launch(LaunchMsg::Relaunch {
         id,
         result: Box::new(result),
-    }
+    })
 }
 
 /// `:grep` / `:errors`: the jobs' log paths, then one grep over them.
@@ -834,18 +839,18 @@ async fn rerun(t: Task, id: JobId, job_dir: Option<String>) -> Msg {
         }
     };
     let (array, source) = tokio::join!(array, source);
-    Msg::Rerun {
+    Msg::Launch(LaunchMsg::Rerun {
         id,
         result: Box::new(RerunRead { array, source }),
-    }
+    })
 }
 
 async fn recover(t: Task, id: JobId) -> Msg {
     let result = recovered(&t, &id).await;
-    Msg::Recovered {
+    Msg::Launch(LaunchMsg::Recovered {
         id,
         result: Box::new(result),
-    }
+    })
 }
 
 async fn recovered(t: &Task, id: &JobId) -> Result<crate::launch::relaunch::Recovered, String> {
@@ -904,7 +909,7 @@ mod tests {
         hub.run(Cmd::SetPollInterval(Duration::from_secs(40)));
         let first = tokio::time::timeout(Duration::from_secs(1), rx.recv()).await;
         assert!(
-            matches!(first, Ok(Some(Msg::Cluster(0, ref m))) if matches!(**m, Msg::PollDue)),
+            matches!(first, Ok(Some(Msg::Cluster(0, ref m))) if matches!(**m, Msg::Poll(PollMsg::PollDue))),
             "{first:?}"
         );
         // Asked once: a new interval now moves the next refresh one interval away.

@@ -2,6 +2,7 @@
 //! re-attaching to registry jobs through sacct (`io::fetch::registry_jobs`). Each command
 //! runs as one background task and answers with one message.
 
+use crate::action::LaunchMsg;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -25,8 +26,12 @@ pub fn spawn(
     tokio::spawn(async move {
         let r = remote.as_ref();
         let msg = match cmd {
-            Cmd::FetchLaunchFacts => Msg::LaunchFacts(crate::io::facts::fetch(r, timeout).await),
-            Cmd::TestOnly(p) => Msg::TestOnly(crate::io::submit::test_only(r, &p, timeout).await),
+            Cmd::FetchLaunchFacts => Msg::Launch(LaunchMsg::LaunchFacts(
+                crate::io::facts::fetch(r, timeout).await,
+            )),
+            Cmd::TestOnly(p) => Msg::Launch(LaunchMsg::TestOnly(
+                crate::io::submit::test_only(r, &p, timeout).await,
+            )),
             Cmd::Submit { cluster, prepared } => {
                 let target = crate::io::submit::Target {
                     remote: r,
@@ -46,18 +51,20 @@ pub fn spawn(
                 if result.is_ok() {
                     send_launches(&registry, &cluster, &tx);
                 }
-                Msg::Submitted(Box::new(result))
+                Msg::Launch(LaunchMsg::Submitted(Box::new(result)))
             }
-            Cmd::LoadRegistryJobs(cluster) => Msg::RegistryJobs(match registry.load() {
-                Ok(entries) => {
-                    // This laptop's record first: what was launched is known before sacct
-                    // answers.
-                    let mine = entries.iter().filter(|e| e.cluster == cluster);
-                    let _ = tx.send(Msg::Launches(mine.cloned().collect()));
-                    registry_jobs(r, &cluster, &entries, timeout).await
-                }
-                Err(e) => Err(e.to_string()),
-            }),
+            Cmd::LoadRegistryJobs(cluster) => {
+                Msg::Launch(LaunchMsg::RegistryJobs(match registry.load() {
+                    Ok(entries) => {
+                        // This laptop's record first: what was launched is known before sacct
+                        // answers.
+                        let mine = entries.iter().filter(|e| e.cluster == cluster);
+                        let _ = tx.send(Msg::Launch(LaunchMsg::Launches(mine.cloned().collect())));
+                        registry_jobs(r, &cluster, &entries, timeout).await
+                    }
+                    Err(e) => Err(e.to_string()),
+                }))
+            }
             _ => return,
         };
         let _ = tx.send(msg);
@@ -72,7 +79,7 @@ pub fn send_launches(registry: &Registry, cluster: &str, tx: &UnboundedSender<Ms
             .into_iter()
             .filter(|e| e.cluster == cluster)
             .collect();
-        let _ = tx.send(Msg::Launches(mine));
+        let _ = tx.send(Msg::Launch(LaunchMsg::Launches(mine)));
     }
 }
 

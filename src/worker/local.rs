@@ -4,6 +4,7 @@
 //! terminal: the clipboard's escape sequence, ctrl-z and a job's shell stay with the loop,
 //! which owns the screen.
 
+use crate::action::LaunchMsg;
 use std::sync::Arc;
 
 use tokio::sync::mpsc::UnboundedSender;
@@ -61,7 +62,7 @@ impl Local {
                             "no config directory (neither XDG_CONFIG_HOME nor HOME is set)".into(),
                         )),
                     };
-                    let _ = tx.send(Msg::TemplateSaved { name, spec, result });
+                    let _ = tx.send(Msg::Launch(LaunchMsg::TemplateSaved { name, spec, result }));
                 });
                 None
             }
@@ -69,7 +70,7 @@ impl Local {
                 let tx = self.tx.clone();
                 tokio::task::spawn_blocking(move || {
                     let result = read_script(&path);
-                    let _ = tx.send(Msg::ScriptRead { path, result });
+                    let _ = tx.send(Msg::Launch(LaunchMsg::ScriptRead { path, result }));
                 });
                 None
             }

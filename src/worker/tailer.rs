@@ -13,6 +13,7 @@
 //! offset, or, further behind than [`MAX_CHUNK`], skips to the file's tail and says how many
 //! bytes it left out ([`TailKind::Skipped`]).
 
+use crate::action::JobMsg;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -43,7 +44,7 @@ const STREAM_STEADY: Duration = Duration::from_secs(5);
 
 impl From<TailEvent> for crate::action::Msg {
     fn from(ev: TailEvent) -> Self {
-        crate::action::Msg::Tail(ev)
+        crate::action::Msg::Job(JobMsg::Tail(ev))
     }
 }
 

@@ -2,6 +2,7 @@
 //! and hand each returned command to the real workers over real SSH.
 #![allow(dead_code)]
 
+use slurmdash::action::PollMsg;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -115,7 +116,7 @@ impl Driver {
     pub async fn next(&mut self) {
         tokio::select! {
             Some(m) = self.rx.recv() => self.pending.push(m),
-            _ = tokio::time::sleep(Duration::from_secs(2)) => self.pending.push(Msg::PollDue),
+            _ = tokio::time::sleep(Duration::from_secs(2)) => self.pending.push(Msg::Poll(PollMsg::PollDue)),
         }
         self.app.now = Local::now().naive_local();
     }
@@ -128,7 +129,7 @@ impl Driver {
             results_root: Some(results_root),
             ..LaunchContext::default()
         };
-        self.pending.push(Msg::PollDue);
+        self.pending.push(Msg::Poll(PollMsg::PollDue));
         self.pending.push(Msg::Key(KeyEvent::new(
             KeyCode::Char('n'),
             KeyModifiers::NONE,
