@@ -129,10 +129,11 @@ async fn main() {
     app.size = (160, 48);
     let cmds = app.run_command("history 30");
     let (first, all, pages, jobs) = read(&mut app, remote.as_ref(), cmds, start).await;
-    let rows = app.queue.total();
+    let rows = app.queue.shown().total();
     let screen = frame(&app);
     let effbench = app
         .queue
+        .shown()
         .jobs()
         .iter()
         .filter(|j| j.name == "effbench")

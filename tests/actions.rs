@@ -123,9 +123,9 @@ async fn fifty_marked_jobs_are_cancelled_by_one_scancel() {
     press(&mut a, KeyCode::Char('/'), KeyModifiers::NONE);
     typed(&mut a, &name);
     press(&mut a, KeyCode::Enter, KeyModifiers::NONE);
-    assert_eq!(a.queue.len(), 50, "the filter shows the 50 jobs");
+    assert_eq!(a.queue.shown().len(), 50, "the filter shows the 50 jobs");
     press(&mut a, KeyCode::Char('a'), KeyModifiers::CONTROL);
-    assert_eq!(a.queue.mark_count(), 50);
+    assert_eq!(a.queue.shown().mark_count(), 50);
     press(&mut a, KeyCode::Char('d'), KeyModifiers::NONE);
     let cmds = press(&mut a, KeyCode::Char('y'), KeyModifiers::NONE);
     let op = match cmds.as_slice() {
@@ -149,7 +149,11 @@ async fn fifty_marked_jobs_are_cancelled_by_one_scancel() {
     }));
     let note = a.note.clone().unwrap_or_default();
     assert!(note.starts_with("cancelled "), "{note}");
-    assert_eq!(a.queue.mark_count(), 0, "cancelled jobs are unmarked");
+    assert_eq!(
+        a.queue.shown().mark_count(),
+        0,
+        "cancelled jobs are unmarked"
+    );
     for id in ids {
         wait_sacct(&r, id, "CANCELLED").await;
     }
@@ -396,10 +400,11 @@ async fn on_a_folded_array_p_cancels_only_the_pending_tasks() {
     press(&mut a, KeyCode::Enter, KeyModifiers::NONE);
     let i = a
         .queue
+        .shown()
         .rows()
         .position(|row| row.is_collapsed())
         .expect("a folded row for the pending tasks");
-    a.queue.select_index(i);
+    a.queue.shown_mut().select_index(i);
     press(&mut a, KeyCode::Char('d'), KeyModifiers::NONE);
     let cmds = press(&mut a, KeyCode::Char('p'), KeyModifiers::NONE);
     let [Cmd::Op(op)] = cmds.as_slice() else {

@@ -50,6 +50,7 @@ async fn a_job_submitted_from_the_form_runs_and_its_output_shows_in_the_log_pane
     assert_eq!(
         d.app
             .queue
+            .shown()
             .selected_id()
             .map(|i| i.as_str().to_string())
             .as_ref(),

@@ -231,8 +231,8 @@ async fn a_job_burning_two_cores_and_holding_300_mb_shows_what_it_measures_itsel
             },
         );
         let app = &mut d.app;
-        if app.queue.selected_id() != Some(&jid) {
-            app.queue.select_id(&jid);
+        if app.queue.shown().selected_id() != Some(&jid) {
+            app.queue.shown_mut().select_id(&jid);
         }
         let done = app.live.job(&jid).is_some_and(|j| {
             let busy = j.points.iter().filter(|p| p.cores_busy.is_some()).count();

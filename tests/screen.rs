@@ -217,7 +217,10 @@ fn ch(a: &mut App, c: char) {
 }
 
 fn select(a: &mut App, id: &str) {
-    assert!(a.queue.select_id(&id.parse().expect("id")), "{id} shown");
+    assert!(
+        a.queue.shown_mut().select_id(&id.parse().expect("id")),
+        "{id} shown"
+    );
 }
 
 #[test]

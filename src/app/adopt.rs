@@ -83,7 +83,10 @@ mod tests {
         a.update(Msg::Poll(PollMsg::PollDue));
         a.update(loaded(jobs()));
         a.clusters[0].launch.results_root = Some("/lustre/r".into());
-        assert!(a.queue.select_id(&id("242")), "242 in the queue");
+        assert!(
+            a.queue.shown_mut().select_id(&id("242")),
+            "242 in the queue"
+        );
         a.selection_changed();
         assert!(a.update(key('A')).is_empty(), "nothing before the answer");
         let c = a.confirm.clone().expect("a question");

@@ -257,7 +257,7 @@ impl Sim {
     }
 
     fn selected_state(&self) -> Option<crate::slurm::model::Status> {
-        self.app.queue.selected_job().map(|j| j.status())
+        self.app.queue.shown().selected_job().map(|j| j.status())
     }
 }
 
@@ -265,17 +265,17 @@ impl Sim {
     /// Moves the selection to the next row (down, wrapping to the top) in `status`, other
     /// than the one selected; returns its id.
     fn select_next(&mut self, status: crate::slurm::model::Status) -> JobId {
-        let from = self.app.queue.selected_id().cloned();
+        let from = self.app.queue.shown().selected_id().cloned();
         for _ in 0..200 {
-            let before = self.app.queue.selected_id().cloned();
+            let before = self.app.queue.shown().selected_id().cloned();
             self.send(key('j'));
-            if self.app.queue.selected_id() == before.as_ref() {
+            if self.app.queue.shown().selected_id() == before.as_ref() {
                 self.send(key('g')); // the last row: back to the top
             }
             if self.selected_state() == Some(status)
-                && self.app.queue.selected_id() != from.as_ref()
+                && self.app.queue.shown().selected_id() != from.as_ref()
             {
-                return self.app.queue.selected_id().cloned().unwrap();
+                return self.app.queue.shown().selected_id().cloned().unwrap();
             }
         }
         panic!("no other {status:?} row");
@@ -317,7 +317,7 @@ fn the_answers_come_at_once_and_the_dashboard_stays_gentle() {
     s.run_until(5, |_| {});
     // The first five minutes: the first row (a running job) selected as the dashboard
     // opens, its live use read at once; the user moves to a pending job and back.
-    let r = s.app.queue.selected_id().cloned().unwrap();
+    let r = s.app.queue.shown().selected_id().cloned().unwrap();
     assert_eq!(s.selected_state(), Some(Status::Running));
     assert!(
         s.samples.iter().any(|(t, id)| *t <= 2 && *id == r),
@@ -325,7 +325,7 @@ fn the_answers_come_at_once_and_the_dashboard_stays_gentle() {
         s.samples
     );
     s.send(key('j'));
-    let p = s.app.queue.selected_id().cloned().unwrap();
+    let p = s.app.queue.shown().selected_id().cloned().unwrap();
     assert_eq!(s.selected_state(), Some(Status::Pending));
     s.second();
     assert_eq!(
@@ -336,7 +336,7 @@ fn the_answers_come_at_once_and_the_dashboard_stays_gentle() {
     assert!(s.details.iter().any(|(t, id)| *t == 6 && *id == p));
     s.run_until(30, |_| {});
     s.send(key('k'));
-    assert_eq!(s.app.queue.selected_id(), Some(&r));
+    assert_eq!(s.app.queue.shown().selected_id(), Some(&r));
     assert!(s.app.detail.detail.is_some(), "its detail, kept");
     s.run_until(300, |_| {});
     let first = s.sent_between(0, 300);
@@ -359,7 +359,7 @@ fn the_answers_come_at_once_and_the_dashboard_stays_gentle() {
         // A second after the key (the sim answers every read a second after it went out):
         // every answer is on screen, kept or read just now.
         if let (2, Some((id, status))) = (s.t % 20, walked_to.clone()) {
-            assert_eq!(s.app.queue.selected_id(), Some(&id));
+            assert_eq!(s.app.queue.shown().selected_id(), Some(&id));
             assert!(s.app.detail.detail.is_some(), "the detail of {id} at {}", s.t);
             match status {
                 Status::Pending => {
@@ -526,7 +526,7 @@ fn a_throttled_answer_says_so_and_pauses_every_planned_read() {
 fn a_background_sample_waits_and_is_dropped_when_the_user_moves_on() {
     let mut s = Sim::new(4);
     s.run_until(3, |_| {});
-    let first = s.app.queue.selected_id().cloned().unwrap();
+    let first = s.app.queue.shown().selected_id().cloned().unwrap();
     assert_eq!(
         s.selected_state(),
         Some(crate::slurm::model::Status::Running)
@@ -694,7 +694,13 @@ fn state_checks_between_full_reads_see_an_end_within_a_check_and_a_new_job_withi
         "a full read {} s after the new job",
         seen - t1
     );
-    assert!(s.app.queue.jobs().iter().any(|j| j.id.as_str() == "99999"));
+    assert!(s
+        .app
+        .queue
+        .shown()
+        .jobs()
+        .iter()
+        .any(|j| j.id.as_str() == "99999"));
 
     s.run_until(25 * 60, |_| {});
     // Past the pending job's read (the user's, at the start), any five minutes stay
@@ -758,12 +764,12 @@ fn a_sample_replaced_before_it_went_is_asked_again_when_its_job_is_selected_agai
     let second = s.select_next(Status::Running);
     assert_ne!(first, second);
     for _ in 0..200 {
-        if s.app.queue.selected_id() == Some(&first) {
+        if s.app.queue.shown().selected_id() == Some(&first) {
             break;
         }
         s.send(key('k'));
     }
-    assert_eq!(s.app.queue.selected_id(), Some(&first));
+    assert_eq!(s.app.queue.shown().selected_id(), Some(&first));
     s.second();
     assert!(
         s.samples.iter().any(|(t, id)| *t == s.t && *id == first),

@@ -133,6 +133,7 @@ impl App {
             return e.id.cluster();
         }
         self.queue
+            .shown()
             .selected_job()
             .map(|j| j.id.cluster())
             .unwrap_or(self.focus_cluster)
@@ -146,18 +147,20 @@ impl App {
         self.focus_cluster = ix;
         if self
             .queue
+            .shown()
             .selected_job()
             .is_some_and(|j| j.id.cluster() != ix)
         {
             // Select the cluster's first row, so what follows (detail, keys) is about it.
             if let Some(id) = self
                 .queue
+                .shown()
                 .jobs()
                 .iter()
                 .find(|j| j.id.cluster() == ix)
                 .map(|j| j.id.clone())
             {
-                self.queue.select_id(&id);
+                self.queue.shown_mut().select_id(&id);
             }
         }
         true
@@ -311,7 +314,7 @@ impl App {
             Cmd::FetchDetail(id) => self.detail.id.as_ref() == Some(id),
             Cmd::FetchPending(ask) => c.insight.pending.job_covered(ask),
             Cmd::SampleLive(t) => {
-                self.live.sampling(&t.id) && self.queue.selected_id() == Some(&t.id)
+                self.live.sampling(&t.id) && self.queue.shown().selected_id() == Some(&t.id)
             }
             Cmd::Top(t) => self.top.wants(&t.id),
             _ => true,
@@ -368,7 +371,7 @@ impl App {
         } else {
             Default::default()
         };
-        self.queue.set_stale(stale);
+        self.queue.shown_mut().set_stale(stale);
     }
 
     pub(super) fn route(&self, about: u16, cmds: Vec<Cmd>, out: &mut Vec<(u16, Cmd)>) {

@@ -29,6 +29,7 @@ fn two() -> App {
 
 fn rows_of(a: &App, id: &str) -> Vec<String> {
     a.queue
+        .shown()
         .jobs()
         .iter()
         .filter(|j| j.id.as_str() == id)
@@ -38,23 +39,25 @@ fn rows_of(a: &App, id: &str) -> Vec<String> {
 
 fn select(a: &mut App, cluster: u16, id: &str) {
     let want: JobId = id.parse::<JobId>().expect("id").on(cluster);
-    a.queue.select_id(&want);
+    a.queue.shown_mut().select_id(&want);
     a.handle(Msg::Resize(120, 40));
-    assert_eq!(a.queue.selected_id(), Some(&want));
+    assert_eq!(a.queue.shown().selected_id(), Some(&want));
 }
 
 #[test]
 fn the_same_id_on_two_clusters_is_two_rows_named_by_cluster() {
     let a = two();
-    assert_eq!(a.queue.len(), 2 * jobs().len());
+    assert_eq!(a.queue.shown().len(), 2 * jobs().len());
     assert_eq!(rows_of(&a, "237"), ["dev", "polar"]);
     assert!(a
         .queue
+        .shown()
         .shown_columns()
         .contains(&crate::queue::Column::Cluster));
     assert!(
         !app()
             .queue
+            .shown()
             .shown_columns()
             .contains(&crate::queue::Column::Cluster),
         "one cluster: no CLUSTER column"
@@ -76,6 +79,7 @@ fn a_refresh_replaces_only_its_own_clusters_rows() {
     assert_eq!(rows_of(&a, "237"), ["dev", "polar"]);
     let dev_rows = a
         .queue
+        .shown()
         .jobs()
         .iter()
         .filter(|j| j.id.cluster() == 0)
@@ -99,9 +103,13 @@ fn cancelling_a_job_goes_to_its_cluster_with_slurms_id() {
     assert_eq!(*ix, 1, "to polar's workers");
     assert_eq!(op.ids.len(), 1);
     assert_eq!(op.ids[0].as_str(), "248", "Slurm sees its own id");
-    assert_eq!(a.queue.busy(&op.ids[0]), Some("cancelling…"));
+    assert_eq!(a.queue.shown().busy(&op.ids[0]), Some("cancelling…"));
     let dev_248 = "248".parse::<JobId>().expect("id");
-    assert_eq!(a.queue.busy(&dev_248), None, "dev's 248 is not touched");
+    assert_eq!(
+        a.queue.shown().busy(&dev_248),
+        None,
+        "dev's 248 is not touched"
+    );
 }
 
 #[test]
@@ -119,6 +127,7 @@ fn a_cluster_that_fails_keeps_its_rows_as_stale_and_the_others_carry_on() {
     ));
     let polar_237 = a
         .queue
+        .shown()
         .jobs()
         .iter()
         .find(|j| j.id.cluster() == 1 && j.id.as_str() == "237")
@@ -126,13 +135,14 @@ fn a_cluster_that_fails_keeps_its_rows_as_stale_and_the_others_carry_on() {
         .expect("polar's rows stay");
     let dev_237 = a
         .queue
+        .shown()
         .jobs()
         .iter()
         .find(|j| j.id.cluster() == 0 && j.id.as_str() == "237")
         .cloned()
         .expect("dev's rows stay");
-    assert!(a.queue.is_stale(&polar_237));
-    assert!(!a.queue.is_stale(&dev_237));
+    assert!(a.queue.shown().is_stale(&polar_237));
+    assert!(!a.queue.shown().is_stale(&dev_237));
     let polar = a.cluster_by_ix(1).expect("polar");
     assert!(polar
         .status
@@ -202,7 +212,9 @@ fn the_launch_form_stays_on_the_cluster_it_was_opened_for() {
         0,
         Box::new(Msg::queue(Ok(jobs()), now(), Duration::from_millis(5))),
     ));
-    a.queue.select_id(&"237".parse::<JobId>().expect("id"));
+    a.queue
+        .shown_mut()
+        .select_id(&"237".parse::<JobId>().expect("id"));
     a.handle(Msg::Resize(120, 40));
     assert_eq!(a.view_cluster(), 1);
     assert_eq!(a.shown().name, "polar", "the form's keys work on polar");

@@ -99,6 +99,6 @@ macro_rules! view {
         }
     };
     ($app:expr, $ix:expr) => {
-        view!($app, $ix, queue: &$app.queue)
+        view!($app, $ix, queue: $app.queue.shown())
     };
 }

@@ -55,7 +55,7 @@ fn on(a: &mut App, id: &str, state: JobState, nodes: &str) {
     j.state = state;
     j.node_list = Some(nodes.into());
     a.update(loaded(js));
-    a.queue.select_id(&id.parse().unwrap());
+    a.queue.shown_mut().select_id(&id.parse().unwrap());
 }
 
 fn runs(cmds: &[Cmd]) -> Vec<CustomRun> {

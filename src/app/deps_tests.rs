@@ -93,7 +93,10 @@ fn deps_opens_moves_and_selects_in_the_queue() {
     key(&mut a, KeyCode::Char('j'));
     let cmds = key(&mut a, KeyCode::Enter);
     assert_eq!(a.top_overlay(), None);
-    assert_eq!(a.queue.selected_id().map(|i| i.as_str()), Some("11"));
+    assert_eq!(
+        a.queue.shown().selected_id().map(|i| i.as_str()),
+        Some("11")
+    );
     assert!(
         cmds.iter()
             .any(|c| matches!(c, Cmd::FetchDetail(id) if id.as_str() == "11")),
@@ -103,25 +106,31 @@ fn deps_opens_moves_and_selects_in_the_queue() {
     a.run_command("deps");
     key(&mut a, KeyCode::Esc);
     assert_eq!(a.top_overlay(), None);
-    a.queue.set_filter("alone");
+    a.queue.shown_mut().set_filter("alone");
     a.run_command("deps");
     // The filter shows no job of a chain: nothing to draw.
     assert!(a.deps.tree.is_empty());
     key(&mut a, KeyCode::Esc);
     // A filter that shows D keeps D's chain (A's tree), and enter selects D in the queue.
-    a.queue.set_filter("13");
+    a.queue.shown_mut().set_filter("13");
     a.run_command("deps");
     assert_eq!(ids(&a), ["10", "11", "12", "13"]);
     assert_eq!(a.deps.filter.as_deref(), Some("13"));
     key(&mut a, KeyCode::Char('G'));
     key(&mut a, KeyCode::Enter);
-    assert_eq!(a.queue.selected_id().map(|i| i.as_str()), Some("13"));
+    assert_eq!(
+        a.queue.shown().selected_id().map(|i| i.as_str()),
+        Some("13")
+    );
     // Enter on a job the filter hides clears the filter.
     a.run_command("deps");
     key(&mut a, KeyCode::Char('g'));
     key(&mut a, KeyCode::Enter);
-    assert_eq!(a.queue.selected_id().map(|i| i.as_str()), Some("10"));
-    assert_eq!(a.queue.filter(), "");
+    assert_eq!(
+        a.queue.shown().selected_id().map(|i| i.as_str()),
+        Some("10")
+    );
+    assert_eq!(a.queue.shown().filter(), "");
 }
 
 /// The tree refreshes with the queue, keeping the selected job selected; once A failed,
@@ -183,7 +192,10 @@ fn cancel_and_copy_from_deps() {
             .any(|c| matches!(c, Cmd::Clipboard(t) if t == "11")),
         "{cmds:?}"
     );
-    assert_eq!(a.queue.selected_id().map(|i| i.as_str()), Some("11"));
+    assert_eq!(
+        a.queue.shown().selected_id().map(|i| i.as_str()),
+        Some("11")
+    );
 }
 
 /// A read-only session asks nothing and cancels nothing.
@@ -236,10 +248,10 @@ fn a_key_on_the_tree_says_what_the_router_does() {
 
 /// Moves the queue's selection to job `id` with `j`/`k`, as a user would.
 fn select(a: &mut App, id: &str) {
-    let n = a.queue.jobs().len();
+    let n = a.queue.shown().jobs().len();
     for up in [false, true] {
         for _ in 0..=n {
-            if a.queue.selected_id().map(|j| j.as_str()) == Some(id) {
+            if a.queue.shown().selected_id().map(|j| j.as_str()) == Some(id) {
                 return;
             }
             key(a, KeyCode::Char(if up { 'k' } else { 'j' }));

@@ -34,7 +34,7 @@ fn listing(entries: Vec<Entry>) -> Listing {
 fn launched() -> App {
     let mut a = app();
     a.update(loaded(jobs()));
-    a.queue.select_id(&id("237"));
+    a.queue.shown_mut().select_id(&id("237"));
     a.clusters[0].chains.insert(
         237,
         crate::retry::Chain {
@@ -141,7 +141,7 @@ fn y_shows_the_job_dir_and_work_dir_and_walks_without_climbing_above_them() {
 fn a_job_with_one_directory_opens_in_it() {
     let mut a = app();
     a.update(loaded(jobs()));
-    a.queue.select_id(&id("248"));
+    a.queue.shown_mut().select_id(&id("248"));
     let cmds = files(&a.update(key('y')));
     assert!(matches!(&cmds[..], [FilesCmd::List { dir, .. }] if dir == WORK.as_bytes()));
 }
@@ -338,7 +338,7 @@ fn a_click_while_the_files_view_is_open_does_not_reach_the_queue_under_it() {
     let mut a = launched();
     a.update(Msg::Resize(120, 40));
     a.update(key('y'));
-    let before = a.queue.selected_id().cloned();
+    let before = a.queue.shown().selected_id().cloned();
     let areas = a.areas();
     for row in areas.queue.y + 2..areas.queue.y + areas.queue.height.saturating_sub(1) {
         let click = crossterm::event::MouseEvent {
@@ -349,7 +349,7 @@ fn a_click_while_the_files_view_is_open_does_not_reach_the_queue_under_it() {
         };
         assert!(a.update(Msg::Mouse(click)).is_empty());
     }
-    assert_eq!(a.queue.selected_id().cloned(), before);
+    assert_eq!(a.queue.shown().selected_id().cloned(), before);
     assert!(a.files.view.is_some());
     // Closed, clicks on two rows select them.
     a.update(code(KeyCode::Esc));
@@ -363,9 +363,9 @@ fn a_click_while_the_files_view_is_open_does_not_reach_the_queue_under_it() {
         })
     };
     a.update(click(areas.queue.y + 2));
-    let first = a.queue.selected_id().cloned();
+    let first = a.queue.shown().selected_id().cloned();
     a.update(click(areas.queue.y + 3));
-    assert_ne!(a.queue.selected_id().cloned(), first);
+    assert_ne!(a.queue.shown().selected_id().cloned(), first);
 }
 
 #[test]

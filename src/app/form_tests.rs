@@ -275,7 +275,10 @@ fn templates_preview_test_only_and_submit() {
     let cmds = a.update(Msg::Launch(LaunchMsg::Submitted(Box::new(Ok(submitted)))));
     assert!(a.form.is_none());
     assert_eq!(
-        a.queue.selected_id().map(|i| i.as_str().to_string()),
+        a.queue
+            .shown()
+            .selected_id()
+            .map(|i| i.as_str().to_string()),
         Some("4242".into())
     );
     assert!(
@@ -385,10 +388,10 @@ fn registry_jobs_stay_in_the_queue_across_polls() {
         .collect();
     let id = jobs[0].id.clone();
     a.update(Msg::Launch(LaunchMsg::RegistryJobs(Ok(jobs))));
-    assert!(a.queue.jobs().iter().any(|j| j.id == id));
+    assert!(a.queue.shown().jobs().iter().any(|j| j.id == id));
     a.update(Msg::queue(Ok(Vec::new()), a.now, Duration::from_millis(1)));
     assert!(
-        a.queue.jobs().iter().any(|j| j.id == id),
+        a.queue.shown().jobs().iter().any(|j| j.id == id),
         "a finished registry job survives a poll"
     );
 }
@@ -432,7 +435,7 @@ fn a_submitted_job_stays_selected_through_a_stale_poll_and_sacct_is_asked_when_i
     a.update(Msg::Launch(LaunchMsg::Submitted(Box::new(Ok(s)))));
     // A poll that started before the submission comes back without the job.
     let cmds = a.update(Msg::queue(Ok(Vec::new()), a.now, Duration::from_millis(1)));
-    assert_eq!(a.queue.selected_id(), Some(&JobId::new(77)));
+    assert_eq!(a.queue.shown().selected_id(), Some(&JobId::new(77)));
     assert!(
         cmds.contains(&Cmd::LoadRegistryJobs("dev".into())),
         "{cmds:?}"
@@ -447,7 +450,7 @@ fn a_submitted_job_stays_selected_through_a_stale_poll_and_sacct_is_asked_when_i
         "{cmds:?}"
     );
     assert_eq!(
-        a.queue.selected_job().map(|j| j.state.clone()),
+        a.queue.shown().selected_job().map(|j| j.state.clone()),
         Some(JobState::Completed)
     );
 }
@@ -681,7 +684,7 @@ fn l_on_a_launch_reads_its_spec_as_soon_as_the_registry_is_read() {
         .collect();
     let id = jobs[0].id.clone();
     a.update(Msg::Launch(LaunchMsg::RegistryJobs(Ok(jobs))));
-    assert_eq!(a.queue.selected_id(), Some(&id));
+    assert_eq!(a.queue.shown().selected_id(), Some(&id));
     // Not known as a launch yet: its options are recovered from sacct.
     assert_eq!(
         press(&mut a, KeyCode::Char('L')),

@@ -200,7 +200,7 @@ fn keys_move_over_the_matching_lines_and_enter_opens_the_log() {
 fn the_app_searches_the_selected_array_and_enter_shows_the_line() {
     let mut a = app();
     a.update(loaded(jobs()));
-    assert!(a.queue.select_id(&id("236_2")));
+    assert!(a.queue.shown_mut().select_id(&id("236_2")));
     let cmds = a.run_command("grep  two  words");
     let Some(Cmd::Grep(req)) = cmds.first() else {
         panic!("expected a search, got {cmds:?}");
@@ -221,7 +221,7 @@ fn the_app_searches_the_selected_array_and_enter_shows_the_line() {
     assert_eq!(a.grep.rows.len(), 2);
     a.update(code(KeyCode::Enter));
     assert_eq!(a.top_overlay(), None);
-    assert_eq!(a.queue.selected_id(), Some(&id("236_1")));
+    assert_eq!(a.queue.shown().selected_id(), Some(&id("236_1")));
     assert_eq!(a.focus, Pane::Log);
     assert_eq!(a.logs.shown, Stream::Stderr);
 
@@ -251,9 +251,9 @@ fn the_app_searches_the_selected_array_and_enter_shows_the_line() {
 fn bang_and_errors_search_the_marked_jobs() {
     let mut a = app();
     a.update(loaded(jobs()));
-    a.queue.select_id(&id("237"));
+    a.queue.shown_mut().select_id(&id("237"));
     a.update(crate::app::tests::key(' '));
-    a.queue.select_id(&id("242"));
+    a.queue.shown_mut().select_id(&id("242"));
     a.update(crate::app::tests::key(' '));
     let cmds = a.update(crate::app::tests::key('!'));
     let Some(Cmd::Grep(req)) = cmds.first() else {
@@ -275,7 +275,7 @@ fn bang_and_errors_search_the_marked_jobs() {
 fn a_forgotten_jobs_log_is_tailed_where_the_search_found_it() {
     let mut a = app();
     a.update(loaded(jobs()));
-    assert!(a.queue.select_id(&id("236_1")));
+    assert!(a.queue.shown_mut().select_id(&id("236_1")));
     let _ = a.run_command("errors");
     let mut r = report(true);
     r.files = vec![

@@ -136,6 +136,7 @@ fn type_history(a: &mut App) -> Vec<(u16, Cmd)> {
 fn clusters_of(a: &App, name: &str) -> Vec<u16> {
     let mut v: Vec<u16> = a
         .queue
+        .shown()
         .rows()
         .filter(|r| r.job.name == name)
         .map(|r| r.job.id.cluster())
@@ -177,8 +178,8 @@ fn opening_reads_each_cluster_through_its_own_workers() {
             "each cluster's partitions, for its verdicts: {cmds:?}"
         );
     }
-    assert!(a.queue.rows().next().is_none());
-    let (title, empty) = a.queue.caption().unwrap().clone();
+    assert!(a.queue.shown().rows().next().is_none());
+    let (title, empty) = a.queue.shown().caption().unwrap().clone();
     assert_eq!(title, "history, 7 days, reading dev, polar…:");
     assert!(empty.contains("reading"), "{empty}");
 }
@@ -188,9 +189,10 @@ fn pages_of_both_clusters_are_merged_with_a_cluster_column() {
     let (a, _) = opened();
     assert_eq!(clusters_of(&a, "tmo"), [0, 1]);
     assert_eq!(clusters_of(&a, "oom"), [0], "polar's page had no oom");
-    assert!(a.queue.shown_columns().contains(&Column::Cluster));
+    assert!(a.queue.shown().shown_columns().contains(&Column::Cluster));
     let polar_tmo = a
         .queue
+        .shown()
         .rows()
         .find(|r| r.job.name == "tmo" && r.job.id.cluster() == 1)
         .unwrap();
@@ -198,23 +200,23 @@ fn pages_of_both_clusters_are_merged_with_a_cluster_column() {
     // Each cluster's use figures are its own.
     let id: JobId = "2".parse::<JobId>().unwrap().on(1);
     assert_eq!(
-        a.queue.fact_text(&id, Column::CpuEff).as_deref(),
+        a.queue.shown().fact_text(&id, Column::CpuEff).as_deref(),
         Some("30%")
     );
-    assert_eq!(a.queue.caption().unwrap().0, "history, 7 days:");
+    assert_eq!(a.queue.shown().caption().unwrap().0, "history, 7 days:");
 }
 
 #[test]
 fn filter_and_sort_by_cluster_work_on_the_history() {
     let (mut a, _) = opened();
-    a.queue.set_filter("polar");
-    assert!(a.queue.rows().count() > 0);
-    assert!(a.queue.rows().all(|r| r.job.id.cluster() == 1));
-    a.queue.set_filter("");
-    while a.queue.sort().column != Some(Column::Cluster) {
-        a.queue.cycle_sort();
+    a.queue.shown_mut().set_filter("polar");
+    assert!(a.queue.shown().rows().count() > 0);
+    assert!(a.queue.shown().rows().all(|r| r.job.id.cluster() == 1));
+    a.queue.shown_mut().set_filter("");
+    while a.queue.shown().sort().column != Some(Column::Cluster) {
+        a.queue.shown_mut().cycle_sort();
     }
-    let order: Vec<u16> = a.queue.rows().map(|r| r.job.id.cluster()).collect();
+    let order: Vec<u16> = a.queue.shown().rows().map(|r| r.job.id.cluster()).collect();
     let mut sorted = order.clone();
     sorted.sort();
     assert_eq!(order, sorted);
@@ -229,18 +231,18 @@ fn a_failing_cluster_is_named_while_the_others_rows_stay() {
     // Polar has not answered: dev's rows are shown all the same.
     assert_eq!(clusters_of(&a, "tmo"), [0]);
     assert_eq!(
-        a.queue.caption().unwrap().0,
+        a.queue.shown().caption().unwrap().0,
         "history, 7 days, reading dev, polar…:"
     );
     a.handle(page(0, g0, true, all));
     assert_eq!(
-        a.queue.caption().unwrap().0,
+        a.queue.shown().caption().unwrap().0,
         "history, 7 days, reading polar…:"
     );
     let e = "`sacct --allocations …` on login.polar failed (exit 1): slurmdbd down";
     a.handle(failed(1, g1, e));
     assert_eq!(clusters_of(&a, "tmo"), [0]);
-    let title = a.queue.caption().unwrap().0.clone();
+    let title = a.queue.shown().caption().unwrap().0.clone();
     assert_eq!(title, format!("history, 7 days [polar: {e}]:"));
     assert_eq!(
         a.note.as_deref(),
@@ -253,7 +255,7 @@ fn a_failing_cluster_is_named_while_the_others_rows_stay() {
     a.handle(page(1, g1, false, all));
     a.handle(page(1, g1, true, all));
     assert_eq!(clusters_of(&a, "tmo"), [0, 1]);
-    assert!(!a.queue.caption().unwrap().0.contains("polar:"));
+    assert!(!a.queue.shown().caption().unwrap().0.contains("polar:"));
 }
 
 #[test]
@@ -264,20 +266,22 @@ fn a_failed_read_with_rows_shown_marks_that_clusters_rows_stale() {
     a.handle(failed(1, gen_of(&rs, 1), "`sacct` on polar timed out"));
     let polar_row = a
         .queue
+        .shown()
         .rows()
         .find(|r| r.job.id.cluster() == 1)
         .unwrap()
         .job
         .clone();
-    assert!(a.queue.is_stale(&polar_row));
+    assert!(a.queue.shown().is_stale(&polar_row));
     let dev_row = a
         .queue
+        .shown()
         .rows()
         .find(|r| r.job.id.cluster() == 0)
         .unwrap()
         .job
         .clone();
-    assert!(!a.queue.is_stale(&dev_row));
+    assert!(!a.queue.shown().is_stale(&dev_row));
 }
 
 #[test]
@@ -288,7 +292,7 @@ fn one_clusters_pages_are_never_taken_for_the_others() {
     // Dev's generation arriving from polar, and polar's from dev: both dropped.
     a.handle(page(1, g0, true, all));
     a.handle(page(0, g1, true, all));
-    assert!(a.queue.rows().next().is_none());
+    assert!(a.queue.shown().rows().next().is_none());
     assert!(a.history.reading(0) && a.history.reading(1));
     // Each cluster's own: taken.
     a.handle(page(0, g0, true, all));
@@ -349,19 +353,24 @@ fn a_history_row_of_the_second_cluster_has_its_work_sent_there() {
     // sit together).
     let dev = a
         .queue
+        .shown()
         .rows()
         .position(|r| r.job.name == "tmo" && r.job.id.cluster() == 0)
         .unwrap();
-    a.queue.select_index(dev);
+    a.queue.shown_mut().select_index(dev);
     a.handle(Msg::Resize(150, 36));
     let mut cmds = Vec::new();
-    for _ in 0..a.queue.len() {
-        if a.queue.selected_job().is_some_and(|j| j.id.cluster() == 1) {
+    for _ in 0..a.queue.shown().len() {
+        if a.queue
+            .shown()
+            .selected_job()
+            .is_some_and(|j| j.id.cluster() == 1)
+        {
             break;
         }
         cmds = a.handle(key(KeyCode::Down));
     }
-    let sel = a.queue.selected_job().unwrap().clone();
+    let sel = a.queue.shown().selected_job().unwrap().clone();
     assert_eq!(sel.id.cluster(), 1, "a polar row is selected");
     assert_eq!(a.shown().ix, 1, "polar is the cluster on screen");
     assert!(
@@ -422,16 +431,16 @@ fn a_cluster_added_while_the_history_shows_names_the_queues_rows() {
         now(),
     ));
     assert!(
-        a.queue.shown_columns().contains(&Column::Cluster),
+        a.queue.shown().shown_columns().contains(&Column::Cluster),
         "the history's"
     );
     a.handle(key(KeyCode::Esc));
     assert!(!a.history.open);
     assert!(
-        a.queue.shown_columns().contains(&Column::Cluster),
+        a.queue.shown().shown_columns().contains(&Column::Cluster),
         "the queue's"
     );
-    assert!(a.queue.rows().all(|r| &*r.job.cluster == "dev"));
+    assert!(a.queue.shown().rows().all(|r| &*r.job.cluster == "dev"));
     // `:history` again reads the new cluster too.
     let rs = reads(&type_history(&mut a));
     assert!(rs.iter().any(|(ix, _)| *ix == 1), "{rs:?}");

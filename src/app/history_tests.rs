@@ -84,7 +84,11 @@ fn opening_reads_seven_days_in_windows_ending_a_minute_from_now() {
     assert_eq!(reads[0].windows, eff::windows(0, 7, WINDOW_DAYS));
     assert_eq!(reads[0].windows[0].1, eff::NEWEST_END);
     assert!(a.history.open);
-    assert!(a.queue.rows().any(|r| r.job.name == "burn two|cores"));
+    assert!(a
+        .queue
+        .shown()
+        .rows()
+        .any(|r| r.job.name == "burn two|cores"));
     assert!(
         cmds.contains(&Cmd::FetchLimits(0)),
         "partitions for the verdicts"
@@ -97,15 +101,18 @@ fn the_list_shows_before_the_use_figures_fill_in() {
     a.run_command("history");
     a.update(page(1, false, false));
     let id: JobId = "2".parse().unwrap();
-    assert_eq!(a.queue.fact_text(&id, Column::CpuEff).as_deref(), Some("…"));
+    assert_eq!(
+        a.queue.shown().fact_text(&id, Column::CpuEff).as_deref(),
+        Some("…")
+    );
     assert!(a.history.report(&id).is_none());
     a.update(page(1, true, true));
     assert_eq!(
-        a.queue.fact_text(&id, Column::CpuEff).as_deref(),
+        a.queue.shown().fact_text(&id, Column::CpuEff).as_deref(),
         Some("30%")
     );
     assert_eq!(
-        a.queue.fact_text(&id, Column::Triage).as_deref(),
+        a.queue.shown().fact_text(&id, Column::Triage).as_deref(),
         Some("COMPLETE")
     );
     // A page of an older read is dropped.
@@ -118,13 +125,20 @@ fn the_queue_keeps_its_rows_and_selection_while_the_history_shows() {
     let mut a = app();
     a.size = (150, 36);
     a.update(loaded(jobs()));
-    a.queue.select_id(&"248".parse().unwrap());
-    let (before, total) = (a.queue.selected_id().cloned(), a.queue.total());
+    a.queue.shown_mut().select_id(&"248".parse().unwrap());
+    let (before, total) = (
+        a.queue.shown().selected_id().cloned(),
+        a.queue.shown().total(),
+    );
     a.run_command("history");
     a.update(page(1, true, true));
-    assert!(a.queue.rows().any(|r| r.job.name == "burn two|cores"));
+    assert!(a
+        .queue
+        .shown()
+        .rows()
+        .any(|r| r.job.name == "burn two|cores"));
     a.update(key(KeyCode::Down));
-    a.queue.set_filter("burn");
+    a.queue.shown_mut().set_filter("burn");
     assert_eq!(
         a.queue.jobs.total(),
         total,
@@ -136,7 +150,7 @@ fn the_queue_keeps_its_rows_and_selection_while_the_history_shows() {
     a.update(key(KeyCode::Esc));
     assert!(!a.history.open);
     assert_eq!(
-        a.queue.selected_id(),
+        a.queue.shown().selected_id(),
         before.as_ref(),
         "the queue's selection is back"
     );
@@ -145,10 +159,14 @@ fn the_queue_keeps_its_rows_and_selection_while_the_history_shows() {
 #[test]
 fn queue_refreshes_land_in_the_queue_s_rows_while_the_history_shows() {
     let (mut a, _) = opened();
-    let shown = a.queue.total();
+    let shown = a.queue.shown().total();
     let later = now() + chrono::Duration::seconds(10);
     a.update(Msg::queue(Ok(jobs()), later, Duration::from_millis(5)));
-    assert_eq!(a.queue.total(), shown, "the history's rows stay on screen");
+    assert_eq!(
+        a.queue.shown().total(),
+        shown,
+        "the history's rows stay on screen"
+    );
     assert_eq!(
         a.clusters[0].status.last_ok,
         Some(later),
@@ -157,8 +175,16 @@ fn queue_refreshes_land_in_the_queue_s_rows_while_the_history_shows() {
     assert_eq!(a.queue.jobs.total(), jobs().len());
     a.update(key(KeyCode::Esc));
     assert!(!a.history.open);
-    assert_eq!(a.queue.total(), jobs().len(), "esc shows the queue's rows");
-    assert!(a.queue.rows().all(|r| r.job.name != "burn two|cores"));
+    assert_eq!(
+        a.queue.shown().total(),
+        jobs().len(),
+        "esc shows the queue's rows"
+    );
+    assert!(a
+        .queue
+        .shown()
+        .rows()
+        .all(|r| r.job.name != "burn two|cores"));
     // Opening again reads only what ended since the newest end seen.
     let cmds = a.run_command("history");
     let reads = history_reads(&cmds);
@@ -188,8 +214,13 @@ fn brackets_page_a_week_further_and_less_back() {
 #[test]
 fn a_history_row_shows_its_detail_without_a_remote_command() {
     let (mut a, _) = opened();
-    let i = a.queue.rows().position(|r| r.job.name == "tmo").unwrap();
-    a.queue.select_index(i);
+    let i = a
+        .queue
+        .shown()
+        .rows()
+        .position(|r| r.job.name == "tmo")
+        .unwrap();
+    a.queue.shown_mut().select_index(i);
     let cmds = a.selection_changed();
     assert!(
         !cmds.iter().any(|c| matches!(c, Cmd::FetchDetail(_))),
@@ -214,10 +245,11 @@ fn efficiency_in_the_detail_pane() {
     let (mut a, _) = opened();
     let i = a
         .queue
+        .shown()
         .rows()
         .position(|r| r.job.name == "burn two|cores")
         .unwrap();
-    a.queue.select_index(i);
+    a.queue.shown_mut().select_index(i);
     a.selection_changed();
     let s = screen(&a);
     assert!(s.contains("Efficiency"), "{s}");

@@ -55,7 +55,7 @@ impl App {
                     return self.apply(out);
                 }
                 if kind == InputKind::Filter {
-                    self.queue.set_filter("");
+                    self.queue.shown_mut().set_filter("");
                     return self.selection_changed();
                 }
                 Vec::new()
@@ -111,7 +111,7 @@ impl App {
             .as_ref()
             .map(|i| i.text.clone())
             .unwrap_or_default();
-        self.queue.set_filter(&text);
+        self.queue.shown_mut().set_filter(&text);
         self.selection_changed()
     }
 
@@ -127,8 +127,8 @@ impl App {
                 vec![Cmd::Quit]
             }
             ("r" | "refresh", _) => self.clusters[ix].refresh_now(
-                self.queue.selected_job(),
-                self.queue.jobs(),
+                self.queue.shown().selected_job(),
+                self.queue.shown().jobs(),
                 self.now,
             ),
             ("cluster", [name]) => {
@@ -180,7 +180,7 @@ impl App {
                 Vec::new()
             }
             ("filter", words) => {
-                self.queue.set_filter(&words.join(" "));
+                self.queue.shown_mut().set_filter(&words.join(" "));
                 self.selection_changed()
             }
             ("partitions" | "parts", _) => {
@@ -329,32 +329,33 @@ impl App {
             Action::Zoom => self.zoom = !self.zoom,
             Action::Select => {
                 if self.focus == Pane::Queue
-                    && (self.queue.selected_is_collapsed() || self.queue.selected_is_expanded())
+                    && (self.queue.shown().selected_is_collapsed()
+                        || self.queue.shown().selected_is_expanded())
                 {
-                    self.queue.toggle_expand();
+                    self.queue.shown_mut().toggle_expand();
                     return self.selection_changed();
                 }
                 self.zoom = !self.zoom;
             }
             Action::Refresh => {
                 return self.clusters[ix].refresh_now(
-                    self.queue.selected_job(),
-                    self.queue.jobs(),
+                    self.queue.shown().selected_job(),
+                    self.queue.shown().jobs(),
                     self.now,
                 )
             }
             Action::Filter => {
-                self.input = Some(Input::new(InputKind::Filter, self.queue.filter()));
+                self.input = Some(Input::new(InputKind::Filter, self.queue.shown().filter()));
             }
             Action::Command => self.input = Some(Input::new(InputKind::Command, "")),
             Action::Search => self.input = Some(Input::new(InputKind::Search, "")),
             Action::Escape => {
                 if self.zoom {
                     self.zoom = false;
-                } else if self.queue.clear_marks() {
+                } else if self.queue.shown_mut().clear_marks() {
                     self.note = Some("marks cleared".into());
-                } else if !self.queue.filter().is_empty() {
-                    self.queue.set_filter("");
+                } else if !self.queue.shown().filter().is_empty() {
+                    self.queue.shown_mut().set_filter("");
                     return self.selection_changed();
                 } else if self.history.open {
                     return self.close_history();
@@ -362,8 +363,8 @@ impl App {
                     self.logs.current_mut().clear_search();
                 }
             }
-            Action::SortNext => self.queue.cycle_sort(),
-            Action::SortReverse => self.queue.reverse_sort(),
+            Action::SortNext => self.queue.shown_mut().cycle_sort(),
+            Action::SortReverse => self.queue.shown_mut().reverse_sort(),
             Action::ShowStdout => self.logs.show(crate::logview::Stream::Stdout),
             Action::ShowStderr => self.logs.show(crate::logview::Stream::Stderr),
             Action::Follow => self.logs.current_mut().bottom_and_follow(),
@@ -396,20 +397,20 @@ impl App {
                 Err(why) => self.note = Some(why),
             },
             Action::Mark => {
-                if self.queue.toggle_mark() {
-                    self.queue.select_next();
+                if self.queue.shown_mut().toggle_mark() {
+                    self.queue.shown_mut().select_next();
                     return self.selection_changed();
                 }
             }
             Action::MarkRange => {
-                let n = self.queue.mark_range();
+                let n = self.queue.shown_mut().mark_range();
                 self.note = Some(format!(
                     "marked {n} rows ({} in all)",
-                    self.queue.mark_count()
+                    self.queue.shown().mark_count()
                 ));
             }
             Action::MarkAll => {
-                let n = self.queue.mark_all_shown();
+                let n = self.queue.shown_mut().mark_all_shown();
                 self.note = Some(format!("marked {n} rows (esc clears)"));
             }
             Action::NewJob => return self.open_form(),

@@ -45,10 +45,11 @@ fn id(s: &str) -> JobId {
 fn select(a: &mut App, want: &str) -> Vec<Cmd> {
     let i = a
         .queue
+        .shown()
         .rows()
         .position(|r| r.job.id.as_str() == want)
         .expect("row");
-    a.queue.select_index(i);
+    a.queue.shown_mut().select_index(i);
     a.selection_changed()
 }
 
@@ -62,7 +63,12 @@ fn a_job_that_leaves_squeue_stays_and_gets_its_final_state_from_sacct() {
         .filter(|j| j.id.as_str() != "237")
         .collect();
     a.update(loaded(without.clone()));
-    let kept = a.queue.jobs().iter().find(|j| j.id.as_str() == "237");
+    let kept = a
+        .queue
+        .shown()
+        .jobs()
+        .iter()
+        .find(|j| j.id.as_str() == "237");
     assert_eq!(
         kept.map(|j| j.state.clone()),
         Some(JobState::Running),
@@ -87,7 +93,12 @@ fn a_job_that_leaves_squeue_stays_and_gets_its_final_state_from_sacct() {
         },
     );
     a.update(loaded(without));
-    let done = a.queue.jobs().iter().find(|j| j.id.as_str() == "237");
+    let done = a
+        .queue
+        .shown()
+        .jobs()
+        .iter()
+        .find(|j| j.id.as_str() == "237");
     assert_eq!(done.map(|j| j.state.clone()), Some(JobState::Completed));
     assert_eq!(
         a.update(Msg::Poll(PollMsg::PollDue)),
@@ -527,6 +538,7 @@ fn a_job_that_left_asks_sacct_at_once_and_its_end_shows_before_the_next_refresh(
     })));
     let row = a
         .queue
+        .shown()
         .jobs()
         .iter()
         .find(|j| j.id == left.id)

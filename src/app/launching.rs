@@ -72,7 +72,7 @@ impl App {
             }
             LaunchMsg::RegistryJobs(r) => self.on_registry_jobs(ix, r),
             LaunchMsg::Adopted { id, result } => {
-                self.queue.clear_busy(std::slice::from_ref(&id));
+                self.queue.shown_mut().clear_busy(std::slice::from_ref(&id));
                 match result {
                     Ok(line) => {
                         // The new launch's chain: at the next tick.
@@ -133,8 +133,10 @@ impl App {
                     self.queue.show_history(false);
                     self.history.close();
                 }
-                self.queue.set_filter("");
-                self.queue.select_id(&JobId::new(s.job_id).on(ix));
+                self.queue.shown_mut().set_filter("");
+                self.queue
+                    .shown_mut()
+                    .select_id(&JobId::new(s.job_id).on(ix));
                 self.focus = crate::keymap::Pane::Queue;
                 let mut note = format!("submitted job {} · logs {}", s.job_id, s.stdout);
                 for w in &s.warnings {

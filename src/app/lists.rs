@@ -1,11 +1,8 @@
 //! The queue pane's two lists: the queue (the jobs squeue lists, with the kept rows of
 //! those that left it) and `:history`'s rows (jobs that ended, from sacct). Each keeps its
 //! own filter, sort, marks, columns and selection; showing one never moves the other.
-//! `App::queue` derefs to the one on screen, so a handler acting on "the rows shown" (the
-//! selection, marks, a filter) reads as it did with one list; `jobs` and `history` name a
-//! list when it matters which.
-
-use std::ops::{Deref, DerefMut};
+//! A handler names the list it acts on: `jobs`, `history`, or `shown()` (`shown_mut()`),
+//! the one on screen, for what acts on "the rows shown" (the selection, marks, a filter).
 
 use crate::queue::QueueView;
 
@@ -33,20 +30,17 @@ impl Lists {
     }
 }
 
-impl Deref for Lists {
-    type Target = QueueView;
-
-    /// The list on screen.
-    fn deref(&self) -> &QueueView {
+impl Lists {
+    /// The list on screen: the one the selection, marks and filter act on.
+    pub fn shown(&self) -> &QueueView {
         match self.history_shown {
             true => &self.history,
             false => &self.jobs,
         }
     }
-}
 
-impl DerefMut for Lists {
-    fn deref_mut(&mut self) -> &mut QueueView {
+    /// The list on screen, to change.
+    pub fn shown_mut(&mut self) -> &mut QueueView {
         match self.history_shown {
             true => &mut self.history,
             false => &mut self.jobs,
@@ -65,14 +59,18 @@ mod tests {
             QueueView::new(vec![Column::Id, Column::Name]),
             QueueView::new(vec![Column::Id, Column::Exit]),
         );
-        l.set_filter("train");
+        l.shown_mut().set_filter("train");
         assert_eq!(l.jobs.filter(), "train");
         l.show_history(true);
-        assert_eq!(l.shown_columns(), &[Column::Id, Column::Exit]);
-        assert_eq!(l.filter(), "", "the history's rows have their own filter");
-        l.set_filter("oom");
+        assert_eq!(l.shown().shown_columns(), &[Column::Id, Column::Exit]);
+        assert_eq!(
+            l.shown().filter(),
+            "",
+            "the history's rows have their own filter"
+        );
+        l.shown_mut().set_filter("oom");
         l.show_history(false);
-        assert_eq!(l.filter(), "train", "the queue's filter is kept");
+        assert_eq!(l.shown().filter(), "train", "the queue's filter is kept");
         assert_eq!(l.history.filter(), "oom");
     }
 }

@@ -21,10 +21,11 @@ fn samples(cmds: &[Cmd]) -> Vec<&LiveTarget> {
 fn select(a: &mut App, want: &str) -> Vec<Cmd> {
     let i = a
         .queue
+        .shown()
         .rows()
         .position(|r| r.job.id.as_str() == want)
         .expect("row");
-    a.queue.select_index(i);
+    a.queue.shown_mut().select_index(i);
     a.selection_changed()
 }
 
@@ -188,23 +189,23 @@ fn gpus_idle_in_every_sample_for_the_configured_minutes_mark_the_row() {
     let t = |m: i64| now() + Span::minutes(m);
     for m in 0..10 {
         answer(&mut a, sample(m as f64 * 60.0, 0.0, 10, &[0, 0]), t(m));
-        assert!(!a.queue.is_idle(&id("237")), "minute {m}");
+        assert!(!a.queue.shown().is_idle(&id("237")), "minute {m}");
     }
     answer(&mut a, sample(600.0, 0.0, 10, &[0, 0]), t(10));
-    assert!(a.queue.is_idle(&id("237")), "10 minutes at 0 %");
-    assert!(!a.queue.is_idle(&id("233")));
+    assert!(a.queue.shown().is_idle(&id("237")), "10 minutes at 0 %");
+    assert!(!a.queue.shown().is_idle(&id("233")));
     // One GPU working clears it, and the count starts again.
     answer(&mut a, sample(660.0, 0.0, 10, &[0, 3]), t(11));
-    assert!(!a.queue.is_idle(&id("237")));
+    assert!(!a.queue.shown().is_idle(&id("237")));
     answer(&mut a, sample(720.0, 0.0, 10, &[0, 0]), t(12));
     answer(&mut a, sample(1200.0, 0.0, 10, &[0, 0]), t(20));
-    assert!(!a.queue.is_idle(&id("237")), "8 minutes only");
+    assert!(!a.queue.shown().is_idle(&id("237")), "8 minutes only");
     answer(&mut a, sample(1320.0, 0.0, 10, &[0, 0]), t(22));
-    assert!(a.queue.is_idle(&id("237")));
+    assert!(a.queue.shown().is_idle(&id("237")));
     // 0 turns the mark off (at the next refresh or sample).
     a.live.idle_minutes = 0;
     refresh(&mut a, t(22));
-    assert!(!a.queue.is_idle(&id("237")));
+    assert!(!a.queue.shown().is_idle(&id("237")));
     // A job without GPU samples is never idle.
     let mut no_gpu = sample(0.0, 0.0, 10, &[]);
     no_gpu.gpus.clear();
@@ -364,13 +365,13 @@ fn a_sampled_job_using_little_of_what_it_asked_is_marked_u_and_z_stays_for_gpus(
     for m in 0..10 {
         cpu += 30.0;
         answer(&mut a, sample(m as f64 * 60.0, cpu, 300, &[50]), t(m));
-        assert!(!a.queue.is_low_use(&id("237")), "minute {m}");
+        assert!(!a.queue.shown().is_low_use(&id("237")), "minute {m}");
     }
     // 10 minutes of samples: the memory says so; a minute later the cores too.
     cpu += 30.0;
     answer(&mut a, sample(600.0, cpu, 300, &[50]), t(10));
     assert!(
-        a.queue.is_low_use(&id("237")),
+        a.queue.shown().is_low_use(&id("237")),
         "300 MiB of 16 GiB for 10 min"
     );
     assert_eq!(
@@ -383,9 +384,9 @@ fn a_sampled_job_using_little_of_what_it_asked_is_marked_u_and_z_stays_for_gpus(
     );
     cpu += 30.0;
     answer(&mut a, sample(660.0, cpu, 300, &[50]), t(11));
-    assert!(a.queue.is_low_use(&id("237")));
-    assert!(!a.queue.is_idle(&id("237")), "its GPU works");
-    assert!(!a.queue.is_low_use(&id("233")));
+    assert!(a.queue.shown().is_low_use(&id("237")));
+    assert!(!a.queue.shown().is_idle(&id("237")), "its GPU works");
+    assert!(!a.queue.shown().is_low_use(&id("233")));
     let j = a.live.job(&id("237")).unwrap();
     assert_eq!((j.asked_cores, j.asked_mem), (4, Some(16 << 30)));
     let why: Vec<String> = j
@@ -403,15 +404,16 @@ fn a_sampled_job_using_little_of_what_it_asked_is_marked_u_and_z_stays_for_gpus(
     // Busy again: the memory still says so; with that test off the mark goes.
     cpu += 180.0;
     answer(&mut a, sample(720.0, cpu, 300, &[50]), t(12));
-    assert!(a.queue.is_low_use(&id("237")));
+    assert!(a.queue.shown().is_low_use(&id("237")));
     a.live.low_mem_percent = 0;
     refresh(&mut a, t(12));
-    assert!(!a.queue.is_low_use(&id("237")));
+    assert!(!a.queue.shown().is_low_use(&id("237")));
 }
 
 /// When the queue says job 237 started.
 fn started_237(a: &App) -> NaiveDateTime {
     a.queue
+        .shown()
         .jobs()
         .iter()
         .find(|j| j.id == id("237"))

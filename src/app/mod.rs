@@ -98,8 +98,8 @@ pub struct App {
     pub focus_cluster: u16,
     pub keymap: Keymap,
     pub theme: Theme,
-    /// The queue pane's rows: the queue's, or `:history`'s while it is open (derefs to the
-    /// one shown).
+    /// The queue pane's rows: the queue's (`jobs`), or `:history`'s (`history`) while it is
+    /// open; `shown()` is the one on screen.
     pub queue: lists::Lists,
     pub detail: DetailState,
     /// The selection moved (or its job moved on) while a message was handled: the reads
@@ -257,6 +257,7 @@ impl App {
                 self.size = (w, h);
                 let queue = self.areas().queue;
                 self.queue
+                    .shown_mut()
                     .set_viewport(crate::layout::queue_body_height(queue.height));
                 Vec::new()
             }
@@ -328,9 +329,9 @@ impl App {
     pub(super) fn land(&mut self, from: Option<Overlay>, out: component::Out) -> Vec<Cmd> {
         let mut cmds = out.cmds;
         if let Some(id) = out.select {
-            if !self.queue.select_id(&id) {
-                self.queue.set_filter("");
-                if !self.queue.select_id(&id) {
+            if !self.queue.shown_mut().select_id(&id) {
+                self.queue.shown_mut().set_filter("");
+                if !self.queue.shown_mut().select_id(&id) {
                     self.note = Some(format!("job {id} is not shown in the queue"));
                     return cmds;
                 }
@@ -347,7 +348,7 @@ impl App {
             self.confirm = Some(confirm);
         }
         if let Some((ids, label)) = out.busy {
-            self.queue.set_busy(&ids, label);
+            self.queue.shown_mut().set_busy(&ids, label);
         }
         if let (true, Some(o)) = (out.close, from) {
             self.close_overlay(o);
@@ -370,7 +371,7 @@ impl App {
         if !self.history.open {
             self.queue.show_history(true);
             let height = crate::layout::queue_body_height(self.areas().queue.height);
-            self.queue.set_viewport(height);
+            self.queue.shown_mut().set_viewport(height);
         }
         let v = view!(self, self.view_cluster(), queue: &self.queue.jobs);
         let out = self.history.open(&v, &mut self.queue.history, days);

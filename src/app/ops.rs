@@ -229,7 +229,7 @@ impl App {
         op: JobOp,
         result: Result<OpReport, String>,
     ) -> Vec<Cmd> {
-        self.queue.clear_busy(&op.ids);
+        self.queue.shown_mut().clear_busy(&op.ids);
         let mut events = Vec::new();
         match result {
             Ok(report) => {
@@ -249,9 +249,9 @@ impl App {
                         .map(|(id, _)| id.clone())
                         .collect();
                     for id in &done {
-                        self.queue.unmark(id);
+                        self.queue.shown_mut().unmark(id);
                     }
-                    let pushed = super::events::cancelled_by_you(self.queue.jobs(), &done);
+                    let pushed = super::events::cancelled_by_you(self.queue.shown().jobs(), &done);
                     events = self.clusters[ix].push_events(pushed, self.now);
                 }
             }

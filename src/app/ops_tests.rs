@@ -30,7 +30,7 @@ fn ready() -> App {
 }
 
 fn select(a: &mut App, s: &str) {
-    assert!(a.queue.select_id(&id(s)), "{s} in the queue");
+    assert!(a.queue.shown_mut().select_id(&id(s)), "{s} in the queue");
     a.selection_changed();
 }
 
@@ -65,11 +65,11 @@ fn d_asks_then_cancels_and_the_row_says_cancelling() {
     let cmds = a.update(key('y'));
     let sent = ops(&cmds);
     assert_eq!(sent, vec![JobOp::new(OpKind::Cancel, [id("242")])]);
-    assert_eq!(a.queue.busy(&id("242")), Some("cancelling…"));
+    assert_eq!(a.queue.shown().busy(&id("242")), Some("cancelling…"));
     assert!(a.confirm.is_none());
     // The answer arrives: the label goes, the status line says so, the queue refreshes.
     let cmds = a.update(done(&sent[0], CancelOutcome::Cancelled));
-    assert_eq!(a.queue.busy(&id("242")), None);
+    assert_eq!(a.queue.shown().busy(&id("242")), None);
     assert_eq!(a.note.as_deref(), Some("cancelled 242"));
     assert!(cmds.contains(&Cmd::PollQueue));
 }
@@ -81,7 +81,7 @@ fn any_other_key_keeps_the_job() {
     a.update(key('d'));
     assert!(a.update(key('n')).is_empty());
     assert!(a.confirm.is_none());
-    assert_eq!(a.queue.busy(&id("242")), None);
+    assert_eq!(a.queue.shown().busy(&id("242")), None);
     a.update(key('d'));
     assert_eq!(
         ops(&a.update(code(KeyCode::Enter))).len(),
@@ -108,7 +108,7 @@ fn marked_jobs_go_in_one_command() {
     select(&mut a, "248");
     a.update(key(' ')); // marks 248 and moves down
     a.update(key(' ')); // marks the next row
-    assert_eq!(a.queue.mark_count(), 2);
+    assert_eq!(a.queue.shown().mark_count(), 2);
     a.update(key('d'));
     assert!(a.confirm.as_ref().unwrap().prompt.contains("2 marked jobs"));
     let sent = ops(&a.update(key('y')));
@@ -117,11 +117,11 @@ fn marked_jobs_go_in_one_command() {
     assert_eq!(sent[0].ids[0], id("248"));
     // Cancelled jobs lose their marks; esc clears the rest.
     a.update(done(&sent[0], CancelOutcome::Cancelled));
-    assert_eq!(a.queue.mark_count(), 0);
+    assert_eq!(a.queue.shown().mark_count(), 0);
     a.update(ctrl('a'));
-    assert_eq!(a.queue.mark_count(), a.queue.len());
+    assert_eq!(a.queue.shown().mark_count(), a.queue.shown().len());
     a.update(code(KeyCode::Esc));
-    assert_eq!(a.queue.mark_count(), 0);
+    assert_eq!(a.queue.shown().mark_count(), 0);
 }
 
 #[test]
@@ -178,7 +178,10 @@ fn a_collapsed_array_asks_whole_array_or_pending_tasks() {
         "the %4 throttle is not part of what scancel takes"
     );
     // The row shows the action although the id sent differs from the one shown.
-    assert_eq!(a.queue.busy(&id("236_[4-99%4]")), Some("cancelling…"));
+    assert_eq!(
+        a.queue.shown().busy(&id("236_[4-99%4]")),
+        Some("cancelling…")
+    );
 }
 
 #[test]
@@ -252,7 +255,7 @@ fn edit_checks_limits_as_you_type_and_sends_only_changes() {
         ..JobEdit::default()
     };
     assert_eq!(cmds, vec![Cmd::Edit(id("242"), want.clone())]);
-    assert_eq!(a.queue.busy(&id("242")), Some("updating…"));
+    assert_eq!(a.queue.shown().busy(&id("242")), Some("updating…"));
     let cmds = a.update(Msg::Job(JobMsg::Edited {
         id: id("242"),
         edit: want,
@@ -387,9 +390,9 @@ mod retries {
             a.note.as_deref(),
             Some("job 237 failed on infrastructure: resubmitted as 248 (attempt 2/11)")
         );
-        assert_eq!(a.queue.badge(&id("248")), Some("↻2/11"));
+        assert_eq!(a.queue.shown().badge(&id("248")), Some("↻2/11"));
         assert_eq!(
-            a.queue.badge(&id("237")),
+            a.queue.shown().badge(&id("237")),
             None,
             "the first attempt has no badge"
         );
@@ -432,6 +435,7 @@ fn a_truncated_array_row_offers_only_the_whole_array() {
     let mut a = ready();
     let i = a
         .queue
+        .shown()
         .rows()
         .position(|r| {
             matches!(
@@ -443,8 +447,8 @@ fn a_truncated_array_row_offers_only_the_whole_array() {
             )
         })
         .expect("the fixture has a truncated array row");
-    a.queue.select_index(i);
-    let base = a.queue.selected_id().unwrap().base();
+    a.queue.shown_mut().select_index(i);
+    let base = a.queue.shown().selected_id().unwrap().base();
     a.update(key('d'));
     let c = a.confirm.clone().unwrap();
     assert!(
@@ -488,7 +492,7 @@ mod launched {
             code: None,
             requeue: false,
         }]);
-        a.queue.set_badges(0, badges);
+        a.queue.shown_mut().set_badges(0, badges);
         // From sacct: no StdOut, and (right after the end) no work dir either.
         let detail = JobDetail {
             id: Some(id("242")),

@@ -256,7 +256,9 @@ impl App {
                 Some("c chooses the live queue's columns: close :history first (esc)".into());
             return Vec::new();
         }
-        self.columns = Some(super::columns::ColumnChooser::new(self.queue.columns()));
+        self.columns = Some(super::columns::ColumnChooser::new(
+            self.queue.shown().columns(),
+        ));
         Vec::new()
     }
 
@@ -351,7 +353,7 @@ impl App {
         let out = self.grep.on_key(k, page);
         let cmds = self.land(Some(Overlay::Grep), out);
         if let Some(j) = self.grep.jump.take() {
-            if self.queue.selected_id() == Some(&j.job) {
+            if self.queue.shown().selected_id() == Some(&j.job) {
                 let pane = match j.stream {
                     crate::logview::Stream::Stdout => &mut self.logs.stdout,
                     crate::logview::Stream::Stderr => &mut self.logs.stderr,

@@ -37,7 +37,7 @@ const ORDER: [Overlay; 14] = [
 fn loaded_app() -> App {
     let mut a = app();
     a.update(loaded(jobs()));
-    a.queue.select_id(&id("248"));
+    a.queue.shown_mut().select_id(&id("248"));
     a.update(Msg::Resize(120, 40));
     a
 }
@@ -60,18 +60,19 @@ fn open(a: &mut App, o: Overlay) {
         }
         Overlay::Top => {
             // Over a running job; the pending one stays selected for what follows.
-            let keep = a.queue.selected_id().cloned();
+            let keep = a.queue.shown().selected_id().cloned();
             let running = a
                 .queue
+                .shown()
                 .jobs()
                 .iter()
                 .find(|j| j.status() == crate::slurm::model::Status::Running)
                 .map(|j| j.id.clone())
                 .unwrap();
-            a.queue.select_id(&running);
+            a.queue.shown_mut().select_id(&running);
             a.run_command("jobtop");
             if let Some(k) = keep {
-                a.queue.select_id(&k);
+                a.queue.shown_mut().select_id(&k);
             }
         }
         Overlay::CmdLog => {

@@ -48,7 +48,7 @@ fn opened() -> (App, JobId) {
     let mut a = app();
     a.size = (150, 40);
     a.update(loaded(jobs()));
-    let id = a.queue.selected_id().cloned().unwrap();
+    let id = a.queue.shown().selected_id().cloned().unwrap();
     assert_eq!(id.as_str(), "237");
     a.logs.stdout.set_path("/logs/main.out");
     (a, id)
@@ -119,7 +119,7 @@ fn progress_stays_in_the_queue_after_the_selection_moves() {
     let (mut a, id) = opened();
     a.update(log(&id, Stream::Stdout, "Epoch 3/10\n"));
     a.update(super::super::tests::key('j'));
-    assert_ne!(a.queue.selected_id(), Some(&id));
+    assert_ne!(a.queue.shown().selected_id(), Some(&id));
     // A stopped tail's last event for the old job is not taken in.
     a.update(log(&id, Stream::Stdout, "Epoch 9/10\n"));
     assert_eq!(a.queue.jobs.progress(&id).map(|s| s.percent()), Some(20));

@@ -157,7 +157,7 @@ impl App {
         if cmds.is_empty() {
             cmds = self.refetch_if_state_changed();
             cmds.extend(self.clusters[ix].insight.limit_reason_appeared(
-                self.queue.selected_job(),
+                self.queue.shown().selected_job(),
                 self.queue.jobs.jobs(),
                 self.now,
             ));
@@ -181,7 +181,7 @@ impl App {
     /// The selected job moved on (e.g. PENDING to RUNNING): its detail and log paths may have
     /// changed, so fetch them again.
     pub(super) fn refetch_if_state_changed(&mut self) -> Vec<Cmd> {
-        let Some(job) = self.queue.selected_job() else {
+        let Some(job) = self.queue.shown().selected_job() else {
             return Vec::new();
         };
         if self.detail.loading || self.detail.id.as_ref() != Some(&job.id) {

@@ -213,7 +213,7 @@ mod tests {
         )));
         assert!(!a.history.open);
         let id: JobId = "248".parse().unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(a.queue.badge(&id), Some("↻2/11"));
+        assert_eq!(a.queue.shown().badge(&id), Some("↻2/11"));
     }
 
     #[test]

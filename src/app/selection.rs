@@ -34,7 +34,7 @@ impl App {
             }
             JobMsg::OpDone { op, result } => self.on_op_done(ix, op, result),
             JobMsg::Edited { id, edit, result } => {
-                self.queue.clear_busy(std::slice::from_ref(&id));
+                self.queue.shown_mut().clear_busy(std::slice::from_ref(&id));
                 let done = edit::on_edited(&mut self.edit, &id, &edit, result);
                 if let Some(line) = done.error {
                     self.clusters[ix].status.last_error = Some(line);
@@ -79,7 +79,7 @@ impl App {
                 Vec::new()
             }
             JobMsg::SoonerApplied { id, words, result } => {
-                self.queue.clear_busy(std::slice::from_ref(&id));
+                self.queue.shown_mut().clear_busy(std::slice::from_ref(&id));
                 let out = self.sooner.on_applied(&id, &words, result);
                 let mut cmds = self.apply(out);
                 cmds.extend(self.poll_now(ix));
@@ -101,12 +101,12 @@ impl App {
         match self.focus {
             Pane::Queue => {
                 match a {
-                    Action::Up => self.queue.select_prev(),
-                    Action::Down => self.queue.select_next(),
-                    Action::Top => self.queue.select_first(),
-                    Action::Bottom => self.queue.select_last(),
-                    Action::PageUp => self.queue.page_up(page),
-                    _ => self.queue.page_down(page),
+                    Action::Up => self.queue.shown_mut().select_prev(),
+                    Action::Down => self.queue.shown_mut().select_next(),
+                    Action::Top => self.queue.shown_mut().select_first(),
+                    Action::Bottom => self.queue.shown_mut().select_last(),
+                    Action::PageUp => self.queue.shown_mut().page_up(page),
+                    _ => self.queue.shown_mut().page_down(page),
                 }
                 self.selection_changed()
             }
@@ -163,7 +163,9 @@ impl App {
                     let body = areas.queue.height.saturating_sub(3);
                     let row = m.row.saturating_sub(areas.queue.y + 2);
                     if row < body {
-                        self.queue.click(usize::from(row), usize::from(body));
+                        self.queue
+                            .shown_mut()
+                            .click(usize::from(row), usize::from(body));
                         return self.selection_changed();
                     }
                 }
@@ -188,13 +190,13 @@ impl App {
     /// Called after anything that may move the selection: fetch the new job's detail and
     /// stop tailing the old one's logs.
     pub(super) fn selection_changed(&mut self) -> Vec<Cmd> {
-        let selected = self.queue.selected_id().cloned();
+        let selected = self.queue.shown().selected_id().cloned();
         if selected == self.detail.id {
             return Vec::new();
         }
         // The selected job's cluster (the focused one when nothing is selected).
         let ix = selected.as_ref().map_or(self.focus_cluster, JobId::cluster);
-        let state = self.queue.selected_job().map(|j| j.state.clone());
+        let state = self.queue.shown().selected_job().map(|j| j.state.clone());
         self.selection_read = true;
         self.detail = DetailState {
             id: selected.clone(),
@@ -212,19 +214,19 @@ impl App {
             }
         }
         cmds.extend(self.clusters[ix].insight.pending_for(
-            self.queue.selected_job(),
-            self.queue.jobs(),
+            self.queue.shown().selected_job(),
+            self.queue.shown().jobs(),
             self.now,
         ));
         cmds.extend(
             self.clusters[ix]
                 .waits
-                .due(self.queue.selected_job(), self.now),
+                .due(self.queue.shown().selected_job(), self.now),
         );
         cmds.extend(
             self.clusters[ix]
                 .maintenance
-                .for_selected(self.queue.selected_job(), self.now),
+                .for_selected(self.queue.shown().selected_job(), self.now),
         );
         let out = self.live.on_select(&view!(self, ix));
         cmds.extend(self.apply(out));

@@ -70,7 +70,7 @@ fn ten_minutes_before_the_end_it_warns_and_offers_to_extend() {
             }
         )]
     );
-    assert_eq!(a.queue.busy(&id("237")), Some("extending…"));
+    assert_eq!(a.queue.shown().busy(&id("237")), Some("extending…"));
     // The cluster refuses, as most do for users: said in those words.
     let edit = match &cmds[0] {
         Cmd::Edit(_, e) => e.clone(),
@@ -130,7 +130,7 @@ fn no_dashboard_key_ends_a_session_only_two_deliberate_answers_do() {
             "{k:?} changed a job: {cmds:?}"
         );
         assert!(a.confirm.is_none(), "{k:?} answered no");
-        assert_eq!(a.queue.busy(&id("237")), None);
+        assert_eq!(a.queue.shown().busy(&id("237")), None);
     }
     let mut a = launched_237();
     a.update(Msg::Poll(PollMsg::PollDue));
@@ -189,7 +189,7 @@ fn the_question_waits_for_nothing_else_to_be_open() {
         .text
         .contains("ends in 10 minutes: :extend adds 30 minutes")));
     a.help = false;
-    a.queue.select_id(&id("237"));
+    a.queue.shown_mut().select_id(&id("237"));
     let cmds = a.run_command("extend");
     assert!(matches!(&cmds[..], [Cmd::Edit(i, _)] if *i == id("237")));
 }
@@ -245,7 +245,7 @@ fn ssh_config_copies_a_block_for_the_selected_running_job() {
         user: Some("me".into()),
         port: None,
     });
-    a.queue.select_id(&id("237"));
+    a.queue.shown_mut().select_id(&id("237"));
     let cmds = a.run_command("ssh-config");
     let [Cmd::Clipboard(block)] = &cmds[..] else {
         panic!("{cmds:?}");
@@ -260,7 +260,7 @@ fn ssh_config_copies_a_block_for_the_selected_running_job() {
         .unwrap_or("")
         .contains("Host slurmdash-dev-237"));
     // A pending job has no node to reach.
-    a.queue.select_id(&id("248"));
+    a.queue.shown_mut().select_id(&id("248"));
     assert!(a.run_command("ssh-config").is_empty());
     assert!(a.note.as_deref().unwrap_or("").contains("needs it running"));
 }
@@ -293,7 +293,7 @@ fn an_extension_marks_its_row_busy_and_a_read_only_session_refuses_it() {
         .is_some_and(|n| n.contains("extend 237 by 30 minutes")));
     let mut a = app();
     a.update(loaded(jobs()));
-    a.queue.select_id(&id("237"));
+    a.queue.shown_mut().select_id(&id("237"));
     a.clusters[0].read_only = true;
     let refused = extend_session(&view!(a, 0), None);
     assert!(refused.cmds.is_empty() && refused.busy.is_none());

@@ -78,7 +78,7 @@ mod tests {
         j.state = state;
         j.node_list = Some(nodes.into());
         a.update(loaded(js));
-        a.queue.select_id(&id.parse().expect("id"));
+        a.queue.shown_mut().select_id(&id.parse().expect("id"));
     }
 
     #[test]

@@ -75,7 +75,12 @@ fn a_failed_detail_is_read_again_once_the_cluster_answers() {
     let mut a = app();
     a.update(Msg::Poll(PollMsg::PollDue));
     a.update(loaded(jobs()));
-    let selected = a.queue.selected_id().cloned().expect("a job is selected");
+    let selected = a
+        .queue
+        .shown()
+        .selected_id()
+        .cloned()
+        .expect("a job is selected");
     a.update(Msg::Job(JobMsg::Detail {
         id: selected.clone(),
         result: Box::new(Err("cannot connect: login needed".into())),
@@ -102,7 +107,12 @@ fn first_queue_selects_a_job_and_asks_for_its_detail() {
     let mut a = app();
     a.update(Msg::Poll(PollMsg::PollDue));
     let cmds = a.update(loaded(jobs()));
-    let selected = a.queue.selected_id().cloned().expect("a job is selected");
+    let selected = a
+        .queue
+        .shown()
+        .selected_id()
+        .cloned()
+        .expect("a job is selected");
     assert_eq!(fetches(&cmds), vec![selected.clone()]);
     assert!(a.detail.loading);
     assert_eq!(a.clusters[0].status.last_ok, Some(now()));
@@ -115,11 +125,11 @@ fn selection_follows_the_job_id_across_refreshes() {
     a.update(loaded(jobs()));
     a.update(key('j'));
     a.update(key('j'));
-    let chosen = a.queue.selected_id().cloned().expect("selected");
+    let chosen = a.queue.shown().selected_id().cloned().expect("selected");
     let mut reordered = jobs();
     reordered.reverse();
     let cmds = a.update(loaded(reordered));
-    assert_eq!(a.queue.selected_id(), Some(&chosen));
+    assert_eq!(a.queue.shown().selected_id(), Some(&chosen));
     assert!(fetches(&cmds).is_empty(), "same job, no new detail fetch");
 }
 
@@ -127,14 +137,14 @@ fn selection_follows_the_job_id_across_refreshes() {
 fn a_failed_refresh_keeps_the_jobs_and_shows_the_error() {
     let mut a = app();
     a.update(loaded(jobs()));
-    let before = a.queue.len();
+    let before = a.queue.shown().len();
     a.update(Msg::Poll(PollMsg::PollDue));
     a.update(Msg::queue(
         Err("`squeue` on login1 failed (exit 1): slurm_load_jobs error".into()),
         now(),
         Duration::from_secs(1),
     ));
-    assert_eq!(a.queue.len(), before);
+    assert_eq!(a.queue.shown().len(), before);
     assert!(a.clusters[0]
         .status
         .last_error
@@ -176,7 +186,7 @@ fn detail_of_the_selected_job_starts_tailing_its_resolved_log_paths() {
         a.update(key(c));
     }
     a.update(code(KeyCode::Enter));
-    assert_eq!(a.queue.selected_id(), Some(&jid));
+    assert_eq!(a.queue.shown().selected_id(), Some(&jid));
     let cmds = a.update(Msg::Job(JobMsg::Detail {
         id: jid.clone(),
         result: Box::new(Ok((detail.clone(), DetailSource::Scontrol))),
@@ -215,7 +225,7 @@ fn log_lines_for_another_job_are_dropped() {
     };
     a.update(Msg::Job(JobMsg::Tail(ev(id("999999")))));
     assert_eq!(a.logs.stdout.buffer().len(), 0);
-    let selected = a.queue.selected_id().cloned().expect("selected");
+    let selected = a.queue.shown().selected_id().cloned().expect("selected");
     a.update(Msg::Job(JobMsg::Tail(ev(selected))));
     assert_eq!(a.logs.stdout.buffer().len(), 1);
 }
@@ -224,20 +234,20 @@ fn log_lines_for_another_job_are_dropped() {
 fn filter_applies_while_typing_and_escape_clears_it() {
     let mut a = app();
     a.update(loaded(jobs()));
-    let all = a.queue.len();
+    let all = a.queue.shown().len();
     a.update(key('/'));
     assert!(a.input.is_some());
     for c in "array".chars() {
         a.update(key(c));
     }
-    let filtered = a.queue.len();
+    let filtered = a.queue.shown().len();
     assert!(filtered < all && filtered > 0, "{filtered} of {all}");
-    assert!(a.queue.rows().all(|r| r.job.name.contains("array")));
+    assert!(a.queue.shown().rows().all(|r| r.job.name.contains("array")));
     a.update(code(KeyCode::Enter));
     assert!(a.input.is_none());
-    assert_eq!(a.queue.len(), filtered, "enter keeps the filter");
+    assert_eq!(a.queue.shown().len(), filtered, "enter keeps the filter");
     a.update(code(KeyCode::Esc));
-    assert_eq!(a.queue.len(), all, "esc clears it");
+    assert_eq!(a.queue.shown().len(), all, "esc clears it");
 }
 
 #[test]
@@ -281,13 +291,13 @@ fn help_opens_and_any_key_closes_it_without_acting() {
 fn tab_cycles_focus_and_keys_go_to_the_focused_pane() {
     let mut a = app();
     a.update(loaded(jobs()));
-    let first = a.queue.selected_id().cloned();
+    let first = a.queue.shown().selected_id().cloned();
     a.update(code(KeyCode::Tab));
     a.update(code(KeyCode::Tab));
     assert_eq!(a.focus, Pane::Log);
     a.update(key('j'));
     assert_eq!(
-        a.queue.selected_id().cloned(),
+        a.queue.shown().selected_id().cloned(),
         first,
         "j scrolls the log, not the queue"
     );
@@ -302,7 +312,7 @@ fn one_file_for_both_streams_is_tailed_once_and_shown_whichever_stream_is_asked(
     let mut a = app();
     a.update(loaded(jobs()));
     let mut detail = parse_scontrol_jobs(SCONTROL_RUNNING).expect("fixture")[0].clone();
-    let sel = a.queue.selected_id().cloned().expect("selected");
+    let sel = a.queue.shown().selected_id().cloned().expect("selected");
     detail.id = Some(sel.clone());
     let cmds = a.update(Msg::Job(JobMsg::Detail {
         id: sel.clone(),
@@ -335,7 +345,7 @@ fn a_job_that_starts_running_is_fetched_again() {
     let mut a = app();
     let mut js = jobs();
     a.update(loaded(js.clone()));
-    let sel = a.queue.selected_id().cloned().expect("selected");
+    let sel = a.queue.shown().selected_id().cloned().expect("selected");
     let mut detail = parse_scontrol_jobs(SCONTROL_RUNNING).expect("fixture")[0].clone();
     detail.id = Some(sel.clone());
     let job = js.iter().find(|j| j.id == sel).expect("job").clone();
@@ -365,13 +375,13 @@ fn y_copies_the_id_the_directory_or_the_log_path() {
     use crate::keymap::Pane;
     let mut a = app();
     a.update(loaded(jobs()));
-    let id = a.queue.selected_id().unwrap().as_str().to_string();
+    let id = a.queue.shown().selected_id().unwrap().as_str().to_string();
     let cmds = a.on_action(Action::Copy);
     assert_eq!(cmds, vec![Cmd::Clipboard(id.clone())]);
     assert!(a.note.as_deref().unwrap().contains(&format!("copied {id}")));
 
     a.focus = Pane::Detail;
-    let dir = a.queue.selected_job().unwrap().work_dir.to_string();
+    let dir = a.queue.shown().selected_job().unwrap().work_dir.to_string();
     assert!(!dir.is_empty());
     assert_eq!(a.on_action(Action::Copy), vec![Cmd::Clipboard(dir)]);
 
@@ -403,7 +413,7 @@ fn y_refuses_a_path_with_control_characters() {
     let sel = js[0].id.clone();
     js[0].work_dir = "/home/al/x\nrm -rf ~\x1b]0;t\x07".into();
     a.update(loaded(js));
-    a.queue.select_id(&sel);
+    a.queue.shown_mut().select_id(&sel);
     a.focus = Pane::Detail;
     assert_eq!(a.on_action(Action::Copy), vec![]);
     assert_eq!(
@@ -433,7 +443,7 @@ fn c_chooses_the_columns_applies_and_asks_to_save_them() {
     use crate::queue::Column;
     let mut a = app();
     a.update(loaded(jobs()));
-    let before = a.queue.columns().to_vec();
+    let before = a.queue.shown().columns().to_vec();
     a.update(key('c'));
     assert!(a.columns.is_some());
     // Name (second) off, then esc: nothing changes.
@@ -441,7 +451,7 @@ fn c_chooses_the_columns_applies_and_asks_to_save_them() {
     a.update(key(' '));
     a.update(code(KeyCode::Esc));
     assert!(a.columns.is_none());
-    assert_eq!(a.queue.columns(), before.as_slice());
+    assert_eq!(a.queue.shown().columns(), before.as_slice());
     // Again, with enter.
     a.update(key('c'));
     a.update(key('j'));
@@ -450,6 +460,6 @@ fn c_chooses_the_columns_applies_and_asks_to_save_them() {
     let mut want = before.clone();
     want.retain(|c| *c != Column::Name);
     assert_eq!(cmds, vec![Cmd::SaveColumns(want.clone())]);
-    assert_eq!(a.queue.columns(), want.as_slice());
+    assert_eq!(a.queue.shown().columns(), want.as_slice());
     assert!(a.columns.is_none());
 }

@@ -30,12 +30,13 @@ fn running() -> (App, JobId) {
     a.update(loaded(jobs()));
     let id = a
         .queue
+        .shown()
         .jobs()
         .iter()
         .find(|j| j.status() == Status::Running && !j.nodes().is_empty())
         .map(|j| j.id.clone())
         .unwrap();
-    a.queue.select_id(&id);
+    a.queue.shown_mut().select_id(&id);
     (a, id)
 }
 
@@ -122,12 +123,13 @@ fn t_on_a_job_that_does_not_run_says_so_and_reads_nothing() {
     a.update(loaded(jobs()));
     let pending = a
         .queue
+        .shown()
         .jobs()
         .iter()
         .find(|j| j.status() == Status::Pending)
         .map(|j| j.id.clone())
         .unwrap();
-    a.queue.select_id(&pending);
+    a.queue.shown_mut().select_id(&pending);
     let cmds = a.handle(key('t'));
     assert!(!a.top.open);
     assert_eq!(tops(&cmds), 0);

@@ -217,7 +217,7 @@ mod tests {
         j.state = JobState::Running;
         j.node_list = Some("gpu01".into());
         a.update(loaded(js));
-        a.queue.select_id(&"237".parse().expect("id"));
+        a.queue.shown_mut().select_id(&"237".parse().expect("id"));
     }
 
     #[test]
@@ -265,7 +265,7 @@ mod tests {
     fn pending_jobs_bad_ports_and_unknown_tunnels_are_explained() {
         let mut a = app();
         a.update(loaded(jobs()));
-        a.queue.select_id(&"248".parse().expect("id"));
+        a.queue.shown_mut().select_id(&"248".parse().expect("id"));
         assert!(a.run_command("forward 8888").is_empty());
         assert!(a
             .note

@@ -43,10 +43,11 @@ fn key(c: char) -> Msg {
 fn select(a: &mut App, want: &str) -> Vec<Cmd> {
     let i = a
         .queue
+        .shown()
         .rows()
         .position(|r| r.job.id.as_str() == want)
         .unwrap();
-    a.queue.select_index(i);
+    a.queue.shown_mut().select_index(i);
     a.selection_changed()
 }
 
@@ -125,7 +126,10 @@ fn waits_are_read_when_a_pending_job_is_selected_at_most_every_ttl() {
     let mut a = App::fixture(now());
     // The first row is selected with the first refresh: a pending job, one read.
     let cmds = a.update(refresh());
-    assert_eq!(a.queue.selected_job().unwrap().status(), Status::Pending);
+    assert_eq!(
+        a.queue.shown().selected_job().unwrap().status(),
+        Status::Pending
+    );
     assert_eq!(reads(&cmds), 1, "{cmds:?}");
     // One read at a time, and none for a running job.
     assert_eq!(reads(&select(&mut a, "12265")), 0);
@@ -137,13 +141,13 @@ fn waits_are_read_when_a_pending_job_is_selected_at_most_every_ttl() {
     // Another pending job within the TTL, and refreshes: no read.
     assert_eq!(reads(&select(&mut a, "12313")), 0);
     assert_eq!(reads(&a.update(refresh())), 0);
-    let held = a.queue.selected_job().cloned().unwrap();
+    let held = a.queue.shown().selected_job().cloned().unwrap();
     assert_eq!(held.id.as_str(), "12313");
     // After the TTL the next pending selection reads again.
     a.now = now() + chrono::Duration::seconds(crate::slurm::usage::waits::TTL_SECS);
     assert_eq!(reads(&select(&mut a, "12265")), 1);
     // The 2-CPU job in short is compared with the user's 1 to 4-CPU CPU-only jobs there.
-    let j = a.queue.selected_job().cloned().unwrap();
+    let j = a.queue.shown().selected_job().cloned().unwrap();
     let w = a.clusters[0].waits.for_job(&j).unwrap();
     assert!(
         w.jobs >= 1 && w.min_s <= w.median_s && w.median_s <= w.max_s,

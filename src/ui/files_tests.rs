@@ -43,7 +43,7 @@ fn app_in_dir() -> App {
     a.size = (100, 16);
     let jobs = crate::slurm::parse::parse_squeue(SQUEUE).unwrap();
     a.update(Msg::queue(Ok(jobs), now(), Duration::from_millis(5)));
-    a.queue.select_id(&"237".parse().unwrap());
+    a.queue.shown_mut().select_id(&"237".parse().unwrap());
     a.files.download_dir = PathBuf::from("/home/u/Downloads/slurmdash");
     let cmds = a.update(Msg::Key(KeyEvent::new(
         KeyCode::Char('y'),

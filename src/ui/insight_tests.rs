@@ -280,10 +280,11 @@ fn partitions_view_with_a_pending_job_selected() {
     assert_eq!(a.view, Some(View::Partitions));
     let i = a
         .queue
+        .shown()
         .rows()
         .position(|r| r.job.id.as_str() == "242")
         .unwrap();
-    a.queue.select_index(i);
+    a.queue.shown_mut().select_index(i);
     for (p, r) in [(3, 1), (4, 1), (6, 2), (6, 3), (2, 5), (0, 7)] {
         a.clusters[0].insight.history.push_back((p, r));
     }
@@ -547,7 +548,7 @@ fn a_detail_walked_past_goes_at_the_next_second_and_says_loading_meanwhile() {
     let s = text(t.backend().buffer());
     assert!(s.contains("loading details…"), "{s}");
     assert!(!s.contains("wait for the RPC budget"), "{s}");
-    let selected = a.queue.selected_id().cloned().unwrap();
+    let selected = a.queue.shown().selected_id().cloned().unwrap();
     let out = a.handle(Msg::Tick(now() + chrono::Duration::seconds(41)));
     assert!(
         out.iter()

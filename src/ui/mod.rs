@@ -53,7 +53,7 @@ pub fn draw(f: &mut Frame, app: &App) {
     if areas.queue.height > 0 {
         f.render_widget(
             queue::QueueWidget {
-                view: &app.queue,
+                view: app.queue.shown(),
                 theme: &app.theme,
                 now: app.now,
                 focused: app.focus == Pane::Queue,
@@ -64,7 +64,7 @@ pub fn draw(f: &mut Frame, app: &App) {
     if let Some(r) = areas.detail {
         f.render_widget(
             detail::DetailWidget {
-                job: app.queue.selected_job(),
+                job: app.queue.shown().selected_job(),
                 detail: app.detail.detail.as_ref(),
                 loading: app.detail.loading,
                 held: detail_held(app),
@@ -75,10 +75,11 @@ pub fn draw(f: &mut Frame, app: &App) {
                 triage: app.detail.triage.as_ref(),
                 chain: app
                     .queue
+                    .shown()
                     .selected_job()
                     .filter(|j| j.id.array().is_none())
                     .and_then(|j| app.shown().chains.get(&j.id.base())),
-                sweep: app.queue.selected_job().and_then(|j| {
+                sweep: app.queue.shown().selected_job().and_then(|j| {
                     let c = app.shown().chains.get(&j.id.base())?;
                     c.sweep_text(j.id.array_task())
                 }),
@@ -88,6 +89,7 @@ pub fn draw(f: &mut Frame, app: &App) {
                 deps: Some(&app.deps.graph),
                 listed_at: app
                     .queue
+                    .shown()
                     .selected_job()
                     .and_then(|j| app.cluster_by_ix(j.id.cluster()))
                     .and_then(|c| c.status.last_ok),
@@ -310,7 +312,7 @@ fn draw_overlay(f: &mut Frame, app: &App, o: Overlay, areas: &Areas) {
 
 /// The selected job's progress, read from its log.
 fn detail_progress(app: &App) -> Option<detail::ProgressView> {
-    let job = app.queue.selected_job()?;
+    let job = app.queue.shown().selected_job()?;
     let cluster = app.cluster_by_ix(job.id.cluster());
     let summary = app
         .progress
@@ -326,7 +328,7 @@ fn detail_progress(app: &App) -> Option<detail::ProgressView> {
 
 /// The selected running job's live use.
 fn detail_live(app: &App) -> detail::LiveView<'_> {
-    let id = app.queue.selected_id();
+    let id = app.queue.shown().selected_id();
     detail::LiveView {
         shown: true,
         job: id.and_then(|id| app.live.job(id)),
@@ -339,7 +341,7 @@ fn detail_live(app: &App) -> detail::LiveView<'_> {
 /// The selected pending job's extra information, when it is the one selected.
 fn detail_pending(app: &App) -> detail::PendingView<'_> {
     let ins = &app.shown().insight;
-    let selected = app.queue.selected_id();
+    let selected = app.queue.shown().selected_id();
     let p = &ins.pending;
     let mine = p.id.is_some() && p.id.as_ref() == selected;
     detail::PendingView {
@@ -350,6 +352,7 @@ fn detail_pending(app: &App) -> detail::PendingView<'_> {
         edit_key: app.edit_key.as_deref().filter(|_| !app.shown().read_only),
         waited: app
             .queue
+            .shown()
             .selected_job()
             .and_then(|j| app.shown().waits.for_job(j)),
         as_of: p.as_of.filter(|_| mine),
@@ -370,7 +373,7 @@ fn detail_pending(app: &App) -> detail::PendingView<'_> {
 
 /// The maintenance window the selected pending job's time limit runs into, in words.
 fn maintenance_line(app: &App, info: &crate::slurm::pending::PendingInfo) -> Option<String> {
-    let job = app.queue.selected_job()?;
+    let job = app.queue.shown().selected_job()?;
     let m = &app.shown().maintenance;
     let hit = m.hit(job, &info.partitions, app.now)?;
     let cnow = m.cluster_now(app.now)?;

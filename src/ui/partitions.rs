@@ -159,6 +159,7 @@ impl Widget for PartitionsWidget<'_> {
         lines.extend(maintenance_lines(app));
         if let Some(j) = app
             .queue
+            .shown()
             .selected_job()
             .filter(|j| j.status() == Status::Pending)
         {

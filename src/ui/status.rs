@@ -125,7 +125,7 @@ fn cluster_spans<'a>(app: &App, c: &ClusterState, t: &crate::theme::Theme) -> Ve
     {
         spans.push(Span::styled(budget_text(c, app.now), t.dim()));
     }
-    let counts = app.queue.state_counts_of(c.ix);
+    let counts = app.queue.shown().state_counts_of(c.ix);
     let text = if counts.is_empty() {
         "no jobs".to_string()
     } else {
@@ -229,7 +229,7 @@ impl Widget for StatusWidget<'_> {
             spans.push(Span::styled(" ⟳", t.dim()));
         }
         spans.push(sep.clone());
-        let counts = app.queue.state_counts();
+        let counts = app.queue.shown().state_counts();
         if counts.is_empty() {
             spans.push(Span::raw(format!("no jobs ({})", app.shown().scope)));
         } else {

@@ -174,6 +174,7 @@ impl Driver {
                 return self
                     .app
                     .queue
+                    .shown()
                     .selected_id()
                     .map(|i| i.as_str().to_string())
                     .unwrap_or_else(|| {
