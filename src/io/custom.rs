@@ -48,13 +48,8 @@ async fn local(argv: &[String], timeout: Duration) -> (Ended, Capture, Capture) 
         let (o, e) = none();
         return (Ended::Failed("empty command".into()), o, e);
     };
-    let child = tokio::process::Command::new(prog)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn();
+    let mut cmd = tokio::process::Command::new(prog);
+    let child = crate::remote::local::piped(cmd.args(args), Stdio::null()).spawn();
     let mut child = match child {
         Ok(c) => c,
         Err(e) => {

@@ -126,17 +126,21 @@ pub fn parse_id(s: &str) -> Result<u64, String> {
     ))
 }
 
-/// The name in the job directory's layout: what a launch's name may hold.
-pub fn dir_name(name: &str) -> String {
-    let s: String = name
-        .chars()
+/// `name` in what a launch's name may hold: letters, digits, `.`, `_` and `-` (any other
+/// character becomes `-`), at most 64 of them.
+pub fn name_chars(name: &str) -> String {
+    name.chars()
         .map(|c| match c {
             'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '_' | '-' => c,
             _ => '-',
         })
         .take(64)
-        .collect();
-    let s = s.trim_start_matches(['.', '-']).to_string();
+        .collect()
+}
+
+/// The name in the job directory's layout: what a launch's name may hold.
+pub fn dir_name(name: &str) -> String {
+    let s = name_chars(name).trim_start_matches(['.', '-']).to_string();
     if s.is_empty() {
         "job".into()
     } else {

@@ -237,31 +237,15 @@ pub fn tar(files: &[File], mtime: u64) -> Vec<u8> {
             ),
             Kind::Link(t) => (0o777, b'2', 0, t.as_str(), &[]),
         };
-        if f.path.len() > 100 {
-            let mut name = f.path.as_bytes().to_vec();
-            name.push(0);
-            out.extend(header(
-                "././@LongLink",
-                0o644,
-                b'L',
-                name.len() as u64,
-                "",
-                0,
-            ));
-            push_padded(&mut out, &name);
-        }
-        if link.len() > 100 {
-            let mut name = link.as_bytes().to_vec();
-            name.push(0);
-            out.extend(header(
-                "././@LongLink",
-                0o644,
-                b'K',
-                name.len() as u64,
-                "",
-                0,
-            ));
-            push_padded(&mut out, &name);
+        // GNU long-name records: `L` for the path, `K` for the link's target.
+        for (flag, long) in [(b'L', f.path.as_str()), (b'K', link)] {
+            if long.len() > 100 {
+                let mut name = long.as_bytes().to_vec();
+                name.push(0);
+                let len = name.len() as u64;
+                out.extend(header("././@LongLink", 0o644, flag, len, "", 0));
+                push_padded(&mut out, &name);
+            }
         }
         out.extend(header(&f.path, mode, flag, size, link, mtime));
         push_padded(&mut out, body);

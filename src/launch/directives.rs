@@ -335,14 +335,7 @@ pub fn from_script(
     spec.batch_script = body;
     if !stem.is_empty() {
         // What a launch's name may hold; `#SBATCH -J` may name it otherwise.
-        spec.name = stem
-            .chars()
-            .map(|c| match c {
-                'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '_' | '-' => c,
-                _ => '-',
-            })
-            .take(64)
-            .collect();
+        spec.name = super::adopt::name_chars(stem);
     }
     apply(spec, &dirs)
 }

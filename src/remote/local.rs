@@ -1,6 +1,7 @@
 //! [`LocalRemote`]: slurmdash running on the login node itself. Commands are spawned
 //! directly (no shell), so arguments need no escaping at all.
 
+use std::process::Stdio;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -52,6 +53,15 @@ impl LocalRemote {
     }
 }
 
+/// `cmd` as a child of this process, its stdin as given, its stdout and stderr read through
+/// pipes; killed when its handle is dropped.
+pub fn piped(cmd: &mut tokio::process::Command, stdin: Stdio) -> &mut tokio::process::Command {
+    cmd.stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+}
+
 impl LocalRemote {
     /// [`Remote::run`] without the debug-log record.
     async fn run_unlogged(
@@ -70,15 +80,12 @@ impl LocalRemote {
             });
         };
         let mut cmd = tokio::process::Command::new(prog);
-        cmd.args(args)
-            .stdin(if stdin.is_some() {
-                std::process::Stdio::piped()
-            } else {
-                std::process::Stdio::null()
-            })
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .kill_on_drop(true);
+        let input = if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        };
+        piped(cmd.args(args), input);
         let t0 = Instant::now();
         let mut child = match cmd.spawn() {
             Ok(c) => c,
@@ -229,12 +236,7 @@ impl Remote for LocalRemote {
                 reason: "empty command".into(),
             });
         };
-        let mut child = tokio::process::Command::new(prog)
-            .args(args)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .kill_on_drop(true)
+        let mut child = piped(tokio::process::Command::new(prog).args(args), Stdio::null())
             .spawn()
             .map_err(|e| RemoteError::Other {
                 command: display_argv(argv),
@@ -274,11 +276,7 @@ impl Remote for LocalRemote {
         let argv = stream::stream_argv(path, offset);
         self.bump(|s| s.execs += 1);
         let mut cmd = tokio::process::Command::new(&argv[0]);
-        cmd.args(&argv[1..])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .kill_on_drop(true);
+        piped(cmd.args(&argv[1..]), Stdio::piped());
         let mut child = cmd.spawn().map_err(|e| RemoteError::Other {
             command: format!("tail -F {path}"),
             host: self.host.clone(),

@@ -94,15 +94,11 @@ async fn serve(listener: TcpListener, ctl: PathBuf, target: String) {
 
 /// One connection: its bytes to and from `ssh -S ctl -W target`, until either side ends.
 async fn carry(mut tcp: TcpStream, ctl: PathBuf, target: String) {
-    let child = tokio::process::Command::new("ssh")
-        .arg("-S")
+    let mut cmd = tokio::process::Command::new("ssh");
+    cmd.arg("-S")
         .arg(&ctl)
-        .args(["-o", "ControlMaster=no", "-W", &target, "none"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn();
+        .args(["-o", "ControlMaster=no", "-W", &target, "none"]);
+    let child = super::local::piped(&mut cmd, Stdio::piped()).spawn();
     let mut child = match child {
         Ok(c) => c,
         Err(e) => {

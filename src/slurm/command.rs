@@ -390,6 +390,15 @@ pub const LIVE_SCRIPT: &str = include_str!("live_sample.sh");
 /// The live sample script's name (`$0`).
 pub const LIVE_NAME: &str = "slurmdash-live";
 
+/// `sh -c SCRIPT NAME MARKER JOB TIMEOUT`: how a job's sample (live, top) starts its argv; the
+/// script's `$0`, the marker its answer is framed with, the job and each srun's time limit.
+pub fn sample_argv(script: &str, name: &str, marker: &str, id: &JobId, secs: u64) -> Vec<String> {
+    let secs = secs.to_string();
+    ["sh", "-c", script, name, marker, id.as_str(), &secs]
+        .map(String::from)
+        .into()
+}
+
 /// How many times the live sample script's per-node loop runs (its `srun` line), from its
 /// argv: one per node after the fixed arguments (marker, job, timeout). `None` for any other
 /// argv.

@@ -26,15 +26,7 @@ pub struct LiveTarget {
 
 /// The argv of one sample: `sh -c SCRIPT slurmdash-live MARKER JOB TIMEOUT NODE...`.
 pub fn argv(t: &LiveTarget, marker: &str) -> Vec<String> {
-    let mut v = vec![
-        "sh".to_string(),
-        "-c".to_string(),
-        SCRIPT.to_string(),
-        NAME.to_string(),
-        marker.to_string(),
-        t.id.as_str().to_string(),
-        t.timeout_secs.to_string(),
-    ];
+    let mut v = super::command::sample_argv(SCRIPT, NAME, marker, &t.id, t.timeout_secs);
     v.extend(t.gpu_nodes.iter().cloned());
     v
 }

@@ -35,18 +35,13 @@ pub struct TopTarget {
 
 /// The argv of one sample: `sh -c SCRIPT slurmdash-top MARKER JOB TIMEOUT N NODES NODE_SCRIPT`.
 pub fn argv(t: &TopTarget, marker: &str) -> Vec<String> {
-    vec![
-        "sh".to_string(),
-        "-c".to_string(),
-        SCRIPT.to_string(),
-        NAME.to_string(),
-        marker.to_string(),
-        t.id.as_str().to_string(),
-        t.timeout_secs.to_string(),
+    let mut v = super::command::sample_argv(SCRIPT, NAME, marker, &t.id, t.timeout_secs);
+    v.extend([
         t.nodes.len().max(1).to_string(),
         t.nodes.join(","),
         NODE_SCRIPT.to_string(),
-    ]
+    ]);
+    v
 }
 
 /// The slurmctld RPCs one sample costs: its one `srun --overlap` (`scontrol listpids` asks

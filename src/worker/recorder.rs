@@ -38,6 +38,16 @@ impl Recording {
     fn send(&self, r: CommandRecord) {
         let _ = self.tx.send(Msg::Ran(Box::new(r)));
     }
+
+    /// Sends the record of a stream that opened (`Ok`) or failed to, `t0` when it was asked.
+    fn send_opened(&self, mut r: CommandRecord, t0: Instant, result: Result<(), &RemoteError>) {
+        r.took = t0.elapsed();
+        match result {
+            Ok(()) => r.ran = Ran::Streaming,
+            Err(e) => failed(&mut r, e),
+        }
+        self.send(r);
+    }
 }
 
 /// The record of a finished `run`: `streamed` bytes of stdout that went to a sink.
@@ -141,26 +151,16 @@ impl Remote for Recording {
             let argv = crate::remote::stream::stream_argv(path, offset);
             let mut r = CommandRecord::new(now(), self.why, &argv, 0);
             r.key = Some(format!("stream {path}"));
-            r.took = t0.elapsed();
-            match &result {
-                Ok(_) => r.ran = Ran::Streaming,
-                Err(e) => failed(&mut r, e),
-            }
-            self.send(r);
+            self.send_opened(r, t0, result.as_ref().map(|_| ()));
         }
         result
     }
 
     async fn exec_stream(&self, argv: &[String]) -> Result<ExecStream, RemoteError> {
-        let mut r = CommandRecord::new(now(), self.why, argv, 0);
+        let r = CommandRecord::new(now(), self.why, argv, 0);
         let t0 = Instant::now();
         let result = self.inner.exec_stream(argv).await;
-        r.took = t0.elapsed();
-        match &result {
-            Ok(_) => r.ran = Ran::Streaming,
-            Err(e) => failed(&mut r, e),
-        }
-        self.send(r);
+        self.send_opened(r, t0, result.as_ref().map(|_| ()));
         result
     }
 
