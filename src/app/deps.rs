@@ -10,7 +10,6 @@ use std::collections::HashSet;
 use crossterm::event::{KeyCode, KeyEvent};
 
 use super::component::{Out, View};
-use super::confirm::{Answer, Choice, Confirm};
 use super::history::HistoryState;
 #[cfg(test)]
 use super::App;
@@ -326,21 +325,7 @@ impl DepsState {
         let Some(job) = v.queue.jobs().iter().find(|j| j.id == id) else {
             return Out::note(format!("job {id} is not in the queue"));
         };
-        let name = crate::queue::format::one_line(&job.name);
-        let prompt = format!(
-            "{} {id} ({}, {})?",
-            OpKind::Cancel,
-            crate::queue::format::fit(&name, 40),
-            job.state.long_name()
-        );
-        Out::confirm(Confirm {
-            prompt,
-            choices: vec![Choice {
-                key: 'y',
-                label: OpKind::Cancel.verb().into(),
-                answer: Answer::Op(JobOp::new(OpKind::Cancel, [id])),
-            }],
-        })
+        super::ops::confirm_one(JobOp::new(OpKind::Cancel, [id]), job)
     }
 }
 
