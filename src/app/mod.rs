@@ -601,6 +601,9 @@ impl App {
         if let Some((ids, label)) = out.busy {
             self.queue.set_busy(&ids, label);
         }
+        if let Some(columns) = out.columns {
+            self.queue.jobs.set_columns(columns);
+        }
         if let (true, Some(o)) = (out.close, from) {
             self.close_overlay(o);
         }

@@ -5,7 +5,7 @@
 //! goes to the topmost overlay, and the keymap runs only when none is open (or when the
 //! topmost, a full-screen insight view, lets the key through). The overlays are one list,
 //! [`overlay_list`]; here too the key handlers that need the whole App (the insight views,
-//! the column chooser, help), and opening the launch form and the column chooser.
+//! help), and opening the launch form and the column chooser.
 
 use crossterm::event::{KeyCode, KeyEvent};
 
@@ -52,7 +52,7 @@ macro_rules! overlay_list {
             /// The files view of a job (`y`, `:files`).
             Files = files,
             /// The column chooser (`c`); enter sets the live queue's columns.
-            Columns = columns => on_columns_key,
+            Columns = columns,
             /// The edit form of a pending job (`E`).
             Edit = edit,
             /// The launch form (`n`, `L`).
@@ -253,16 +253,6 @@ impl App {
         }
         self.columns = Some(super::columns::ColumnChooser::new(self.queue.columns()));
         Vec::new()
-    }
-
-    /// Enter applies the chosen columns at once and asks for them to be saved in the
-    /// config; esc leaves the queue as it was.
-    fn on_columns_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
-        let Some(chooser) = self.columns.as_mut() else {
-            return Vec::new();
-        };
-        let out = chooser.on_key(&k, &mut self.queue.jobs);
-        self.land(Some(Overlay::Columns), out)
     }
 
     fn on_keymap_key(&mut self, k: &KeyEvent) -> Vec<Cmd> {
