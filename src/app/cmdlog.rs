@@ -180,6 +180,24 @@ impl CmdLog {
     }
 }
 
+impl super::component::Overlaid for CmdLog {
+    fn is_open(&self) -> bool {
+        self.open
+    }
+
+    fn close(&mut self) {
+        self.open = false;
+    }
+}
+
+impl super::component::OverlayKeys for CmdLog {
+    fn overlay_key(&mut self, k: &KeyEvent, cx: &super::component::Keys) -> Out {
+        // The full entry replaces the list: a page is the screen less the frame, the
+        // header and the status bar.
+        self.on_key(k, cx.page(5))
+    }
+}
+
 /// The filter after `f`: all, then each kind in turn, then all again.
 pub fn next_filter(f: Option<Why>) -> Option<Why> {
     match f {

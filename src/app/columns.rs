@@ -6,7 +6,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::component::Out;
 use crate::action::Cmd;
-use crate::queue::{Column, QueueView};
+use crate::queue::Column;
 
 /// The list being edited: every column a live queue can show, in order, each on or off.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,18 +61,18 @@ impl ColumnChooser {
             .collect()
     }
 
-    /// A key while the chooser is open; `queue`: the live queue's rows, whose columns
-    /// enter sets.
-    pub fn on_key(&mut self, k: &KeyEvent, queue: &mut QueueView) -> Out {
+    /// A key while the chooser is open; enter sets the live queue's columns
+    /// (`Out::columns`) and asks for them to be saved.
+    pub fn on_key(&mut self, k: &KeyEvent) -> Out {
         match self.key(k) {
             Chosen::Stay => Out::none(),
             Chosen::Cancel => Out::close(),
-            Chosen::Apply(cols) => {
-                queue.set_columns(cols.clone());
-                Out::close()
+            Chosen::Apply(cols) => Out {
+                columns: Some(cols.clone()),
+                ..Out::close()
                     .with_note("columns changed; saving them in the config…")
                     .with_cmd(Cmd::SaveColumns(cols))
-            }
+            },
         }
     }
 
@@ -117,6 +117,13 @@ impl ColumnChooser {
             self.items.swap(self.cursor, to);
             self.cursor = to;
         }
+    }
+}
+
+/// Held as `Option<ColumnChooser>`: open while there is one.
+impl super::component::OverlayKeys for ColumnChooser {
+    fn overlay_key(&mut self, k: &KeyEvent, _: &super::component::Keys) -> Out {
+        self.on_key(k)
     }
 }
 

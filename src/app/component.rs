@@ -102,3 +102,64 @@ macro_rules! view {
         view!($app, $ix, queue: $app.queue.shown())
     };
 }
+
+/// The open/closed side of an overlay: its own state says whether it is open (no second
+/// flag), and closing it is its own business. `App::overlays` reads this for every entry of
+/// the overlay list (`overlay_list!` in `overlay.rs`).
+pub trait Overlaid {
+    fn is_open(&self) -> bool;
+    fn close(&mut self);
+}
+
+/// An overlay held as an `Option`: open while there is one.
+impl<T> Overlaid for Option<T> {
+    fn is_open(&self) -> bool {
+        self.is_some()
+    }
+
+    fn close(&mut self) {
+        *self = None;
+    }
+}
+
+/// An overlay held as a flag (help).
+impl Overlaid for bool {
+    fn is_open(&self) -> bool {
+        *self
+    }
+
+    fn close(&mut self) {
+        *self = false;
+    }
+}
+
+/// The keys of an overlay on top: a component answers with an `Out`, which App lands with
+/// the overlay as its sender (so `Out::close` closes this one).
+pub trait OverlayKeys {
+    fn overlay_key(&mut self, k: &crossterm::event::KeyEvent, cx: &Keys) -> Out;
+}
+
+/// An overlay held as an `Option`: its value takes the keys.
+impl<T: OverlayKeys> OverlayKeys for Option<T> {
+    fn overlay_key(&mut self, k: &crossterm::event::KeyEvent, cx: &Keys) -> Out {
+        match self {
+            Some(t) => t.overlay_key(k, cx),
+            None => Out::none(),
+        }
+    }
+}
+
+/// What an overlay's keys may read besides its own state.
+pub struct Keys<'a> {
+    pub view: View<'a>,
+    pub keymap: &'a crate::keymap::Keymap,
+    /// The status bar's height, as the screen lays it out.
+    pub status_rows: u16,
+}
+
+impl Keys<'_> {
+    /// Rows on a page: the screen less `chrome` rows (frame, titles, status bar), at least 1.
+    pub fn page(&self, chrome: u16) -> usize {
+        usize::from(self.view.size.1.saturating_sub(chrome)).max(1)
+    }
+}

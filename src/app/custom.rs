@@ -334,6 +334,24 @@ impl CustomCommands {
     }
 }
 
+/// Open while the list or an output is shown.
+impl super::component::Overlaid for CustomCommands {
+    fn is_open(&self) -> bool {
+        self.shown.is_some()
+    }
+
+    fn close(&mut self) {
+        self.shown = None;
+    }
+}
+
+impl super::component::OverlayKeys for CustomCommands {
+    fn overlay_key(&mut self, k: &KeyEvent, cx: &super::component::Keys) -> Out {
+        // The frame, the command line and the status bar.
+        self.on_key(&cx.view, k, cx.page(5))
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 #[path = "custom_tests.rs"]

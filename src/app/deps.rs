@@ -329,6 +329,24 @@ impl DepsState {
     }
 }
 
+impl super::component::Overlaid for DepsState {
+    fn is_open(&self) -> bool {
+        self.open
+    }
+
+    fn close(&mut self) {
+        self.open = false;
+    }
+}
+
+/// The view's own keys here; the queue's action for the key says what reaches beyond it.
+impl super::component::OverlayKeys for DepsState {
+    fn overlay_key(&mut self, k: &KeyEvent, cx: &super::component::Keys) -> Out {
+        let action = cx.keymap.action(crate::keymap::Pane::Queue, k);
+        self.on_key(&cx.view, k, action, cx.page(4))
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 #[path = "deps_tests.rs"]

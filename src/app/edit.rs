@@ -155,6 +155,13 @@ impl EditForm {
     }
 }
 
+/// Held as `Option<EditForm>`: open while there is one.
+impl super::component::OverlayKeys for EditForm {
+    fn overlay_key(&mut self, k: &KeyEvent, cx: &super::component::Keys) -> Out {
+        self.on_key(*k, cx.view.partitions())
+    }
+}
+
 /// What an update's answer means, for the form (`form`: the one open, if any, which
 /// closes on success or shows the error) and the status bar.
 pub struct Edited {

@@ -362,32 +362,6 @@ impl Events {
     }
 }
 
-/// The `:events` view over every cluster's log: open, scrolled this many lines up from the
-/// newest.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct EventsView {
-    pub open: bool,
-    pub scroll: usize,
-}
-
-impl EventsView {
-    pub fn on_key(&mut self, k: crossterm::event::KeyEvent, page: usize, lines: usize) {
-        use crossterm::event::KeyCode;
-        let max = lines.saturating_sub(1);
-        let s = &mut self.scroll;
-        match k.code {
-            KeyCode::Esc | KeyCode::Char('q') => self.open = false,
-            KeyCode::Up | KeyCode::Char('k') => *s = (*s + 1).min(max),
-            KeyCode::Down | KeyCode::Char('j') => *s = s.saturating_sub(1),
-            KeyCode::PageUp => *s = (*s + page).min(max),
-            KeyCode::PageDown => *s = s.saturating_sub(page),
-            KeyCode::Char('g') | KeyCode::Home => *s = max,
-            KeyCode::Char('G') | KeyCode::End => *s = 0,
-            _ => {}
-        }
-    }
-}
-
 /// Several clusters' logs as one, oldest first (a tie keeps the clusters' order), each event
 /// with its cluster's name when given.
 pub fn merged_events<'a>(

@@ -593,6 +593,23 @@ impl FilesState {
     }
 }
 
+/// Open while a job's files are shown.
+impl super::component::Overlaid for FilesState {
+    fn is_open(&self) -> bool {
+        self.view.is_some()
+    }
+
+    fn close(&mut self) {
+        self.view = None;
+    }
+}
+
+impl super::component::OverlayKeys for FilesState {
+    fn overlay_key(&mut self, k: &KeyEvent, cx: &super::component::Keys) -> Out {
+        self.on_key(&cx.view, *k, cx.status_rows)
+    }
+}
+
 #[cfg(test)]
 #[path = "files_tests.rs"]
 mod tests;

@@ -423,6 +423,13 @@ impl FormState {
     }
 }
 
+/// Held as `Option<FormState>`: open while there is one; the cluster on screen's facts.
+impl super::component::OverlayKeys for FormState {
+    fn overlay_key(&mut self, k: &KeyEvent, cx: &super::component::Keys) -> Out {
+        self.on_key(*k, cx.view.cluster)
+    }
+}
+
 /// The row a submitted job shows until squeue lists it.
 pub(super) fn placeholder_job(s: &Submitted, p: &Prepared, cluster: u16) -> Job {
     Job::new(crate::slurm::model::JobRecord {

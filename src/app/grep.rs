@@ -68,13 +68,7 @@ pub enum Row {
 }
 
 /// Where enter goes: a job's log, at a line.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Jump {
-    pub job: JobId,
-    pub stream: Stream,
-    pub line: u64,
-    pub text: String,
-}
+pub use super::out::Jump;
 
 /// The search pane's state.
 #[derive(Debug, Clone)]
@@ -335,6 +329,25 @@ impl GrepState {
             note: Some(format!("{job}: {stream} at line {line}")),
             ..Out::default()
         }
+    }
+}
+
+impl super::component::Overlaid for GrepState {
+    fn is_open(&self) -> bool {
+        self.open
+    }
+
+    fn close(&mut self) {
+        self.open = false;
+    }
+}
+
+/// Enter selects the line's job; App then shows its log at that line (`Out::jump`).
+impl super::component::OverlayKeys for GrepState {
+    fn overlay_key(&mut self, k: &KeyEvent, cx: &super::component::Keys) -> Out {
+        let mut out = self.on_key(k, cx.page(6));
+        out.jump = self.jump.take();
+        out
     }
 }
 

@@ -268,7 +268,7 @@ impl App {
             }
             ("jobtop", _) => self.open_top(),
             ("events", _) => {
-                self.events_view = super::events::EventsView {
+                self.events_view = super::EventsView {
                     open: true,
                     scroll: 0,
                 };

@@ -19,10 +19,12 @@ use crate::slurm::pending::{Ask, Batch, PendingInfo};
 pub use super::adaptive::{choose_interval, queue_signature, Pace, PollBounds, PollFacts};
 pub use super::partitions::PartitionsState;
 
-/// A full-screen view over the dashboard, opened with a `:` command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A full-screen view over the dashboard, opened with a `:` command (`Stats` stands for
+/// the three in the overlay tests).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum View {
     Partitions,
+    #[default]
     Stats,
     /// `:usage`, the budget (state in `ClusterState::usage`).
     Usage,

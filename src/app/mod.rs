@@ -29,6 +29,7 @@ pub mod deps;
 mod detail;
 mod edit;
 mod events;
+mod events_view;
 pub mod files;
 mod form;
 mod form_state;
@@ -69,10 +70,12 @@ pub use confirm::{Answer, Choice, Confirm};
 pub use detail::DetailState;
 pub use edit::{EditForm, EDIT_FIELDS};
 pub use events::{merged_events, notifications, Event, EventKind, Events, Own};
+pub use events_view::EventsView;
 pub use files::{FilesState, FilesView};
 pub use form_state::{Busy, FormState, LaunchContext, FIELDS};
 pub use input::COMMANDS;
 pub use logs::LogState;
+pub(crate) use overlay::overlay_list;
 pub use overlay::Overlay;
 pub use prompt::{Input, InputKind};
 pub use retry::{RetryState, RETRY_CHECK_SECS};
@@ -113,7 +116,7 @@ pub struct App {
     /// is on screen: moving the selection to another cluster's row keeps it open.
     pub view: Option<insight::View>,
     /// `:events`, over every cluster's log.
-    pub events_view: events::EventsView,
+    pub events_view: EventsView,
     /// The help overlay's first line shown, when it is taller than the terminal.
     pub help_scroll: u16,
     pub input: Option<Input>,
@@ -198,7 +201,7 @@ impl App {
             zoom: false,
             help: false,
             view: None,
-            events_view: events::EventsView::default(),
+            events_view: EventsView::default(),
             help_scroll: 0,
             input: None,
             note: None,
@@ -350,6 +353,9 @@ impl App {
         if let Some((ids, label)) = out.busy {
             self.queue.shown_mut().set_busy(&ids, label);
         }
+        if let Some(columns) = out.columns {
+            self.queue.jobs.set_columns(columns);
+        }
         if let (true, Some(o)) = (out.close, from) {
             self.close_overlay(o);
         }
@@ -362,6 +368,15 @@ impl App {
         }
         if let Some(a) = out.then {
             cmds.extend(self.on_action(a));
+        }
+        if let Some(j) = out.jump {
+            if self.queue.shown().selected_id() == Some(&j.job) {
+                let pane = match j.stream {
+                    crate::logview::Stream::Stdout => &mut self.logs.stdout,
+                    crate::logview::Stream::Stderr => &mut self.logs.stderr,
+                };
+                pane.go_to_line(j.line, &j.text);
+            }
         }
         cmds
     }

@@ -33,6 +33,19 @@ pub struct Out {
     pub focus: Option<Pane>,
     /// Opens the launch form, filled (`L`: a relaunch, a recovered job, an array's rerun).
     pub form: Option<Box<super::form_state::FormState>>,
+    /// The live queue's columns, set (the column chooser's enter).
+    pub columns: Option<Vec<crate::queue::Column>>,
+    /// Then the selected job's log shown at a line (when that job is the one selected).
+    pub jump: Option<Jump>,
+}
+
+/// A job's log, at a line (enter on a `:grep` hit).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Jump {
+    pub job: JobId,
+    pub stream: crate::logview::Stream,
+    pub line: u64,
+    pub text: String,
 }
 
 impl Out {
@@ -133,6 +146,8 @@ impl Out {
         self.then = later.then.or(self.then);
         self.focus = later.focus.or(self.focus);
         self.form = later.form.or(self.form);
+        self.columns = later.columns.or(self.columns);
+        self.jump = later.jump.or(self.jump);
         self
     }
 }

@@ -13,24 +13,11 @@ use super::*;
 use crate::action::Msg;
 use crate::keymap::{Action, Pane};
 
-/// Every kind, in stacking order (one insight view stands for the three; only one is
-/// open at a time).
-const ORDER: [Overlay; 14] = [
-    Overlay::Insight(View::Stats),
-    Overlay::Events,
-    Overlay::Deps,
-    Overlay::Top,
-    Overlay::CmdLog,
-    Overlay::Custom,
-    Overlay::Grep,
-    Overlay::Files,
-    Overlay::Columns,
-    Overlay::Edit,
-    Overlay::Form,
-    Overlay::Input,
-    Overlay::Confirm,
-    Overlay::Help,
-];
+/// Every kind, in stacking order, from the overlay list (one insight view stands for the
+/// three; only one is open at a time).
+fn order() -> Vec<Overlay> {
+    Overlay::all()
+}
 
 /// An App with the fixture queue and pending job 248 selected (it has a work dir, so its
 /// files open; it is pending, so it can be edited; it can be cancelled).
@@ -164,17 +151,18 @@ fn the_list_is_bottom_first_in_one_order_whatever_was_opened_first() {
         with(&[Overlay::Help, Overlay::Events]).overlays(),
         [Overlay::Events, Overlay::Help]
     );
-    let mut reversed = ORDER;
+    let mut reversed = order();
     reversed.reverse();
     let all = with(&reversed);
-    assert_eq!(all.overlays(), ORDER);
+    assert_eq!(all.overlays(), order());
     assert_eq!(all.top_overlay(), Some(Overlay::Help));
 }
 
 #[test]
 fn esc_closes_only_the_top_overlay_and_the_next_esc_the_one_below() {
-    for (i, below) in ORDER.iter().enumerate() {
-        for top in &ORDER[i + 1..] {
+    let order = order();
+    for (i, below) in order.iter().enumerate() {
+        for top in &order[i + 1..] {
             let mut a = with(&[*below, *top]);
             assert_eq!(a.overlays(), [*below, *top], "{below:?} then {top:?} open");
             a.update(esc());
@@ -311,7 +299,7 @@ fn the_mouse_reaches_the_panes_only_under_the_typed_line() {
             modifiers: crossterm::event::KeyModifiers::NONE,
         })
     };
-    for o in ORDER {
+    for o in order() {
         let mut a = with(&[o]);
         assert_eq!(a.focus, Pane::Queue);
         let m = click(&a);
@@ -342,8 +330,9 @@ fn painted_alone(o: Overlay) -> (Buffer, Vec<(u16, u16)>) {
 
 #[test]
 fn the_screen_draws_the_stack_bottom_first_so_the_top_one_is_seen_whole() {
-    for (i, below) in ORDER.iter().enumerate() {
-        for top in &ORDER[i + 1..] {
+    let order = order();
+    for (i, below) in order.iter().enumerate() {
+        for top in &order[i + 1..] {
             // Help over the files view lists the files view's keys: checked below.
             if (*below, *top) == (Overlay::Files, Overlay::Help) {
                 continue;

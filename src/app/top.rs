@@ -171,6 +171,23 @@ impl TopState {
     }
 }
 
+impl super::component::Overlaid for TopState {
+    fn is_open(&self) -> bool {
+        self.open
+    }
+
+    fn close(&mut self) {
+        self.open = false;
+    }
+}
+
+impl super::component::OverlayKeys for TopState {
+    fn overlay_key(&mut self, k: &KeyEvent, cx: &super::component::Keys) -> Out {
+        // A page: the screen less the frame, the title lines and the status bar.
+        self.on_key(k, cx.page(6), cx.view.now)
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 #[path = "top_tests.rs"]

@@ -292,6 +292,23 @@ impl Widget for CmdLogWidget<'_> {
     }
 }
 
+impl super::overlay::DrawOverlay for CmdLog {
+    fn draw_over(&self, f: &mut ratatui::Frame, app: &crate::app::App, areas: &super::Areas) {
+        let clusters = app
+            .multi()
+            .then(|| app.clusters().map(|c| c.name.as_str()).collect());
+        let over = super::overlay::above_status(f, areas);
+        f.render_widget(
+            CmdLogWidget {
+                log: self,
+                theme: &app.theme,
+                clusters,
+            },
+            over,
+        );
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

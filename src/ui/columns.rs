@@ -76,6 +76,19 @@ fn column_name(c: crate::queue::Column) -> String {
         .unwrap_or_default()
 }
 
+impl super::overlay::DrawOverlay for Option<ColumnChooser> {
+    fn draw_over(&self, f: &mut ratatui::Frame, app: &crate::app::App, areas: &super::Areas) {
+        let _ = areas;
+        if let Some(chooser) = self {
+            let widget = ColumnsWidget {
+                chooser,
+                theme: &app.theme,
+            };
+            f.render_widget(widget, f.area());
+        }
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

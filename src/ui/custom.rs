@@ -152,6 +152,19 @@ impl Widget for CustomWidget<'_> {
     }
 }
 
+impl super::overlay::DrawOverlay for CustomCommands {
+    fn draw_over(&self, f: &mut ratatui::Frame, app: &crate::app::App, areas: &super::Areas) {
+        let over = super::overlay::above_status(f, areas);
+        f.render_widget(
+            CustomWidget {
+                custom: self,
+                theme: &app.theme,
+            },
+            over,
+        );
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

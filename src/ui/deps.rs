@@ -141,6 +141,19 @@ impl Widget for DepsWidget<'_> {
     }
 }
 
+impl super::overlay::DrawOverlay for DepsState {
+    fn draw_over(&self, f: &mut ratatui::Frame, app: &crate::app::App, areas: &super::Areas) {
+        let over = super::overlay::above_status(f, areas);
+        f.render_widget(
+            DepsWidget {
+                deps: self,
+                theme: &app.theme,
+            },
+            over,
+        );
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 #[path = "deps_tests.rs"]

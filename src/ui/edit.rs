@@ -110,3 +110,17 @@ impl Widget for EditWidget<'_> {
             .render(r, buf);
     }
 }
+
+impl super::overlay::DrawOverlay for Option<EditForm> {
+    fn draw_over(&self, f: &mut ratatui::Frame, app: &crate::app::App, areas: &super::Areas) {
+        let _ = areas;
+        if let Some(form) = self {
+            let widget = EditWidget {
+                form,
+                theme: &app.theme,
+                partitions: app.shown().partitions.as_ref(),
+            };
+            f.render_widget(widget, f.area());
+        }
+    }
+}

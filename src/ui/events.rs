@@ -83,6 +83,26 @@ impl Widget for EventsWidget<'_> {
     }
 }
 
+/// `:events`: every cluster's log, named when there are several.
+impl super::overlay::DrawOverlay for crate::app::EventsView {
+    fn draw_over(&self, f: &mut ratatui::Frame, app: &crate::app::App, areas: &super::Areas) {
+        let multi = app.multi();
+        let logs = app
+            .clusters()
+            .map(|c| (multi.then_some(c.name.as_str()), &c.events))
+            .collect();
+        let over = super::overlay::above_status(f, areas);
+        f.render_widget(
+            EventsWidget {
+                logs,
+                scroll: self.scroll,
+                theme: &app.theme,
+            },
+            over,
+        );
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

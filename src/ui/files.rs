@@ -290,6 +290,16 @@ impl Widget for FilesWidget<'_> {
     }
 }
 
+impl super::overlay::DrawOverlay for crate::app::FilesState {
+    fn draw_over(&self, f: &mut ratatui::Frame, app: &crate::app::App, areas: &super::Areas) {
+        let widget = FilesWidget {
+            app,
+            status_rows: areas.status.height,
+        };
+        f.render_widget(widget, f.area());
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 #[path = "files_tests.rs"]

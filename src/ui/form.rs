@@ -360,6 +360,15 @@ impl Widget for FormWidget<'_> {
     }
 }
 
+impl super::overlay::DrawOverlay for Option<FormState> {
+    fn draw_over(&self, f: &mut ratatui::Frame, app: &crate::app::App, areas: &super::Areas) {
+        let _ = areas;
+        if let Some(form) = self {
+            f.render_widget(FormWidget { app, form }, f.area());
+        }
+    }
+}
+
 #[cfg(test)]
 mod wrap_tests {
     use super::wrap_words;

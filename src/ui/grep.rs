@@ -162,6 +162,19 @@ impl Widget for GrepWidget<'_> {
     }
 }
 
+impl super::overlay::DrawOverlay for GrepState {
+    fn draw_over(&self, f: &mut ratatui::Frame, app: &crate::app::App, areas: &super::Areas) {
+        let over = super::overlay::above_status(f, areas);
+        f.render_widget(
+            GrepWidget {
+                state: self,
+                theme: &app.theme,
+            },
+            over,
+        );
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 #[path = "grep_tests.rs"]

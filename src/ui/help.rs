@@ -187,6 +187,14 @@ fn two_columns(lines: Vec<Line<'static>>, split: usize, area: Rect, buf: &mut Bu
         .render(b, buf);
 }
 
+/// `app.help`: the key list, when set.
+impl super::overlay::DrawOverlay for bool {
+    fn draw_over(&self, f: &mut ratatui::Frame, app: &crate::app::App, areas: &super::Areas) {
+        let _ = areas;
+        f.render_widget(HelpWidget { app }, f.area());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::app::App;

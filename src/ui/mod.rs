@@ -13,8 +13,10 @@ pub mod files;
 pub mod form;
 pub mod grep;
 pub mod help;
+mod insight;
 pub mod keys_doc;
 pub mod log;
+pub mod overlay;
 pub mod partitions;
 pub mod queue;
 pub mod stats;
@@ -32,12 +34,9 @@ pub use crate::layout::Areas;
 /// Styles live below ui/ (App holds the theme); the old path still works.
 pub use crate::theme;
 
-use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::widgets::{Clear, Paragraph};
 use ratatui::Frame;
 
-use crate::app::insight::View;
-use crate::app::{App, Overlay};
+use crate::app::App;
 use crate::keymap::Pane;
 use crate::logview::Stream;
 
@@ -127,187 +126,7 @@ pub fn draw(f: &mut Frame, app: &App) {
         );
     }
     f.render_widget(status::StatusWidget { app }, areas.status);
-    for o in app.overlays() {
-        draw_overlay(f, app, o, &areas);
-    }
-}
-
-/// One overlay over what is drawn so far; `draw` goes through `App::overlays` bottom first,
-/// the order in which keys reach them, so the one on top is the one that takes the keys.
-fn draw_overlay(f: &mut Frame, app: &App, o: Overlay, areas: &Areas) {
-    let size = f.area();
-    match o {
-        Overlay::Insight(v) => {
-            let [main, _] =
-                Layout::vertical([Constraint::Min(3), Constraint::Length(2)]).areas(size);
-            match v {
-                View::Partitions => f.render_widget(partitions::PartitionsWidget { app }, main),
-                View::Stats => f.render_widget(stats::StatsWidget { app }, main),
-                View::Usage => f.render_widget(
-                    usage::UsageWidget {
-                        usage: &app.shown().usage,
-                        theme: &app.theme,
-                        now: app.now,
-                    },
-                    main,
-                ),
-            }
-        }
-        Overlay::Events => {
-            let over = Rect::new(
-                0,
-                0,
-                size.width,
-                size.height.saturating_sub(areas.status.height),
-            );
-            let multi = app.multi();
-            let logs = app
-                .clusters()
-                .map(|c| (multi.then_some(c.name.as_str()), &c.events))
-                .collect();
-            f.render_widget(
-                events::EventsWidget {
-                    logs,
-                    scroll: app.events_view.scroll,
-                    theme: &app.theme,
-                },
-                over,
-            );
-        }
-        Overlay::Deps => {
-            let over = Rect::new(
-                0,
-                0,
-                size.width,
-                size.height.saturating_sub(areas.status.height),
-            );
-            f.render_widget(
-                deps::DepsWidget {
-                    deps: &app.deps,
-                    theme: &app.theme,
-                },
-                over,
-            );
-        }
-        Overlay::Top => {
-            let over = Rect::new(
-                0,
-                0,
-                size.width,
-                size.height.saturating_sub(areas.status.height),
-            );
-            let held = app
-                .top
-                .target
-                .as_ref()
-                .and_then(|t| app.cluster_by_ix(t.id.cluster()))
-                .is_some_and(|c| c.budget.holds(crate::app::budget::Kind::Top));
-            f.render_widget(
-                top::TopWidget {
-                    top: &app.top,
-                    theme: &app.theme,
-                    now: app.now,
-                    held,
-                },
-                over,
-            );
-        }
-        Overlay::CmdLog => {
-            let over = Rect::new(
-                0,
-                0,
-                size.width,
-                size.height.saturating_sub(areas.status.height),
-            );
-            let clusters = app
-                .multi()
-                .then(|| app.clusters().map(|c| c.name.as_str()).collect());
-            f.render_widget(
-                cmdlog::CmdLogWidget {
-                    log: &app.cmdlog,
-                    theme: &app.theme,
-                    clusters,
-                },
-                over,
-            );
-        }
-        Overlay::Custom => {
-            let over = Rect::new(
-                0,
-                0,
-                size.width,
-                size.height.saturating_sub(areas.status.height),
-            );
-            f.render_widget(
-                custom::CustomWidget {
-                    custom: &app.custom,
-                    theme: &app.theme,
-                },
-                over,
-            );
-        }
-        Overlay::Grep => {
-            let over = Rect::new(
-                0,
-                0,
-                size.width,
-                size.height.saturating_sub(areas.status.height),
-            );
-            f.render_widget(
-                grep::GrepWidget {
-                    state: &app.grep,
-                    theme: &app.theme,
-                },
-                over,
-            );
-        }
-        Overlay::Files => f.render_widget(
-            files::FilesWidget {
-                app,
-                status_rows: areas.status.height,
-            },
-            size,
-        ),
-        Overlay::Columns => {
-            if let Some(chooser) = &app.columns {
-                f.render_widget(
-                    columns::ColumnsWidget {
-                        chooser,
-                        theme: &app.theme,
-                    },
-                    size,
-                );
-            }
-        }
-        Overlay::Edit => {
-            if let Some(form) = &app.edit {
-                f.render_widget(
-                    edit::EditWidget {
-                        form,
-                        theme: &app.theme,
-                        partitions: app.shown().partitions.as_ref(),
-                    },
-                    size,
-                );
-            }
-        }
-        Overlay::Form => {
-            if let Some(form) = &app.form {
-                f.render_widget(form::FormWidget { app, form }, size);
-            }
-        }
-        // The line being typed and the question are the status bar's bottom line: drawn
-        // again over whatever an overlay below them left there.
-        Overlay::Input | Overlay::Confirm => {
-            let s = areas.status;
-            if s.height >= 2 {
-                let line = Rect::new(s.x, s.y + s.height - 1, s.width, 1);
-                f.render_widget(Clear, line);
-                f.render_widget(Paragraph::new(status::second_line(app)), line);
-            }
-        }
-        Overlay::Help => f.render_widget(help::HelpWidget { app }, size),
-    }
+    overlay::draw(f, app, &areas);
 }
 
 /// The selected job's progress, read from its log.

@@ -297,6 +297,29 @@ pub(super) fn second_line(app: &App) -> Line<'static> {
     }
 }
 
+/// The line being typed and the question are the status bar's bottom line: drawn again
+/// over whatever an overlay below them left there.
+fn bottom_line_over(f: &mut ratatui::Frame, app: &crate::app::App, areas: &super::Areas) {
+    let s = areas.status;
+    if s.height >= 2 {
+        let line = Rect::new(s.x, s.y + s.height - 1, s.width, 1);
+        f.render_widget(ratatui::widgets::Clear, line);
+        f.render_widget(Paragraph::new(second_line(app)), line);
+    }
+}
+
+impl super::overlay::DrawOverlay for Option<crate::app::Input> {
+    fn draw_over(&self, f: &mut ratatui::Frame, app: &crate::app::App, areas: &super::Areas) {
+        bottom_line_over(f, app, areas);
+    }
+}
+
+impl super::overlay::DrawOverlay for Option<crate::app::Confirm> {
+    fn draw_over(&self, f: &mut ratatui::Frame, app: &crate::app::App, areas: &super::Areas) {
+        bottom_line_over(f, app, areas);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;

@@ -241,6 +241,26 @@ impl Widget for TopWidget<'_> {
     }
 }
 
+impl super::overlay::DrawOverlay for TopState {
+    fn draw_over(&self, f: &mut ratatui::Frame, app: &crate::app::App, areas: &super::Areas) {
+        let held = self
+            .target
+            .as_ref()
+            .and_then(|t| app.cluster_by_ix(t.id.cluster()))
+            .is_some_and(|c| c.budget.holds(crate::app::budget::Kind::Top));
+        let over = super::overlay::above_status(f, areas);
+        f.render_widget(
+            TopWidget {
+                top: self,
+                theme: &app.theme,
+                now: app.now,
+                held,
+            },
+            over,
+        );
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 #[path = "top_tests.rs"]
