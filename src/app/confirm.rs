@@ -37,6 +37,25 @@ pub enum Answer {
 }
 
 impl Confirm {
+    /// The question before `op` on the one job `job`: "cancel 12 (train, RUNNING)?".
+    pub fn one_job(op: JobOp, job: &crate::slurm::model::Job) -> Confirm {
+        let kind = op.kind;
+        let name = crate::queue::format::one_line(&job.name);
+        Confirm {
+            prompt: format!(
+                "{kind} {} ({}, {})?",
+                job.id,
+                crate::queue::format::fit(&name, 40),
+                job.state.long_name()
+            ),
+            choices: vec![Choice {
+                key: 'y',
+                label: kind.verb().into(),
+                answer: Answer::Op(op),
+            }],
+        }
+    }
+
     /// "y/enter: cancel · any other key: keep" or the choices of an array.
     pub fn hint(&self) -> String {
         let mut parts: Vec<String> = self

@@ -325,7 +325,10 @@ impl DepsState {
         let Some(job) = v.queue.jobs().iter().find(|j| j.id == id) else {
             return Out::note(format!("job {id} is not in the queue"));
         };
-        super::ops::confirm_one(JobOp::new(OpKind::Cancel, [id]), job)
+        Out::confirm(super::confirm::Confirm::one_job(
+            JobOp::new(OpKind::Cancel, [id]),
+            job,
+        ))
     }
 }
 

@@ -110,27 +110,7 @@ pub fn ask(v: &View, a: Action, quick_cancel: bool) -> Out {
     if !ask {
         return Out::op(op);
     }
-    confirm_one(op, job)
-}
-
-/// The question before `op` on the one job `job`: "cancel 12 (train, RUNNING)?".
-pub(super) fn confirm_one(op: JobOp, job: &crate::slurm::model::Job) -> Out {
-    let kind = op.kind;
-    let name = crate::queue::format::one_line(&job.name);
-    let prompt = format!(
-        "{kind} {} ({}, {})?",
-        job.id,
-        crate::queue::format::fit(&name, 40),
-        job.state.long_name()
-    );
-    Out::confirm(Confirm {
-        prompt,
-        choices: vec![Choice {
-            key: 'y',
-            label: kind.verb().into(),
-            answer: Answer::Op(op),
-        }],
-    })
+    Out::confirm(Confirm::one_job(op, job))
 }
 
 impl Confirm {
