@@ -82,12 +82,6 @@ pub enum PollMsg {
     },
 }
 
-impl From<PollMsg> for Msg {
-    fn from(m: PollMsg) -> Msg {
-        Msg::Poll(m)
-    }
-}
-
 /// What a cluster says of its scheduling: pending jobs' standing, partitions,
 /// reservations, the budget, waits, limits.
 #[derive(Debug, Clone)]
@@ -120,12 +114,6 @@ pub enum InsightMsg {
         result: Result<Vec<crate::slurm::usage::AcctJob>, String>,
         at: NaiveDateTime,
     },
-}
-
-impl From<InsightMsg> for Msg {
-    fn from(m: InsightMsg) -> Msg {
-        Msg::Insight(m)
-    }
 }
 
 /// Launching: the form's facts and answers, submissions, the registry of launches,
@@ -176,12 +164,6 @@ pub enum LaunchMsg {
         path: String,
         result: Result<Vec<u8>, String>,
     },
-}
-
-impl From<LaunchMsg> for Msg {
-    fn from(m: LaunchMsg) -> Msg {
-        Msg::Launch(m)
-    }
 }
 
 /// One job's reads and actions: its detail and logs, use, triage, live samples,
@@ -251,12 +233,6 @@ pub enum JobMsg {
         result: Box<Result<crate::slurm::top::TopSample, String>>,
         at: NaiveDateTime,
     },
-}
-
-impl From<JobMsg> for Msg {
-    fn from(m: JobMsg) -> Msg {
-        Msg::Job(m)
-    }
 }
 
 impl Msg {
