@@ -416,8 +416,14 @@ impl LiveState {
         if self.sampled {
             return Out::none();
         }
-        // Too soon after this job's last sample: a later refresh takes it.
-        let last = self.jobs.get(&job.id).and_then(|j| j.at);
+        // Too soon after this job's last sample: a later refresh takes it. A sample that
+        // failed (the login gone, a node that did not answer) holds nothing back: the next
+        // refresh tries again, so the pane does not keep an outage's error once it is over.
+        let last = self
+            .jobs
+            .get(&job.id)
+            .filter(|j| j.error.is_none())
+            .and_then(|j| j.at);
         let gap = self.min_gap_secs as i64;
         if gap > 0 && last.is_some_and(|at| (v.now - at).num_seconds() < gap) {
             return Out::none();

@@ -245,6 +245,27 @@ fn live_sample_secs_spaces_the_samples_of_a_job_over_refreshes() {
     assert_eq!(samples(&refresh(&mut a, at)).len(), 1);
 }
 
+/// A sample that failed (here: the login ended mid-session) does not space the next one:
+/// the first refresh after it samples again, and a good sample replaces the error.
+#[test]
+fn a_failed_sample_is_taken_again_at_the_next_refresh() {
+    let mut a = start();
+    a.live.min_gap_secs = 30;
+    select(&mut a, "237");
+    let t0 = now() + chrono::Duration::seconds(60);
+    assert_eq!(samples(&refresh(&mut a, t0)).len(), 1);
+    a.update(Msg::Job(JobMsg::Live {
+        id: id("237"),
+        result: Box::new(Err("cannot connect: login needed".into())),
+        at: t0,
+    }));
+    assert!(a.live.job(&id("237")).is_some_and(|j| j.error.is_some()));
+    let at = t0 + chrono::Duration::seconds(5);
+    assert_eq!(samples(&refresh(&mut a, at)).len(), 1);
+    answer(&mut a, sample(100.0, 10.0, 300, &[50]), at);
+    assert!(a.live.job(&id("237")).is_some_and(|j| j.error.is_none()));
+}
+
 /// A job of `cores` cores asking `mem_gib` GiB, sampled once a minute: `busy` cores, `rss`
 /// MiB.
 fn low_job(cores: u32, mem_gib: Option<u64>, busy: &[f64], rss: u64) -> JobLive {
