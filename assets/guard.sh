@@ -336,6 +336,12 @@ if [ "$class" = ERR_INFRA ] && [ "$state" != PREEMPTED ] && [ -n "$nodes" ]; the
   [ "$excl" = - ] && excl=$nodes || excl=$excl,$nodes
   set -- "$@" "--exclude=$excl${own:+,$own}"
   note="$note, not on $nodes where it failed (--exclude=$excl${own:+,$own})"
+  # Kept off every node that could run it, the attempt would wait forever (BadConstraints):
+  # the scheduler's own check says so first, and then the chain ends here.
+  t=$(cd -- "$dir" && sbatch --test-only "$@" < "$tmp/job.sbatch" 2>&1) || case $t in
+    *"node configuration is not available"*)
+      decide "$state" "$class" "$evidence" "not ${how%% *}: no node is left to run it once $excl, where attempts failed, is left out (sbatch --test-only: $(printf '%s' "$t" | tr '\n' ' ' | cut -c1-200))"; exit 0 ;;
+  esac
 elif [ -n "$cexcl" ]; then
   set -- "$@" "--exclude=$cexcl"
 fi

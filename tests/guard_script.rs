@@ -32,7 +32,7 @@ const STUBS: &[(&str, &str)] = &[
     ),
     (
         "sbatch",
-        "echo \"sbatch $*\" >> \"$CALLS\"\ncase \"$*\" in *--hold*) for a do printf '%s\\n' \"$a\"; done > \"$CALLS.hold-args\"; echo \"stdin $(sha256sum | cut -c1-64)\" >> \"$CALLS\"; echo \"${SLURMDASH_RESUME_ATTEMPT-unset}\" > \"$CALLS.resume\" ;; esac\nn=$(cat \"$CALLS.id\" 2>/dev/null || echo 100); n=$((n + 1)); echo $n > \"$CALLS.id\"; echo \"$n\"\n",
+        "echo \"sbatch $*\" >> \"$CALLS\"\ncase \"$*\" in *--test-only*) [ -z \"${STUB_TEST_ONLY-}\" ] || { echo \"$STUB_TEST_ONLY\" >&2; exit 1; }; echo 'sbatch: Job 1 to start at now' >&2; exit 0 ;; esac\ncase \"$*\" in *--hold*) for a do printf '%s\\n' \"$a\"; done > \"$CALLS.hold-args\"; echo \"stdin $(sha256sum | cut -c1-64)\" >> \"$CALLS\"; echo \"${SLURMDASH_RESUME_ATTEMPT-unset}\" > \"$CALLS.resume\" ;; esac\nn=$(cat \"$CALLS.id\" 2>/dev/null || echo 100); n=$((n + 1)); echo $n > \"$CALLS.id\"; echo \"$n\"\n",
     ),
     ("scontrol", "echo \"scontrol $*\" >> \"$CALLS\"\n"),
     ("scancel", "echo \"scancel $*\" >> \"$CALLS\"\n"),
@@ -677,6 +677,26 @@ fn an_infra_retry_excludes_the_failed_nodes_merged_with_earlier_ones() {
         .find(|l| l.contains("--job-name=sdguard-train"))
         .unwrap_or_else(|| panic!("no guard armed: {calls}"));
     assert!(arm.ends_with(" gpu01,spare[01-02]"), "{arm}");
+
+    // Kept off every node that could run it, the attempt is not queued to wait forever:
+    // the scheduler's check (`sbatch --test-only`) refuses it and the chain ends, saying why.
+    let s = stage(3, false);
+    let refused = "allocation failure: Requested node configuration is not available";
+    let (chain, calls) = s.run(
+        1,
+        "NODE_FAIL|None|0:0|gpu02",
+        &[("STUB_TEST_ONLY", refused)],
+    );
+    let d = decision(&chain);
+    let said = d.decision.as_deref().unwrap_or_default();
+    assert!(
+        said.starts_with("not retried: no node is left to run it once gpu02, where attempts failed, is left out (sbatch --test-only: allocation failure: Requested node configuration"),
+        "{d:?}"
+    );
+    assert!(
+        calls.contains("--test-only") && !calls.contains("--hold"),
+        "{calls}"
+    );
 
     // A program error is not moved anywhere; nor is a preemption.
     let s = stage(3, false);

@@ -205,6 +205,59 @@ async fn a_guard_sh_replaced_in_the_job_directory_is_never_run() {
     assert!(!pwned.success(), "the replaced guard.sh ran");
 }
 
+/// An attempt that fails as infrastructure on every node its partition has: each retry is
+/// kept off the nodes tried before, and once none is left the guard says so and ends the
+/// chain, instead of queueing an attempt that would wait forever (BadConstraints).
+#[tokio::test(flavor = "multi_thread")]
+async fn failing_on_every_node_ends_the_chain_instead_of_queueing_forever() {
+    let r = remote();
+    let l = submit(
+        &tag("everywhere"),
+        "echo 'gpu01:1:1 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.2 with error 12' >&2; exit 1",
+        &[],
+    );
+    let mut job = l.job;
+    let mut nodes = Vec::new();
+    let last = loop {
+        let d = decision_for(&r, &l.dir, job).await;
+        nodes.push(
+            sacct_fields(&r, job, "NodeList")
+                .await
+                .stdout_lossy()
+                .trim()
+                .to_string(),
+        );
+        match d.next_id() {
+            Some(next) => {
+                assert!(nodes.len() < 6, "still retrying after {nodes:?}: {d:?}");
+                job = next;
+            }
+            None => break d,
+        }
+    };
+    let said = last.decision.as_deref().unwrap_or_default();
+    assert!(
+        said.starts_with("not retried: no node is left to run it once ")
+            && said.contains("Requested node configuration is not available"),
+        "{last:?}"
+    );
+    for n in &nodes {
+        assert!(
+            said.contains(n.as_str()) || said.contains('['),
+            "{n} not named: {said}"
+        );
+    }
+    let distinct: std::collections::BTreeSet<_> = nodes.iter().collect();
+    assert_eq!(
+        distinct.len(),
+        nodes.len(),
+        "an attempt ran on a node tried before: {nodes:?}"
+    );
+    println!("attempts on {nodes:?}; the guard: {said}");
+    // Nothing of the launch is left waiting.
+    wait_quiet(&r, &l.dir).await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn exit_1_is_not_retried_and_the_chain_says_why() {
     let r = remote();

@@ -70,6 +70,8 @@ pub struct Driver {
     rx: mpsc::UnboundedReceiver<Msg>,
     /// Messages for the next [`Driver::update`].
     pub pending: Vec<Msg>,
+    /// When [`Driver::next`] last made a refresh due.
+    poll_at: Instant,
 }
 
 impl Driver {
@@ -90,6 +92,7 @@ impl Driver {
             app: new_app(),
             rx,
             pending: Vec::new(),
+            poll_at: Instant::now(),
         }
     }
 
@@ -110,13 +113,18 @@ impl Driver {
         }
     }
 
-    /// Waits for the next message from the workers; after 2 s without one, a refresh is due.
-    /// The App's clock moves on as the dashboard's does (its once-a-second tick sets it):
-    /// what is due when (a full read or a state check, a live sample) follows the clock.
+    /// Waits for the next message from the workers; every 2 s a refresh is due, however
+    /// many messages came between (a log tail answers faster than that). The App's clock
+    /// moves on as the dashboard's does (its once-a-second tick sets it): what is due when
+    /// (a full read or a state check, a live sample) follows the clock.
     pub async fn next(&mut self) {
+        let due = self.poll_at + Duration::from_secs(2);
         tokio::select! {
             Some(m) = self.rx.recv() => self.pending.push(m),
-            _ = tokio::time::sleep(Duration::from_secs(2)) => self.pending.push(Msg::Poll(PollMsg::PollDue)),
+            _ = tokio::time::sleep_until(due.into()) => {
+                self.pending.push(Msg::Poll(PollMsg::PollDue));
+                self.poll_at = Instant::now();
+            }
         }
         self.app.now = Local::now().naive_local();
     }
