@@ -16,16 +16,8 @@ pub struct AdoptArgs {
     /// The job's id (a job of yours, running or pending, submitted with plain sbatch).
     #[arg(value_name = "ID")]
     pub id: String,
-    /// Re-submissions after an infrastructure failure (default `[retry] max_retries`; 0: none).
-    #[arg(long, value_name = "N")]
-    pub retries: Option<u32>,
-    /// Also submit it again after these end states: `timeout`, `preempted`, `node_fail`,
-    /// comma-separated (the job must pick up its own checkpoint).
-    #[arg(long, value_name = "STATES")]
-    pub resume: Option<String>,
-    /// How many resumes at most (default `[launch] max_resumes`).
-    #[arg(long, value_name = "N")]
-    pub max_resumes: Option<u32>,
+    #[command(flatten)]
+    pub guard: super::submit::GuardArgs,
     /// Print one JSON object: job_id, local_id, cluster, job_dir, script, sha256, guard,
     /// sbatch (the options a resubmission gets), left_out.
     #[arg(long)]
@@ -74,9 +66,9 @@ pub async fn run(loaded: &Loaded, cluster: &Cluster, args: &AdoptArgs) -> Result
     }
     let plan = plan(
         loaded,
-        args.retries,
-        args.resume.as_deref(),
-        args.max_resumes,
+        args.guard.retries,
+        args.guard.resume.as_deref(),
+        args.guard.max_resumes,
     )?;
     let results_root = cluster.results_root().map_err(|e| eyre!("{e}"))?;
     let mode = crate::launch::validate::parse_mode(&loaded.config.launch.job_dir_mode)

@@ -42,16 +42,8 @@ pub struct SubmitArgs {
     /// Print the exact script before submitting it.
     #[arg(long)]
     pub preview: bool,
-    /// Re-submissions after an infrastructure failure (default `[retry] max_retries`; 0: none).
-    #[arg(long, value_name = "N")]
-    pub retries: Option<u32>,
-    /// Resume the launch after these end states, by its guard job on the cluster:
-    /// `timeout`, `preempt`, `node_fail`, comma-separated (over `[launch] resume`).
-    #[arg(long, value_name = "STATES")]
-    pub resume: Option<String>,
-    /// How many resumes at most (default `[launch] max_resumes`, 10).
-    #[arg(long, value_name = "N")]
-    pub max_resumes: Option<u32>,
+    #[command(flatten)]
+    pub guard: GuardArgs,
     /// Slurm's mail for this launch (`--mail-type`, e.g. END,FAIL).
     #[arg(long, value_name = "TYPES")]
     pub mail_type: Option<String>,
@@ -81,6 +73,22 @@ pub struct SubmitArgs {
     pub fit: Option<crate::launch::validate::Chosen>,
 }
 
+/// What the launch's guard job on the cluster does after it ends (`submit`, `adopt`).
+#[derive(Debug, Default, Args)]
+pub struct GuardArgs {
+    /// Re-submissions after an infrastructure failure (default `[retry] max_retries`; 0: none).
+    #[arg(long, value_name = "N")]
+    pub retries: Option<u32>,
+    /// Also submit it again after these end states, by its guard job on the cluster:
+    /// `timeout`, `preempt`, `node_fail`, comma-separated (a launch's default: `[launch]
+    /// resume`). The job must pick up its own checkpoint.
+    #[arg(long, value_name = "STATES")]
+    pub resume: Option<String>,
+    /// How many resumes at most (default `[launch] max_resumes`, 10).
+    #[arg(long, value_name = "N")]
+    pub max_resumes: Option<u32>,
+}
+
 /// The spec from config, template, the script's `#SBATCH` options, `--set` and the command
 /// (or the script's arguments), in that order: a later one wins. With a script, what it
 /// read of the script.
@@ -107,13 +115,13 @@ pub fn spec_from_args(
     if let Some(c) = &args.code {
         spec.set("code", c).map_err(|e| eyre!("--code {c}: {e}"))?;
     }
-    if let Some(r) = args.retries {
+    if let Some(r) = args.guard.retries {
         spec.retries = Some(r);
     }
-    if let Some(r) = &args.resume {
+    if let Some(r) = &args.guard.resume {
         spec.resume = r.clone();
     }
-    if let Some(m) = args.max_resumes {
+    if let Some(m) = args.guard.max_resumes {
         spec.max_resumes = m;
     }
     if let Some(t) = &args.mail_type {
