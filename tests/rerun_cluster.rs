@@ -10,46 +10,19 @@ mod common;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use common::arrays::{all_ended, failed, ENDS};
+use common::arrays::{all_ended, failed, submit_on_cpu, ENDS};
 use common::tmux::{fast_config, non_blank, refreshed, Tmux};
 use common::*;
 
 /// `slurmdash submit` of array `array` running `command` on partition cpu, recorded in
 /// `state`: the array's job id and job directory.
 fn submit_array(state: &std::path::Path, name: &str, array: &str, command: &str) -> (u64, String) {
-    let env = [("SLURMDASH_STATE_DIR", state.to_str().expect("utf-8"))];
-    let name_set = format!("name={name}");
-    let array_set = format!("array={array}");
-    let out = slurmdash_env(
-        &dev_config(),
-        &[
-            "submit",
-            "--set",
-            &name_set,
-            "--set",
-            &array_set,
-            "--set",
-            "partition=cpu",
-            "--set",
-            "gpus=0",
-            "--set",
-            "cpus_per_task=1",
-            "--set",
-            "mem=50M",
-            "--set",
-            "time=5m",
-            "--set",
-            "requeue=false",
-            "--",
-            "sh",
-            "-c",
-            command,
-        ],
-        &env,
-    );
-    let stdout = text(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
-    submitted_job_and_dir(&stdout)
+    submit_on_cpu(
+        state,
+        name,
+        &[&format!("array={array}")],
+        &["sh", "-c", command],
+    )
 }
 
 #[tokio::test(flavor = "multi_thread")]

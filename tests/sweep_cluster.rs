@@ -9,7 +9,7 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use common::arrays::{all_ended, failed};
+use common::arrays::{all_ended, failed, submit_on_cpu};
 use common::*;
 
 /// The most tasks whose [start, end) spans overlap at one moment.
@@ -31,46 +31,17 @@ async fn a_12_point_sweep_runs_3_at_most_and_reruns_its_2_failed_points_with_the
     let state = tempfile::tempdir().expect("state dir");
     let env = [("SLURMDASH_STATE_DIR", state.path().to_str().expect("utf-8"))];
     let name = format!("sweep{}", std::process::id() % 10000);
-    let name_set = format!("name={name}");
     // Each run says its values, records when it ran (the working directory is the job
     // directory, shared by the rerun), and the points LR=0.2 SEED=2 and LR=0.3 SEED=4 fail
     // on their first run only.
     let command = r#"me="$LR-$SEED"; echo "run LR=$LR SEED=$SEED task $SLURM_ARRAY_TASK_ID"; s=$(date +%s.%N); sleep 3; echo "$s $(date +%s.%N)" > "span-$SLURM_ARRAY_JOB_ID-$SLURM_ARRAY_TASK_ID"; if [ -e "first-$me" ]; then echo "rerun of $me"; exit 0; fi; touch "first-$me"; case "$me" in 0.2-2|0.3-4) exit 1;; esac"#;
-    let out = slurmdash_env(
-        &dev_config(),
-        &[
-            "submit",
-            "--json",
-            "--set",
-            &name_set,
-            "--set",
-            "sweep=LR=0.1,0.2,0.3 SEED=1,2,3,4 %3",
-            "--set",
-            "partition=cpu",
-            "--set",
-            "gpus=0",
-            "--set",
-            "cpus_per_task=1",
-            "--set",
-            "mem=50M",
-            "--set",
-            "time=5m",
-            "--set",
-            "requeue=false",
-            "--",
-            "sh",
-            "-c",
-            command,
-        ],
-        &env,
+    let (array, dir) = submit_on_cpu(
+        state.path(),
+        &name,
+        &["sweep=LR=0.1,0.2,0.3 SEED=1,2,3,4 %3"],
+        &["sh", "-c", command],
     );
-    let stdout = text(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
-    let v: serde_json::Value =
-        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
-    let array = v["job_id"].as_u64().unwrap_or_else(|| panic!("{stdout}"));
     let _cancel = CancelOnDrop(array);
-    let dir = v["job_dir"].as_str().expect("job_dir").to_string();
 
     // Slurm holds the throttle: ArrayTaskThrottle=3 on the array.
     let show = run(&r, &["scontrol", "show", "job", &array.to_string()])
@@ -175,37 +146,12 @@ async fn the_dashboard_folds_a_running_sweep_into_one_row_and_a_task_shows_its_v
     let state_dir = state.path().to_str().expect("utf-8");
     let env = [("SLURMDASH_STATE_DIR", state_dir)];
     let name = format!("sweepui{}", std::process::id() % 10000);
-    let name_set = format!("name={name}");
-    let out = slurmdash_env(
-        &dev_config(),
-        &[
-            "submit",
-            "--json",
-            "--set",
-            &name_set,
-            "--set",
-            "sweep=OPT=adam,sgd SIZE=s,m,l %2",
-            "--set",
-            "partition=cpu",
-            "--set",
-            "gpus=0",
-            "--set",
-            "cpus_per_task=1",
-            "--set",
-            "mem=50M",
-            "--set",
-            "time=5m",
-            "--",
-            "sleep",
-            "90",
-        ],
-        &env,
+    let (array, _) = submit_on_cpu(
+        state.path(),
+        &name,
+        &["sweep=OPT=adam,sgd SIZE=s,m,l %2"],
+        &["sleep", "90"],
     );
-    let stdout = text(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
-    let v: serde_json::Value =
-        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
-    let array = v["job_id"].as_u64().unwrap_or_else(|| panic!("{stdout}"));
     let _cancel = CancelOnDrop(array);
 
     let t = Tmux::start_with(&dev_config(), &[], &env);

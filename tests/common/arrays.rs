@@ -64,3 +64,38 @@ pub fn failed(t: &[(u32, String)]) -> BTreeSet<u32> {
         .map(|(i, _)| *i)
         .collect()
 }
+
+/// `slurmdash submit --json` of a job named `name` on the cpu partition (no GPU, 1 CPU,
+/// 50M, 5 minutes, no requeue) with the state dir `state`, the launch fields `sets`
+/// (`key=value`, e.g. `array=0-19` or a sweep) and `command` after `--`. Returns the job id
+/// and job directory; panics with slurmdash's output when it fails.
+pub fn submit_on_cpu(
+    state: &std::path::Path,
+    name: &str,
+    sets: &[&str],
+    command: &[&str],
+) -> (u64, String) {
+    let name_set = format!("name={name}");
+    let mut args = vec!["submit", "--json", "--set", &name_set];
+    for set in sets.iter().chain(&[
+        "partition=cpu",
+        "gpus=0",
+        "cpus_per_task=1",
+        "mem=50M",
+        "time=5m",
+        "requeue=false",
+    ]) {
+        args.extend(["--set", set]);
+    }
+    args.push("--");
+    args.extend(command);
+    let env = [("SLURMDASH_STATE_DIR", state.to_str().expect("utf-8"))];
+    let out = super::slurmdash_env(&super::dev_config(), &args, &env);
+    let stdout = super::text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", super::text(&out.stderr));
+    let v: serde_json::Value =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    let id = v["job_id"].as_u64().unwrap_or_else(|| panic!("{stdout}"));
+    let dir = v["job_dir"].as_str().unwrap_or_else(|| panic!("{stdout}"));
+    (id, dir.to_string())
+}
