@@ -3,8 +3,9 @@
 //! changed but not committed, an untracked file and a big file `.slurmdashignore` leaves out
 //! (bigger than `code_max_mb`). The job runs in `<job_dir>/code/<sub-directory>` and sees
 //! the uncommitted content and the untracked file, not the ignored one; a second launch of
-//! the same content uploads nothing (submit says it reused `.code/<hash>`, whose inode and
-//! time stay the same); the registry records the commit and the dirty count.
+//! the same content uploads nothing (submit says it reused `.code/<hash>`, whose inode stays
+//! the same and whose mtime marks the use) and removes a snapshot unused for longer than
+//! `KEEP_DAYS`; the registry records the commit and the dirty count.
 
 mod common;
 
@@ -84,6 +85,15 @@ async fn main_out(r: &dyn slurmdash::remote::Remote, v: &serde_json::Value, name
     cat(r, &format!("{logs}/main.out")).await
 }
 
+/// `path`'s inode and mtime (seconds).
+async fn inode_and_mtime(r: &dyn slurmdash::remote::Remote, path: &str) -> (u64, u64) {
+    let out = run(r, &["stat", "-c", "%i %Y", path]).await.stdout_lossy();
+    let mut f = out
+        .split_whitespace()
+        .map(|x| x.parse::<u64>().unwrap_or(0));
+    (f.next().unwrap_or(0), f.next().unwrap_or(0))
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_job_runs_the_code_on_disk_and_the_same_content_is_uploaded_once() {
     let r = remote();
@@ -123,11 +133,26 @@ async fn the_job_runs_the_code_on_disk_and_the_same_content_is_uploaded_once() {
         ["700", "700"],
         "{mode}"
     );
-    let before = run(&r, &["stat", "-c", "%i %Y", &cache])
-        .await
-        .stdout_lossy();
+    let (inode, used) = inode_and_mtime(&r, &cache).await;
+    // An old snapshot no launch used for longer than the cache keeps one.
+    let stale = format!("{}/.code/{}", setup.root, "e".repeat(64));
+    let days = format!("{} days ago", slurmdash::launch::code::KEEP_DAYS + 1);
+    let made = run(
+        &r,
+        &[
+            "sh",
+            "-c",
+            "mkdir -p \"$1\" && touch -d \"$2\" \"$1\"",
+            "sh",
+            &stale,
+            &days,
+        ],
+    )
+    .await;
+    assert!(made.success(), "{}", made.stderr_lossy());
 
-    // The same content again: nothing uploaded, the cache untouched, the job runs it.
+    // The same content again: nothing uploaded, the cache the same directory (its mtime
+    // marks the use), the job runs it; the stale snapshot is gone and submit says so.
     std::thread::sleep(Duration::from_millis(1100));
     let name2 = format!("{name}b");
     let (v2, stderr2) = submit(&setup, &repo.path().join("src"), &name2);
@@ -138,10 +163,17 @@ async fn the_job_runs_the_code_on_disk_and_the_same_content_is_uploaded_once() {
         stderr2.contains(&format!("reused {cache} (nothing uploaded)")),
         "{stderr2}"
     );
-    let after = run(&r, &["stat", "-c", "%i %Y", &cache])
-        .await
-        .stdout_lossy();
-    assert_eq!(before, after);
+    let (inode2, used2) = inode_and_mtime(&r, &cache).await;
+    assert_eq!(inode, inode2, "the snapshot was uploaded again");
+    assert!(used2 > used, "the use is not marked: {used} then {used2}");
+    assert!(
+        stderr2.contains("removed 1 snapshot no launch used for 30 days"),
+        "{stderr2}"
+    );
+    assert!(
+        !run(&r, &["test", "-e", &stale]).await.success(),
+        "{stale} kept"
+    );
     let out2 = main_out(&r, &v2, &name2).await;
     assert!(out2.contains("print('v2 uncommitted')"), "{out2}");
 

@@ -139,7 +139,8 @@ pub enum Staged {
 }
 
 /// Copies the snapshot into `<job_dir>/code` from `<results_root>/.code/<hash>`, uploading
-/// it there first (the tar on the command's stdin) only when it is not there yet.
+/// it there first (the tar on the command's stdin) only when it is not there yet. Also says
+/// how many old snapshots the command removed ([`code::KEEP_DAYS`]).
 pub async fn stage(
     remote: &dyn Remote,
     results_root: &str,
@@ -147,7 +148,7 @@ pub async fn stage(
     s: &Snapshot,
     t: Duration,
     upload_timeout: Duration,
-) -> Result<Staged, String> {
+) -> Result<(Staged, usize), String> {
     // The copy into the job directory can take longer than a command.
     let argv = code::stage_argv(results_root, &s.hash, job_dir, false);
     let out = remote
@@ -182,13 +183,18 @@ pub async fn stage(
         out
     };
     let text = out.stdout_lossy();
+    let pruned = text
+        .lines()
+        .find_map(|l| l.strip_prefix("slurmdash-code-pruned "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0);
     let line = text
         .lines()
         .find_map(|l| l.strip_prefix("slurmdash-code "))
         .ok_or_else(|| format!("staging the code snapshot printed: {}", text.trim()))?;
     match line.split_once(' ') {
-        Some(("reused", d)) => Ok(Staged::Reused(d.to_string())),
-        Some(("uploaded", d)) => Ok(Staged::Uploaded(d.to_string())),
+        Some(("reused", d)) => Ok((Staged::Reused(d.to_string()), pruned)),
+        Some(("uploaded", d)) => Ok((Staged::Uploaded(d.to_string()), pruned)),
         _ => Err(format!("staging the code snapshot printed: {line}")),
     }
 }

@@ -85,7 +85,7 @@ pub async fn submit(
     io_stage::make_dirs(remote, l, p.plan.job_dir_mode, to).await?;
     let code_note = match &p.code {
         Some(c) => {
-            let how = crate::io::code::stage(
+            let (how, pruned) = crate::io::code::stage(
                 remote,
                 &l.results_root,
                 &l.job_dir,
@@ -104,8 +104,16 @@ pub async fn submit(
                     c.bytes as f64 / (1024.0 * 1024.0)
                 )
             };
+            let pruned = match pruned {
+                0 => String::new(),
+                n => format!(
+                    "; removed {n} snapshot{} no launch used for {} days",
+                    if n == 1 { "" } else { "s" },
+                    crate::launch::code::KEEP_DAYS
+                ),
+            };
             Some(format!(
-                "{} ({what}): {} {}/code",
+                "{} ({what}): {} {}/code{pruned}",
                 crate::launch::code::summary(&c.commit, c.dirty),
                 match how {
                     crate::io::code::Staged::Reused(d) =>

@@ -343,12 +343,19 @@ pub fn workdir(job_dir: &str, subdir: &str) -> String {
 /// yet: the caller runs it again with the tar on stdin.
 pub const ABSENT_EXIT: i32 = 3;
 
+/// Snapshots in `<results_root>/.code` that no launch used for this many days are removed
+/// when a launch stages one (each job runs its own copy in `<job_dir>/code`; only `same` in
+/// a relaunch reads the cache).
+pub const KEEP_DAYS: u32 = 30;
+
 /// One remote command: makes `<root>/.code` (0700, a directory of yours, not a link), then,
 /// when `<root>/.code/<hash>` is there (a directory of yours), copies it to `<job_dir>/code`
 /// (`cp -a`) and prints `slurmdash-code reused`; when it is not and `upload` is 0, exits
 /// [`ABSENT_EXIT`]; with `upload` 1 it unpacks the tar on stdin into a private temporary
 /// directory beside it, renames that into place when whole (one that another launch put
-/// there meanwhile wins), copies it and prints `slurmdash-code uploaded`.
+/// there meanwhile wins), copies it and prints `slurmdash-code uploaded`. The snapshot's
+/// mtime marks its last use; other snapshots unused for [`KEEP_DAYS`] and uploads left
+/// half-done for a day are removed, and `slurmdash-code-pruned N` says how many.
 pub fn stage_argv(results_root: &str, hash: &str, job_dir: &str, upload: bool) -> Vec<String> {
     let script = r#"umask 077; root=$1; hash=$2; job=$3; upload=$4
 c=$root/.code; d=$c/$hash
@@ -370,11 +377,15 @@ else
 fi
 [ -e "$job/code" ] && { echo "$job/code exists already: not replaced" >&2; exit 1; }
 cp -a -- "$d" "$job/code" || { echo "copying $d to $job/code failed" >&2; exit 1; }
+touch -- "$d" 2>/dev/null
+n=$(find "$c" -mindepth 1 -maxdepth 1 -type d -name '[0-9a-f]*' ! -name '*[!0-9a-f]*' ! -name "$hash" -mtime +KEEP -print -exec rm -rf -- {} + 2>/dev/null | wc -l)
+find "$c" -mindepth 1 -maxdepth 1 -type d -name '.tmp.*' -mtime +1 -exec rm -rf -- {} + 2>/dev/null
+echo "slurmdash-code-pruned $n"
 echo "slurmdash-code $how $d""#;
     vec![
         "sh".into(),
         "-c".into(),
-        script.into(),
+        script.replace("KEEP", &KEEP_DAYS.to_string()),
         "sh".into(),
         results_root.into(),
         hash.into(),
@@ -527,6 +538,63 @@ mod tests {
             .permissions()
             .mode();
         assert!(m & 0o100 != 0, "{m:o}");
+    }
+
+    /// The staging script run by `sh` here: the snapshot used is kept and marked used, one
+    /// unused for longer than [`KEEP_DAYS`] goes and so does an upload left half-done for
+    /// days; a recent one and a name not a hash stay.
+    #[test]
+    fn staging_removes_snapshots_unused_for_keep_days() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("results");
+        let c = root.join(".code");
+        let old_day = format!("{}", KEEP_DAYS + 5);
+        for (name, days) in [
+            ("aa11", old_day.as_str()),
+            ("bb22", "2"),
+            ("notes", old_day.as_str()),
+            (".tmp.x1", "3"),
+            ("cc33", old_day.as_str()),
+        ] {
+            let d = c.join(name);
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("f"), b"x").unwrap();
+            let ok = std::process::Command::new("touch")
+                .args(["-d", &format!("{days} days ago")])
+                .arg(&d)
+                .status()
+                .unwrap();
+            assert!(ok.success());
+        }
+        std::fs::set_permissions(&c, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+        let job = tmp.path().join("job");
+        std::fs::create_dir(&job).unwrap();
+        let argv = stage_argv(root.to_str().unwrap(), "cc33", job.to_str().unwrap(), false);
+        let out = std::process::Command::new(&argv[0])
+            .args(&argv[1..])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(stdout.contains("slurmdash-code-pruned 1\n"), "{stdout}");
+        assert!(stdout.contains("slurmdash-code reused "), "{stdout}");
+        let mut left: Vec<String> = std::fs::read_dir(&c)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["bb22", "cc33", "notes"]);
+        assert_eq!(std::fs::read(job.join("code/f")).unwrap(), b"x");
+        // The one used is marked used now: it is not the next to go.
+        let used = std::fs::metadata(c.join("cc33"))
+            .unwrap()
+            .modified()
+            .unwrap();
+        assert!(used.elapsed().unwrap() < std::time::Duration::from_secs(600));
     }
 
     #[test]
