@@ -632,3 +632,42 @@ fn unchanged_refreshes_then_a_change_is_logged() {
     refresh(&mut a, vec![started]);
     assert_eq!(lookups(&a), vec!["11".parse::<JobId>().unwrap()]);
 }
+
+/// The selected job ends between two refreshes: it leaves squeue, and the sacct read that
+/// follows (`FinalStates`) gives its kept row the final state. Its detail, which said
+/// PENDING, is read again, so the detail pane does not keep saying PENDING beside a FAILED
+/// row (seen on 22.05 with a job whose begin time came between two refreshes).
+#[test]
+fn the_selected_job_that_left_the_queue_has_its_detail_read_again() {
+    let mut a = app();
+    refresh(&mut a, vec![job("10", "train", JobState::Pending)]);
+    let id: JobId = "10".parse().unwrap();
+    assert_eq!(a.queue.shown().selected_id(), Some(&id));
+    a.update(Msg::Job(JobMsg::Detail {
+        id: id.clone(),
+        result: Box::new(Ok((
+            sacct("10", JobState::Pending),
+            crate::payload::DetailSource::Scontrol,
+        ))),
+    }));
+    assert!(!a.detail.loading);
+    refresh(&mut a, vec![]);
+    let asked = lookups(&a);
+    assert_eq!(asked, vec![id.clone()]);
+    let cmds = a.update(Msg::Poll(PollMsg::FinalStates(crate::payload::PollExtra {
+        finished: vec![JobDetail {
+            node_list: Some("cpu01".into()),
+            ..sacct("10", JobState::Failed)
+        }],
+        asked,
+        ..Default::default()
+    })));
+    let row = a.queue.shown().selected_job().map(|j| j.state.clone());
+    assert_eq!(row, Some(JobState::Failed));
+    assert!(
+        cmds.iter()
+            .any(|c| matches!(c, Cmd::FetchDetail(i) if *i == id)),
+        "the PENDING detail is not read again: {cmds:?}"
+    );
+    assert!(a.detail.loading);
+}

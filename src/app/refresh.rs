@@ -68,6 +68,9 @@ impl App {
                     .map(|j| kept.iter().find(|r| r.id == j.id).unwrap_or(j).clone())
                     .collect();
                 self.set_own_jobs(ix, rows);
+                // The selected row among them: its detail (PENDING, say) is read again.
+                let mut cmds = cmds;
+                cmds.extend(self.refetch_if_state_changed());
                 cmds
             }
             PollMsg::SiteLimit(result) => {

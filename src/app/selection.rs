@@ -264,6 +264,7 @@ impl App {
                 let dir = self.results_dir(&id);
                 let triage = triage::ask(&mut self.detail.triage, &id, &detail, source, dir);
                 let refined = self.final_states_known(id.cluster(), std::slice::from_ref(&detail));
+                row_from_detail(&mut self.queue.jobs, &id, &detail);
                 self.detail.kept.keep(&id, &detail, source);
                 self.detail.detail = Some(detail);
                 self.detail.source = Some(source);
@@ -279,4 +280,38 @@ impl App {
             }
         }
     }
+}
+
+/// The selected job's row says what its detail, read after the list, says: a job that
+/// ended (or started) since the last refresh does not show PENDING beside a detail that
+/// says FAILED until the next full read.
+fn row_from_detail(jobs: &mut crate::queue::QueueView, id: &JobId, d: &JobDetail) {
+    let Some(state) = d.state.clone() else {
+        return;
+    };
+    let stale = jobs
+        .jobs()
+        .iter()
+        .find(|j| &j.id == id)
+        .is_some_and(|j| j.state != state);
+    if !stale {
+        return;
+    }
+    jobs.patch_job(id, |r| {
+        r.state = state;
+        r.reason = d.reason.as_deref().map(Into::into);
+        if let Some(n) = d
+            .node_list
+            .as_deref()
+            .filter(|n| !n.is_empty() && *n != "(null)")
+        {
+            r.node_list = Some(n.into());
+        }
+        if d.start_time.is_some() {
+            r.start_time = d.start_time;
+        }
+        if let Some(e) = d.elapsed {
+            r.time_used = e;
+        }
+    });
 }

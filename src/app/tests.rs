@@ -102,6 +102,49 @@ fn a_failed_detail_is_read_again_once_the_cluster_answers() {
     );
 }
 
+/// A job that ended between two refreshes: its detail (read after the list) says FAILED,
+/// and its row says so too instead of PENDING until the next full read.
+#[test]
+fn the_row_of_a_job_whose_detail_is_newer_says_what_the_detail_says() {
+    let mut a = app();
+    a.update(Msg::Poll(PollMsg::PollDue));
+    a.update(loaded(jobs()));
+    let selected = a.queue.shown().selected_id().cloned().expect("selected");
+    let row = |a: &App| {
+        let j = a
+            .queue
+            .jobs
+            .jobs()
+            .iter()
+            .find(|j| j.id == selected)
+            .cloned();
+        j.expect("row")
+    };
+    assert_ne!(row(&a).state, JobState::Failed);
+    let pending_before = a.queue.jobs.jobs().len();
+    let detail = crate::slurm::model::JobDetail {
+        id: Some(selected.clone()),
+        state: Some(JobState::Failed),
+        reason: Some("NonZeroExitCode".into()),
+        node_list: Some("cpu01".into()),
+        ..Default::default()
+    };
+    a.update(Msg::Job(JobMsg::Detail {
+        id: selected.clone(),
+        result: Box::new(Ok((detail, crate::payload::DetailSource::Sacct))),
+    }));
+    let r = row(&a);
+    assert_eq!(r.state, JobState::Failed);
+    assert_eq!(r.reason.as_deref(), Some("NonZeroExitCode"));
+    assert_eq!(r.node_list.as_deref(), Some("cpu01"));
+    assert_eq!(a.queue.jobs.jobs().len(), pending_before);
+    assert_eq!(
+        a.queue.shown().selected_id(),
+        Some(&selected),
+        "still selected"
+    );
+}
+
 #[test]
 fn first_queue_selects_a_job_and_asks_for_its_detail() {
     let mut a = app();

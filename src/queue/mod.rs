@@ -24,7 +24,7 @@ use crate::logview::progress::Summary;
 /// only until the job ends: the guard ends with it).
 pub const GUARDED: &str = "↻ guarded";
 use crate::slurm::command::Scope;
-use crate::slurm::model::{ArrayKey, Job, JobId, JobState};
+use crate::slurm::model::{ArrayKey, Job, JobId, JobRecord, JobState};
 use rows::{build_rows, Haystack, RowKey, Rows};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -268,6 +268,20 @@ impl QueueView {
         self.expanded.retain(|b| present.contains(b));
         self.rebuild();
         self.prune_marks();
+    }
+
+    /// A newer read of one job (its detail) changes its row before the next refresh: `f`
+    /// edits a copy of the record, and the list is set again. False when no row has `id`.
+    pub fn patch_job(&mut self, id: &JobId, f: impl FnOnce(&mut JobRecord)) -> bool {
+        let Some(i) = self.jobs.iter().position(|j| &j.id == id) else {
+            return false;
+        };
+        let mut jobs = self.jobs.clone();
+        let mut record = (*jobs[i]).clone();
+        f(&mut record);
+        jobs[i] = Job::new(record);
+        self.set_jobs(jobs);
+        true
     }
 
     /// False until the first `set_jobs`: the pane says "loading" rather
