@@ -17,7 +17,7 @@ use crate::keymap::Action;
 
 /// The overlays, bottom first, one line each: `Kind[(what it shows)] = App field [=> the App
 /// method that takes its keys]`. This list is the only place an overlay is named: the
-/// [`Overlay`] enum, [`App::overlays`], closing, key routing (to the field's
+/// [`Overlay`] enum, [`App::open_overlays`], closing, key routing (to the field's
 /// [`OverlayKeys`] unless a method is named), the tests' order and `ui`'s drawing (each
 /// field's `ui::overlay::DrawOverlay`) are made from it. The state says whether it is open
 /// ([`Overlaid`]).
@@ -69,7 +69,7 @@ macro_rules! overlay_list {
 }
 pub(crate) use overlay_list;
 
-/// An entry's place in [`App::overlays`] when its field says it is open.
+/// An entry's place in [`App::open_overlays`] when its field says it is open.
 macro_rules! open_as {
     ($field:expr, $kind:ident ($shows:ty)) => {
         $field.map(Overlay::$kind)
@@ -119,7 +119,7 @@ macro_rules! stack {
 
         impl App {
             /// What is open over the panes, bottom first (the order of [`Overlay`]).
-            pub fn overlays(&self) -> Vec<Overlay> {
+            pub fn open_overlays(&self) -> Vec<Overlay> {
                 let open = [$( open_as!(self.$field, $kind $(($shows))?), )*];
                 open.into_iter().flatten().collect()
             }
@@ -155,7 +155,7 @@ impl Overlay {
 impl App {
     /// The overlay that takes the keys.
     pub fn top_overlay(&self) -> Option<Overlay> {
-        self.overlays().last().copied()
+        self.open_overlays().last().copied()
     }
 
     /// The help overlay: the moving keys scroll it when it is taller than the terminal,
@@ -274,7 +274,7 @@ impl App {
 
     /// Something drawn over the panes has the keys: the panes under it take no mouse events.
     pub(super) fn covered(&self) -> bool {
-        self.overlays().into_iter().any(Overlay::covers_panes)
+        self.open_overlays().into_iter().any(Overlay::covers_panes)
     }
 
     /// `n`: opens the form with the last used values (or the defaults).

@@ -124,37 +124,37 @@ fn esc() -> Msg {
 
 #[test]
 fn the_list_is_bottom_first_in_one_order_whatever_was_opened_first() {
-    assert!(loaded_app().overlays().is_empty());
+    assert!(loaded_app().open_overlays().is_empty());
     assert_eq!(loaded_app().top_overlay(), None);
     assert_eq!(
-        with(&[Overlay::Events, Overlay::Help]).overlays(),
+        with(&[Overlay::Events, Overlay::Help]).open_overlays(),
         [Overlay::Events, Overlay::Help]
     );
     assert_eq!(
-        with(&[Overlay::Files, Overlay::Confirm]).overlays(),
+        with(&[Overlay::Files, Overlay::Confirm]).open_overlays(),
         [Overlay::Files, Overlay::Confirm]
     );
     assert_eq!(
-        with(&[Overlay::Files, Overlay::Form]).overlays(),
+        with(&[Overlay::Files, Overlay::Form]).open_overlays(),
         [Overlay::Files, Overlay::Form]
     );
     assert_eq!(
-        with(&[Overlay::Files, Overlay::Input]).overlays(),
+        with(&[Overlay::Files, Overlay::Input]).open_overlays(),
         [Overlay::Files, Overlay::Input]
     );
     assert_eq!(
-        with(&[Overlay::Insight(View::Partitions), Overlay::Help]).overlays(),
+        with(&[Overlay::Insight(View::Partitions), Overlay::Help]).open_overlays(),
         [Overlay::Insight(View::Partitions), Overlay::Help]
     );
     // Opened the other way round, the stack is the same: it is read from the state.
     assert_eq!(
-        with(&[Overlay::Help, Overlay::Events]).overlays(),
+        with(&[Overlay::Help, Overlay::Events]).open_overlays(),
         [Overlay::Events, Overlay::Help]
     );
     let mut reversed = order();
     reversed.reverse();
     let all = with(&reversed);
-    assert_eq!(all.overlays(), order());
+    assert_eq!(all.open_overlays(), order());
     assert_eq!(all.top_overlay(), Some(Overlay::Help));
 }
 
@@ -164,14 +164,22 @@ fn esc_closes_only_the_top_overlay_and_the_next_esc_the_one_below() {
     for (i, below) in order.iter().enumerate() {
         for top in &order[i + 1..] {
             let mut a = with(&[*below, *top]);
-            assert_eq!(a.overlays(), [*below, *top], "{below:?} then {top:?} open");
+            assert_eq!(
+                a.open_overlays(),
+                [*below, *top],
+                "{below:?} then {top:?} open"
+            );
             a.update(esc());
-            assert_eq!(a.overlays(), [*below], "esc with {top:?} over {below:?}");
+            assert_eq!(
+                a.open_overlays(),
+                [*below],
+                "esc with {top:?} over {below:?}"
+            );
             a.update(esc());
             assert!(
-                a.overlays().is_empty(),
+                a.open_overlays().is_empty(),
                 "second esc with {below:?} left: {:?}",
-                a.overlays()
+                a.open_overlays()
             );
         }
     }
@@ -251,7 +259,7 @@ fn a_relaunch_form_arriving_over_the_files_view_takes_the_keys() {
             used: None,
         })),
     }));
-    assert_eq!(a.overlays(), [Overlay::Files, Overlay::Form]);
+    assert_eq!(a.open_overlays(), [Overlay::Files, Overlay::Form]);
     let row = a.form.as_ref().map(|f| f.row);
     a.update(key('j'));
     assert_ne!(
@@ -261,14 +269,14 @@ fn a_relaunch_form_arriving_over_the_files_view_takes_the_keys() {
     );
     assert_eq!(a.files.view.as_ref().map(|v| v.selected), files_at);
     a.update(esc());
-    assert_eq!(a.overlays(), [Overlay::Files]);
+    assert_eq!(a.open_overlays(), [Overlay::Files]);
 }
 
 #[test]
 fn the_line_typed_over_the_files_view_gets_the_letters() {
     let mut a = with(&[Overlay::Files]);
     a.on_action(Action::Search);
-    assert_eq!(a.overlays(), [Overlay::Files, Overlay::Input]);
+    assert_eq!(a.open_overlays(), [Overlay::Files, Overlay::Input]);
     for c in "qjk".chars() {
         a.update(key(c));
     }
@@ -284,7 +292,7 @@ fn a_question_over_the_files_view_is_answered_first() {
     let mut a = with(&[Overlay::Files, Overlay::Confirm]);
     let cmds = a.update(key('y'));
     assert!(cmds.iter().any(|c| matches!(c, Cmd::Op(_))), "{cmds:?}");
-    assert_eq!(a.overlays(), [Overlay::Files]);
+    assert_eq!(a.open_overlays(), [Overlay::Files]);
 }
 
 #[test]
