@@ -73,7 +73,7 @@ fn open(a: &mut App, o: Overlay) {
                 ..Default::default()
             };
             let own = crate::config::commands::check(&[def], &crate::keymap::Keymap::default());
-            a.custom = super::super::custom::CustomCommands::new(own.unwrap());
+            a.overlays.custom = super::super::custom::CustomCommands::new(own.unwrap());
             a.run_command("commands");
         }
         Overlay::Grep => {
@@ -192,15 +192,15 @@ fn esc_in_help_over_stats_closes_help_and_stats_stays() {
         a.update(key(c));
     }
     a.update(code(KeyCode::Enter));
-    assert_eq!(a.view, Some(View::Stats));
+    assert_eq!(a.overlays.view, Some(View::Stats));
     // The view lets the keymap's keys through: `?` opens help over it.
     a.update(key('?'));
-    assert!(a.help);
+    assert!(a.overlays.help);
     a.update(esc());
-    assert!(!a.help);
-    assert_eq!(a.view, Some(View::Stats));
+    assert!(!a.overlays.help);
+    assert_eq!(a.overlays.view, Some(View::Stats));
     a.update(esc());
-    assert_eq!(a.view, None);
+    assert_eq!(a.overlays.view, None);
 }
 
 /// `:usage` open, its first read answered (so `r` would read again).
@@ -233,22 +233,25 @@ fn r_in_usage_reads_again_only_when_the_usage_view_is_on_top() {
     // Help over it: `r` closes help and reads nothing.
     a.update(key('?'));
     assert!(a.update(key('r')).is_empty());
-    assert!(!a.help);
-    assert_eq!(a.view, Some(View::Usage));
+    assert!(!a.overlays.help);
+    assert_eq!(a.overlays.view, Some(View::Usage));
     // The command line over it: `r` is typed.
     a.update(key(':'));
     assert!(a.update(key('r')).is_empty());
-    assert_eq!(a.input.as_ref().map(|i| i.text.as_str()), Some("r"));
+    assert_eq!(
+        a.overlays.input.as_ref().map(|i| i.text.as_str()),
+        Some("r")
+    );
     a.update(esc());
-    assert!(a.input.is_none());
-    assert_eq!(a.view, Some(View::Usage));
+    assert!(a.overlays.input.is_none());
+    assert_eq!(a.overlays.view, Some(View::Usage));
 }
 
 #[test]
 fn a_relaunch_form_arriving_over_the_files_view_takes_the_keys() {
     let mut a = loaded_app();
     a.update(key('y'));
-    let files_at = a.files.view.as_ref().map(|v| v.selected);
+    let files_at = a.overlays.files.view.as_ref().map(|v| v.selected);
     assert!(files_at.is_some(), "files view open");
     // `L` was pressed before `y`; its answer opens the form over the files view.
     a.update(Msg::Launch(LaunchMsg::Relaunch {
@@ -260,14 +263,14 @@ fn a_relaunch_form_arriving_over_the_files_view_takes_the_keys() {
         })),
     }));
     assert_eq!(a.open_overlays(), [Overlay::Files, Overlay::Form]);
-    let row = a.form.as_ref().map(|f| f.row);
+    let row = a.overlays.form.as_ref().map(|f| f.row);
     a.update(key('j'));
     assert_ne!(
-        a.form.as_ref().map(|f| f.row),
+        a.overlays.form.as_ref().map(|f| f.row),
         row,
         "j moved the form's row"
     );
-    assert_eq!(a.files.view.as_ref().map(|v| v.selected), files_at);
+    assert_eq!(a.overlays.files.view.as_ref().map(|v| v.selected), files_at);
     a.update(esc());
     assert_eq!(a.open_overlays(), [Overlay::Files]);
 }
@@ -280,9 +283,12 @@ fn the_line_typed_over_the_files_view_gets_the_letters() {
     for c in "qjk".chars() {
         a.update(key(c));
     }
-    assert_eq!(a.input.as_ref().map(|i| i.text.as_str()), Some("qjk"));
+    assert_eq!(
+        a.overlays.input.as_ref().map(|i| i.text.as_str()),
+        Some("qjk")
+    );
     assert!(
-        a.files.view.is_some(),
+        a.overlays.files.view.is_some(),
         "q went to the line, not the files view"
     );
 }

@@ -25,12 +25,14 @@ pub fn above_status(f: &Frame, areas: &Areas) -> Rect {
 }
 
 macro_rules! draw_stack {
-    ($( $(#[$doc:meta])* $kind:ident $(($shows:ty))? = $field:ident $(=> $method:ident)?, )*) => {
+    ($(
+        $(#[$doc:meta])* $kind:ident $(($shows:ty))? = $field:ident: $state:ty $(=> $method:ident)?,
+    )*) => {
         /// Draws the open overlays over the panes, bottom first.
         pub fn draw(f: &mut Frame, app: &App, areas: &Areas) {
             for o in app.open_overlays() {
                 match o {
-                    $( Overlay::$kind { .. } => DrawOverlay::draw_over(&app.$field, f, app, areas), )*
+                    $( Overlay::$kind { .. } => DrawOverlay::draw_over(&app.overlays.$field, f, app, areas), )*
                 }
             }
         }
