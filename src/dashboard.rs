@@ -114,16 +114,16 @@ fn new_app(session: &Session, loaded: &Loaded, keymap: Keymap, size: (u16, u16))
     app.live.low_cpu_percent = loaded.config.ui.low_cpu_percent;
     app.live.low_mem_percent = loaded.config.ui.low_mem_percent;
     app.live.min_gap_secs = loaded.config.ui.live_sample_secs;
-    app.files.download_dir = loaded.config.files.download_dir();
+    app.overlays.files.download_dir = loaded.config.files.download_dir();
     // Checked when the config was loaded.
     if let Ok(p) = crate::logview::progress::Patterns::new(&loaded.config.progress) {
         app.progress = crate::app::progress::ProgressState::new(p);
     }
     if let Ok(p) = crate::triage::Patterns::new(&loaded.config.triage) {
-        app.grep.preset = crate::app::grep::first_error_pattern(&p);
+        app.overlays.grep.preset = crate::app::grep::first_error_pattern(&p);
     }
     app.clusters = crate::app::Clusters::one(cluster_state(session, loaded, first));
-    app.custom = crate::app::custom::CustomCommands::new(own);
+    app.overlays.custom = crate::app::custom::CustomCommands::new(own);
     app
 }
 

@@ -463,7 +463,7 @@ async fn a_job_submitted_from_a_multi_line_script_is_relaunched_from_its_own_scr
         .submit_form(start, limit, |app| {
             let note = app.note.clone().unwrap_or_default();
             println!("note: {note}");
-            let f = app.form.as_ref().unwrap();
+            let f = app.overlays.form.as_ref().unwrap();
             println!(
                 "form: time {} mem {} cpus {} extra {:?}",
                 f.spec.time, f.spec.mem, f.spec.cpus_per_task, f.spec.extra_sbatch

@@ -428,5 +428,5 @@ fn help_on_a_small_terminal_scrolls_to_every_key() {
     key(&mut a, KeyCode::Char('g'));
     assert_eq!(a.help_scroll, 0);
     key(&mut a, KeyCode::Char('x'));
-    assert!(!a.help, "any other key closes the help");
+    assert!(!a.overlays.help, "any other key closes the help");
 }

@@ -89,7 +89,7 @@ mod tests {
         );
         a.selection_changed();
         assert!(a.update(key('A')).is_empty(), "nothing before the answer");
-        let c = a.confirm.clone().expect("a question");
+        let c = a.overlays.confirm.clone().expect("a question");
         assert!(c.prompt.starts_with("adopt job 242 ("), "{}", c.prompt);
         assert!(
             c.prompt

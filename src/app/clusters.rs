@@ -19,7 +19,7 @@ impl App {
             InsightMsg::Limits(result) => {
                 self.clusters[ix].partitions = Some(result);
                 let parts = view!(self, ix).partitions();
-                if let Some(form) = self.edit.as_mut() {
+                if let Some(form) = self.overlays.edit.as_mut() {
                     form.check(parts);
                 }
                 self.history.on_partitions(&view!(self, ix));
@@ -126,10 +126,10 @@ impl App {
     /// The cluster the screen is about: the one of an open launch or edit form, else the
     /// selected job's, else the focused one.
     pub fn view_cluster(&self) -> u16 {
-        if let Some(f) = &self.form {
+        if let Some(f) = &self.overlays.form {
             return f.cluster;
         }
-        if let Some(e) = &self.edit {
+        if let Some(e) = &self.overlays.edit {
             return e.id.cluster();
         }
         self.queue
@@ -299,7 +299,7 @@ impl App {
                 for cmd in dropped {
                     match cmd {
                         Cmd::SampleLive(t) => self.live.clear_in_flight(&t.id),
-                        Cmd::Top(_) => self.top.not_sent(),
+                        Cmd::Top(_) => self.overlays.top.not_sent(),
                         _ => {}
                     }
                 }
@@ -316,7 +316,7 @@ impl App {
             Cmd::SampleLive(t) => {
                 self.live.sampling(&t.id) && self.queue.shown().selected_id() == Some(&t.id)
             }
-            Cmd::Top(t) => self.top.wants(&t.id),
+            Cmd::Top(t) => self.overlays.top.wants(&t.id),
             _ => true,
         }
     }

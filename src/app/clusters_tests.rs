@@ -240,12 +240,12 @@ fn events_view_scrolls_over_every_cluster_s_events() {
         a.handle(key(c));
     }
     a.handle(code(crossterm::event::KeyCode::Enter));
-    assert!(a.events_view.open);
+    assert!(a.overlays.events_view.open);
     for _ in 0..20 {
         a.handle(key('k'));
     }
     assert_eq!(
-        a.events_view.scroll, 6,
+        a.overlays.events_view.scroll, 6,
         "7 events in all: 6 lines up at most"
     );
     let logs: Vec<(Option<&str>, &Events)> = a
@@ -254,7 +254,7 @@ fn events_view_scrolls_over_every_cluster_s_events() {
         .collect();
     assert_eq!(merged_events(&logs).len(), 7);
     a.handle(code(crossterm::event::KeyCode::Esc));
-    assert!(!a.events_view.open);
+    assert!(!a.overlays.events_view.open);
 }
 
 /// With two clusters, `:partitions`, `:stats`, `:usage` and `:events` stay open while the
@@ -282,8 +282,8 @@ fn every_overlay_stays_open_while_the_selection_moves_across_clusters() {
         assert_eq!(a.view_cluster(), 0);
         run(&mut a, cmd);
         let open = |a: &App| match want {
-            Some(v) => a.view == Some(v),
-            None => a.events_view.open,
+            Some(v) => a.overlays.view == Some(v),
+            None => a.overlays.events_view.open,
         };
         assert!(open(&a), ":{cmd} opened");
         // To the other cluster's row and back, as the user would with the view open.

@@ -167,7 +167,7 @@ fn the_app_keeps_the_workers_records_and_at_opens_the_log() {
         0,
         Box::new(Msg::Ran(Box::new(rec(Why::Key, &["scancel", "--", "42"])))),
     ));
-    assert_eq!(a.cmdlog.len(), 1);
+    assert_eq!(a.overlays.cmdlog.len(), 1);
     a.update(Msg::Key(key('@')));
     assert_eq!(a.top_overlay(), Some(crate::app::Overlay::CmdLog));
     let cmds = a.update(Msg::Key(key('y')));
@@ -175,5 +175,5 @@ fn the_app_keeps_the_workers_records_and_at_opens_the_log() {
     a.update(Msg::Key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE)));
     assert_eq!(a.top_overlay(), None);
     a.run_command("log");
-    assert!(a.cmdlog.open);
+    assert!(a.overlays.cmdlog.open);
 }

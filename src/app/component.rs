@@ -104,7 +104,7 @@ macro_rules! view {
 }
 
 /// The open/closed side of an overlay: its own state says whether it is open (no second
-/// flag), and closing it is its own business. `App::overlays` reads this for every entry of
+/// flag), and closing it is its own business. `App::open_overlays` reads this for every entry of
 /// the overlay list (`overlay_list!` in `overlay.rs`).
 pub trait Overlaid {
     fn is_open(&self) -> bool;

@@ -46,7 +46,7 @@ fn with_commands(a: &mut App) {
         kill,
         pager,
     ];
-    a.custom = CustomCommands::new(check(&defs, &Keymap::default()).unwrap());
+    a.overlays.custom = CustomCommands::new(check(&defs, &Keymap::default()).unwrap());
 }
 
 fn on(a: &mut App, id: &str, state: JobState, nodes: &str) {
@@ -120,7 +120,7 @@ fn a_node_command_runs_inside_the_job_on_its_first_node() {
 fn a_prompt_is_asked_and_its_answer_stays_one_argument() {
     let mut a = ready();
     assert!(runs(&a.update(key('P'))).is_empty());
-    let input = a.input.clone().unwrap();
+    let input = a.overlays.input.clone().unwrap();
     assert_eq!(input.label.as_deref(), Some("lines: "));
     assert_eq!(input.text, "100");
     assert!(input.hint.as_deref().unwrap().contains("on job 237"));
@@ -138,7 +138,7 @@ fn a_prompt_is_asked_and_its_answer_stays_one_argument() {
     a.update(key('P'));
     assert!(runs(&a.update(code(KeyCode::Esc))).is_empty());
     assert_eq!(a.note.as_deref(), Some("P \"cmd P\": nothing ran"));
-    assert!(a.input.is_none());
+    assert!(a.overlays.input.is_none());
     assert!(runs(&a.update(code(KeyCode::Enter))).is_empty());
     assert!(r[0].argv[3].ends_with("/x.log"), "{:?}", r[0].argv);
 }
@@ -147,7 +147,7 @@ fn a_prompt_is_asked_and_its_answer_stays_one_argument() {
 fn a_confirmed_command_asks_first() {
     let mut a = ready();
     assert!(runs(&a.update(key('K'))).is_empty());
-    let q = a.confirm.clone().unwrap();
+    let q = a.overlays.confirm.clone().unwrap();
     assert!(
         q.prompt == "run K \"cmd K\" on login: `scancel --signal=USR1 237`?",
         "{}",
@@ -214,7 +214,7 @@ fn the_list_runs_the_selected_command_on_enter() {
     let mut a = ready();
     a.run_command("commands");
     assert_eq!(a.top_overlay(), Some(Overlay::Custom));
-    assert_eq!(a.custom.shown, Some(Shown::List));
+    assert_eq!(a.overlays.custom.shown, Some(Shown::List));
     let r = runs(&a.update(code(KeyCode::Enter)));
     assert_eq!(r[0].argv, ["jobstats", "237"]);
     assert_eq!(a.top_overlay(), None);

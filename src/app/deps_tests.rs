@@ -60,18 +60,22 @@ fn chain(b_reason: &str, b_dep: &str) -> Vec<String> {
 
 /// The row ids of the tree, in order.
 fn ids(a: &App) -> Vec<String> {
-    a.deps
+    a.overlays
+        .deps
         .tree
         .iter()
         .map(|r| {
             r.node
-                .map_or(String::new(), |n| a.deps.graph.nodes[n].id.clone())
+                .map_or(String::new(), |n| a.overlays.deps.graph.nodes[n].id.clone())
         })
         .collect()
 }
 
 fn selected(a: &App) -> Option<String> {
-    a.deps.selected_job().map(|id| id.as_str().to_string())
+    a.overlays
+        .deps
+        .selected_job()
+        .map(|id| id.as_str().to_string())
 }
 
 /// `:deps` opens over the panes with the queue's chains; the queue's keys move on the tree
@@ -109,13 +113,13 @@ fn deps_opens_moves_and_selects_in_the_queue() {
     a.queue.shown_mut().set_filter("alone");
     a.run_command("deps");
     // The filter shows no job of a chain: nothing to draw.
-    assert!(a.deps.tree.is_empty());
+    assert!(a.overlays.deps.tree.is_empty());
     key(&mut a, KeyCode::Esc);
     // A filter that shows D keeps D's chain (A's tree), and enter selects D in the queue.
     a.queue.shown_mut().set_filter("13");
     a.run_command("deps");
     assert_eq!(ids(&a), ["10", "11", "12", "13"]);
-    assert_eq!(a.deps.filter.as_deref(), Some("13"));
+    assert_eq!(a.overlays.deps.filter.as_deref(), Some("13"));
     key(&mut a, KeyCode::Char('G'));
     key(&mut a, KeyCode::Enter);
     assert_eq!(
@@ -149,6 +153,7 @@ fn deps_refreshes_with_the_queue() {
     assert_eq!(a.top_overlay(), Some(Overlay::Deps));
     assert_eq!(selected(&a).as_deref(), Some("13"));
     let never: Vec<&str> = a
+        .overlays
         .deps
         .graph
         .nodes
@@ -169,7 +174,7 @@ fn cancel_and_copy_from_deps() {
     key(&mut a, KeyCode::Char('j'));
     assert!(key(&mut a, KeyCode::Char('D')).is_empty());
     assert_eq!(a.top_overlay(), Some(Overlay::Confirm));
-    let c = a.confirm.clone().unwrap();
+    let c = a.overlays.confirm.clone().unwrap();
     assert!(c.prompt.starts_with("cancel 11 (b"), "{}", c.prompt);
     let cmds = key(&mut a, KeyCode::Char('y'));
     let op = cmds
@@ -206,7 +211,7 @@ fn read_only_cancels_nothing_from_deps() {
     refresh(&mut a, &chain("Dependency", "afterok:10(unfulfilled)"));
     a.run_command("deps");
     assert!(key(&mut a, KeyCode::Char('D')).is_empty());
-    assert!(a.confirm.is_none());
+    assert!(a.overlays.confirm.is_none());
     assert!(a.note.as_deref().unwrap_or("").contains("read-only"));
 }
 
@@ -219,6 +224,7 @@ fn a_key_on_the_tree_says_what_the_router_does() {
     a.run_command("deps");
     let enter = KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE);
     let d = a
+        .overlays
         .deps
         .on_key(&view!(a, 0), &enter, Some(Action::Select), 10);
     assert!(
@@ -226,12 +232,16 @@ fn a_key_on_the_tree_says_what_the_router_does() {
         "{d:?}"
     );
     let y = KeyEvent::new(KeyCode::Char('Y'), KeyModifiers::NONE);
-    let d = a.deps.on_key(&view!(a, 0), &y, Some(Action::Copy), 10);
+    let d = a
+        .overlays
+        .deps
+        .on_key(&view!(a, 0), &y, Some(Action::Copy), 10);
     assert!(
         d.select.is_some() && !d.close && d.then == Some(Action::Copy),
         "{d:?}"
     );
     let d = a
+        .overlays
         .deps
         .on_key(&view!(a, 0), &enter, Some(Action::Cancel), 10);
     assert!(d.confirm.is_some(), "the cancel question: {d:?}");
@@ -241,9 +251,9 @@ fn a_key_on_the_tree_says_what_the_router_does() {
         .note
         .is_some_and(|n| n.contains("not a job of the queue")));
     let esc = KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE);
-    let d = a.deps.on_key(&view!(a, 0), &esc, None, 10);
+    let d = a.overlays.deps.on_key(&view!(a, 0), &esc, None, 10);
     assert!(d.cmds.is_empty() && d.note.is_none(), "{d:?}");
-    assert!(!a.deps.open);
+    assert!(!a.overlays.deps.open);
 }
 
 /// Moves the queue's selection to job `id` with `j`/`k`, as a user would.
@@ -269,41 +279,41 @@ fn chains_are_built_only_when_read() {
     let recs = chain("Dependency", "afterok:10(unfulfilled)");
     refresh(&mut a, &recs);
     select(&mut a, "14");
-    let before = a.deps.builds;
+    let before = a.overlays.deps.builds;
     refresh(&mut a, &recs);
     refresh(&mut a, &recs);
-    assert!(a.deps.graph.is_empty() && a.deps.tree.is_empty());
-    assert_eq!(a.deps.builds, before);
+    assert!(a.overlays.deps.graph.is_empty() && a.overlays.deps.tree.is_empty());
+    assert_eq!(a.overlays.deps.builds, before);
     // 11 waits on 10 and 12 waits on it: the detail pane shows both.
     select(&mut a, "11");
-    assert_eq!(a.deps.builds, before + 1);
+    assert_eq!(a.overlays.deps.builds, before + 1);
     let waiters = |a: &App, id: &str| -> Vec<String> {
-        let w = a.deps.graph.waiters(0, id);
+        let w = a.overlays.deps.graph.waiters(0, id);
         w.iter().map(|(n, _)| n.id.clone()).collect()
     };
     assert_eq!(waiters(&a, "11"), ["12"]);
     assert_eq!(
-        a.deps.graph.node(0, "10").map(|n| n.name.as_str()),
+        a.overlays.deps.graph.node(0, "10").map(|n| n.name.as_str()),
         Some("a")
     );
     select(&mut a, "12");
     select(&mut a, "10");
-    assert_eq!(a.deps.builds, before + 1);
+    assert_eq!(a.overlays.deps.builds, before + 1);
     refresh(&mut a, &recs);
-    assert_eq!(a.deps.builds, before + 2);
+    assert_eq!(a.overlays.deps.builds, before + 2);
     assert_eq!(waiters(&a, "10"), ["11", "13"]);
     // 14 again: after the next refresh nothing is built or kept.
     select(&mut a, "14");
     refresh(&mut a, &recs);
-    assert!(a.deps.graph.is_empty());
-    assert_eq!(a.deps.builds, before + 2);
+    assert!(a.overlays.deps.graph.is_empty());
+    assert_eq!(a.overlays.deps.builds, before + 2);
     a.run_command("deps");
-    assert_eq!(a.deps.builds, before + 3);
+    assert_eq!(a.overlays.deps.builds, before + 3);
     assert_eq!(ids(&a), ["10", "11", "12", "13"]);
     refresh(&mut a, &recs);
-    assert_eq!(a.deps.builds, before + 4);
+    assert_eq!(a.overlays.deps.builds, before + 4);
     key(&mut a, KeyCode::Esc);
     refresh(&mut a, &recs);
-    assert_eq!(a.deps.builds, before + 4);
-    assert!(a.deps.graph.is_empty());
+    assert_eq!(a.overlays.deps.builds, before + 4);
+    assert!(a.overlays.deps.graph.is_empty());
 }

@@ -355,13 +355,13 @@ fn events_command_opens_the_view_and_esc_or_q_close_it() {
         a.update(k(KeyCode::Char(c)));
     }
     a.update(k(KeyCode::Enter));
-    assert!(a.events_view.open);
+    assert!(a.overlays.events_view.open);
     a.update(k(KeyCode::Esc));
-    assert!(!a.events_view.open);
+    assert!(!a.overlays.events_view.open);
     a.run_command("events");
-    assert!(a.events_view.open);
+    assert!(a.overlays.events_view.open);
     let cmds = a.update(k(KeyCode::Char('q')));
-    assert!(!a.events_view.open);
+    assert!(!a.overlays.events_view.open);
     assert!(!a.quit && cmds.is_empty(), "q closes the view, not the app");
 }
 

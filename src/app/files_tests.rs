@@ -52,7 +52,7 @@ fn launched() -> App {
             spec_sha256: None,
         },
     );
-    a.files.download_dir = PathBuf::from("/dl");
+    a.overlays.files.download_dir = PathBuf::from("/dl");
     a
 }
 
@@ -85,7 +85,7 @@ fn job_dir() -> Vec<Entry> {
 fn y_shows_the_job_dir_and_work_dir_and_walks_without_climbing_above_them() {
     let mut a = launched();
     assert!(a.update(key('y')).is_empty());
-    let v = a.files.view.as_ref().expect("open");
+    let v = a.overlays.files.view.as_ref().expect("open");
     assert_eq!(v.roots.len(), 2);
     assert_eq!(v.roots[0].path, b"/r/7");
     assert_eq!(v.roots[1].path, WORK.as_bytes());
@@ -100,7 +100,7 @@ fn y_shows_the_job_dir_and_work_dir_and_walks_without_climbing_above_them() {
         }]
     );
     listed(&mut a, 1, job_dir());
-    let v = a.files.view.as_ref().expect("open");
+    let v = a.overlays.files.view.as_ref().expect("open");
     assert_eq!(v.rows(), 4);
     assert_eq!(
         v.selected_entry().map(Entry::display).as_deref(),
@@ -111,30 +111,37 @@ fn y_shows_the_job_dir_and_work_dir_and_walks_without_climbing_above_them() {
     assert!(matches!(&cmds[..], [FilesCmd::List { dir, seq: 2, .. }] if dir == b"/r/7/slurm-logs"));
     // An answer that came too late for a directory no longer shown is dropped.
     listed(&mut a, 1, vec![entry("stale", Kind::File, 1)]);
-    assert!(a.files.view.as_ref().expect("open").listing.is_none());
+    assert!(a
+        .overlays
+        .files
+        .view
+        .as_ref()
+        .expect("open")
+        .listing
+        .is_none());
     listed(&mut a, 2, vec![entry("train-237", Kind::Dir, 4096)]);
     let cmds = files(&a.update(code(KeyCode::Backspace)));
     assert!(matches!(&cmds[..], [FilesCmd::List { dir, seq: 3, .. }] if dir == b"/r/7"));
     listed(&mut a, 3, job_dir());
-    let v = a.files.view.as_ref().expect("open");
+    let v = a.overlays.files.view.as_ref().expect("open");
     assert_eq!(
         v.selected_entry().map(Entry::display).as_deref(),
         Some("slurm-logs")
     );
     // Up from the root shows the roots; up again goes nowhere.
     assert!(a.update(key('h')).is_empty());
-    assert!(a.files.view.as_ref().expect("open").root.is_none());
+    assert!(a.overlays.files.view.as_ref().expect("open").root.is_none());
     assert!(a.update(code(KeyCode::Backspace)).is_empty());
-    assert!(a.files.view.as_ref().expect("open").root.is_none());
+    assert!(a.overlays.files.view.as_ref().expect("open").root.is_none());
     // Down to the work dir.
     a.update(key('j'));
     let cmds = files(&a.update(code(KeyCode::Enter)));
     assert!(matches!(&cmds[..], [FilesCmd::List { dir, .. }] if dir == WORK.as_bytes()));
     // esc closes the view; keys reach the queue again.
     a.update(code(KeyCode::Esc));
-    assert!(a.files.view.is_none());
+    assert!(a.overlays.files.view.is_none());
     assert!(a.run_command("files").is_empty());
-    assert!(a.files.view.is_some(), ":files opens it too");
+    assert!(a.overlays.files.view.is_some(), ":files opens it too");
 }
 
 #[test]
@@ -164,6 +171,7 @@ fn preview_shows_json_indented_and_esc_goes_back_to_the_list() {
         result: Ok((body.len() as u64, body)),
     }));
     let p = a
+        .overlays
         .files
         .view
         .as_ref()
@@ -174,7 +182,7 @@ fn preview_shows_json_indented_and_esc_goes_back_to_the_list() {
         .collect();
     assert_eq!(lines, ["{", "  \"gpus\": 4,", "  \"name\": \"train\"", "}"]);
     a.update(code(KeyCode::Esc));
-    let v = a.files.view.as_ref().expect("still open");
+    let v = a.overlays.files.view.as_ref().expect("still open");
     assert!(v.preview.is_none());
 }
 
@@ -193,6 +201,7 @@ fn binary_files_are_not_shown_as_text() {
         result: Ok((5, vec![0, 1, 2, 3, 4])),
     }));
     let p = a
+        .overlays
         .files
         .view
         .as_ref()
@@ -226,6 +235,7 @@ fn fetch_progress_esc_stops_and_large_copies_ask_first() {
         file: "/r/7/request.json".into(),
     }));
     let c = a
+        .overlays
         .files
         .view
         .as_ref()
@@ -237,14 +247,15 @@ fn fetch_progress_esc_stops_and_large_copies_ask_first() {
     // esc stops the copy, not the view.
     let cmds = files(&a.update(code(KeyCode::Esc)));
     assert_eq!(cmds, vec![FilesCmd::Stop { job: id("237") }]);
-    let v = a.files.view.as_ref().expect("open");
+    let v = a.overlays.files.view.as_ref().expect("open");
     assert!(v.copy.is_none());
     assert!(v.status.as_deref().is_some_and(|s| s.contains("stopped")));
 
     // 300 MiB: asks, with the size; another key keeps it.
     a.update(key('k'));
     assert_eq!(
-        a.files
+        a.overlays
+            .files
             .view
             .as_ref()
             .and_then(|v| v.selected_entry())
@@ -254,6 +265,7 @@ fn fetch_progress_esc_stops_and_large_copies_ask_first() {
     );
     assert!(files(&a.update(key('f'))).is_empty());
     let ask = a
+        .overlays
         .files
         .view
         .as_ref()
@@ -262,6 +274,7 @@ fn fetch_progress_esc_stops_and_large_copies_ask_first() {
     assert_eq!(ask.bytes, 300 << 20);
     assert!(files(&a.update(key('n'))).is_empty());
     assert!(a
+        .overlays
         .files
         .view
         .as_ref()
@@ -270,6 +283,7 @@ fn fetch_progress_esc_stops_and_large_copies_ask_first() {
     let cmds = files(&a.update(key('y')));
     assert!(matches!(&cmds[..], [FilesCmd::Fetch { src, .. }] if src == b"/r/7/model.ckpt"));
     let c = a
+        .overlays
         .files
         .view
         .as_ref()
@@ -280,7 +294,7 @@ fn fetch_progress_esc_stops_and_large_copies_ask_first() {
         dest: PathBuf::from("/dl/237/model.ckpt"),
         result: Ok("300.0 MiB in 3.0 s (100.0 MiB/s), sha256 checked".into()),
     }));
-    let v = a.files.view.as_ref().expect("open");
+    let v = a.overlays.files.view.as_ref().expect("open");
     assert!(v.copy.is_none());
     assert!(v
         .status
@@ -311,7 +325,7 @@ fn a_directory_is_sized_first_then_fetched() {
     assert!(matches!(&cmds[..], [FilesCmd::Fetch { dir: true, .. }]));
     // A fetch that ends after the view closed is told on the status bar.
     a.update(key('q'));
-    assert!(a.files.view.is_none());
+    assert!(a.overlays.files.view.is_none());
     a.update(Msg::Files(FilesMsg::Fetched {
         dest: PathBuf::from("/dl/237/slurm-logs"),
         result: Err("tail failed".into()),
@@ -326,7 +340,7 @@ fn a_directory_is_sized_first_then_fetched() {
 fn no_job_or_no_directory_is_explained() {
     let mut a = app();
     assert!(a.update(key('y')).is_empty());
-    assert!(a.files.view.is_none());
+    assert!(a.overlays.files.view.is_none());
     assert!(a
         .note
         .as_deref()
@@ -350,10 +364,10 @@ fn a_click_while_the_files_view_is_open_does_not_reach_the_queue_under_it() {
         assert!(a.update(Msg::Mouse(click)).is_empty());
     }
     assert_eq!(a.queue.shown().selected_id().cloned(), before);
-    assert!(a.files.view.is_some());
+    assert!(a.overlays.files.view.is_some());
     // Closed, clicks on two rows select them.
     a.update(code(KeyCode::Esc));
-    assert!(a.files.view.is_none());
+    assert!(a.overlays.files.view.is_none());
     let click = |row: u16| {
         Msg::Mouse(crossterm::event::MouseEvent {
             kind: crossterm::event::MouseEventKind::Down(crossterm::event::MouseButton::Left),
@@ -376,26 +390,26 @@ fn help_and_quit_go_to_the_app_unless_a_large_copy_waits_for_its_answer() {
     let ctrl_c = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
     let help = KeyEvent::new(KeyCode::Char('?'), KeyModifiers::NONE);
     assert_eq!(
-        a.files.on_key(&view!(a, 0), help, 2).then,
+        a.overlays.files.on_key(&view!(a, 0), help, 2).then,
         Some(crate::keymap::Action::Help)
     );
     assert_eq!(
-        a.files.on_key(&view!(a, 0), ctrl_c, 2).then,
+        a.overlays.files.on_key(&view!(a, 0), ctrl_c, 2).then,
         Some(crate::keymap::Action::Quit)
     );
     // A large copy asks first: any key but y or enter answers no, ctrl-c included.
-    a.files.view.as_mut().expect("open").ask = Some(Ask {
+    a.overlays.files.view.as_mut().expect("open").ask = Some(Ask {
         src: b"/r/7/model.ckpt".to_vec(),
         dir: false,
         dest: PathBuf::from("/dl/237/model.ckpt"),
         bytes: 300 << 20,
     });
-    let out = a.files.on_key(&view!(a, 0), ctrl_c, 2);
+    let out = a.overlays.files.on_key(&view!(a, 0), ctrl_c, 2);
     assert!(
         out.cmds.is_empty() && out.note.is_none() && out.then.is_none(),
         "ctrl-c answered the question, got {out:?}"
     );
-    let v = a.files.view.as_ref().expect("still open");
+    let v = a.overlays.files.view.as_ref().expect("still open");
     assert_eq!(v.status.as_deref(), Some("not fetched"));
     assert!(v.ask.is_none());
 }

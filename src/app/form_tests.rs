@@ -104,7 +104,7 @@ fn typed(a: &mut App, s: &str) {
 
 fn goto(a: &mut App, key: &str) {
     let row = FIELDS.iter().position(|f| f.0 == key).expect("field") + 1;
-    if let Some(f) = a.form.as_mut() {
+    if let Some(f) = a.overlays.form.as_mut() {
         f.row = row;
     }
 }
@@ -116,7 +116,7 @@ fn opened() -> App {
         vec![Cmd::FetchLaunchFacts, Cmd::FetchReservations]
     );
     a.update(Msg::Launch(LaunchMsg::LaunchFacts(Ok(facts()))));
-    if let Some(f) = a.form.as_mut() {
+    if let Some(f) = a.overlays.form.as_mut() {
         f.local_id = "20261123-120000-abcdef".into();
         f.revalidate();
     }
@@ -140,7 +140,7 @@ fn render(a: &App, w: u16, h: u16) -> String {
 #[test]
 fn n_opens_the_form_and_edits_validate_inline() {
     let mut a = opened();
-    let form = a.form.as_ref().expect("open");
+    let form = a.overlays.form.as_ref().expect("open");
     assert!(form.prepared.is_some(), "{:?}", form.problems);
     goto(&mut a, "time");
     press(&mut a, KeyCode::Enter);
@@ -150,7 +150,7 @@ fn n_opens_the_form_and_edits_validate_inline() {
     )));
     typed(&mut a, "2h");
     press(&mut a, KeyCode::Enter);
-    let form = a.form.as_ref().expect("open");
+    let form = a.overlays.form.as_ref().expect("open");
     assert_eq!(form.spec.time, "2h");
     let msgs: Vec<&str> = form
         .problems_for("time")
@@ -159,9 +159,10 @@ fn n_opens_the_form_and_edits_validate_inline() {
     assert_eq!(msgs, ["time 2:00:00 is over partition short's MaxTime 30:00: shorten it or pick a partition with a longer limit"]);
     // Submitting is refused while a field is marked.
     goto(&mut a, "name");
-    a.form.as_mut().expect("open").row = FormState::submit_row();
+    a.overlays.form.as_mut().expect("open").row = FormState::submit_row();
     assert!(press(&mut a, KeyCode::Enter).is_empty());
     assert!(a
+        .overlays
         .form
         .as_ref()
         .and_then(|f| f.error.as_deref())
@@ -169,10 +170,10 @@ fn n_opens_the_form_and_edits_validate_inline() {
     // Picking a partition with a longer limit clears it.
     goto(&mut a, "partition");
     press(&mut a, KeyCode::Enter);
-    assert_eq!(a.form.as_ref().and_then(|f| f.picker), Some(0));
+    assert_eq!(a.overlays.form.as_ref().and_then(|f| f.picker), Some(0));
     press(&mut a, KeyCode::Down);
     press(&mut a, KeyCode::Enter);
-    let form = a.form.as_ref().expect("open");
+    let form = a.overlays.form.as_ref().expect("open");
     assert_eq!(form.spec.partition, "polar");
     assert!(form.problems.is_empty());
 }
@@ -188,7 +189,7 @@ fn cpus_no_node_has_are_marked_in_the_form_and_nothing_is_submitted() {
     )));
     typed(&mut a, "17");
     // Marked while typing, before the edit is applied.
-    let form = a.form.as_ref().expect("open");
+    let form = a.overlays.form.as_ref().expect("open");
     let msgs: Vec<&str> = form
         .problems_for("cpus_per_task")
         .map(|p| p.message.as_str())
@@ -199,13 +200,13 @@ fn cpus_no_node_has_are_marked_in_the_form_and_nothing_is_submitted() {
         "{msgs:?}"
     );
     press(&mut a, KeyCode::Enter);
-    a.form.as_mut().expect("open").row = FormState::submit_row();
+    a.overlays.form.as_mut().expect("open").row = FormState::submit_row();
     assert!(press(&mut a, KeyCode::Enter).is_empty(), "nothing is sent");
     goto(&mut a, "mem");
     press(&mut a, KeyCode::Enter);
     typed(&mut a, "22G");
     press(&mut a, KeyCode::Enter);
-    let form = a.form.as_ref().expect("open");
+    let form = a.overlays.form.as_ref().expect("open");
     assert!(form.problems_for("mem").any(|p| p
         .message
         .starts_with("22G memory per node, but the largest node in short has 21G")));
@@ -214,13 +215,13 @@ fn cpus_no_node_has_are_marked_in_the_form_and_nothing_is_submitted() {
 #[test]
 fn templates_preview_test_only_and_submit() {
     let mut a = opened();
-    a.form.as_mut().expect("open").row = 0;
+    a.overlays.form.as_mut().expect("open").row = 0;
     press(&mut a, KeyCode::Right);
-    let form = a.form.as_ref().expect("open");
+    let form = a.overlays.form.as_ref().expect("open");
     assert_eq!((form.spec.name.as_str(), form.spec.gpus), ("train8", 8));
     press(&mut a, KeyCode::Left);
     press(&mut a, KeyCode::Char('p'));
-    assert_eq!(a.form.as_ref().and_then(|f| f.preview), Some(0));
+    assert_eq!(a.overlays.form.as_ref().and_then(|f| f.preview), Some(0));
     press(&mut a, KeyCode::Esc);
     let cmds = press(&mut a, KeyCode::Char('t'));
     assert!(matches!(cmds.as_slice(), [Cmd::TestOnly(_)]), "{cmds:?}");
@@ -234,7 +235,7 @@ fn templates_preview_test_only_and_submit() {
         "{screen}"
     );
 
-    a.form.as_mut().expect("open").row = FormState::submit_row();
+    a.overlays.form.as_mut().expect("open").row = FormState::submit_row();
     let cmds = press(&mut a, KeyCode::Enter);
     let prepared = match cmds.as_slice() {
         [Cmd::Submit { cluster, prepared }] if cluster == "dev" => prepared.clone(),
@@ -273,7 +274,7 @@ fn templates_preview_test_only_and_submit() {
         warnings: Vec::new(),
     };
     let cmds = a.update(Msg::Launch(LaunchMsg::Submitted(Box::new(Ok(submitted)))));
-    assert!(a.form.is_none());
+    assert!(a.overlays.form.is_none());
     assert_eq!(
         a.queue
             .shown()
@@ -293,7 +294,7 @@ fn templates_preview_test_only_and_submit() {
         .is_some_and(|n| n.contains("submitted job 4242")));
     // Re-opening starts from the last used values.
     press(&mut a, KeyCode::Char('n'));
-    let form = a.form.as_ref().expect("open");
+    let form = a.overlays.form.as_ref().expect("open");
     assert_eq!(form.choices.first().map(String::as_str), Some("last used"));
     assert_eq!(form.spec, prepared.spec);
 }
@@ -327,18 +328,18 @@ fn container_without_pyxis_is_flagged_and_failed_submit_keeps_the_form() {
     press(&mut a, KeyCode::Enter);
     typed(&mut a, "nvcr.io/nvidia/pytorch:24.01-py3");
     press(&mut a, KeyCode::Enter);
-    let form = a.form.as_ref().expect("open");
+    let form = a.overlays.form.as_ref().expect("open");
     assert!(form
         .problems_for("image")
         .any(|p| p.message.contains("no Pyxis")));
     assert!(render(&a, 120, 40).contains("! no Pyxis on this cluster"));
-    if let Some(f) = a.form.as_mut() {
+    if let Some(f) = a.overlays.form.as_mut() {
         f.busy = Some(Busy::Submitting);
     }
     a.update(Msg::Launch(LaunchMsg::Submitted(Box::new(Err(
         "input path not found on login1: /lustre/x".into(),
     )))));
-    let form = a.form.as_ref().expect("still open");
+    let form = a.overlays.form.as_ref().expect("still open");
     assert_eq!(
         form.error.as_deref(),
         Some("input path not found on login1: /lustre/x")
@@ -399,7 +400,7 @@ fn registry_jobs_stay_in_the_queue_across_polls() {
 #[test]
 fn a_submitted_job_stays_selected_through_a_stale_poll_and_sacct_is_asked_when_it_leaves() {
     let mut a = opened();
-    a.form.as_mut().expect("open").row = FormState::submit_row();
+    a.overlays.form.as_mut().expect("open").row = FormState::submit_row();
     let prepared = match press(&mut a, KeyCode::Enter).as_slice() {
         [Cmd::Submit { prepared, .. }] => prepared.clone(),
         other => panic!("{other:?}"),
@@ -465,7 +466,7 @@ fn validation_runs_as_the_user_types() {
         KeyModifiers::CONTROL,
     )));
     typed(&mut a, "45m");
-    let form = a.form.as_ref().expect("open");
+    let form = a.overlays.form.as_ref().expect("open");
     assert_eq!(form.spec.time, "10m", "not applied before enter");
     assert!(
         form.problems_for("time")
@@ -477,19 +478,20 @@ fn validation_runs_as_the_user_types() {
     press(&mut a, KeyCode::Backspace);
     press(&mut a, KeyCode::Backspace);
     typed(&mut a, "5m");
-    assert!(a.form.as_ref().expect("open").problems.is_empty());
+    assert!(a.overlays.form.as_ref().expect("open").problems.is_empty());
     press(&mut a, KeyCode::Esc);
     goto(&mut a, "gpus");
     press(&mut a, KeyCode::Enter);
     typed(&mut a, "x");
     assert!(a
+        .overlays
         .form
         .as_ref()
         .expect("open")
         .problems_for("gpus")
         .any(|p| p.message.contains("whole number")));
     press(&mut a, KeyCode::Esc);
-    let form = a.form.as_ref().expect("open");
+    let form = a.overlays.form.as_ref().expect("open");
     assert!(
         form.problems.is_empty() && form.spec.gpus == 1,
         "esc drops the edit"
@@ -501,7 +503,7 @@ fn a_read_only_session_does_not_open_the_form() {
     let mut a = app();
     a.clusters[0].read_only = true;
     assert!(press(&mut a, KeyCode::Char('n')).is_empty());
-    assert!(a.form.is_none());
+    assert!(a.overlays.form.is_none());
     assert!(a.note.as_deref().is_some_and(|n| n.contains("read-only")));
 }
 
@@ -528,7 +530,7 @@ fn a_recovered_multi_line_script_is_the_forms_command_and_is_staged_beside_the_s
     }));
     assert_eq!(cmds, vec![Cmd::FetchLaunchFacts, Cmd::FetchReservations]);
     a.update(Msg::Launch(LaunchMsg::LaunchFacts(Ok(facts()))));
-    if let Some(f) = a.form.as_mut() {
+    if let Some(f) = a.overlays.form.as_mut() {
         f.local_id = "20261123-120000-abcdef".into();
         f.revalidate();
     }
@@ -543,7 +545,7 @@ fn a_recovered_multi_line_script_is_the_forms_command_and_is_staged_beside_the_s
         note.contains("#SBATCH --output=/tmp/train-%j.out (not carried over)"),
         "{note}"
     );
-    let form = a.form.as_ref().expect("open");
+    let form = a.overlays.form.as_ref().expect("open");
     assert!(form.problems.is_empty(), "{:?}", form.problems);
     let screen = render(&a, 110, 42);
     assert!(
@@ -552,7 +554,7 @@ fn a_recovered_multi_line_script_is_the_forms_command_and_is_staged_beside_the_s
         "{screen}"
     );
     insta::assert_snapshot!("launch_form_recovered_script", screen);
-    a.form.as_mut().expect("open").row = FormState::submit_row();
+    a.overlays.form.as_mut().expect("open").row = FormState::submit_row();
     let cmds = press(&mut a, KeyCode::Enter);
     let prepared = match cmds.as_slice() {
         [Cmd::Submit { prepared, .. }] => prepared.clone(),
@@ -612,14 +614,14 @@ fn another_users_job_is_relaunched_only_after_the_form_says_whose_it_is() {
     let id = JobId::new(48);
     a.update(recovered_tmo(&id, "operator"));
     a.update(Msg::Launch(LaunchMsg::LaunchFacts(Ok(facts()))));
-    let form = a.form.as_ref().expect("open");
+    let form = a.overlays.form.as_ref().expect("open");
     assert!(form.spec.secrets.is_empty(), "{:?}", form.spec.secrets);
     let screen = render(&a, 110, 42);
     assert!(
         screen.contains("job 48 is sduser's, not yours: its script would run as operator"),
         "{screen}"
     );
-    a.form.as_mut().expect("open").row = FormState::submit_row();
+    a.overlays.form.as_mut().expect("open").row = FormState::submit_row();
     assert!(
         press(&mut a, KeyCode::Enter).is_empty(),
         "submitted at once"
@@ -636,8 +638,8 @@ fn another_users_job_is_relaunched_only_after_the_form_says_whose_it_is() {
     let mut own = app();
     own.update(recovered_tmo(&id, "sduser"));
     own.update(Msg::Launch(LaunchMsg::LaunchFacts(Ok(facts()))));
-    assert!(own.form.as_ref().expect("open").foreign.is_none());
-    own.form.as_mut().expect("open").row = FormState::submit_row();
+    assert!(own.overlays.form.as_ref().expect("open").foreign.is_none());
+    own.overlays.form.as_mut().expect("open").row = FormState::submit_row();
     let cmds = press(&mut own, KeyCode::Enter);
     assert!(matches!(cmds.as_slice(), [Cmd::Submit { .. }]), "{cmds:?}");
 }
@@ -766,7 +768,7 @@ fn relaunched(launched: Option<&str>, read: &str) -> App {
     }));
     assert_eq!(cmds, vec![Cmd::FetchLaunchFacts, Cmd::FetchReservations]);
     a.update(Msg::Launch(LaunchMsg::LaunchFacts(Ok(facts()))));
-    if let Some(f) = a.form.as_mut() {
+    if let Some(f) = a.overlays.form.as_mut() {
         f.local_id = "20261123-120000-abcdef".into();
         f.revalidate();
     }
@@ -780,7 +782,7 @@ const SPEC_CHANGED: &str = "the job's specs/launch.json changed since it was lau
 #[test]
 fn a_relaunch_from_a_rewritten_spec_warns_and_asks_before_it_submits() {
     let mut a = relaunched(Some("aaaa"), "bbbb");
-    let form = a.form.as_ref().expect("open");
+    let form = a.overlays.form.as_ref().expect("open");
     assert!(form.problems.is_empty(), "{:?}", form.problems);
     let screen = render(&a, 110, 42);
     let shown = screen
@@ -791,7 +793,7 @@ fn a_relaunch_from_a_rewritten_spec_warns_and_asks_before_it_submits() {
         .join(" ");
     assert!(shown.contains(&format!("⚠ {SPEC_CHANGED}")), "{screen}");
     insta::assert_snapshot!("launch_form_relaunch_of_a_rewritten_spec", screen);
-    a.form.as_mut().expect("open").row = FormState::submit_row();
+    a.overlays.form.as_mut().expect("open").row = FormState::submit_row();
     assert!(
         press(&mut a, KeyCode::Enter).is_empty(),
         "submitted at once"
@@ -813,11 +815,16 @@ fn a_relaunch_from_the_spec_as_launched_asks_nothing_more() {
     for (launched, read) in [(Some("aaaa"), "aaaa"), (None, "bbbb")] {
         let mut a = relaunched(launched, read);
         assert!(
-            a.form.as_ref().expect("open").spec_changed.is_none(),
+            a.overlays
+                .form
+                .as_ref()
+                .expect("open")
+                .spec_changed
+                .is_none(),
             "{launched:?}"
         );
         assert!(!render(&a, 110, 42).contains("specs/launch.json changed"));
-        a.form.as_mut().expect("open").row = FormState::submit_row();
+        a.overlays.form.as_mut().expect("open").row = FormState::submit_row();
         let cmds = press(&mut a, KeyCode::Enter);
         assert!(matches!(cmds.as_slice(), [Cmd::Submit { .. }]), "{cmds:?}");
     }
@@ -828,10 +835,12 @@ fn a_relaunch_from_the_spec_as_launched_asks_nothing_more() {
 /// no question at all.
 #[test]
 fn w_on_an_unconfirmed_relaunch_asks_the_questions_before_the_name() {
-    let template_name =
-        |a: &App| a.input.as_ref().map(|i| i.kind) == Some(crate::app::InputKind::TemplateName);
+    let template_name = |a: &App| {
+        a.overlays.input.as_ref().map(|i| i.kind) == Some(crate::app::InputKind::TemplateName)
+    };
     let error = |a: &App| {
-        a.form
+        a.overlays
+            .form
             .as_ref()
             .and_then(|f| f.error.clone())
             .unwrap_or_default()
@@ -910,7 +919,7 @@ fn l_on_an_array_with_failed_tasks_opens_the_form_on_exactly_those() {
     let (_, msg) = rerun_read(false);
     a.update(msg);
     a.update(Msg::Launch(LaunchMsg::LaunchFacts(Ok(facts()))));
-    let form = a.form.as_ref().expect("open");
+    let form = a.overlays.form.as_ref().expect("open");
     assert_eq!(form.spec.array, "1,4");
     assert_eq!(
         form.rerun.as_deref(),
@@ -927,7 +936,7 @@ fn l_on_an_array_with_failed_tasks_opens_the_form_on_exactly_those() {
         "{screen}"
     );
     // Submitted, the script asks for exactly those indices, each task logging on its own.
-    a.form.as_mut().expect("open").row = FormState::submit_row();
+    a.overlays.form.as_mut().expect("open").row = FormState::submit_row();
     let cmds = press(&mut a, KeyCode::Enter);
     let prepared = match cmds.as_slice() {
         [Cmd::Submit { prepared, .. }] => prepared.clone(),
@@ -944,7 +953,7 @@ fn l_on_an_array_whose_tasks_all_completed_is_a_plain_relaunch() {
     let (_, msg) = rerun_read(true);
     a.update(msg);
     a.update(Msg::Launch(LaunchMsg::LaunchFacts(Ok(facts()))));
-    let form = a.form.as_ref().expect("open");
+    let form = a.overlays.form.as_ref().expect("open");
     assert_eq!(form.spec.array, "");
     assert_eq!(form.rerun, None);
     let note = a.note.clone().unwrap_or_default();
@@ -966,13 +975,14 @@ fn w_saves_the_form_as_a_template_asking_before_it_replaces_one() {
     // `w` asks for the name on the bottom line.
     assert!(press(&mut a, KeyCode::Char('w')).is_empty());
     assert_eq!(
-        a.input.as_ref().map(|i| i.kind),
+        a.overlays.input.as_ref().map(|i| i.kind),
         Some(crate::app::InputKind::TemplateName)
     );
     // A name that is not one file name is refused, saying why; nothing is written.
     typed(&mut a, "../evil");
     assert!(press(&mut a, KeyCode::Enter).is_empty());
     let err = a
+        .overlays
         .form
         .as_ref()
         .and_then(|f| f.error.clone())
@@ -1000,6 +1010,7 @@ fn w_saves_the_form_as_a_template_asking_before_it_replaces_one() {
         result: Err(exists.clone()),
     }));
     let err = a
+        .overlays
         .form
         .as_ref()
         .and_then(|f| f.error.clone())
@@ -1009,7 +1020,10 @@ fn w_saves_the_form_as_a_template_asking_before_it_replaces_one() {
         "{err}"
     );
     assert!(press(&mut a, KeyCode::Char('n')).is_empty());
-    assert!(a.form.is_some(), "the answer is not taken as a form key");
+    assert!(
+        a.overlays.form.is_some(),
+        "the answer is not taken as a form key"
+    );
     a.update(Msg::Launch(LaunchMsg::TemplateSaved {
         name: "eval-2gpu".into(),
         spec: spec.clone(),
@@ -1028,7 +1042,7 @@ fn w_saves_the_form_as_a_template_asking_before_it_replaces_one() {
         spec,
         result: Ok(path),
     }));
-    let f = a.form.as_ref().expect("form");
+    let f = a.overlays.form.as_ref().expect("form");
     assert_eq!(f.choices[f.choice], "eval-2gpu");
     assert_eq!(
         f.origins[f.choice],
@@ -1084,13 +1098,13 @@ fn a_template_with_steps_shows_them_and_needs_no_command() {
     ];
     press(&mut a, KeyCode::Char('n'));
     a.update(Msg::Launch(LaunchMsg::LaunchFacts(Ok(facts()))));
-    if let Some(f) = a.form.as_mut() {
+    if let Some(f) = a.overlays.form.as_mut() {
         f.local_id = "20261123-120000-abcdef".into();
         f.row = 0;
     }
     press(&mut a, KeyCode::Right);
     press(&mut a, KeyCode::Right);
-    let f = a.form.as_ref().expect("form");
+    let f = a.overlays.form.as_ref().expect("form");
     assert_eq!(f.choices[f.choice], "serve-and-eval");
     assert!(f.prepared.is_some(), "{:?}", f.problems);
     let script = &f.prepared.as_ref().expect("prepared").script;
@@ -1100,7 +1114,7 @@ fn a_template_with_steps_shows_them_and_needs_no_command() {
     );
     insta::assert_snapshot!("launch_form_with_steps", render(&a, 110, 42));
     // A step's container on a cluster without Pyxis is refused before anything is staged.
-    let f = a.form.as_mut().expect("form");
+    let f = a.overlays.form.as_mut().expect("form");
     f.spec.steps[0].image = "reg:5000#srv:1".into();
     f.revalidate();
     assert!(
@@ -1124,7 +1138,7 @@ fn a_session_form_fits_its_default_cpus_and_keeps_what_is_typed() {
         vec![Cmd::FetchLaunchFacts, Cmd::FetchReservations]
     );
     a.update(Msg::Launch(LaunchMsg::LaunchFacts(Ok(facts()))));
-    let f = a.form.as_ref().expect("form");
+    let f = a.overlays.form.as_ref().expect("form");
     assert_eq!(f.spec.cpus_per_task, 16, "{:?}", f.error);
     assert!(
         f.error.as_deref().is_some_and(|e| e.starts_with(
@@ -1146,7 +1160,7 @@ fn a_session_form_fits_its_default_cpus_and_keeps_what_is_typed() {
     press(&mut a, KeyCode::Backspace);
     typed(&mut a, "24");
     press(&mut a, KeyCode::Enter);
-    let f = a.form.as_ref().expect("form");
+    let f = a.overlays.form.as_ref().expect("form");
     assert_eq!(f.spec.cpus_per_task, 24);
     assert!(
         f.problems.iter().any(|p| p
@@ -1173,7 +1187,7 @@ fn o_fills_the_form_from_your_own_script_and_says_what_it_read() {
         path: "~/jobs/train.sbatch".into(),
         result: Ok(script.as_bytes().to_vec()),
     }));
-    let form = a.form.as_ref().expect("open");
+    let form = a.overlays.form.as_ref().expect("open");
     assert_eq!(form.spec.name, "train");
     assert_eq!(form.spec.partition, "polar");
     assert_eq!(form.spec.batch_script, script);
@@ -1189,12 +1203,12 @@ fn o_fills_the_form_from_your_own_script_and_says_what_it_read() {
     }
     insta::assert_snapshot!("launch_form_from_a_script", screen);
     // A file that cannot be read leaves the form as it was and says why.
-    let before = a.form.as_ref().expect("open").spec.clone();
+    let before = a.overlays.form.as_ref().expect("open").spec.clone();
     a.update(Msg::Launch(LaunchMsg::ScriptRead {
         path: "/nope.sh".into(),
         result: Err("/nope.sh: No such file or directory (os error 2)".into()),
     }));
-    let form = a.form.as_ref().expect("open");
+    let form = a.overlays.form.as_ref().expect("open");
     assert_eq!(form.spec, before);
     assert!(
         form.error
@@ -1208,7 +1222,7 @@ fn o_fills_the_form_from_your_own_script_and_says_what_it_read() {
         path: "/bin/ls".into(),
         result: Ok(vec![0x7f, b'E', b'L', b'F', 0, 1, 2]),
     }));
-    let form = a.form.as_ref().expect("open");
+    let form = a.overlays.form.as_ref().expect("open");
     assert_eq!(form.spec, before);
     assert!(
         form.error
@@ -1248,11 +1262,11 @@ fn the_form_warns_of_maintenance_and_says_what_starts_now() {
         result: Box::new(Ok(crate::slurm::reservation::Reservations { now, items })),
         at: now,
     }));
-    if let Some(f) = a.form.as_mut() {
+    if let Some(f) = a.overlays.form.as_mut() {
         f.local_id = "20261123-120000-abcdef".into();
     }
     // On short (30 min MaxTime) a 10 minute job ends well before the window.
-    let o = &a.form.as_ref().expect("form").outlook;
+    let o = &a.overlays.form.as_ref().expect("form").outlook;
     assert_eq!(o.maintenance, None);
     assert_eq!(
         o.starts_now,
@@ -1263,7 +1277,7 @@ fn the_form_warns_of_maintenance_and_says_what_starts_now() {
     );
     // polar, 4 hours: into the window; typed, not yet entered, already says so.
     goto(&mut a, "partition");
-    if let Some(f) = a.form.as_mut() {
+    if let Some(f) = a.overlays.form.as_mut() {
         f.spec.partition = "polar".into();
         f.revalidate();
     }
@@ -1274,7 +1288,7 @@ fn the_form_warns_of_maintenance_and_says_what_starts_now() {
         KeyModifiers::CONTROL,
     )));
     typed(&mut a, "4h");
-    let o = &a.form.as_ref().expect("form").outlook;
+    let o = &a.overlays.form.as_ref().expect("form").outlook;
     assert_eq!(
         o.maintenance.as_deref(),
         Some("your 4h limit runs into maintenance 2026-11-23 13:30–15:30 on n1 (in 1h30m); a limit of 1h29m or less starts before it")
@@ -1300,12 +1314,12 @@ fn the_form_warns_of_maintenance_and_says_what_starts_now() {
     )));
     typed(&mut a, "60m");
     press(&mut a, KeyCode::Enter);
-    let o = &a.form.as_ref().expect("form").outlook;
+    let o = &a.overlays.form.as_ref().expect("form").outlook;
     assert_eq!(o.maintenance, None);
     assert!(o.starts_now.as_ref().is_some_and(|s| s.1), "{o:?}");
     // A minute later the window is a minute closer (the clock handed over on the tick).
     a.update(Msg::Tick(now + chrono::Duration::minutes(11)));
-    let o = &a.form.as_ref().expect("form").outlook;
+    let o = &a.overlays.form.as_ref().expect("form").outlook;
     assert!(
         o.starts_now
             .as_ref()
@@ -1322,7 +1336,7 @@ fn a_code_snapshot_in_the_form_says_what_is_sent_and_where_it_runs() {
     press(&mut a, KeyCode::Enter);
     typed(&mut a, "snapshot");
     press(&mut a, KeyCode::Enter);
-    let form = a.form.as_ref().expect("open");
+    let form = a.overlays.form.as_ref().expect("open");
     assert_eq!(form.spec.code, "snapshot");
     assert!(form.problems.is_empty(), "{:?}", form.problems);
     let screen = render(&a, 110, 48);
@@ -1342,7 +1356,7 @@ fn a_code_snapshot_in_the_form_says_what_is_sent_and_where_it_runs() {
     )));
     typed(&mut a, "git");
     press(&mut a, KeyCode::Enter);
-    let form = a.form.as_ref().expect("open");
+    let form = a.overlays.form.as_ref().expect("open");
     assert_eq!(form.spec.code, "snapshot");
     assert!(
         form.error
@@ -1364,7 +1378,7 @@ fn submit_before_the_partitions_are_read_goes_on_once_they_are() {
         KeyModifiers::CONTROL,
     )));
     assert!(cmds.is_empty(), "{cmds:?}");
-    let form = a.form.as_ref().expect("open");
+    let form = a.overlays.form.as_ref().expect("open");
     assert!(
         form.error
             .as_deref()
@@ -1375,7 +1389,7 @@ fn submit_before_the_partitions_are_read_goes_on_once_they_are() {
     let cmds = a.update(Msg::Launch(LaunchMsg::LaunchFacts(Ok(facts()))));
     assert!(matches!(cmds.as_slice(), [Cmd::Submit { .. }]), "{cmds:?}");
     assert_eq!(
-        a.form.as_ref().and_then(|f| f.busy.clone()),
+        a.overlays.form.as_ref().and_then(|f| f.busy.clone()),
         Some(Busy::Submitting)
     );
 
@@ -1391,6 +1405,7 @@ fn submit_before_the_partitions_are_read_goes_on_once_they_are() {
     ))));
     assert!(cmds.is_empty(), "{cmds:?}");
     let e = a
+        .overlays
         .form
         .as_ref()
         .and_then(|f| f.error.clone())
@@ -1412,7 +1427,7 @@ fn a_relaunch_form_runs_the_snapshot_the_job_ran() {
         hash: "0f".repeat(32),
         subdir: "src".into(),
     };
-    if let Some(f) = a.form.as_mut() {
+    if let Some(f) = a.overlays.form.as_mut() {
         f.spec.code = "snapshot".into();
         f.spec.code_ran = Some(ran);
         crate::launch::relaunch::choose_code(&mut f.spec, None).expect("same");

@@ -218,7 +218,7 @@ fn the_app_searches_the_selected_array_and_enter_shows_the_line() {
     r.files = vec![file("236_1", Stream::Stderr, None)];
     r.found.hits = vec![hit(0, 2, "RuntimeError: boom")];
     a.update(Msg::Cluster(0, Box::new(Msg::Grep(Box::new(r)))));
-    assert_eq!(a.grep.rows.len(), 2);
+    assert_eq!(a.overlays.grep.rows.len(), 2);
     a.update(code(KeyCode::Enter));
     assert_eq!(a.top_overlay(), None);
     assert_eq!(a.queue.shown().selected_id(), Some(&id("236_1")));

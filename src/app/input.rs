@@ -43,15 +43,15 @@ pub const COMMANDS: &[(&str, &str)] = &[
 
 impl App {
     pub(super) fn on_input_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
-        let Some(input) = self.input.as_mut() else {
+        let Some(input) = self.overlays.input.as_mut() else {
             return Vec::new();
         };
         let kind = input.kind;
         match k.code {
             KeyCode::Esc => {
-                self.input = None;
+                self.overlays.input = None;
                 if kind == InputKind::CommandValue {
-                    let out = self.custom.cancel();
+                    let out = self.overlays.custom.cancel();
                     return self.apply(out);
                 }
                 if kind == InputKind::Filter {
@@ -62,7 +62,7 @@ impl App {
             }
             KeyCode::Enter => {
                 let text = input.text.clone();
-                self.input = None;
+                self.overlays.input = None;
                 match kind {
                     InputKind::Filter => Vec::new(),
                     InputKind::Search => {
@@ -71,16 +71,16 @@ impl App {
                         Vec::new()
                     }
                     InputKind::Command => self.run_command(&text),
-                    InputKind::TemplateName => match self.form.as_mut() {
+                    InputKind::TemplateName => match self.overlays.form.as_mut() {
                         Some(form) => form.save_as(&text),
                         None => Vec::new(),
                     },
-                    InputKind::ScriptPath => match self.form.as_mut() {
+                    InputKind::ScriptPath => match self.overlays.form.as_mut() {
                         Some(form) => form.read_script(&text),
                         None => Vec::new(),
                     },
                     InputKind::CommandValue => {
-                        let out = self.custom.answer(text);
+                        let out = self.overlays.custom.answer(text);
                         self.apply(out)
                     }
                 }
@@ -107,6 +107,7 @@ impl App {
             return Vec::new();
         }
         let text = self
+            .overlays
             .input
             .as_ref()
             .map(|i| i.text.clone())
@@ -160,7 +161,7 @@ impl App {
                 self.apply(out)
             }
             ("files", _) => {
-                let out = self.files.open(&view!(self, ix));
+                let out = self.overlays.files.open(&view!(self, ix));
                 self.apply(out)
             }
             ("untunnel", [port]) => {
@@ -184,7 +185,7 @@ impl App {
                 self.selection_changed()
             }
             ("partitions" | "parts", _) => {
-                self.view = Some(super::insight::View::Partitions);
+                self.overlays.view = Some(super::insight::View::Partitions);
                 let mut cmds = self.clusters[ix].insight.partitions_due(true, self.now);
                 cmds.extend(self.clusters[ix].maintenance.asked(self.now));
                 cmds
@@ -203,7 +204,7 @@ impl App {
                 ))),
             },
             ("stats", _) => {
-                self.view = Some(super::insight::View::Stats);
+                self.overlays.view = Some(super::insight::View::Stats);
                 Vec::new()
             }
             ("history", []) => self.open_history(None),
@@ -218,18 +219,21 @@ impl App {
             },
             ("usage", days @ ([] | [_])) => match super::usage::days_arg(days.first().copied()) {
                 Ok(days) => {
-                    self.view = Some(super::insight::View::Usage);
+                    self.overlays.view = Some(super::insight::View::Usage);
                     self.clusters[ix].usage.open(days)
                 }
                 Err(why) => self.apply(super::component::Out::note(why)),
             },
             ("deps", _) => {
-                let out = self.deps.open_view(&view!(self, ix), &self.history);
+                let out = self
+                    .overlays
+                    .deps
+                    .open_view(&view!(self, ix), &self.history);
                 self.apply(out)
             }
             ("session", label @ ([] | [_])) => {
                 let mut cmds = self.open_form();
-                if let Some(form) = self.form.as_mut() {
+                if let Some(form) = self.overlays.form.as_mut() {
                     let out =
                         super::session::prefill(form, &view!(self, ix), label.first().copied());
                     cmds.extend(self.apply(out));
@@ -245,30 +249,32 @@ impl App {
                 self.apply(out)
             }
             ("commands", _) => {
-                let out = self.custom.open_list();
+                let out = self.overlays.custom.open_list();
                 self.apply(out)
             }
             ("grep", _) => {
                 let arg = line.trim_start().strip_prefix("grep").unwrap_or("");
                 let out = match super::grep::read_pattern(arg) {
                     Ok((pattern, syntax)) => {
-                        self.grep.start(&view!(self, ix), pattern, syntax, false)
+                        self.overlays
+                            .grep
+                            .start(&view!(self, ix), pattern, syntax, false)
                     }
                     Err(e) => super::component::Out::note(e),
                 };
                 self.apply(out)
             }
             ("errors", _) => {
-                let out = self.grep.start_errors(&view!(self, ix));
+                let out = self.overlays.grep.start_errors(&view!(self, ix));
                 self.apply(out)
             }
             ("log", _) => {
-                self.cmdlog.open();
+                self.overlays.cmdlog.open();
                 Vec::new()
             }
             ("jobtop", _) => self.open_top(),
             ("events", _) => {
-                self.events_view = super::EventsView {
+                self.overlays.events_view = super::EventsView {
                     open: true,
                     scroll: 0,
                 };
@@ -313,7 +319,7 @@ impl App {
                 return vec![Cmd::Quit];
             }
             Action::Help => {
-                self.help = true;
+                self.overlays.help = true;
                 self.help_scroll = 0;
             }
             Action::NextPane | Action::PrevPane => {
@@ -345,10 +351,11 @@ impl App {
                 )
             }
             Action::Filter => {
-                self.input = Some(Input::new(InputKind::Filter, self.queue.shown().filter()));
+                self.overlays.input =
+                    Some(Input::new(InputKind::Filter, self.queue.shown().filter()));
             }
-            Action::Command => self.input = Some(Input::new(InputKind::Command, "")),
-            Action::Search => self.input = Some(Input::new(InputKind::Search, "")),
+            Action::Command => self.overlays.input = Some(Input::new(InputKind::Command, "")),
+            Action::Search => self.overlays.input = Some(Input::new(InputKind::Search, "")),
             Action::Escape => {
                 if self.zoom {
                     self.zoom = false;
@@ -389,7 +396,7 @@ impl App {
             | Action::Prioritize => return self.on_job_action(a),
             Action::Edit => match EditForm::open(&view!(self, ix)) {
                 Ok(form) => {
-                    self.edit = Some(form);
+                    self.overlays.edit = Some(form);
                     if self.clusters[ix].partitions.is_none() {
                         return vec![Cmd::FetchLimits(ix)];
                     }
@@ -433,7 +440,7 @@ impl App {
                 return self.apply(out);
             }
             Action::Files => {
-                let out = self.files.open(&view!(self, ix));
+                let out = self.overlays.files.open(&view!(self, ix));
                 return self.apply(out);
             }
             Action::Copy => {
@@ -445,10 +452,10 @@ impl App {
                 let out = super::adopt::ask(&view!(self, ix));
                 return self.apply(out);
             }
-            Action::CommandLog => self.cmdlog.open(),
+            Action::CommandLog => self.overlays.cmdlog.open(),
             Action::JobTop => return self.open_top(),
             Action::FirstError => {
-                let out = self.grep.start_errors(&view!(self, ix));
+                let out = self.overlays.grep.start_errors(&view!(self, ix));
                 return self.apply(out);
             }
         }

@@ -306,7 +306,7 @@ fn partitions_view_fetches_once_per_minute_while_open() {
         vec![Cmd::FetchPartitions, Cmd::FetchReservations],
         "the partitions and the maintenance windows they show"
     );
-    assert_eq!(a.view, Some(View::Partitions));
+    assert_eq!(a.overlays.view, Some(View::Partitions));
     a.update(Msg::Insight(InsightMsg::Partitions {
         result: Ok(Vec::new()),
         at: now(),
@@ -321,12 +321,12 @@ fn partitions_view_fetches_once_per_minute_while_open() {
     assert!(tick(&mut a, 30).is_empty());
     assert_eq!(tick(&mut a, 61), vec![Cmd::FetchPartitions]);
     a.update(Msg::Key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE)));
-    assert_eq!(a.view, None);
+    assert_eq!(a.overlays.view, None);
     assert!(a
         .update(Msg::Tick(now() + chrono::Duration::seconds(200)))
         .is_empty());
     a.run_command("stats");
-    assert_eq!(a.view, Some(View::Stats));
+    assert_eq!(a.overlays.view, Some(View::Stats));
 }
 
 #[test]

@@ -54,13 +54,13 @@ impl App {
                 if let Ok(f) = &r {
                     self.clusters[ix].launch.facts = Some(f.clone());
                 }
-                match self.form.as_mut() {
+                match self.overlays.form.as_mut() {
                     Some(form) => form.on_facts(r),
                     None => Vec::new(),
                 }
             }
             LaunchMsg::TestOnly(r) => {
-                if let Some(form) = self.form.as_mut() {
+                if let Some(form) = self.overlays.form.as_mut() {
                     form.on_test_only(r);
                 }
                 Vec::new()
@@ -87,7 +87,7 @@ impl App {
                 self.on_template_saved(name, *spec, result)
             }
             LaunchMsg::ScriptRead { path, result } => {
-                if let Some(form) = self.form.as_mut() {
+                if let Some(form) = self.overlays.form.as_mut() {
                     form.on_script(&path, result);
                 }
                 Vec::new()
@@ -100,7 +100,7 @@ impl App {
     pub(super) fn on_submitted(&mut self, ix: u16, r: Result<Submitted, String>) -> Vec<Cmd> {
         match r {
             Err(e) => {
-                if let Some(form) = self.form.as_mut() {
+                if let Some(form) = self.overlays.form.as_mut() {
                     form.on_refused(e);
                 } else {
                     self.note = Some(e);
@@ -108,7 +108,7 @@ impl App {
                 Vec::new()
             }
             Ok(s) => {
-                let form = self.form.take();
+                let form = self.overlays.form.take();
                 if let Some(p) = form.as_ref().and_then(|f| f.prepared.as_ref()) {
                     self.clusters[ix].launch.last_used = Some(p.spec.clone());
                     // The queue shows it at once; the poll below brings the real row.
@@ -202,14 +202,14 @@ impl App {
                 for c in self.clusters.iter_mut() {
                     c.launch.add_saved(&name, spec.clone(), &shown);
                 }
-                if let Some(form) = self.form.as_mut() {
+                if let Some(form) = self.overlays.form.as_mut() {
                     form.saved(&name, &self.clusters[form.cluster]);
                 }
                 self.note = Some(format!(
                     "template `{name}` saved in {shown} (slurmdash submit --template {name})"
                 ));
             }
-            Err(SaveError::Exists(path)) => match self.form.as_mut() {
+            Err(SaveError::Exists(path)) => match self.overlays.form.as_mut() {
                 Some(form) => {
                     form.overwrite = Some(name.clone());
                     form.error = Some(format!(
@@ -226,7 +226,7 @@ impl App {
             },
             Err(SaveError::Failed(e)) => {
                 let msg = format!("template `{name}` not saved: {e}");
-                match self.form.as_mut() {
+                match self.overlays.form.as_mut() {
                     Some(form) => form.error = Some(msg),
                     None => self.note = Some(msg),
                 }

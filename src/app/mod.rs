@@ -91,6 +91,25 @@ use crate::queue::QueueView;
 use crate::slurm::model::{Job, JobId};
 use crate::theme::Theme;
 
+/// The states App holds for the overlays, from the overlay list (`overlay.rs`): one field
+/// per line, named and typed as the line says.
+macro_rules! overlay_states {
+    ($(
+        $(#[$doc:meta])* $kind:ident $(($shows:ty))? = $field:ident: $state:ty $(=> $method:ident)?,
+    )*) => {
+        /// Every overlay's state, one field per entry of the overlay list, bottom first. An
+        /// overlay is open when its state says so ([`component::Overlaid`]); some are read
+        /// while closed too (`deps` by the detail pane, `custom`'s keys by the keymap, `files`
+        /// for where fetches go, `cmdlog` records every command).
+        #[derive(Default)]
+        pub struct Overlays {
+            $( $(#[$doc])* pub $field: $state, )*
+        }
+    };
+}
+
+overlay_list!(overlay_states);
+
 /// The dashboard's state: the cluster, the views over its jobs (queue, detail, logs), and
 /// what the user is doing (focus, overlays, forms, the line being typed).
 pub struct App {
@@ -111,15 +130,10 @@ pub struct App {
     pub logs: LogState,
     pub focus: Pane,
     pub zoom: bool,
-    pub help: bool,
-    /// The full-screen view open (`:partitions`, `:stats`, `:usage`), about whichever cluster
-    /// is on screen: moving the selection to another cluster's row keeps it open.
-    pub view: Option<insight::View>,
-    /// `:events`, over every cluster's log.
-    pub events_view: EventsView,
+    /// Every overlay's state, open or not (what is open: [`App::open_overlays`]).
+    pub overlays: Overlays,
     /// The help overlay's first line shown, when it is taller than the terminal.
     pub help_scroll: u16,
-    pub input: Option<Input>,
     /// A short note for the user on the status bar (e.g. an unknown command).
     pub note: Option<String>,
     pub now: NaiveDateTime,
@@ -130,36 +144,16 @@ pub struct App {
     pub edit_key: Option<String>,
     /// `D` cancels without asking (`[ui] quick_cancel`).
     pub quick_cancel: bool,
-    /// A question on the bottom line (confirm a cancel, ...).
-    pub confirm: Option<Confirm>,
-    /// The edit form of a pending job, when open.
-    pub edit: Option<EditForm>,
-    /// The launch form, when open.
-    pub form: Option<FormState>,
     /// Local ports forwarded to what running jobs serve.
     pub tunnels: tunnels::Tunnels,
     /// `:history` and finished jobs' efficiency reports.
     pub history: history::HistoryState,
-    /// The column chooser (`c`), while open.
-    pub columns: Option<columns::ColumnChooser>,
     /// Live use of running jobs (sstat, nvidia-smi), sampled while selected.
     pub live: live::LiveState,
-    /// The files view (`y`, `:files`) and where fetches go.
-    pub files: FilesState,
-    /// The user's dependency chains (the detail pane, `:deps`).
-    pub deps: deps::DepsState,
     /// `:sooner`: changes that may start the selected pending job sooner, checked.
     pub sooner: sooner::SoonerState,
     /// Progress and ETA read from the logs tailed this session (`[progress]`).
     pub progress: progress::ProgressState,
-    /// The command log (`@`, `:log`): the remote commands every cluster ran.
-    pub cmdlog: cmdlog::CmdLog,
-    /// Job top (`t`, `:jobtop`): the processes of a running job, while open.
-    pub top: top::TopState,
-    /// The user's own commands (`[[commands]]`, `:commands`) and the last one's output.
-    pub custom: custom::CustomCommands,
-    /// `:grep`, `:errors`: a search across an array's, a sweep's or the marks' logs.
-    pub grep: grep::GrepState,
 }
 
 impl App {
@@ -199,32 +193,19 @@ impl App {
             logs: LogState::new(),
             focus: Pane::Queue,
             zoom: false,
-            help: false,
-            view: None,
-            events_view: EventsView::default(),
+            overlays: Overlays::default(),
             help_scroll: 0,
-            input: None,
             note: None,
             now,
             size: (120, 40),
             quit: false,
             edit_key,
             quick_cancel: true,
-            confirm: None,
-            edit: None,
-            form: None,
             tunnels: tunnels::Tunnels::default(),
             history: history::HistoryState::default(),
-            columns: None,
             live: live::LiveState::default(),
-            files: FilesState::default(),
-            deps: deps::DepsState::default(),
             sooner: sooner::SoonerState::default(),
             progress: progress::ProgressState::default(),
-            cmdlog: cmdlog::CmdLog::default(),
-            top: top::TopState::default(),
-            custom: custom::CustomCommands::default(),
-            grep: grep::GrepState::default(),
         }
     }
 
@@ -273,17 +254,17 @@ impl App {
                 cmds.extend(self.apply(out));
                 cmds.extend(self.clusters[ix].retry.tick(now));
                 // Job top's repeats while it is open: background reads.
-                let out = self.top.due(&view!(self, ix));
+                let out = self.overlays.top.due(&view!(self, ix));
                 cmds.extend(self.apply(out));
-                let shown =
-                    self.view == Some(insight::View::Partitions) && ix == self.view_cluster();
+                let shown = self.overlays.view == Some(insight::View::Partitions)
+                    && ix == self.view_cluster();
                 cmds.extend(self.clusters[ix].insight.partitions_due(shown, now));
                 cmds.extend(self.clusters[ix].maintenance.due(now));
                 self.form_windows();
                 cmds
             }
             Msg::Files(m) => {
-                let out = self.files.on_msg(&view!(self, ix), m);
+                let out = self.overlays.files.on_msg(&view!(self, ix), m);
                 self.apply(out)
             }
             Msg::Note(text) => {
@@ -296,11 +277,11 @@ impl App {
                 Vec::new()
             }
             Msg::Ran(rec) => {
-                self.cmdlog.push(ix, *rec);
+                self.overlays.cmdlog.push(ix, *rec);
                 Vec::new()
             }
             Msg::Custom(out) => {
-                let out = self.custom.finished(*out);
+                let out = self.overlays.custom.finished(*out);
                 self.apply(out)
             }
             Msg::Grep(report) => {
@@ -311,7 +292,7 @@ impl App {
                     Some(run.clone()).filter(|r| !r.is_empty())
                 };
                 self.logs.found = report.log_paths();
-                let out = self.grep.land(*report, &sweep);
+                let out = self.overlays.grep.land(*report, &sweep);
                 self.apply(out)
             }
             Msg::Poll(m) => self.on_poll_msg(ix, m),
@@ -345,10 +326,10 @@ impl App {
             self.note = Some(note);
         }
         if let Some(prompt) = out.prompt {
-            self.input = Some(prompt);
+            self.overlays.input = Some(prompt);
         }
         if let Some(confirm) = out.confirm {
-            self.confirm = Some(confirm);
+            self.overlays.confirm = Some(confirm);
         }
         if let Some((ids, label)) = out.busy {
             self.queue.shown_mut().set_busy(&ids, label);
@@ -360,7 +341,7 @@ impl App {
             self.close_overlay(o);
         }
         if let Some(form) = out.form {
-            self.form = Some(*form);
+            self.overlays.form = Some(*form);
             cmds.extend(self.form_opened());
         }
         if let Some(pane) = out.focus {

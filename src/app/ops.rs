@@ -168,7 +168,7 @@ impl App {
 
     /// The answer to the question on the bottom line.
     pub(super) fn on_confirm_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
-        let Some(confirm) = self.confirm.take() else {
+        let Some(confirm) = self.overlays.confirm.take() else {
             return Vec::new();
         };
         match confirm.pick(&k) {
@@ -191,7 +191,7 @@ impl App {
                 self.apply(out)
             }
             Some(Answer::Custom(run)) => {
-                let out = self.custom.run(*run);
+                let out = self.overlays.custom.run(*run);
                 self.apply(out)
             }
             None => self.apply(Out::note("nothing changed")),

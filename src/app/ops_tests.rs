@@ -56,7 +56,7 @@ fn d_asks_then_cancels_and_the_row_says_cancelling() {
         a.update(key('d')).is_empty(),
         "nothing is sent before the answer"
     );
-    let c = a.confirm.clone().expect("a question");
+    let c = a.overlays.confirm.clone().expect("a question");
     assert!(
         c.prompt.starts_with("cancel 242 (over-maxtime, PENDING)"),
         "{}",
@@ -66,7 +66,7 @@ fn d_asks_then_cancels_and_the_row_says_cancelling() {
     let sent = ops(&cmds);
     assert_eq!(sent, vec![JobOp::new(OpKind::Cancel, [id("242")])]);
     assert_eq!(a.queue.shown().busy(&id("242")), Some("cancelling…"));
-    assert!(a.confirm.is_none());
+    assert!(a.overlays.confirm.is_none());
     // The answer arrives: the label goes, the status line says so, the queue refreshes.
     let cmds = a.update(done(&sent[0], CancelOutcome::Cancelled));
     assert_eq!(a.queue.shown().busy(&id("242")), None);
@@ -80,7 +80,7 @@ fn any_other_key_keeps_the_job() {
     select(&mut a, "242");
     a.update(key('d'));
     assert!(a.update(key('n')).is_empty());
-    assert!(a.confirm.is_none());
+    assert!(a.overlays.confirm.is_none());
     assert_eq!(a.queue.shown().busy(&id("242")), None);
     a.update(key('d'));
     assert_eq!(
@@ -99,7 +99,7 @@ fn capital_d_cancels_at_once_unless_configured_off() {
     a.quick_cancel = false;
     select(&mut a, "241");
     assert!(a.update(key('D')).is_empty());
-    assert!(a.confirm.is_some());
+    assert!(a.overlays.confirm.is_some());
 }
 
 #[test]
@@ -110,7 +110,13 @@ fn marked_jobs_go_in_one_command() {
     a.update(key(' ')); // marks the next row
     assert_eq!(a.queue.shown().mark_count(), 2);
     a.update(key('d'));
-    assert!(a.confirm.as_ref().unwrap().prompt.contains("2 marked jobs"));
+    assert!(a
+        .overlays
+        .confirm
+        .as_ref()
+        .unwrap()
+        .prompt
+        .contains("2 marked jobs"));
     let sent = ops(&a.update(key('y')));
     assert_eq!(sent.len(), 1);
     assert_eq!(sent[0].ids.len(), 2);
@@ -151,7 +157,7 @@ fn read_only_refuses_every_change_and_sends_nothing() {
         let cmds = a.update(key(c));
         assert!(cmds.is_empty(), "{c} sent {cmds:?}");
         assert!(
-            a.confirm.is_none() && a.edit.is_none(),
+            a.overlays.confirm.is_none() && a.overlays.edit.is_none(),
             "{c} opened something"
         );
         let note = a.note.clone().unwrap_or_default();
@@ -166,7 +172,7 @@ fn a_collapsed_array_asks_whole_array_or_pending_tasks() {
     let mut a = ready();
     select(&mut a, "236_[4-99%4]");
     a.update(key('d'));
-    let c = a.confirm.clone().unwrap();
+    let c = a.overlays.confirm.clone().unwrap();
     assert_eq!(c.choices.len(), 2);
     assert!(a.update(key('y')).is_empty(), "y is not an answer here");
     a.update(key('d'));
@@ -231,12 +237,12 @@ fn edit_checks_limits_as_you_type_and_sends_only_changes() {
     select(&mut a, "242");
     assert_eq!(a.update(key('E')), vec![Cmd::FetchLimits(0)]);
     a.update(Msg::Insight(InsightMsg::Limits(Ok(partitions()))));
-    let f = a.edit.clone().unwrap();
+    let f = a.overlays.edit.clone().unwrap();
     assert_eq!(f.values[1], "short");
     // Clear the time limit and type one over short's MaxTime.
     a.update(ctrl('u'));
     typed(&mut a, "10:00:00");
-    let errs = a.edit.as_ref().unwrap().errors.clone();
+    let errs = a.overlays.edit.as_ref().unwrap().errors.clone();
     assert_eq!(errs.len(), 1, "{errs:?}");
     assert!(errs[0].starts_with("time limit 10:00:00 exceeds short's MaxTime"));
     assert!(
@@ -247,7 +253,7 @@ fn edit_checks_limits_as_you_type_and_sends_only_changes() {
     a.update(code(KeyCode::Tab));
     a.update(ctrl('u'));
     typed(&mut a, "long");
-    assert!(a.edit.as_ref().unwrap().errors.is_empty());
+    assert!(a.overlays.edit.as_ref().unwrap().errors.is_empty());
     let cmds = a.update(code(KeyCode::Enter));
     let want = JobEdit {
         time_limit: Some("10:00:00".into()),
@@ -261,7 +267,7 @@ fn edit_checks_limits_as_you_type_and_sends_only_changes() {
         edit: want,
         result: Ok(vec![(id("242"), CancelOutcome::Cancelled)]),
     }));
-    assert!(a.edit.is_none());
+    assert!(a.overlays.edit.is_none());
     assert!(a
         .note
         .clone()
@@ -275,7 +281,7 @@ fn edit_is_for_pending_jobs_and_shows_slurms_refusal() {
     let mut a = ready();
     select(&mut a, "237");
     assert!(a.update(key('E')).is_empty());
-    assert!(a.edit.is_none());
+    assert!(a.overlays.edit.is_none());
     assert!(a.note.clone().unwrap().contains("only pending jobs"));
     select(&mut a, "241");
     a.update(key('E'));
@@ -299,13 +305,13 @@ fn edit_is_for_pending_jobs_and_shows_slurms_refusal() {
             CancelOutcome::Failed("Access/permission denied".into()),
         )]),
     }));
-    let f = a.edit.clone().expect("form stays open");
+    let f = a.overlays.edit.clone().expect("form stays open");
     assert_eq!(
         f.errors,
         vec!["could not update 241: Access/permission denied".to_string()]
     );
     a.update(code(KeyCode::Esc));
-    assert!(a.edit.is_none());
+    assert!(a.overlays.edit.is_none());
 }
 
 mod retries {
@@ -450,7 +456,7 @@ fn a_truncated_array_row_offers_only_the_whole_array() {
     a.queue.shown_mut().select_index(i);
     let base = a.queue.shown().selected_id().unwrap().base();
     a.update(key('d'));
-    let c = a.confirm.clone().unwrap();
+    let c = a.overlays.confirm.clone().unwrap();
     assert!(
         c.prompt.contains("squeue did not list every pending task"),
         "{}",
@@ -584,7 +590,7 @@ fn sooner_checks_the_changes_then_applies_one_after_asking() {
         "{lines:?}"
     );
     assert!(a.run_command("sooner 1").is_empty(), "asked first");
-    let c = a.confirm.clone().expect("a question");
+    let c = a.overlays.confirm.clone().expect("a question");
     assert!(
         c.prompt.contains("scontrol update JobId=248"),
         "{}",

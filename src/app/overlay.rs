@@ -15,12 +15,13 @@ use super::{App, FormState};
 use crate::action::Cmd;
 use crate::keymap::Action;
 
-/// The overlays, bottom first, one line each: `Kind[(what it shows)] = App field [=> the App
-/// method that takes its keys]`. This list is the only place an overlay is named: the
-/// [`Overlay`] enum, [`App::overlays`], closing, key routing (to the field's
-/// [`OverlayKeys`] unless a method is named), the tests' order and `ui`'s drawing (each
-/// field's `ui::overlay::DrawOverlay`) are made from it. The state says whether it is open
-/// ([`Overlaid`]).
+/// The overlays, bottom first, one line each: `Kind[(what it shows)] = field: its state's type
+/// [=> the App method that takes its keys]`. This list is the only place an overlay is named:
+/// the states App holds ([`super::Overlays`], one field each, built by `Default`; made in
+/// `mod.rs`, so a type is named as from there), the [`Overlay`] enum, [`App::open_overlays`],
+/// closing, key routing (to the field's [`OverlayKeys`] unless a method is named), the tests'
+/// order and `ui`'s drawing (each field's `ui::overlay::DrawOverlay`) are made from it. The
+/// state says whether it is open ([`Overlaid`]).
 ///
 /// When several are open, a later one is drawn over an earlier one and takes the keys. The
 /// order follows how they are opened: the full-screen views are opened from the panes; the
@@ -35,41 +36,42 @@ macro_rules! overlay_list {
         $then! {
             /// `:partitions`, `:stats` or `:usage`: a full-screen view that leaves the status
             /// bar and lets through the keys it does not use (esc closes it; `r` reads
-            /// `:usage` again).
-            Insight(View) = view => on_insight_key,
+            /// `:usage` again). It is about whichever cluster is on screen: moving the
+            /// selection to another cluster's row keeps it open.
+            Insight(View) = view: Option<insight::View> => on_insight_key,
             /// `:events`, every cluster's event log.
-            Events = events_view,
+            Events = events_view: EventsView,
             /// `:deps`, the user's dependency chains as a tree.
-            Deps = deps,
+            Deps = deps: deps::DepsState,
             /// Job top (`t`, `:jobtop`): a running job's processes per node.
-            Top = top,
+            Top = top: top::TopState,
             /// The command log (`@`, `:log`): the remote commands run, newest first.
-            CmdLog = cmdlog,
+            CmdLog = cmdlog: cmdlog::CmdLog,
             /// The user's own commands: `:commands`, or the last one's output.
-            Custom = custom,
+            Custom = custom: custom::CustomCommands,
             /// `:grep`, `:errors`: matching lines of many jobs' logs.
-            Grep = grep,
+            Grep = grep: grep::GrepState,
             /// The files view of a job (`y`, `:files`).
-            Files = files,
+            Files = files: FilesState,
             /// The column chooser (`c`); enter sets the live queue's columns.
-            Columns = columns,
+            Columns = columns: Option<columns::ColumnChooser>,
             /// The edit form of a pending job (`E`).
-            Edit = edit,
+            Edit = edit: Option<EditForm>,
             /// The launch form (`n`, `L`).
-            Form = form,
+            Form = form: Option<FormState>,
             /// The line being typed (`:`, `/`, filter, the shell and forward prompts), on the
             /// status bar.
-            Input = input => on_input_key,
+            Input = input: Option<Input> => on_input_key,
             /// A question on the status bar (confirm a cancel, ...).
-            Confirm = confirm => on_confirm_key,
+            Confirm = confirm: Option<Confirm> => on_confirm_key,
             /// The key list (`?`).
-            Help = help => on_help_key,
+            Help = help: bool => on_help_key,
         }
     };
 }
 pub(crate) use overlay_list;
 
-/// An entry's place in [`App::overlays`] when its field says it is open.
+/// An entry's place in [`App::open_overlays`] when its field says it is open.
 macro_rules! open_as {
     ($field:expr, $kind:ident ($shows:ty)) => {
         $field.map(Overlay::$kind)
@@ -94,14 +96,16 @@ macro_rules! key_to {
             keymap: &$app.keymap,
             status_rows,
         };
-        let out = OverlayKeys::overlay_key(&mut $app.$field, &$k, &cx);
+        let out = OverlayKeys::overlay_key(&mut $app.overlays.$field, &$k, &cx);
         $app.land(Some($o), out)
     }};
 }
 
 /// The enum, the stack, closing and key routing, from the list.
 macro_rules! stack {
-    ($( $(#[$doc:meta])* $kind:ident $(($shows:ty))? = $field:ident $(=> $method:ident)?, )*) => {
+    ($(
+        $(#[$doc:meta])* $kind:ident $(($shows:ty))? = $field:ident: $state:ty $(=> $method:ident)?,
+    )*) => {
         /// One kind of overlay, in stacking order, bottom first (see [`overlay_list`]).
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         pub enum Overlay {
@@ -119,15 +123,15 @@ macro_rules! stack {
 
         impl App {
             /// What is open over the panes, bottom first (the order of [`Overlay`]).
-            pub fn overlays(&self) -> Vec<Overlay> {
-                let open = [$( open_as!(self.$field, $kind $(($shows))?), )*];
+            pub fn open_overlays(&self) -> Vec<Overlay> {
+                let open = [$( open_as!(self.overlays.$field, $kind $(($shows))?), )*];
                 open.into_iter().flatten().collect()
             }
 
             /// Closes overlay `o` (its component asked to).
             pub(super) fn close_overlay(&mut self, o: Overlay) {
                 match o {
-                    $( Overlay::$kind { .. } => Overlaid::close(&mut self.$field), )*
+                    $( Overlay::$kind { .. } => Overlaid::close(&mut self.overlays.$field), )*
                 }
             }
 
@@ -155,7 +159,7 @@ impl Overlay {
 impl App {
     /// The overlay that takes the keys.
     pub fn top_overlay(&self) -> Option<Overlay> {
-        self.overlays().last().copied()
+        self.open_overlays().last().copied()
     }
 
     /// The help overlay: the moving keys scroll it when it is taller than the terminal,
@@ -173,7 +177,7 @@ impl App {
             Some(Action::Top) => 0,
             Some(Action::Bottom) => max,
             _ => {
-                self.help = false;
+                self.overlays.help = false;
                 self.help_scroll = 0;
                 return Vec::new();
             }
@@ -193,7 +197,7 @@ impl App {
     /// them; with the files view open, its keys.
     pub fn help_len(&self) -> usize {
         let ix = self.view_cluster();
-        if self.files.view.is_some() {
+        if self.overlays.files.view.is_some() {
             return super::files::KEYS.len() + 4 + usize::from(self.clusters[ix].read_only);
         }
         // A blank line, the two rules of the queue's marks and what PROGRESS shows.
@@ -207,7 +211,7 @@ impl App {
         // line and the commands' title; the commands; the notes; a blank line and the mouse
         // line.
         // The user's own commands: a blank line, a title and one line each.
-        let own = match self.custom.commands.len() {
+        let own = match self.overlays.custom.commands.len() {
             0 => 0,
             n => n + 2,
         };
@@ -226,10 +230,10 @@ impl App {
     fn on_insight_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
         let ix = self.view_cluster();
         if k.code == KeyCode::Esc {
-            self.view = None;
+            self.overlays.view = None;
             return Vec::new();
         }
-        if self.view == Some(View::Usage) {
+        if self.overlays.view == Some(View::Usage) {
             if let Some(out) = self.clusters[ix].usage.on_key(&k) {
                 return self.apply(out);
             }
@@ -240,7 +244,7 @@ impl App {
     /// `t`, `:jobtop`: job top over the selected running job, read at once.
     pub(super) fn open_top(&mut self) -> Vec<Cmd> {
         let ix = self.view_cluster();
-        let out = self.top.open(&view!(self, ix));
+        let out = self.overlays.top.open(&view!(self, ix));
         self.apply(out)
     }
 
@@ -251,7 +255,7 @@ impl App {
                 Some("c chooses the live queue's columns: close :history first (esc)".into());
             return Vec::new();
         }
-        self.columns = Some(super::columns::ColumnChooser::new(
+        self.overlays.columns = Some(super::columns::ColumnChooser::new(
             self.queue.shown().columns(),
         ));
         Vec::new()
@@ -261,10 +265,10 @@ impl App {
         match self.keymap.action(self.focus, k) {
             Some(a) => self.on_action(a),
             // Keys the keymap leaves free may run the user's own commands.
-            None => match self.custom.on(k) {
+            None => match self.overlays.custom.on(k) {
                 Some(i) => {
                     let ix = self.view_cluster();
-                    let out = self.custom.start(&view!(self, ix), i);
+                    let out = self.overlays.custom.start(&view!(self, ix), i);
                     self.apply(out)
                 }
                 None => Vec::new(),
@@ -274,7 +278,7 @@ impl App {
 
     /// Something drawn over the panes has the keys: the panes under it take no mouse events.
     pub(super) fn covered(&self) -> bool {
-        self.overlays().into_iter().any(Overlay::covers_panes)
+        self.open_overlays().into_iter().any(Overlay::covers_panes)
     }
 
     /// `n`: opens the form with the last used values (or the defaults).
@@ -284,7 +288,7 @@ impl App {
             self.note = Some("read-only session: launching jobs is off".into());
             return Vec::new();
         }
-        self.form = Some(FormState::open(&self.clusters[ix]));
+        self.overlays.form = Some(FormState::open(&self.clusters[ix]));
         self.form_opened()
     }
 
@@ -293,7 +297,7 @@ impl App {
     /// when they never were.
     pub(super) fn form_opened(&mut self) -> Vec<Cmd> {
         let mut cmds = vec![Cmd::FetchLaunchFacts];
-        if let Some(ix) = self.form.as_ref().map(|f| f.cluster) {
+        if let Some(ix) = self.overlays.form.as_ref().map(|f| f.cluster) {
             cmds.extend(self.clusters[ix].maintenance.if_never_read(self.now));
         }
         self.form_windows();
@@ -303,7 +307,7 @@ impl App {
     /// The launch form's copy of its cluster's reservations and clock, for its outlook
     /// (worked out again only when they change or a minute passes).
     pub(super) fn form_windows(&mut self) {
-        let Some(form) = self.form.as_mut() else {
+        let Some(form) = self.overlays.form.as_mut() else {
             return;
         };
         let m = &self.clusters[form.cluster].maintenance;

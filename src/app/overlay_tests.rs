@@ -73,7 +73,7 @@ fn open(a: &mut App, o: Overlay) {
                 ..Default::default()
             };
             let own = crate::config::commands::check(&[def], &crate::keymap::Keymap::default());
-            a.custom = super::super::custom::CustomCommands::new(own.unwrap());
+            a.overlays.custom = super::super::custom::CustomCommands::new(own.unwrap());
             a.run_command("commands");
         }
         Overlay::Grep => {
@@ -124,37 +124,37 @@ fn esc() -> Msg {
 
 #[test]
 fn the_list_is_bottom_first_in_one_order_whatever_was_opened_first() {
-    assert!(loaded_app().overlays().is_empty());
+    assert!(loaded_app().open_overlays().is_empty());
     assert_eq!(loaded_app().top_overlay(), None);
     assert_eq!(
-        with(&[Overlay::Events, Overlay::Help]).overlays(),
+        with(&[Overlay::Events, Overlay::Help]).open_overlays(),
         [Overlay::Events, Overlay::Help]
     );
     assert_eq!(
-        with(&[Overlay::Files, Overlay::Confirm]).overlays(),
+        with(&[Overlay::Files, Overlay::Confirm]).open_overlays(),
         [Overlay::Files, Overlay::Confirm]
     );
     assert_eq!(
-        with(&[Overlay::Files, Overlay::Form]).overlays(),
+        with(&[Overlay::Files, Overlay::Form]).open_overlays(),
         [Overlay::Files, Overlay::Form]
     );
     assert_eq!(
-        with(&[Overlay::Files, Overlay::Input]).overlays(),
+        with(&[Overlay::Files, Overlay::Input]).open_overlays(),
         [Overlay::Files, Overlay::Input]
     );
     assert_eq!(
-        with(&[Overlay::Insight(View::Partitions), Overlay::Help]).overlays(),
+        with(&[Overlay::Insight(View::Partitions), Overlay::Help]).open_overlays(),
         [Overlay::Insight(View::Partitions), Overlay::Help]
     );
     // Opened the other way round, the stack is the same: it is read from the state.
     assert_eq!(
-        with(&[Overlay::Help, Overlay::Events]).overlays(),
+        with(&[Overlay::Help, Overlay::Events]).open_overlays(),
         [Overlay::Events, Overlay::Help]
     );
     let mut reversed = order();
     reversed.reverse();
     let all = with(&reversed);
-    assert_eq!(all.overlays(), order());
+    assert_eq!(all.open_overlays(), order());
     assert_eq!(all.top_overlay(), Some(Overlay::Help));
 }
 
@@ -164,14 +164,22 @@ fn esc_closes_only_the_top_overlay_and_the_next_esc_the_one_below() {
     for (i, below) in order.iter().enumerate() {
         for top in &order[i + 1..] {
             let mut a = with(&[*below, *top]);
-            assert_eq!(a.overlays(), [*below, *top], "{below:?} then {top:?} open");
+            assert_eq!(
+                a.open_overlays(),
+                [*below, *top],
+                "{below:?} then {top:?} open"
+            );
             a.update(esc());
-            assert_eq!(a.overlays(), [*below], "esc with {top:?} over {below:?}");
+            assert_eq!(
+                a.open_overlays(),
+                [*below],
+                "esc with {top:?} over {below:?}"
+            );
             a.update(esc());
             assert!(
-                a.overlays().is_empty(),
+                a.open_overlays().is_empty(),
                 "second esc with {below:?} left: {:?}",
-                a.overlays()
+                a.open_overlays()
             );
         }
     }
@@ -184,15 +192,15 @@ fn esc_in_help_over_stats_closes_help_and_stats_stays() {
         a.update(key(c));
     }
     a.update(code(KeyCode::Enter));
-    assert_eq!(a.view, Some(View::Stats));
+    assert_eq!(a.overlays.view, Some(View::Stats));
     // The view lets the keymap's keys through: `?` opens help over it.
     a.update(key('?'));
-    assert!(a.help);
+    assert!(a.overlays.help);
     a.update(esc());
-    assert!(!a.help);
-    assert_eq!(a.view, Some(View::Stats));
+    assert!(!a.overlays.help);
+    assert_eq!(a.overlays.view, Some(View::Stats));
     a.update(esc());
-    assert_eq!(a.view, None);
+    assert_eq!(a.overlays.view, None);
 }
 
 /// `:usage` open, its first read answered (so `r` would read again).
@@ -225,22 +233,25 @@ fn r_in_usage_reads_again_only_when_the_usage_view_is_on_top() {
     // Help over it: `r` closes help and reads nothing.
     a.update(key('?'));
     assert!(a.update(key('r')).is_empty());
-    assert!(!a.help);
-    assert_eq!(a.view, Some(View::Usage));
+    assert!(!a.overlays.help);
+    assert_eq!(a.overlays.view, Some(View::Usage));
     // The command line over it: `r` is typed.
     a.update(key(':'));
     assert!(a.update(key('r')).is_empty());
-    assert_eq!(a.input.as_ref().map(|i| i.text.as_str()), Some("r"));
+    assert_eq!(
+        a.overlays.input.as_ref().map(|i| i.text.as_str()),
+        Some("r")
+    );
     a.update(esc());
-    assert!(a.input.is_none());
-    assert_eq!(a.view, Some(View::Usage));
+    assert!(a.overlays.input.is_none());
+    assert_eq!(a.overlays.view, Some(View::Usage));
 }
 
 #[test]
 fn a_relaunch_form_arriving_over_the_files_view_takes_the_keys() {
     let mut a = loaded_app();
     a.update(key('y'));
-    let files_at = a.files.view.as_ref().map(|v| v.selected);
+    let files_at = a.overlays.files.view.as_ref().map(|v| v.selected);
     assert!(files_at.is_some(), "files view open");
     // `L` was pressed before `y`; its answer opens the form over the files view.
     a.update(Msg::Launch(LaunchMsg::Relaunch {
@@ -251,30 +262,33 @@ fn a_relaunch_form_arriving_over_the_files_view_takes_the_keys() {
             used: None,
         })),
     }));
-    assert_eq!(a.overlays(), [Overlay::Files, Overlay::Form]);
-    let row = a.form.as_ref().map(|f| f.row);
+    assert_eq!(a.open_overlays(), [Overlay::Files, Overlay::Form]);
+    let row = a.overlays.form.as_ref().map(|f| f.row);
     a.update(key('j'));
     assert_ne!(
-        a.form.as_ref().map(|f| f.row),
+        a.overlays.form.as_ref().map(|f| f.row),
         row,
         "j moved the form's row"
     );
-    assert_eq!(a.files.view.as_ref().map(|v| v.selected), files_at);
+    assert_eq!(a.overlays.files.view.as_ref().map(|v| v.selected), files_at);
     a.update(esc());
-    assert_eq!(a.overlays(), [Overlay::Files]);
+    assert_eq!(a.open_overlays(), [Overlay::Files]);
 }
 
 #[test]
 fn the_line_typed_over_the_files_view_gets_the_letters() {
     let mut a = with(&[Overlay::Files]);
     a.on_action(Action::Search);
-    assert_eq!(a.overlays(), [Overlay::Files, Overlay::Input]);
+    assert_eq!(a.open_overlays(), [Overlay::Files, Overlay::Input]);
     for c in "qjk".chars() {
         a.update(key(c));
     }
-    assert_eq!(a.input.as_ref().map(|i| i.text.as_str()), Some("qjk"));
+    assert_eq!(
+        a.overlays.input.as_ref().map(|i| i.text.as_str()),
+        Some("qjk")
+    );
     assert!(
-        a.files.view.is_some(),
+        a.overlays.files.view.is_some(),
         "q went to the line, not the files view"
     );
 }
@@ -284,7 +298,7 @@ fn a_question_over_the_files_view_is_answered_first() {
     let mut a = with(&[Overlay::Files, Overlay::Confirm]);
     let cmds = a.update(key('y'));
     assert!(cmds.iter().any(|c| matches!(c, Cmd::Op(_))), "{cmds:?}");
-    assert_eq!(a.overlays(), [Overlay::Files]);
+    assert_eq!(a.open_overlays(), [Overlay::Files]);
 }
 
 #[test]

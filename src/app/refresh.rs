@@ -154,7 +154,7 @@ impl App {
             self.logs.job.as_ref(),
             |k| clusters.get(k).and_then(|c| c.status.last_ok),
         );
-        self.deps.refresh(&view!(self, ix), &self.history);
+        self.overlays.deps.refresh(&view!(self, ix), &self.history);
         let interval = self.adapt_interval(ix);
         let mut cmds = self.selection_changed();
         if cmds.is_empty() {

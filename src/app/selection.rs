@@ -35,7 +35,7 @@ impl App {
             JobMsg::OpDone { op, result } => self.on_op_done(ix, op, result),
             JobMsg::Edited { id, edit, result } => {
                 self.queue.shown_mut().clear_busy(std::slice::from_ref(&id));
-                let done = edit::on_edited(&mut self.edit, &id, &edit, result);
+                let done = edit::on_edited(&mut self.overlays.edit, &id, &edit, result);
                 if let Some(line) = done.error {
                     self.clusters[ix].status.last_error = Some(line);
                 }
@@ -91,7 +91,7 @@ impl App {
                 self.apply(out)
             }
             JobMsg::Top { id, result, at } => {
-                self.top.on_sample(&id, *result, at);
+                self.overlays.top.on_sample(&id, *result, at);
                 Vec::new()
             }
         }
@@ -230,7 +230,9 @@ impl App {
         );
         let out = self.live.on_select(&view!(self, ix));
         cmds.extend(self.apply(out));
-        self.deps.on_select(&view!(self, ix), &self.history);
+        self.overlays
+            .deps
+            .on_select(&view!(self, ix), &self.history);
         cmds
     }
 

@@ -52,7 +52,7 @@ fn ten_minutes_before_the_end_it_warns_and_offers_to_extend() {
     a.update(Msg::Poll(PollMsg::PollDue));
     let cmds = a.update(loaded(with_session(60, 50 * 60 + 10)));
     assert!(notified(&cmds).contains(&"work session 237 ends in 10 minutes".to_string()));
-    let q = a.confirm.clone().expect("the extension question");
+    let q = a.overlays.confirm.clone().expect("the extension question");
     assert!(
         q.prompt
             .starts_with("session 237 (session-debug) ends in 10 minutes: extend it?"),
@@ -95,14 +95,14 @@ fn each_warning_comes_once_then_the_two_minute_one() {
     let mut a = launched_237();
     a.update(Msg::Poll(PollMsg::PollDue));
     a.update(loaded(with_session(60, 51 * 60)));
-    assert!(a.confirm.take().is_some());
+    assert!(a.overlays.confirm.take().is_some());
     a.update(Msg::Poll(PollMsg::PollDue));
     let cmds = a.update(loaded(with_session(60, 52 * 60)));
-    assert!(notified(&cmds).is_empty() && a.confirm.is_none());
+    assert!(notified(&cmds).is_empty() && a.overlays.confirm.is_none());
     a.update(Msg::Poll(PollMsg::PollDue));
     let cmds = a.update(loaded(with_session(60, 58 * 60 + 5)));
     assert_eq!(notified(&cmds), vec!["work session 237 ends in 2 minutes"]);
-    let q = a.confirm.clone().expect("asked again");
+    let q = a.overlays.confirm.clone().expect("asked again");
     // `!` offers to end it (a second question).
     assert!(q.choices.iter().any(|c| c.key == '!'));
 }
@@ -123,32 +123,33 @@ fn no_dashboard_key_ends_a_session_only_two_deliberate_answers_do() {
         let mut a = launched_237();
         a.update(Msg::Poll(PollMsg::PollDue));
         a.update(loaded(with_session(60, 50 * 60 + 10)));
-        assert!(a.confirm.is_some(), "the question is open");
+        assert!(a.overlays.confirm.is_some(), "the question is open");
         let cmds = a.update(k.clone());
         assert!(
             !cmds.iter().any(|c| matches!(c, Cmd::Op(_) | Cmd::Edit(..))),
             "{k:?} changed a job: {cmds:?}"
         );
-        assert!(a.confirm.is_none(), "{k:?} answered no");
+        assert!(a.overlays.confirm.is_none(), "{k:?} answered no");
         assert_eq!(a.queue.shown().busy(&id("237")), None);
     }
     let mut a = launched_237();
     a.update(Msg::Poll(PollMsg::PollDue));
     a.update(loaded(with_session(60, 50 * 60 + 10)));
     assert!(a
+        .overlays
         .confirm
         .as_ref()
         .is_some_and(|q| q.hint() == "+: 30 more minutes · !: end it now… · any other key: no"));
     let cmds = a.update(key('!'));
     assert!(cmds.is_empty(), "{cmds:?}");
-    let q = a.confirm.clone().expect("the second question");
+    let q = a.overlays.confirm.clone().expect("the second question");
     assert_eq!(
         q.prompt,
         "end session 237 (session-debug) now? its job is cancelled and its allocation given back"
     );
     // Any other key to the second question keeps it.
     let cmds = a.update(key('n'));
-    assert!(cmds.is_empty() && a.confirm.is_none(), "{cmds:?}");
+    assert!(cmds.is_empty() && a.overlays.confirm.is_none(), "{cmds:?}");
     assert_eq!(a.note.as_deref(), Some("nothing changed"));
     // Asked again: `!` then `y` cancels the job.
     a.clusters[0].insight.last_key = None;
@@ -175,20 +176,20 @@ fn jobs_that_are_not_sessions_and_sessions_far_from_the_end_are_left_alone() {
     j.time_used = SlurmDuration::Known(Duration::from_secs(590));
     let cmds = a.update(loaded(jobs));
     assert!(notified(&cmds).is_empty());
-    assert!(a.confirm.is_none());
+    assert!(a.overlays.confirm.is_none());
 }
 
 #[test]
 fn the_question_waits_for_nothing_else_to_be_open() {
     let mut a = launched_237();
     a.update(Msg::Poll(PollMsg::PollDue));
-    a.help = true;
+    a.overlays.help = true;
     a.update(loaded(with_session(60, 55 * 60)));
-    assert!(a.confirm.is_none(), "help stays on top, untouched");
+    assert!(a.overlays.confirm.is_none(), "help stays on top, untouched");
     assert!(a.clusters[0].events.log.back().is_some_and(|e| e
         .text
         .contains("ends in 10 minutes: :extend adds 30 minutes")));
-    a.help = false;
+    a.overlays.help = false;
     a.queue.shown_mut().select_id(&id("237"));
     let cmds = a.run_command("extend");
     assert!(matches!(&cmds[..], [Cmd::Edit(i, _)] if *i == id("237")));
@@ -201,7 +202,7 @@ fn no_question_takes_the_key_of_a_user_who_is_typing() {
     a.update(Msg::Poll(PollMsg::PollDue));
     let cmds = a.update(loaded(with_session(60, 55 * 60)));
     assert_eq!(notified(&cmds).len(), 1, "warned all the same");
-    assert!(a.confirm.is_none());
+    assert!(a.overlays.confirm.is_none());
 }
 
 #[test]
@@ -210,7 +211,7 @@ fn a_session_not_launched_from_here_is_not_asked_about() {
     a.update(Msg::Poll(PollMsg::PollDue));
     let cmds = a.update(loaded(with_session(60, 55 * 60)));
     assert!(notified(&cmds).is_empty());
-    assert!(a.confirm.is_none());
+    assert!(a.overlays.confirm.is_none());
 }
 
 #[test]
@@ -220,17 +221,17 @@ fn session_opens_the_form_prefilled_for_a_session() {
     a.update(loaded(jobs()));
     let cmds = a.run_command("session notebook");
     assert_eq!(cmds, vec![Cmd::FetchLaunchFacts, Cmd::FetchReservations]);
-    let form = a.form.as_ref().expect("the launch form");
+    let form = a.overlays.form.as_ref().expect("the launch form");
     assert_eq!(form.spec.name, "session-notebook");
     assert_eq!(form.spec.gpus, 0);
     assert_eq!(form.spec.nodes, 1);
     assert_eq!(form.spec.time, session::DEFAULT_TIME);
     assert!(form.spec.command.contains("while :; do sleep 600; done"));
     assert_eq!(form.field_key(), Some("gpus"));
-    a.form = None;
+    a.overlays.form = None;
     a.run_command("session");
     assert_eq!(
-        a.form.as_ref().map(|f| f.spec.name.as_str()),
+        a.overlays.form.as_ref().map(|f| f.spec.name.as_str()),
         Some("session-120000")
     );
 }

@@ -99,7 +99,7 @@ mod tests {
         let mut a = app();
         with(&mut a, "237", JobState::Running, "gpu[01-02]");
         assert!(a.run_command("shell").is_empty());
-        let input = a.input.clone().expect("asks");
+        let input = a.overlays.input.clone().expect("asks");
         assert_eq!(input.text, "shell gpu01");
         assert!(input
             .hint

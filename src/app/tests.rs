@@ -279,7 +279,7 @@ fn filter_applies_while_typing_and_escape_clears_it() {
     a.update(loaded(jobs()));
     let all = a.queue.shown().len();
     a.update(key('/'));
-    assert!(a.input.is_some());
+    assert!(a.overlays.input.is_some());
     for c in "array".chars() {
         a.update(key(c));
     }
@@ -287,7 +287,7 @@ fn filter_applies_while_typing_and_escape_clears_it() {
     assert!(filtered < all && filtered > 0, "{filtered} of {all}");
     assert!(a.queue.shown().rows().all(|r| r.job.name.contains("array")));
     a.update(code(KeyCode::Enter));
-    assert!(a.input.is_none());
+    assert!(a.overlays.input.is_none());
     assert_eq!(a.queue.shown().len(), filtered, "enter keeps the filter");
     a.update(code(KeyCode::Esc));
     assert_eq!(a.queue.shown().len(), all, "esc clears it");
@@ -322,12 +322,12 @@ fn command_line_adds_a_cluster_quits_and_explains_unknown_commands() {
 fn help_opens_and_any_key_closes_it_without_acting() {
     let mut a = app();
     a.update(key('?'));
-    assert!(a.help);
+    assert!(a.overlays.help);
     assert!(
         a.update(key('q')).is_empty(),
         "q closes help, does not quit"
     );
-    assert!(!a.help && !a.quit);
+    assert!(!a.overlays.help && !a.quit);
 }
 
 #[test]
@@ -488,12 +488,12 @@ fn c_chooses_the_columns_applies_and_asks_to_save_them() {
     a.update(loaded(jobs()));
     let before = a.queue.shown().columns().to_vec();
     a.update(key('c'));
-    assert!(a.columns.is_some());
+    assert!(a.overlays.columns.is_some());
     // Name (second) off, then esc: nothing changes.
     a.update(key('j'));
     a.update(key(' '));
     a.update(code(KeyCode::Esc));
-    assert!(a.columns.is_none());
+    assert!(a.overlays.columns.is_none());
     assert_eq!(a.queue.shown().columns(), before.as_slice());
     // Again, with enter.
     a.update(key('c'));
@@ -504,5 +504,5 @@ fn c_chooses_the_columns_applies_and_asks_to_save_them() {
     want.retain(|c| *c != Column::Name);
     assert_eq!(cmds, vec![Cmd::SaveColumns(want.clone())]);
     assert_eq!(a.queue.shown().columns(), want.as_slice());
-    assert!(a.columns.is_none());
+    assert!(a.overlays.columns.is_none());
 }

@@ -66,18 +66,18 @@ fn t_reads_at_once_and_repeats_only_within_the_budget_until_closed() {
     let (mut a, id) = running();
     a.handle(Msg::Tick(at(0)));
     let cmds = a.handle(key('t'));
-    assert!(a.top.open, "t opens job top");
+    assert!(a.overlays.top.open, "t opens job top");
     assert_eq!(a.top_overlay(), Some(super::super::overlay::Overlay::Top));
     // The user's read goes at the next second, whatever the budget spent.
     let mut sent = tops(&cmds);
     sent += tops(&a.handle(Msg::Tick(at(1))));
     assert_eq!(sent, 1, "one read for the key");
-    let target = a.top.target.clone().unwrap();
+    let target = a.overlays.top.target.clone().unwrap();
     assert_eq!(target.id, id);
     assert!(!target.nodes.is_empty(), "the job's nodes are read");
     answer(&mut a, &id, 2);
-    assert!(a.top.sample.is_some());
-    assert_eq!(a.top.at, Some(at(2)));
+    assert!(a.overlays.top.sample.is_some());
+    assert_eq!(a.overlays.top.at, Some(at(2)));
 
     // Five minutes open: the repeats come, but no more than the background's share.
     let mut repeats = 0;
@@ -96,7 +96,7 @@ fn t_reads_at_once_and_repeats_only_within_the_budget_until_closed() {
         "{repeats} repeats of {cost} RPCs in five minutes: over the background's share"
     );
     assert!(
-        a.clusters[0].budget.holds(Kind::Top) || a.top.reading(at(300)),
+        a.clusters[0].budget.holds(Kind::Top) || a.overlays.top.reading(at(300)),
         "a repeat waits for the budget"
     );
 
@@ -108,7 +108,7 @@ fn t_reads_at_once_and_repeats_only_within_the_budget_until_closed() {
 
     // Closing stops the repeats and drops a held one.
     a.handle(code(KeyCode::Esc));
-    assert!(!a.top.open);
+    assert!(!a.overlays.top.open);
     let mut after = 0;
     for s in 303..700 {
         after += tops(&a.handle(Msg::Tick(at(s))));
@@ -131,7 +131,7 @@ fn t_on_a_job_that_does_not_run_says_so_and_reads_nothing() {
         .unwrap();
     a.queue.shown_mut().select_id(&pending);
     let cmds = a.handle(key('t'));
-    assert!(!a.top.open);
+    assert!(!a.overlays.top.open);
     assert_eq!(tops(&cmds), 0);
     let note = a.note.clone().unwrap();
     assert!(
@@ -156,12 +156,18 @@ fn a_failed_read_keeps_the_last_sample_and_names_the_error() {
             at: at(8),
         })),
     ));
-    assert!(a.top.sample.is_some(), "the last sample stays");
-    assert!(a.top.error.as_deref().unwrap().contains("srun --overlap"));
+    assert!(a.overlays.top.sample.is_some(), "the last sample stays");
+    assert!(a
+        .overlays
+        .top
+        .error
+        .as_deref()
+        .unwrap()
+        .contains("srun --overlap"));
     // An answer about another job (the pane moved on) is not taken.
     let other: JobId = "999".parse().unwrap();
-    a.top.on_sample(&other, Err("x".into()), at(9));
-    assert_eq!(a.top.at, Some(at(8)));
+    a.overlays.top.on_sample(&other, Err("x".into()), at(9));
+    assert_eq!(a.overlays.top.at, Some(at(8)));
 }
 
 #[test]
@@ -181,7 +187,7 @@ fn a_job_that_ends_is_not_read_again() {
         sent += tops(&a.handle(Msg::Tick(at(s))));
     }
     assert_eq!(sent, 0, "no read of a job that left");
-    assert!(a.top.ended);
+    assert!(a.overlays.top.ended);
     // r still reads on request.
     let cmds = a.handle(key('r'));
     assert_eq!(tops(&cmds) + tops(&a.handle(Msg::Tick(at(121)))), 1);

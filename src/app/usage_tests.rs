@@ -70,7 +70,7 @@ fn reads(cmds: &[Cmd]) -> usize {
 fn usage_is_read_on_open_cached_and_read_again_on_r() {
     let mut a = app();
     assert_eq!(a.run_command("usage"), vec![Cmd::FetchUsage { days: 7 }]);
-    assert_eq!(a.view, Some(View::Usage));
+    assert_eq!(a.overlays.view, Some(View::Usage));
     // One read at a time: `r` while reading asks nothing.
     assert!(a.update(key('r')).is_empty());
     a.update(Msg::Insight(InsightMsg::Usage {
@@ -81,7 +81,7 @@ fn usage_is_read_on_open_cached_and_read_again_on_r() {
     assert!(!a.clusters[0].usage.loading);
     // Closing and opening again shows the cached read.
     a.update(Msg::Key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE)));
-    assert_eq!(a.view, None);
+    assert_eq!(a.overlays.view, None);
     assert!(a.run_command("usage").is_empty());
     // `r` in the overlay reads again; refreshes never do.
     assert_eq!(a.update(key('r')), vec![Cmd::FetchUsage { days: 7 }]);

@@ -1,5 +1,5 @@
 //! The files view: the job's directories or one directory's entries, a preview in the log
-//! viewer, and a copy's progress bar. Drawing only reads `app.files`.
+//! viewer, and a copy's progress bar. Drawing only reads `app.overlays.files`.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -37,7 +37,7 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
     lines.push(Line::from(Span::styled(
         format!(
             "fetched files go to {}/JOB/ (config: [files] download_dir); a partial file resumes, every file is checked by sha256",
-            app.files.download_dir.display()
+            app.overlays.files.download_dir.display()
         ),
         t.dim(),
     )));
@@ -163,7 +163,7 @@ fn bottom(v: &FilesView, now: chrono::NaiveDateTime) -> (String, bool) {
 impl Widget for FilesWidget<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
         let app = self.app;
-        let Some(v) = app.files.view.as_ref() else {
+        let Some(v) = app.overlays.files.view.as_ref() else {
             return;
         };
         let t = &app.theme;

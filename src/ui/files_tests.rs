@@ -44,7 +44,7 @@ fn app_in_dir() -> App {
     let jobs = crate::slurm::parse::parse_squeue(SQUEUE).unwrap();
     a.update(Msg::queue(Ok(jobs), now(), Duration::from_millis(5)));
     a.queue.shown_mut().select_id(&"237".parse().unwrap());
-    a.files.download_dir = PathBuf::from("/home/u/Downloads/slurmdash");
+    a.overlays.files.download_dir = PathBuf::from("/home/u/Downloads/slurmdash");
     let cmds = a.update(Msg::Key(KeyEvent::new(
         KeyCode::Char('y'),
         KeyModifiers::NONE,

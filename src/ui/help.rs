@@ -12,7 +12,7 @@ pub struct HelpWidget<'a> {
 }
 
 pub fn help_lines(app: &App) -> Vec<Line<'static>> {
-    if app.files.view.is_some() {
+    if app.overlays.files.view.is_some() {
         return super::files::help_lines(app);
     }
     let t = &app.theme;
@@ -53,13 +53,13 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
             crate::app::session::END_KEY
         )),
     ]));
-    if !app.custom.commands.is_empty() {
+    if !app.overlays.custom.commands.is_empty() {
         lines.push(Line::from(""));
         lines.push(Line::from(Span::styled(
             "your commands ([[commands]], :commands)",
             t.title(),
         )));
-        for c in &app.custom.commands {
+        for c in &app.overlays.custom.commands {
             lines.push(Line::from(vec![
                 Span::styled(format!("  {:<18}", c.key.to_string()), t.key()),
                 Span::raw(format!(
@@ -187,7 +187,7 @@ fn two_columns(lines: Vec<Line<'static>>, split: usize, area: Rect, buf: &mut Bu
         .render(b, buf);
 }
 
-/// `app.help`: the key list, when set.
+/// `app.overlays.help`: the key list, when set.
 impl super::overlay::DrawOverlay for bool {
     fn draw_over(&self, f: &mut ratatui::Frame, app: &crate::app::App, areas: &super::Areas) {
         let _ = areas;

@@ -277,7 +277,7 @@ fn partitions_view_with_a_pending_job_selected() {
         at: now(),
     }));
     a.run_command("partitions");
-    assert_eq!(a.view, Some(View::Partitions));
+    assert_eq!(a.overlays.view, Some(View::Partitions));
     let i = a
         .queue
         .shown()
@@ -566,7 +566,7 @@ fn stats_say_what_state_checks_buy_on_a_cluster_that_answers_them() {
             crate::slurm::statecheck::Version(24, 11, 5),
         ))),
     ));
-    a.view = Some(crate::app::insight::View::Stats);
+    a.overlays.view = Some(crate::app::insight::View::Stats);
     let mut buf = Buffer::empty(Rect::new(0, 0, 130, 24));
     StatsWidget { app: &a }.render(buf.area, &mut buf);
     let s = text(&buf);

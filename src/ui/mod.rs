@@ -85,7 +85,7 @@ pub fn draw(f: &mut Frame, app: &App) {
                 pending: detail_pending(app),
                 efficiency: app.detail.id.as_ref().and_then(|id| app.history.report(id)),
                 live: detail_live(app),
-                deps: Some(&app.deps.graph),
+                deps: Some(&app.overlays.deps.graph),
                 listed_at: app
                     .queue
                     .shown()

@@ -1,4 +1,4 @@
-//! Drawing what is over the panes: `App::overlays`, bottom first, each entry of the app's
+//! Drawing what is over the panes: `App::open_overlays`, bottom first, each entry of the app's
 //! overlay list drawn by its field's [`DrawOverlay`] (implemented beside its widget), so the
 //! one on top, which takes the keys, is the one seen whole.
 
@@ -25,12 +25,14 @@ pub fn above_status(f: &Frame, areas: &Areas) -> Rect {
 }
 
 macro_rules! draw_stack {
-    ($( $(#[$doc:meta])* $kind:ident $(($shows:ty))? = $field:ident $(=> $method:ident)?, )*) => {
+    ($(
+        $(#[$doc:meta])* $kind:ident $(($shows:ty))? = $field:ident: $state:ty $(=> $method:ident)?,
+    )*) => {
         /// Draws the open overlays over the panes, bottom first.
         pub fn draw(f: &mut Frame, app: &App, areas: &Areas) {
-            for o in app.overlays() {
+            for o in app.open_overlays() {
                 match o {
-                    $( Overlay::$kind { .. } => DrawOverlay::draw_over(&app.$field, f, app, areas), )*
+                    $( Overlay::$kind { .. } => DrawOverlay::draw_over(&app.overlays.$field, f, app, areas), )*
                 }
             }
         }

@@ -251,12 +251,12 @@ impl Widget for StatusWidget<'_> {
 pub(super) fn second_line(app: &App) -> Line<'static> {
     let t = &app.theme;
     {
-        if let Some(c) = &app.confirm {
+        if let Some(c) = &app.overlays.confirm {
             Line::from(vec![
                 Span::styled(format!(" {} ", c.prompt), t.warn()),
                 Span::styled(format!("  {}", c.hint()), t.dim()),
             ])
-        } else if let Some(input) = &app.input {
+        } else if let Some(input) = &app.overlays.input {
             Line::from(vec![
                 Span::styled(
                     input

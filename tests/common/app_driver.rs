@@ -160,6 +160,7 @@ impl Driver {
             self.update();
             let ready = self
                 .app
+                .overlays
                 .form
                 .as_ref()
                 .is_some_and(|f| f.prepared.is_some() && f.busy.is_none());
@@ -167,7 +168,7 @@ impl Driver {
                 if let Some(check) = check.take() {
                     check(&self.app);
                 }
-                if let Some(f) = self.app.form.as_mut() {
+                if let Some(f) = self.app.overlays.form.as_mut() {
                     f.row = FormState::submit_row();
                 }
                 self.pending
@@ -175,10 +176,16 @@ impl Driver {
                 submitted = true;
                 continue;
             }
-            if let Some(e) = self.app.form.as_ref().and_then(|f| f.error.clone()) {
+            if let Some(e) = self
+                .app
+                .overlays
+                .form
+                .as_ref()
+                .and_then(|f| f.error.clone())
+            {
                 panic!("form error: {e}");
             }
-            if submitted && self.app.form.is_none() {
+            if submitted && self.app.overlays.form.is_none() {
                 return self
                     .app
                     .queue
@@ -219,7 +226,7 @@ impl Driver {
             start.elapsed() < limit,
             "timed out after {limit:?} waiting for {what}; note {:?}, form {:?}, log {:?}",
             self.app.note,
-            self.app.form.as_ref().map(|f| (
+            self.app.overlays.form.as_ref().map(|f| (
                 &f.error,
                 &f.problems,
                 &f.spec.time,
