@@ -73,7 +73,7 @@ fn detail_text(job: &Job, info: Option<&PendingInfo>) -> String {
             waited: None,
             as_of: None,
             maintenance: None,
-            sooner: Vec::new(),
+            sooner: &[],
         },
         efficiency: None,
         live: Default::default(),

@@ -186,12 +186,12 @@ impl App {
                 }
             }
             Msg::Cluster(ix, m) => {
-                let cmds = self.update(Msg::Cluster(ix, m));
+                let cmds = self.dispatch(Msg::Cluster(ix, m));
                 self.route(ix, cmds, &mut out);
             }
             other => {
                 let ix = self.view_cluster();
-                let cmds = self.update(other);
+                let cmds = self.dispatch(other);
                 // A key may have moved the selection to another cluster's job: the
                 // commands without job ids belong to the cluster it was about.
                 self.route(ix, cmds, &mut out);
@@ -204,6 +204,8 @@ impl App {
             out.extend(self.release_held());
         }
         self.mark_stale();
+        // Last: the budget may have held the selected job's detail read.
+        self.derive_detail();
         out
     }
 

@@ -27,6 +27,7 @@ pub mod custom;
 pub mod departures;
 pub mod deps;
 mod detail;
+mod detail_view;
 mod edit;
 mod events;
 mod events_view;
@@ -67,7 +68,7 @@ use chrono::NaiveDateTime;
 
 pub use cluster::{ClusterState, Clusters, Listed, Status};
 pub use confirm::{Answer, Choice, Confirm};
-pub use detail::DetailState;
+pub use detail::{DetailState, DetailView, ProgressView};
 pub use edit::{EditForm, EDIT_FIELDS};
 pub use events::{merged_events, notifications, Event, EventKind, Events, Own};
 pub use events_view::EventsView;
@@ -209,9 +210,27 @@ impl App {
         }
     }
 
+    /// Handles a message (`dispatch`), then works out again what the detail pane
+    /// shows. The event loop comes in by `handle`, which also plans the reads and does the
+    /// same last; tests and benchmarks drive the App through here.
+    pub fn update(&mut self, msg: Msg) -> Vec<Cmd> {
+        let cmds = self.dispatch(msg);
+        self.derive_detail();
+        cmds
+    }
+
+    /// Works out what the detail pane shows of the selected job from the states about it
+    /// (`detail_view.rs`), once a message is handled: drawing only reads it. The clock's
+    /// tick is a message too, so text that counts time stays current.
+    fn derive_detail(&mut self) {
+        let v = view!(self, self.view_cluster());
+        let view = detail_view::derive(&v, &self.progress, &self.sooner, self.edit_key.as_deref());
+        self.detail.view = view;
+    }
+
     /// Handles a message: one about a cluster (`Msg::Cluster(ix, ..)`) with that cluster's
     /// number, any other (a key, the clock) with the number of the cluster on screen.
-    pub fn update(&mut self, msg: Msg) -> Vec<Cmd> {
+    pub(super) fn dispatch(&mut self, msg: Msg) -> Vec<Cmd> {
         match msg {
             Msg::Cluster(ix, mut m) => {
                 m.set_cluster(ix);
@@ -231,7 +250,7 @@ impl App {
     /// Handles `msg`, about cluster `ix`.
     pub(super) fn on_msg(&mut self, ix: u16, msg: Msg) -> Vec<Cmd> {
         match msg {
-            Msg::Cluster(..) => self.update(msg),
+            Msg::Cluster(..) => self.dispatch(msg),
             Msg::Key(k) => self.on_key(k),
             Msg::Mouse(m) => {
                 self.clusters[ix].insight.last_key = Some(self.now);

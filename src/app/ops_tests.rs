@@ -532,6 +532,44 @@ mod launched {
     }
 }
 
+/// The detail pane's `:sooner` lines are state, worked out after each message: through
+/// `update`, and through `handle`'s clock tick with several clusters (which ticks each
+/// cluster without `update`), so "checked 2m ago" comes with the clock.
+#[test]
+fn the_detail_views_sooner_lines_follow_the_answer_and_the_clock() {
+    let mut a = ready();
+    select(&mut a, "248");
+    let id: JobId = "248".parse().unwrap();
+    a.run_command("sooner");
+    let cmds = a.update(Msg::Insight(InsightMsg::Limits(Ok(partitions()))));
+    let Some(Cmd::CheckSooner { alternatives, .. }) = cmds.first() else {
+        panic!("{cmds:?}");
+    };
+    let mut answered = alternatives.clone();
+    answered[0].estimated_start = Some(a.now);
+    a.update(Msg::Job(JobMsg::SoonerChecked {
+        id: id.clone(),
+        result: Ok(answered),
+        at: a.now,
+    }));
+    let lines = super::sooner::lines(a.sooner.for_job(&id).unwrap(), a.now, a.now);
+    assert_eq!(a.detail.view.sooner, lines);
+    a.add_cluster(ClusterState::new(
+        "polar",
+        "your jobs",
+        std::time::Duration::from_secs(5),
+        a.now,
+    ));
+    let later = a.now + chrono::Duration::minutes(2);
+    a.handle(Msg::Tick(later));
+    assert_eq!(
+        a.detail.view.sooner.last().map(String::as_str),
+        Some("checked 2m ago: :sooner again for figures of now"),
+        "{:?}",
+        a.detail.view.sooner
+    );
+}
+
 /// `:sooner` on a pending job: the partitions read first when they are not, then the
 /// changes sent to the scheduler's test-only check; its answers listed; `:sooner 1` asks
 /// with the `scontrol update` shown, `y` sends it, and its answer reads the queue again.

@@ -10,6 +10,7 @@ use ratatui::widgets::{Block, Paragraph, Widget};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use super::theme::Theme;
+use crate::app::ProgressView;
 use crate::queue::format::{human_ago, human_until, one_line};
 use crate::slurm::deptree::DepGraph;
 use crate::slurm::model::{Job, JobDetail, JobState, SlurmDuration, Status};
@@ -21,7 +22,7 @@ pub struct DetailWidget<'a> {
     pub detail: Option<&'a JobDetail>,
     pub loading: bool,
     /// The detail read waits for the RPC budget: what to say instead of "loading".
-    pub held: Option<String>,
+    pub held: Option<&'a str>,
     pub error: Option<&'a str>,
     pub theme: &'a Theme,
     pub now: NaiveDateTime,
@@ -32,7 +33,7 @@ pub struct DetailWidget<'a> {
     pub chain: Option<&'a crate::retry::Chain>,
     /// What a sweep's task runs, or the sweep's runs for its folded row (see
     /// [`crate::retry::Chain::sweep_text`]).
-    pub sweep: Option<String>,
+    pub sweep: Option<&'a str>,
     /// Rank, priority, fair-share and limits of a pending job.
     pub pending: PendingView<'a>,
     /// How a finished job used what it asked for (from its sacct read).
@@ -45,15 +46,7 @@ pub struct DetailWidget<'a> {
     /// then plus the time since, moving with the clock.
     pub listed_at: Option<NaiveDateTime>,
     /// Progress read from the job's log, and what to do when the time limit comes first.
-    pub progress: Option<ProgressView>,
-}
-
-/// A job's progress as the detail pane shows it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ProgressView {
-    pub summary: crate::logview::progress::Summary,
-    /// What to do when the time limit comes before the end (`app::progress::advice`).
-    pub advice: String,
+    pub progress: Option<&'a ProgressView>,
 }
 
 pub use live::{idle_mark_help, low_use_help, LiveView};
@@ -305,7 +298,7 @@ impl DetailWidget<'_> {
         // On top, where a short pane still shows it: what is shown is the queue's row
         // until scontrol answers (or the RPC budget lets the read go).
         if self.loading {
-            match &self.held {
+            match self.held {
                 Some(why) => l.note(why, t.dim()),
                 None => l.note("loading details…", t.dim()),
             }
@@ -410,7 +403,7 @@ impl DetailWidget<'_> {
                 l.plain("Code", code.strip_prefix("code ").unwrap_or(code));
             }
         }
-        if let Some(text) = &self.sweep {
+        if let Some(text) = self.sweep {
             l.plain("Sweep", text);
         }
         l.gap();
@@ -531,7 +524,7 @@ impl DetailWidget<'_> {
             };
             l.plain(if pending { "Time limit" } else { "Elapsed" }, &text);
         }
-        if let Some(p) = &self.progress {
+        if let Some(p) = self.progress {
             progress_lines(&mut l, p, state.status() == Status::Running, self.now);
         }
         l.gap();

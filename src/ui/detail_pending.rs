@@ -22,9 +22,9 @@ pub struct PendingView<'a> {
     /// When the answer shown was read (it is kept for every pending job of the user).
     pub as_of: Option<chrono::NaiveDateTime>,
     /// The maintenance window its time limit runs into, in words (`app::maintenance`).
-    pub maintenance: Option<String>,
+    pub maintenance: Option<&'a str>,
     /// `:sooner`'s changes with the scheduler's estimates (`app::sooner::lines`).
-    pub sooner: Vec<String>,
+    pub sooner: &'a [String],
 }
 
 impl<'a> DetailWidget<'a> {
@@ -113,7 +113,7 @@ impl<'a> DetailWidget<'a> {
             }
             None => l.field("Rank", "not among the partition's pending jobs", t.dim()),
         }
-        if let Some(m) = p.maintenance.as_deref() {
+        if let Some(m) = p.maintenance {
             l.field("Maintenance", m, t.warn());
             if p.sooner.is_empty() {
                 l.field(

@@ -350,7 +350,7 @@ fn detail_of_a_sweep_task_shows_its_values() {
     DetailWidget {
         job: Some(&j),
         chain: Some(&chain),
-        sweep: chain.sweep_text(j.id.array_task()),
+        sweep: chain.sweep_text(j.id.array_task()).as_deref(),
         focused: true,
         ..DetailWidget::blank(&theme, now())
     }

@@ -130,8 +130,8 @@ fn detail_with(
             edit_key: Some("E"),
             waited: None,
             as_of: None,
-            maintenance,
-            sooner: Vec::new(),
+            maintenance: maintenance.as_deref(),
+            sooner: &[],
         },
         ..DetailWidget::blank(&theme, captured_at())
     }

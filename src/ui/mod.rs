@@ -66,7 +66,7 @@ pub fn draw(f: &mut Frame, app: &App) {
                 job: app.queue.shown().selected_job(),
                 detail: app.detail.detail.as_ref(),
                 loading: app.detail.loading,
-                held: detail_held(app),
+                held: app.detail.view.held.as_deref(),
                 error: app.detail.error.as_deref(),
                 theme: &app.theme,
                 now: app.now,
@@ -78,10 +78,7 @@ pub fn draw(f: &mut Frame, app: &App) {
                     .selected_job()
                     .filter(|j| j.id.array().is_none())
                     .and_then(|j| app.shown().chains.get(&j.id.base())),
-                sweep: app.queue.shown().selected_job().and_then(|j| {
-                    let c = app.shown().chains.get(&j.id.base())?;
-                    c.sweep_text(j.id.array_task())
-                }),
+                sweep: app.detail.view.sweep.as_deref(),
                 pending: detail_pending(app),
                 efficiency: app.detail.id.as_ref().and_then(|id| app.history.report(id)),
                 live: detail_live(app),
@@ -92,7 +89,7 @@ pub fn draw(f: &mut Frame, app: &App) {
                     .selected_job()
                     .and_then(|j| app.cluster_by_ix(j.id.cluster()))
                     .and_then(|c| c.status.last_ok),
-                progress: detail_progress(app),
+                progress: app.detail.view.progress.as_ref(),
             }
             .scrolled(app.detail.scroll),
             r,
@@ -129,22 +126,6 @@ pub fn draw(f: &mut Frame, app: &App) {
     overlay::draw(f, app, &areas);
 }
 
-/// The selected job's progress, read from its log.
-fn detail_progress(app: &App) -> Option<detail::ProgressView> {
-    let job = app.queue.shown().selected_job()?;
-    let cluster = app.cluster_by_ix(job.id.cluster());
-    let summary = app
-        .progress
-        .summary(job, cluster.and_then(|c| c.status.last_ok))?;
-    let chain = cluster
-        .filter(|_| job.id.array().is_none())
-        .and_then(|c| c.chains.get(&job.id.base()));
-    Some(detail::ProgressView {
-        summary,
-        advice: crate::app::progress::advice(job, chain),
-    })
-}
-
 /// The selected running job's live use.
 fn detail_live(app: &App) -> detail::LiveView<'_> {
     let id = app.queue.shown().selected_id();
@@ -169,58 +150,9 @@ fn detail_pending(app: &App) -> detail::PendingView<'_> {
         error: p.error.as_deref().filter(|_| mine),
         // No "E to edit" hint where editing is refused or unbound.
         edit_key: app.edit_key.as_deref().filter(|_| !app.shown().read_only),
-        waited: app
-            .queue
-            .shown()
-            .selected_job()
-            .and_then(|j| app.shown().waits.for_job(j)),
+        waited: app.detail.view.waited,
         as_of: p.as_of.filter(|_| mine),
-        maintenance: p
-            .info
-            .as_ref()
-            .filter(|_| mine)
-            .and_then(|info| maintenance_line(app, info)),
-        sooner: selected
-            .and_then(|id| app.sooner.for_job(id))
-            .map(|s| {
-                let m = &app.shown().maintenance;
-                crate::app::sooner::lines(s, m.cluster_now(app.now).unwrap_or(app.now), app.now)
-            })
-            .unwrap_or_default(),
+        maintenance: app.detail.view.maintenance.as_deref(),
+        sooner: &app.detail.view.sooner,
     }
-}
-
-/// The maintenance window the selected pending job's time limit runs into, in words.
-fn maintenance_line(app: &App, info: &crate::slurm::pending::PendingInfo) -> Option<String> {
-    let job = app.queue.shown().selected_job()?;
-    let m = &app.shown().maintenance;
-    let hit = m.hit(job, &info.partitions, app.now)?;
-    let cnow = m.cluster_now(app.now)?;
-    let edit_key = app.edit_key.as_deref().filter(|_| !app.shown().read_only);
-    Some(crate::app::maintenance::explain(&hit, job, cnow, edit_key))
-}
-
-/// While the selected job's detail read waits for the RPC budget, when it goes (the pane
-/// would otherwise say "loading" for up to a minute).
-fn detail_held(app: &App) -> Option<String> {
-    use crate::app::budget::Kind;
-    let b = &app.shown().budget;
-    if !app.detail.loading || !b.holds(Kind::Detail) {
-        return None;
-    }
-    let h = b.held().iter().find(|h| h.kind == Kind::Detail)?;
-    let at = b.fits_at(app.now, h.cost, h.who);
-    // The user's read, held only while the selection moves faster than a row a second:
-    // it goes at the next second.
-    if at.is_some_and(|t| t <= app.now) {
-        return None;
-    }
-    Some(match at {
-        Some(t) => format!(
-            "details wait for the RPC budget ({}/min): in {} s",
-            b.per_minute,
-            (t - app.now).num_seconds().max(0)
-        ),
-        None => format!("details wait for the RPC budget ({}/min)", b.per_minute),
-    })
 }
