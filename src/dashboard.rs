@@ -328,7 +328,7 @@ async fn event_loop(
     let mut dirty = true;
     // `SLURMDASH_FRAME_LOG`: keys received and frames drawn, for benchmarks; off: `None`.
     let mut trace = crate::frame_log::FrameLog::from_env().unwrap_or_else(|why| {
-        app.note = Some(why);
+        app.say(why);
         None
     });
     loop {

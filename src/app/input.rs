@@ -134,14 +134,14 @@ impl App {
             ),
             ("cluster", [name]) => {
                 if self.focus_cluster_named(name) {
-                    self.note = Some(format!("cluster `{name}`: in view"));
+                    self.say(format!("cluster `{name}`: in view"));
                     return self.selection_changed();
                 }
-                self.note = Some(format!("adding cluster `{name}`…"));
+                self.say(format!("adding cluster `{name}`…"));
                 vec![Cmd::AddCluster((*name).to_string())]
             }
             ("cluster", _) => {
-                self.note = Some(":cluster needs one name, e.g. :cluster polar".into());
+                self.say(":cluster needs one name, e.g. :cluster polar");
                 Vec::new()
             }
             ("forward", [port]) => {
@@ -153,7 +153,7 @@ impl App {
                 self.apply(out)
             }
             ("forward", _) => {
-                self.note = Some(":forward needs the job's port, e.g. :forward 8888 [NODE]".into());
+                self.say(":forward needs the job's port, e.g. :forward 8888 [NODE]");
                 Vec::new()
             }
             ("tunnels", _) => {
@@ -177,7 +177,7 @@ impl App {
                 self.apply(out)
             }
             ("shell", _) => {
-                self.note = Some(":shell takes at most one node, e.g. :shell gpu02".into());
+                self.say(":shell takes at most one node, e.g. :shell gpu02");
                 Vec::new()
             }
             ("filter", words) => {
@@ -211,7 +211,7 @@ impl App {
             ("history", [days]) => match days.parse::<u32>() {
                 Ok(d) if d > 0 => self.open_history(Some(d)),
                 _ => {
-                    self.note = Some(format!(
+                    self.say(format!(
                         ":history takes a number of days, e.g. :history 30 (not `{days}`)"
                     ));
                     Vec::new()
@@ -284,7 +284,7 @@ impl App {
                 if let Some(kind) = crate::slurm::ops::OpKind::from_verb(other) {
                     return self.run_op_command(kind, ids);
                 }
-                self.note = Some(format!(
+                self.say(format!(
                     "unknown command :{other} (known: q, refresh, cluster NAME, filter TEXT, cancel, hold, release, requeue, top, events, deps, partitions, sooner, history, stats, log, jobtop, commands, grep, errors, usage, session, extend, ssh-config; ? lists keys)"
                 ));
                 Vec::new()
@@ -300,7 +300,7 @@ impl App {
         if k.code == KeyCode::Char('z') && k.modifiers.contains(KeyModifiers::CONTROL) {
             return vec![Cmd::Suspend];
         }
-        self.note = None;
+        self.unsay();
         self.clusters[ix].insight.last_key = Some(self.now);
         self.on_overlay_key(k)
     }
@@ -360,7 +360,7 @@ impl App {
                 if self.zoom {
                     self.zoom = false;
                 } else if self.queue.shown_mut().clear_marks() {
-                    self.note = Some("marks cleared".into());
+                    self.say("marks cleared");
                 } else if !self.queue.shown().filter().is_empty() {
                     self.queue.shown_mut().set_filter("");
                     return self.selection_changed();
@@ -401,7 +401,7 @@ impl App {
                         return vec![Cmd::FetchLimits(ix)];
                     }
                 }
-                Err(why) => self.note = Some(why),
+                Err(why) => self.say(why),
             },
             Action::Mark => {
                 if self.queue.shown_mut().toggle_mark() {
@@ -411,14 +411,14 @@ impl App {
             }
             Action::MarkRange => {
                 let n = self.queue.shown_mut().mark_range();
-                self.note = Some(format!(
+                self.say(format!(
                     "marked {n} rows ({} in all)",
                     self.queue.shown().mark_count()
                 ));
             }
             Action::MarkAll => {
                 let n = self.queue.shown_mut().mark_all_shown();
-                self.note = Some(format!("marked {n} rows (esc clears)"));
+                self.say(format!("marked {n} rows (esc clears)"));
             }
             Action::NewJob => return self.open_form(),
             Action::Shell => {

@@ -77,7 +77,7 @@ impl App {
                     Ok(line) => {
                         // The new launch's chain: at the next tick.
                         self.clusters[ix].retry.last = None;
-                        self.note = Some(line);
+                        self.say(line);
                     }
                     Err(e) => self.clusters[ix].status.last_error = Some(e),
                 }
@@ -103,7 +103,7 @@ impl App {
                 if let Some(form) = self.overlays.form.as_mut() {
                     form.on_refused(e);
                 } else {
-                    self.note = Some(e);
+                    self.say(e);
                 }
                 Vec::new()
             }
@@ -143,7 +143,7 @@ impl App {
                     note.push_str(" · ");
                     note.push_str(w);
                 }
-                self.note = Some(note);
+                self.say(note);
                 let mut cmds = self.selection_changed();
                 cmds.extend(self.poll_now(ix));
                 cmds
@@ -180,7 +180,7 @@ impl App {
             }
             Err(e) => {
                 self.clusters[ix].launch.reattaching = false;
-                self.note = Some(format!("re-attaching launched jobs: {e}"));
+                self.say(format!("re-attaching launched jobs: {e}"));
                 Vec::new()
             }
         }
@@ -205,7 +205,7 @@ impl App {
                 if let Some(form) = self.overlays.form.as_mut() {
                     form.saved(&name, &self.clusters[form.cluster]);
                 }
-                self.note = Some(format!(
+                self.say(format!(
                     "template `{name}` saved in {shown} (slurmdash submit --template {name})"
                 ));
             }
@@ -217,18 +217,16 @@ impl App {
                         path.display()
                     ));
                 }
-                None => {
-                    self.note = Some(format!(
-                        "template `{name}` exists ({}): not saved",
-                        path.display()
-                    ))
-                }
+                None => self.say(format!(
+                    "template `{name}` exists ({}): not saved",
+                    path.display()
+                )),
             },
             Err(SaveError::Failed(e)) => {
                 let msg = format!("template `{name}` not saved: {e}");
                 match self.overlays.form.as_mut() {
                     Some(form) => form.error = Some(msg),
-                    None => self.note = Some(msg),
+                    None => self.say(msg),
                 }
             }
         }

@@ -287,12 +287,12 @@ impl App {
                 self.apply(out)
             }
             Msg::Note(text) => {
-                self.note = Some(text);
+                self.say(text);
                 Vec::new()
             }
             Msg::ClusterAdded(name) => {
                 self.focus_cluster_named(&name);
-                self.note = Some(format!("added cluster `{name}`"));
+                self.say(format!("added cluster `{name}`"));
                 Vec::new()
             }
             Msg::Ran(rec) => {
@@ -321,6 +321,17 @@ impl App {
         }
     }
 
+    /// The status bar's note. The one place it is written: components say theirs in their
+    /// [`component::Out`], which [`App::land`] passes here; the App's own paths call it.
+    pub(crate) fn say(&mut self, text: impl Into<String>) {
+        self.note = Some(text.into());
+    }
+
+    /// The note is cleared (a key that answers nothing new, a finished action).
+    pub(crate) fn unsay(&mut self) {
+        self.note = None;
+    }
+
     /// Lands a component's answer (see [`App::land`]) that did not come from an overlay.
     pub(super) fn apply(&mut self, out: component::Out) -> Vec<Cmd> {
         self.land(None, out)
@@ -335,14 +346,14 @@ impl App {
             if !self.queue.shown_mut().select_id(&id) {
                 self.queue.shown_mut().set_filter("");
                 if !self.queue.shown_mut().select_id(&id) {
-                    self.note = Some(format!("job {id} is not shown in the queue"));
+                    self.say(format!("job {id} is not shown in the queue"));
                     return cmds;
                 }
             }
             cmds.extend(self.selection_changed());
         }
         if let Some(note) = out.note {
-            self.note = Some(note);
+            self.say(note);
         }
         if let Some(prompt) = out.prompt {
             self.overlays.input = Some(prompt);

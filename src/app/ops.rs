@@ -223,9 +223,9 @@ impl App {
                 let line = report.summary();
                 if failed {
                     self.clusters[ix].status.last_error = Some(line);
-                    self.note = None;
+                    self.unsay();
                 } else {
-                    self.note = Some(line);
+                    self.say(line);
                 }
                 if op.kind == OpKind::Cancel {
                     let done: Vec<JobId> = report
@@ -244,7 +244,7 @@ impl App {
             Err(e) => {
                 self.clusters[ix].status.last_error =
                     Some(format!("could not {}: {e}", op.describe()));
-                self.note = None;
+                self.unsay();
             }
         }
         // Show the new states now rather than at the next poll.

@@ -285,7 +285,7 @@ impl App {
     pub fn open_form(&mut self) -> Vec<Cmd> {
         let ix = self.view_cluster();
         if self.clusters[ix].read_only {
-            self.note = Some("read-only session: launching jobs is off".into());
+            self.say("read-only session: launching jobs is off");
             return Vec::new();
         }
         self.overlays.form = Some(FormState::open(&self.clusters[ix]));
