@@ -405,6 +405,22 @@ impl App {
 
     /// Replaces cluster `ix`'s rows in the queue, keeping the other clusters'.
     pub(super) fn set_own_jobs(&mut self, ix: u16, jobs: Vec<Job>) {
+        self.put_own_jobs(ix, jobs);
+        self.refresh_progress();
+    }
+
+    /// The PROGRESS cells again: states and time limits moved, jobs left.
+    pub(super) fn refresh_progress(&mut self) {
+        let clusters = &self.clusters;
+        super::progress::refresh(
+            &mut self.progress,
+            &mut self.queue.jobs,
+            self.logs.job.as_ref(),
+            |k| clusters.get(k).and_then(|c| c.status.last_ok),
+        );
+    }
+
+    fn put_own_jobs(&mut self, ix: u16, jobs: Vec<Job>) {
         if !self.multi() {
             self.queue.jobs.set_jobs(jobs);
             return;

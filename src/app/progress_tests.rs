@@ -175,3 +175,28 @@ fn a_narrow_queue_drops_the_progress_column_first_and_the_detail_keeps_it() {
     a.size = (150, 40);
     assert!(screen(&a).contains("PROGRESS"));
 }
+
+/// The job whose progress was read ends: a newer read of it (its detail, before the next
+/// refresh) says COMPLETED, and its queue cell says `done` at once rather than keeping the
+/// last bar's percent and an ETA beside a COMPLETED state.
+#[test]
+fn a_job_that_completed_shows_done_in_the_queue_not_its_last_percent() {
+    let (mut a, id) = opened();
+    a.update(log(&id, Stream::Stdout, "step 900/1000\n"));
+    a.update(at(60));
+    a.update(log(&id, Stream::Stdout, "step 980/1000\n"));
+    let cell = |a: &App| a.queue.jobs.progress(&id).map(|p| p.cell(a.now));
+    assert_eq!(cell(&a).as_deref(), Some("98%"));
+    let detail = crate::slurm::model::JobDetail {
+        id: Some(id.clone()),
+        state: Some(crate::slurm::model::JobState::Completed),
+        ..Default::default()
+    };
+    a.update(Msg::Job(JobMsg::Detail {
+        id: id.clone(),
+        result: Box::new(Ok((detail, crate::payload::DetailSource::Sacct))),
+    }));
+    assert_eq!(cell(&a).as_deref(), Some("done"));
+    let s = screen(&a);
+    assert!(line_with(&s, "COMPLETED").contains("done"), "{s}");
+}

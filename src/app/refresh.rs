@@ -146,14 +146,8 @@ impl App {
         let previous = self.queue.jobs.jobs_on(self.multi().then_some(ix));
         let listed = self.clusters[ix].on_jobs(jobs, &previous, at, took, self.now);
         drop(previous);
+        self.queue.jobs.set_listed_at(ix, at);
         self.set_own_jobs(ix, listed.rows);
-        let clusters = &self.clusters;
-        super::progress::refresh(
-            &mut self.progress,
-            &mut self.queue.jobs,
-            self.logs.job.as_ref(),
-            |k| clusters.get(k).and_then(|c| c.status.last_ok),
-        );
         self.overlays.deps.refresh(&view!(self, ix), &self.history);
         let interval = self.adapt_interval(ix);
         let mut cmds = self.selection_changed();

@@ -266,7 +266,9 @@ impl App {
                 let dir = self.results_dir(&id);
                 let triage = triage::ask(&mut self.detail.triage, &id, &detail, source, dir);
                 let refined = self.final_states_known(id.cluster(), std::slice::from_ref(&detail));
-                row_from_detail(&mut self.queue.jobs, &id, &detail);
+                if row_from_detail(&mut self.queue.jobs, &id, &detail, self.now) {
+                    self.refresh_progress();
+                }
                 self.detail.kept.keep(&id, &detail, source);
                 self.detail.detail = Some(detail);
                 self.detail.source = Some(source);
@@ -286,10 +288,15 @@ impl App {
 
 /// The selected job's row says what its detail, read after the list, says: a job that
 /// ended (or started) since the last refresh does not show PENDING beside a detail that
-/// says FAILED until the next full read.
-fn row_from_detail(jobs: &mut crate::queue::QueueView, id: &JobId, d: &JobDetail) {
+/// says FAILED until the next full read. Whether the row changed.
+fn row_from_detail(
+    jobs: &mut crate::queue::QueueView,
+    id: &JobId,
+    d: &JobDetail,
+    at: chrono::NaiveDateTime,
+) -> bool {
     let Some(state) = d.state.clone() else {
-        return;
+        return false;
     };
     let stale = jobs
         .jobs()
@@ -297,9 +304,9 @@ fn row_from_detail(jobs: &mut crate::queue::QueueView, id: &JobId, d: &JobDetail
         .find(|j| &j.id == id)
         .is_some_and(|j| j.state != state);
     if !stale {
-        return;
+        return false;
     }
-    jobs.patch_job(id, |r| {
+    jobs.patch_job(id, at, |r| {
         r.state = state;
         r.reason = d.reason.as_deref().map(Into::into);
         if let Some(n) = d
@@ -315,5 +322,5 @@ fn row_from_detail(jobs: &mut crate::queue::QueueView, id: &JobId, d: &JobDetail
         if let Some(e) = d.elapsed {
             r.time_used = e;
         }
-    });
+    })
 }

@@ -438,6 +438,7 @@ impl Tracker {
             seen_at: s.at,
             finish: self.finish(),
             limit_end: job.and_then(|j| limit_end(j, listed_at)),
+            status: job.map_or(Status::Running, |j| j.status()),
         })
     }
 }
@@ -475,6 +476,9 @@ pub struct Summary {
     pub seen_at: NaiveDateTime,
     pub finish: Option<NaiveDateTime>,
     pub limit_end: Option<NaiveDateTime>,
+    /// The job's status when this was worked out: once it ended there is nothing to
+    /// estimate, only where it got to.
+    pub status: Status,
 }
 
 impl Summary {
@@ -501,8 +505,24 @@ impl Summary {
             .map(|f| (f - now).num_seconds().max(0).unsigned_abs())
     }
 
-    /// The queue's cell: `62% 5h10m`, with `!` when the time limit comes first.
+    /// The job has ended: it finished (`Some(true)`), or it stopped on an error or a cancel
+    /// (`Some(false)`). None while it may still go on.
+    fn ended(&self) -> Option<bool> {
+        match self.status {
+            Status::Complete => Some(true),
+            Status::Error | Status::Canceled => Some(false),
+            Status::Pending | Status::Running | Status::Paused | Status::Unknown => None,
+        }
+    }
+
+    /// The queue's cell: `62% 5h10m`, with `!` when the time limit comes first; `done` once
+    /// the job completed, `62% ended` once it stopped short.
     pub fn cell(&self, now: NaiveDateTime) -> String {
+        match self.ended() {
+            Some(true) => return "done".into(),
+            Some(false) => return format!("{}% ended", self.percent_text()),
+            None => {}
+        }
         let mut s = format!("{}%", self.percent_text());
         if let (Some(eta), true) = (self.eta_secs(now), self.reading.fraction < 1.0) {
             s.push(' ');
@@ -517,6 +537,17 @@ impl Summary {
     /// The detail pane's line: `62 % · ETA 5 h 10 m · limit in 3 h`.
     pub fn line(&self, now: NaiveDateTime) -> String {
         let mut parts = vec![format!("{} %", self.percent_text())];
+        if let Some(finished) = self.ended() {
+            parts.push(
+                if finished {
+                    "the job completed"
+                } else {
+                    "where it stopped"
+                }
+                .into(),
+            );
+            return parts.join(" · ");
+        }
         if self.reading.fraction >= 1.0 {
             parts.push("done".into());
         } else {

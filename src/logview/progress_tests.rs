@@ -353,3 +353,34 @@ fn a_flood_of_progress_lines_costs_little() {
         t0.elapsed() / 20
     );
 }
+
+/// Once the job has ended there is nothing left to estimate: a completed job's cell says
+/// `done` whatever its last bar read (tqdm's last redraw often stops short of 100), one that
+/// failed or was cancelled says where it got to, and neither names an ETA or the limit.
+#[test]
+fn an_ended_job_shows_done_or_where_it_stopped_never_an_eta() {
+    let p = Patterns::default();
+    let mut tr = Tracker::default();
+    tr.feed(&p, Stream::Stdout, b"step 590/600\n", at(0));
+    tr.feed(&p, Stream::Stdout, b"step 598/600\n", at(60));
+    let running = tr
+        .summary(Some(&job("RUNNING", 600, 3600)), Some(at(60)))
+        .unwrap();
+    assert!(
+        running.cell(at(60)).starts_with("99%"),
+        "{}",
+        running.cell(at(60))
+    );
+    let done = tr
+        .summary(Some(&job("COMPLETED", 600, 3600)), Some(at(60)))
+        .unwrap();
+    assert_eq!(done.cell(at(60)), "done");
+    assert_eq!(done.line(at(60)), "99 % · the job completed");
+    for state in ["FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY"] {
+        let s = tr
+            .summary(Some(&job(state, 600, 3600)), Some(at(60)))
+            .unwrap();
+        assert_eq!(s.cell(at(60)), "99% ended", "{state}");
+        assert_eq!(s.line(at(60)), "99 % · where it stopped", "{state}");
+    }
+}

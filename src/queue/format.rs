@@ -54,8 +54,25 @@ pub fn waited(job: &Job, now: NaiveDateTime) -> Option<String> {
 
 /// `12s/20m`; a pending job has used nothing yet: `-/20m`.
 pub fn time_used_limit(job: &Job) -> String {
+    time_used_limit_after(job, 0)
+}
+
+/// As [`time_used_limit`], with the `ran` seconds since the record was read added to the
+/// time used of a running job, never past its limit: the column counts on between reads.
+pub fn time_used_limit_after(job: &Job, ran: u64) -> String {
     let used = if job.state == JobState::Pending {
         "-".to_string()
+    } else if ran > 0 && job.state == JobState::Running {
+        match job.time_used.known() {
+            Some(u) => {
+                let mut secs = u.as_secs().saturating_add(ran);
+                if let Some(limit) = job.time_limit.known() {
+                    secs = secs.min(limit.as_secs());
+                }
+                SlurmDuration::from_secs(secs).human()
+            }
+            None => job.time_used.human(),
+        }
     } else {
         job.time_used.human()
     };

@@ -12,6 +12,7 @@ mod rows;
 #[allow(clippy::unwrap_used)]
 mod tests;
 
+use chrono::NaiveDateTime;
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 
@@ -91,6 +92,11 @@ pub struct QueueView {
     caption: Option<(String, String)>,
     /// Progress read from the logs open this session, by job id (the PROGRESS column).
     progress: HashMap<JobId, Summary>,
+    /// When each cluster's rows were read, by cluster number: a running job's TIME counts
+    /// on from there between reads.
+    listed_at: HashMap<u16, NaiveDateTime>,
+    /// Rows changed by a newer read of their job than the list (`patch_job`), and when.
+    read_at: HashMap<JobId, NaiveDateTime>,
 }
 
 impl Default for QueueView {
@@ -133,6 +139,8 @@ impl QueueView {
             badges: HashMap::new(),
             sweeps: HashMap::new(),
             facts: HashMap::new(),
+            listed_at: HashMap::new(),
+            read_at: HashMap::new(),
             caption: None,
             progress: HashMap::new(),
             idle: HashSet::new(),
@@ -258,6 +266,7 @@ impl QueueView {
             return;
         }
         // The old rows refer to the old jobs: drop them before building anew.
+        self.read_at.clear();
         self.all = Rows::default();
         self.haystack = None;
         self.jobs = jobs;
@@ -272,7 +281,13 @@ impl QueueView {
 
     /// A newer read of one job (its detail) changes its row before the next refresh: `f`
     /// edits a copy of the record, and the list is set again. False when no row has `id`.
-    pub fn patch_job(&mut self, id: &JobId, f: impl FnOnce(&mut JobRecord)) -> bool {
+    /// `at` is when that read was made: the row's TIME counts on from then.
+    pub fn patch_job(
+        &mut self,
+        id: &JobId,
+        at: NaiveDateTime,
+        f: impl FnOnce(&mut JobRecord),
+    ) -> bool {
         let Some(i) = self.jobs.iter().position(|j| &j.id == id) else {
             return false;
         };
@@ -280,8 +295,31 @@ impl QueueView {
         let mut record = (*jobs[i]).clone();
         f(&mut record);
         jobs[i] = Job::new(record);
+        let kept = std::mem::take(&mut self.read_at);
         self.set_jobs(jobs);
+        self.read_at = kept;
+        self.read_at.insert(id.clone(), at);
         true
+    }
+
+    /// Cluster `ix`'s rows were read at `at` (a refresh's list).
+    pub fn set_listed_at(&mut self, ix: u16, at: NaiveDateTime) {
+        self.listed_at.insert(ix, at);
+    }
+
+    /// The TIME cell of `job` at `now`: a running job's time used counts on from when its
+    /// record was read, so the column moves between refreshes rather than jumping. The rows
+    /// of a cluster that could not be refreshed say what was read (they are greyed).
+    pub fn time_text(&self, job: &Job, now: NaiveDateTime) -> String {
+        if self.is_stale(job) {
+            return format::time_used_limit(job);
+        }
+        let read = self
+            .read_at
+            .get(&job.id)
+            .or_else(|| self.listed_at.get(&job.id.cluster()));
+        let ran = read.map_or(0, |&at| (now - at).num_seconds().max(0).unsigned_abs());
+        format::time_used_limit_after(job, ran)
     }
 
     /// False until the first `set_jobs`: the pane says "loading" rather

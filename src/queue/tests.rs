@@ -521,3 +521,65 @@ fn a_sweep_is_one_row_with_its_counts_until_expanded() {
     v.set_sweeps(0, HashMap::new());
     assert!(v.rows().any(|r| r.job.id.as_str() == "236_0"));
 }
+
+/// The TIME column of a running job counts on between refreshes (from when its cluster's
+/// list was read, or from a newer read of that one job), never past its limit; a pending
+/// job's stays `-`, and without a known read time nothing is added.
+#[test]
+fn a_running_jobs_time_counts_on_between_reads_up_to_its_limit() {
+    let t = |s: i64| {
+        chrono::NaiveDate::from_ymd_opt(2026, 11, 29)
+            .unwrap()
+            .and_hms_opt(12, 0, 0)
+            .unwrap()
+            + chrono::Duration::seconds(s)
+    };
+    let mut js = jobs(ME);
+    let run = js
+        .iter()
+        .position(|j| j.state == JobState::Running)
+        .unwrap();
+    let pend = js
+        .iter()
+        .position(|j| j.state == JobState::Pending)
+        .unwrap();
+    js[run].time_used = crate::slurm::model::SlurmDuration::from_secs(40);
+    js[run].time_limit = crate::slurm::model::SlurmDuration::from_secs(600);
+    let (run_id, pend_id) = (js[run].id.clone(), js[pend].id.clone());
+    let mut v = QueueView::default();
+    v.set_jobs(js);
+    let job = |v: &QueueView, id: &JobId| v.jobs().iter().find(|j| &j.id == id).unwrap().clone();
+    let r = job(&v, &run_id);
+    assert_eq!(
+        v.time_text(&r, t(30)),
+        "40s/10m",
+        "no read time known: as read"
+    );
+    v.set_listed_at(run_id.cluster(), t(0));
+    assert_eq!(v.time_text(&r, t(0)), "40s/10m");
+    assert_eq!(v.time_text(&r, t(25)), "1m5s/10m");
+    assert_eq!(v.time_text(&r, t(3600)), "10m/10m", "never past the limit");
+    let p = job(&v, &pend_id);
+    assert!(
+        v.time_text(&p, t(25)).starts_with("-/"),
+        "{}",
+        v.time_text(&p, t(25))
+    );
+    // A newer read of the pending job says it started 5 s ago: its row counts from that read.
+    assert!(v.patch_job(&pend_id, t(20), |r| {
+        r.state = JobState::Running;
+        r.time_used = crate::slurm::model::SlurmDuration::from_secs(5);
+        r.time_limit = crate::slurm::model::SlurmDuration::from_secs(600);
+    }));
+    let p = job(&v, &pend_id);
+    assert_eq!(v.time_text(&p, t(30)), "15s/10m");
+    // The next list is the newest read of every row again.
+    let again = v.jobs().to_vec();
+    v.set_listed_at(run_id.cluster(), t(60));
+    let mut again = again;
+    let i = again.iter().position(|j| j.id == pend_id).unwrap();
+    again[i].time_used = crate::slurm::model::SlurmDuration::from_secs(45);
+    v.set_jobs(again);
+    let p = job(&v, &pend_id);
+    assert_eq!(v.time_text(&p, t(70)), "55s/10m");
+}

@@ -174,6 +174,9 @@ impl QueueWidget<'_> {
                     row.job.cluster,
                     crate::queue::STALE_MARK
                 )),
+                (Column::Time, _) => {
+                    std::borrow::Cow::Owned(self.view.time_text(row.job, self.now))
+                }
                 (Column::Progress, _) => std::borrow::Cow::Owned(
                     self.view
                         .progress(&row.job.id)
