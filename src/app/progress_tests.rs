@@ -199,4 +199,8 @@ fn a_job_that_completed_shows_done_in_the_queue_not_its_last_percent() {
     assert_eq!(cell(&a).as_deref(), Some("done"));
     let s = screen(&a);
     assert!(line_with(&s, "COMPLETED").contains("done"), "{s}");
+    assert!(
+        line_with(&s, "Progress").contains("98 % · the job completed"),
+        "{s}"
+    );
 }

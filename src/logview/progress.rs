@@ -507,7 +507,7 @@ impl Summary {
 
     /// The job has ended: it finished (`Some(true)`), or it stopped on an error or a cancel
     /// (`Some(false)`). None while it may still go on.
-    fn ended(&self) -> Option<bool> {
+    pub fn ended(&self) -> Option<bool> {
         match self.status {
             Status::Complete => Some(true),
             Status::Error | Status::Canceled => Some(false),

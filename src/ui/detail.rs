@@ -240,11 +240,13 @@ fn waiter_lines(l: &mut Lines<'_>, g: &DepGraph, cluster: u16, id: &str) {
 fn progress_lines(l: &mut Lines<'_>, p: &ProgressView, running: bool, now: NaiveDateTime) {
     let s = &p.summary;
     if !running {
-        l.field(
-            "Progress",
-            &format!("{} % when last read", s.percent()),
-            l.theme.dim(),
-        );
+        // Ended: where it got to (`98 % · the job completed`); else (requeued, suspended)
+        // the last reading, which may move again.
+        let text = match s.ended() {
+            Some(_) => s.line(now),
+            None => format!("{} % when last read", s.percent()),
+        };
+        l.field("Progress", &text, l.theme.dim());
         l.field("", &s.source_line(now), l.theme.dim());
         return;
     }
