@@ -17,6 +17,7 @@ const TERM: &str = "\u{1e}\n";
 fn rec(id: &str, name: &str, state: &str, dep: &str) -> String {
     let f = [
         id,
+        "cpu=1,mem=1G,node=1,billing=1",
         id,
         "N/A",
         "sduser",

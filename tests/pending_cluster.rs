@@ -12,6 +12,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::widgets::Widget;
 use slurmdash::io::{partitions, pending, poll};
+use slurmdash::queue::{Column, QueueRow, RowKind};
 use slurmdash::remote::{Remote, SshOptions, SshRemote};
 use slurmdash::slurm::command::SqueueQuery;
 use slurmdash::slurm::model::{Job, JobState};
@@ -417,6 +418,43 @@ async fn held_job_shows_job_held_user_and_how_to_release() {
         slurmdash::slurm::reason::compact("JobHeldUser"),
         "JobHeldUser (you)"
     );
+}
+
+/// The queue's GPUS column of held jobs that asked for GPUs each way Slurm offers. The row
+/// once read only `%b` (GPUs per node), so `--gpus` and `--gpus-per-task` showed `-`.
+#[tokio::test]
+async fn the_gpus_column_counts_the_gpus_however_the_job_asked() {
+    let r = remote();
+    let dir = scratch(&r, "gpus").await;
+    let asks: [(&str, &[&str], &str); 6] = [
+        ("sd-gpus", &["--gpus=2"], "2"),
+        ("sd-gpus-per-task", &["-n", "3", "--gpus-per-task=1"], "3"),
+        ("sd-gpus-per-node", &["-N", "2", "--gpus-per-node=2"], "4"),
+        ("sd-gres", &["-N", "2", "--gres=gpu:1"], "2"),
+        ("sd-gpus-array", &["--array=0-3", "--gpus=1"], "1"),
+        ("sd-no-gpus", &["-c", "2"], "-"),
+    ];
+    let mut ids = Vec::new();
+    for (name, ask, _) in &asks {
+        let mut argv = vec!["--hold", "-J", name, "-t", "1", "-p", "short", "-D", &dir];
+        argv.extend_from_slice(ask);
+        argv.extend(["--wrap", "true"]);
+        ids.push(sbatch(&r, &argv).await);
+    }
+    let jobs = own_jobs(&r).await;
+    scancel(&r, &ids).await;
+    let now = chrono::Local::now().naive_local();
+    for ((name, _, want), id) in asks.iter().zip(&ids) {
+        let j = jobs
+            .iter()
+            .find(|j| j.id.as_str().split('_').next() == Some(id.to_string().as_str()))
+            .unwrap_or_else(|| panic!("{name} ({id}) not in the queue"));
+        let row = QueueRow {
+            job: j,
+            kind: RowKind::Job,
+        };
+        assert_eq!(Column::Gpus.text(&row, now), *want, "{name}: {j:?}");
+    }
 }
 
 #[tokio::test]

@@ -140,6 +140,66 @@ fn squeue_gpu_request_on(v: &str) {
     assert_eq!(by_name(&jobs, "cpu hog 1").gpus(), 0);
 }
 
+/// `squeue_gpus.out` (`scripts/capture-gpu-fixtures`): held jobs that asked for GPUs each
+/// way, read with today's format. `tres-per-node` (`%b`) is `N/A` for `--gpus` and
+/// `--gpus-per-task` on every version; `tres-alloc` holds the GPUs in all for each.
+#[test]
+fn squeue_gpus_however_asked() {
+    for v in VERSIONS {
+        eprintln!("fixtures of Slurm {v}");
+        squeue_gpus_however_asked_on(v);
+    }
+}
+
+fn squeue_gpus_however_asked_on(v: &str) {
+    let jobs = parse_squeue(&fixture(v, "squeue_gpus.out")).unwrap();
+    assert_eq!(jobs.len(), 9);
+    let per_node = |n: u32| {
+        if v == "22.05" {
+            format!("gres:gpu:{n}")
+        } else {
+            format!("gres/gpu:{n}")
+        }
+    };
+    for (name, tpn, gpus) in [
+        ("gpu-gres", Some(per_node(2)), 2),
+        ("gpu-gres-nodes", Some(per_node(1)), 2),
+        ("gpu-gpus", None, 2),
+        ("gpu-per-node", Some(per_node(2)), 4),
+        ("gpu-per-task", None, 3),
+        ("gpu-per-task-2n", None, 8),
+        ("gpu-none", None, 0),
+        ("gpu-array", None, 1),
+        ("gpu name|\nbreak", None, 1),
+    ] {
+        let j = by_name(&jobs, name);
+        assert_eq!(j.tres_per_node.as_deref(), tpn.as_deref(), "{v} {name}");
+        assert_eq!(j.gpus(), gpus, "{v} {name}: {:?}", j.tres);
+        assert_eq!(j.state, JobState::Pending, "{v} {name}");
+        assert_eq!(j.reason.as_deref(), Some("JobHeldUser"), "{v} {name}");
+    }
+    let nodes = |name| by_name(&jobs, name).nodes;
+    assert_eq!(
+        (nodes("gpu-per-node"), nodes("gpu-per-task-2n")),
+        (2, 2),
+        "{v}"
+    );
+    let arr = by_name(&jobs, "gpu-array");
+    assert!(
+        arr.id.as_str().ends_with("_[0-3]"),
+        "{v} {}",
+        arr.id.as_str()
+    );
+    assert_eq!(arr.array_task.as_deref(), Some("0-3"), "{v}");
+    let dep = by_name(&jobs, "gpu name|\nbreak");
+    let gres = by_name(&jobs, "gpu-gres");
+    assert_eq!(
+        dep.dependency.as_deref(),
+        Some(format!("afterok:{}(unfulfilled)", gres.id.as_str()).as_str()),
+        "{v}"
+    );
+}
+
 #[test]
 fn squeue_arrays_and_het_jobs() {
     for v in VERSIONS {

@@ -450,6 +450,7 @@ pub(super) fn placeholder_job(s: &Submitted, p: &Prepared, cluster: u16) -> Job 
         min_memory: p.plan.mem.as_deref().map(Into::into),
         tres_per_node: (p.plan.gpus_per_node > 0)
             .then(|| format!("gres:gpu:{}", p.plan.gpus_per_node).into()),
+        tres: None,
         node_list: None,
         submit_time: None,
         start_time: None,

@@ -87,6 +87,10 @@ pub struct JobRecord {
     pub min_memory: Option<SharedStr>,
     /// %b (tres-per-node), e.g. `gres:gpu:2`; None for `N/A`.
     pub tres_per_node: Option<SharedStr>,
+    /// `tres-alloc`: what a running job holds or a pending one asks for, e.g.
+    /// `cpu=3,mem=50M,node=1,billing=3,gres/gpu=3`; None for `N/A` and in captures of the
+    /// older `-o` format, which had no such field.
+    pub tres: Option<SharedStr>,
     pub node_list: Option<Box<str>>,
     pub submit_time: Option<NaiveDateTime>,
     /// Actual start, or the scheduler's estimate for a pending job.
@@ -115,12 +119,18 @@ impl JobRecord {
             .unwrap_or_default()
     }
 
-    /// GPUs the job asked for in total (per node × nodes).
+    /// GPUs the job holds or asked for in all, however it asked (`--gres`, `--gpus`,
+    /// `--gpus-per-node`, `--gpus-per-task`): from its TRES, else (a row without them)
+    /// GPUs per node × nodes.
     pub fn gpus(&self) -> u32 {
-        self.tres_per_node
-            .as_deref()
-            .map(|t| gpus_in_tres(t).saturating_mul(self.nodes.max(1)))
-            .unwrap_or(0)
+        match self.tres.as_deref().map(gpus_in_tres) {
+            Some(n) if n > 0 => n,
+            _ => self
+                .tres_per_node
+                .as_deref()
+                .map(|t| gpus_in_tres(t).saturating_mul(self.nodes.max(1)))
+                .unwrap_or(0),
+        }
     }
 }
 
@@ -221,6 +231,7 @@ impl JobDetail {
                     })
                 })
                 .map(SharedStr::from),
+            tres: d.tres.as_deref().map(SharedStr::from),
             node_list: d.node_list.as_deref().map(Into::into),
             submit_time: d.submit_time,
             start_time: d.start_time,

@@ -21,15 +21,22 @@ pub fn squeue_rows(real: &str, n: usize) -> String {
         let id = 1_000_000 + i as u64;
         let (first, rest) = rec.split_once(FIELD_SEP).unwrap_or((rec, ""));
         let digits = first.bytes().take_while(u8::is_ascii_digit).count();
-        let (second, rest) = rest.split_once(FIELD_SEP).unwrap_or((rest, ""));
-        let second_is_id = second.bytes().all(|b| b.is_ascii_digit()) && !second.is_empty();
         out.push_str(&id.to_string());
         out.push_str(&first[digits..]);
         out.push(FIELD_SEP);
-        if second_is_id {
+        // The array's job id (`ArrayJobId`, `%F`) is renumbered too: third in the
+        // `--Format` records (after `tres-alloc`), second in the older `-o` ones.
+        let is_id = |f: &str| f.bytes().all(|b| b.is_ascii_digit()) && !f.is_empty();
+        let (mut field, mut rest) = rest.split_once(FIELD_SEP).unwrap_or((rest, ""));
+        if !is_id(field) {
+            out.push_str(field);
+            out.push(FIELD_SEP);
+            (field, rest) = rest.split_once(FIELD_SEP).unwrap_or((rest, ""));
+        }
+        if is_id(field) {
             out.push_str(&id.to_string());
         } else {
-            out.push_str(second);
+            out.push_str(field);
         }
         out.push(FIELD_SEP);
         // A framed record (`command::SQUEUE_FIELDS`) repeats the id before the name and
@@ -68,7 +75,7 @@ mod tests {
     #[test]
     fn framed_records_stay_framed_with_new_ids() {
         let mut f = vec![
-            "7_2", "7", "2", "u", "a", "p", "PENDING", "None", "0:00", "1:00",
+            "7_2", "cpu=1", "7", "2", "u", "a", "p", "PENDING", "None", "0:00", "1:00",
         ];
         f.extend([
             "1", "1", "1G", "N/A", "", "N/A", "N/A", "normal", "1", "(null)", "/d",
@@ -79,6 +86,7 @@ mod tests {
         assert!(p.problems.is_empty(), "{:?}", p.problems);
         let ids: Vec<&str> = p.items.iter().map(|j| j.id.as_str()).collect();
         assert_eq!(ids, ["1000000_2", "1000001_2", "1000002_2"]);
+        assert_eq!(p.items[1].array_job_id, Some(1_000_001));
         assert!(p.items.iter().all(|j| j.name == "n\x1fm"));
     }
 }

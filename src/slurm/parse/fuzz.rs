@@ -24,7 +24,10 @@ fn odd_text() -> impl Strategy<Value = String> {
     prop::collection::vec(odd_char(), 0..12).prop_map(|v| v.into_iter().collect())
 }
 
-/// Real values of the fixed squeue fields (after the id).
+/// A real `tres-alloc`, the squeue field after the id.
+const TRES: &str = "cpu=2,mem=1G,node=1,billing=2,gres/gpu=2";
+
+/// Real values of the fixed squeue fields (after the id, `tres-alloc` and the array's id).
 const SQUEUE_FIXED: &[&str] = &[
     "N/A",
     "sduser",
@@ -93,8 +96,8 @@ fn squeue_text(rs: &[Rec]) -> String {
     let mut out = String::new();
     for r in rs {
         // The id is one field printed four times: spoiling it spoils every copy.
-        let mut fixed: Vec<String> = std::iter::once(r.id.clone())
-            .chain(std::iter::once(r.id.clone()))
+        let mut fixed: Vec<String> = [r.id.clone(), TRES.to_string(), r.id.clone()]
+            .into_iter()
             .chain(SQUEUE_FIXED.iter().map(|s| s.to_string()))
             .collect();
         let fixed_n = fixed.len();
@@ -141,7 +144,7 @@ proptest! {
     fn squeue_keeps_every_clean_record(rs in recs()) {
         let out = squeue_text(&rs);
         let p = read_squeue(&out);
-        let fixed_n = SQUEUE_FIXED.len() + 2;
+        let fixed_n = SQUEUE_FIXED.len() + 3;
         for r in rs.iter().filter(|r| clean(r, fixed_n)) {
             let (dir, name) = expected(r, fixed_n);
             let got: Vec<_> = p.items.iter().filter(|j| j.id.as_str() == r.id).collect();

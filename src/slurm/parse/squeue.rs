@@ -12,10 +12,16 @@ use crate::slurm::time::SlurmDuration;
 
 const CMD: &str = "squeue";
 const TERM: &str = "\u{1e}\n";
-/// Fields before the free text (work dir, id, name, id), `%E` the last of them.
-const FIXED: usize = 20;
-/// The same in the older unframed output of captured fixtures, which has no `%E`.
+/// Fields before the free text (work dir, id, name, id) in records of
+/// `command::SQUEUE_FIELDS`, `Dependency` the last of them.
+const FIXED: usize = 21;
+/// The same in records of the older `-o` format of captured fixtures (`%i %F … %Q %E %Z %i
+/// %j %i`), which print the same fields without `tres-alloc` (see [`has_tres`]).
+const FIXED_OLD: usize = 20;
+/// The same in the still older unframed output of captured fixtures, which has no `%E`.
 const FIXED_UNFRAMED: usize = 19;
+/// Fields a framed record holds at least: those of the older `-o` format, one fewer.
+const FRAMED_FIELDS: usize = SQUEUE_FIELDS.len() - 1;
 
 /// What a squeue listing gave: every record that named its job, and what went wrong.
 #[derive(Debug, Clone, PartialEq)]
@@ -119,6 +125,16 @@ impl Lenient {
     }
 }
 
+/// Whether a framed record is one of `command::SQUEUE_FIELDS`, with `tres-alloc` second:
+/// the older `-o` format had `%F` there, the array's job id, which is digits (`tres-alloc`
+/// is a list of `key=value`, or `N/A`).
+fn has_tres(text: &str) -> bool {
+    !text
+        .split(FIELD_SEP)
+        .nth(1)
+        .is_some_and(|f| !f.is_empty() && f.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// Splits the free text after the fixed fields: framed `DIR␟ID␟NAME`, or `DIR␟NAME`.
 fn free_text<'a>(tail: &'a str, id: &str, framed: bool) -> Result<(&'a str, &'a str), String> {
     if framed {
@@ -187,7 +203,7 @@ pub fn read_squeue_reusing(
     label: &(dyn Fn(&mut JobRecord) + Sync),
 ) -> Parsed<Job> {
     let mut r = Reader::new(last, label);
-    let pieces = pieces(out, SQUEUE_FIELDS.len(), false);
+    let pieces = pieces(out, FRAMED_FIELDS, false);
     r.parsed.items.reserve_exact(pieces.len());
     for p in pieces {
         r.piece(p, 0);
@@ -237,9 +253,16 @@ impl<'a> Reader<'a> {
             text: p.text,
         };
         let shared = &mut self.shared;
-        let fixed = if p.framed { FIXED } else { FIXED_UNFRAMED };
+        let tres = p.framed && has_tres(p.text);
+        let fixed = match (p.framed, tres) {
+            (true, true) => FIXED,
+            (true, false) => FIXED_OLD,
+            (false, _) => FIXED_UNFRAMED,
+        };
+        // Fields after the id are one further on in records with `tres-alloc`.
+        let at = |i: usize| i + usize::from(tres);
         let r = Row::lenient(CMD, &rec, FIELD_SEP, fixed + 1);
-        let id = match r.job_id(0, "job id (%i)") {
+        let id = match r.job_id(0, "job id (JobArrayId)") {
             Ok(id) => id,
             Err(e) => {
                 self.parsed.problems.push(e);
@@ -263,38 +286,49 @@ impl<'a> Reader<'a> {
                 (r.str(fixed), "")
             }
         };
-        let array_job_id = l.take(r.opt_num::<u64>(1, "array job id (%F)"), None);
-        let time_used = l.take(r.duration(8, "time used (%M)"), SlurmDuration::Unknown);
-        let time_limit = l.take(r.duration(9, "time limit (%l)"), SlurmDuration::Unknown);
-        let nodes = l.take(r.num(10, "nodes (%D)"), 0);
-        let cpus = l.take(r.num(11, "cpus (%C)"), 0);
-        let submit_time = l.take(r.time(15, "submit time (%V)"), None);
-        let start_time = l.take(r.time(16, "start time (%S)"), None);
-        let priority = l.take(r.opt_num(18, "priority (%Q)"), None);
+        let array_job_id = l.take(r.opt_num::<u64>(at(1), "array job id (ArrayJobId)"), None);
+        let time_used = l.take(
+            r.duration(at(8), "time used (TimeUsed)"),
+            SlurmDuration::Unknown,
+        );
+        let time_limit = l.take(
+            r.duration(at(9), "time limit (TimeLimit)"),
+            SlurmDuration::Unknown,
+        );
+        let nodes = l.take(r.num(at(10), "nodes (NumNodes)"), 0);
+        let cpus = l.take(r.num(at(11), "cpus (NumCPUs)"), 0);
+        let submit_time = l.take(r.time(at(15), "submit time (SubmitTime)"), None);
+        let start_time = l.take(r.time(at(16), "start time (StartTime)"), None);
+        let priority = l.take(r.opt_num(at(18), "priority (PriorityLong)"), None);
         let problem = l.problem.take();
         let mut job = Job::new(JobRecord {
             id,
             cluster: "".into(),
             array_job_id,
-            array_task: r.opt_str(2).map(Into::into),
-            user: shared.get(r.str(3)),
-            account: shared.get(r.str(4)),
-            partition: shared.get(r.str(5)),
-            state: JobState::parse(r.str(6)),
-            reason: r.opt_str(7).map(|s| shared.get(s)),
+            array_task: r.opt_str(at(2)).map(Into::into),
+            user: shared.get(r.str(at(3))),
+            account: shared.get(r.str(at(4))),
+            partition: shared.get(r.str(at(5))),
+            state: JobState::parse(r.str(at(6))),
+            reason: r.opt_str(at(7)).map(|s| shared.get(s)),
             time_used,
             time_limit,
             nodes,
             cpus,
-            min_memory: r.opt_str(12).map(|s| shared.get(s)),
-            tres_per_node: r.opt_str(13).map(|s| shared.get(s)),
-            node_list: r.opt_str(14).map(Into::into),
+            min_memory: r.opt_str(at(12)).map(|s| shared.get(s)),
+            tres_per_node: r.opt_str(at(13)).map(|s| shared.get(s)),
+            tres: if tres {
+                r.opt_str(1).map(|s| shared.get(s))
+            } else {
+                None
+            },
+            node_list: r.opt_str(at(14)).map(Into::into),
             submit_time,
             start_time,
-            qos: shared.get(r.str(17)),
+            qos: shared.get(r.str(at(17))),
             priority,
             dependency: if p.framed {
-                r.opt_str(19).map(Into::into)
+                r.opt_str(at(19)).map(Into::into)
             } else {
                 None
             },
@@ -377,7 +411,7 @@ impl<'a> SqueueStream<'a> {
             self.whole = true;
             return;
         };
-        let Some(recs) = framed_records_known(text, TERM, SQUEUE_FIELDS.len(), self.framed) else {
+        let Some(recs) = framed_records_known(text, TERM, FRAMED_FIELDS, self.framed) else {
             self.whole = true;
             return;
         };
@@ -416,7 +450,7 @@ impl<'a> SqueueStream<'a> {
         let rest = std::mem::take(&mut self.buf);
         let text = String::from_utf8(rest)
             .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-        for p in pieces(&text, SQUEUE_FIELDS.len(), self.framed && !self.whole) {
+        for p in pieces(&text, FRAMED_FIELDS, self.framed && !self.whole) {
             self.reader.piece(p, self.lines);
         }
         self.reader.finish()

@@ -13,8 +13,10 @@ fn framed(fixed: &[&str], dir: &str, name: &str) -> String {
     row(&f)
 }
 
+/// The fixed fields of `command::SQUEUE_FIELDS`, `tres-alloc` second.
 const FIXED_RUNNING: &[&str] = &[
     "42",
+    "cpu=2,mem=1G,node=1,billing=2,gres/gpu=2",
     "42",
     "N/A",
     "sduser",
@@ -39,7 +41,7 @@ const FIXED_RUNNING: &[&str] = &[
 fn running(id: &str, dir: &str, name: &str) -> String {
     let mut f = FIXED_RUNNING.to_vec();
     f[0] = id;
-    f[1] = id;
+    f[2] = id;
     framed(&f, dir, name)
 }
 
@@ -87,7 +89,7 @@ fn name_and_work_dir_may_hold_separators_terminators_and_newlines() {
 fn a_bad_record_is_its_own_marked_row_and_the_others_read() {
     let mut bad = FIXED_RUNNING.to_vec();
     bad[0] = "44";
-    bad[10] = "lots";
+    bad[11] = "lots";
     let out = format!(
         "{}{}{}",
         running("42", "/d", "a"),
@@ -102,7 +104,7 @@ fn a_bad_record_is_its_own_marked_row_and_the_others_read() {
     assert_eq!(b.status(), Status::Running);
     let why = b.problem.as_deref().unwrap();
     assert!(
-        why.contains("nodes (%D)") && why.contains("line 2"),
+        why.contains("nodes (NumNodes)") && why.contains("line 2"),
         "{why}"
     );
     assert!(p.items[0].problem.is_none() && p.items[2].problem.is_none());
@@ -139,8 +141,9 @@ fn cut_off_output_marks_only_the_last_row() {
 
 #[test]
 fn older_unframed_output_still_reads() {
-    // Captured before `%E` was asked for.
+    // Captured before `%E` (and `tres-alloc`) was asked for.
     let mut f = FIXED_RUNNING[..FIXED_RUNNING.len() - 1].to_vec();
+    f.remove(1);
     f.extend(["/home/sduser", "a\x1fb"]);
     let out = format!("{}{}", row(&f), row(&f));
     let jobs = parse_squeue(&out).unwrap();
@@ -150,6 +153,56 @@ fn older_unframed_output_still_reads() {
     let e = parse_squeue(&short).unwrap_err();
     assert_eq!(e.line, 2);
     assert!(e.what.contains("expected 20 fields, found 5"), "{e}");
+}
+
+/// A record of the older `-o` format (`%F` second, no `tres-alloc`), as the usage
+/// fixtures were captured, reads with its GPUs per node × nodes; one of today's format
+/// counts the GPUs of its TRES, however they were asked for.
+#[test]
+fn older_framed_records_read_beside_those_with_tres() {
+    let mut old = FIXED_RUNNING.to_vec();
+    old.remove(1);
+    old[0] = "41";
+    old[1] = "41";
+    let mut gpus = FIXED_RUNNING.to_vec();
+    gpus[0] = "43";
+    gpus[2] = "43";
+    gpus[1] = "cpu=3,mem=50M,node=1,billing=3,gres/gpu=3";
+    gpus[14] = "N/A";
+    let out = format!(
+        "{}{}{}",
+        framed(&old, "/d\x1f8", "old \x1f41\x1f"),
+        running("42", "/d", "new"),
+        framed(&gpus, "/d", "per task")
+    );
+    let p = read_squeue(&out);
+    assert!(p.problems.is_empty(), "{:?}", p.problems);
+    type Seen<'a> = (&'a str, Option<u64>, &'a str, Option<&'a str>, u32);
+    let got: Vec<Seen> = p
+        .items
+        .iter()
+        .map(|j| {
+            let tres = j.tres.as_deref();
+            (
+                j.id.as_str(),
+                j.array_job_id,
+                j.name.as_str(),
+                tres,
+                j.gpus(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("41", Some(41), "old \x1f41\x1f", None, 2),
+            ("42", Some(42), "new", Some(FIXED_RUNNING[1]), 2),
+            ("43", Some(43), "per task", Some(gpus[1]), 3),
+        ]
+    );
+    assert_eq!(p.items[0].dependency, None);
+    assert_eq!(p.items[2].tres_per_node, None);
+    assert_eq!(p.items[0].time_used.to_string(), "1:02");
 }
 
 #[test]
@@ -177,8 +230,8 @@ fn start_estimates_are_framed_too() {
 #[test]
 fn the_dependency_of_each_row() {
     let mut f = FIXED_RUNNING.to_vec();
-    f[6] = "PENDING";
-    f[19] = "singleton(unfulfilled),afterany:6057(unfulfilled)";
+    f[7] = "PENDING";
+    f[20] = "singleton(unfulfilled),afterany:6057(unfulfilled)";
     let out = format!("{}{}", framed(&f, "/d", "b"), running("43", "/d", "a"));
     let jobs = parse_squeue(&out).unwrap();
     assert_eq!(
@@ -242,7 +295,7 @@ fn a_changed_record_is_read_anew_and_the_others_reused() {
 fn a_record_with_a_problem_is_never_reused() {
     let mut bad = FIXED_RUNNING.to_vec();
     bad[0] = "44";
-    bad[10] = "lots";
+    bad[11] = "lots";
     let out = format!("{}{}", running("42", "/d", "a"), framed(&bad, "/d", "b"));
     let mut last = Reuse::default();
     let first = read_squeue_reusing(&out, &mut last, &|_| {});
@@ -318,7 +371,7 @@ fn large_answer() -> String {
         if i % 997 == 5 {
             let mut bad = FIXED_RUNNING.to_vec();
             bad[0] = &id;
-            bad[10] = "lots";
+            bad[11] = "lots";
             out.push_str(&framed(&bad, "/d", &name));
         } else if i == 2222 {
             out.push_str("x99\u{1f}no id\u{1f}x99\u{1e}\n");
