@@ -96,7 +96,7 @@ use crate::theme::Theme;
 /// per line, named and typed as the line says.
 macro_rules! overlay_states {
     ($(
-        $(#[$doc:meta])* $kind:ident $(($shows:ty))? = $field:ident: $state:ty $(=> $method:ident)?,
+        $(#[$doc:meta])* $kind:ident $(($shows:ty))? = $field:ident: $state:ty,
     )*) => {
         /// Every overlay's state, one field per entry of the overlay list, bottom first. An
         /// overlay is open when its state says so ([`component::Overlaid`]); some are read
@@ -339,7 +339,8 @@ impl App {
 
     /// Lands a component's answer: the one place the status bar's note, the typed line,
     /// the bottom-line question and the rows' busy marks are set from a component, the
-    /// overlay that answered (`from`) is closed and a selection it asked for is made.
+    /// overlay that answered (`from`) is closed (before what it opens: a question may ask
+    /// another), a selection it asked for is made and what it passes is handed on.
     pub(super) fn land(&mut self, from: Option<Overlay>, out: component::Out) -> Vec<Cmd> {
         let mut cmds = out.cmds;
         if let Some(id) = out.select {
@@ -351,6 +352,9 @@ impl App {
                 }
             }
             cmds.extend(self.selection_changed());
+        }
+        if let (true, Some(o)) = (out.close, from) {
+            self.close_overlay(o);
         }
         if let Some(note) = out.note {
             self.say(note);
@@ -366,9 +370,6 @@ impl App {
         }
         if let Some(columns) = out.columns {
             self.queue.jobs.set_columns(columns);
-        }
-        if let (true, Some(o)) = (out.close, from) {
-            self.close_overlay(o);
         }
         if let Some(form) = out.form {
             self.overlays.form = Some(*form);
@@ -388,6 +389,9 @@ impl App {
                 };
                 pane.go_to_line(j.line, &j.text);
             }
+        }
+        if let Some(p) = out.pass {
+            cmds.extend(self.pass(p));
         }
         cmds
     }
