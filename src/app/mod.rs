@@ -57,6 +57,7 @@ mod selection;
 pub mod session;
 mod shell;
 pub mod sooner;
+pub mod status_view;
 pub mod top;
 mod triage;
 mod tunnels;
@@ -155,6 +156,8 @@ pub struct App {
     pub sooner: sooner::SoonerState,
     /// Progress and ETA read from the logs tailed this session (`[progress]`).
     pub progress: progress::ProgressState,
+    /// The status bar's worked-out parts, by cluster number (`status_view.rs`).
+    pub status_parts: Vec<status_view::StatusParts>,
 }
 
 impl App {
@@ -207,7 +210,9 @@ impl App {
             live: live::LiveState::default(),
             sooner: sooner::SoonerState::default(),
             progress: progress::ProgressState::default(),
+            status_parts: Vec::new(),
         }
+        .derived()
     }
 
     /// Handles a message (`dispatch`), then works out again what the detail pane
@@ -215,17 +220,24 @@ impl App {
     /// same last; tests and benchmarks drive the App through here.
     pub fn update(&mut self, msg: Msg) -> Vec<Cmd> {
         let cmds = self.dispatch(msg);
-        self.derive_detail();
+        self.derive();
         cmds
     }
 
     /// Works out what the detail pane shows of the selected job from the states about it
-    /// (`detail_view.rs`), once a message is handled: drawing only reads it. The clock's
-    /// tick is a message too, so text that counts time stays current.
-    fn derive_detail(&mut self) {
+    /// (`detail_view.rs`) and the status bar's parts (`status_view.rs`), once a message is
+    /// handled: drawing only reads them. The clock's tick is a message too, so text that
+    /// counts time stays current.
+    fn derive(&mut self) {
         let v = view!(self, self.view_cluster());
         let view = detail_view::derive(&v, &self.progress, &self.sooner, self.edit_key.as_deref());
         self.detail.view = view;
+        self.status_parts = status_view::derive(self.queue.shown(), &self.clusters, self.now);
+    }
+
+    fn derived(mut self) -> App {
+        self.derive();
+        self
     }
 
     /// Handles a message: one about a cluster (`Msg::Cluster(ix, ..)`) with that cluster's
