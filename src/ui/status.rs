@@ -10,9 +10,8 @@ use ratatui::widgets::{Paragraph, Widget};
 use crate::app::{App, ClusterState, Status};
 use crate::payload::ConnState;
 
-pub use crate::app::status_view::budget_text;
-#[cfg(test)]
-use crate::app::status_view::maintenance_text;
+/// Tests read these here, where they are drawn.
+pub use crate::app::status_view::{budget_text, maintenance_text};
 
 pub struct StatusWidget<'a> {
     pub app: &'a App,
