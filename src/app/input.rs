@@ -269,10 +269,8 @@ impl App {
             }
             ("jobtop", _) => self.open_top(),
             ("events", _) => {
-                self.overlays.events_view = super::EventsView {
-                    open: true,
-                    scroll: 0,
-                };
+                self.overlays.events_view.open = true;
+                self.overlays.events_view.scroll = 0;
                 Vec::new()
             }
             (other, ids) => {

@@ -233,6 +233,7 @@ impl App {
         let view = detail_view::derive(&v, &self.progress, &self.sooner, self.edit_key.as_deref());
         self.detail.view = view;
         self.status_parts = status_view::derive(self.queue.shown(), &self.clusters, self.now);
+        self.overlays.events_view.derive(&self.clusters);
     }
 
     fn derived(mut self) -> App {
