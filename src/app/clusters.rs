@@ -70,6 +70,7 @@ impl App {
             let v = view!(self, n, queue: &self.queue.jobs);
             self.history.show(&v, &mut self.queue.history);
         }
+        self.derive();
         n
     }
 
@@ -205,7 +206,7 @@ impl App {
         }
         self.mark_stale();
         // Last: the budget may have held the selected job's detail read.
-        self.derive_detail();
+        self.derive();
         out
     }
 

@@ -22,6 +22,48 @@ pub const MAX_WEIGHT: usize = 2 << 20;
 pub struct Entry {
     pub seq: u64,
     pub rec: CommandRecord,
+    /// Its argv on one line ([`one_line`]), worked out when it came.
+    pub line: String,
+}
+
+/// The argv on one line: quoted for a shell, line breaks shown as ⏎, control bytes as ?.
+/// A long `sh -c SCRIPT [NAME ARGS…]` (a refresh's batch, a log read, a live sample, the
+/// cancel that ends guards first) shows the Slurm commands its script runs, `sh -c ‹squeue;
+/// sacct› ARGS`, or `‹script, N lines›` when it runs none, so that the arguments stay in
+/// view; enter shows the script whole.
+pub fn one_line(r: &CommandRecord) -> String {
+    let a = &r.argv;
+    let line = match a.get(2) {
+        Some(script)
+            if matches!(a[0].as_str(), "sh" | "bash") && a[1] == "-c" && script.len() > 40 =>
+        {
+            let mut slurm: Vec<String> = Vec::new();
+            crate::slurm::command::rpc_parts(&a[..3], &mut |name, _| {
+                if !slurm.contains(&name) {
+                    slurm.push(name);
+                }
+            });
+            let inner = if slurm.is_empty() {
+                format!("script, {} lines", script.lines().count())
+            } else {
+                slurm.join("; ")
+            };
+            let rest = a.get(3..).unwrap_or(&[]);
+            let rest =
+                shlex::try_join(rest.iter().map(String::as_str)).unwrap_or_else(|_| rest.join(" "));
+            format!("{} -c ‹{inner}› {rest}", a[0])
+                .trim_end()
+                .to_string()
+        }
+        _ => r.shell_line(),
+    };
+    line.chars()
+        .map(|c| match c {
+            '\n' => '⏎',
+            c if c.is_control() => '?',
+            c => c,
+        })
+        .collect()
 }
 
 /// The log and its view.
@@ -72,7 +114,8 @@ impl CmdLog {
             }
         };
         self.weight += rec.weight();
-        self.entries.push_front(Entry { seq, rec });
+        let line = one_line(&rec);
+        self.entries.push_front(Entry { seq, rec, line });
         while self.entries.len() > MAX_ENTRIES
             || (self.weight > MAX_WEIGHT && self.entries.len() > 1)
         {

@@ -10,7 +10,7 @@
 use chrono::NaiveDateTime;
 
 use super::detail::DetailState;
-pub use super::out::Out;
+pub use super::out::{Out, Pass};
 use super::{ClusterState, Clusters, LogState};
 use crate::queue::QueueView;
 use crate::slurm::model::JobId;
@@ -39,6 +39,14 @@ impl<'a> View<'a> {
     /// Cluster number `ix`.
     pub fn cluster_by_ix(&self, ix: u16) -> Option<&'a ClusterState> {
         self.clusters.get(ix)
+    }
+
+    /// The same View, about cluster `ix` (a job's own cluster).
+    pub fn on(&self, ix: u16) -> View<'a> {
+        View {
+            cluster: &self.clusters[ix],
+            ..*self
+        }
     }
 
     /// More than one cluster is open.
@@ -153,6 +161,8 @@ impl<T: OverlayKeys> OverlayKeys for Option<T> {
 pub struct Keys<'a> {
     pub view: View<'a>,
     pub keymap: &'a crate::keymap::Keymap,
+    /// The pane whose keys apply.
+    pub focus: crate::keymap::Pane,
     /// The status bar's height, as the screen lays it out.
     pub status_rows: u16,
 }

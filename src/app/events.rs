@@ -136,6 +136,8 @@ pub struct Events {
     generation: u64,
     /// Jobs the user cancelled from slurmdash (`push_event(CancelledByYou)`).
     cancelled_by_you: std::collections::HashSet<JobId>,
+    /// Events logged so far: what is worked out from the log holds while this does.
+    pub pushed: u64,
 }
 
 fn kind_for(o: Option<Status>, new: &JobState) -> Option<EventKind> {
@@ -356,6 +358,7 @@ impl Events {
     /// A key while the `:events` view (of `lines` events) is open: scroll it, or close it.
     pub fn push(&mut self, e: Event) {
         self.log.push_back(e);
+        self.pushed += 1;
         while self.log.len() > EVENT_LOG_CAP {
             self.log.pop_front();
         }

@@ -4,6 +4,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use super::component::{Keys, Out, OverlayKeys, Pass};
 use super::{relaunch, shell, App, EditForm, Input, InputKind};
 use crate::action::Cmd;
 use crate::keymap::{Action, Pane};
@@ -41,79 +42,73 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("ssh-config", "ssh lines to clipboard"),
 ];
 
-impl App {
-    pub(super) fn on_input_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
-        let Some(input) = self.overlays.input.as_mut() else {
-            return Vec::new();
-        };
-        let kind = input.kind;
-        match k.code {
-            KeyCode::Esc => {
-                self.overlays.input = None;
-                if kind == InputKind::CommandValue {
-                    let out = self.overlays.custom.cancel();
-                    return self.apply(out);
-                }
-                if kind == InputKind::Filter {
-                    self.queue.shown_mut().set_filter("");
-                    return self.selection_changed();
-                }
-                Vec::new()
-            }
-            KeyCode::Enter => {
-                let text = input.text.clone();
-                self.overlays.input = None;
-                match kind {
-                    InputKind::Filter => Vec::new(),
-                    InputKind::Search => {
-                        let vp = self.log_viewport();
-                        self.logs.current_mut().set_search(&text, vp);
-                        Vec::new()
-                    }
-                    InputKind::Command => self.run_command(&text),
-                    InputKind::TemplateName => match self.overlays.form.as_mut() {
-                        Some(form) => form.save_as(&text),
-                        None => Vec::new(),
-                    },
-                    InputKind::ScriptPath => match self.overlays.form.as_mut() {
-                        Some(form) => form.read_script(&text),
-                        None => Vec::new(),
-                    },
-                    InputKind::CommandValue => {
-                        let out = self.overlays.custom.answer(text);
-                        self.apply(out)
-                    }
-                }
-            }
+/// The line being typed: esc drops it, enter hands it to its kind's owner, and the filter
+/// applies as the user types.
+impl OverlayKeys for Input {
+    fn overlay_key(&mut self, k: &KeyEvent, _: &Keys) -> Out {
+        let pass = match k.code {
+            KeyCode::Esc => match self.kind {
+                InputKind::CommandValue => Some(Pass::NoValue),
+                InputKind::Filter => Some(Pass::Filter(String::new())),
+                _ => None,
+            },
+            KeyCode::Enter => Some(Pass::Line(self.kind, std::mem::take(&mut self.text))),
             KeyCode::Backspace => {
-                input.text.pop();
-                self.after_edit(kind)
+                self.text.pop();
+                return self.edited();
             }
             KeyCode::Char('u') if k.modifiers.contains(KeyModifiers::CONTROL) => {
-                input.text.clear();
-                self.after_edit(kind)
+                self.text.clear();
+                return self.edited();
             }
             KeyCode::Char(c) if !k.modifiers.contains(KeyModifiers::CONTROL) => {
-                input.text.push(c);
-                self.after_edit(kind)
+                self.text.push(c);
+                return self.edited();
             }
-            _ => Vec::new(),
+            _ => return Out::none(),
+        };
+        Out {
+            close: true,
+            pass,
+            ..Out::default()
         }
     }
+}
 
+impl Input {
     /// The filter applies as the user types.
-    fn after_edit(&mut self, kind: InputKind) -> Vec<Cmd> {
-        if kind != InputKind::Filter {
-            return Vec::new();
+    fn edited(&self) -> Out {
+        match self.kind {
+            InputKind::Filter => Out::pass(Pass::Filter(self.text.clone())),
+            _ => Out::none(),
         }
-        let text = self
-            .overlays
-            .input
-            .as_ref()
-            .map(|i| i.text.clone())
-            .unwrap_or_default();
-        self.queue.shown_mut().set_filter(&text);
-        self.selection_changed()
+    }
+}
+
+impl App {
+    /// A typed line, entered (enter): to its kind's owner.
+    pub(super) fn on_line(&mut self, kind: InputKind, text: &str) -> Vec<Cmd> {
+        match kind {
+            InputKind::Filter => Vec::new(),
+            InputKind::Search => {
+                let vp = self.log_viewport();
+                self.logs.current_mut().set_search(text, vp);
+                Vec::new()
+            }
+            InputKind::Command => self.run_command(text),
+            InputKind::TemplateName => match self.overlays.form.as_mut() {
+                Some(form) => form.save_as(text),
+                None => Vec::new(),
+            },
+            InputKind::ScriptPath => match self.overlays.form.as_mut() {
+                Some(form) => form.read_script(text),
+                None => Vec::new(),
+            },
+            InputKind::CommandValue => {
+                let out = self.overlays.custom.answer(text.to_string());
+                self.apply(out)
+            }
+        }
     }
 
     pub fn run_command(&mut self, line: &str) -> Vec<Cmd> {
@@ -274,10 +269,8 @@ impl App {
             }
             ("jobtop", _) => self.open_top(),
             ("events", _) => {
-                self.overlays.events_view = super::EventsView {
-                    open: true,
-                    scroll: 0,
-                };
+                self.overlays.events_view.open = true;
+                self.overlays.events_view.scroll = 0;
                 Vec::new()
             }
             (other, ids) => {

@@ -57,6 +57,7 @@ mod selection;
 pub mod session;
 mod shell;
 pub mod sooner;
+pub mod status_view;
 pub mod top;
 mod triage;
 mod tunnels;
@@ -96,7 +97,7 @@ use crate::theme::Theme;
 /// per line, named and typed as the line says.
 macro_rules! overlay_states {
     ($(
-        $(#[$doc:meta])* $kind:ident $(($shows:ty))? = $field:ident: $state:ty $(=> $method:ident)?,
+        $(#[$doc:meta])* $kind:ident $(($shows:ty))? = $field:ident: $state:ty,
     )*) => {
         /// Every overlay's state, one field per entry of the overlay list, bottom first. An
         /// overlay is open when its state says so ([`component::Overlaid`]); some are read
@@ -155,6 +156,8 @@ pub struct App {
     pub sooner: sooner::SoonerState,
     /// Progress and ETA read from the logs tailed this session (`[progress]`).
     pub progress: progress::ProgressState,
+    /// The status bar's worked-out parts, by cluster number (`status_view.rs`).
+    pub status_parts: Vec<status_view::StatusParts>,
 }
 
 impl App {
@@ -207,7 +210,9 @@ impl App {
             live: live::LiveState::default(),
             sooner: sooner::SoonerState::default(),
             progress: progress::ProgressState::default(),
+            status_parts: Vec::new(),
         }
+        .derived()
     }
 
     /// Handles a message (`dispatch`), then works out again what the detail pane
@@ -215,17 +220,25 @@ impl App {
     /// same last; tests and benchmarks drive the App through here.
     pub fn update(&mut self, msg: Msg) -> Vec<Cmd> {
         let cmds = self.dispatch(msg);
-        self.derive_detail();
+        self.derive();
         cmds
     }
 
     /// Works out what the detail pane shows of the selected job from the states about it
-    /// (`detail_view.rs`), once a message is handled: drawing only reads it. The clock's
-    /// tick is a message too, so text that counts time stays current.
-    fn derive_detail(&mut self) {
+    /// (`detail_view.rs`) and the status bar's parts (`status_view.rs`), once a message is
+    /// handled: drawing only reads them. The clock's tick is a message too, so text that
+    /// counts time stays current.
+    fn derive(&mut self) {
         let v = view!(self, self.view_cluster());
         let view = detail_view::derive(&v, &self.progress, &self.sooner, self.edit_key.as_deref());
         self.detail.view = view;
+        self.status_parts = status_view::derive(self.queue.shown(), &self.clusters, self.now);
+        self.overlays.events_view.derive(&self.clusters);
+    }
+
+    fn derived(mut self) -> App {
+        self.derive();
+        self
     }
 
     /// Handles a message: one about a cluster (`Msg::Cluster(ix, ..)`) with that cluster's
@@ -339,7 +352,8 @@ impl App {
 
     /// Lands a component's answer: the one place the status bar's note, the typed line,
     /// the bottom-line question and the rows' busy marks are set from a component, the
-    /// overlay that answered (`from`) is closed and a selection it asked for is made.
+    /// overlay that answered (`from`) is closed (before what it opens: a question may ask
+    /// another), a selection it asked for is made and what it passes is handed on.
     pub(super) fn land(&mut self, from: Option<Overlay>, out: component::Out) -> Vec<Cmd> {
         let mut cmds = out.cmds;
         if let Some(id) = out.select {
@@ -351,6 +365,9 @@ impl App {
                 }
             }
             cmds.extend(self.selection_changed());
+        }
+        if let (true, Some(o)) = (out.close, from) {
+            self.close_overlay(o);
         }
         if let Some(note) = out.note {
             self.say(note);
@@ -366,9 +383,6 @@ impl App {
         }
         if let Some(columns) = out.columns {
             self.queue.jobs.set_columns(columns);
-        }
-        if let (true, Some(o)) = (out.close, from) {
-            self.close_overlay(o);
         }
         if let Some(form) = out.form {
             self.overlays.form = Some(*form);
@@ -388,6 +402,9 @@ impl App {
                 };
                 pane.go_to_line(j.line, &j.text);
             }
+        }
+        if let Some(p) = out.pass {
+            cmds.extend(self.pass(p));
         }
         cmds
     }

@@ -4,7 +4,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::component::{Out, View};
+use super::component::{Keys, Out, OverlayKeys, Pass, View};
 use super::App;
 use super::{Answer, Choice, Confirm};
 use crate::action::Cmd;
@@ -125,6 +125,31 @@ impl Confirm {
     }
 }
 
+/// The answer to the question on the bottom line: the choice's, and the question closes
+/// (another may follow it).
+impl OverlayKeys for Confirm {
+    fn overlay_key(&mut self, k: &KeyEvent, cx: &Keys) -> Out {
+        let out = match self.pick(k) {
+            Some(Answer::Op(op)) => Out::op(op),
+            Some(Answer::Extend(id)) => super::session::extend(id),
+            Some(Answer::Change(id, change)) => {
+                let note = format!("job {id}: {}…", change.words());
+                Out::cmds(vec![Cmd::ApplySooner {
+                    id: id.clone(),
+                    change,
+                }])
+                .with_busy(vec![id], "updating…")
+                .with_note(note)
+            }
+            Some(Answer::Ask(next)) => Out::confirm(*next),
+            Some(Answer::Adopt(id)) => super::adopt::start(&cx.view.on(id.cluster()), id),
+            Some(Answer::Custom(run)) => Out::pass(Pass::Custom(run)),
+            None => Out::note("nothing changed"),
+        };
+        Out { close: true, ..out }
+    }
+}
+
 /// `:cancel 123 124`, `:hold` (marks or selection), ...: typed, so no question; or why
 /// not.
 pub fn typed(v: &View, kind: OpKind, args: &[&str]) -> Result<JobOp, String> {
@@ -164,38 +189,6 @@ impl App {
     pub(super) fn on_job_action(&mut self, a: Action) -> Vec<Cmd> {
         let out = super::ops::ask(&view!(self, self.view_cluster()), a, self.quick_cancel);
         self.apply(out)
-    }
-
-    /// The answer to the question on the bottom line.
-    pub(super) fn on_confirm_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
-        let Some(confirm) = self.overlays.confirm.take() else {
-            return Vec::new();
-        };
-        match confirm.pick(&k) {
-            Some(Answer::Op(op)) => self.apply(Out::op(op)),
-            Some(Answer::Extend(id)) => self.apply(super::session::extend(id)),
-            Some(Answer::Change(id, change)) => {
-                let note = format!("job {id}: {}…", change.words());
-                let out = Out::cmds(vec![Cmd::ApplySooner {
-                    id: id.clone(),
-                    change,
-                }])
-                .with_busy(vec![id], "updating…")
-                .with_note(note);
-                self.apply(out)
-            }
-            Some(Answer::Ask(next)) => self.apply(Out::confirm(*next)),
-            Some(Answer::Adopt(id)) => {
-                let ix = id.cluster();
-                let out = super::adopt::start(&view!(self, ix), id);
-                self.apply(out)
-            }
-            Some(Answer::Custom(run)) => {
-                let out = self.overlays.custom.run(*run);
-                self.apply(out)
-            }
-            None => self.apply(Out::note("nothing changed")),
-        }
     }
 
     /// `:cancel 123 124`, `:hold` (marks or selection), ...: typed, so no question.

@@ -1,7 +1,8 @@
 //! `Out`: what a component hands back for a key or a message (commands for the workers,
 //! a note, a line to type on, a question, busy rows, and what the App around it does next:
 //! close the overlay that answered, select a job, run a keymap action, open the launch
-//! form). `App::land` is the one place it is applied.
+//! form, hand work on to an owner it cannot reach). `App::land` is the one place it is
+//! applied.
 
 use super::confirm::Confirm;
 use super::prompt::Input;
@@ -37,6 +38,27 @@ pub struct Out {
     pub columns: Option<Vec<crate::queue::Column>>,
     /// Then the selected job's log shown at a line (when that job is the one selected).
     pub jump: Option<Jump>,
+    /// Last, work for an owner the component cannot reach, which App hands on.
+    pub pass: Option<Pass>,
+}
+
+/// Work an overlay hands on through App to the state that owns it.
+#[derive(Debug)]
+pub enum Pass {
+    /// The key, to the keymap as if no overlay were open.
+    Key(crossterm::event::KeyEvent),
+    /// The key, to the cluster's `:usage` state, which lets through what it does not use.
+    UsageKey(crossterm::event::KeyEvent),
+    /// A moving key in the help, which scrolls it (the scroll is App's).
+    HelpScroll(crate::keymap::Action),
+    /// The queue's filter, as typed.
+    Filter(String),
+    /// A typed line, entered: to its kind's owner.
+    Line(super::prompt::InputKind, String),
+    /// The value one of the user's own commands asked for, not given (esc).
+    NoValue,
+    /// One of the user's own commands, confirmed: run it.
+    Custom(Box<crate::slurm::custom::CustomRun>),
 }
 
 /// A job's log, at a line (enter on a `:grep` hit).
@@ -104,6 +126,14 @@ impl Out {
         }
     }
 
+    /// Only work handed on.
+    pub fn pass(pass: Pass) -> Out {
+        Out {
+            pass: Some(pass),
+            ..Out::default()
+        }
+    }
+
     /// Only a keymap action, run as if its key were pressed.
     pub fn then(action: Action) -> Out {
         Out {
@@ -148,6 +178,7 @@ impl Out {
         self.form = later.form.or(self.form);
         self.columns = later.columns.or(self.columns);
         self.jump = later.jump.or(self.jump);
+        self.pass = later.pass.or(self.pass);
         self
     }
 }

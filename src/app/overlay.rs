@@ -4,22 +4,22 @@
 //! is no second record of what is open that could disagree with it. The one rule: a key
 //! goes to the topmost overlay, and the keymap runs only when none is open (or when the
 //! topmost, a full-screen insight view, lets the key through). The overlays are one list,
-//! [`overlay_list`]; here too the key handlers that need the whole App (the insight views,
-//! help), and opening the launch form and the column chooser.
+//! [`overlay_list`]; here too the insight views' keys, where App hands on what an overlay
+//! passes ([`Pass`]), and opening the launch form and the column chooser.
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use super::component::{Keys, Overlaid, OverlayKeys};
+use super::component::{Keys, Out, Overlaid, OverlayKeys, Pass};
 use super::insight::View;
 use super::{App, FormState};
 use crate::action::Cmd;
 use crate::keymap::Action;
 
-/// The overlays, bottom first, one line each: `Kind[(what it shows)] = field: its state's type
-/// [=> the App method that takes its keys]`. This list is the only place an overlay is named:
+/// The overlays, bottom first, one line each: `Kind[(what it shows)] = field: its state's
+/// type`. This list is the only place an overlay is named:
 /// the states App holds ([`super::Overlays`], one field each, built by `Default`; made in
 /// `mod.rs`, so a type is named as from there), the [`Overlay`] enum, [`App::open_overlays`],
-/// closing, key routing (to the field's [`OverlayKeys`] unless a method is named), the tests'
+/// closing, key routing (to the field's [`OverlayKeys`], whose `Out` App lands), the tests'
 /// order and `ui`'s drawing (each field's `ui::overlay::DrawOverlay`) are made from it. The
 /// state says whether it is open ([`Overlaid`]).
 ///
@@ -38,7 +38,7 @@ macro_rules! overlay_list {
             /// bar and lets through the keys it does not use (esc closes it; `r` reads
             /// `:usage` again). It is about whichever cluster is on screen: moving the
             /// selection to another cluster's row keeps it open.
-            Insight(View) = view: Option<insight::View> => on_insight_key,
+            Insight(View) = view: Option<insight::View>,
             /// `:events`, every cluster's event log.
             Events = events_view: EventsView,
             /// `:deps`, the user's dependency chains as a tree.
@@ -61,11 +61,11 @@ macro_rules! overlay_list {
             Form = form: Option<FormState>,
             /// The line being typed (`:`, `/`, filter, the shell and forward prompts), on the
             /// status bar.
-            Input = input: Option<Input> => on_input_key,
+            Input = input: Option<Input>,
             /// A question on the status bar (confirm a cancel, ...).
-            Confirm = confirm: Option<Confirm> => on_confirm_key,
+            Confirm = confirm: Option<Confirm>,
             /// The key list (`?`).
-            Help = help: bool => on_help_key,
+            Help = help: bool,
         }
     };
 }
@@ -81,19 +81,16 @@ macro_rules! open_as {
     };
 }
 
-/// A key for an entry on top: to the App method the list names, else to the field's
-/// component, whose `Out` lands as from that overlay.
+/// A key for an entry on top: to the field's component, whose `Out` lands as from that
+/// overlay.
 macro_rules! key_to {
-    ($app:expr, $o:expr, $k:expr, $field:ident => $method:ident) => {{
-        let _ = $o;
-        $app.$method($k)
-    }};
     ($app:expr, $o:expr, $k:expr, $field:ident) => {{
         let ix = $app.view_cluster();
         let status_rows = $app.areas().status.height;
         let cx = Keys {
             view: view!($app, ix),
             keymap: &$app.keymap,
+            focus: $app.focus,
             status_rows,
         };
         let out = OverlayKeys::overlay_key(&mut $app.overlays.$field, &$k, &cx);
@@ -104,7 +101,7 @@ macro_rules! key_to {
 /// The enum, the stack, closing and key routing, from the list.
 macro_rules! stack {
     ($(
-        $(#[$doc:meta])* $kind:ident $(($shows:ty))? = $field:ident: $state:ty $(=> $method:ident)?,
+        $(#[$doc:meta])* $kind:ident $(($shows:ty))? = $field:ident: $state:ty,
     )*) => {
         /// One kind of overlay, in stacking order, bottom first (see [`overlay_list`]).
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,7 +136,7 @@ macro_rules! stack {
             pub(super) fn on_overlay_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
                 match self.top_overlay() {
                     None => self.on_keymap_key(&k),
-                    $( Some(o @ Overlay::$kind { .. }) => key_to!(self, o, k, $field $(=> $method)?), )*
+                    $( Some(o @ Overlay::$kind { .. }) => key_to!(self, o, k, $field), )*
                 }
             }
         }
@@ -156,34 +153,36 @@ impl Overlay {
     }
 }
 
+/// A full-screen insight view on top: esc closes it, `:usage` reads again on `r`, and any
+/// other key goes to the keymap as if the view were not there.
+impl OverlayKeys for View {
+    fn overlay_key(&mut self, k: &KeyEvent, _: &Keys) -> Out {
+        match (k.code, *self) {
+            (KeyCode::Esc, _) => Out::close(),
+            (_, View::Usage) => Out::pass(Pass::UsageKey(*k)),
+            _ => Out::pass(Pass::Key(*k)),
+        }
+    }
+}
+
+/// The help overlay: the moving keys scroll it when it is taller than the terminal, any
+/// other key closes it.
+impl OverlayKeys for bool {
+    fn overlay_key(&mut self, k: &KeyEvent, cx: &Keys) -> Out {
+        use Action::{Bottom, Down, PageDown, PageUp, Top, Up};
+        match cx.keymap.action(cx.focus, k) {
+            Some(a @ (Down | Up | PageDown | PageUp | Top | Bottom)) => {
+                Out::pass(Pass::HelpScroll(a))
+            }
+            _ => Out::close(),
+        }
+    }
+}
+
 impl App {
     /// The overlay that takes the keys.
     pub fn top_overlay(&self) -> Option<Overlay> {
         self.open_overlays().last().copied()
-    }
-
-    /// The help overlay: the moving keys scroll it when it is taller than the terminal,
-    /// any other key closes it.
-    fn on_help_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
-        let pane = self.focus;
-        let page = self.size.1.saturating_sub(3).max(1);
-        let max = self.help_max_scroll();
-        let s = self.help_scroll;
-        self.help_scroll = match self.keymap.action(pane, &k) {
-            Some(Action::Down) => s.saturating_add(1),
-            Some(Action::Up) => s.saturating_sub(1),
-            Some(Action::PageDown) => s.saturating_add(page),
-            Some(Action::PageUp) => s.saturating_sub(page),
-            Some(Action::Top) => 0,
-            Some(Action::Bottom) => max,
-            _ => {
-                self.overlays.help = false;
-                self.help_scroll = 0;
-                return Vec::new();
-            }
-        }
-        .min(max);
-        Vec::new()
     }
 
     /// How far the help can scroll: its lines ([`help_len`]) past a full-height overlay.
@@ -225,20 +224,39 @@ impl App {
             + 2
     }
 
-    /// A full-screen insight view on top: esc closes it, `:usage` reads again on `r`, and
-    /// any other key goes to the keymap as if the view were not there.
-    fn on_insight_key(&mut self, k: KeyEvent) -> Vec<Cmd> {
+    /// Hands on what an overlay passed to the state that owns it.
+    pub(super) fn pass(&mut self, p: Pass) -> Vec<Cmd> {
         let ix = self.view_cluster();
-        if k.code == KeyCode::Esc {
-            self.overlays.view = None;
-            return Vec::new();
-        }
-        if self.overlays.view == Some(View::Usage) {
-            if let Some(out) = self.clusters[ix].usage.on_key(&k) {
-                return self.apply(out);
+        let out = match p {
+            Pass::Key(k) => return self.on_keymap_key(&k),
+            Pass::UsageKey(k) => match self.clusters[ix].usage.on_key(&k) {
+                Some(out) => out,
+                None => return self.on_keymap_key(&k),
+            },
+            Pass::HelpScroll(a) => {
+                let page = self.size.1.saturating_sub(3).max(1);
+                let max = self.help_max_scroll();
+                let s = self.help_scroll;
+                self.help_scroll = match a {
+                    Action::Down => s.saturating_add(1),
+                    Action::Up => s.saturating_sub(1),
+                    Action::PageDown => s.saturating_add(page),
+                    Action::PageUp => s.saturating_sub(page),
+                    Action::Bottom => max,
+                    _ => 0, // Top
+                }
+                .min(max);
+                return Vec::new();
             }
-        }
-        self.on_keymap_key(&k)
+            Pass::Filter(text) => {
+                self.queue.shown_mut().set_filter(&text);
+                return self.selection_changed();
+            }
+            Pass::Line(kind, text) => return self.on_line(kind, &text),
+            Pass::NoValue => self.overlays.custom.cancel(),
+            Pass::Custom(run) => self.overlays.custom.run(*run),
+        };
+        self.apply(out)
     }
 
     /// `t`, `:jobtop`: job top over the selected running job, read at once.

@@ -11,7 +11,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Widget, Wrap};
 
 use super::theme::Theme;
-use crate::app::cmdlog::{filter_word, CmdLog};
+use crate::app::cmdlog::{filter_word, CmdLog, Entry};
 use crate::payload::{CommandRecord, Ran};
 
 pub struct CmdLogWidget<'a> {
@@ -43,46 +43,6 @@ fn took(d: std::time::Duration) -> String {
     }
 }
 
-/// The argv on one line: quoted for a shell, line breaks shown as ⏎, control bytes as ?.
-/// A long `sh -c SCRIPT [NAME ARGS…]` (a refresh's batch, a log read, a live sample, the
-/// cancel that ends guards first) shows the Slurm commands its script runs, `sh -c ‹squeue;
-/// sacct› ARGS`, or `‹script, N lines›` when it runs none, so that the arguments stay in
-/// view; enter shows the script whole.
-fn one_line(r: &CommandRecord) -> String {
-    let a = &r.argv;
-    let line = match a.get(2) {
-        Some(script)
-            if matches!(a[0].as_str(), "sh" | "bash") && a[1] == "-c" && script.len() > 40 =>
-        {
-            let mut slurm: Vec<String> = Vec::new();
-            crate::slurm::command::rpc_parts(&a[..3], &mut |name, _| {
-                if !slurm.contains(&name) {
-                    slurm.push(name);
-                }
-            });
-            let inner = if slurm.is_empty() {
-                format!("script, {} lines", script.lines().count())
-            } else {
-                slurm.join("; ")
-            };
-            let rest = a.get(3..).unwrap_or(&[]);
-            let rest =
-                shlex::try_join(rest.iter().map(String::as_str)).unwrap_or_else(|_| rest.join(" "));
-            format!("{} -c ‹{inner}› {rest}", a[0])
-                .trim_end()
-                .to_string()
-        }
-        _ => r.shell_line(),
-    };
-    line.chars()
-        .map(|c| match c {
-            '\n' => '⏎',
-            c if c.is_control() => '?',
-            c => c,
-        })
-        .collect()
-}
-
 fn exit_style(ran: &Ran, t: &Theme) -> Style {
     match ran {
         r if r.ok() => Style::default(),
@@ -98,7 +58,8 @@ fn header() -> String {
     )
 }
 
-fn row(r: &CommandRecord, cluster: Option<&str>, width: usize, t: &Theme) -> Vec<Span<'static>> {
+fn row(e: &Entry, cluster: Option<&str>, width: usize, t: &Theme) -> Vec<Span<'static>> {
+    let r = &e.rec;
     let head = format!(
         "{}  {:<10}  ",
         r.at.format("%H:%M:%S"),
@@ -119,7 +80,7 @@ fn row(r: &CommandRecord, cluster: Option<&str>, width: usize, t: &Theme) -> Vec
     if r.count > 1 {
         argv.push_str(&format!("×{} ", r.count));
     }
-    argv.push_str(&one_line(r));
+    argv.push_str(&e.line);
     let used = head.chars().count() + exit.chars().count() + figures.chars().count();
     vec![
         Span::raw(head),
@@ -281,7 +242,7 @@ impl Widget for CmdLogWidget<'_> {
             // The selected row kept in view.
             let first = sel.saturating_sub(height.saturating_sub(1));
             for (i, e) in log.shown().enumerate().skip(first).take(height) {
-                let mut line = Line::from(row(&e.rec, cluster(&e.rec), width, t));
+                let mut line = Line::from(row(e, cluster(&e.rec), width, t));
                 if i == sel {
                     line = line.style(t.selected(true));
                 }

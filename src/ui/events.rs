@@ -42,63 +42,85 @@ fn line(cluster: Option<&str>, width: usize, e: &Event, t: &Theme) -> Line<'stat
     Line::from(spans)
 }
 
+/// The logs merged here (the screen draws the merge `EventsView` keeps, with [`draw`]).
 impl Widget for EventsWidget<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let t = self.theme;
-        Clear.render(area, buf);
         let all = crate::app::merged_events(&self.logs);
-        let width = self
-            .logs
-            .iter()
-            .filter_map(|(c, _)| c.map(str::len))
-            .max()
-            .unwrap_or(0);
-        let n = all.len();
-        let whose = if self.logs.len() > 1 {
-            " · all clusters"
-        } else {
-            ""
-        };
-        let title = format!(" events · {n}{whose} · esc closes · j/k scroll ");
-        let block = Block::bordered()
-            .border_style(t.border(true))
-            .title(Span::styled(title, t.title()));
-        let inner = block.inner(area);
-        let height = usize::from(inner.height);
-        let lines: Vec<Line> = if n == 0 {
-            vec![Line::styled(
-                "no job changes yet: starts, ends, failures and cancellations of your jobs appear here",
-                t.dim(),
-            )]
-        } else {
-            // Newest at the bottom; `scroll` lines up from the newest.
-            let end = n - self.scroll.min(n - 1);
-            let start = end.saturating_sub(height);
-            all[start..end]
-                .iter()
-                .map(|(c, e)| line(*c, width, e, t))
-                .collect()
-        };
-        Paragraph::new(lines).block(block).render(area, buf);
+        let names = self.logs.iter().map(|(c, _)| *c);
+        draw(
+            all.len(),
+            |i| all[i],
+            names,
+            self.scroll,
+            self.theme,
+            area,
+            buf,
+        );
     }
+}
+
+/// `n` events, the `i`th (oldest first) from `event`, from logs named `names`.
+fn draw<'a>(
+    n: usize,
+    event: impl Fn(usize) -> (Option<&'a str>, &'a Event),
+    names: impl Iterator<Item = Option<&'a str>>,
+    scroll: usize,
+    t: &Theme,
+    area: Rect,
+    buf: &mut Buffer,
+) {
+    Clear.render(area, buf);
+    let (mut width, mut logs) = (0, 0);
+    for c in names {
+        width = width.max(c.map_or(0, str::len));
+        logs += 1;
+    }
+    let whose = if logs > 1 { " · all clusters" } else { "" };
+    let title = format!(" events · {n}{whose} · esc closes · j/k scroll ");
+    let block = Block::bordered()
+        .border_style(t.border(true))
+        .title(Span::styled(title, t.title()));
+    let inner = block.inner(area);
+    let height = usize::from(inner.height);
+    let lines: Vec<Line> = if n == 0 {
+        vec![Line::styled(
+            "no job changes yet: starts, ends, failures and cancellations of your jobs appear here",
+            t.dim(),
+        )]
+    } else {
+        // Newest at the bottom; `scroll` lines up from the newest.
+        let end = n - scroll.min(n - 1);
+        let start = end.saturating_sub(height);
+        (start..end)
+            .map(|i| {
+                let (c, e) = event(i);
+                line(c, width, e, t)
+            })
+            .collect()
+    };
+    Paragraph::new(lines).block(block).render(area, buf);
 }
 
 /// `:events`: every cluster's log, named when there are several.
 impl super::overlay::DrawOverlay for crate::app::EventsView {
     fn draw_over(&self, f: &mut ratatui::Frame, app: &crate::app::App, areas: &super::Areas) {
         let multi = app.multi();
-        let logs = app
-            .clusters()
-            .map(|c| (multi.then_some(c.name.as_str()), &c.events))
-            .collect();
+        let name = |ix: u16| multi.then(|| app.clusters[ix].name.as_str());
+        let event = |i: usize| {
+            let (ix, at) = self.merged[i];
+            (name(ix), &app.clusters[ix].events.log[at])
+        };
+        let names = app.clusters().map(|c| name(c.ix));
         let over = super::overlay::above_status(f, areas);
-        f.render_widget(
-            EventsWidget {
-                logs,
-                scroll: self.scroll,
-                theme: &app.theme,
-            },
+        let n = self.merged.len();
+        draw(
+            n,
+            event,
+            names,
+            self.scroll,
+            &app.theme,
             over,
+            f.buffer_mut(),
         );
     }
 }

@@ -74,6 +74,7 @@ pub fn form_lines(form: &FormState, t: &Theme, cluster: &str) -> (Vec<Line<'stat
             lines.push(Line::from(Span::styled(format!("{lead}{part}"), t.key())));
         }
     }
+    let script = form.spec.batch_script_summary();
     for (i, (key, label, _)) in FIELDS.iter().enumerate() {
         let row = i + 1;
         if form.row == row {
@@ -81,8 +82,8 @@ pub fn form_lines(form: &FormState, t: &Theme, cluster: &str) -> (Vec<Line<'stat
         }
         let value = match (&form.editing, form.row == row) {
             (Some(buf), true) => format!("{buf}▏"),
-            _ => match (*key, form.spec.batch_script_summary()) {
-                ("command", Some(summary)) => summary,
+            _ => match (*key, &script) {
+                ("command", Some(summary)) => summary.clone(),
                 _ => form.spec.get(key),
             },
         };

@@ -26,7 +26,7 @@ pub fn above_status(f: &Frame, areas: &Areas) -> Rect {
 
 macro_rules! draw_stack {
     ($(
-        $(#[$doc:meta])* $kind:ident $(($shows:ty))? = $field:ident: $state:ty $(=> $method:ident)?,
+        $(#[$doc:meta])* $kind:ident $(($shows:ty))? = $field:ident: $state:ty,
     )*) => {
         /// Draws the open overlays over the panes, bottom first.
         pub fn draw(f: &mut Frame, app: &App, areas: &Areas) {

@@ -10,6 +10,9 @@ use ratatui::widgets::{Paragraph, Widget};
 use crate::app::{App, ClusterState, Status};
 use crate::payload::ConnState;
 
+/// Tests read these here, where they are drawn.
+pub use crate::app::status_view::{budget_text, maintenance_text};
+
 pub struct StatusWidget<'a> {
     pub app: &'a App,
 }
@@ -72,40 +75,12 @@ fn conn_text(c: &ConnState, host: Option<&str>) -> (String, bool) {
     }
 }
 
-/// When the next refresh comes and the RPC budget, when one is set or a read waits for
-/// slurmctld's rate limit: " · next in 12s · budget 4/min".
-pub fn budget_text(c: &ClusterState, now: chrono::NaiveDateTime) -> String {
-    use crate::app::budget::{Kind, Who, REFRESH_COST};
-    let b = &c.budget;
-    let secs = |t: chrono::NaiveDateTime| (t - now).num_seconds().max(0);
-    if let Some(p) = b.paused_until.filter(|p| now < *p) {
-        return format!(" · slurmctld rate limit: reads paused {}s", secs(p));
-    }
-    if b.per_minute == 0 {
-        return String::new();
-    }
-    if b.holds(Kind::Refresh) {
-        return match b.fits_at(now, REFRESH_COST, Who::Refresh) {
-            Some(t) => format!(
-                " · next in {}s, held by the budget of {}/min",
-                secs(t),
-                b.per_minute
-            ),
-            None => format!(" · next held by the budget of {}/min", b.per_minute),
-        };
-    }
-    let next = match c.status.next_refresh {
-        Some(t) if !c.status.polling => format!(" · next in {}s", secs(t)),
-        _ => String::new(),
-    };
-    format!("{next} · budget {}/min", b.per_minute)
-}
-
 /// One cluster's part of the first line when several are shown: its name, its connection
 /// when something is wrong with it, how fresh its rows are and their counts.
 fn cluster_spans<'a>(app: &App, c: &ClusterState, t: &crate::theme::Theme) -> Vec<Span<'a>> {
     let (conn, conn_bad) = conn_text(&c.status.conn, c.status.host.as_deref());
     let (fresh, stale) = freshness_of(&c.status, app.now);
+    let parts = crate::app::status_view::of(&app.status_parts, c.ix);
     let mut spans = vec![Span::styled(format!(" {} ", c.name), t.title())];
     if conn_bad {
         spans.push(Span::styled(format!("{conn} · "), t.error()));
@@ -116,46 +91,22 @@ fn cluster_spans<'a>(app: &App, c: &ClusterState, t: &crate::theme::Theme) -> Ve
         fresh,
         if stale { t.warn() } else { Style::default() },
     ));
-    if c.status.polling && !c.budget.holds(crate::app::budget::Kind::Refresh) {
+    if c.status.polling && !parts.held {
         spans.push(Span::styled(" ⟳", t.dim()));
     }
     // A refresh held by the RPC budget or paused by slurmctld's rate limit says so.
-    if c.budget.holds(crate::app::budget::Kind::Refresh)
-        || c.budget.paused_until.is_some_and(|p| app.now < p)
-    {
-        spans.push(Span::styled(budget_text(c, app.now), t.dim()));
+    if parts.held || parts.paused {
+        spans.push(Span::styled(parts.budget.clone(), t.dim()));
     }
-    let counts = app.queue.shown().state_counts_of(c.ix);
-    let text = if counts.is_empty() {
-        "no jobs".to_string()
-    } else {
-        counts
-            .iter()
-            .map(|(s, n)| format!("{n} {s}"))
-            .collect::<Vec<_>>()
-            .join(" ")
+    let text = match parts.counts.as_str() {
+        "" => "no jobs",
+        counts => counts,
     };
     spans.push(Span::styled(format!(" · {text}"), Style::default()));
-    if let Some(m) = maintenance_text(c, app.now) {
+    if let Some(m) = &parts.maintenance {
         spans.push(Span::styled(format!(" · {m}"), t.warn()));
     }
     spans
-}
-
-/// The next maintenance window of cluster `c`, when it starts within a day or has begun:
-/// `maintenance in 3h12m on gpu[01-08]`.
-pub fn maintenance_text(c: &ClusterState, now: chrono::NaiveDateTime) -> Option<String> {
-    use crate::app::maintenance::{when_text, AHEAD_SECS};
-    let (r, cnow) = c.maintenance.upcoming(now).into_iter().next()?;
-    if (r.start - cnow).num_seconds() > AHEAD_SECS {
-        return None;
-    }
-    let on = if r.node_list.is_empty() {
-        String::new()
-    } else {
-        format!(" on {}", crate::queue::format::one_line(&r.node_list))
-    };
-    Some(format!("maintenance {}{on}", when_text(r, cnow)))
 }
 
 /// The error to show on the second line: the cluster in view first, then any other
@@ -198,6 +149,7 @@ impl Widget for StatusWidget<'_> {
         let (conn, conn_bad) =
             conn_text(&app.shown().status.conn, app.shown().status.host.as_deref());
         let (fresh, stale) = freshness(app);
+        let parts = crate::app::status_view::of(&app.status_parts, app.shown().ix);
         let mut spans = vec![
             Span::styled(format!(" {} ", app.shown().name), t.title()),
             Span::styled(
@@ -214,31 +166,23 @@ impl Widget for StatusWidget<'_> {
                 format!(
                     " (every {}s{})",
                     app.shown().status.poll_interval.as_secs(),
-                    budget_text(app.shown(), app.now)
+                    parts.budget
                 ),
-                if app.shown().budget.paused_until.is_some_and(|p| app.now < p) {
-                    t.warn()
-                } else {
-                    t.dim()
-                },
+                if parts.paused { t.warn() } else { t.dim() },
             ),
         ];
-        if app.shown().status.polling
-            && !app.shown().budget.holds(crate::app::budget::Kind::Refresh)
-        {
+        if app.shown().status.polling && !parts.held {
             spans.push(Span::styled(" ⟳", t.dim()));
         }
         spans.push(sep.clone());
-        let counts = app.queue.shown().state_counts();
-        if counts.is_empty() {
+        if parts.counts.is_empty() {
             spans.push(Span::raw(format!("no jobs ({})", app.shown().scope)));
         } else {
-            let text: Vec<String> = counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
-            spans.push(Span::raw(text.join(" · ")));
+            spans.push(Span::raw(parts.counts.clone()));
         }
-        if let Some(m) = maintenance_text(app.shown(), app.now) {
+        if let Some(m) = &parts.maintenance {
             spans.push(sep.clone());
-            spans.push(Span::styled(m, t.warn()));
+            spans.push(Span::styled(m.clone(), t.warn()));
         }
         let line1 = Line::from(spans);
         let line2 = second_line(app);
