@@ -367,9 +367,13 @@ async fn l_on_an_adopted_job_relaunches_the_script_adopt_kept() {
         "#!/bin/sh\n#SBATCH --mem=50M\nsleep 8\necho original-script-ran\n",
     )
     .await;
+    // Held until adopted: an 8-second job could end before `adopt` (a login, a probe,
+    // the staging and the guard) is done on a loaded machine, and only a pending or
+    // running job can be adopted.
     let id = sbatch(
         &r,
         &[
+            "--hold",
             "-p",
             "cpu",
             "-t",
@@ -387,6 +391,8 @@ async fn l_on_an_adopted_job_relaunches_the_script_adopt_kept() {
     let state = tmp.path().join("state");
     let out = adopt(&state, id);
     assert!(out.status.success(), "adopt: {}", text(&out.stderr));
+    let released = run(&r, &["scontrol", "release", &id.to_string()]).await;
+    assert!(released.success(), "scontrol release: {}", released.stderr_lossy());
     assert_eq!(
         final_state(&r, id, Duration::from_secs(120)).await,
         "COMPLETED"

@@ -156,6 +156,9 @@ async fn the_dashboard_folds_a_running_sweep_into_one_row_and_a_task_shows_its_v
 
     let t = Tmux::start_with(&dev_config(), &[], &env);
     let folded = format!("{array}_[0-5]");
+    // Other tests' jobs share the queue (sduser's): the sweep's row may be below the
+    // screen's last row until the queue shows only its name.
+    t.filter(&name, Duration::from_secs(60));
     let screen = t.wait(
         "the sweep as one row with its counts",
         Duration::from_secs(120),
@@ -166,7 +169,6 @@ async fn the_dashboard_folds_a_running_sweep_into_one_row_and_a_task_shows_its_v
         !screen.contains(&task_row),
         "a task row beside the folded sweep:\n{screen}"
     );
-    t.filter(&name, Duration::from_secs(30));
     // enter lists the tasks; the first running one's detail names its values.
     t.keys(&["Enter"]);
     t.wait("the sweep's tasks listed", Duration::from_secs(30), |s| {
