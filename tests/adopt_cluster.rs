@@ -392,7 +392,11 @@ async fn l_on_an_adopted_job_relaunches_the_script_adopt_kept() {
     let out = adopt(&state, id);
     assert!(out.status.success(), "adopt: {}", text(&out.stderr));
     let released = run(&r, &["scontrol", "release", &id.to_string()]).await;
-    assert!(released.success(), "scontrol release: {}", released.stderr_lossy());
+    assert!(
+        released.success(),
+        "scontrol release: {}",
+        released.stderr_lossy()
+    );
     assert_eq!(
         final_state(&r, id, Duration::from_secs(120)).await,
         "COMPLETED"
