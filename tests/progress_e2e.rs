@@ -85,8 +85,10 @@ async fn a_running_jobs_progress_rises_with_an_eta_and_a_late_one_is_warned() {
     // As a user has it: the default slurmctld RPC budget (progress costs none).
     let t = Tmux::start(&dev_config_default(), &[]);
     t.wait("the dashboard", Duration::from_secs(30), refreshed);
-    // Before any log is open, nothing is known and the column is not drawn.
-    assert!(!t.screen().contains("PROGRESS"), "{}", t.screen());
+    // (Whether PROGRESS is drawn before a log is open depends on which job sorts first: the
+    // selected row's log opens at once, and other tests' jobs share the queue. The column's
+    // absence before any progress is checked where the queue is known: app::progress's
+    // tests.)
 
     // The bar job: its log opens, the percent shows with tqdm's estimate and rises.
     t.filter(&format!("{tag}-bar"), Duration::from_secs(20));
