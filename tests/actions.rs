@@ -2,7 +2,7 @@
 //! user cancels, holds, releases, requeues, moves to the top or edits, checked with
 //! Slurm's own squeue/scontrol/sacct.
 
-mod common;
+use crate::common;
 
 use slurmdash::action::{JobMsg, PollMsg};
 use std::time::Duration;

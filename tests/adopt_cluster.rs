@@ -6,8 +6,8 @@
 //! The first test sets a node of partition `spare` DOWN (test group `spare-nodes`); the
 //! second submits a job as the other test user (test group `other-user`).
 
-mod common;
-mod guard_helpers;
+use crate::common;
+use crate::guard_helpers;
 
 use common::*;
 use guard_helpers::*;

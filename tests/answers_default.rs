@@ -3,7 +3,7 @@
 //! job on screen that ends is shown ended without a key. How fast is the benchmark's question
 //! (`scripts/bench-answers`); these tests say that the answers come.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -5,7 +5,7 @@
 //! off. Each test has a runtime directory of its own (`XDG_RUNTIME_DIR`), so none reuses
 //! another's login, and ends its masters when it ends.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

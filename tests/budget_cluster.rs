@@ -4,7 +4,7 @@
 //! minutes with a running job selected and the user moving between three running jobs.
 //! slurmctld's own count (`sdiag`, per user) says what it cost.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

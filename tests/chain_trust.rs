@@ -3,8 +3,8 @@
 //! guard submitted: a planted line naming another user's job, or one of the user's own jobs
 //! that is not the launch's, is ignored and reported, on the dev cluster over real SSH.
 
-mod common;
-mod guard_helpers;
+use crate::common;
+use crate::guard_helpers;
 
 use common::launch::{no_secret, retry_check};
 use common::*;

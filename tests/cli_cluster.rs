@@ -1,6 +1,6 @@
 //! The command line against the dev cluster over real SSH: jobs, logs, cancel, sacct.
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::process::{Output, Stdio};

@@ -2,7 +2,7 @@
 //! The check is made to hang (a control socket whose owner accepts and never answers) and
 //! the dashboard must keep answering keys while that check is still waiting.
 
-mod common;
+use crate::common;
 
 use std::io::{ErrorKind, Read};
 use std::os::unix::net::{UnixListener, UnixStream};

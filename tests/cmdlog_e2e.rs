@@ -5,7 +5,7 @@
 //! (OSC 52, which tmux takes into its paste buffer); the argv is what slurmdash asked for,
 //! not the login shell's wrapper (24.11's login shell is tcsh with a printing .cshrc).
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -7,7 +7,7 @@
 //! why nothing ran; `:commands` lists them; the command log shows what ran, as "your key"; a
 //! `pager` command's output opens in `less` and the dashboard comes back after it.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -7,7 +7,7 @@
 //! the same and whose mtime marks the use) and removes a snapshot unused for longer than
 //! `KEEP_DAYS`; the registry records the commit and the dirty count.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -4,7 +4,7 @@
 //! busybox image, the SQSH cache converts once, and a private image needs credentials.
 //! Each test reads the container's own output (its /etc/os-release) from main.out.
 
-mod common;
+use crate::common;
 
 use std::process::Output;
 use std::sync::Arc;

@@ -3,7 +3,7 @@
 //! Uses the dev cluster; the submit test submits one short 1-CPU job, which fits beside the
 //! jobs of the tests running at the same time.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -4,7 +4,7 @@
 //! on is cancelled. The dashboard's `:deps`: a chain whose first job failed drawn as a tree
 //! with the jobs that can never start marked, and one of them cancelled from it.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,6 +1,6 @@
 //! `doctor`, host failover and config errors through the real binary and the dev cluster.
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::net::TcpListener;

@@ -2,7 +2,7 @@
 //! about 300 MB gets a report whose figures are sacct's own; a TIMEOUT job's verdict asks
 //! for more time and its suggestion prefills a longer limit; `slurmdash history` lists both.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -5,7 +5,7 @@
 //! As the second test user: the status bar shows the latest change of any of the user's jobs,
 //! and the jobs of the tests running beside this one are sduser's.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -4,7 +4,7 @@
 //! in /tmp. The real binary in tmux, on the dev cluster, each test with a runtime directory
 //! of its own (`XDG_RUNTIME_DIR`), so the masters it looks at are its slurmdash's alone.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -1,7 +1,7 @@
 //! A folded pending array (`ID_[2-20]`) on the dev cluster: per-job commands (sprio) get the
 //! array's own id, which sprio accepts, and the pending-job info says so.
 
-mod common;
+use crate::common;
 
 use common::*;
 use slurmdash::io::{fetch, pending};

@@ -9,7 +9,7 @@
 //! MinJobAge) is found by Slurm's default name only, so there the array writes both
 //! streams to that default file.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

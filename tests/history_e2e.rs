@@ -3,7 +3,7 @@
 //! efficiency; the filter works there; its detail shows the Efficiency lines; esc returns to
 //! the queue.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

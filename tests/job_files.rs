@@ -3,7 +3,7 @@
 //! of a launched job, a missing path refused; the dashboard's files view in tmux (walk,
 //! preview, fetch); and the rate of a 100 MB fetch beside scp's (printed, not asserted).
 
-mod common;
+use crate::common;
 
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! A local port to what a running job serves on its node: `slurmdash forward` over the open
 //! SSH connection, checked with a real HTTP server in a job on the dev cluster.
 
-mod common;
+use crate::common;
 
 use std::io::{BufReader, Read};
 use std::net::{TcpListener, TcpStream};

@@ -2,7 +2,7 @@
 //! `slurmdash shell ID`; the shell runs in the job's allocation on its node, and the dashboard
 //! is back when it exits.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

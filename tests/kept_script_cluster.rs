@@ -3,7 +3,7 @@
 //! from that copy, where before only `sacct -B` could (and the dev cluster, like most, does
 //! not store scripts in slurmdbd).
 
-mod common;
+use crate::common;
 
 use slurmdash::action::{JobMsg, LaunchMsg};
 use std::sync::Arc;

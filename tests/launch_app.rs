@@ -1,7 +1,7 @@
 //! A job launched from the form, driven through App messages, with the real workers over
 //! real SSH to the dev cluster: it runs and its main.out appears in the log pane.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

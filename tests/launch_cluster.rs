@@ -2,7 +2,7 @@
 //! directory, logs, registry, rejections that submit nothing, --test-only, and secrets that
 //! never appear in a file, the registry or a command line on the login node.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;

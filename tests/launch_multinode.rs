@@ -4,7 +4,7 @@
 //! rank 0 at MASTER_ADDR:MASTER_PORT. Launched through `slurmdash submit` and from the launch
 //! form driven by App messages with the real workers.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 use std::sync::Arc;

@@ -4,7 +4,7 @@
 //! (passed the way secrets are, on stdin), so sbatch has queued the held job when the
 //! command timeout hits.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! The launch form by keystrokes in the real binary, in tmux, against the dev cluster:
 //! `n`, test-only, preview, Submit; the new job is selected and its output shows.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

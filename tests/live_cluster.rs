@@ -5,7 +5,7 @@
 //! the job measures itself, never with what it asked for.
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use slurmdash::action::PollMsg;
 use std::process::{Command, Stdio};

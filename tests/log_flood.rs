@@ -5,7 +5,7 @@
 //! fresh lines. Heavy (two minutes of a core writing, and SSH carrying what it can): the full
 //! suite runs it on one Slurm version only.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -2,7 +2,7 @@
 //! lines written one by one arrive with no remote command per line, a truncated file starts
 //! again from its new content, and stopping the tailer ends the tail on the login node.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! opens from its tail, appended lines arrive on the next tick, and a real job's output is
 //! followed from "pending" to its last line.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

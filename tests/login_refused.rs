@@ -6,7 +6,7 @@
 //! sshd's own log: this test's ssh binds a loopback address of its own (`BindAddress
 //! 127.77.x.y`), so its connections are told apart from those of the tests beside it.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

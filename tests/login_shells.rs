@@ -6,8 +6,8 @@
 //! And an account whose Slurm is found only through the `SLURM_CONF` its login environment
 //! sets: the same, and the retry guard's resubmission from inside a job.
 
-mod common;
-mod guard_helpers;
+use crate::common;
+use crate::guard_helpers;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! Several clusters in one dashboard, over real SSH to two dev clusters of different Slurm
 //! versions (the selected one and another that is up), plus one whose login host refuses.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

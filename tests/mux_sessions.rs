@@ -2,7 +2,7 @@
 //! allows only `MaxSessions` (10 by default) at once on one connection: sessions it refuses
 //! are asked for again, so commands from several processes at once all run.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

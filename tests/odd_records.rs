@@ -4,7 +4,7 @@
 //! dashboard's refresh. Before the framed format, one such job made every refresh fail
 //! ("expected 21 fields, found 20") for its owner and every `--all` view.
 
-mod common;
+use crate::common;
 
 use common::*;
 use serde_json::Value;

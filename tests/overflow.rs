@@ -2,7 +2,7 @@
 //! panic or a silent wrap: time limits (launch form, `submit --set`, the edit form) and
 //! durations in the config.
 
-mod common;
+use crate::common;
 
 use common::{dev_config, slurmdash_with, text};
 use slurmdash::launch::validate::parse_time;

@@ -2,7 +2,7 @@
 //! reasons in plain words, start estimates, rank, sprio/sshare figures, partition limits,
 //! held jobs, finished jobs from sacct, partition data.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! default RPC budget): a job over MaxTime is explained in the queue and the detail pane,
 //! `:partitions` and `:stats` open and close.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

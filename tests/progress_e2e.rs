@@ -5,7 +5,7 @@
 //! from the rate the dashboard observed and lands after the limit. With the default RPC
 //! budget: progress needs no read of its own.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

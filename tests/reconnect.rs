@@ -2,9 +2,8 @@
 //! dev cluster's users and Slurm, another port), stopped and started by the test.
 //! No assertion on elapsed time: the waits the transport announces are checked instead.
 
-mod common;
-#[path = "common/sshd.rs"]
-mod sshd;
+use crate::common;
+use crate::common::sshd;
 
 use std::time::{Duration, Instant};
 

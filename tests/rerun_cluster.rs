@@ -5,7 +5,7 @@
 //! the same working directory, and they complete; each task logs to its own file. The rerun
 //! itself, all completed, has nothing to rerun.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::time::Duration;

@@ -7,8 +7,8 @@
 //! the node is free again. A job whose node fails (set DOWN under it) is resumed too. (The
 //! resume cap is covered against stand-ins in guard_script.rs.)
 
-mod common;
-mod guard_helpers;
+use crate::common;
+use crate::guard_helpers;
 
 use std::time::Duration;
 

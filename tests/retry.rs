@@ -3,7 +3,7 @@
 //! exactly once even when two dashboards check at the same time, and the second attempt
 //! completes; a program failure is never re-submitted.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -6,8 +6,8 @@
 //! webhook whose token stays in a 0600 file. The dashboard's retry check run afterwards reads
 //! the chain into the registry and shows it. Node failures: see `guard_node_down`.
 
-mod common;
-mod guard_helpers;
+use crate::common;
+use crate::guard_helpers;
 
 use std::time::Duration;
 

@@ -7,8 +7,8 @@
 //! that partition, and one such test runs at a time (test group `spare-nodes`). The node is
 //! always resumed (and, if it stays COMPLETING, set down and resumed again).
 
-mod common;
-mod guard_helpers;
+use crate::common;
+use crate::guard_helpers;
 
 use common::*;
 use guard_helpers::*;

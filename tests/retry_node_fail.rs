@@ -7,7 +7,7 @@
 //! (test group `spare-nodes`). It runs `scontrol update nodename=...` on this machine, which
 //! hosts the dev cluster (as root).
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -6,7 +6,7 @@
 //! `spare`, which no other test uses, one such test at a time (test group `spare-nodes`).
 //! Runs `scontrol update nodename=...` on this machine, which hosts the dev cluster (as root).
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

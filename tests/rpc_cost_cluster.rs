@@ -9,7 +9,7 @@
 //! As sdother, with no other test of that user beside it (nextest group `other-user`): a
 //! difference of two readings is then this test's command alone.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

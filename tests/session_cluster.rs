@@ -4,7 +4,7 @@
 //! behind the login host, and `--end` cancels it. The dashboard's `:session` is driven in
 //! tmux: the form opens prefilled for a session and submits it.
 
-mod common;
+use crate::common;
 
 use std::io::BufReader;
 use std::process::{Command, Output, Stdio};

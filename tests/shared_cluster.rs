@@ -6,7 +6,7 @@
 //! is byte for byte what was staged; staging never writes through a planted link nor over
 //! a file of someone else.
 
-mod common;
+use crate::common;
 
 use common::launch::LaunchSetup;
 use common::*;

@@ -4,7 +4,7 @@
 //! directory of its own (`XDG_RUNTIME_DIR`) whose masters are ended when the test ends.
 //! Times are printed, never asserted.
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::net::TcpListener;

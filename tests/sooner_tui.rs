@@ -10,7 +10,7 @@
 //! starts 20 minutes after it is made and is removed when the test ends, a failing one
 //! included. The tests take it one after the other ([`ONE_WINDOW`]) in one process.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -4,7 +4,7 @@
 //! the registry). Killed outright (SIGKILL) while it submits, the launch stays recorded as
 //! being submitted, and the next retry check adopts the job the cluster queued.
 
-mod common;
+use crate::common;
 
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};

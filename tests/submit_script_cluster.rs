@@ -7,7 +7,7 @@
 //! arguments, each one word and unexpanded; `scontrol show job` shows the passed options
 //! took effect; the registry records the launch with the guard.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

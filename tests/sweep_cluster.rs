@@ -4,7 +4,7 @@
 //! and Slurm shows the throttle); the two points that fail are exactly the ones the command
 //! fails on; `slurmdash rerun ID --failed` reruns only those two, with their own values.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;

@@ -6,7 +6,7 @@
 //! whose last step's exit code is the job's; a malformed file beside it is named with its
 //! key and does not stop the others.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

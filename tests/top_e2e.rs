@@ -6,7 +6,7 @@
 //! GPU memory against its pid; `r` reads again; the command log lists the read as "job top"
 //! with its srun and its cost (2 slurmctld RPCs); esc closes the pane.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

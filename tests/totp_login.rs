@@ -2,7 +2,7 @@
 //! a key alone is not enough, a code from oathtool lets the user in, a wrong one is refused.
 //! What slurmdash does on top of it is tested elsewhere.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::time::Duration;

@@ -7,7 +7,7 @@
 //! and Slurm records OUT_OF_MEMORY. NODE_FAIL needs a node set down, which only the retry test
 //! (tests/retry_node_fail.rs, its own binary) does.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

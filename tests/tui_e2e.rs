@@ -1,7 +1,7 @@
 //! The real binary in a real terminal (tmux) against the dev cluster, read back with
 //! capture-pane as a person would see it.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! which nothing else uses) that has `GrpTRESMins` set; and "similar jobs waited" beside a
 //! held job's estimate in the detail pane.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -10,7 +10,7 @@
 //! removed when the test ends, a failing one included ([`Maintenance`]). Its two tests take
 //! it one after the other ([`ONE_WINDOW`]) when `cargo test` runs them in one process.
 
-mod common;
+use crate::common;
 
 use std::process::Output;
 use std::time::Duration;

@@ -9,6 +9,7 @@ pub mod launch;
 pub mod limits;
 pub mod logpane;
 pub mod maintenance;
+pub mod sshd;
 pub mod tmux;
 pub mod totp;
 
