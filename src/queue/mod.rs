@@ -265,8 +265,11 @@ impl QueueView {
         if self.loaded && crate::slurm::model::same_list(&jobs, &self.jobs) {
             return;
         }
-        // The old rows refer to the old jobs: drop them before building anew.
-        self.read_at.clear();
+        // The old rows refer to the old jobs: drop them before building anew. A patched
+        // row's read time holds until its cluster is listed again (`set_listed_at`), while
+        // another cluster's list replaces the rest.
+        let present: HashSet<&JobId> = jobs.iter().map(|j| &j.id).collect();
+        self.read_at.retain(|id, _| present.contains(id));
         self.all = Rows::default();
         self.haystack = None;
         self.jobs = jobs;
@@ -295,16 +298,16 @@ impl QueueView {
         let mut record = (*jobs[i]).clone();
         f(&mut record);
         jobs[i] = Job::new(record);
-        let kept = std::mem::take(&mut self.read_at);
         self.set_jobs(jobs);
-        self.read_at = kept;
         self.read_at.insert(id.clone(), at);
         true
     }
 
     /// Cluster `ix`'s rows were read at `at` (a refresh's list).
+    /// Its rows patched before then say what the list says.
     pub fn set_listed_at(&mut self, ix: u16, at: NaiveDateTime) {
         self.listed_at.insert(ix, at);
+        self.read_at.retain(|id, _| id.cluster() != ix);
     }
 
     /// The TIME cell of `job` at `now`: a running job's time used counts on from when its

@@ -583,3 +583,51 @@ fn a_running_jobs_time_counts_on_between_reads_up_to_its_limit() {
     let p = job(&v, &pend_id);
     assert_eq!(v.time_text(&p, t(70)), "55s/10m");
 }
+
+/// With two clusters, a refresh of one sets every row again: a row of the other cluster
+/// that a newer read patched keeps counting from that read, not from its cluster's older
+/// list, until its own cluster is listed again.
+#[test]
+fn another_clusters_refresh_keeps_a_patched_rows_read_time() {
+    let t = |s: i64| {
+        chrono::NaiveDate::from_ymd_opt(2026, 11, 29)
+            .unwrap()
+            .and_hms_opt(12, 0, 0)
+            .unwrap()
+            + chrono::Duration::seconds(s)
+    };
+    let mut js = jobs(ME);
+    js.retain(|j| j.state == JobState::Pending);
+    js.truncate(1);
+    let mut other = js[0].clone();
+    other.id.set_cluster(1);
+    js.push(other);
+    let b = js[1].id.clone();
+    let mut v = QueueView::default();
+    v.set_jobs(js);
+    v.set_listed_at(0, t(0));
+    v.set_listed_at(1, t(0));
+    // Cluster 1's pending job started: its detail, read at 20 s, says 5 s used.
+    assert!(v.patch_job(&b, t(20), |r| {
+        r.state = JobState::Running;
+        r.time_used = crate::slurm::model::SlurmDuration::from_secs(5);
+        r.time_limit = crate::slurm::model::SlurmDuration::from_secs(600);
+    }));
+    let row = |v: &QueueView| v.jobs().iter().find(|j| j.id == b).unwrap().clone();
+    // Cluster 0 is listed again at 40 s (its rows changed); cluster 1's rows are kept.
+    let mut again = v.jobs().to_vec();
+    again[0].time_limit = crate::slurm::model::SlurmDuration::from_secs(1200);
+    v.set_listed_at(0, t(40));
+    v.set_jobs(again);
+    assert_eq!(
+        v.time_text(&row(&v), t(50)),
+        "35s/10m",
+        "from the detail at 20 s"
+    );
+    // Cluster 1's own list supersedes the patch.
+    let mut again = v.jobs().to_vec();
+    again[1].time_used = crate::slurm::model::SlurmDuration::from_secs(50);
+    v.set_listed_at(1, t(45));
+    v.set_jobs(again);
+    assert_eq!(v.time_text(&row(&v), t(50)), "55s/10m");
+}
