@@ -56,12 +56,10 @@ fn main() {
         .expect("fixed time parses");
     let before = vm("VmRSS:");
     let mut app = App::new(
-        "dev",
-        "your jobs",
+        slurmdash::app::ClusterState::new("dev", "your jobs", Duration::from_secs(5), now),
         Keymap::default(),
         Theme::new(true),
         QueueView::default(),
-        Duration::from_secs(5),
         now,
     );
     app.size = (200, 50);

@@ -100,12 +100,10 @@ fn new_app(session: &Session, loaded: &Loaded, keymap: Keymap, size: (u16, u16))
     // Checked when the config was loaded (a bad entry stops slurmdash there, named).
     let own = crate::config::commands::check(&loaded.config.commands, &keymap).unwrap_or_default();
     let mut app = App::new(
-        &first.name,
-        &session.scope,
+        cluster_state(session, loaded, first),
         keymap,
         theme,
         queue,
-        first.settings.poll_interval(),
         now(),
     );
     app.size = size;
@@ -122,7 +120,6 @@ fn new_app(session: &Session, loaded: &Loaded, keymap: Keymap, size: (u16, u16))
     if let Ok(p) = crate::triage::Patterns::new(&loaded.config.triage) {
         app.overlays.grep.preset = crate::app::grep::first_error_pattern(&p);
     }
-    app.clusters = crate::app::Clusters::one(cluster_state(session, loaded, first));
     app.overlays.custom = crate::app::custom::CustomCommands::new(own);
     app
 }

@@ -417,16 +417,16 @@ fn help_on_a_small_terminal_scrolls_to_every_key() {
     assert!(!s.contains("mouse: click selects"), "{s}");
     key(&mut a, KeyCode::Char('j'));
     key(&mut a, KeyCode::Down);
-    assert_eq!(a.help_scroll, 2);
+    assert_eq!(a.overlays.help.scroll, 2);
     assert!(render(&a).contains("help 3–24 of "));
     key(&mut a, KeyCode::Char('G'));
     let s = render(&a);
     assert!(s.contains("mouse: click selects"), "the last line: {s}");
     assert!(s.contains(":usage [DAYS]"), "{s}");
-    assert_eq!(a.help_scroll, a.help_max_scroll());
+    assert_eq!(a.overlays.help.scroll, a.overlays.help.max_scroll(a.size.1));
     insta::assert_snapshot!(s);
     key(&mut a, KeyCode::Char('g'));
-    assert_eq!(a.help_scroll, 0);
+    assert_eq!(a.overlays.help.scroll, 0);
     key(&mut a, KeyCode::Char('x'));
-    assert!(!a.overlays.help, "any other key closes the help");
+    assert!(!a.overlays.help.is_open(), "any other key closes the help");
 }

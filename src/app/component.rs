@@ -131,16 +131,6 @@ impl<T> Overlaid for Option<T> {
 }
 
 /// An overlay held as a flag (help).
-impl Overlaid for bool {
-    fn is_open(&self) -> bool {
-        *self
-    }
-
-    fn close(&mut self) {
-        *self = false;
-    }
-}
-
 /// The keys of an overlay on top: a component answers with an `Out`, which App lands with
 /// the overlay as its sender (so `Out::close` closes this one).
 pub trait OverlayKeys {

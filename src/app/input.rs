@@ -5,7 +5,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::component::{Keys, Out, OverlayKeys, Pass};
-use super::{relaunch, shell, App, EditForm, Input, InputKind};
+use super::{help, relaunch, shell, App, EditForm, Input, InputKind};
 use crate::action::Cmd;
 use crate::keymap::{Action, Pane};
 
@@ -312,8 +312,17 @@ impl App {
                 return vec![Cmd::Quit];
             }
             Action::Help => {
-                self.overlays.help = true;
-                self.help_scroll = 0;
+                let ix = self.view_cluster();
+                self.overlays.help = help::opened(&help::Parts {
+                    theme: &self.theme,
+                    focus: self.focus,
+                    keymap: &self.keymap,
+                    read_only: self.clusters[ix].read_only,
+                    custom: &self.overlays.custom,
+                    files: (self.overlays.files.view.is_some())
+                        .then_some(self.overlays.files.download_dir.as_path()),
+                    low_use: self.live.rules(),
+                });
             }
             Action::NextPane | Action::PrevPane => {
                 let i = Pane::ALL.iter().position(|p| *p == self.focus).unwrap_or(0);

@@ -35,6 +35,7 @@ pub mod files;
 mod form;
 mod form_state;
 pub mod grep;
+pub mod help;
 pub mod history;
 mod input;
 pub mod insight;
@@ -134,8 +135,6 @@ pub struct App {
     pub zoom: bool,
     /// Every overlay's state, open or not (what is open: [`App::open_overlays`]).
     pub overlays: Overlays,
-    /// The help overlay's first line shown, when it is taller than the terminal.
-    pub help_scroll: u16,
     /// A short note for the user on the status bar (e.g. an unknown command).
     pub note: Option<String>,
     pub now: NaiveDateTime,
@@ -166,28 +165,24 @@ impl App {
     #[doc(hidden)]
     pub fn fixture(now: NaiveDateTime) -> App {
         App::new(
-            "dev",
-            "your jobs",
+            ClusterState::new("dev", "your jobs", Duration::from_secs(5), now),
             Keymap::default(),
             Theme::new(false),
             QueueView::default(),
-            Duration::from_secs(5),
             now,
         )
     }
 
     pub fn new(
-        cluster: &str,
-        scope: &str,
+        first: ClusterState,
         keymap: Keymap,
         theme: Theme,
         queue: QueueView,
-        poll_interval: Duration,
         now: NaiveDateTime,
     ) -> App {
         let edit_key = keymap.key_for(Action::Edit, Pane::Queue);
         App {
-            clusters: cluster::Clusters::one(ClusterState::new(cluster, scope, poll_interval, now)),
+            clusters: cluster::Clusters::one(first),
             focus_cluster: 0,
             keymap,
             theme,
@@ -198,7 +193,6 @@ impl App {
             focus: Pane::Queue,
             zoom: false,
             overlays: Overlays::default(),
-            help_scroll: 0,
             note: None,
             now,
             size: (120, 40),

@@ -49,8 +49,6 @@ pub enum Pass {
     Key(crossterm::event::KeyEvent),
     /// The key, to the cluster's `:usage` state, which lets through what it does not use.
     UsageKey(crossterm::event::KeyEvent),
-    /// A moving key in the help, which scrolls it (the scroll is App's).
-    HelpScroll(crate::keymap::Action),
     /// The queue's filter, as typed.
     Filter(String),
     /// A typed line, entered: to its kind's owner.

@@ -13,7 +13,6 @@ use super::component::{Keys, Out, Overlaid, OverlayKeys, Pass};
 use super::insight::View;
 use super::{App, FormState};
 use crate::action::Cmd;
-use crate::keymap::Action;
 
 /// The overlays, bottom first, one line each: `Kind[(what it shows)] = field: its state's
 /// type`. This list is the only place an overlay is named:
@@ -65,7 +64,7 @@ macro_rules! overlay_list {
             /// A question on the status bar (confirm a cancel, ...).
             Confirm = confirm: Option<Confirm>,
             /// The key list (`?`).
-            Help = help: bool,
+            Help = help: help::HelpState,
         }
     };
 }
@@ -165,63 +164,10 @@ impl OverlayKeys for View {
     }
 }
 
-/// The help overlay: the moving keys scroll it when it is taller than the terminal, any
-/// other key closes it.
-impl OverlayKeys for bool {
-    fn overlay_key(&mut self, k: &KeyEvent, cx: &Keys) -> Out {
-        use Action::{Bottom, Down, PageDown, PageUp, Top, Up};
-        match cx.keymap.action(cx.focus, k) {
-            Some(a @ (Down | Up | PageDown | PageUp | Top | Bottom)) => {
-                Out::pass(Pass::HelpScroll(a))
-            }
-            _ => Out::close(),
-        }
-    }
-}
-
 impl App {
     /// The overlay that takes the keys.
     pub fn top_overlay(&self) -> Option<Overlay> {
         self.open_overlays().last().copied()
-    }
-
-    /// How far the help can scroll: its lines ([`help_len`]) past a full-height overlay.
-    pub fn help_max_scroll(&self) -> u16 {
-        let shown = usize::from(self.size.1.saturating_sub(2));
-        u16::try_from(self.help_len().saturating_sub(shown)).unwrap_or(u16::MAX)
-    }
-
-    /// The help overlay's line count, as `ui::help::help_lines` writes it (a test holds the
-    /// two together): the focused pane's bindings, the `:` commands and the notes around
-    /// them; with the files view open, its keys.
-    pub fn help_len(&self) -> usize {
-        let ix = self.view_cluster();
-        if self.overlays.files.view.is_some() {
-            return super::files::KEYS.len() + 4 + usize::from(self.clusters[ix].read_only);
-        }
-        // A blank line, the two rules of the queue's marks and what PROGRESS shows.
-        let notes = if self.focus == crate::keymap::Pane::Queue {
-            4
-        } else {
-            0
-        };
-        let read_only = if self.clusters[ix].read_only { 2 } else { 0 };
-        // The title; the bindings, the form's line and the session question's; a blank
-        // line and the commands' title; the commands; the notes; a blank line and the mouse
-        // line.
-        // The user's own commands: a blank line, a title and one line each.
-        let own = match self.overlays.custom.commands.len() {
-            0 => 0,
-            n => n + 2,
-        };
-        1 + read_only
-            + own
-            + self.keymap.bindings(self.focus).len()
-            + 2
-            + 2
-            + super::COMMANDS.len()
-            + notes
-            + 2
     }
 
     /// Hands on what an overlay passed to the state that owns it.
@@ -233,21 +179,6 @@ impl App {
                 Some(out) => out,
                 None => return self.on_keymap_key(&k),
             },
-            Pass::HelpScroll(a) => {
-                let page = self.size.1.saturating_sub(3).max(1);
-                let max = self.help_max_scroll();
-                let s = self.help_scroll;
-                self.help_scroll = match a {
-                    Action::Down => s.saturating_add(1),
-                    Action::Up => s.saturating_sub(1),
-                    Action::PageDown => s.saturating_add(page),
-                    Action::PageUp => s.saturating_sub(page),
-                    Action::Bottom => max,
-                    _ => 0, // Top
-                }
-                .min(max);
-                return Vec::new();
-            }
             Pass::Filter(text) => {
                 self.queue.shown_mut().set_filter(&text);
                 return self.selection_changed();

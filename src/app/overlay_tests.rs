@@ -195,9 +195,9 @@ fn esc_in_help_over_stats_closes_help_and_stats_stays() {
     assert_eq!(a.overlays.view, Some(View::Stats));
     // The view lets the keymap's keys through: `?` opens help over it.
     a.update(key('?'));
-    assert!(a.overlays.help);
+    assert!(a.overlays.help.is_open());
     a.update(esc());
-    assert!(!a.overlays.help);
+    assert!(!a.overlays.help.is_open());
     assert_eq!(a.overlays.view, Some(View::Stats));
     a.update(esc());
     assert_eq!(a.overlays.view, None);
@@ -233,7 +233,7 @@ fn r_in_usage_reads_again_only_when_the_usage_view_is_on_top() {
     // Help over it: `r` closes help and reads nothing.
     a.update(key('?'));
     assert!(a.update(key('r')).is_empty());
-    assert!(!a.overlays.help);
+    assert!(!a.overlays.help.is_open());
     assert_eq!(a.overlays.view, Some(View::Usage));
     // The command line over it: `r` is typed.
     a.update(key(':'));
@@ -390,7 +390,7 @@ fn help_over_the_files_view_is_drawn_over_it() {
     for y in top + 1..bottom {
         assert_eq!(s[(left, y)].symbol(), "│", "row {y}: {}", text(y, 0));
     }
-    let first: String = crate::ui::help::help_lines(&a)[0]
+    let first: String = a.overlays.help.lines[0]
         .spans
         .iter()
         .map(|s| s.content.as_ref())

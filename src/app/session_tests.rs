@@ -183,13 +183,15 @@ fn jobs_that_are_not_sessions_and_sessions_far_from_the_end_are_left_alone() {
 fn the_question_waits_for_nothing_else_to_be_open() {
     let mut a = launched_237();
     a.update(Msg::Poll(PollMsg::PollDue));
-    a.overlays.help = true;
+    a.update(key('?'));
+    assert!(a.overlays.help.is_open());
     a.update(loaded(with_session(60, 55 * 60)));
     assert!(a.overlays.confirm.is_none(), "help stays on top, untouched");
     assert!(a.clusters[0].events.log.back().is_some_and(|e| e
         .text
         .contains("ends in 10 minutes: :extend adds 30 minutes")));
-    a.overlays.help = false;
+    a.update(key('x'));
+    assert!(!a.overlays.help.is_open());
     a.queue.shown_mut().select_id(&id("237"));
     let cmds = a.run_command("extend");
     assert!(matches!(&cmds[..], [Cmd::Edit(i, _)] if *i == id("237")));

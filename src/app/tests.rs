@@ -322,12 +322,12 @@ fn command_line_adds_a_cluster_quits_and_explains_unknown_commands() {
 fn help_opens_and_any_key_closes_it_without_acting() {
     let mut a = app();
     a.update(key('?'));
-    assert!(a.overlays.help);
+    assert!(a.overlays.help.is_open());
     assert!(
         a.update(key('q')).is_empty(),
         "q closes help, does not quit"
     );
-    assert!(!a.overlays.help && !a.quit);
+    assert!(!a.overlays.help.is_open() && !a.quit);
 }
 
 #[test]

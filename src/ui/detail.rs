@@ -49,7 +49,7 @@ pub struct DetailWidget<'a> {
     pub progress: Option<&'a ProgressView>,
 }
 
-pub use live::{idle_mark_help, low_use_help, LiveView};
+pub use live::LiveView;
 pub use pending::PendingView;
 
 /// A [`DetailWidget`] scrolled down by `scroll` lines (clamped to the content).

@@ -26,38 +26,6 @@ pub struct LiveView<'a> {
     pub low: LowUseRules,
 }
 
-/// The help overlay's words on the queue's `u` mark.
-pub fn low_use_help(r: &LowUseRules) -> String {
-    let mut tests = Vec::new();
-    if r.cpu_percent > 0 {
-        tests.push(format!("cores busy under {} % of its cores", r.cpu_percent));
-    }
-    if r.mem_percent > 0 {
-        tests.push(format!(
-            "peak memory under {} % of its request",
-            r.mem_percent
-        ));
-    }
-    if r.minutes == 0 || tests.is_empty() {
-        return "u (much less used than asked) is off: [ui] low_cpu_percent, low_mem_percent, idle_gpu_minutes".into();
-    }
-    format!(
-        "u {} in the live samples of the last {} min ([ui] low_cpu_percent, low_mem_percent); z wins",
-        tests.join(" or "),
-        r.minutes
-    )
-}
-
-/// The help overlay's words on the queue's left-border marks.
-pub fn idle_mark_help(minutes: u64) -> String {
-    match minutes {
-        0 => "left border: * marked · z (GPUs idle) is off: [ui] idle_gpu_minutes = 0".into(),
-        m => format!(
-            "left border: * marked · z every GPU at 0 % in the live samples of the last {m} min ([ui] idle_gpu_minutes)"
-        ),
-    }
-}
-
 const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
 
 /// The newest `width` values as bars from 0 to `max`; a gap where a sample had no value.

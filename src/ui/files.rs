@@ -4,7 +4,7 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
-use ratatui::text::{Line, Span};
+use ratatui::text::Line;
 use ratatui::widgets::{Block, Clear, Paragraph, Widget};
 use unicode_width::UnicodeWidthStr;
 
@@ -20,39 +20,6 @@ pub struct FilesWidget<'a> {
 }
 
 pub use crate::app::files::KEYS;
-
-pub fn help_lines(app: &App) -> Vec<Line<'static>> {
-    let t = &app.theme;
-    let mut lines = vec![Line::from(Span::styled(
-        "keys in the files view",
-        t.title(),
-    ))];
-    for (k, what) in KEYS {
-        lines.push(Line::from(vec![
-            Span::styled(format!("  {k:<28}"), t.key()),
-            Span::raw(*what),
-        ]));
-    }
-    lines.push(Line::from(""));
-    lines.push(Line::from(Span::styled(
-        format!(
-            "fetched files go to {}/JOB/ (config: [files] download_dir); a partial file resumes, every file is checked by sha256",
-            app.overlays.files.download_dir.display()
-        ),
-        t.dim(),
-    )));
-    if app.shown().read_only {
-        lines.push(Line::from(Span::styled(
-            "read-only session: fetching only reads the cluster, so it is allowed",
-            t.dim(),
-        )));
-    }
-    lines.push(Line::from(Span::styled(
-        "keys but ↑↓ close this help",
-        t.dim(),
-    )));
-    lines
-}
 
 /// `5s`, `12m`, `3h`, `4d` since the file changed.
 fn age(now: chrono::NaiveDateTime, mtime: i64) -> String {

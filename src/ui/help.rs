@@ -1,121 +1,28 @@
-//! `?`: every binding of the focused pane, and the `:` commands.
+//! `?`: the key list App made when it opened (`app::help`), as it fits the terminal.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Flex, Layout, Rect};
-use ratatui::text::{Line, Span};
+use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 
-use crate::app::{App, COMMANDS};
+use crate::app::help::{HelpState, COMMANDS_TITLE};
 
 pub struct HelpWidget<'a> {
-    pub app: &'a App,
-}
-
-pub fn help_lines(app: &App) -> Vec<Line<'static>> {
-    if app.overlays.files.view.is_some() {
-        return super::files::help_lines(app);
-    }
-    let t = &app.theme;
-    let mut lines = vec![Line::from(Span::styled(
-        format!("keys in the {} pane", app.focus.title()),
-        t.title(),
-    ))];
-    if app.shown().read_only {
-        lines.push(Line::from(Span::styled(
-            "read-only: cancel, hold, release, requeue, top, edit are disabled",
-            t.warn(),
-        )));
-        lines.push(Line::from(Span::styled(
-            "  (a shell, tunnels and fetching files change no job: allowed)",
-            t.dim(),
-        )));
-    }
-    for (action, keys) in app.keymap.bindings(app.focus) {
-        let disabled = app.shown().read_only && action.changes_jobs();
-        lines.push(Line::from(vec![
-            Span::styled(format!("  {:<18}", keys.join(", ")), t.key()),
-            if disabled {
-                Span::styled(format!("✗ {}", action.describe()), t.dim())
-            } else {
-                Span::raw(action.describe())
-            },
-        ]));
-    }
-    lines.push(Line::from(vec![
-        Span::styled(format!("  {:<18}", "in the form (n)"), t.key()),
-        Span::raw("o from a script · w save as template · ←→ pick one"),
-    ]));
-    lines.push(Line::from(vec![
-        Span::styled(format!("  {:<18}", "a session's end"), t.key()),
-        Span::raw(format!(
-            "asks: {} 30 more minutes · {} end it (y confirms)",
-            crate::app::session::EXTEND_KEY,
-            crate::app::session::END_KEY
-        )),
-    ]));
-    if !app.overlays.custom.commands.is_empty() {
-        lines.push(Line::from(""));
-        lines.push(Line::from(Span::styled(
-            "your commands ([[commands]], :commands)",
-            t.title(),
-        )));
-        for c in &app.overlays.custom.commands {
-            lines.push(Line::from(vec![
-                Span::styled(format!("  {:<18}", c.key.to_string()), t.key()),
-                Span::raw(format!(
-                    "{} ({}, {} jobs)",
-                    c.def.name,
-                    c.def.place.word(),
-                    c.states_word()
-                )),
-            ]));
-        }
-    }
-    lines.push(Line::from(""));
-    lines.push(Line::from(Span::styled("commands after :", t.title())));
-    for (cmd, what) in COMMANDS {
-        lines.push(Line::from(vec![
-            Span::styled(format!("  :{cmd:<17}"), t.key()),
-            Span::raw(*what),
-        ]));
-    }
-    if app.focus == crate::keymap::Pane::Queue {
-        lines.push(Line::from(""));
-        lines.push(Line::from(Span::styled(
-            crate::ui::detail::idle_mark_help(app.live.idle_minutes),
-            t.dim(),
-        )));
-        lines.push(Line::from(Span::styled(
-            crate::ui::detail::low_use_help(&app.live.rules()),
-            t.dim(),
-        )));
-        lines.push(Line::from(Span::styled(
-            "PROGRESS: read from the logs opened (tqdm, step/epoch N/M, N%) · ! limit first",
-            t.dim(),
-        )));
-    }
-    lines.push(Line::from(""));
-    lines.push(Line::from(Span::styled(
-        "mouse: click selects, wheel scrolls · esc closes views · keys but ↑↓ close this help",
-        t.dim(),
-    )));
-    lines
+    pub help: &'a HelpState,
 }
 
 impl Widget for HelpWidget<'_> {
     fn render(self, area: Rect, buf: &mut Buffer) {
-        let lines = help_lines(self.app);
+        let lines = self.help.lines.clone();
         let fits = lines.len() + 2 <= usize::from(area.height);
         // Too tall for the terminal: keys on the left, commands on the right, where the
         // terminal is wide and tall enough for both; else one column that scrolls.
         let split = if fits {
             None
         } else {
-            lines.iter().position(|l| {
-                l.spans
-                    .first()
-                    .is_some_and(|s| s.content == "commands after :")
-            })
+            lines
+                .iter()
+                .position(|l| l.spans.first().is_some_and(|s| s.content == COMMANDS_TITLE))
         };
         let two = split.filter(|i| {
             let rows = (*i).max(lines.len() - i);
@@ -129,7 +36,7 @@ impl Widget for HelpWidget<'_> {
                 let shown = usize::from(area.height.saturating_sub(2));
                 let total = lines.len();
                 let max = u16::try_from(total.saturating_sub(shown)).unwrap_or(u16::MAX);
-                let top = self.app.help_scroll.min(max);
+                let top = self.help.scroll.min(max);
                 let first = usize::from(top) + 1;
                 let last = (usize::from(top) + shown).min(total);
                 let title = format!(
@@ -187,34 +94,10 @@ fn two_columns(lines: Vec<Line<'static>>, split: usize, area: Rect, buf: &mut Bu
         .render(b, buf);
 }
 
-/// `app.overlays.help`: the key list, when set.
-impl super::overlay::DrawOverlay for bool {
+/// `app.overlays.help`: the key list, when open.
+impl super::overlay::DrawOverlay for HelpState {
     fn draw_over(&self, f: &mut ratatui::Frame, app: &crate::app::App, areas: &super::Areas) {
-        let _ = areas;
-        f.render_widget(HelpWidget { app }, f.area());
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::app::App;
-    use crate::keymap::Pane;
-
-    /// The App scrolls the help by its line count: the two must agree in every pane,
-    /// read-only or not.
-    #[test]
-    fn the_apps_help_length_is_the_overlays() {
-        let mut a = App::fixture(crate::ui::queue::tests::now());
-        for read_only in [false, true] {
-            a.clusters[0].read_only = read_only;
-            for pane in Pane::ALL {
-                a.focus = pane;
-                assert_eq!(
-                    super::help_lines(&a).len(),
-                    a.help_len(),
-                    "{pane:?}, read-only {read_only}"
-                );
-            }
-        }
+        let _ = (app, areas);
+        f.render_widget(HelpWidget { help: self }, f.area());
     }
 }

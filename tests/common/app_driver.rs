@@ -43,14 +43,13 @@ fn settings() -> HubSettings {
 
 /// The dashboard's App for cluster `dev` (own jobs, a refresh every 2 s), started now.
 pub fn new_app() -> App {
+    let now = Local::now().naive_local();
     App::new(
-        "dev",
-        "your jobs",
+        slurmdash::app::ClusterState::new("dev", "your jobs", Duration::from_secs(2), now),
         slurmdash::keymap::Keymap::default(),
         slurmdash::ui::theme::Theme::new(false),
         slurmdash::queue::QueueView::default(),
-        Duration::from_secs(2),
-        Local::now().naive_local(),
+        now,
     )
 }
 
