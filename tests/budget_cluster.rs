@@ -1,8 +1,9 @@
 //! The slurmctld RPC budget on the real cluster: the real binary in a real terminal (tmux)
-//! with the default budget (`[poll] max_rpcs_per_minute = 4`), as the second test user
-//! (sdother, whom nothing else runs as meanwhile: nextest group `other-user`), for three
-//! minutes with a running job selected and the user moving between three running jobs.
-//! slurmctld's own count (`sdiag`, per user) says what it cost.
+//! with the default budget (`[poll] max_rpcs_per_minute = 4`), for three minutes with a
+//! running job selected and the user moving between three running jobs. slurmctld's own
+//! count (`sdiag`, per user) says what it cost: each test runs as a dev-cluster account of
+//! its own (sdbudget1, sdbudget2), which nothing else runs as, so that the count is its own
+//! and no one-at-a-time group holds other tests back while it watches.
 
 use crate::common;
 
@@ -12,7 +13,6 @@ use std::time::{Duration, Instant};
 use common::tmux::{refreshed, Tmux};
 use common::*;
 
-/// The dev config as sdother with the default budget.
 /// A one-core job of `name` in `dir` that sleeps through the test (cancelled after it).
 async fn sleeper(r: &dyn slurmdash::remote::Remote, dir: &str, name: &str) -> u64 {
     let args = [
@@ -31,8 +31,9 @@ async fn sleeper(r: &dyn slurmdash::remote::Remote, dir: &str, name: &str) -> u6
     sbatch(r, &[&args[..], &["--wrap", "sleep 470"]].concat()).await
 }
 
-fn config(dir: &Path) -> PathBuf {
-    let cfg = std::fs::read_to_string(dev_config_other()).expect("dev config");
+/// The dev config as `user` with the default budget.
+fn config(dir: &Path, user: &str) -> PathBuf {
+    let cfg = std::fs::read_to_string(dev_config_as(user)).expect("dev config");
     let cfg = cfg.replace("max_rpcs_per_minute = 0", "max_rpcs_per_minute = 4");
     assert!(cfg.contains("max_rpcs_per_minute = 4"), "{cfg}");
     let p = dir.join("slurmdash.toml");
@@ -70,17 +71,21 @@ fn allowed(state_checks: bool) -> u64 {
 }
 const CONNECT: u64 = 4;
 
+/// The accounts of the two tests (scripts/dev-cluster's SHELL_USERS).
+const USER_A: &str = "sdbudget1";
+const USER_B: &str = "sdbudget2";
+
 #[tokio::test(flavor = "multi_thread")]
 async fn three_minutes_on_running_jobs_stay_within_the_default_budget() {
-    let r = remote_as(OTHER_ALIAS);
-    let dir = scratch_of(&r, OTHER_USER, "budget").await;
+    let r = remote_as(&alias_of(USER_A));
+    let dir = scratch_of(&r, USER_A, "budget").await;
     let mut ids = Vec::new();
     for i in 0..3 {
         ids.push(sleeper(&r, &dir, &format!("budget{i}")).await);
     }
-    let _cancel = CancelOther(ids.clone());
+    let _cancel = CancelAs(alias_of(USER_A), ids.clone());
     let tmp = tempfile::tempdir().expect("tempdir");
-    let cfg = config(tmp.path());
+    let cfg = config(tmp.path(), USER_A);
     // Wait until the three run (read with this test's own ssh: before the count starts).
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
@@ -106,7 +111,7 @@ async fn three_minutes_on_running_jobs_stay_within_the_default_budget() {
         );
         tokio::time::sleep(Duration::from_secs(2)).await;
     }
-    let (ctld0, _) = rpcs_of(OTHER_USER);
+    let (ctld0, _) = rpcs_of(USER_A);
     let started = Instant::now();
     let ui = Tmux::start(&cfg, &[]);
     let s = ui.wait("the first screen", Duration::from_secs(30), refreshed);
@@ -123,12 +128,12 @@ async fn three_minutes_on_running_jobs_stay_within_the_default_budget() {
     let left = Duration::from_secs(180).saturating_sub(started.elapsed());
     tokio::time::sleep(left).await;
     let screen = ui.screen();
-    let (ctld1, _) = rpcs_of(OTHER_USER);
+    let (ctld1, _) = rpcs_of(USER_A);
     let secs = started.elapsed().as_secs();
     drop(ui);
     let spent = ctld1 - ctld0;
     println!(
-        "budget_cluster: {spent} slurmctld RPCs of sdother in {secs} s with the default budget (4/min)"
+        "budget_cluster: {spent} slurmctld RPCs of {USER_A} in {secs} s with the default budget (4/min)"
     );
     let allowed = allowed(dev_slurm() != "22.05");
     assert!(
@@ -159,13 +164,13 @@ fn polls_in(log: &str) -> Vec<(chrono::DateTime<chrono::Utc>, bool)> {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_job_that_ends_is_seen_by_a_state_check_and_read_in_full_at_once() {
     let ver = dev_slurm();
-    let r = remote_as(OTHER_ALIAS);
-    let dir = scratch_of(&r, OTHER_USER, "budget-check").await;
+    let r = remote_as(&alias_of(USER_B));
+    let dir = scratch_of(&r, USER_B, "budget-check").await;
     let mut ids = Vec::new();
     for name in ["check-stays", "check-ends"] {
         ids.push(sleeper(&r, &dir, name).await);
     }
-    let _cancel = CancelOther(ids.clone());
+    let _cancel = CancelAs(alias_of(USER_B), ids.clone());
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         let out = run(
@@ -187,11 +192,11 @@ async fn a_job_that_ends_is_seen_by_a_state_check_and_read_in_full_at_once() {
         tokio::time::sleep(Duration::from_secs(2)).await;
     }
     let tmp = tempfile::tempdir().expect("tempdir");
-    let cfg = config(tmp.path());
+    let cfg = config(tmp.path(), USER_B);
     let log = tmp.path().join("debug.log");
     let log_arg = log.display().to_string();
     let read_log = || std::fs::read_to_string(&log).unwrap_or_default();
-    let (ctld0, _) = rpcs_of(OTHER_USER);
+    let (ctld0, _) = rpcs_of(USER_B);
     let started = Instant::now();
     let ui = Tmux::start(&cfg, &["--log", &log_arg]);
     ui.wait("the first screen", Duration::from_secs(30), refreshed);
@@ -215,11 +220,11 @@ async fn a_job_that_ends_is_seen_by_a_state_check_and_read_in_full_at_once() {
         let seen = cancelled.elapsed().as_secs_f64();
         let left = Duration::from_secs(180).saturating_sub(started.elapsed());
         tokio::time::sleep(left).await;
-        let (ctld1, _) = rpcs_of(OTHER_USER);
+        let (ctld1, _) = rpcs_of(USER_B);
         let secs = started.elapsed().as_secs();
         let polls = polls_in(&read_log());
         println!(
-            "budget_cluster (22.05): job {ended} cancelled, its end on screen {seen:.1} s later; {} slurmctld RPCs of sdother in {secs} s; {} full reads",
+            "budget_cluster (22.05): job {ended} cancelled, its end on screen {seen:.1} s later; {} slurmctld RPCs of {USER_B} in {secs} s; {} full reads",
             ctld1 - ctld0,
             polls.len()
         );
@@ -232,7 +237,7 @@ async fn a_job_that_ends_is_seen_by_a_state_check_and_read_in_full_at_once() {
     }
 
     // Once a check ran, wait for a full read and end a job right after it (as root: the
-    // count stays sdother's dashboard's), so that the next poll is a check.
+    // count stays the dashboard's), so that the next poll is a check.
     let deadline = Instant::now() + Duration::from_secs(150);
     let fulls = loop {
         let polls = polls_in(&read_log());
@@ -278,7 +283,7 @@ async fn a_job_that_ends_is_seen_by_a_state_check_and_read_in_full_at_once() {
     let seen = cancelled.elapsed().as_secs_f64();
     let left = Duration::from_secs(180).saturating_sub(started.elapsed());
     tokio::time::sleep(left).await;
-    let (ctld1, _) = rpcs_of(OTHER_USER);
+    let (ctld1, _) = rpcs_of(USER_B);
     let secs = started.elapsed().as_secs();
     drop(ui);
     let all = polls_in(&read_log());
@@ -286,7 +291,7 @@ async fn a_job_that_ends_is_seen_by_a_state_check_and_read_in_full_at_once() {
     let (check_at, full_at) = (after[0].0, after[1].0);
     let gap = (full_at - check_at).num_milliseconds();
     println!(
-        "budget_cluster ({ver}): job {ended} cancelled {cancelled_at}, check {check_at}, full read {full_at} ({gap} ms later), its end on screen {seen:.1} s after the cancel; {spent} slurmctld RPCs of sdother in {secs} s; {} checks, {} full reads",
+        "budget_cluster ({ver}): job {ended} cancelled {cancelled_at}, check {check_at}, full read {full_at} ({gap} ms later), its end on screen {seen:.1} s after the cancel; {spent} slurmctld RPCs of {USER_B} in {secs} s; {} checks, {} full reads",
         all.iter().filter(|(_, c)| *c).count(),
         all.iter().filter(|(_, c)| !c).count(),
     );

@@ -9,35 +9,10 @@
 use crate::common;
 use crate::guard_helpers;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use common::*;
 use serde_json::Value;
-
-/// The dev config reached as `user` through its ssh alias `slurmdash-dev-<suffix>`.
-fn config_for(user: &str) -> PathBuf {
-    let suffix = user.strip_prefix("sd").expect("sd<shell> account");
-    assert!(
-        dev_env("SLURMDASH_DEV_SHELL_USERS")
-            .split(',')
-            .any(|u| u == user),
-        "{user} is not a dev-cluster account: run `scripts/dev-cluster up` again"
-    );
-    let text = std::fs::read_to_string(dev_config()).expect("dev config");
-    let text = text
-        .replace(
-            "hosts = [\"slurmdash-dev\"]",
-            &format!("hosts = [\"slurmdash-dev-{suffix}\"]"),
-        )
-        .replace("sduser", user);
-    let dest = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("dev-{}-{user}.toml", dev_slurm()));
-    let tmp = dest.with_extension(format!("{}.tmp", std::process::id()));
-    std::fs::write(&tmp, &text).expect("write the config");
-    std::fs::rename(&tmp, &dest).expect("rename the config");
-    dest
-}
 
 fn ok(user: &str, what: &str, out: &std::process::Output) -> String {
     assert!(
@@ -52,7 +27,7 @@ fn ok(user: &str, what: &str, out: &std::process::Output) -> String {
 
 /// `prints`: whether the account's dotfile prints a line on each stream before every command.
 async fn matrix(user: &str, prints: bool) {
-    let cfg = config_for(user);
+    let cfg = dev_config_as(user);
     let state = tempfile::tempdir().expect("state dir");
     let env = [("SLURMDASH_STATE_DIR", state.path().to_str().expect("utf-8"))];
     let sd = |args: &[&str]| slurmdash_env(&cfg, args, &env);
@@ -189,7 +164,7 @@ async fn bash_with_every_slurm_output_variable_set() {
     matrix("sdvars", false).await;
     // Its .bashrc also sets SBATCH_TIMELIMIT=7 and SBATCH_JOB_NAME: the launch's own time
     // limit and name win (the matrix saw the name), and submit says so.
-    let cfg = config_for("sdvars");
+    let cfg = dev_config_as("sdvars");
     let state = tempfile::tempdir().expect("state dir");
     let out = slurmdash_env(
         &cfg,
@@ -240,7 +215,7 @@ async fn slurm_found_only_through_slurm_conf_from_the_login_environment() {
     // The guard resubmits an infrastructure failure (NCCL) from inside its job.
     let name = guard_helpers::tag("site");
     let l = guard_helpers::submit_with(
-        &config_for("sdsite"),
+        &dev_config_as("sdsite"),
         &name,
         "if [ -e \"$SLURMDASH_JOB_DIR/once\" ]; then echo second attempt ok; else touch \"$SLURMDASH_JOB_DIR/once\"; echo 'gpu01:1:1 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.2 with error 12' >&2; exit 1; fi",
         &[],

@@ -13,7 +13,8 @@
 # the alternative that ksh93u+m installs).
 declare -A LOGIN_SHELL=([sduser]=/bin/bash [sdother]=/bin/bash
 	[sdtcsh]=/usr/bin/tcsh [sdfish]=/usr/bin/fish [sdzsh]=/usr/bin/zsh [sdksh]=/usr/bin/ksh
-	[sddash]=/bin/sh [sdbashrc]=/bin/bash [sdvars]=/bin/bash [sdsite]=/bin/bash)
+	[sddash]=/bin/sh [sdbashrc]=/bin/bash [sdvars]=/bin/bash [sdsite]=/bin/bash
+	[sdbudget1]=/bin/bash [sdbudget2]=/bin/bash)
 
 login_shell() {
 	[[ -n ${LOGIN_SHELL[$1]:-} ]] || die "no login shell set for test user $1 (LOGIN_SHELL in accounts.sh)"

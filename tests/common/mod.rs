@@ -415,6 +415,46 @@ impl Drop for CancelOther {
     }
 }
 
+/// [`CancelOnDrop`] for jobs of the user of ssh alias `.0`.
+pub struct CancelAs(pub String, pub Vec<u64>);
+
+impl Drop for CancelAs {
+    fn drop(&mut self) {
+        scancel_as(&self.0, &self.1);
+    }
+}
+
+/// The ssh alias of a dev-cluster account `sdX` of scripts/dev-cluster's SHELL_USERS:
+/// `slurmdash-dev-X`.
+pub fn alias_of(user: &str) -> String {
+    let suffix = user.strip_prefix("sd").expect("an sd<name> account");
+    format!("slurmdash-dev-{suffix}")
+}
+
+/// The dev config reached as `user` (one of scripts/dev-cluster's SHELL_USERS) through its
+/// ssh alias, with its own results root (a copy under the target directory).
+pub fn dev_config_as(user: &str) -> PathBuf {
+    assert!(
+        dev_env("SLURMDASH_DEV_SHELL_USERS")
+            .split(',')
+            .any(|u| u == user),
+        "{user} is not a dev-cluster account: run `scripts/dev-cluster up` again"
+    );
+    let text = std::fs::read_to_string(dev_config()).expect("dev config");
+    let text = text
+        .replace(
+            "hosts = [\"slurmdash-dev\"]",
+            &format!("hosts = [\"{}\"]", alias_of(user)),
+        )
+        .replace("sduser", user);
+    let dest =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("dev-{}-{user}.toml", dev_slurm()));
+    let tmp = dest.with_extension(format!("{}.tmp", std::process::id()));
+    std::fs::write(&tmp, &text).expect("write the config");
+    std::fs::rename(&tmp, &dest).expect("rename the config");
+    dest
+}
+
 /// `scancel IDS` as the user of ssh alias `alias`, waited for; errors ignored (a drop).
 fn scancel_as(alias: &str, ids: &[u64]) {
     let _ = std::process::Command::new("ssh")
