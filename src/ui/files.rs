@@ -23,6 +23,7 @@ pub use crate::app::files::KEYS;
 
 pub fn help_lines(app: &App) -> Vec<Line<'static>> {
     let t = &app.theme;
+    let note = |text: String| Line::from(Span::styled(text, t.dim()));
     let mut lines = vec![Line::from(Span::styled(
         "keys in the files view",
         t.title(),
@@ -34,23 +35,16 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
         ]));
     }
     lines.push(Line::from(""));
-    lines.push(Line::from(Span::styled(
-        format!(
-            "fetched files go to {}/JOB/ (config: [files] download_dir); a partial file resumes, every file is checked by sha256",
-            app.overlays.files.download_dir.display()
-        ),
-        t.dim(),
+    lines.push(note(format!(
+        "fetched files go to {}/JOB/ (config: [files] download_dir); a partial file resumes, every file is checked by sha256",
+        app.overlays.files.download_dir.display()
     )));
     if app.shown().read_only {
-        lines.push(Line::from(Span::styled(
-            "read-only session: fetching only reads the cluster, so it is allowed",
-            t.dim(),
-        )));
+        lines.push(note(
+            "read-only session: fetching only reads the cluster, so it is allowed".into(),
+        ));
     }
-    lines.push(Line::from(Span::styled(
-        "keys but ↑↓ close this help",
-        t.dim(),
-    )));
+    lines.push(note("keys but ↑↓ close this help".into()));
     lines
 }
 
