@@ -24,7 +24,7 @@ pub struct Attempt {
     pub state: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {
     pub local_id: String,
     pub cluster: String,
@@ -405,20 +405,13 @@ pub(crate) mod tests {
             job_dir: format!("/lustre/r/{id}"),
             name: "train".into(),
             submitted_at: at,
-            template: None,
             script: format!("/lustre/r/{id}/sbatch/job_{id}.sbatch"),
             attempts: vec![Attempt {
                 job_id: job,
                 submitted_at: at,
                 state: None,
             }],
-            secrets: Vec::new(),
-            checksum: None,
-            spec_sha256: None,
-            requeue: false,
-            guard: None,
-            sweep: Vec::new(),
-            code: None,
+            ..Entry::default()
         }
     }
 

@@ -274,7 +274,6 @@ mod tests {
             job_dir: "/lustre/r/results/20261123-1-abc".into(),
             name: "train".into(),
             submitted_at: now,
-            template: None,
             script: "/lustre/r/results/20261123-1-abc/sbatch/job_20261123-1-abc.sbatch".into(),
             attempts: attempts
                 .iter()
@@ -284,13 +283,7 @@ mod tests {
                     state: st.map(str::to_string),
                 })
                 .collect(),
-            secrets: Vec::new(),
-            checksum: None,
-            spec_sha256: None,
-            requeue: false,
-            guard: None,
-            sweep: Vec::new(),
-            code: None,
+            ..Entry::default()
         }
     }
 

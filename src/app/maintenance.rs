@@ -175,14 +175,7 @@ pub use crate::slurm::reservation::when_text;
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use chrono::NaiveDate;
-
-    fn at(h: u32, m: u32) -> NaiveDateTime {
-        NaiveDate::from_ymd_opt(2026, 11, 28)
-            .unwrap()
-            .and_hms_opt(h, m, 0)
-            .unwrap()
-    }
+    use crate::slurm::timeline::tests::at;
 
     fn maint(start: NaiveDateTime, end: NaiveDateTime) -> Reservation {
         let text = format!(

@@ -189,19 +189,12 @@ mod tests {
             job_dir: "/r/results/L1".into(),
             name: "train".into(),
             submitted_at: at,
-            template: None,
             script: "/r/results/L1/sbatch/job_L1.sbatch".into(),
             attempts: vec![
                 attempt(237, Some("NODE_FAIL ERR_INFRA")),
                 attempt(248, None),
             ],
-            secrets: Vec::new(),
-            checksum: None,
-            spec_sha256: None,
-            requeue: false,
-            guard: None,
-            sweep: Vec::new(),
-            code: None,
+            ..Entry::default()
         };
         a.update(Msg::Launch(LaunchMsg::Retries(Ok((
             Vec::new(),

@@ -413,6 +413,7 @@ async fn live(
 mod tests {
     use super::*;
     use crate::io::retry::RetryCheck;
+    use crate::remote::fake::{FakeRemote, FakeReply};
     use crate::triage::Patterns;
 
     fn entry() -> Entry {
@@ -475,9 +476,14 @@ mod tests {
                 "job 7 resumed after TIMEOUT as 9 (resume 2 of 5)"
             ]
         );
-        let ids: Vec<u64> = e.attempts.iter().map(|a| a.job_id).collect();
+        let ids = job_ids(&e);
         assert_eq!(ids, [5, 7, 9]);
         assert_eq!(e.attempts[2].state, None);
+    }
+
+    /// The job ids of `e`'s attempts, in order.
+    fn job_ids(e: &Entry) -> Vec<u64> {
+        e.attempts.iter().map(|a| a.job_id).collect()
     }
 
     fn e_after(lines: &[ChainLine]) -> Entry {
@@ -503,7 +509,7 @@ mod tests {
             _ => Owner::Foreign(format!("job {id} belongs to alice, not to you (sduser)")),
         };
         let ev = apply(&mut e, &lines, 11, &owner);
-        let ids: Vec<u64> = e.attempts.iter().map(|a| a.job_id).collect();
+        let ids = job_ids(&e);
         assert_eq!(ids, [5, 7]);
         assert!(
             matches!(
@@ -568,7 +574,7 @@ mod tests {
         assert!(matches!(owner_of(&e, "", &facts, 7), Owner::Foreign(_)));
     }
 
-    async fn check_with(remote: &crate::remote::fake::FakeRemote) -> (Vec<RetryEvent>, Vec<Entry>) {
+    async fn check_with(remote: &FakeRemote) -> (Vec<RetryEvent>, Vec<Entry>) {
         let d = tempfile::tempdir().unwrap();
         let registry = crate::registry::Registry::open(d.path());
         let mut e = entry();
@@ -589,16 +595,23 @@ mod tests {
         crate::io::retry::check(&c).await.unwrap()
     }
 
+    /// The line [`guard::READ_CHAINS`] prints before the launch's chain.
+    const CHAIN: &str = "==> /lustre/r/L1/meta/chain.jsonl\n";
     const ARMED: &str = "==> /lustre/r/L1/meta/chain.jsonl\n{\"time\":\"t\",\"event\":\"armed\",\"job\":\"5\",\"attempt\":1,\"guard\":\"6\"}\n";
 
-    #[tokio::test]
-    async fn a_launch_whose_guard_still_waits_is_left_to_the_cluster() {
-        use crate::remote::fake::{FakeRemote, FakeReply};
+    /// A cluster whose guards' chains read `chains`.
+    fn reading(chains: &str) -> FakeRemote {
         let r = FakeRemote::new("login1");
         r.on(
             &["sh", "-c", guard::READ_CHAINS],
-            vec![FakeReply::ok(ARMED)],
+            vec![FakeReply::ok(chains)],
         );
+        r
+    }
+
+    #[tokio::test]
+    async fn a_launch_whose_guard_still_waits_is_left_to_the_cluster() {
+        let r = reading(ARMED);
         r.on(
             &["squeue"],
             vec![FakeReply::ok("6\u{1f}PENDING\u{1f}sdguard-train\n")],
@@ -610,12 +623,7 @@ mod tests {
 
     #[tokio::test]
     async fn when_every_guard_left_without_a_decision_the_dashboard_takes_over() {
-        use crate::remote::fake::{FakeRemote, FakeReply};
-        let r = FakeRemote::new("login1");
-        r.on(
-            &["sh", "-c", guard::READ_CHAINS],
-            vec![FakeReply::ok(ARMED)],
-        );
+        let r = reading(ARMED);
         r.on(
             &["squeue"],
             vec![FakeReply::fail(
@@ -630,12 +638,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_guard_that_is_not_the_users_sdguard_job_does_not_hold_the_launch() {
-        use crate::remote::fake::{FakeRemote, FakeReply};
-        let r = FakeRemote::new("login1");
-        r.on(
-            &["sh", "-c", guard::READ_CHAINS],
-            vec![FakeReply::ok(ARMED)],
-        );
+        let r = reading(ARMED);
         // Job 6 is queued, but under another name: not this launch's guard.
         r.on(
             &["squeue"],
@@ -651,13 +654,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_planted_line_is_checked_with_slurm_and_reported_not_recorded() {
-        use crate::remote::fake::{FakeRemote, FakeReply};
-        let r = FakeRemote::new("login1");
-        let chain = format!("==> /lustre/r/L1/meta/chain.jsonl\n{}", retried_as("900"));
-        r.on(
-            &["sh", "-c", guard::READ_CHAINS],
-            vec![FakeReply::ok(chain.as_str())],
-        );
+        let r = reading(&format!("{CHAIN}{}", retried_as("900")));
         r.on(
             &["sh", "-c", OWNERS_SCRIPT],
             vec![FakeReply::ok(
@@ -666,7 +663,7 @@ mod tests {
         );
         r.on(&["sacct"], vec![FakeReply::ok("")]);
         let (events, entries) = check_with(&r).await;
-        let ids: Vec<u64> = entries[0].attempts.iter().map(|a| a.job_id).collect();
+        let ids = job_ids(&entries[0]);
         assert_eq!(ids, [5], "the planted job was recorded");
         assert!(
             events.iter().any(|e| matches!(e, RetryEvent::Ignored { job_id: 900, reason, .. } if reason.contains("belongs to alice"))),
@@ -682,13 +679,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_retry_slurm_cannot_vouch_for_yet_holds_the_launch() {
-        use crate::remote::fake::{FakeRemote, FakeReply};
-        let r = FakeRemote::new("login1");
-        let chain = format!("==> /lustre/r/L1/meta/chain.jsonl\n{}", retried_as("7"));
-        r.on(
-            &["sh", "-c", guard::READ_CHAINS],
-            vec![FakeReply::ok(chain.as_str())],
-        );
+        let r = reading(&format!("{CHAIN}{}", retried_as("7")));
         // sacct's record of job 7 a moment after it ended, before its submission is in.
         r.on(
             &["sh", "-c", OWNERS_SCRIPT],
@@ -699,7 +690,7 @@ mod tests {
         r.on(&["sacct"], vec![FakeReply::ok("")]);
         let (events, entries) = check_with(&r).await;
         assert!(events.is_empty(), "{events:?}");
-        let ids: Vec<u64> = entries[0].attempts.iter().map(|a| a.job_id).collect();
+        let ids = job_ids(&entries[0]);
         assert_eq!(ids, [5]);
         // Neither recorded nor looked at by the dashboard's own retry this time.
         assert!(r.calls().iter().all(|c| c[0] != "sacct"), "{:?}", r.calls());

@@ -592,26 +592,30 @@ mod tests {
             job_dir: "/r/results/L1".into(),
             name: "train".into(),
             submitted_at: now,
-            template: None,
             script: "/r/results/L1/sbatch/job_L1.sbatch".into(),
             attempts: vec![Attempt {
                 job_id: 7,
                 submitted_at: now,
                 state: None,
             }],
-            secrets: Vec::new(),
             checksum: Some("ab".into()),
-            spec_sha256: None,
             requeue,
-            guard: None,
-            sweep: Vec::new(),
-            code: None,
+            ..Entry::default()
         })
         .unwrap();
         (d, r)
     }
 
     async fn run_check(remote: &FakeRemote, registry: &Registry) -> Vec<RetryEvent> {
+        check_allowing(remote, registry, true).await
+    }
+
+    /// A retry check; `allow_submit`: false in a read-only session.
+    async fn check_allowing(
+        remote: &FakeRemote,
+        registry: &Registry,
+        allow_submit: bool,
+    ) -> Vec<RetryEvent> {
         let patterns = Patterns::builtin();
         let secret = |_: &str| None;
         let c = RetryCheck {
@@ -622,9 +626,42 @@ mod tests {
             patterns: &patterns,
             timeout: Duration::from_secs(5),
             secret: &secret,
-            allow_submit: true,
+            allow_submit,
         };
         check(&c).await.unwrap().0
+    }
+
+    /// A cluster whose sacct says job 7 (`train`) ended in NODE_FAIL.
+    fn node_failed() -> FakeRemote {
+        let r = FakeRemote::new("login1");
+        r.on(
+            &["sacct"],
+            vec![FakeReply::ok(sacct_row(7, "NODE_FAIL", "train"))],
+        );
+        r
+    }
+
+    /// The connection dropped while the submission ran, for `reason`.
+    fn dropped(reason: &str) -> FakeReply {
+        FakeReply::Error(crate::remote::RemoteError::Disconnected {
+            command: "sh -c ...".into(),
+            host: "login1".into(),
+            reason: reason.into(),
+        })
+    }
+
+    /// Attempt 2 claimed at `at` after attempt 1 failed on infrastructure; no job yet.
+    fn claimed_at(registry: &Registry, at: chrono::DateTime<Utc>) {
+        registry
+            .update("L1", 1, |x| {
+                x.attempts[0].state = Some("NODE_FAIL ERR_INFRA".into());
+                x.attempts.push(Attempt {
+                    job_id: 0,
+                    submitted_at: at,
+                    state: None,
+                });
+            })
+            .unwrap();
     }
 
     /// The registry cannot be written once the retry is queued (a full disk, a broken
@@ -632,11 +669,7 @@ mod tests {
     #[tokio::test]
     async fn a_registry_update_that_fails_after_a_resubmission_is_reported() {
         let (d, registry) = setup(false);
-        let r = FakeRemote::new("login1");
-        r.on(
-            &["sacct"],
-            vec![FakeReply::ok(sacct_row(7, "NODE_FAIL", "train"))],
-        );
+        let r = node_failed();
         r.on(
             &["sh", "-c"],
             vec![FakeReply::Delay(
@@ -678,11 +711,7 @@ mod tests {
     #[tokio::test]
     async fn node_fail_while_squeue_has_the_job_pending_again_is_slurms_requeue() {
         let (_d, registry) = setup(true);
-        let r = FakeRemote::new("login1");
-        r.on(
-            &["sacct"],
-            vec![FakeReply::ok(sacct_row(7, "NODE_FAIL", "train"))],
-        );
+        let r = node_failed();
         r.on(&["squeue"], vec![FakeReply::ok("7|PENDING\n")]);
         let events = run_check(&r, &registry).await;
         assert!(
@@ -725,11 +754,7 @@ mod tests {
     #[tokio::test]
     async fn without_requeue_a_node_failure_is_resubmitted_with_the_recorded_checksum() {
         let (_d, registry) = setup(false);
-        let r = FakeRemote::new("login1");
-        r.on(
-            &["sacct"],
-            vec![FakeReply::ok(sacct_row(7, "NODE_FAIL", "train"))],
-        );
+        let r = node_failed();
         r.on(
             &["sh", "-c"],
             vec![FakeReply::ok("slurmdash-job 8 new ab\n")],
@@ -773,19 +798,11 @@ mod tests {
     #[tokio::test]
     async fn a_connection_dropped_during_the_resubmission_keeps_the_retry_claimed() {
         let (_d, registry) = setup(false);
-        let r = FakeRemote::new("login1");
-        r.on(
-            &["sacct"],
-            vec![FakeReply::ok(sacct_row(7, "NODE_FAIL", "train"))],
-        );
+        let r = node_failed();
         let submit = crate::launch::stage::submit_script();
         r.on(
             &["sh", "-c", &submit],
-            vec![FakeReply::Error(crate::remote::RemoteError::Disconnected {
-                command: "sh -c ...".into(),
-                host: "login1".into(),
-                reason: "Connection reset by peer".into(),
-            })],
+            vec![dropped("Connection reset by peer")],
         );
         let events = run_check(&r, &registry).await;
         let reason = events
@@ -816,16 +833,10 @@ mod tests {
             "the failed attempt and the claimed one"
         );
         // A check right after submits nothing: the fresh claim is not taken over.
-        let submits = |r: &FakeRemote| {
-            r.calls()
-                .iter()
-                .filter(|c| c[0] == "sh" && c[2] == submit)
-                .count()
-        };
-        assert_eq!(submits(&r), 1);
+        assert_eq!(submitted(&r), 1);
         run_check(&r, &registry).await;
         assert_eq!(
-            submits(&r),
+            submitted(&r),
             1,
             "the claimed attempt was not submitted twice"
         );
@@ -837,26 +848,13 @@ mod tests {
         let (_d, registry) = setup(false);
         // A dashboard claimed attempt 2 an hour ago and stopped before recording a job.
         let hour_ago = Utc::now() - chrono::Duration::hours(1);
-        registry
-            .update("L1", 1, |x| {
-                x.attempts[0].state = Some("NODE_FAIL ERR_INFRA".into());
-                x.attempts.push(Attempt {
-                    job_id: 0,
-                    submitted_at: hour_ago,
-                    state: None,
-                });
-            })
-            .unwrap();
+        claimed_at(&registry, hour_ago);
         let r = FakeRemote::new("login1");
         let submit = crate::launch::stage::submit_script();
         r.on(
             &["sh", "-c", &submit],
             vec![
-                FakeReply::Error(crate::remote::RemoteError::Disconnected {
-                    command: "sh -c ...".into(),
-                    host: "login1".into(),
-                    reason: "Broken pipe".into(),
-                }),
+                dropped("Broken pipe"),
                 FakeReply::ok("slurmdash-job 8 existing ab\n"),
             ],
         );
@@ -911,11 +909,7 @@ mod tests {
     #[tokio::test]
     async fn a_launch_recorded_without_a_checksum_is_never_resubmitted() {
         let (_d, registry) = setup_without_checksum();
-        let r = FakeRemote::new("login1");
-        r.on(
-            &["sacct"],
-            vec![FakeReply::ok(sacct_row(7, "NODE_FAIL", "train"))],
-        );
+        let r = node_failed();
         r.on(
             &["sh", "-c", &crate::launch::stage::submit_script()],
             vec![FakeReply::ok("slurmdash-job 8 new ab\n")],
@@ -941,24 +935,8 @@ mod tests {
     #[tokio::test]
     async fn a_read_only_session_says_why_a_launch_without_a_checksum_will_not_be_resubmitted() {
         let (_d, registry) = setup_without_checksum();
-        let r = FakeRemote::new("login1");
-        r.on(
-            &["sacct"],
-            vec![FakeReply::ok(sacct_row(7, "NODE_FAIL", "train"))],
-        );
-        let patterns = Patterns::builtin();
-        let secret = |_: &str| None;
-        let c = RetryCheck {
-            remote: &r,
-            registry: &registry,
-            cluster: "dev",
-            policy: RetryPolicy::default(),
-            patterns: &patterns,
-            timeout: Duration::from_secs(5),
-            secret: &secret,
-            allow_submit: false,
-        };
-        let events = check(&c).await.unwrap().0;
+        let r = node_failed();
+        let events = check_allowing(&r, &registry, false).await;
         assert!(
             matches!(events.as_slice(), [RetryEvent::NotRetried { reason, .. }] if reason == NO_CHECKSUM),
             "{events:?}"
@@ -969,16 +947,7 @@ mod tests {
     async fn a_stale_claim_of_a_launch_without_a_checksum_is_dropped_not_submitted() {
         let (_d, registry) = setup_without_checksum();
         let hour_ago = Utc::now() - chrono::Duration::hours(1);
-        registry
-            .update("L1", 1, |x| {
-                x.attempts[0].state = Some("NODE_FAIL ERR_INFRA".into());
-                x.attempts.push(Attempt {
-                    job_id: 0,
-                    submitted_at: hour_ago,
-                    state: None,
-                });
-            })
-            .unwrap();
+        claimed_at(&registry, hour_ago);
         let r = FakeRemote::new("login1");
         r.on(
             &["sh", "-c", &crate::launch::stage::submit_script()],

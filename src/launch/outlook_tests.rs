@@ -1,13 +1,6 @@
 use super::*;
 use crate::launch::facts::PartitionInfo;
-use chrono::NaiveDate;
-
-fn at(h: u32, m: u32) -> NaiveDateTime {
-    NaiveDate::from_ymd_opt(2026, 11, 28)
-        .unwrap()
-        .and_hms_opt(h, m, 0)
-        .unwrap()
-}
+use crate::slurm::timeline::tests::at;
 
 fn resv(
     name: &str,

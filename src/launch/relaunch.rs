@@ -287,15 +287,20 @@ mod tests {
         assert!(e.contains("ran none"), "{e}");
     }
 
-    #[test]
-    fn a_job_not_launched_by_slurmdash_gets_its_recorded_options_and_wrapped_command() {
-        let u = crate::slurm::eff::parse_eff(include_str!(
+    /// The job `tmo` of the 22.05 sacct fixture.
+    fn tmo() -> crate::slurm::eff::JobUse {
+        crate::slurm::eff::parse_eff(include_str!(
             "../../tests/fixtures/slurm/22.05/sacct_eff.out"
         ))
         .unwrap()
         .into_iter()
         .find(|u| u.detail.name == "tmo")
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn a_job_not_launched_by_slurmdash_gets_its_recorded_options_and_wrapped_command() {
+        let u = tmo();
         let rec = Recovered {
             used: u,
             script: Some(
@@ -319,13 +324,7 @@ mod tests {
     }
 
     fn multiline(v: &str) -> Recovered {
-        let u = crate::slurm::eff::parse_eff(include_str!(
-            "../../tests/fixtures/slurm/22.05/sacct_eff.out"
-        ))
-        .unwrap()
-        .into_iter()
-        .find(|u| u.detail.name == "tmo")
-        .unwrap();
+        let u = tmo();
         let script = match v {
             "22.05" => include_str!("../../tests/fixtures/slurm/22.05/batch_script_multiline.out"),
             _ => include_str!("../../tests/fixtures/slurm/26.05/batch_script_multiline.out"),

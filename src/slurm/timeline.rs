@@ -160,11 +160,12 @@ pub fn chart(w: &Wait<'_>, width: usize) -> Chart {
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use chrono::NaiveDate;
 
-    fn at(h: u32, m: u32) -> NaiveDateTime {
+    /// `h:m` on 28 November 2026.
+    pub(crate) fn at(h: u32, m: u32) -> NaiveDateTime {
         NaiveDate::from_ymd_opt(2026, 11, 28)
             .unwrap()
             .and_hms_opt(h, m, 0)

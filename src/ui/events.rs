@@ -199,29 +199,17 @@ mod tests {
         let empty = render(&a.clusters[0].events, 90, 5);
         let eval = || job("104", "eval", Running);
         let sweep = || job("106", "sweep", Pending);
-        refresh(
-            &mut a,
-            0,
+        let queue = |train| {
             vec![
-                job("101", "train", Pending),
+                job("101", "train", train),
                 job("102", "prep", Running),
                 eval(),
                 sweep(),
-            ],
-            None,
-        );
+            ]
+        };
+        refresh(&mut a, 0, queue(Pending), None);
         // 101 starts.
-        refresh(
-            &mut a,
-            1,
-            vec![
-                job("101", "train", Running),
-                job("102", "prep", Running),
-                eval(),
-                sweep(),
-            ],
-            None,
-        );
+        refresh(&mut a, 1, queue(Running), None);
         // 102 leaves squeue and sacct never knows how it ended.
         refresh(
             &mut a,

@@ -272,16 +272,20 @@ mod tests {
 
     const PATH: &str = "/scratch/alice/runs/slurm-1234.out";
 
-    fn pane(bytes: &[u8]) -> LogPane {
-        let mut p = LogPane::new(Stream::Stdout);
-        p.set_path(PATH);
-        let ev = |kind| TailEvent {
+    /// `kind` as the tail of job 1234's stdout at [`PATH`].
+    fn ev(kind: TailKind) -> TailEvent {
+        TailEvent {
             job: JobId::new(1234),
             stream: Stream::Stdout,
             path: PATH.into(),
             kind,
             credit: Default::default(),
-        };
+        }
+    }
+
+    fn pane(bytes: &[u8]) -> LogPane {
+        let mut p = LogPane::new(Stream::Stdout);
+        p.set_path(PATH);
         p.apply(ev(TailKind::Reset {
             offset: 0,
             size: bytes.len() as u64,
@@ -420,30 +424,16 @@ mod tests {
     fn progress_bar_shows_latest_state() {
         let mut p = pane(b"start\n 10%|#         |\r 20%|##        |\r 30%|###       |\nnext\n 40%|####      |\r 50%|#####     |");
         insta::assert_snapshot!("progress_partial", draw(&p, true).backend());
-        let ev = TailEvent {
-            job: JobId::new(1234),
-            stream: Stream::Stdout,
-            path: PATH.into(),
-            kind: TailKind::Data {
-                bytes: b"\r100%|##########|\n".to_vec(),
-                size: 0,
-            },
-            credit: Default::default(),
-        };
-        p.apply(ev);
+        p.apply(ev(TailKind::Data {
+            bytes: b"\r100%|##########|\n".to_vec(),
+            size: 0,
+        }));
         insta::assert_snapshot!("progress_done", draw(&p, true).backend());
     }
 
     #[test]
     fn a_skip_shows_as_a_line_and_in_the_title() {
         let mut p = pane(&numbered(3));
-        let ev = |kind| TailEvent {
-            job: JobId::new(1234),
-            stream: Stream::Stdout,
-            path: PATH.into(),
-            kind,
-            credit: Default::default(),
-        };
         p.apply(ev(TailKind::Skipped {
             bytes: 412 << 20,
             size: 413 << 20,

@@ -377,9 +377,11 @@ mod tests {
     // assertions only bound counts from above.
     const EVERY: Duration = Duration::from_millis(10);
 
-    fn start(fake: &Arc<FakeRemote>) -> (JoinHandle<()>, UnboundedReceiver<TailEvent>) {
+    fn start<R: Remote + 'static>(
+        remote: &Arc<R>,
+    ) -> (JoinHandle<()>, UnboundedReceiver<TailEvent>) {
         let (tx, rx) = unbounded_channel::<TailEvent>();
-        let remote: Arc<dyn Remote> = fake.clone();
+        let remote: Arc<dyn Remote> = remote.clone();
         let h = spawn_tailer(remote, JobId::new(7), Stream::Stdout, P.into(), EVERY, tx);
         (h, rx)
     }
@@ -620,6 +622,17 @@ mod tests {
     }
 
     impl Streaming {
+        /// A fake whose file `P` holds `content`, and the streaming remote over it.
+        fn over(content: &str) -> (Arc<FakeRemote>, Arc<Streaming>) {
+            let fake = Arc::new(FakeRemote::default());
+            fake.set_file(P, content);
+            let r = Arc::new(Streaming {
+                fake: fake.clone(),
+                opened: Default::default(),
+            });
+            (fake, r)
+        }
+
         async fn stream(&self, n: usize) -> (u64, tokio::sync::mpsc::Sender<StreamEvent>) {
             let deadline = Instant::now() + Duration::from_secs(10);
             loop {
@@ -634,15 +647,8 @@ mod tests {
 
     #[tokio::test]
     async fn streams_after_the_tail_read_with_no_read_per_line() {
-        let fake = Arc::new(FakeRemote::default());
-        fake.set_file(P, "one\n");
-        let r = Arc::new(Streaming {
-            fake: fake.clone(),
-            opened: Default::default(),
-        });
-        let (tx, mut rx) = unbounded_channel::<TailEvent>();
-        let remote: Arc<dyn Remote> = r.clone();
-        let _h = spawn_tailer(remote, JobId::new(7), Stream::Stdout, P.into(), EVERY, tx);
+        let (fake, r) = Streaming::over("one\n");
+        let (_h, mut rx) = start(&r);
         assert_eq!(next(&mut rx).await, TailKind::Reset { offset: 0, size: 4 });
         assert_eq!(next(&mut rx).await, data("one\n", 4));
         let (offset, s) = r.stream(0).await;
@@ -681,15 +687,8 @@ mod tests {
     /// file's tail, saying how much it left out, and streams again from the end.
     #[tokio::test]
     async fn a_pane_that_takes_nothing_in_holds_at_most_the_budget_then_skips() {
-        let fake = Arc::new(FakeRemote::default());
-        fake.set_file(P, "one\n");
-        let r = Arc::new(Streaming {
-            fake: fake.clone(),
-            opened: Default::default(),
-        });
-        let (tx, mut rx) = unbounded_channel::<TailEvent>();
-        let remote: Arc<dyn Remote> = r.clone();
-        let _h = spawn_tailer(remote, JobId::new(7), Stream::Stdout, P.into(), EVERY, tx);
+        let (fake, r) = Streaming::over("one\n");
+        let (_h, mut rx) = start(&r);
         next(&mut rx).await;
         next(&mut rx).await;
         let (_, s) = r.stream(0).await;
@@ -745,15 +744,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_broken_stream_falls_back_to_a_read_from_the_offset_and_streams_again() {
-        let fake = Arc::new(FakeRemote::default());
-        fake.set_file(P, "one\n");
-        let r = Arc::new(Streaming {
-            fake: fake.clone(),
-            opened: Default::default(),
-        });
-        let (tx, mut rx) = unbounded_channel::<TailEvent>();
-        let remote: Arc<dyn Remote> = r.clone();
-        let _h = spawn_tailer(remote, JobId::new(7), Stream::Stdout, P.into(), EVERY, tx);
+        let (fake, r) = Streaming::over("one\n");
+        let (_h, mut rx) = start(&r);
         next(&mut rx).await;
         next(&mut rx).await;
         let (_, s) = r.stream(0).await;

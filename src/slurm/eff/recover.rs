@@ -195,6 +195,13 @@ pub fn script_lines(script: &str) -> usize {
 mod tests {
     use super::*;
 
+    /// Each directive's key and value.
+    fn keys(d: &[Directive]) -> Vec<(&str, Option<&str>)> {
+        d.iter()
+            .map(|d| (d.key.as_str(), d.value.as_deref()))
+            .collect()
+    }
+
     #[test]
     fn wrap_scripts_give_their_command() {
         let s = "#!/bin/sh\n# This script was created by sbatch --wrap.\n\necho hi; sleep 20\n";
@@ -218,12 +225,8 @@ mod tests {
             ),
         ] {
             let d = sbatch_directives(text);
-            let got: Vec<(&str, Option<&str>)> = d
-                .iter()
-                .map(|d| (d.key.as_str(), d.value.as_deref()))
-                .collect();
             assert_eq!(
-                got,
+                keys(&d),
                 [
                     ("job-name", Some("train-small")),
                     ("partition", Some("short")),
@@ -245,12 +248,8 @@ mod tests {
         }
         // Attached short values, several options on one line, odd tokens.
         let d = sbatch_directives("#!/bin/sh\n#SBATCH -t5 -N2 --exclusive -Z\n#SBATCHX -p no\n");
-        let got: Vec<(&str, Option<&str>)> = d
-            .iter()
-            .map(|d| (d.key.as_str(), d.value.as_deref()))
-            .collect();
         assert_eq!(
-            got,
+            keys(&d),
             [
                 ("time", Some("5")),
                 ("nodes", Some("2")),

@@ -60,6 +60,16 @@ mod tests {
         (err, status.trim().parse().unwrap())
     }
 
+    /// The job id scontrol's message names (`... for job 838`).
+    fn named_id(err: &str) -> &str {
+        err.split(" for job ")
+            .nth(1)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap()
+    }
+
     fn ids(v: &[&str]) -> Vec<JobId> {
         v.iter().map(|s| s.parse().unwrap()).collect()
     }
@@ -67,13 +77,7 @@ mod tests {
     #[test]
     fn mixed_hold_names_the_unknown_id_only() {
         let (err, st) = fixture("scontrol_uhold_mixed");
-        let bad = err
-            .split(" for job ")
-            .nth(1)
-            .unwrap()
-            .lines()
-            .next()
-            .unwrap();
+        let bad = named_id(&err);
         let out = parse_scontrol_op(&ids(&["838", bad]), &err, st);
         assert_eq!(out[0].1, CancelOutcome::Cancelled);
         assert_eq!(out[1].1, CancelOutcome::AlreadyGone);
@@ -92,13 +96,7 @@ mod tests {
             ),
         ] {
             let (err, st) = fixture(name);
-            let id = err
-                .split(" for job ")
-                .nth(1)
-                .unwrap()
-                .lines()
-                .next()
-                .unwrap();
+            let id = named_id(&err);
             let out = parse_scontrol_op(&ids(&[id]), &err, st);
             assert_eq!(out[0].1, CancelOutcome::Failed(want.into()), "{name}");
         }
@@ -107,13 +105,7 @@ mod tests {
     #[test]
     fn finished_and_gone() {
         let (err, st) = fixture("scontrol_uhold_finished");
-        let id = err
-            .split(" for job ")
-            .nth(1)
-            .unwrap()
-            .lines()
-            .next()
-            .unwrap();
+        let id = named_id(&err);
         let out = parse_scontrol_op(&ids(&[id]), &err, st);
         assert_eq!(out[0].1, CancelOutcome::AlreadyFinished);
         let (err, st) = fixture("scontrol_update_gone");
