@@ -206,6 +206,9 @@ ListenAddress 127.0.0.1
 HostKey $(sshd_dir_in)/ssh_host_ed25519_key
 PidFile $RUN_IN/sshd.daemon.pid
 AllowUsers ${TEST_USERS[*]} ${SHELL_USERS[*]}
+# \`up\` logs every account in at once, and three versions' tests connect side by side: the
+# default (10:30:100) drops connections past 10 logins still authenticating.
+MaxStartups 50:30:100
 PermitRootLogin no
 PubkeyAuthentication yes
 AuthorizedKeysFile .ssh/authorized_keys

@@ -206,14 +206,15 @@ check_end_to_end() {
 		pids[$u]=$!
 	done
 	out=$(ssh -F "$SSH_DIR/config" "$SSH_ALIAS" sinfo -h -o %P </dev/null 2>&1) || {
-		wait
+		wait "${pids[@]}" 2>/dev/null
 		rm -rf "$tmp"
 		die "ssh $SSH_ALIAS sinfo failed: $out (ssh config $SSH_DIR/config, sshd log $(log_file sshd))"
 	}
 	for u in "${SHELL_USERS[@]}"; do
 		wait "${pids[$u]}" && continue
 		out=$(<"$tmp/$u")
-		wait
+		# (the logins only: a bare \`wait\` would wait for a daemon this \`up\` started too)
+		wait "${pids[@]}" 2>/dev/null
 		rm -rf "$tmp"
 		die "ssh $SSH_ALIAS-${u#sd} true failed: $out (ssh config $SSH_DIR/config, sshd log $(log_file sshd))"
 	done
