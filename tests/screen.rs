@@ -174,6 +174,31 @@ fn help_overlay_lists_the_bindings_of_the_focused_pane() {
     insta::assert_snapshot!(s);
 }
 
+/// On a wide terminal too short for one column, the keys and the commands stand side by
+/// side: every binding's words whole, and a gap between the two columns.
+#[test]
+fn help_in_two_columns_shows_every_binding_whole() {
+    let mut a = app(200, 50);
+    key(&mut a, KeyCode::Char('?'));
+    let s = render(&a);
+    let keys = s
+        .lines()
+        .find(|l| l.contains("keys in the queue pane"))
+        .expect(&s);
+    assert!(keys.contains("  commands after :"), "side by side: {s}");
+    for (action, _) in a.keymap.bindings(slurmdash::keymap::Pane::Queue) {
+        let words = action.describe();
+        let row = s.lines().find(|l| l.contains(words));
+        let row = row.unwrap_or_else(|| panic!("{action:?}: {words:?} cut: {s}"));
+        let after = &row[row.find(words).unwrap_or(0) + words.len()..];
+        assert!(
+            after.starts_with("  ") || after.starts_with(" │"),
+            "{action:?}: the next column runs on: {row}"
+        );
+    }
+    insta::assert_snapshot!(s);
+}
+
 #[test]
 fn status_bar_shows_stale_data_reconnecting_and_the_failed_command() {
     let mut a = app(120, 30);

@@ -72,6 +72,8 @@ pub struct Parts<'a> {
     /// The files view is open: its keys, and where it fetches to.
     pub files: Option<&'a std::path::Path>,
     pub low_use: LowUseRules,
+    /// The `:` commands and what each does.
+    pub commands: &'a [(&'a str, &'a str)],
 }
 
 /// The title of the `:` commands' part (the wide layout puts it in a column of its own).
@@ -148,10 +150,10 @@ fn lines(p: &Parts) -> Vec<Line<'static>> {
     }
     lines.push(Line::from(""));
     lines.push(Line::from(Span::styled(COMMANDS_TITLE, t.title())));
-    for (cmd, what) in super::COMMANDS {
+    for (cmd, what) in p.commands {
         lines.push(Line::from(vec![
             Span::styled(format!("  :{cmd:<17}"), t.key()),
-            Span::raw(*what),
+            Span::raw(what.to_string()),
         ]));
     }
     if p.focus == Pane::Queue {

@@ -322,6 +322,7 @@ impl App {
                     files: (self.overlays.files.view.is_some())
                         .then_some(self.overlays.files.download_dir.as_path()),
                     low_use: self.live.rules(),
+                    commands: COMMANDS,
                 });
             }
             Action::NextPane | Action::PrevPane => {
