@@ -522,18 +522,20 @@ fn a_sweep_is_one_row_with_its_counts_until_expanded() {
     assert!(v.rows().any(|r| r.job.id.as_str() == "236_0"));
 }
 
+/// `s` seconds after noon on 29 Nov 2026.
+fn t(s: i64) -> chrono::NaiveDateTime {
+    chrono::NaiveDate::from_ymd_opt(2026, 11, 29)
+        .unwrap()
+        .and_hms_opt(12, 0, 0)
+        .unwrap()
+        + chrono::Duration::seconds(s)
+}
+
 /// The TIME column of a running job counts on between refreshes (from when its cluster's
 /// list was read, or from a newer read of that one job), never past its limit; a pending
 /// job's stays `-`, and without a known read time nothing is added.
 #[test]
 fn a_running_jobs_time_counts_on_between_reads_up_to_its_limit() {
-    let t = |s: i64| {
-        chrono::NaiveDate::from_ymd_opt(2026, 11, 29)
-            .unwrap()
-            .and_hms_opt(12, 0, 0)
-            .unwrap()
-            + chrono::Duration::seconds(s)
-    };
     let mut js = jobs(ME);
     let run = js
         .iter()
@@ -589,13 +591,6 @@ fn a_running_jobs_time_counts_on_between_reads_up_to_its_limit() {
 /// list, until its own cluster is listed again.
 #[test]
 fn another_clusters_refresh_keeps_a_patched_rows_read_time() {
-    let t = |s: i64| {
-        chrono::NaiveDate::from_ymd_opt(2026, 11, 29)
-            .unwrap()
-            .and_hms_opt(12, 0, 0)
-            .unwrap()
-            + chrono::Duration::seconds(s)
-    };
     let mut js = jobs(ME);
     js.retain(|j| j.state == JobState::Pending);
     js.truncate(1);
