@@ -220,7 +220,7 @@ fn key_line(t: &Theme, keys: &str, what: String) -> Line<'static> {
 }
 
 /// The words on the queue's `u` mark.
-pub fn low_use_help(r: &LowUseRules) -> String {
+fn low_use_help(r: &LowUseRules) -> String {
     let mut tests = Vec::new();
     if r.cpu_percent > 0 {
         tests.push(format!("cores busy under {} % of its cores", r.cpu_percent));
@@ -242,7 +242,7 @@ pub fn low_use_help(r: &LowUseRules) -> String {
 }
 
 /// The words on the queue's left-border marks.
-pub fn idle_mark_help(minutes: u64) -> String {
+fn idle_mark_help(minutes: u64) -> String {
     match minutes {
         0 => "left border: * marked · z (GPUs idle) is off: [ui] idle_gpu_minutes = 0".into(),
         m => format!(

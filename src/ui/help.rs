@@ -31,8 +31,7 @@ impl Widget for HelpWidget<'_> {
             None => {
                 let shown = usize::from(area.height.saturating_sub(2));
                 let total = lines.len();
-                let max = u16::try_from(total.saturating_sub(shown)).unwrap_or(u16::MAX);
-                let top = self.help.scroll.min(max);
+                let top = self.help.scroll.min(self.help.max_scroll(area.height));
                 let first = usize::from(top) + 1;
                 let last = (usize::from(top) + shown).min(total);
                 let title = format!(

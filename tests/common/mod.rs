@@ -185,26 +185,14 @@ pub fn dev_config_default() -> PathBuf {
     dev_config_of(0, false)
 }
 
-/// The dev cluster's config with `persist_secs = secs` in each cluster (a copy under the
-/// target directory, rewritten only when it changes).
 /// The dev config for [`OTHER_USER`]: the same cluster reached as that user, with its own
 /// results root.
 pub fn dev_config_other() -> PathBuf {
-    let text = std::fs::read_to_string(dev_config()).expect("dev config");
-    let text = text
-        .replace(
-            "hosts = [\"slurmdash-dev\"]",
-            &format!("hosts = [\"{OTHER_ALIAS}\"]"),
-        )
-        .replace("sduser", OTHER_USER);
-    let dest = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("dev-{}-{OTHER_USER}.toml", dev_slurm()));
-    let tmp = dest.with_extension(format!("{}.tmp", std::process::id()));
-    std::fs::write(&tmp, &text).expect("write the test config");
-    std::fs::rename(&tmp, &dest).expect("rename the test config");
-    dest
+    dev_config_as(OTHER_USER)
 }
 
+/// The dev cluster's config with `persist_secs = secs` in each cluster (a copy under the
+/// target directory, rewritten only when it changes).
 pub fn dev_config_persist(secs: u64) -> PathBuf {
     dev_config_of(secs, true)
 }
@@ -431,13 +419,15 @@ pub fn alias_of(user: &str) -> String {
     format!("slurmdash-dev-{suffix}")
 }
 
-/// The dev config reached as `user` (one of scripts/dev-cluster's SHELL_USERS) through its
-/// ssh alias, with its own results root (a copy under the target directory).
+/// The dev config reached as `user` ([`OTHER_USER`] or one of scripts/dev-cluster's
+/// SHELL_USERS) through its ssh alias, with its own results root (a copy under the target
+/// directory).
 pub fn dev_config_as(user: &str) -> PathBuf {
     assert!(
-        dev_env("SLURMDASH_DEV_SHELL_USERS")
-            .split(',')
-            .any(|u| u == user),
+        user == OTHER_USER
+            || dev_env("SLURMDASH_DEV_SHELL_USERS")
+                .split(',')
+                .any(|u| u == user),
         "{user} is not a dev-cluster account: run `scripts/dev-cluster up` again"
     );
     let text = std::fs::read_to_string(dev_config()).expect("dev config");
